@@ -1,0 +1,35 @@
+# saga-lsp — make demo (run it on the example workspace), make test (everything).
+GO       ?= go
+BIN      := bin/saga-lsp
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION)
+
+.PHONY: build test bench demo install lint fuzz clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/saga-lsp
+
+lint:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+
+test: lint
+	$(GO) test -count=1 ./...
+
+# Benchmarks against workload W (generated once into .bench/, reused after).
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 10x -benchmem ./bench | tee .bench-result.txt
+	@$(GO) run ./bench/report < .bench-result.txt
+
+fuzz:
+	$(GO) test ./store/jsonc -run '^$$' -fuzz FuzzParse -fuzztime 60s
+	$(GO) test ./store/jsonc -run '^$$' -fuzz FuzzLineIndex -fuzztime 30s
+
+demo: build
+	@scripts/demo.sh $(BIN)
+
+install:
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp
+
+clean:
+	rm -rf bin .bench .bench-result.txt

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+const checkSynopsis = "check [--root DIR] [--format text|json|github] [PATH…]"
+
+func runCheck(env *Env, args []string) int {
+	fs := newFlagSet(env, "check", checkSynopsis)
+	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
+	format := fs.String("format", "text", "output format: text, json or github (workflow annotations)")
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if *format != "text" && *format != "json" && *format != "github" {
+		fmt.Fprintf(env.Stderr, "saga-lsp check: unknown format %q (want text, json or github)\n", *format)
+		return exitUsage
+	}
+	r, err := resolveRoot(env, *root, false)
+	if err != nil {
+		return fail(env, err)
+	}
+	scope, err := scopeOf(env, r, paths)
+	if err != nil {
+		return fail(env, err)
+	}
+	p, err := store.NewParser()
+	if err != nil {
+		return fail(env, err)
+	}
+	ws, err := p.Load(r)
+	if err != nil {
+		return fail(env, err)
+	}
+	var ds []store.Diagnostic
+	for _, d := range ws.Diagnostics() {
+		if scope.covers(d.File) {
+			ds = append(ds, d)
+		}
+	}
+	switch *format {
+	case "json":
+		err = writeJSON(env.Stdout, ds)
+	case "github":
+		err = writeGitHub(env.Stdout, ds)
+	default:
+		err = writeText(env.Stdout, ds)
+	}
+	if err != nil {
+		return fail(env, fmt.Errorf("write output: %w", err))
+	}
+	code := exitOK
+	for _, d := range ds {
+		if d.Code == store.CodeUnreadableFile {
+			return exitUsage // an I/O problem: the check is incomplete
+		}
+		if d.Severity == store.SeverityError {
+			code = exitFindings
+		}
+	}
+	return code
+}
+
+// pathScope limits output to the given files and folders (relative to the
+// root); empty means everything.
+type pathScope []string
+
+func (s pathScope) covers(rel string) bool {
+	if len(s) == 0 {
+		return true
+	}
+	for _, p := range s {
+		if p == "." || rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func scopeOf(env *Env, root string, paths []string) (pathScope, error) {
+	var s pathScope
+	for _, p := range paths {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(env.Dir, p)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("check %s: no such file or folder", p)
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, fmt.Errorf("check %s: outside the workspace %s", p, root)
+		}
+		s = append(s, filepath.ToSlash(rel))
+	}
+	return s, nil
+}
+
+type jsonDiagnostic struct {
+	File     string      `json:"file"`
+	Range    store.Range `json:"range"`
+	Severity string      `json:"severity"`
+	Code     store.Code  `json:"code"`
+	Message  string      `json:"message"`
+}
+
+func writeJSON(w io.Writer, ds []store.Diagnostic) error {
+	out := struct {
+		Diagnostics []jsonDiagnostic `json:"diagnostics"`
+	}{Diagnostics: make([]jsonDiagnostic, 0, len(ds))}
+	for _, d := range ds {
+		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{d.File, d.Range, d.Severity.String(), d.Code, d.Message})
+	}
+	data, err := store.MarshalIndent(out)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// writeText prints `file:line:col: severity: message [code]`, 1-based for
+// humans, and a summary line.
+func writeText(w io.Writer, ds []store.Diagnostic) error {
+	bw := bufio.NewWriter(w)
+	counts := map[store.Severity]int{}
+	files := map[string]bool{}
+	for _, d := range ds {
+		counts[d.Severity]++
+		files[d.File] = true
+		fmt.Fprintf(bw, "%s:%d:%d: %s: %s [%s]\n", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Message, d.Code)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(bw, "no problems found")
+	} else {
+		fmt.Fprintf(bw, "%d error%s, %d warning%s, %d info in %d file%s\n",
+			counts[store.SeverityError], plural(counts[store.SeverityError]),
+			counts[store.SeverityWarning], plural(counts[store.SeverityWarning]),
+			counts[store.SeverityInfo]+counts[store.SeverityHint], len(files), plural(len(files)))
+	}
+	return bw.Flush()
+}
+
+// writeGitHub prints workflow commands that GitHub Actions turns into
+// annotations on the changed files.
+func writeGitHub(w io.Writer, ds []store.Diagnostic) error {
+	bw := bufio.NewWriter(w)
+	for _, d := range ds {
+		level := "error"
+		switch d.Severity {
+		case store.SeverityWarning:
+			level = "warning"
+		case store.SeverityInfo, store.SeverityHint:
+			level = "notice"
+		}
+		fmt.Fprintf(bw, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", level,
+			ghProperty(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Range.End.Line+1, d.Range.End.Character+1,
+			ghProperty("saga "+string(d.Code)), ghData(d.Message))
+	}
+	return bw.Flush()
+}
+
+// ghData and ghProperty escape as the Actions toolkit does.
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,41 @@
+package store
+
+// Documents as SAGA writes them: field order follows the schemas, optional
+// fields are left out when empty. Reading goes through the tolerant parser;
+// these are only for files saga-lsp creates.
+
+type TaskDoc struct {
+	ID          string   `json:"id"`
+	Subject     string   `json:"subject"`
+	Description string   `json:"description"`
+	ActiveForm  string   `json:"activeForm,omitempty"`
+	Status      string   `json:"status"`
+	BlockedBy   []string `json:"blockedBy"`
+	Priority    string   `json:"priority,omitempty"`
+	Guidance    string   `json:"guidance,omitempty"`
+	DoneWhen    string   `json:"doneWhen,omitempty"`
+}
+
+type StoryDoc struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Guidance    string `json:"guidance,omitempty"`
+	DoneWhen    string `json:"doneWhen,omitempty"`
+	Avoid       string `json:"avoid,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Epic        string `json:"epic,omitempty"`
+}
+
+type EpicDoc struct {
+	ID          string     `json:"id"`
+	Title       string     `json:"title"`
+	Description string     `json:"description"`
+	Status      string     `json:"status,omitempty"`
+	Children    []ChildDoc `json:"children"`
+}
+
+type ChildDoc struct {
+	ID        string   `json:"id"`
+	BlockedBy []string `json:"blockedBy"`
+}

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// ErrNoWorkspace is returned by FindRoot when no .saga/ folder is found.
+var ErrNoWorkspace = errors.New("no .saga/ folder found")
+
+// FindRoot returns the nearest ancestor of dir (dir included) that contains
+// a .saga/ folder.
+func FindRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find workspace root from %s: %w", dir, err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, ".saga")); err == nil && fi.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%w in %s or any parent folder: run inside a SAGA project, pass --root DIR, or create one with `saga-lsp new story <name> --title …`", ErrNoWorkspace, abs)
+		}
+	}
+}
+
+// entry is one file to load: its path relative to the root, or why it cannot be.
+type entry struct {
+	rel  string
+	kind FileKind
+	bad  string // set when listing already found the entry unusable
+}
+
+// Load reads and checks the whole .saga/ tree under root, parsing files on
+// as many goroutines as there are CPUs. Unreadable entries become
+// unreadable-file diagnostics; only a root that cannot be listed at all is an
+// error.
+func (p *Parser) Load(root string) (*Workspace, error) {
+	sagaDir := filepath.Join(root, ".saga")
+	fi, err := os.Stat(sagaDir)
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w in %s: pass --root DIR pointing at a folder that contains .saga/", ErrNoWorkspace, root)
+	}
+	storyDirs, entries, err := listSaga(root)
+	if err != nil {
+		return nil, err
+	}
+	files := make([]*File, len(entries))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	workers := max(1, runtime.GOMAXPROCS(0))
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				files[i] = p.loadEntry(root, entries[i])
+			}
+		})
+	}
+	for i := range entries {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return Build(root, storyDirs, files), nil
+}
+
+func (p *Parser) loadEntry(root string, e entry) *File {
+	if e.bad != "" {
+		return Unreadable(e.rel, e.bad)
+	}
+	if e.kind == KindJournal {
+		kind, owner, name := Classify(e.rel)
+		return &File{Rel: e.rel, Kind: kind, Owner: owner, Name: name, Version: -1}
+	}
+	src, why := ReadBounded(filepath.Join(root, filepath.FromSlash(e.rel)), e.rel)
+	if why != "" {
+		return Unreadable(e.rel, why)
+	}
+	return p.Parse(e.rel, src, -1)
+}
+
+// ReadBounded reads a .saga file, refusing what is not a regular file or is
+// over MaxFileSize without reading it. why says what is wrong and what to do.
+func ReadBounded(abs, rel string) (src []byte, why string) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, readProblem(rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, readProblem(rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+			rel, float64(fi.Size())/(1<<20), MaxFileSize>>20)
+	}
+	// LimitReader: the file may grow between Stat and read.
+	src, err = io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, readProblem(rel, err)
+	}
+	if len(src) > MaxFileSize {
+		return nil, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+	}
+	return src, ""
+}
+
+func readProblem(rel string, err error) string {
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("cannot read %s: permission denied; fix its permissions (chmod u+r)", rel)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("cannot read %s: it is a broken link or was removed; fix or delete it", rel)
+	case errors.Is(err, syscall.ELOOP):
+		return fmt.Sprintf("cannot read %s: symbolic link loop; replace the link with the file", rel)
+	}
+	return fmt.Sprintf("cannot read %s: %v", rel, errors.Unwrap(err))
+}
+
+// listSaga lists story folders and the files to load. The layout has a fixed
+// depth, so nothing recurses and symlink loops cannot trap the walk;
+// .saga/worktrees/ is never entered.
+func listSaga(root string) (storyDirs []string, entries []entry, err error) {
+	storiesRel := ".saga/stories"
+	des, err := os.ReadDir(filepath.Join(root, storiesRel))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("list %s: %w", storiesRel, err)
+	}
+	for _, de := range des {
+		rel := path.Join(storiesRel, de.Name())
+		isDir, why := dirEntryIsDir(root, rel, de)
+		if why != "" {
+			entries = append(entries, entry{rel: rel, bad: why})
+			continue
+		}
+		if !isDir || de.Name()[0] == '.' {
+			continue
+		}
+		if !validUTF8Name(de.Name()) {
+			entries = append(entries, entry{rel: rel, bad: fmt.Sprintf("story folder name %q is not valid UTF-8; rename it", de.Name())})
+			continue
+		}
+		storyDirs = append(storyDirs, de.Name())
+		files, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			entries = append(entries, entry{rel: rel + "/story.json", bad: fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, errors.Unwrap(err))})
+			continue
+		}
+		for _, fe := range files {
+			frel := path.Join(rel, fe.Name())
+			kind, _, _ := Classify(frel)
+			if kind == KindOther {
+				continue // notes, images, temp files of interrupted writes: not ours
+			}
+			if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
+				entries = append(entries, entry{rel: frel, kind: kind, bad: why})
+				continue
+			} else if isDir {
+				entries = append(entries, entry{rel: frel, kind: kind,
+					bad: fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", frel, kind)})
+				continue
+			}
+			entries = append(entries, entry{rel: frel, kind: kind})
+		}
+	}
+	epicsRel := ".saga/epics"
+	des, err = os.ReadDir(filepath.Join(root, epicsRel))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("list %s: %w", epicsRel, err)
+	}
+	for _, de := range des {
+		rel := path.Join(epicsRel, de.Name())
+		isDir, why := dirEntryIsDir(root, rel, de)
+		if why != "" {
+			entries = append(entries, entry{rel: rel, bad: why})
+			continue
+		}
+		if de.Name()[0] == '.' {
+			continue
+		}
+		if !isDir {
+			if kind, _, _ := Classify(rel); kind == KindEpic {
+				entries = append(entries, entry{rel: rel, kind: kind})
+			}
+			continue
+		}
+		frel := path.Join(rel, "epic.json")
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(frel))); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			entries = append(entries, entry{rel: frel, kind: KindEpic})
+		}
+	}
+	return storyDirs, entries, nil
+}
+
+// dirEntryIsDir follows a symlink to tell whether the entry is a folder.
+func dirEntryIsDir(root, rel string, de fs.DirEntry) (bool, string) {
+	if de.Type()&fs.ModeSymlink == 0 {
+		return de.IsDir(), ""
+	}
+	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return false, readProblem(rel, err)
+	}
+	return fi.IsDir(), ""
+}

@@ -1,0 +1,302 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
+	"github.com/saga-ai/saga-lsp/store/schema"
+)
+
+// MaxFileSize bounds what is read and parsed: SAGA files are small documents,
+// and a stray 50 MB file must not stall a check or the editor.
+const MaxFileSize = 4 << 20
+
+// Parser turns file bytes into Files with their local diagnostics. It is
+// immutable and safe for concurrent use.
+type Parser struct {
+	schemas *schema.Set
+}
+
+// NewParser compiles the schemas.
+func NewParser() (*Parser, error) {
+	s, err := schema.New()
+	if err != nil {
+		return nil, fmt.Errorf("compile schemas: %w", err)
+	}
+	return &Parser{schemas: s}, nil
+}
+
+// Schemas returns the compiled schema set (for hover and completion).
+func (p *Parser) Schemas() *schema.Set { return p.schemas }
+
+// Unreadable builds the File for a file that could not be read: one
+// unreadable-file diagnostic saying why and what to do.
+func Unreadable(rel, why string) *File {
+	kind, owner, name := Classify(rel)
+	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1, ReadErr: why}
+	f.Local = []Diagnostic{{File: rel, Severity: SeverityError, Code: CodeUnreadableFile, Message: why}}
+	return f
+}
+
+// Parse parses src as the file at rel. version is the editor's document
+// version, or -1 for disk.
+func (p *Parser) Parse(rel string, src []byte, version int32) *File {
+	kind, owner, name := Classify(rel)
+	if len(src) > MaxFileSize {
+		f := Unreadable(rel, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+			rel, float64(len(src))/(1<<20), MaxFileSize>>20))
+		f.Version = version
+		return f
+	}
+	if i := bytes.IndexByte(src[:min(len(src), 8192)], 0); i >= 0 {
+		f := Unreadable(rel, rel+" is a binary file (NUL bytes); SAGA files are UTF-8 JSON: move it out of .saga/")
+		f.Version = version
+		return f
+	}
+	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: version, Src: src}
+	f.Doc = jsonc.Parse(src)
+	b := diagBuilder{f: f}
+	for _, e := range f.Doc.Errors {
+		b.add(CodeJSONSyntax, e.Start, e.End, e.Message, nil)
+	}
+	if kind == KindOther || kind == KindJournal {
+		return f
+	}
+	root := f.Doc.Root
+	var sk schema.Kind
+	switch kind {
+	case KindTask:
+		sk = schema.Task
+	case KindStory:
+		sk = schema.Story
+	case KindEpic:
+		sk = schema.Epic
+	}
+	if root != nil {
+		p.validate(&b, sk, root, len(f.Doc.Errors) > 0)
+	}
+	obj := f.Root()
+	switch kind {
+	case KindTask:
+		f.Task = extractTask(f, obj)
+		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", name+".json")
+	case KindStory:
+		f.Story = extractStory(f, obj)
+		b.checkName(obj, f.Story.IDValue, name, true, "story", "folder", name)
+	case KindEpic:
+		f.Epic = extractEpic(f, obj)
+		b.checkName(obj, f.Epic.IDValue, name, false, "epic", epicContainer(rel), name)
+	}
+	return f
+}
+
+func epicContainer(rel string) string {
+	if strings.HasSuffix(rel, "/epic.json") {
+		return "folder"
+	}
+	return "file"
+}
+
+// validate maps schema violations onto source ranges.
+func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSyntaxErrors bool) {
+	for _, v := range p.schemas.Validate(k, root.Value()) {
+		node := b.f.Doc.PointerSegments(v.Path)
+		if node == nil {
+			node = root
+		}
+		switch v.Keyword {
+		case "required":
+			// While a document is half typed, a member may just be unparsable:
+			// the syntax error already says what is wrong.
+			if hasSyntaxErrors {
+				continue
+			}
+			b.add(CodeSchema, node.Start, node.Start+1, v.Message, &Fix{Property: v.Property})
+		case "additionalProperties":
+			m := node.Member(v.Property)
+			if m == nil {
+				continue
+			}
+			msg := fmt.Sprintf("unknown property %q is not part of the %s format and is ignored", v.Property, k)
+			if near := nearestProperty(v.Property, p.schemas.Properties(k, v.Path)); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			b.add(CodeUnknownProperty, m.Key.Start, m.Key.End, msg, &Fix{Property: v.Property, Want: nearestProperty(v.Property, p.schemas.Properties(k, v.Path))})
+		case "pattern":
+			if node.Kind != jsonc.String {
+				b.add(CodeSchema, node.Start, node.End, v.Message, nil)
+				continue
+			}
+			canonical := isCanonicalPath(k, v.Path)
+			b.add(CodeInvalidID, node.Start, node.End, invalidIDMessage(node.Str, canonical),
+				&Fix{Want: Slugify(node.Str, canonical)})
+		default:
+			b.add(CodeSchema, node.Start, node.End, v.Message, nil)
+		}
+	}
+}
+
+// isCanonicalPath tells whether the value at path is a canonical story name
+// (which may contain "--") rather than an individual id.
+func isCanonicalPath(k schema.Kind, path []string) bool {
+	switch k {
+	case schema.Story:
+		return len(path) == 1 && path[0] == "id"
+	case schema.Epic:
+		return len(path) >= 2 && path[0] == "children"
+	}
+	return false
+}
+
+func invalidIDMessage(v string, canonical bool) string {
+	if canonical {
+		return fmt.Sprintf("%q is not a valid canonical name: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. user-auth--setup-db)", v)
+	}
+	return fmt.Sprintf("%q is not a valid id: use lowercase letters, digits and single dashes (e.g. write-tests); \"--\" is reserved for the story hierarchy", v)
+}
+
+// checkName reports an id that differs from the name its file or folder gives.
+func (b *diagBuilder) checkName(obj *jsonc.Node, idValue, name string, canonical bool, what, container, containerName string) {
+	idNode := obj.Get("id")
+	if idNode == nil || idNode.Kind != jsonc.String {
+		return
+	}
+	valid := ValidID(name)
+	if canonical {
+		valid = ValidCanonical(name)
+	}
+	if !valid {
+		if idValue == name {
+			return // the id itself fails the pattern: invalid-id is already reported on it
+		}
+		want := Slugify(name, canonical)
+		b.add(CodeInvalidID, idNode.Start, idNode.End,
+			fmt.Sprintf("the %s name %q is not a valid %s id; rename the %s to %q", container, containerName, what, container, want), nil)
+		return
+	}
+	if idValue != name {
+		b.add(CodeIDMismatch, idNode.Start, idNode.End,
+			fmt.Sprintf("%s id %q does not match its %s name %q", what, idValue, container, containerName),
+			&Fix{Want: name})
+	}
+}
+
+func nearestProperty(name string, props []schema.Property) string {
+	best, bestD := "", 3 // suggest only close typos
+	for _, p := range props {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(p.Name)); d < bestD {
+			best, bestD = p.Name, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 99
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// diagBuilder adds diagnostics to one file, converting byte offsets to LSP
+// positions.
+type diagBuilder struct{ f *File }
+
+func (b *diagBuilder) add(code Code, start, end int, msg string, fix *Fix) {
+	b.f.Local = append(b.f.Local, newDiagnostic(b.f, code, start, end, msg, fix))
+}
+
+func newDiagnostic(f *File, code Code, start, end int, msg string, fix *Fix) Diagnostic {
+	d := Diagnostic{File: f.Rel, Start: start, End: end, Severity: SeverityOf(code), Code: code, Message: msg, Fix: fix}
+	if f.Doc != nil {
+		d.Range = SpanRange(f.Doc, start, end)
+	}
+	return d
+}
+
+// str reads a string member, "" when absent or not a string.
+func str(obj *jsonc.Node, key string) string {
+	if n := obj.Get(key); n != nil && n.Kind == jsonc.String {
+		return n.Str
+	}
+	return ""
+}
+
+// refs reads an array of strings, skipping what is not a string.
+func refs(obj *jsonc.Node, key string) []Ref {
+	arr := obj.Get(key)
+	if arr == nil || arr.Kind != jsonc.Array {
+		return nil
+	}
+	out := make([]Ref, 0, len(arr.Elems))
+	for _, e := range arr.Elems {
+		if e != nil && e.Kind == jsonc.String {
+			out = append(out, Ref{ID: e.Str, Node: e})
+		}
+	}
+	return out
+}
+
+func extractTask(f *File, obj *jsonc.Node) *Task {
+	return &Task{
+		ID: f.Name, IDValue: str(obj, "id"), Subject: str(obj, "subject"), Description: str(obj, "description"),
+		ActiveForm: str(obj, "activeForm"), Status: str(obj, "status"), Priority: str(obj, "priority"),
+		Guidance: str(obj, "guidance"), DoneWhen: str(obj, "doneWhen"), BlockedBy: refs(obj, "blockedBy"), File: f,
+	}
+}
+
+func extractStory(f *File, obj *jsonc.Node) *Story {
+	s := &Story{
+		ID: f.Owner, IDValue: str(obj, "id"), Title: str(obj, "title"), Description: str(obj, "description"),
+		Guidance: str(obj, "guidance"), DoneWhen: str(obj, "doneWhen"), Avoid: str(obj, "avoid"),
+		Status: str(obj, "status"), Epic: str(obj, "epic"), Branch: str(obj, "branch"), PR: str(obj, "pr"),
+		Worktree: str(obj, "worktree"), File: f,
+	}
+	if n := obj.Get("epic"); n != nil && n.Kind == jsonc.String {
+		s.EpicNode = n
+	}
+	return s
+}
+
+func extractEpic(f *File, obj *jsonc.Node) *Epic {
+	e := &Epic{ID: f.Name, IDValue: str(obj, "id"), Title: str(obj, "title"), Description: str(obj, "description"),
+		Status: str(obj, "status"), File: f}
+	arr := obj.Get("children")
+	if arr == nil || arr.Kind != jsonc.Array {
+		return e
+	}
+	for _, c := range arr.Elems {
+		if c == nil || c.Kind != jsonc.Object {
+			continue
+		}
+		idn := c.Get("id")
+		if idn == nil || idn.Kind != jsonc.String {
+			continue
+		}
+		e.Children = append(e.Children, Child{ID: idn.Str, Node: idn, Object: c, BlockedBy: refs(c, "blockedBy")})
+	}
+	return e
+}
+
+// validUTF8Name reports whether a directory entry's name can be shown and
+// used as an id at all.
+func validUTF8Name(name string) bool { return utf8.ValidString(name) }

@@ -1,0 +1,267 @@
+// Package schema owns the JSON Schemas (draft 2020-12) of SAGA's story, epic
+// and task files: the embedded texts, their validation, and the property
+// documentation editors show in hover and completion.
+package schema
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+//go:embed schemas/*.schema.json
+var files embed.FS
+
+// Kind names one of the three file formats.
+type Kind string
+
+const (
+	Story Kind = "story"
+	Epic  Kind = "epic"
+	Task  Kind = "task"
+)
+
+// Kinds lists every format, in the order help texts show them.
+var Kinds = []Kind{Story, Epic, Task}
+
+// Source returns the schema's text, as printed by `saga-lsp schema <kind>`.
+func Source(k Kind) ([]byte, error) {
+	b, err := files.ReadFile("schemas/" + string(k) + ".schema.json")
+	if err != nil {
+		return nil, fmt.Errorf("no schema %q (want story, epic or task)", k)
+	}
+	return b, nil
+}
+
+// Set holds the compiled schemas. It is immutable after New and safe for
+// concurrent use.
+type Set struct {
+	compiled map[Kind]*jsonschema.Schema
+	raw      map[Kind]map[string]any
+	printer  *message.Printer
+}
+
+// New compiles the embedded schemas.
+func New() (*Set, error) {
+	s := &Set{
+		compiled: map[Kind]*jsonschema.Schema{},
+		raw:      map[Kind]map[string]any{},
+		printer:  message.NewPrinter(language.English),
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	for _, k := range Kinds {
+		src, err := Source(k)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
+		url := "mem:///" + string(k) + ".schema.json"
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
+		sch, err := c.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
+		s.compiled[k] = sch
+		s.raw[k] = doc.(map[string]any)
+	}
+	return s, nil
+}
+
+// Violation is one schema finding, located by the instance path of the value
+// it concerns.
+type Violation struct {
+	Path     []string // instance location: object keys and array indexes
+	Keyword  string   // the failing keyword: required, additionalProperties, pattern, type, enum, …
+	Property string   // required/additionalProperties: the property concerned
+	Message  string
+}
+
+// Validate checks an instance (as produced by jsonc.Node.Value) against the
+// schema of kind k. Only leaf errors are returned: the wrappers (allOf, $ref)
+// say nothing a user can act on.
+func (s *Set) Validate(k Kind, instance any) []Violation {
+	sch := s.compiled[k]
+	if sch == nil {
+		return nil
+	}
+	err := sch.Validate(instance)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return []Violation{{Keyword: "schema", Message: err.Error()}}
+	}
+	var out []Violation
+	s.collect(ve, &out)
+	return out
+}
+
+func (s *Set) collect(ve *jsonschema.ValidationError, out *[]Violation) {
+	if len(ve.Causes) > 0 {
+		for _, c := range ve.Causes {
+			s.collect(c, out)
+		}
+		return
+	}
+	path := ve.InstanceLocation
+	switch ek := ve.ErrorKind.(type) {
+	case *kind.Required:
+		for _, p := range ek.Missing {
+			*out = append(*out, Violation{Path: path, Keyword: "required", Property: p,
+				Message: fmt.Sprintf("missing required property %q", p)})
+		}
+	case *kind.AdditionalProperties:
+		for _, p := range ek.Properties {
+			*out = append(*out, Violation{Path: path, Keyword: "additionalProperties", Property: p,
+				Message: fmt.Sprintf("unknown property %q", p)})
+		}
+	case *kind.Type:
+		*out = append(*out, Violation{Path: path, Keyword: "type",
+			Message: fmt.Sprintf("expected %s, got %s", strings.Join(ek.Want, " or "), ek.Got)})
+	case *kind.Enum:
+		want := make([]string, len(ek.Want))
+		for i, w := range ek.Want {
+			want[i] = fmt.Sprintf("%q", w)
+		}
+		*out = append(*out, Violation{Path: path, Keyword: "enum",
+			Message: "expected one of " + strings.Join(want, ", ")})
+	default:
+		kw := ve.ErrorKind.KeywordPath()
+		name := "schema"
+		if len(kw) > 0 {
+			name = kw[0]
+		}
+		*out = append(*out, Violation{Path: path, Keyword: name, Message: ve.ErrorKind.LocalizedString(s.printer)})
+	}
+}
+
+// Property documents one property of an object in a schema.
+type Property struct {
+	Name        string
+	Description string
+	Required    bool
+	Type        string   // "string", "array", "object", or "" when given by enum
+	Enum        []string // allowed values, when the schema lists them
+}
+
+// Properties returns the properties allowed in the object at path (instance
+// path: keys and array indexes) of a kind's document, sorted required first
+// and then by name. It returns nil when path does not lead to an object.
+func (s *Set) Properties(k Kind, path []string) []Property {
+	node := s.resolve(k, path)
+	if node == nil {
+		return nil
+	}
+	props, _ := node["properties"].(map[string]any)
+	req := map[string]bool{}
+	if r, ok := node["required"].([]any); ok {
+		for _, name := range r {
+			if n, ok := name.(string); ok {
+				req[n] = true
+			}
+		}
+	}
+	out := make([]Property, 0, len(props))
+	for name, v := range props {
+		p, _ := v.(map[string]any)
+		out = append(out, describe(name, p, req[name]))
+	}
+	slices.SortFunc(out, func(a, b Property) int {
+		if a.Required != b.Required {
+			if a.Required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Lookup documents the property at path (its last element is the property
+// name), or reports false.
+func (s *Set) Lookup(k Kind, path []string) (Property, bool) {
+	if len(path) == 0 {
+		return Property{}, false
+	}
+	for _, p := range s.Properties(k, path[:len(path)-1]) {
+		if p.Name == path[len(path)-1] {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+func describe(name string, p map[string]any, required bool) Property {
+	prop := Property{Name: name, Required: required}
+	prop.Description, _ = p["description"].(string)
+	prop.Type, _ = p["type"].(string)
+	if e, ok := p["enum"].([]any); ok {
+		for _, v := range e {
+			if s, ok := v.(string); ok {
+				prop.Enum = append(prop.Enum, s)
+			}
+		}
+	}
+	return prop
+}
+
+// resolve walks the raw schema of k along an instance path and returns the
+// object schema found there, following "properties", "items" and local $refs.
+func (s *Set) resolve(k Kind, path []string) map[string]any {
+	root := s.raw[k]
+	node := root
+	for _, seg := range path {
+		node = deref(root, node)
+		if node == nil {
+			return nil
+		}
+		if _, err := strconv.Atoi(seg); err == nil {
+			if items, ok := node["items"].(map[string]any); ok {
+				node = items
+				continue
+			}
+		}
+		props, _ := node["properties"].(map[string]any)
+		next, _ := props[seg].(map[string]any)
+		node = next
+	}
+	node = deref(root, node)
+	if node == nil || node["properties"] == nil {
+		return nil
+	}
+	return node
+}
+
+func deref(root, node map[string]any) map[string]any {
+	for range 8 { // refs chain at most a few levels; the bound keeps a bad schema from looping
+		ref, ok := node["$ref"].(string)
+		if !ok {
+			return node
+		}
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		if !ok {
+			return nil
+		}
+		defs, _ := root["$defs"].(map[string]any)
+		node, _ = defs[name].(map[string]any)
+		if node == nil {
+			return nil
+		}
+	}
+	return nil
+}
