@@ -323,7 +323,7 @@ func (w *Workspace) checkStory(s *Story) []Diagnostic {
 			switch {
 			case r.ID == t.ID:
 				add(t.File, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID})
-			case byID[r.ID] == nil && r.ID != "":
+			case byID[r.ID] == nil && ValidID(r.ID): // an invalid id is reported as invalid-id
 				add(t.File, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
 					"no task %q in story %q%s", r.ID, s.ID, suggest(r.ID, slices.Collect(maps.Keys(byID)))), &Fix{Ref: r.ID})
 			}
@@ -395,7 +395,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 			switch {
 			case r.ID == c.ID:
 				add(f, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
-			case first[r.ID] == nil && r.ID != "":
+			case first[r.ID] == nil && ValidCanonical(r.ID): // an invalid name is reported as invalid-id
 				add(f, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
 					"%q is not a child of epic %q%s", r.ID, id, suggest(r.ID, slices.Collect(maps.Keys(first)))), &Fix{Ref: r.ID})
 			}
