@@ -18,11 +18,11 @@ const (
 type FileKind int
 
 const (
-	KindOther FileKind = iota
-	KindStory          // .saga/stories/<story>/story.json
-	KindTask           // .saga/stories/<story>/<task>.json
-	KindEpic           // .saga/epics/<epic>/epic.json or .saga/epics/<epic>.json
-	KindJournal        // .saga/stories/<story>/journal.md
+	KindOther   FileKind = iota
+	KindStory            // .saga/stories/<story>/story.json
+	KindTask             // .saga/stories/<story>/<task>.json
+	KindEpic             // .saga/epics/<epic>/epic.json or .saga/epics/<epic>.json
+	KindJournal          // .saga/stories/<story>/journal.md
 )
 
 func (k FileKind) String() string {
@@ -79,8 +79,8 @@ func StoryFileRel(story string) string { return path.Join(".saga/stories", story
 func TaskFileRel(story, task string) string {
 	return path.Join(".saga/stories", story, task+".json")
 }
-func EpicFileRel(epic string) string    { return path.Join(".saga/epics", epic, "epic.json") }
-func StoryDirRel(story string) string   { return path.Join(".saga/stories", story) }
+func EpicFileRel(epic string) string     { return path.Join(".saga/epics", epic, "epic.json") }
+func StoryDirRel(story string) string    { return path.Join(".saga/stories", story) }
 func JournalFileRel(story string) string { return path.Join(".saga/stories", story, "journal.md") }
 
 // Ref is a reference to another task or story by id, with the JSON string

@@ -17,11 +17,11 @@ type Workspace struct {
 	Stories map[string]*Story // by folder name
 	Epics   map[string]*Epic  // by id; the first definition when an id is defined twice
 
-	epicDefs   map[string][]*File       // every definition of an epic id, folder dialect first
-	listedBy   map[string][]string      // story id → epics listing it as a child
-	storyDiags map[string][]Diagnostic  // cross-file findings on a story's files
-	epicDiags  map[string][]Diagnostic  // cross-file findings on an epic's files
-	problems   map[string]*File         // unreadable entries that are neither tasks nor epics
+	epicDefs   map[string][]*File      // every definition of an epic id, folder dialect first
+	listedBy   map[string][]string     // story id → epics listing it as a child
+	storyDiags map[string][]Diagnostic // cross-file findings on a story's files
+	epicDiags  map[string][]Diagnostic // cross-file findings on an epic's files
+	problems   map[string]*File        // unreadable entries that are neither tasks nor epics
 }
 
 // Build assembles a workspace from parsed files. storyDirs lists story

@@ -1,0 +1,343 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The tests run the real binary, built once.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "saga-lsp-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	binPath = filepath.Join(dir, "saga-lsp")
+	out, err := exec.Command("go", "build", "-o", binPath, "../cmd/saga-lsp").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func examples(t *testing.T, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "examples", name)
+}
+
+// copyTree copies an example into a temp dir so tests may write to it.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+type checkJSON struct {
+	Diagnostics []struct {
+		File  string `json:"file"`
+		Range struct {
+			Start struct{ Line, Character int } `json:"start"`
+			End   struct{ Line, Character int } `json:"end"`
+		} `json:"range"`
+		Severity string `json:"severity"`
+		Code     string `json:"code"`
+		Message  string `json:"message"`
+	} `json:"diagnostics"`
+}
+
+func TestCheck(t *testing.T) {
+	good, bad := examples(t, "workspace"), examples(t, "mistakes")
+	tests := []struct {
+		name     string
+		dir      string
+		args     []string
+		code     int
+		stdout   []string // substrings
+		stderr   []string
+		noStdout []string
+	}{
+		{name: "clean workspace", dir: good, args: []string{"check"}, code: 0, stdout: []string{"no problems found"}},
+		{name: "from a subfolder", dir: filepath.Join(good, ".saga", "stories"), args: []string{"check"}, code: 0},
+		{name: "--root", dir: t.TempDir(), args: []string{"check", "--root", good}, code: 0},
+		{name: "mistakes text", dir: bad, args: []string{"check"}, code: 1, stdout: []string{
+			".saga/stories/billing--invoices/send-emails.json:6:31: error: no task \"creat-pdf\" in story \"billing--invoices\"; did you mean \"create-pdf\"? [unknown-dependency]",
+			".saga/stories/billing--invoices/archive.json:4:3: error: expected ',' [json-syntax]",
+			"[dependency-cycle]", "[orphan-story]", "[epic-prefix]", "[unknown-story]", "[empty-story]",
+			"[status-inconsistent]", "[unknown-property]", "[invalid-id]", "[id-mismatch]", "[schema]", "[self-dependency]",
+		}},
+		{name: "github annotations", dir: bad, args: []string{"check", "--format", "github"}, code: 1, stdout: []string{
+			"::error file=.saga/stories/billing--invoices/send-emails.json,line=6,col=31,endLine=6,endColumn=42,title=saga unknown-dependency::no task \"creat-pdf\"",
+			"::warning file=.saga/epics/billing.json,line=8,col=13",
+		}},
+		{name: "only the given file, clean", dir: bad, args: []string{"check", ".saga/stories/reports--monthly/collect-figures.json"}, code: 0,
+			stdout: []string{"no problems found"}},
+		{name: "only the given folder", dir: bad, args: []string{"check", ".saga/stories/reports--monthly"}, code: 0,
+			stdout: []string{"[orphan-story]"}, noStdout: []string{"billing"}},
+		{name: "path relative to the working dir", dir: filepath.Join(bad, ".saga", "stories"), args: []string{"check", "billing--invoices/archive.json"}, code: 1,
+			stdout: []string{"archive.json:4:3"}, noStdout: []string{"send-emails"}},
+		{name: "no .saga", dir: t.TempDir(), args: []string{"check"}, code: 2, stderr: []string{"no .saga/ folder found", "--root"}},
+		{name: "--root without .saga", dir: good, args: []string{"check", "--root", t.TempDir()}, code: 2, stderr: []string{"--root"}},
+		{name: "bad format", dir: good, args: []string{"check", "--format", "xml"}, code: 2, stderr: []string{"unknown format"}},
+		{name: "missing path", dir: good, args: []string{"check", "nope.json"}, code: 2, stderr: []string{"nope.json"}},
+		{name: "path outside", dir: good, args: []string{"check", os.TempDir()}, code: 2, stderr: []string{"outside the workspace"}},
+		{name: "unknown command", dir: good, args: []string{"frobnicate"}, code: 2, stderr: []string{"unknown command", "usage"}},
+		{name: "help", dir: good, args: []string{"help"}, code: 0, stdout: []string{"check", "plan", "new"}},
+		{name: "check -h", dir: good, args: []string{"check", "-h"}, code: 0, stderr: []string{"--format"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, tt.dir, tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(r.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
+				}
+			}
+			for _, s := range tt.noStdout {
+				if strings.Contains(r.stdout, s) {
+					t.Errorf("stdout has %q:\n%s", s, r.stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	r := run(t, examples(t, "mistakes"), "check", "--format", "json")
+	if r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var out checkJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	var codes []string
+	for _, d := range out.Diagnostics {
+		codes = append(codes, d.Code)
+		if d.File == "" || d.Message == "" || !slices.Contains([]string{"error", "warning", "info", "hint"}, d.Severity) {
+			t.Errorf("incomplete diagnostic %+v", d)
+		}
+		// 0-based positions in JSON: the unknown dependency "creat-pdf" is on line 6, column 31 (1-based).
+		if d.Code == "unknown-dependency" && strings.HasSuffix(d.File, "send-emails.json") {
+			if d.Range.Start.Line != 5 || d.Range.Start.Character != 30 || d.Range.End.Character != 41 {
+				t.Errorf("range %+v, want 5:30-5:41", d.Range)
+			}
+		}
+	}
+	for _, c := range []string{"json-syntax", "schema", "unknown-property", "invalid-id", "id-mismatch", "unknown-dependency",
+		"self-dependency", "dependency-cycle", "unknown-story", "epic-prefix", "orphan-story", "empty-story", "status-inconsistent"} {
+		if !slices.Contains(codes, c) {
+			t.Errorf("mistakes example lacks %s", c)
+		}
+	}
+	// A clean workspace prints an empty list, not null.
+	r = run(t, examples(t, "workspace"), "check", "--format", "json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"diagnostics": []`) {
+		t.Errorf("clean workspace: exit %d, %s", r.code, r.stdout)
+	}
+}
+
+func TestCheckUnreadableIsExit2(t *testing.T) {
+	root := copyTree(t, examples(t, "workspace"))
+	if err := os.WriteFile(filepath.Join(root, ".saga/stories/add-logout-button/junk.json"), []byte("\x00\x01\x02"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, root, "check")
+	if r.code != 2 || !strings.Contains(r.stdout, "junk.json") || !strings.Contains(r.stdout, "[unreadable-file]") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	good, bad := examples(t, "workspace"), examples(t, "mistakes")
+	r := run(t, good, "plan", "user-auth--api", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var p struct {
+		Waves     [][]string
+		Completed []string
+		Blocked   []struct{ ID string }
+		Cycles    [][]string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	// login-endpoint and signup-endpoint are both high; login unblocks two tasks, signup one.
+	want := [][]string{{"login-endpoint", "signup-endpoint"}, {"session-middleware", "logout-endpoint"}}
+	if !slices.EqualFunc(p.Waves, want, slices.Equal) || !slices.Equal(p.Completed, []string{"hash-passwords"}) {
+		t.Errorf("plan = %+v, want waves %v and completed [hash-passwords]", p, want)
+	}
+
+	r = run(t, good, "plan", "--max-parallel", "1", "user-auth--api")
+	for _, s := range []string{"EXECUTION PLAN — Authentication API", "WAVE 1a", "WAVE 1b", "[login-endpoint]",
+		"[logout-endpoint] Add POST /logout -- after [login-endpoint]", "COMPLETED"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("text plan lacks %q:\n%s", s, r.stdout)
+		}
+	}
+
+	r = run(t, good, "plan", "user-auth")
+	if r.code != 0 || !strings.Contains(r.stdout, "Stories to execute: 2") || !strings.Contains(r.stdout, "1 already completed: user-auth--setup-db") {
+		t.Errorf("epic plan: exit %d\n%s", r.code, r.stdout)
+	}
+
+	r = run(t, bad, "plan", "billing--invoices")
+	if r.code != 1 || !strings.Contains(r.stdout, "create-pdf → load-line-items → send-emails → create-pdf") ||
+		!strings.Contains(r.stdout, "weakest link: create-pdf → load-line-items") {
+		t.Errorf("cycle plan: exit %d\n%s", r.code, r.stdout)
+	}
+
+	r = run(t, good, "plan", "user-auth--apj")
+	if r.code != 2 || !strings.Contains(r.stderr, `did you mean "user-auth--api"`) {
+		t.Errorf("unknown name: exit %d %s", r.code, r.stderr)
+	}
+	if r := run(t, good, "plan"); r.code != 2 {
+		t.Errorf("no name: exit %d", r.code)
+	}
+}
+
+func TestNew(t *testing.T) {
+	root := copyTree(t, examples(t, "workspace"))
+	epicPath := filepath.Join(root, ".saga/epics/user-auth/epic.json")
+	epicBefore, _ := os.ReadFile(epicPath)
+
+	steps := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"new", "epic", "billing", "--title", "Billing"}, 0, "created .saga/epics/billing/epic.json", ""},
+		{[]string{"new", "epic", "billing", "--title", "Again"}, 2, "", "already exists"},
+		{[]string{"new", "epic", "Bad_Epic", "--title", "x"}, 2, "", "invalid epic id"},
+		{[]string{"new", "story", "invoices", "--epic", "billing", "--title", "Invoices", "--description", "Monthly invoices"}, 0,
+			"created .saga/stories/billing--invoices/story.json\nupdated .saga/epics/billing/epic.json", ""},
+		{[]string{"new", "story", "billing--refunds", "--epic", "billing", "--title", "Refunds", "--blocked-by", "billing--invoices"}, 0, "", ""},
+		{[]string{"new", "story", "sso", "--epic", "user-auth", "--title", "Single sign-on"}, 0, "updated .saga/epics/user-auth/epic.json", ""},
+		{[]string{"new", "story", "x", "--epic", "ghost", "--title", "X"}, 2, "", "no epic \"ghost\""},
+		{[]string{"new", "story", "add-logout-button", "--title", "Dup"}, 2, "", "already exists"},
+		{[]string{"new", "story", "a---b", "--title", "X"}, 2, "", "invalid story name"},
+		{[]string{"new", "story", "no-title"}, 2, "", "needs a title"},
+		{[]string{"new", "task", "billing--invoices", "render-pdf", "--subject", "Render PDFs", "--priority", "high"}, 0, "created", ""},
+		{[]string{"new", "task", "billing--invoices", "send", "--subject", "Send", "--blocked-by", "render-pdf"}, 0, "created", ""},
+		{[]string{"new", "task", "billing--invoices", "send", "--subject", "Send again"}, 2, "", "already exists"},
+		{[]string{"new", "task", "billing--invoices", "x", "--subject", "X", "--blocked-by", "nope"}, 2, "", "no task \"nope\""},
+		{[]string{"new", "task", "billing--invoices", "y", "--subject", "Y", "--priority", "urgent"}, 2, "", "invalid priority"},
+		{[]string{"new", "task", "nope", "z", "--subject", "Z"}, 2, "", "no story \"nope\""},
+		{[]string{"new", "task", "billing--invoices", "a--b", "--subject", "Z"}, 2, "", "invalid task id"},
+		{[]string{"new", "task", "billing--refunds", "refund", "--subject", "Refund", "--format", "json"}, 0,
+			`"created": [` + "\n" + `    ".saga/stories/billing--refunds/refund.json"`, ""},
+		{[]string{"new", "task", "user-auth--sso", "oidc", "--subject", "OIDC login"}, 0, "created", ""},
+		{[]string{"new", "widget", "x"}, 2, "", "usage"},
+	}
+	for _, s := range steps {
+		r := run(t, root, s.args...)
+		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) {
+			t.Errorf("%v: exit %d (want %d)\nstdout: %s\nstderr: %s", s.args, r.code, s.code, r.stdout, r.stderr)
+		}
+	}
+	// Everything created is valid and consistent.
+	if r := run(t, root, "check"); r.code != 0 {
+		t.Errorf("check after new: exit %d\n%s", r.code, r.stdout)
+	}
+	// The epic edit appended one child and kept everything else byte for byte.
+	epicAfter, _ := os.ReadFile(epicPath)
+	wantEpic := strings.Replace(string(epicBefore),
+		`{ "id": "user-auth--login-page", "blockedBy": ["user-auth--api"] }`,
+		`{ "id": "user-auth--login-page", "blockedBy": ["user-auth--api"] },`+"\n    "+`{
+      "id": "user-auth--sso",
+      "blockedBy": []
+    }`, 1)
+	if string(epicAfter) != wantEpic {
+		t.Errorf("epic.json after new story:\n%s\nwant:\n%s", epicAfter, wantEpic)
+	}
+	r := run(t, root, "plan", "billing", "--format", "json")
+	if !strings.Contains(r.stdout, `"billing--invoices"`) || !strings.Contains(r.stdout, `"billing--refunds"`) {
+		t.Errorf("new epic's plan: %s", r.stdout)
+	}
+}
+
+func TestNewCreatesWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	if r := run(t, dir, "new", "story", "hello", "--title", "Hello"); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r := run(t, dir, "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "[empty-story]") {
+		t.Fatalf("check: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestSchemaAndVersion(t *testing.T) {
+	for _, k := range []string{"story", "epic", "task"} {
+		r := run(t, t.TempDir(), "schema", k)
+		var v map[string]any
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil || v["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+			t.Errorf("schema %s: exit %d\n%s", k, r.code, r.stdout)
+		}
+	}
+	if r := run(t, t.TempDir(), "schema", "widget"); r.code != 2 {
+		t.Errorf("schema widget: exit %d", r.code)
+	}
+	if r := run(t, t.TempDir(), "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "saga-lsp ") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+}

@@ -1,0 +1,331 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockDir returns the directory holding saga-lsp's lock files for the
+// repository containing root: "<git common dir>/saga-lsp/locks".
+//
+// The git common dir is found without running git (hooks are short-lived
+// processes; forking git for every write would dominate their cost): walk up
+// from root to the first ".git". A directory is the common dir itself; a file
+// ("gitdir: <path>", as in worktrees and submodules) names the gitdir,
+// relative to the file's directory, whose "commondir" file, relative to the
+// gitdir, names the common dir if present. Every worktree of a repository
+// therefore maps to the same directory, and it is never inside the tracked
+// tree.
+//
+// Outside a git repository the result is
+// filepath.Join(os.TempDir(), "saga-lsp-locks", <first 16 hex digits of the
+// sha256 of the absolute root>).
+//
+// root is resolved through symlinks first, as git does with its working
+// directory, so different spellings of one checkout share one lock dir.
+// LockDir does not create the directory.
+func LockDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", fmt.Errorf("lock dir %s: %w", root, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	common, found, err := gitCommonDir(abs)
+	if err != nil {
+		return "", fmt.Errorf("lock dir %s: %w", root, err)
+	}
+	if !found {
+		sum := sha256.Sum256([]byte(abs))
+		return filepath.Join(os.TempDir(), "saga-lsp-locks", hex.EncodeToString(sum[:8])), nil
+	}
+	return filepath.Join(common, "saga-lsp", "locks"), nil
+}
+
+// gitCommonDir walks up from dir (absolute, clean) to the first ".git" and
+// returns the repository's common dir; found is false at the filesystem root.
+func gitCommonDir(dir string) (common string, found bool, err error) {
+	for {
+		dotgit := filepath.Join(dir, ".git")
+		fi, err := os.Stat(dotgit)
+		switch {
+		case err == nil && fi.IsDir():
+			return canonicalPath(dotgit), true, nil
+		case err == nil:
+			common, err := commonDirFromGitFile(dotgit)
+			if err != nil {
+				return "", false, err
+			}
+			return common, true, nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return "", false, err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false, nil
+		}
+		dir = parent
+	}
+}
+
+// commonDirFromGitFile resolves a ".git" file ("gitdir: <path>") to the
+// common dir, parsing it the way git does (only trailing CR/LF trimmed).
+func commonDirFromGitFile(dotgit string) (string, error) {
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return "", err
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir: ")
+	if !ok || gitdir == "" {
+		return "", fmt.Errorf("%s: not a gitdir file", dotgit)
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(filepath.Dir(dotgit), gitdir)
+	}
+	// A dangling gitdir (worktree moved or pruned) must not make us create
+	// lock directories at a stale path.
+	if fi, err := os.Stat(gitdir); err != nil {
+		return "", fmt.Errorf("%s: gitdir: %w", dotgit, err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("%s: gitdir %s is not a directory", dotgit, gitdir)
+	}
+	common := gitdir
+	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	switch {
+	case err == nil:
+		if cd := strings.TrimRight(string(c), "\r\n"); cd != "" {
+			if !filepath.IsAbs(cd) {
+				cd = filepath.Join(gitdir, cd)
+			}
+			common = cd
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", err
+	}
+	return canonicalPath(common), nil
+}
+
+// canonicalPath resolves symlinks so the main checkout and a worktree (whose
+// gitdir file may spell the path differently) agree on the string too.
+func canonicalPath(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return filepath.Clean(p)
+}
+
+// maxLockName keeps "<name>.lock" within the usual 255-byte name limit.
+const maxLockName = 200
+
+func validLockName(name string) error {
+	if name == "" || len(name) > maxLockName {
+		return fmt.Errorf("invalid lock name %q: want 1-%d characters", name, maxLockName)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("invalid lock name %q: only [a-zA-Z0-9._-] allowed", name)
+		}
+	}
+	return nil
+}
+
+// lockPath validates name and returns the lock file's directory and path.
+// The ".lock" suffix also keeps "." and ".." harmless.
+func lockPath(root, name string) (dir, path string, err error) {
+	if err := validLockName(name); err != nil {
+		return "", "", err
+	}
+	dir, err = LockDir(root)
+	if err != nil {
+		return "", "", err
+	}
+	return dir, filepath.Join(dir, name+".lock"), nil
+}
+
+// Lock is a held flock (LOCK_EX) on a file in LockDir. It is released by
+// Unlock or by the death of the process, since the kernel drops flocks with
+// the last descriptor, so a crash never leaves a stale lock. Lock files are
+// never deleted: removing one could let a waiter and a newcomer lock two
+// different inodes under one name.
+//
+// flock belongs to the open file, so two Locks in one process exclude each
+// other too. Keep the *Lock reachable until Unlock: the os.File finalizer
+// would otherwise close it and drop the lock.
+type Lock struct {
+	mu   sync.Mutex
+	f    *os.File // nil once unlocked
+	path string
+}
+
+// AcquireLock blocks until the named lock of the repository containing root
+// is held. Names match [a-zA-Z0-9._-]+ (e.g. "story-<id>", "worker-<id>").
+// When ctx ends first it returns ctx.Err() and holds nothing.
+//
+// Waiting polls with LOCK_NB and a 1ms→20ms backoff rather than blocking in
+// flock: a blocked flock cannot be cancelled, and one that completes after
+// the caller gave up would leave the lock held.
+func AcquireLock(ctx context.Context, root, name string) (*Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, path, err := openLockFile(root, name)
+	if err != nil {
+		return nil, err
+	}
+	delay := time.Millisecond
+	for {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			_ = f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// Jitter keeps many waiting hook processes from polling in lockstep.
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			_ = f.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 20*time.Millisecond)
+	}
+	return newLock(f, path), nil
+}
+
+// TryLock takes the named lock without waiting; ok is false (with a nil
+// error) when another holder has it.
+func TryLock(root, name string) (l *Lock, ok bool, err error) {
+	f, path, err := openLockFile(root, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return newLock(f, path), true, nil
+}
+
+// Unlock releases the lock. Unlocking twice is an error wrapping
+// os.ErrClosed.
+func (l *Lock) Unlock() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("unlock %s: %w", l.path, os.ErrClosed)
+	}
+	f := l.f
+	l.f = nil
+	// Clear the holder info while still holding, so LockHolder does not name
+	// a process that has moved on. Best effort: it is informational only.
+	_ = f.Truncate(0)
+	unErr := flock(f, unix.LOCK_UN)
+	// Closing drops the flock even if LOCK_UN failed.
+	closeErr := f.Close()
+	if err := errors.Join(unErr, closeErr); err != nil {
+		return fmt.Errorf("unlock %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// LockHolder returns the pid of the process holding the named lock, or 0
+// when unknown (never locked, released, or its holder has died). It reads
+// the informational "pid <pid>" line the holder wrote; it never touches the
+// lock itself, so it cannot make a concurrent TryLock fail.
+func LockHolder(root, name string) (pid int, err error) {
+	_, path, err := lockPath(root, name)
+	if err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("lock holder %s: %w", path, err)
+	}
+	s, ok := strings.CutPrefix(string(bytes.TrimSpace(b)), "pid ")
+	if !ok {
+		return 0, nil
+	}
+	pid, err = strconv.Atoi(s)
+	if err != nil || pid <= 0 {
+		return 0, nil
+	}
+	// A SIGKILLed holder leaves its pid behind; the kernel released its lock.
+	if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+		return 0, nil
+	}
+	return pid, nil
+}
+
+func openLockFile(root, name string) (*os.File, string, error) {
+	dir, path, err := lockPath(root, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("lock %s: %w", path, err)
+	}
+	// os.OpenFile sets O_CLOEXEC, so children (claude, git) never inherit
+	// the descriptor and with it the lock.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, "", fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, path, nil
+}
+
+func newLock(f *os.File, path string) *Lock {
+	// Holder info is best effort: failing to record it must not cost us a
+	// lock we already hold.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &Lock{f: f, path: path}
+}
+
+// flock applies how to f's descriptor, retrying on EINTR (signals are
+// frequent in Go programs).
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = unix.Flock(int(fd), how)
+			if !errors.Is(ferr, unix.EINTR) {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// WriteFileAtomic writes data to path via a temp file in the same directory
+// (named ".<base>.tmp-<random>"), fsync, rename over path, fsync the
+// directory. Readers therefore see either the old or the new content, never
+// a partial file, and a crash at any point leaves path intact.
+//
+// perm (before umask) applies to a new file; an existing file keeps its
+// permission bits. A symlink at path is replaced, not written through. On any
+// error before the rename the temp file is removed and path is untouched. An error from the final directory fsync is reported
+// although the new content is already in place.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	keep := false
+	var mode os.FileMode
+	if fi, err := os.Stat(path); err == nil {
+		keep, mode = true, fi.Mode().Perm()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp, err := writeTemp(path, data, perm, keep, mode)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", path, err)
+	}
+	return nil
+}
+
+// CreateFileAtomic is WriteFileAtomic that refuses to replace an existing
+// file: it fails with an error wrapping fs.ErrExist. The complete temp file
+// is hard-linked to path (link fails with EEXIST atomically, unlike a
+// stat-then-rename), so of two concurrent creators exactly one wins and
+// nobody ever sees a partial file. The filesystem must support hard links.
+func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, data, perm, false, 0)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	linkErr := os.Link(tmp, path)
+	// The temp name is only a second link to the same inode (or an orphan if
+	// the link failed); dropping it leaves path as the sole name.
+	rmErr := os.Remove(tmp)
+	if linkErr != nil {
+		return fmt.Errorf("create %s: %w", path, linkErr)
+	}
+	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		return fmt.Errorf("create %s: remove temp: %w", path, rmErr)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("create %s: sync directory: %w", path, err)
+	}
+	return nil
+}
+
+// UpdateFile does a read-modify-write of path: it reads path (a missing file
+// is passed to fn as old == nil; an existing empty file as a non-nil empty
+// slice) and calls fn(old) for the new bytes. If fn returns an error nothing
+// is written and that error is returned as is (fn's own error already says
+// what failed). If the new bytes equal the old ones nothing is written (for a
+// missing file: if fn returns nil). Otherwise the result is written with
+// WriteFileAtomic (mode 0o644 for a new file).
+//
+// UpdateFile does not lock: the caller holds the lock covering path, or
+// concurrent updates may be lost.
+func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
+	old, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("update %s: %w", path, err)
+	}
+	if !exists {
+		old = nil
+	}
+	data, err := fn(old)
+	if err != nil {
+		return err
+	}
+	if (exists && bytes.Equal(data, old)) || (!exists && data == nil) {
+		return nil
+	}
+	return WriteFileAtomic(path, data, 0o644)
+}
+
+// maxTempBase keeps ".<base>.tmp-<random>" within the usual 255-byte name
+// limit when base itself is near it.
+const maxTempBase = 200
+
+// writeTemp writes data to a new temp file next to path, fsyncs and closes
+// it, and returns its name. If keep, the temp file gets mode exactly;
+// otherwise it is created with perm, subject to umask like os.WriteFile.
+// On error nothing is left behind.
+func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.FileMode) (string, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if len(base) > maxTempBase {
+		base = base[:maxTempBase]
+	}
+	var (
+		f    *os.File
+		name string
+		err  error
+	)
+	// O_EXCL with a random suffix: concurrent writers of the same path each
+	// get their own temp file. A collision just means picking again.
+	for range 100 {
+		name = filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 16))
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	fail := func(err error) (string, error) {
+		_ = f.Close()
+		_ = os.Remove(name)
+		return "", err
+	}
+	if keep {
+		if err := f.Chmod(mode); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	// Without this fsync a crash after the rename could leave path naming an
+	// empty or partial file (delayed allocation on ext4/xfs).
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+// syncDir fsyncs a directory so a rename or link in it survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	// Some filesystems cannot fsync a directory at all; the rename itself has
+	// happened, so that is not this write's failure.
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	return err
+}
