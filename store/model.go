@@ -152,8 +152,8 @@ type Story struct {
 	Worktree    string
 	File        *File // story.json; nil when the folder has none
 
-	Tasks      []*Task // sorted by id; set by the Workspace
-	HasJournal bool
+	Tasks   []*Task // sorted by id; set by the Workspace
+	Journal *File   // journal.md when present (not parsed: it is Markdown)
 }
 
 // EpicID returns the epic the story belongs to: its `epic` field, else the

@@ -93,6 +93,7 @@ func epicOf(f *File) *Epic {
 }
 
 func (w *Workspace) indexChildren() {
+	w.listedBy = map[string][]string{}
 	for _, e := range w.Epics {
 		for _, c := range e.Children {
 			if !slices.Contains(w.listedBy[c.ID], e.ID) {
@@ -128,7 +129,7 @@ func assembleStory(id string, files []*File) *Story {
 			}
 			s.Tasks = append(s.Tasks, t)
 		case KindJournal:
-			s.HasJournal = true
+			s.Journal = f
 		}
 	}
 	slices.SortFunc(s.Tasks, func(a, b *Task) int { return strings.Compare(a.ID, b.ID) })

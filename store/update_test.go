@@ -1,0 +1,164 @@
+package store_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// TestUpdateMatchesBuild: after any sequence of edits, an incrementally
+// updated workspace has exactly the diagnostics of one built from scratch, and
+// every file whose diagnostics changed is listed as affected.
+func TestUpdateMatchesBuild(t *testing.T) {
+	p := newParser(t)
+	base := loadFiles(t, p, "../examples/mistakes", "../examples/workspace")
+	var rels []string
+	for rel := range base {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	edits := []func(r *rand.Rand, rel string, src []byte) []byte{
+		func(r *rand.Rand, rel string, src []byte) []byte { return nil }, // delete
+		func(r *rand.Rand, rel string, src []byte) []byte { // break the syntax
+			i := r.IntN(len(src) + 1)
+			return append(slices.Clone(src[:i]), src[min(len(src), i+3):]...)
+		},
+		func(r *rand.Rand, rel string, src []byte) []byte { // retarget a reference
+			names := []string{"write-tests", "login-endpoint", "user-auth--api", "billing--invoices", "ghost", "send-emails", "add-logout-button"}
+			return []byte(strings.Replace(string(src), `"blockedBy": [`, fmt.Sprintf(`"blockedBy": [%q, `, names[r.IntN(len(names))]), 1))
+		},
+		func(r *rand.Rand, rel string, src []byte) []byte { // complete it
+			return []byte(strings.Replace(string(src), `"pending"`, `"completed"`, 1))
+		},
+		func(r *rand.Rand, rel string, src []byte) []byte { // rename the id
+			return []byte(strings.Replace(string(src), `"id": "`, `"id": "x`, 1))
+		},
+	}
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		files := cloneMap(base)
+		ws := buildFrom(p, files)
+		for step := range 6 {
+			var changed []*store.File
+			var removed []string
+			for range 1 + r.IntN(3) {
+				var rel string
+				if r.IntN(5) == 0 { // sometimes a new file
+					rel = fmt.Sprintf(".saga/stories/%s/new-%d.json", []string{"user-auth--api", "billing--invoices", "fresh", "user-auth--new"}[r.IntN(4)], step)
+					files[rel] = []byte(fmt.Sprintf(`{"id": "new-%d", "subject": "s", "description": "", "status": "pending", "blockedBy": ["send-emails"]}`, step))
+				} else {
+					rel = rels[r.IntN(len(rels))]
+					src, ok := files[rel]
+					if !ok {
+						continue
+					}
+					if next := edits[r.IntN(len(edits))](r, rel, src); next == nil {
+						delete(files, rel)
+						removed = append(removed, rel)
+						changed = slices.DeleteFunc(changed, func(f *store.File) bool { return f.Rel == rel })
+						continue
+					} else {
+						files[rel] = next
+					}
+				}
+				removed = slices.DeleteFunc(removed, func(r string) bool { return r == rel })
+				changed = append(changed, p.Parse(rel, files[rel], int32(step)))
+			}
+			before := byFile(ws.Diagnostics())
+			var affected []string
+			ws, affected = ws.Update(changed, removed)
+			want := buildFrom(p, files)
+			got, exp := dumpDiags(ws.Diagnostics()), dumpDiags(want.Diagnostics())
+			if got != exp {
+				t.Fatalf("seed %d step %d: incremental differs from full build\nincremental:\n%s\nfull:\n%s", seed, step, got, exp)
+			}
+			after := byFile(ws.Diagnostics())
+			for f := range unionKeys(before, after) {
+				if before[f] != after[f] && !slices.Contains(affected, f) {
+					t.Fatalf("seed %d step %d: diagnostics of %s changed but it is not in affected %v", seed, step, f, affected)
+				}
+			}
+		}
+	}
+}
+
+func loadFiles(t *testing.T, p *store.Parser, roots ...string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	for _, root := range roots {
+		ws, err := p.Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ws.Files() {
+			out[f.Rel] = f.Src
+		}
+		for _, s := range ws.Stories {
+			if s.Journal != nil {
+				data, _ := os.ReadFile(filepath.Join(root, s.Journal.Rel))
+				out[s.Journal.Rel] = data
+			}
+		}
+	}
+	return out
+}
+
+// buildFrom builds a workspace from in-memory files; story folders are the
+// ones holding a file.
+func buildFrom(p *store.Parser, files map[string][]byte) *store.Workspace {
+	var fs []*store.File
+	dirs := map[string]bool{}
+	for rel, src := range files {
+		f := p.Parse(rel, src, 0)
+		fs = append(fs, f)
+		if f.Kind == store.KindStory || f.Kind == store.KindTask || f.Kind == store.KindJournal {
+			dirs[f.Owner] = true
+		}
+	}
+	var ds []string
+	for d := range dirs {
+		ds = append(ds, d)
+	}
+	return store.Build("/ws", ds, fs)
+}
+
+func byFile(ds []store.Diagnostic) map[string]string {
+	out := map[string]string{}
+	for _, d := range ds {
+		out[d.File] += fmt.Sprintf("%d:%d %s %s\n", d.Range.Start.Line, d.Range.Start.Character, d.Code, d.Message)
+	}
+	return out
+}
+
+func dumpDiags(ds []store.Diagnostic) string {
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%s:%d:%d %s %s\n", d.File, d.Range.Start.Line, d.Range.Start.Character, d.Code, d.Message)
+	}
+	return b.String()
+}
+
+func cloneMap(m map[string][]byte) map[string][]byte {
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func unionKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
