@@ -1,0 +1,195 @@
+package jsonc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"unicode/utf8"
+)
+
+// LineIndex converts between byte offsets and LSP positions: 0-based lines
+// and 0-based characters counted in UTF-16 code units. "\n", "\r\n" and a
+// lone "\r" each end a line. Invalid UTF-8 bytes count one unit each.
+//
+// The line starts are computed on first use, so parsing a document whose
+// positions are never asked for costs nothing here. A LineIndex is safe for
+// concurrent use.
+type LineIndex struct {
+	src    []byte
+	once   sync.Once
+	starts []int // byte offset of the start of each line; starts[0] == 0
+}
+
+// Position is an LSP position: 0-based line and UTF-16 character.
+type Position struct {
+	Line, Character int
+}
+
+// NewLineIndex returns the index of src. It keeps src (not a copy).
+func NewLineIndex(src []byte) *LineIndex {
+	return &LineIndex{src: src}
+}
+
+func (li *LineIndex) lineStarts() []int {
+	li.once.Do(li.build)
+	return li.starts
+}
+
+func (li *LineIndex) build() {
+	src := li.src
+	if bytes.IndexByte(src, '\r') < 0 {
+		// The common case: memchr-speed scans for '\n' only.
+		starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+		for i := 0; ; {
+			j := bytes.IndexByte(src[i:], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			starts = append(starts, i)
+		}
+		li.starts = starts
+		return
+	}
+	starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+bytes.Count(src, []byte{'\r'})+1)
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\n':
+			starts = append(starts, i+1)
+		case '\r':
+			if i+1 < len(src) && src[i+1] == '\n' {
+				i++
+			}
+			starts = append(starts, i+1)
+		}
+	}
+	li.starts = starts
+}
+
+// LineCount returns the number of lines; a final line break starts one more
+// (empty) line, as in LSP.
+func (li *LineIndex) LineCount() int {
+	return len(li.lineStarts())
+}
+
+// lineOf returns the line containing offset (binary search).
+func lineOf(starts []int, offset int) int {
+	lo, hi := 0, len(starts) // starts[lo] <= offset < starts[hi]
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if starts[mid] <= offset {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// Position converts a byte offset to an LSP position. The offset is clamped
+// into [0, len(src)]; an offset inside a multi-byte rune counts as that
+// rune's start, and an offset between the '\r' and '\n' of a "\r\n" counts
+// as the '\r' (LSP cannot address the middle of a line break).
+func (li *LineIndex) Position(offset int) Position {
+	starts := li.lineStarts()
+	src := li.src
+	offset = min(max(offset, 0), len(src))
+	if offset > 0 && offset < len(src) && src[offset] == '\n' && src[offset-1] == '\r' {
+		offset--
+	}
+	line := lineOf(starts, offset)
+	return Position{Line: line, Character: utf16Column(src, starts[line], offset)}
+}
+
+// utf16Column counts the UTF-16 code units from start to offset.
+func utf16Column(src []byte, start, offset int) int {
+	// ASCII fast path, eight bytes at a time.
+	i := start
+	for i+8 <= offset && binary.LittleEndian.Uint64(src[i:])&0x8080808080808080 == 0 {
+		i += 8
+	}
+	for i < offset && src[i] < utf8.RuneSelf {
+		i++
+	}
+	col := i - start
+	for i < offset {
+		if src[i] < utf8.RuneSelf {
+			col++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		if i+size > offset {
+			break // offset is inside this rune: count it as the rune's start
+		}
+		col += utf16Len(r)
+		i += size
+	}
+	return col
+}
+
+func utf16Len(r rune) int {
+	if r >= 0x10000 {
+		return 2
+	}
+	return 1
+}
+
+// Offset converts an LSP position to a byte offset, clamping: a negative
+// line or character counts as 0, a line past the end gives len(src), a
+// character past the end of the line gives the end of the line (before its
+// line break), and a character in the middle of a surrogate pair gives the
+// start of that rune.
+func (li *LineIndex) Offset(p Position) int {
+	starts := li.lineStarts()
+	src := li.src
+	if p.Line < 0 {
+		return 0
+	}
+	if p.Line >= len(starts) {
+		return len(src)
+	}
+	start := starts[p.Line]
+	end := len(src)
+	if p.Line+1 < len(starts) {
+		end = starts[p.Line+1]
+		// Drop the line break; '\r' only ever appears as (part of) one.
+		if end > start && src[end-1] == '\n' {
+			end--
+		}
+		if end > start && src[end-1] == '\r' {
+			end--
+		}
+	}
+	if p.Character <= 0 {
+		return start
+	}
+	// ASCII fast path: characters are bytes.
+	limit := start + min(p.Character, end-start) // no overflow for huge characters
+	i := start
+	for i+8 <= limit && binary.LittleEndian.Uint64(src[i:])&0x8080808080808080 == 0 {
+		i += 8
+	}
+	for i < limit && src[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == limit {
+		return limit
+	}
+	col := i - start
+	for i < end && col < p.Character {
+		if src[i] < utf8.RuneSelf {
+			col++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(src[i:end])
+		w := utf16Len(r)
+		if col+w > p.Character {
+			break // in the middle of a surrogate pair
+		}
+		col += w
+		i += size
+	}
+	return i
+}

@@ -1,0 +1,229 @@
+package jsonc
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Kind is the type of a JSON value in the tree.
+type Kind uint8
+
+const (
+	Invalid Kind = iota // a token that is not a JSON value (recovered garbage) or a missing value
+	Object
+	Array
+	String
+	Number
+	Bool
+	Null
+)
+
+// String returns the JSON Schema name of the kind ("object", "boolean", ...),
+// so it can be used directly in messages about expected types.
+func (k Kind) String() string {
+	switch k {
+	case Invalid:
+		return "invalid"
+	case Object:
+		return "object"
+	case Array:
+		return "array"
+	case String:
+		return "string"
+	case Number:
+		return "number"
+	case Bool:
+		return "boolean"
+	case Null:
+		return "null"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Node is one value in the syntax tree. Offsets are byte offsets into
+// Document.Src.
+type Node struct {
+	Kind    Kind
+	Start   int      // byte offset of the first byte of the value
+	End     int      // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
+	Str     string   // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
+	Raw     string   // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
+	Bool    bool     // Bool: the value
+	Members []Member // Object, in source order (duplicates kept)
+	Elems   []*Node  // Array, in source order
+	Closed  bool     // Object/Array: closing bracket found; String: closing quote found; others: true
+}
+
+// Member is one key/value pair of an object.
+type Member struct {
+	Key   *Node // always a String node (a recovered unquoted key is a String node too, with an error recorded)
+	Colon int   // byte offset of ':' or -1 when missing
+	Value *Node // nil when the value is missing (e.g. `{"a":}` or `{"a"`)
+}
+
+// Error is a problem found while parsing. Errors are data: Parse never fails.
+type Error struct {
+	Start, End int    // byte range of the offending token (End > Start when there is a token; Start==End at EOF)
+	Message    string // short and lowercase, e.g. "unterminated string"
+}
+
+// Document is the result of Parse.
+type Document struct {
+	Src    []byte
+	Root   *Node   // nil only for empty/whitespace-only input (an Error is recorded then: "empty document")
+	Errors []Error // sorted by Start
+	Lines  *LineIndex
+}
+
+// Member returns the last member with the given key in an Object (the one
+// that wins in encoding/json and JSON Schema), or nil.
+func (n *Node) Member(key string) *Member {
+	if n == nil || n.Kind != Object {
+		return nil
+	}
+	for i := len(n.Members) - 1; i >= 0; i-- {
+		if n.Members[i].Key.Str == key {
+			return &n.Members[i]
+		}
+	}
+	return nil
+}
+
+// Get returns the value of the last member with the given key, or nil when
+// n is not an object, the key is absent or its value is missing.
+func (n *Node) Get(key string) *Node {
+	if m := n.Member(key); m != nil {
+		return m.Value
+	}
+	return nil
+}
+
+// Value converts the tree to the shapes encoding/json produces with
+// UseNumber: map[string]any, []any, string, json.Number, bool and nil.
+// Invalid nodes become nil and members without a value are left out, so a
+// half-typed document can still be validated against a JSON Schema.
+func (n *Node) Value() any {
+	if n == nil {
+		return nil
+	}
+	switch n.Kind {
+	case Object:
+		m := make(map[string]any, len(n.Members))
+		for _, mem := range n.Members {
+			if mem.Value != nil {
+				m[mem.Key.Str] = mem.Value.Value()
+			}
+		}
+		return m
+	case Array:
+		a := make([]any, len(n.Elems))
+		for i, e := range n.Elems {
+			a[i] = e.Value()
+		}
+		return a
+	case String:
+		return n.Str
+	case Number:
+		return json.Number(n.Raw)
+	case Bool:
+		return n.Bool
+	}
+	return nil
+}
+
+// Pointer resolves an RFC 6901 JSON pointer ("" is the root,
+// "/children/0/id", "~0" is '~' and "~1" is '/'). It returns nil when the
+// pointer is malformed or the value is absent.
+func (d *Document) Pointer(ptr string) *Node {
+	if d == nil {
+		return nil
+	}
+	if ptr == "" {
+		return d.Root
+	}
+	if ptr[0] != '/' {
+		return nil
+	}
+	segs := strings.Split(ptr[1:], "/")
+	for i, s := range segs {
+		u, ok := unescapePointer(s)
+		if !ok {
+			return nil
+		}
+		segs[i] = u
+	}
+	return d.PointerSegments(segs)
+}
+
+// PointerSegments is Pointer with already split and unescaped segments, as
+// JSON Schema validators report instance locations.
+func (d *Document) PointerSegments(segs []string) *Node {
+	if d == nil {
+		return nil
+	}
+	n := d.Root
+	for _, s := range segs {
+		if n == nil {
+			return nil
+		}
+		switch n.Kind {
+		case Object:
+			n = n.Get(s)
+		case Array:
+			i, ok := arrayIndex(s)
+			if !ok || i >= len(n.Elems) {
+				return nil
+			}
+			n = n.Elems[i]
+		default:
+			return nil
+		}
+	}
+	return n
+}
+
+func unescapePointer(s string) (string, bool) {
+	if strings.IndexByte(s, '~') < 0 {
+		return s, true
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '~' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", false
+		}
+		i++
+		switch s[i] {
+		case '0':
+			b.WriteByte('~')
+		case '1':
+			b.WriteByte('/')
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// arrayIndex parses an RFC 6901 array index: "0" or digits without a
+// leading zero. "-" (past the end) never names an existing element.
+func arrayIndex(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
