@@ -40,6 +40,7 @@ type command struct {
 
 func commandTable() []command {
 	return []command{
+		{"serve", "run the language server on stdin/stdout (the default without a command)", runServe},
 		{"check", "lint the .saga workspace (or the given files and folders)", runCheck},
 		{"plan", "show the execution plan of a story's tasks or an epic's stories", runPlan},
 		{"new", "create a story, task or epic (new story|task|epic …)", runNew},
@@ -54,9 +55,9 @@ func Main(args []string, env *Env) int {
 	if env.Dir == "" {
 		env.Dir, _ = os.Getwd()
 	}
-	if len(args) == 0 {
-		usage(env.Stderr)
-		return exitUsage
+	// Editors start the server as plain `saga-lsp` (or `saga-lsp --stdio`).
+	if len(args) == 0 || args[0] == "--stdio" || args[0] == "-stdio" {
+		return runServe(env, args)
 	}
 	name := args[0]
 	if name == "help" || name == "-h" || name == "--help" {

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/saga-ai/saga-lsp/lsp"
+)
+
+const serveSynopsis = "serve [--stdio] [--log-file FILE] [-rpc.trace]   (also: saga-lsp with no arguments)"
+
+// runServe runs the language server on stdin/stdout. stdout carries only
+// framed JSON-RPC; logs go to stderr or --log-file.
+func runServe(env *Env, args []string) int {
+	fs := newFlagSet(env, "serve", serveSynopsis)
+	fs.Bool("stdio", true, "talk LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
+	logFile := fs.String("log-file", "", "append logs to FILE instead of stderr")
+	trace := fs.Bool("rpc.trace", false, "log every JSON-RPC message")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return flagError(err)
+	}
+	var logOut io.Writer = env.Stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fail(env, fmt.Errorf("open log file: %w", err))
+		}
+		defer f.Close()
+		logOut = f
+	}
+	level := slog.LevelInfo
+	if *trace {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	return lsp.Serve(ctx, env.Stdin, env.Stdout, lsp.Options{Logger: logger, Trace: *trace, Version: Version})
+}

@@ -1,0 +1,162 @@
+package lsp
+
+import (
+	"encoding/json"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// publisher pushes textDocument/publishDiagnostics. Changes queue the paths
+// they affect; one goroutine publishes them from the newest snapshot, so a
+// burst of keystrokes coalesces and stale diagnostics are never sent after
+// fresh ones.
+type publisher struct {
+	s       *Server
+	mu      sync.Mutex
+	pending map[string]bool
+	all     bool
+	wake    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+	// shown: files whose last publication was non-empty, so they can be
+	// cleared when their problems go away.
+	shown map[string]bool
+}
+
+func newPublisher(s *Server) *publisher {
+	p := &publisher{s: s, pending: map[string]bool{}, wake: make(chan struct{}, 1),
+		done: make(chan struct{}), stopped: make(chan struct{}), shown: map[string]bool{}}
+	go p.run()
+	return p
+}
+
+func (p *publisher) queue(rels []string) {
+	if len(rels) == 0 {
+		return
+	}
+	p.mu.Lock()
+	for _, r := range rels {
+		p.pending[r] = true
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+// queueAll republishes every file (after the initial load).
+func (p *publisher) queueAll() {
+	p.mu.Lock()
+	p.all = true
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *publisher) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *publisher) close() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+	<-p.stopped
+}
+
+func (p *publisher) run() {
+	defer close(p.stopped)
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.wake:
+		}
+		p.mu.Lock()
+		pending, all := p.pending, p.all
+		p.pending, p.all = map[string]bool{}, false
+		p.mu.Unlock()
+		snap := p.s.current()
+		if all {
+			p.publishAll(snap)
+		}
+		for rel := range pending {
+			p.publish(snap, rel, snap.WS.FileDiagnostics(rel))
+		}
+	}
+}
+
+// publishAll sends every file that has diagnostics or had them, and every
+// open document (so its version is acknowledged).
+func (p *publisher) publishAll(snap *Snapshot) {
+	byFile := map[string][]store.Diagnostic{}
+	for _, d := range snap.WS.Diagnostics() {
+		byFile[d.File] = append(byFile[d.File], d)
+	}
+	for rel, ds := range byFile {
+		p.publish(snap, rel, ds)
+	}
+	for rel := range p.shown {
+		if _, ok := byFile[rel]; !ok {
+			p.publish(snap, rel, nil)
+		}
+	}
+	for _, d := range snap.Docs {
+		if d.Rel != "" {
+			if _, ok := byFile[d.Rel]; !ok {
+				p.publish(snap, d.Rel, nil)
+			}
+		}
+	}
+}
+
+func (p *publisher) publish(snap *Snapshot, rel string, ds []store.Diagnostic) {
+	version := snap.Version(rel)
+	if len(ds) == 0 && !p.shown[rel] && version < 0 {
+		return // nothing shown, nothing to say
+	}
+	params := &protocol.PublishDiagnosticsParams{URI: snap.URIOf(rel), Diagnostics: toProtocolDiagnostics(ds)}
+	if version >= 0 {
+		params.Version = protocol.NewOptional(version)
+	}
+	p.shown[rel] = len(ds) > 0
+	p.s.notify("textDocument/publishDiagnostics", params)
+}
+
+// diagnosticData travels in Diagnostic.data so quick fixes need not
+// recompute what the rules found.
+type diagnosticData struct {
+	Fix *store.Fix `json:"fix,omitempty"`
+}
+
+func toProtocolDiagnostics(ds []store.Diagnostic) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(ds)) // [] never null
+	for _, d := range ds {
+		pd := protocol.Diagnostic{
+			Range:    toRange(d.Range),
+			Severity: protocol.DiagnosticSeverity(d.Severity),
+			Code:     protocol.String(string(d.Code)),
+			Source:   protocol.NewOptional("saga"),
+			Message:  protocol.String(d.Message),
+		}
+		if d.Fix != nil {
+			if raw, err := json.Marshal(diagnosticData{Fix: d.Fix}); err == nil {
+				pd.Data = raw
+			}
+		}
+		out = append(out, pd)
+	}
+	return out
+}
+
+func toRange(r store.Range) protocol.Range {
+	return protocol.Range{
+		Start: protocol.Position{Line: uint32(r.Start.Line), Character: uint32(r.Start.Character)},
+		End:   protocol.Position{Line: uint32(r.End.Line), Character: uint32(r.End.Character)},
+	}
+}

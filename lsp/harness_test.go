@@ -1,0 +1,402 @@
+package lsp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.lsp.dev/uri"
+)
+
+// client drives a real server over pipes with raw JSON-RPC frames, as an
+// editor would.
+type client struct {
+	t    *testing.T
+	in   io.WriteCloser // to the server
+	wmu  sync.Mutex
+	exit chan int
+	root string
+
+	mu       sync.Mutex
+	nextID   int
+	waiters  map[string]chan json.RawMessage // response by id
+	notes    []message                       // every server→client notification and request, in order
+	orphans  []message                       // responses to ids we never sent (errors for malformed frames)
+	noteCond *sync.Cond
+	// onRequest answers server→client requests (registerCapability,
+	// workDoneProgress/create, …); nil answers null.
+	onRequest func(method string, params json.RawMessage) any
+}
+
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// start runs a server on pipes. setup may adjust the server before it reads.
+func start(t *testing.T) *client {
+	t.Helper()
+	cr, sw := io.Pipe() // server → client
+	sr, cw := io.Pipe() // client → server
+	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}}
+	c.noteCond = sync.NewCond(&c.mu)
+	go func() {
+		c.exit <- Serve(context.Background(), sr, sw, Options{Logger: testLogger(t)})
+		sw.Close()
+	}()
+	go c.read(bufio.NewReader(cr))
+	t.Cleanup(func() {
+		cw.Close()
+		select {
+		case <-c.exit:
+		case <-time.After(10 * time.Second):
+			t.Error("server did not exit after its input closed")
+		}
+	})
+	return c
+}
+
+func (c *client) read(r *bufio.Reader) {
+	for {
+		body, err := readFrame(r)
+		if err != nil {
+			c.mu.Lock()
+			c.noteCond.Broadcast()
+			c.mu.Unlock()
+			return
+		}
+		var m message
+		if err := json.Unmarshal(body, &m); err != nil {
+			c.t.Errorf("server sent invalid JSON: %q", body)
+			continue
+		}
+		switch {
+		case m.Method != "" && m.ID != nil: // a request from the server
+			c.mu.Lock()
+			c.notes = append(c.notes, m)
+			c.noteCond.Broadcast()
+			h := c.onRequest
+			c.mu.Unlock()
+			var res any
+			if h != nil {
+				res = h(m.Method, m.Params)
+			}
+			out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
+			c.sendRaw(string(out))
+		case m.Method != "":
+			c.mu.Lock()
+			c.notes = append(c.notes, m)
+			c.noteCond.Broadcast()
+			c.mu.Unlock()
+		default:
+			c.mu.Lock()
+			ch := c.waiters[string(m.ID)]
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- body
+			} else {
+				c.mu.Lock()
+				c.orphans = append(c.orphans, m)
+				c.noteCond.Broadcast()
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+func readFrame(r *bufio.Reader) ([]byte, error) {
+	n := -1
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("frame without Content-Length")
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+// sendRaw writes one frame with the given body, byte for byte.
+func (c *client) sendRaw(body string) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// notify sends a notification; params is raw JSON.
+func (c *client) notify(method, params string) {
+	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+}
+
+// call sends a request (params raw JSON) and waits for its response body.
+func (c *client) call(method, params string) message {
+	c.t.Helper()
+	id := c.send(method, params)
+	return c.wait(id)
+}
+
+// send sends a request and returns its id without waiting.
+func (c *client) send(method, params string) string {
+	c.mu.Lock()
+	c.nextID++
+	id := strconv.Itoa(c.nextID)
+	c.waiters[id] = make(chan json.RawMessage, 1)
+	c.mu.Unlock()
+	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params))
+	return id
+}
+
+func (c *client) wait(id string) message {
+	c.t.Helper()
+	c.mu.Lock()
+	ch := c.waiters[id]
+	c.mu.Unlock()
+	select {
+	case body := <-ch:
+		var m message
+		if err := json.Unmarshal(body, &m); err != nil {
+			c.t.Fatalf("bad response %q", body)
+		}
+		return m
+	case <-time.After(20 * time.Second):
+		c.t.Fatalf("no response to request %s", id)
+	}
+	return message{}
+}
+
+// result calls and decodes a successful result into v.
+func (c *client) result(method, params string, v any) {
+	c.t.Helper()
+	m := c.call(method, params)
+	if m.Error != nil {
+		c.t.Fatalf("%s: error %d %s", method, m.Error.Code, m.Error.Message)
+	}
+	if v != nil {
+		if err := json.Unmarshal(m.Result, v); err != nil {
+			c.t.Fatalf("%s: decode %s: %v", method, m.Result, err)
+		}
+	}
+}
+
+// waitFor waits until a server notification (or request) matching method
+// and pred arrives after index from, and returns it with its index.
+func (c *client) waitFor(from int, method string, pred func(params json.RawMessage) bool) (message, int) {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	timer := time.AfterFunc(20*time.Second, func() {
+		c.mu.Lock()
+		c.noteCond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer timer.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := from; ; {
+		for ; i < len(c.notes); i++ {
+			if n := c.notes[i]; n.Method == method && (pred == nil || pred(n.Params)) {
+				return n, i
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no %s notification arrived", method)
+		}
+		c.noteCond.Wait()
+	}
+}
+
+// mark returns the current notification count, to wait for later ones.
+func (c *client) mark() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.notes)
+}
+
+// initialize performs initialize + initialized for root with the given
+// client capabilities (raw JSON) and waits for the workspace to load.
+func (c *client) initialize(root, capabilities string) json.RawMessage {
+	c.t.Helper()
+	c.root = root
+	if capabilities == "" {
+		capabilities = "{}"
+	}
+	var res json.RawMessage
+	c.result("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":%s}`, string(uri.File(root)), capabilities), &res)
+	c.notify("initialized", `{}`)
+	c.waitLoaded()
+	return res
+}
+
+// waitLoaded waits for the server's "loaded" log message, sent when the
+// disk scan is done and its diagnostics are queued.
+func (c *client) waitLoaded() {
+	c.t.Helper()
+	c.waitFor(0, "window/logMessage", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), "saga-lsp: loaded")
+	})
+}
+
+// open sends didOpen for a file under the root with its disk content.
+func (c *client) open(rel string) string {
+	c.t.Helper()
+	data, err := os.ReadFile(filepath.Join(c.root, rel))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.openText(rel, string(data), 1)
+	return string(data)
+}
+
+func (c *client) openText(rel, text string, version int) {
+	c.notify("textDocument/didOpen", fmt.Sprintf(`{"textDocument":{"uri":%q,"languageId":"json","version":%d,"text":%s}}`,
+		c.uri(rel), version, jsonString(text)))
+}
+
+func (c *client) uri(rel string) string {
+	return string(uri.File(filepath.Join(c.root, filepath.FromSlash(rel))))
+}
+
+// diagnostics waits for a publishDiagnostics for rel after index from that
+// satisfies pred, and returns it.
+func (c *client) diagnostics(from int, rel string, pred func(publishedDiagnostics) bool) (publishedDiagnostics, int) {
+	c.t.Helper()
+	want := c.uri(rel)
+	var got publishedDiagnostics
+	_, i := c.waitFor(from, "textDocument/publishDiagnostics", func(p json.RawMessage) bool {
+		var pd publishedDiagnostics
+		if json.Unmarshal(p, &pd) != nil || pd.URI != want {
+			return false
+		}
+		if pred != nil && !pred(pd) {
+			return false
+		}
+		got = pd
+		return true
+	})
+	return got, i
+}
+
+type publishedDiagnostics struct {
+	URI         string `json:"uri"`
+	Version     *int   `json:"version"`
+	Diagnostics []struct {
+		Range    lspRange        `json:"range"`
+		Severity int             `json:"severity"`
+		Code     string          `json:"code"`
+		Source   string          `json:"source"`
+		Message  string          `json:"message"`
+		Data     json.RawMessage `json:"data"`
+	} `json:"diagnostics"`
+}
+
+func (p publishedDiagnostics) codes() []string {
+	var out []string
+	for _, d := range p.Diagnostics {
+		out = append(out, d.Code)
+	}
+	return out
+}
+
+type lspPosition struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+type lspRange struct {
+	Start lspPosition `json:"start"`
+	End   lspPosition `json:"end"`
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// copyExample copies examples/<name> into a temp dir, so tests may edit it.
+func copyExample(t *testing.T, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "examples", name)
+	return copyDir(t, src)
+}
+
+// copyTestdata copies lsp/testdata/<name> into a temp dir.
+func copyTestdata(t *testing.T, name string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return copyDir(t, filepath.Join(filepath.Dir(file), "testdata", name))
+}
+
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// at returns the position of the n-th (0-based) occurrence of needle in
+// text, plus offset bytes into it, as an LSP position JSON (UTF-16 columns).
+func at(t *testing.T, text, needle string, n, offset int) string {
+	t.Helper()
+	idx := -1
+	for i := 0; i <= n; i++ {
+		j := strings.Index(text[idx+1:], needle)
+		if j < 0 {
+			t.Fatalf("%q not found %d times", needle, n+1)
+		}
+		idx += 1 + j
+	}
+	off := idx + offset
+	line := strings.Count(text[:off], "\n")
+	lineStart := strings.LastIndex(text[:off], "\n") + 1
+	col := 0
+	for _, r := range text[lineStart:off] {
+		col++
+		if r >= 0x10000 {
+			col++
+		}
+	}
+	return fmt.Sprintf(`{"line":%d,"character":%d}`, line, col)
+}

@@ -1,0 +1,104 @@
+package lsp
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestLifecycle(t *testing.T) {
+	c := start(t)
+	// Before initialize: -32002, and notifications are dropped.
+	if m := c.call("textDocument/hover", `{}`); m.Error == nil || m.Error.Code != -32002 {
+		t.Fatalf("request before initialize: %+v", m)
+	}
+	c.initialize(copyExample(t, "workspace"), "")
+	if m := c.call("initialize", `{"capabilities":{}}`); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("second initialize: %+v", m)
+	}
+	if m := c.call("no/such/method", `{}`); m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("unknown method: %+v", m)
+	}
+	if m := c.call("shutdown", `null`); m.Error != nil || string(m.Result) != "null" {
+		t.Fatalf("shutdown: %+v", m)
+	}
+	if m := c.call("textDocument/hover", `{}`); m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("request after shutdown: %+v", m)
+	}
+	c.notify("exit", `null`)
+	select {
+	case code := <-c.exit:
+		if code != 0 {
+			t.Fatalf("exit after shutdown = %d, want 0", code)
+		}
+		c.exit <- code // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit")
+	}
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	c := start(t)
+	c.initialize(copyExample(t, "workspace"), "")
+	c.notify("exit", `null`)
+	select {
+	case code := <-c.exit:
+		if code != 1 {
+			t.Fatalf("exit without shutdown = %d, want 1", code)
+		}
+		c.exit <- code
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit")
+	}
+}
+
+func TestMalformedMessages(t *testing.T) {
+	c := start(t)
+	c.sendRaw(`{"jsonrpc":"2.0","id":`) // truncated JSON
+	c.sendRaw(`[1,2`)
+	c.sendRaw(`{"jsonrpc":"2.0","id":77,"params":{}}`) // neither request nor response
+	// The server answered each and is still alive.
+	c.initialize(copyExample(t, "workspace"), "")
+	c.mu.Lock()
+	var codes []int
+	for _, m := range c.orphans {
+		if m.Error != nil {
+			codes = append(codes, m.Error.Code)
+		}
+	}
+	c.mu.Unlock()
+	if len(codes) != 3 || codes[0] != -32700 || codes[1] != -32700 || codes[2] != -32600 {
+		t.Fatalf("error responses to malformed frames: %v, want [-32700 -32700 -32600]", codes)
+	}
+	// Bad params: -32602, server keeps going.
+	if m := c.call("textDocument/hover", `{"textDocument":42}`); m.Error == nil || m.Error.Code != -32602 {
+		t.Fatalf("bad params: %+v", m)
+	}
+	if m := c.call("workspace/symbol", `{"query":""}`); m.Error != nil {
+		t.Fatalf("server unusable after bad input: %+v", m)
+	}
+}
+
+func TestEOFExits(t *testing.T) {
+	c := start(t)
+	c.initialize(copyExample(t, "workspace"), "")
+	c.in.Close()
+	select {
+	case code := <-c.exit:
+		c.exit <- code
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not exit on EOF")
+	}
+}

@@ -1,0 +1,285 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"go.lsp.dev/protocol"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// initialized starts the disk scan and file watching.
+func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
+	snap := s.current()
+	s.mu.Lock()
+	ci := s.client
+	s.mu.Unlock()
+	if snap.Root == "" {
+		return nil
+	}
+	if ci.watchedFilesDynamic {
+		s.bg.Go(func() { s.registerWatchers() })
+	} else {
+		w, err := newWatcher(s, snap.Root)
+		if err != nil {
+			s.log.Warn("file watching unavailable; external edits show up when files are opened", "err", err)
+		} else {
+			s.mu.Lock()
+			s.watcher = w
+			s.mu.Unlock()
+		}
+	}
+	s.bg.Go(func() { s.load(snap.Root) })
+	return nil
+}
+
+// load scans the workspace from disk, then lays the open buffers over it and
+// publishes everything.
+func (s *Server) load(root string) {
+	began := time.Now()
+	prog := s.beginProgress("Loading .saga", "")
+	var ws *store.Workspace
+	if _, err := os.Stat(filepath.Join(root, ".saga")); err == nil {
+		loaded, err := s.parser.Load(root)
+		if err != nil {
+			s.log.Error("load workspace", "root", root, "err", err)
+			s.showMessage(protocol.MessageTypeError, "saga-lsp: "+err.Error())
+			loaded = store.Build(root, nil, nil)
+		}
+		ws = loaded
+	} else {
+		ws = store.Build(root, nil, nil)
+	}
+	s.update(func(old *Snapshot) (*Snapshot, []string) {
+		snap := old.clone()
+		var overlays []*store.File
+		for _, d := range snap.Docs {
+			if d.File != nil {
+				overlays = append(overlays, d.File)
+			}
+		}
+		snap.WS, _ = ws.Update(overlays, nil)
+		snap.Loaded = true
+		return snap, nil
+	})
+	s.pub.queueAll()
+	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
+		len(ws.Stories), len(ws.Epics), root, time.Since(began).Round(time.Millisecond))
+	prog.end(msg)
+	s.notify("window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
+}
+
+// registerWatchers asks the client to watch .saga for us.
+func (s *Server) registerWatchers() {
+	kind := protocol.WatchKindCreate | protocol.WatchKindChange | protocol.WatchKindDelete
+	opts := protocol.DidChangeWatchedFilesRegistrationOptions{Watchers: []protocol.FileSystemWatcher{
+		{GlobPattern: protocol.Pattern("**/.saga/**"), Kind: kind},
+	}}
+	raw, err := encode(opts)
+	if err != nil {
+		return
+	}
+	params := protocol.RegistrationParams{Registrations: []protocol.Registration{{
+		ID: "saga-watch", Method: "workspace/didChangeWatchedFiles", RegisterOptions: protocol.LSPAny(raw),
+	}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.call(ctx, "client/registerCapability", params, nil); err != nil {
+		s.log.Warn("client did not register file watchers", "err", err)
+	}
+}
+
+func didChangeWatchedFiles(ctx context.Context, s *Server, params json.RawMessage) error {
+	var p protocol.DidChangeWatchedFilesParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	paths := make([]string, 0, len(p.Changes))
+	for _, c := range p.Changes {
+		paths = append(paths, c.URI.FsPath())
+	}
+	s.diskChanged(paths)
+	return nil
+}
+
+// diskChanged re-reads paths (files or folders) that changed on disk. Open
+// buffers win over disk until they are closed.
+func (s *Server) diskChanged(paths []string) {
+	s.update(func(old *Snapshot) (*Snapshot, []string) {
+		var changed []*store.File
+		var removed []string
+		seen := map[string]bool{}
+		consider := func(rel string) {
+			if seen[rel] || old.DocByRel(rel) != nil || !isModelFile(rel) {
+				return
+			}
+			seen[rel] = true
+			if f := s.readDisk(old.Root, rel); f != nil {
+				changed = append(changed, f)
+			} else if old.WS.File(rel) != nil {
+				removed = append(removed, rel)
+			}
+		}
+		for _, p := range paths {
+			rel := old.RelOf(p)
+			if rel == "" || !strings.HasPrefix(rel, ".saga/") || strings.HasPrefix(rel, ".saga/worktrees/") {
+				continue
+			}
+			// A folder: what it holds now, and what we knew under it.
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				for _, f := range listModelFiles(old.Root, rel) {
+					consider(f)
+				}
+			}
+			for _, f := range old.WS.Files() {
+				if strings.HasPrefix(f.Rel, rel+"/") {
+					consider(f.Rel)
+				}
+			}
+			consider(rel)
+		}
+		if len(changed) == 0 && len(removed) == 0 {
+			return old, nil
+		}
+		snap := old.clone()
+		var affected []string
+		snap.WS, affected = old.WS.Update(changed, removed)
+		return snap, affected
+	})
+}
+
+// readDisk parses a file from disk; nil when it does not exist.
+func (s *Server) readDisk(root, rel string) *store.File {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if kind, _, _ := store.Classify(rel); kind == store.KindJournal {
+		return s.parser.Parse(rel, nil, -1) // presence is what matters
+	}
+	src, why := store.ReadBounded(abs, rel)
+	if why != "" {
+		return store.Unreadable(rel, why)
+	}
+	return s.parser.Parse(rel, src, -1)
+}
+
+// listModelFiles lists the model files under a .saga folder (two levels at
+// most: the layout is fixed).
+func listModelFiles(root, rel string) []string {
+	var out []string
+	var walk func(rel string, depth int)
+	walk = func(rel string, depth int) {
+		des, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return
+		}
+		for _, de := range des {
+			child := rel + "/" + de.Name()
+			if de.IsDir() && depth < 3 {
+				walk(child, depth+1)
+			} else if isModelFile(child) {
+				out = append(out, child)
+			}
+		}
+	}
+	walk(rel, strings.Count(rel, "/"))
+	return out
+}
+
+// watcher watches .saga with fsnotify when the client cannot: one watch per
+// folder, new folders added as they appear. Events are batched for a few
+// milliseconds so an atomic write (temp file + rename) is read once.
+type watcher struct {
+	s    *Server
+	fsw  *fsnotify.Watcher
+	root string
+	once sync.Once
+	done chan struct{}
+}
+
+func newWatcher(s *Server, root string) (*watcher, error) {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	w := &watcher{s: s, fsw: fsw, root: root, done: make(chan struct{})}
+	w.add(root)
+	w.addTree(filepath.Join(root, ".saga"))
+	go w.run()
+	return w, nil
+}
+
+func (w *watcher) add(dir string) {
+	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		w.s.log.Debug("watch", "dir", dir, "err", err)
+	}
+}
+
+// addTree watches a .saga folder and its subfolders (worktrees excluded).
+func (w *watcher) addTree(dir string) {
+	rel, _ := filepath.Rel(w.root, dir)
+	rel = filepath.ToSlash(rel)
+	if rel == ".saga/worktrees" || strings.HasPrefix(rel, ".saga/worktrees/") || strings.Count(rel, "/") > 2 {
+		return
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return
+	}
+	w.add(dir)
+	des, _ := os.ReadDir(dir)
+	for _, de := range des {
+		if de.IsDir() {
+			w.addTree(filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+func (w *watcher) run() {
+	const settle = 15 * time.Millisecond
+	var batch []string
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if ev.Has(fsnotify.Create) {
+				w.addTree(ev.Name) // a new story folder, or .saga itself
+			}
+			batch = append(batch, ev.Name)
+			timer.Reset(settle)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			w.s.log.Warn("file watcher", "err", err)
+		case <-timer.C:
+			paths := batch
+			batch = nil
+			w.s.diskChanged(paths)
+		}
+	}
+}
+
+func (w *watcher) close() {
+	w.once.Do(func() {
+		close(w.done)
+		w.fsw.Close()
+	})
+}
