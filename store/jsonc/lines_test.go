@@ -135,3 +135,18 @@ func TestLineIndexRoundTrip(t *testing.T) {
 		t.Errorf("LineCount %d", li.LineCount())
 	}
 }
+
+// TestLineIndexConcurrent: the lazily built index may be first used from
+// several goroutines at once (run with -race).
+func TestLineIndexConcurrent(t *testing.T) {
+	d := Parse(readFixture(t, "task.json"))
+	done := make(chan Position)
+	for range 4 {
+		go func() { done <- d.Lines.Position(len(d.Src) - 1) }()
+	}
+	for range 4 {
+		if p := <-done; p.Line != 10 {
+			t.Errorf("position %+v", p)
+		}
+	}
+}

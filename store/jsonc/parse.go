@@ -286,6 +286,10 @@ func (p *parser) colonFollows(i int) bool {
 	return j < len(src) && src[j] == ':'
 }
 
+func lineBreakIn(b []byte) bool {
+	return bytes.IndexByte(b, '\n') >= 0 || bytes.IndexByte(b, '\r') >= 0
+}
+
 func startsValue(c byte) bool {
 	return c != '}' && c != ']' && c != ',' && c != ':'
 }
@@ -879,9 +883,10 @@ func (p *parser) parseMember(depth int) Member {
 		m.Colon = p.pos
 		p.pos++
 		p.skipSpace()
-		if p.pos < len(src) && startsValue(src[p.pos]) && p.colonFollows(p.pos) {
+		if p.pos < len(src) && startsValue(src[p.pos]) && lineBreakIn(src[m.Colon+1:p.pos]) && p.colonFollows(p.pos) {
 			// `"a": ⏎ "b": 1`: the value of "a" is not typed yet and "b"
-			// starts the next member.
+			// starts the next member. (Only looked for across a line break,
+			// so that well-formed values are not scanned twice.)
 			p.errorAt(p.pos, p.tokenEnd(p.pos), msgValue)
 			return m
 		}
