@@ -49,15 +49,24 @@ type message struct {
 	} `json:"error,omitempty"`
 }
 
-// start runs a server on pipes. setup may adjust the server before it reads.
+// start runs a server on pipes.
 func start(t *testing.T) *client {
 	t.Helper()
+	return startWith(t, Options{})
+}
+
+// startWith runs a server with options (e.g. a request hook).
+func startWith(t *testing.T, opts Options) *client {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
 	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}}
 	c.noteCond = sync.NewCond(&c.mu)
 	go func() {
-		c.exit <- Serve(context.Background(), sr, sw, Options{Logger: testLogger(t)})
+		c.exit <- Serve(context.Background(), sr, sw, opts)
 		sw.Close()
 	}()
 	go c.read(bufio.NewReader(cr))

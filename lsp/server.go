@@ -38,6 +38,10 @@ type Options struct {
 	Trace bool
 	// Version is reported as serverInfo.version.
 	Version string
+
+	// requestHook runs before each request handler; tests use it to hold a
+	// request open (cancellation, slow requests).
+	requestHook func(ctx context.Context, method string)
 }
 
 // requestFunc answers a request from a snapshot. It runs on its own
@@ -95,6 +99,7 @@ const (
 type Server struct {
 	log     *slog.Logger
 	version string
+	hook    func(ctx context.Context, method string)
 	parser  *store.Parser
 	methods methods
 	conn    *jsonrpc2.Conn
@@ -128,6 +133,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	s := &Server{
 		log:      log,
 		version:  opts.Version,
+		hook:     opts.requestHook,
 		parser:   parser,
 		methods:  methodTable(),
 		exit:     make(chan int, 1),
@@ -227,6 +233,9 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.mu.Unlock()
 			cancel()
 		}()
+		if s.hook != nil {
+			s.hook(rctx, req.Method)
+		}
 		res := s.safe(req.Method, func() (any, error) { return h(rctx, s, snap, params) })
 		if rctx.Err() != nil {
 			s.replyErr(ctx, conn, req.ID, codeRequestCancelled, "request cancelled")

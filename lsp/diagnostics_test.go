@@ -1,0 +1,254 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestInitialDiagnostics: after initialize, every file of the workspace with
+// findings gets its diagnostics, open or not, with codes and ranges.
+func TestInitialDiagnostics(t *testing.T) {
+	c := start(t)
+	c.initialize(copyExample(t, "mistakes"), "")
+	want := map[string][]string{
+		".saga/epics/billing.json":                           {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
+		".saga/stories/billing--invoices/send-emails.json":   {"dependency-cycle", "unknown-dependency", "unknown-property"},
+		".saga/stories/billing--invoices/archive.json":       {"id-mismatch", "json-syntax", "self-dependency"},
+		".saga/stories/reports--monthly/story.json":          {"orphan-story"},
+		".saga/stories/billing--invoices/notify-finance.json": {"status-inconsistent"},
+	}
+	for rel, codes := range want {
+		got, _ := c.diagnostics(0, rel, nil)
+		if g, w := sorted(got.codes()), sorted(codes); !slices.Equal(g, w) {
+			t.Errorf("%s: codes %v, want %v", rel, g, w)
+		}
+		if got.Version != nil {
+			t.Errorf("%s: a file that is not open has no version, got %d", rel, *got.Version)
+		}
+		for _, d := range got.Diagnostics {
+			if d.Source != "saga" || d.Message == "" || d.Severity < 1 || d.Severity > 4 {
+				t.Errorf("%s: incomplete diagnostic %+v", rel, d)
+			}
+		}
+	}
+	// A precise range: "creat-pdf" in send-emails.json is line 5 (0-based), columns 30–41.
+	got, _ := c.diagnostics(0, ".saga/stories/billing--invoices/send-emails.json", nil)
+	for _, d := range got.Diagnostics {
+		if d.Code == "unknown-dependency" && (d.Range != lspRange{lspPosition{5, 30}, lspPosition{5, 41}}) {
+			t.Errorf("unknown-dependency range %+v", d.Range)
+		}
+	}
+}
+
+// TestEditRepublishesAcrossFiles: typing in one file republishes its own
+// diagnostics with the buffer's version, and those of every file it affects;
+// a cleared file gets [] (never null).
+func TestEditRepublishesAcrossFiles(t *testing.T) {
+	c := start(t)
+	root := copyExample(t, "workspace")
+	c.initialize(root, "")
+	rel := ".saga/stories/user-auth--api/login-endpoint.json"
+	text := c.open(rel)
+	// Open file, no problems: [] with version 1.
+	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 1 })
+	if d.Diagnostics == nil || len(d.Diagnostics) != 0 {
+		t.Fatalf("clean open file: %+v", d)
+	}
+	// Make login-endpoint depend on logout-endpoint, which depends on it: a
+	// cycle across two files, so both are republished.
+	mark := c.mark()
+	edited := strings.Replace(text, `"blockedBy": ["hash-passwords"]`, `"blockedBy": ["hash-passwords", "logout-endpoint"]`, 1)
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(edited)))
+	d, _ = c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 })
+	if !slices.Contains(d.codes(), "dependency-cycle") {
+		t.Fatalf("edited file: %v", d.codes())
+	}
+	other := ".saga/stories/user-auth--api/logout-endpoint.json"
+	od, _ := c.diagnostics(mark, other, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "dependency-cycle") })
+	if od.Version != nil {
+		t.Errorf("a file that is not open is published without version")
+	}
+	// Undo with an incremental change: both files clear, with [] not null.
+	mark = c.mark()
+	start := at(t, edited, `, "logout-endpoint"`, 0, 0)
+	end := at(t, edited, `, "logout-endpoint"`, 0, len(`, "logout-endpoint"`))
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":3},"contentChanges":[{"range":{"start":%s,"end":%s},"text":""}]}`, c.uri(rel), start, end))
+	d, _ = c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 3 })
+	if len(d.Diagnostics) != 0 {
+		t.Fatalf("after undo: %v", d.codes())
+	}
+	raw, _ := c.waitFor(mark, "textDocument/publishDiagnostics", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), "logout-endpoint.json") && strings.Contains(string(p), `"diagnostics":[]`)
+	})
+	if raw.Method == "" {
+		t.Fatal("other file not cleared")
+	}
+}
+
+// TestOutOfOrderVersions: an incremental change older than the buffer is not
+// applied; a full-text change always is.
+func TestOutOfOrderVersions(t *testing.T) {
+	c := start(t)
+	root := copyExample(t, "workspace")
+	c.initialize(root, "")
+	rel := ".saga/stories/add-logout-button/write-tests.json"
+	text := c.open(rel)
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":5},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(text)))
+	// Version 4 arrives late and would break the file; it must be ignored.
+	pos := at(t, text, `"status"`, 0, 0)
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":4},"contentChanges":[{"range":{"start":%s,"end":%s},"text":"garbage "}]}`, c.uri(rel), pos, pos))
+	mark := c.mark()
+	broken := strings.Replace(text, `"pending"`, `"done"`, 1)
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":6},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(broken)))
+	d, _ := c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 6 })
+	if codes := d.codes(); !slices.Equal(codes, []string{"schema"}) {
+		t.Fatalf("after a late change and a full one: %v (the late change must not have been applied)", codes)
+	}
+}
+
+// TestUTF16Positions: diagnostics after emoji, combining marks and on CRLF
+// lines are placed in UTF-16 code units, and incremental edits use them.
+func TestUTF16Positions(t *testing.T) {
+	c := start(t)
+	root := copyExample(t, "workspace")
+	c.initialize(root, "")
+	rel := ".saga/stories/add-logout-button/write-tests.json"
+	text := "{\r\n  \"id\": \"write-tests\", \"subject\": \"😀 é\u0301 🎉\", \"description\": \"\", \"status\": \"nope\",\r\n  \"blockedBy\": []\r\n}\r\n"
+	c.openText(rel, text, 1)
+	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
+	want := at(t, text, `"nope"`, 0, 0)
+	var got lspRange
+	for _, x := range d.Diagnostics {
+		if x.Code == "schema" {
+			got = x.Range
+		}
+	}
+	if b, _ := json.Marshal(got.Start); string(b) != want {
+		t.Fatalf("schema diagnostic at %s, want %s", b, want)
+	}
+	if got.End.Character-got.Start.Character != len(`"nope"`) {
+		t.Errorf("range %+v should span \"nope\"", got)
+	}
+	// Replace "nope" by position (UTF-16) with an incremental edit.
+	mark := c.mark()
+	end := at(t, text, `"nope"`, 0, len(`"nope"`))
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"range":{"start":%s,"end":%s},"text":"\"pending\""}]}`, c.uri(rel), want, end))
+	d, _ = c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 })
+	if len(d.Diagnostics) != 0 {
+		t.Fatalf("after the UTF-16 edit: %+v", d.Diagnostics)
+	}
+}
+
+// TestCancelAndSlowRequests: a request held open does not block
+// notifications; $/cancelRequest answers it with -32800.
+func TestCancelAndSlowRequests(t *testing.T) {
+	c := startWith(t, Options{requestHook: func(ctx context.Context, method string) {
+		if method == "textDocument/hover" {
+			select {
+			case <-ctx.Done():
+			case <-time.After(15 * time.Second):
+			}
+		}
+	}})
+	c.initialize(copyExample(t, "workspace"), "")
+	rel := ".saga/stories/add-logout-button/write-tests.json"
+	text := c.open(rel)
+	id := c.send("textDocument/hover", fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":1,"character":10}}`, c.uri(rel)))
+	// While hover hangs, typing still produces diagnostics.
+	mark := c.mark()
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(strings.Replace(text, `"pending"`, `"nope"`, 1))))
+	c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 1 })
+	c.notify("$/cancelRequest", fmt.Sprintf(`{"id":%s}`, id))
+	m := c.wait(id)
+	if m.Error == nil || m.Error.Code != -32800 {
+		t.Fatalf("cancelled request: %+v", m)
+	}
+}
+
+// TestExternalEdits: with no client file watching, the server watches
+// .saga itself: a hook writing a status, a new story folder, a deleted file.
+func TestExternalEdits(t *testing.T) {
+	c := start(t)
+	root := copyExample(t, "workspace")
+	c.initialize(root, "")
+	// A status written by another process (atomically, as hooks do).
+	rel := ".saga/stories/add-logout-button/implement-button.json"
+	path := filepath.Join(root, rel)
+	data, _ := os.ReadFile(path)
+	mark := c.mark()
+	writeAtomic(t, path, strings.Replace(string(data), `"pending"`, `"completed"`, 1))
+	d, _ := c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
+	if !slices.Contains(d.codes(), "status-inconsistent") {
+		t.Fatalf("after an external status write: %v", d.codes())
+	}
+	// A new story folder with a broken task: watched as soon as it appears.
+	mark = c.mark()
+	dir := filepath.Join(root, ".saga/stories/fresh")
+	os.MkdirAll(dir, 0o755)
+	time.Sleep(50 * time.Millisecond) // let the watcher add the new folder before the file lands in it
+	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "fresh", "title": "F", "description": ""}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(`{"id": "t"`), 0o644)
+	d, _ = c.diagnostics(mark, ".saga/stories/fresh/t.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
+	if !slices.Contains(d.codes(), "json-syntax") {
+		t.Fatalf("new folder's file: %v", d.codes())
+	}
+	// Deleting it clears its diagnostics.
+	mark = c.mark()
+	os.Remove(filepath.Join(dir, "t.json"))
+	c.diagnostics(mark, ".saga/stories/fresh/t.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) == 0 })
+}
+
+// TestDynamicWatchRegistration: a client that offers dynamic registration
+// is asked to watch, and its didChangeWatchedFiles events are applied.
+func TestDynamicWatchRegistration(t *testing.T) {
+	c := start(t)
+	registered := make(chan string, 1)
+	c.onRequest = func(method string, params json.RawMessage) any {
+		if method == "client/registerCapability" {
+			registered <- string(params)
+		}
+		return nil
+	}
+	root := copyExample(t, "workspace")
+	c.initialize(root, `{"workspace":{"didChangeWatchedFiles":{"dynamicRegistration":true}}}`)
+	select {
+	case p := <-registered:
+		if !strings.Contains(p, "workspace/didChangeWatchedFiles") || !strings.Contains(p, "**/.saga/**") {
+			t.Fatalf("registration %s", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no client/registerCapability")
+	}
+	rel := ".saga/stories/add-logout-button/write-tests.json"
+	os.WriteFile(filepath.Join(root, rel), []byte(`{"id": "oops"`), 0o644)
+	mark := c.mark()
+	c.notify("workspace/didChangeWatchedFiles", fmt.Sprintf(`{"changes":[{"uri":%q,"type":2}]}`, c.uri(rel)))
+	d, _ := c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
+	if !slices.Contains(d.codes(), "json-syntax") {
+		t.Fatalf("%v", d.codes())
+	}
+}
+
+func writeAtomic(t *testing.T, path, data string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-test")
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
