@@ -18,10 +18,10 @@ func TestInitialDiagnostics(t *testing.T) {
 	c := start(t)
 	c.initialize(copyExample(t, "mistakes"), "")
 	want := map[string][]string{
-		".saga/epics/billing.json":                           {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
-		".saga/stories/billing--invoices/send-emails.json":   {"dependency-cycle", "unknown-dependency", "unknown-property"},
-		".saga/stories/billing--invoices/archive.json":       {"id-mismatch", "json-syntax", "self-dependency"},
-		".saga/stories/reports--monthly/story.json":          {"orphan-story"},
+		".saga/epics/billing.json":                            {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
+		".saga/stories/billing--invoices/send-emails.json":    {"dependency-cycle", "unknown-dependency", "unknown-property"},
+		".saga/stories/billing--invoices/archive.json":        {"id-mismatch", "json-syntax", "self-dependency"},
+		".saga/stories/reports--monthly/story.json":           {"orphan-story"},
 		".saga/stories/billing--invoices/notify-finance.json": {"status-inconsistent"},
 	}
 	for rel, codes := range want {
@@ -164,7 +164,9 @@ func TestCancelAndSlowRequests(t *testing.T) {
 	// While hover hangs, typing still produces diagnostics.
 	mark := c.mark()
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(strings.Replace(text, `"pending"`, `"nope"`, 1))))
-	c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 1 })
+	c.diagnostics(mark, rel, func(p publishedDiagnostics) bool {
+		return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 1
+	})
 	c.notify("$/cancelRequest", fmt.Sprintf(`{"id":%s}`, id))
 	m := c.wait(id)
 	if m.Error == nil || m.Error.Code != -32800 {
