@@ -82,6 +82,11 @@ func (p *publisher) run() {
 		p.pending, p.all = map[string]bool{}, false
 		p.mu.Unlock()
 		snap := p.s.current()
+		// Before the disk scan ends, cross-file findings would be wrong (every
+		// sibling looks missing); the load publishes everything when done.
+		if !snap.Loaded {
+			continue
+		}
 		if all {
 			p.publishAll(snap)
 		}
