@@ -126,7 +126,7 @@ func initializeResult(ci clientInfo, version string) *protocol.InitializeResult 
 			DefinitionProvider: protocol.Boolean(true),
 			ReferencesProvider: protocol.Boolean(true),
 			CompletionProvider: &protocol.CompletionOptions{
-				TriggerCharacters: []string{"\"", ":", ","},
+				TriggerCharacters: []string{"\"", ":", ",", "["},
 			},
 			RenameProvider:          &protocol.RenameOptions{PrepareProvider: &yes},
 			DocumentSymbolProvider:  protocol.Boolean(true),
