@@ -3,8 +3,285 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/jsonc"
+	"github.com/saga-ai/saga-lsp/store/schema"
 )
 
+// textDocument/hover: what a reference points at, a summary of the file's
+// own id, or the schema documentation of a property name. Markdown; the
+// range is the string (or key) node hovered. Null anywhere else.
+
+// hoverExcerptLen bounds the description excerpt shown in a hover, in characters.
+const hoverExcerptLen = 300
+
 func hover(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
-	return nil, nil
+	var p protocol.HoverParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	t := snap.targetAt(p.TextDocument.URI, p.Position)
+	if t.node == nil {
+		return nil, nil
+	}
+	var md string
+	switch t.kind {
+	case targetTaskRef:
+		md = hoverTaskRef(t)
+	case targetTaskID:
+		if t.story != nil {
+			if task := t.story.Task(t.name); task != nil {
+				md = hoverTaskSummary(task, t.story.ID)
+			}
+		}
+		if md == "" && t.file.Task != nil { // the file is not (yet) in the model's story
+			md = hoverTaskSummary(t.file.Task, t.file.Owner)
+		}
+	case targetStoryID:
+		if t.story != nil {
+			md = hoverStorySummary(snap, t.story)
+		}
+	case targetStoryEpic:
+		md = hoverEpicRef(snap, t.name)
+	case targetEpicID:
+		if t.epic != nil {
+			md = hoverEpicSummary(snap, t.epic)
+		}
+	case targetChild, targetChildRef:
+		if st := snap.WS.Stories[t.name]; st != nil {
+			md = hoverStorySummary(snap, st)
+		} else {
+			md = fmt.Sprintf("No story `%s`: the folder `.saga/stories/%s/` does not exist.", t.name, t.name)
+		}
+	case targetPropertyKey:
+		md = hoverProperty(s, t)
+	}
+	if md == "" {
+		return nil, nil
+	}
+	r := nodeRange(t.file, t.node)
+	return &protocol.Hover{
+		Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: md},
+		Range:    &r,
+	}, nil
+}
+
+// hoverTaskRef describes the task a blockedBy entry names.
+func hoverTaskRef(t target) string {
+	storyID := t.file.Owner
+	if t.story != nil {
+		if task := t.story.Task(t.name); task != nil {
+			return hoverTaskSummary(task, storyID)
+		}
+	}
+	return fmt.Sprintf("No task `%s` in story `%s`.", t.name, storyID)
+}
+
+// hoverTaskSummary: subject, status, blockers and a description excerpt.
+func hoverTaskSummary(task *store.Task, storyID string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Task `%s`**", task.ID)
+	if task.Subject != "" {
+		fmt.Fprintf(&b, " — %s", hoverEscape(task.Subject))
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "Status: %s", hoverStatus(task.Status))
+	if task.Priority != "" {
+		fmt.Fprintf(&b, " · priority `%s`", task.Priority)
+	}
+	fmt.Fprintf(&b, " · story `%s`", storyID)
+	if len(task.BlockedBy) > 0 {
+		ids := make([]string, len(task.BlockedBy))
+		for i, r := range task.BlockedBy {
+			ids[i] = "`" + r.ID + "`"
+		}
+		fmt.Fprintf(&b, "\n\nBlocked by %s", strings.Join(ids, ", "))
+	}
+	if d := hoverExcerpt(task.Description, hoverExcerptLen); d != "" {
+		b.WriteString("\n\n---\n\n")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// hoverStorySummary: title, effective status, done/total tasks, epic.
+func hoverStorySummary(snap *Snapshot, st *store.Story) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Story `%s`**", st.ID)
+	if st.Title != "" {
+		fmt.Fprintf(&b, " — %s", hoverEscape(st.Title))
+	}
+	b.WriteString("\n\n")
+	fmt.Fprintf(&b, "Status: `%s` · %d/%d tasks done", st.EffectiveStatus(), st.Done(), len(st.Tasks))
+	if e := st.EpicID(); e != "" {
+		fmt.Fprintf(&b, " · epic `%s`", e)
+		if snap.WS.Epics[e] == nil {
+			b.WriteString(" (missing)")
+		}
+	}
+	if st.File == nil {
+		fmt.Fprintf(&b, "\n\nThe folder has no `story.json`.")
+	}
+	if d := hoverExcerpt(st.Description, hoverExcerptLen); d != "" {
+		b.WriteString("\n\n---\n\n")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// hoverEpicRef describes the epic a story's `epic` field names.
+func hoverEpicRef(snap *Snapshot, id string) string {
+	if e := snap.WS.Epics[id]; e != nil {
+		return hoverEpicSummary(snap, e)
+	}
+	return fmt.Sprintf("No epic `%s`: neither `.saga/epics/%s/epic.json` nor `.saga/epics/%s.json` exists.", id, id, id)
+}
+
+// hoverEpicSummary: title, status, children count (and how many are done).
+func hoverEpicSummary(snap *Snapshot, e *store.Epic) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Epic `%s`**", e.ID)
+	if e.Title != "" {
+		fmt.Fprintf(&b, " — %s", hoverEscape(e.Title))
+	}
+	b.WriteString("\n\n")
+	if e.Status != "" {
+		fmt.Fprintf(&b, "Status: `%s` · ", e.Status)
+	}
+	done := 0
+	for _, c := range e.Children {
+		if st := snap.WS.Stories[c.ID]; st != nil && st.EffectiveStatus() == store.StatusCompleted {
+			done++
+		}
+	}
+	n := len(e.Children)
+	fmt.Fprintf(&b, "%d child stor%s, %d completed", n, hoverPluralY(n), done)
+	if e.File != nil {
+		fmt.Fprintf(&b, " · `%s`", e.File.Rel)
+	}
+	if d := hoverExcerpt(e.Description, hoverExcerptLen); d != "" {
+		b.WriteString("\n\n---\n\n")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
+// hoverProperty documents a property name from the file kind's schema.
+func hoverProperty(s *Server, t target) string {
+	var k schema.Kind
+	switch t.file.Kind {
+	case store.KindTask:
+		k = schema.Task
+	case store.KindStory:
+		k = schema.Story
+	case store.KindEpic:
+		k = schema.Epic
+	default:
+		return ""
+	}
+	prop, ok := s.parser.Schemas().Lookup(k, hoverSchemaPath(t.loc.Path))
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**`%s`**", prop.Name)
+	var tags []string
+	if prop.Required {
+		tags = append(tags, "required")
+	}
+	if prop.Type != "" {
+		tags = append(tags, prop.Type)
+	}
+	if len(tags) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(tags, ", "))
+	}
+	if prop.Description != "" {
+		b.WriteString("\n\n")
+		b.WriteString(prop.Description)
+	}
+	if len(prop.Enum) > 0 {
+		vals := make([]string, len(prop.Enum))
+		for i, v := range prop.Enum {
+			vals[i] = "`" + v + "`"
+		}
+		fmt.Fprintf(&b, "\n\nAllowed values: %s", strings.Join(vals, ", "))
+	}
+	return b.String()
+}
+
+// hoverSchemaPath turns a location path into a schema instance path (keys and
+// array indexes as strings).
+func hoverSchemaPath(path []jsonc.PathElem) []string {
+	out := make([]string, len(path))
+	for i, e := range path {
+		if e.Index >= 0 {
+			out[i] = strconv.Itoa(e.Index)
+		} else {
+			out[i] = e.Key
+		}
+	}
+	return out
+}
+
+// excerpt returns the first max characters of s, cut at a word boundary,
+// with an ellipsis when something was left out.
+func hoverExcerpt(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	cut, n := len(s), 0
+	for i := range s {
+		if n == max {
+			cut = i
+			break
+		}
+		n++
+	}
+	head := s[:cut]
+	// Cut at the last space when the limit falls inside a word.
+	if r, _ := utf8.DecodeRuneInString(s[cut:]); !unicode.IsSpace(r) {
+		if i := strings.LastIndexFunc(head, unicode.IsSpace); i > 0 {
+			head = head[:i]
+		}
+	}
+	return strings.TrimRightFunc(head, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;:", r) }) + "…"
+}
+
+// hoverEscape escapes the characters that would turn a one-line title
+// into markup.
+func hoverEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '#', '|':
+			b.WriteByte('\\')
+		case '\n', '\r':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hoverStatus(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return "`" + s + "`"
+}
+
+func hoverPluralY(n int) string {
+	if n == 1 {
+		return "y"
+	}
+	return "ies"
 }
