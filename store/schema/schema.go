@@ -45,6 +45,7 @@ func Source(k Kind) ([]byte, error) {
 type Set struct {
 	compiled map[Kind]*jsonschema.Schema
 	raw      map[Kind]map[string]any
+	quick    map[Kind]*rule
 	printer  *message.Printer
 }
 
@@ -53,6 +54,7 @@ func New() (*Set, error) {
 	s := &Set{
 		compiled: map[Kind]*jsonschema.Schema{},
 		raw:      map[Kind]map[string]any{},
+		quick:    map[Kind]*rule{},
 		printer:  message.NewPrinter(language.English),
 	}
 	c := jsonschema.NewCompiler()
@@ -76,6 +78,9 @@ func New() (*Set, error) {
 		}
 		s.compiled[k] = sch
 		s.raw[k] = doc.(map[string]any)
+		if s.quick[k], err = compileRule(s.raw[k], s.raw[k]); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
 	}
 	return s, nil
 }
