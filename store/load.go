@@ -107,13 +107,24 @@ func ReadBounded(abs, rel string) (src []byte, why string) {
 		return nil, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
 			rel, float64(fi.Size())/(1<<20), MaxFileSize>>20)
 	}
-	// LimitReader: the file may grow between Stat and read.
-	src, err = io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
+	// One read into a buffer of the size fstat gave, plus one byte to notice
+	// a file that grew meanwhile (then it is read to the end, bounded).
+	src = make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, src)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		src = src[:n]
+	case err != nil:
 		return nil, readProblem(rel, err)
-	}
-	if len(src) > MaxFileSize {
-		return nil, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+	default:
+		rest, err := io.ReadAll(io.LimitReader(f, MaxFileSize))
+		if err != nil {
+			return nil, readProblem(rel, err)
+		}
+		src = append(src, rest...)
+		if len(src) > MaxFileSize {
+			return nil, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+		}
 	}
 	return src, ""
 }

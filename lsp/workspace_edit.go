@@ -1,0 +1,316 @@
+package lsp
+
+import (
+	"bytes"
+	"slices"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/jsonc"
+)
+
+// Building WorkspaceEdits for rename and code actions. The server never
+// writes files for these features: the client applies the edit, and the
+// watcher (or didChange) brings the result back.
+
+// editBuilder collects the changes of one WorkspaceEdit in the order the
+// client must apply them.
+type editBuilder struct {
+	snap *Snapshot
+	// documentChanges: emit documentChanges (versioned TextDocumentEdits and
+	// resource operations); otherwise plain `changes`.
+	documentChanges bool
+
+	ops     []protocol.DocumentChange
+	docEdit map[uri.URI]*protocol.TextDocumentEdit // open TextDocumentEdit per URI, until a resource operation
+	changes map[uri.URI][]protocol.TextEdit
+}
+
+func newEditBuilder(snap *Snapshot, documentChanges bool) *editBuilder {
+	return &editBuilder{snap: snap, documentChanges: documentChanges,
+		docEdit: map[uri.URI]*protocol.TextDocumentEdit{}, changes: map[uri.URI][]protocol.TextEdit{}}
+}
+
+// edit adds text edits to the file at rel (non-overlapping, in the
+// coordinates of the file's current text).
+func (b *editBuilder) edit(rel string, edits ...protocol.TextEdit) {
+	if len(edits) == 0 {
+		return
+	}
+	u := b.snap.URIOf(rel)
+	if !b.documentChanges {
+		b.changes[u] = append(b.changes[u], edits...)
+		return
+	}
+	td := b.docEdit[u]
+	if td == nil {
+		td = &protocol.TextDocumentEdit{TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+			TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u},
+		}}
+		// A version pins the edit to the buffer it was computed from; null
+		// means "the file on disk" (the file is not open).
+		if v := b.snap.Version(rel); v >= 0 {
+			td.TextDocument.Version = &v
+		}
+		b.docEdit[u] = td
+		b.ops = append(b.ops, td)
+	}
+	for i := range edits {
+		td.Edits = append(td.Edits, &edits[i])
+	}
+}
+
+// createFile adds a CreateFile of rel followed by the insertion of its
+// content. It needs documentChanges and resource create support; the
+// creation fails on the client when the file already exists.
+func (b *editBuilder) createFile(rel string, content []byte) {
+	u := b.snap.URIOf(rel)
+	b.ops = append(b.ops, &protocol.CreateFile{
+		ResourceOperation: protocol.ResourceOperation{Kind: "create"},
+		Kind:              "create",
+		URI:               u,
+	})
+	b.ops = append(b.ops, &protocol.TextDocumentEdit{
+		TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}},
+		Edits:        []protocol.TextDocumentEditElement{&protocol.TextEdit{NewText: string(content)}},
+	})
+	delete(b.docEdit, u)
+}
+
+// renameFile adds a RenameFile; text edits to oldRel must come before it.
+func (b *editBuilder) renameFile(oldRel, newRel string) {
+	oldURI, newURI := b.snap.URIOf(oldRel), b.snap.URIOf(newRel)
+	b.ops = append(b.ops, &protocol.RenameFile{
+		ResourceOperation: protocol.ResourceOperation{Kind: "rename"},
+		Kind:              "rename",
+		OldURI:            oldURI,
+		NewURI:            newURI,
+	})
+	delete(b.docEdit, oldURI)
+	delete(b.docEdit, newURI)
+}
+
+// empty tells whether nothing was added.
+func (b *editBuilder) empty() bool { return len(b.ops) == 0 && len(b.changes) == 0 }
+
+func (b *editBuilder) build() *protocol.WorkspaceEdit {
+	if !b.documentChanges {
+		return &protocol.WorkspaceEdit{Changes: b.changes}
+	}
+	return &protocol.WorkspaceEdit{DocumentChanges: b.ops}
+}
+
+// replaceEdit replaces the byte span [start, end) of f.
+func replaceEdit(f *store.File, start, end int, text string) protocol.TextEdit {
+	return protocol.TextEdit{Range: spanRange(f, start, end), NewText: text}
+}
+
+// diffEdit turns a whole new text of f into one text edit covering only
+// the bytes that differ, so the client keeps cursors, folds and undo for
+// the rest. The span is widened to whole runes and whole line breaks.
+func diffEdit(f *store.File, newSrc []byte) protocol.TextEdit {
+	old := f.Src
+	prefix := 0
+	for prefix < len(old) && prefix < len(newSrc) && old[prefix] == newSrc[prefix] {
+		prefix++
+	}
+	suffix := 0
+	for suffix < len(old)-prefix && suffix < len(newSrc)-prefix && old[len(old)-1-suffix] == newSrc[len(newSrc)-1-suffix] {
+		suffix++
+	}
+	start, end := prefix, len(old)-suffix
+	for start > 0 && start < len(old) && (!utf8.RuneStart(old[start]) || (old[start] == '\n' && old[start-1] == '\r')) {
+		start--
+	}
+	for end < len(old) && end > 0 && (!utf8.RuneStart(old[end]) || (old[end] == '\n' && old[end-1] == '\r')) {
+		end++
+	}
+	newEnd := len(newSrc) - (len(old) - end)
+	return replaceEdit(f, start, end, string(newSrc[start:newEnd]))
+}
+
+// byteEdit replaces the bytes [start, end) of a file's text.
+type byteEdit struct {
+	start, end int
+	text       string
+}
+
+// applySpans applies non-overlapping byte edits to src; used to check that
+// a fix leaves valid JSON before offering it.
+func applySpans(src []byte, spans []byteEdit) []byte {
+	sorted := slices.Clone(spans)
+	slices.SortStableFunc(sorted, func(a, b byteEdit) int { return a.start - b.start })
+	out := make([]byte, 0, len(src))
+	at := 0
+	for _, sp := range sorted {
+		out = append(out, src[at:sp.start]...)
+		out = append(out, sp.text...)
+		at = sp.end
+	}
+	return append(out, src[at:]...)
+}
+
+// removeElementSpans returns the spans that remove element i of arr with
+// one adjacent comma, leaving valid JSON: "a, b" → "b"; "a, b" minus the
+// last → "a"; a lone element empties the brackets when only white space
+// surrounds it. Comments next to the element stay.
+func removeElementSpans(src []byte, arr *jsonc.Node, i int) []byteEdit {
+	elems := arr.Elems
+	e := elems[i]
+	switch {
+	case len(elems) == 1:
+		inner := arr.Start + 1
+		closeAt := arr.End
+		if arr.Closed {
+			closeAt = arr.End - 1
+		}
+		if onlyBlank(src[inner:e.Start]) && onlyBlank(src[e.End:closeAt]) {
+			return []byteEdit{{inner, closeAt, ""}}
+		}
+		return []byteEdit{{e.Start, e.End, ""}}
+	case i < len(elems)-1:
+		next := elems[i+1]
+		between := src[e.End:next.Start]
+		if onlyCommaBlank(between) {
+			// Up to the next element: the comma and the white space after it.
+			return []byteEdit{{e.Start, next.Start, ""}}
+		}
+		if c := bytes.IndexByte(between, ','); c >= 0 {
+			return []byteEdit{{e.Start, e.End + c + 1, ""}}
+		}
+		return []byteEdit{{e.Start, e.End, ""}}
+	default:
+		prev := elems[i-1]
+		between := src[prev.End:e.Start]
+		if onlyCommaBlank(between) {
+			// From the end of the previous element: the comma and the line break.
+			return []byteEdit{{prev.End, e.End, ""}}
+		}
+		if c := bytes.IndexByte(between, ','); c >= 0 {
+			return []byteEdit{{prev.End + c, prev.End + c + 1, ""}, {e.Start, e.End, ""}}
+		}
+		return []byteEdit{{e.Start, e.End, ""}}
+	}
+}
+
+func onlyBlank(b []byte) bool {
+	return len(bytes.TrimSpace(b)) == 0
+}
+
+func onlyCommaBlank(b []byte) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) == 1 && t[0] == ','
+}
+
+// insertMemberSpan returns the span adding the member text (`"key": value`)
+// after the object's last member, laid out like its members (one per line
+// when they are, else inline), as store.SetString does for strings.
+func insertMemberSpan(src []byte, obj *jsonc.Node, member string) byteEdit {
+	if len(obj.Members) == 0 {
+		indent := lineIndentAt(src, obj.Start)
+		closeAt := obj.End
+		if obj.Closed {
+			closeAt = obj.End - 1
+		}
+		return byteEdit{obj.Start + 1, closeAt, "\n" + indent + "  " + member + "\n" + indent}
+	}
+	last := obj.Members[len(obj.Members)-1]
+	end := last.Key.End
+	if last.Value != nil {
+		end = last.Value.End
+	}
+	sep := ", "
+	if bytes.IndexByte(src[obj.Start:last.Key.Start], '\n') >= 0 {
+		sep = ",\n" + lineIndentAt(src, last.Key.Start)
+	}
+	return byteEdit{end, end, sep + member}
+}
+
+// lineIndentAt returns the leading white space of the line holding offset.
+func lineIndentAt(src []byte, offset int) string {
+	start := bytes.LastIndexByte(src[:offset], '\n') + 1
+	end := start
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
+		end++
+	}
+	return string(src[start:end])
+}
+
+// spanEdits converts spans of f to text edits.
+func spanEdits(f *store.File, spans []byteEdit) []protocol.TextEdit {
+	out := make([]protocol.TextEdit, len(spans))
+	for i, sp := range spans {
+		out[i] = replaceEdit(f, sp.start, sp.end, sp.text)
+	}
+	return out
+}
+
+// keepsSyntax tells whether applying spans to f leaves no more JSON syntax
+// errors than it has: a fix must never break the file.
+func keepsSyntax(f *store.File, spans []byteEdit) bool {
+	after := jsonc.Parse(applySpans(f.Src, spans))
+	return len(after.Errors) <= len(f.Doc.Errors)
+}
+
+// nodeChain returns the chain of nodes from root to the node spanning
+// exactly [start, end) (the last element), or nil.
+func nodeChain(root *jsonc.Node, start, end int) []*jsonc.Node {
+	if root == nil || start < root.Start || end > root.End {
+		return nil
+	}
+	if root.Start == start && root.End == end {
+		return []*jsonc.Node{root}
+	}
+	var kids []*jsonc.Node
+	switch root.Kind {
+	case jsonc.Object:
+		for _, m := range root.Members {
+			if m.Value != nil {
+				kids = append(kids, m.Value)
+			}
+		}
+	case jsonc.Array:
+		kids = root.Elems
+	}
+	for _, k := range kids {
+		if k == nil || start < k.Start || end > k.End {
+			continue
+		}
+		if p := nodeChain(k, start, end); p != nil {
+			return append([]*jsonc.Node{root}, p...)
+		}
+	}
+	return nil
+}
+
+// memberWithKey finds the member of an object in the tree whose key spans
+// [start, end), with its object.
+func memberWithKey(root *jsonc.Node, start, end int) (*jsonc.Node, *jsonc.Member) {
+	if root == nil || start < root.Start || end > root.End {
+		return nil, nil
+	}
+	switch root.Kind {
+	case jsonc.Object:
+		for i := range root.Members {
+			m := &root.Members[i]
+			if m.Key.Start == start && m.Key.End == end {
+				return root, m
+			}
+			if m.Value != nil {
+				if o, mm := memberWithKey(m.Value, start, end); mm != nil {
+					return o, mm
+				}
+			}
+		}
+	case jsonc.Array:
+		for _, e := range root.Elems {
+			if o, mm := memberWithKey(e, start, end); mm != nil {
+				return o, mm
+			}
+		}
+	}
+	return nil, nil
+}
