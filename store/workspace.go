@@ -345,7 +345,7 @@ func (w *Workspace) checkStory(s *Story) []Diagnostic {
 	}
 	items := make([]plan.Item, len(s.Tasks))
 	for i, t := range s.Tasks {
-		items[i] = plan.Item{ID: t.ID, BlockedBy: refIDs(t.BlockedBy)}
+		items[i] = plan.Item{ID: t.ID, Status: t.Status, BlockedBy: refIDs(t.BlockedBy)}
 	}
 	cycleDiags(items, func(from string) ([]Ref, *File) {
 		t := byID[from]
@@ -406,7 +406,11 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 	for i := range e.Children {
 		c := &e.Children[i]
 		if first[c.ID] == c {
-			items = append(items, plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)})
+			it := plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)}
+			if s := w.Stories[c.ID]; s != nil {
+				it.Status = s.EffectiveStatus()
+			}
+			items = append(items, it)
 		}
 	}
 	cycleDiags(items, func(from string) ([]Ref, *File) { return first[from].BlockedBy, f }, "story", add)
@@ -415,17 +419,21 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 
 // cycleDiags reports every blockedBy entry on each dependency cycle, with the
 // whole cycle in the message; the weakest link is marked for the quick fix.
-// Statuses are ignored: a cycle is wrong whatever is done.
+// Statuses do not hide a cycle (it is wrong whatever is done), but they pick
+// the weakest link the way `plan` does, so both name the same edge.
 func cycleDiags(items []plan.Item, entries func(from string) ([]Ref, *File), what string,
 	add func(f *File, code Code, start, end int, msg string, fix *Fix)) {
-	p := plan.Compute(items, 0)
-	for i, cyc := range p.Cycles {
-		msg := fmt.Sprintf("%s dependency cycle: %s", what, strings.Join(cyc, " → "))
-		var weak plan.Edge
-		if i < len(p.WeakLinks) {
-			weak = p.WeakLinks[i]
-			msg += fmt.Sprintf(" (weakest link: %s → %s)", weak.From, weak.To)
-		}
+	if acyclic(items) {
+		return // the common case: skip building a whole plan
+	}
+	structural := make([]plan.Item, len(items))
+	for i, it := range items {
+		structural[i] = plan.Item{ID: it.ID, BlockedBy: it.BlockedBy}
+	}
+	p := plan.Compute(structural, 0)
+	for _, cyc := range p.Cycles {
+		weak := weakestLink(cyc, items)
+		msg := fmt.Sprintf("%s dependency cycle: %s (weakest link: %s → %s)", what, strings.Join(cyc, " → "), weak.From, weak.To)
 		for j := 0; j+1 < len(cyc); j++ {
 			from, to := cyc[j], cyc[j+1]
 			refs, f := entries(from)
@@ -438,6 +446,69 @@ func cycleDiags(items []plan.Item, entries func(from string) ([]Ref, *File), wha
 			}
 		}
 	}
+}
+
+// weakestLink is plan's rule: the cycle edge leaving the member with the
+// fewest unfinished blockers (ties: the smallest id).
+func weakestLink(cyc []string, items []plan.Item) plan.Edge {
+	byID := make(map[string]plan.Item, len(items))
+	for _, it := range items {
+		byID[it.ID] = it
+	}
+	best, bestN := -1, 0
+	for j := 0; j+1 < len(cyc); j++ {
+		it := byID[cyc[j]]
+		seen := map[string]bool{}
+		for _, b := range it.BlockedBy {
+			if bi, ok := byID[b]; ok && b != it.ID && bi.Status != StatusCompleted {
+				seen[b] = true
+			}
+		}
+		if n := len(seen); best < 0 || n < bestN || (n == bestN && cyc[j] < cyc[best]) {
+			best, bestN = j, n
+		}
+	}
+	return plan.Edge{From: cyc[best], To: cyc[best+1]}
+}
+
+// acyclic reports whether the blockedBy graph has no cycle of two or more
+// (self references and unknown ids are other rules' business), by peeling
+// items whose blockers are all peeled (Kahn's algorithm).
+func acyclic(items []plan.Item) bool {
+	index := make(map[string]int, len(items))
+	for i, it := range items {
+		index[it.ID] = i
+	}
+	pending := make([]int, len(items)) // unpeeled blockers per item
+	var blocks [][]int                 // blocker → items it blocks; built lazily
+	for i, it := range items {
+		for _, b := range it.BlockedBy {
+			if j, ok := index[b]; ok && j != i {
+				if blocks == nil {
+					blocks = make([][]int, len(items))
+				}
+				pending[i]++
+				blocks[j] = append(blocks[j], i)
+			}
+		}
+	}
+	if blocks == nil {
+		return true
+	}
+	queue := make([]int, 0, len(items))
+	for i, n := range pending {
+		if n == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for k := 0; k < len(queue); k++ {
+		for _, i := range blocks[queue[k]] {
+			if pending[i]--; pending[i] == 0 {
+				queue = append(queue, i)
+			}
+		}
+	}
+	return len(queue) == len(items)
 }
 
 func refIDs(rs []Ref) []string {
