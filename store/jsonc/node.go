@@ -44,15 +44,17 @@ func (k Kind) String() string {
 // Node is one value in the syntax tree. Offsets are byte offsets into
 // Document.Src.
 type Node struct {
-	Kind    Kind
 	Start   int      // byte offset of the first byte of the value
 	End     int      // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
 	Str     string   // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
 	Raw     string   // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
-	Bool    bool     // Bool: the value
 	Members []Member // Object, in source order (duplicates kept)
 	Elems   []*Node  // Array, in source order
-	Closed  bool     // Object/Array: closing bracket found; String: closing quote found; others: true
+	// The small fields come last so the struct packs into 104 bytes: a
+	// workspace holds hundreds of thousands of nodes.
+	Kind   Kind
+	Bool   bool // Bool: the value
+	Closed bool // Object/Array: closing bracket found; String: closing quote found; others: true
 }
 
 // Member is one key/value pair of an object.
