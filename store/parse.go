@@ -57,7 +57,7 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 		return f
 	}
 	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: version, Src: src}
-	f.Doc = jsonc.Parse(src)
+	f.Doc = jsonc.ParseOwned(src) // File.Src is never modified
 	b := diagBuilder{f: f}
 	for _, e := range f.Doc.Errors {
 		b.add(CodeJSONSyntax, e.Start, e.End, e.Message, nil)

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 const (
@@ -55,6 +56,18 @@ const (
 // but share one copy of it, so a single kept string keeps that copy alive:
 // use strings.Clone for strings that outlive the Document in a cache.
 func Parse(src []byte) *Document {
+	return parse(src, string(src))
+}
+
+// ParseOwned is Parse for a caller that hands src over: src must never be
+// modified afterwards, because the tree's strings alias it instead of a
+// copy. Loading a workspace reads each file into a fresh buffer and keeps it
+// unchanged, so it saves a copy of every file.
+func ParseOwned(src []byte) *Document {
+	return parse(src, unsafe.String(unsafe.SliceData(src), len(src)))
+}
+
+func parse(src []byte, text string) *Document {
 	// One allocation for the document and its line index.
 	holder := &struct {
 		doc   Document
@@ -67,7 +80,7 @@ func Parse(src []byte) *Document {
 
 	p := parser{
 		src:  src,
-		text: string(src),
+		text: text,
 	}
 	p.members = make([]Member, 0, 16)
 	p.elems = make([]*Node, 0, 8)
