@@ -42,7 +42,8 @@ func Unreadable(rel, why string) *File {
 }
 
 // Parse parses src as the file at rel. version is the editor's document
-// version, or -1 for disk.
+// version, or -1 for disk. The File keeps src and its strings alias it: src
+// must not be modified afterwards.
 func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 	kind, owner, name := Classify(rel)
 	if len(src) > MaxFileSize {
