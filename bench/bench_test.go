@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/bench/workload"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// floorWorkers is the goroutine count the budget's floor program uses.
+const floorWorkers = 2
+
+// repoRoot is the nearest folder above the working directory with go.mod.
+func repoRoot(b *testing.B) string {
+	b.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			b.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// workloadW returns the root of W, generating it into <repo>/.bench/W on
+// first use; later calls only read the marker.
+func workloadW(b *testing.B) string {
+	b.Helper()
+	w, err := workload.Ensure(filepath.Join(repoRoot(b), ".bench", "W"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
+// freshHeap collects garbage outside the timer, so every pass starts with
+// the small heap goal of a fresh process, as the budget's programs do; else a
+// pass runs under the large goal the previous pass's live heap left, and GC
+// all but disappears from the in-process figures.
+func freshHeap(b *testing.B) {
+	b.StopTimer()
+	runtime.GC()
+	b.StartTimer()
+}
+
+// BenchmarkFloor is the floor F of the budget: list W's files, read each
+// and decode it with encoding/json on 2 goroutines. One op is one full pass.
+func BenchmarkFloor(b *testing.B) {
+	sagaDir := filepath.Join(workloadW(b), ".saga")
+	b.ReportAllocs()
+	var decoded int64
+	for b.Loop() {
+		freshHeap(b)
+		n, err := floorPass(sagaDir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		decoded = n
+	}
+	b.ReportMetric(float64(decoded), "files/op")
+}
+
+// floorPass returns how many files decoded; the few W breaks on purpose
+// fail to decode and still count as read.
+func floorPass(sagaDir string) (int64, error) {
+	var paths []string
+	err := filepath.WalkDir(sagaDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var next, decoded atomic.Int64
+	errs := make([]error, floorWorkers)
+	var wg sync.WaitGroup
+	for g := range floorWorkers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
+				src, err := os.ReadFile(paths[i])
+				if err != nil {
+					errs[g] = err
+					return
+				}
+				var v any
+				if json.Unmarshal(src, &v) == nil {
+					decoded.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return decoded.Load(), errors.Join(errs...)
+}
+
+// BenchmarkCheck is `saga-lsp check` in-process: compile the schemas, load
+// and check W, collect the diagnostics. One op is one full pass.
+func BenchmarkCheck(b *testing.B) {
+	w := workloadW(b)
+	b.ReportAllocs()
+	var found int
+	for b.Loop() {
+		freshHeap(b)
+		p, err := store.NewParser()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ws, err := p.Load(w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		found = len(ws.Diagnostics())
+	}
+	if found == 0 {
+		b.Fatal("no diagnostics on W, which has deliberate findings")
+	}
+	b.ReportMetric(float64(found), "diagnostics/op")
+}
+
+// BenchmarkCheckPaired alternates one floor pass and one in-process check
+// pass per op and reports the median of their per-op ratio: noise from
+// neighbours (these machines share CPUs) then hits both sides alike, where
+// the separate benchmarks run minutes apart.
+func BenchmarkCheckPaired(b *testing.B) {
+	w := workloadW(b)
+	sagaDir := filepath.Join(w, ".saga")
+	var floorS, checkS, ratios []float64
+	for b.Loop() {
+		// Each side starts from a collected heap (see freshHeap); GC runs
+		// outside the timed spans.
+		runtime.GC()
+		start := time.Now()
+		if _, err := floorPass(sagaDir); err != nil {
+			b.Fatal(err)
+		}
+		floorEnd := time.Now()
+		runtime.GC()
+		checkStart := time.Now()
+		p, err := store.NewParser()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ws, err := p.Load(w)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = ws.Diagnostics()
+		end := time.Now()
+		f, c := floorEnd.Sub(start).Seconds(), end.Sub(checkStart).Seconds()
+		floorS, checkS, ratios = append(floorS, f), append(checkS, c), append(ratios, c/f)
+	}
+	b.ReportMetric(median(floorS), "floor-s")
+	b.ReportMetric(median(checkS), "check-s")
+	b.ReportMetric(median(ratios), "check/floor")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
+
+// BenchmarkCheckBinary runs the built binary on W, so process start, output
+// encoding and the binary's own settings count too. It also reports the
+// binary's peak RSS.
+func BenchmarkCheckBinary(b *testing.B) {
+	bin := filepath.Join(repoRoot(b), "bin", "saga-lsp")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%s is missing: run make build first", bin)
+	}
+	w := workloadW(b)
+	check := func() (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.Command(bin, "check", "--root", w, "--format", "json")
+		cmd.Stdout = io.Discard
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		return cmd, &stderr
+	}
+	for b.Loop() {
+		cmd, stderr := check()
+		wantFindings(b, cmd.Run(), stderr)
+	}
+	// One more, untimed run for the peak RSS: sampling /proc while timing
+	// would take CPU from the check on these 2-core machines.
+	cmd, stderr := check()
+	kb, err := runPeakRSS(cmd)
+	wantFindings(b, err, stderr)
+	if kb > 0 {
+		b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
+	}
+}
+
+// wantFindings fails unless the check exited with 1: W has error findings,
+// so 0 means the check missed them and 2 means it could not run.
+func wantFindings(b *testing.B, err error, stderr *bytes.Buffer) {
+	b.Helper()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		b.Fatalf("saga-lsp check on W: want exit code 1 (findings), got %v\n%s", err, stderr.Bytes())
+	}
+}
+
+// BenchmarkParseTask parses one clean task file of W: the per-file cost,
+// for profiling parse, validation and extraction without I/O.
+func BenchmarkParseTask(b *testing.B) {
+	w := workloadW(b)
+	p, err := store.NewParser()
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel, src := cleanTaskFile(b, p, w)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Parse(rel, src, -1)
+	}
+}
+
+// cleanTaskFile picks the first task file of W (in name order) that has no
+// diagnostic of its own, so the benchmark measures the common case.
+func cleanTaskFile(b *testing.B, p *store.Parser, w string) (string, []byte) {
+	b.Helper()
+	storiesDir := filepath.Join(w, ".saga", "stories")
+	stories, err := os.ReadDir(storiesDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range stories {
+		files, err := os.ReadDir(filepath.Join(storiesDir, s.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range files {
+			rel := path.Join(".saga/stories", s.Name(), f.Name())
+			if kind, _, _ := store.Classify(rel); kind != store.KindTask {
+				continue
+			}
+			src, err := os.ReadFile(filepath.Join(w, filepath.FromSlash(rel)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(p.Parse(rel, src, -1).Local) == 0 {
+				return rel, src
+			}
+		}
+	}
+	b.Fatal("W has no clean task file")
+	return "", nil
+}
+
+// BenchmarkNewParser is the schema compilation every check pays once.
+func BenchmarkNewParser(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := store.NewParser(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

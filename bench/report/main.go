@@ -1,0 +1,226 @@
+// Command report owns the summary of `make bench`: it reads `go test -bench`
+// output on stdin, prints each benchmark's time per op in seconds, and
+// compares the budgeted benchmarks with the floor measured in the same run
+// (design.md §10). Budgets are reported, not asserted: it always exits 0,
+// and prints only what the input holds.
+//
+//	go test -run '^$' -bench . ./bench | go run ./bench/report
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// budget bounds a benchmark's time as a multiple of the floor's.
+type budget struct {
+	label    string
+	bench    string // benchmark name without "Benchmark" and the -GOMAXPROCS suffix
+	maxRatio float64
+	// A paired benchmark measures the floor itself and reports its time and
+	// ratio as metrics; others are divided by the Floor benchmark's ns/op.
+	secondsMetric, ratioMetric string
+}
+
+// budgets lists design.md §10's budgets; later ones are added here.
+func budgets() []budget {
+	return []budget{
+		{"check (in-process)", "Check", 1.2, "", ""},
+		{"check (binary)", "CheckBinary", 1.2, "", ""},
+		{"check (in-process, paired)", "CheckPaired", 1.2, "check-s", "check/floor"},
+	}
+}
+
+// floorBench is the benchmark every budget is a multiple of.
+const floorBench = "Floor"
+
+// result holds one benchmark's runs: each unit's values, one per -count.
+type result struct {
+	name    string
+	metrics map[string][]float64 // unit → values
+	units   []string             // in first-seen order
+	status  string               // "", "SKIP" or "FAIL"
+	note    string               // first line of a skip or failure message
+}
+
+// median of a benchmark's values in unit, or false when it has none; the
+// median tolerates one noisy run among -count repetitions.
+func (r *result) median(unit string) (float64, bool) {
+	vs := slices.Clone(r.metrics[unit])
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+}
+
+func main() {
+	results, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report: reading benchmark output:", err)
+	}
+	printReport(os.Stdout, results)
+}
+
+// parse collects benchmark results in first-seen order.
+func parse(r io.Reader) ([]*result, error) {
+	var order []*result
+	byName := map[string]*result{}
+	get := func(name string) *result {
+		if res := byName[name]; res != nil {
+			return res
+		}
+		res := &result{name: name, metrics: map[string][]float64{}}
+		byName[name] = res
+		order = append(order, res)
+		return res
+	}
+	// BenchmarkName-8   10   123 ns/op   4 B/op …
+	benchLine := regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+	// --- SKIP: BenchmarkName (0.00s)
+	statusLine := regexp.MustCompile(`^\s*--- (SKIP|FAIL): Benchmark(\S+?)(?:-\d+)?(?:\s|$)`)
+	var pending *result // the skipped or failed benchmark whose message follows
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := statusLine.FindStringSubmatch(line); m != nil {
+			pending = get(m[2])
+			pending.status = m[1]
+			continue
+		}
+		if m := benchLine.FindStringSubmatch(line); m != nil {
+			pending = nil
+			res := get(m[1])
+			fields := strings.Fields(m[3])
+			for i := 0; i+1 < len(fields); i += 2 {
+				v, err := strconv.ParseFloat(fields[i], 64)
+				if err != nil {
+					break
+				}
+				unit := fields[i+1]
+				if _, seen := res.metrics[unit]; !seen {
+					res.units = append(res.units, unit)
+				}
+				res.metrics[unit] = append(res.metrics[unit], v)
+			}
+			continue
+		}
+		if pending != nil && pending.note == "" && strings.TrimSpace(line) != "" {
+			pending.note = strings.TrimSpace(line)
+		}
+	}
+	return order, sc.Err()
+}
+
+func printReport(w io.Writer, results []*result) {
+	if len(results) == 0 {
+		fmt.Fprintln(w, "no benchmark results in the input")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\ttime/op\tmem/op\tallocs/op\tother")
+	for _, r := range results {
+		if r.status != "" && len(r.metrics) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t\t\t%s\n", r.name, r.status, r.note)
+			continue
+		}
+		ns, _ := r.median("ns/op")
+		mem, alloc := "", ""
+		if v, ok := r.median("B/op"); ok {
+			mem = size(v)
+		}
+		if v, ok := r.median("allocs/op"); ok {
+			alloc = strconv.FormatFloat(v, 'f', 0, 64)
+		}
+		var other []string
+		for _, u := range r.units {
+			if u == "ns/op" || u == "B/op" || u == "allocs/op" {
+				continue
+			}
+			v, _ := r.median(u)
+			other = append(other, strconv.FormatFloat(v, 'g', 6, 64)+" "+u)
+		}
+		fmt.Fprintf(tw, "%s\t%s s\t%s\t%s\t%s\n", r.name, seconds(ns), mem, alloc, strings.Join(other, ", "))
+	}
+	tw.Flush()
+
+	byName := map[string]*result{}
+	for _, r := range results {
+		byName[r.name] = r
+	}
+	var lines []string
+	for _, b := range budgets() {
+		r := byName[b.bench]
+		if r == nil {
+			continue
+		}
+		if b.ratioMetric != "" {
+			secs, okS := r.median(b.secondsMetric)
+			ratio, okR := r.median(b.ratioMetric)
+			if okS && okR {
+				lines = append(lines, verdict(b, secs*1e9, ratio))
+			} else if r.status != "" {
+				lines = append(lines, fmt.Sprintf("%s: %s (%s)", b.label, r.status, r.note))
+			}
+			continue
+		}
+		ns, ok := r.median("ns/op")
+		if !ok {
+			lines = append(lines, fmt.Sprintf("%s: %s (%s)", b.label, r.status, r.note))
+			continue
+		}
+		lines = append(lines, budgetLine(b, ns, byName[floorBench]))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "budgets (design.md §10, against the floor measured in this run):")
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
+
+func budgetLine(b budget, ns float64, floor *result) string {
+	var floorNs float64
+	ok := false
+	if floor != nil {
+		floorNs, ok = floor.median("ns/op")
+	}
+	if !ok || floorNs == 0 {
+		return fmt.Sprintf("%s = %s s; no floor in this run (budget ≤ %g × floor)", b.label, seconds(ns), b.maxRatio)
+	}
+	return verdict(b, ns, ns/floorNs)
+}
+
+func verdict(b budget, ns, ratio float64) string {
+	mark := "PASS"
+	if ratio > b.maxRatio {
+		mark = "OVER"
+	}
+	return fmt.Sprintf("%s = %s s = %.2f × floor (budget ≤ %g)  %s", b.label, seconds(ns), ratio, b.maxRatio, mark)
+}
+
+// seconds formats nanoseconds as seconds with 4 significant digits.
+func seconds(ns float64) string { return strconv.FormatFloat(ns/1e9, 'g', 4, 64) }
+
+// size formats a byte count in B, kB or MB.
+func size(b float64) string {
+	switch {
+	case b >= 1e6:
+		return fmt.Sprintf("%.1f MB", b/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.1f kB", b/1e3)
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
