@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -51,26 +50,41 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w in %s: pass --root DIR pointing at a folder that contains .saga/", ErrNoWorkspace, root)
 	}
-	storyDirs, entries, err := listSaga(root)
+	storyDirs, top, err := listSaga(root)
 	if err != nil {
 		return nil, err
 	}
-	files := make([]*File, len(entries))
+	// Jobs: each story folder (listed by the worker that takes it, so
+	// listing runs in parallel too), then each top-level entry.
+	results := make([][]*File, len(storyDirs)+len(top))
 	var wg sync.WaitGroup
 	next := make(chan int)
-	workers := max(1, runtime.GOMAXPROCS(0))
-	for range workers {
+	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for i := range next {
-				files[i] = p.loadEntry(root, entries[i])
+				if i < len(storyDirs) {
+					for _, e := range listStory(root, storyDirs[i]) {
+						results[i] = append(results[i], p.loadEntry(root, e))
+					}
+				} else {
+					results[i] = []*File{p.loadEntry(root, top[i-len(storyDirs)])}
+				}
 			}
 		})
 	}
-	for i := range entries {
+	for i := range results {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	files := make([]*File, 0, n)
+	for _, r := range results {
+		files = append(files, r...)
+	}
 	return Build(root, storyDirs, files), nil
 }
 
@@ -112,8 +126,9 @@ func ReadBounded(abs, rel string) (src []byte, why string) {
 		return nil, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
 			rel, float64(st.Size)/(1<<20), MaxFileSize>>20)
 	}
-	// The size fstat gave, plus room to notice a file that grew meanwhile.
-	src = make([]byte, 0, st.Size+512)
+	// The size fstat gave, plus one byte to notice a file that grew
+	// meanwhile; a short read of a regular file is its end.
+	src = make([]byte, 0, st.Size+1)
 	for {
 		if len(src) == cap(src) {
 			if len(src) > MaxFileSize {
@@ -129,6 +144,9 @@ func ReadBounded(abs, rel string) (src []byte, why string) {
 			return src, ""
 		}
 		src = src[:len(src)+n]
+		if len(src) < cap(src) {
+			return src, ""
+		}
 	}
 }
 
@@ -153,9 +171,10 @@ func readProblem(rel string, err error) string {
 	return fmt.Sprintf("cannot read %s: %v", rel, errors.Unwrap(err))
 }
 
-// listSaga lists story folders and the files to load. The layout has a fixed
-// depth, so nothing recurses and symlink loops cannot trap the walk;
-// .saga/worktrees/ is never entered.
+// listSaga lists story folders and the epic files, plus entries that are
+// already known to be unusable. The layout has a fixed depth, so nothing
+// recurses and symlink loops cannot trap the walk; .saga/worktrees/ is never
+// entered.
 func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 	storiesRel := ".saga/stories"
 	des, err := os.ReadDir(filepath.Join(root, storiesRel))
@@ -163,7 +182,7 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 		return nil, nil, fmt.Errorf("list %s: %w", storiesRel, err)
 	}
 	for _, de := range des {
-		rel := path.Join(storiesRel, de.Name())
+		rel := storiesRel + "/" + de.Name()
 		isDir, why := dirEntryIsDir(root, rel, de)
 		if why != "" {
 			entries = append(entries, entry{rel: rel, bad: why})
@@ -177,27 +196,6 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			continue
 		}
 		storyDirs = append(storyDirs, de.Name())
-		files, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			entries = append(entries, entry{rel: rel + "/story.json", bad: fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, errors.Unwrap(err))})
-			continue
-		}
-		for _, fe := range files {
-			frel := path.Join(rel, fe.Name())
-			kind, _, _ := Classify(frel)
-			if kind == KindOther {
-				continue // notes, images, temp files of interrupted writes: not ours
-			}
-			if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
-				entries = append(entries, entry{rel: frel, kind: kind, bad: why})
-				continue
-			} else if isDir {
-				entries = append(entries, entry{rel: frel, kind: kind,
-					bad: fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", frel, kind)})
-				continue
-			}
-			entries = append(entries, entry{rel: frel, kind: kind})
-		}
 	}
 	epicsRel := ".saga/epics"
 	des, err = os.ReadDir(filepath.Join(root, epicsRel))
@@ -205,7 +203,7 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 		return nil, nil, fmt.Errorf("list %s: %w", epicsRel, err)
 	}
 	for _, de := range des {
-		rel := path.Join(epicsRel, de.Name())
+		rel := epicsRel + "/" + de.Name()
 		isDir, why := dirEntryIsDir(root, rel, de)
 		if why != "" {
 			entries = append(entries, entry{rel: rel, bad: why})
@@ -220,12 +218,38 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			}
 			continue
 		}
-		frel := path.Join(rel, "epic.json")
+		frel := rel + "/epic.json"
 		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(frel))); err == nil || !errors.Is(err, fs.ErrNotExist) {
 			entries = append(entries, entry{rel: frel, kind: KindEpic})
 		}
 	}
 	return storyDirs, entries, nil
+}
+
+// listStory lists the files of one story folder that the model reads.
+func listStory(root, story string) []entry {
+	rel := ".saga/stories/" + story
+	files, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return []entry{{rel: rel + "/story.json", bad: fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, errors.Unwrap(err))}}
+	}
+	var entries []entry
+	for _, fe := range files {
+		frel := rel + "/" + fe.Name()
+		kind, _, _ := Classify(frel)
+		if kind == KindOther {
+			continue // notes, images, temp files of interrupted writes: not ours
+		}
+		if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
+			entries = append(entries, entry{rel: frel, kind: kind, bad: why})
+		} else if isDir {
+			entries = append(entries, entry{rel: frel, kind: kind,
+				bad: fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", frel, kind)})
+		} else {
+			entries = append(entries, entry{rel: frel, kind: kind})
+		}
+	}
+	return entries
 }
 
 // dirEntryIsDir follows a symlink to tell whether the entry is a folder.

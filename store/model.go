@@ -43,13 +43,18 @@ func (k FileKind) String() string {
 // workspace root) is, and the story or epic it belongs to. Worktrees and
 // anything outside the story/epic layout are KindOther.
 func Classify(rel string) (kind FileKind, owner, name string) {
-	parts := strings.Split(rel, "/")
-	if len(parts) < 3 || parts[0] != ".saga" {
+	rest, ok := strings.CutPrefix(rel, ".saga/")
+	if !ok {
 		return KindOther, "", ""
 	}
+	dir, rest, ok := strings.Cut(rest, "/")
+	if !ok {
+		return KindOther, "", ""
+	}
+	first, file, nested := strings.Cut(rest, "/")
 	switch {
-	case parts[1] == "stories" && len(parts) == 4:
-		owner, name = parts[2], parts[3]
+	case dir == "stories" && nested && !strings.Contains(file, "/"):
+		owner, name = first, file
 		switch {
 		case name == "story.json":
 			return KindStory, owner, owner
@@ -58,10 +63,10 @@ func Classify(rel string) (kind FileKind, owner, name string) {
 		case isTaskFileName(name):
 			return KindTask, owner, strings.TrimSuffix(name, ".json")
 		}
-	case parts[1] == "epics" && len(parts) == 4 && parts[3] == "epic.json":
-		return KindEpic, parts[2], parts[2]
-	case parts[1] == "epics" && len(parts) == 3 && isTaskFileName(parts[2]):
-		id := strings.TrimSuffix(parts[2], ".json")
+	case dir == "epics" && nested && file == "epic.json":
+		return KindEpic, first, first
+	case dir == "epics" && !nested && isTaskFileName(first):
+		id := strings.TrimSuffix(first, ".json")
 		return KindEpic, id, id
 	}
 	return KindOther, "", ""

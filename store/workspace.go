@@ -3,8 +3,11 @@ package store
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -61,13 +64,30 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 		w.Epics[id] = epicOf(defs[0])
 	}
 	w.indexChildren()
-	for id := range w.Stories {
-		w.storyDiags[id] = w.checkStory(w.Stories[id])
-	}
+	w.checkStories(slices.Collect(maps.Keys(w.Stories)))
 	for id := range w.epicDefs {
 		w.epicDiags[id] = w.checkEpic(id)
 	}
 	return w
+}
+
+// checkStories computes the cross-file findings of the given stories on all
+// CPUs: stories are independent once the epics are indexed.
+func (w *Workspace) checkStories(ids []string) {
+	out := make([][]Diagnostic, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(1, runtime.GOMAXPROCS(0)), max(1, len(ids)/64)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				out[i] = w.checkStory(w.Stories[ids[i]])
+			}
+		})
+	}
+	wg.Wait()
+	for i, id := range ids {
+		w.storyDiags[id] = out[i]
+	}
 }
 
 // sortEpicDefs puts the folder dialect first, so it is the definition that
