@@ -23,9 +23,9 @@ func TestReportBudgets(t *testing.T) {
 	var out strings.Builder
 	printReport(&out, results)
 	for _, want := range []string{
-		"check (in-process) = 0.6 s = 1.50 × floor (budget ≤ 1.2)  OVER",
-		"check (in-process, paired) = 0.45 s = 1.10 × floor (budget ≤ 1.2)  PASS",
-		"check (binary): SKIP (bench_test.go:150: /repo/bin/saga-lsp is missing: run make build first)",
+		"check (in-process) vs in-process floor = 0.6 s = 1.50 × floor (budget ≤ 1.2)  OVER",
+		"check: saga-lsp binary vs floor program (paired) = 0.45 s = 1.10 × floor (budget ≤ 1.2)  PASS",
+		"check (binary) vs in-process floor: SKIP (bench_test.go:150: /repo/bin/saga-lsp is missing: run make build first)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("missing %q in\n%s", want, out.String())
