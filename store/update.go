@@ -94,7 +94,11 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		sortEpicDefs(defs)
 		nw.Epics[id] = epicOf(defs[0])
 	}
-	nw.indexChildren()
+	if len(epics) > 0 {
+		nw.indexChildren()
+	} else {
+		nw.listedBy = w.listedBy // unchanged: only epics list children
+	}
 
 	// What else the touched ones affect: an epic's children and the stories
 	// named under it; the epics listing a touched story.

@@ -1,7 +1,7 @@
 // Command report owns the summary of `make bench`: it reads `go test -bench`
 // output on stdin, prints each benchmark's time per op in seconds, and
-// compares the budgeted benchmarks with the floor measured in the same run
-// (design.md §10). Budgets are reported, not asserted: it always exits 0,
+// compares the budgeted benchmarks with the floor measured in the same run,
+// or their metrics (latency, memory) with absolute budgets (design.md §10). Budgets are reported, not asserted: it always exits 0,
 // and prints only what the input holds.
 //
 //	go test -run '^$' -bench . ./bench | go run ./bench/report
@@ -19,7 +19,8 @@ import (
 	"text/tabwriter"
 )
 
-// budget bounds a benchmark's time as a multiple of the floor's.
+// budget bounds a benchmark's time as a multiple of the floor's, or, when
+// metric is set, one of its metrics by an absolute maximum.
 type budget struct {
 	label    string
 	bench    string // benchmark name without "Benchmark" and the -GOMAXPROCS suffix
@@ -27,6 +28,12 @@ type budget struct {
 	// A paired benchmark measures the floor itself and reports its time and
 	// ratio as metrics; others are divided by the Floor benchmark's ns/op.
 	secondsMetric, ratioMetric string
+	// An absolute budget: the median of metric must stay ≤ max, printed in
+	// unit. With max 0 the line is a comparison, printed without a verdict
+	// and only when measured.
+	metric string
+	max    float64
+	unit   string
 }
 
 // budgets lists design.md §10's budgets; later ones are added here.
@@ -35,9 +42,17 @@ func budgets() []budget {
 		// The budget proper: both as processes, paired. The other two lines
 		// relate to the in-process floor and are for orientation (the
 		// in-process check keeps the GC on; the binary turns it off).
-		{"check: saga-lsp binary vs floor program (paired)", "CheckPaired", 1.2, "check-s", "check/floor"},
-		{"check (binary) vs in-process floor", "CheckBinary", 1.2, "", ""},
-		{"check (in-process) vs in-process floor", "Check", 1.2, "", ""},
+		{label: "check: saga-lsp binary vs floor program (paired)", bench: "CheckPaired", maxRatio: 1.2, secondsMetric: "check-s", ratioMetric: "check/floor"},
+		{label: "check (binary) vs in-process floor", bench: "CheckBinary", maxRatio: 1.2},
+		{label: "check (in-process) vs in-process floor", bench: "Check", maxRatio: 1.2},
+		// The language server, as a process on W (bench/lsp_test.go).
+		{label: "language server: initialize → all diagnostics", bench: "LSPInit", maxRatio: 4, secondsMetric: "init-s", ratioMetric: "init/floor"},
+		{label: "keystroke → diagnostics p95", bench: "LSPKeystroke", metric: "p95-ms", max: 10, unit: "ms"},
+		{label: "language server peak RSS", bench: "LSPKeystroke", metric: "peak-RSS-MB", max: 200, unit: "MB"},
+		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
+		// pushed after its fixed 500 ms delay, or pulled right away.
+		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},
+		{label: "VS Code JSON server: keystroke → pulled diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "pull-p95-ms", unit: "ms"},
 	}
 }
 
@@ -167,6 +182,16 @@ func printReport(w io.Writer, results []*result) {
 		if r == nil {
 			continue
 		}
+		if b.metric != "" {
+			v, ok := r.median(b.metric)
+			switch {
+			case ok:
+				lines = append(lines, absoluteLine(b, v))
+			case r.status != "" && b.max > 0:
+				lines = append(lines, fmt.Sprintf("%s: %s (%s)", b.label, r.status, r.note))
+			}
+			continue
+		}
 		if b.ratioMetric != "" {
 			secs, okS := r.median(b.secondsMetric)
 			ratio, okR := r.median(b.ratioMetric)
@@ -188,7 +213,7 @@ func printReport(w io.Writer, results []*result) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "budgets (design.md §10, against the floor measured in this run):")
+	fmt.Fprintln(w, "budgets (design.md §10; ratios against the floor measured in this run):")
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
 	}
@@ -212,6 +237,20 @@ func verdict(b budget, ns, ratio float64) string {
 		mark = "OVER"
 	}
 	return fmt.Sprintf("%s = %s s = %.2f × floor (budget ≤ %g)  %s", b.label, seconds(ns), ratio, b.maxRatio, mark)
+}
+
+// absoluteLine states a metric against its absolute budget, or alone for a
+// comparison line.
+func absoluteLine(b budget, v float64) string {
+	value := strconv.FormatFloat(v, 'g', 4, 64)
+	if b.max == 0 {
+		return fmt.Sprintf("%s = %s %s (for comparison; no budget)", b.label, value, b.unit)
+	}
+	mark := "PASS"
+	if v > b.max {
+		mark = "OVER"
+	}
+	return fmt.Sprintf("%s = %s %s (budget ≤ %g %s)  %s", b.label, value, b.unit, b.max, b.unit, mark)
 }
 
 // seconds formats nanoseconds as seconds with 4 significant digits.

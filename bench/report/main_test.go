@@ -53,3 +53,61 @@ func TestReportMedianOfCounts(t *testing.T) {
 		t.Errorf("median = %v, want 200", got)
 	}
 }
+
+const lspSample = `BenchmarkFloor-2                 	      10	 400000000 ns/op
+BenchmarkLSPInit-2               	      10	 700000000 ns/op	         0.2684 floor-s	         0.3635 init-s	         1.354 init/floor	       135.9 load-RSS-MB	         0.3486 loaded-s
+BenchmarkLSPKeystroke-2          	      10	 130196628 ns/op	      1000 keystrokes	       134.5 load-RSS-MB	        21.14 max-ms	         0.8308 p50-ms	         2.775 p95-ms	       209.9 peak-RSS-MB
+BenchmarkLSPKeystroke-2          	      10	 130196628 ns/op	      1000 keystrokes	       134.5 load-RSS-MB	        21.14 max-ms	         0.8308 p50-ms	        12.5 p95-ms	       190.1 peak-RSS-MB
+BenchmarkLSPKeystroke-2          	      10	 130196628 ns/op	      1000 keystrokes	       134.5 load-RSS-MB	        21.14 max-ms	         0.8308 p50-ms	        14 p95-ms	       195.5 peak-RSS-MB
+BenchmarkVSCodeJSONKeystroke-2   	       3	1531338768 ns/op	         9.000 keystrokes	       503.7 max-ms	       502.6 p50-ms	       503.7 p95-ms	        58.98 peak-RSS-MB	         0.5252 pull-p50-ms	         1.922 pull-p95-ms
+PASS
+`
+
+func TestReportLanguageServerBudgets(t *testing.T) {
+	results, err := parse(strings.NewReader(lspSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printReport(&out, results)
+	for _, want := range []string{
+		"language server: initialize → all diagnostics = 0.3635 s = 1.35 × floor (budget ≤ 4)  PASS",
+		// Medians over the three -count runs: 12.5 ms and 195.5 MB.
+		"keystroke → diagnostics p95 = 12.5 ms (budget ≤ 10 ms)  OVER",
+		"language server peak RSS = 195.5 MB (budget ≤ 200 MB)  PASS",
+		"VS Code JSON server: keystroke → pushed diagnostics p95 = 503.7 ms (for comparison; no budget)",
+		"VS Code JSON server: keystroke → pulled diagnostics p95 = 1.922 ms (for comparison; no budget)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+}
+
+func TestReportLanguageServerSkipped(t *testing.T) {
+	const skipped = `BenchmarkFloor-2  10  400000000 ns/op
+--- SKIP: BenchmarkLSPInit-2
+    lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build
+--- SKIP: BenchmarkLSPKeystroke-2
+    lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build
+--- SKIP: BenchmarkVSCodeJSONKeystroke-2
+    lsp_vscode_test.go:45: node_modules is missing
+`
+	results, _ := parse(strings.NewReader(skipped))
+	var out strings.Builder
+	printReport(&out, results)
+	for _, want := range []string{
+		"language server: initialize → all diagnostics: SKIP (lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build)",
+		"keystroke → diagnostics p95: SKIP (lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build)",
+		"language server peak RSS: SKIP (lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	// Comparison lines carry no verdict, so a skipped comparison stays in
+	// the table only.
+	if strings.Contains(out.String(), "VS Code JSON server: keystroke") {
+		t.Errorf("skipped comparison printed as a budget line:\n%s", out.String())
+	}
+}
