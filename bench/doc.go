@@ -1,5 +1,8 @@
-// Package bench owns the performance benchmarks of design.md §10: the floor F
-// (read and decode every file of workload W on 2 goroutines) and `saga-lsp
-// check` on W, in-process and as the built binary, run with `make bench` and
-// summarised against the budgets by bench/report.
+// Package bench owns the performance benchmarks of design.md §10 on workload
+// W: the floor F (read and decode every file on 2 goroutines, also as the
+// program bench/floor), `saga-lsp check` (in-process, as the binary, and
+// paired with the floor program), the language server (initialize → all
+// diagnostics, keystroke → diagnostics latency, peak RSS) beside VS Code's
+// JSON server, the hook and hydration. `make bench` runs them and
+// bench/report summarises them against the budgets.
 package bench
