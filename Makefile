@@ -14,7 +14,7 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 test: lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 ./... ./testdata/standin/...
 
 # Benchmarks against workload W (generated once into .bench/, reused after).
 bench: build

@@ -1,0 +1,573 @@
+package agentsim
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Version is the Claude Code version the simulation follows.
+const Version = "2.1.330"
+
+// Exit codes of Run besides 0 and 1.
+const (
+	// ExitUsage is returned for command-line errors (unknown flags, missing
+	// values, bad choices) and for things the simulation does not do.
+	ExitUsage = 2
+	// ExitCanceled is returned when the context is cancelled mid-run (the
+	// in-process counterpart of the process being killed by SIGTERM); no
+	// result line is written.
+	ExitCanceled = 143
+)
+
+// Options configure one simulated run.
+type Options struct {
+	// Args is claude's argv without the program name.
+	Args []string
+	// Getenv looks up the simulated process's environment. Nil: look up
+	// Environ.
+	Getenv func(string) string
+	// Environ is the full environment hooks inherit (KEY=value). Nil:
+	// os.Environ().
+	Environ []string
+	// Dir is the working directory (the project dir). Empty: os.Getwd().
+	// Symlinks are resolved, as a Node process's cwd is.
+	Dir string
+	// Stdin supplies the prompt when no prompt argument is given.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Script is the simulated model's behaviour; "" is ScriptAll.
+	Script Script
+}
+
+// Main runs one simulated headless claude in the current process's working
+// directory with os.Environ() as the environment hooks inherit, and returns
+// the exit code. env is used for every variable lookup.
+func Main(args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, script Script) int {
+	return Run(context.Background(), Options{
+		Args: args, Getenv: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Script: script,
+	})
+}
+
+// session is one simulated run.
+type session struct {
+	ctx     context.Context
+	getenv  func(string) string
+	environ []string
+	stdout  io.Writer
+	stderr  io.Writer
+	script  Script
+	args    *cliArgs
+
+	cwd            string
+	configDir      string
+	sessionID      string
+	listID         string
+	store          *taskStore
+	model          string
+	permMode       string
+	defaultMode    string
+	bare           bool
+	transcriptPath string
+	workDirs       []string
+	delay          time.Duration
+
+	hooks         map[string][]hookGroup
+	hooksDisabled bool
+	plugins       []any
+	allowRules    []string
+	denyRules     []string
+	available     map[string]bool // tools offered to the model
+	taskTools     bool            // TaskList and TaskUpdate offered
+
+	outMu     sync.Mutex
+	start     time.Time
+	turns     int
+	readFiles map[string]bool
+	denials   []any
+	lastText  string
+	lead      string   // text the model says before its next tool call
+	context   []string // SessionStart / UserPromptSubmit context
+	envFile   string
+}
+
+var (
+	errCrash    = errors.New("simulated crash")
+	errMaxTurns = errors.New("max turns reached")
+	errCanceled = errors.New("canceled")
+)
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// Run simulates one headless Claude Code run and returns its exit code.
+func Run(ctx context.Context, o Options) int {
+	s, code := prepare(ctx, o)
+	if s == nil {
+		return code
+	}
+	defer func() {
+		if s.envFile != "" {
+			os.Remove(s.envFile)
+		}
+	}()
+	return s.run()
+}
+
+// prepare parses the command line and sets the session up. A nil session
+// comes with the exit code to end with.
+func prepare(ctx context.Context, o Options) (*session, int) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := &session{ctx: ctx, stdout: o.Stdout, stderr: o.Stderr, script: o.Script, start: time.Now(),
+		hooks: map[string][]hookGroup{}, readFiles: map[string]bool{}}
+	if s.stdout == nil {
+		s.stdout = io.Discard
+	}
+	if s.stderr == nil {
+		s.stderr = io.Discard
+	}
+	s.environ = o.Environ
+	if s.environ == nil {
+		s.environ = os.Environ()
+	}
+	s.getenv = o.Getenv
+	if s.getenv == nil {
+		s.getenv = lookupIn(s.environ)
+	}
+
+	a, err := parseArgs(o.Args)
+	if err != nil {
+		fmt.Fprintln(s.stderr, err)
+		return nil, ExitUsage
+	}
+	s.args = a
+	switch {
+	case a.help:
+		fmt.Fprint(s.stdout, usageText)
+		return nil, 0
+	case a.version:
+		fmt.Fprintf(s.stdout, "%s (Claude Code)\n", Version)
+		return nil, 0
+	case !a.print:
+		fmt.Fprintln(s.stderr, "agentsim: only headless runs (-p/--print) are simulated")
+		return nil, ExitUsage
+	case a.resume || a.cont:
+		fmt.Fprintln(s.stderr, "agentsim: --resume/--continue are not simulated")
+		return nil, ExitUsage
+	case a.inputFormat == "stream-json":
+		fmt.Fprintln(s.stderr, "agentsim: --input-format stream-json is not simulated")
+		return nil, ExitUsage
+	}
+	if s.script == "" {
+		s.script = ScriptAll
+	}
+	if !s.script.valid() {
+		fmt.Fprintf(s.stderr, "agentsim: unknown script %q (want one of %s)\n", string(s.script), strings.Join(scriptNames(), ", "))
+		return nil, ExitUsage
+	}
+	if a.outputFormat == "stream-json" && !a.verbose {
+		fmt.Fprintln(s.stderr, "Error: When using --print, --output-format=stream-json requires --verbose")
+		return nil, 1
+	}
+	if !a.havePrompt && o.Stdin != nil && !isTerminal(o.Stdin) {
+		data, _ := io.ReadAll(o.Stdin)
+		a.prompt = strings.TrimSpace(string(data))
+	}
+	if strings.TrimSpace(a.prompt) == "" {
+		fmt.Fprintln(s.stderr, "Error: Input must be provided either through stdin or as a prompt argument when using --print")
+		return nil, 1
+	}
+	if a.sessionID != "" && !uuidRE.MatchString(a.sessionID) {
+		fmt.Fprintln(s.stderr, "Error: Invalid session ID. Must be a valid UUID.")
+		return nil, 1
+	}
+	if code := s.setup(o.Dir); code >= 0 {
+		return nil, code
+	}
+	return s, -1
+}
+
+// isTerminal reports whether r is a character device (a terminal), which
+// claude does not read a prompt from.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func lookupIn(environ []string) func(string) string {
+	m := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(k string) string { return m[k] }
+}
+
+// setup resolves the directories, IDs, settings and tools. It returns an
+// exit code, or -1 to go on.
+func (s *session) setup(dir string) int {
+	a := s.args
+	var err error
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			fmt.Fprintln(s.stderr, "Error:", err)
+			return 1
+		}
+	}
+	if dir, err = filepath.Abs(dir); err == nil {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+	}
+	s.cwd = dir
+	s.workDirs = []string{s.cwd}
+	for _, d := range a.addDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(s.cwd, d)
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		s.workDirs = append(s.workDirs, filepath.Clean(d))
+	}
+
+	s.configDir = s.getenv("CLAUDE_CONFIG_DIR")
+	if s.configDir == "" {
+		home := s.getenv("HOME")
+		if home == "" {
+			fmt.Fprintln(s.stderr, "Error: cannot find the Claude config directory: set CLAUDE_CONFIG_DIR or HOME")
+			return 1
+		}
+		s.configDir = filepath.Join(home, ".claude")
+	}
+	s.sessionID = strings.ToLower(a.sessionID)
+	if s.sessionID == "" {
+		s.sessionID = newUUID()
+	}
+	s.listID = s.getenv("CLAUDE_CODE_TASK_LIST_ID")
+	if s.listID == "" {
+		s.listID = s.sessionID
+	}
+	s.store = &taskStore{dir: filepath.Join(s.configDir, "tasks", sanitizeID(s.listID))}
+	s.transcriptPath = filepath.Join(s.configDir, "projects", sanitizePath(s.cwd), s.sessionID+".jsonl")
+	s.model = a.model
+	if s.model == "" {
+		s.model = "claude-sonnet-4-5"
+	}
+	s.bare = a.bare || s.script == ScriptNoHooks
+	if s.script == ScriptSlow {
+		s.delay = 200 * time.Millisecond
+		if v := s.getenv("SAGA_STANDIN_DELAY_MS"); v != "" {
+			if ms, err := strconv.Atoi(v); err == nil && ms >= 0 {
+				s.delay = time.Duration(ms) * time.Millisecond
+			}
+		}
+	}
+
+	if err := s.loadSettings(); err != nil {
+		fmt.Fprintln(s.stderr, err)
+		return 1
+	}
+	s.permMode = "default"
+	if s.defaultMode != "" {
+		s.permMode = s.defaultMode
+	}
+	if a.permissionMode != "" {
+		s.permMode = a.permissionMode
+	}
+	if a.skipPermissions {
+		s.permMode = "bypassPermissions"
+	}
+	s.decideTools()
+	return -1
+}
+
+// sanitizePath is how Claude Code names a project's transcript folder.
+func sanitizePath(p string) string {
+	b := []byte(p)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// Tools the simulation offers. Only Read, Write, Edit and the Task tools do
+// anything; the rest appear in system/init as a real session lists them.
+var (
+	taskToolNames = []string{"TaskCreate", "TaskGet", "TaskUpdate", "TaskList"}
+	builtinTools  = []string{"Task", "Bash", "Glob", "Grep", "ExitPlanMode", "Read", "Edit", "Write",
+		"NotebookEdit", "WebFetch", "WebSearch", "BashOutput", "KillShell", "Skill", "SlashCommand"}
+)
+
+// parseTri reads a tri-state boolean: 1/true/yes/on, 0/false/no/off, else
+// unset (0 = unset, 1 = true, -1 = false).
+func parseTri(v string) int {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return 1
+	case "0", "false", "no", "off":
+		return -1
+	}
+	return 0
+}
+
+// decideTools works out the tools offered to the model. Built-in tools are
+// offered unless --tools leaves them out or a bare deny rule removes them.
+// The Task tools follow 2.1.330: off when CLAUDE_CODE_ENABLE_TASKS is false
+// (the old TodoWrite comes back); otherwise offered only when
+// CLAUDE_CODE_ENABLE_TODO_TOOLS=1 or when --allowedTools / --tools name
+// them (each named one is offered).
+func (s *session) decideTools() {
+	a := s.args
+	s.available = map[string]bool{}
+	var toolsList []string
+	if a.haveTools {
+		toolsList = splitToolRules(a.tools)
+	}
+	inTools := map[string]bool{}
+	defaultTools := !a.haveTools
+	for _, t := range toolsList {
+		if t == "default" {
+			defaultTools = true
+		}
+		inTools[t] = true
+	}
+	named := map[string]bool{}
+	for _, r := range append(splitToolRules(a.allowedTools), toolsList...) {
+		name, _ := ruleTool(r)
+		named[name] = true
+	}
+	denied := map[string]bool{}
+	for _, r := range append(splitToolRules(a.disallowedTools), s.denyRules...) {
+		if name, bare := ruleTool(r); bare {
+			denied[name] = true
+		}
+	}
+	offered := func(t string) bool { return (defaultTools || inTools[t]) && !denied[t] }
+	for _, t := range builtinTools {
+		if offered(t) {
+			s.available[t] = true
+		}
+	}
+	tri := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TASKS"))
+	if tri < 0 {
+		if offered("TodoWrite") {
+			s.available["TodoWrite"] = true
+		}
+		return
+	}
+	todo := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TODO_TOOLS")) > 0
+	for _, t := range taskToolNames {
+		if (todo || named[t]) && (defaultTools || inTools[t]) && !denied[t] {
+			s.available[t] = true
+		}
+	}
+	s.taskTools = s.available["TaskList"] && s.available["TaskUpdate"]
+}
+
+// toolList is system/init's "tools": the offered tools in a stable order.
+func (s *session) toolList() []string {
+	var out []string
+	for _, t := range builtinTools {
+		if s.available[t] {
+			out = append(out, t)
+		}
+	}
+	for _, t := range append([]string{"TodoWrite"}, taskToolNames...) {
+		if s.available[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// run is the session proper, after setup.
+func (s *session) run() int {
+	// SessionStart (source "startup"), with CLAUDE_ENV_FILE.
+	if f, err := os.CreateTemp("", "claude-env-*.sh"); err == nil {
+		s.envFile = f.Name()
+		f.Close()
+	}
+	s.sessionStart()
+	s.emit(newObj("type", "system", "subtype", "init", "cwd", s.cwd, "session_id", s.sessionID,
+		"tools", s.toolList(), "mcp_servers", []any{}, "model", s.model, "permissionMode", s.permMode,
+		"slash_commands", []any{}, "apiKeySource", "none", "claude_code_version", Version,
+		"output_style", "default", "agents", []any{}, "skills", []any{}, "plugins", nonNilAny(s.plugins),
+		"uuid", newUUID()))
+
+	p := s.basePayload("UserPromptSubmit", true)
+	p.set("prompt", s.args.prompt)
+	for _, r := range s.runHooks("UserPromptSubmit", "", p) {
+		if o, _ := r.output("UserPromptSubmit"); o != nil {
+			if h := specific(o); h != nil && h.str("additionalContext") != "" {
+				s.context = append(s.context, h.str("additionalContext"))
+			}
+		} else if r.exitCode == 0 && strings.TrimSpace(r.stdout) != "" {
+			s.context = append(s.context, strings.TrimSpace(r.stdout))
+		}
+	}
+
+	err := s.runScript()
+	switch {
+	case errors.Is(err, errCrash):
+		return 1
+	case errors.Is(err, errCanceled) || s.ctx.Err() != nil:
+		return ExitCanceled
+	}
+
+	if err == nil {
+		sp := s.basePayload("Stop", true)
+		sp.set("stop_hook_active", false)
+		s.hookMessages("Stop", "Stop", s.runHooks("Stop", "", sp))
+	}
+	isErr := errors.Is(err, errMaxTurns)
+	res := newObj("type", "result")
+	if isErr {
+		res.set("subtype", "error_max_turns")
+	} else {
+		res.set("subtype", "success")
+	}
+	res.set("is_error", isErr)
+	res.set("duration_ms", int(time.Since(s.start).Milliseconds()))
+	res.set("duration_api_ms", 0)
+	res.set("num_turns", s.turns)
+	if !isErr {
+		res.set("result", s.lastText)
+	} else {
+		res.set("terminal_reason", "max_turns")
+	}
+	res.set("session_id", s.sessionID)
+	res.set("total_cost_usd", 0)
+	res.set("usage", usage())
+	res.set("modelUsage", newObj())
+	res.set("permission_denials", nonNilAny(s.denials))
+	res.set("uuid", newUUID())
+	switch s.args.outputFormat {
+	case "stream-json":
+		s.emit(res)
+	case "json":
+		s.writeLine(stringify(res, ""))
+	default:
+		if isErr {
+			s.writeLine(fmt.Sprintf("Error: Reached max turns (%d)", s.args.maxTurns))
+		} else {
+			s.writeLine(s.lastText)
+		}
+	}
+
+	ep := s.basePayload("SessionEnd", true)
+	ep.set("reason", "other")
+	s.runHooks("SessionEnd", "other", ep)
+	if isErr {
+		return 1
+	}
+	return 0
+}
+
+// sessionStart runs the SessionStart hooks and keeps their context.
+func (s *session) sessionStart() {
+	p := s.basePayload("SessionStart", false)
+	p.set("source", "startup")
+	p.set("model", s.model)
+	var extra []string
+	if s.envFile != "" {
+		extra = append(extra, "CLAUDE_ENV_FILE="+s.envFile)
+	}
+	runs := s.runHooks("SessionStart", "startup", p, extra...)
+	s.hookMessages("SessionStart:startup", "SessionStart", runs)
+	for _, r := range runs {
+		o, rejected := r.output("SessionStart")
+		switch {
+		case o != nil:
+			if h := specific(o); h != nil && h.str("additionalContext") != "" {
+				s.context = append(s.context, h.str("additionalContext"))
+			}
+		case !rejected && r.exitCode == 0 && strings.TrimSpace(r.stdout) != "":
+			s.context = append(s.context, strings.TrimSpace(r.stdout))
+		}
+	}
+}
+
+// hookMessages writes the hook_started / hook_response system lines that
+// stream-json shows for SessionStart and Stop hooks.
+func (s *session) hookMessages(name, event string, runs []*hookRun) {
+	for _, r := range runs {
+		id := newUUID()
+		s.emit(newObj("type", "system", "subtype", "hook_started", "hook_id", id, "hook_name", name,
+			"hook_event", event, "uuid", newUUID(), "session_id", s.sessionID))
+		outcome := "success"
+		switch {
+		case r.timedOut || r.err != nil:
+			outcome = "cancelled"
+		case r.exitCode == 2:
+			outcome = "blocking"
+		case r.exitCode != 0:
+			outcome = "error"
+		}
+		s.emit(newObj("type", "system", "subtype", "hook_response", "hook_id", id, "hook_name", name,
+			"hook_event", event, "output", r.stdout+r.stderr, "stdout", r.stdout, "stderr", r.stderr,
+			"exit_code", r.exitCode, "outcome", outcome, "uuid", newUUID(), "session_id", s.sessionID))
+	}
+}
+
+// emit writes one stream-json line (only in stream-json mode).
+func (s *session) emit(o *obj) {
+	if s.args.outputFormat != "stream-json" {
+		return
+	}
+	s.writeLine(stringify(o, ""))
+}
+
+func (s *session) writeLine(line string) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	io.WriteString(s.stdout, line+"\n")
+}
+
+func usage() *obj {
+	return newObj("input_tokens", 0, "cache_creation_input_tokens", 0, "cache_read_input_tokens", 0,
+		"output_tokens", 0, "service_tier", "standard")
+}
+
+func nonNilAny(a []any) []any {
+	if a == nil {
+		return []any{}
+	}
+	return a
+}
+
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// newID is an Anthropic-style id: prefix + "01" + 22 base62 characters.
+func newID(prefix string) string {
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	var b [22]byte
+	rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return prefix + "01" + string(b[:])
+}

@@ -1,0 +1,424 @@
+package agentsim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Script is the simulated model's behaviour in a run. Every script first
+// checks that the Task tools are offered (TaskList and TaskUpdate; TaskGet
+// is used when offered): if not, the model says it cannot see a task list
+// and the run ends successfully without touching anything.
+//
+// "The next task" is always the first task, in TaskList order (numeric IDs
+// numerically, then the others by string order), that is pending and whose
+// blockers are all completed (TaskList's blockedBy is empty). Working on a
+// task is: TaskGet, TaskUpdate status in_progress, Write
+// "<cwd>/saga-work/<task-id>.md" describing the task (after a Read when the
+// file already exists), TaskUpdate status completed. A task whose update or
+// Write fails (a hook or the permission check refused it) is left as it is
+// and not tried again in the run.
+type Script string
+
+const (
+	// ScriptAll (the default, and what saga-lsp's --dry-run uses): TaskList,
+	// work on the next task, TaskList again, … until no task is ready; exit
+	// 0.
+	ScriptAll Script = "all"
+	// ScriptOne completes exactly one task (the next one), then ends; exit 0.
+	ScriptOne Script = "one"
+	// ScriptCrash takes the next task to in_progress and then stops
+	// abruptly: exit 1, no result line, no Stop or SessionEnd hooks — like a
+	// killed process.
+	ScriptCrash Script = "crash"
+	// ScriptIdle lists the tasks and ends successfully without changing
+	// anything.
+	ScriptIdle Script = "idle"
+	// ScriptBlocker takes the next task to in_progress, appends a blocker
+	// entry "## <RFC3339 UTC> blocker\n<text>\n" to the story journal
+	// <cwd>/.saga/stories/<SAGA_STORY_ID>/journal.md (SAGA_STORY_PATH when
+	// SAGA_STORY_ID is unset; an absolute SAGA_STORY_PATH is the story
+	// folder itself) with Read+Edit, or Write for a new or empty journal,
+	// and ends successfully. The text is $SAGA_STANDIN_BLOCKER or a default
+	// naming the task.
+	ScriptBlocker Script = "blocker"
+	// ScriptEscape first tries to Write outside its scope —
+	// "<cwd>/../outside.txt", "/etc/saga-escape" and
+	// "<cwd>/.saga/epics/x.json" (absolute paths, as the model writes them;
+	// the first one is left uncleaned) — and reports each outcome ("denied:
+	// <what the model saw>" or "WRITTEN") in an assistant text line, then
+	// works like ScriptAll.
+	ScriptEscape Script = "escape"
+	// ScriptNoHooks works like ScriptAll as if run with --bare: no hooks
+	// fire at all.
+	ScriptNoHooks Script = "nohooks"
+	// ScriptSlow works like ScriptAll, pausing before each model turn for
+	// $SAGA_STANDIN_DELAY_MS milliseconds (default 200) — for stop/SIGTERM
+	// tests.
+	ScriptSlow Script = "slow"
+)
+
+var scripts = []Script{ScriptAll, ScriptOne, ScriptCrash, ScriptIdle, ScriptBlocker, ScriptEscape, ScriptNoHooks, ScriptSlow}
+
+func (sc Script) valid() bool {
+	for _, s := range scripts {
+		if s == sc {
+			return true
+		}
+	}
+	return false
+}
+
+func scriptNames() []string {
+	var out []string
+	for _, s := range scripts {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// listed is a TaskList entry as the model sees it.
+type listed struct {
+	id, subject, status string
+	blockedBy           []string
+}
+
+func (s *session) runScript() error {
+	if len(s.context) > 0 {
+		s.lead = "Session context:\n" + strings.Join(s.context, "\n\n")
+	}
+	if !s.taskTools {
+		return s.say("I can't see a task list in this session: the Task tools (TaskList, TaskGet, TaskUpdate) are not available to me, so there is nothing I can work on.")
+	}
+	switch s.script {
+	case ScriptIdle:
+		tasks, err := s.listTasks()
+		if err != nil {
+			return err
+		}
+		return s.say(fmt.Sprintf("There are %d task(s) in the list. I was asked to look only, so I changed nothing.", len(tasks)))
+	case ScriptCrash:
+		tasks, err := s.listTasks()
+		if err != nil {
+			return err
+		}
+		if t := next(tasks, nil); t != nil {
+			if _, err := s.startTask(t); err != nil {
+				return err
+			}
+		}
+		return errCrash
+	case ScriptBlocker:
+		return s.blocker()
+	case ScriptEscape:
+		return s.escape()
+	}
+	summary, err := s.workLoop(s.script == ScriptOne)
+	if err != nil {
+		return err
+	}
+	return s.say(summary)
+}
+
+// next is the first ready task not yet tried.
+func next(tasks []listed, tried map[string]bool) *listed {
+	for i := range tasks {
+		t := &tasks[i]
+		if t.status == statusPending && len(t.blockedBy) == 0 && !tried[t.id] {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *session) listTasks() ([]listed, error) {
+	res, err := s.call("TaskList", newObj(), s.takeLead())
+	if err != nil || res.isError {
+		return nil, err
+	}
+	var out []listed
+	arr, _ := res.structured.(*obj).vals["tasks"].([]any)
+	for _, e := range arr {
+		o := e.(*obj)
+		l := listed{id: o.str("id"), subject: o.str("subject"), status: o.str("status")}
+		l.blockedBy, _ = o.vals["blockedBy"].([]string)
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// startTask reads a task (TaskGet when offered) and takes it to
+// in_progress. It returns the description, or a problem text in failed.
+func (s *session) startTask(t *listed) (desc string, err error) {
+	if s.available["TaskGet"] {
+		res, err := s.call("TaskGet", newObj("taskId", t.id), s.takeLead())
+		if err != nil {
+			return "", err
+		}
+		if o, ok := res.structured.(*obj); ok {
+			if tv, ok := o.get("task"); ok {
+				if to, ok := tv.(*obj); ok {
+					desc = to.str("description")
+				}
+			}
+		}
+	}
+	res, err := s.call("TaskUpdate", newObj("taskId", t.id, "status", statusInProgress), s.takeLead())
+	if err != nil {
+		return "", err
+	}
+	if failed := updateFailure(res); failed != "" {
+		return "", &taskFailure{failed}
+	}
+	return desc, nil
+}
+
+type taskFailure struct{ msg string }
+
+func (f *taskFailure) Error() string { return f.msg }
+
+func updateFailure(res toolResult) string {
+	if res.isError {
+		return res.text
+	}
+	if o, ok := res.structured.(*obj); ok {
+		if v, _ := o.get("success"); v != true {
+			return o.str("error")
+		}
+	}
+	return ""
+}
+
+// workLoop works through the ready tasks (only the first success when
+// once) and returns the closing summary.
+func (s *session) workLoop(once bool) (string, error) {
+	tried := map[string]bool{}
+	var done, problems []string
+	for {
+		tasks, err := s.listTasks()
+		if err != nil {
+			return "", err
+		}
+		t := next(tasks, tried)
+		if t == nil {
+			break
+		}
+		tried[t.id] = true
+		problem, err := s.work(t)
+		if err != nil {
+			return "", err
+		}
+		if problem != "" {
+			problems = append(problems, fmt.Sprintf("#%s (%s)", t.id, problem))
+			continue
+		}
+		done = append(done, "#"+t.id)
+		if once {
+			break
+		}
+	}
+	var parts []string
+	if len(done) > 0 {
+		parts = append(parts, fmt.Sprintf("Completed %d task(s): %s.", len(done), strings.Join(done, ", ")))
+	} else {
+		parts = append(parts, "No task completed: no pending task is ready.")
+	}
+	if len(problems) > 0 {
+		parts = append(parts, "Could not finish "+strings.Join(problems, "; ")+".")
+	}
+	return strings.Join(parts, " "), nil
+}
+
+// work does one task; a non-empty problem means it was left unfinished.
+func (s *session) work(t *listed) (problem string, err error) {
+	desc, err := s.startTask(t)
+	if f, ok := err.(*taskFailure); ok {
+		return f.msg, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(s.cwd, "saga-work", sanitizeID(t.id)+".md")
+	content := fmt.Sprintf("# %s: %s\n\n", t.id, t.subject)
+	if desc != "" {
+		content += desc + "\n\n"
+	}
+	content += fmt.Sprintf("Done by agentsim (script %s, session %s).\n", s.script, s.sessionID)
+	res, err := s.writeFile(path, content)
+	if err != nil {
+		return "", err
+	}
+	if res.isError {
+		return res.text, nil
+	}
+	res, err = s.call("TaskUpdate", newObj("taskId", t.id, "status", statusCompleted), s.takeLead())
+	if err != nil {
+		return "", err
+	}
+	return updateFailure(res), nil
+}
+
+// writeFile writes a whole file, reading it first when it exists (Write
+// refuses files the session has not read).
+func (s *session) writeFile(path, content string) (toolResult, error) {
+	if !s.available["Write"] {
+		return toolResult{text: "the Write tool is not available", isError: true}, nil
+	}
+	if _, err := os.Stat(path); err == nil && !s.readFiles[path] && s.available["Read"] {
+		if _, err := s.call("Read", newObj("file_path", path), s.takeLead()); err != nil {
+			return toolResult{}, err
+		}
+	}
+	return s.call("Write", newObj("file_path", path, "content", content), s.takeLead())
+}
+
+func (s *session) blocker() error {
+	tasks, err := s.listTasks()
+	if err != nil {
+		return err
+	}
+	t := next(tasks, nil)
+	about := "the story"
+	if t != nil {
+		about = fmt.Sprintf("task #%s (%s)", t.id, t.subject)
+		if _, err := s.startTask(t); err != nil {
+			if _, ok := err.(*taskFailure); !ok {
+				return err
+			}
+		}
+	}
+	text := s.getenv("SAGA_STANDIN_BLOCKER")
+	if text == "" {
+		text = fmt.Sprintf("agentsim: cannot continue %s without a decision from a human.", about)
+	}
+	story := s.getenv("SAGA_STORY_ID")
+	if story == "" {
+		story = s.getenv("SAGA_STORY_PATH")
+	}
+	if story == "" {
+		return s.say("I am blocked (" + text + ") but there is no story (SAGA_STORY_ID is unset), so I cannot record it in a journal.")
+	}
+	dir := story
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.cwd, ".saga", "stories", story)
+	}
+	journal := filepath.Join(dir, "journal.md")
+	entry := fmt.Sprintf("## %s blocker\n%s\n", time.Now().UTC().Format(time.RFC3339), text)
+	var res toolResult
+	data, rerr := os.ReadFile(journal)
+	if rerr == nil && len(data) > 0 && s.available["Read"] && s.available["Edit"] {
+		if _, err := s.call("Read", newObj("file_path", journal), s.takeLead()); err != nil {
+			return err
+		}
+		old := string(data)
+		sep := ""
+		if !strings.HasSuffix(old, "\n") {
+			sep = "\n"
+		}
+		res, err = s.call("Edit", newObj("file_path", journal, "old_string", old, "new_string", old+sep+entry), s.takeLead())
+	} else {
+		res, err = s.writeFile(journal, entry)
+	}
+	if err != nil {
+		return err
+	}
+	if res.isError {
+		return s.say("I am blocked (" + text + ") and could not record it in " + journal + ": " + res.text)
+	}
+	return s.say("I am blocked: " + text + " I recorded the blocker in " + journal + ".")
+}
+
+func (s *session) escape() error {
+	targets := []struct{ path, content string }{
+		{s.cwd + "/../outside.txt", "written by agentsim's escape script\n"},
+		{"/etc/saga-escape", "written by agentsim's escape script\n"},
+		{filepath.Join(s.cwd, ".saga", "epics", "x.json"), "{\n  \"id\": \"x\",\n  \"title\": \"written by agentsim's escape script\"\n}\n"},
+	}
+	var outcomes []string
+	if s.lead == "" {
+		s.lead = "First I will check whether I can write outside my scope."
+	}
+	for _, t := range targets {
+		res, err := s.call("Write", newObj("file_path", t.path, "content", t.content), s.takeLead())
+		if err != nil {
+			return err
+		}
+		if res.isError {
+			outcomes = append(outcomes, fmt.Sprintf("%s: denied: %s", t.path, res.text))
+		} else {
+			outcomes = append(outcomes, t.path+": WRITTEN")
+		}
+	}
+	s.lead = "Escape attempts:\n" + strings.Join(outcomes, "\n")
+	summary, err := s.workLoop(false)
+	if err != nil {
+		return err
+	}
+	return s.say(summary)
+}
+
+// ---- turns and lines ----
+
+// takeLead hands out the pending text that precedes the next tool call.
+func (s *session) takeLead() string {
+	l := s.lead
+	s.lead = ""
+	return l
+}
+
+// pause waits before a model turn (ScriptSlow), returning early when the
+// context ends.
+func (s *session) pause() error {
+	if s.ctx.Err() != nil {
+		return errCanceled
+	}
+	if s.delay <= 0 {
+		return nil
+	}
+	t := time.NewTimer(s.delay)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return errCanceled
+	case <-t.C:
+		return nil
+	}
+}
+
+// newTurn starts an assistant message (one model response).
+func (s *session) newTurn() (string, error) {
+	if s.ctx.Err() != nil {
+		return "", errCanceled
+	}
+	if s.args.maxTurns > 0 && s.turns >= s.args.maxTurns {
+		return "", errMaxTurns
+	}
+	s.turns++
+	return newID("msg_"), nil
+}
+
+// say is a text-only answer: the model's last word in a run.
+func (s *session) say(text string) error {
+	if err := s.pause(); err != nil {
+		return err
+	}
+	msgID, err := s.newTurn()
+	if err != nil {
+		return err
+	}
+	if lead := s.takeLead(); lead != "" {
+		text = lead + "\n\n" + text
+	}
+	s.emitAssistant(msgID, newObj("type", "text", "text", text))
+	s.lastText = text
+	return nil
+}
+
+func (s *session) emitAssistant(msgID string, block *obj) {
+	s.emit(newObj("type", "assistant", "message", newObj("id", msgID, "type", "message", "role", "assistant",
+		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", usage()),
+		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID()))
+}

@@ -1,0 +1,58 @@
+// Command claude is a stand-in for Claude Code's `claude` CLI in headless
+// mode, for tests: it runs agentsim with the script named by
+// $SAGA_STANDIN_SCRIPT (default "all"; see agentsim.Script).
+//
+// When $SAGA_STANDIN_LOG is set, each invocation first appends one JSON line
+// to it: {"time","args","cwd","env"} where env holds the process
+// environment minus variables whose names suggest secrets (TOKEN, SECRET,
+// PASSWORD, KEY), so tests can assert the exact flags and environment a
+// caller passed.
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/agentsim"
+)
+
+func main() {
+	logInvocation()
+	os.Exit(agentsim.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr,
+		agentsim.Script(os.Getenv("SAGA_STANDIN_SCRIPT"))))
+}
+
+func logInvocation() {
+	path := os.Getenv("SAGA_STANDIN_LOG")
+	if path == "" {
+		return
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		up := strings.ToUpper(k)
+		if strings.Contains(up, "TOKEN") || strings.Contains(up, "SECRET") ||
+			strings.Contains(up, "PASSWORD") || strings.Contains(up, "KEY") {
+			continue
+		}
+		env[k] = v
+	}
+	cwd, _ := os.Getwd()
+	line, err := json.Marshal(struct {
+		Time string            `json:"time"`
+		Args []string          `json:"args"`
+		Cwd  string            `json:"cwd"`
+		Env  map[string]string `json:"env"`
+	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env})
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.Write(append(line, '\n'))
+}
