@@ -41,6 +41,12 @@ type command struct {
 func commandTable() []command {
 	return []command{
 		{"serve", "run the language server on stdin/stdout (the default without a command)", runServe},
+		{"worker", "execute a story end to end (normally inside tmux; see run)", runWorker},
+		{"run", "start a story's worker in a tmux session", runRun},
+		{"stop", "stop a story's worker (it cleans up and exits)", runStop},
+		{"status", "show stories and tasks, TaskList-style, with worker state and PR", runStatus},
+		{"install", "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
+		{"hook", "Claude Code hook: reads the event payload on stdin", runHook},
 		{"check", "lint the .saga workspace (or the given files and folders)", runCheck},
 		{"plan", "show the execution plan of a story's tasks or an epic's stories", runPlan},
 		{"new", "create a story, task or epic (new story|task|epic …)", runNew},
@@ -60,6 +66,12 @@ func Main(args []string, env *Env) int {
 		return runServe(env, args)
 	}
 	name := args[0]
+	switch name {
+	case "--worker": // the seeds' spelling: saga-lsp --worker <story>
+		return runWorker(env, args[1:])
+	case "__agent": // hidden: worker --dry-run's simulated claude
+		return runAgent(env, args[1:])
+	}
 	if name == "help" || name == "-h" || name == "--help" {
 		usage(env.Stdout)
 		return exitOK

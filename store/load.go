@@ -263,3 +263,21 @@ func dirEntryIsDir(root, rel string, de fs.DirEntry) (bool, string) {
 	}
 	return fi.IsDir(), ""
 }
+
+// LoadStory reads one story folder (story.json, tasks, journal) without
+// scanning the rest of the workspace: the worker and the hook need only it.
+// Cross-file findings about epics are not computed.
+func (p *Parser) LoadStory(root, story string) (*Story, error) {
+	if !ValidCanonical(story) {
+		return nil, fmt.Errorf("invalid story name %q", story)
+	}
+	dir := filepath.Join(root, ".saga", "stories", story)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
+	}
+	var files []*File
+	for _, e := range listStory(root, story) {
+		files = append(files, p.loadEntry(root, e))
+	}
+	return assembleStory(story, files), nil
+}

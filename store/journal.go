@@ -1,0 +1,38 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+)
+
+// JournalBlocker reads a story journal (journal.md: "## <time> <kind>"
+// headings, each followed by text) and reports whether it ends in an
+// unresolved blocker: the last decision/blocker/resolution heading is a
+// blocker. text is that entry's first line. blockers counts blocker entries,
+// so a caller can tell a new one from an old one.
+func JournalBlocker(journal []byte) (blocked bool, text string, blockers int) {
+	sc := bufio.NewScanner(bytes.NewReader(journal))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var inBlocker bool
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			lower := strings.ToLower(h)
+			switch {
+			case strings.Contains(lower, "resolution") || strings.Contains(lower, "resolved") || strings.Contains(lower, "unblocked"):
+				blocked, text, inBlocker = false, "", false
+			case strings.Contains(lower, "blocker"):
+				blocked, text, inBlocker = true, "", true
+				blockers++
+			default:
+				inBlocker = false
+			}
+			continue
+		}
+		if inBlocker && text == "" && line != "" {
+			text = line
+		}
+	}
+	return blocked, text, blockers
+}

@@ -1,0 +1,299 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+)
+
+// worktree makes sure .saga/worktrees/<story>/ is a git worktree on branch
+// story/<story>: reused when it exists, re-added from the branch when only
+// the branch exists, else created from the base (fetched first when there is
+// a remote).
+func (r *run) worktree(ctx context.Context) error {
+	r.repo = git{bin: r.o.Git, dir: r.root}
+	top, err := r.repo.run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return fmt.Errorf("%s is not inside a git repository: the worker needs git (run `git init` and commit .saga/)", r.root)
+	}
+	if filepath.Clean(top) != filepath.Clean(r.root) {
+		if rt, e1 := filepath.EvalSymlinks(top); e1 == nil {
+			if rr, e2 := filepath.EvalSymlinks(r.root); e2 == nil && rt != rr {
+				return fmt.Errorf(".saga/ must be at the repository's top (%s), not in %s", top, r.root)
+			}
+		}
+	}
+	if err := r.repo.excludeWorktrees(ctx); err != nil {
+		r.j.warn("worktree", "could not add .saga/worktrees/ to .git/info/exclude: %v", err)
+	}
+	r.branch = "story/" + r.o.Story
+	r.wt = filepath.Join(r.root, ".saga", "worktrees", r.o.Story)
+	r.wtGit = r.repo.in(r.wt)
+	r.base = r.o.Base
+	if r.base == "" {
+		if b, err := r.repo.run(ctx, "symbolic-ref", "--short", "HEAD"); err == nil {
+			r.base = b
+		} else {
+			r.base = "main"
+		}
+	}
+	remote := r.repo.hasRemote(ctx)
+	switch {
+	case isWorktree(ctx, r.repo, r.wt):
+		r.j.step("worktree", "reusing %s on %s", rel(r.root, r.wt), r.branch)
+	case r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
+		// A stale registration (folder deleted by hand) would make add fail.
+		r.repo.run(ctx, "worktree", "prune")
+		if _, err := r.repo.run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
+			return err
+		}
+		r.j.step("worktree", "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
+	default:
+		start := r.base
+		if remote {
+			if _, err := r.repo.run(ctx, "fetch", "origin", r.base); err != nil {
+				r.j.warn("worktree", "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
+			} else if r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
+				start = "origin/" + r.base
+			}
+		}
+		r.repo.run(ctx, "worktree", "prune")
+		if _, err := r.repo.run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
+			return err
+		}
+		r.j.step("worktree", "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+	}
+	// A story not yet committed on the base is copied in; the end step
+	// commits it on the story branch.
+	if _, err := os.Stat(r.storyDir()); err != nil {
+		if err := copyStory(filepath.Join(r.root, ".saga", "stories", r.o.Story), r.storyDir()); err != nil {
+			return fmt.Errorf("copy the story into the worktree: %w", err)
+		}
+		r.j.warn("worktree", "story %s is not committed on %s; copied it into the worktree (it will be committed on %s)", r.o.Story, r.base, r.branch)
+	}
+	r.j.emit(Event{Event: "step", Step: "worktree", Branch: r.branch, Worktree: r.wt}, "")
+	return nil
+}
+
+func isWorktree(ctx context.Context, g git, path string) bool {
+	if _, err := os.Stat(filepath.Join(path, ".git")); err != nil {
+		return false
+	}
+	top, err := g.in(path).run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	a, _ := filepath.EvalSymlinks(top)
+	b, _ := filepath.EvalSymlinks(path)
+	return a == b
+}
+
+func copyStory(from, to string) error {
+	des, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, de := range des {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, de.Name()))
+		if err != nil {
+			return err
+		}
+		if err := store.WriteFileAtomic(filepath.Join(to, de.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// draftPR pushes the branch and opens a draft PR once; anything missing
+// (gh, a remote, auth) is a warning.
+func (r *run) draftPR(ctx context.Context) {
+	gh := lookPath(r.o.GH)
+	switch {
+	case gh == "":
+		r.j.warn("pr", "gh is not installed (or SAGA_GH is wrong); no pull request")
+		return
+	case !r.repo.hasRemote(ctx):
+		r.j.warn("pr", "the repository has no remote named origin; no pull request")
+		return
+	}
+	if out, err := r.ghRun(ctx, gh, "auth", "status"); err != nil {
+		r.j.warn("pr", "gh is not authenticated (%s); no pull request", firstLine(out, err))
+		return
+	}
+	if ahead, err := r.wtGit.run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
+		args := append(r.wtGit.identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
+		if _, err := r.wtGit.run(ctx, args...); err != nil {
+			r.j.warn("pr", "empty start commit: %v", err)
+			return
+		}
+	}
+	if _, err := r.wtGit.run(ctx, "push", "-u", "origin", r.branch); err != nil {
+		r.j.warn("pr", "push %s: %v; no pull request", r.branch, err)
+		return
+	}
+	out, err := r.ghRun(ctx, gh, "pr", "list", "--head", r.branch, "--state", "all", "--json", "number,url,state", "--limit", "1")
+	if err != nil {
+		r.j.warn("pr", "gh pr list: %s", firstLine(out, err))
+		return
+	}
+	var prs []struct {
+		URL   string `json:"url"`
+		State string `json:"state"`
+	}
+	json.Unmarshal([]byte(out), &prs)
+	if len(prs) > 0 && prs[0].URL != "" {
+		r.pr = prs[0].URL
+		r.j.step("pr", "pull request exists: %s", r.pr)
+	} else {
+		title := "Story: " + r.o.Story
+		body := fmt.Sprintf("Story `%s`, executed by saga-lsp worker.", r.o.Story)
+		if s, err := r.story(); err == nil && s.Description != "" {
+			body = s.Description + "\n\n" + body
+		}
+		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
+		if err != nil {
+			r.j.warn("pr", "gh pr create: %s", firstLine(out, err))
+			return
+		}
+		r.pr = lastURL(out)
+		r.j.step("pr", "opened draft pull request %s", r.pr)
+	}
+	if r.pr != "" {
+		if err := r.setStoryField(ctx, "pr", r.pr); err != nil {
+			r.j.warn("pr", "record the PR in story.json: %v", err)
+		}
+		r.j.emit(Event{Event: "step", Step: "pr", PR: r.pr}, "")
+	}
+}
+
+func (r *run) ghRun(ctx context.Context, gh string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, gh, args...)
+	cmd.Dir = r.wt
+	cmd.Env = append(os.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func firstLine(out string, err error) string {
+	if out != "" {
+		line, _, _ := strings.Cut(out, "\n")
+		return line
+	}
+	return err.Error()
+}
+
+func lastURL(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "http") {
+			return l
+		}
+	}
+	return ""
+}
+
+// context marks the story as in progress in the worktree, with its branch
+// and worktree.
+func (r *run) context(ctx context.Context) error {
+	for _, kv := range [][2]string{{"status", store.StatusInProgress}, {"branch", r.branch}, {"worktree", rel(r.root, r.wt)}} {
+		if err := r.setStoryField(ctx, kv[0], kv[1]); err != nil {
+			return fmt.Errorf("update story.json: %w", err)
+		}
+	}
+	s, err := r.story()
+	if err != nil {
+		return err
+	}
+	if data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md")); err == nil {
+		_, _, r.blockers = store.JournalBlocker(data)
+	}
+	r.j.step("context", "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
+	return nil
+}
+
+// end leaves the story in a clean state whatever happened: tasks stuck in
+// progress back to pending, statuses committed and pushed, the PR marked
+// ready only when everything is done, the task list removed. It reports
+// whether all tasks are completed.
+func (r *run) end(ctx context.Context, completed bool) bool {
+	if r.wt == "" {
+		return false
+	}
+	if r.listDir != "" {
+		r.reconcile(ctx)
+	}
+	s, err := r.story()
+	if err != nil {
+		r.j.warn("end", "%v", err)
+		return false
+	}
+	for _, t := range s.Tasks {
+		if t.Status == store.StatusInProgress {
+			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
+				r.j.warn("end", "reset %s: %v", t.ID, err)
+				continue
+			}
+			r.j.emit(Event{Event: "task.status", Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: "worktree"},
+				fmt.Sprintf("end: %s was still in progress; back to pending", t.ID))
+		}
+	}
+	s, _ = r.story()
+	all := s != nil && len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
+	if err := r.setStoryField(ctx, "status", s.EffectiveStatus()); err != nil {
+		r.j.warn("end", "story status: %v", err)
+	}
+	// Commit the story's .saga changes on the branch.
+	storyRel := filepath.ToSlash(filepath.Join(".saga", "stories", r.o.Story))
+	if _, err := r.wtGit.run(ctx, "add", "-A", "--", storyRel); err != nil {
+		r.j.warn("end", "%v", err)
+	} else if !r.wtGit.ok(ctx, "diff", "--cached", "--quiet") {
+		msg := fmt.Sprintf("saga: %s — %d/%d tasks done", r.o.Story, s.Done(), len(s.Tasks))
+		args := append(r.wtGit.identity(ctx), "commit", "-m", msg, "--", storyRel)
+		if _, err := r.wtGit.run(ctx, args...); err != nil {
+			r.j.warn("end", "commit: %v", err)
+		} else {
+			r.j.step("end", "committed the story's status on %s", r.branch)
+		}
+	}
+	if r.repo.hasRemote(ctx) {
+		if _, err := r.wtGit.run(ctx, "push", "-u", "origin", r.branch); err != nil {
+			r.j.warn("end", "push %s: %v", r.branch, err)
+		}
+	}
+	if all && r.pr != "" {
+		if gh := lookPath(r.o.GH); gh != "" {
+			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
+				r.j.warn("end", "gh pr ready: %s", firstLine(out, err))
+			} else {
+				r.j.step("end", "pull request marked ready for review: %s", r.pr)
+			}
+		}
+	}
+	if r.listDir != "" && !r.o.KeepTasks {
+		if err := claudetasks.Remove(r.listDir); err != nil {
+			r.j.warn("end", "remove the task list: %v", err)
+		}
+	}
+	return all && completed
+}
