@@ -1,0 +1,343 @@
+package commands
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/jsonc"
+)
+
+// Context names for SAGA_TASK_CONTEXT.
+const (
+	ContextMain          = "main"
+	ContextStoryWorktree = "story-worktree"
+)
+
+// sessionStart exports the SAGA variables to $CLAUDE_ENV_FILE and prints a
+// summary of the story (or the workspace) as the session's context.
+func (h *hookRun) sessionStart(p *HookPayload) {
+	cwd := absPathFrom("", h.hookCwd(p))
+	sessionDir := SessionDir(h.env) // run.go: $SAGA_SESSION_DIR or the default
+	var vars [][2]string
+	var summary string
+	if wt, ok := DetectStoryWorktree(cwd); ok {
+		vars = [][2]string{
+			{"SAGA_PROJECT_DIR", wt.Worktree},
+			{"SAGA_TASK_CONTEXT", ContextStoryWorktree},
+			{"SAGA_STORY_ID", wt.Story},
+			{"SAGA_STORY_PATH", wt.Story},
+			{"SAGA_SESSION_DIR", sessionDir},
+		}
+		summary = StorySummary(wt)
+	} else {
+		project := ""
+		root, err := store.FindRoot(cwd)
+		if err == nil {
+			project = root
+			summary = WorkspaceSummary(root)
+		} else if d := h.getenv("CLAUDE_PROJECT_DIR"); d != "" {
+			project = absPathFrom(cwd, d)
+		} else {
+			project = cwd
+		}
+		vars = [][2]string{
+			{"SAGA_PROJECT_DIR", project},
+			{"SAGA_TASK_CONTEXT", ContextMain},
+			{"SAGA_SESSION_DIR", sessionDir},
+		}
+	}
+	if f := h.getenv("CLAUDE_ENV_FILE"); f != "" {
+		h.appendEnvFile(f, vars)
+	}
+	if summary != "" {
+		h.writeJSON(map[string]any{"hookSpecificOutput": sessionOutput{
+			HookEventName:     EventSessionStart,
+			AdditionalContext: summary,
+		}})
+	}
+}
+
+type sessionOutput struct {
+	HookEventName     string `json:"hookEventName"`
+	AdditionalContext string `json:"additionalContext"`
+}
+
+// appendEnvFile appends "export KEY=value" lines in one write, so lines of
+// concurrent hooks never interleave.
+func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
+	var b strings.Builder
+	for _, kv := range vars {
+		if strings.ContainsAny(kv[1], "\x00\n\r") {
+			h.warnf("%s=%q holds a line break; not exported", kv[0], kv[1])
+			continue
+		}
+		b.WriteString("export " + kv[0] + "=" + ShellQuote(kv[1]) + "\n")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		h.warnf("CLAUDE_ENV_FILE: %v", err)
+		return
+	}
+	_, err = f.WriteString(b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		h.warnf("CLAUDE_ENV_FILE: %v", err)
+	}
+}
+
+// summaryTaskInfo is what the summary shows of a task file.
+type summaryTaskInfo struct {
+	id, subject, status string
+	blockedBy           []string
+	broken              bool
+}
+
+// maxSummaryTasks caps the remaining tasks listed in a story summary.
+const maxSummaryTasks = 15
+
+// StorySummary describes the worktree's story in one paragraph: title,
+// status, done/total tasks and what remains. It reads the worktree's copy of
+// the story folder (the main checkout's when the worktree has none) with the
+// tolerant parser: broken files are counted, never fatal.
+func StorySummary(wt StoryWorktree) string {
+	rel := filepath.FromSlash(store.StoryDirRel(wt.Story))
+	dir := filepath.Join(wt.Worktree, rel)
+	if fi, err := os.Stat(dir); (err != nil || !fi.IsDir()) && wt.Repo != "" {
+		if fi, err := os.Stat(filepath.Join(wt.Repo, rel)); err == nil && fi.IsDir() {
+			dir = filepath.Join(wt.Repo, rel)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "SAGA story worktree for story %q (%s).", wt.Story, wt.Worktree)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fmt.Fprintf(&b, " Its folder %s%c was not found, so its tasks are unknown.", store.StoryDirRel(wt.Story), filepath.Separator)
+		b.WriteString(storyScopeNote(wt.Story))
+		return b.String()
+	}
+
+	title, status := "", ""
+	storyBroken := false
+	if src, why := store.ReadBounded(filepath.Join(dir, "story.json"), "story.json"); why == "" {
+		doc := jsonc.Parse(src)
+		storyBroken = len(doc.Errors) > 0
+		title = jsoncString(doc.Root, "title")
+		status = jsoncString(doc.Root, "status")
+	} else {
+		storyBroken = true
+	}
+	var tasks []summaryTaskInfo
+	for _, e := range entries {
+		name := e.Name()
+		if kind, _, _ := store.Classify(".saga/stories/" + wt.Story + "/" + name); kind != store.KindTask || e.IsDir() {
+			continue
+		}
+		t := summaryTaskInfo{id: strings.TrimSuffix(name, ".json")}
+		src, why := store.ReadBounded(filepath.Join(dir, name), name)
+		if why != "" {
+			t.broken = true
+		} else {
+			doc := jsonc.Parse(src)
+			t.broken = len(doc.Errors) > 0
+			t.subject = jsoncString(doc.Root, "subject")
+			t.status = jsoncString(doc.Root, "status")
+			if arr := doc.Root.Get("blockedBy"); arr != nil && arr.Kind == jsonc.Array {
+				for _, el := range arr.Elems {
+					if el.Kind == jsonc.String {
+						t.blockedBy = append(t.blockedBy, el.Str)
+					}
+				}
+			}
+		}
+		tasks = append(tasks, t)
+	}
+	slices.SortFunc(tasks, func(a, b summaryTaskInfo) int { return compareTaskIDs(a.id, b.id) })
+
+	if title != "" {
+		fmt.Fprintf(&b, " Title: %s.", strings.TrimRight(summaryText(title), "."))
+	}
+	if status == "" {
+		status = store.StatusPending
+	}
+	done := 0
+	statusOf := map[string]string{}
+	for _, t := range tasks {
+		statusOf[t.id] = t.status
+		if t.status == store.StatusCompleted {
+			done++
+		}
+	}
+	fmt.Fprintf(&b, " Status: %s; %d/%d tasks completed.", summaryText(status), done, len(tasks))
+	var remaining []string
+	broken := 0
+	for _, t := range tasks {
+		if t.broken {
+			broken++
+		}
+		if t.status == store.StatusCompleted {
+			continue
+		}
+		st := t.status
+		if st == "" {
+			st = "unknown status"
+		}
+		item := fmt.Sprintf("%s [%s]", t.id, summaryText(st))
+		if t.subject != "" {
+			item += " " + summaryText(t.subject)
+		}
+		var open []string
+		for _, by := range t.blockedBy {
+			if statusOf[by] != store.StatusCompleted {
+				open = append(open, by)
+			}
+		}
+		if len(open) > 0 {
+			item += " (blocked by " + strings.Join(open, ", ") + ")"
+		}
+		remaining = append(remaining, item)
+	}
+	switch {
+	case len(tasks) == 0:
+		b.WriteString(" The story has no task files yet.")
+	case len(remaining) == 0:
+		b.WriteString(" All tasks are completed.")
+	default:
+		shown := remaining[:min(len(remaining), maxSummaryTasks)]
+		fmt.Fprintf(&b, " Remaining: %s", strings.Join(shown, "; "))
+		if more := len(remaining) - len(shown); more > 0 {
+			fmt.Fprintf(&b, "; and %d more", more)
+		}
+		b.WriteString(".")
+	}
+	if storyBroken || broken > 0 {
+		n := broken
+		if storyBroken {
+			n++
+		}
+		fmt.Fprintf(&b, " %d file(s) of the story could not be read cleanly; run `saga-lsp check` to see why.", n)
+	}
+	b.WriteString(storyScopeNote(wt.Story))
+	return b.String()
+}
+
+func storyScopeNote(story string) string {
+	return fmt.Sprintf(" Edits are limited to this worktree; inside .saga/ only .saga/stories/%s/ may change.", story)
+}
+
+// WorkspaceSummary is one line about the workspace at root: how many
+// stories and epics it has. It only lists folders, so it stays fast on big
+// workspaces.
+func WorkspaceSummary(root string) string {
+	stories := 0
+	if des, err := os.ReadDir(filepath.Join(root, ".saga", "stories")); err == nil {
+		for _, de := range des {
+			if !strings.HasPrefix(de.Name(), ".") && entryIsDir(filepath.Join(root, ".saga", "stories"), de) {
+				stories++
+			}
+		}
+	}
+	epics := 0
+	epicsDir := filepath.Join(root, ".saga", "epics")
+	if des, err := os.ReadDir(epicsDir); err == nil {
+		seen := map[string]bool{}
+		for _, de := range des {
+			name := de.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
+			}
+			id := ""
+			if entryIsDir(epicsDir, de) {
+				if _, err := os.Stat(filepath.Join(epicsDir, name, "epic.json")); err == nil {
+					id = name
+				}
+			} else if strings.HasSuffix(name, ".json") {
+				id = strings.TrimSuffix(name, ".json")
+			}
+			if id != "" && !seen[id] {
+				seen[id] = true
+				epics++
+			}
+		}
+	}
+	return fmt.Sprintf("SAGA workspace %s: %s, %s. Stories live in .saga/stories/<story>/ (story.json plus one JSON file per task), epics in .saga/epics/; `saga-lsp check` lints them and `saga-lsp plan <story>` shows the order of work.",
+		root, countNoun(stories, "story", "stories"), countNoun(epics, "epic", "epics"))
+}
+
+func entryIsDir(dir string, de os.DirEntry) bool {
+	if de.Type()&os.ModeSymlink == 0 {
+		return de.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, de.Name()))
+	return err == nil && fi.IsDir()
+}
+
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func jsoncString(obj *jsonc.Node, key string) string {
+	if v := obj.Get(key); v != nil && v.Kind == jsonc.String {
+		return v.Str
+	}
+	return ""
+}
+
+// summaryText folds white space runs (line breaks included) to single spaces
+// and caps the length, so file content cannot reshape the summary.
+func summaryText(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:119]) + "…"
+	}
+	return s
+}
+
+// naturalIDCompare orders ids with digit runs compared as numbers
+// (t2 before t10).
+func naturalIDCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRunLen(a), digitRunLen(b)
+		if da > 0 && db > 0 {
+			na := strings.TrimLeft(a[:da], "0")
+			nb := strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func compareTaskIDs(a, b string) int {
+	if c := naturalIDCompare(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func digitRunLen(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}

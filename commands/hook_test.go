@@ -1,0 +1,376 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ---- helpers shared by the hook tests ----
+
+// hookResult is what one in-process Hook call produced.
+type hookResult struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+}
+
+// runHookIn calls Hook with the payload on stdin and env as the whole
+// environment.
+func runHookIn(t testing.TB, payload string, env map[string]string) hookResult {
+	t.Helper()
+	return runHookReader(t, strings.NewReader(payload), env)
+}
+
+func runHookReader(t testing.TB, in io.Reader, env map[string]string) hookResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := Hook(context.Background(), in, hookEnv(env), &out, &errb)
+	return hookResult{out.String(), errb.String(), code, time.Since(start)}
+}
+
+func hookEnv(env map[string]string) func(string) string {
+	return func(k string) string { return env[k] }
+}
+
+// hookFixture reads a file of testdata/hook.
+func hookFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "hook", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// hookPayloadFrom takes a fixture payload and replaces top-level members, so
+// the tests keep Claude Code's exact shapes.
+func hookPayloadFrom(t testing.TB, name string, set map[string]any) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(hookFixture(t, name), &m); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+// hookBaseDir returns a fresh test directory, symlinks resolved so that paths
+// compare equal to what the hook resolves.
+func hookBaseDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// hookNarrowTemp makes the scope check allow only scratch as the temp dir.
+func hookNarrowTemp(t testing.TB, scratch string) {
+	t.Helper()
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := scopeTempDirs
+	scopeTempDirs = func() []string { return []string{scratch} }
+	t.Cleanup(func() { scopeTempDirs = old })
+}
+
+func hookWriteFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookCopyStory copies testdata/hook/story into <root>/.saga/stories/<story>/.
+func hookCopyStory(t testing.TB, root, story string) string {
+	t.Helper()
+	dir := filepath.Join(root, ".saga", "stories", story)
+	des, err := os.ReadDir(filepath.Join("testdata", "hook", "story"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		b := hookFixture(t, filepath.Join("story", de.Name()))
+		if de.Name() == "story.json" {
+			b = bytes.ReplaceAll(b, []byte(`"my-story"`), []byte(`"`+story+`"`))
+		}
+		hookWriteFile(t, filepath.Join(dir, de.Name()), b)
+	}
+	return dir
+}
+
+// hookGit runs git in dir, isolated from the user's configuration.
+func hookGit(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	args = append([]string{
+		"-c", "user.name=x", "-c", "user.email=y@example.invalid",
+		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
+	}, args...)
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// hookRepo makes a git repository at <base>/repo holding the fixture
+// story under each name given (committed), an epic and a source file, and
+// returns its root.
+func hookRepo(t testing.TB, base string, stories ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := filepath.Join(base, "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hookGit(t, repo, "init", "-q")
+	for _, story := range stories {
+		hookCopyStory(t, repo, story)
+	}
+	hookWriteFile(t, filepath.Join(repo, ".saga", "epics", "ep", "epic.json"), []byte(`{"id":"ep","title":"E","description":"","children":[]}`+"\n"))
+	hookWriteFile(t, filepath.Join(repo, "src", "main.go"), []byte("package main\n"))
+	hookWriteFile(t, filepath.Join(repo, ".git", "info", "exclude"), []byte(".saga/worktrees/\n"))
+	hookGit(t, repo, "add", "-A")
+	hookGit(t, repo, "commit", "-q", "-m", "init")
+	return repo
+}
+
+// hookWorktree adds a worktree at <repo>/<rel> on a new branch.
+func hookWorktree(t testing.TB, repo, rel, branch string) string {
+	t.Helper()
+	wt := filepath.Join(repo, filepath.FromSlash(rel))
+	hookGit(t, repo, "worktree", "add", "-q", "-b", branch, wt)
+	return wt
+}
+
+// hookTree maps every path under root to its content (dirs: "<dir>").
+func hookTree(t testing.TB, root string) map[string]string {
+	t.Helper()
+	snap := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			snap[p] = "<dir>"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		snap[p] = string(b)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func hookSameTree(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ---- robustness: whatever comes in, exit 0, never hang, never panic ----
+
+func TestHookBadInput(t *testing.T) {
+	huge := `{"hook_event_name":"PostToolUse","x":"` + strings.Repeat("a", 5<<20) + `"}` + "\n"
+	tests := []struct {
+		name, payload string
+		wantErr       string // substring of stderr; "" = stderr empty
+	}{
+		{"empty", "", "empty payload"},
+		{"whitespace", " \n\t\n", "empty payload"},
+		{"garbage", "garbage\x00\xff{", "not a JSON object"},
+		{"array", `[{"hook_event_name":"PostToolUse"}]`, "not a JSON object"},
+		{"truncated", `{"hook_event_name":"PostToolUse","tool_name":"TaskUp`, "not valid JSON"},
+		{"wrong types", `{"hook_event_name":7}`, "hook_event_name is not a string"},
+		{"no event", `{"session_id":"x","cwd":"/"}`, "no hook_event_name"},
+		{"unknown event", `{"hook_event_name":"Stop","cwd":"/"}`, `event "Stop" is not handled`},
+		{"5 MB", huge, "payload larger than 1 MiB ignored"},
+		{"two objects", `{"hook_event_name":"PreToolUse"} {"x":1}`, "not valid JSON"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runHookIn(t, tc.payload, nil)
+			if r.code != 0 {
+				t.Errorf("exit %d, want 0", r.code)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q, want nothing", r.stdout)
+			}
+			if !strings.Contains(r.stderr, tc.wantErr) || !strings.HasPrefix(r.stderr, "saga-lsp hook: ") || strings.Count(r.stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one warning line with %q", r.stderr, tc.wantErr)
+			}
+		})
+	}
+}
+
+// The limit is 1 MiB: a payload of exactly that size is read.
+func TestHookPayloadLimit(t *testing.T) {
+	mk := func(size int) string {
+		head := `{"hook_event_name":"PreToolUse","tool_name":"Read","pad":"`
+		tail := `"}`
+		return head + strings.Repeat(" ", size-len(head)-len(tail)) + tail
+	}
+	if r := runHookIn(t, mk(MaxHookPayload), nil); r.code != 0 || r.stderr != "" || r.stdout != "" {
+		t.Errorf("1 MiB payload: %+v, want a silent allow", r)
+	}
+	if r := runHookIn(t, mk(MaxHookPayload+1), nil); r.code != 0 || !strings.Contains(r.stderr, "payload larger than 1 MiB ignored") {
+		t.Errorf("1 MiB + 1 payload: %+v, want the size warning", r)
+	}
+}
+
+func TestHookRecoversFromPanic(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := func(string) string { panic("boom") }
+	payload := hookPayloadFrom(t, "posttooluse.json", nil)
+	code := Hook(context.Background(), strings.NewReader(payload), env, &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "internal error") || !strings.Contains(errb.String(), "boom") {
+		t.Errorf("exit %d, stderr %q; want 0 and the panic as a warning", code, errb.String())
+	}
+}
+
+// A reader that fails is a warning too.
+func TestHookReadError(t *testing.T) {
+	r := runHookReader(t, io.MultiReader(strings.NewReader(`{"hook_`), hookErrReader{}), nil)
+	if r.code != 0 || !strings.Contains(r.stderr, "read stdin") {
+		t.Errorf("%+v, want a read warning", r)
+	}
+}
+
+type hookErrReader struct{}
+
+func (hookErrReader) Read([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A writer that never closes stdin: the hook goes on after the deadline
+// with what it read, or at once when that is a whole payload line.
+func TestHookStdinNeverCloses(t *testing.T) {
+	old := hookReadTimeout
+	t.Cleanup(func() { hookReadTimeout = old })
+	hookReadTimeout = 2 * time.Second
+
+	t.Run("partial payload", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PostTo`)) }()
+		r := runHookReader(t, pr, nil)
+		if r.code != 0 || !strings.Contains(r.stderr, "not valid JSON") {
+			t.Errorf("%+v, want a JSON warning", r)
+		}
+		if r.elapsed < 2*time.Second || r.elapsed > 3*time.Second {
+			t.Errorf("returned after %v, want 2–3 s", r.elapsed)
+		}
+	})
+	t.Run("nothing written", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		r := runHookReader(t, pr, nil)
+		if r.code != 0 || !strings.Contains(r.stderr, "no payload on stdin") {
+			t.Errorf("%+v, want a no-payload warning", r)
+		}
+		if r.elapsed > 3*time.Second {
+			t.Errorf("returned after %v, want ≤ 3 s", r.elapsed)
+		}
+	})
+	t.Run("whole payload without newline", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Read"}`)) }()
+		r := runHookReader(t, pr, nil)
+		if r.code != 0 || r.stderr != "" || r.stdout != "" {
+			t.Errorf("%+v, want a silent allow", r)
+		}
+		if r.elapsed < 2*time.Second || r.elapsed > 3*time.Second {
+			t.Errorf("returned after %v, want 2–3 s (the deadline)", r.elapsed)
+		}
+	})
+	t.Run("whole payload line", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go func() { _, _ = pw.Write([]byte("{\"hook_event_name\":\"Stop\"}\n")) }()
+		r := runHookReader(t, pr, nil)
+		if r.code != 0 || !strings.Contains(r.stderr, `"Stop" is not handled`) {
+			t.Errorf("%+v, want the payload handled", r)
+		}
+		if r.elapsed > time.Second {
+			t.Errorf("returned after %v, want at once", r.elapsed)
+		}
+	})
+}
+
+func TestHookContextCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var out, errb bytes.Buffer
+	start := time.Now()
+	if code := Hook(ctx, pr, hookEnv(nil), &out, &errb); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v after cancel", d)
+	}
+}
+
+func TestParseHookPayloadFixtures(t *testing.T) {
+	for _, name := range []string{"posttooluse.json", "pretooluse.json", "sessionstart.json"} {
+		p, err := ParseHookPayload(hookFixture(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Cwd != "/repo" || p.SessionID != "…" || p.HookEventName == "" {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package commands_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/commands"
+)
+
+// installEnv has HOME in a temp dir and no CLAUDE_CONFIG_DIR, so the user
+// scope never touches the real ~/.claude; the hook command is the built
+// binary unless SAGA_LSP_BIN is added.
+func installEnv(t *testing.T) (home string, env []string) {
+	t.Helper()
+	home = t.TempDir()
+	for _, kv := range cleanEnv() {
+		if !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	return home, append(env, "HOME="+home)
+}
+
+// project makes a project folder, with .claude/settings.json copied from
+// testdata/install/<fixture> unless fixture is "".
+func project(t *testing.T, fixture string) (dir, settings string) {
+	t.Helper()
+	dir = t.TempDir()
+	settings = filepath.Join(dir, ".claude", "settings.json")
+	if fixture != "" {
+		data, err := os.ReadFile(filepath.Join("testdata", "install", fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(settings, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, settings
+}
+
+func install(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	return sagaLSP(t, dir, env, append([]string{"install"}, args...)...)
+}
+
+// settingsGolden compares a settings file with testdata/install/<name>, the
+// binary's path written as @BIN@.
+func settingsGolden(t *testing.T, path, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("install", name), strings.ReplaceAll(string(data), binPath, "@BIN@"))
+	return data
+}
+
+// installTwice checks the second install changes nothing, not even mtime.
+func installTwice(t *testing.T, dir string, env []string, settings string, args ...string) {
+	t.Helper()
+	before, _ := os.ReadFile(settings)
+	fi1, _ := os.Stat(settings)
+	time.Sleep(10 * time.Millisecond)
+	r := install(t, dir, env, args...)
+	after, _ := os.ReadFile(settings)
+	fi2, _ := os.Stat(settings)
+	if r.code != 0 || !strings.Contains(r.stdout, "already up to date") || string(before) != string(after) ||
+		!fi1.ModTime().Equal(fi2.ModTime()) {
+		t.Errorf("second install: exit %d, changed %v\n%s%s", r.code, string(before) != string(after), r.stdout, r.stderr)
+	}
+}
+
+func TestInstallEmptyProject(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "")
+	r := install(t, dir, env, "--root", dir)
+	if r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	settingsGolden(t, settings, "empty.golden")
+	for _, want := range []string{"created " + filepath.Join(".claude", "settings.json"),
+		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate) run `" + binPath + " hook`",
+		"VS Code", "glspc.server.command", "Neovim", "vim.lsp.start", "Helix", "[language-server.saga-lsp]", "Claude Code", "--plugin-dir"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("install output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	installTwice(t, dir, env, settings)
+}
+
+// Without --root, the project is the enclosing .saga workspace (or git
+// checkout), not the subfolder install runs in.
+func TestInstallFindsProject(t *testing.T) {
+	_, env := installEnv(t)
+	root := copyTree(t, "../examples/workspace")
+	sub := filepath.Join(root, ".saga", "stories")
+	if r := install(t, sub, env); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".claude", "settings.json")); err != nil {
+		t.Errorf("settings not in the workspace root: %v", err)
+	}
+}
+
+func TestInstallKeepsExistingSettings(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "existing.json")
+	orig, _ := os.ReadFile(settings)
+	r := install(t, dir, env)
+	if r.code != 0 || !strings.Contains(r.stdout, "updated "+filepath.Join(".claude", "settings.json")) {
+		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := settingsGolden(t, settings, "existing.golden")
+	// Everything that was there is still there: every key, every hook.
+	var before, after map[string]any
+	if err := json.Unmarshal(orig, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got, &after); err != nil {
+		t.Fatalf("result is not JSON: %v", err)
+	}
+	for k, v := range before {
+		if k == "hooks" {
+			continue
+		}
+		if !reflect.DeepEqual(after[k], v) {
+			t.Errorf("%s changed: %v → %v", k, v, after[k])
+		}
+	}
+	bh, ah := before["hooks"].(map[string]any), after["hooks"].(map[string]any)
+	for event, groups := range bh {
+		for _, g := range groups.([]any) {
+			found := false
+			for _, ag := range ah[event].([]any) {
+				found = found || reflect.DeepEqual(ag, g)
+			}
+			if !found {
+				t.Errorf("%s hook group lost: %v", event, g)
+			}
+		}
+	}
+	// The untouched top of the file is byte for byte the same.
+	head := strings.Index(string(orig), `"hooks"`)
+	if string(got[:head]) != string(orig[:head]) {
+		t.Errorf("the part before hooks changed:\n%s", got[:head])
+	}
+	installTwice(t, dir, env, settings)
+}
+
+func TestInstallUpdatesOurEntries(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "stale.json")
+	if r := install(t, dir, env); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	got := string(settingsGolden(t, settings, "stale.golden"))
+	if strings.Count(got, binPath+" hook") != 3 || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
+		!strings.Contains(got, "~/bin/lint-on-write.sh") {
+		t.Errorf("stale entries not updated in place:\n%s", got)
+	}
+	installTwice(t, dir, env, settings)
+}
+
+func TestInstallCompactSettings(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "compact.json")
+	if r := install(t, dir, env); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	got := settingsGolden(t, settings, "compact.golden")
+	if !json.Valid(got) || !strings.HasPrefix(string(got), `{"model":"sonnet","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo hi"}]},{"matcher":"Write|Edit|MultiEdit|NotebookEdit",`) {
+		t.Errorf("compact settings:\n%s", got)
+	}
+	installTwice(t, dir, env, settings)
+}
+
+func TestInstallRefusesInvalidJSON(t *testing.T) {
+	_, env := installEnv(t)
+	for fixture, want := range map[string]string{
+		"invalid.json":     "not valid JSON: trailing comma at line 3, column 14",
+		"hooks-array.json": `"hooks" is an array, not an object`,
+	} {
+		dir, settings := project(t, fixture)
+		orig, _ := os.ReadFile(settings)
+		r := install(t, dir, env)
+		after, _ := os.ReadFile(settings)
+		if r.code != 2 || !strings.Contains(r.stderr, settings) || !strings.Contains(r.stderr, want) ||
+			!strings.Contains(r.stderr, "left untouched") || string(after) != string(orig) {
+			t.Errorf("%s: exit %d, changed %v\n%s", fixture, r.code, string(after) != string(orig), r.stderr)
+		}
+		entries, _ := os.ReadDir(filepath.Dir(settings))
+		if len(entries) != 1 {
+			t.Errorf("%s: stray files next to settings.json: %v", fixture, entries)
+		}
+	}
+}
+
+func TestInstallUserScope(t *testing.T) {
+	home, env := installEnv(t)
+	dir, settings := project(t, "")
+	r := install(t, dir, env, "--claude-settings", "user")
+	if r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	user := filepath.Join(home, ".claude", "settings.json")
+	data, err := os.ReadFile(user)
+	if err != nil || !strings.Contains(string(data), binPath+" hook") || !strings.Contains(r.stdout, "created "+user) {
+		t.Errorf("user settings (%v):\n%s\n%s", err, data, r.stdout)
+	}
+	if _, err := os.Stat(settings); err == nil {
+		t.Error("the project's settings were written too")
+	}
+	installTwice(t, dir, env, user, "--claude-settings", "user")
+	// CLAUDE_CONFIG_DIR moves Claude Code's user settings.
+	cfg := t.TempDir()
+	if r := install(t, dir, append(env, "CLAUDE_CONFIG_DIR="+cfg), "--claude-settings", "user"); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "settings.json")); err != nil {
+		t.Errorf("CLAUDE_CONFIG_DIR ignored: %v", err)
+	}
+	if r := install(t, dir, env, "--claude-settings", "global"); r.code != 2 {
+		t.Errorf("--claude-settings global: exit %d", r.code)
+	}
+}
+
+func TestInstallDryRun(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "existing.json")
+	orig, _ := os.ReadFile(settings)
+	r := install(t, dir, env, "--dry-run")
+	after, _ := os.ReadFile(settings)
+	if r.code != 0 || string(after) != string(orig) || !strings.Contains(r.stderr, "was not written") {
+		t.Fatalf("dry run: exit %d, changed %v\n%s", r.code, string(after) != string(orig), r.stderr)
+	}
+	want, _ := os.ReadFile(filepath.Join("testdata", "install", "existing.golden"))
+	if got := strings.ReplaceAll(r.stdout, binPath, "@BIN@"); got != string(want) {
+		t.Errorf("dry run output:\n%s", got)
+	}
+}
+
+// A binary path with a space is shell-quoted, and recognised as ours again.
+func TestInstallQuotedPath(t *testing.T) {
+	_, env := installEnv(t)
+	dir, settings := project(t, "")
+	bin := filepath.Join(t.TempDir(), "my tools", "saga-lsp")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(binPath, bin); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "SAGA_LSP_BIN="+bin)
+	if r := install(t, dir, env); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	}
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct {
+				Type, Command string
+				Timeout       int
+			}
+		}
+	}
+	data, _ := os.ReadFile(settings)
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	want := "'" + bin + "' hook"
+	for _, h := range commands.Hooks {
+		g := s.Hooks[h.Event]
+		if len(g) != 1 || g[0].Matcher != h.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != want ||
+			g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Timeout != 30 {
+			t.Errorf("%s: %+v", h.Event, g)
+		}
+	}
+	installTwice(t, dir, env, settings)
+}
+
+func TestIsSagaHookCommand(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"saga-lsp hook":                             true,
+		"/usr/local/bin/saga-lsp hook":              true,
+		"'/opt/my tools/saga-lsp' hook":             true,
+		`"/opt/my tools/saga-lsp" hook`:             true,
+		`/opt/my\ tools/saga-lsp hook`:              true,
+		`"${CLAUDE_PLUGIN_ROOT}"/bin/saga-lsp hook`: true,
+		"  saga-lsp   hook  ":                       true,
+		"saga-lsp hooks":                            false,
+		"saga-lsp check":                            false,
+		"/bin/other hook":                           false,
+		"saga-lsp-dev hook":                         false,
+		"'unterminated saga-lsp hook":               false,
+		"echo saga-lsp hook | sh":                   false,
+	} {
+		if got := commands.IsSagaHookCommand(cmd); got != want {
+			t.Errorf("IsSagaHookCommand(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// Merging is idempotent on every fixture, and keeps the result valid JSON.
+func TestMergeHooksIdempotent(t *testing.T) {
+	for _, f := range []string{"existing.json", "stale.json", "compact.json"} {
+		src, err := os.ReadFile(filepath.Join("testdata", "install", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		once, err := commands.MergeHooks(src, "/x/saga-lsp hook")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		twice, err := commands.MergeHooks(once, "/x/saga-lsp hook")
+		if err != nil || string(twice) != string(once) || !json.Valid(once) {
+			t.Errorf("%s: second merge changed the result (%v):\n%s\n---\n%s", f, err, once, twice)
+		}
+		// A new binary path replaces ours in place: same shape, new path.
+		moved, err := commands.MergeHooks(once, "/y/saga-lsp hook")
+		if err != nil || strings.ReplaceAll(string(moved), "/y/", "/x/") != string(once) {
+			t.Errorf("%s: moving the binary:\n%s", f, moved)
+		}
+	}
+	for _, src := range []string{"", "[]", `{"hooks":{"PreToolUse":{}}}`, `{"a":1,}`} {
+		if _, err := commands.MergeHooks([]byte(src), "saga-lsp hook"); err == nil {
+			t.Errorf("MergeHooks(%q) accepted it", src)
+		}
+	}
+}

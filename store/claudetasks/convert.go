@@ -1,0 +1,87 @@
+package claudetasks
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Metadata keys that carry SAGA task fields Claude Code has no place for.
+const (
+	MetaGuidance = "guidance"
+	MetaDoneWhen = "doneWhen"
+)
+
+// ToClaudeTask converts a SAGA task (the epic's toClaudeTask): id (the file
+// name), subject, description, activeForm, status and blockedBy map
+// directly; blocks is given by the caller (see FromStory); guidance and
+// doneWhen go into metadata, only the non-empty ones, and with neither there
+// is no metadata at all. Owner stays empty.
+func ToClaudeTask(t *store.Task, blocks []string) Task {
+	blockedBy := make([]string, 0, len(t.BlockedBy))
+	for _, r := range t.BlockedBy {
+		blockedBy = append(blockedBy, r.ID)
+	}
+	out := Task{
+		ID:          t.ID,
+		Subject:     t.Subject,
+		Description: t.Description,
+		ActiveForm:  t.ActiveForm,
+		Status:      t.Status,
+		Blocks:      append(make([]string, 0, len(blocks)), blocks...),
+		BlockedBy:   blockedBy,
+	}
+	if t.Guidance != "" || t.DoneWhen != "" {
+		out.Metadata = make(map[string]any, 2)
+		if t.Guidance != "" {
+			out.Metadata[MetaGuidance] = t.Guidance
+		}
+		if t.DoneWhen != "" {
+			out.Metadata[MetaDoneWhen] = t.DoneWhen
+		}
+	}
+	return out
+}
+
+// FromClaudeTask is the epic's fromClaudeTask: the status is the only field
+// synced back into .saga (the rest is source-controlled there).
+func FromClaudeTask(t Task) string { return t.Status }
+
+// FromStory converts every task of s, sorted by id, for hydration: blocks of
+// a task are the ids of the other tasks of s that list it in blockedBy
+// (sorted, unique), and a task left in_progress (by a crashed run) is reset
+// to pending (design §6 step 5).
+func FromStory(s *store.Story) []Task {
+	if s == nil {
+		return nil
+	}
+	tasks := make([]*store.Task, 0, len(s.Tasks))
+	for _, t := range s.Tasks {
+		if t != nil {
+			tasks = append(tasks, t)
+		}
+	}
+	slices.SortStableFunc(tasks, func(a, b *store.Task) int { return cmp.Compare(a.ID, b.ID) })
+	in := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		in[t.ID] = true
+	}
+	blocks := make(map[string][]string)
+	for _, t := range tasks { // in id order, so every blocks list comes out sorted
+		for _, r := range t.BlockedBy {
+			if r.ID != t.ID && in[r.ID] {
+				blocks[r.ID] = append(blocks[r.ID], t.ID)
+			}
+		}
+	}
+	out := make([]Task, 0, len(tasks))
+	for _, t := range tasks {
+		ct := ToClaudeTask(t, slices.Compact(blocks[t.ID]))
+		if ct.Status == StatusInProgress {
+			ct.Status = StatusPending
+		}
+		out = append(out, ct)
+	}
+	return out
+}
