@@ -46,6 +46,10 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 		if ctx.Err() != nil {
 			return "stopped", ExitFailed
 		}
+		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
+			r.j.step("loop", "stopping: --max-time %s reached with %d/%d tasks done", r.o.MaxTime, after, total)
+			return "timeout", ExitLimit
+		}
 		if err != nil {
 			r.j.warn("loop", "run %d could not start: %v", r.cycles, err)
 			return "failed", ExitFailed

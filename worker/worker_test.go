@@ -1,0 +1,573 @@
+package worker_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/worker"
+)
+
+// Binaries built once: saga-lsp itself (the hook command and the worker
+// process), and the stand-ins for claude and gh.
+var bins struct{ sagaLSP, claude, gh string }
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "saga-worker-test")
+	if err != nil {
+		panic(err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	repo := filepath.Join(filepath.Dir(file), "..")
+	for _, b := range []struct {
+		out *string
+		pkg string
+	}{{&bins.sagaLSP, "./cmd/saga-lsp"}, {&bins.claude, "./testdata/standin/claude"}, {&bins.gh, "./testdata/standin/gh"}} {
+		*b.out = filepath.Join(dir, filepath.Base(b.pkg))
+		cmd := exec.Command("go", "build", "-o", *b.out, b.pkg)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
+			os.Exit(2)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture is a git repository holding a copy of examples/workspace, with a
+// bare origin, a private Claude config dir and gh stand-in state.
+type fixture struct {
+	t       *testing.T
+	root    string
+	origin  string
+	claude  string // CLAUDE_CONFIG_DIR
+	ghState string
+	ghLog   string
+	out     string // output file
+	env     map[string]string
+}
+
+func newFixture(t *testing.T, withRemote bool) *fixture {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	base := t.TempDir()
+	f := &fixture{t: t, root: filepath.Join(base, "repo"), origin: filepath.Join(base, "origin.git"),
+		claude: filepath.Join(base, "claude"), ghState: filepath.Join(base, "gh.json"), ghLog: filepath.Join(base, "gh.log"),
+		out: filepath.Join(base, "sessions", "run.log")}
+	_, file, _, _ := runtime.Caller(0)
+	copyDir(t, filepath.Join(filepath.Dir(file), "..", "examples", "workspace", ".saga"), filepath.Join(f.root, ".saga"))
+	f.git("init", "-q", "-b", "main")
+	f.git("add", "-A")
+	f.git("commit", "-q", "-m", "init")
+	if withRemote {
+		if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", f.origin).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		f.git("remote", "add", "origin", f.origin)
+		f.git("push", "-q", "-u", "origin", "main")
+	}
+	f.env = map[string]string{
+		"CLAUDE_CONFIG_DIR": f.claude,
+		"SAGA_CLAUDE":       bins.claude,
+		"SAGA_GH":           bins.gh,
+		"GH_STANDIN_STATE":  f.ghState,
+		"GH_STANDIN_LOG":    f.ghLog,
+		"GH_STANDIN_REPO":   "acme/shop",
+		"SAGA_SESSION_DIR":  filepath.Join(base, "sessions"),
+		"HOME":              base,
+		"GIT_AUTHOR_NAME":   "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+	}
+	for k, v := range f.env {
+		t.Setenv(k, v) // the worker's children (claude, hooks, gh) inherit the process env
+	}
+	return f
+}
+
+func (f *fixture) git(args ...string) string {
+	f.t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+	cmd.Dir = f.root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// run runs the worker in-process with the stand-in claude's script.
+func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, string) {
+	f.t.Helper()
+	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
+	var out bytes.Buffer
+	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: bins.sagaLSP, Stdout: &out, MaxCycles: 5, MaxTime: time.Minute}
+	if mod != nil {
+		mod(&o)
+	}
+	code := worker.Run(context.Background(), o)
+	return code, out.String()
+}
+
+// worktreeStatuses reads the task statuses from the story's worktree copy.
+func (f *fixture) worktreeStatuses(story string) map[string]string {
+	f.t.Helper()
+	p, _ := store.NewParser()
+	s, err := p.LoadStory(filepath.Join(f.root, ".saga", "worktrees", story), story)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, t := range s.Tasks {
+		out[t.ID] = t.Status
+	}
+	return out
+}
+
+func (f *fixture) events() []worker.Event {
+	f.t.Helper()
+	data, err := os.ReadFile(f.out + ".events.jsonl")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var evs []worker.Event
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e worker.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			f.t.Fatalf("events line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func lastEnd(evs []worker.Event) worker.Event {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Event == "worker.end" {
+			return evs[i]
+		}
+	}
+	return worker.Event{}
+}
+
+func (f *fixture) ghPRs() []map[string]any {
+	data, err := os.ReadFile(f.ghState)
+	if err != nil {
+		return nil
+	}
+	var st struct {
+		PRs []map[string]any `json:"prs"`
+	}
+	json.Unmarshal(data, &st)
+	return st.PRs
+}
+
+func TestStopRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		story    string
+		script   string
+		mod      func(*worker.Options)
+		code     int
+		status   string
+		statuses map[string]string // worktree statuses after
+	}{
+		{name: "finish everything", story: "add-logout-button", script: "all", code: worker.ExitCompleted, status: "completed",
+			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
+		{name: "one task per run", story: "add-logout-button", script: "one", code: worker.ExitCompleted, status: "completed",
+			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
+		{name: "max cycles", story: "add-logout-button", script: "one", mod: func(o *worker.Options) { o.MaxCycles = 1 },
+			code: worker.ExitLimit, status: "timeout", statuses: map[string]string{"write-tests": "completed", "implement-button": "pending"}},
+		{name: "crash mid-task", story: "add-logout-button", script: "crash", code: worker.ExitFailed, status: "failed",
+			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
+		{name: "do nothing twice", story: "add-logout-button", script: "idle", code: worker.ExitLimit, status: "timeout",
+			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
+		{name: "blocker in the journal", story: "add-logout-button", script: "blocker", code: worker.ExitBlocked, status: "blocked",
+			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
+		{name: "max time", story: "add-logout-button", script: "slow", mod: func(o *worker.Options) { o.MaxTime = 300 * time.Millisecond },
+			code: worker.ExitLimit, status: "timeout"},
+		{name: "no hooks: reconciliation syncs", story: "add-logout-button", script: "nohooks", code: worker.ExitCompleted, status: "completed",
+			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
+		{name: "dry run", story: "add-logout-button", script: "crash", mod: func(o *worker.Options) { o.DryRun = true },
+			code: worker.ExitCompleted, status: "completed", statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			if tt.name == "max time" {
+				t.Setenv("SAGA_STANDIN_DELAY_MS", "400")
+			}
+			code, out := f.run(tt.story, tt.script, tt.mod)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s", code, tt.code, out)
+			}
+			end := lastEnd(f.events())
+			if end.Status != tt.status || end.ExitCode == nil || *end.ExitCode != tt.code {
+				t.Errorf("worker.end %+v, want status %s", end, tt.status)
+			}
+			if tt.statuses != nil {
+				if got := f.worktreeStatuses(tt.story); !mapsEqual(got, tt.statuses) {
+					t.Errorf("statuses %v, want %v\n%s", got, tt.statuses, out)
+				}
+			}
+			// The end step always leaves nothing in progress and commits.
+			for id, st := range f.worktreeStatuses(tt.story) {
+				if st == store.StatusInProgress {
+					t.Errorf("%s left in progress", id)
+				}
+			}
+			if msg := f.git("log", "-1", "--format=%s", "story/"+tt.story); !strings.HasPrefix(msg, "saga: "+tt.story) {
+				t.Errorf("last commit on the branch: %q", msg)
+			}
+			// The hydrated list is removed (no --keep-tasks).
+			if des, _ := os.ReadDir(filepath.Join(f.claude, "tasks")); len(des) != 0 {
+				t.Errorf("task lists left behind: %v", des)
+			}
+		})
+	}
+}
+
+// TestHeadlessInvocation: the exact flags and environment of a run, and the
+// hydrated list's bytes while it runs (--keep-tasks keeps it for the check).
+func TestHeadlessInvocation(t *testing.T) {
+	f := newFixture(t, false)
+	log := filepath.Join(t.TempDir(), "claude.log")
+	t.Setenv("SAGA_STANDIN_LOG", log)
+	code, out := f.run("user-auth--api", "all", func(o *worker.Options) { o.KeepTasks = true; o.Model = "sonnet" })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv struct {
+		Args []string          `json:"args"`
+		Cwd  string            `json:"cwd"`
+		Env  map[string]string `json:"env"`
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	if err := json.Unmarshal([]byte(line), &inv); err != nil {
+		t.Fatal(err)
+	}
+	wt := filepath.Join(f.root, ".saga", "worktrees", "user-auth--api")
+	if a, _ := filepath.EvalSymlinks(inv.Cwd); a != mustEval(t, wt) {
+		t.Errorf("cwd %s, want the worktree %s", inv.Cwd, wt)
+	}
+	flag := func(name string) string {
+		i := slices.Index(inv.Args, name)
+		if i < 0 || i+1 >= len(inv.Args) {
+			return ""
+		}
+		return inv.Args[i+1]
+	}
+	if inv.Args[0] != "-p" || !strings.Contains(inv.Args[1], "You are working on: Authentication API") ||
+		!strings.Contains(inv.Args[1], "Guidance: Follow the handler style") || !strings.Contains(inv.Args[1], "TaskList, TaskGet, and TaskUpdate") ||
+		strings.Contains(inv.Args[1], "Avoid:") {
+		t.Errorf("prompt: %q", inv.Args[1])
+	}
+	if flag("--output-format") != "stream-json" || !slices.Contains(inv.Args, "--verbose") || flag("--model") != "sonnet" ||
+		flag("--permission-mode") != "acceptEdits" || flag("--allowedTools") != "TaskList TaskGet TaskUpdate TaskCreate" {
+		t.Errorf("flags: %q", inv.Args)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct{ Type, Command string }
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(flag("--settings")), &settings); err != nil {
+		t.Fatalf("--settings: %v", err)
+	}
+	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != bins.sagaLSP+" hook" {
+		t.Errorf("PostToolUse hooks %+v", m)
+	}
+	if m := settings.Hooks["PreToolUse"]; len(m) != 1 || m[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" {
+		t.Errorf("PreToolUse hooks %+v", m)
+	}
+	list := inv.Env["CLAUDE_CODE_TASK_LIST_ID"]
+	if !strings.HasPrefix(list, "saga__user-auth--api__") || inv.Env["CLAUDE_CODE_ENABLE_TASKS"] != "true" ||
+		inv.Env["SAGA_STORY_ID"] != "user-auth--api" || inv.Env["SAGA_STORY_PATH"] != "user-auth--api" ||
+		inv.Env["SAGA_STORY_TASK_LIST_ID"] != list || inv.Env["SAGA_TASK_CONTEXT"] != "story-worktree" ||
+		inv.Env["SAGA_PROJECT_DIR"] != wt || inv.Env["SAGA_SESSION_DIR"] == "" {
+		t.Errorf("environment: %v", inv.Env)
+	}
+	// The kept list: Claude Code's format, every task, byte for byte what
+	// claudetasks encodes (its own tests pin that format against node).
+	dir := filepath.Join(f.claude, "tasks", list)
+	tasks, err := claudetasks.Read(dir)
+	if err != nil || len(tasks) != 5 {
+		t.Fatalf("kept list %s: %d tasks, %v", dir, len(tasks), err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "login-endpoint.json"))
+	want, _ := claudetasks.Encode(tasks["login-endpoint"])
+	if !bytes.Equal(raw, want) || bytes.HasSuffix(raw, []byte("\n")) || !bytes.HasPrefix(raw, []byte("{\n  \"id\": \"login-endpoint\",\n  \"subject\"")) {
+		t.Errorf("task file bytes:\n%s", raw)
+	}
+	if got := tasks["hash-passwords"].Blocks; !slices.Equal(got, []string{"login-endpoint", "signup-endpoint"}) {
+		t.Errorf("blocks of hash-passwords = %v", got)
+	}
+	// The story records its branch and worktree, and completes.
+	sj, _ := os.ReadFile(filepath.Join(wt, ".saga/stories/user-auth--api/story.json"))
+	for _, s := range []string{`"status": "completed"`, `"branch": "story/user-auth--api"`, `"worktree": ".saga/worktrees/user-auth--api"`} {
+		if !strings.Contains(string(sj), s) {
+			t.Errorf("story.json lacks %s:\n%s", s, sj)
+		}
+	}
+}
+
+// TestPullRequest: a draft PR is opened once (idempotent across runs),
+// recorded in story.json, and marked ready only when every task is done.
+func TestPullRequest(t *testing.T) {
+	f := newFixture(t, true)
+	code, out := f.run("add-logout-button", "one", func(o *worker.Options) { o.MaxCycles = 1 })
+	if code != worker.ExitLimit {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	prs := f.ghPRs()
+	if len(prs) != 1 || prs[0]["isDraft"] != true || prs[0]["title"] != "Story: add-logout-button" || prs[0]["headRefName"] != "story/add-logout-button" {
+		t.Fatalf("after the first run: %v\n%s", prs, out)
+	}
+	sj, _ := os.ReadFile(filepath.Join(f.root, ".saga/worktrees/add-logout-button/.saga/stories/add-logout-button/story.json"))
+	if !strings.Contains(string(sj), fmt.Sprintf(`"pr": %q`, prs[0]["url"])) {
+		t.Errorf("story.json has no pr:\n%s", sj)
+	}
+	// Pushed: the branch is on the origin with the status commit.
+	if out, err := exec.Command("git", "-C", f.origin, "log", "-1", "--format=%s", "story/add-logout-button").Output(); err != nil || !strings.Contains(string(out), "1/2 tasks done") {
+		t.Errorf("origin branch: %s %v", out, err)
+	}
+	// Second run reuses worktree, branch and PR; completes; PR ready.
+	code, out = f.run("add-logout-button", "all", nil)
+	if code != 0 {
+		t.Fatalf("second run: exit %d\n%s", code, out)
+	}
+	prs = f.ghPRs()
+	if len(prs) != 1 || prs[0]["isDraft"] != false {
+		t.Fatalf("after completion: %v", prs)
+	}
+	if !strings.Contains(out, "reusing .saga/worktrees/add-logout-button") || !strings.Contains(out, "pull request exists") {
+		t.Errorf("second run did not reuse:\n%s", out)
+	}
+	// Worktree removed by hand: re-added from the branch, nothing lost.
+	f.git("worktree", "remove", "--force", filepath.Join(f.root, ".saga/worktrees/add-logout-button"))
+	code, out = f.run("add-logout-button", "all", nil)
+	if code != 0 || !strings.Contains(out, "re-added") {
+		t.Fatalf("third run: exit %d\n%s", code, out)
+	}
+	if st := f.worktreeStatuses("add-logout-button"); st["write-tests"] != "completed" {
+		t.Errorf("statuses after re-adding: %v", st)
+	}
+}
+
+func TestPRWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name, says string
+		remote     bool
+		env        map[string]string
+	}{
+		{"no gh", "gh is not installed", true, map[string]string{"SAGA_GH": "/nonexistent/gh"}},
+		{"no remote", "no remote named origin", false, nil},
+		{"no auth", "not authenticated", true, map[string]string{"GH_STANDIN_AUTH": "none"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.remote)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, out := f.run("add-logout-button", "all", nil)
+			if code != 0 || !strings.Contains(out, tc.says) {
+				t.Fatalf("exit %d, want 0 with a warning %q\n%s", code, tc.says, out)
+			}
+		})
+	}
+}
+
+// TestScopeEscapeDenied: the PreToolUse hook from --settings stops writes
+// outside the story's scope; the run still completes the tasks.
+func TestScopeEscapeDenied(t *testing.T) {
+	f := newFixture(t, false)
+	code, out := f.run("add-logout-button", "escape", nil)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var report string
+	for _, e := range f.events() {
+		if e.Event == "run.output" && strings.Contains(e.Message, "Escape attempts") {
+			report = e.Message
+		}
+	}
+	if report == "" || strings.Contains(report, "WRITTEN") || strings.Count(report, ": denied: ") != 3 {
+		t.Errorf("escapes were not all denied: %q\n%s", report, out)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".saga", "worktrees", "outside.txt")); err == nil {
+		t.Error("outside.txt was written")
+	}
+}
+
+// TestSecondWorkerRefused: while one worker runs a story, another exits 1
+// at once, naming the first.
+func TestSecondWorkerRefused(t *testing.T) {
+	f := newFixture(t, false)
+	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
+	t.Setenv("SAGA_STANDIN_DELAY_MS", "300")
+	first := exec.Command(bins.sagaLSP, "worker", "add-logout-button", "--output-file", f.out)
+	first.Dir = f.root
+	var firstOut bytes.Buffer
+	first.Stdout = &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "run 1:") })
+	start := time.Now()
+	second := exec.Command(bins.sagaLSP, "worker", "add-logout-button")
+	second.Dir = f.root
+	out, err := second.CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), fmt.Sprintf("pid %d", first.Process.Pid)) {
+		t.Fatalf("second worker: exit %d\n%s", code, out)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("the second worker waited %s instead of refusing at once", time.Since(start))
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first worker: %v\n%s", err, firstOut.String())
+	}
+}
+
+// TestSIGTERM: a worker stopped mid-run stops its run, resets the task in
+// progress, commits, and exits 1 with status stopped.
+func TestSIGTERM(t *testing.T) {
+	f := newFixture(t, false)
+	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
+	t.Setenv("SAGA_STANDIN_DELAY_MS", "500")
+	cmd := exec.Command(bins.sagaLSP, "worker", "user-auth--api", "--output-file", f.out)
+	cmd.Dir = f.root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "→ in_progress") })
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 1 {
+			t.Fatalf("exit %d\n%s", code, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("worker did not stop\n%s", out.String())
+	}
+	end := lastEnd(f.events())
+	if end.Status != "stopped" {
+		t.Errorf("worker.end %+v", end)
+	}
+	for id, st := range f.worktreeStatuses("user-auth--api") {
+		if st == store.StatusInProgress {
+			t.Errorf("%s left in progress after SIGTERM", id)
+		}
+	}
+	if msg := f.git("log", "-1", "--format=%s", "story/user-auth--api"); !strings.HasPrefix(msg, "saga: user-auth--api") {
+		t.Errorf("no commit after SIGTERM: %q", msg)
+	}
+	// The lock is released: a new worker can start.
+	if code, out := f.run("user-auth--api", "all", nil); code != 0 {
+		t.Errorf("worker after SIGTERM: exit %d\n%s", code, out)
+	}
+}
+
+func TestBadStory(t *testing.T) {
+	f := newFixture(t, false)
+	for _, story := range []string{"Bad_Name", "no-such-story", "../etc"} {
+		if code, out := f.run(story, "all", nil); code != worker.ExitFailed || out == "" {
+			t.Errorf("%s: exit %d\n%s", story, code, out)
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mustEval(t *testing.T, p string) string {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
