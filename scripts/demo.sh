@@ -20,4 +20,22 @@ echo "(exit code $?)"
 step "saga-lsp plan billing--invoices   # a cycle, reported with its weakest link"
 "$bin" plan billing--invoices
 echo "(exit code $?)"
+
+# A story run end to end with the built-in simulated agent, in a temporary
+# git copy of the example workspace (nothing here is touched).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$here/examples/workspace/.saga" "$tmp/"
+cd "$tmp"
+git init -q -b main
+git add -A
+git -c user.name=demo -c user.email=demo@localhost commit -q -m "example workspace"
+export CLAUDE_CONFIG_DIR="$tmp/.claude-config" SAGA_SESSION_DIR="$tmp/sessions"
+step "saga-lsp worker user-auth--api --dry-run   # in a temporary git copy: worktree, hydration, runs, hooks, commit"
+"$bin" worker user-auth--api --dry-run --output-file "$tmp/sessions/demo.log"
+echo "(exit code $?)"
+step "saga-lsp status user-auth--api"
+"$bin" status user-auth--api
+step "git log story/user-auth--api"
+git log --oneline story/user-auth--api | head -3
 exit 0
