@@ -87,7 +87,7 @@ func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, st
 		h.warnf("payload larger than 1 MiB ignored")
 		return 0
 	case errors.Is(err, errPayloadTimeout) && len(bytes.TrimSpace(data)) == 0:
-		h.warnf("no payload on stdin pathWithin %s; nothing to do", hookReadTimeout)
+		h.warnf("no payload on stdin within %s; nothing to do", hookReadTimeout)
 		return 0
 	case err != nil && !errors.Is(err, errPayloadTimeout):
 		h.warnf("read stdin: %v", err)
@@ -177,7 +177,7 @@ func readPayload(ctx context.Context, in io.Reader, limit int, timeout time.Dura
 	defer close(done)
 	go func() {
 		for {
-			buf := make([]byte, 32<<10)
+			buf := make([]byte, 8<<10) // payloads are usually well under 1 KiB
 			n, err := in.Read(buf)
 			select {
 			case ch <- chunk{buf[:n], err}:

@@ -307,8 +307,8 @@ func TestHookStdinNeverCloses(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stderr, "not valid JSON") {
 			t.Errorf("%+v, want a JSON warning", r)
 		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3*time.Second {
-			t.Errorf("returned after %v, want 2–3 s", r.elapsed)
+		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
+			t.Errorf("returned after %v, want 2–3 s (+ slack for a loaded machine)", r.elapsed)
 		}
 	})
 	t.Run("nothing written", func(t *testing.T) {
@@ -318,7 +318,7 @@ func TestHookStdinNeverCloses(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stderr, "no payload on stdin") {
 			t.Errorf("%+v, want a no-payload warning", r)
 		}
-		if r.elapsed > 3*time.Second {
+		if r.elapsed > 3500*time.Millisecond {
 			t.Errorf("returned after %v, want ≤ 3 s", r.elapsed)
 		}
 	})
@@ -330,7 +330,7 @@ func TestHookStdinNeverCloses(t *testing.T) {
 		if r.code != 0 || r.stderr != "" || r.stdout != "" {
 			t.Errorf("%+v, want a silent allow", r)
 		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3*time.Second {
+		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
 			t.Errorf("returned after %v, want 2–3 s (the deadline)", r.elapsed)
 		}
 	})

@@ -555,11 +555,20 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		o.SessionDir = SessionDir(o.Env)
 	}
 
-	// One worker per story: the lock a live worker holds, and any session
-	// that is still there (a worker that has not taken the lock yet).
-	sessions, err := o.Tmux.StorySessions(ctx, o.Story)
+	// One worker per story: the lock a live worker holds, and any live
+	// session (a worker that has not taken the lock yet). Sessions whose
+	// worker has exited (kept by remain-on-exit) are removed.
+	all, err := o.Tmux.StorySessions(ctx, o.Story)
 	if err != nil {
 		return nil, err
+	}
+	var sessions []string
+	for _, s := range all {
+		if alive, _ := o.Tmux.Panes(ctx, s); alive {
+			sessions = append(sessions, s)
+		} else if err := o.Tmux.KillSession(ctx, s); err != nil { // kept by remain-on-exit
+			return nil, err
+		}
 	}
 	pid, held, err := workerLock(o.Root, o.Story, true)
 	if err != nil {
@@ -672,6 +681,15 @@ func tail(path string, n int64) string {
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, n))
 	return string(b)
+}
+
+// lockFile is the worker lock's file, for messages.
+func lockFile(root, story string) string {
+	dir, err := store.LockDir(root)
+	if err != nil {
+		return workerLockName(story) + ".lock"
+	}
+	return filepath.Join(dir, workerLockName(story)+".lock")
 }
 
 // workerLockName is the flock a live worker holds for its story.
@@ -817,6 +835,10 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if len(targets) == 0 && len(sessions) == 0 && !held {
 		return res, fmt.Errorf("%w for story %s: no worker holds its lock and no tmux session %s%s-* exists",
 			ErrNotRunning, o.Story, SessionPrefix, o.Story)
+	}
+	if len(targets) == 0 && len(sessions) == 0 {
+		return res, fmt.Errorf("the worker lock of story %s is held by a process that did not record its pid: find it with `fuser %s`",
+			o.Story, lockFile(o.Root, o.Story))
 	}
 	if len(targets) > 0 {
 		res.PID = targets[0]

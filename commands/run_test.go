@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	binPath = filepath.Join(dir, "saga-lsp")
 	fakeWorker = filepath.Join(dir, "fakeworker")
-	if err := buildSagaLSP(dir); err != nil {
+	if err := buildSagaLSP(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
@@ -53,42 +53,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tableLines are the command-table entries of run, stop, status and
-// install. Until cli/cli.go lists them, the test binary is built with an
-// overlay of cli.go that does; once it does, the overlay is not used.
-const tableLines = `		{"run", "start a story's worker in a detached tmux session", runRun},
-		{"stop", "stop a story's worker (SIGINT; it cleans up) and its tmux session", runStop},
-		{"status", "stories, tasks (TaskList form), worker state and PR", runStatus},
-		{"install", "register the Claude Code hooks in .claude/settings.json; print editor setup", runInstall},
-`
-
-func buildSagaLSP(dir string) error {
-	args := []string{"build", "-o", binPath}
-	cliGo, err := filepath.Abs("../cli/cli.go")
-	if err != nil {
-		return err
-	}
-	src, err := os.ReadFile(cliGo)
-	if err != nil {
-		return err
-	}
-	if !bytes.Contains(src, []byte("runRun}")) {
-		patched := bytes.Replace(src, []byte("\t\t{\"schema\", "), []byte(tableLines+"\t\t{\"schema\", "), 1)
-		if bytes.Equal(patched, src) {
-			return fmt.Errorf("cannot add run/stop/status/install to the command table of %s", cliGo)
-		}
-		pf := filepath.Join(dir, "cli.go")
-		if err := os.WriteFile(pf, patched, 0o644); err != nil {
-			return err
-		}
-		ov, _ := json.Marshal(map[string]any{"Replace": map[string]string{cliGo: pf}})
-		of := filepath.Join(dir, "overlay.json")
-		if err := os.WriteFile(of, ov, 0o644); err != nil {
-			return err
-		}
-		args = append(args, "-overlay", of)
-	}
-	out, err := exec.Command("go", append(args, "../cmd/saga-lsp")...).CombinedOutput()
+func buildSagaLSP() error {
+	out, err := exec.Command("go", "build", "-o", binPath, "../cmd/saga-lsp").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("build saga-lsp: %v\n%s", err, out)
 	}
@@ -106,7 +72,7 @@ func cleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "SAGA_") || strings.HasPrefix(k, "TMUX") || strings.HasPrefix(k, "CLAUDE") ||
+		if strings.HasPrefix(k, "SAGA_") || k == "TMUX" || k == "TMUX_PANE" || strings.HasPrefix(k, "CLAUDE") ||
 			strings.HasPrefix(k, "FAKE_WORKER") {
 			continue
 		}
@@ -198,6 +164,12 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	t.Cleanup(func() {
 		out, _ := exec.Command("tmux", "-L", h.socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
 		exec.Command("tmux", "-L", h.socket, "kill-server").Run()
+		// tmux leaves its socket file behind.
+		tmp := os.Getenv("TMUX_TMPDIR")
+		if tmp == "" {
+			tmp = "/tmp"
+		}
+		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), h.socket))
 		for _, f := range strings.Fields(string(out)) {
 			pid, _ := strconv.Atoi(f)
 			waitFor(5*time.Second, func() bool { return gone(pid) })
@@ -404,6 +376,51 @@ func TestRunStartsWorkerInTmux(t *testing.T) {
 	}
 }
 
+// Older tmux versions get `env K=V argv…` (2.0–3.1: no new-session -e) or a
+// single shell command with every word quoted (< 2.0). A wrapper reports the
+// old version and hands the rest to the real tmux, which accepts both forms.
+func TestRunOldTmux(t *testing.T) {
+	real, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed")
+	}
+	for _, version := range []string{"3.1c", "2.9a", "1.8"} {
+		t.Run(version, func(t *testing.T) {
+			h := newTmuxEnv(t)
+			bin := t.TempDir()
+			log := filepath.Join(bin, "log")
+			wrapper := "#!/bin/sh\nif [ \"$1\" = -V ]; then echo 'tmux " + version + "'; exit 0; fi\n" +
+				"printf '%s\\n' \"$*\" >> " + commands.ShellQuote(log) + "\nexec " + commands.ShellQuote(real) + " \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(bin, "tmux"), []byte(wrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// A session folder whose name needs quoting.
+			sd := filepath.Join(h.sessionDir, "it's a dir")
+			r := h.saga(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "SAGA_SESSION_DIR=" + sd},
+				"run", story, "--model", "sonnet", "--format", "json")
+			if r.code != 0 {
+				t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+				t.Fatal(err)
+			}
+			session, out := m["session"].(string), m["outputFile"].(string)
+			args := findEvent(readEvents(t, m["eventsFile"].(string)), "step", "args")
+			want := fmt.Sprintf("worker %s --output-file %s --session %s --model sonnet | SAGA_SESSION=%s SAGA_SESSION_DIR=%s",
+				story, out, session, session, sd)
+			if args == nil || args["message"] != want {
+				t.Errorf("worker args:\n got %v\nwant %s", args["message"], want)
+			}
+			calls := mustRead(t, log)
+			wantForm := map[string]string{"3.1c": " -- env SAGA_SESSION_DIR=", "2.9a": " -- env SAGA_SESSION_DIR=", "1.8": " exec env 'SAGA_SESSION_DIR="}[version]
+			if !strings.Contains(calls, wantForm) || strings.Contains(calls, " -e ") {
+				t.Errorf("tmux %s was called as:\n%s", version, calls)
+			}
+		})
+	}
+}
+
 func TestRunJSON(t *testing.T) {
 	h := newTmuxEnv(t)
 	m := h.startJSON(t, nil, story)
@@ -479,6 +496,36 @@ func TestRunRefusesWhileSessionExists(t *testing.T) {
 	r = h.saga(t, nil, "stop", story)
 	if r.code != 0 || h.hasSession(stale) {
 		t.Errorf("stop: exit %d, session left %v\n%s%s", r.code, h.hasSession(stale), r.stdout, r.stderr)
+	}
+}
+
+// With remain-on-exit, a finished worker's session stays (its pane dead):
+// it does not count as running, and the next run clears it away.
+func TestRunAfterRemainOnExit(t *testing.T) {
+	h := newTmuxEnv(t)
+	// The server keeps the environment it started with: every worker it
+	// runs finishes at once.
+	keep := exec.Command("tmux", "-L", h.socket, "new-session", "-d", "-s", "keep", "sleep", "60")
+	keep.Env = append(slices.Clone(h.env), "FAKE_WORKER_MODE=done")
+	if out, err := keep.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	if out, err := h.tmux("set-option", "-g", "remain-on-exit", "on"); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	first := h.startJSON(t, nil, story)
+	if !waitFor(5*time.Second, func() bool {
+		out, _ := h.tmux("list-panes", "-t", "="+first["session"].(string), "-F", "#{pane_dead}")
+		return strings.TrimSpace(out) == "1"
+	}) {
+		t.Fatal("the finished worker's pane is not kept dead")
+	}
+	if r := h.saga(t, nil, "status", story); !strings.Contains(r.stdout, "worker:   not running; last run completed (exit 0") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+	second := h.startJSON(t, nil, story)
+	if h.hasSession(first["session"].(string)) || !h.hasSession(second["session"].(string)) {
+		t.Errorf("sessions after the second run: first %v, second %v", h.hasSession(first["session"].(string)), h.hasSession(second["session"].(string)))
 	}
 }
 
@@ -625,6 +672,40 @@ func TestStopKillsStubbornWorker(t *testing.T) {
 	}
 }
 
+// The real worker, stopped in the middle of a (stand-in) claude run: it
+// ends the run, cleans up and reports worker.end stopped.
+func TestStopRealWorker(t *testing.T) {
+	h := newTmuxEnv(t)
+	dir := t.TempDir()
+	claude := filepath.Join(dir, "claude")
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
+			env = append(env, kv)
+		}
+	}
+	h.env = append(env, "CLAUDE_CONFIG_DIR="+dir, "SAGA_GH="+filepath.Join(dir, "no-gh"), "SAGA_CLAUDE="+claude)
+	m := h.startJSON(t, nil, story)
+	eventsFile := m["eventsFile"].(string)
+	if !waitFor(30*time.Second, func() bool { return findEvent(readEvents(t, eventsFile), "run.start", "") != nil }) {
+		t.Fatalf("no run started:\n%s", mustRead(t, m["outputFile"].(string)))
+	}
+	r := h.saga(t, nil, "stop", story)
+	if r.code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	end := findEvent(readEvents(t, eventsFile), "worker.end", "")
+	if end == nil || end["status"] != "stopped" || end["exitCode"] != 1.0 {
+		t.Errorf("worker.end %v\n%s", end, mustRead(t, m["outputFile"].(string)))
+	}
+	if h.hasSession(m["session"].(string)) || !lockFree(t, h.root, story) {
+		t.Error("session or lock left after stop")
+	}
+}
+
 func TestStatusShowsRunningWorker(t *testing.T) {
 	h := newTmuxEnv(t)
 	m := h.startJSON(t, nil, story)
@@ -673,12 +754,8 @@ func TestRunEndToEndDryRun(t *testing.T) {
 	}) {
 		t.Fatalf("no worker.end after 60 s; output:\n%s", mustRead(t, m["outputFile"].(string)))
 	}
-	output := mustRead(t, m["outputFile"].(string))
-	if end["status"] != "completed" && strings.Contains(output, "unknown command") {
-		t.Skipf("the worker's --dry-run agent is not available yet:\n%s", output)
-	}
 	if end["status"] != "completed" || end["exitCode"] != 0.0 {
-		t.Fatalf("worker.end %v; output:\n%s", end, output)
+		t.Fatalf("worker.end %v; output:\n%s", end, mustRead(t, m["outputFile"].(string)))
 	}
 	r := h.saga(t, nil, "status", story, "--format", "json")
 	var st struct {

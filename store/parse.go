@@ -103,10 +103,7 @@ func epicContainer(rel string) string {
 
 // validate maps schema violations onto source ranges.
 func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSyntaxErrors bool) {
-	if p.schemas.Quick(k, root) {
-		return
-	}
-	for _, v := range p.schemas.Validate(k, root.Value()) {
+	for _, v := range p.schemas.Validate(k, root) {
 		node := b.f.Doc.PointerSegments(v.Path)
 		if node == nil {
 			node = root

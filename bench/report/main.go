@@ -49,6 +49,9 @@ func budgets() []budget {
 		{label: "language server: initialize → all diagnostics", bench: "LSPInit", maxRatio: 4, secondsMetric: "init-s", ratioMetric: "init/floor"},
 		{label: "keystroke → diagnostics p95", bench: "LSPKeystroke", metric: "p95-ms", max: 10, unit: "ms"},
 		{label: "language server peak RSS", bench: "LSPKeystroke", metric: "peak-RSS-MB", max: 200, unit: "MB"},
+		// The hook and hydration (bench/hook_test.go).
+		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
+		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
 		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
 		// pushed after its fixed 500 ms delay, or pulled right away.
 		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},

@@ -5,15 +5,12 @@ package schema
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
 
 //go:embed schemas/*.schema.json
@@ -43,44 +40,27 @@ func Source(k Kind) ([]byte, error) {
 // Set holds the compiled schemas. It is immutable after New and safe for
 // concurrent use.
 type Set struct {
-	compiled map[Kind]*jsonschema.Schema
-	raw      map[Kind]map[string]any
-	quick    map[Kind]*rule
-	printer  *message.Printer
+	raw   map[Kind]map[string]any
+	rules map[Kind]*rule
 }
 
 // New compiles the embedded schemas.
 func New() (*Set, error) {
-	s := &Set{
-		compiled: map[Kind]*jsonschema.Schema{},
-		raw:      map[Kind]map[string]any{},
-		quick:    map[Kind]*rule{},
-		printer:  message.NewPrinter(language.English),
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
+	s := &Set{raw: map[Kind]map[string]any{}, rules: map[Kind]*rule{}}
 	for _, k := range Kinds {
 		src, err := Source(k)
 		if err != nil {
 			return nil, err
 		}
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
+		var doc map[string]any
+		if err := json.Unmarshal(src, &doc); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
+		r, err := compileRule(doc, doc)
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", k, err)
 		}
-		url := "mem:///" + string(k) + ".schema.json"
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", k, err)
-		}
-		sch, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("schema %s: %w", k, err)
-		}
-		s.compiled[k] = sch
-		s.raw[k] = doc.(map[string]any)
-		if s.quick[k], err = compileRule(s.raw[k], s.raw[k]); err != nil {
-			return nil, fmt.Errorf("schema %s: %w", k, err)
-		}
+		s.raw[k], s.rules[k] = doc, r
 	}
 	return s, nil
 }
@@ -92,66 +72,6 @@ type Violation struct {
 	Keyword  string   // the failing keyword: required, additionalProperties, pattern, type, enum, …
 	Property string   // required/additionalProperties: the property concerned
 	Message  string
-}
-
-// Validate checks an instance (as produced by jsonc.Node.Value) against the
-// schema of kind k. Only leaf errors are returned: the wrappers (allOf, $ref)
-// say nothing a user can act on.
-func (s *Set) Validate(k Kind, instance any) []Violation {
-	sch := s.compiled[k]
-	if sch == nil {
-		return nil
-	}
-	err := sch.Validate(instance)
-	if err == nil {
-		return nil
-	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return []Violation{{Keyword: "schema", Message: err.Error()}}
-	}
-	var out []Violation
-	s.collect(ve, &out)
-	return out
-}
-
-func (s *Set) collect(ve *jsonschema.ValidationError, out *[]Violation) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			s.collect(c, out)
-		}
-		return
-	}
-	path := ve.InstanceLocation
-	switch ek := ve.ErrorKind.(type) {
-	case *kind.Required:
-		for _, p := range ek.Missing {
-			*out = append(*out, Violation{Path: path, Keyword: "required", Property: p,
-				Message: fmt.Sprintf("missing required property %q", p)})
-		}
-	case *kind.AdditionalProperties:
-		for _, p := range ek.Properties {
-			*out = append(*out, Violation{Path: path, Keyword: "additionalProperties", Property: p,
-				Message: fmt.Sprintf("unknown property %q", p)})
-		}
-	case *kind.Type:
-		*out = append(*out, Violation{Path: path, Keyword: "type",
-			Message: fmt.Sprintf("expected %s, got %s", strings.Join(ek.Want, " or "), ek.Got)})
-	case *kind.Enum:
-		want := make([]string, len(ek.Want))
-		for i, w := range ek.Want {
-			want[i] = fmt.Sprintf("%q", w)
-		}
-		*out = append(*out, Violation{Path: path, Keyword: "enum",
-			Message: "expected one of " + strings.Join(want, ", ")})
-	default:
-		kw := ve.ErrorKind.KeywordPath()
-		name := "schema"
-		if len(kw) > 0 {
-			name = kw[0]
-		}
-		*out = append(*out, Violation{Path: path, Keyword: name, Message: ve.ErrorKind.LocalizedString(s.printer)})
-	}
 }
 
 // Property documents one property of an object in a schema.

@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+)
+
+// BenchmarkHookSyncPaired is the hook budget (design.md §10): one
+// `saga-lsp hook` PostToolUse status sync, process start included, against
+// the start of an empty Go program (bench/empty), alternating in each op.
+// Reports the median of each and of the ratio (budget ≤ 3).
+func BenchmarkHookSyncPaired(b *testing.B) {
+	root := repoRoot(b)
+	bin := filepath.Join(root, "bin", "saga-lsp")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%s is missing: run make build first", bin)
+	}
+	empty := filepath.Join(b.TempDir(), "empty")
+	build := exec.Command("go", "build", "-o", empty, "./bench/empty")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build the empty program: %v\n%s", err, out)
+	}
+	// A project as the hook sees it during a run: a git repository (the
+	// story lock lives in its common dir) with one story.
+	project := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", project).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v\n%s", err, out)
+	}
+	taskFile := filepath.Join(project, ".saga", "stories", "s", "t.json")
+	os.MkdirAll(filepath.Dir(taskFile), 0o755)
+	os.WriteFile(filepath.Join(project, ".saga", "stories", "s", "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
+	os.WriteFile(taskFile, []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"pending\",\n  \"blockedBy\": []\n}\n"), 0o644)
+	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+project, "CLAUDE_PROJECT_DIR="+project)
+	statuses := []string{"pending", "completed"}
+	var hookS, emptyS, ratios []float64
+	i := 0
+	for b.Loop() {
+		from, to := statuses[i%2], statuses[(i+1)%2]
+		i++
+		payload := fmt.Sprintf(`{"session_id":"b","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":"t","status":%q},"tool_response":{"success":true,"taskId":"t","updatedFields":["status"],"statusChange":{"from":%q,"to":%q}},"tool_use_id":"toolu_1","duration_ms":3}`+"\n",
+			project, to, from, to)
+		start := time.Now()
+		if err := exec.Command(empty).Run(); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		cmd := exec.Command(bin, "hook")
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(payload)
+		out, err := cmd.CombinedOutput()
+		end := time.Now()
+		if err != nil || len(out) > 0 {
+			b.Fatalf("hook: %v %s", err, out)
+		}
+		e, h := mid.Sub(start).Seconds(), end.Sub(mid).Seconds()
+		emptyS, hookS, ratios = append(emptyS, e), append(hookS, h), append(ratios, h/e)
+	}
+	if data, _ := os.ReadFile(taskFile); !strings.Contains(string(data), fmt.Sprintf(`"status": %q`, statuses[i%2])) {
+		b.Fatalf("the hook did not sync the status:\n%s", data)
+	}
+	b.ReportMetric(median(emptyS), "empty-s")
+	b.ReportMetric(median(hookS), "hook-s")
+	b.ReportMetric(median(ratios), "hook/empty")
+}
+
+// BenchmarkHydrate200 is the hydration budget (≤ 50 ms): a 200-task story
+// read from .saga and written as Claude Code's task list, lock and fsyncs
+// included.
+func BenchmarkHydrate200(b *testing.B) {
+	root := b.TempDir()
+	dir := filepath.Join(root, ".saga", "stories", "big")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "big", "title": "Big", "description": ""}`), 0o644)
+	for i := range 200 {
+		blocked := "[]"
+		if i > 0 {
+			blocked = fmt.Sprintf(`["task-%03d"]`, i-1)
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("task-%03d.json", i)), fmt.Appendf(nil,
+			`{"id": "task-%03d", "subject": "Task %d", "description": "Do part %d of the work, as the story describes, and check it with the tests.", "activeForm": "Working on part %d", "status": "pending", "blockedBy": %s, "guidance": "Keep it small.", "doneWhen": "Tests pass."}`,
+			i, i, i, i, blocked), 0o644)
+	}
+	p, err := store.NewParser()
+	if err != nil {
+		b.Fatal(err)
+	}
+	config := b.TempDir()
+	n := 0
+	for b.Loop() {
+		s, err := p.LoadStory(root, "big")
+		if err != nil || len(s.Tasks) != 200 {
+			b.Fatalf("load: %v", err)
+		}
+		n++
+		list := claudetasks.ListDir(config, claudetasks.ListID("big", int64(n)))
+		if err := claudetasks.Hydrate(context.Background(), list, claudetasks.FromStory(s)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(n), "ms")
+}

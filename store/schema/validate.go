@@ -1,0 +1,241 @@
+package schema
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
+)
+
+// The validator interprets the keywords our schemas use directly over the
+// syntax tree, so every finding already knows its source node and nothing is
+// converted to Go values. It is our own rather than santhosh-tekuri/jsonschema
+// because that library compiles the metaschemas of five drafts in its package
+// init — 5 ms at the start of every process that links it, more than the
+// whole budget of `saga-lsp hook` (docs/architecture.md). The library remains
+// the oracle: the tests check, document by document and under fuzzing, that
+// both find the same violations at the same places.
+
+// rule is a compiled schema node.
+type rule struct {
+	types      []string // "object", "array", "string"
+	required   []string
+	properties map[string]*rule
+	closed     bool // additionalProperties: false
+	enum       []string
+	pattern    *regexp.Regexp
+	minLength  int
+	items      *rule
+	unique     bool
+}
+
+// knownKeywords are the keywords compileRule understands; a schema using any
+// other makes New fail, so nothing is ever silently ignored.
+var knownKeywords = []string{"$schema", "$id", "$defs", "$ref", "title", "description", "type", "required",
+	"properties", "additionalProperties", "enum", "pattern", "minLength", "items", "uniqueItems"}
+
+func compileRule(root, node map[string]any) (*rule, error) {
+	node = deref(root, node)
+	if node == nil {
+		return nil, fmt.Errorf("unresolvable $ref")
+	}
+	for k := range node {
+		if !slices.Contains(knownKeywords, k) {
+			return nil, fmt.Errorf("keyword %q is not supported by the validator", k)
+		}
+	}
+	r := &rule{}
+	switch t := node["type"].(type) {
+	case string:
+		r.types = []string{t}
+	case []any:
+		for _, v := range t {
+			r.types = append(r.types, fmt.Sprint(v))
+		}
+	}
+	for _, v := range asSlice(node["required"]) {
+		r.required = append(r.required, fmt.Sprint(v))
+	}
+	if props, ok := node["properties"].(map[string]any); ok {
+		r.properties = map[string]*rule{}
+		for name, p := range props {
+			pm, ok := p.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: not a schema", name)
+			}
+			sub, err := compileRule(root, pm)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			r.properties[name] = sub
+		}
+	}
+	if ap, ok := node["additionalProperties"]; ok {
+		if b, isBool := ap.(bool); !isBool || b {
+			return nil, fmt.Errorf("only additionalProperties: false is supported")
+		}
+		r.closed = true
+	}
+	for _, v := range asSlice(node["enum"]) {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("non-string enum value %v", v)
+		}
+		r.enum = append(r.enum, s)
+	}
+	if p, ok := node["pattern"].(string); ok {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		r.pattern = re
+	}
+	if n, ok := node["minLength"]; ok {
+		v, err := strconv.Atoi(fmt.Sprint(n))
+		if err != nil {
+			return nil, fmt.Errorf("minLength %v", n)
+		}
+		r.minLength = v
+	}
+	if items, ok := node["items"].(map[string]any); ok {
+		sub, err := compileRule(root, items)
+		if err != nil {
+			return nil, fmt.Errorf("items: %w", err)
+		}
+		r.items = sub
+	}
+	r.unique, _ = node["uniqueItems"].(bool)
+	return r, nil
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// Validate checks a document tree against the schema of kind k. Members
+// without a value (half-typed documents) are skipped: the parser reports
+// them. The result is nil for a valid document, without allocating.
+func (s *Set) Validate(k Kind, root *jsonc.Node) []Violation {
+	r := s.rules[k]
+	if r == nil || root == nil {
+		return nil
+	}
+	var out []Violation
+	r.check(root, make([]string, 0, 8), &out)
+	return out
+}
+
+func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
+	if n == nil || n.Kind == jsonc.Invalid {
+		return
+	}
+	got := jsonType(n)
+	if len(r.types) > 0 && !slices.Contains(r.types, got) {
+		add(out, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
+		return
+	}
+	if r.enum != nil && (n.Kind != jsonc.String || !slices.Contains(r.enum, n.Str)) {
+		want := make([]string, len(r.enum))
+		for i, e := range r.enum {
+			want[i] = strconv.Quote(e)
+		}
+		add(out, path, "enum", "", "expected one of "+strings.Join(want, ", "))
+	}
+	switch n.Kind {
+	case jsonc.String:
+		if r.minLength > 0 && utf8.RuneCountInString(n.Str) < r.minLength {
+			msg := fmt.Sprintf("must be at least %d characters long", r.minLength)
+			if r.minLength == 1 {
+				msg = "must not be empty"
+			}
+			add(out, path, "minLength", "", msg)
+		}
+		if r.pattern != nil && !r.pattern.MatchString(n.Str) {
+			add(out, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
+		}
+	case jsonc.Object:
+		for _, m := range n.Members {
+			if m.Value == nil {
+				continue
+			}
+			if sub := r.properties[m.Key.Str]; sub != nil {
+				sub.check(m.Value, append(path, m.Key.Str), out)
+			} else if r.closed {
+				add(out, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
+			}
+		}
+		for _, req := range r.required {
+			if n.Member(req) == nil {
+				add(out, path, "required", req, fmt.Sprintf("missing required property %q", req))
+			}
+		}
+	case jsonc.Array:
+		for i, e := range n.Elems {
+			if r.items != nil {
+				r.items.check(e, append(path, strconv.Itoa(i)), out)
+			}
+			if r.unique {
+				for j, prev := range n.Elems[:i] {
+					if sameValue(prev, e) {
+						add(out, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// add records a violation with its own copy of the path.
+func add(out *[]Violation, path []string, keyword, property, msg string) {
+	*out = append(*out, Violation{Path: slices.Clone(path), Keyword: keyword, Property: property, Message: msg})
+}
+
+// jsonType names a node's JSON Schema type.
+func jsonType(n *jsonc.Node) string {
+	switch n.Kind {
+	case jsonc.Object:
+		return "object"
+	case jsonc.Array:
+		return "array"
+	case jsonc.String:
+		return "string"
+	case jsonc.Bool:
+		return "boolean"
+	case jsonc.Null:
+		return "null"
+	case jsonc.Number:
+		if f, err := strconv.ParseFloat(n.Raw, 64); err == nil && f == float64(int64(f)) {
+			return "integer"
+		}
+		return "number"
+	}
+	return "invalid"
+}
+
+// sameValue compares two array elements for uniqueItems: scalars by value,
+// containers by their decoded values.
+func sameValue(a, b *jsonc.Node) bool {
+	if a == nil || b == nil || a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case jsonc.String:
+		return a.Str == b.Str
+	case jsonc.Number:
+		fa, ea := strconv.ParseFloat(a.Raw, 64)
+		fb, eb := strconv.ParseFloat(b.Raw, 64)
+		return ea == nil && eb == nil && fa == fb
+	case jsonc.Bool:
+		return a.Bool == b.Bool
+	case jsonc.Null:
+		return true
+	}
+	return reflect.DeepEqual(a.Value(), b.Value())
+}
