@@ -98,9 +98,9 @@ func (h *hookRun) postToolUse(p *HookPayload) {
 	} else if !store.ValidCanonical(story) {
 		h.warnf("SAGA_STORY_ID %q is not a valid story name; status not synced", story)
 		return
-	} else if list := h.getenv("CLAUDE_CODE_TASK_LIST_ID"); list != "" {
-		// The worker sets both; a different list holds other tasks, whose
-		// ids could name the wrong SAGA task.
+	} else if list := h.getenv("CLAUDE_CODE_TASK_LIST_ID"); strings.HasPrefix(list, TaskListPrefix) {
+		// The worker sets both to the same story; a SAGA list of another
+		// story holds other tasks, whose ids could name the wrong file.
 		if s, ok := StoryFromTaskList(list); !ok || s != story {
 			h.warnf("task list %q is not story %s's (saga__%s__<unixMillis>); status not synced", list, story, story)
 			return

@@ -127,9 +127,13 @@ func TestPostToolUseSync(t *testing.T) {
 		{name: "list of another story", env: func(root string) env {
 			return env{"SAGA_STORY_ID": "my-story", "CLAUDE_CODE_TASK_LIST_ID": "saga__other__1735689600000", "SAGA_PROJECT_DIR": root}
 		}, stderr: `task list "saga__other__1735689600000" is not story my-story's`},
-		{name: "session list with SAGA_STORY_ID", env: func(root string) env {
-			return env{"SAGA_STORY_ID": "my-story", "CLAUDE_CODE_TASK_LIST_ID": "5f0c-session-uuid", "SAGA_PROJECT_DIR": root}
-		}, stderr: "is not story my-story's"},
+		{
+			name: "SAGA_STORY_ID wins over a non-SAGA list",
+			env: func(root string) env {
+				return env{"SAGA_STORY_ID": "my-story", "CLAUDE_CODE_TASK_LIST_ID": "5f0c-session-uuid", "SAGA_PROJECT_DIR": root}
+			},
+			want: map[string]func() []byte{"1.json": func() []byte { return hookWithStatus(t, orig1, "in_progress", "completed") }},
+		},
 		{name: "no story in the environment", env: func(root string) env { return env{"CLAUDE_PROJECT_DIR": root} }},
 		{name: "other tool", set: map[string]any{"tool_name": "TaskCreate"},
 			env: func(root string) env { return env{"SAGA_STORY_ID": "my-story", "SAGA_PROJECT_DIR": root} }},
