@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 //go:embed schemas/*.schema.json
