@@ -37,7 +37,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("write %s: sync directory: %w", path, err)
 	}
 	return nil
@@ -63,7 +63,7 @@ func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		return fmt.Errorf("create %s: remove temp: %w", path, rmErr)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("create %s: sync directory: %w", path, err)
 	}
 	return nil
@@ -153,8 +153,8 @@ func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.Fi
 	return name, nil
 }
 
-// syncDir fsyncs a directory so a rename or link in it survives a crash.
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory so a rename or link in it survives a crash.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // taskPath is where Claude Code keeps task id of the list in dir.
@@ -113,7 +114,7 @@ func hydrate(ctx context.Context, dir string, tasks []Task, tm lockTiming) error
 		}
 		tmps[i] = ""
 	}
-	if err := syncDir(dir); err != nil {
+	if err := store.SyncDir(dir); err != nil {
 		return fmt.Errorf("hydrate: sync %s: %w", dir, err)
 	}
 	return nil
@@ -163,25 +164,9 @@ func writeFileAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return store.SyncDir(filepath.Dir(path))
 }
 
-// syncDir fsyncs a directory so renames in it survive a crash; filesystems
-// that cannot fsync a directory are not an error.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
-		return nil
-	}
-	return err
-}
 
 // Read returns the tasks of the list in dir, by id, as Claude Code sees
 // them: every *.json entry that reads, decodes (see Decode) and whose id is

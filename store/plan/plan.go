@@ -45,6 +45,11 @@ type Plan struct {
 	Blocked   []Blocked  `json:"blocked"`   // input order
 	Cycles    [][]string `json:"cycles"`    // each a closed path ["a","b","c","a"]
 	WeakLinks []Edge     `json:"weakLinks"` // one per cycle, same order: the edge to remove
+	// Ready is what can start now: every item of the first (unsplit) wave —
+	// not completed, no unfinished blocker — in wave order, however
+	// --max-parallel split it. In-progress items are included (a crashed or
+	// stopped run can be resumed); ask the worker state to tell them apart.
+	Ready []string `json:"ready"`
 	// Unsplit wave number (1-based) of each planned id, for "wave n/m" in
 	// the editor; and the unsplit wave count.
 	WaveOf    map[string]int `json:"-"`
@@ -67,6 +72,7 @@ func Compute(items []Item, maxParallel int) Plan {
 		Blocked:   []Blocked{},
 		Cycles:    [][]string{},
 		WeakLinks: []Edge{},
+		Ready:     []string{},
 		WaveOf:    map[string]int{},
 	}
 	for i := range n {
@@ -78,6 +84,9 @@ func Compute(items []Item, maxParallel int) Plan {
 	scheduled := make([]bool, n)
 	levels := g.levels()
 	p.WaveCount = len(levels)
+	if len(levels) > 0 {
+		p.Ready = g.names(levels[0])
+	}
 	for k, wave := range levels {
 		for _, v := range wave {
 			scheduled[v] = true

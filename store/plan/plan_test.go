@@ -240,6 +240,57 @@ func TestCompute(t *testing.T) {
 			check(t, "WeakLinks", got.WeakLinks, orEmpty(w.weak))
 			check(t, "WaveOf", got.WaveOf, w.waveOf)
 			check(t, "WaveCount", got.WaveCount, w.waveCount)
+			// Ready is the first unsplit wave, in wave order.
+			ready := []string{}
+			for _, wave := range w.waves {
+				for _, id := range wave {
+					if w.waveOf[id] == 1 {
+						ready = append(ready, id)
+					}
+				}
+			}
+			check(t, "Ready", got.Ready, ready)
+		})
+	}
+}
+
+// TestReady: what can start now is every item without an unfinished
+// blocker — the whole first wave however --max-parallel splits it, started
+// items included, completed and cycle-blocked ones not.
+func TestReady(t *testing.T) {
+	tests := []struct {
+		name        string
+		items       []Item
+		maxParallel int
+		want        []string
+	}{
+		{name: "empty", want: []string{}},
+		{name: "all completed", items: []Item{done("a"), done("b", "a")}, want: []string{}},
+		{
+			name:  "completed blockers free their dependents",
+			items: []Item{done("a"), it("b", "a"), it("c", "b"), it("d")},
+			want:  []string{"b", "d"},
+		},
+		{
+			name:        "split first wave stays whole",
+			items:       []Item{it("a"), it("b"), it("c"), prio("high", "d"), it("e", "a")},
+			maxParallel: 2,
+			want:        []string{"d", "a", "b", "c"},
+		},
+		{
+			name:  "in progress is ready, its dependents are not",
+			items: []Item{with(it("a"), "in_progress", ""), it("b", "a")},
+			want:  []string{"a"},
+		},
+		{
+			name:  "only a cycle",
+			items: []Item{it("a", "b"), it("b", "a"), it("c", "a")},
+			want:  []string{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, "Ready", Compute(tc.items, tc.maxParallel).Ready, tc.want)
 		})
 	}
 }
@@ -276,6 +327,7 @@ func TestComputeOrderIndependent(t *testing.T) {
 		check(t, "Cycles", got.Cycles, base.Cycles)
 		check(t, "WeakLinks", got.WeakLinks, base.WeakLinks)
 		check(t, "WaveOf", got.WaveOf, base.WaveOf)
+		check(t, "Ready", got.Ready, base.Ready)
 	}
 }
 
@@ -375,14 +427,14 @@ func TestPlanJSON(t *testing.T) {
 	}{
 		{
 			name: "empty slices are [] not null",
-			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[]}`,
+			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[],"ready":[]}`,
 		},
 		{
 			name:  "populated",
 			items: []Item{done("a"), it("b", "a"), it("c", "d"), it("d", "c")},
 			want: `{"waves":[["b"]],"completed":["a"],` +
 				`"blocked":[{"id":"c","by":["d"]},{"id":"d","by":["c"]}],` +
-				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}]}`,
+				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}],"ready":["b"]}`,
 		},
 	}
 	for _, tc := range tests {
