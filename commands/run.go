@@ -289,11 +289,12 @@ func (t *Tmux) run(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// noServer tells the errors of a tmux without a running server.
+// noServer tells the errors of a tmux without a running server, including
+// one that exits while we ask (its last session just ended).
 func noServer(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to") ||
-		strings.Contains(s, "No such file or directory")
+		strings.Contains(s, "No such file or directory") || strings.Contains(s, "server exited unexpectedly")
 }
 
 // Sessions lists every session of the server (none when no server runs).

@@ -12,22 +12,30 @@ import (
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
-// codeLens answers textDocument/codeLens with the static, informational
-// lenses (the ▶ Run / ■ Stop lenses come with the worker):
+// codeLens answers textDocument/codeLens:
 //
-//   - story.json, on the id line: "3/7 tasks done · status: in_progress"
-//     (the story's effective status, as its tasks show it);
+//   - story.json, on the id line: "▶ Run story" (saga.runStory), or while
+//     the story's worker lives "■ Stop" (saga.stopStory) and "Show output"
+//     (saga.showOutput), then an informational lens: "3/7 tasks done ·
+//     status: in_progress" (the story's effective status, as its tasks show
+//     it), or while a worker runs "● running · 3/7 tasks done · cycle 2"
+//     from the live view (the worktree copy and the hydrated task list);
+//     after a run the last run's result is appended (and "Show output"
+//     stays), and " · worktree: 7/7" when the worktree copy's count differs;
 //   - a task file, on the id line: "status: pending · wave 2/4" (the wave
 //     from the story's plan), "status: completed", or "… · blocked (cycle)"
 //     for a task on a dependency cycle and "… · blocked (behind a cycle)"
-//     for one waiting on a cycle;
-//   - an epic, on each children[] entry: "in_progress · 3/7 tasks", or
-//     "no such story".
+//     for one waiting on a cycle; " · worktree: in_progress" when the live
+//     view says otherwise;
+//   - an epic, on each children[] entry: "in_progress · 3/7 tasks" (or
+//     "running · 3/7 tasks"), or "no such story", and "▶ Run" / "■ Stop".
 //
 // Informational lenses carry a Command with an empty command id: VS Code
 // renders such a lens as plain, unclickable text (and never tries to run
-// it), and other clients show the title too. No command that does not
-// exist is ever named.
+// it), and other clients show the title too. Action lenses name commands of
+// executeCommandProvider, under the client's prefix, with arguments
+// [{"story": "<name>"}]. The live state is the server's own (live.go): a
+// lens request never starts a process.
 func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeLensParams
 	if err := decode(params, &p); err != nil {
@@ -39,35 +47,87 @@ func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMes
 	if root == nil {
 		return lenses, nil
 	}
+	prefix := s.clientInfo().commandPrefix
 	switch {
 	case f.Kind == store.KindStory && f.Story != nil:
-		lenses = append(lenses, lensStory(snap, f, root))
+		lenses = append(lenses, lensStory(s, snap, f, root, prefix)...)
 	case f.Kind == store.KindTask && f.Task != nil:
-		lenses = append(lenses, lensTask(snap, f, root))
+		lenses = append(lenses, lensTask(s, snap, f, root))
 	case f.Kind == store.KindEpic && f.Epic != nil:
-		lenses = append(lenses, lensEpic(snap, f)...)
+		lenses = append(lenses, lensEpic(s, snap, f, prefix)...)
 	}
 	return lenses, nil
 }
 
-// lensStory: done/total tasks and the effective status.
-func lensStory(snap *Snapshot, f *store.File, root *jsonc.Node) protocol.CodeLens {
+// lensStory: run or stop (and show output), then done/total tasks and the
+// effective status.
+func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
 	st := snap.WS.Stories[f.Owner]
 	if st == nil { // a story.json outside the workspace: its own fields, no tasks
 		st = f.Story
 	}
+	r := lensIDRange(f, root)
 	title := fmt.Sprintf("%d/%d tasks done · status: %s", st.Done(), len(st.Tasks), st.EffectiveStatus())
-	return lensInfo(lensIDRange(f, root), title)
+	if !store.ValidCanonical(f.Owner) {
+		return []protocol.CodeLens{lensInfo(r, title)}
+	}
+	info := s.live.storyInfo(f.Owner)
+	args := []any{map[string]string{"story": f.Owner}}
+	var out []protocol.CodeLens
+	switch {
+	case info.Running:
+		out = append(out, lensCommand(r, "■ Stop", prefix+"stopStory", args))
+		if info.Run != nil && info.Run.OutputFile != "" {
+			out = append(out, lensCommand(r, "Show output", prefix+"showOutput", args))
+		}
+		done, total := st.Done(), len(st.Tasks)
+		if len(info.View) > 0 {
+			done, total = viewCounts(info.View)
+		}
+		title = fmt.Sprintf("● running · %d/%d tasks done", done, total)
+		if info.Run != nil && info.Run.Running && info.Run.Cycle > 0 {
+			title += fmt.Sprintf(" · cycle %d", info.Run.Cycle)
+		}
+	default:
+		out = append(out, lensCommand(r, "▶ Run story", prefix+"runStory", args))
+		if info.Run != nil && info.Run.OutputFile != "" {
+			out = append(out, lensCommand(r, "Show output", prefix+"showOutput", args))
+		}
+		if info.HasWT && len(info.View) > 0 {
+			if d, t := viewCounts(info.View); d != st.Done() || t != len(st.Tasks) {
+				title += fmt.Sprintf(" · worktree: %d/%d", d, t)
+			}
+		}
+		if info.Run != nil {
+			title += " · last run: " + info.Run.State
+		}
+	}
+	return append(out, lensInfo(r, title))
+}
+
+// viewCounts is done/total of a live view.
+func viewCounts(view map[string]string) (done, total int) {
+	for _, s := range view {
+		if s == store.StatusCompleted {
+			done++
+		}
+	}
+	return done, len(view)
 }
 
 // lensTask: the task's status and its wave in the story's plan.
-func lensTask(snap *Snapshot, f *store.File, root *jsonc.Node) protocol.CodeLens {
+func lensTask(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node) protocol.CodeLens {
 	t := f.Task
 	status := symbolStatus(t.Status)
 	title := "status: " + status
 	if st := snap.WS.Stories[f.Owner]; st != nil && t.Status != store.StatusCompleted {
 		if items, _, _, err := store.PlanItems(snap.WS, st.ID); err == nil {
 			title += lensWaveText(plan.Compute(items, 0), t.ID)
+		}
+	}
+	if store.ValidCanonical(f.Owner) {
+		if v, ok := s.live.storyInfo(f.Owner).View[f.Name]; ok && v != status {
+			title += " · worktree: " + v
 		}
 	}
 	return lensInfo(lensIDRange(f, root), title)
@@ -115,19 +175,34 @@ func lensOnCycle(by map[string][]string, id string) bool {
 	return false
 }
 
-// lensEpic: one per children[] entry, with that story's status and
-// done/total tasks.
-func lensEpic(snap *Snapshot, f *store.File) []protocol.CodeLens {
+// lensEpic: per children[] entry, that story's status and done/total
+// tasks, and ▶ Run (■ Stop while its worker lives).
+func lensEpic(s *Server, snap *Snapshot, f *store.File, prefix string) []protocol.CodeLens {
 	var out []protocol.CodeLens
 	for _, c := range f.Epic.Children {
 		if c.Node == nil {
 			continue
 		}
-		title := "no such story"
-		if st := snap.WS.Stories[c.ID]; st != nil {
-			title = fmt.Sprintf("%s · %d/%d tasks", st.EffectiveStatus(), st.Done(), len(st.Tasks))
+		r := lensSingleLine(nodeRange(f, c.Node))
+		st := snap.WS.Stories[c.ID]
+		if st == nil || !store.ValidCanonical(c.ID) {
+			out = append(out, lensInfo(r, "no such story"))
+			continue
 		}
-		out = append(out, lensInfo(lensSingleLine(nodeRange(f, c.Node)), title))
+		info := s.live.storyInfo(c.ID)
+		args := []any{map[string]string{"story": c.ID}}
+		title := fmt.Sprintf("%s · %d/%d tasks", st.EffectiveStatus(), st.Done(), len(st.Tasks))
+		if info.Running {
+			if len(info.View) > 0 {
+				d, t := viewCounts(info.View)
+				title = fmt.Sprintf("running · %d/%d tasks", d, t)
+			} else {
+				title = fmt.Sprintf("running · %d/%d tasks", st.Done(), len(st.Tasks))
+			}
+			out = append(out, lensInfo(r, title), lensCommand(r, "■ Stop", prefix+"stopStory", args))
+			continue
+		}
+		out = append(out, lensInfo(r, title), lensCommand(r, "▶ Run", prefix+"runStory", args))
 	}
 	return out
 }
@@ -153,4 +228,17 @@ func lensSingleLine(r protocol.Range) protocol.Range {
 // lensInfo is a lens that only shows text (see codeLens).
 func lensInfo(r protocol.Range, title string) protocol.CodeLens {
 	return protocol.CodeLens{Range: r, Command: protocol.Command{Title: title, Command: ""}}
+}
+
+// lensCommand is a clickable lens running one of our commands.
+func lensCommand(r protocol.Range, title, command string, args []any) protocol.CodeLens {
+	raw := make([]protocol.LSPAny, 0, len(args))
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			continue
+		}
+		raw = append(raw, protocol.LSPAny(b))
+	}
+	return protocol.CodeLens{Range: r, Command: protocol.Command{Title: title, Command: command, Arguments: raw}}
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,11 +16,20 @@ type gotCodeLens struct {
 	} `json:"command"`
 }
 
-// wantLens is a lens expected on the n-th occurrence of needle.
+// wantLens is a lens expected on the n-th occurrence of needle: an
+// informational one (cmd ""), or one running saga.<cmd> with arguments
+// [{"story": story}].
 type wantLens struct {
 	needle string
 	n      int
 	title  string
+	cmd    string
+	story  string
+}
+
+// runLens is the "▶ Run story" lens of a story.json.
+func runLens(needle, story string) wantLens {
+	return wantLens{needle: needle, title: "▶ Run story", cmd: "runStory", story: story}
 }
 
 func codeLenses(c *client, rel string) []gotCodeLens {
@@ -43,13 +53,20 @@ func checkLenses(t *testing.T, rel, text string, got []gotCodeLens, want []wantL
 			t.Errorf("%s #%d: no command", rel, i)
 			continue
 		}
-		// Informational lenses: a title and an empty command id, which
-		// VS Code shows as plain text.
-		if g.Command.Title != w.title || g.Command.Command == nil || *g.Command.Command != "" || g.Command.Arguments != nil {
-			id := "<absent>"
-			if g.Command.Command != nil {
-				id = *g.Command.Command
+		id := "<absent>"
+		if g.Command.Command != nil {
+			id = *g.Command.Command
+		}
+		if w.cmd != "" {
+			// Action lenses: one of our commands, with [{"story": …}].
+			args, _ := json.Marshal(g.Command.Arguments)
+			wantArgs := fmt.Sprintf(`[{"story":%q}]`, w.story)
+			if g.Command.Title != w.title || id != "saga."+w.cmd || string(args) != wantArgs {
+				t.Errorf("%s #%d: title %q id %q arguments %s, want title %q, id saga.%s, arguments %s", rel, i, g.Command.Title, id, args, w.title, w.cmd, wantArgs)
 			}
+		} else if g.Command.Title != w.title || g.Command.Command == nil || *g.Command.Command != "" || g.Command.Arguments != nil {
+			// Informational lenses: a title and an empty command id, which
+			// VS Code shows as plain text.
 			t.Errorf("%s #%d: title %q id %q arguments %v, want title %q and an empty id", rel, i, g.Command.Title, id, g.Command.Arguments, w.title)
 		}
 		var r lspRange
@@ -71,27 +88,29 @@ func TestCodeLens(t *testing.T) {
 		want []wantLens
 	}{
 		// Stories: done/total and the status the tasks give.
-		{".saga/stories/shop--cart/story.json", []wantLens{{`"shop--cart"`, 0, "1/5 tasks done · status: in_progress"}}},
-		{".saga/stories/shop--checkout/story.json", []wantLens{{`"shop--checkout"`, 0, "1/4 tasks done · status: in_progress"}}},
-		{".saga/stories/fix-login-typo/story.json", []wantLens{{`"fix-login-typo"`, 0, "0/1 tasks done · status: pending"}}},
+		{".saga/stories/shop--cart/story.json", []wantLens{runLens(`"shop--cart"`, "shop--cart"), {`"shop--cart"`, 0, "1/5 tasks done · status: in_progress", "", ""}}},
+		{".saga/stories/shop--checkout/story.json", []wantLens{runLens(`"shop--checkout"`, "shop--checkout"), {`"shop--checkout"`, 0, "1/4 tasks done · status: in_progress", "", ""}}},
+		{".saga/stories/fix-login-typo/story.json", []wantLens{runLens(`"fix-login-typo"`, "fix-login-typo"), {`"fix-login-typo"`, 0, "0/1 tasks done · status: pending", "", ""}}},
 		// Tasks: status and wave n/m of the story's plan.
-		{".saga/stories/shop--cart/add-item.json", []wantLens{{`"add-item"`, 0, "status: completed"}}},
-		{".saga/stories/shop--cart/remove-item.json", []wantLens{{`"remove-item"`, 0, "status: pending · wave 1/3"}}},
-		{".saga/stories/shop--cart/persist-cart.json", []wantLens{{`"persist-cart"`, 0, "status: in_progress · wave 1/3"}}},
-		{".saga/stories/shop--cart/cart-total.json", []wantLens{{`"cart-total"`, 0, "status: pending · wave 2/3"}}},
-		{".saga/stories/shop--cart/cart-badge.json", []wantLens{{`"cart-badge"`, 0, "status: pending · wave 3/3"}}},
-		{".saga/stories/fix-login-typo/correct-label.json", []wantLens{{`"correct-label"`, 0, "status: pending · wave 1/1"}}},
+		{".saga/stories/shop--cart/add-item.json", []wantLens{{`"add-item"`, 0, "status: completed", "", ""}}},
+		{".saga/stories/shop--cart/remove-item.json", []wantLens{{`"remove-item"`, 0, "status: pending · wave 1/3", "", ""}}},
+		{".saga/stories/shop--cart/persist-cart.json", []wantLens{{`"persist-cart"`, 0, "status: in_progress · wave 1/3", "", ""}}},
+		{".saga/stories/shop--cart/cart-total.json", []wantLens{{`"cart-total"`, 0, "status: pending · wave 2/3", "", ""}}},
+		{".saga/stories/shop--cart/cart-badge.json", []wantLens{{`"cart-badge"`, 0, "status: pending · wave 3/3", "", ""}}},
+		{".saga/stories/fix-login-typo/correct-label.json", []wantLens{{`"correct-label"`, 0, "status: pending · wave 1/1", "", ""}}},
 		// Cycles: members are blocked by the cycle, dependents behind it.
 		// pay-button has a non-BMP character before its id on the same line.
-		{".saga/stories/shop--checkout/pay-button.json", []wantLens{{`"pay-button"`, 0, "status: pending · blocked (cycle)"}}},
-		{".saga/stories/shop--checkout/confirm-order.json", []wantLens{{`"confirm-order"`, 0, "status: pending · blocked (cycle)"}}},
-		{".saga/stories/shop--checkout/send-receipt.json", []wantLens{{`"send-receipt"`, 0, "status: pending · blocked (behind a cycle)"}}},
-		{".saga/stories/shop--checkout/address-form.json", []wantLens{{`"address-form"`, 0, "status: completed"}}},
-		// Epics: one lens per child entry.
+		{".saga/stories/shop--checkout/pay-button.json", []wantLens{{`"pay-button"`, 0, "status: pending · blocked (cycle)", "", ""}}},
+		{".saga/stories/shop--checkout/confirm-order.json", []wantLens{{`"confirm-order"`, 0, "status: pending · blocked (cycle)", "", ""}}},
+		{".saga/stories/shop--checkout/send-receipt.json", []wantLens{{`"send-receipt"`, 0, "status: pending · blocked (behind a cycle)", "", ""}}},
+		{".saga/stories/shop--checkout/address-form.json", []wantLens{{`"address-form"`, 0, "status: completed", "", ""}}},
+		// Epics: per child entry, its state and ▶ Run (none for a missing story).
 		{".saga/epics/shop/epic.json", []wantLens{
-			{`"shop--cart"`, 0, "in_progress · 1/5 tasks"},
-			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks"},
-			{`"shop--ghost"`, 0, "no such story"},
+			{`"shop--cart"`, 0, "in_progress · 1/5 tasks", "", ""},
+			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
+			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks", "", ""},
+			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
+			{`"shop--ghost"`, 0, "no such story", "", ""},
 		}},
 	}
 	for _, tc := range tests {
@@ -127,15 +146,17 @@ func TestCodeLensAfterEdit(t *testing.T) {
 		}
 	}
 	expect("completed remove-item", map[string][]wantLens{
-		".saga/stories/shop--cart/story.json":        {{`"shop--cart"`, 0, "2/5 tasks done · status: in_progress"}},
-		".saga/stories/shop--cart/remove-item.json":  {{`"remove-item"`, 0, "status: completed"}},
-		".saga/stories/shop--cart/persist-cart.json": {{`"persist-cart"`, 0, "status: in_progress · wave 1/2"}},
-		".saga/stories/shop--cart/cart-total.json":   {{`"cart-total"`, 0, "status: pending · wave 1/2"}},
-		".saga/stories/shop--cart/cart-badge.json":   {{`"cart-badge"`, 0, "status: pending · wave 2/2"}},
+		".saga/stories/shop--cart/story.json":        {runLens(`"shop--cart"`, "shop--cart"), {`"shop--cart"`, 0, "2/5 tasks done · status: in_progress", "", ""}},
+		".saga/stories/shop--cart/remove-item.json":  {{`"remove-item"`, 0, "status: completed", "", ""}},
+		".saga/stories/shop--cart/persist-cart.json": {{`"persist-cart"`, 0, "status: in_progress · wave 1/2", "", ""}},
+		".saga/stories/shop--cart/cart-total.json":   {{`"cart-total"`, 0, "status: pending · wave 1/2", "", ""}},
+		".saga/stories/shop--cart/cart-badge.json":   {{`"cart-badge"`, 0, "status: pending · wave 2/2", "", ""}},
 		".saga/epics/shop/epic.json": {
-			{`"shop--cart"`, 0, "in_progress · 2/5 tasks"},
-			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks"},
-			{`"shop--ghost"`, 0, "no such story"},
+			{`"shop--cart"`, 0, "in_progress · 2/5 tasks", "", ""},
+			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
+			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks", "", ""},
+			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
+			{`"shop--ghost"`, 0, "no such story", "", ""},
 		},
 	}, map[string]string{rel: text})
 
@@ -150,11 +171,11 @@ func TestCodeLensAfterEdit(t *testing.T) {
 	ttext2 := strings.Replace(ttext, `["add-item", "remove-item"]`, `["add-item", "remove-item", "persist-cart"]`, 1)
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(trel), jsonString(ttext2)))
 	expect("cycle", map[string][]wantLens{
-		prel: {{`"persist-cart"`, 0, "status: in_progress · blocked (cycle)"}},
-		trel: {{`"cart-total"`, 0, "status: pending · blocked (cycle)"}},
-		".saga/stories/shop--cart/cart-badge.json":  {{`"cart-badge"`, 0, "status: pending · blocked (cycle)"}},
-		".saga/stories/shop--cart/story.json":       {{`"shop--cart"`, 0, "2/5 tasks done · status: in_progress"}},
-		".saga/stories/shop--cart/remove-item.json": {{`"remove-item"`, 0, "status: completed"}},
+		prel: {{`"persist-cart"`, 0, "status: in_progress · blocked (cycle)", "", ""}},
+		trel: {{`"cart-total"`, 0, "status: pending · blocked (cycle)", "", ""}},
+		".saga/stories/shop--cart/cart-badge.json":  {{`"cart-badge"`, 0, "status: pending · blocked (cycle)", "", ""}},
+		".saga/stories/shop--cart/story.json":       {runLens(`"shop--cart"`, "shop--cart"), {`"shop--cart"`, 0, "2/5 tasks done · status: in_progress", "", ""}},
+		".saga/stories/shop--cart/remove-item.json": {{`"remove-item"`, 0, "status: completed", "", ""}},
 	}, map[string]string{prel: ptext2, trel: ttext2, rel: text})
 }
 
@@ -165,7 +186,7 @@ func TestCodeLensNewTaskWithoutID(t *testing.T) {
 	rel := ".saga/stories/shop--cart/apply-coupon.json"
 	text := "{\n  \"subject\": \"Apply a coupon\",\n  \"status\": \"pending\",\n  \"blockedBy\": [\"cart-badge\"]\n}\n"
 	c.openText(rel, text, 1)
-	checkLenses(t, rel, text, codeLenses(c, rel), []wantLens{{"{", 0, "status: pending · wave 4/4"}})
+	checkLenses(t, rel, text, codeLenses(c, rel), []wantLens{{"{", 0, "status: pending · wave 4/4", "", ""}})
 	story := ".saga/stories/shop--cart/story.json"
-	checkLenses(t, story, c.symbolReadRel(story), codeLenses(c, story), []wantLens{{`"shop--cart"`, 0, "1/6 tasks done · status: in_progress"}})
+	checkLenses(t, story, c.symbolReadRel(story), codeLenses(c, story), []wantLens{runLens(`"shop--cart"`, "shop--cart"), {`"shop--cart"`, 0, "1/6 tasks done · status: in_progress", "", ""}})
 }

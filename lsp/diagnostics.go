@@ -91,9 +91,21 @@ func (p *publisher) run() {
 			p.publishAll(snap)
 		}
 		for rel := range pending {
-			p.publish(snap, rel, snap.WS.FileDiagnostics(rel))
+			p.publish(snap, rel, p.fileDiagnostics(snap, rel))
 		}
 	}
+}
+
+// fileDiagnostics is what one file shows: the workspace's findings plus
+// the LSP-only ones that depend on live worker state (live.go: stale-task,
+// story-blocked), which also cover the files of worktree copies.
+func (p *publisher) fileDiagnostics(snap *Snapshot, rel string) []store.Diagnostic {
+	ds := snap.WS.FileDiagnostics(rel)
+	if extra := p.s.live.diagnostics(snap, rel); len(extra) > 0 {
+		ds = append(ds, extra...)
+		store.SortDiagnostics(ds)
+	}
+	return ds
 }
 
 // publishAll sends every file that has diagnostics or had them, and every
@@ -102,6 +114,14 @@ func (p *publisher) publishAll(snap *Snapshot) {
 	byFile := map[string][]store.Diagnostic{}
 	for _, d := range snap.WS.Diagnostics() {
 		byFile[d.File] = append(byFile[d.File], d)
+	}
+	touched := map[string]bool{}
+	for _, d := range p.s.live.allDiagnostics(snap) {
+		byFile[d.File] = append(byFile[d.File], d)
+		touched[d.File] = true
+	}
+	for rel := range touched {
+		store.SortDiagnostics(byFile[rel])
 	}
 	for rel, ds := range byFile {
 		p.publish(snap, rel, ds)

@@ -1,20 +1,460 @@
 package lsp
 
+// workspace/executeCommand: the commands of executeCommandProvider, each
+// under the client's prefix (initializationOptions.commandPrefix, default
+// "saga."). Everything with a side effect goes through package commands,
+// exactly as the CLI does it (`saga-lsp run`, `stop`, `new`); the server
+// itself never shells out and never writes a file.
+//
+// Arguments: one object, or positional strings — both
+//
+//	[{"story": "add-logout-button", "dryRun": true}]
+//	["add-logout-button"]
+//
+// are accepted (docs/protocol-extensions.md lists every command's fields
+// and result).
+
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
-func executeCommand(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
-	return nil, nil
+// codeRequestFailed is LSP's RequestFailed: the request was valid, the
+// operation failed (tmux missing, a worker already running, …).
+const codeRequestFailed = -32803
+
+// commandFunc runs one command from the snapshot current when it arrived.
+type commandFunc func(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error)
+
+// commandOrder is the order of executeCommandProvider.commands.
+var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput"}
+
+func commandTable() map[string]commandFunc {
+	return map[string]commandFunc{
+		"runStory":    cmdRunStory,
+		"stopStory":   cmdStopStory,
+		"createStory": cmdCreateStory,
+		"createTask":  cmdCreateTask,
+		"createEpic":  cmdCreateEpic,
+		"showPlan":    cmdShowPlan,
+		"showOutput":  cmdShowOutput,
+	}
 }
 
 // commandNames lists the executeCommand commands under the client's prefix.
 func commandNames(prefix string) []string {
-	names := []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan"}
-	out := make([]string, len(names))
-	for i, n := range names {
+	out := make([]string, len(commandOrder))
+	for i, n := range commandOrder {
 		out[i] = prefix + n
 	}
 	return out
+}
+
+func executeCommand(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
+	var p struct {
+		Command   string            `json:"command"`
+		Arguments []json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams(err)
+	}
+	prefix := s.clientInfo().commandPrefix
+	name, ok := strings.CutPrefix(p.Command, prefix)
+	f := commandTable()[name]
+	if !ok || f == nil {
+		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("unknown command %q: this server runs %s",
+			p.Command, strings.Join(commandNames(prefix), ", "))}
+	}
+	if snap.Root == "" {
+		return nil, &rpcError{code: codeRequestFailed, msg: "no workspace folder: open a folder with .saga/ first"}
+	}
+	return f(ctx, s, snap, p.Arguments)
+}
+
+func (s *Server) clientInfo() clientInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.client
+}
+
+// commandArgs decodes a command's arguments into v: one JSON object with
+// v's fields, or strings standing for the fields named by positional.
+func commandArgs(command string, args []json.RawMessage, v any, positional ...string) error {
+	usage := fmt.Sprintf(`[{"%s": …}] or [%s]`, positional[0], quoteAll(positional))
+	if len(args) == 0 {
+		return &rpcError{code: codeInvalidParams, msg: command + ": missing arguments: pass " + usage}
+	}
+	first := bytes.TrimSpace(args[0])
+	var raw []byte
+	switch {
+	case len(first) > 0 && first[0] == '{':
+		if len(args) > 1 {
+			return &rpcError{code: codeInvalidParams, msg: command + ": pass one object, or positional strings: " + usage}
+		}
+		raw = first
+	default:
+		if len(args) > len(positional) {
+			return &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("%s: %d arguments, at most %d: %s", command, len(args), len(positional), usage)}
+		}
+		m := map[string]json.RawMessage{}
+		for i, a := range args {
+			var str string
+			if json.Unmarshal(a, &str) != nil {
+				return &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("%s: argument %d must be a string (%s): %s", command, i+1, positional[i], usage)}
+			}
+			m[positional[i]] = a
+		}
+		raw, _ = json.Marshal(m)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("%s: %v; pass %s", command, err, usage)}
+	}
+	return nil
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = `"<` + n + `>"`
+	}
+	return strings.Join(q, ", ")
+}
+
+// commandError maps an error of package commands to a JSON-RPC error: a
+// mistake in what was asked is -32602, a failed operation -32803.
+func commandError(command string, err error) error {
+	var ue *commands.UsageError
+	if errors.As(err, &ue) {
+		return &rpcError{code: codeInvalidParams, msg: command + ": " + ue.Msg}
+	}
+	msg := command + ": " + err.Error()
+	var se *commands.StartError
+	if errors.As(err, &se) && strings.TrimSpace(se.Output) != "" {
+		out := se.Output
+		if len(out) > 2000 {
+			out = "…" + out[len(out)-2000:]
+		}
+		msg = command + ": " + se.Error() + "\n" + out
+	}
+	return &rpcError{code: codeRequestFailed, msg: msg}
+}
+
+// ---------------------------------------------------------------------------
+// run, stop, output
+
+// runArgs are runStory's arguments; the worker options are those of
+// `saga-lsp run` (0 / "" / false: the worker's defaults).
+type runArgs struct {
+	Story          string `json:"story"`
+	DryRun         bool   `json:"dryRun"`
+	MaxCycles      int    `json:"maxCycles"`
+	MaxTime        int    `json:"maxTime"` // minutes
+	Model          string `json:"model"`
+	PermissionMode string `json:"permissionMode"`
+	Base           string `json:"base"`
+	KeepTasks      bool   `json:"keepTasks"`
+}
+
+// runResult is what runStory returns.
+type runResult struct {
+	Story      string `json:"story"`
+	Session    string `json:"session"`
+	OutputFile string `json:"outputFile"`
+	EventsFile string `json:"eventsFile"`
+	PID        int    `json:"pid"`
+	Attach     string `json:"attach"`   // the command that shows the tmux session
+	Finished   bool   `json:"finished"` // the worker completed while the command waited for it to start
+}
+
+// cmdRunStory starts the story's worker in tmux (commands.StartStory, as
+// `saga-lsp run`), then follows it.
+func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a runArgs
+	if err := commandArgs("runStory", args, &a, "story"); err != nil {
+		return nil, err
+	}
+	flags := commands.WorkerFlags{MaxCycles: a.MaxCycles, MaxTime: a.MaxTime, Model: a.Model,
+		PermissionMode: a.PermissionMode, Base: a.Base, KeepTasks: a.KeepTasks, DryRun: a.DryRun}
+	st, err := commands.StartStory(ctx, commands.RunOptions{Root: snap.Root, Story: a.Story, Worker: flags, Env: s.env})
+	if err != nil {
+		return nil, commandError("runStory", err)
+	}
+	s.live.followStarted(st)
+	s.log.Info("runStory", "story", st.Story, "session", st.Session, "pid", st.PID)
+	return &runResult{Story: st.Story, Session: st.Session, OutputFile: st.OutputFile, EventsFile: st.EventsFile,
+		PID: st.PID, Attach: st.Attach, Finished: st.Finished}, nil
+}
+
+type storyArgs struct {
+	Story string `json:"story"`
+}
+
+// cmdStopStory stops the story's worker (commands.StopStory, as `saga-lsp
+// stop`: SIGINT, the worker's clean-up, then its tmux session).
+func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a storyArgs
+	if err := commandArgs("stopStory", args, &a, "story"); err != nil {
+		return nil, err
+	}
+	res, err := commands.StopStory(ctx, commands.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	if err != nil {
+		return nil, commandError("stopStory", err)
+	}
+	return res, nil
+}
+
+// cmdShowOutput opens the output file of the story's running (else last)
+// worker with window/showDocument, and returns its path.
+func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a storyArgs
+	if err := commandArgs("showOutput", args, &a, "story"); err != nil {
+		return nil, err
+	}
+	if !store.ValidCanonical(a.Story) {
+		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("showOutput: invalid story name %q", a.Story)}
+	}
+	out := ""
+	if info := s.live.storyInfo(a.Story); info.Run != nil {
+		out = info.Run.OutputFile
+	}
+	if out == "" {
+		out = newestOutput(commands.SessionDir(s.env), a.Story)
+	}
+	if out == "" {
+		return nil, &rpcError{code: codeRequestFailed, msg: fmt.Sprintf("showOutput: story %s has no worker output in %s: run it first", a.Story, commands.SessionDir(s.env))}
+	}
+	if _, err := os.Stat(out); err != nil {
+		return nil, &rpcError{code: codeRequestFailed, msg: fmt.Sprintf("showOutput: %v", err)}
+	}
+	shown := s.showDocument(ctx, out)
+	return map[string]any{"story": a.Story, "outputFile": out, "shown": shown}, nil
+}
+
+// newestOutput finds the newest output file of a story in the session dir.
+func newestOutput(dir, story string) string {
+	matches, _ := filepath.Glob(filepath.Join(dir, commands.SessionPrefix+story+"-*.log"))
+	var best string
+	var bestMS int64 = -1
+	for _, m := range matches {
+		name := strings.TrimSuffix(filepath.Base(m), ".log")
+		if st, ms, ok := commands.ParseSessionName(name); ok && st == story && ms > bestMS {
+			best, bestMS = m, ms
+		}
+	}
+	return best
+}
+
+// showDocument asks the client to open a file (when it can); it reports
+// whether the client did.
+func (s *Server) showDocument(ctx context.Context, path string) bool {
+	if !s.clientInfo().showDocument {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	yes := true
+	var res protocol.ShowDocumentResult
+	if err := s.call(ctx, "window/showDocument", &protocol.ShowDocumentParams{URI: uri.File(path), TakeFocus: &yes}, &res); err != nil {
+		s.log.Debug("window/showDocument", "err", err)
+		return false
+	}
+	return res.Success
+}
+
+// ---------------------------------------------------------------------------
+// create
+
+// createResult is what the create commands return: root-relative paths,
+// and the URI of the new file (which the client is asked to show).
+type createResult struct {
+	Created []string `json:"created"`
+	Updated []string `json:"updated"`
+	URI     string   `json:"uri"`
+}
+
+type createStoryArgs struct {
+	Name        string   `json:"name"`
+	Story       string   `json:"story"` // the same as name
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Epic        string   `json:"epic"`
+	BlockedBy   []string `json:"blockedBy"`
+}
+
+func cmdCreateStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a createStoryArgs
+	if err := commandArgs("createStory", args, &a, "name", "title"); err != nil {
+		return nil, err
+	}
+	name := cmpOr(a.Name, a.Story)
+	ch, err := commands.CreateStory(ctx, s.parser, snap.Root, commands.NewStory{Name: name,
+		Title: cmpOr(a.Title, readableName(name)), Description: a.Description, Epic: a.Epic, BlockedBy: a.BlockedBy})
+	if err != nil {
+		return nil, commandError("createStory", err)
+	}
+	return s.created(snap.Root, ch), nil
+}
+
+type createTaskArgs struct {
+	Story       string   `json:"story"`
+	ID          string   `json:"id"`
+	Subject     string   `json:"subject"`
+	Description string   `json:"description"`
+	ActiveForm  string   `json:"activeForm"`
+	BlockedBy   []string `json:"blockedBy"`
+	Priority    string   `json:"priority"`
+	Guidance    string   `json:"guidance"`
+	DoneWhen    string   `json:"doneWhen"`
+}
+
+func cmdCreateTask(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a createTaskArgs
+	if err := commandArgs("createTask", args, &a, "story", "id", "subject"); err != nil {
+		return nil, err
+	}
+	ch, err := commands.CreateTask(ctx, s.parser, snap.Root, commands.NewTask{Story: a.Story, ID: a.ID,
+		Subject: cmpOr(a.Subject, readableName(a.ID)), Description: a.Description, ActiveForm: a.ActiveForm,
+		BlockedBy: a.BlockedBy, Priority: a.Priority, Guidance: a.Guidance, DoneWhen: a.DoneWhen})
+	if err != nil {
+		return nil, commandError("createTask", err)
+	}
+	return s.created(snap.Root, ch), nil
+}
+
+type createEpicArgs struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+}
+
+func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a createEpicArgs
+	if err := commandArgs("createEpic", args, &a, "id", "title"); err != nil {
+		return nil, err
+	}
+	ch, err := commands.CreateEpic(ctx, s.parser, snap.Root, commands.NewEpic{ID: a.ID,
+		Title: cmpOr(a.Title, readableName(a.ID)), Description: a.Description})
+	if err != nil {
+		return nil, commandError("createEpic", err)
+	}
+	return s.created(snap.Root, ch), nil
+}
+
+// created takes a create command's changes into the snapshot at once (the
+// watcher would too, a little later) and asks the client to show the new
+// file.
+func (s *Server) created(root string, ch commands.Changes) *createResult {
+	res := &createResult{Created: nonNilStrings(ch.Created), Updated: nonNilStrings(ch.Updated)}
+	var paths []string
+	for _, rel := range slices.Concat(ch.Created, ch.Updated) {
+		paths = append(paths, filepath.Join(root, filepath.FromSlash(rel)))
+	}
+	s.diskChanged(paths)
+	if len(ch.Created) > 0 {
+		path := filepath.Join(root, filepath.FromSlash(ch.Created[0]))
+		res.URI = string(uri.File(path))
+		if s.clientInfo().showDocument {
+			// After the reply: a client may handle our request only then.
+			s.bg.Go(func() { s.showDocument(context.Background(), path) })
+		}
+	}
+	return res
+}
+
+func nonNilStrings(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+func cmpOr(a, b string) string {
+	if strings.TrimSpace(a) != "" {
+		return a
+	}
+	return b
+}
+
+// readableName turns the last id of a name into a title: "user-auth--setup-db"
+// → "Setup db".
+func readableName(name string) string {
+	if i := strings.LastIndex(name, "--"); i >= 0 {
+		name = name[i+2:]
+	}
+	name = strings.TrimSpace(strings.ReplaceAll(name, "-", " "))
+	if name == "" {
+		return ""
+	}
+	r := []rune(name)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// ---------------------------------------------------------------------------
+// plan
+
+type planArgs struct {
+	Name        string `json:"name"`
+	Story       string `json:"story"`
+	Epic        string `json:"epic"`
+	MaxParallel int    `json:"maxParallel"`
+}
+
+// planResult is showPlan's result: the plan as `saga-lsp plan --format
+// json` has it, and as text.
+type planResult struct {
+	Name  string    `json:"name"`
+	Title string    `json:"title"`
+	Kind  string    `json:"kind"` // "story" or "epic"
+	Text  string    `json:"text"`
+	Plan  plan.Plan `json:"plan"`
+}
+
+// cmdShowPlan computes the plan of a story (its tasks) or an epic (its
+// stories) from the editor's view (open buffers included), shows it with
+// window/showMessage and returns it.
+func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a planArgs
+	if err := commandArgs("showPlan", args, &a, "name"); err != nil {
+		return nil, err
+	}
+	name := cmpOr(cmpOr(a.Name, a.Story), a.Epic)
+	if name == "" {
+		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: name a story or an epic: [{"name": …}] or ["<name>"]`}
+	}
+	items, title, noun, err := store.PlanItems(snap.WS, name)
+	if err != nil {
+		return nil, &rpcError{code: codeInvalidParams, msg: "showPlan: " + err.Error()}
+	}
+	maxParallel := a.MaxParallel
+	if maxParallel <= 0 {
+		maxParallel = plan.DefaultMaxParallel
+	}
+	pl := plan.Compute(items, maxParallel)
+	var b bytes.Buffer
+	if err := pl.WriteText(&b, title, noun, items, maxParallel); err != nil {
+		return nil, err
+	}
+	kind := "story"
+	if snap.WS.Stories[name] == nil {
+		kind = "epic"
+	}
+	s.showMessage(protocol.MessageTypeInfo, b.String())
+	return &planResult{Name: name, Title: title, Kind: kind, Text: b.String(), Plan: pl}, nil
 }

@@ -107,7 +107,10 @@ func (c *client) read(r *bufio.Reader) {
 				res = h(m.Method, m.Params)
 			}
 			out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-			c.sendRaw(string(out))
+			// Answered from another goroutine, as editors do: io.Pipe has no
+			// buffer, and the server may be writing to us from its read loop
+			// (an inline reply) at this very moment.
+			go c.sendRaw(string(out))
 		case m.Method != "":
 			c.mu.Lock()
 			c.notes = append(c.notes, m)

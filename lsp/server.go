@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"sync"
 
@@ -38,6 +39,10 @@ type Options struct {
 	Trace bool
 	// Version is reported as serverInfo.version.
 	Version string
+	// Env looks up environment variables for the worker commands and live
+	// state (SAGA_SESSION_DIR, SAGA_TMUX_SOCKET, SAGA_LSP_BIN, …); nil is
+	// os.Getenv.
+	Env func(string) string
 
 	// requestHook runs before each request handler; tests use it to hold a
 	// request open (cancellation, slow requests).
@@ -81,6 +86,7 @@ func methodTable() methods {
 			"textDocument/didClose":            didClose,
 			"textDocument/didSave":             didSave,
 			"workspace/didChangeWatchedFiles":  didChangeWatchedFiles,
+			"window/workDoneProgress/cancel":   workDoneProgressCancel,
 			"workspace/didChangeConfiguration": ignoreNotification,
 			"$/setTrace":                       ignoreNotification,
 		},
@@ -113,6 +119,8 @@ type Server struct {
 	client   clientInfo
 	pub      *publisher
 	watcher  *watcher
+	live     *live // workers followed live (live.go); set once in Serve
+	env      func(string) string
 	bg       sync.WaitGroup
 
 	nextToken tokenCounter
@@ -139,6 +147,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		exit:     make(chan int, 1),
 		inflight: map[jsonrpc2.ID]context.CancelFunc{},
 		snap:     emptySnapshot(""),
+		env:      opts.Env,
+	}
+	if s.env == nil {
+		s.env = os.Getenv
 	}
 	stream := newFrameStream(in, out, nil)
 	if opts.Trace {
@@ -147,6 +159,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.pub = newPublisher(s)
+	s.live = newLive(s, s.env)
 	conn := jsonrpc2.NewConn(ctx, stream, s, jsonrpc2.SetLogger(slogLogger{log}))
 	s.setConn(conn)
 	code := 1
@@ -420,6 +433,7 @@ func (s *Server) stopBackground() {
 	if w != nil {
 		w.close()
 	}
+	s.live.close()
 	s.pub.close()
 }
 

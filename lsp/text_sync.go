@@ -87,6 +87,9 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 		}
 		snap := old.clone()
 		delete(snap.Docs, u)
+		if _, _, ok := isWorktreeRel(doc.Rel); ok {
+			return snap, []string{doc.Rel} // back to the disk copy's live diagnostics
+		}
 		if doc.Rel == "" || !isModelFile(doc.Rel) {
 			return snap, nil
 		}
@@ -120,6 +123,9 @@ func (s *Server) setDocument(u uri.URI, version int32, text []byte) {
 		}
 		snap.Docs[u] = doc
 		if doc.File == nil {
+			if _, _, ok := isWorktreeRel(doc.Rel); ok {
+				return snap, []string{doc.Rel} // live diagnostics of a worktree copy (live.go)
+			}
 			return snap, nil
 		}
 		var affected []string

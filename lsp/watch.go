@@ -39,6 +39,7 @@ func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
 			s.mu.Unlock()
 		}
 	}
+	s.live.start(snap.Root)
 	s.bg.Go(func() { s.load(snap.Root) })
 	return nil
 }
@@ -72,6 +73,9 @@ func (s *Server) load(root string) {
 		snap.Loaded = true
 		return snap, nil
 	})
+	// Workers already running (started from a terminal) and worktree
+	// copies, before the first publication: stale-task depends on them.
+	s.live.scan()
 	s.pub.queueAll()
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		len(ws.Stories), len(ws.Epics), root, time.Since(began).Round(time.Millisecond))
@@ -109,6 +113,7 @@ func didChangeWatchedFiles(ctx context.Context, s *Server, params json.RawMessag
 		paths = append(paths, c.URI.FsPath())
 	}
 	s.diskChanged(paths)
+	s.live.clientChanged(paths) // worktree copies: live.go
 	return nil
 }
 

@@ -52,6 +52,8 @@ func budgets() []budget {
 		// The hook and hydration (bench/hook_test.go).
 		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
+		// Live worker state (bench/live_test.go).
+		{label: "status change on disk → saga/taskStatus p95", bench: "LiveTaskStatus", metric: "p95-ms", max: 100, unit: "ms"},
 		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
 		// pushed after its fixed 500 ms delay, or pulled right away.
 		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},

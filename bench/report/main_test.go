@@ -111,3 +111,26 @@ func TestReportLanguageServerSkipped(t *testing.T) {
 		t.Errorf("skipped comparison printed as a budget line:\n%s", out.String())
 	}
 }
+
+func TestReportLiveTaskStatusBudget(t *testing.T) {
+	const live = `BenchmarkLiveTaskStatus-2   	      10	 164466913 ns/op	       200.0 changes	        14.36 max-ms	         7.726 p50-ms	        10.71 p95-ms
+BenchmarkLiveTaskStatus-2   	      10	 164466913 ns/op	       200.0 changes	        140.1 max-ms	         7.9 p50-ms	        120.5 p95-ms
+BenchmarkLiveTaskStatus-2   	      10	 164466913 ns/op	       200.0 changes	        15.2 max-ms	         7.8 p50-ms	        11.2 p95-ms
+`
+	results, err := parse(strings.NewReader(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printReport(&out, results)
+	// The median of the three runs' p95.
+	if want := "status change on disk → saga/taskStatus p95 = 11.2 ms (budget ≤ 100 ms)  PASS"; !strings.Contains(out.String(), want) {
+		t.Errorf("missing %q in\n%s", want, out.String())
+	}
+	results, _ = parse(strings.NewReader("--- SKIP: BenchmarkLiveTaskStatus-2\n    lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build\n"))
+	out.Reset()
+	printReport(&out, results)
+	if want := "status change on disk → saga/taskStatus p95: SKIP (lsp_test.go:52: /repo/bin/saga-lsp is missing: run make build)"; !strings.Contains(out.String(), want) {
+		t.Errorf("missing %q in\n%s", want, out.String())
+	}
+}

@@ -167,7 +167,6 @@ func writeFileAtomic(path string, data []byte) error {
 	return store.SyncDir(filepath.Dir(path))
 }
 
-
 // Read returns the tasks of the list in dir, by id, as Claude Code sees
 // them: every *.json entry that reads, decodes (see Decode) and whose id is
 // its file name (which Sanitize leaves unchanged: Claude Code looks a task up

@@ -1,0 +1,1189 @@
+-- saga.nvim: Neovim client for saga-lsp (the language server of `.saga/`
+-- workspaces). See :help saga and editors/nvim/README.md.
+--
+-- Works on Neovim 0.7 and later: `vim.lsp.start` where it exists (0.8+),
+-- `vim.lsp.start_client` + `vim.lsp.buf_attach_client` on 0.7; the code lens,
+-- health and client APIs are picked by version in the same way.
+
+local M = {}
+
+local uv = vim.uv or vim.loop
+
+local CLIENT_NAME = 'saga-lsp'
+
+-- Worker states after which a worker no longer runs.
+local FINAL_STATES = {
+  completed = true,
+  failed = true,
+  timeout = true,
+  blocked = true,
+  stopped = true,
+}
+
+local defaults = {
+  -- The server command; `--log-file <log_file>` is appended when log_file is set.
+  cmd = { 'saga-lsp' },
+  log_file = nil,
+  -- Prefix of the server's workspace/executeCommand ids (initializationOptions.commandPrefix).
+  command_prefix = 'saga.',
+  -- :SagaRun starts workers with the simulated agent (no tokens spent); :SagaRun! always does.
+  dry_run = false,
+  -- vim.notify for saga/workerProgress and saga/taskStatus: false turns them off.
+  notify = true,
+  notify_level = vim.log.levels.INFO,
+  -- Refresh code lenses on BufEnter, BufWritePost and InsertLeave in saga buffers.
+  codelens = true,
+  -- A buffer-local mapping that runs the code lens on the cursor line (e.g. '<leader>sr'); nil: none.
+  codelens_keymap = nil,
+  -- Where :SagaPlan shows the plan: 'float', 'split', 'vsplit' or 'tab'.
+  plan_window = 'float',
+  -- Passed through to the client.
+  capabilities = nil,
+  on_attach = nil,
+  -- Called with the params of every saga/workerProgress and saga/taskStatus notification.
+  on_worker_progress = nil,
+  on_task_status = nil,
+}
+
+M.config = vim.deepcopy(defaults)
+
+local state = {
+  setup_done = false,
+  workers = {}, -- story -> the latest saga/workerProgress params (+ client_id)
+  notified = {}, -- story -> key of the last progress notification shown
+  last_buf = nil, -- the last saga buffer entered (for :checkhealth, which runs in a new tab)
+  pending = {}, -- '<client id> <command>' -> executeCommand requests in flight
+  opened = {}, -- path -> when :SagaNew opened it (uv.now())
+}
+
+---------------------------------------------------------------------------
+-- Version helpers
+---------------------------------------------------------------------------
+
+local function has(version)
+  return vim.fn.has('nvim-' .. version) == 1
+end
+
+-- client:request / client.request (0.11 made the client's functions methods).
+local function client_request(client, method, params, handler, bufnr)
+  if has('0.11') then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+local function client_stopped(client)
+  if has('0.11') then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
+local function all_clients()
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients()
+  end
+  return vim.lsp.get_active_clients()
+end
+
+-- Byte column of a UTF-16 position in a buffer line.
+local function byte_col(buf, pos)
+  local line = vim.api.nvim_buf_get_lines(buf, pos.line, pos.line + 1, false)[1] or ''
+  local ok, col
+  if has('0.11') then
+    ok, col = pcall(vim.str_byteindex, line, 'utf-16', pos.character, false)
+  else
+    ok, col = pcall(vim.str_byteindex, line, pos.character, true)
+  end
+  if not ok then
+    return #line
+  end
+  return col
+end
+
+local function notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = 'saga' })
+end
+
+local function err_text(err)
+  if type(err) == 'table' then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+---------------------------------------------------------------------------
+-- Paths: roots, stories, epics
+---------------------------------------------------------------------------
+
+local function normalize(path)
+  if path == nil or path == '' then
+    return nil
+  end
+  path = vim.fn.fnamemodify(path, ':p')
+  if #path > 1 then
+    path = path:gsub('/+$', '')
+  end
+  return path
+end
+
+local function is_dir(path)
+  local st = uv.fs_stat(path)
+  return st ~= nil and st.type == 'directory'
+end
+
+--- Whether `path` is a JSON file inside a `.saga/` folder.
+function M.is_saga_file(path)
+  path = normalize(path)
+  return path ~= nil and path:find('/%.saga/') ~= nil and (path:match('%.json$') or path:match('%.jsonc$')) ~= nil
+end
+
+--- The workspace root of a path: the folder holding its (outermost) `.saga/`
+--- segment, else the nearest folder at or above it that contains `.saga/`.
+--- A story worktree (`.saga/worktrees/<story>/.saga/…`) belongs to the
+--- repository's root, whose server follows the worktree's live status.
+function M.root_of(path)
+  path = normalize(path)
+  if path == nil then
+    return nil
+  end
+  local root = path:match('^(.-)/%.saga/') or path:match('^(.-)/%.saga$')
+  if root ~= nil then
+    return root == '' and '/' or root
+  end
+  local dir = path
+  if not is_dir(dir) then
+    dir = vim.fn.fnamemodify(dir, ':h')
+  end
+  while dir and dir ~= '' do
+    if is_dir(dir .. '/.saga') then
+      return dir
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir then
+      break
+    end
+    dir = parent
+  end
+  return nil
+end
+
+--- The workspace root for commands: the current buffer's, else the working directory's.
+function M.root(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local name = vim.api.nvim_buf_get_name(buf)
+  return (name ~= '' and vim.bo[buf].buftype == '' and M.root_of(name)) or M.root_of(uv.cwd())
+end
+
+--- The story a buffer belongs to (`.saga/stories/<story>/…`), or nil.
+function M.story_of(buf)
+  local name = vim.api.nvim_buf_get_name(buf or 0)
+  return name:match('.*/%.saga/stories/([^/]+)/')
+end
+
+--- The epic a buffer is (`.saga/epics/<epic>/epic.json` or `.saga/epics/<epic>.json`), or nil.
+function M.epic_of(buf)
+  local name = vim.api.nvim_buf_get_name(buf or 0)
+  return name:match('.*/%.saga/epics/([^/]+)/epic%.json$') or name:match('.*/%.saga/epics/([^/]+)%.json$')
+end
+
+local function scandir(dir)
+  local out = {}
+  local handle = uv.fs_scandir(dir)
+  if not handle then
+    return out
+  end
+  while true do
+    local name, typ = uv.fs_scandir_next(handle)
+    if not name then
+      break
+    end
+    table.insert(out, { name = name, type = typ })
+  end
+  table.sort(out, function(a, b) return a.name < b.name end)
+  return out
+end
+
+--- Story names of a workspace (the folders of `.saga/stories/`).
+function M.stories(root)
+  root = root or M.root()
+  local out = {}
+  if not root then
+    return out
+  end
+  for _, e in ipairs(scandir(root .. '/.saga/stories')) do
+    if e.type == 'directory' then
+      table.insert(out, e.name)
+    end
+  end
+  return out
+end
+
+--- Epic ids of a workspace (`.saga/epics/<id>/` and `.saga/epics/<id>.json`).
+function M.epics(root)
+  root = root or M.root()
+  local out, seen = {}, {}
+  if not root then
+    return out
+  end
+  for _, e in ipairs(scandir(root .. '/.saga/epics')) do
+    local id = e.type == 'directory' and e.name or e.name:match('^(.+)%.json$')
+    if id and not seen[id] then
+      seen[id] = true
+      table.insert(out, id)
+    end
+  end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- Workers: saga/workerProgress, saga/taskStatus, statusline
+---------------------------------------------------------------------------
+
+--- The latest saga/workerProgress of every story seen (running or not).
+function M.workers()
+  return state.workers
+end
+
+--- Stories whose worker is running (not in a final state), sorted.
+function M.running()
+  local out = {}
+  for story, w in pairs(state.workers) do
+    if not FINAL_STATES[w.state] then
+      table.insert(out, story)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+local function progress_text(w)
+  local s = w.story
+  if type(w.total) == 'number' and w.total > 0 then
+    s = s .. ' ' .. tostring(w.done or 0) .. '/' .. tostring(w.total)
+  end
+  return s .. ' ' .. tostring(w.state or 'running')
+end
+
+--- Statusline component: "SAGA user-auth--api 3/5 running" for the running
+--- workers (several joined by ", "), "" when none runs.
+function M.statusline()
+  local parts = {}
+  for _, story in ipairs(M.running()) do
+    table.insert(parts, progress_text(state.workers[story]))
+  end
+  if #parts == 0 then
+    return ''
+  end
+  return 'SAGA ' .. table.concat(parts, ', ')
+end
+
+local function fire_user_event(pattern)
+  pcall(vim.cmd, 'doautocmd <nomodeline> User ' .. pattern)
+end
+
+local function saga_buffers(client_id)
+  local out = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      if client_id then
+        if vim.lsp.buf_is_attached(buf, client_id) then
+          table.insert(out, buf)
+        end
+      elseif M.is_saga_file(vim.api.nvim_buf_get_name(buf)) then
+        table.insert(out, buf)
+      end
+    end
+  end
+  return out
+end
+
+function M._on_worker_progress(params, ctx)
+  if type(params) ~= 'table' or type(params.story) ~= 'string' then
+    return
+  end
+  local w = {}
+  for k, v in pairs(params) do
+    if v ~= vim.NIL then
+      w[k] = v
+    end
+  end
+  w.client_id = ctx and ctx.client_id
+  state.workers[w.story] = w
+  local final = FINAL_STATES[w.state] or false
+
+  -- One message per change of state, step or progress; the statusline shows the rest.
+  if M.config.notify then
+    local key = table.concat({ tostring(w.state), tostring(w.step), tostring(w.done), tostring(w.total), tostring(w.cycle) }, '|')
+    if state.notified[w.story] ~= key then
+      state.notified[w.story] = key
+      local msg = 'saga: ' .. progress_text(w)
+      if w.step and w.step ~= '' and not final then
+        msg = msg .. ' [' .. w.step .. ']'
+      end
+      if w.message and w.message ~= '' then
+        msg = msg .. ' — ' .. w.message
+      end
+      local level = M.config.notify_level
+      if w.state == 'failed' or w.state == 'timeout' then
+        level = vim.log.levels.ERROR
+      elseif w.state == 'blocked' then
+        level = vim.log.levels.WARN
+      end
+      notify(msg, level)
+    end
+  end
+  if final then
+    state.notified[w.story] = nil
+  end
+  if M.config.on_worker_progress then
+    pcall(M.config.on_worker_progress, w)
+  end
+  pcall(vim.cmd, 'redrawstatus!')
+  fire_user_event('SagaWorkerProgress')
+end
+
+function M._on_task_status(params, ctx)
+  if type(params) ~= 'table' then
+    return
+  end
+  if M.config.notify then
+    local subject = (params.subject and params.subject ~= vim.NIL and params.subject ~= '') and (' ' .. params.subject) or ''
+    local from = (params.from and params.from ~= vim.NIL and params.from ~= '') and (tostring(params.from) .. ' → ') or ''
+    local source = (params.source and params.source ~= vim.NIL and params.source ~= '') and (' (' .. params.source .. ')') or ''
+    notify(string.format('saga: %s #%s%s: %s%s%s', tostring(params.story), tostring(params.task), subject, from, tostring(params.to), source), M.config.notify_level)
+  end
+  if M.config.on_task_status then
+    pcall(M.config.on_task_status, params)
+  end
+  fire_user_event('SagaTaskStatus')
+end
+
+---------------------------------------------------------------------------
+-- Code lens
+---------------------------------------------------------------------------
+
+-- Asks the saga client for a buffer's lenses and shows them.
+local function refresh_lenses(buf)
+  if not vim.api.nvim_buf_is_valid(buf) or not vim.api.nvim_buf_is_loaded(buf) then
+    return
+  end
+  local codelens = vim.lsp.codelens
+  if has('0.12') and codelens.enable then
+    -- 0.12+: enabled once, Neovim refreshes by itself.
+    pcall(codelens.enable, true, { bufnr = buf })
+    return
+  end
+  if has('0.10') then
+    pcall(codelens.refresh, { bufnr = buf })
+    return
+  end
+  -- 0.7–0.9: refresh() only knows the current buffer; ask each saga client directly.
+  for _, client in ipairs(all_clients()) do
+    if client.name == CLIENT_NAME and vim.lsp.buf_is_attached(buf, client.id) then
+      client_request(client, 'textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, codelens.on_codelens, buf)
+    end
+  end
+end
+M.refresh_codelens = refresh_lenses
+
+-- workspace/codeLens/refresh (server → client request).
+local function on_codelens_refresh(_, _, ctx)
+  for _, buf in ipairs(saga_buffers(ctx.client_id)) do
+    refresh_lenses(buf)
+  end
+  return vim.NIL
+end
+
+---------------------------------------------------------------------------
+-- Opening files; window/showDocument
+---------------------------------------------------------------------------
+
+-- Leaves a floating window (e.g. the :SagaPlan one) for the first normal window of the tab.
+local function leave_float()
+  if vim.api.nvim_win_get_config(0).relative == '' then
+    return
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_config(win).relative == '' then
+      vim.api.nvim_set_current_win(win)
+      return
+    end
+  end
+end
+
+-- Edits a file in the current (normal) window, unless it is already there.
+local function edit_file(path)
+  path = normalize(path)
+  leave_float()
+  if normalize(vim.api.nvim_buf_get_name(0)) ~= path then
+    vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  end
+end
+
+local function on_show_document(_, params, _)
+  if type(params) ~= 'table' or type(params.uri) ~= 'string' then
+    return { success = false }
+  end
+  if params.external then
+    if vim.ui and vim.ui.open then
+      vim.ui.open(params.uri)
+      return { success = true }
+    end
+    return { success = false }
+  end
+  local fname = normalize(vim.uri_to_fname(params.uri))
+  -- :SagaNew opened the file on the server's reply; the server then asks to
+  -- show it too: once is enough (the user may have moved on already).
+  local opened = state.opened[fname]
+  state.opened[fname] = nil
+  if opened and uv.now() - opened < 5000 then
+    return { success = true }
+  end
+  if params.takeFocus == false then
+    local buf = vim.fn.bufadd(fname)
+    vim.fn.bufload(buf)
+    vim.bo[buf].buflisted = true
+    return { success = true }
+  end
+  local ok = pcall(edit_file, fname)
+  if not ok then
+    return { success = false }
+  end
+  local sel = params.selection
+  if type(sel) == 'table' and sel.start then
+    local buf = vim.api.nvim_get_current_buf()
+    pcall(vim.api.nvim_win_set_cursor, 0, { sel.start.line + 1, byte_col(buf, sel.start) })
+  end
+  return { success = true }
+end
+
+-- window/showMessage: showPlan also sends the plan as a message (for clients
+-- that do not show command results). While our own showPlan is in flight the
+-- plan goes to its scratch buffer instead: a many-line message would be a
+-- hit-enter prompt.
+local function on_show_message(err, result, ctx, config)
+  if (state.pending[ctx.client_id .. ' showPlan'] or 0) > 0 and type(result) == 'table'
+    and type(result.message) == 'string' and result.message:find('EXECUTION PLAN', 1, true) then
+    return vim.NIL
+  end
+  return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
+end
+
+-- $/progress: Neovim's handler, then, when a work-done progress ends (the
+-- workspace finished loading, a worker ended), fresh lenses: the ones asked
+-- for while the server was still loading counted nothing yet.
+local function on_progress(err, result, ctx, config)
+  local ret = vim.lsp.handlers['$/progress'](err, result, ctx, config)
+  if type(result) == 'table' and type(result.value) == 'table' and result.value.kind == 'end' then
+    for _, buf in ipairs(saga_buffers(ctx.client_id)) do
+      refresh_lenses(buf)
+    end
+  end
+  return ret
+end
+
+---------------------------------------------------------------------------
+-- Clients
+---------------------------------------------------------------------------
+
+local lens_commands -- client-side handlers of the lens commands, defined with the commands
+
+--- The running saga-lsp client of a root, or nil.
+function M.client_for_root(root)
+  for _, client in ipairs(all_clients()) do
+    if client.name == CLIENT_NAME and client.config.root_dir == root and not client_stopped(client) then
+      return client
+    end
+  end
+  return nil
+end
+
+--- The saga-lsp client attached to a buffer, or nil.
+function M.client_for_buf(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  for _, client in ipairs(all_clients()) do
+    if client.name == CLIENT_NAME and vim.lsp.buf_is_attached(buf, client.id) then
+      return client
+    end
+  end
+  return nil
+end
+
+local function on_attach(client, buf)
+  state.last_buf = buf
+  if M.config.codelens then
+    local group = vim.api.nvim_create_augroup('saga_codelens_' .. buf, { clear = true })
+    vim.api.nvim_create_autocmd({ 'BufEnter', 'BufWritePost', 'InsertLeave' }, {
+      group = group,
+      buffer = buf,
+      callback = function(args)
+        refresh_lenses(args.buf)
+      end,
+    })
+    refresh_lenses(buf)
+  end
+  if M.config.codelens_keymap then
+    vim.api.nvim_buf_set_keymap(buf, 'n', M.config.codelens_keymap, '<cmd>lua vim.lsp.codelens.run()<CR>', { noremap = true, silent = true, desc = 'saga: run code lens' })
+  end
+  if M.config.on_attach then
+    M.config.on_attach(client, buf)
+  end
+end
+
+local function client_config(root)
+  local opts = M.config
+  local cmd = vim.deepcopy(opts.cmd)
+  if opts.log_file then
+    table.insert(cmd, '--log-file')
+    table.insert(cmd, opts.log_file)
+  end
+  local handlers = {
+    ['saga/workerProgress'] = function(err, result, ctx) M._on_worker_progress(result, ctx) end,
+    ['saga/taskStatus'] = function(err, result, ctx) M._on_task_status(result, ctx) end,
+    ['window/showMessage'] = on_show_message,
+    ['$/progress'] = on_progress,
+  }
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.workspace = caps.workspace or {}
+  caps.window = caps.window or {}
+  if not vim.lsp.handlers['workspace/codeLens/refresh'] then
+    handlers['workspace/codeLens/refresh'] = on_codelens_refresh
+  end
+  caps.workspace.codeLens = { refreshSupport = true }
+  -- Ours on every version: it leaves floating windows and does not open a
+  -- file :SagaNew has just opened.
+  handlers['window/showDocument'] = on_show_document
+  caps.window.showDocument = { support = true }
+  if opts.capabilities then
+    caps = vim.tbl_deep_extend('force', caps, opts.capabilities)
+  end
+  return {
+    name = CLIENT_NAME,
+    cmd = cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    capabilities = caps,
+    init_options = {
+      sagaNotifications = true,
+      commandPrefix = opts.command_prefix,
+    },
+    handlers = handlers,
+    commands = lens_commands(opts.command_prefix),
+    on_attach = on_attach,
+    flags = { debounce_text_changes = 150 },
+  }
+end
+
+-- Starts a client that is attached to no buffer (for commands run from outside `.saga/`).
+local function start_detached(root)
+  local config = client_config(root)
+  local id
+  if has('0.11') then
+    id = vim.lsp.start(config, { attach = false })
+  else
+    id = vim.lsp.start_client(config)
+  end
+  return id and vim.lsp.get_client_by_id(id)
+end
+
+--- Attaches saga-lsp to a buffer if it is a JSON file under `.saga/`
+--- (starting the root's server, or reusing it). Returns the client id.
+function M.attach(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  local name = vim.api.nvim_buf_get_name(buf)
+  if vim.bo[buf].buftype ~= '' or not M.is_saga_file(name) then
+    return nil
+  end
+  local root = M.root_of(name)
+  if not root then
+    return nil
+  end
+  local existing = M.client_for_buf(buf)
+  if existing then
+    return existing.id
+  end
+  local id
+  if vim.lsp.start then
+    -- 0.8+: reuses the client of the same name and root.
+    id = vim.lsp.start(client_config(root), { bufnr = buf })
+  else
+    local client = M.client_for_root(root)
+    id = client and client.id or vim.lsp.start_client(client_config(root))
+    if id and not vim.lsp.buf_attach_client(buf, id) then
+      id = nil
+    end
+  end
+  if not id then
+    notify('saga: could not start ' .. table.concat(M.config.cmd, ' ') .. ' (see :checkhealth saga)', vim.log.levels.ERROR)
+  end
+  return id
+end
+
+-- Calls fn(client) once a client for the current context is initialized:
+-- the current buffer's client, else the root's (started when needed).
+local function with_client(fn)
+  local client = M.client_for_buf(0)
+  if not client then
+    local root = M.root()
+    if not root then
+      notify('saga: no .saga/ folder here (open a file under .saga/ or :cd into the workspace)', vim.log.levels.ERROR)
+      return
+    end
+    client = M.client_for_root(root) or start_detached(root)
+    if not client then
+      notify('saga: could not start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR)
+      return
+    end
+  end
+  local deadline = uv.now() + 15000
+  local function go()
+    if client_stopped(client) then
+      notify('saga: saga-lsp stopped', vim.log.levels.ERROR)
+    elseif client.initialized then
+      fn(client)
+    elseif uv.now() > deadline then
+      notify('saga: saga-lsp did not initialize within 15 s', vim.log.levels.ERROR)
+    else
+      vim.defer_fn(go, 30)
+    end
+  end
+  go()
+end
+
+--- Runs workspace/executeCommand `<prefix><name>` with `arguments` and calls
+--- callback(err, result, client); a command the server does not list in
+--- executeCommandProvider is an error naming the ones it has.
+function M.execute(name, arguments, callback)
+  callback = callback or function(err)
+    if err then
+      notify('saga: ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
+    end
+  end
+  with_client(function(client)
+    local command = M.config.command_prefix .. name
+    local provider = client.server_capabilities and client.server_capabilities.executeCommandProvider
+    if type(provider) == 'table' and type(provider.commands) == 'table' and not vim.tbl_contains(provider.commands, command) then
+      callback({ message = 'saga-lsp does not offer the command ' .. command .. ' (offers: ' .. table.concat(provider.commands, ', ') .. ')' }, nil, client)
+      return
+    end
+    local key = client.id .. ' ' .. name
+    state.pending[key] = (state.pending[key] or 0) + 1
+    client_request(client, 'workspace/executeCommand', { command = command, arguments = arguments }, function(err, result)
+      state.pending[key] = state.pending[key] - 1
+      if result == vim.NIL then
+        result = nil
+      end
+      callback(err, result, client)
+    end)
+  end)
+end
+
+---------------------------------------------------------------------------
+-- Commands
+---------------------------------------------------------------------------
+
+-- Splits a command line like a shell does: "…" and '…' quote, \ escapes.
+function M._split_args(s)
+  local args, cur, quote, escaped, has_cur = {}, {}, nil, false, false
+  for ch in s:gmatch('.') do
+    if escaped then
+      table.insert(cur, ch)
+      escaped, has_cur = false, true
+    elseif ch == '\\' and quote ~= "'" then
+      escaped = true
+    elseif quote then
+      if ch == quote then
+        quote = nil
+      else
+        table.insert(cur, ch)
+      end
+    elseif ch == '"' or ch == "'" then
+      quote, has_cur = ch, true
+    elseif ch:match('%s') then
+      if has_cur then
+        table.insert(args, table.concat(cur))
+        cur, has_cur = {}, false
+      end
+    else
+      table.insert(cur, ch)
+      has_cur = true
+    end
+  end
+  if has_cur then
+    table.insert(args, table.concat(cur))
+  end
+  return args
+end
+
+-- "--blocked-by" -> "blockedBy"
+local function camel(flag)
+  return (flag:gsub('%-(%w)', function(c) return c:upper() end))
+end
+
+-- Parses "pos1 pos2 --flag value --flag=value" into positionals and flags.
+local function parse_flags(args)
+  local pos, flags = {}, {}
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    local name, value = a:match('^%-%-([%w-]+)=(.*)$')
+    if name then
+      flags[camel(name)] = value
+    elseif a:match('^%-%-[%w-]+$') then
+      flags[camel(a:sub(3))] = args[i + 1] or ''
+      i = i + 1
+    else
+      table.insert(pos, a)
+    end
+    i = i + 1
+  end
+  return pos, flags
+end
+
+local function list_flag(v)
+  if v == nil then
+    return nil
+  end
+  local out = {}
+  for item in tostring(v):gmatch('[^,%s]+') do
+    table.insert(out, item)
+  end
+  return out
+end
+
+-- The story (or other name) of a command's arguments: [{story = …}] or [name].
+local function command_name(command)
+  local a = type(command) == 'table' and type(command.arguments) == 'table' and command.arguments[1] or nil
+  if type(a) == 'table' then
+    return a.story or a.name or a.epic
+  end
+  return type(a) == 'string' and a or nil
+end
+
+-- Client-side handlers of the server's lens commands (vim.lsp.codelens.run()
+-- looks here first): the same paths as the user commands, so results are
+-- shown the same way.
+lens_commands = function(prefix)
+  return {
+    [prefix .. 'runStory'] = function(command)
+      local a = command.arguments and command.arguments[1]
+      M.run(command_name(command), { dry_run = type(a) == 'table' and a.dryRun == true })
+    end,
+    [prefix .. 'stopStory'] = function(command) M.stop(command_name(command)) end,
+    [prefix .. 'showOutput'] = function(command) M.output(command_name(command)) end,
+    [prefix .. 'showPlan'] = function(command) M.plan(command_name(command)) end,
+  }
+end
+
+--- :SagaRun[!] [story] — starts the story's worker (`!` or dry_run: the simulated agent).
+function M.run(story, opts)
+  opts = opts or {}
+  story = (story ~= nil and story ~= '') and story or M.story_of(0)
+  if not story then
+    notify('saga: which story? :SagaRun <story> (or run it from a file of the story)', vim.log.levels.ERROR)
+    return
+  end
+  local arg = { story = story }
+  if opts.dry_run or M.config.dry_run then
+    arg.dryRun = true
+  end
+  M.execute('runStory', { arg }, function(err, result)
+    if err then
+      notify('saga: run ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    local msg = 'saga: started ' .. story .. (arg.dryRun and ' (dry run)' or '')
+    if type(result) == 'table' then
+      if result.session then
+        msg = msg .. ' in tmux session ' .. result.session
+      end
+      if result.attach and result.attach ~= '' then
+        msg = msg .. ' (watch: ' .. result.attach .. ')'
+      end
+    end
+    if M.config.notify then
+      notify(msg, M.config.notify_level)
+    end
+    if opts.callback then
+      opts.callback(result)
+    end
+  end)
+end
+
+--- :SagaStop [story] — stops the story's worker (default: the buffer's story, or the only running one).
+function M.stop(story, opts)
+  opts = opts or {}
+  if story == nil or story == '' then
+    story = M.story_of(0)
+    if not story then
+      local running = M.running()
+      if #running == 1 then
+        story = running[1]
+      end
+    end
+  end
+  if not story then
+    notify('saga: which story? :SagaStop <story>', vim.log.levels.ERROR)
+    return
+  end
+  M.execute('stopStory', { { story = story } }, function(err, result)
+    if err then
+      notify('saga: stop ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    if M.config.notify then
+      local how = ''
+      if type(result) == 'table' then
+        how = (result.state and result.state ~= '' and result.state ~= vim.NIL) and (' (' .. result.state .. ')') or ''
+        if result.forced then
+          how = how .. ', its tmux session killed'
+        end
+      end
+      notify('saga: stopped ' .. story .. how, M.config.notify_level)
+    end
+    if opts.callback then
+      opts.callback(result)
+    end
+  end)
+end
+
+-- The plan text of a showPlan result ({name, title, kind, text, plan}): its
+-- text, as `saga-lsp plan` prints it.
+local function text_lines(text)
+  local lines = vim.split(text, '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+local function plan_lines(name, result)
+  if type(result) == 'string' then
+    return text_lines(result)
+  end
+  if type(result) == 'table' and type(result.text) == 'string' then
+    return text_lines(result.text)
+  end
+  return { 'saga-lsp returned no plan text for ' .. name .. ':', unpack(vim.split(vim.inspect(result), '\n', { plain = true })) }
+end
+
+M._plan_lines = plan_lines
+
+--- Shows lines in a scratch buffer named `name` (float, split, vsplit or tab). Returns the buffer.
+function M.show_scratch(name, lines, how)
+  how = how or M.config.plan_window
+  local buf
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == name then -- exact: bufnr() would take a prefix
+      buf = b
+    end
+  end
+  if not buf then
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+  end
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = 'sagaplan'
+
+  local win
+  if how == 'float' then
+    local width = 20
+    for _, l in ipairs(lines) do
+      width = math.max(width, vim.fn.strdisplaywidth(l))
+    end
+    width = math.min(width + 2, math.max(20, vim.o.columns - 4))
+    local height = math.min(#lines, math.max(1, vim.o.lines - 6))
+    win = vim.api.nvim_open_win(buf, true, {
+      relative = 'editor',
+      width = width,
+      height = height,
+      row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+      col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+      style = 'minimal',
+      border = 'rounded',
+    })
+  else
+    local open = ({ split = 'split', vsplit = 'vsplit', tab = 'tabnew' })[how] or 'split'
+    vim.cmd(open)
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+  end
+  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true, nowait = true })
+  return buf, win
+end
+
+--- :SagaPlan [story-or-epic] — the execution plan in a scratch buffer.
+function M.plan(name, opts)
+  opts = opts or {}
+  name = (name ~= nil and name ~= '') and name or M.story_of(0) or M.epic_of(0)
+  if not name then
+    notify('saga: which story or epic? :SagaPlan <story-or-epic>', vim.log.levels.ERROR)
+    return
+  end
+  M.execute('showPlan', { { name = name } }, function(err, result)
+    if err then
+      notify('saga: plan ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    local buf = M.show_scratch('saga://plan/' .. name, plan_lines(name, result), opts.window)
+    if opts.callback then
+      opts.callback(buf, result)
+    end
+  end)
+end
+
+local NEW_USAGE = {
+  story = ':SagaNew story <name> [--title T] [--description D] [--epic E] [--blocked-by a,b]',
+  task = ':SagaNew task [<story>] <task-id> [--subject S] [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W]',
+  epic = ':SagaNew epic <id> [--title T] [--description D]',
+}
+
+local NEW_FLAGS = {
+  story = { '--title', '--description', '--epic', '--blocked-by' },
+  task = { '--subject', '--description', '--blocked-by', '--priority', '--active-form', '--guidance', '--done-when' },
+  epic = { '--title', '--description' },
+}
+
+-- The createStory/createTask/createEpic argument of `:SagaNew <kind> …`, or nil and an error.
+function M._new_argument(kind, args, buf)
+  local pos, flags = parse_flags(args)
+  local arg = {}
+  for k, v in pairs(flags) do
+    arg[k] = v
+  end
+  if arg.blockedBy then
+    arg.blockedBy = list_flag(arg.blockedBy)
+  end
+  if kind == 'task' then
+    if #pos == 1 then
+      arg.story, arg.id = M.story_of(buf), pos[1]
+    else
+      arg.story, arg.id = pos[1], pos[2]
+    end
+    if not arg.story or not arg.id or #pos > 2 then
+      return nil, NEW_USAGE.task
+    end
+  elseif kind == 'story' then
+    arg.name = pos[1]
+    if not arg.name or #pos > 1 then
+      return nil, NEW_USAGE.story
+    end
+  elseif kind == 'epic' then
+    arg.id = pos[1]
+    if not arg.id or #pos > 1 then
+      return nil, NEW_USAGE.epic
+    end
+  else
+    return nil, 'usage: :SagaNew story|task|epic …'
+  end
+  return arg
+end
+
+--- :SagaNew story|task|epic <args> — creates the file and opens it.
+function M.new(kind, args, opts)
+  opts = opts or {}
+  local arg, usage = M._new_argument(kind, args or {}, 0)
+  if not arg then
+    notify('saga: ' .. usage, vim.log.levels.ERROR)
+    return
+  end
+  local command = ({ story = 'createStory', task = 'createTask', epic = 'createEpic' })[kind]
+  local root = M.root()
+  M.execute(command, { arg }, function(err, result, client)
+    if err then
+      notify('saga: new ' .. kind .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    -- {created = [root-relative paths], updated = […], uri = the new file}
+    local created = type(result) == 'table' and type(result.created) == 'table' and result.created or {}
+    local uri = type(result) == 'table' and type(result.uri) == 'string' and result.uri ~= '' and result.uri or nil
+    if not uri and created[1] then
+      uri = vim.uri_from_fname((client.config.root_dir or root) .. '/' .. created[1])
+    end
+    if not uri then
+      notify('saga: new ' .. kind .. ': saga-lsp reported no file created (' .. vim.inspect(result) .. ')', vim.log.levels.WARN)
+      return
+    end
+    -- The server also asks to show it (window/showDocument): opened once either way.
+    local path = normalize(vim.uri_to_fname(uri))
+    if normalize(vim.api.nvim_buf_get_name(0)) ~= path then
+      state.opened[path] = uv.now()
+      edit_file(path)
+    end
+    if M.config.notify then
+      local what = #created > 0 and table.concat(created, ', ') or vim.uri_to_fname(uri)
+      if type(result.updated) == 'table' and #result.updated > 0 then
+        what = what .. ' (updated ' .. table.concat(result.updated, ', ') .. ')'
+      end
+      notify('saga: created ' .. what, M.config.notify_level)
+    end
+    if opts.callback then
+      opts.callback(result)
+    end
+  end)
+end
+
+--- :SagaOutput [story] — opens the output file of the story's running (else last) worker.
+function M.output(story)
+  story = (story ~= nil and story ~= '') and story or M.story_of(0) or M.running()[1]
+  if not story then
+    notify('saga: which story? :SagaOutput <story>', vim.log.levels.ERROR)
+    return
+  end
+  M.execute('showOutput', { { story = story } }, function(err, result)
+    local file = type(result) == 'table' and result.outputFile or nil
+    if err then
+      -- the server knows no output: what the progress notifications said, if anything
+      file = state.workers[story] and state.workers[story].outputFile
+      if not file then
+        notify('saga: output of ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+        return
+      end
+    end
+    -- the server opens it with window/showDocument when it can (result.shown)
+    if file and not (type(result) == 'table' and result.shown) then
+      edit_file(file)
+    end
+  end)
+end
+
+local function filter(list, lead)
+  local out = {}
+  for _, v in ipairs(list) do
+    if v:sub(1, #lead) == lead then
+      table.insert(out, v)
+    end
+  end
+  return out
+end
+
+local function complete_stories(lead)
+  return filter(M.stories(), lead)
+end
+
+local function complete_stop(lead)
+  local out, seen = {}, {}
+  for _, s in ipairs(M.running()) do
+    seen[s] = true
+    table.insert(out, s)
+  end
+  for _, s in ipairs(M.stories()) do
+    if not seen[s] then
+      table.insert(out, s)
+    end
+  end
+  return filter(out, lead)
+end
+
+local function complete_plan(lead)
+  local out = M.stories()
+  vim.list_extend(out, M.epics())
+  return filter(out, lead)
+end
+
+function M._complete_new(lead, line)
+  local before = M._split_args(line)
+  table.remove(before, 1) -- the command name
+  if lead ~= '' then
+    table.remove(before) -- the word being completed
+  end
+  local kind = before[1]
+  if kind == nil then
+    return filter({ 'story', 'task', 'epic' }, lead)
+  end
+  local prev = before[#before]
+  if lead:match('^%-') then
+    return filter(NEW_FLAGS[kind] or {}, lead)
+  end
+  if prev == '--epic' then
+    return filter(M.epics(), lead)
+  end
+  if kind == 'task' and #before == 1 then
+    return complete_stories(lead)
+  end
+  return {}
+end
+
+local function define_commands()
+  local cmd = vim.api.nvim_create_user_command
+  cmd('SagaRun', function(o) M.run(o.args, { dry_run = o.bang }) end, {
+    nargs = '?', bang = true, complete = complete_stories,
+    desc = "saga: run a story's worker (! : dry run with the simulated agent)",
+  })
+  cmd('SagaStop', function(o) M.stop(o.args) end, {
+    nargs = '?', complete = complete_stop, desc = "saga: stop a story's worker",
+  })
+  cmd('SagaPlan', function(o) M.plan(o.args) end, {
+    nargs = '?', complete = complete_plan, desc = 'saga: show the execution plan of a story or epic',
+  })
+  cmd('SagaNew', function(o)
+    local args = M._split_args(o.args)
+    local kind = table.remove(args, 1)
+    M.new(kind, args)
+  end, {
+    nargs = '+', complete = M._complete_new, desc = 'saga: create a story, task or epic',
+  })
+  cmd('SagaOutput', function(o) M.output(o.args) end, {
+    nargs = '?', complete = complete_stop, desc = "saga: open a worker's output file",
+  })
+end
+M._define_commands = define_commands
+
+--- setup(opts): see :help saga-setup.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  if type(opts) == 'table' and opts.cmd then
+    M.config.cmd = opts.cmd -- a list: replaced, not merged
+  end
+  if type(M.config.cmd) == 'string' then
+    M.config.cmd = { M.config.cmd }
+  end
+  state.setup_done = true
+  define_commands()
+
+  local group = vim.api.nvim_create_augroup('saga', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    pattern = { '*.json', '*.jsonc' },
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    pattern = { '*.json', '*.jsonc' },
+    callback = function(args)
+      if M.client_for_buf(args.buf) then
+        state.last_buf = args.buf
+      end
+    end,
+  })
+  -- Buffers loaded before setup (e.g. a lazily loaded plugin).
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      M.attach(buf)
+    end
+  end
+end
+
+--- Whether setup() has run.
+function M.is_setup()
+  return state.setup_done
+end
+
+--- The last buffer saga-lsp was attached to (for :checkhealth).
+function M.last_buffer()
+  local buf = state.last_buf
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    return buf
+  end
+  return nil
+end
+
+return M

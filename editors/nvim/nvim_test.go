@@ -1,0 +1,625 @@
+// Package nvim_test drives the Neovim plugin (editors/nvim) in headless
+// Neovim (0.7, Debian's package, which CI installs with apt-get install -y
+// neovim; newer versions take the plugin's 0.8+/0.10+ paths):
+//
+//   - TestPluginUnit runs test/unit.lua: the plugin's pure parts (argument
+//     splitting, :SagaNew arguments, roots, the statusline and notifications
+//     fed with synthetic saga/* notifications), no server;
+//   - TestPlugin builds saga-lsp, copies examples/mistakes and
+//     examples/workspace (made a git repository: runStory needs git, and tmux
+//     on a private socket), and runs test/harness.lua, which uses the plugin as
+//     a user would — setup(), :edit, :SagaPlan, :SagaNew, :SagaRun!,
+//     :checkhealth saga — and writes what it saw to a JSON file checked here.
+//
+// Both skip only when nvim is not installed.
+package nvim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func findNvim(t *testing.T) string {
+	t.Helper()
+	nvim, err := exec.LookPath("nvim")
+	if err != nil {
+		t.Skip("nvim is not on PATH; install Neovim (Debian: apt-get install -y neovim) to run the plugin tests")
+	}
+	return nvim
+}
+
+// cleanEnv is the test's environment without anything of the caller's saga,
+// tmux or Claude set-up.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SAGA_") || k == "TMUX" || k == "TMUX_PANE" || strings.HasPrefix(k, "CLAUDE") ||
+			strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "NVIM") || k == "VIMINIT" || k == "MYVIMRC" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// nvimRun is one headless Neovim run of a harness.
+type nvimRun struct {
+	stdout, stderr bytes.Buffer
+	err            error
+	timedOut       bool
+	elapsed        time.Duration
+}
+
+// runNvim runs `nvim --headless --clean -u harness` in dir with env added to
+// a clean environment, Neovim's own files kept under tmp.
+func runNvim(t *testing.T, nvim, harness, dir, tmp string, timeout time.Duration, env ...string) *nvimRun {
+	t.Helper()
+	xdg := filepath.Join(tmp, "xdg")
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", harness)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(),
+		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
+		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
+		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
+	)
+	cmd.Env = append(cmd.Env, env...)
+	r := &nvimRun{}
+	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	r.err = cmd.Run()
+	r.elapsed = time.Since(start)
+	r.timedOut = ctx.Err() != nil
+	t.Logf("nvim ran for %v", r.elapsed.Round(time.Millisecond))
+	return r
+}
+
+func abs(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// --- unit ---------------------------------------------------------------
+
+type unitResult struct {
+	Error  string `json:"error"`
+	Checks []struct {
+		Name string `json:"name"`
+		OK   bool   `json:"ok"`
+		Got  string `json:"got"`
+		Want string `json:"want"`
+	} `json:"checks"`
+}
+
+func TestPluginUnit(t *testing.T) {
+	nvim := findNvim(t)
+	tmp := t.TempDir()
+	resultFile := filepath.Join(tmp, "unit.json")
+	r := runNvim(t, nvim, abs(t, filepath.Join("test", "unit.lua")), tmp, tmp, 30*time.Second,
+		"SAGA_NVIM_PLUGIN="+abs(t, "."), "SAGA_RESULT="+resultFile)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("nvim stdout:\n%s\nnvim stderr:\n%s", r.stdout.String(), r.stderr.String())
+		}
+	})
+	if r.timedOut {
+		t.Fatalf("nvim did not finish within 30 s (%v)", r.err)
+	}
+	if r.err != nil {
+		t.Errorf("nvim: %v", r.err)
+	}
+	raw, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatalf("unit.lua wrote no result: %v", err)
+	}
+	var res unitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	if res.Error != "" {
+		t.Errorf("unit.lua: %s", res.Error)
+	}
+	if len(res.Checks) == 0 {
+		t.Fatal("unit.lua made no checks")
+	}
+	for _, c := range res.Checks {
+		if !c.OK {
+			t.Errorf("%s: got %s, want %s", c.Name, c.Got, c.Want)
+		}
+	}
+	t.Logf("%d checks", len(res.Checks))
+}
+
+// --- with the server ------------------------------------------------------
+
+type notification struct {
+	Ms         int    `json:"ms"`
+	Msg        string `json:"msg"`
+	Level      int    `json:"level"`
+	Statusline string `json:"statusline"`
+}
+
+type progress struct {
+	Ms         int    `json:"ms"`
+	Story      string `json:"story"`
+	State      string `json:"state"`
+	Step       string `json:"step"`
+	Done       *int   `json:"done"`
+	Total      *int   `json:"total"`
+	Message    string `json:"message"`
+	OutputFile string `json:"output_file"`
+	Statusline string `json:"statusline"`
+}
+
+// pluginResult is what test/harness.lua writes.
+type pluginResult struct {
+	Error               string            `json:"error"`
+	Errors              map[string]string `json:"errors"`
+	Steps               []string          `json:"steps"`
+	NvimVersion         string            `json:"nvim_version"`
+	CommandsBeforeSetup bool              `json:"commands_before_setup"`
+	Notifications       []notification    `json:"notifications"`
+	Progress            []progress        `json:"progress"`
+	Mistakes            *struct {
+		ClientID    int             `json:"client_id"`
+		Root        string          `json:"root"`
+		InitOptions json.RawMessage `json:"init_options"`
+		Diagnostics []struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Lnum    int    `json:"lnum"`
+			Source  string `json:"source"`
+		} `json:"diagnostics"`
+	} `json:"mistakes"`
+	Workspace *struct {
+		ClientID           int    `json:"client_id"`
+		Root               string `json:"root"`
+		SecondFileClientID int    `json:"second_file_client_id"`
+		StoryOfBuffer      string `json:"story_of_buffer"`
+		SagaClients        int    `json:"saga_clients"`
+	} `json:"workspace"`
+	Codelens                 []string `json:"codelens"`
+	CodelensRefreshHandler   bool     `json:"codelens_refresh_handler"`
+	CodelensRefreshSupported bool     `json:"codelens_refresh_supported"`
+	Plan                     *struct {
+		Buffer  string   `json:"buffer"`
+		Lines   []string `json:"lines"`
+		Current bool     `json:"current"`
+		Float   bool     `json:"float"`
+		Buftype string   `json:"buftype"`
+	} `json:"plan"`
+	New *struct {
+		File        string `json:"file"`
+		Exists      bool   `json:"exists"`
+		Buffer      string `json:"buffer"`
+		Content     string `json:"content"`
+		Attached    bool   `json:"attached"`
+		StoryFile   string `json:"story_file"`
+		StoryExists bool   `json:"story_exists"`
+		StoryBuffer string `json:"story_buffer"`
+		EpicFile    string `json:"epic_file"`
+		EpicBuffer  string `json:"epic_buffer"`
+		EpicContent string `json:"epic_content"`
+	} `json:"new"`
+	CodelensRefreshes int      `json:"codelens_refreshes"`
+	ShowMessages      []string `json:"show_messages"`
+	Run               *struct {
+		Completed       bool           `json:"completed"`
+		StatuslineAfter string         `json:"statusline_after"`
+		Notifications   []notification `json:"notifications"`
+		OutputFile      string         `json:"output_file"`
+		Lenses          []string       `json:"lenses"`
+		LensAfter       string         `json:"lens_after"`
+		OutputBuffer    string         `json:"output_buffer"`
+		StopMessage     string         `json:"stop_message"`
+	} `json:"run"`
+	Health  []string `json:"health"`
+	Stopped bool     `json:"stopped"`
+}
+
+func TestPlugin(t *testing.T) {
+	nvim := findNvim(t)
+	tmp := t.TempDir()
+	server := buildServer(t, tmp)
+
+	ws := copyExample(t, "workspace", filepath.Join(tmp, "ws"))
+	gitInit(t, ws)
+	mistakes := copyExample(t, "mistakes", filepath.Join(tmp, "mistakes"))
+
+	resultFile := filepath.Join(tmp, "result.json")
+	serverLog := filepath.Join(tmp, "saga-lsp.log")
+	sessionDir := filepath.Join(tmp, "sessions")
+	claudeDir := filepath.Join(tmp, "claude")
+	for _, d := range []string{sessionDir, claudeDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A private tmux server, its socket in a short temporary dir (a socket
+	// path has ~100 bytes at most), killed and removed at the end.
+	socket := "saga-nvim-test"
+	tmuxDir, err := os.MkdirTemp("", "saga-tmux-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		kill := exec.Command("tmux", "-L", socket, "kill-server")
+		kill.Env = append(cleanEnv(), "TMUX_TMPDIR="+tmuxDir)
+		_ = kill.Run()
+		_ = os.RemoveAll(tmuxDir)
+	})
+
+	r := runNvim(t, nvim, abs(t, filepath.Join("test", "harness.lua")), ws, tmp, 120*time.Second,
+		"SAGA_NVIM_PLUGIN="+abs(t, "."),
+		"SAGA_LSP_SERVER="+server,
+		"SAGA_LSP_LOG="+serverLog,
+		"SAGA_WS="+ws,
+		"SAGA_MISTAKES="+mistakes,
+		"SAGA_RESULT="+resultFile,
+		// What runStory's worker uses: this binary, a private tmux server,
+		// temporary session and Claude dirs, no gh.
+		"SAGA_LSP_BIN="+server,
+		"SAGA_TMUX_SOCKET="+socket, "TMUX_TMPDIR="+tmuxDir,
+		"SAGA_SESSION_DIR="+sessionDir,
+		"CLAUDE_CONFIG_DIR="+claudeDir,
+		"SAGA_GH="+filepath.Join(tmp, "no-gh"),
+		"GIT_AUTHOR_NAME=saga test", "GIT_AUTHOR_EMAIL=saga@example.invalid",
+		"GIT_COMMITTER_NAME=saga test", "GIT_COMMITTER_EMAIL=saga@example.invalid",
+		"PATH="+filepath.Dir(server)+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		t.Logf("nvim stdout:\n%s", r.stdout.String())
+		t.Logf("nvim stderr:\n%s", r.stderr.String())
+		for _, f := range []struct{ name, path string }{
+			{"saga-lsp log", serverLog},
+			{"neovim lsp.log", filepath.Join(tmp, "xdg", "cache", "nvim", "lsp.log")},
+			{"harness result", resultFile},
+		} {
+			if b, err := os.ReadFile(f.path); err == nil {
+				t.Logf("%s (%s):\n%s", f.name, f.path, b)
+			}
+		}
+	})
+
+	if r.timedOut {
+		t.Fatalf("nvim did not finish within 120 s (%v)", r.err)
+	}
+	if r.err != nil {
+		t.Errorf("nvim: %v", r.err)
+	}
+	raw, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatalf("harness wrote no result: %v", err)
+	}
+	var res pluginResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("decode result %s: %v", raw, err)
+	}
+	t.Logf("Neovim %s, steps %v", res.NvimVersion, res.Steps)
+	if res.Error != "" {
+		t.Fatalf("harness error: %s", res.Error)
+	}
+	partErr := func(t *testing.T, name string) {
+		t.Helper()
+		if e := res.Errors[name]; e != "" {
+			t.Fatalf("harness part %q failed: %s", name, e)
+		}
+	}
+	for _, n := range res.Notifications {
+		t.Logf("notify @%dms [%d] %s | statusline %q", n.Ms, n.Level, n.Msg, n.Statusline)
+	}
+
+	t.Run("attach", func(t *testing.T) {
+		if !res.CommandsBeforeSetup {
+			t.Error("plugin/saga.lua did not define :SagaRun before setup()")
+		}
+		partErr(t, "mistakes")
+		partErr(t, "workspace")
+		m, w := res.Mistakes, res.Workspace
+		if m.Root != mistakes {
+			t.Errorf("client root for examples/mistakes %q, want %q", m.Root, mistakes)
+		}
+		var io struct {
+			SagaNotifications bool   `json:"sagaNotifications"`
+			CommandPrefix     string `json:"commandPrefix"`
+		}
+		if err := json.Unmarshal(m.InitOptions, &io); err != nil || !io.SagaNotifications || io.CommandPrefix != "saga." {
+			t.Errorf("init_options %s, want sagaNotifications true and commandPrefix saga. (%v)", m.InitOptions, err)
+		}
+		if w.Root != ws {
+			t.Errorf("client root for examples/workspace %q, want %q", w.Root, ws)
+		}
+		if w.ClientID == m.ClientID {
+			t.Error("one client for two workspace roots")
+		}
+		if w.SecondFileClientID != w.ClientID {
+			t.Errorf("a second file of the workspace got client %d, want the root's client %d", w.SecondFileClientID, w.ClientID)
+		}
+		if w.SagaClients != 2 {
+			t.Errorf("%d saga-lsp clients, want 2 (one per root)", w.SagaClients)
+		}
+		if w.StoryOfBuffer != "user-auth--api" {
+			t.Errorf("story of story.json %q, want user-auth--api", w.StoryOfBuffer)
+		}
+	})
+
+	t.Run("diagnostics", func(t *testing.T) {
+		partErr(t, "mistakes")
+		found := false
+		for _, d := range res.Mistakes.Diagnostics {
+			t.Logf("diagnostic %s line %d: %s", d.Code, d.Lnum+1, d.Message)
+			if d.Code == "unknown-dependency" && strings.Contains(d.Message, "creat-pdf") {
+				found = true
+			}
+		}
+		if !found {
+			t.Error("no unknown-dependency diagnostic naming creat-pdf in send-emails.json")
+		}
+	})
+
+	t.Run("codelens", func(t *testing.T) {
+		partErr(t, "codelens")
+		if len(res.Codelens) == 0 {
+			t.Fatal("no code lens in user-auth--api/story.json")
+		}
+		t.Logf("lenses %q", res.Codelens)
+		// The lens asked for while the server loaded is replaced once it has
+		// loaded: user-auth--api has 5 tasks, one completed.
+		if !slicesContain(res.Codelens, "1/5 tasks done") || !slicesContain(res.Codelens, "▶ Run story") {
+			t.Errorf("story.json lenses %q, want \"1/5 tasks done …\" and \"▶ Run story\"", res.Codelens)
+		}
+		if !res.CodelensRefreshHandler || !res.CodelensRefreshSupported {
+			t.Errorf("workspace/codeLens/refresh: handler %v, capability %v", res.CodelensRefreshHandler, res.CodelensRefreshSupported)
+		}
+	})
+
+	t.Run("plan", func(t *testing.T) {
+		partErr(t, "plan")
+		p := res.Plan
+		if p == nil || p.Buffer == "" {
+			t.Fatalf(":SagaPlan user-auth opened no saga://plan/user-auth buffer (notifications above)")
+		}
+		text := strings.Join(p.Lines, "\n")
+		t.Logf("plan buffer %s (float %v):\n%s", p.Buffer, p.Float, text)
+		if !strings.Contains(text, "EXECUTION PLAN") || !strings.Contains(text, "user-auth--api") {
+			t.Errorf("the plan buffer lacks EXECUTION PLAN and user-auth--api")
+		}
+		for _, m := range res.ShowMessages {
+			if strings.Contains(m, "EXECUTION PLAN") {
+				t.Errorf("the plan also reached Neovim's window/showMessage handler (a hit-enter prompt): %q", m)
+			}
+		}
+		if !p.Current || !p.Float || p.Buftype != "nofile" {
+			t.Errorf("plan buffer: current %v, float %v, buftype %q; want a current nofile float", p.Current, p.Float, p.Buftype)
+		}
+	})
+
+	t.Run("new", func(t *testing.T) {
+		partErr(t, "new")
+		n := res.New
+		if !n.Exists {
+			t.Fatalf(":SagaNew task created no %s", n.File)
+		}
+		var task struct {
+			ID, Subject, Status, Priority string
+			BlockedBy                     []string
+		}
+		if err := json.Unmarshal([]byte(n.Content), &task); err != nil {
+			t.Fatalf("the new task is not JSON: %v\n%s", err, n.Content)
+		}
+		if task.ID != "rate-limit" || task.Subject != "Rate-limit the login endpoint" || task.Priority != "high" ||
+			len(task.BlockedBy) != 1 || task.BlockedBy[0] != "login-endpoint" {
+			t.Errorf("new task %+v, want id rate-limit, the quoted subject, priority high, blockedBy [login-endpoint]", task)
+		}
+		if n.Buffer != n.File {
+			t.Errorf("after :SagaNew the current buffer is %q, want the new file", n.Buffer)
+		}
+		if !n.Attached {
+			t.Error("saga-lsp is not attached to the new task's buffer")
+		}
+		if !n.StoryExists || n.StoryBuffer != n.StoryFile {
+			t.Errorf(":SagaNew story audit --epic user-auth: file %s exists %v, current buffer %q", n.StoryFile, n.StoryExists, n.StoryBuffer)
+		}
+		var epic struct{ ID, Title string }
+		if err := json.Unmarshal([]byte(n.EpicContent), &epic); err != nil || epic.ID != "billing" || epic.Title == "" {
+			t.Errorf(":SagaNew epic billing wrote %q (%v), want id billing and a title made by the server", n.EpicContent, err)
+		}
+		if n.EpicBuffer != n.EpicFile {
+			t.Errorf("after :SagaNew epic the current buffer is %q, want %s", n.EpicBuffer, n.EpicFile)
+		}
+	})
+
+	t.Run("run", func(t *testing.T) {
+		partErr(t, "run")
+		run := res.Run
+		var states []string
+		for _, p := range res.Progress {
+			states = append(states, p.State)
+			t.Logf("workerProgress @%dms %s %s step=%s %v/%v statusline %q", p.Ms, p.Story, p.State, p.Step, deref(p.Done), deref(p.Total), p.Statusline)
+		}
+		if !run.Completed {
+			t.Fatalf("no final saga/workerProgress for user-auth--api after :SagaRun! (states %v)", states)
+		}
+		last := res.Progress[len(res.Progress)-1]
+		if last.State != "completed" {
+			t.Errorf("last worker state %q, want completed (states %v)", last.State, states)
+		}
+		// The statusline shows the worker while it runs, and nothing after.
+		running := regexp.MustCompile(`^SAGA user-auth--api (\d+/\d+ )?(starting|running)$`)
+		sawRunning := false
+		for _, p := range res.Progress {
+			if running.MatchString(p.Statusline) {
+				sawRunning = true
+			}
+		}
+		for _, n := range run.Notifications {
+			if running.MatchString(n.Statusline) {
+				sawRunning = true
+			}
+		}
+		if !sawRunning {
+			t.Errorf("the statusline never showed the running worker (want e.g. \"SAGA user-auth--api 3/5 running\")")
+		}
+		if run.StatuslineAfter != "" {
+			t.Errorf("statusline after completion %q, want empty", run.StatuslineAfter)
+		}
+		// The notifications reach vim.notify, through to completed.
+		sawCompleted := false
+		for _, n := range run.Notifications {
+			if strings.Contains(n.Msg, "user-auth--api") && strings.Contains(n.Msg, "completed") {
+				sawCompleted = true
+			}
+		}
+		if !sawCompleted {
+			t.Error("no vim.notify message saying user-auth--api completed")
+		}
+		// saga/taskStatus: "saga: user-auth--api #login-endpoint Add POST /login: in_progress → completed (claude)".
+		taskDone := regexp.MustCompile(`^saga: user-auth--api #[a-z-]+ .*→ completed \((claude|hook|worktree)\)$`)
+		sawTask := false
+		for _, n := range run.Notifications {
+			sawTask = sawTask || taskDone.MatchString(n.Msg)
+		}
+		if !sawTask {
+			t.Error("no saga/taskStatus message saying a task of user-auth--api completed")
+		}
+		// Lenses follow the run (the server's workspace/codeLens/refresh).
+		t.Logf("story.json lenses after the run: %s", run.LensAfter)
+		for i, l := range run.Lenses {
+			t.Logf("story.json lenses #%d: %s", i+1, l)
+		}
+		if res.CodelensRefreshes == 0 {
+			t.Error("the server sent no workspace/codeLens/refresh during the run")
+		}
+		if !strings.Contains(run.LensAfter, "▶ Run story") || !strings.Contains(run.LensAfter, "Show output") {
+			t.Errorf("after the run story.json lenses are %q, want \"▶ Run story\" and \"Show output\"", run.LensAfter)
+		}
+		// Running that lens opens the output (client-side command → showOutput → window/showDocument).
+		if run.OutputFile != "" && run.OutputBuffer != run.OutputFile {
+			t.Errorf("after running the Show output lens the current buffer is %q, want %s", run.OutputBuffer, run.OutputFile)
+		}
+		// :SagaStop after the run: an error (nothing runs) or, when the
+		// worker's tmux session had not closed yet, "stopped"; a message either way.
+		if !strings.HasPrefix(run.StopMessage, "saga: stop user-auth--api: ") && !strings.HasPrefix(run.StopMessage, "saga: stopped user-auth--api") {
+			t.Errorf(":SagaStop after the run: message %q, want one about user-auth--api", run.StopMessage)
+		}
+		if run.OutputFile == "" {
+			t.Error("no outputFile in the worker's progress")
+		} else if _, err := os.Stat(run.OutputFile); err != nil {
+			t.Errorf("output file: %v", err)
+		}
+	})
+
+	t.Run("checkhealth", func(t *testing.T) {
+		partErr(t, "health")
+		text := strings.Join(res.Health, "\n")
+		if len(res.Health) == 0 {
+			t.Fatal(":checkhealth saga printed nothing")
+		}
+		for _, want := range []string{"saga-lsp: " + server, "tmux", "workspace root: " + ws, "client"} {
+			if !healthOK(res.Health, want) {
+				t.Errorf("no OK line containing %q in :checkhealth saga:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "ERROR") {
+			t.Errorf(":checkhealth saga reports an error:\n%s", text)
+		}
+	})
+
+	t.Run("shutdown", func(t *testing.T) {
+		partErr(t, "stop")
+		if !res.Stopped {
+			t.Error("the saga-lsp clients did not stop within 5 s")
+		}
+	})
+}
+
+// healthOK: a line of :checkhealth output that is OK and contains want
+// ("- OK: …" on 0.7–0.9, "- ✅ OK …" on 0.10+).
+func healthOK(lines []string, want string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, "OK") && strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func slicesContain(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+// buildServer builds cmd/saga-lsp into dir.
+func buildServer(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin", "saga-lsp")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/saga-lsp")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ../../cmd/saga-lsp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// copyExample copies examples/<name> to dst and returns dst with symlinks
+// resolved (the path Neovim and the server see).
+func copyExample(t *testing.T, name, dst string) string {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "examples", name))); err != nil {
+		t.Fatalf("copy examples/%s: %v", name, err)
+	}
+	if r, err := filepath.EvalSymlinks(dst); err == nil {
+		return r
+	}
+	return dst
+}
+
+// gitInit makes dir a git repository with one commit (workers need a branch
+// to start the story's worktree from).
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"-c", "user.name=saga test", "-c", "user.email=saga@example.invalid", "commit", "-q", "-m", "workspace"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = cleanEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}

@@ -1,0 +1,423 @@
+-- Headless test of the saga Neovim plugin, run by editors/nvim/nvim_test.go:
+--
+--   nvim --headless --clean -u test/harness.lua
+--
+-- Environment (set by the Go test):
+--   SAGA_NVIM_PLUGIN  the plugin folder (editors/nvim), appended to 'runtimepath'
+--   SAGA_LSP_SERVER   the saga-lsp binary
+--   SAGA_LSP_LOG      the server's --log-file
+--   SAGA_WS           a copy of examples/workspace (a git repository; the working directory)
+--   SAGA_MISTAKES     a copy of examples/mistakes
+--   SAGA_RESULT       where to write the JSON result
+--
+-- Everything goes through the plugin as a user would: setup(), :edit of
+-- .saga files, :SagaPlan, :SagaNew, :SagaRun!, :checkhealth saga. Each part
+-- records what it saw (or its error) and the next part still runs; the Go
+-- test decides. vim.notify is replaced to capture the plugin's messages.
+
+local result = { steps = {}, notifications = {}, errors = vim.empty_dict() }
+local uv = vim.uv or vim.loop
+local t0 = uv.hrtime()
+
+local function ms()
+  return math.floor((uv.hrtime() - t0) / 1e6)
+end
+
+local function step(name)
+  table.insert(result.steps, string.format('%s@%dms', name, ms()))
+end
+
+local function env(name)
+  local v = os.getenv(name)
+  if v == nil or v == '' then
+    error('environment variable ' .. name .. ' is not set')
+  end
+  return v
+end
+
+local function diag_code(d)
+  if d.code ~= nil and d.code ~= vim.NIL then
+    return d.code
+  end
+  local lsp = d.user_data and d.user_data.lsp
+  if lsp and lsp.code ~= nil and lsp.code ~= vim.NIL then
+    return lsp.code
+  end
+  return nil
+end
+
+local function part(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    result.errors[name] = tostring(err)
+  end
+  step(name)
+end
+
+local function wait(ms_, cond)
+  return vim.wait(ms_, cond, 20)
+end
+
+local function edit(path)
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  return vim.api.nvim_get_current_buf()
+end
+
+local function file_exists(path)
+  return uv.fs_stat(path) ~= nil
+end
+
+local function buffer_named(name)
+  local b = vim.fn.bufnr(name)
+  if b == -1 then
+    return nil
+  end
+  return b
+end
+
+local saga -- the plugin module
+
+local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
+
+-- client:stop() / client.stop() (0.11 made them methods).
+local new_api = vim.fn.has('nvim-0.11') == 1
+local function stop_client(c)
+  if new_api then c:stop() else c.stop() end
+end
+local function client_stopped(c)
+  if new_api then return c:is_stopped() end
+  return c.is_stopped()
+end
+
+local function lens_titles(buf)
+  local titles = {}
+  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+    table.insert(titles, l.command and l.command.title or '')
+  end
+  return table.concat(titles, ' | ')
+end
+
+-- Every vim.notify, with the statusline component at that moment.
+vim.notify = function(msg, level, opts)
+  table.insert(result.notifications, {
+    ms = ms(),
+    msg = tostring(msg),
+    level = level or vim.log.levels.INFO,
+    statusline = saga and saga.statusline() or '',
+  })
+end
+
+local progress = {}
+
+-- window/showMessage as it reaches Neovim's handler (the plugin's handler
+-- passes on all but the plan its own :SagaPlan shows).
+result.show_messages = {}
+local show_message = vim.lsp.handlers['window/showMessage']
+vim.lsp.handlers['window/showMessage'] = function(err, res, ctx, config)
+  table.insert(result.show_messages, res and res.message or '')
+  return show_message(err, res, ctx, config)
+end
+
+-- Whether a message starting with `prefix` came after notification number `since`.
+local function notified(since, prefix)
+  for i = since + 1, #result.notifications do
+    if result.notifications[i].msg:sub(1, #prefix) == prefix then
+      return true
+    end
+  end
+  return false
+end
+
+local function run()
+  local plugin = env('SAGA_NVIM_PLUGIN')
+  local server = env('SAGA_LSP_SERVER')
+  local log = env('SAGA_LSP_LOG')
+  local ws = env('SAGA_WS')
+  local mistakes = env('SAGA_MISTAKES')
+  local v = vim.version()
+  result.nvim_version = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+
+  -- The plugin as a package manager installs it: on 'runtimepath', with its
+  -- plugin/ script (which runs after -u, so it is sourced here).
+  vim.opt.rtp:append(plugin)
+  vim.cmd('runtime plugin/saga.lua')
+  result.commands_before_setup = vim.fn.exists(':SagaRun') == 2
+  saga = require('saga')
+  saga.setup({
+    cmd = { server, 'serve' },
+    log_file = log,
+    on_worker_progress = function(w)
+      table.insert(progress, {
+        ms = ms(),
+        story = w.story,
+        state = w.state,
+        step = w.step,
+        done = w.done,
+        total = w.total,
+        message = w.message,
+        output_file = w.outputFile,
+        statusline = saga.statusline(),
+      })
+    end,
+  })
+  result.progress = progress
+  step('setup')
+
+  -- 1. Attach + diagnostics on examples/mistakes.
+  part('mistakes', function()
+    local file = mistakes .. '/.saga/stories/billing--invoices/send-emails.json'
+    local buf = edit(file)
+    local r = {}
+    result.mistakes = r
+    if not wait(10000, function() return saga.client_for_buf(buf) ~= nil and saga.client_for_buf(buf).initialized end) then
+      error('no initialized saga-lsp client attached to ' .. file)
+    end
+    local client = saga.client_for_buf(buf)
+    r.client_id = client.id
+    r.root = client.config.root_dir
+    r.init_options = client.config.init_options
+    wait(15000, function()
+      for _, d in ipairs(vim.diagnostic.get(buf)) do
+        if diag_code(d) == 'unknown-dependency' then
+          return true
+        end
+      end
+      return false
+    end)
+    r.diagnostics = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      local code = diag_code(d)
+      table.insert(r.diagnostics, { code = code and tostring(code) or nil, message = d.message, lnum = d.lnum, source = d.source })
+    end
+  end)
+
+  -- 2. Attach on examples/workspace: a second client (another root), reused for a second file.
+  vim.cmd('cd ' .. vim.fn.fnameescape(ws))
+  local story_buf
+  part('workspace', function()
+    local r = {}
+    result.workspace = r
+    local task = edit(ws .. '/.saga/stories/user-auth--api/login-endpoint.json')
+    if not wait(10000, function() return saga.client_for_buf(task) ~= nil and saga.client_for_buf(task).initialized end) then
+      error('no initialized saga-lsp client attached to the task file')
+    end
+    local client = saga.client_for_buf(task)
+    r.client_id = client.id
+    r.root = client.config.root_dir
+    -- Count the server's workspace/codeLens/refresh requests (the plugin's handler still answers).
+    local refresh = client.handlers['workspace/codeLens/refresh'] or vim.lsp.handlers['workspace/codeLens/refresh']
+    result.codelens_refresh_handler = refresh ~= nil
+    result.codelens_refreshes = 0
+    client.handlers['workspace/codeLens/refresh'] = function(...)
+      result.codelens_refreshes = result.codelens_refreshes + 1
+      return refresh(...)
+    end
+    story_buf = edit(ws .. '/.saga/stories/user-auth--api/story.json')
+    wait(5000, function() return saga.client_for_buf(story_buf) ~= nil end)
+    local c = saga.client_for_buf(story_buf)
+    r.second_file_client_id = c and c.id
+    r.story_of_buffer = saga.story_of(story_buf)
+    local n = 0
+    for _, client in ipairs(get_clients()) do
+      if client.name == 'saga-lsp' then
+        n = n + 1
+      end
+    end
+    r.saga_clients = n
+  end)
+
+  -- 3. Code lenses in story.json (refreshed on attach / BufEnter).
+  part('codelens', function()
+    local titles = {}
+    result.codelens = titles
+    if story_buf == nil then
+      error('no story buffer')
+    end
+    -- Until the lens counts the story's tasks from the loaded workspace (5, one done).
+    wait(5000, function() return lens_titles(story_buf):find('1/5 tasks done', 1, true) ~= nil end)
+    for _, l in ipairs(vim.lsp.codelens.get(story_buf)) do
+      table.insert(titles, l.command and l.command.title or '')
+    end
+    local client = saga.client_for_buf(story_buf)
+    result.codelens_refresh_supported = vim.tbl_get and vim.tbl_get(client.config.capabilities, 'workspace', 'codeLens', 'refreshSupport') or
+      (client.config.capabilities.workspace and client.config.capabilities.workspace.codeLens and client.config.capabilities.workspace.codeLens.refreshSupport)
+  end)
+
+  -- 4. :SagaPlan user-auth → a scratch buffer with the plan.
+  part('plan', function()
+    local r = {}
+    result.plan = r
+    vim.cmd('SagaPlan user-auth')
+    local name = 'saga://plan/user-auth'
+    wait(10000, function() return buffer_named(name) ~= nil end)
+    local b = buffer_named(name)
+    if b then
+      r.buffer = vim.api.nvim_buf_get_name(b)
+      r.lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+      r.current = vim.api.nvim_get_current_buf() == b
+      r.float = vim.api.nvim_win_get_config(0).relative ~= ''
+      r.buftype = vim.bo[b].buftype
+    end
+    -- Close the float (its `q` mapping) so the next command runs from a file window.
+    if r.current then
+      vim.cmd('normal q')
+    end
+  end)
+
+  -- 5. :SagaNew task … → the file on disk, opened.
+  part('new', function()
+    local r = {}
+    result.new = r
+    local file = ws .. '/.saga/stories/user-auth--api/rate-limit.json'
+    r.file = file
+    local n0 = #result.notifications
+    vim.cmd('SagaNew task user-auth--api rate-limit --subject "Rate-limit the login endpoint" --blocked-by login-endpoint --priority high')
+    wait(10000, function() return (file_exists(file) and vim.api.nvim_buf_get_name(0) == file) or notified(n0, 'saga: new') end)
+    r.exists = file_exists(file)
+    r.buffer = vim.api.nvim_buf_get_name(0)
+    if r.exists then
+      r.content = table.concat(vim.fn.readfile(file), '\n')
+    end
+    r.attached = saga.client_for_buf(0) ~= nil
+    -- :SagaNew story with a quoted title and an epic.
+    local story = ws .. '/.saga/stories/user-auth--audit/story.json'
+    r.story_file = story
+    n0 = #result.notifications
+    vim.cmd([[SagaNew story audit --epic user-auth --title 'Audit log']])
+    wait(10000, function() return (file_exists(story) and vim.api.nvim_buf_get_name(0) == story) or notified(n0, 'saga: new') end)
+    r.story_exists = file_exists(story)
+    r.story_buffer = vim.api.nvim_buf_get_name(0)
+    -- :SagaNew epic without a title: the server makes one.
+    local epic = ws .. '/.saga/epics/billing/epic.json'
+    r.epic_file = epic
+    n0 = #result.notifications
+    vim.cmd('SagaNew epic billing')
+    wait(10000, function() return (file_exists(epic) and vim.api.nvim_buf_get_name(0) == epic) or notified(n0, 'saga: new') end)
+    r.epic_buffer = vim.api.nvim_buf_get_name(0)
+    r.epic_content = file_exists(epic) and table.concat(vim.fn.readfile(epic), '\n') or nil
+  end)
+
+  -- 6. :SagaRun! (dry run) from a file of the story → saga/workerProgress to completed.
+  part('run', function()
+    local r = {}
+    result.run = r
+    edit(ws .. '/.saga/stories/user-auth--api/story.json')
+    local buf = vim.api.nvim_get_current_buf()
+    local before = #result.notifications
+    local lenses_seen = {}
+    local timer = uv.new_timer()
+    timer:start(0, 20, vim.schedule_wrap(function()
+      local t = lens_titles(buf)
+      if lenses_seen[#lenses_seen] ~= t then
+        table.insert(lenses_seen, t)
+      end
+    end))
+    r.lenses = lenses_seen
+    vim.cmd('SagaRun!')
+    local final = { completed = true, failed = true, timeout = true, blocked = true, stopped = true }
+    local function ended()
+      for _, p in ipairs(progress) do
+        if p.story == 'user-auth--api' and final[p.state] then
+          return true
+        end
+      end
+      return false
+    end
+    -- Until the worker ends, or an error message ("saga: run …") says it will not start.
+    wait(30000, function() return ended() or notified(before, 'saga: run ') end)
+    r.completed = ended()
+    -- After the run the server asks for a refresh: the story's lenses offer a new run and the output.
+    wait(5000, function()
+      local t = lens_titles(buf)
+      return t:find('Show output', 1, true) ~= nil and t:find('▶ Run story', 1, true) ~= nil
+    end)
+    timer:stop()
+    timer:close()
+    r.lens_after = lens_titles(buf)
+    r.statusline_after = saga.statusline()
+    r.running_after = saga.running()
+    r.notifications = {}
+    for i = before + 1, #result.notifications do
+      table.insert(r.notifications, result.notifications[i])
+    end
+    local w = saga.workers()['user-auth--api']
+    r.output_file = w and w.outputFile
+
+    -- The "Show output" lens, run as a user would: vim.lsp.codelens.run() on
+    -- its line (vim.ui.select, stubbed, picks it among the line's lenses) →
+    -- the plugin's client-side command → showOutput → window/showDocument.
+    local lens_line
+    for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+      if l.command and l.command.title == 'Show output' then
+        lens_line = l.range.start.line
+      end
+    end
+    if lens_line then
+      vim.api.nvim_win_set_cursor(0, { lens_line + 1, 0 })
+      local select = vim.ui.select
+      vim.ui.select = function(items, opts, on_choice)
+        for _, item in ipairs(items) do
+          if opts.format_item(item) == 'Show output' then
+            return on_choice(item)
+          end
+        end
+        on_choice(nil)
+      end
+      vim.lsp.codelens.run()
+      vim.ui.select = select
+      wait(5000, function() return vim.api.nvim_buf_get_name(0) == r.output_file end)
+      r.output_buffer = vim.api.nvim_buf_get_name(0)
+    end
+
+    -- :SagaStop when nothing runs any more: an error message, no crash.
+    local n0 = #result.notifications
+    vim.cmd('SagaStop user-auth--api')
+    wait(5000, function() return notified(n0, 'saga: stop') end)
+    r.stop_message = result.notifications[n0 + 1] and result.notifications[n0 + 1].msg
+  end)
+
+  -- 7. :checkhealth saga.
+  part('health', function()
+    vim.cmd('checkhealth saga')
+    local b = vim.api.nvim_get_current_buf()
+    result.health = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+  end)
+
+  -- 8. Shut the clients down.
+  part('stop', function()
+    local clients = {}
+    for _, client in ipairs(get_clients()) do
+      if client.name == 'saga-lsp' then
+        table.insert(clients, client)
+        stop_client(client)
+      end
+    end
+    result.stopped = wait(5000, function()
+      for _, c in ipairs(clients) do
+        if not client_stopped(c) then
+          return false
+        end
+      end
+      return true
+    end)
+  end)
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if not ok then
+  result.error = tostring(err)
+end
+
+local out = os.getenv('SAGA_RESULT') or 'saga-nvim-plugin-result.json'
+local f = io.open(out, 'w')
+if f then
+  local encoded_ok, encoded = pcall(vim.fn.json_encode, result)
+  if not encoded_ok then
+    encoded = vim.fn.json_encode({ error = 'encoding the result: ' .. tostring(encoded) .. '; ' .. tostring(result.error) })
+  end
+  f:write(encoded)
+  f:close()
+else
+  io.stderr:write('harness: cannot write ' .. out .. '\n')
+end
+vim.cmd('qa!')
