@@ -457,10 +457,7 @@ func (ef *effects) flush() {
 		ef.l.s.pub.queue(slices.Sorted(maps.Keys(ef.rels)))
 	}
 	if ef.refresh {
-		select {
-		case ef.l.bell <- struct{}{}:
-		default:
-		}
+		ef.l.ringRefresh()
 	}
 }
 
@@ -1444,6 +1441,14 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 		l.mu.Unlock()
 	}()
 	return nil
+}
+
+// ringRefresh asks for a workspace/codeLens/refresh (coalesced).
+func (l *live) ringRefresh() {
+	select {
+	case l.bell <- struct{}{}:
+	default:
+	}
 }
 
 // refresher sends workspace/codeLens/refresh when the bell rings, at most

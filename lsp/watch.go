@@ -77,6 +77,8 @@ func (s *Server) load(root string) {
 	// copies, before the first publication: stale-task depends on them.
 	s.live.scan()
 	s.pub.queueAll()
+	// Lenses asked for while loading showed an empty workspace.
+	s.live.ringRefresh()
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		len(ws.Stories), len(ws.Epics), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
