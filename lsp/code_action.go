@@ -373,10 +373,13 @@ func (ca *codeActions) createTaskFix(ref string, diag *protocol.Diagnostic) *pro
 
 // sourceActions: whole-file actions, offered anywhere in the file.
 func (ca *codeActions) sourceActions() []*protocol.CodeAction {
-	if !ca.canCreate() {
-		return nil
-	}
 	var out []*protocol.CodeAction
+	if a := ca.runStory(); a != nil {
+		out = append(out, a)
+	}
+	if !ca.canCreate() {
+		return out
+	}
 	switch ca.f.Kind {
 	case store.KindTask, store.KindStory:
 		if a := ca.createTaskInStory(); a != nil {
@@ -388,6 +391,19 @@ func (ca *codeActions) sourceActions() []*protocol.CodeAction {
 		}
 	}
 	return out
+}
+
+// runStory is the source action "Run story" for a story's files: the same
+// command as the code lens, so editors without lenses can start a worker.
+func (ca *codeActions) runStory() *protocol.CodeAction {
+	story := ca.f.Owner
+	if (ca.f.Kind != store.KindTask && ca.f.Kind != store.KindStory) || !store.ValidCanonical(story) || ca.snap.WS.Stories[story] == nil {
+		return nil
+	}
+	lens := lensCommand(protocol.Range{}, "Run story "+story, ca.s.clientInfo().commandPrefix+"runStory",
+		[]any{map[string]string{"story": story}})
+	kind := protocol.CodeActionKindSource
+	return &protocol.CodeAction{Title: lens.Command.Title, Kind: &kind, Command: lens.Command}
 }
 
 // freeName returns base, base-2, base-3… the first that taken refuses.

@@ -380,7 +380,40 @@ func (c *client) codeActions(rel string, rng lspRange, diags []diagJSON, only st
 	if out == nil {
 		c.t.Fatalf("codeAction returned null, want an array")
 	}
-	return out
+	// "Run story" carries a command, not an edit; TestCodeActionRunStory
+	// checks it, the edit tests leave it aside.
+	return slices.DeleteFunc(out, func(a codeActionJSON) bool { return strings.HasPrefix(a.Title, "Run story ") })
+}
+
+// TestCodeActionRunStory: task and story files offer the source action "Run
+// story", the code lens's command.
+func TestCodeActionRunStory(t *testing.T) {
+	root := copyTestdata(t, "codeaction")
+	c := start(t)
+	c.initialize(root, "")
+	for _, tc := range []struct {
+		rel  string
+		want bool
+	}{{".saga/stories/fixes/mismatch.json", true}, {".saga/stories/fixes/story.json", true}} {
+		var out []codeActionJSON
+		c.result("textDocument/codeAction", fmt.Sprintf(`{"textDocument":{"uri":%q},"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"context":{"diagnostics":[],"only":["source"]}}`, c.uri(tc.rel)), &out)
+		var run *codeActionJSON
+		for i := range out {
+			if out[i].Title == "Run story fixes" {
+				run = &out[i]
+			}
+		}
+		if (run != nil) != tc.want {
+			t.Fatalf("%s: actions %q", tc.rel, actionTitles(out))
+		}
+		var cmd struct {
+			Command   string            `json:"command"`
+			Arguments []json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(run.Command, &cmd); err != nil || cmd.Command != "saga.runStory" || len(cmd.Arguments) != 1 || string(cmd.Arguments[0]) != `{"story":"fixes"}` {
+			t.Errorf("%s: command %s", tc.rel, run.Command)
+		}
+	}
 }
 
 // openWithDiagnostic opens rel and waits until its published diagnostics
