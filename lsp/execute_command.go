@@ -427,8 +427,8 @@ type planResult struct {
 }
 
 // cmdShowPlan computes the plan of a story (its tasks) or an epic (its
-// stories) from the editor's view (open buffers included), shows it with
-// window/showMessage and returns it.
+// stories) from the editor's view (open buffers included), returns it, and
+// shows it with window/showMessage to clients without a SAGA extension.
 func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
 	var a planArgs
 	if err := commandArgs("showPlan", args, &a, "name"); err != nil {
@@ -455,6 +455,10 @@ func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.Raw
 	if snap.WS.Stories[name] == nil {
 		kind = "epic"
 	}
-	s.showMessage(protocol.MessageTypeInfo, b.String())
+	// Clients with a SAGA extension (they opt in to saga/* notifications)
+	// show the returned plan themselves; a message on top would repeat it.
+	if !s.clientInfo().sagaNotifications {
+		s.showMessage(protocol.MessageTypeInfo, b.String())
+	}
 	return &planResult{Name: name, Title: title, Kind: kind, Text: b.String(), Plan: pl}, nil
 }

@@ -1,0 +1,570 @@
+// SAGA for VS Code: the saga-lsp language client, the SAGA view, worker
+// status and output, and palette commands that call the server's
+// workspace/executeCommand commands.
+//
+// Command ids. The server registers its commands as `<prefix>runStory`, … and
+// vscode-languageclient turns each into a VS Code command of that id. VS Code
+// refuses a second registration of an id, so every window gets its own prefix
+// ("saga.<random>."), and the extension's own palette commands (saga.runStory,
+// …) are mapped onto the server's ids by their suffix.
+
+import { execFile } from 'child_process';
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { Executable, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, State } from 'vscode-languageclient/node';
+import { SagaModel, StoryInfo, TaskStatus, WorkerProgress } from './model';
+import { SagaNode, SagaTree } from './tree';
+import { Workers } from './workers';
+
+const SERVER_COMMANDS = ['runStory', 'stopStory', 'createStory', 'createTask', 'createEpic', 'showPlan', 'showOutput'] as const;
+type ServerCommand = (typeof SERVER_COMMANDS)[number];
+
+const PLAN_SCHEME = 'saga-plan';
+
+let client: LanguageClient | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('SAGA', { log: true });
+  context.subscriptions.push(log);
+
+  const root = findRoot();
+  void vscode.commands.executeCommand('setContext', 'saga.active', !!root);
+  if (!root) {
+    log.info('no .saga/ folder in this workspace; the SAGA view stays empty');
+    registerFallbackCommands(context);
+    return;
+  }
+  log.info(`workspace root: ${root}`);
+
+  const model = new SagaModel(root, serverPath, (m) => log.warn(m));
+  const workers = new Workers(model);
+  const tree = new SagaTree(model);
+  const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
+  context.subscriptions.push(model, workers, view);
+
+  const updateBadge = () => {
+    const n = model.runningStories().length;
+    view.badge = n > 0 ? { value: n, tooltip: `${n} SAGA worker${n > 1 ? 's' : ''} running` } : undefined;
+  };
+  context.subscriptions.push(model.onDidChange(updateBadge));
+
+  // Files under .saga/ (including the worktree copies running workers write).
+  const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(root, '.saga/**'));
+  watcher.onDidChange(() => model.scheduleRefresh());
+  watcher.onDidCreate(() => model.scheduleRefresh());
+  watcher.onDidDelete(() => model.scheduleRefresh());
+  context.subscriptions.push(watcher);
+
+  // Read-only plans.
+  const plans = new PlanDocuments();
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(PLAN_SCHEME, plans));
+
+  const prefix = `saga.${crypto.randomBytes(4).toString('hex')}.`;
+  const dryRun = () => vscode.workspace.getConfiguration('saga').get<boolean>('dryRun', false);
+
+  /** The server's id for one of its commands (by suffix; the prefix as a fallback). */
+  const serverId = (name: ServerCommand): string => {
+    const ids = client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    return ids.find((id) => id.endsWith(`.${name}`) || id === name) ?? prefix + name;
+  };
+  const nameOf = (id: string): ServerCommand | undefined =>
+    SERVER_COMMANDS.find((n) => id === prefix + n || (id.startsWith('saga.') && id.endsWith(`.${n}`)));
+
+  /** Adds what the settings ask for to the arguments of a server command. */
+  const decorate = (name: ServerCommand | undefined, args: unknown[]): unknown[] => {
+    if (name !== 'runStory') {
+      return args;
+    }
+    const first = args[0];
+    const story = typeof first === 'string' ? first : (first as { story?: string } | undefined)?.story;
+    if (story) {
+      workers.expect(story);
+    }
+    if (!dryRun()) {
+      return args;
+    }
+    if (typeof first === 'string') {
+      return [{ story: first, dryRun: true }, ...args.slice(1)];
+    }
+    if (first && typeof first === 'object' && (first as { dryRun?: unknown }).dryRun === undefined) {
+      return [{ ...(first as object), dryRun: true }, ...args.slice(1)];
+    }
+    return args;
+  };
+
+  /** What a server command answered: start following a worker, open created files, show a plan. */
+  const afterCommand = async (name: ServerCommand | undefined, args: unknown[], result: unknown): Promise<void> => {
+    const first = (typeof args[0] === 'string' ? { story: args[0] } : (args[0] ?? {})) as { story?: string; epic?: string; name?: string };
+    const r = (result ?? {}) as Record<string, unknown>;
+    switch (name) {
+      case 'runStory': {
+        // {story, session, outputFile, eventsFile, pid, attach, finished}
+        const story = (r.story as string) || first.story;
+        if (story) {
+          workers.started(story, r.session as string | undefined, r.outputFile as string | undefined, r.finished === true);
+        }
+        model.scheduleRefresh(300);
+        break;
+      }
+      case 'stopStory':
+        model.scheduleRefresh(200);
+        break;
+      case 'createStory':
+      case 'createTask':
+      case 'createEpic': {
+        // {created, updated, uri}; the server also asks (window/showDocument)
+        // to show the new file: opening it again only focuses it.
+        const created = (Array.isArray(r.created) ? r.created : []) as string[];
+        const target = typeof r.uri === 'string' && r.uri ? vscode.Uri.parse(r.uri) : created[0] ? vscode.Uri.file(path.join(root, created[0])) : undefined;
+        if (target) {
+          await vscode.window.showTextDocument(target, { preview: false });
+        }
+        model.scheduleRefresh(200);
+        break;
+      }
+      case 'showPlan': {
+        const id = (r.name as string) ?? first.name ?? first.story ?? first.epic ?? 'plan';
+        // A server that answers nothing: the CLI's text plan.
+        const text = result === null || result === undefined ? await cliPlan(id) : planText(result);
+        await plans.show(id, text);
+        break;
+      }
+    }
+  };
+
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: 'file', pattern: '**/.saga/**/*.json' }],
+    outputChannelName: 'SAGA Language Server',
+    initializationOptions: { sagaNotifications: true, commandPrefix: prefix },
+    workspaceFolder: vscode.workspace.getWorkspaceFolder(vscode.Uri.file(root)),
+    middleware: {
+      // Code lenses (▶ Run story, ■ Stop) run server commands directly:
+      // the settings (dryRun) are added here, and the answer followed.
+      executeCommand: async (command, args, next) => {
+        const name = nameOf(command);
+        if (name === 'showOutput') {
+          // The worker's log in its output channel, streaming; the server's
+          // answer (the file opened as a document) only when we know of none.
+          const story = storyFromArg(args[0], root, model);
+          if (story && workers.outputFile(story)) {
+            workers.show(story);
+            return { story, outputFile: workers.outputFile(story), shown: true };
+          }
+        }
+        const sent = decorate(name, args);
+        try {
+          const result = await next(command, sent);
+          await afterCommand(name, sent, result);
+          return result;
+        } catch (e) {
+          // A worker already running, tmux missing, …: the server says what to do.
+          const msg = e instanceof Error ? e.message : String(e);
+          log.error(msg);
+          void vscode.window.showErrorMessage(`SAGA: ${msg}`);
+          return undefined;
+        }
+      },
+    },
+  };
+  const serverOptions: Executable = {
+    command: serverPath(),
+    args: ['serve'],
+    options: { cwd: root },
+  };
+
+  client = new LanguageClient('saga', 'SAGA Language Server', serverOptions, clientOptions);
+  context.subscriptions.push(
+    client.onNotification('saga/workerProgress', (p: WorkerProgress) => {
+      const before = model.stories.get(p.story)?.worker.state;
+      if (before !== p.state || p.step === 'end') {
+        log.info(`saga/workerProgress ${p.story}: ${p.state} ${p.done ?? 0}/${p.total ?? 0}${p.step ? ` (${p.step})` : ''}`);
+      }
+      log.debug(`workerProgress ${JSON.stringify(p)}`);
+      model.applyWorkerProgress(p);
+      workers.onProgress(p);
+    }),
+    client.onNotification('saga/taskStatus', (p: TaskStatus) => {
+      log.info(`saga/taskStatus ${p.story}/${p.task}: ${p.from ?? '?'} → ${p.to} (${p.source ?? ''})`);
+      model.applyTaskStatus(p);
+    }),
+  );
+
+  /** Calls a server command the way a code lens would. */
+  const callServer = async (name: ServerCommand, arg: Record<string, unknown>): Promise<unknown> => {
+    if (!client || client.state !== State.Running) {
+      throw new Error('the SAGA language server is not running (see the "SAGA Language Server" output)');
+    }
+    const args = decorate(name, [arg]);
+    const result = await client.sendRequest(ExecuteCommandRequest.type, { command: serverId(name), arguments: args });
+    await afterCommand(name, args, result);
+    return result;
+  };
+
+  const guarded =
+    <A extends unknown[]>(f: (...a: A) => Promise<unknown>) =>
+    async (...a: A) => {
+      try {
+        await f(...a);
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        log.error(msg);
+        void vscode.window.showErrorMessage(`SAGA: ${msg}`);
+      }
+    };
+
+  const pickStory = (arg: unknown, placeHolder: string, only?: (s: StoryInfo) => boolean): Promise<string | undefined> =>
+    storyFromArg(arg, root, model) !== undefined
+      ? Promise.resolve(storyFromArg(arg, root, model))
+      : quickPickStory(model, placeHolder, only);
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand(
+      'saga.runStory',
+      guarded(async (arg?: unknown) => {
+        const story = await pickStory(arg, 'Story to run', (s) => !s.worker.running && s.status !== 'completed');
+        if (story) {
+          await callServer('runStory', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.stopStory',
+      guarded(async (arg?: unknown) => {
+        const running = model.runningStories();
+        const story =
+          storyFromArg(arg, root, model) ??
+          (running.length === 1 ? running[0].id : await quickPickStory(model, 'Story to stop', (s) => s.worker.running));
+        if (story) {
+          await callServer('stopStory', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.newStory',
+      guarded(async (arg?: unknown) => {
+        const epicArg = (arg as SagaNode | undefined)?.kind === 'epic' ? (arg as { epic: { id: string } }).epic.id : undefined;
+        const epic = epicArg ?? (await quickPickEpic(model));
+        if (epic === undefined) {
+          return;
+        }
+        const name = await vscode.window.showInputBox({
+          title: 'New story',
+          prompt: epic ? `Story name (created as ${epic}--<name> in epic ${epic})` : 'Story name (a slug: lowercase letters, digits, hyphens)',
+          validateInput: validateSlug,
+        });
+        if (!name) {
+          return;
+        }
+        const title = await vscode.window.showInputBox({ title: 'New story', prompt: 'Title', validateInput: required });
+        if (!title) {
+          return;
+        }
+        const story = epic && !name.startsWith(`${epic}--`) ? `${epic}--${name}` : name;
+        await callServer('createStory', { name: story, title, ...(epic ? { epic } : {}) });
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.newTask',
+      guarded(async (arg?: unknown) => {
+        const story = await pickStory(arg, 'Story of the new task');
+        if (!story) {
+          return;
+        }
+        const task = await vscode.window.showInputBox({
+          title: `New task in ${story}`,
+          prompt: 'Task id (a slug: lowercase letters, digits, hyphens)',
+          validateInput: validateSlug,
+        });
+        if (!task) {
+          return;
+        }
+        const subject = await vscode.window.showInputBox({ title: `New task in ${story}`, prompt: 'Subject', validateInput: required });
+        if (!subject) {
+          return;
+        }
+        await callServer('createTask', { story, id: task, subject });
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.newEpic',
+      guarded(async () => {
+        const epic = await vscode.window.showInputBox({ title: 'New epic', prompt: 'Epic id (a slug)', validateInput: validateSlug });
+        if (!epic) {
+          return;
+        }
+        const title = await vscode.window.showInputBox({ title: 'New epic', prompt: 'Title', validateInput: required });
+        if (!title) {
+          return;
+        }
+        await callServer('createEpic', { id: epic, title });
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.showPlan',
+      guarded(async (arg?: unknown) => {
+        let id: string | undefined;
+        let isEpic = false;
+        const node = arg as SagaNode | undefined;
+        if (node?.kind === 'epic') {
+          id = node.epic.id;
+          isEpic = true;
+        } else {
+          id = storyFromArg(arg, root, model);
+        }
+        if (!id) {
+          const items: (vscode.QuickPickItem & { id: string; epic: boolean })[] = [
+            ...model.sortedEpics().map((e) => ({ label: e.id, description: `epic · ${e.title}`, id: e.id, epic: true })),
+            ...[...model.stories.values()].map((s) => ({ label: s.id, description: `${s.done}/${s.total} · ${s.title}`, id: s.id, epic: false })),
+          ];
+          const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Plan of which story or epic?' });
+          if (!picked) {
+            return;
+          }
+          id = picked.id;
+          isEpic = picked.epic;
+        }
+        await callServer('showPlan', isEpic ? { epic: id } : { story: id });
+      }),
+    ),
+    vscode.commands.registerCommand('saga.showOutput', (arg?: unknown, file?: unknown) => {
+      const a = arg as { story?: string; outputFile?: string } | string | undefined;
+      const story = storyFromArg(arg, root, model) ?? (typeof a === 'object' ? a?.story : undefined);
+      const outputFile = typeof file === 'string' ? file : typeof a === 'object' ? a?.outputFile : undefined;
+      if (story) {
+        workers.show(story, outputFile);
+        return;
+      }
+      void quickPickStory(model, 'Output of which story?', (s) => !!s.worker.outputFile).then((s) => s && workers.show(s));
+    }),
+    vscode.commands.registerCommand('saga.refresh', () => model.refresh()),
+    vscode.commands.registerCommand(
+      'saga.restartServer',
+      guarded(async () => {
+        await client?.restart();
+      }),
+    ),
+    vscode.commands.registerCommand('saga.openItem', async (file: string) => {
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('saga.serverPath')) {
+        model.scheduleRefresh(0);
+        void startServer(true);
+      }
+    }),
+  );
+
+  void model.refresh();
+
+  /** Starts (or, with a new saga.serverPath, restarts) the server. */
+  let reported = '';
+  const startServer = async (configChanged: boolean): Promise<void> => {
+    const cmd = serverPath();
+    if (!resolvable(cmd)) {
+      const msg = `saga-lsp not found (saga.serverPath is "${vscode.workspace.getConfiguration('saga').get('serverPath')}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
+      log.error(`${msg} PATH=${process.env.PATH ?? ''}`);
+      if (reported !== cmd) {
+        reported = cmd;
+        void vscode.window.showErrorMessage(`SAGA: ${msg}`, 'Open settings').then((a) => {
+          if (a) {
+            void vscode.commands.executeCommand('workbench.action.openSettings', 'saga.serverPath');
+          }
+        });
+      }
+      return;
+    }
+    if (!client) {
+      return;
+    }
+    try {
+      if (client.state === State.Running || client.state === State.Starting) {
+        if (!configChanged || serverOptions.command === cmd) {
+          return;
+        }
+        serverOptions.command = cmd;
+        log.info(`restarting saga-lsp: ${cmd}`);
+        await client.restart();
+      } else {
+        serverOptions.command = cmd;
+        await client.start();
+      }
+      log.info(`saga-lsp started (${cmd}); server commands: ${(client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []).join(', ')}`);
+    } catch (e) {
+      log.error(`saga-lsp did not start: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  await startServer(false);
+}
+
+export async function deactivate(): Promise<void> {
+  if (client) {
+    await client.stop();
+    client = undefined;
+  }
+}
+
+/** The configured server binary, else `saga-lsp` (from PATH). */
+function serverPath(): string {
+  const configured = vscode.workspace.getConfiguration('saga').get<string>('serverPath', '').trim();
+  if (!configured) {
+    return 'saga-lsp';
+  }
+  if (configured.startsWith('~/')) {
+    return path.join(process.env.HOME ?? '', configured.slice(2));
+  }
+  return configured;
+}
+
+function resolvable(cmd: string): boolean {
+  if (cmd.includes(path.sep)) {
+    return fs.existsSync(cmd);
+  }
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && fs.existsSync(path.join(dir, cmd))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The first workspace folder with a .saga/ at or above it. */
+function findRoot(): string | undefined {
+  for (const f of vscode.workspace.workspaceFolders ?? []) {
+    if (f.uri.scheme !== 'file') {
+      continue;
+    }
+    let dir = f.uri.fsPath;
+    for (;;) {
+      if (fs.existsSync(path.join(dir, '.saga'))) {
+        return dir;
+      }
+      const up = path.dirname(dir);
+      if (up === dir) {
+        break;
+      }
+      dir = up;
+    }
+  }
+  return undefined;
+}
+
+/** Without a .saga/ the commands still answer, with a hint. */
+function registerFallbackCommands(context: vscode.ExtensionContext): void {
+  const hint = () =>
+    void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
+  for (const id of ['runStory', 'stopStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'refresh', 'restartServer']) {
+    context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
+  }
+  context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));
+}
+
+/**
+ * The story named by a command argument: a tree node, a `{story}` object, a
+ * story id, a file URI under .saga/stories/<story>/; else the active editor's.
+ */
+function storyFromArg(arg: unknown, root: string, model: SagaModel): string | undefined {
+  const node = arg as SagaNode | undefined;
+  if (node && typeof node === 'object' && 'kind' in node) {
+    if (node.kind === 'story' || node.kind === 'task') {
+      return node.story.id;
+    }
+    return undefined;
+  }
+  if (typeof arg === 'string' && model.stories.has(arg)) {
+    return arg;
+  }
+  if (arg && typeof arg === 'object' && typeof (arg as { story?: unknown }).story === 'string') {
+    return (arg as { story: string }).story;
+  }
+  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+  if (uri?.scheme === 'file') {
+    const rel = path.relative(path.join(root, '.saga', 'stories'), uri.fsPath);
+    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) {
+      const id = rel.split(path.sep)[0];
+      if (model.stories.has(id)) {
+        return id;
+      }
+    }
+  }
+  return undefined;
+}
+
+async function quickPickStory(model: SagaModel, placeHolder: string, only?: (s: StoryInfo) => boolean): Promise<string | undefined> {
+  const all = [...model.stories.values()].sort((a, b) => a.id.localeCompare(b.id));
+  const stories = only ? all.filter(only) : all;
+  if (stories.length === 0) {
+    void vscode.window.showInformationMessage('SAGA: no story fits.');
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(
+    stories.map((s) => ({
+      label: s.id,
+      description: `${s.done}/${s.total} · ${s.worker.running ? 'running' : s.status}`,
+      detail: s.title,
+    })),
+    { placeHolder, matchOnDescription: true, matchOnDetail: true },
+  );
+  return picked?.label;
+}
+
+/** '' for no epic, undefined when cancelled. */
+async function quickPickEpic(model: SagaModel): Promise<string | undefined> {
+  const epics = model.sortedEpics();
+  if (epics.length === 0) {
+    return '';
+  }
+  const picked = await vscode.window.showQuickPick(
+    [{ label: '(no epic)', id: '' }, ...epics.map((e) => ({ label: e.id, description: e.title, id: e.id }))],
+    { placeHolder: 'Epic of the new story' },
+  );
+  return picked?.id;
+}
+
+function validateSlug(v: string): string | undefined {
+  return /^[a-z0-9]+(?:-{1,2}[a-z0-9]+)*$/.test(v) ? undefined : 'lowercase letters, digits and hyphens, e.g. add-login-form';
+}
+
+function required(v: string): string | undefined {
+  return v.trim() ? undefined : 'required';
+}
+
+/** The text of a showPlan answer: a string, `{text}`, or the plan JSON. */
+function planText(result: unknown): string {
+  if (typeof result === 'string') {
+    return result;
+  }
+  const r = result as { text?: unknown; plan?: unknown } | null | undefined;
+  if (r && typeof r.text === 'string') {
+    return r.text;
+  }
+  return JSON.stringify(r?.plan ?? result ?? null, null, 2);
+}
+
+function cliPlan(id: string): Promise<string> {
+  return new Promise((resolve) => {
+    execFile(serverPath(), ['plan', id], { cwd: findRoot(), timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve(stdout || stderr || (err ? err.message : ''));
+    });
+  });
+}
+
+/** saga-plan:/<id>.plan — read-only documents with a plan's text. */
+class PlanDocuments implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.path) ?? '';
+  }
+
+  async show(id: string, text: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: PLAN_SCHEME, path: `/${id}.plan` });
+    this.texts.set(uri.path, text);
+    this.changed.fire(uri);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+}

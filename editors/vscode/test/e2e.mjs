@@ -1,0 +1,489 @@
+// The VS Code extension in a real VS Code: code-server with the packaged .vsix,
+// driven in headless Chromium by playwright-core. Started by run.sh, which
+// sets the environment below. Checks, in order:
+//   1. the Problems panel shows the broken task's diagnostic with its code;
+//   2. the SAGA view lists epics and stories with done/total and status icons;
+//   3. story.json shows the server's "▶ Run story" code lens;
+//   4. clicking it starts a (dry) run that completes, and the view follows:
+//      the story becomes 2/2 · completed with a pass icon, the status bar and
+//      the worker's output channel show it.
+//   5. palette commands against the server: Show plan (a read-only plan
+//      document), New task (input boxes; the file is created and listed).
+// Screenshots go to $ART (test/artifacts).
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import path from 'node:path';
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`e2e.mjs: ${k} is not set (start it from run.sh)`);
+  return v;
+};
+const CS_BIN = env('CS_BIN'); // code-server launcher
+const VSIX = env('VSIX');
+const WS = env('WS'); // the workspace (a git repository)
+const WORK = env('WORK'); // temp dir for code-server's and Chromium's state
+const ART = env('ART');
+const PW_DIR = env('PW_DIR'); // where playwright-core is installed
+const SERVER_BIN = env('SAGA_LSP_BIN'); // the saga-lsp under test
+const STORY = process.env.STORY || 'add-logout-button';
+const BROKEN_CODE = process.env.BROKEN_CODE || 'unknown-dependency';
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+const { chromium } = createRequire(path.join(PW_DIR, 'package.json'))('playwright-core');
+
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+fs.mkdirSync(ART, { recursive: true });
+const dirs = {
+  userData: path.join(WORK, 'cs-user-data'),
+  extensions: path.join(WORK, 'cs-extensions'),
+  xdg: path.join(WORK, 'xdg'),
+  profile: path.join(WORK, 'chromium-profile'),
+};
+for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+
+const csEnv = {
+  ...process.env,
+  XDG_CONFIG_HOME: path.join(dirs.xdg, 'config'),
+  XDG_DATA_HOME: path.join(dirs.xdg, 'data'),
+  XDG_CACHE_HOME: path.join(dirs.xdg, 'cache'),
+  XDG_STATE_HOME: path.join(dirs.xdg, 'state'),
+};
+
+// Settings that keep the workbench quiet, plus the extension's dry run.
+const settings = JSON.stringify(
+  {
+    'workbench.startupEditor': 'none',
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'chat.disableAIFeatures': true,
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'git.enabled': false,
+    'editor.minimap.enabled': false,
+    'window.zoomLevel': 0,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.layoutControl.enabled': false,
+    'explorer.openEditors.visible': 0,
+    // code-server's extension host takes PATH from a login shell, not from
+    // its own environment: name the binary.
+    'saga.serverPath': SERVER_BIN,
+    'saga.dryRun': true,
+  },
+  null,
+  2,
+);
+// User settings, and the remote machine's: code-server is a remote set-up, and
+// machine-scoped settings (saga.serverPath) apply from the latter.
+for (const scope of ['User', 'Machine']) {
+  fs.mkdirSync(path.join(dirs.userData, scope), { recursive: true });
+  fs.writeFileSync(path.join(dirs.userData, scope, 'settings.json'), settings);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const csArgs = ['--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
+
+let cs; // the code-server process
+let context; // the browser
+let page;
+let failed = false;
+
+async function main() {
+  // Install the packaged extension the way a user would.
+  log(`installing ${path.basename(VSIX)}`);
+  const inst = spawnSync(CS_BIN, [...csArgs, '--install-extension', VSIX, '--force'], { env: csEnv, encoding: 'utf8', timeout: 120_000 });
+  fs.writeFileSync(path.join(ART, 'install-extension.log'), `${inst.stdout}\n${inst.stderr}`);
+  if (inst.status !== 0) throw new Error(`code-server --install-extension exited ${inst.status}: ${inst.stderr || inst.stdout}`);
+  const installed = fs.readdirSync(dirs.extensions).filter((d) => d.startsWith('saga-ai.saga-lsp-'));
+  if (installed.length !== 1) throw new Error(`extension not installed: ${fs.readdirSync(dirs.extensions)}`);
+  log(`installed ${installed[0]}`);
+
+  const port = await freePort();
+  const csLog = fs.openSync(path.join(ART, 'code-server.log'), 'w');
+  cs = spawn(
+    CS_BIN,
+    [
+      ...csArgs,
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--auth', 'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      '--reconnection-grace-time', '5',
+      WS,
+    ],
+    { env: csEnv, stdio: ['ignore', csLog, csLog] },
+  );
+  log(`code-server pid ${cs.pid} on port ${port}`);
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (cs.exitCode !== null) throw new Error(`code-server exited ${cs.exitCode}; see artifacts/code-server.log`);
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.ok) break;
+    } catch {}
+    if (i > 300) throw new Error('code-server: no /healthz after 60 s');
+    await sleep(200);
+  }
+  log('code-server is up');
+
+  context = await chromium.launchPersistentContext(dirs.profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    // Our own handlers below stop code-server as well.
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+    viewport: { width: 1440, height: 900 },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  const consoleLog = fs.createWriteStream(path.join(ART, 'browser-console.log'));
+  page.on('console', (m) => consoleLog.write(`[${m.type()}] ${m.text()}\n`));
+  await page.goto(`${base}/?folder=${encodeURIComponent(WS)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+  log('workbench loaded');
+  await dismissNotifications();
+  await layout();
+
+  // --- 1. Problems panel: the broken task's diagnostic, with its code ----------
+  await step('problems panel shows the diagnostic with its code', async () => {
+    await page.keyboard.press('Control+Shift+M');
+    await page.waitForSelector('.markers-panel', { timeout: 30_000 });
+    await until(`a "${BROKEN_CODE}" diagnostic in the Problems panel`, 60_000, async () => {
+      const text = await page.locator('.markers-panel').innerText().catch(() => '');
+      return text.includes(BROKEN_CODE) && text.includes('login-formm') ? text : false;
+    });
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: BROKEN_CODE }).first();
+    await row.waitFor({ timeout: 10_000 });
+    log(`problem: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
+    await shot('01-problems');
+  });
+
+  // --- 2. the SAGA view ---------------------------------------------------------
+  await step('SAGA view lists epics and stories with statuses', async () => {
+    await runCommand('Focus on SAGA View');
+    await until('the SAGA view with the stories', 60_000, async () => {
+      const rows = await sagaRows();
+      const get = (id) => rows.find((r) => r.label === id);
+      const epic = get('user-auth');
+      const api = get('user-auth--api');
+      const story = get(STORY);
+      return epic && api && story && api.description.startsWith('1/5') && story.description.startsWith('0/2') ? rows : false;
+    });
+    // Show the story's tasks too.
+    await expandRow(STORY);
+    const rows = await until(`the tasks of ${STORY}`, 20_000, async () => {
+      const r = await sagaRows();
+      return r.some((x) => x.label === 'write-tests') ? r : false;
+    });
+    for (const r of rows) log(`  view: ${r.label} — ${r.description} [${r.icon}]`);
+    const setup = rows.find((r) => r.label === 'user-auth--setup-db');
+    if (!setup.description.startsWith('2/2') || setup.icon !== 'pass') throw new Error(`user-auth--setup-db should be 2/2 with a pass icon: ${JSON.stringify(setup)}`);
+    const story = rows.find((r) => r.label === STORY);
+    if (story.icon === 'pass') throw new Error(`${STORY} is not completed yet: ${JSON.stringify(story)}`);
+    await shot('02-saga-view');
+  });
+
+  // --- 3. the ▶ Run story code lens --------------------------------------------
+  const lens = page.locator('.codelens-decoration a', { hasText: 'Run story' }).first();
+  await step('story.json shows the "▶ Run story" code lens', async () => {
+    await openFile(`.saga/stories/${STORY}/story.json`);
+    // Code lenses are only asked for after an interaction with the editor.
+    await until('the Run story code lens', 45_000, async () => {
+      await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
+      const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
+      if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
+      return texts.some((t) => t.includes('Run story')) ? texts : false;
+    }, 1500);
+    await shot('03-codelens');
+  });
+
+  // --- 4. run from the lens; the view follows -----------------------------------
+  await step('a dry run started from the lens completes and updates the view', async () => {
+    await lens.click();
+    log('clicked ▶ Run story');
+    const rows = await until(`${STORY} completed in the SAGA view`, 60_000, async () => {
+      const r = await sagaRows();
+      const s = r.find((x) => x.label === STORY);
+      return s && s.description.startsWith('2/2') && s.description.includes('completed') && s.icon === 'pass' ? r : false;
+    });
+    for (const r of rows.filter((x) => ['write-tests', 'implement-button', STORY].includes(x.label))) log(`  view: ${r.label} — ${r.description} [${r.icon}]`);
+    for (const t of ['write-tests', 'implement-button']) {
+      const row = rows.find((x) => x.label === t);
+      if (!row || row.icon !== 'pass') throw new Error(`task ${t} should show a pass icon: ${JSON.stringify(row)}`);
+    }
+    const bar = await until('the worker in the status bar', 20_000, async () => {
+      const items = await page.locator('.statusbar-item').allInnerTexts();
+      return items.find((t) => t.includes(`SAGA ${STORY}`)) ?? false;
+    });
+    log(`  status bar: ${bar}`);
+    const out = await until("the worker's output channel", 20_000, async () => {
+      // Monaco renders spaces as no-break spaces.
+      const text = (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return text.includes('worker completed') ? text : false;
+    });
+    log(`  output: ${out.split('\n').find((l) => l.includes('worker completed'))}`);
+    // The view followed the server's notifications (sagaNotifications: true),
+    // not only the files: the extension logs each one it gets.
+    const seen = await until('saga/* notifications in the extension log', 15_000, async () => {
+      const text = extensionLog();
+      const ok = text.includes(`saga/taskStatus ${STORY}/write-tests: in_progress → completed`) &&
+        new RegExp(`saga/workerProgress ${STORY}: completed 2/2`).test(text);
+      return ok ? text : false;
+    });
+    log(`  notifications: ${seen.split('\n').filter((l) => l.includes('saga/')).length} logged`);
+    // Let the spinner settle before the picture.
+    await sleep(500);
+    await shot('04-run-completed');
+  });
+
+  // --- 5. palette: Show plan, New task (the server's other commands) ------------
+  await step('palette: Show plan opens the plan of the current story', async () => {
+    await openFile('.saga/stories/user-auth--api/story.json');
+    await runCommand('SAGA: Show plan');
+    const text = await until('the plan document', 20_000, async () => {
+      if (!(await page.title()).includes('user-auth--api.plan')) return false;
+      const t = (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+      return t.includes('WAVE 1') ? t : false;
+    });
+    log(`  plan: ${text.split('\n').filter((l) => l.includes('WAVE')).join(' | ')}`);
+    await shot('05-plan');
+    await page.keyboard.press('Escape');
+  });
+
+  await step('palette: New task creates a task that the view lists', async () => {
+    await openFile('.saga/stories/user-auth--api/story.json');
+    await runCommand('SAGA: New task');
+    await answerInput('Task id', 'password-reset');
+    await answerInput('Subject', 'Add POST /password-reset');
+    await until('password-reset.json open in the editor', 20_000, async () => (await page.title()).includes('password-reset.json'));
+    const rows = await until('user-auth--api with 6 tasks in the SAGA view', 30_000, async () => {
+      const r = await sagaRows();
+      const s = r.find((x) => x.label === 'user-auth--api');
+      return s && s.description.startsWith('1/6') ? r : false;
+    });
+    log(`  view: user-auth--api — ${rows.find((x) => x.label === 'user-auth--api').description}`);
+    const file = path.join(WS, '.saga/stories/user-auth--api/password-reset.json');
+    const task = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (task.id !== 'password-reset' || task.subject !== 'Add POST /password-reset' || task.status !== 'pending') {
+      throw new Error(`unexpected ${file}: ${JSON.stringify(task)}`);
+    }
+    await shot('06-new-task');
+  });
+}
+
+/** The extension's own log (the "SAGA" output channel) as written to disk. */
+function extensionLog() {
+  const logs = path.join(dirs.userData, 'logs');
+  let text = '';
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === 'SAGA.log' && p.includes('saga-ai.saga-lsp')) text += fs.readFileSync(p, 'utf8');
+    }
+  };
+  if (fs.existsSync(logs)) walk(logs);
+  return text;
+}
+
+/** Answers the input box whose prompt mentions `prompt`. */
+async function answerInput(prompt, value) {
+  const widget = page.locator('.quick-input-widget');
+  await until(`the "${prompt}" input box`, 10_000, async () => (await widget.isVisible()) && (await widget.innerText().catch(() => '')).includes(prompt));
+  await widget.locator('input').fill(value);
+  await page.keyboard.press('Enter');
+  await until(`the "${prompt}" input box to go`, 10_000, async () => {
+    if (!(await widget.isVisible())) return true;
+    return !(await widget.innerText().catch(() => '')).includes(prompt);
+  });
+}
+
+// ---------------------------------------------------------------------------
+
+async function step(name, fn) {
+  const s = Date.now();
+  log(`▶ ${name}`);
+  try {
+    await fn();
+    log(`✓ ${name} (${((Date.now() - s) / 1000).toFixed(1)}s)`);
+  } catch (e) {
+    failed = true;
+    log(`✗ ${name}: ${e.message}`);
+    await shot(`fail-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40)}`).catch(() => {});
+    throw e;
+  }
+}
+
+/** Polls fn until it returns something truthy. */
+async function until(what, ms, fn, every = 250) {
+  const end = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e.message;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${ms / 1000}s waiting for ${what}`);
+    await sleep(every);
+  }
+}
+
+async function shot(name) {
+  const file = path.join(ART, `${name}.png`);
+  await page.screenshot({ path: file });
+  log(`  screenshot ${path.relative(process.cwd(), file)}`);
+}
+
+async function dismissNotifications() {
+  // Gallery/auth errors of an offline code-server only go to the console; any
+  // toast would hide part of the screenshots.
+  await page.keyboard.press('Escape').catch(() => {});
+}
+
+/** Room for the SAGA view: a wider side bar, the file tree collapsed. */
+async function layout() {
+  const sash = await page.evaluate(() => {
+    const bar = document.querySelector('.part.sidebar');
+    if (!bar) return null;
+    const r = bar.getBoundingClientRect();
+    return { x: r.right, y: r.top + r.height / 2 };
+  });
+  if (sash) {
+    await page.mouse.move(sash.x + 1, sash.y);
+    await page.mouse.down();
+    await page.mouse.move(sash.x + 160, sash.y, { steps: 8 });
+    await page.mouse.up();
+  }
+  const files = page.locator('.pane-header[aria-expanded="true"]', { hasText: path.basename(WS) }).first();
+  if (await files.count()) await files.click();
+  for (const name of ['Outline', 'Timeline']) {
+    const h = page.locator('.pane-header[aria-expanded="true"]', { hasText: name }).first();
+    if (await h.count()) await h.click();
+  }
+}
+
+async function runCommand(label) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(`>${label}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await row.waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(rel) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(rel);
+  const base = path.basename(path.dirname(rel));
+  // The row of that file (not a recently opened editor whose name matches too).
+  const row = page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${path.basename(rel).replace('.', '\\.')}$`) }) })
+    .filter({ has: page.locator('.label-description', { hasText: path.dirname(rel) }) })
+    .first();
+  await row.waitFor({ timeout: 15_000 });
+  await row.click();
+  // The tab names only the file: check that the editor shows the story's id.
+  await until(`${rel} open in the editor`, 15_000, async () => {
+    if (!(await page.title()).startsWith(path.basename(rel))) return false;
+    const text = await page.locator('.editor-instance .view-lines').first().innerText().catch(() => '');
+    return text.replace(/\u00a0/g, ' ').includes(`"${base}"`);
+  });
+}
+
+/** The rows of the SAGA view: label, description, codicon name. */
+async function sagaRows() {
+  return page.evaluate(() => {
+    const header = [...document.querySelectorAll('.pane-header')].find((h) => h.textContent.trim().startsWith('SAGA'));
+    const pane = header?.closest('.pane');
+    if (!pane) return [];
+    return [...pane.querySelectorAll('.monaco-list-row')].map((row) => {
+      const icon = row.querySelector('.custom-view-tree-node-item-icon');
+      const codicon = icon ? [...icon.classList].find((c) => c.startsWith('codicon-') && c !== 'codicon-modifier-spin') : undefined;
+      return {
+        label: row.querySelector('.label-name')?.textContent?.trim() ?? '',
+        description: row.querySelector('.label-description')?.textContent?.trim() ?? '',
+        icon: codicon ? codicon.slice('codicon-'.length) : '',
+        expanded: row.getAttribute('aria-expanded'),
+      };
+    });
+  });
+}
+
+async function expandRow(label) {
+  const header = page.locator('.pane-header', { hasText: 'SAGA' }).first();
+  const pane = header.locator('xpath=..');
+  const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${label}$`) }) }).first();
+  if ((await row.getAttribute('aria-expanded')) !== 'true') {
+    await row.locator('.monaco-tl-twistie').click();
+  }
+}
+
+async function cleanup() {
+  if (context) await context.close().catch(() => {});
+  if (cs && cs.exitCode === null) {
+    cs.kill('SIGTERM');
+    for (let i = 0; i < 50 && cs.exitCode === null; i++) await sleep(100);
+    if (cs.exitCode === null) cs.kill('SIGKILL');
+  }
+  // The extension host's logs (the language client's output among them).
+  const logs = path.join(dirs.userData, 'logs');
+  if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ART, 'vscode-logs'), { recursive: true });
+}
+
+// Stopped from outside (run.sh's caller timing out): clean up, then go.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    console.error(`[e2e] ${sig}: stopping code-server and Chromium`);
+    const hard = setTimeout(() => process.exit(1), 8000);
+    hard.unref();
+    cleanup().finally(() => process.exit(1));
+  });
+}
+
+try {
+  await main();
+  log('PASS');
+} catch (e) {
+  failed = true;
+  console.error(`[e2e] FAIL: ${e.stack || e.message}`);
+} finally {
+  await cleanup();
+}
+process.exit(failed ? 1 : 0);
