@@ -72,13 +72,6 @@ func (o *obj) del(k string) {
 	}
 }
 
-func (o *obj) len() int {
-	if o == nil {
-		return 0
-	}
-	return len(o.keys)
-}
-
 // clone copies the object deeply enough that edits to the copy (set, del,
 // nested objects) do not reach the original.
 func (o *obj) clone() *obj {
@@ -216,31 +209,6 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	default:
 		return t, nil // nil, bool, string
 	}
-}
-
-// toValue converts a value decoded by encoding/json into any (maps with
-// sorted keys) to the obj representation. It exists for inputs built in Go.
-func toValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		o := newObj()
-		for _, k := range keys {
-			o.set(k, toValue(x[k]))
-		}
-		return o
-	case []any:
-		a := make([]any, len(x))
-		for i := range x {
-			a[i] = toValue(x[i])
-		}
-		return a
-	}
-	return v
 }
 
 // stringify serialises v like JSON.stringify(v, null, indent): indent ""

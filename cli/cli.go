@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -161,11 +160,6 @@ func resolveRoot(env *Env, root string, create bool) (string, error) {
 func fail(env *Env, err error) int {
 	fmt.Fprintf(env.Stderr, "saga-lsp: %v\n", err)
 	return exitUsage
-}
-
-func isUsage(err error) bool {
-	var u *commands.UsageError
-	return errors.As(err, &u)
 }
 
 func splitList(s string) []string {

@@ -40,14 +40,6 @@ func (s *Server) beginProgress(title, message string) *progress {
 	return p
 }
 
-func (p *progress) report(message string) {
-	if p.s == nil {
-		return
-	}
-	p.s.notify("$/progress", &protocol.ProgressParams{Token: p.token,
-		Value: mustRaw(&protocol.WorkDoneProgressReport{Kind: "report", Message: &message})})
-}
-
 func (p *progress) end(message string) {
 	if p.s == nil {
 		return

@@ -94,7 +94,6 @@ func (b *editBuilder) renameFile(oldRel, newRel string) {
 }
 
 // empty tells whether nothing was added.
-func (b *editBuilder) empty() bool { return len(b.ops) == 0 && len(b.changes) == 0 }
 
 func (b *editBuilder) build() *protocol.WorkspaceEdit {
 	if !b.documentChanges {

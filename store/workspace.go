@@ -42,7 +42,7 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 	}
 	byStory := map[string][]*File{}
 	for _, d := range storyDirs {
-		byStory[d] = byStory[d]
+		byStory[d] = nil // an empty folder is still a story that exists
 	}
 	for _, f := range files {
 		switch f.Kind {

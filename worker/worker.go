@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -319,5 +318,3 @@ func exitCodeOf(err error) int {
 	}
 	return 0
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
