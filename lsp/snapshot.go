@@ -44,7 +44,7 @@ func emptySnapshot(root string) *Snapshot {
 	return &Snapshot{Root: root, WS: store.Build(root, nil, nil), Docs: map[uri.URI]*Document{}}
 }
 
-// withDocs returns a copy of s with its own Docs map.
+// clone returns a copy of s with its own Docs map.
 func (s *Snapshot) clone() *Snapshot {
 	c := *s
 	c.Docs = maps.Clone(s.Docs)

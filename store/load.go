@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -191,7 +192,7 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 		if !isDir || de.Name()[0] == '.' {
 			continue
 		}
-		if !validUTF8Name(de.Name()) {
+		if !utf8.ValidString(de.Name()) {
 			entries = append(entries, entry{rel: rel, bad: fmt.Sprintf("story folder name %q is not valid UTF-8; rename it", de.Name())})
 			continue
 		}

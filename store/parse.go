@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/schema"
@@ -297,7 +296,3 @@ func extractEpic(f *File, obj *jsonc.Node) *Epic {
 	}
 	return e
 }
-
-// validUTF8Name reports whether a directory entry's name can be shown and
-// used as an id at all.
-func validUTF8Name(name string) bool { return utf8.ValidString(name) }

@@ -245,7 +245,7 @@ func (w *Workspace) FileDiagnostics(rel string) []Diagnostic {
 	return out
 }
 
-// StoryOf returns the story whose id is the canonical name, or nil.
+// Story returns the story whose id is the canonical name, or nil.
 func (w *Workspace) Story(id string) *Story { return w.Stories[id] }
 
 // ListedBy returns the epics that list story id as a child.
