@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/hook"
 )
 
 // runHook is `saga-lsp hook`, the Claude Code command hook: the event
@@ -27,5 +27,5 @@ func runHook(env *Env, args []string) int {
 	if in == nil {
 		in = os.Stdin
 	}
-	return commands.Hook(context.Background(), in, os.Getenv, env.Stdout, env.Stderr)
+	return hook.Hook(context.Background(), in, os.Getenv, env.Stdout, env.Stderr)
 }

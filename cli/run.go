@@ -9,7 +9,10 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/hook"
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 const (
@@ -24,14 +27,8 @@ func runRun(env *Env, args []string) int {
 	fs := newFlagSet(env, "run", runSynopsis)
 	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
 	format := fs.String("format", "text", "output format: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\",\"pid\"})")
-	var wf commands.WorkerFlags
-	fs.BoolVar(&wf.DryRun, "dry-run", false, "worker: use the built-in simulated agent instead of claude")
-	fs.IntVar(&wf.MaxCycles, "max-cycles", 0, "worker: stop after N headless runs (default 10)")
-	fs.IntVar(&wf.MaxTime, "max-time", 0, "worker: stop after MIN minutes (default 60)")
-	fs.StringVar(&wf.Model, "model", "", "worker: model for the headless runs (default opus)")
-	fs.StringVar(&wf.PermissionMode, "permission-mode", "", "worker: permission mode for the headless runs (default acceptEdits)")
-	fs.StringVar(&wf.Base, "base", "", "worker: base branch of story/<story> (default: the current branch)")
-	fs.BoolVar(&wf.KeepTasks, "keep-tasks", false, "worker: keep the hydrated task list after the end")
+	var wf runs.WorkerFlags
+	wf.Register(fs, "worker: ")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
@@ -172,27 +169,27 @@ func runStatus(env *Env, args []string) int {
 func runInstall(env *Env, args []string) int {
 	fs := newFlagSet(env, "install", installSynopsis)
 	root := fs.String("root", "", "project root (default: nearest folder above the working directory with .saga/, else with .git, else the working directory)")
-	scope := fs.String("claude-settings", commands.ScopeProject, "which settings.json: project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
+	scope := fs.String("claude-settings", hook.ScopeProject, "which settings.json: project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
 	dryRun := fs.Bool("dry-run", false, "print the resulting settings.json instead of writing it")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)
 	}
-	if len(pos) != 0 || (*scope != commands.ScopeProject && *scope != commands.ScopeUser) {
+	if len(pos) != 0 || (*scope != hook.ScopeProject && *scope != hook.ScopeUser) {
 		fs.Usage()
 		return exitUsage
 	}
 	r := ""
-	if *scope == commands.ScopeProject {
+	if *scope == hook.ScopeProject {
 		if r, err = installRoot(env, *root); err != nil {
 			return fail(env, err)
 		}
 	}
-	self, err := commands.SelfPath(nil)
+	self, err := runs.SelfPath(nil)
 	if err != nil {
 		return fail(env, err)
 	}
-	res, err := commands.Install(commands.InstallOptions{Root: r, Scope: *scope, DryRun: *dryRun, Self: self})
+	res, err := hook.Install(hook.InstallOptions{Root: r, Scope: *scope, DryRun: *dryRun, Self: self})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp install: %v\n", err)
 		return exitUsage
@@ -210,7 +207,7 @@ func runInstall(env *Env, args []string) int {
 		return exitOK
 	}
 	var hooks []string
-	for _, h := range commands.Hooks {
+	for _, h := range claudetasks.Hooks {
 		if h.Matcher != "" {
 			hooks = append(hooks, h.Event+" ("+h.Matcher+")")
 		} else {
@@ -226,7 +223,7 @@ func runInstall(env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "%s already up to date", shown)
 	}
 	fmt.Fprintf(env.Stdout, ": hooks %s run `%s`\n\n", strings.Join(hooks, ", "), res.Command)
-	fmt.Fprint(env.Stdout, commands.EditorSetup(commands.EditorCommand(self)))
+	fmt.Fprint(env.Stdout, hook.EditorSetup(hook.EditorCommand(self)))
 	return exitOK
 }
 

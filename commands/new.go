@@ -24,15 +24,6 @@ type Changes struct {
 	Updated []string `json:"updated"`
 }
 
-// UsageError marks a mistake in what the user asked for (a bad name, a
-// missing story) as opposed to an I/O failure; both exit 2, but only usage
-// errors print the usage line.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
-func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
-
 // NewStory describes a story to create.
 type NewStory struct {
 	Name        string

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,7 +17,9 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // The run, stop, status and install tests drive the real saga-lsp binary,
@@ -27,120 +28,12 @@ import (
 // worker (testdata/run/fakeworker) that takes the worker lock and writes
 // the worker's events; one end-to-end test runs the real worker --dry-run.
 
-var (
-	binPath    string // saga-lsp
-	fakeWorker string // testdata/run/fakeworker
-	update     = flag.Bool("update", false, "rewrite the golden files")
-)
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "saga-lsp-commands-test")
-	if err != nil {
-		panic(err)
-	}
-	binPath = filepath.Join(dir, "saga-lsp")
-	fakeWorker = filepath.Join(dir, "fakeworker")
-	if err := buildSagaLSP(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if out, err := exec.Command("go", "build", "-o", fakeWorker, "./testdata/run/fakeworker").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func buildSagaLSP() error {
-	out, err := exec.Command("go", "build", "-o", binPath, "../cmd/saga-lsp").CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("build saga-lsp: %v\n%s", err, out)
-	}
-	return nil
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-// cleanEnv is the test process's environment without anything that would
-// steer saga-lsp, tmux or claude elsewhere.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "SAGA_") || k == "TMUX" || k == "TMUX_PANE" || strings.HasPrefix(k, "CLAUDE") ||
-			strings.HasPrefix(k, "FAKE_WORKER") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// sagaLSP runs the binary in dir with env (and a 90 s limit).
-func sagaLSP(t *testing.T, dir string, env []string, args ...string) result {
+// sagaLSP runs the binary in dir with env.
+func sagaLSP(t *testing.T, dir string, env []string, args ...string) testkit.Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
-	cmd.Dir, cmd.Env = dir, env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
-}
-
-// copyTree copies src into a new temp dir.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
-// gitWorkspace copies examples/workspace into a fresh git repository with
-// one commit (the worker locks live in its .git).
-func gitWorkspace(t *testing.T) string {
-	t.Helper()
-	root := copyTree(t, "../examples/workspace")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"config", "user.email", "test@example.com"},
-		{"config", "user.name", "Test"},
-		{"add", "-A"},
-		{"commit", "-q", "-m", "workspace"},
-	} {
-		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return root
+	return testkit.Run(t, dir, env, "", testkit.Binary(t), args...)
 }
 
 var socketSeq atomic.Int64
@@ -156,9 +49,10 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	h := &tmuxEnv{root: gitWorkspace(t), sessionDir: t.TempDir(),
+	h := &tmuxEnv{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(),
 		socket: fmt.Sprintf("saga-test-%d-%d", os.Getpid(), socketSeq.Add(1))}
-	h.env = append(cleanEnv(), "SAGA_TMUX_SOCKET="+h.socket, "SAGA_SESSION_DIR="+h.sessionDir, "SAGA_LSP_BIN="+fakeWorker)
+	h.env = append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+h.socket, "SAGA_SESSION_DIR="+h.sessionDir,
+		"SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"))
 	// Registered after the temp dirs, so it runs before they are removed:
 	// end the server and wait for the workers it hangs up.
 	t.Cleanup(func() {
@@ -178,7 +72,7 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	return h
 }
 
-func (h *tmuxEnv) saga(t *testing.T, extraEnv []string, args ...string) result {
+func (h *tmuxEnv) saga(t *testing.T, extraEnv []string, args ...string) testkit.Result {
 	t.Helper()
 	return sagaLSP(t, h.root, append(slices.Clone(h.env), extraEnv...), args...)
 }
@@ -206,12 +100,12 @@ func (h *tmuxEnv) getenv(k string) string {
 func (h *tmuxEnv) startJSON(t *testing.T, extraEnv []string, args ...string) map[string]any {
 	t.Helper()
 	r := h.saga(t, extraEnv, append([]string{"run", "--format", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("run: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
 	var m map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
-		t.Fatalf("run --format json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		t.Fatalf("run --format json: %v\n%s", err, r.Stdout)
 	}
 	return m
 }
@@ -271,7 +165,7 @@ func findEvent(evs []event, kind, step string) event {
 
 func lockFree(t *testing.T, root, story string) bool {
 	t.Helper()
-	l, ok, err := store.TryLock(root, "worker-"+story)
+	l, ok, err := store.TryLock(root, runs.WorkerLockName(story))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,68 +177,15 @@ func lockFree(t *testing.T, root, story string) bool {
 
 const story = "add-logout-button"
 
-func TestParseSessionName(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		story string
-		ms    int64
-		ok    bool
-	}{
-		{"saga-story-add-logout-button-1707000123456", "add-logout-button", 1707000123456, true},
-		{"saga-story-user-auth--setup-db-1707000123456", "user-auth--setup-db", 1707000123456, true},
-		{"saga-story-a-1-5", "a-1", 5, true},
-		{"saga-story-a-", "", 0, false},
-		{"saga-story--1", "", 0, false},
-		{"saga-story-a-+1", "", 0, false},
-		{"saga-story-Bad-1", "", 0, false},
-		{"other-a-1", "", 0, false},
-	} {
-		s, ms, ok := commands.ParseSessionName(c.name)
-		if s != c.story || ms != c.ms || ok != c.ok {
-			t.Errorf("ParseSessionName(%q) = %q, %d, %v; want %q, %d, %v", c.name, s, ms, ok, c.story, c.ms, c.ok)
-		}
-	}
-	name := commands.SessionName("user-auth--api", time.UnixMilli(1707000123456))
-	if s, ms, ok := commands.ParseSessionName(name); name != "saga-story-user-auth--api-1707000123456" || s != "user-auth--api" || ms != 1707000123456 || !ok {
-		t.Errorf("SessionName round trip: %q → %q %d %v", name, s, ms, ok)
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/usr/local/bin/saga-lsp": "/usr/local/bin/saga-lsp",
-		"/opt/my tools/saga-lsp":  "'/opt/my tools/saga-lsp'",
-		"/it's/saga-lsp":          `'/it'\''s/saga-lsp'`,
-		"":                        "''",
-		"$HOME/x":                 "'$HOME/x'",
-	} {
-		if got := commands.ShellQuote(in); got != want {
-			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
-		}
-		if words, ok := shellSplit(commands.ShellQuote(in)); !ok || len(words) != 1 || words[0] != in {
-			t.Errorf("sh does not read ShellQuote(%q) back: %q", in, words)
-		}
-	}
-}
-
-// shellSplit asks sh how it splits a command line.
-func shellSplit(line string) ([]string, bool) {
-	out, err := exec.Command("sh", "-c", `for a in `+line+`; do printf '%s\0' "$a"; done`).Output()
-	if err != nil {
-		return nil, false
-	}
-	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"), true
-}
-
 func TestRunStartsWorkerInTmux(t *testing.T) {
 	h := newTmuxEnv(t)
 	r := h.saga(t, nil, "run", story, "--max-cycles", "3", "--model", "sonnet", "--dry-run")
-	if r.code != 0 {
-		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "session saga-story-"+story+"-") {
-		t.Fatalf("run output:\n%s", r.stdout)
+		t.Fatalf("run output:\n%s", r.Stdout)
 	}
 	session := strings.TrimPrefix(lines[0], "session ")
 	out := filepath.Join(h.sessionDir, session+".log")
@@ -390,7 +231,7 @@ func TestRunOldTmux(t *testing.T) {
 			bin := t.TempDir()
 			log := filepath.Join(bin, "log")
 			wrapper := "#!/bin/sh\nif [ \"$1\" = -V ]; then echo 'tmux " + version + "'; exit 0; fi\n" +
-				"printf '%s\\n' \"$*\" >> " + commands.ShellQuote(log) + "\nexec " + commands.ShellQuote(real) + " \"$@\"\n"
+				"printf '%s\\n' \"$*\" >> " + runs.ShellQuote(log) + "\nexec " + runs.ShellQuote(real) + " \"$@\"\n"
 			if err := os.WriteFile(filepath.Join(bin, "tmux"), []byte(wrapper), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -398,11 +239,11 @@ func TestRunOldTmux(t *testing.T) {
 			sd := filepath.Join(h.sessionDir, "it's a dir")
 			r := h.saga(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "SAGA_SESSION_DIR=" + sd},
 				"run", story, "--model", "sonnet", "--format", "json")
-			if r.code != 0 {
-				t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			if r.Code != 0 {
+				t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 			}
 			var m map[string]any
-			if err := json.Unmarshal([]byte(r.stdout), &m); err != nil {
+			if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
 				t.Fatal(err)
 			}
 			session, out := m["session"].(string), m["outputFile"].(string)
@@ -452,9 +293,9 @@ func TestRunRefusesSecondWorker(t *testing.T) {
 	h := newTmuxEnv(t)
 	first := h.startJSON(t, nil, story)
 	r := h.saga(t, nil, "run", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "already running story "+story) ||
-		!strings.Contains(r.stderr, first["session"].(string)) {
-		t.Errorf("second run: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "already running story "+story) ||
+		!strings.Contains(r.Stderr, first["session"].(string)) {
+		t.Errorf("second run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	out, _ := h.tmux("list-sessions", "-F", "#{session_name}")
 	if n := len(strings.Fields(out)); n != 1 {
@@ -474,8 +315,8 @@ func TestRunRefusesWhileWorkerLockHeld(t *testing.T) {
 	}
 	defer l.Unlock()
 	r := h.saga(t, nil, "run", story)
-	if r.code != 1 || !strings.Contains(r.stderr, fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(r.stderr, "saga-lsp stop "+story) {
-		t.Errorf("run while locked: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, fmt.Sprintf("pid %d", os.Getpid())) || !strings.Contains(r.Stderr, "saga-lsp stop "+story) {
+		t.Errorf("run while locked: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if out, _ := h.tmux("list-sessions"); strings.Contains(out, "saga-story-") {
 		t.Errorf("a session was started:\n%s", out)
@@ -489,13 +330,13 @@ func TestRunRefusesWhileSessionExists(t *testing.T) {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	r := h.saga(t, nil, "run", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "tmux session "+stale) {
-		t.Errorf("run with a session left: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "tmux session "+stale) {
+		t.Errorf("run with a session left: exit %d\n%s", r.Code, r.Stderr)
 	}
 	// stop ends it, although no worker runs in it.
 	r = h.saga(t, nil, "stop", story)
-	if r.code != 0 || h.hasSession(stale) {
-		t.Errorf("stop: exit %d, session left %v\n%s%s", r.code, h.hasSession(stale), r.stdout, r.stderr)
+	if r.Code != 0 || h.hasSession(stale) {
+		t.Errorf("stop: exit %d, session left %v\n%s%s", r.Code, h.hasSession(stale), r.Stdout, r.Stderr)
 	}
 }
 
@@ -520,8 +361,8 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 	}) {
 		t.Fatal("the finished worker's pane is not kept dead")
 	}
-	if r := h.saga(t, nil, "status", story); !strings.Contains(r.stdout, "worker:   not running; last run completed (exit 0") {
-		t.Errorf("status:\n%s", r.stdout)
+	if r := h.saga(t, nil, "status", story); !strings.Contains(r.Stdout, "worker:   not running; last run completed (exit 0") {
+		t.Errorf("status:\n%s", r.Stdout)
 	}
 	second := h.startJSON(t, nil, story)
 	if h.hasSession(first["session"].(string)) || !h.hasSession(second["session"].(string)) {
@@ -530,8 +371,8 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 }
 
 func TestRunBadStory(t *testing.T) {
-	root := copyTree(t, "../examples/workspace")
-	env := append(cleanEnv(), "SAGA_TMUX_SOCKET=saga-test-unused", "SAGA_SESSION_DIR="+t.TempDir(), "SAGA_LSP_BIN="+fakeWorker)
+	root := testkit.CopyTree(t, "../examples/workspace")
+	env := append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET=saga-test-unused", "SAGA_SESSION_DIR="+t.TempDir(), "SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"))
 	for _, c := range []struct {
 		name, want string
 	}{
@@ -541,36 +382,36 @@ func TestRunBadStory(t *testing.T) {
 		{"../etc", `invalid story name`},
 	} {
 		r := sagaLSP(t, root, env, "run", c.name)
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("run %s: exit %d\n%s", c.name, r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("run %s: exit %d\n%s", c.name, r.Code, r.Stderr)
 		}
 	}
-	if r := sagaLSP(t, root, env, "run"); r.code != 2 {
-		t.Errorf("run without a story: exit %d", r.code)
+	if r := sagaLSP(t, root, env, "run"); r.Code != 2 {
+		t.Errorf("run without a story: exit %d", r.Code)
 	}
 }
 
 func TestRunWithoutTmux(t *testing.T) {
-	root := copyTree(t, "../examples/workspace")
+	root := testkit.CopyTree(t, "../examples/workspace")
 	var env []string
-	for _, kv := range cleanEnv() {
+	for _, kv := range testkit.CleanEnv() {
 		if !strings.HasPrefix(kv, "PATH=") {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "PATH="+t.TempDir(), "SAGA_LSP_BIN="+fakeWorker, "SAGA_SESSION_DIR="+t.TempDir())
+	env = append(env, "PATH="+t.TempDir(), "SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"), "SAGA_SESSION_DIR="+t.TempDir())
 	r := sagaLSP(t, root, env, "run", story)
 	want := "tmux is not installed: apt-get install tmux, or run `saga-lsp worker " + story + "` directly"
-	if r.code != 2 || !strings.Contains(r.stderr, want) {
-		t.Errorf("run without tmux: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("run without tmux: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
 func TestRunWorkerDiesAtOnce(t *testing.T) {
 	h := newTmuxEnv(t)
 	r := h.saga(t, []string{"FAKE_WORKER_MODE=crash"}, "run", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "fake worker: boom") || !strings.Contains(r.stderr, "exited at once") {
-		t.Errorf("crashing worker: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "fake worker: boom") || !strings.Contains(r.Stderr, "exited at once") {
+		t.Errorf("crashing worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if out, _ := h.tmux("list-sessions"); strings.Contains(out, "saga-story-") {
 		t.Errorf("session left:\n%s", out)
@@ -580,16 +421,16 @@ func TestRunWorkerDiesAtOnce(t *testing.T) {
 func TestRunWorkerFailsAtOnce(t *testing.T) {
 	h := newTmuxEnv(t)
 	r := h.saga(t, []string{"FAKE_WORKER_MODE=fail"}, "run", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "exited at once with code 1") || !strings.Contains(r.stderr, "fake worker for "+story) {
-		t.Errorf("failing worker: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "exited at once with code 1") || !strings.Contains(r.Stderr, "fake worker for "+story) {
+		t.Errorf("failing worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
 func TestRunWorkerFinishesAtOnce(t *testing.T) {
 	h := newTmuxEnv(t)
 	r := h.saga(t, []string{"FAKE_WORKER_MODE=done"}, "run", story)
-	if r.code != 0 || !strings.Contains(r.stdout, "already finished") {
-		t.Errorf("quick worker: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "already finished") {
+		t.Errorf("quick worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -598,12 +439,12 @@ func TestStopSendsSIGINT(t *testing.T) {
 	m := h.startJSON(t, nil, story)
 	session := m["session"].(string)
 	r := h.saga(t, nil, "stop", story, "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	var res map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
-		t.Fatalf("stop --format json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil {
+		t.Fatalf("stop --format json: %v\n%s", err, r.Stdout)
 	}
 	if res["stopped"] != true || res["pid"] != m["pid"] || res["state"] != "stopped" || res["exitCode"] != 1.0 ||
 		res["outputFile"] != m["outputFile"] || res["forced"] != false {
@@ -625,8 +466,8 @@ func TestStopSendsSIGINT(t *testing.T) {
 	}
 	// Nothing left to stop.
 	r = h.saga(t, nil, "stop", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "no worker is running for story "+story) {
-		t.Errorf("second stop: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "no worker is running for story "+story) {
+		t.Errorf("second stop: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -635,19 +476,19 @@ func TestStopText(t *testing.T) {
 	m := h.startJSON(t, nil, story)
 	r := h.saga(t, nil, "stop", story)
 	want := fmt.Sprintf("stopped story %s: worker pid %d ended stopped (exit 1)\noutput %s\n", story, int(m["pid"].(float64)), m["outputFile"])
-	if r.code != 0 || r.stdout != want {
-		t.Errorf("stop: exit %d\n got %q\nwant %q\n%s", r.code, r.stdout, want, r.stderr)
+	if r.Code != 0 || r.Stdout != want {
+		t.Errorf("stop: exit %d\n got %q\nwant %q\n%s", r.Code, r.Stdout, want, r.Stderr)
 	}
 }
 
 func TestStopNothingRunning(t *testing.T) {
 	h := newTmuxEnv(t)
 	r := h.saga(t, nil, "stop", story)
-	if r.code != 1 || !strings.Contains(r.stderr, "no worker is running for story "+story) {
-		t.Errorf("stop: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "no worker is running for story "+story) {
+		t.Errorf("stop: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := h.saga(t, nil, "stop", "Not_A_Story"); r.code != 2 {
-		t.Errorf("stop with an invalid name: exit %d\n%s", r.code, r.stderr)
+	if r := h.saga(t, nil, "stop", "Not_A_Story"); r.Code != 2 {
+		t.Errorf("stop with an invalid name: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -694,8 +535,8 @@ func TestStopRealWorker(t *testing.T) {
 		t.Fatalf("no run started:\n%s", mustRead(t, m["outputFile"].(string)))
 	}
 	r := h.saga(t, nil, "stop", story)
-	if r.code != 0 {
-		t.Fatalf("stop: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	end := findEvent(readEvents(t, eventsFile), "worker.end", "")
 	if end == nil || end["status"] != "stopped" || end["exitCode"] != 1.0 {
@@ -710,8 +551,8 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 	h := newTmuxEnv(t)
 	m := h.startJSON(t, nil, story)
 	r := h.saga(t, nil, "status", story, "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
 	}
 	var st struct {
 		Stories []struct {
@@ -719,8 +560,8 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 			Worker map[string]any
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Stories) != 1 {
-		t.Fatalf("status json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
+		t.Fatalf("status json: %v\n%s", err, r.Stdout)
 	}
 	w := st.Stories[0].Worker
 	if w["running"] != true || w["state"] != "running" || w["pid"] != m["pid"] || w["session"] != m["session"] ||
@@ -728,8 +569,8 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 		t.Errorf("worker: %v", w)
 	}
 	r = h.saga(t, nil, "status")
-	if want := fmt.Sprintf("running (pid %d, cycle 1)", int(m["pid"].(float64))); !strings.Contains(r.stdout, want) {
-		t.Errorf("status lists no %q:\n%s", want, r.stdout)
+	if want := fmt.Sprintf("running (pid %d, cycle 1)", int(m["pid"].(float64))); !strings.Contains(r.Stdout, want) {
+		t.Errorf("status lists no %q:\n%s", want, r.Stdout)
 	}
 }
 
@@ -766,8 +607,8 @@ func TestRunEndToEndDryRun(t *testing.T) {
 			Tasks       []struct{ ID, Status string }
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Stories) != 1 {
-		t.Fatalf("status: %v\n%s%s", err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
+		t.Fatalf("status: %v\n%s%s", err, r.Stdout, r.Stderr)
 	}
 	s := st.Stories[0]
 	if s.Status != "completed" || s.Done != 2 || s.Total != 2 || s.Worker["state"] != "completed" || s.Worker["running"] != false {
@@ -779,8 +620,8 @@ func TestRunEndToEndDryRun(t *testing.T) {
 		}
 	}
 	r = h.saga(t, nil, "status", story)
-	if !strings.Contains(r.stdout, "(from the worktree)") || !strings.Contains(r.stdout, "#write-tests [completed]") {
-		t.Errorf("status text:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "(from the worktree)") || !strings.Contains(r.Stdout, "#write-tests [completed]") {
+		t.Errorf("status text:\n%s", r.Stdout)
 	}
 }
 

@@ -6,30 +6,25 @@ package commands
 // story's worktree copy, where the worker writes.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-// Worker states (WorkerInfo.State). A finished run's state is its worker.end
-// status: completed, failed, timeout, blocked or stopped.
+// Worker states (WorkerInfo.State) beside runs.StateStarting (a session or
+// process exists, the lock is not taken yet) and runs.StateRunning (the
+// worker holds its lock). A finished run's state is its worker.end status:
+// completed, failed, timeout, blocked or stopped.
 const (
-	StateIdle     = "idle"     // no run recorded in the session folder
-	StateStarting = "starting" // a session or process exists, the lock is not taken yet
-	StateRunning  = "running"  // the worker holds its lock
-	StateDied     = "died"     // the last run ended without a worker.end event (killed)
+	StateIdle = "idle" // no run recorded in the session folder
+	StateDied = "died" // the last run ended without a worker.end event (killed)
 )
 
 // WorkerInfo is the state of a story's worker.
@@ -100,7 +95,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		}
 	}
 	if o.SessionDir == "" {
-		o.SessionDir = SessionDir(o.Env)
+		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	var sessions map[string][]string
 	t := o.Tmux
@@ -115,7 +110,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		if err != nil {
 			return nil, err
 		}
-		sessions = storySessions(names)
+		sessions = groupSessions(names, runs.KindStory)
 	}
 	res := &Status{Stories: []StoryStatus{}, epicTitles: map[string]string{}}
 	if o.Story != "" {
@@ -130,18 +125,18 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			return nil, usagef("%v", err)
 		}
 		res.single = true
-		res.Stories = append(res.Stories, storyStatus(p, o.Root, s, true, latestRun(o.SessionDir, o.Story), sessions[o.Story]))
+		res.Stories = append(res.Stories, storyStatus(p, o.Root, s, true, runs.Latest(o.SessionDir, runs.KindStory, o.Story), sessions[o.Story]))
 		return res, nil
 	}
 	ws, err := p.Load(o.Root)
 	if err != nil {
 		return nil, err
 	}
-	runs := listRuns(o.SessionDir)
+	all := runs.ListRuns(o.SessionDir, runs.KindStory)
 	for _, id := range ws.SortedStoryIDs() {
-		var last *runSummary
-		if rs := runs[id]; len(rs) > 0 {
-			last = readEvents(rs[len(rs)-1].events)
+		var last *runs.Run
+		if rs := all[id]; len(rs) > 0 {
+			last = runs.ReadRun(rs[len(rs)-1].EventsFile)
 		}
 		res.Stories = append(res.Stories, storyStatus(p, o.Root, ws.Stories[id], o.Tasks, last, sessions[id]))
 	}
@@ -171,7 +166,7 @@ func StoryWorker(ctx context.Context, story string, o StatusOptions) (WorkerInfo
 		return WorkerInfo{}, usagef("invalid story name %q", story)
 	}
 	if o.SessionDir == "" {
-		o.SessionDir = SessionDir(o.Env)
+		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	t := o.Tmux
 	if t == nil {
@@ -187,13 +182,13 @@ func StoryWorker(ctx context.Context, story string, o StatusOptions) (WorkerInfo
 			return WorkerInfo{}, err
 		}
 	}
-	return workerInfo(o.Root, story, latestRun(o.SessionDir, story), sessions), nil
+	return workerInfo(o.Root, story, runs.Latest(o.SessionDir, runs.KindStory, story), sessions), nil
 }
 
 // storyView returns the story as its worktree copy has it when the worker
 // made one (.saga/worktrees/<story>/.saga/stories/<story>/), else main.
 func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, bool) {
-	wt := filepath.Join(root, ".saga", "worktrees", main.ID)
+	wt := store.WorktreeDir(root, main.ID)
 	if fi, err := os.Stat(filepath.Join(wt, ".saga", "stories", main.ID)); err == nil && fi.IsDir() {
 		if s, err := p.LoadStory(wt, main.ID); err == nil {
 			return s, true
@@ -202,7 +197,7 @@ func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, b
 	return main, false
 }
 
-func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool, last *runSummary, sessions []string) StoryStatus {
+func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
 	view, fromWT := storyView(p, root, main)
 	st := StoryStatus{
 		ID: main.ID, Title: first(view.Title, main.Title), Status: view.EffectiveStatus(),
@@ -241,7 +236,7 @@ func first(vals ...string) string {
 
 // workerInfo combines the worker lock, the story's live tmux sessions
 // (oldest first) and its newest events file.
-func workerInfo(root, story string, last *runSummary, sessions []string) WorkerInfo {
+func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInfo {
 	w := WorkerInfo{State: StateIdle}
 	// The live session: the newest one not known to have ended.
 	live := ""
@@ -254,14 +249,14 @@ func workerInfo(root, story string, last *runSummary, sessions []string) WorkerI
 	}
 	useRun := func() {
 		w.Session, w.OutputFile, w.Cycle = last.Session, last.OutputFile, last.Cycle
-		if !last.StartTime.IsZero() {
-			w.Started = last.StartTime.UTC().Format(time.RFC3339)
+		if !last.Started.IsZero() {
+			w.Started = last.Started.UTC().Format(time.RFC3339)
 		}
 	}
-	lockPID, held, err := workerLock(root, story, false)
+	lockPID, held, err := runs.WorkerLock(root, story, false)
 	switch {
 	case err == nil && held:
-		w.Running, w.PID, w.State = true, lockPID, StateRunning
+		w.Running, w.PID, w.State = true, lockPID, runs.StateRunning
 		if last != nil && !last.Ended && (last.PID == lockPID || lockPID == 0) {
 			useRun()
 			if w.PID == 0 {
@@ -270,16 +265,16 @@ func workerInfo(root, story string, last *runSummary, sessions []string) WorkerI
 		} else {
 			w.Session = live
 		}
-	case last != nil && !last.Ended && processAlive(last.PID):
+	case last != nil && !last.Ended && runs.ProcessAlive(last.PID):
 		// Before the lock step, or after the lock's release while the
 		// worker writes its end.
-		w.Running, w.PID, w.State = true, last.PID, StateStarting
+		w.Running, w.PID, w.State = true, last.PID, runs.StateStarting
 		if last.Locked {
-			w.State = StateRunning
+			w.State = runs.StateRunning
 		}
 		useRun()
 	case live != "":
-		w.Running, w.State, w.Session = true, StateStarting, live
+		w.Running, w.State, w.Session = true, runs.StateStarting, live
 		if last != nil && last.Session == live {
 			useRun()
 			w.PID = last.PID
@@ -287,7 +282,7 @@ func workerInfo(root, story string, last *runSummary, sessions []string) WorkerI
 	case last == nil:
 	case last.Ended:
 		useRun()
-		w.PID, w.State, w.ExitCode = last.PID, last.Status, last.ExitCode
+		w.PID, w.State, w.ExitCode = last.PID, last.State, last.ExitCode
 		if w.State == "" {
 			w.State = "ended"
 		}
@@ -296,339 +291,4 @@ func workerInfo(root, story string, last *runSummary, sessions []string) WorkerI
 		w.PID, w.State = last.PID, StateDied
 	}
 	return w
-}
-
-// ---------------------------------------------------------------------------
-// events files
-
-// workerEvent is the part of a worker event (worker/events.go) status reads.
-type workerEvent struct {
-	Time       time.Time `json:"time"`
-	Story      string    `json:"story"`
-	Session    string    `json:"session"`
-	Event      string    `json:"event"`
-	Step       string    `json:"step"`
-	Level      string    `json:"level"`
-	Cycle      int       `json:"cycle"`
-	Status     string    `json:"status"`
-	ExitCode   *int      `json:"exitCode"`
-	PR         string    `json:"pr"`
-	OutputFile string    `json:"outputFile"`
-	PID        int       `json:"pid"`
-}
-
-// runSummary is what one events file says about its run.
-type runSummary struct {
-	EventsFile string
-	OutputFile string
-	Session    string
-	Story      string
-	StartTime  time.Time
-	PID        int
-	Locked     bool // the worker got past its lock
-	Ended      bool // worker.end seen
-	Status     string
-	ExitCode   *int
-	Cycle      int
-	PR         string
-}
-
-// readEvents summarises an events file; nil when it is missing or empty.
-// Lines that do not parse (a line being written) are skipped.
-func readEvents(path string) *runSummary {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	s := &runSummary{EventsFile: path, OutputFile: strings.TrimSuffix(path, EventsSuffix)}
-	seen := false
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] == '{' {
-			var e workerEvent
-			if json.Unmarshal(line, &e) == nil && e.Event != "" {
-				seen = true
-				s.apply(e)
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if !seen {
-		return nil
-	}
-	return s
-}
-
-func (s *runSummary) apply(e workerEvent) {
-	if s.Session == "" {
-		s.Session = e.Session
-	}
-	if s.Story == "" {
-		s.Story = e.Story
-	}
-	if e.PR != "" {
-		s.PR = e.PR
-	}
-	if e.Cycle > s.Cycle {
-		s.Cycle = e.Cycle
-	}
-	switch e.Event {
-	case "worker.start":
-		s.StartTime, s.PID = e.Time, e.PID
-		if e.OutputFile != "" {
-			s.OutputFile = e.OutputFile
-		}
-	case "step":
-		if e.Step != "lock" && e.Step != "start" || (e.Step == "lock" && e.Level != "warn") {
-			s.Locked = true
-		}
-	case "run.start", "run.end", "task.status", "run.output":
-		s.Locked = true
-	case "worker.end":
-		s.Ended, s.Status, s.ExitCode = true, e.Status, e.ExitCode
-	}
-}
-
-// runFile is one events file in the session folder.
-type runFile struct {
-	session string
-	ms      int64
-	events  string
-}
-
-// listRuns finds the events files of the session folder
-// (saga-story-<story>-<ms>.log.events.jsonl), by story, oldest first.
-func listRuns(dir string) map[string][]runFile {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	out := map[string][]runFile{}
-	for _, de := range des {
-		name, ok := strings.CutSuffix(de.Name(), ".log"+EventsSuffix)
-		if !ok || de.IsDir() {
-			continue
-		}
-		if story, ms, ok := ParseSessionName(name); ok {
-			out[story] = append(out[story], runFile{name, ms, filepath.Join(dir, de.Name())})
-		}
-	}
-	for _, rs := range out {
-		slices.SortFunc(rs, func(a, b runFile) int {
-			if a.ms != b.ms {
-				if a.ms < b.ms {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(a.session, b.session)
-		})
-	}
-	return out
-}
-
-// storyRuns lists one story's events files, oldest first.
-func storyRuns(dir, story string) []runFile {
-	matches, _ := filepath.Glob(filepath.Join(dir, SessionPrefix+story+"-*.log"+EventsSuffix))
-	var rs []runFile
-	for _, m := range matches {
-		name := strings.TrimSuffix(filepath.Base(m), ".log"+EventsSuffix)
-		if s, ms, ok := ParseSessionName(name); ok && s == story {
-			rs = append(rs, runFile{name, ms, m})
-		}
-	}
-	slices.SortFunc(rs, func(a, b runFile) int {
-		switch {
-		case a.ms < b.ms:
-			return -1
-		case a.ms > b.ms:
-			return 1
-		}
-		return strings.Compare(a.session, b.session)
-	})
-	return rs
-}
-
-// latestRun summarises the story's newest events file, or nil.
-func latestRun(dir, story string) *runSummary {
-	rs := storyRuns(dir, story)
-	if len(rs) == 0 {
-		return nil
-	}
-	return readEvents(rs[len(rs)-1].events)
-}
-
-// runOf finds the run of worker pid among the story's newest events files,
-// else the newest run.
-func runOf(dir, story string, pid int) *runSummary {
-	rs := storyRuns(dir, story)
-	var newest *runSummary
-	for i := len(rs) - 1; i >= 0 && i >= len(rs)-5; i-- {
-		s := readEvents(rs[i].events)
-		if s == nil {
-			continue
-		}
-		if newest == nil {
-			newest = s
-		}
-		if pid > 0 && s.PID == pid {
-			return s
-		}
-	}
-	return newest
-}
-
-// ---------------------------------------------------------------------------
-// text output
-
-// WriteText prints the status: one story with header and tasks, or every
-// story grouped by epic (with tasks when they were asked for).
-func (s *Status) WriteText(w io.Writer) error {
-	var b strings.Builder
-	if s.single && len(s.Stories) == 1 {
-		writeStoryText(&b, s.Stories[0])
-	} else {
-		s.writeListText(&b)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeStoryText(b *strings.Builder, st StoryStatus) {
-	fmt.Fprintf(b, "%s — %s\n", st.ID, st.Title)
-	from := ""
-	if st.FromWorktree {
-		from = " (from the worktree)"
-	}
-	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", st.Status, st.Done, st.Total, from)
-	if st.Epic != "" {
-		fmt.Fprintf(b, "epic:     %s\n", st.Epic)
-	}
-	if st.PR != "" {
-		fmt.Fprintf(b, "PR:       %s\n", st.PR)
-	}
-	if st.Branch != "" {
-		fmt.Fprintf(b, "branch:   %s\n", st.Branch)
-	}
-	if st.Worktree != "" {
-		fmt.Fprintf(b, "worktree: %s\n", st.Worktree)
-	}
-	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
-	if st.Worker.OutputFile != "" {
-		fmt.Fprintf(b, "output:   %s\n", st.Worker.OutputFile)
-	}
-	if len(st.Tasks) > 0 {
-		b.WriteString("\n")
-		writeTasksText(b, st.Tasks, "")
-	} else if st.Total == 0 {
-		fmt.Fprintf(b, "\nno tasks: add one with `saga-lsp new task %s <id> --subject …`\n", st.ID)
-	}
-}
-
-// writeTasksText prints TaskList's text form:
-// #<id> [<status>] <subject> [blocked by #a, #b].
-func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
-	for _, t := range tasks {
-		status := t.Status
-		if status == "" {
-			status = "unknown"
-		}
-		fmt.Fprintf(b, "%s#%s [%s] %s", indent, t.ID, status, t.Subject)
-		if len(t.BlockedBy) > 0 {
-			b.WriteString(" [blocked by #" + strings.Join(t.BlockedBy, ", #") + "]")
-		}
-		b.WriteString("\n")
-	}
-}
-
-func (s *Status) writeListText(b *strings.Builder) {
-	if len(s.Stories) == 0 {
-		b.WriteString("no stories: create one with `saga-lsp new story <name> --title …`\n")
-		return
-	}
-	width, swidth := 0, 0
-	for _, st := range s.Stories {
-		width = max(width, len(st.ID))
-		swidth = max(swidth, len(st.Status)+2)
-	}
-	group := "\x00"
-	for _, st := range s.Stories {
-		if st.Epic != group {
-			if group != "\x00" {
-				b.WriteString("\n")
-			}
-			group = st.Epic
-			switch title, ok := s.epicTitles[st.Epic]; {
-			case st.Epic == "":
-				b.WriteString("(no epic)\n")
-			case ok && title != "":
-				fmt.Fprintf(b, "%s — %s\n", st.Epic, title)
-			default:
-				fmt.Fprintf(b, "%s\n", st.Epic)
-			}
-		}
-		fmt.Fprintf(b, "  %-*s %-*s %s  %s\n", width, st.ID, swidth, "["+st.Status+"]",
-			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false))
-		if len(st.Tasks) > 0 {
-			writeTasksText(b, st.Tasks, "      ")
-		}
-	}
-}
-
-// workerText describes the worker state; long adds session and start time.
-func workerText(w WorkerInfo, long bool) string {
-	var parts []string
-	if w.PID > 0 && (w.Running || long) {
-		parts = append(parts, "pid "+strconv.Itoa(w.PID))
-	}
-	if long && w.Session != "" {
-		parts = append(parts, "session "+w.Session)
-	}
-	if long && w.Started != "" {
-		if t, err := time.Parse(time.RFC3339, w.Started); err == nil {
-			parts = append(parts, "started "+clock(t))
-		}
-	}
-	if w.Cycle > 0 {
-		parts = append(parts, "cycle "+strconv.Itoa(w.Cycle))
-	}
-	details := ""
-	if len(parts) > 0 {
-		details = " (" + strings.Join(parts, ", ") + ")"
-	}
-	switch w.State {
-	case StateRunning, StateStarting:
-		return w.State + details
-	case StateIdle:
-		return "not running"
-	case StateDied:
-		if !long {
-			return "not running; last run died"
-		}
-		return "not running; the last run ended without a result (killed?)" + details
-	}
-	if w.ExitCode != nil {
-		parts = append([]string{"exit " + strconv.Itoa(*w.ExitCode)}, parts...)
-	}
-	if !long {
-		parts = parts[:min(len(parts), 1)]
-	}
-	details = ""
-	if len(parts) > 0 {
-		details = " (" + strings.Join(parts, ", ") + ")"
-	}
-	return "not running; last run " + w.State + details
-}
-
-// clock shows a time of today as 15:04:05, else with its date.
-func clock(t time.Time) string {
-	t = t.Local()
-	if y, m, d := time.Now().Date(); t.Year() == y && t.Month() == m && t.Day() == d {
-		return t.Format("15:04:05")
-	}
-	return t.Format("2006-01-02 15:04")
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // statusEnv copies testdata/status/workspace (stories shop--cart, with a
@@ -19,33 +20,14 @@ import (
 // run, so the user's sessions never show up.
 func statusEnv(t *testing.T) (root string, env []string) {
 	t.Helper()
-	root = copyTree(t, "testdata/status/workspace")
+	root = testkit.CopyTree(t, "testdata/status/workspace")
 	sessions, err := filepath.Abs("testdata/status/sessions")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env = append(cleanEnv(), "SAGA_SESSION_DIR="+sessions,
+	env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions,
 		fmt.Sprintf("SAGA_TMUX_SOCKET=saga-test-none-%d", os.Getpid()))
 	return root, env
-}
-
-// golden compares got with testdata/<name>, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 type statusJSON struct {
@@ -62,25 +44,25 @@ type statusJSON struct {
 func statusOf(t *testing.T, root string, env []string, args ...string) (statusJSON, map[string]any) {
 	t.Helper()
 	r := sagaLSP(t, root, env, append([]string{"status", "--format", "json"}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("status %v: exit %d\n%s", args, r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("status %v: exit %d\n%s", args, r.Code, r.Stderr)
 	}
 	var st statusJSON
 	var raw map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
-		t.Fatalf("status json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+		t.Fatalf("status json: %v\n%s", err, r.Stdout)
 	}
-	json.Unmarshal([]byte(r.stdout), &raw)
+	json.Unmarshal([]byte(r.Stdout), &raw)
 	return st, raw
 }
 
 func TestStatusStoryFromWorktree(t *testing.T) {
 	root, env := statusEnv(t)
 	r := sagaLSP(t, root, env, "status", "shop--cart")
-	if r.code != 0 {
-		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
 	}
-	golden(t, "status/shop--cart.golden", r.stdout)
+	testkit.Golden(t, filepath.Join("testdata", "status/shop--cart.golden"), r.Stdout)
 
 	st, _ := statusOf(t, root, env, "shop--cart")
 	if len(st.Stories) != 1 {
@@ -114,18 +96,18 @@ func TestStatusStoryFromWorktree(t *testing.T) {
 		t.Errorf("story without worktree: %+v", s)
 	}
 	r = sagaLSP(t, root, env, "status", "shop--cart")
-	if strings.Contains(r.stdout, "from the worktree") || !strings.Contains(r.stdout, "#totals [pending] Show the totals [blocked by #add-item, #remove-item]") {
-		t.Errorf("status text:\n%s", r.stdout)
+	if strings.Contains(r.Stdout, "from the worktree") || !strings.Contains(r.Stdout, "#totals [pending] Show the totals [blocked by #add-item, #remove-item]") {
+		t.Errorf("status text:\n%s", r.Stdout)
 	}
 }
 
 func TestStatusAllStories(t *testing.T) {
 	root, env := statusEnv(t)
 	r := sagaLSP(t, root, env, "status")
-	if r.code != 0 {
-		t.Fatalf("status: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
 	}
-	golden(t, "status/all.golden", r.stdout)
+	testkit.Golden(t, filepath.Join("testdata", "status/all.golden"), r.Stdout)
 
 	st, raw := statusOf(t, root, env)
 	var ids []string
@@ -147,8 +129,8 @@ func TestStatusAllStories(t *testing.T) {
 		}
 	}
 	r = sagaLSP(t, root, env, "status", "--tasks")
-	if !strings.Contains(r.stdout, "      #totals [pending] Show the totals [blocked by #remove-item]\n") {
-		t.Errorf("status --tasks:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "      #totals [pending] Show the totals [blocked by #remove-item]\n") {
+		t.Errorf("status --tasks:\n%s", r.Stdout)
 	}
 }
 
@@ -179,8 +161,8 @@ func TestStatusLastRun(t *testing.T) {
 		t.Errorf("StoryWorker: %+v, %v", wi, err)
 	}
 	r := sagaLSP(t, root, env, "status", "shop--checkout")
-	if !strings.Contains(r.stdout, "worker:   not running; last run completed (exit 0, pid 2147483602, session saga-story-shop--checkout-1700000000000, started ") {
-		t.Errorf("status text:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, "worker:   not running; last run completed (exit 0, pid 2147483602, session saga-story-shop--checkout-1700000000000, started ") {
+		t.Errorf("status text:\n%s", r.Stdout)
 	}
 }
 
@@ -191,14 +173,14 @@ func TestStatusUnknownStory(t *testing.T) {
 		{"Bad_Name", `invalid story name "Bad_Name"`},
 	} {
 		r := sagaLSP(t, root, env, "status", c.name)
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("status %s: exit %d\n%s", c.name, r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("status %s: exit %d\n%s", c.name, r.Code, r.Stderr)
 		}
 	}
-	if r := sagaLSP(t, root, env, "status", "a", "b"); r.code != 2 {
-		t.Errorf("status with two stories: exit %d", r.code)
+	if r := sagaLSP(t, root, env, "status", "a", "b"); r.Code != 2 {
+		t.Errorf("status with two stories: exit %d", r.Code)
 	}
-	if r := sagaLSP(t, t.TempDir(), env, "status"); r.code != 2 || !strings.Contains(r.stderr, "no .saga/ folder") {
-		t.Errorf("status outside a workspace: exit %d\n%s", r.code, r.stderr)
+	if r := sagaLSP(t, t.TempDir(), env, "status"); r.Code != 2 || !strings.Contains(r.Stderr, "no .saga/ folder") {
+		t.Errorf("status outside a workspace: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // codeRequestFailed is LSP's RequestFailed: the request was valid, the
@@ -161,14 +162,8 @@ func commandError(command string, err error) error {
 // runArgs are runStory's arguments; the worker options are those of
 // `saga-lsp run` (0 / "" / false: the worker's defaults).
 type runArgs struct {
-	Story          string `json:"story"`
-	DryRun         bool   `json:"dryRun"`
-	MaxCycles      int    `json:"maxCycles"`
-	MaxTime        int    `json:"maxTime"` // minutes
-	Model          string `json:"model"`
-	PermissionMode string `json:"permissionMode"`
-	Base           string `json:"base"`
-	KeepTasks      bool   `json:"keepTasks"`
+	Story string `json:"story"`
+	runs.WorkerFlags
 }
 
 // runResult is what runStory returns.
@@ -189,9 +184,7 @@ func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, args []json.Raw
 	if err := commandArgs("runStory", args, &a, "story"); err != nil {
 		return nil, err
 	}
-	flags := commands.WorkerFlags{MaxCycles: a.MaxCycles, MaxTime: a.MaxTime, Model: a.Model,
-		PermissionMode: a.PermissionMode, Base: a.Base, KeepTasks: a.KeepTasks, DryRun: a.DryRun}
-	st, err := commands.StartStory(ctx, commands.RunOptions{Root: snap.Root, Story: a.Story, Worker: flags, Env: s.env})
+	st, err := commands.StartStory(ctx, commands.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
 	if err != nil {
 		return nil, commandError("runStory", err)
 	}
@@ -233,31 +226,20 @@ func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, args []json.R
 	if info := s.live.storyInfo(a.Story); info.Run != nil {
 		out = info.Run.OutputFile
 	}
+	dir := runs.SessionDir(s.env)
 	if out == "" {
-		out = newestOutput(commands.SessionDir(s.env), a.Story)
+		if rs := runs.Runs(dir, runs.KindStory, a.Story); len(rs) > 0 {
+			out = runs.OutputOfEvents(rs[len(rs)-1].EventsFile)
+		}
 	}
 	if out == "" {
-		return nil, &rpcError{code: codeRequestFailed, msg: fmt.Sprintf("showOutput: story %s has no worker output in %s: run it first", a.Story, commands.SessionDir(s.env))}
+		return nil, &rpcError{code: codeRequestFailed, msg: fmt.Sprintf("showOutput: story %s has no worker output in %s: run it first", a.Story, dir)}
 	}
 	if _, err := os.Stat(out); err != nil {
 		return nil, &rpcError{code: codeRequestFailed, msg: fmt.Sprintf("showOutput: %v", err)}
 	}
 	shown := s.showDocument(ctx, out)
 	return map[string]any{"story": a.Story, "outputFile": out, "shown": shown}, nil
-}
-
-// newestOutput finds the newest output file of a story in the session dir.
-func newestOutput(dir, story string) string {
-	matches, _ := filepath.Glob(filepath.Join(dir, commands.SessionPrefix+story+"-*.log"))
-	var best string
-	var bestMS int64 = -1
-	for _, m := range matches {
-		name := strings.TrimSuffix(filepath.Base(m), ".log")
-		if st, ms, ok := commands.ParseSessionName(name); ok && st == story && ms > bestMS {
-			best, bestMS = m, ms
-		}
-	}
-	return best
 }
 
 // showDocument asks the client to open a file (when it can); it reports

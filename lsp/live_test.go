@@ -11,13 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // The live tests drive the server over pipes while real workers run: the
@@ -35,44 +35,8 @@ func TestMain(m *testing.M) {
 	// No run of the machine's session dir may show up in a test's lenses.
 	os.Setenv("SAGA_SESSION_DIR", filepath.Join(dir, "sessions"))
 	os.Setenv("SAGA_TMUX_SOCKET", "saga-lsp-test-unused")
-	liveBins.dir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.Main(m, func() { os.RemoveAll(dir) })
 }
-
-var liveBins struct {
-	once            sync.Once
-	dir             string
-	sagaLSP, claude string
-	err             error
-}
-
-// buildLiveBins builds saga-lsp and the stand-in claude once.
-func buildLiveBins(t *testing.T) {
-	t.Helper()
-	liveBins.once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		repo := filepath.Join(filepath.Dir(file), "..")
-		for _, b := range []struct {
-			out *string
-			pkg string
-		}{{&liveBins.sagaLSP, "./cmd/saga-lsp"}, {&liveBins.claude, "./testdata/standin/claude"}} {
-			*b.out = filepath.Join(liveBins.dir, filepath.Base(b.pkg))
-			cmd := exec.Command("go", "build", "-o", *b.out, b.pkg)
-			cmd.Dir = repo
-			if out, err := cmd.CombinedOutput(); err != nil {
-				liveBins.err = fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
-		}
-	})
-	if liveBins.err != nil {
-		t.Fatal(liveBins.err)
-	}
-}
-
-var liveSeq atomic.Int64
 
 // liveFixture is a git workspace, a session dir, a Claude config dir and a
 // private tmux server, set in the environment the server (and through
@@ -90,14 +54,13 @@ func newLiveFixture(t *testing.T, script string, delayMS int) *liveFixture {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	buildLiveBins(t)
-	f := &liveFixture{root: gitWorkspace(t), sessionDir: t.TempDir(), config: t.TempDir(),
-		socket: fmt.Sprintf("saga-lsp-test-%d-%d", os.Getpid(), liveSeq.Add(1))}
+	f := &liveFixture{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(), config: t.TempDir(),
+		socket: testkit.TmuxServer(t)}
 	for k, v := range map[string]string{
 		"SAGA_SESSION_DIR":      f.sessionDir,
 		"SAGA_TMUX_SOCKET":      f.socket,
-		"SAGA_LSP_BIN":          liveBins.sagaLSP,
-		"SAGA_CLAUDE":           liveBins.claude,
+		"SAGA_LSP_BIN":          testkit.Binary(t),
+		"SAGA_CLAUDE":           testkit.Build(t, "./testdata/standin/claude"),
 		"SAGA_GH":               filepath.Join(f.config, "no-gh"),
 		"CLAUDE_CONFIG_DIR":     f.config,
 		"SAGA_STANDIN_SCRIPT":   script,
@@ -107,47 +70,7 @@ func newLiveFixture(t *testing.T, script string, delayMS int) *liveFixture {
 	} {
 		t.Setenv(k, v)
 	}
-	// Registered after the temp dirs, so it runs before they are removed:
-	// end the tmux server and wait for what it ran.
-	t.Cleanup(func() {
-		out, _ := exec.Command("tmux", "-L", f.socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
-		exec.Command("tmux", "-L", f.socket, "kill-server").Run()
-		tmp := cmpOr(os.Getenv("TMUX_TMPDIR"), "/tmp")
-		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), f.socket))
-		for _, p := range strings.Fields(string(out)) {
-			pid, _ := strconv.Atoi(p)
-			waitUntil(10*time.Second, func() bool { return !processAlive(pid) })
-		}
-	})
 	return f
-}
-
-// gitWorkspace copies examples/workspace into a git repository with one
-// commit (the worker needs git; its locks live in .git).
-func gitWorkspace(t *testing.T) string {
-	t.Helper()
-	root := copyExample(t, "workspace")
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.email=test@example.invalid", "-c", "user.name=Test", "add", "-A"},
-		{"-c", "user.email=test@example.invalid", "-c", "user.name=Test", "commit", "-q", "-m", "workspace"},
-	} {
-		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return root
-}
-
-func waitUntil(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
 }
 
 // liveCapabilities: progress, showDocument and code lens refresh.
@@ -233,7 +156,7 @@ func waitProgress(c *client, from int, pred func(workerProgressParams) bool) (wo
 }
 
 func ended(p workerProgressParams) bool {
-	return p.State != stateStarting && p.State != stateRunning
+	return p.State != runs.StateStarting && p.State != runs.StateRunning
 }
 
 // execCommand runs workspace/executeCommand and returns the response.
@@ -326,7 +249,7 @@ func TestRunStoryLive(t *testing.T) {
 	// The sequence: starting first, then running with done never falling,
 	// completed last; every notification names the run.
 	ps := progressNotes(c, from)
-	if len(ps) < 3 || ps[0].State != stateStarting {
+	if len(ps) < 3 || ps[0].State != runs.StateStarting {
 		t.Fatalf("workerProgress sequence %+v", ps)
 	}
 	sawRunning, lastDone, dones := false, 0, []int{}
@@ -334,7 +257,7 @@ func TestRunStoryLive(t *testing.T) {
 		if p.Story != demoStory || p.Session != res.Session || p.OutputFile != res.OutputFile {
 			t.Errorf("workerProgress #%d names another run: %+v", i, p)
 		}
-		if p.State == stateRunning {
+		if p.State == runs.StateRunning {
 			sawRunning = true
 		}
 		if p.Done < lastDone {
@@ -459,7 +382,7 @@ func TestStopStoryLive(t *testing.T) {
 	c := startLive(t, f.root)
 	from := c.mark()
 	res := runFromLens(c, demoStory, nil)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == stateRunning && p.Cycle == 1 })
+	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
 	storyRel := ".saga/stories/" + demoStory + "/story.json"
 	if got := lensTitles(codeLenses(c, storyRel)); len(got) != 3 || got[0] != "■ Stop" || got[1] != "Show output" ||
 		!strings.HasPrefix(got[2], "● running · ") {
@@ -473,7 +396,7 @@ func TestStopStoryLive(t *testing.T) {
 	if final.State != "stopped" || final.Session != res.Session {
 		t.Errorf("final workerProgress %+v", final)
 	}
-	waitUntil(5*time.Second, func() bool { return lensTitles(codeLenses(c, storyRel))[0] == "▶ Run story" })
+	testkit.WaitUntil(5*time.Second, func() bool { return lensTitles(codeLenses(c, storyRel))[0] == "▶ Run story" })
 	if got := lensTitles(codeLenses(c, storyRel)); got[0] != "▶ Run story" || !strings.HasSuffix(got[len(got)-1], "last run: stopped") {
 		t.Errorf("lenses after stop: %q", got)
 	}
@@ -491,7 +414,7 @@ func TestCancelProgressStopsWorker(t *testing.T) {
 		Token string `json:"token"`
 	}
 	json.Unmarshal(create.Params, &p)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == stateRunning && p.Cycle == 1 })
+	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
 	c.notify("window/workDoneProgress/cancel", fmt.Sprintf(`{"token":%q}`, p.Token))
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "stopped" {
@@ -524,7 +447,7 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	c := startLive(t, f.root)
 	from := c.mark()
 	res := runFromLens(c, demoStory, nil)
-	if !waitUntil(30*time.Second, func() bool {
+	if !testkit.WaitUntil(30*time.Second, func() bool {
 		_, err := os.Stat(f.wtTask("write-tests"))
 		return err == nil && readStatus(t, f.wtTask("write-tests")) == "in_progress"
 	}) {
@@ -532,7 +455,7 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	}
 	workerPID, claudePID := 0, 0
 	for line := range strings.Lines(readFileString(res.EventsFile)) {
-		var e liveEvent
+		var e runs.Event
 		if json.Unmarshal([]byte(line), &e) == nil {
 			switch e.Event {
 			case "worker.start":
@@ -548,7 +471,7 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	syscall.Kill(workerPID, syscall.SIGKILL)
 	syscall.Kill(-claudePID, syscall.SIGKILL) // claude runs in its own process group
 	final, _ := waitProgress(c, from, ended)
-	if final.State != stateFailed || !strings.Contains(final.Message, "killed") {
+	if final.State != runs.StatusFailed || !strings.Contains(final.Message, "killed") {
 		t.Errorf("after SIGKILL: %+v", final)
 	}
 	d, _ := c.diagnostics(from, wtTaskRel("write-tests"), func(p publishedDiagnostics) bool {
@@ -576,7 +499,7 @@ func TestDiscoverTerminalWorker(t *testing.T) {
 	f := newLiveFixture(t, "slow", 300)
 	c := startLive(t, f.root)
 	from := c.mark()
-	cmd := exec.Command(liveBins.sagaLSP, "run", demoStory, "--format", "json")
+	cmd := exec.Command(testkit.Binary(t), "run", demoStory, "--format", "json")
 	cmd.Dir = f.root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -584,7 +507,7 @@ func TestDiscoverTerminalWorker(t *testing.T) {
 	}
 	var st struct{ Session string }
 	json.Unmarshal(out, &st)
-	p, _ := waitProgress(c, from, func(p workerProgressParams) bool { return p.State == stateRunning })
+	p, _ := waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
 	if p.Session != st.Session {
 		t.Errorf("followed %+v, want session %s", p, st.Session)
 	}
@@ -687,7 +610,7 @@ func TestLiveEventsRobust(t *testing.T) {
 	w.event(`"event":"step","step":"lock","message":"holding the worker lock for ship-it"`)
 
 	c := startLive(t, root)
-	p, _ := waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == stateRunning })
+	p, _ := waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
 	if p.Story != "ship-it" || p.Session != w.session || p.Total != 2 || p.Done != 0 {
 		t.Errorf("discovered %+v", p)
 	}
@@ -705,7 +628,7 @@ func TestLiveEventsRobust(t *testing.T) {
 		t.Errorf("taskStatus %+v", ts)
 	}
 	p, _ = waitProgress(c, from, func(p workerProgressParams) bool { return p.Done == 1 })
-	if p.Cycle != 1 || p.State != stateRunning {
+	if p.Cycle != 1 || p.State != runs.StateRunning {
 		t.Errorf("after the task: %+v", p)
 	}
 	// The server still answers.
@@ -728,7 +651,7 @@ func TestLiveWorkerDies(t *testing.T) {
 	t.Setenv("SAGA_SESSION_DIR", sessions)
 	// The worktree copy, with build in progress.
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
-	copyTree(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
+	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
 	os.Remove(filepath.Join(wt, "journal.md"))
 	setStatus(t, filepath.Join(wt, "build.json"), "pending", "in_progress")
 
@@ -744,7 +667,7 @@ func TestLiveWorkerDies(t *testing.T) {
 	c := startLive(t, root)
 	quiet := start(t)
 	quiet.initialize(root, liveCapabilities)
-	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == stateRunning })
+	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
 	rel := ".saga/worktrees/ship-it/.saga/stories/ship-it/build.json"
 	from := c.mark()
 	// While it lives, no stale-task.
@@ -755,7 +678,7 @@ func TestLiveWorkerDies(t *testing.T) {
 	}
 	killGroup(cmd)
 	p, _ := waitProgress(c, from, ended)
-	if p.State != stateFailed {
+	if p.State != runs.StatusFailed {
 		t.Errorf("after the death: %+v", p)
 	}
 	d, _ = c.diagnostics(from, rel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "stale-task") })
@@ -783,8 +706,8 @@ func TestWorktreeStatusChange(t *testing.T) {
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d`, pid))
 	w.event(`"event":"step","step":"lock","message":"holding the worker lock for ship-it"`)
-	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == stateRunning })
-	copyTree(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
+	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
+	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
 	time.Sleep(100 * time.Millisecond)
 	from := c.mark()
 	// … and the hook writes a status into it.
@@ -827,7 +750,7 @@ func TestStoryBlocked(t *testing.T) {
 	// A worktree copy whose journal is blocked: both story.json files say so.
 	from = c.mark()
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
-	copyTree(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
+	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
 	appendFile(t, filepath.Join(wt, "journal.md"), "\n## 2026-11-21T09:00:00Z blocker\nThe deploy key expired.\n")
 	wtRel := ".saga/worktrees/ship-it/.saga/stories/ship-it/story.json"
 	d, _ = c.diagnostics(from, wtRel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-blocked") })
@@ -1035,27 +958,6 @@ func appendFile(t *testing.T, path, text string) {
 	fh.WriteString(text)
 }
 
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func readFileString(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -1079,7 +981,7 @@ func TestLiveShutdownNoLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	c := startLive(t, root)
-	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == stateRunning })
+	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
 	c.open(".saga/stories/ship-it/story.json")
 	codeLenses(c, ".saga/stories/ship-it/story.json")
 	c.result("shutdown", `null`, nil)
@@ -1091,7 +993,7 @@ func TestLiveShutdownNoLeak(t *testing.T) {
 		t.Fatal("no exit")
 	}
 	c.in.Close()
-	if !waitUntil(5*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+	if !testkit.WaitUntil(5*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines after exit, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // taskTools are named in --allowedTools: Claude Code offers its Task tools
@@ -22,7 +23,7 @@ const taskTools = "TaskList TaskGet TaskUpdate TaskCreate"
 
 // loop spawns headless runs until a stop rule fires.
 func (r *run) loop(ctx context.Context) (status string, code int) {
-	deadline := r.started.Add(r.o.MaxTime)
+	deadline := r.started.Add(r.o.MaxDuration())
 	noProgress := 0
 	for {
 		done, total := r.progress()
@@ -36,7 +37,7 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			r.j.step("loop", "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
 			return "timeout", ExitLimit
 		case !r.o.Now().Before(deadline):
-			r.j.step("loop", "stopping: --max-time %s reached with %d/%d tasks done", r.o.MaxTime, done, total)
+			r.j.step("loop", "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
 			return "timeout", ExitLimit
 		}
 		r.cycles++
@@ -47,7 +48,7 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			return "stopped", ExitFailed
 		}
 		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
-			r.j.step("loop", "stopping: --max-time %s reached with %d/%d tasks done", r.o.MaxTime, after, total)
+			r.j.step("loop", "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
 			return "timeout", ExitLimit
 		}
 		if err != nil {
@@ -107,16 +108,11 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Dir = r.wt
 	cmd.Env = append(os.Environ(),
-		"CLAUDE_CODE_ENABLE_TASKS=true",
-		"CLAUDE_CODE_TASK_LIST_ID="+r.listID,
-		"SAGA_STORY_ID="+r.o.Story,
-		"SAGA_STORY_PATH="+r.o.Story,
-		"SAGA_STORY_TASK_LIST_ID="+r.listID,
-		"SAGA_PROJECT_DIR="+r.wt,
-		"SAGA_TASK_CONTEXT=story-worktree",
-		"SAGA_SESSION_DIR="+r.o.SessionDir,
-		"SAGA_SESSION="+r.o.Session,
+		claudetasks.EnvEnableTasks+"=true",
+		claudetasks.EnvTaskListID+"="+r.listID,
 	)
+	cmd.Env = append(cmd.Env, runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile()}.Vars()...)
 	// Its own process group: stopping the run reaches the hooks it spawned.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
@@ -130,7 +126,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 1, err
 	}
-	r.j.emit(Event{Event: "run.start", Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
+	r.j.emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
 		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
 	stopped := make(chan struct{})
@@ -147,7 +143,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			r.j.emit(Event{Event: "run.output", Cycle: r.cycles, Message: sc.Text(), Level: "warn"}, "claude: "+sc.Text())
+			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, "claude: "+sc.Text())
 		}
 		close(errDone)
 	}()
@@ -157,7 +153,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	close(stopped)
 	code := exitCodeOf(err)
 	done, total := r.progress()
-	r.j.emit(Event{Event: "run.end", Cycle: r.cycles, ExitCode: intp(code), Done: intp(done), Total: intp(total)},
+	r.j.emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total)},
 		fmt.Sprintf("run %d ended with exit code %d: %d/%d tasks done", r.cycles, code, done, total))
 	return code, nil
 }
@@ -187,29 +183,7 @@ func (r *run) claudeArgs(prompt string) []string {
 // hookSettings is the --settings JSON registering saga-lsp's hooks for the
 // run: session context, scope validation on writes, status sync on TaskUpdate.
 func (r *run) hookSettings() string {
-	cmd := shellQuote(r.o.Self) + " hook"
-	entry := func(matcher string) map[string]any {
-		e := map[string]any{"hooks": []map[string]any{{"type": "command", "command": cmd, "timeout": 30}}}
-		if matcher != "" {
-			e["matcher"] = matcher
-		}
-		return e
-	}
-	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{
-		"SessionStart": []any{entry("")},
-		"PreToolUse":   []any{entry("Write|Edit|MultiEdit|NotebookEdit")},
-		"PostToolUse":  []any{entry("TaskUpdate")},
-	}})
-	return string(b)
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return claudetasks.HookSettings(runs.HookCommand(r.o.Self), nil)
 }
 
 // prompt builds a headless run's prompt from the story (empty fields left out).
@@ -260,7 +234,7 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 			NumTurns      int             `json:"num_turns"`
 		}
 		if json.Unmarshal(line, &m) != nil {
-			r.j.emit(Event{Event: "run.output", Cycle: r.cycles, Message: string(line)}, "claude: "+string(line))
+			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, "claude: "+string(line))
 			continue
 		}
 		switch m.Type {
@@ -269,10 +243,10 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 				switch c.Type {
 				case "text":
 					if t := strings.TrimSpace(c.Text); t != "" {
-						r.j.emit(Event{Event: "run.output", Cycle: r.cycles, Message: clip(t, 2000)}, "claude: "+clip(t, 300))
+						r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, "claude: "+clip(t, 300))
 					}
 				case "tool_use":
-					r.j.emit(Event{Event: "run.output", Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
+					r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
 				}
 			}
 		case "user":
@@ -285,11 +259,11 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 				} `json:"statusChange"`
 			}
 			if len(m.ToolUseResult) > 0 && json.Unmarshal(m.ToolUseResult, &res) == nil && res.Success && res.StatusChange != nil {
-				r.j.emit(Event{Event: "task.status", Cycle: r.cycles, Task: res.TaskID, From: res.StatusChange.From, To: res.StatusChange.To, Source: "claude"},
+				r.j.emit(runs.Event{Event: runs.KindTaskStatus, Cycle: r.cycles, Task: res.TaskID, From: res.StatusChange.From, To: res.StatusChange.To, Source: runs.SourceClaude},
 					fmt.Sprintf("task %s: %s → %s", res.TaskID, res.StatusChange.From, res.StatusChange.To))
 			}
 		case "result":
-			r.j.emit(Event{Event: "run.output", Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
+			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
 		}
 	}
 }
@@ -329,7 +303,7 @@ func (r *run) reconcile(ctx context.Context) {
 			r.j.warn("reconcile", "%s: %v", t.ID, err)
 			continue
 		}
-		r.j.emit(Event{Event: "task.status", Task: t.ID, From: t.Status, To: want, Source: "claude"},
+		r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: t.Status, To: want, Source: runs.SourceClaude},
 			fmt.Sprintf("reconcile: %s %s → %s (from the task list)", t.ID, t.Status, want))
 	}
 }

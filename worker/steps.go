@@ -11,6 +11,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // worktree makes sure .saga/worktrees/<story>/ is a git worktree on branch
@@ -34,7 +35,7 @@ func (r *run) worktree(ctx context.Context) error {
 		r.j.warn("worktree", "could not add .saga/worktrees/ to .git/info/exclude: %v", err)
 	}
 	r.branch = "story/" + r.o.Story
-	r.wt = filepath.Join(r.root, ".saga", "worktrees", r.o.Story)
+	r.wt = store.WorktreeDir(r.root, r.o.Story)
 	r.wtGit = r.repo.in(r.wt)
 	r.base = r.o.Base
 	if r.base == "" {
@@ -78,7 +79,7 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 		r.j.warn("worktree", "story %s is not committed on %s; copied it into the worktree (it will be committed on %s)", r.o.Story, r.base, r.branch)
 	}
-	r.j.emit(Event{Event: "step", Step: "worktree", Branch: r.branch, Worktree: r.wt}, "")
+	r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Worktree: r.wt}, "")
 	return nil
 }
 
@@ -180,10 +181,10 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.step("pr", "opened draft pull request %s", r.pr)
 	}
 	if r.pr != "" {
-		if err := r.setStoryField(ctx, "pr", r.pr); err != nil {
+		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
 			r.j.warn("pr", "record the PR in story.json: %v", err)
 		}
-		r.j.emit(Event{Event: "step", Step: "pr", PR: r.pr}, "")
+		r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
 }
 
@@ -213,11 +214,13 @@ func lastURL(out string) string {
 	return ""
 }
 
-// context marks the story as in progress in the worktree, with its branch
-// and worktree.
+// context records the story's branch and worktree in the worktree's
+// story.json, and marks it in progress only where the file has a status
+// (upstream SAGA derives a story's status from its tasks, and its strict
+// story object rejects a status it did not write).
 func (r *run) context(ctx context.Context) error {
 	for _, kv := range [][2]string{{"status", store.StatusInProgress}, {"branch", r.branch}, {"worktree", rel(r.root, r.wt)}} {
-		if err := r.setStoryField(ctx, kv[0], kv[1]); err != nil {
+		if err := r.setStoryField(ctx, kv[0], kv[1], kv[0] == "status"); err != nil {
 			return fmt.Errorf("update story.json: %w", err)
 		}
 	}
@@ -254,13 +257,13 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 				r.j.warn("end", "reset %s: %v", t.ID, err)
 				continue
 			}
-			r.j.emit(Event{Event: "task.status", Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: "worktree"},
+			r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
 				fmt.Sprintf("end: %s was still in progress; back to pending", t.ID))
 		}
 	}
 	s, _ = r.story()
 	all := s != nil && len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
-	if err := r.setStoryField(ctx, "status", s.EffectiveStatus()); err != nil {
+	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
 		r.j.warn("end", "story status: %v", err)
 	}
 	// Commit the story's .saga changes on the branch.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // Exit codes (design.md §6).
@@ -30,18 +31,12 @@ const (
 
 // Options configure one worker run.
 type Options struct {
-	Story          string
-	Dir            string // where the worker was started; the workspace root is found from it
-	MaxCycles      int
-	MaxTime        time.Duration
-	Model          string
-	PermissionMode string
-	Base           string // base branch; default: the main checkout's current branch
-	OutputFile     string // human log copy; events go to <OutputFile>.events.jsonl
-	Session        string // tmux session name, for events; default saga-story-<story>-<ms>
-	SessionDir     string
-	KeepTasks      bool
-	DryRun         bool // use the built-in simulated agent instead of claude
+	Story string
+	Dir   string // where the worker was started; the workspace root is found from it
+	runs.WorkerFlags
+	OutputFile string // human log copy; events go to <OutputFile>.events.jsonl
+	Session    string // tmux session name, for events; default saga-story-<story>-<ms>
+	SessionDir string
 
 	Claude string // claude executable (default: SAGA_CLAUDE or "claude" on PATH)
 	GH     string // gh executable (default: SAGA_GH or "gh" on PATH)
@@ -54,18 +49,7 @@ type Options struct {
 }
 
 func (o *Options) defaults() {
-	if o.MaxCycles <= 0 {
-		o.MaxCycles = 10
-	}
-	if o.MaxTime <= 0 {
-		o.MaxTime = 60 * time.Minute
-	}
-	if o.Model == "" {
-		o.Model = "opus"
-	}
-	if o.PermissionMode == "" {
-		o.PermissionMode = "acceptEdits"
-	}
+	o.WorkerFlags = o.WorkerFlags.WithDefaults()
 	if o.Env == nil {
 		o.Env = os.Getenv
 	}
@@ -79,16 +63,16 @@ func (o *Options) defaults() {
 		o.Git = "git"
 	}
 	if o.Claude == "" {
-		o.Claude = orDefault(o.Env("SAGA_CLAUDE"), "claude")
+		o.Claude = orDefault(runs.Getenv(o.Env, runs.EnvClaude), "claude")
 	}
 	if o.GH == "" {
-		o.GH = orDefault(o.Env("SAGA_GH"), "gh")
+		o.GH = orDefault(runs.Getenv(o.Env, runs.EnvGH), "gh")
 	}
 	if o.SessionDir == "" {
-		o.SessionDir = orDefault(o.Env("SAGA_SESSION_DIR"), "/tmp/saga-sessions")
+		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	if o.Session == "" {
-		o.Session = orDefault(o.Env("SAGA_SESSION"), fmt.Sprintf("saga-story-%s-%d", o.Story, o.Now().UnixMilli()))
+		o.Session = orDefault(runs.Getenv(o.Env, runs.EnvSession), runs.SessionName(o.Story, o.Now()))
 	}
 	if o.Self == "" {
 		o.Self, _ = os.Executable()
@@ -137,12 +121,12 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer j.close()
 	r := &run{o: o, j: j, started: o.Now()}
-	j.emit(Event{Event: "worker.start", OutputFile: o.OutputFile, PID: os.Getpid()},
+	j.emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun},
 		fmt.Sprintf("worker for story %s (session %s, pid %d)", o.Story, o.Session, os.Getpid()))
 	status, code := r.execute(ctx)
 	done, total := r.progress()
-	j.emit(Event{Event: "worker.end", Status: status, ExitCode: intp(code), Cycles: intp(r.cycles),
-		ElapsedMs: int64p(o.Now().Sub(r.started).Milliseconds()), Done: intp(done), Total: intp(total), PR: r.pr},
+	j.emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
+		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr},
 		fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code))
 	return code
 }
@@ -164,13 +148,13 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 
 	// 1. Lock: one worker per story, shared by all worktrees.
-	lock, ok, err := store.TryLock(r.root, "worker-"+r.o.Story)
+	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
 		r.j.warn("lock", "%v", err)
 		return "failed", ExitFailed
 	}
 	if !ok {
-		pid, _ := store.LockHolder(r.root, "worker-"+r.o.Story)
+		pid, _ := runs.WorkerHolder(r.root, r.o.Story)
 		who := "another worker"
 		if pid > 0 {
 			who = fmt.Sprintf("another worker (pid %d)", pid)
@@ -209,6 +193,14 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	return status, code
 }
 
+// eventsFile is the run's events file ("" without an output file).
+func (r *run) eventsFile() string {
+	if r.o.OutputFile == "" {
+		return ""
+	}
+	return runs.EventsFile(r.o.OutputFile)
+}
+
 // storyDir is the story's folder in the worktree.
 func (r *run) storyDir() string {
 	return filepath.Join(r.wt, ".saga", "stories", r.o.Story)
@@ -230,31 +222,23 @@ func (r *run) progress() (done, total int) {
 	return s.Done(), len(s.Tasks)
 }
 
-// setStoryField edits one string member of the worktree's story.json, under
-// the story lock, byte-minimally.
-func (r *run) setStoryField(ctx context.Context, key, value string) error {
-	return r.editFile(ctx, filepath.Join(r.storyDir(), "story.json"), key, value)
-}
-
-// setTaskStatus writes a task's status in the worktree copy.
-func (r *run) setTaskStatus(ctx context.Context, task, status string) error {
-	return r.editFile(ctx, filepath.Join(r.storyDir(), task+".json"), "status", status)
-}
-
-func (r *run) editFile(ctx context.Context, path, key, value string) error {
+// setStoryField sets one string member of the worktree's story.json (only
+// where the file has it, with onlyIfPresent), through the one validated
+// write in store.
+func (r *run) setStoryField(ctx context.Context, key, value string, onlyIfPresent bool) error {
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	lock, err := store.AcquireLock(lctx, r.root, "story-"+r.o.Story)
-	if err != nil {
-		return fmt.Errorf("lock story %s: %w", r.o.Story, err)
-	}
-	defer lock.Unlock()
-	return store.UpdateFile(path, func(old []byte) ([]byte, error) {
-		if old == nil {
-			return nil, fmt.Errorf("%s does not exist", path)
-		}
-		return store.SetString(old, key, value)
-	})
+	_, err := store.SetStoryField(lctx, r.wt, r.o.Story, key, value, onlyIfPresent)
+	return err
+}
+
+// setTaskStatus writes a task's status in the worktree copy, as the hook
+// does.
+func (r *run) setTaskStatus(ctx context.Context, task, status string) error {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := store.SetTaskStatus(lctx, r.wt, r.o.Story, task, status)
+	return err
 }
 
 // hydrate resets tasks a crashed run left in progress, then writes the task
@@ -269,7 +253,7 @@ func (r *run) hydrate(ctx context.Context) error {
 			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
 				return fmt.Errorf("reset %s: %w", t.ID, err)
 			}
-			r.j.emit(Event{Event: "task.status", Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: "worktree"},
+			r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
 				fmt.Sprintf("hydrate: %s was left in progress by an earlier run; back to pending", t.ID))
 		}
 	}
@@ -279,7 +263,7 @@ func (r *run) hydrate(ctx context.Context) error {
 	if len(s.Tasks) == 0 {
 		return fmt.Errorf("story %s has no tasks; add some with `saga-lsp new task %s <id> --subject …`", r.o.Story, r.o.Story)
 	}
-	cfg, err := claudetasks.ConfigDir()
+	cfg, err := claudetasks.ConfigDir(r.o.Env)
 	if err != nil {
 		return err
 	}
@@ -290,8 +274,8 @@ func (r *run) hydrate(ctx context.Context) error {
 	if err := claudetasks.Hydrate(hctx, r.listDir, claudetasks.FromStory(s)); err != nil {
 		return err
 	}
-	r.j.emit(Event{Event: "step", Step: "hydrate", TaskList: r.listID, Done: intp(s.Done()), Total: intp(len(s.Tasks)),
-		Message: fmt.Sprintf("%d tasks written to %s", len(s.Tasks), r.listDir)},
+	r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: r.listID, TaskListDir: r.listDir,
+		Done: runs.Int(s.Done()), Total: runs.Int(len(s.Tasks)), Message: fmt.Sprintf("%d tasks written to %s", len(s.Tasks), r.listDir)},
 		fmt.Sprintf("hydrate: %d tasks (%d done) → %s", len(s.Tasks), s.Done(), r.listDir))
 	return nil
 }

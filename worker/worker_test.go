@@ -18,6 +18,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 	"github.com/saga-ai/saga-lsp/worker"
 )
 
@@ -117,7 +118,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 	f.t.Helper()
 	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
 	var out bytes.Buffer
-	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: bins.sagaLSP, Stdout: &out, MaxCycles: 5, MaxTime: time.Minute}
+	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: bins.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
 	if mod != nil {
 		mod(&o)
 	}
@@ -140,17 +141,17 @@ func (f *fixture) worktreeStatuses(story string) map[string]string {
 	return out
 }
 
-func (f *fixture) events() []worker.Event {
+func (f *fixture) events() []runs.Event {
 	f.t.Helper()
 	data, err := os.ReadFile(f.out + ".events.jsonl")
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var evs []worker.Event
+	var evs []runs.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var e worker.Event
+		var e runs.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			f.t.Fatalf("events line %q: %v", sc.Text(), err)
 		}
@@ -159,13 +160,13 @@ func (f *fixture) events() []worker.Event {
 	return evs
 }
 
-func lastEnd(evs []worker.Event) worker.Event {
+func lastEnd(evs []runs.Event) runs.Event {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Event == "worker.end" {
 			return evs[i]
 		}
 	}
-	return worker.Event{}
+	return runs.Event{}
 }
 
 func (f *fixture) ghPRs() []map[string]any {
@@ -202,7 +203,7 @@ func TestStopRules(t *testing.T) {
 			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
 		{name: "blocker in the journal", story: "add-logout-button", script: "blocker", code: worker.ExitBlocked, status: "blocked",
 			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
-		{name: "max time", story: "add-logout-button", script: "slow", mod: func(o *worker.Options) { o.MaxTime = 300 * time.Millisecond },
+		{name: "max time", story: "add-logout-button", script: "slow", mod: func(o *worker.Options) { o.MaxTime = 0.005 },
 			code: worker.ExitLimit, status: "timeout"},
 		{name: "no hooks: reconciliation syncs", story: "add-logout-button", script: "nohooks", code: worker.ExitCompleted, status: "completed",
 			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},

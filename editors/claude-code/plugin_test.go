@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
@@ -252,11 +251,11 @@ func TestHooksJSON(t *testing.T) {
 		}
 	}
 	// The same hooks as `saga-lsp install` registers: event, matcher, timeout.
-	if len(h.Hooks) != len(commands.Hooks) {
-		t.Errorf("events %v, want those of commands.Hooks %v", keys(h.Hooks), commands.Hooks)
+	if len(h.Hooks) != len(claudetasks.Hooks) {
+		t.Errorf("events %v, want those of claudetasks.Hooks %v", keys(h.Hooks), claudetasks.Hooks)
 	}
 	const wantCommand = `"${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-hook"`
-	for _, spec := range commands.Hooks {
+	for _, spec := range claudetasks.Hooks {
 		groups := h.Hooks[spec.Event]
 		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
 			t.Errorf("%s: want one group with one hook, got %+v", spec.Event, groups)
@@ -274,8 +273,8 @@ func TestHooksJSON(t *testing.T) {
 		if c.Type != "command" || c.Command != wantCommand {
 			t.Errorf("%s hook %+v, want type command running %s", spec.Event, c, wantCommand)
 		}
-		if c.Timeout == nil || *c.Timeout <= 0 || *c.Timeout != float64(commands.HookTimeout) {
-			t.Errorf("%s timeout %v, want %d (seconds)", spec.Event, c.Timeout, commands.HookTimeout)
+		if c.Timeout == nil || *c.Timeout <= 0 || *c.Timeout != float64(claudetasks.HookTimeout) {
+			t.Errorf("%s timeout %v, want %d (seconds)", spec.Event, c.Timeout, claudetasks.HookTimeout)
 		}
 		if c.Async || c.Once {
 			t.Errorf("%s: async/once hooks cannot deny or sync in time", spec.Event)

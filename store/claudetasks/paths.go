@@ -18,22 +18,26 @@ const (
 	listSep    = "__"
 )
 
-// ConfigDir returns Claude Code's configuration directory:
-// $CLAUDE_CONFIG_DIR when set and non-empty (as ${CLAUDE_CONFIG_DIR:-…}),
-// else $HOME/.claude. A relative $CLAUDE_CONFIG_DIR is made absolute against
-// the current directory; a claude process started elsewhere would resolve it
-// against its own, so pass it an absolute value.
-func ConfigDir() (string, error) {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+// ConfigDir returns Claude Code's configuration directory, looking
+// variables up with env (os.Getenv when nil): $CLAUDE_CONFIG_DIR when set
+// and non-empty (as ${CLAUDE_CONFIG_DIR:-…}), else $HOME/.claude. A relative
+// $CLAUDE_CONFIG_DIR is made absolute against the current directory; a
+// claude process started elsewhere would resolve it against its own, so pass
+// it an absolute value.
+func ConfigDir(env func(string) string) (string, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	if d := env(EnvConfigDir); d != "" {
 		abs, err := filepath.Abs(d)
 		if err != nil {
 			return "", fmt.Errorf("claude config dir %q: %w", d, err)
 		}
 		return abs, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("claude config dir: %w (set CLAUDE_CONFIG_DIR or HOME)", err)
+	home := env("HOME")
+	if home == "" {
+		return "", fmt.Errorf("claude config dir: $HOME is not set (set %s or HOME)", EnvConfigDir)
 	}
 	return filepath.Join(home, ".claude"), nil
 }
@@ -115,3 +119,7 @@ func StoryOfList(listID string) (story string, ok bool) {
 	}
 	return story, true
 }
+
+// IsSagaList tells whether a list id claims to be a SAGA story's (starts
+// with "saga__"), valid or not.
+func IsSagaList(listID string) bool { return strings.HasPrefix(listID, listPrefix) }

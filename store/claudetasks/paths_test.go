@@ -119,9 +119,8 @@ func TestConfigDir(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("CLAUDE_CONFIG_DIR", tc.env)
-			t.Setenv("HOME", tc.home)
-			got, err := ConfigDir()
+			env := map[string]string{EnvConfigDir: tc.env, "HOME": tc.home}
+			got, err := ConfigDir(func(k string) string { return env[k] })
 			if tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), "HOME") {
 					t.Errorf("ConfigDir() = %q, %v; want an error naming HOME", got, err)
@@ -132,5 +131,29 @@ func TestConfigDir(t *testing.T) {
 				t.Errorf("ConfigDir() = %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// One task-list-id rule for every reader (the hook's sync and the worker
+// agree): a list id needs its __<unixMillis>; the bare saga__<story> of an
+// early design is not a SAGA list.
+func TestStoryOfListCases(t *testing.T) {
+	for in, want := range map[string]string{
+		"saga__my-story__1735689600000":      "my-story",
+		"saga__user-auth--setup-db__1700000": "user-auth--setup-db",
+		"saga__my-story":                     "",
+		"saga__my-story__":                   "",
+		"saga__my-story__12a":                "",
+		"saga__My-Story__1":                  "",
+		"saga____1":                          "",
+		"saga__a__b__1":                      "",
+		"my-story":                           "",
+		"":                                   "",
+		"SAGA__x__1":                         "",
+	} {
+		got, ok := StoryOfList(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("StoryOfList(%q) = %q, %v; want %q", in, got, ok, want)
+		}
 	}
 }

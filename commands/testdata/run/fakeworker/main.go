@@ -13,31 +13,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
-
-type event struct {
-	Time       time.Time `json:"time"`
-	Story      string    `json:"story"`
-	Session    string    `json:"session"`
-	Event      string    `json:"event"`
-	Step       string    `json:"step,omitempty"`
-	Message    string    `json:"message,omitempty"`
-	Level      string    `json:"level,omitempty"`
-	Cycle      int       `json:"cycle,omitempty"`
-	Status     string    `json:"status,omitempty"`
-	ExitCode   *int      `json:"exitCode,omitempty"`
-	OutputFile string    `json:"outputFile,omitempty"`
-	PID        int       `json:"pid,omitempty"`
-}
 
 func main() {
 	args := os.Args[1:]
@@ -73,48 +57,46 @@ func main() {
 		fmt.Fprintln(log, "fake worker: boom")
 		os.Exit(3)
 	}
-	events, err := os.OpenFile(output+".events.jsonl", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	events, err := runs.OpenWriter(runs.EventsFile(output), story, "", session, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeworker:", err)
 		os.Exit(2)
 	}
-	emit := func(e event) {
-		e.Time, e.Story, e.Session = time.Now().UTC(), story, session
-		b, _ := json.Marshal(e)
-		events.Write(append(b, '\n'))
+	emit := func(e runs.Event) {
+		events.Emit(e)
 		if e.Message != "" {
 			fmt.Fprintf(log, "%s: %s\n", e.Event, e.Message)
 		}
 	}
 	end := func(status string, code int) {
-		emit(event{Event: "worker.end", Status: status, ExitCode: &code, Message: status})
+		emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: &code, Message: status})
 		os.Exit(code)
 	}
 
-	emit(event{Event: "worker.start", OutputFile: output, PID: os.Getpid(), Message: "fake worker for " + story})
+	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), Message: "fake worker for " + story})
 	if mode == "fail" {
 		end("failed", 1)
 	}
 	root, err := store.FindRoot(".")
 	if err != nil {
-		emit(event{Event: "step", Step: "start", Level: "warn", Message: err.Error()})
+		emit(runs.Event{Event: runs.KindStep, Step: runs.StepStart, Level: runs.LevelWarn, Message: err.Error()})
 		end("failed", 1)
 	}
-	lock, ok, err := store.TryLock(root, "worker-"+story)
+	lock, ok, err := store.TryLock(root, runs.WorkerLockName(story))
 	if err != nil || !ok {
-		emit(event{Event: "step", Step: "lock", Level: "warn", Message: "another worker is running"})
+		emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Level: runs.LevelWarn, Message: "another worker is running"})
 		end("failed", 1)
 	}
-	emit(event{Event: "step", Step: "lock", Message: "holding the worker lock"})
-	emit(event{Event: "step", Step: "args", Message: strings.Join(args, " ") +
-		" | SAGA_SESSION=" + os.Getenv("SAGA_SESSION") + " SAGA_SESSION_DIR=" + os.Getenv("SAGA_SESSION_DIR")})
+	emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Message: "holding the worker lock"})
+	emit(runs.Event{Event: runs.KindStep, Step: "args", Message: strings.Join(args, " ") +
+		" | SAGA_SESSION=" + os.Getenv(runs.EnvSession) + " SAGA_SESSION_DIR=" + os.Getenv(runs.EnvSessionDir)})
 	if mode == "done" {
 		lock.Unlock()
 		end("completed", 0)
 	}
-	emit(event{Event: "run.start", Cycle: 1, Message: "run 1"})
+	emit(runs.Event{Event: runs.KindRunStart, Cycle: 1, Message: "run 1"})
 	<-sig
-	emit(event{Event: "step", Step: "end", Message: "cleaning up after a signal"})
+	emit(runs.Event{Event: runs.KindStep, Step: runs.StepEnd, Message: "cleaning up after a signal"})
 	lock.Unlock()
 	end("stopped", 1)
 }

@@ -1,4 +1,9 @@
-package commands
+// Package hook is saga-lsp's Claude Code face: `saga-lsp hook`, the command
+// hook Claude Code runs (SessionStart context, PreToolUse write scope,
+// PostToolUse status sync), and `saga-lsp install`, which registers it in a
+// settings.json. A hook must never hang, never block a run by accident and
+// answer in milliseconds.
+package hook
 
 import (
 	"bytes"
@@ -10,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
 // The Claude Code command hook (`saga-lsp hook`): one JSON payload on stdin,
@@ -27,13 +34,6 @@ const (
 // hookReadTimeout bounds how long the hook waits for stdin to close. When it
 // passes, the hook goes on with what it has read (a variable for tests).
 var hookReadTimeout = 2 * time.Second
-
-// Names of the events and tools the hook handles.
-const (
-	EventSessionStart = "SessionStart"
-	EventPreToolUse   = "PreToolUse"
-	EventPostToolUse  = "PostToolUse"
-)
 
 // HookPayload is the part of Claude Code's hook input the hook reads.
 type HookPayload struct {
@@ -99,11 +99,11 @@ func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, st
 		return 0
 	}
 	switch p.HookEventName {
-	case EventSessionStart:
+	case claudetasks.EventSessionStart:
 		h.sessionStart(p)
-	case EventPreToolUse:
+	case claudetasks.EventPreToolUse:
 		h.preToolUse(p)
-	case EventPostToolUse:
+	case claudetasks.EventPostToolUse:
 		h.postToolUse(p)
 	case "":
 		h.warnf("payload has no hook_event_name; nothing to do")
@@ -232,7 +232,7 @@ func (h *hookRun) hookCwd(p *HookPayload) string {
 	if p.Cwd != "" {
 		return p.Cwd
 	}
-	if d := h.getenv("CLAUDE_PROJECT_DIR"); d != "" {
+	if d := h.getenv(claudetasks.EnvProjectDir); d != "" {
 		return d
 	}
 	d, _ := os.Getwd()

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 // `saga-lsp install`: register saga-lsp's Claude Code hooks in a
 // settings.json by byte-minimal edits — every other key, hook and the
@@ -16,7 +16,9 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // Settings scopes of Install.
@@ -25,28 +27,12 @@ const (
 	ScopeUser    = "user"    // ${CLAUDE_CONFIG_DIR:-~/.claude}/settings.json
 )
 
-// HookTimeout is the timeout (seconds) of the registered hooks.
-const HookTimeout = 30
-
-// HookSpec is one hook saga-lsp registers.
-type HookSpec struct {
-	Event   string // hook event name
-	Matcher string // "" for none
-}
-
-// Hooks are the hooks Install registers, in this order.
-var Hooks = []HookSpec{
-	{"SessionStart", ""},
-	{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit"},
-	{"PostToolUse", "TaskUpdate"},
-}
-
 // InstallOptions configure Install.
 type InstallOptions struct {
 	Root   string // the project (ScopeProject)
 	Scope  string // ScopeProject (default) or ScopeUser
 	DryRun bool   // compute the result, write nothing
-	Self   string // the saga-lsp binary; default SelfPath(Env)
+	Self   string // the saga-lsp binary; default runs.SelfPath(Env)
 	Env    func(string) string
 }
 
@@ -77,10 +63,10 @@ func SettingsPath(scope, root string, env func(string) string) (string, error) {
 	case "", ScopeProject:
 		return filepath.Join(root, ".claude", "settings.json"), nil
 	case ScopeUser:
-		if d := getenv(env, "CLAUDE_CONFIG_DIR"); d != "" {
+		if d := runs.Getenv(env, claudetasks.EnvConfigDir); d != "" {
 			return filepath.Join(d, "settings.json"), nil
 		}
-		home := getenv(env, "HOME")
+		home := runs.Getenv(env, "HOME")
 		if home == "" {
 			h, err := os.UserHomeDir()
 			if err != nil {
@@ -90,12 +76,8 @@ func SettingsPath(scope, root string, env func(string) string) (string, error) {
 		}
 		return filepath.Join(home, ".claude", "settings.json"), nil
 	}
-	return "", usagef("invalid --claude-settings %q: use project or user", scope)
+	return "", fmt.Errorf("invalid --claude-settings %q: use project or user", scope)
 }
-
-// HookCommand is the command line registered for self: the shell-quoted
-// absolute path and "hook".
-func HookCommand(self string) string { return ShellQuote(self) + " hook" }
 
 // Install merges saga-lsp's hooks into the scope's settings.json and writes
 // it atomically (unless DryRun). A file that is not a JSON object, or whose
@@ -106,7 +88,7 @@ func Install(o InstallOptions) (*Installed, error) {
 		return nil, err
 	}
 	if o.Self == "" {
-		if o.Self, err = SelfPath(o.Env); err != nil {
+		if o.Self, err = runs.SelfPath(o.Env); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +100,7 @@ func Install(o InstallOptions) (*Installed, error) {
 			return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("a symbolic link that cannot be followed (%v)", err)}
 		}
 	}
-	res := &Installed{Path: path, Command: HookCommand(o.Self)}
+	res := &Installed{Path: path, Command: runs.HookCommand(o.Self)}
 	old, err := os.ReadFile(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -198,7 +180,7 @@ func validSettings(src []byte) error {
 	if hooks.Kind != jsonc.Object {
 		return &SettingsError{Reason: fmt.Sprintf(`"hooks" is %s, not an object`, article(hooks))}
 	}
-	for _, h := range Hooks {
+	for _, h := range claudetasks.Hooks {
 		if v := hooks.Get(h.Event); v != nil && v.Kind != jsonc.Array {
 			return &SettingsError{Reason: fmt.Sprintf(`"hooks"."%s" is %s, not an array`, h.Event, article(v))}
 		}
@@ -219,36 +201,10 @@ func article(n *jsonc.Node) string {
 	return "a " + n.Kind.String()
 }
 
-type hookCommand struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
-}
-
-type hookGroup struct {
-	Matcher string        `json:"matcher,omitempty"`
-	Hooks   []hookCommand `json:"hooks"`
-}
-
-func ourGroup(h HookSpec, command string) hookGroup {
-	return hookGroup{Matcher: h.Matcher, Hooks: []hookCommand{{Type: "command", Command: command, Timeout: HookTimeout}}}
-}
-
-// allHooks marshals to {"SessionStart":[…],…} in Hooks' order.
+// allHooks marshals to the "hooks" object registering every hook.
 type allHooks string
 
-func (a allHooks) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, h := range Hooks {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(store.MarshalString(h.Event) + ":[" + jsonText(ourGroup(h, string(a))) + "]")
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (a allHooks) MarshalJSON() ([]byte, error) { return claudetasks.HooksJSON(string(a)), nil }
 
 // mergeStep makes the first edit still needed; changed is false when none is.
 func mergeStep(src []byte, command string) (out []byte, changed bool, err error) {
@@ -263,10 +219,10 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		return st.insertMember(src, root, "hooks", allHooks(command)), true, nil
 	}
 	hooks := hm.Value
-	for _, spec := range Hooks {
+	for _, spec := range claudetasks.Hooks {
 		m := hooks.Member(spec.Event)
 		if m == nil || m.Value == nil {
-			return st.insertMember(src, hooks, spec.Event, []hookGroup{ourGroup(spec, command)}), true, nil
+			return st.insertMember(src, hooks, spec.Event, []claudetasks.HookGroup{spec.Group(command)}), true, nil
 		}
 		arr := m.Value
 		type loc struct{ g, h int }
@@ -283,7 +239,7 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 			}
 		}
 		if len(ours) == 0 {
-			return st.appendElement(src, arr, ourGroup(spec, command)), true, nil
+			return st.appendElement(src, arr, spec.Group(command)), true, nil
 		}
 		if len(ours) > 1 { // a duplicate of ours: drop the last one
 			l := ours[len(ours)-1]
@@ -315,8 +271,8 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		if c := h.Get("command"); c == nil || c.Kind != jsonc.String || c.Str != command {
 			return st.setMember(src, h, "command", command), true, nil
 		}
-		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(HookTimeout) {
-			return st.setMember(src, h, "timeout", HookTimeout), true, nil
+		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(claudetasks.HookTimeout) {
+			return st.setMember(src, h, "timeout", claudetasks.HookTimeout), true, nil
 		}
 	}
 	return src, false, nil

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"cmp"
@@ -7,31 +7,28 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
-)
-
-// Context names for SAGA_TASK_CONTEXT.
-const (
-	ContextMain          = "main"
-	ContextStoryWorktree = "story-worktree"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // sessionStart exports the SAGA variables to $CLAUDE_ENV_FILE and prints a
 // summary of the story (or the workspace) as the session's context.
 func (h *hookRun) sessionStart(p *HookPayload) {
 	cwd := absPathFrom("", h.hookCwd(p))
-	sessionDir := SessionDir(h.env) // run.go: $SAGA_SESSION_DIR or the default
+	sessionDir := runs.SessionDir(h.env)
 	var vars [][2]string
 	var summary string
 	if wt, ok := DetectStoryWorktree(cwd); ok {
 		vars = [][2]string{
-			{"SAGA_PROJECT_DIR", wt.Worktree},
-			{"SAGA_TASK_CONTEXT", ContextStoryWorktree},
-			{"SAGA_STORY_ID", wt.Story},
-			{"SAGA_STORY_PATH", wt.Story},
-			{"SAGA_SESSION_DIR", sessionDir},
+			{runs.EnvProjectDir, wt.Worktree},
+			{runs.EnvTaskContext, runs.TaskContextStoryWorktree},
+			{runs.EnvStoryID, wt.Story},
+			{runs.EnvStoryPath, wt.Story},
+			{runs.EnvSessionDir, sessionDir},
 		}
 		summary = StorySummary(wt)
 	} else {
@@ -40,23 +37,23 @@ func (h *hookRun) sessionStart(p *HookPayload) {
 		if err == nil {
 			project = root
 			summary = WorkspaceSummary(root)
-		} else if d := h.getenv("CLAUDE_PROJECT_DIR"); d != "" {
+		} else if d := h.getenv(claudetasks.EnvProjectDir); d != "" {
 			project = absPathFrom(cwd, d)
 		} else {
 			project = cwd
 		}
 		vars = [][2]string{
-			{"SAGA_PROJECT_DIR", project},
-			{"SAGA_TASK_CONTEXT", ContextMain},
-			{"SAGA_SESSION_DIR", sessionDir},
+			{runs.EnvProjectDir, project},
+			{runs.EnvTaskContext, runs.TaskContextMain},
+			{runs.EnvSessionDir, sessionDir},
 		}
 	}
-	if f := h.getenv("CLAUDE_ENV_FILE"); f != "" {
+	if f := h.getenv(claudetasks.EnvEnvFile); f != "" {
 		h.appendEnvFile(f, vars)
 	}
 	if summary != "" {
 		h.writeJSON(map[string]any{"hookSpecificOutput": sessionOutput{
-			HookEventName:     EventSessionStart,
+			HookEventName:     claudetasks.EventSessionStart,
 			AdditionalContext: summary,
 		}})
 	}
@@ -68,7 +65,9 @@ type sessionOutput struct {
 }
 
 // appendEnvFile appends "export KEY=value" lines in one write, so lines of
-// concurrent hooks never interleave.
+// concurrent hooks never interleave. Only a regular file is written: the
+// open never blocks (O_NONBLOCK: a FIFO without a reader fails at once
+// instead of hanging the hook), and anything but a regular file is refused.
 func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 	var b strings.Builder
 	for _, kv := range vars {
@@ -76,11 +75,16 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 			h.warnf("%s=%q holds a line break; not exported", kv[0], kv[1])
 			continue
 		}
-		b.WriteString("export " + kv[0] + "=" + ShellQuote(kv[1]) + "\n")
+		b.WriteString("export " + kv[0] + "=" + runs.ShellQuote(kv[1]) + "\n")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		h.warnf("CLAUDE_ENV_FILE: %v", err)
+		h.warnf("%s: %v", claudetasks.EnvEnvFile, err)
+		return
+	}
+	if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		h.warnf("%s=%s is not a regular file; variables not exported", claudetasks.EnvEnvFile, path)
 		return
 	}
 	_, err = f.WriteString(b.String())
@@ -88,7 +92,7 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 		err = cerr
 	}
 	if err != nil {
-		h.warnf("CLAUDE_ENV_FILE: %v", err)
+		h.warnf("%s: %v", claudetasks.EnvEnvFile, err)
 	}
 }
 

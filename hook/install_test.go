@@ -1,4 +1,4 @@
-package commands_test
+package hook_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/hook"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
 // installEnv has HOME in a temp dir and no CLAUDE_CONFIG_DIR, so the user
@@ -18,7 +20,7 @@ import (
 func installEnv(t *testing.T) (home string, env []string) {
 	t.Helper()
 	home = t.TempDir()
-	for _, kv := range cleanEnv() {
+	for _, kv := range testkit.CleanEnv() {
 		if !strings.HasPrefix(kv, "HOME=") {
 			env = append(env, kv)
 		}
@@ -47,9 +49,11 @@ func project(t *testing.T, fixture string) (dir, settings string) {
 	return dir, settings
 }
 
-func install(t *testing.T, dir string, env []string, args ...string) result {
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+func install(t *testing.T, dir string, env []string, args ...string) testkit.Result {
 	t.Helper()
-	return sagaLSP(t, dir, env, append([]string{"install"}, args...)...)
+	return testkit.Run(t, dir, env, "", testkit.Binary(t), append([]string{"install"}, args...)...)
 }
 
 // settingsGolden compares a settings file with testdata/install/<name>, the
@@ -60,7 +64,7 @@ func settingsGolden(t *testing.T, path, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("install", name), strings.ReplaceAll(string(data), binPath, "@BIN@"))
+	testkit.Golden(t, filepath.Join("testdata", "install", name), strings.ReplaceAll(string(data), testkit.Binary(t), "@BIN@"))
 	return data
 }
 
@@ -73,9 +77,9 @@ func installTwice(t *testing.T, dir string, env []string, settings string, args 
 	r := install(t, dir, env, args...)
 	after, _ := os.ReadFile(settings)
 	fi2, _ := os.Stat(settings)
-	if r.code != 0 || !strings.Contains(r.stdout, "already up to date") || string(before) != string(after) ||
+	if r.Code != 0 || !strings.Contains(r.Stdout, "already up to date") || string(before) != string(after) ||
 		!fi1.ModTime().Equal(fi2.ModTime()) {
-		t.Errorf("second install: exit %d, changed %v\n%s%s", r.code, string(before) != string(after), r.stdout, r.stderr)
+		t.Errorf("second install: exit %d, changed %v\n%s%s", r.Code, string(before) != string(after), r.Stdout, r.Stderr)
 	}
 }
 
@@ -83,15 +87,15 @@ func TestInstallEmptyProject(t *testing.T) {
 	_, env := installEnv(t)
 	dir, settings := project(t, "")
 	r := install(t, dir, env, "--root", dir)
-	if r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	settingsGolden(t, settings, "empty.golden")
 	for _, want := range []string{"created " + filepath.Join(".claude", "settings.json"),
-		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate) run `" + binPath + " hook`",
+		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate) run `" + testkit.Binary(t) + " hook`",
 		"VS Code", "glspc.server.command", "Neovim", "vim.lsp.start", "Helix", "[language-server.saga-lsp]", "Claude Code", "--plugin-dir"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("install output lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("install output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	installTwice(t, dir, env, settings)
@@ -101,10 +105,10 @@ func TestInstallEmptyProject(t *testing.T) {
 // checkout), not the subfolder install runs in.
 func TestInstallFindsProject(t *testing.T) {
 	_, env := installEnv(t)
-	root := copyTree(t, "../examples/workspace")
+	root := testkit.CopyTree(t, "../examples/workspace")
 	sub := filepath.Join(root, ".saga", "stories")
-	if r := install(t, sub, env); r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r := install(t, sub, env); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".claude", "settings.json")); err != nil {
 		t.Errorf("settings not in the workspace root: %v", err)
@@ -116,8 +120,8 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 	dir, settings := project(t, "existing.json")
 	orig, _ := os.ReadFile(settings)
 	r := install(t, dir, env)
-	if r.code != 0 || !strings.Contains(r.stdout, "updated "+filepath.Join(".claude", "settings.json")) {
-		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "updated "+filepath.Join(".claude", "settings.json")) {
+		t.Fatalf("install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	got := settingsGolden(t, settings, "existing.golden")
 	// Everything that was there is still there: every key, every hook.
@@ -159,11 +163,11 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 func TestInstallUpdatesOurEntries(t *testing.T) {
 	_, env := installEnv(t)
 	dir, settings := project(t, "stale.json")
-	if r := install(t, dir, env); r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r := install(t, dir, env); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	got := string(settingsGolden(t, settings, "stale.golden"))
-	if strings.Count(got, binPath+" hook") != 3 || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
+	if strings.Count(got, testkit.Binary(t)+" hook") != 3 || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
 		!strings.Contains(got, "~/bin/lint-on-write.sh") {
 		t.Errorf("stale entries not updated in place:\n%s", got)
 	}
@@ -173,8 +177,8 @@ func TestInstallUpdatesOurEntries(t *testing.T) {
 func TestInstallCompactSettings(t *testing.T) {
 	_, env := installEnv(t)
 	dir, settings := project(t, "compact.json")
-	if r := install(t, dir, env); r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r := install(t, dir, env); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	got := settingsGolden(t, settings, "compact.golden")
 	if !json.Valid(got) || !strings.HasPrefix(string(got), `{"model":"sonnet","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo hi"}]},{"matcher":"Write|Edit|MultiEdit|NotebookEdit",`) {
@@ -193,9 +197,9 @@ func TestInstallRefusesInvalidJSON(t *testing.T) {
 		orig, _ := os.ReadFile(settings)
 		r := install(t, dir, env)
 		after, _ := os.ReadFile(settings)
-		if r.code != 2 || !strings.Contains(r.stderr, settings) || !strings.Contains(r.stderr, want) ||
-			!strings.Contains(r.stderr, "left untouched") || string(after) != string(orig) {
-			t.Errorf("%s: exit %d, changed %v\n%s", fixture, r.code, string(after) != string(orig), r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, settings) || !strings.Contains(r.Stderr, want) ||
+			!strings.Contains(r.Stderr, "left untouched") || string(after) != string(orig) {
+			t.Errorf("%s: exit %d, changed %v\n%s", fixture, r.Code, string(after) != string(orig), r.Stderr)
 		}
 		entries, _ := os.ReadDir(filepath.Dir(settings))
 		if len(entries) != 1 {
@@ -208,13 +212,13 @@ func TestInstallUserScope(t *testing.T) {
 	home, env := installEnv(t)
 	dir, settings := project(t, "")
 	r := install(t, dir, env, "--claude-settings", "user")
-	if r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	user := filepath.Join(home, ".claude", "settings.json")
 	data, err := os.ReadFile(user)
-	if err != nil || !strings.Contains(string(data), binPath+" hook") || !strings.Contains(r.stdout, "created "+user) {
-		t.Errorf("user settings (%v):\n%s\n%s", err, data, r.stdout)
+	if err != nil || !strings.Contains(string(data), testkit.Binary(t)+" hook") || !strings.Contains(r.Stdout, "created "+user) {
+		t.Errorf("user settings (%v):\n%s\n%s", err, data, r.Stdout)
 	}
 	if _, err := os.Stat(settings); err == nil {
 		t.Error("the project's settings were written too")
@@ -222,14 +226,14 @@ func TestInstallUserScope(t *testing.T) {
 	installTwice(t, dir, env, user, "--claude-settings", "user")
 	// CLAUDE_CONFIG_DIR moves Claude Code's user settings.
 	cfg := t.TempDir()
-	if r := install(t, dir, append(env, "CLAUDE_CONFIG_DIR="+cfg), "--claude-settings", "user"); r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r := install(t, dir, append(env, "CLAUDE_CONFIG_DIR="+cfg), "--claude-settings", "user"); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(cfg, "settings.json")); err != nil {
 		t.Errorf("CLAUDE_CONFIG_DIR ignored: %v", err)
 	}
-	if r := install(t, dir, env, "--claude-settings", "global"); r.code != 2 {
-		t.Errorf("--claude-settings global: exit %d", r.code)
+	if r := install(t, dir, env, "--claude-settings", "global"); r.Code != 2 {
+		t.Errorf("--claude-settings global: exit %d", r.Code)
 	}
 }
 
@@ -239,11 +243,11 @@ func TestInstallDryRun(t *testing.T) {
 	orig, _ := os.ReadFile(settings)
 	r := install(t, dir, env, "--dry-run")
 	after, _ := os.ReadFile(settings)
-	if r.code != 0 || string(after) != string(orig) || !strings.Contains(r.stderr, "was not written") {
-		t.Fatalf("dry run: exit %d, changed %v\n%s", r.code, string(after) != string(orig), r.stderr)
+	if r.Code != 0 || string(after) != string(orig) || !strings.Contains(r.Stderr, "was not written") {
+		t.Fatalf("dry run: exit %d, changed %v\n%s", r.Code, string(after) != string(orig), r.Stderr)
 	}
 	want, _ := os.ReadFile(filepath.Join("testdata", "install", "existing.golden"))
-	if got := strings.ReplaceAll(r.stdout, binPath, "@BIN@"); got != string(want) {
+	if got := strings.ReplaceAll(r.Stdout, testkit.Binary(t), "@BIN@"); got != string(want) {
 		t.Errorf("dry run output:\n%s", got)
 	}
 }
@@ -256,12 +260,12 @@ func TestInstallQuotedPath(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(binPath, bin); err != nil {
+	if err := os.Symlink(testkit.Binary(t), bin); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "SAGA_LSP_BIN="+bin)
-	if r := install(t, dir, env); r.code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.code, r.stderr)
+	if r := install(t, dir, env); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
 	}
 	var s struct {
 		Hooks map[string][]struct {
@@ -277,7 +281,7 @@ func TestInstallQuotedPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "'" + bin + "' hook"
-	for _, h := range commands.Hooks {
+	for _, h := range claudetasks.Hooks {
 		g := s.Hooks[h.Event]
 		if len(g) != 1 || g[0].Matcher != h.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != want ||
 			g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Timeout != 30 {
@@ -303,7 +307,7 @@ func TestIsSagaHookCommand(t *testing.T) {
 		"'unterminated saga-lsp hook":               false,
 		"echo saga-lsp hook | sh":                   false,
 	} {
-		if got := commands.IsSagaHookCommand(cmd); got != want {
+		if got := hook.IsSagaHookCommand(cmd); got != want {
 			t.Errorf("IsSagaHookCommand(%q) = %v, want %v", cmd, got, want)
 		}
 	}
@@ -316,22 +320,22 @@ func TestMergeHooksIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		once, err := commands.MergeHooks(src, "/x/saga-lsp hook")
+		once, err := hook.MergeHooks(src, "/x/saga-lsp hook")
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		twice, err := commands.MergeHooks(once, "/x/saga-lsp hook")
+		twice, err := hook.MergeHooks(once, "/x/saga-lsp hook")
 		if err != nil || string(twice) != string(once) || !json.Valid(once) {
 			t.Errorf("%s: second merge changed the result (%v):\n%s\n---\n%s", f, err, once, twice)
 		}
 		// A new binary path replaces ours in place: same shape, new path.
-		moved, err := commands.MergeHooks(once, "/y/saga-lsp hook")
+		moved, err := hook.MergeHooks(once, "/y/saga-lsp hook")
 		if err != nil || strings.ReplaceAll(string(moved), "/y/", "/x/") != string(once) {
 			t.Errorf("%s: moving the binary:\n%s", f, moved)
 		}
 	}
 	for _, src := range []string{"", "[]", `{"hooks":{"PreToolUse":{}}}`, `{"a":1,}`} {
-		if _, err := commands.MergeHooks([]byte(src), "saga-lsp hook"); err == nil {
+		if _, err := hook.MergeHooks([]byte(src), "saga-lsp hook"); err == nil {
 			t.Errorf("MergeHooks(%q) accepted it", src)
 		}
 	}

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"encoding/json"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // StoryWorktree is a story's git worktree, as found from a directory in it.
@@ -114,7 +116,7 @@ func (h *hookRun) preToolUse(p *HookPayload) {
 	}
 	if allowed, reason := CheckWriteScope(path, cwd, scope); !allowed {
 		h.writeJSON(map[string]any{"hookSpecificOutput": denyOutput{
-			HookEventName:            EventPreToolUse,
+			HookEventName:            claudetasks.EventPreToolUse,
 			PermissionDecision:       "deny",
 			PermissionDecisionReason: reason,
 		}})
@@ -133,22 +135,22 @@ type denyOutput struct {
 // worktree), or else cwd inside a story worktree.
 func (h *hookRun) storyScope(cwd string) (StoryWorktree, bool) {
 	detected, inWorktree := DetectStoryWorktree(cwd)
-	story := h.getenv("SAGA_STORY_ID")
+	story := h.getenv(runs.EnvStoryID)
 	if story == "" {
 		return detected, inWorktree
 	}
 	if !store.ValidCanonical(story) {
-		h.warnf("SAGA_STORY_ID %q is not a valid story name; ignored", story)
+		h.warnf("%s %q is not a valid story name; ignored", runs.EnvStoryID, story)
 		return detected, inWorktree
 	}
 	scope := StoryWorktree{Story: story}
 	switch {
-	case h.getenv("SAGA_PROJECT_DIR") != "":
-		scope.Worktree = absPathFrom(cwd, h.getenv("SAGA_PROJECT_DIR"))
+	case h.getenv(runs.EnvProjectDir) != "":
+		scope.Worktree = absPathFrom(cwd, h.getenv(runs.EnvProjectDir))
 	case inWorktree:
 		scope.Worktree = detected.Worktree
-	case h.getenv("CLAUDE_PROJECT_DIR") != "":
-		scope.Worktree = absPathFrom(cwd, h.getenv("CLAUDE_PROJECT_DIR"))
+	case h.getenv(claudetasks.EnvProjectDir) != "":
+		scope.Worktree = absPathFrom(cwd, h.getenv(claudetasks.EnvProjectDir))
 	default:
 		if root, err := store.FindRoot(cwd); err == nil {
 			scope.Worktree = root

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func hookEnv(env map[string]string) func(string) string {
 // hookFixture reads a file of testdata/hook.
 func hookFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "hook", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +108,11 @@ func hookWriteFile(t testing.TB, path string, data []byte) {
 	}
 }
 
-// hookCopyStory copies testdata/hook/story into <root>/.saga/stories/<story>/.
+// hookCopyStory copies testdata/story into <root>/.saga/stories/<story>/.
 func hookCopyStory(t testing.TB, root, story string) string {
 	t.Helper()
 	dir := filepath.Join(root, ".saga", "stories", story)
-	des, err := os.ReadDir(filepath.Join("testdata", "hook", "story"))
+	des, err := os.ReadDir(filepath.Join("testdata", "story"))
 	if err != nil {
 		t.Fatal(err)
 	}

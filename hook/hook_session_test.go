@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // hookSessionPayload is the SessionStart fixture with cwd set.
@@ -18,7 +20,7 @@ func hookSessionPayload(t testing.TB, cwd string) string {
 func hookEnvLines(vars ...string) string {
 	var b strings.Builder
 	for i := 0; i < len(vars); i += 2 {
-		b.WriteString("export " + vars[i] + "=" + ShellQuote(vars[i+1]) + "\n")
+		b.WriteString("export " + vars[i] + "=" + runs.ShellQuote(vars[i+1]) + "\n")
 	}
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package commands
+package hook
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestPostToolUseSync(t *testing.T) {
 	orig1 := hookFixture(t, "story/1.json")
 	origT2 := hookFixture(t, "story/t2.json")
 	if !bytes.Contains(orig1, []byte("\r\n")) {
-		t.Fatal("fixture 1.json lost its CRLF line ends (see testdata/hook/.gitattributes)")
+		t.Fatal("fixture 1.json lost its CRLF line ends (see testdata/.gitattributes)")
 	}
 	type env = map[string]string
 	tests := []struct {
@@ -260,33 +260,6 @@ func TestPostToolUseInvalidIDs(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(root, ".git", "saga-lsp")); !os.IsNotExist(err) {
 			t.Errorf("%+v: lock dir created: %v", tc, err)
-		}
-	}
-	// The exported function checks too.
-	for _, c := range [][3]string{{"../x", "1", "completed"}, {"s", "../x", "completed"}, {"s", "1", "deleted"}} {
-		if _, err := SyncTaskStatus(context.Background(), "/nonexistent", c[0], c[1], c[2]); err == nil || strings.Contains(err.Error(), "nonexistent") {
-			t.Errorf("SyncTaskStatus%q = %v, want a name error", c, err)
-		}
-	}
-}
-
-func TestStoryFromTaskList(t *testing.T) {
-	for in, want := range map[string]string{
-		"saga__my-story__1735689600000":      "my-story",
-		"saga__user-auth--setup-db__1700000": "user-auth--setup-db",
-		"saga__my-story":                     "my-story",
-		"saga__my-story__":                   "",
-		"saga__my-story__12a":                "",
-		"saga__My-Story__1":                  "",
-		"saga____1":                          "",
-		"saga__a__b__1":                      "",
-		"my-story":                           "",
-		"":                                   "",
-		"SAGA__x__1":                         "",
-	} {
-		got, ok := StoryFromTaskList(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("StoryFromTaskList(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 }

@@ -1,0 +1,270 @@
+// Package testkit is what saga-lsp's tests share (and only tests import):
+// the saga-lsp binary and other programs of the module built once per test
+// process, a copy of a folder tree, git repositories made from a fixture, a
+// clean environment, and running a program to a Result.
+//
+// A package whose tests build programs calls Main from its TestMain, so the
+// builds are removed when its tests end.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+// Kit is the state of one test process: where programs are built.
+type kit struct {
+	mu     sync.Mutex
+	dir    string
+	built  map[string]string
+	errors map[string]error
+}
+
+// The test process's kit. Tests of one package run in one process, so the
+// binary is built once however many tests ask for it.
+var shared = &kit{built: map[string]string{}, errors: map[string]error{}}
+
+// Main runs the tests, then the cleanups, and removes what the tests built.
+func Main(m *testing.M, cleanups ...func()) {
+	code := m.Run()
+	for _, c := range cleanups {
+		c()
+	}
+	shared.mu.Lock()
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	shared.mu.Unlock()
+	os.Exit(code)
+}
+
+// ModuleRoot is the folder holding the module's go.mod.
+func ModuleRoot(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		tb.Fatalf("go env GOMOD: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// Build builds the module's package pkg (e.g. "./cmd/saga-lsp") once per
+// test process and returns the executable's path.
+func Build(tb testing.TB, pkg string) string {
+	tb.Helper()
+	root := ModuleRoot(tb)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if p, ok := shared.built[pkg]; ok {
+		return p
+	}
+	if err, ok := shared.errors[pkg]; ok {
+		tb.Fatal(err)
+	}
+	if shared.dir == "" {
+		d, err := os.MkdirTemp("", "saga-lsp-testkit-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		shared.dir = d
+	}
+	// Named as go build would name it (the hook recognises saga-lsp by its
+	// name), in a folder of its own.
+	out := filepath.Join(shared.dir, strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./")), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		shared.errors[pkg] = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		tb.Fatal(shared.errors[pkg])
+	}
+	shared.built[pkg] = out
+	return out
+}
+
+// Binary is the saga-lsp binary, built once per test process.
+func Binary(tb testing.TB) string {
+	tb.Helper()
+	return Build(tb, "./cmd/saga-lsp")
+}
+
+// CopyTree copies the tree src into a new temporary folder and returns it.
+func CopyTree(tb testing.TB, src string) string {
+	tb.Helper()
+	dst := tb.TempDir()
+	CopyInto(tb, src, dst)
+	return dst
+}
+
+// CopyInto copies the tree src into dst (which may exist).
+func CopyInto(tb testing.TB, src, dst string) {
+	tb.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		tb.Fatalf("copy %s: %v", src, err)
+	}
+}
+
+// CleanEnv is the test process's environment without anything that would
+// steer saga-lsp, tmux or claude elsewhere.
+func CleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SAGA_") || k == "TMUX" || k == "TMUX_PANE" || strings.HasPrefix(k, "CLAUDE") ||
+			strings.HasPrefix(k, "FAKE_") || k == "NO_COLOR" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// Result is how a program ended.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs bin with args in dir with env (nil: CleanEnv) and stdin, at most
+// 90 s, and returns its output and exit code.
+func Run(tb testing.TB, dir string, env []string, stdin string, bin string, args ...string) Result {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	if env == nil {
+		env = CleanEnv()
+	}
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		tb.Fatal(err)
+	}
+	return Result{out.String(), errb.String(), code}
+}
+
+// Git runs git in dir and fails the test on an error.
+func Git(tb testing.TB, dir string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(CleanEnv(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// GitRepo copies src into a fresh git repository (branch main, a local
+// identity) with everything committed once, and returns its root.
+func GitRepo(tb testing.TB, src string) string {
+	tb.Helper()
+	root := tb.TempDir()
+	if src != "" {
+		CopyInto(tb, src, root)
+	}
+	InitRepo(tb, root)
+	return root
+}
+
+// InitRepo makes dir a git repository (branch main, a local identity) and
+// commits what it holds.
+func InitRepo(tb testing.TB, dir string) {
+	tb.Helper()
+	Git(tb, dir, "init", "-q", "-b", "main")
+	Git(tb, dir, "config", "user.email", "test@example.com")
+	Git(tb, dir, "config", "user.name", "Test")
+	Git(tb, dir, "add", "-A")
+	Git(tb, dir, "commit", "-q", "--allow-empty", "-m", "workspace")
+}
+
+// BareOrigin adds a bare repository in a temp dir as the remote origin of
+// repo and pushes main to it; it returns the bare repository's path.
+func BareOrigin(tb testing.TB, repo string) string {
+	tb.Helper()
+	bare := filepath.Join(tb.TempDir(), "origin.git")
+	Git(tb, repo, "init", "-q", "--bare", bare)
+	Git(tb, repo, "remote", "add", "origin", bare)
+	Git(tb, repo, "push", "-q", "-u", "origin", "main")
+	return bare
+}
+
+// Golden compares got with the file at path; with UPDATE_GOLDEN=1 in the
+// environment it rewrites the file instead.
+func Golden(tb testing.TB, path, got string) {
+	tb.Helper()
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
+	}
+	if got != string(want) {
+		tb.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// WaitUntil polls cond until it holds or timeout passes, and reports
+// whether it held: for states of other processes that send no event (a
+// process gone, a lock released).
+func WaitUntil(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// TmuxServer names a private tmux server (tmux -L NAME) for the test and
+// ends it when the test ends, waiting for the processes it ran. The test is
+// skipped without tmux.
+func TmuxServer(tb testing.TB) string {
+	tb.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		tb.Skip("tmux is not installed")
+	}
+	socket := fmt.Sprintf("saga-test-%d-%d", os.Getpid(), tmuxSeq.Add(1))
+	// Registered after the caller's temp dirs, so it runs before they are
+	// removed.
+	tb.Cleanup(func() {
+		out, _ := exec.Command("tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
+		exec.Command("tmux", "-L", socket, "kill-server").Run()
+		tmp := os.Getenv("TMUX_TMPDIR")
+		if tmp == "" {
+			tmp = "/tmp"
+		}
+		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), socket)) // tmux leaves it behind
+		for _, f := range strings.Fields(string(out)) {
+			pid, _ := strconv.Atoi(f)
+			WaitUntil(10*time.Second, func() bool { return !runs.ProcessAlive(pid) })
+		}
+	})
+	return socket
+}
+
+var tmuxSeq atomic.Int64

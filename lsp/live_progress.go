@@ -1,0 +1,190 @@
+package lsp
+
+// What the server tells the client of runs: saga/workerProgress and
+// saga/taskStatus for clients that opt in, a cancellable work-done progress
+// per running worker, and code-lens refreshes.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/store/runs"
+	"go.lsp.dev/protocol"
+)
+
+// workerProgressParams is the saga/workerProgress notification.
+type workerProgressParams struct {
+	Story      string `json:"story"`
+	Session    string `json:"session"`
+	State      string `json:"state"`
+	Step       string `json:"step"`
+	Cycle      int    `json:"cycle"`
+	Done       int    `json:"done"`
+	Total      int    `json:"total"`
+	Message    string `json:"message"`
+	OutputFile string `json:"outputFile"`
+}
+
+// taskStatusParams is the saga/taskStatus notification.
+type taskStatusParams struct {
+	Story   string `json:"story"`
+	Task    string `json:"task"`
+	Subject string `json:"subject"`
+	From    string `json:"from"`
+	To      string `json:"to"`
+	Source  string `json:"source"` // hook | worktree | claude
+}
+
+// progressUpdate sends saga/workerProgress and the work-done progress when
+// what a run shows has changed.
+func (l *live) progressUpdate(r *liveRun, ef *effects) {
+	if !r.verified {
+		return
+	}
+	done, total := l.counts(r)
+	p := &workerProgressParams{Story: r.Story, Session: r.Session, State: r.State, Step: r.Step, Cycle: r.Cycle,
+		Done: done, Total: total, Message: r.Message, OutputFile: r.OutputFile}
+	if r.sent != nil && *r.sent == *p {
+		return
+	}
+	first := r.sent == nil
+	r.sent = p
+	ef.refresh = true
+	ef.add(func() { l.notifySaga("saga/workerProgress", p) })
+	text := progressText(p)
+	pct := uint32(0)
+	if total > 0 {
+		pct = uint32(done * 100 / total)
+	}
+	switch {
+	case first && !r.Ended:
+		ef.add(func() {
+			pr := l.beginWorkerProgress(r.Story, text, pct)
+			l.mu.Lock()
+			r.prog = pr
+			if pr.s != nil {
+				if tok, ok := pr.token.(protocol.String); ok {
+					r.token = string(tok)
+					l.tokens[r.token] = r
+				}
+			}
+			l.mu.Unlock()
+		})
+	case r.Ended:
+		ef.add(func() {
+			l.mu.Lock()
+			pr := r.prog
+			r.prog = nil
+			delete(l.tokens, r.token)
+			l.mu.Unlock()
+			if pr != nil {
+				pr.end(text)
+			}
+		})
+	default:
+		ef.add(func() {
+			l.mu.Lock()
+			pr := r.prog
+			l.mu.Unlock()
+			if pr != nil {
+				pr.reportPercent(text, pct)
+			}
+		})
+	}
+}
+
+// progressText is the work-done progress message: "3/7 tasks · cycle 2 · loop".
+func progressText(p *workerProgressParams) string {
+	parts := []string{fmt.Sprintf("%d/%d tasks", p.Done, p.Total)}
+	if p.Cycle > 0 {
+		parts = append(parts, "cycle "+strconv.Itoa(p.Cycle))
+	}
+	switch p.State {
+	case runs.StateStarting, runs.StateRunning:
+		if p.Step != "" {
+			parts = append(parts, p.Step)
+		}
+	default:
+		parts = append([]string{p.State}, parts...)
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (l *live) notifySaga(method string, params any) {
+	l.s.mu.Lock()
+	ok := l.s.client.sagaNotifications
+	l.s.mu.Unlock()
+	if ok {
+		l.s.notify(method, params)
+	}
+}
+
+// beginWorkerProgress starts a cancellable work-done progress for a worker.
+func (l *live) beginWorkerProgress(story, message string, pct uint32) *progress {
+	s := l.s
+	s.mu.Lock()
+	ok := s.client.workDoneProgress
+	s.mu.Unlock()
+	if !ok {
+		return &progress{}
+	}
+	token := protocol.String(fmt.Sprintf("saga-%d", s.nextToken.Add(1)))
+	ctx, cancel := context.WithTimeout(l.ctx, 5*time.Second)
+	defer cancel()
+	if err := s.call(ctx, "window/workDoneProgress/create", &protocol.WorkDoneProgressCreateParams{Token: token}, nil); err != nil {
+		s.log.Debug("workDoneProgress/create", "err", err)
+		return &progress{}
+	}
+	yes := true
+	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: "SAGA " + story, Cancellable: &yes, Message: &message, Percentage: &pct}
+	s.notify("$/progress", &protocol.ProgressParams{Token: token, Value: mustRaw(begin)})
+	return &progress{s: s, token: token}
+}
+
+func (p *progress) reportPercent(message string, pct uint32) {
+	if p.s == nil {
+		return
+	}
+	p.s.notify("$/progress", &protocol.ProgressParams{Token: p.token,
+		Value: mustRaw(&protocol.WorkDoneProgressReport{Kind: "report", Message: &message, Percentage: &pct})})
+}
+
+// ringRefresh asks for a workspace/codeLens/refresh (coalesced).
+func (l *live) ringRefresh() {
+	select {
+	case l.bell <- struct{}{}:
+	default:
+	}
+}
+
+// refresher sends workspace/codeLens/refresh when the bell rings, at most
+// one at a time, to clients that support it.
+func (l *live) refresher() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.bell:
+		}
+		l.s.mu.Lock()
+		ok := l.s.client.codeLensRefresh
+		l.s.mu.Unlock()
+		if !ok {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(l.ctx, 5*time.Second)
+		if err := l.s.call(ctx, "workspace/codeLens/refresh", nil, nil); err != nil {
+			l.s.log.Debug("codeLens/refresh", "err", err)
+		}
+		cancel()
+		select { // coalesce a burst
+		case <-l.done:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

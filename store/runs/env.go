@@ -1,0 +1,125 @@
+package runs
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Environment variables of the run protocol. The worker sets the story ones
+// for each headless run (so Claude Code's hooks inherit them); run, stop,
+// status and the language server read the others.
+const (
+	// EnvSessionDir is where output and events files go (default
+	// DefaultSessionDir).
+	EnvSessionDir = "SAGA_SESSION_DIR"
+	// EnvSession is the tmux session of the worker or runner being started.
+	EnvSession = "SAGA_SESSION"
+	// EnvBin names the saga-lsp binary that run starts in tmux and install
+	// registers as the hook (default: the running executable).
+	EnvBin = "SAGA_LSP_BIN"
+	// EnvTmuxSocket is a tmux socket name (tmux -L NAME); default: the
+	// user's default tmux server.
+	EnvTmuxSocket = "SAGA_TMUX_SOCKET"
+	// EnvClaude and EnvGH override the claude and gh executables.
+	EnvClaude = "SAGA_CLAUDE"
+	EnvGH     = "SAGA_GH"
+
+	// The story context of a headless run (design.md §6, §7).
+	EnvStoryID         = "SAGA_STORY_ID"
+	EnvStoryPath       = "SAGA_STORY_PATH"
+	EnvStoryTaskListID = "SAGA_STORY_TASK_LIST_ID"
+	EnvProjectDir      = "SAGA_PROJECT_DIR"
+	EnvTaskContext     = "SAGA_TASK_CONTEXT"
+	// EnvEventsFile is the events file of the run, for hooks that report
+	// into it.
+	EnvEventsFile = "SAGA_EVENTS_FILE"
+)
+
+// Values of EnvTaskContext.
+const (
+	TaskContextMain          = "main"
+	TaskContextStoryWorktree = "story-worktree"
+)
+
+// DefaultSessionDir holds output and events files when $SAGA_SESSION_DIR is
+// not set.
+const DefaultSessionDir = "/tmp/saga-sessions"
+
+// Getenv looks a variable up with env (os.Getenv when nil), trimmed.
+func Getenv(env func(string) string, key string) string {
+	if env == nil {
+		env = os.Getenv
+	}
+	return strings.TrimSpace(env(key))
+}
+
+// SessionDir is $SAGA_SESSION_DIR (made absolute) or DefaultSessionDir.
+func SessionDir(env func(string) string) string {
+	d := Getenv(env, EnvSessionDir)
+	if d == "" {
+		return DefaultSessionDir
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
+// StoryEnv is the story context a worker gives each headless run, as
+// KEY=value pairs.
+type StoryEnv struct {
+	Story      string
+	TaskList   string // the hydrated list's id
+	ProjectDir string // the story's worktree
+	SessionDir string
+	Session    string
+	EventsFile string
+}
+
+// Vars returns the SAGA_* variables of the context.
+func (e StoryEnv) Vars() []string {
+	vars := []string{
+		EnvStoryID + "=" + e.Story,
+		EnvStoryPath + "=" + e.Story,
+		EnvStoryTaskListID + "=" + e.TaskList,
+		EnvProjectDir + "=" + e.ProjectDir,
+		EnvTaskContext + "=" + TaskContextStoryWorktree,
+		EnvSessionDir + "=" + e.SessionDir,
+		EnvSession + "=" + e.Session,
+	}
+	if e.EventsFile != "" {
+		vars = append(vars, EnvEventsFile+"="+e.EventsFile)
+	}
+	return vars
+}
+
+// SelfPath is the saga-lsp binary to run as worker, runner and hook:
+// $SAGA_LSP_BIN (a path, or a name looked up on PATH) or the running
+// executable. The result is absolute.
+func SelfPath(env func(string) string) (string, error) {
+	if p := Getenv(env, EnvBin); p != "" {
+		if !strings.ContainsRune(p, '/') {
+			lp, err := exec.LookPath(p)
+			if err != nil {
+				return "", fmt.Errorf("%s=%s: not found on PATH: set it to the saga-lsp binary's path", EnvBin, p)
+			}
+			p = lp
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", fmt.Errorf("%s=%s: %w", EnvBin, p, err)
+		}
+		if fi, err := os.Stat(abs); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("%s=%s: no such executable file: set it to the saga-lsp binary's path", EnvBin, p)
+		}
+		return abs, nil
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find the saga-lsp binary (%v): set %s to its path", err, EnvBin)
+	}
+	return p, nil
+}

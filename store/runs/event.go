@@ -1,0 +1,191 @@
+package runs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Event kinds (Event.Event).
+const (
+	KindWorkerStart = "worker.start" // {pid, outputFile}
+	KindStep        = "step"         // {step, message, level?, …the step's facts}
+	KindRunStart    = "run.start"    // a headless run began {cycle, pid, taskList}
+	KindRunOutput   = "run.output"   // assistant text, tool calls, stderr {cycle, message}
+	KindTaskStatus  = "task.status"  // {task, from, to, source}
+	KindRunEnd      = "run.end"      // {cycle, exitCode, done, total, cost}
+	KindWorkerEnd   = "worker.end"   // {status, exitCode, cycles, elapsedMs, done, total}
+
+	KindCheckEnd = "check.end" // a task's check finished {task, command, exitCode, durationMs, passed, timedOut}
+
+	KindEpicStart  = "epic.start"  // the epic runner began {pid, outputFile, maxParallel}
+	KindStoryStart = "story.start" // {story, session, base}
+	KindStoryEnd   = "story.end"   // {story, status}
+	KindStoryHeld  = "story.held"  // {story, by}
+	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
+)
+
+// Worker steps (Event.Step of KindStep).
+const (
+	StepStart    = "start"
+	StepLock     = "lock"
+	StepWorktree = "worktree"
+	StepPR       = "pr"
+	StepContext  = "context"
+	StepHydrate  = "hydrate"
+	StepLoop     = "loop"
+	StepCommit   = "commit"
+	StepEnd      = "end"
+)
+
+// End statuses of a worker (worker.end) or runner (epic.end).
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusTimeout   = "timeout"
+	StatusBlocked   = "blocked"
+	StatusStopped   = "stopped"
+)
+
+// Sources of a task.status event.
+const (
+	SourceHook     = "hook"
+	SourceClaude   = "claude"
+	SourceWorktree = "worktree"
+)
+
+// LevelWarn marks a warning.
+const LevelWarn = "warn"
+
+// Event is one line of an events file (<output file>.events.jsonl).
+type Event struct {
+	Time    time.Time `json:"time"`
+	Story   string    `json:"story,omitempty"`
+	Epic    string    `json:"epic,omitempty"`
+	Session string    `json:"session"`
+	Event   string    `json:"event"`
+
+	Step    string `json:"step,omitempty"`
+	Message string `json:"message,omitempty"`
+	Level   string `json:"level,omitempty"`
+
+	Cycle  int    `json:"cycle,omitempty"`
+	Task   string `json:"task,omitempty"`
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Source string `json:"source,omitempty"`
+
+	Status    string   `json:"status,omitempty"`
+	ExitCode  *int     `json:"exitCode,omitempty"`
+	Cycles    *int     `json:"cycles,omitempty"`
+	ElapsedMs *int64   `json:"elapsedMs,omitempty"`
+	Done      *int     `json:"done,omitempty"`
+	Total     *int     `json:"total,omitempty"`
+	Cost      *float64 `json:"cost,omitempty"` // USD, as the runs reported it
+
+	Branch      string `json:"branch,omitempty"`
+	Base        string `json:"base,omitempty"`
+	Worktree    string `json:"worktree,omitempty"`
+	PR          string `json:"pr,omitempty"`
+	TaskList    string `json:"taskList,omitempty"`
+	TaskListDir string `json:"taskListDir,omitempty"`
+	OutputFile  string `json:"outputFile,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Bash        string `json:"bash,omitempty"` // worker.start: sandboxed | unsandboxed | off
+	DryRun      bool   `json:"dryRun,omitempty"`
+
+	Command     string   `json:"command,omitempty"`
+	DurationMs  *int64   `json:"durationMs,omitempty"`
+	Passed      *bool    `json:"passed,omitempty"`
+	TimedOut    bool     `json:"timedOut,omitempty"`
+	By          []string `json:"by,omitempty"`
+	MaxParallel int      `json:"maxParallel,omitempty"`
+}
+
+// Int, Int64, Float and Bool make the optional fields of an Event.
+func Int(n int) *int           { return &n }
+func Int64(n int64) *int64     { return &n }
+func Float(f float64) *float64 { return &f }
+func Bool(b bool) *bool        { return &b }
+
+// Writer appends events to an events file: one JSON object per line, each
+// written with a single write(2) on an O_APPEND descriptor so that readers
+// and other writers (a hook reporting a check) never see half a line.
+type Writer struct {
+	mu    sync.Mutex
+	f     *os.File
+	story string
+	epic  string
+	sess  string
+	now   func() time.Time
+}
+
+// OpenWriter opens (creating) the events file. Events get the story (or
+// epic) and session given here and the time from now.
+func OpenWriter(path, story, epic, session string, now func() time.Time) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create the session folder: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open the events file: %w", err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Writer{f: f, story: story, epic: epic, sess: session, now: now}, nil
+}
+
+// Emit stamps e (time, story or epic, session) and appends it; it returns
+// the stamped event. A nil Writer only stamps.
+func (w *Writer) Emit(e Event) Event {
+	if w == nil {
+		return e
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.Time = w.now().UTC()
+	if e.Story == "" {
+		e.Story = w.story
+	}
+	if e.Epic == "" {
+		e.Epic = w.epic
+	}
+	if e.Session == "" { // story.start names the story's own session
+		e.Session = w.sess
+	}
+	if b, err := json.Marshal(e); err == nil {
+		_, _ = w.f.Write(append(b, '\n'))
+	}
+	return e
+}
+
+// Close closes the file.
+func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
+	return w.f.Close()
+}
+
+// Append adds one event to an events file that another process writes (a
+// hook reporting a check result): opened, written with one write(2), closed.
+func Append(path string, e Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open the events file: %w", err)
+	}
+	defer f.Close()
+	_, err = f.Write(append(b, '\n'))
+	return err
+}

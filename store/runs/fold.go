@@ -1,0 +1,335 @@
+package runs
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+)
+
+// Run states while a worker lives; after its end, State is its worker.end
+// status (StatusCompleted, StatusFailed, …).
+const (
+	StateStarting = "starting" // before the worker holds its lock
+	StateRunning  = "running"
+)
+
+// Run is what one events file says about its run: the fold of its events.
+// Every reader of events files (status, the language server, the epic
+// runner, follow) goes through Apply, so they agree on what a run is.
+type Run struct {
+	Story, Epic string
+	Session     string
+	EventsFile  string
+	OutputFile  string
+	Started     time.Time
+	PID         int
+	Locked      bool   // the worker got past its lock
+	Ended       bool   // worker.end (or epic.end) seen
+	State       string // StateStarting, StateRunning, or the end status
+	Step        string
+	Message     string // what the run is doing, for humans
+	ExitCode    *int   // the end's exit code
+	Cycle       int    // the current (or last) headless run
+	Done, Total int    // as the worker last reported; -1 before it did
+	Cost        float64
+	Branch      string
+	Base        string
+	Worktree    string
+	PR          string
+	TaskList    string
+	TaskListDir string
+	Bash        string
+	DryRun      bool
+	// Tasks is each task's last status from task.status events.
+	Tasks map[string]string
+	// Checks is each task's last check result.
+	Checks map[string]CheckResult
+	// Stories is an epic run's stories by the last event naming them.
+	Stories map[string]StoryRecord
+}
+
+// CheckResult is a check.end event's result.
+type CheckResult struct {
+	Command    string
+	ExitCode   int
+	DurationMs int64
+	Passed     bool
+	TimedOut   bool
+	Message    string
+}
+
+// StoryRecord is what an epic run's events say about one story.
+type StoryRecord struct {
+	Session string
+	Base    string
+	Status  string // "running" after story.start, the story.end status, or "held"
+	HeldBy  []string
+}
+
+// NewRun is a run known only by its events file.
+func NewRun(eventsFile string) *Run {
+	r := &Run{EventsFile: eventsFile, OutputFile: OutputOfEvents(eventsFile), State: StateStarting,
+		Done: -1, Total: -1, Tasks: map[string]string{}}
+	if s, ok := SessionOfEvents(eventsFile); ok {
+		r.Session = s
+		if k, id, _, ok := ParseSession(s); ok {
+			if k == KindEpic {
+				r.Epic = id
+			} else {
+				r.Story = id
+			}
+		}
+	}
+	return r
+}
+
+// Apply folds one event into the run. Events after the end change nothing.
+func (r *Run) Apply(e Event) {
+	if r.Ended {
+		return
+	}
+	if r.Session == "" && e.Event != KindStoryStart {
+		r.Session = e.Session
+	}
+	if r.Story == "" && r.Epic == "" {
+		r.Story, r.Epic = e.Story, e.Epic
+	}
+	if e.Cycle > r.Cycle {
+		r.Cycle = e.Cycle
+	}
+	if e.Done != nil {
+		r.Done = *e.Done
+	}
+	if e.Total != nil {
+		r.Total = *e.Total
+	}
+	if e.PR != "" {
+		r.PR = e.PR
+	}
+	if e.Worktree != "" {
+		r.Worktree = e.Worktree
+	}
+	if e.Branch != "" {
+		r.Branch = e.Branch
+	}
+	if e.Base != "" && e.Event != KindStoryStart {
+		r.Base = e.Base
+	}
+	if e.TaskList != "" {
+		r.TaskList = e.TaskList
+	}
+	if e.TaskListDir != "" {
+		r.TaskListDir = e.TaskListDir
+	}
+	switch e.Event {
+	case KindWorkerStart, KindEpicStart:
+		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
+		if e.PID > 0 {
+			r.PID = e.PID
+		}
+		if e.OutputFile != "" {
+			r.OutputFile = e.OutputFile
+		}
+		r.Bash, r.DryRun = e.Bash, e.DryRun
+		if e.Event == KindEpicStart {
+			r.Locked, r.State = true, StateRunning
+		}
+	case KindStep:
+		r.Step = e.Step
+		if e.Message != "" {
+			r.Message = e.Message
+		}
+		// Past the lock: any step but the start and a refused lock.
+		if e.Step != StepStart && !(e.Step == StepLock && e.Level == LevelWarn) {
+			r.Locked, r.State = true, StateRunning
+		}
+	case KindRunStart:
+		r.Locked, r.State, r.Step = true, StateRunning, StepLoop
+		r.Message = fmt.Sprintf("run %d started", e.Cycle)
+	case KindRunOutput:
+		r.Locked, r.State = true, StateRunning
+	case KindRunEnd:
+		r.Locked, r.State, r.Step = true, StateRunning, StepLoop
+		r.Message = fmt.Sprintf("run %d ended with exit code %d", e.Cycle, deref(e.ExitCode))
+		if e.Cost != nil {
+			r.Cost += *e.Cost
+		}
+	case KindTaskStatus:
+		r.Locked, r.State = true, StateRunning
+		if e.Task != "" && e.To != "" {
+			r.Tasks[e.Task] = e.To
+		}
+	case KindCheckEnd:
+		if e.Task != "" {
+			if r.Checks == nil {
+				r.Checks = map[string]CheckResult{}
+			}
+			r.Checks[e.Task] = CheckResult{Command: e.Command, ExitCode: deref(e.ExitCode),
+				DurationMs: deref(e.DurationMs), Passed: e.Passed != nil && *e.Passed, TimedOut: e.TimedOut, Message: e.Message}
+		}
+	case KindStoryStart, KindStoryEnd, KindStoryHeld:
+		if e.Story == "" || e.Story == r.Story {
+			break
+		}
+		if r.Stories == nil {
+			r.Stories = map[string]StoryRecord{}
+		}
+		rec := r.Stories[e.Story]
+		switch e.Event {
+		case KindStoryStart:
+			rec = StoryRecord{Session: e.Session, Base: e.Base, Status: StateRunning}
+		case KindStoryEnd:
+			rec.Status = e.Status
+		case KindStoryHeld:
+			rec.Status, rec.HeldBy = "held", slices.Clone(e.By)
+		}
+		r.Stories[e.Story] = rec
+	case KindWorkerEnd, KindEpicEnd:
+		r.Ended, r.ExitCode, r.Step = true, e.ExitCode, StepEnd
+		r.State = cmp.Or(e.Status, StatusFailed)
+		if e.Cost != nil {
+			r.Cost = *e.Cost
+		}
+		if e.Event == KindWorkerEnd {
+			r.Message = fmt.Sprintf("worker %s: %d/%d tasks, %d run(s)", r.State, max(r.Done, 0), max(r.Total, 0), r.Cycle)
+		} else {
+			r.Message = fmt.Sprintf("epic run %s: %d/%d stories", r.State, max(r.Done, 0), max(r.Total, 0))
+		}
+	}
+}
+
+// Died marks a run whose process is gone without an end event.
+func (r *Run) Died() {
+	if r.Ended {
+		return
+	}
+	r.Ended, r.State, r.Step = true, StatusFailed, StepEnd
+	if r.PID > 0 {
+		r.Message = fmt.Sprintf("the worker (pid %d) ended without reporting a result (killed?)", r.PID)
+	} else {
+		r.Message = "the worker never reported: see its output file"
+	}
+}
+
+func deref[T int | int64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// ReadRun folds a whole events file; nil when it is missing or holds no
+// event.
+func ReadRun(path string) *Run {
+	r := NewRun(path)
+	t := Tail{Path: path}
+	seen := false
+	for {
+		n, err := t.Read(func(e Event) { seen = true; r.Apply(e) })
+		if n == 0 || err != nil {
+			break
+		}
+	}
+	if !seen {
+		return nil
+	}
+	return r
+}
+
+// Limits of Tail.
+const (
+	MaxEventLine = 1 << 20 // a longer line is dropped
+	maxReadChunk = 8 << 20 // bytes read per Read
+)
+
+// Tail reads an events file incrementally: each Read hands over the
+// complete lines appended since the last one. A line being written stays
+// for the next Read; a line that does not decode is reported to Bad and
+// skipped; a file that shrank (rewritten) is read again from its start.
+type Tail struct {
+	Path    string
+	Bad     func(line, why string) // optional
+	offset  int64
+	partial []byte
+}
+
+// Read hands each new event to f, in order, and returns how many bytes it
+// consumed. Events naming another story than the file's are skipped.
+func (t *Tail) Read(f func(Event)) (int, error) {
+	file, err := os.Open(t.Path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s is not a regular file", t.Path)
+	}
+	if fi.Size() < t.offset {
+		t.bad("", "the file shrank; reading it again")
+		t.offset, t.partial = 0, nil
+	}
+	if fi.Size() == t.offset {
+		return 0, nil
+	}
+	if _, err := file.Seek(t.offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	buf, err := io.ReadAll(io.LimitReader(file, maxReadChunk))
+	if err != nil && len(buf) == 0 {
+		return 0, err
+	}
+	t.offset += int64(len(buf))
+	data := append(t.partial, buf...)
+	t.partial = nil
+	story := ""
+	if s, ok := SessionOfEvents(t.Path); ok {
+		if k, id, _, ok := ParseSession(s); ok && k == KindStory {
+			story = id
+		}
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			if len(data) > MaxEventLine {
+				t.bad("", fmt.Sprintf("a line of over %d bytes was dropped", MaxEventLine))
+			} else {
+				t.partial = slices.Clone(data)
+			}
+			break
+		}
+		line := bytes.TrimSpace(data[:i])
+		data = data[i+1:]
+		if len(line) == 0 {
+			continue
+		}
+		if len(line) > MaxEventLine {
+			t.bad("", fmt.Sprintf("a line of over %d bytes was dropped", MaxEventLine))
+			continue
+		}
+		var e Event
+		if err := json.Unmarshal(line, &e); err != nil || e.Event == "" {
+			t.bad(string(line), "not an event")
+			continue
+		}
+		if story != "" && e.Story != "" && e.Story != story {
+			continue
+		}
+		f(e)
+	}
+	return len(buf), nil
+}
+
+func (t *Tail) bad(line, why string) {
+	if t.Bad != nil {
+		t.Bad(line, why)
+	}
+}

@@ -1,0 +1,204 @@
+package runs
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Kind is what a session runs: one story's worker, or an epic's runner.
+type Kind string
+
+const (
+	KindStory Kind = "story"
+	KindEpic  Kind = "epic"
+)
+
+// Session name prefixes: saga-story-<story>-<unixMillis>,
+// saga-epic-<epic>-<unixMillis>.
+const (
+	StorySessionPrefix = "saga-story-"
+	EpicSessionPrefix  = "saga-epic-"
+)
+
+// File names in the session dir.
+const (
+	outputSuffix = ".log"
+	// EventsSuffix follows the output file's name in the events file's.
+	EventsSuffix = ".events.jsonl"
+)
+
+func prefixOf(k Kind) string {
+	if k == KindEpic {
+		return EpicSessionPrefix
+	}
+	return StorySessionPrefix
+}
+
+// SessionName is the tmux session of a story's worker started at t.
+func SessionName(story string, t time.Time) string {
+	return KindSessionName(KindStory, story, t)
+}
+
+// KindSessionName is the tmux session of a worker or runner started at t.
+func KindSessionName(k Kind, id string, t time.Time) string {
+	return prefixOf(k) + id + "-" + strconv.FormatInt(t.UnixMilli(), 10)
+}
+
+// ParseSessionName splits saga-story-<story>-<unixMillis>.
+func ParseSessionName(name string) (story string, millis int64, ok bool) {
+	k, id, ms, ok := ParseSession(name)
+	if !ok || k != KindStory {
+		return "", 0, false
+	}
+	return id, ms, true
+}
+
+// ParseSession splits a story or epic session name. Names never end in a
+// dash, so the last dash separates the timestamp unambiguously.
+func ParseSession(name string) (k Kind, id string, millis int64, ok bool) {
+	rest, isStory := strings.CutPrefix(name, StorySessionPrefix)
+	k = KindStory
+	if !isStory {
+		var isEpic bool
+		if rest, isEpic = strings.CutPrefix(name, EpicSessionPrefix); !isEpic {
+			return "", "", 0, false
+		}
+		k = KindEpic
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", 0, false
+	}
+	digits := rest[i+1:]
+	if strings.Trim(digits, "0123456789") != "" {
+		return "", "", 0, false
+	}
+	ms, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return "", "", 0, false
+	}
+	id = rest[:i]
+	if (k == KindStory && !store.ValidCanonical(id)) || (k == KindEpic && !store.ValidID(id)) {
+		return "", "", 0, false
+	}
+	return k, id, ms, true
+}
+
+// OutputFile is the human log of a session.
+func OutputFile(sessionDir, session string) string {
+	return filepath.Join(sessionDir, session+outputSuffix)
+}
+
+// EventsFile is the events file written next to outputFile.
+func EventsFile(outputFile string) string { return outputFile + EventsSuffix }
+
+// OutputOfEvents is EventsFile's inverse.
+func OutputOfEvents(eventsFile string) string { return strings.TrimSuffix(eventsFile, EventsSuffix) }
+
+// IsEventsFile tells whether a session dir entry's name is an events file.
+func IsEventsFile(name string) bool { return strings.HasSuffix(name, outputSuffix+EventsSuffix) }
+
+// SessionOfEvents returns the session whose events file is path.
+func SessionOfEvents(path string) (string, bool) {
+	return strings.CutSuffix(filepath.Base(path), outputSuffix+EventsSuffix)
+}
+
+// RunFile is one events file of the session dir.
+type RunFile struct {
+	Kind       Kind
+	ID         string // the story or epic
+	Session    string
+	Millis     int64 // from the session name: runs of one id are ordered by it
+	EventsFile string
+}
+
+// ListRuns finds the events files of kind k in the session dir, by story or
+// epic, oldest first. A missing dir has none.
+func ListRuns(dir string, k Kind) map[string][]RunFile {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]RunFile{}
+	for _, de := range des {
+		if de.IsDir() {
+			continue
+		}
+		rf, ok := runFileOf(dir, de.Name())
+		if ok && rf.Kind == k {
+			out[rf.ID] = append(out[rf.ID], rf)
+		}
+	}
+	for _, rs := range out {
+		sortRuns(rs)
+	}
+	return out
+}
+
+// Runs lists the events files of one story or epic, oldest first.
+func Runs(dir string, k Kind, id string) []RunFile {
+	matches, _ := filepath.Glob(filepath.Join(dir, prefixOf(k)+id+"-*"+outputSuffix+EventsSuffix))
+	var rs []RunFile
+	for _, m := range matches {
+		if rf, ok := runFileOf(dir, filepath.Base(m)); ok && rf.Kind == k && rf.ID == id {
+			rs = append(rs, rf)
+		}
+	}
+	sortRuns(rs)
+	return rs
+}
+
+func runFileOf(dir, name string) (RunFile, bool) {
+	session, ok := strings.CutSuffix(name, outputSuffix+EventsSuffix)
+	if !ok {
+		return RunFile{}, false
+	}
+	k, id, ms, ok := ParseSession(session)
+	if !ok {
+		return RunFile{}, false
+	}
+	return RunFile{Kind: k, ID: id, Session: session, Millis: ms, EventsFile: filepath.Join(dir, name)}, true
+}
+
+func sortRuns(rs []RunFile) {
+	slices.SortFunc(rs, func(a, b RunFile) int {
+		return cmp.Or(cmp.Compare(a.Millis, b.Millis), strings.Compare(a.Session, b.Session))
+	})
+}
+
+// Latest folds the newest events file of a story or epic; nil when there is
+// none.
+func Latest(dir string, k Kind, id string) *Run {
+	rs := Runs(dir, k, id)
+	if len(rs) == 0 {
+		return nil
+	}
+	return ReadRun(rs[len(rs)-1].EventsFile)
+}
+
+// RunOf finds the run of worker pid among the newest few events files of a
+// story, else the newest run.
+func RunOf(dir, story string, pid int) *Run {
+	rs := Runs(dir, KindStory, story)
+	var newest *Run
+	for i := len(rs) - 1; i >= 0 && i >= len(rs)-5; i-- {
+		r := ReadRun(rs[i].EventsFile)
+		if r == nil {
+			continue
+		}
+		if newest == nil {
+			newest = r
+		}
+		if pid > 0 && r.PID == pid {
+			return r
+		}
+	}
+	return newest
+}

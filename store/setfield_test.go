@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Names and statuses are checked before any path is built.
+func TestSetTaskStatusRefusesBadNames(t *testing.T) {
+	for _, c := range [][3]string{{"../x", "1", "completed"}, {"s", "../x", "completed"}, {"s", "1", "deleted"}} {
+		if _, err := store.SetTaskStatus(context.Background(), "/nonexistent", c[0], c[1], c[2]); err == nil || strings.Contains(err.Error(), "nonexistent") {
+			t.Errorf("SetTaskStatus%q = %v, want a name error", c, err)
+		}
+	}
+}
+
+func storyRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for rel, text := range map[string]string{
+		".saga/stories/st/story.json": `{"id":"st","title":"S","description":"d"}` + "\n",
+		".saga/stories/st/t1.json":    "{\n  \"id\": \"t1\",\n  \"subject\": \"x\",\n  \"description\": \"\",\n  \"status\": \"pending\",\n  \"blockedBy\": []\n}\n",
+		".saga/stories/other/t1.json": "{\n  \"id\": \"t1\",\n  \"status\": \"pending\"\n}\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestSetTaskStatusChangesOnlyTheValue(t *testing.T) {
+	root := storyRoot(t)
+	changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", "completed")
+	if err != nil || !changed {
+		t.Fatalf("SetTaskStatus = %v, %v", changed, err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/st/t1.json"))
+	want := "{\n  \"id\": \"t1\",\n  \"subject\": \"x\",\n  \"description\": \"\",\n  \"status\": \"completed\",\n  \"blockedBy\": []\n}\n"
+	if string(got) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", got, want)
+	}
+	if changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", "completed"); err != nil || changed {
+		t.Errorf("second SetTaskStatus = %v, %v; want unchanged", changed, err)
+	}
+	if _, err := store.SetTaskStatus(context.Background(), root, "st", "nope", "completed"); !errors.Is(err, store.ErrNoFile) {
+		t.Errorf("missing task: %v, want ErrNoFile", err)
+	}
+}
+
+// A story folder that is a link to another story's folder is refused: the
+// write would land in the other story.
+func TestSetTaskStatusRefusesLinkedStoryFolder(t *testing.T) {
+	root := storyRoot(t)
+	link := filepath.Join(root, ".saga/stories/linked")
+	if err := os.Symlink(filepath.Join(root, ".saga/stories/other"), link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.SetTaskStatus(context.Background(), root, "linked", "t1", "completed")
+	if err == nil || !strings.Contains(err.Error(), "outside story linked's own folder") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/other/t1.json"))
+	if strings.Contains(string(got), "completed") {
+		t.Errorf("the other story's task was written:\n%s", got)
+	}
+}
+
+// SetStoryField with onlyIfPresent never adds a member (upstream's strict
+// story object rejects a status it did not write).
+func TestSetStoryFieldOnlyIfPresent(t *testing.T) {
+	root := storyRoot(t)
+	if changed, err := store.SetStoryField(context.Background(), root, "st", "status", "in_progress", true); err != nil || changed {
+		t.Fatalf("SetStoryField = %v, %v; want unchanged", changed, err)
+	}
+	if changed, err := store.SetStoryField(context.Background(), root, "st", "branch", "story/st", false); err != nil || !changed {
+		t.Fatalf("SetStoryField branch = %v, %v", changed, err)
+	}
+	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/st/story.json"))
+	if strings.Contains(string(got), "status") || !strings.Contains(string(got), `"branch": "story/st"`) {
+		t.Errorf("story.json:\n%s", got)
+	}
+}
