@@ -19,8 +19,8 @@ func runWorker(env *Env, args []string) int {
 	fs := newFlagSet(env, "worker", workerSynopsis)
 	var wf runs.WorkerFlags
 	wf.Register(fs, "")
-	outputFile := fs.String("output-file", "", "also write the log here; events go to <PATH>.events.jsonl")
-	session := fs.String("session", "", "session name for events (default: $SAGA_SESSION or saga-story-<story>-<ms>)")
+	outputFile := fs.String("output-file", "", "also write the log here; events go to "+runs.EventsFile("<PATH>"))
+	session := fs.String("session", "", "session name for events (default: $"+runs.EnvSession+" or "+runs.StorySessionPrefix+"<story>-<ms>)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return flagError(err)

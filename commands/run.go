@@ -1,8 +1,8 @@
 package commands
 
 // Story workers in tmux (design.md §4): `saga-lsp run <story>` starts
-// `saga-lsp worker <story>` in a detached tmux session named
-// saga-story-<story>-<unixMillis>. The language server's saga.runStory
+// `saga-lsp worker <story>` in a detached tmux session named by
+// runs.SessionName. The language server's saga.runStory
 // calls the same function. Every name is validated before it reaches tmux
 // or a path.
 
@@ -33,7 +33,7 @@ const (
 
 // forwardedEnv are passed from the caller's environment to the worker when
 // set: a tmux server started earlier keeps the environment it was started
-// with, so without them `SAGA_CLAUDE=… saga-lsp run` would silently run
+// with, so without them `$runs.EnvClaude=… saga-lsp run` would silently run
 // another claude. Secrets are never forwarded (tmux arguments are visible in
 // the process list); the worker otherwise keeps tmux's environment.
 var forwardedEnv = []string{"PATH", claudetasks.EnvConfigDir, runs.EnvClaude, runs.EnvGH}

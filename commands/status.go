@@ -186,7 +186,7 @@ func StoryWorker(ctx context.Context, story string, o StatusOptions) (WorkerInfo
 }
 
 // storyView returns the story as its worktree copy has it when the worker
-// made one (.saga/worktrees/<story>/.saga/stories/<story>/), else main.
+// made one (in store.WorktreeDir), else main.
 func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, bool) {
 	wt := store.WorktreeDir(root, main.ID)
 	if fi, err := os.Stat(filepath.Join(wt, ".saga", "stories", main.ID)); err == nil && fi.IsDir() {

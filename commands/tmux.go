@@ -128,7 +128,7 @@ func (t *Tmux) Sessions(ctx context.Context) ([]string, error) {
 }
 
 // KindSessions lists the sessions of one story's worker or one epic's
-// runner (saga-story-<story>-<ms>, saga-epic-<epic>-<ms>), oldest first.
+// runner (named by runs.KindSessionName), oldest first.
 func (t *Tmux) KindSessions(ctx context.Context, k runs.Kind, id string) ([]string, error) {
 	all, err := t.Sessions(ctx)
 	if err != nil {

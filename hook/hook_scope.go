@@ -20,17 +20,17 @@ import (
 type StoryWorktree struct {
 	Story    string // canonical story name
 	Worktree string // the worktree's root (absolute, clean)
-	Repo     string // the checkout holding .saga/worktrees/
-	Legacy   bool   // found under .saga/worktrees/stories/<story>/
+	Repo     string // the checkout holding the worktrees folder (store.WorktreesRel)
+	Legacy   bool   // found in the legacy <worktrees>/stories/<story>/
 }
 
-const worktreesMarker = string(filepath.Separator) + ".saga" + string(filepath.Separator) + "worktrees"
+var worktreesMarker = string(filepath.Separator) + filepath.FromSlash(store.WorktreesRel)
 
 // DetectStoryWorktree reports the story worktree containing dir: dir is
-// inside <repo>/.saga/worktrees/<story>/ or the legacy
-// <repo>/.saga/worktrees/stories/<story>/. The path decides, not git: a
-// hook must answer without forking git. "stories" is read as the legacy
-// folder unless .saga/worktrees/stories/ is itself a worktree (has .git).
+// inside <repo>/<worktrees>/<story>/ or the legacy
+// <repo>/<worktrees>/stories/<story>/. The path decides, not git: a hook
+// must answer without forking git. "stories" is read as the legacy folder
+// unless <worktrees>/stories/ is itself a worktree (has .git).
 // A folder name that is not a valid canonical name is no story context.
 func DetectStoryWorktree(dir string) (StoryWorktree, bool) {
 	if dir == "" {
@@ -53,7 +53,7 @@ func DetectStoryWorktree(dir string) (StoryWorktree, bool) {
 func detectLexical(abs string) (StoryWorktree, bool) {
 	sep := string(filepath.Separator)
 	p := filepath.Clean(abs) + sep
-	// The innermost .saga/worktrees/ wins.
+	// The innermost worktrees folder wins.
 	i := strings.LastIndex(p, worktreesMarker+sep)
 	if i < 0 {
 		return StoryWorktree{}, false
@@ -130,8 +130,8 @@ type denyOutput struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
-// storyScope finds the story context of a tool call: SAGA_STORY_ID from the
-// environment (set by the worker, with SAGA_PROJECT_DIR naming the
+// storyScope finds the story context of a tool call: runs.EnvStoryID from the
+// environment (set by the worker, with runs.EnvProjectDir naming the
 // worktree), or else cwd inside a story worktree.
 func (h *hookRun) storyScope(cwd string) (StoryWorktree, bool) {
 	detected, inWorktree := DetectStoryWorktree(cwd)

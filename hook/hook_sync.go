@@ -111,14 +111,14 @@ func taskIDFromJSON(raw json.RawMessage) string {
 	return ""
 }
 
-// syncStory is the story whose task a TaskUpdate changed: SAGA_STORY_ID,
-// else the story of a SAGA task list (CLAUDE_CODE_TASK_LIST_ID). ok is false
+// syncStory is the story whose task a TaskUpdate changed: runs.EnvStoryID,
+// else the story of a SAGA task list (claudetasks.EnvTaskListID). ok is false
 // for a session that is none of SAGA's, or whose two sources disagree.
 func (h *hookRun) syncStory() (story string, ok bool) {
 	list := h.getenv(claudetasks.EnvTaskListID)
 	listStory, listOK := claudetasks.StoryOfList(list)
 	if claudetasks.IsSagaList(list) && !listOK {
-		h.warnf("task list id %q is not saga__<story>__<unixMillis> with a valid story name; status not synced", list)
+		h.warnf("task list id %q is not a valid SAGA story task list id; status not synced", list)
 		return "", false
 	}
 	story = h.getenv(runs.EnvStoryID)
@@ -131,7 +131,7 @@ func (h *hookRun) syncStory() (story string, ok bool) {
 	case listOK && listStory != story:
 		// The worker sets both to the same story; a SAGA list of another
 		// story holds other tasks, whose ids could name the wrong file.
-		h.warnf("task list %q is not story %s's (saga__%s__<unixMillis>); status not synced", list, story, story)
+		h.warnf("task list %q is not story %s's; status not synced", list, story)
 		return "", false
 	}
 	return story, true

@@ -24,7 +24,7 @@ import (
 // Settings scopes of Install.
 const (
 	ScopeProject = "project" // <root>/.claude/settings.json
-	ScopeUser    = "user"    // ${CLAUDE_CONFIG_DIR:-~/.claude}/settings.json
+	ScopeUser    = "user"    // settings.json in claudetasks.ConfigDir
 )
 
 // InstallOptions configure Install.

@@ -8,9 +8,9 @@ package lsp
 // fold of an events file); this layer only adapts it to LSP.
 //
 // Sources, all read, never written:
-//   - the session dir ($SAGA_SESSION_DIR): each worker's events file,
+//   - the session dir (runs.SessionDir): each worker's events file,
 //     followed line by line (live_events.go, live_discovery.go);
-//   - each story's worktree copy, .saga/worktrees/<story>/.saga/stories/<story>/,
+//   - each story's worktree copy (store.WorktreeDir),
 //     where a running worker and its hooks write statuses and the journal
 //     (live_worktree.go);
 //   - the hydrated task list of a running worker (Claude Code's own store),

@@ -34,7 +34,7 @@ func (l *live) scan() {
 	})
 }
 
-// worktreeDirs lists the story worktrees under .saga/worktrees.
+// worktreeDirs lists the story worktrees.
 func (l *live) worktreeDirs() []string {
 	des, err := os.ReadDir(filepath.Join(l.root, filepath.FromSlash(store.WorktreesRel)))
 	if err != nil {

@@ -21,7 +21,7 @@ type liveBatch struct {
 	session   map[string]bool // events files
 	lists     map[string]bool // sessions whose task list changed
 	worktrees map[string]bool // stories whose worktree copy changed
-	rescanWT  bool            // .saga/worktrees appeared
+	rescanWT  bool            // the worktrees folder appeared
 }
 
 func newBatch() *liveBatch {

@@ -1,7 +1,7 @@
 package lsp
 
 // Worktree copies: the story files a running (or unmerged) worker and its
-// hooks write in .saga/worktrees/<story>/, and their journals.
+// hooks write in the story's worktree, and their journals.
 
 import (
 	"bytes"
@@ -140,7 +140,7 @@ func (l *live) mainJournal(id string) journalState {
 }
 
 // isWorktreeRel tells whether rel is a file of a story's worktree copy
-// (.saga/worktrees/<story>/.saga/stories/<story>/<file>); it returns the
+// (<worktrees>/<story>/.saga/stories/<story>/<file>); it returns the
 // story and the main copy's rel of the same file.
 func isWorktreeRel(rel string) (story, mainRel string, ok bool) {
 	rest, ok := strings.CutPrefix(rel, store.WorktreesRel+"/")

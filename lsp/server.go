@@ -40,7 +40,7 @@ type Options struct {
 	// Version is reported as serverInfo.version.
 	Version string
 	// Env looks up environment variables for the worker commands and live
-	// state (SAGA_SESSION_DIR, SAGA_TMUX_SOCKET, SAGA_LSP_BIN, …); nil is
+	// state (the run protocol's variables: session dir, tmux socket, binary); nil is
 	// os.Getenv.
 	Env func(string) string
 

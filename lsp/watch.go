@@ -139,7 +139,7 @@ func (s *Server) diskChanged(paths []string) {
 		}
 		for _, p := range paths {
 			rel := old.RelOf(p)
-			if rel == "" || !strings.HasPrefix(rel, ".saga/") || strings.HasPrefix(rel, ".saga/worktrees/") {
+			if rel == "" || !strings.HasPrefix(rel, ".saga/") || strings.HasPrefix(rel, store.WorktreesRel+"/") {
 				continue
 			}
 			// A folder: what it holds now, and what we knew under it.
@@ -237,7 +237,7 @@ func (w *watcher) add(dir string) {
 func (w *watcher) addTree(dir string) {
 	rel, _ := filepath.Rel(w.root, dir)
 	rel = filepath.ToSlash(rel)
-	if rel == ".saga/worktrees" || strings.HasPrefix(rel, ".saga/worktrees/") || strings.Count(rel, "/") > 2 {
+	if rel == store.WorktreesRel || strings.HasPrefix(rel, store.WorktreesRel+"/") || strings.Count(rel, "/") > 2 {
 		return
 	}
 	fi, err := os.Stat(dir)

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // git runs git with an argument vector (never a shell string) in dir.
@@ -63,8 +65,8 @@ func (g git) identity(ctx context.Context) []string {
 	return []string{"-c", "user.name=saga-lsp worker", "-c", "user.email=saga-lsp@localhost"}
 }
 
-// excludeWorktrees adds .saga/worktrees/ to the repository's info/exclude so
-// story worktrees never show up as untracked files.
+// excludeWorktrees adds the worktrees folder to the repository's
+// info/exclude so story worktrees never show up as untracked files.
 func (g git) excludeWorktrees(ctx context.Context) error {
 	common, err := g.run(ctx, "rev-parse", "--git-common-dir")
 	if err != nil {
@@ -76,7 +78,7 @@ func (g git) excludeWorktrees(ctx context.Context) error {
 	path := filepath.Join(common, "info", "exclude")
 	data, _ := os.ReadFile(path)
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if strings.TrimSpace(line) == ".saga/worktrees/" {
+		if strings.TrimSpace(line) == store.WorktreesRel+"/" {
 			return nil
 		}
 	}
@@ -86,6 +88,6 @@ func (g git) excludeWorktrees(ctx context.Context) error {
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
-	data = append(data, ".saga/worktrees/\n"...)
+	data = append(data, store.WorktreesRel+"/\n"...)
 	return os.WriteFile(path, data, 0o644)
 }

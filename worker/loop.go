@@ -101,7 +101,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	}
 	path := lookPath(bin)
 	if path == "" {
-		return 1, fmt.Errorf("%s not found: install Claude Code, set SAGA_CLAUDE, or use --dry-run", bin)
+		return 1, fmt.Errorf("%s not found: install Claude Code, set %s, or use --dry-run", bin, runs.EnvClaude)
 	}
 	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()

@@ -14,7 +14,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-// worktree makes sure .saga/worktrees/<story>/ is a git worktree on branch
+// worktree makes sure the story's worktree (store.WorktreeDir) is a git worktree on branch
 // story/<story>: reused when it exists, re-added from the branch when only
 // the branch exists, else created from the base (fetched first when there is
 // a remote).
@@ -32,7 +32,7 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	if err := r.repo.excludeWorktrees(ctx); err != nil {
-		r.j.warn("worktree", "could not add .saga/worktrees/ to .git/info/exclude: %v", err)
+		r.j.warn("worktree", "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
 	r.branch = "story/" + r.o.Story
 	r.wt = store.WorktreeDir(r.root, r.o.Story)
@@ -132,7 +132,7 @@ func (r *run) draftPR(ctx context.Context) {
 	gh := lookPath(r.o.GH)
 	switch {
 	case gh == "":
-		r.j.warn("pr", "gh is not installed (or SAGA_GH is wrong); no pull request")
+		r.j.warn("pr", "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
 	case !r.repo.hasRemote(ctx):
 		r.j.warn("pr", "the repository has no remote named origin; no pull request")

@@ -34,12 +34,12 @@ type Options struct {
 	Story string
 	Dir   string // where the worker was started; the workspace root is found from it
 	runs.WorkerFlags
-	OutputFile string // human log copy; events go to <OutputFile>.events.jsonl
-	Session    string // tmux session name, for events; default saga-story-<story>-<ms>
+	OutputFile string // human log copy; events go to runs.EventsFile(OutputFile)
+	Session    string // tmux session name, for events; default runs.SessionName
 	SessionDir string
 
-	Claude string // claude executable (default: SAGA_CLAUDE or "claude" on PATH)
-	GH     string // gh executable (default: SAGA_GH or "gh" on PATH)
+	Claude string // claude executable (default: $runs.EnvClaude or "claude" on PATH)
+	GH     string // gh executable (default: $runs.EnvGH or "gh" on PATH)
 	Git    string // default "git"
 	Self   string // the saga-lsp binary, for hook commands and the dry-run agent
 
