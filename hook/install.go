@@ -213,16 +213,18 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 	if len(doc.Errors) > 0 || root == nil || root.Kind != jsonc.Object {
 		return nil, false, errors.New("internal error: an edit broke the settings")
 	}
-	st := styleOf(src, root)
+	lay := jsonc.LayoutOf(src, root)
+	val := func(v any) func(bool) string { return func(pretty bool) string { return lay.Marshal(v, pretty) } }
+	edit := func(edits ...jsonc.Edit) ([]byte, bool, error) { return jsonc.Apply(src, edits...), true, nil }
 	hm := root.Member("hooks")
 	if hm == nil || hm.Value == nil {
-		return st.insertMember(src, root, "hooks", allHooks(command)), true, nil
+		return edit(lay.InsertMember(src, root, "hooks", val(allHooks(command))))
 	}
 	hooks := hm.Value
 	for _, spec := range claudetasks.Hooks {
 		m := hooks.Member(spec.Event)
 		if m == nil || m.Value == nil {
-			return st.insertMember(src, hooks, spec.Event, []claudetasks.HookGroup{spec.Group(command)}), true, nil
+			return edit(lay.InsertMember(src, hooks, spec.Event, val([]claudetasks.HookGroup{spec.Group(command)})))
 		}
 		arr := m.Value
 		type loc struct{ g, h int }
@@ -239,14 +241,14 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 			}
 		}
 		if len(ours) == 0 {
-			return st.appendElement(src, arr, spec.Group(command)), true, nil
+			return edit(lay.AppendElement(src, arr, val(spec.Group(command))))
 		}
 		if len(ours) > 1 { // a duplicate of ours: drop the last one
 			l := ours[len(ours)-1]
 			if hs := arr.Elems[l.g].Get("hooks"); len(hs.Elems) > 1 {
-				return removeElement(src, hs, l.h), true, nil
+				return edit(jsonc.RemoveElement(src, hs, l.h)...)
 			}
-			return removeElement(src, arr, l.g), true, nil
+			return edit(jsonc.RemoveElement(src, arr, l.g)...)
 		}
 		g := arr.Elems[ours[0].g]
 		hs := g.Get("hooks")
@@ -255,24 +257,24 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 			if len(hs.Elems) > 1 {
 				// It shares a group with other hooks: leave theirs be and
 				// move ours to a group of its own.
-				return removeElement(src, hs, ours[0].h), true, nil
+				return edit(jsonc.RemoveElement(src, hs, ours[0].h)...)
 			}
 			if spec.Matcher == "" {
-				return removeMember(src, g, "matcher"), true, nil
+				return edit(jsonc.RemoveMember(src, g, "matcher")...)
 			}
-			return st.setMember(src, g, "matcher", spec.Matcher), true, nil
+			return edit(lay.SetMember(src, g, "matcher", val(spec.Matcher)))
 		}
 		if h.Kind != jsonc.Object {
 			continue
 		}
 		if t := h.Get("type"); t == nil || t.Kind != jsonc.String || t.Str != "command" {
-			return st.setMember(src, h, "type", "command"), true, nil
+			return edit(lay.SetMember(src, h, "type", val("command")))
 		}
 		if c := h.Get("command"); c == nil || c.Kind != jsonc.String || c.Str != command {
-			return st.setMember(src, h, "command", command), true, nil
+			return edit(lay.SetMember(src, h, "command", val(command)))
 		}
 		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(claudetasks.HookTimeout) {
-			return st.setMember(src, h, "timeout", claudetasks.HookTimeout), true, nil
+			return edit(lay.SetMember(src, h, "timeout", val(claudetasks.HookTimeout)))
 		}
 	}
 	return src, false, nil
@@ -356,220 +358,6 @@ func shellWords(s string) (words []string, ok bool) {
 
 // ---------------------------------------------------------------------------
 // byte-minimal edits laid out like their surroundings
-
-// style is how the file lays JSON out, so inserted text looks like the rest.
-type style struct {
-	unit  string // one indentation step of multi-line containers
-	colon string // between key and value: ": " or ":"
-	comma string // between the children of a one-line container: ", " or ","
-}
-
-// styleOf reads the layout off the top-level object (2 spaces, ": " and
-// ", " when it cannot tell).
-func styleOf(src []byte, root *jsonc.Node) style {
-	st := style{unit: "  ", colon: ": ", comma: ", "}
-	if len(root.Members) == 0 {
-		return st
-	}
-	first := root.Members[0]
-	if multiLine(src, root) {
-		if u, ok := strings.CutPrefix(lineIndent(src, first.Key.Start), lineIndent(src, root.Start)); ok && u != "" {
-			st.unit = u
-		}
-	}
-	if first.Colon >= 0 && first.Colon+1 < len(src) && src[first.Colon+1] != ' ' {
-		st.colon, st.comma = ":", ","
-	}
-	return st
-}
-
-// text encodes v without HTML escaping and without a final newline:
-// indented by the file's step (pretty), or on one line with its spacing.
-func (st style) text(v any, pretty bool) string {
-	if !pretty {
-		return st.oneLine(jsonText(v))
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", st.unit)
-	_ = enc.Encode(v) // our values always encode
-	out := strings.TrimSuffix(b.String(), "\n")
-	if st.colon == ":" {
-		return st.oneLineColons(out)
-	}
-	return out
-}
-
-// oneLine respaces compact JSON with the file's colon and comma.
-func (st style) oneLine(compact string) string {
-	var b strings.Builder
-	inStr := false
-	for i := 0; i < len(compact); i++ {
-		c := compact[i]
-		b.WriteByte(c)
-		switch {
-		case inStr && c == '\\':
-			i++
-			b.WriteByte(compact[i])
-		case c == '"':
-			inStr = !inStr
-		case !inStr && c == ':':
-			b.WriteString(st.colon[1:])
-		case !inStr && c == ',':
-			b.WriteString(st.comma[1:])
-		}
-	}
-	return b.String()
-}
-
-// oneLineColons turns the encoder's ": " into ":" outside strings.
-func (st style) oneLineColons(pretty string) string {
-	var b strings.Builder
-	inStr := false
-	for i := 0; i < len(pretty); i++ {
-		c := pretty[i]
-		b.WriteByte(c)
-		switch {
-		case inStr && c == '\\':
-			i++
-			b.WriteByte(pretty[i])
-		case c == '"':
-			inStr = !inStr
-		case !inStr && c == ':' && i+1 < len(pretty) && pretty[i+1] == ' ':
-			i++
-		}
-	}
-	return b.String()
-}
-
-// jsonText encodes v on one line without HTML escaping.
-func jsonText(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // our values always encode
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// multiLine reports whether a container lays its children out on lines of
-// their own; an empty container gets the multi-line layout.
-func multiLine(src []byte, n *jsonc.Node) bool {
-	firstStart := -1
-	switch {
-	case n.Kind == jsonc.Object && len(n.Members) > 0:
-		firstStart = n.Members[0].Key.Start
-	case n.Kind == jsonc.Array && len(n.Elems) > 0:
-		firstStart = n.Elems[0].Start
-	default:
-		return true
-	}
-	return bytes.IndexByte(src[n.Start:firstStart], '\n') >= 0
-}
-
-// lineIndent returns the leading white space of the line holding offset.
-func lineIndent(src []byte, offset int) string {
-	start := bytes.LastIndexByte(src[:offset], '\n') + 1
-	end := start
-	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
-		end++
-	}
-	return string(src[start:end])
-}
-
-func reindent(text, indent string) string { return strings.ReplaceAll(text, "\n", "\n"+indent) }
-
-func splice(src []byte, from, to int, text string) []byte {
-	out := make([]byte, 0, len(src)+len(text))
-	out = append(out, src[:from]...)
-	out = append(out, text...)
-	return append(out, src[to:]...)
-}
-
-// insertMember adds "key": v after the object's last member.
-func (st style) insertMember(src []byte, obj *jsonc.Node, key string, v any) []byte {
-	k := store.MarshalString(key) + st.colon
-	if len(obj.Members) == 0 {
-		indent := lineIndent(src, obj.Start)
-		inner := indent + st.unit
-		return splice(src, obj.Start+1, obj.End-1, "\n"+inner+k+reindent(st.text(v, true), inner)+"\n"+indent)
-	}
-	last := obj.Members[len(obj.Members)-1]
-	end := last.Key.End
-	if last.Value != nil {
-		end = last.Value.End
-	}
-	if !multiLine(src, obj) {
-		return splice(src, end, end, st.comma+k+st.text(v, false))
-	}
-	indent := lineIndent(src, last.Key.Start)
-	return splice(src, end, end, ",\n"+indent+k+reindent(st.text(v, true), indent))
-}
-
-// setMember sets key to v: the value's bytes are replaced when the member
-// exists, else the member is added.
-func (st style) setMember(src []byte, obj *jsonc.Node, key string, v any) []byte {
-	if m := obj.Member(key); m != nil && m.Value != nil {
-		return splice(src, m.Value.Start, m.Value.End, st.text(v, false))
-	}
-	return st.insertMember(src, obj, key, v)
-}
-
-// appendElement adds v after the array's last element.
-func (st style) appendElement(src []byte, arr *jsonc.Node, v any) []byte {
-	if len(arr.Elems) == 0 {
-		indent := lineIndent(src, arr.Start)
-		inner := indent + st.unit
-		return splice(src, arr.Start+1, arr.End-1, "\n"+inner+reindent(st.text(v, true), inner)+"\n"+indent)
-	}
-	last := arr.Elems[len(arr.Elems)-1]
-	if !multiLine(src, arr) {
-		return splice(src, last.End, last.End, st.comma+st.text(v, false))
-	}
-	indent := lineIndent(src, arr.Elems[0].Start)
-	return splice(src, last.End, last.End, ",\n"+indent+reindent(st.text(v, true), indent))
-}
-
-// removeElement removes element i with its separator; the others keep
-// their bytes.
-func removeElement(src []byte, arr *jsonc.Node, i int) []byte {
-	spans := make([][2]int, len(arr.Elems))
-	for j, e := range arr.Elems {
-		spans[j] = [2]int{e.Start, e.End}
-	}
-	return removeSpan(src, arr, spans, i)
-}
-
-// removeMember removes the member key (the last one of that name).
-func removeMember(src []byte, obj *jsonc.Node, key string) []byte {
-	spans := make([][2]int, len(obj.Members))
-	idx := -1
-	for j, m := range obj.Members {
-		end := m.Key.End
-		if m.Value != nil {
-			end = m.Value.End
-		}
-		spans[j] = [2]int{m.Key.Start, end}
-		if m.Key.Str == key {
-			idx = j
-		}
-	}
-	if idx < 0 {
-		return src
-	}
-	return removeSpan(src, obj, spans, idx)
-}
-
-// removeSpan removes child i of a container (children given as spans).
-func removeSpan(src []byte, n *jsonc.Node, spans [][2]int, i int) []byte {
-	switch {
-	case len(spans) == 1:
-		return splice(src, n.Start+1, n.End-1, "")
-	case i == len(spans)-1:
-		return splice(src, spans[i-1][1], spans[i][1], "")
-	}
-	return splice(src, spans[i][0], spans[i+1][0], "")
-}
 
 // ---------------------------------------------------------------------------
 // editor setup

@@ -144,7 +144,7 @@ func (ca *codeActions) action(title string, kind protocol.CodeActionKind, prefer
 
 // textFix builds a quick fix editing only this file with byte spans,
 // refusing spans that would break the JSON.
-func (ca *codeActions) textFix(title string, preferred bool, spans []byteEdit, diag *protocol.Diagnostic) *protocol.CodeAction {
+func (ca *codeActions) textFix(title string, preferred bool, spans []jsonc.Edit, diag *protocol.Diagnostic) *protocol.CodeAction {
 	if len(spans) == 0 || !keepsSyntax(ca.f, spans) {
 		return nil
 	}
@@ -176,7 +176,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if node == nil || node.Kind != jsonc.String || want == "" {
 			return
 		}
-		add(ca.textFix(title, true, []byteEdit{{node.Start, node.End, store.MarshalString(want)}}, &cd))
+		add(ca.textFix(title, true, []jsonc.Edit{jsonc.Replace(node, store.MarshalString(want))}, &cd))
 	}
 	switch d.Code {
 	case store.CodeIDMismatch, store.CodeDuplicateID:
@@ -190,7 +190,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if arr == nil {
 			return nil
 		}
-		add(ca.textFix(fmt.Sprintf("Remove %s from blockedBy", fix.Ref), false, removeElementSpans(f.Src, arr, i), &cd))
+		add(ca.textFix(fmt.Sprintf("Remove %s from blockedBy", fix.Ref), false, jsonc.RemoveElement(f.Src, arr, i), &cd))
 		if f.Kind == store.KindTask {
 			add(ca.createTaskFix(fix.Ref, &cd))
 		}
@@ -199,7 +199,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if arr == nil {
 			return nil
 		}
-		add(ca.textFix(fmt.Sprintf("Remove %s from blockedBy", fix.Ref), true, removeElementSpans(f.Src, arr, i), &cd))
+		add(ca.textFix(fmt.Sprintf("Remove %s from blockedBy", fix.Ref), true, jsonc.RemoveElement(f.Src, arr, i), &cd))
 	case store.CodeDependencyCycle:
 		if !fix.Weak {
 			return nil
@@ -214,7 +214,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 				from = id.Str
 			}
 		}
-		add(ca.textFix(fmt.Sprintf("Remove weakest link %s → %s", from, fix.Ref), true, removeElementSpans(f.Src, arr, i), &cd))
+		add(ca.textFix(fmt.Sprintf("Remove weakest link %s → %s", from, fix.Ref), true, jsonc.RemoveElement(f.Src, arr, i), &cd))
 	case store.CodeSchema:
 		if fix.Property == "" {
 			return nil
@@ -231,8 +231,8 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if !ok {
 			return nil
 		}
-		member := store.MarshalString(fix.Property) + ": " + value
-		add(ca.textFix(fmt.Sprintf("Add missing property %q", fix.Property), true, []byteEdit{insertMemberSpan(f.Src, obj, member)}, &cd))
+		insert := jsonc.LayoutOf(f.Src, root).InsertMember(f.Src, obj, fix.Property, jsonc.Text(value))
+		add(ca.textFix(fmt.Sprintf("Add missing property %q", fix.Property), true, []jsonc.Edit{insert}, &cd))
 	case store.CodeUnknownProperty:
 		if fix.Want == "" {
 			return nil
@@ -242,7 +242,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 			return nil // renaming would make a duplicate key
 		}
 		add(ca.textFix(fmt.Sprintf("Rename property %q to %q", m.Key.Str, fix.Want), true,
-			[]byteEdit{{m.Key.Start, m.Key.End, store.MarshalString(fix.Want)}}, &cd))
+			[]jsonc.Edit{jsonc.Replace(m.Key, store.MarshalString(fix.Want))}, &cd))
 	}
 	return out
 }

@@ -1,8 +1,6 @@
 package lsp
 
 import (
-	"bytes"
-	"slices"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
@@ -131,126 +129,19 @@ func diffEdit(f *store.File, newSrc []byte) protocol.TextEdit {
 	return replaceEdit(f, start, end, string(newSrc[start:newEnd]))
 }
 
-// byteEdit replaces the bytes [start, end) of a file's text.
-type byteEdit struct {
-	start, end int
-	text       string
-}
-
-// applySpans applies non-overlapping byte edits to src; used to check that
-// a fix leaves valid JSON before offering it.
-func applySpans(src []byte, spans []byteEdit) []byte {
-	sorted := slices.Clone(spans)
-	slices.SortStableFunc(sorted, func(a, b byteEdit) int { return a.start - b.start })
-	out := make([]byte, 0, len(src))
-	at := 0
-	for _, sp := range sorted {
-		out = append(out, src[at:sp.start]...)
-		out = append(out, sp.text...)
-		at = sp.end
-	}
-	return append(out, src[at:]...)
-}
-
-// removeElementSpans returns the spans that remove element i of arr with
-// one adjacent comma, leaving valid JSON: "a, b" → "b"; "a, b" minus the
-// last → "a"; a lone element empties the brackets when only white space
-// surrounds it. Comments next to the element stay.
-func removeElementSpans(src []byte, arr *jsonc.Node, i int) []byteEdit {
-	elems := arr.Elems
-	e := elems[i]
-	switch {
-	case len(elems) == 1:
-		inner := arr.Start + 1
-		closeAt := arr.End
-		if arr.Closed {
-			closeAt = arr.End - 1
-		}
-		if onlyBlank(src[inner:e.Start]) && onlyBlank(src[e.End:closeAt]) {
-			return []byteEdit{{inner, closeAt, ""}}
-		}
-		return []byteEdit{{e.Start, e.End, ""}}
-	case i < len(elems)-1:
-		next := elems[i+1]
-		between := src[e.End:next.Start]
-		if onlyCommaBlank(between) {
-			// Up to the next element: the comma and the white space after it.
-			return []byteEdit{{e.Start, next.Start, ""}}
-		}
-		if c := bytes.IndexByte(between, ','); c >= 0 {
-			return []byteEdit{{e.Start, e.End + c + 1, ""}}
-		}
-		return []byteEdit{{e.Start, e.End, ""}}
-	default:
-		prev := elems[i-1]
-		between := src[prev.End:e.Start]
-		if onlyCommaBlank(between) {
-			// From the end of the previous element: the comma and the line break.
-			return []byteEdit{{prev.End, e.End, ""}}
-		}
-		if c := bytes.IndexByte(between, ','); c >= 0 {
-			return []byteEdit{{prev.End + c, prev.End + c + 1, ""}, {e.Start, e.End, ""}}
-		}
-		return []byteEdit{{e.Start, e.End, ""}}
-	}
-}
-
-func onlyBlank(b []byte) bool {
-	return len(bytes.TrimSpace(b)) == 0
-}
-
-func onlyCommaBlank(b []byte) bool {
-	t := bytes.TrimSpace(b)
-	return len(t) == 1 && t[0] == ','
-}
-
-// insertMemberSpan returns the span adding the member text (`"key": value`)
-// after the object's last member, laid out like its members (one per line
-// when they are, else inline), as store.SetString does for strings.
-func insertMemberSpan(src []byte, obj *jsonc.Node, member string) byteEdit {
-	if len(obj.Members) == 0 {
-		indent := lineIndentAt(src, obj.Start)
-		closeAt := obj.End
-		if obj.Closed {
-			closeAt = obj.End - 1
-		}
-		return byteEdit{obj.Start + 1, closeAt, "\n" + indent + "  " + member + "\n" + indent}
-	}
-	last := obj.Members[len(obj.Members)-1]
-	end := last.Key.End
-	if last.Value != nil {
-		end = last.Value.End
-	}
-	sep := ", "
-	if bytes.IndexByte(src[obj.Start:last.Key.Start], '\n') >= 0 {
-		sep = ",\n" + lineIndentAt(src, last.Key.Start)
-	}
-	return byteEdit{end, end, sep + member}
-}
-
-// lineIndentAt returns the leading white space of the line holding offset.
-func lineIndentAt(src []byte, offset int) string {
-	start := bytes.LastIndexByte(src[:offset], '\n') + 1
-	end := start
-	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
-		end++
-	}
-	return string(src[start:end])
-}
-
 // spanEdits converts spans of f to text edits.
-func spanEdits(f *store.File, spans []byteEdit) []protocol.TextEdit {
+func spanEdits(f *store.File, spans []jsonc.Edit) []protocol.TextEdit {
 	out := make([]protocol.TextEdit, len(spans))
 	for i, sp := range spans {
-		out[i] = replaceEdit(f, sp.start, sp.end, sp.text)
+		out[i] = replaceEdit(f, sp.Start, sp.End, sp.Text)
 	}
 	return out
 }
 
 // keepsSyntax tells whether applying spans to f leaves no more JSON syntax
 // errors than it has: a fix must never break the file.
-func keepsSyntax(f *store.File, spans []byteEdit) bool {
-	after := jsonc.Parse(applySpans(f.Src, spans))
+func keepsSyntax(f *store.File, spans []jsonc.Edit) bool {
+	after := jsonc.Parse(jsonc.Apply(f.Src, spans...))
 	return len(after.Errors) <= len(f.Doc.Errors)
 }
 

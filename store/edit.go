@@ -9,20 +9,17 @@ import (
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
-// Byte-minimal edits of JSON text: the user's formatting, key order and
-// everything not touched stay as they were.
+// Byte-minimal edits of whole files (the span edits are jsonc's): the
+// user's formatting, key order and everything not touched stay as they were.
 
 // ReplaceValue returns src with the value node replaced by the JSON text v.
 func ReplaceValue(src []byte, n *jsonc.Node, v string) []byte {
-	out := make([]byte, 0, len(src)+len(v))
-	out = append(out, src[:n.Start]...)
-	out = append(out, v...)
-	return append(out, src[n.End:]...)
+	return jsonc.Apply(src, jsonc.Replace(n, v))
 }
 
 // SetString sets the string member key of the top-level object to value:
 // only the value's bytes change when the member exists; otherwise the member
-// is appended after the last one, in the file's indentation.
+// is appended after the last one, in the file's layout.
 func SetString(src []byte, key, value string) ([]byte, error) {
 	doc := jsonc.Parse(src)
 	if len(doc.Errors) > 0 {
@@ -32,11 +29,7 @@ func SetString(src []byte, key, value string) ([]byte, error) {
 	if root == nil || root.Kind != jsonc.Object {
 		return nil, fmt.Errorf("top-level value is not an object")
 	}
-	enc := MarshalString(value)
-	if m := root.Member(key); m != nil && m.Value != nil {
-		return ReplaceValue(src, m.Value, enc), nil
-	}
-	return insertMember(src, root, MarshalString(key)+": "+enc), nil
+	return jsonc.Apply(src, jsonc.LayoutOf(src, root).SetMember(src, root, key, jsonc.Text(MarshalString(value)))), nil
 }
 
 // AppendElement appends the JSON text elem to the array at pointer, laid out
@@ -50,62 +43,7 @@ func AppendElement(src []byte, pointer, elem string) ([]byte, error) {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return nil, fmt.Errorf("no array at %s", pointer)
 	}
-	if len(arr.Elems) == 0 {
-		indent := lineIndent(src, arr.Start)
-		// "[]" becomes a multi-line array indented one step deeper than its line.
-		body := "\n" + indent + "  " + reindent(elem, indent+"  ") + "\n" + indent
-		out := append([]byte{}, src[:arr.Start+1]...)
-		out = append(out, body...)
-		return append(out, src[arr.End-1:]...), nil
-	}
-	last := arr.Elems[len(arr.Elems)-1]
-	sep := ", "
-	indent := ""
-	if first := arr.Elems[0]; bytes.IndexByte(src[arr.Start:first.Start], '\n') >= 0 {
-		indent = lineIndent(src, first.Start)
-		sep = ",\n" + indent
-	}
-	out := append([]byte{}, src[:last.End]...)
-	out = append(out, sep...)
-	out = append(out, reindent(elem, indent)...)
-	return append(out, src[last.End:]...), nil
-}
-
-// insertMember adds a member text after the object's last member.
-func insertMember(src []byte, obj *jsonc.Node, member string) []byte {
-	if len(obj.Members) == 0 {
-		indent := lineIndent(src, obj.Start)
-		out := append([]byte{}, src[:obj.Start+1]...)
-		out = append(out, "\n"+indent+"  "+member+"\n"+indent...)
-		return append(out, src[obj.End-1:]...)
-	}
-	last := obj.Members[len(obj.Members)-1]
-	end := last.Key.End
-	if last.Value != nil {
-		end = last.Value.End
-	}
-	sep := ", "
-	if bytes.IndexByte(src[obj.Start:last.Key.Start], '\n') >= 0 {
-		sep = ",\n" + lineIndent(src, last.Key.Start)
-	}
-	out := append([]byte{}, src[:end]...)
-	out = append(out, sep+member...)
-	return append(out, src[end:]...)
-}
-
-// lineIndent returns the leading white space of the line holding offset.
-func lineIndent(src []byte, offset int) string {
-	start := bytes.LastIndexByte(src[:offset], '\n') + 1
-	end := start
-	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
-		end++
-	}
-	return string(src[start:end])
-}
-
-// reindent prefixes every line of a multi-line JSON text but the first.
-func reindent(text, indent string) string {
-	return strings.ReplaceAll(text, "\n", "\n"+indent)
+	return jsonc.Apply(src, jsonc.LayoutOf(src, doc.Root).AppendElement(src, arr, jsonc.Text(elem))), nil
 }
 
 // MarshalString encodes s as a JSON string without HTML escaping.

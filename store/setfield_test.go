@@ -87,7 +87,7 @@ func TestSetStoryFieldOnlyIfPresent(t *testing.T) {
 		t.Fatalf("SetStoryField branch = %v, %v", changed, err)
 	}
 	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/st/story.json"))
-	if strings.Contains(string(got), "status") || !strings.Contains(string(got), `"branch": "story/st"`) {
+	if strings.Contains(string(got), "status") || !strings.Contains(string(got), `,"branch":"story/st"}`) {
 		t.Errorf("story.json:\n%s", got)
 	}
 }
