@@ -176,3 +176,12 @@ func runVersion(env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "saga-lsp %s\n", Version)
 	return exitOK
 }
+
+func printJSON(env *Env, v any) int {
+	data, err := store.MarshalIndent(v)
+	if err != nil {
+		return fail(env, err)
+	}
+	env.Stdout.Write(data)
+	return exitOK
+}

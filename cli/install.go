@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+const installSynopsis = "install [--root DIR] [--claude-settings project|user] [--dry-run]"
+
+// runInstall registers the Claude Code hooks and prints editor setup.
+func runInstall(env *Env, args []string) int {
+	fs := newFlagSet(env, "install", installSynopsis)
+	root := fs.String("root", "", "project root (default: nearest folder above the working directory with .saga/, else with .git, else the working directory)")
+	scope := fs.String("claude-settings", commands.ScopeProject, "which settings.json: project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
+	dryRun := fs.Bool("dry-run", false, "print the resulting settings.json instead of writing it")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return flagError(err)
+	}
+	if len(pos) != 0 || (*scope != commands.ScopeProject && *scope != commands.ScopeUser) {
+		fs.Usage()
+		return exitUsage
+	}
+	r := ""
+	if *scope == commands.ScopeProject {
+		if r, err = installRoot(env, *root); err != nil {
+			return fail(env, err)
+		}
+	}
+	self, err := commands.SelfPath(nil)
+	if err != nil {
+		return fail(env, err)
+	}
+	res, err := commands.Install(commands.InstallOptions{Root: r, Scope: *scope, DryRun: *dryRun, Self: self})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "saga-lsp install: %v\n", err)
+		return exitUsage
+	}
+	shown := res.Path
+	if rel, err := filepath.Rel(env.Dir, res.Path); err == nil && !strings.HasPrefix(rel, "..") {
+		shown = rel
+	}
+	if *dryRun {
+		env.Stdout.Write(res.Content)
+		if !strings.HasSuffix(string(res.Content), "\n") {
+			fmt.Fprintln(env.Stdout)
+		}
+		fmt.Fprintf(env.Stderr, "dry run: %s was not written\n", shown)
+		return exitOK
+	}
+	var hooks []string
+	for _, h := range commands.Hooks {
+		if h.Matcher != "" {
+			hooks = append(hooks, h.Event+" ("+h.Matcher+")")
+		} else {
+			hooks = append(hooks, h.Event)
+		}
+	}
+	switch {
+	case res.Created:
+		fmt.Fprintf(env.Stdout, "created %s", shown)
+	case res.Written:
+		fmt.Fprintf(env.Stdout, "updated %s", shown)
+	default:
+		fmt.Fprintf(env.Stdout, "%s already up to date", shown)
+	}
+	fmt.Fprintf(env.Stdout, ": hooks %s run `%s`\n\n", strings.Join(hooks, ", "), res.Command)
+	fmt.Fprint(env.Stdout, commands.EditorSetup(commands.EditorCommand(self)))
+	return exitOK
+}
+
+// installRoot is --root, else the workspace, else the enclosing git
+// checkout, else the working directory: the project whose .claude/ gets
+// the hooks.
+func installRoot(env *Env, root string) (string, error) {
+	if root != "" {
+		return resolveRoot(env, root, true)
+	}
+	if r, err := store.FindRoot(env.Dir); err == nil {
+		return r, nil
+	}
+	abs, err := filepath.Abs(env.Dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return abs, nil
+		}
+	}
+}
