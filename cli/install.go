@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,32 +15,27 @@ const installSynopsis = "install [--root DIR] [--claude-settings project|user] [
 
 // runInstall registers the Claude Code hooks and prints editor setup.
 func runInstall(env *Env, args []string) int {
-	fs := newFlagSet(env, "install", installSynopsis)
-	root := fs.String("root", "", "project root (default: nearest folder above the working directory with .saga/, else with .git, else the working directory)")
-	scope := fs.String("claude-settings", commands.ScopeProject, "which settings.json: project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
-	dryRun := fs.Bool("dry-run", false, "print the resulting settings.json instead of writing it")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 0 || (*scope != commands.ScopeProject && *scope != commands.ScopeUser) {
-		fs.Usage()
-		return exitUsage
+	c := newCmdLine("install")
+	root := c.String("root", "", "project root `DIR` (default: nearest folder above the working directory with .saga/, else with .git, else the working directory)")
+	scope := c.String("claude-settings", commands.ScopeProject, "which settings.json (`SCOPE`): project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
+	dryRun := c.Bool("dry-run", false, "print the resulting settings.json instead of writing it")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos), oneOf("--claude-settings scope", *scope, commands.ScopeProject, commands.ScopeUser)); err != nil {
+		return c.fail(env, err)
 	}
 	r := ""
 	if *scope == commands.ScopeProject {
 		if r, err = installRoot(env, *root); err != nil {
-			return fail(env, err)
+			return c.fail(env, err)
 		}
 	}
 	self, err := commands.SelfPath(nil)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	res, err := commands.Install(commands.InstallOptions{Root: r, Scope: *scope, DryRun: *dryRun, Self: self})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "saga-lsp install: %v\n", err)
-		return exitUsage
+		return c.fail(env, err)
 	}
 	shown := res.Path
 	if rel, err := filepath.Rel(env.Dir, res.Path); err == nil && !strings.HasPrefix(rel, "..") {

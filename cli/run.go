@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,30 +14,19 @@ const runSynopsis = "run <story> [--root DIR] [--format text|json] [--dry-run] [
 
 // runRun starts the story's worker in a detached tmux session.
 func runRun(env *Env, args []string) int {
-	fs := newFlagSet(env, "run", runSynopsis)
-	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
-	format := fs.String("format", "text", "output format: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\",\"pid\"})")
-	var wf commands.WorkerFlags
-	fs.BoolVar(&wf.DryRun, "dry-run", false, "worker: use the built-in simulated agent instead of claude")
-	fs.IntVar(&wf.MaxCycles, "max-cycles", 0, "worker: stop after N headless runs (default 10)")
-	fs.IntVar(&wf.MaxTime, "max-time", 0, "worker: stop after MIN minutes (default 60)")
-	fs.StringVar(&wf.Model, "model", "", "worker: model for the headless runs (default opus)")
-	fs.StringVar(&wf.PermissionMode, "permission-mode", "", "worker: permission mode for the headless runs (default acceptEdits)")
-	fs.StringVar(&wf.Base, "base", "", "worker: base branch of story/<story> (default: the current branch)")
-	fs.BoolVar(&wf.KeepTasks, "keep-tasks", false, "worker: keep the hydrated task list after the end")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 1 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	c := newCmdLine("run")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\",\"pid\"})")
+	wf := addWorkerFlags(c)
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
-	st, err := commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: wf})
+	st, err := commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf})
 	if err != nil {
 		var se *commands.StartError
 		var re *commands.RunningError
@@ -54,11 +44,13 @@ func runRun(env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
 			return exitFindings
 		}
-		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
-		return exitUsage
+		return c.fail(env, err)
 	}
 	if *format == "json" {
-		return printJSON(env, st)
+		if err := printJSON(env.Stdout, st); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
 	}
 	fmt.Fprintf(env.Stdout, "session %s\noutput %s\nfollow: %s  |  tail -f %s\n", st.Session, st.OutputFile, st.Attach, st.OutputFile)
 	if st.Finished {

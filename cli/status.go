@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -11,36 +12,38 @@ const statusSynopsis = "status [<story>] [--root DIR] [--format text|json] [--ta
 
 // runStatus prints stories, tasks and worker state.
 func runStatus(env *Env, args []string) int {
-	fs := newFlagSet(env, "status", statusSynopsis)
-	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
-	format := fs.String("format", "text", "output format: text or json")
-	tasks := fs.Bool("tasks", false, "list every story's tasks (always on with a story)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
+	c := newCmdLine("status")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text or json")
+	tasks := c.Bool("tasks", false, "list every story's tasks (always on with a story)")
+	pos, err := c.parse(args)
+	if err == nil && len(pos) > 1 {
+		err = usagef("unexpected argument %q (one <story> at most)", pos[1])
 	}
-	if len(pos) > 1 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	if err := cmp.Or(err, oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	o := commands.StatusOptions{Root: r, Tasks: *tasks}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 	}
 	st, err := commands.GetStatus(context.Background(), o)
+	if err == nil {
+		if *format == "json" {
+			err = printJSON(env.Stdout, st)
+		} else {
+			err = st.WriteText(env.Stdout)
+		}
+		if err != nil {
+			err = fmt.Errorf("write output: %w", err)
+		}
+	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "saga-lsp status: %v\n", err)
-		return exitUsage
-	}
-	if *format == "json" {
-		return printJSON(env, st)
-	}
-	if err := st.WriteText(env.Stdout); err != nil {
-		return fail(env, fmt.Errorf("write output: %w", err))
+		return c.fail(env, err)
 	}
 	return exitOK
 }

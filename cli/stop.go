@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,35 +13,33 @@ const stopSynopsis = "stop <story> [--root DIR] [--format text|json]"
 
 // runStop sends SIGINT to the story's worker and ends its tmux session.
 func runStop(env *Env, args []string) int {
-	fs := newFlagSet(env, "stop", stopSynopsis)
-	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
-	format := fs.String("format", "text", "output format: text or json")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 1 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	c := newCmdLine("stop")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text or json")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	res, err := commands.StopStory(context.Background(), commands.StopOptions{Root: r, Story: pos[0]})
 	if err != nil {
-		code := exitUsage
-		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
-			code = exitFindings
-		}
 		if *format == "json" && res != nil {
-			printJSON(env, res)
+			printJSON(env.Stdout, res)
 		}
-		fmt.Fprintf(env.Stderr, "saga-lsp stop: %v\n", err)
-		return code
+		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
+			fmt.Fprintf(env.Stderr, "saga-lsp stop: %v\n", err)
+			return exitFindings
+		}
+		return c.fail(env, err)
 	}
 	if *format == "json" {
-		return printJSON(env, res)
+		if err := printJSON(env.Stdout, res); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
 	}
 	switch {
 	case res.PID > 0:
