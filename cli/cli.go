@@ -8,7 +8,6 @@ package cli
 import (
 	"cmp"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -110,13 +109,7 @@ func Main(args []string, env *Env) int {
 		if serve.Lookup(flagName) != nil {
 			return runServe(env, args)
 		}
-		var names []string
-		serve.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-		msg := fmt.Sprintf("unknown flag --%s", flagName)
-		if near := nearest(flagName, append([]string{"help", "version"}, names...)); near != "" {
-			msg += fmt.Sprintf("; did you mean --%s?", near)
-		}
-		return mainUsageError(env, msg)
+		return mainUsageError(env, serve.unknownFlag(flagName, "version").Error())
 	}
 	for _, c := range commandTable() {
 		if c.name == name {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,14 +43,20 @@ func run(t *testing.T, dir string, args ...string) result {
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+	code := exitCode(t, cmd.Run())
+	return result{out.String(), errb.String(), code}
+}
+
+// exitCode is the exit code a finished command's error carries.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return result{out.String(), errb.String(), code}
+	return 0
 }
 
 func examples(t *testing.T, name string) string {

@@ -105,11 +105,12 @@ func (c *cmdLine) parse(args []string) ([]string, error) {
 	return pos, err
 }
 
-// unknownFlag names the flag and, when one is close, the flag meant.
-func (c *cmdLine) unknownFlag(name string) error {
-	var names []string
+// unknownFlag names the flag and, when one is close, the flag meant among
+// the command's, --help and the extra ones.
+func (c *cmdLine) unknownFlag(name string, extra ...string) error {
+	names := append([]string{"help"}, extra...)
 	c.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	if near := nearest(name, append(names, "help")); near != "" {
+	if near := nearest(name, names); near != "" {
 		return usagef("unknown flag --%s; did you mean --%s?", name, near)
 	}
 	return usagef("unknown flag --%s", name)

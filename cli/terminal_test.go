@@ -37,14 +37,7 @@ func onTerminal(t *testing.T, dir string, env []string, args ...string) (string,
 	if err != nil && !errors.Is(err, syscall.EIO) {
 		t.Fatal(err)
 	}
-	code := 0
-	if err := cmd.Wait(); err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		code = ee.ExitCode()
-	}
+	code := exitCode(t, cmd.Wait())
 	// The terminal turns "\n" into "\r\n".
 	return strings.ReplaceAll(string(out), "\r\n", "\n"), code
 }
@@ -161,12 +154,7 @@ func TestBareOnPipeServes(t *testing.T) {
 			t.Errorf("initialize answered %s", body)
 		}
 		stdin.Close() // end of input: the server exits
-		if err := cmd.Wait(); err != nil {
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) {
-				t.Fatal(err)
-			}
-		}
+		exitCode(t, cmd.Wait())
 	})
 	t.Run("serve with stdin a terminal", func(t *testing.T) {
 		ptm, tty, err := pty.Open()
