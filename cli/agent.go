@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/saga-ai/saga-lsp/agentsim"
 )
 
@@ -10,5 +8,5 @@ import (
 // Code run that `worker --dry-run` starts in place of claude. It takes
 // claude's flags and walks the task list through the same hooks.
 func runAgent(env *Env, args []string) int {
-	return agentsim.Main(args, os.Getenv, env.Stdin, env.Stdout, env.Stderr, agentsim.ScriptAll)
+	return agentsim.Main(args, env.Getenv, env.Stdin, env.Stdout, env.Stderr, agentsim.ScriptAll)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -15,28 +16,24 @@ import (
 const checkSynopsis = "check [--root DIR] [--format text|json|github] [PATH…]"
 
 func runCheck(env *Env, args []string) int {
-	fs := newFlagSet(env, "check", checkSynopsis)
-	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
-	format := fs.String("format", "text", "output format: text, json or github (workflow annotations)")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if *format != "text" && *format != "json" && *format != "github" {
-		fmt.Fprintf(env.Stderr, "saga-lsp check: unknown format %q (want text, json or github)\n", *format)
-		return exitUsage
+	c := newCmdLine("check")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text, json or github (workflow annotations)")
+	paths, err := c.parse(args)
+	if err := cmp.Or(err, oneOf("format", *format, "text", "json", "github")); err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	scope, err := scopeOf(env, r, paths)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	p, err := store.NewParser()
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	// check is a short batch run that keeps every file it parses until the
 	// end: collecting while the heap only grows is wasted work (half the
@@ -45,7 +42,7 @@ func runCheck(env *Env, args []string) int {
 	debug.SetMemoryLimit(1 << 30)
 	ws, err := p.Load(r)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	var ds []store.Diagnostic
 	for _, d := range ws.Diagnostics() {
@@ -53,16 +50,19 @@ func runCheck(env *Env, args []string) int {
 			ds = append(ds, d)
 		}
 	}
+	// Text and annotations show paths from where the user stands; JSON
+	// keeps them root-relative, for tools.
+	shown := func(rel string) string { return displayPath(env, r, rel) }
 	switch *format {
 	case "json":
-		err = writeJSON(env.Stdout, ds)
+		err = writeCheckJSON(env.Stdout, ds)
 	case "github":
-		err = writeGitHub(env.Stdout, ds)
+		err = writeGitHub(env.Stdout, ds, shown)
 	default:
-		err = writeText(env.Stdout, ds)
+		err = writeText(env.Stdout, ds, shown, stylesFor(env, env.Stdout))
 	}
 	if err != nil {
-		return fail(env, fmt.Errorf("write output: %w", err))
+		return c.fail(env, fmt.Errorf("write output: %w", err))
 	}
 	code := exitOK
 	for _, d := range ds {
@@ -100,11 +100,11 @@ func scopeOf(env *Env, root string, paths []string) (pathScope, error) {
 			abs = filepath.Join(env.Dir, p)
 		}
 		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("check %s: no such file or folder", p)
+			return nil, fmt.Errorf("%s: no such file or folder", p)
 		}
 		rel, err := filepath.Rel(root, abs)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("check %s: outside the workspace %s", p, root)
+			return nil, fmt.Errorf("%s: outside the workspace %s", p, root)
 		}
 		s = append(s, filepath.ToSlash(rel))
 	}
@@ -119,46 +119,59 @@ type jsonDiagnostic struct {
 	Message  string      `json:"message"`
 }
 
-func writeJSON(w io.Writer, ds []store.Diagnostic) error {
+func writeCheckJSON(w io.Writer, ds []store.Diagnostic) error {
 	out := struct {
 		Diagnostics []jsonDiagnostic `json:"diagnostics"`
 	}{Diagnostics: make([]jsonDiagnostic, 0, len(ds))}
 	for _, d := range ds {
 		out.Diagnostics = append(out.Diagnostics, jsonDiagnostic{d.File, d.Range, d.Severity.String(), d.Code, d.Message})
 	}
-	data, err := store.MarshalIndent(out)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
+	return printJSON(w, out)
 }
 
 // writeText prints `file:line:col: severity: message [code]`, 1-based for
-// humans, and a summary line.
-func writeText(w io.Writer, ds []store.Diagnostic) error {
+// humans, and a summary line; the location is bold, errors red and
+// warnings yellow when st is on.
+func writeText(w io.Writer, ds []store.Diagnostic, shown func(string) string, st styles) error {
 	bw := bufio.NewWriter(w)
 	counts := map[store.Severity]int{}
 	files := map[string]bool{}
 	for _, d := range ds {
 		counts[d.Severity]++
 		files[d.File] = true
-		fmt.Fprintf(bw, "%s:%d:%d: %s: %s [%s]\n", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Severity, d.Message, d.Code)
+		loc := fmt.Sprintf("%s:%d:%d:", shown(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1)
+		fmt.Fprintf(bw, "%s %s: %s [%s]\n", st.fileName(loc), severityText(st, d.Severity), d.Message, d.Code)
 	}
 	if len(ds) == 0 {
 		fmt.Fprintln(bw, "no problems found")
 	} else {
-		fmt.Fprintf(bw, "%d error%s, %d warning%s, %d info in %d file%s\n",
-			counts[store.SeverityError], plural(counts[store.SeverityError]),
-			counts[store.SeverityWarning], plural(counts[store.SeverityWarning]),
+		errs, warns := counts[store.SeverityError], counts[store.SeverityWarning]
+		errText, warnText := fmt.Sprintf("%d error%s", errs, plural(errs)), fmt.Sprintf("%d warning%s", warns, plural(warns))
+		if errs > 0 {
+			errText = st.errorText(errText)
+		}
+		if warns > 0 {
+			warnText = st.warningText(warnText)
+		}
+		fmt.Fprintf(bw, "%s, %s, %d info in %d file%s\n", errText, warnText,
 			counts[store.SeverityInfo]+counts[store.SeverityHint], len(files), plural(len(files)))
 	}
 	return bw.Flush()
 }
 
+func severityText(st styles, s store.Severity) string {
+	switch s {
+	case store.SeverityError:
+		return st.errorText(s.String())
+	case store.SeverityWarning:
+		return st.warningText(s.String())
+	}
+	return s.String()
+}
+
 // writeGitHub prints workflow commands that GitHub Actions turns into
 // annotations on the changed files.
-func writeGitHub(w io.Writer, ds []store.Diagnostic) error {
+func writeGitHub(w io.Writer, ds []store.Diagnostic, shown func(string) string) error {
 	bw := bufio.NewWriter(w)
 	for _, d := range ds {
 		level := "error"
@@ -169,7 +182,7 @@ func writeGitHub(w io.Writer, ds []store.Diagnostic) error {
 			level = "notice"
 		}
 		fmt.Fprintf(bw, "::%s file=%s,line=%d,col=%d,endLine=%d,endColumn=%d,title=%s::%s\n", level,
-			ghProperty(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Range.End.Line+1, d.Range.End.Character+1,
+			ghProperty(shown(d.File)), d.Range.Start.Line+1, d.Range.Start.Character+1, d.Range.End.Line+1, d.Range.End.Character+1,
 			ghProperty("saga "+string(d.Code)), ghData(d.Message))
 	}
 	return bw.Flush()

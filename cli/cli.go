@@ -1,11 +1,13 @@
 // Package cli is saga-lsp's command-line face: it parses subcommands and
-// flags, calls store and commands, and prints results for terminals and CI.
+// flags, explains a mistaken command line (what was wrong, then the
+// synopsis, with a did-you-mean), calls store and commands, and prints
+// results for terminals (colour, paths from the working directory) and CI.
 // Exit codes: 0 ok, 1 findings or failure, 2 usage or I/O error.
 package cli
 
 import (
+	"cmp"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,30 +30,43 @@ const (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Stdin          io.Reader
-	Dir            string // working directory, for root discovery and relative paths
+	Dir            string              // working directory, for root discovery and relative paths
+	Getenv         func(string) string // the environment (default os.Getenv)
 }
 
 type command struct {
-	name    string
-	summary string
-	run     func(env *Env, args []string) int
+	name     string
+	synopsis string // after "saga-lsp "; one line per form
+	summary  string
+	run      func(env *Env, args []string) int
 }
 
+// commandTable lists the commands in the order help shows them: what a
+// newcomer types first, first.
 func commandTable() []command {
 	return []command{
-		{"serve", "run the language server on stdin/stdout (the default without a command)", runServe},
-		{"worker", "execute a story end to end (normally inside tmux; see run)", runWorker},
-		{"run", "start a story's worker in a tmux session", runRun},
-		{"stop", "stop a story's worker (it cleans up and exits)", runStop},
-		{"status", "show stories and tasks, TaskList-style, with worker state and PR", runStatus},
-		{"install", "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
-		{"hook", "Claude Code hook: reads the event payload on stdin", runHook},
-		{"check", "lint the .saga workspace (or the given files and folders)", runCheck},
-		{"plan", "show the execution plan of a story's tasks or an epic's stories", runPlan},
-		{"new", "create a story, task or epic (new story|task|epic …)", runNew},
-		{"schema", "print the JSON Schema of story, epic or task files", runSchema},
-		{"version", "print the version", runVersion},
+		{"check", checkSynopsis, "lint the .saga workspace (or the given files and folders)", runCheck},
+		{"plan", planSynopsis, "show the execution plan of a story's tasks or an epic's stories", runPlan},
+		{"new", newSynopsis, "create a story, task or epic", runNew},
+		{"schema", schemaSynopsis, "print the JSON Schema of story, epic or task files", runSchema},
+		{"status", statusSynopsis, "show stories and tasks, TaskList-style, with worker state and PR", runStatus},
+		{"run", runSynopsis, "start a story's worker in a tmux session", runRun},
+		{"stop", stopSynopsis, "stop a story's worker (it cleans up and exits)", runStop},
+		{"worker", workerSynopsis, "execute a story end to end (normally inside tmux; see run)", runWorker},
+		{"install", installSynopsis, "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
+		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse): the event payload on stdin; always exits 0", runHook},
+		{"serve", serveSynopsis, "run the language server on stdin/stdout (the default without a command)", runServe},
+		{"version", versionSynopsis, "print the version (also: saga-lsp --version, -v)", runVersion},
 	}
+}
+
+func lookupCommand(name string) command {
+	for _, c := range commandTable() {
+		if c.name == name {
+			return c
+		}
+	}
+	return command{name: name}
 }
 
 // Main runs saga-lsp with args (without the program name) and returns the
@@ -60,8 +75,19 @@ func Main(args []string, env *Env) int {
 	if env.Dir == "" {
 		env.Dir, _ = os.Getwd()
 	}
-	// Editors start the server as plain `saga-lsp` (or `saga-lsp --stdio`).
-	if len(args) == 0 || args[0] == "--stdio" || args[0] == "-stdio" {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if len(args) == 0 {
+		// Editors start the server as plain `saga-lsp` with pipes; a
+		// person at a terminal would otherwise face a silent wait for LSP
+		// frames.
+		if isTerminal(env.Stdin) {
+			fmt.Fprint(env.Stdout, "saga-lsp is SAGA's language server and command line. Editors start it with\n"+
+				"pipes on stdin and stdout and talk LSP; `saga-lsp serve` does that from a terminal.\n\n")
+			usage(env.Stdout)
+			return exitOK
+		}
 		return runServe(env, args)
 	}
 	name := args[0]
@@ -70,18 +96,51 @@ func Main(args []string, env *Env) int {
 		return runWorker(env, args[1:])
 	case "__agent": // hidden: worker --dry-run's simulated claude
 		return runAgent(env, args[1:])
+	case "help", "-h", "-help", "--help":
+		return runHelp(env, args[1:])
+	case "-v", "-version", "--version":
+		return runVersion(env, args[1:])
 	}
-	if name == "help" || name == "-h" || name == "--help" {
-		usage(env.Stdout)
-		return exitOK
+	if flagName, ok := strings.CutPrefix(name, "-"); ok {
+		// Editors may start the server with its flags and no command
+		// (`saga-lsp --stdio`).
+		flagName, _, _ = strings.Cut(strings.TrimPrefix(flagName, "-"), "=")
+		serve, _, _ := serveCmdLine()
+		if serve.Lookup(flagName) != nil {
+			return runServe(env, args)
+		}
+		return mainUsageError(env, serve.unknownFlag(flagName, "version").Error())
 	}
 	for _, c := range commandTable() {
 		if c.name == name {
 			return c.run(env, args[1:])
 		}
 	}
-	fmt.Fprintf(env.Stderr, "saga-lsp: unknown command %q\n", name)
-	usage(env.Stderr)
+	return mainUsageError(env, unknownCommand(name))
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+func unknownCommand(name string) string {
+	if near := nearest(name, commandNames()); near != "" {
+		return fmt.Sprintf("unknown command %q; did you mean %q?", name, near)
+	}
+	return fmt.Sprintf("unknown command %q", name)
+}
+
+// mainUsageError reports a mistake before any command was chosen: the
+// message, then the synopsis and the commands; exit 2.
+func mainUsageError(env *Env, msg string) int {
+	fmt.Fprintf(env.Stderr, "saga-lsp: %s\n", msg)
+	fmt.Fprintln(env.Stderr, "usage: saga-lsp <command> [flags] [args]")
+	fmt.Fprintf(env.Stderr, "commands: %s\n", strings.Join(commandNames(), ", "))
+	fmt.Fprintln(env.Stderr, "Run `saga-lsp --help` for what each does.")
 	return exitUsage
 }
 
@@ -93,48 +152,28 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run `saga-lsp <command> -h` for a command's flags. Exit codes: 0 ok, 1 findings, 2 usage or I/O error.")
+	fmt.Fprintln(w, "Run `saga-lsp <command> --help` for a command's flags. Exit codes: 0 ok, 1 findings, 2 usage or I/O error.")
 }
 
-// parseInterspersed parses flags wherever they stand among the positional
-// arguments (`plan my-story --format json` works), stopping at "--".
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		// flag.Parse consumed a "--" terminator if it stopped there.
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// newFlagSet builds a flag set whose errors and help go to stderr.
-func newFlagSet(env *Env, name, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "usage: saga-lsp %s\n", synopsis)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// flagError turns a parse error into an exit code; -h is not an error.
-func flagError(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
+// runHelp is `saga-lsp help [<command>]`.
+func runHelp(env *Env, args []string) int {
+	switch {
+	case len(args) == 0:
+		usage(env.Stdout)
 		return exitOK
+	case len(args) > 1:
+		return mainUsageError(env, fmt.Sprintf("help: unexpected argument %q", args[1]))
 	}
-	return exitUsage
+	for _, c := range commandTable() {
+		if c.name == args[0] {
+			return c.run(env, []string{"--help"})
+		}
+	}
+	return mainUsageError(env, unknownCommand(args[0]))
 }
+
+// rootUsage is the --root flag of the commands that need a workspace.
+const rootUsage = "workspace root `DIR` (default: nearest folder above the working directory with .saga/)"
 
 // resolveRoot applies --root or discovers the workspace from the working dir.
 // With create, a missing .saga/ is fine: the root is --root or the working
@@ -156,10 +195,13 @@ func resolveRoot(env *Env, root string, create bool) (string, error) {
 	return r, err
 }
 
-// fail prints an error and returns its exit code: usage and I/O errors are 2.
-func fail(env *Env, err error) int {
-	fmt.Fprintf(env.Stderr, "saga-lsp: %v\n", err)
-	return exitUsage
+// displayPath shows a root-relative path relative to the working directory.
+func displayPath(env *Env, root, rel string) string {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if r, err := filepath.Rel(env.Dir, abs); err == nil {
+		return r
+	}
+	return abs
 }
 
 func splitList(s string) []string {
@@ -172,7 +214,24 @@ func splitList(s string) []string {
 	return out
 }
 
+const versionSynopsis = "version"
+
 func runVersion(env *Env, args []string) int {
+	c := newCmdLine("version")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos)); err != nil {
+		return c.fail(env, err)
+	}
 	fmt.Fprintf(env.Stdout, "saga-lsp %s\n", Version)
 	return exitOK
+}
+
+// printJSON writes v as indented JSON, the form of every --format json.
+func printJSON(w io.Writer, v any) error {
+	data, err := store.MarshalIndent(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
 }

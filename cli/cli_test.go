@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,14 +43,20 @@ func run(t *testing.T, dir string, args ...string) result {
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
+	code := exitCode(t, cmd.Run())
+	return result{out.String(), errb.String(), code}
+}
+
+// exitCode is the exit code a finished command's error carries.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return result{out.String(), errb.String(), code}
+	return 0
 }
 
 func examples(t *testing.T, name string) string {
@@ -132,7 +139,7 @@ func TestCheck(t *testing.T) {
 		{name: "path outside", dir: good, args: []string{"check", os.TempDir()}, code: 2, stderr: []string{"outside the workspace"}},
 		{name: "unknown command", dir: good, args: []string{"frobnicate"}, code: 2, stderr: []string{"unknown command", "usage"}},
 		{name: "help", dir: good, args: []string{"help"}, code: 0, stdout: []string{"check", "plan", "new"}},
-		{name: "check -h", dir: good, args: []string{"check", "-h"}, code: 0, stderr: []string{"--format"}},
+		{name: "check -h", dir: good, args: []string{"check", "-h"}, code: 0, stdout: []string{"--format"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -339,5 +346,42 @@ func TestSchemaAndVersion(t *testing.T) {
 	}
 	if r := run(t, t.TempDir(), "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "saga-lsp ") {
 		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+}
+
+// Every command of `saga-lsp --help` answers --help, -h and `help <command>`
+// on stdout with its synopsis and flags, exit 0.
+func TestHelpOfEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	top := run(t, dir, "--help")
+	_, list, ok := strings.Cut(top.stdout, "\ncommands:\n")
+	if top.code != 0 || !ok {
+		t.Fatalf("--help: exit %d\n%s", top.code, top.stdout)
+	}
+	var names []string
+	for line := range strings.SplitSeq(list, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			break
+		}
+		names = append(names, strings.Fields(line)[0])
+	}
+	if len(names) < 12 {
+		t.Fatalf("commands listed: %v", names)
+	}
+	for _, name := range names {
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+			r := run(t, dir, args...)
+			if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: saga-lsp "+name) {
+				t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+			}
+			// Every flag the synopsis shows is explained.
+			synopsis, _, _ := strings.Cut(r.stdout, "\n\n")
+			for _, f := range strings.Fields(synopsis) {
+				f = strings.Trim(f, "[]")
+				if strings.HasPrefix(f, "--") && !strings.Contains(r.stdout, "\n  "+f) {
+					t.Errorf("%v: flag %s of the synopsis is not listed:\n%s", args, f, r.stdout)
+				}
+			}
+		}
 	}
 }

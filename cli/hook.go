@@ -2,30 +2,38 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 
 	"github.com/saga-ai/saga-lsp/hook"
 )
 
+const hookSynopsis = "hook < payload.json"
+
 // runHook is `saga-lsp hook`, the Claude Code command hook: the event
 // payload comes on stdin. It always exits 0 (exit 2 would block Claude
-// Code's action); problems are warnings on stderr.
+// Code's action), so a usage mistake is a warning on stderr, not exit 2.
 func runHook(env *Env, args []string) int {
-	for _, a := range args {
-		switch a {
-		case "-h", "-help", "--help":
-			fmt.Fprintln(env.Stderr, "usage: saga-lsp hook < payload.json")
-			fmt.Fprintln(env.Stderr, "Claude Code command hook for SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit) and PostToolUse (TaskUpdate); reads the event payload on stdin and always exits 0.")
-			return exitOK
-		}
+	c := newCmdLine("hook")
+	pos, err := c.parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return c.fail(env, err)
 	}
-	if len(args) > 0 {
-		fmt.Fprintf(env.Stderr, "saga-lsp hook: arguments %q ignored; the event comes on stdin\n", args)
+	if err == nil {
+		err = wantArgs(pos)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "saga-lsp hook: %v (ignored: the event comes on stdin)\n", err)
 	}
 	in := env.Stdin
 	if in == nil {
 		in = os.Stdin
 	}
-	return hook.Hook(context.Background(), in, os.Getenv, env.Stdout, env.Stderr)
+	if isTerminal(in) {
+		fmt.Fprintln(env.Stderr, "saga-lsp hook: stdin is a terminal; Claude Code pipes the event payload in (`saga-lsp hook --help`)")
+		return exitOK
+	}
+	return hook.Hook(context.Background(), in, env.Getenv, env.Stdout, env.Stderr)
 }

@@ -1,99 +1,140 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"flag"
 	"fmt"
-	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-const newSynopsis = `new story <name> --title T [--description D] [--epic E] [--blocked-by a,b]
-       saga-lsp new task <story> <task-id> --subject S [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W]
-       saga-lsp new epic <id> --title T [--description D]`
+// The forms of new: what each creates, its arguments and its flags.
+const (
+	newStorySynopsis = "new story <name> --title T [--description D] [--epic E] [--blocked-by a,b]"
+	newTaskSynopsis  = "new task <story> <task-id> --subject S [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W]"
+	newEpicSynopsis  = "new epic <id> --title T [--description D]"
+	newSynopsis      = newStorySynopsis + "\n" + newTaskSynopsis + "\n" + newEpicSynopsis
+)
+
+type newKind struct {
+	name, synopsis string
+	args           []string
+	flags          []string // beside --root and --format
+}
+
+func newKinds() []newKind {
+	return []newKind{
+		{"story", newStorySynopsis, []string{"<name>"}, []string{"title", "description", "epic", "blocked-by"}},
+		{"task", newTaskSynopsis, []string{"<story>", "<task-id>"},
+			[]string{"subject", "description", "blocked-by", "priority", "active-form", "guidance", "done-when"}},
+		{"epic", newEpicSynopsis, []string{"<id>"}, []string{"title", "description"}},
+	}
+}
+
+func (k newKind) takes(flagName string) bool {
+	return flagName == "root" || flagName == "format" || slices.Contains(k.flags, flagName)
+}
 
 func runNew(env *Env, args []string) int {
-	fs := newFlagSet(env, "new", newSynopsis)
-	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/, else the working directory)")
-	format := fs.String("format", "text", "output format: text or json ({\"created\":[…],\"updated\":[…]})")
-	title := fs.String("title", "", "story or epic title")
-	subject := fs.String("subject", "", "task subject: a short imperative title")
-	description := fs.String("description", "", "full, self-contained description")
-	epic := fs.String("epic", "", "story: the epic to list it in (the name gets the <epic>-- prefix)")
-	blockedBy := fs.String("blocked-by", "", "comma-separated ids that must be completed first")
-	priority := fs.String("priority", "", "task priority: critical, high, medium or low")
-	activeForm := fs.String("active-form", "", "task: present-continuous form for the spinner")
-	guidance := fs.String("guidance", "", "task: how to approach the work")
-	doneWhen := fs.String("done-when", "", "task: completion criteria")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
+	c := newCmdLine("new")
+	root := c.String("root", "", "workspace root `DIR` (default: nearest folder above the working directory with .saga/, else the working directory)")
+	format := c.String("format", "text", "output `FORMAT`: text or json ({\"created\":[…],\"updated\":[…]})")
+	title := c.String("title", "", "story or epic `title`")
+	subject := c.String("subject", "", "task `subject`: a short imperative title")
+	description := c.String("description", "", "full, self-contained `description`")
+	epic := c.String("epic", "", "story: the `epic` to list it in (the name gets the <epic>-- prefix)")
+	blockedBy := c.String("blocked-by", "", "comma-separated `ids` that must be completed first")
+	priority := c.String("priority", "", "task `priority`: critical, high, medium or low")
+	activeForm := c.String("active-form", "", "task: present-continuous `form` for the spinner")
+	guidance := c.String("guidance", "", "task: how to approach the work (`text`)")
+	doneWhen := c.String("done-when", "", "task: completion `criteria`")
+	pos, err := c.parse(args)
+	kind, kindErr := newKindOf(pos)
+	if kindErr == nil {
+		c = c.narrow("new "+kind.name, kind.synopsis, kind.takes)
+		kindErr = cmp.Or(wantArgs(pos[1:], kind.args...), flagOfAnotherKind(c, kind))
 	}
-	if len(pos) == 0 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	if err := cmp.Or(err, kindErr, oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, true)
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	p, err := store.NewParser()
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	ctx := context.Background()
 	var ch commands.Changes
-	switch {
-	case pos[0] == "story" && len(pos) == 2:
+	switch kind.name {
+	case "story":
 		ch, err = commands.CreateStory(ctx, p, r, commands.NewStory{Name: pos[1], Title: *title, Description: *description,
 			Epic: *epic, BlockedBy: splitList(*blockedBy)})
-	case pos[0] == "task" && len(pos) == 3:
+	case "task":
 		ch, err = commands.CreateTask(ctx, p, r, commands.NewTask{Story: pos[1], ID: pos[2], Subject: *subject,
 			Description: *description, ActiveForm: *activeForm, BlockedBy: splitList(*blockedBy), Priority: *priority,
 			Guidance: *guidance, DoneWhen: *doneWhen})
-	case pos[0] == "epic" && len(pos) == 2:
+	case "epic":
 		ch, err = commands.CreateEpic(ctx, p, r, commands.NewEpic{ID: pos[1], Title: *title, Description: *description})
-	default:
-		fs.Usage()
-		return exitUsage
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "saga-lsp new %s: %v\n", pos[0], err)
-		return exitUsage
+		return c.fail(env, err)
 	}
 	if *format == "json" {
-		return writeChanges(env, ch)
+		if ch.Created == nil {
+			ch.Created = []string{}
+		}
+		if ch.Updated == nil {
+			ch.Updated = []string{}
+		}
+		if err := printJSON(env.Stdout, ch); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
 	}
-	for _, c := range ch.Created {
-		fmt.Fprintf(env.Stdout, "created %s\n", displayPath(env, r, c))
+	for _, f := range ch.Created {
+		fmt.Fprintf(env.Stdout, "created %s\n", displayPath(env, r, f))
 	}
-	for _, c := range ch.Updated {
-		fmt.Fprintf(env.Stdout, "updated %s\n", displayPath(env, r, c))
+	for _, f := range ch.Updated {
+		fmt.Fprintf(env.Stdout, "updated %s\n", displayPath(env, r, f))
 	}
 	return exitOK
 }
 
-func writeChanges(env *Env, ch commands.Changes) int {
-	if ch.Created == nil {
-		ch.Created = []string{}
+// newKindOf is the form the first argument names.
+func newKindOf(pos []string) (newKind, error) {
+	var names []string
+	for _, k := range newKinds() {
+		if len(pos) > 0 && k.name == pos[0] {
+			return k, nil
+		}
+		names = append(names, k.name)
 	}
-	if ch.Updated == nil {
-		ch.Updated = []string{}
+	if len(pos) == 0 {
+		return newKind{}, usagef("missing what to create: %s", strings.Join(names, ", "))
 	}
-	data, err := store.MarshalIndent(ch)
-	if err != nil {
-		return fail(env, err)
-	}
-	env.Stdout.Write(data)
-	return exitOK
+	return newKind{}, oneOf("kind", pos[0], names...)
 }
 
-// displayPath shows a root-relative path relative to the working directory.
-func displayPath(env *Env, root, rel string) string {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if r, err := filepath.Rel(env.Dir, abs); err == nil {
-		return r
-	}
-	return abs
+// flagOfAnotherKind refuses a flag the form does not take (a --subject
+// for a story), which would otherwise be dropped silently.
+func flagOfAnotherKind(c *cmdLine, k newKind) error {
+	var err error
+	c.Visit(func(f *flag.Flag) {
+		if err != nil || k.takes(f.Name) {
+			return
+		}
+		for _, other := range newKinds() {
+			if other.takes(f.Name) {
+				err = usagef("--%s is a flag of new %s, not of new %s", f.Name, other.name, k.name)
+				return
+			}
+		}
+	})
+	return err
 }

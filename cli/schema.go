@@ -1,24 +1,30 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/saga-ai/saga-lsp/store/schema"
 )
 
+const schemaSynopsis = "schema story|epic|task"
+
 func runSchema(env *Env, args []string) int {
-	fs := newFlagSet(env, "schema", "schema story|epic|task")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
+	c := newCmdLine("schema")
+	pos, err := c.parse(args)
+	var kinds []string
+	for _, k := range schema.Kinds {
+		kinds = append(kinds, string(k))
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
+	if err == nil && len(pos) > 0 {
+		err = oneOf("kind", pos[0], kinds...)
+	}
+	if err := cmp.Or(err, wantArgs(pos, "story|epic|task")); err != nil {
+		return c.fail(env, err)
 	}
 	src, err := schema.Source(schema.Kind(pos[0]))
 	if err != nil {
-		return fail(env, err)
+		return c.fail(env, err)
 	}
 	fmt.Fprintf(env.Stdout, "%s", src)
 	return exitOK

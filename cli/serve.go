@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -17,23 +18,31 @@ import (
 // ≤ 200 MB resident on workload W).
 const serveMemoryLimit = 150 << 20
 
-const serveSynopsis = "serve [--stdio] [--log-file FILE] [-rpc.trace]   (also: saga-lsp with no arguments)"
+const serveSynopsis = "serve [--stdio] [--log-file FILE] [--rpc.trace]   (also: saga-lsp with no arguments on a pipe)"
+
+// serveCmdLine is serve's command line; `saga-lsp` with serve's flags and
+// no command is serve too.
+func serveCmdLine() (c *cmdLine, logFile *string, trace *bool) {
+	c = newCmdLine("serve")
+	c.Bool("stdio", true, "talk LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
+	logFile = c.String("log-file", "", "append logs to `FILE` instead of stderr")
+	trace = c.Bool("rpc.trace", false, "log every JSON-RPC message")
+	return c, logFile, trace
+}
 
 // runServe runs the language server on stdin/stdout. stdout carries only
 // framed JSON-RPC; logs go to stderr or --log-file.
 func runServe(env *Env, args []string) int {
-	fs := newFlagSet(env, "serve", serveSynopsis)
-	fs.Bool("stdio", true, "talk LSP over stdin/stdout (the only transport; accepted for clients that pass it)")
-	logFile := fs.String("log-file", "", "append logs to FILE instead of stderr")
-	trace := fs.Bool("rpc.trace", false, "log every JSON-RPC message")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return flagError(err)
+	c, logFile, trace := serveCmdLine()
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos)); err != nil {
+		return c.fail(env, err)
 	}
 	var logOut io.Writer = env.Stderr
 	if *logFile != "" {
 		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
-			return fail(env, fmt.Errorf("open log file: %w", err))
+			return c.fail(env, fmt.Errorf("open log file: %w", err))
 		}
 		defer f.Close()
 		logOut = f

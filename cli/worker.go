@@ -1,9 +1,8 @@
 package cli
 
 import (
+	"cmp"
 	"context"
-	"fmt"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -11,32 +10,49 @@ import (
 	"github.com/saga-ai/saga-lsp/worker"
 )
 
-const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run]"
+const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--max-cost USD] [--session NAME]"
+
+// addWorkerFlags defines the worker's options (runs.WorkerFlags, their one
+// definition), shared by worker and run (which passes them on). Zero values
+// leave the worker's defaults.
+func addWorkerFlags(c *cmdLine) *runs.WorkerFlags {
+	var wf runs.WorkerFlags
+	wf.Register(c.FlagSet, "")
+	return &wf
+}
+
+// checkWorkerFlags refuses limits that would stop the worker before it
+// starts; an unset limit is the worker's default.
+func checkWorkerFlags(c *cmdLine, wf *runs.WorkerFlags) error {
+	if c.isSet("max-cycles") {
+		if err := atLeast("max-cycles", wf.MaxCycles, 1); err != nil {
+			return err
+		}
+	}
+	if c.isSet("max-time") && wf.MaxTime <= 0 {
+		return usagef("--max-time must be > 0 minutes, got %g", wf.MaxTime)
+	}
+	if err := wf.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
 
 // runWorker executes a story (normally inside the tmux session `run` made).
 // SIGINT/SIGTERM stop the current run; the worker then cleans up and exits 1.
 func runWorker(env *Env, args []string) int {
-	fs := newFlagSet(env, "worker", workerSynopsis)
-	var wf runs.WorkerFlags
-	wf.Register(fs, "")
-	outputFile := fs.String("output-file", "", "also write the log here; events go to "+runs.EventsFile("<PATH>"))
-	session := fs.String("session", "", "session name for events (default: $"+runs.EnvSession+" or "+runs.StorySessionPrefix+"<story>-<ms>)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return flagError(err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	if err := wf.Validate(); err != nil {
-		fmt.Fprintf(env.Stderr, "saga-lsp worker: %v\n", err)
-		return exitUsage
+	c := newCmdLine("worker")
+	wf := addWorkerFlags(c)
+	outputFile := c.String("output-file", "", "also write the log to `PATH`; events go to "+runs.EventsFile("<PATH>"))
+	session := c.String("session", "", "session `name` for events (default: $"+runs.EnvSession+" or "+runs.StorySessionPrefix+"<story>-<ms>)")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<story>"), checkWorkerFlags(c, wf)); err != nil {
+		return c.fail(env, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return worker.Run(ctx, worker.Options{
-		Story: pos[0], Dir: env.Dir, WorkerFlags: wf, OutputFile: *outputFile, Session: *session,
-		Stdout: env.Stdout, Env: os.Getenv,
+		Story: pos[0], Dir: env.Dir, WorkerFlags: *wf, OutputFile: *outputFile, Session: *session,
+		Stdout: env.Stdout, Env: env.Getenv,
 	})
 }

@@ -39,15 +39,15 @@ type WorkerFlags struct {
 // Register defines the flags on fs. prefix starts each usage text (e.g.
 // "worker: " where run shows them beside its own).
 func (f *WorkerFlags) Register(fs *flag.FlagSet, prefix string) {
-	fs.IntVar(&f.MaxCycles, "max-cycles", 0, prefix+"stop after N headless runs (default "+strconv.Itoa(DefaultMaxCycles)+")")
-	fs.Float64Var(&f.MaxTime, "max-time", 0, prefix+"stop after MIN minutes (default "+strconv.Itoa(DefaultMaxTime)+")")
-	fs.StringVar(&f.Model, "model", "", prefix+"model for the headless runs (default "+DefaultModel+")")
-	fs.StringVar(&f.PermissionMode, "permission-mode", "", prefix+"permission mode for the headless runs (default "+DefaultPermissionMode+")")
-	fs.StringVar(&f.Base, "base", "", prefix+"base branch of story/<story> (default: the current branch)")
+	fs.IntVar(&f.MaxCycles, "max-cycles", 0, prefix+"stop after `N` headless runs (default "+strconv.Itoa(DefaultMaxCycles)+")")
+	fs.Float64Var(&f.MaxTime, "max-time", 0, prefix+"stop after `MIN` minutes (default "+strconv.Itoa(DefaultMaxTime)+")")
+	fs.StringVar(&f.Model, "model", "", prefix+"`model` for the headless runs (default "+DefaultModel+")")
+	fs.StringVar(&f.PermissionMode, "permission-mode", "", prefix+"permission `mode` for the headless runs (default "+DefaultPermissionMode+")")
+	fs.StringVar(&f.Base, "base", "", prefix+"base `branch` of story/<story> (default: the current branch)")
 	fs.BoolVar(&f.KeepTasks, "keep-tasks", false, prefix+"keep the hydrated task list after the end")
 	fs.BoolVar(&f.DryRun, "dry-run", false, prefix+"use the built-in simulated agent instead of claude; nothing is pushed and gh is not called")
 	fs.BoolVar(&f.AllowUnsandboxedBash, "allow-unsandboxed-bash", false, prefix+"let Bash run unconfined where Claude Code's sandbox (bubblewrap, socat) is missing")
-	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost USD in all")
+	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost `USD` in all")
 }
 
 // Validate reports the first flag out of range, as a usage message.

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/saga-ai/saga-lsp/commands"
+)
+
+const stopSynopsis = "stop <story> [--root DIR] [--format text|json]"
+
+// runStop sends SIGINT to the story's worker and ends its tmux session.
+func runStop(env *Env, args []string) int {
+	c := newCmdLine("stop")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text or json")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
+	}
+	r, err := resolveRoot(env, *root, false)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	res, err := commands.StopStory(context.Background(), commands.StopOptions{Root: r, Story: pos[0]})
+	if err != nil {
+		if *format == "json" && res != nil {
+			printJSON(env.Stdout, res)
+		}
+		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
+			fmt.Fprintf(env.Stderr, "saga-lsp stop: %v\n", err)
+			return exitFindings
+		}
+		return c.fail(env, err)
+	}
+	if *format == "json" {
+		if err := printJSON(env.Stdout, res); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
+	}
+	switch {
+	case res.PID > 0:
+		fmt.Fprintf(env.Stdout, "stopped story %s: worker pid %d", res.Story, res.PID)
+		if res.State != "" {
+			fmt.Fprintf(env.Stdout, " ended %s", res.State)
+			if res.ExitCode != nil {
+				fmt.Fprintf(env.Stdout, " (exit %d)", *res.ExitCode)
+			}
+		}
+		if res.Forced {
+			fmt.Fprintf(env.Stdout, " — it did not end in time after SIGINT, so its session was killed")
+		}
+		fmt.Fprintln(env.Stdout)
+	default:
+		fmt.Fprintf(env.Stdout, "stopped story %s: no worker process was left\n", res.Story)
+	}
+	for _, s := range res.Sessions {
+		fmt.Fprintf(env.Stdout, "killed tmux session %s\n", s)
+	}
+	if res.OutputFile != "" {
+		fmt.Fprintf(env.Stdout, "output %s\n", res.OutputFile)
+	}
+	return exitOK
+}
