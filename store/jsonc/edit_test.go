@@ -26,7 +26,9 @@ func TestEdits(t *testing.T) {
 		{"insert into empty", "{}", "{\n  \"a\": \"x\"\n}",
 			func(src []byte, d *Document) []Edit { return []Edit{Layout{}.InsertMember(src, d.Root, "a", val("x"))} }},
 		{"insert into unclosed", "{", "{\n  \"a\": 1\n",
-			func(src []byte, d *Document) []Edit { return []Edit{Layout{}.InsertMember(src, d.Root, "a", Text("1"))} }},
+			func(src []byte, d *Document) []Edit {
+				return []Edit{Layout{}.InsertMember(src, d.Root, "a", Text("1"))}
+			}},
 		{"append multi-line", "[\n  \"a\"\n]", "[\n  \"a\",\n  \"b\"\n]",
 			func(src []byte, d *Document) []Edit { return []Edit{Layout{}.AppendElement(src, d.Root, val("b"))} }},
 		{"append inline", `["a"]`, `["a", "b"]`,
