@@ -3,6 +3,7 @@ package claudetasks
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -14,10 +15,15 @@ const (
 )
 
 // ToClaudeTask converts a SAGA task (the epic's toClaudeTask): id (the file
-// name), subject, description, activeForm, status and blockedBy map
-// directly; blocks is given by the caller (see FromStory); guidance and
-// doneWhen go into metadata, only the non-empty ones, and with neither there
-// is no metadata at all. Owner stays empty.
+// name), subject, activeForm, status and blockedBy map directly; blocks is
+// given by the caller (see FromStory); guidance and doneWhen go into
+// metadata, only the non-empty ones, and with neither there is no metadata
+// at all. Owner stays empty.
+//
+// Claude Code shows the model a task's subject, description, status and
+// blockers, never its metadata, so the description is composed: the task's
+// own description, then the non-empty guidance and doneWhen as labelled
+// sections (Description).
 func ToClaudeTask(t *store.Task, blocks []string) Task {
 	blockedBy := make([]string, 0, len(t.BlockedBy))
 	for _, r := range t.BlockedBy {
@@ -26,7 +32,7 @@ func ToClaudeTask(t *store.Task, blocks []string) Task {
 	out := Task{
 		ID:          t.ID,
 		Subject:     t.Subject,
-		Description: t.Description,
+		Description: Description(t),
 		ActiveForm:  t.ActiveForm,
 		Status:      t.Status,
 		Blocks:      append(make([]string, 0, len(blocks)), blocks...),
@@ -42,6 +48,23 @@ func ToClaudeTask(t *store.Task, blocks []string) Task {
 		}
 	}
 	return out
+}
+
+// Description is the hydrated description of t: what the model reads of
+// the task. The .saga source keeps its fields apart; only this copy is
+// composed.
+func Description(t *store.Task) string {
+	var b strings.Builder
+	b.WriteString(t.Description)
+	for _, sec := range []struct{ label, text string }{{"Guidance", t.Guidance}, {"Done when", t.DoneWhen}} {
+		if text := strings.TrimSpace(sec.text); text != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(sec.label + ":\n" + text)
+		}
+	}
+	return b.String()
 }
 
 // FromClaudeTask is the epic's fromClaudeTask: the status is the only field

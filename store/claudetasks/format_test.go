@@ -130,7 +130,7 @@ func TestHydrateGolden(t *testing.T) {
 			[]string{"activeForm", "doneWhen", "priority", `\u003c`, `\u2028`, `\u0026`}},
 		{"write-tests",
 			[]string{"id", "subject", "description", "activeForm", "status", "blocks", "blockedBy", "metadata"},
-			[]string{"\"description\": \"\",", "\"blocks\": []", "\"blockedBy\": [\n    \"write-api\",\n    \"setup-db\"\n  ]", "\"metadata\": {\n    \"doneWhen\": \"go test passes\"\n  }"},
+			[]string{"\"description\": \"Done when:\\ngo test passes\",", "\"blocks\": []", "\"blockedBy\": [\n    \"write-api\",\n    \"setup-db\"\n  ]", "\"metadata\": {\n    \"doneWhen\": \"go test passes\"\n  }"},
 			[]string{"guidance"}},
 		{"docs",
 			[]string{"id", "subject", "description", "status", "blocks", "blockedBy"},
@@ -454,11 +454,11 @@ func TestToClaudeTask(t *testing.T) {
 		{"plain", store.Task{ID: "a", Subject: "S", Description: "D", Status: "pending", Priority: "high"}, nil,
 			Task{ID: "a", Subject: "S", Description: "D", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, nil},
 		{"guidance only", store.Task{ID: "a", Status: "completed", ActiveForm: "Af", Guidance: "g", BlockedBy: refs("x", "y")}, []string{"z"},
-			Task{ID: "a", ActiveForm: "Af", Status: "completed", Blocks: []string{"z"}, BlockedBy: []string{"x", "y"}}, map[string]any{"guidance": "g"}},
+			Task{ID: "a", Description: "Guidance:\ng", ActiveForm: "Af", Status: "completed", Blocks: []string{"z"}, BlockedBy: []string{"x", "y"}}, map[string]any{"guidance": "g"}},
 		{"doneWhen only", store.Task{ID: "a", Status: "in_progress", DoneWhen: "w"}, nil,
-			Task{ID: "a", Status: "in_progress", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"doneWhen": "w"}},
-		{"both", store.Task{ID: "a", Status: "pending", Guidance: "g", DoneWhen: "w"}, nil,
-			Task{ID: "a", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"guidance": "g", "doneWhen": "w"}},
+			Task{ID: "a", Description: "Done when:\nw", Status: "in_progress", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"doneWhen": "w"}},
+		{"both", store.Task{ID: "a", Description: "D", Status: "pending", Guidance: "g", DoneWhen: "w"}, nil,
+			Task{ID: "a", Description: "D\n\nGuidance:\ng\n\nDone when:\nw", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"guidance": "g", "doneWhen": "w"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
