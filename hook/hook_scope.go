@@ -79,31 +79,40 @@ func detectLexical(abs string) (StoryWorktree, bool) {
 	return w, true
 }
 
-// writeTools are the tools PreToolUse checks, with the input key naming
-// the path they write.
-var writeTools = map[string]string{
-	"Write":        "file_path",
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"NotebookEdit": "notebook_path",
+// pathKey is the tool_input key naming the path a write tool writes ("" for
+// the tools PreToolUse does not check).
+func pathKey(tool string) string {
+	switch tool {
+	case "Write", "Edit", "MultiEdit":
+		return "file_path"
+	case "NotebookEdit":
+		return "notebook_path"
+	}
+	return ""
 }
 
-// scopeTempDirs lists the temp dirs writes are allowed in (a variable so
-// tests can use one that does not contain their worktrees).
-var scopeTempDirs = func() []string { return []string{os.TempDir(), "/tmp"} }
+// Scope is what a story's agent may write (design.md §7): its worktree
+// (less the files that set its own powers and its story's JSON), and the
+// OS temp dir (less its repository and saga-lsp's own state).
+type Scope struct {
+	StoryWorktree
+	TempDir   string   // the OS temp dir
+	Protected []string // saga-lsp's own state: the session dir, lock dirs, task lists
+}
 
 // preToolUse denies writes outside the story's scope; everything else is
 // allowed silently.
 func (h *hookRun) preToolUse(p *HookPayload) {
-	key, ok := writeTools[p.ToolName]
-	if !ok {
+	key := pathKey(p.ToolName)
+	if key == "" {
 		return
 	}
 	cwd := h.hookCwd(p)
-	scope, ok := h.storyScope(cwd)
+	wt, ok := h.storyScope(cwd)
 	if !ok {
 		return
 	}
+	scope := Scope{StoryWorktree: wt, TempDir: os.TempDir(), Protected: h.protected()}
 	var input map[string]json.RawMessage
 	if err := json.Unmarshal(p.ToolInput, &input); err != nil || input == nil {
 		h.warnf("%s tool_input is not an object; not checked", p.ToolName)
@@ -178,14 +187,33 @@ func absPathFrom(base, p string) string {
 	return filepath.Clean(p)
 }
 
+// protected is saga-lsp's own state a hook's agent must never write, even
+// where it lies in the temp dir: the session dir (output and events files
+// that status and the editor trust), the lock dirs of repositories outside
+// git, and Claude Code's task lists (written only through the Task tools, so
+// that the hooks see every change).
+func (h *hookRun) protected() []string {
+	out := []string{runs.SessionDir(h.env), store.TempLockRoot()}
+	if cfg, err := claudetasks.ConfigDir(h.env); err == nil {
+		out = append(out, filepath.Join(cfg, "tasks"))
+	}
+	return out
+}
+
 // CheckWriteScope decides whether a story's agent may write path (relative
-// paths are taken against cwd). Allowed: inside the worktree, except that
-// inside the worktree's .saga/ only .saga/stories/<story>/ is; and the temp
-// dirs, except for the repository the worktree belongs to. The path is
-// cleaned and every symlink on it resolved (dangling ones too, since a write
-// through a link creates its target), so neither ".." nor links escape.
-// reason names the path and the allowed scope.
-func CheckWriteScope(path, cwd string, scope StoryWorktree) (allowed bool, reason string) {
+// paths are taken against cwd). Allowed: inside the worktree, except
+//   - the files that would change the agent's own powers or escape git's
+//     hands: .claude/, .mcp.json, .git (file or folder, at any depth),
+//     .gitmodules and hook folders (.githooks, .husky);
+//   - inside the worktree's .saga/ anything but the story's journal.md (its
+//     task and story JSON are written by the hook and the worker);
+//
+// and the temp dir, except for the repository the worktree belongs to and
+// saga-lsp's own state (scope.Protected). The path is cleaned and every
+// symlink on it resolved (dangling ones too, since a write through a link
+// creates its target), so neither ".." nor links escape. reason names the
+// path and the allowed scope.
+func CheckWriteScope(path, cwd string, scope Scope) (allowed bool, reason string) {
 	abs := absPathFrom(cwd, path)
 	real, err := resolveAllLinks(abs)
 	if err != nil {
@@ -194,6 +222,14 @@ func CheckWriteScope(path, cwd string, scope StoryWorktree) (allowed bool, reaso
 	shown := path
 	if real != path {
 		shown = fmt.Sprintf("%s (resolved: %s)", path, real)
+	}
+	for _, p := range scope.Protected {
+		if p == "" {
+			continue
+		}
+		if _, ok := pathWithin(real, resolvedPath(p)); ok {
+			return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: it is saga-lsp's own state (%s), which status, the editor and the worker trust", shown, p)
+		}
 	}
 	wt := resolvedPath(scope.Worktree)
 	// The .saga/ folder as the filesystem sees it; the story folder must be
@@ -205,42 +241,62 @@ func CheckWriteScope(path, cwd string, scope StoryWorktree) (allowed bool, reaso
 		_, inSaga = pathWithin(real, filepath.Join(wt, ".saga"))
 	}
 	if inSaga {
-		if r, ok := pathWithin(real, storyDir); ok && r != "." {
+		if r, ok := pathWithin(real, storyDir); ok && r == "journal.md" {
 			return true, ""
 		}
-		return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: inside .saga/ story %q may only write its own folder %s%c (epics, other stories and worktrees are off limits)",
+		if r, ok := pathWithin(real, storyDir); ok && r != "." {
+			return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: in its story folder story %q may write only journal.md; task statuses are recorded by the hook when you use TaskUpdate, and the task and story files are not yours to edit",
+				shown, scope.Story)
+		}
+		return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: inside .saga/ story %q may only write its journal %s%cjournal.md (epics, other stories and worktrees are off limits)",
 			shown, scope.Story, storyDir, filepath.Separator)
 	}
-	if _, ok := pathWithin(real, wt); ok {
+	if rel, ok := pathWithin(real, wt); ok {
+		if what := ownPowers(rel); what != "" {
+			return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: it is %s, which story %q may not change", shown, what, scope.Story)
+		}
 		return true, ""
 	}
 	repo := ""
 	if scope.Repo != "" {
 		repo = resolvedPath(scope.Repo)
 	}
-	temps := scopeTempDirs()
 	note := ""
-	for _, t := range temps {
-		if t == "" {
-			continue
-		}
-		if _, ok := pathWithin(real, resolvedPath(t)); !ok {
-			continue
-		}
-		if repo != "" {
-			if _, inRepo := pathWithin(real, repo); inRepo {
-				note = fmt.Sprintf("; the temp dir exception does not cover the story's repository %s", repo)
-				break
+	if scope.TempDir != "" {
+		if _, ok := pathWithin(real, resolvedPath(scope.TempDir)); ok {
+			_, inRepo := pathWithin(real, repo)
+			if repo == "" || !inRepo {
+				return true, ""
 			}
+			note = fmt.Sprintf("; the temp dir exception does not cover the story's repository %s", repo)
 		}
-		return true, ""
 	}
-	tempDir := ""
-	if len(temps) > 0 {
-		tempDir = resolvedPath(temps[0])
+	return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: it is outside the story worktree. Story %q may write only inside %s (in its .saga/ only its journal) and in the temp dir %s%s",
+		shown, scope.Story, wt, resolvedPath(scope.TempDir), note)
+}
+
+// ownPowers names what a worktree-relative path would change beyond the
+// story's work: Claude Code's project configuration (hooks, permissions,
+// MCP servers) or git's own files and hooks. "" for an ordinary path.
+func ownPowers(rel string) string {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if rel == ".mcp.json" {
+		return "Claude Code's MCP configuration"
 	}
-	return false, fmt.Sprintf("SAGA scope: writing %s is not allowed: it is outside the story worktree. Story %q may write only inside %s (in its .saga/ only under .saga/stories/%s/) and in the temp dir %s%s",
-		shown, scope.Story, wt, scope.Story, tempDir, note)
+	for _, p := range parts {
+		switch p {
+		case ".claude":
+			return "Claude Code's project configuration (.claude/)"
+		case ".git":
+			return "git's own data (.git)"
+		case ".githooks", ".husky":
+			return "a git hooks folder (" + p + ")"
+		}
+	}
+	if parts[len(parts)-1] == ".gitmodules" {
+		return "git's submodule configuration (.gitmodules)"
+	}
+	return ""
 }
 
 // pathWithin reports whether p is dir or below it, with p relative to dir.

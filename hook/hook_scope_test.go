@@ -80,8 +80,7 @@ func TestPreToolUseScope(t *testing.T) {
 		{"relative inside", "Write", "src/main.go", "", false, ""},
 		{"absolute inside", "Edit", filepath.Join(wt, "src", "main.go"), "", false, ""},
 		{"new folders inside", "Write", filepath.Join(wt, "src", "new", "deep", "x.go"), "", false, ""},
-		{"own story task", "Edit", filepath.Join(wt, ".saga", "stories", "my-story", "1.json"), "", false, ""},
-		{"own story new file", "Write", ".saga/stories/my-story/journal.md", "", false, ""},
+		{"own story journal", "Write", ".saga/stories/my-story/journal.md", "", false, ""},
 		{"dotdot staying inside", "Write", "../main.go", filepath.Join(wt, "src"), false, ""},
 		{"link inside the worktree", "Write", filepath.Join(wt, "inner-link", "x.go"), "", false, ""},
 		{"temp dir", "Write", filepath.Join(f.scratch, "notes.txt"), "", false, ""},
@@ -102,7 +101,22 @@ func TestPreToolUseScope(t *testing.T) {
 		{"notebook outside", "NotebookEdit", filepath.Join(f.outside, "nb.ipynb"), "", true, ""},
 		{"root", "Write", "/etc/passwd", "", true, "/etc/passwd"},
 
-		// Denied: the rest of the worktree's .saga/.
+		// Denied: what would change the agent's own powers, or git's files.
+		{"claude settings", "Write", ".claude/settings.json", "", true, ".claude/"},
+		{"claude local settings", "Edit", filepath.Join(wt, ".claude", "settings.local.json"), "", true, ".claude/"},
+		{"nested claude folder", "Write", "src/.claude/settings.json", "", true, ".claude/"},
+		{"mcp config", "Write", ".mcp.json", "", true, "MCP"},
+		{"git file", "Write", ".git", "", true, ".git"},
+		{"git hooks", "Write", ".git/hooks/pre-commit", "", true, ".git"},
+		{"nested repo", "Write", "vendor/x/.git/config", "", true, ".git"},
+		{"gitmodules", "Edit", ".gitmodules", "", true, ".gitmodules"},
+		{"husky hooks", "Write", ".husky/pre-commit", "", true, ".husky"},
+		{"githooks", "Write", ".githooks/pre-push", "", true, ".githooks"},
+
+		// Denied: the rest of the worktree's .saga/, and the story's JSON.
+		{"own story task", "Edit", filepath.Join(wt, ".saga", "stories", "my-story", "1.json"), "", true, "TaskUpdate"},
+		{"own story file", "Write", ".saga/stories/my-story/story.json", "", true, "only journal.md"},
+		{"own story other file", "Write", ".saga/stories/my-story/notes.md", "", true, "only journal.md"},
 		{"other story", "Write", filepath.Join(wt, ".saga", "stories", "other-story", "1.json"), "", true, filepath.Join(wt, ".saga", "stories", "my-story") + "/"},
 		{"other story via dotdot", "Write", ".saga/stories/my-story/../other-story/x.json", "", true, ""},
 		{"prefix of the story name", "Write", ".saga/stories/my-story-evil/x.json", "", true, ""},
@@ -211,7 +225,7 @@ func TestPreToolUseEnvContext(t *testing.T) {
 // worktree when that lives in /tmp too.
 func TestPreToolUseRealTempDir(t *testing.T) {
 	f := newHookScopeFixture(t)
-	scopeTempDirs = func() []string { return []string{os.TempDir(), "/tmp"} }
+	t.Setenv("TMPDIR", "")
 	for _, p := range []string{"/tmp/x", filepath.Join(os.TempDir(), "saga-hook-test", "y")} {
 		r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": p}, f.wt), nil)
 		if _, denied := hookDenyReason(t, r); denied {
@@ -259,5 +273,29 @@ func TestResolvePath(t *testing.T) {
 	}
 	if got, _ := resolveAllLinks("/"); got != "/" {
 		t.Errorf("resolvePath(/) = %q", got)
+	}
+}
+
+// The temp dir exception never covers saga-lsp's own state: the session
+// dir, the lock dirs of workspaces outside git, Claude Code's task lists.
+func TestPreToolUseProtectsOwnState(t *testing.T) {
+	f := newHookScopeFixture(t)
+	env := map[string]string{
+		"SAGA_SESSION_DIR":  filepath.Join(f.scratch, "sessions"),
+		"CLAUDE_CONFIG_DIR": filepath.Join(f.scratch, "claude"),
+	}
+	for _, p := range []string{
+		filepath.Join(f.scratch, "sessions", "saga-story-my-story-1.log.events.jsonl"),
+		filepath.Join(f.scratch, "saga-lsp-locks", "abc", "worker-my-story.lock"),
+		filepath.Join(f.scratch, "claude", "tasks", "saga__my-story__1", "1.json"),
+	} {
+		r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": p, "content": "x"}, f.wt), env)
+		if reason, denied := hookDenyReason(t, r); !denied || !strings.Contains(reason, "saga-lsp's own state") {
+			t.Errorf("%s: denied %v, reason %q", p, denied, reason)
+		}
+	}
+	r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": filepath.Join(f.scratch, "notes.txt"), "content": "x"}, f.wt), env)
+	if _, denied := hookDenyReason(t, r); denied {
+		t.Errorf("the temp dir itself denied: %s", r.stdout)
 	}
 }

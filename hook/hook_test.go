@@ -88,14 +88,12 @@ func hookBaseDir(t testing.TB) string {
 }
 
 // hookNarrowTemp makes the scope check allow only scratch as the temp dir.
-func hookNarrowTemp(t testing.TB, scratch string) {
+func hookNarrowTemp(t *testing.T, scratch string) {
 	t.Helper()
 	if err := os.MkdirAll(scratch, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := scopeTempDirs
-	scopeTempDirs = func() []string { return []string{scratch} }
-	t.Cleanup(func() { scopeTempDirs = old })
+	t.Setenv("TMPDIR", scratch) // the hook's temp dir is the OS temp dir
 }
 
 func hookWriteFile(t testing.TB, path string, data []byte) {

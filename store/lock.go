@@ -20,6 +20,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// TempLockRoot holds the lock dirs of workspaces outside git.
+func TempLockRoot() string { return filepath.Join(os.TempDir(), "saga-lsp-locks") }
+
 // LockDir returns the directory holding saga-lsp's lock files for the
 // repository containing root: "<git common dir>/saga-lsp/locks".
 //
@@ -53,7 +56,7 @@ func LockDir(root string) (string, error) {
 	}
 	if !found {
 		sum := sha256.Sum256([]byte(abs))
-		return filepath.Join(os.TempDir(), "saga-lsp-locks", hex.EncodeToString(sum[:8])), nil
+		return filepath.Join(TempLockRoot(), hex.EncodeToString(sum[:8])), nil
 	}
 	return filepath.Join(common, "saga-lsp", "locks"), nil
 }

@@ -12,6 +12,10 @@ import (
 	"syscall"
 )
 
+// TempFilePattern matches the temp files of atomic writes, as a gitignore
+// pattern: a story worktree never commits them.
+const TempFilePattern = ".*.tmp-*"
+
 // WriteFileAtomic writes data to path via a temp file in the same directory
 // (named ".<base>.tmp-<random>"), fsync, rename over path, fsync the
 // directory. Readers therefore see either the old or the new content, never

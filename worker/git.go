@@ -12,14 +12,23 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// git runs git with an argument vector (never a shell string) in dir.
+// git runs git with an argument vector (never a shell string) in dir,
+// without repository hooks: nothing the agent planted in the repository's
+// configuration runs outside its sandbox.
 type git struct {
 	bin string
 	dir string
 }
 
 func (g git) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, g.bin, args...)
+	out, err := g.raw(ctx, args...)
+	return strings.TrimSpace(out), err
+}
+
+// raw is run without trimming the output (porcelain formats start with a
+// space).
+func (g git) raw(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, g.bin, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = g.dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	var out, errb bytes.Buffer
@@ -31,7 +40,7 @@ func (g git) run(ctx context.Context, args ...string) (string, error) {
 		}
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
-	return strings.TrimSpace(out.String()), nil
+	return out.String(), nil
 }
 
 func (g git) in(dir string) git { return git{bin: g.bin, dir: dir} }

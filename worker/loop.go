@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,53 +23,88 @@ import (
 // to current models only when asked for by name.
 const taskTools = "TaskList TaskGet TaskUpdate TaskCreate"
 
-// loop spawns headless runs until a stop rule fires.
+// runResult is what one headless run ended with: its exit code and the
+// stream's final result line (claude -p exits 0 when interrupted and
+// retries API errors itself before exiting 1, so the code alone does not
+// tell).
+type runResult struct {
+	exit          int
+	haveResult    bool
+	isError       bool
+	subtype       string
+	terminal      string
+	cost          float64
+	stopRequested bool // the worker asked the run to stop (SIGINT/SIGTERM, --max-time)
+}
+
+// failure describes a run that did not end well, "" for one that did.
+func (res runResult) failure() string {
+	switch {
+	case res.exit != 0:
+		return fmt.Sprintf("exited with code %d", res.exit)
+	case !res.haveResult:
+		return "ended without a result (interrupted, or its output was cut)"
+	case res.isError:
+		why := res.subtype
+		if res.terminal != "" {
+			why += ", " + res.terminal
+		}
+		return "ended with an error result (" + why + ")"
+	}
+	return ""
+}
+
+// loop spawns headless runs until a stop rule fires; after each run the
+// agent's work is committed and pushed.
 func (r *run) loop(ctx context.Context) (status string, code int) {
 	deadline := r.started.Add(r.o.MaxDuration())
 	noProgress := 0
 	for {
 		done, total := r.progress()
 		if total > 0 && done == total {
-			return "completed", ExitCompleted
+			return runs.StatusCompleted, ExitCompleted
 		}
 		switch {
 		case ctx.Err() != nil:
-			return "stopped", ExitFailed
+			return runs.StatusStopped, ExitFailed
 		case r.cycles >= r.o.MaxCycles:
-			r.j.step("loop", "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
-			return "timeout", ExitLimit
+			r.j.step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
+			return runs.StatusTimeout, ExitLimit
 		case !r.o.Now().Before(deadline):
-			r.j.step("loop", "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
-			return "timeout", ExitLimit
+			r.j.step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
+			return runs.StatusTimeout, ExitLimit
+		case r.o.MaxCost > 0 && r.cost >= r.o.MaxCost:
+			r.j.step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
+			return runs.StatusTimeout, ExitLimit
 		}
 		r.cycles++
-		exit, err := r.headless(ctx, deadline)
-		r.reconcile(context.WithoutCancel(ctx))
+		res, err := r.headless(ctx, deadline)
+		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
 		after, _ := r.progress()
 		if ctx.Err() != nil {
-			return "stopped", ExitFailed
+			return runs.StatusStopped, ExitFailed
 		}
 		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
-			r.j.step("loop", "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
-			return "timeout", ExitLimit
+			r.j.step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
+			return runs.StatusTimeout, ExitLimit
 		}
 		if err != nil {
-			r.j.warn("loop", "run %d could not start: %v", r.cycles, err)
-			return "failed", ExitFailed
+			r.j.warn(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
+			return runs.StatusFailed, ExitFailed
 		}
-		if exit != 0 {
-			r.j.step("loop", "run %d failed with exit code %d; the story stops here (no automatic retry)", r.cycles, exit)
-			return "failed", ExitFailed
+		if why := res.failure(); why != "" {
+			r.j.step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
+			return runs.StatusFailed, ExitFailed
 		}
 		if blocked, text := r.newBlocker(); blocked {
-			r.j.step("loop", "blocked: %s — resolve it in journal.md, then run the story again", text)
-			return "blocked", ExitBlocked
+			r.j.step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
+			return runs.StatusBlocked, ExitBlocked
 		}
 		if after > done {
 			noProgress = 0
 		} else if noProgress++; noProgress >= 2 {
-			r.j.step("loop", "stopping: two runs in a row completed no task (%d/%d done)", after, total)
-			return "timeout", ExitLimit
+			r.j.step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
+			return runs.StatusTimeout, ExitLimit
 		}
 	}
 }
@@ -90,52 +127,54 @@ func (r *run) newBlocker() (bool, string) {
 }
 
 // headless runs one `claude -p` in the worktree and follows its stream.
-func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
+func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, error) {
+	res := runResult{exit: 1}
 	s, err := r.story()
 	if err != nil {
-		return 1, err
+		return res, err
 	}
-	bin, args := r.o.Claude, r.claudeArgs(prompt(s))
+	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash))
 	if r.o.DryRun {
 		bin, args = r.o.Self, append([]string{"__agent"}, args...)
 	}
 	path := lookPath(bin)
 	if path == "" {
-		return 1, fmt.Errorf("%s not found: install Claude Code, set %s, or use --dry-run", bin, runs.EnvClaude)
+		return res, fmt.Errorf("%s not found: install Claude Code, set %s, or use --dry-run", bin, runs.EnvClaude)
 	}
 	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = r.wt
-	cmd.Env = append(os.Environ(),
-		claudetasks.EnvEnableTasks+"=true",
-		claudetasks.EnvTaskListID+"="+r.listID,
-	)
+	cmd.Env = append(os.Environ(), claudetasks.EnvTaskListID+"="+r.listID)
+	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
 	cmd.Env = append(cmd.Env, runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
 		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile()}.Vars()...)
 	// Its own process group: stopping the run reaches the hooks it spawned.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return 1, err
+		return res, err
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return 1, err
+		return res, err
 	}
 	if err := cmd.Start(); err != nil {
-		return 1, err
+		return res, err
 	}
 	r.j.emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
 		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
 	stopped := make(chan struct{})
+	var stopRequested atomic.Bool
 	go func() {
 		select {
 		case <-stopped:
 		case <-ctx.Done():
+			stopRequested.Store(true)
 			terminate(cmd, stopped)
 		case <-rctx.Done():
+			stopRequested.Store(true)
 			terminate(cmd, stopped)
 		}
 	}()
@@ -143,19 +182,21 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (int, error) {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, "claude: "+sc.Text())
+			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, r.agentName()+": "+sc.Text())
 		}
 		close(errDone)
 	}()
-	r.follow(stdout)
+	res = r.follow(stdout)
 	<-errDone
 	err = cmd.Wait()
 	close(stopped)
-	code := exitCodeOf(err)
+	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
+	r.cost += res.cost
 	done, total := r.progress()
-	r.j.emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total)},
-		fmt.Sprintf("run %d ended with exit code %d: %d/%d tasks done", r.cycles, code, done, total))
-	return code, nil
+	r.j.emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(res.exit), Done: runs.Int(done), Total: runs.Int(total),
+		Cost: runs.Float(res.cost), Status: res.subtype},
+		fmt.Sprintf("run %d ended with exit code %d (%s): %d/%d tasks done", r.cycles, res.exit, cmp.Or(res.subtype, "no result"), done, total))
+	return res, nil
 }
 
 func terminate(cmd *exec.Cmd, stopped <-chan struct{}) {
@@ -168,26 +209,38 @@ func terminate(cmd *exec.Cmd, stopped <-chan struct{}) {
 	}
 }
 
-// claudeArgs are the flags of a headless run (design.md §6).
+// claudeArgs are the flags of a headless run (design.md §6, §6.1): only the
+// user's settings and the worker's own --settings load — never a
+// worktree-local .claude/settings*.json or .mcp.json the agent could have
+// written — and Bash runs as bashMode decided.
 func (r *run) claudeArgs(prompt string) []string {
-	return []string{
+	var extra map[string]any
+	allowed := taskTools
+	var deny []string
+	switch r.bash {
+	case BashSandboxed:
+		extra = sandboxSettings(r.cache)
+	case BashUnsandboxed:
+		allowed += " Bash"
+	default:
+		deny = []string{"--disallowedTools", "Bash"}
+	}
+	args := []string{
 		"-p", prompt,
 		"--output-format", "stream-json", "--verbose",
 		"--model", r.o.Model,
 		"--permission-mode", r.o.PermissionMode,
-		"--settings", r.hookSettings(),
-		"--allowedTools", taskTools,
+		"--setting-sources", "user",
+		"--strict-mcp-config",
+		"--settings", claudetasks.HookSettings(runs.HookCommand(r.o.Self), extra),
+		"--allowedTools", allowed,
 	}
+	return append(args, deny...)
 }
 
-// hookSettings is the --settings JSON registering saga-lsp's hooks for the
-// run: session context, scope validation on writes, status sync on TaskUpdate.
-func (r *run) hookSettings() string {
-	return claudetasks.HookSettings(runs.HookCommand(r.o.Self), nil)
-}
-
-// prompt builds a headless run's prompt from the story (empty fields left out).
-func prompt(s *store.Story) string {
+// prompt builds a headless run's prompt from the story (empty fields left
+// out), with what the run may do with Bash.
+func prompt(s *store.Story, bash string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are working on: %s\n", s.Title)
 	if s.Description != "" {
@@ -207,13 +260,22 @@ func prompt(s *store.Story) string {
 Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take the next pending task whose blockers are completed, set it in_progress, do the work, set it completed, and repeat until every task is completed.
 
 Record key decisions in %s as "## <ISO time> decision" entries. If you hit an obstacle that needs a human decision, append "## <ISO time> blocker" with what you need, leave the task in_progress, and stop.
+
+Commit your work with git after each task (git add, git commit); the worker commits whatever is left after the run either way. Do not edit the task or story JSON files: task statuses are recorded for you.
 `, journal)
+	switch bash {
+	case BashSandboxed:
+		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
+	case BashOff:
+		b.WriteString("Bash is not available in this run: use the file tools.\n")
+	}
 	return b.String()
 }
 
 // follow parses the stream-json output as it arrives: task status changes
-// and the assistant's text become events.
-func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
+// and the assistant's text become events,
+// and the final result line is returned.
+func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResult) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -229,12 +291,14 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 					Input json.RawMessage `json:"input"`
 				} `json:"content"`
 			} `json:"message"`
-			ToolUseResult json.RawMessage `json:"tool_use_result"`
-			IsError       bool            `json:"is_error"`
-			NumTurns      int             `json:"num_turns"`
+			ToolUseResult  json.RawMessage `json:"tool_use_result"`
+			IsError        bool            `json:"is_error"`
+			NumTurns       int             `json:"num_turns"`
+			TotalCostUSD   float64         `json:"total_cost_usd"`
+			TerminalReason string          `json:"terminal_reason"`
 		}
 		if json.Unmarshal(line, &m) != nil {
-			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, "claude: "+string(line))
+			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, r.agentName()+": "+string(line))
 			continue
 		}
 		switch m.Type {
@@ -243,7 +307,7 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 				switch c.Type {
 				case "text":
 					if t := strings.TrimSpace(c.Text); t != "" {
-						r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, "claude: "+clip(t, 300))
+						r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
 					}
 				case "tool_use":
 					r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
@@ -263,9 +327,20 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) {
 					fmt.Sprintf("task %s: %s → %s", res.TaskID, res.StatusChange.From, res.StatusChange.To))
 			}
 		case "result":
+			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, cost: m.TotalCostUSD}
 			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
 		}
 	}
+	return res
+}
+
+// agentName labels the agent's lines in the log: the simulated agent of a
+// dry run is never mistaken for Claude Code.
+func (r *run) agentName() string {
+	if r.o.DryRun {
+		return "simulated agent"
+	}
+	return "claude"
 }
 
 func clip(s string, n int) string {

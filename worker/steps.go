@@ -32,7 +32,7 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	if err := r.repo.excludeWorktrees(ctx); err != nil {
-		r.j.warn("worktree", "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
+		r.j.warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
 	r.branch = "story/" + r.o.Story
 	r.wt = store.WorktreeDir(r.root, r.o.Story)
@@ -48,19 +48,19 @@ func (r *run) worktree(ctx context.Context) error {
 	remote := r.repo.hasRemote(ctx)
 	switch {
 	case isWorktree(ctx, r.repo, r.wt):
-		r.j.step("worktree", "reusing %s on %s", rel(r.root, r.wt), r.branch)
+		r.j.step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
 	case r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
 		// A stale registration (folder deleted by hand) would make add fail.
 		r.repo.run(ctx, "worktree", "prune")
 		if _, err := r.repo.run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
 			return err
 		}
-		r.j.step("worktree", "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
+		r.j.step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
 	default:
 		start := r.base
 		if remote {
 			if _, err := r.repo.run(ctx, "fetch", "origin", r.base); err != nil {
-				r.j.warn("worktree", "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
+				r.j.warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
 			} else if r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
 				start = "origin/" + r.base
 			}
@@ -69,15 +69,27 @@ func (r *run) worktree(ctx context.Context) error {
 		if _, err := r.repo.run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
-		r.j.step("worktree", "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+		r.j.step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
 	}
-	// A story not yet committed on the base is copied in; the end step
-	// commits it on the story branch.
+	if err := r.excludeAgentFiles(ctx); err != nil {
+		r.j.warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
+	}
+	// A story not yet committed on the base is copied in and committed on
+	// the story branch at once, so that what the agent does to it later is
+	// told apart from the story itself.
 	if _, err := os.Stat(r.storyDir()); err != nil {
-		if err := copyStory(filepath.Join(r.root, ".saga", "stories", r.o.Story), r.storyDir()); err != nil {
+		if err := copyStory(filepath.Join(r.root, filepath.FromSlash(store.StoryDirRel(r.o.Story))), r.storyDir()); err != nil {
 			return fmt.Errorf("copy the story into the worktree: %w", err)
 		}
-		r.j.warn("worktree", "story %s is not committed on %s; copied it into the worktree (it will be committed on %s)", r.o.Story, r.base, r.branch)
+		rel := store.StoryDirRel(r.o.Story)
+		if _, err := r.wtGit.run(ctx, "add", "--", rel); err != nil {
+			return err
+		}
+		args := append(r.wtGit.identity(ctx), "commit", "-q", "-m", fmt.Sprintf("saga(%s): add the story", r.o.Story), "--", rel)
+		if _, err := r.wtGit.run(ctx, args...); err != nil {
+			return err
+		}
+		r.j.warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
 	}
 	r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Worktree: r.wt}, "")
 	return nil
@@ -127,35 +139,38 @@ func rel(root, path string) string {
 }
 
 // draftPR pushes the branch and opens a draft PR once; anything missing
-// (gh, a remote, auth) is a warning.
+// (gh, a remote, auth) is a warning. A dry run has no remote side effects.
 func (r *run) draftPR(ctx context.Context) {
 	gh := lookPath(r.o.GH)
 	switch {
+	case r.o.DryRun:
+		r.j.step(runs.StepPR, "dry run: no push and no pull request")
+		return
 	case gh == "":
-		r.j.warn("pr", "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
+		r.j.warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
 	case !r.repo.hasRemote(ctx):
-		r.j.warn("pr", "the repository has no remote named origin; no pull request")
+		r.j.warn(runs.StepPR, "the repository has no remote named origin; no pull request")
 		return
 	}
 	if out, err := r.ghRun(ctx, gh, "auth", "status"); err != nil {
-		r.j.warn("pr", "gh is not authenticated (%s); no pull request", firstLine(out, err))
+		r.j.warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
 		return
 	}
 	if ahead, err := r.wtGit.run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
 		args := append(r.wtGit.identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
 		if _, err := r.wtGit.run(ctx, args...); err != nil {
-			r.j.warn("pr", "empty start commit: %v", err)
+			r.j.warn(runs.StepPR, "empty start commit: %v", err)
 			return
 		}
 	}
 	if _, err := r.wtGit.run(ctx, "push", "-u", "origin", r.branch); err != nil {
-		r.j.warn("pr", "push %s: %v; no pull request", r.branch, err)
+		r.j.warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}
 	out, err := r.ghRun(ctx, gh, "pr", "list", "--head", r.branch, "--state", "all", "--json", "number,url,state", "--limit", "1")
 	if err != nil {
-		r.j.warn("pr", "gh pr list: %s", firstLine(out, err))
+		r.j.warn(runs.StepPR, "gh pr list: %s", firstLine(out, err))
 		return
 	}
 	var prs []struct {
@@ -165,7 +180,7 @@ func (r *run) draftPR(ctx context.Context) {
 	json.Unmarshal([]byte(out), &prs)
 	if len(prs) > 0 && prs[0].URL != "" {
 		r.pr = prs[0].URL
-		r.j.step("pr", "pull request exists: %s", r.pr)
+		r.j.step(runs.StepPR, "pull request exists: %s", r.pr)
 	} else {
 		title := "Story: " + r.o.Story
 		body := fmt.Sprintf("Story `%s`, executed by saga-lsp worker.", r.o.Story)
@@ -174,15 +189,15 @@ func (r *run) draftPR(ctx context.Context) {
 		}
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
-			r.j.warn("pr", "gh pr create: %s", firstLine(out, err))
+			r.j.warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
 			return
 		}
 		r.pr = lastURL(out)
-		r.j.step("pr", "opened draft pull request %s", r.pr)
+		r.j.step(runs.StepPR, "opened draft pull request %s", r.pr)
 	}
 	if r.pr != "" {
 		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
-			r.j.warn("pr", "record the PR in story.json: %v", err)
+			r.j.warn(runs.StepPR, "record the PR in story.json: %v", err)
 		}
 		r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
@@ -231,7 +246,8 @@ func (r *run) context(ctx context.Context) error {
 	if data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md")); err == nil {
 		_, _, r.blockers = store.JournalBlocker(data)
 	}
-	r.j.step("context", "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
+	r.committed = r.statuses()
+	r.j.step(runs.StepContext, "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
 	return nil
 }
 
@@ -248,54 +264,46 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 	}
 	s, err := r.story()
 	if err != nil {
-		r.j.warn("end", "%v", err)
+		r.j.warn(runs.StepEnd, "%v", err)
 		return false
 	}
 	for _, t := range s.Tasks {
 		if t.Status == store.StatusInProgress {
 			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
-				r.j.warn("end", "reset %s: %v", t.ID, err)
+				r.j.warn(runs.StepEnd, "reset %s: %v", t.ID, err)
 				continue
 			}
 			r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
 				fmt.Sprintf("end: %s was still in progress; back to pending", t.ID))
 		}
 	}
-	s, _ = r.story()
-	all := s != nil && len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
+	if s, err = r.story(); err != nil {
+		r.j.warn(runs.StepEnd, "%v", err)
+		return false
+	}
+	all := len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
 	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
-		r.j.warn("end", "story status: %v", err)
+		r.j.warn(runs.StepEnd, "story status: %v", err)
 	}
-	// Commit the story's .saga changes on the branch.
-	storyRel := filepath.ToSlash(filepath.Join(".saga", "stories", r.o.Story))
-	if _, err := r.wtGit.run(ctx, "add", "-A", "--", storyRel); err != nil {
-		r.j.warn("end", "%v", err)
-	} else if !r.wtGit.ok(ctx, "diff", "--cached", "--quiet") {
-		msg := fmt.Sprintf("saga: %s — %d/%d tasks done", r.o.Story, s.Done(), len(s.Tasks))
-		args := append(r.wtGit.identity(ctx), "commit", "-m", msg, "--", storyRel)
-		if _, err := r.wtGit.run(ctx, args...); err != nil {
-			r.j.warn("end", "commit: %v", err)
-		} else {
-			r.j.step("end", "committed the story's status on %s", r.branch)
-		}
-	}
-	if r.repo.hasRemote(ctx) {
-		if _, err := r.wtGit.run(ctx, "push", "-u", "origin", r.branch); err != nil {
-			r.j.warn("end", "push %s: %v", r.branch, err)
-		}
-	}
-	if all && r.pr != "" {
+	// The end's statuses are final (in_progress was reset above): no
+	// reconciliation from the task list after the guard.
+	clean := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
+	switch {
+	case !all || r.pr == "":
+	case !clean:
+		r.j.warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
+	default:
 		if gh := lookPath(r.o.GH); gh != "" {
 			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
-				r.j.warn("end", "gh pr ready: %s", firstLine(out, err))
+				r.j.warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
 			} else {
-				r.j.step("end", "pull request marked ready for review: %s", r.pr)
+				r.j.step(runs.StepEnd, "pull request marked ready for review: %s", r.pr)
 			}
 		}
 	}
 	if r.listDir != "" && !r.o.KeepTasks {
 		if err := claudetasks.Remove(r.listDir); err != nil {
-			r.j.warn("end", "remove the task list: %v", err)
+			r.j.warn(runs.StepEnd, "remove the task list: %v", err)
 		}
 	}
 	return all && completed

@@ -102,7 +102,13 @@ type run struct {
 	listDir  string
 	started  time.Time
 	cycles   int
-	blockers int // blocker entries in the journal before the runs
+	blockers int     // blocker entries in the journal before the runs
+	bash     string  // how Bash runs: BashSandboxed, BashUnsandboxed or BashOff
+	cache    string  // the story's build caches
+	cost     float64 // what the runs reported they cost (USD)
+	// committed is each task's status at the last commit, so a commit
+	// names what completed since.
+	committed map[string]string
 }
 
 // Run executes the story and returns the exit code. ctx cancellation
@@ -121,12 +127,21 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer j.close()
 	r := &run{o: o, j: j, started: o.Now()}
-	j.emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun},
-		fmt.Sprintf("worker for story %s (session %s, pid %d)", o.Story, o.Session, os.Getpid()))
+	var why string
+	r.bash, why = r.bashMode()
+	line := fmt.Sprintf("worker for story %s (session %s, pid %d; Bash %s)", o.Story, o.Session, os.Getpid(), r.bash)
+	if o.DryRun {
+		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
+	}
+	j.emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
+	if why != "" {
+		r.j.warn(runs.StepStart, "%s", why)
+	}
 	status, code := r.execute(ctx)
 	done, total := r.progress()
 	j.emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
-		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr},
+		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr,
+		Cost: runs.Float(r.cost)},
 		fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code))
 	return code
 }
@@ -135,23 +150,30 @@ func Run(ctx context.Context, o Options) int {
 func (r *run) execute(ctx context.Context) (string, int) {
 	var err error
 	if r.p, err = store.NewParser(); err != nil {
-		r.j.warn("start", "%v", err)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepStart, "%v", err)
+		return runs.StatusFailed, ExitFailed
 	}
 	if r.root, err = store.FindRoot(orDefault(r.o.Dir, ".")); err != nil {
-		r.j.warn("start", "%v", err)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepStart, "%v", err)
+		return runs.StatusFailed, ExitFailed
 	}
 	if _, err := r.p.LoadStory(r.root, r.o.Story); err != nil {
-		r.j.warn("start", "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
+		return runs.StatusFailed, ExitFailed
+	}
+
+	if r.bash == BashSandboxed {
+		if r.cache, err = r.cacheDir(); err != nil {
+			r.j.warn(runs.StepStart, "%v", err)
+			return runs.StatusFailed, ExitFailed
+		}
 	}
 
 	// 1. Lock: one worker per story, shared by all worktrees.
 	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
-		r.j.warn("lock", "%v", err)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepLock, "%v", err)
+		return runs.StatusFailed, ExitFailed
 	}
 	if !ok {
 		pid, _ := runs.WorkerHolder(r.root, r.o.Story)
@@ -159,36 +181,36 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		if pid > 0 {
 			who = fmt.Sprintf("another worker (pid %d)", pid)
 		}
-		r.j.warn("lock", "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
+		return runs.StatusFailed, ExitFailed
 	}
 	defer lock.Unlock()
-	r.j.step("lock", "holding the worker lock for %s", r.o.Story)
+	r.j.step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
 
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
-		r.j.warn("worktree", "%v", err)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepWorktree, "%v", err)
+		return runs.StatusFailed, ExitFailed
 	}
 	// 3. Draft PR (a warning, never a failure).
 	r.draftPR(ctx)
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
-		r.j.warn("context", "%v", err)
-		return "failed", ExitFailed
+		r.j.warn(runs.StepContext, "%v", err)
+		return runs.StatusFailed, ExitFailed
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
-		r.j.warn("hydrate", "%v; no run was started", err)
+		r.j.warn(runs.StepHydrate, "%v; no run was started", err)
 		r.end(context.WithoutCancel(ctx), false)
-		return "failed", ExitFailed
+		return runs.StatusFailed, ExitFailed
 	}
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
-	complete := r.end(context.WithoutCancel(ctx), status == "completed")
-	if status == "completed" && !complete {
-		status, code = "failed", ExitFailed
+	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted)
+	if status == runs.StatusCompleted && !complete {
+		status, code = runs.StatusFailed, ExitFailed
 	}
 	return status, code
 }

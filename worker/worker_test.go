@@ -104,8 +104,14 @@ func newFixture(t *testing.T, withRemote bool) *fixture {
 
 func (f *fixture) git(args ...string) string {
 	f.t.Helper()
+	return f.gitIn(f.root, args...)
+}
+
+// gitIn runs git in dir (a worktree of the fixture's repository).
+func (f *fixture) gitIn(dir string, args ...string) string {
+	f.t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Dir = f.root
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		f.t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -235,8 +241,12 @@ func TestStopRules(t *testing.T) {
 					t.Errorf("%s left in progress", id)
 				}
 			}
-			if msg := f.git("log", "-1", "--format=%s", "story/"+tt.story); !strings.HasPrefix(msg, "saga: "+tt.story) {
+			if msg := f.git("log", "-1", "--format=%s", "story/"+tt.story); !strings.HasPrefix(msg, "saga("+tt.story+"): ") {
 				t.Errorf("last commit on the branch: %q", msg)
+			}
+			// Everything the agent left is committed: the worktree is clean.
+			if st := f.gitIn(filepath.Join(f.root, ".saga/worktrees", tt.story), "status", "--porcelain"); st != "" {
+				t.Errorf("worktree not clean after the end:\n%s", st)
 			}
 			// The hydrated list is removed (no --keep-tasks).
 			if des, _ := os.ReadDir(filepath.Join(f.claude, "tasks")); len(des) != 0 {
@@ -289,14 +299,29 @@ func TestHeadlessInvocation(t *testing.T) {
 		flag("--permission-mode") != "acceptEdits" || flag("--allowedTools") != "TaskList TaskGet TaskUpdate TaskCreate" {
 		t.Errorf("flags: %q", inv.Args)
 	}
+	// Only the user's settings and ours load: nothing the agent could have
+	// written in the worktree (.claude/settings*.json, .mcp.json).
+	if flag("--setting-sources") != "user" || !slices.Contains(inv.Args, "--strict-mcp-config") {
+		t.Errorf("settings sources: %q", inv.Args)
+	}
 	var settings struct {
 		Hooks map[string][]struct {
 			Matcher string `json:"matcher"`
 			Hooks   []struct{ Type, Command string }
 		} `json:"hooks"`
+		Sandbox struct {
+			Enabled, AutoAllowBashIfSandboxed, AllowUnsandboxedCommands bool
+			Filesystem                                                  struct{ AllowWrite []string }
+		} `json:"sandbox"`
 	}
 	if err := json.Unmarshal([]byte(flag("--settings")), &settings); err != nil {
 		t.Fatalf("--settings: %v", err)
+	}
+	// Bash confined by Claude Code's sandbox, the build caches writable.
+	sb := settings.Sandbox
+	if !sb.Enabled || !sb.AutoAllowBashIfSandboxed || sb.AllowUnsandboxedCommands || len(sb.Filesystem.AllowWrite) != 1 ||
+		!strings.HasPrefix(inv.Env["GOCACHE"], sb.Filesystem.AllowWrite[0]) || inv.Env["ENABLE_TOOL_SEARCH"] != "false" {
+		t.Errorf("sandbox %+v, GOCACHE %q, ENABLE_TOOL_SEARCH %q", sb, inv.Env["GOCACHE"], inv.Env["ENABLE_TOOL_SEARCH"])
 	}
 	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != bins.sagaLSP+" hook" {
 		t.Errorf("PostToolUse hooks %+v", m)
@@ -335,6 +360,105 @@ func TestHeadlessInvocation(t *testing.T) {
 	}
 }
 
+// The agent's files reach the branch after each run, pushed; what it
+// changed in .saga/ outside its journal and statuses is reverted and
+// reported; the worktree is clean at the end.
+func TestAgentWorkCommitted(t *testing.T) {
+	f := newFixture(t, true)
+	wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
+	code, out := f.run("add-logout-button", "escape", nil)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	files := f.gitIn(wt, "ls-tree", "-r", "--name-only", "origin/story/add-logout-button")
+	for _, want := range []string{"saga-work/write-tests.md", "saga-work/implement-button.md"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("the pushed branch lacks %s:\n%s", want, files)
+		}
+	}
+	log := f.gitIn(wt, "log", "--format=%s", "story/add-logout-button")
+	if !strings.Contains(log, "saga(add-logout-button): run 1 — completed implement-button, write-tests") {
+		t.Errorf("commits:\n%s", log)
+	}
+	if st := f.gitIn(wt, "status", "--porcelain"); st != "" {
+		t.Errorf("not clean:\n%s", st)
+	}
+	prs := f.ghPRs()
+	if len(prs) != 1 || prs[0]["isDraft"] != false {
+		t.Errorf("the PR is not ready: %v", prs)
+	}
+}
+
+// Files the agent changes in .saga/ beyond its journal and task statuses
+// (by Bash, which the scope hook cannot see) are reverted before the
+// commit, and reported in the log and the journal.
+func TestSagaChangesReverted(t *testing.T) {
+	f := newFixture(t, false)
+	// As the agent's Bash would during the run: an epic, another story, the
+	// story's own task JSON beyond its status, a new task file. A wrapper
+	// around the stand-in claude makes the changes in the worktree (its
+	// working directory), then runs it.
+	wrapper := filepath.Join(t.TempDir(), "claude")
+	script := `#!/bin/sh
+printf '{}\n' > .saga/epics/user-auth/epic.json
+printf '{}\n' > .saga/stories/user-auth--api/story.json
+printf '{"id":"sneaky","subject":"s","description":"","status":"pending","blockedBy":[]}\n' > .saga/stories/add-logout-button/sneaky.json
+sed -i 's/"subject": "Implement the logout button"/"subject": "Nothing to do"/' .saga/stories/add-logout-button/implement-button.json
+exec ` + bins.claude + ` "$@"
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.Claude = wrapper })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
+	for _, rel := range []string{".saga/epics/user-auth/epic.json", ".saga/stories/user-auth--api/story.json"} {
+		if got := f.gitIn(wt, "diff", "main", "--stat", "--", rel); got != "" {
+			t.Errorf("%s changed on the branch: %s", rel, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(wt, ".saga/stories/add-logout-button/sneaky.json")); !os.IsNotExist(err) {
+		t.Errorf("sneaky.json kept: %v", err)
+	}
+	task, _ := os.ReadFile(filepath.Join(wt, ".saga/stories/add-logout-button/implement-button.json"))
+	if !strings.Contains(string(task), `"subject": "Implement the logout button"`) || !strings.Contains(string(task), `"status": "completed"`) {
+		t.Errorf("the task file was not restored with its status:\n%s", task)
+	}
+	journal, _ := os.ReadFile(filepath.Join(wt, ".saga/stories/add-logout-button/journal.md"))
+	if !strings.Contains(string(journal), "worker note") || !strings.Contains(string(journal), ".saga/epics/user-auth/epic.json") ||
+		!strings.Contains(out, "reverted changes the agent made in .saga/") {
+		t.Errorf("not reported:\n%s\n%s", journal, out)
+	}
+	if st := f.gitIn(wt, "status", "--porcelain"); st != "" {
+		t.Errorf("not clean:\n%s", st)
+	}
+}
+
+// A dry run has no remote side effects: the worktree and local commits
+// only, no push, no gh; its output says so and labels the simulated agent.
+func TestDryRunStaysLocal(t *testing.T) {
+	f := newFixture(t, true)
+	code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.DryRun = true })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	first, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(first, "dry run") || !strings.Contains(out, "simulated agent:") || strings.Contains(out, "] claude:") {
+		t.Errorf("output:\n%s", out)
+	}
+	if log, _ := os.ReadFile(f.ghLog); len(log) != 0 {
+		t.Errorf("gh was called:\n%s", log)
+	}
+	if out, err := exec.Command("git", "-C", f.origin, "branch", "--list", "story/*").Output(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+		t.Errorf("pushed to the origin: %q %v", out, err)
+	}
+	if n := f.git("rev-list", "--count", "main..story/add-logout-button"); n == "0" {
+		t.Errorf("no local commit on the story branch")
+	}
+}
+
 // TestPullRequest: a draft PR is opened once (idempotent across runs),
 // recorded in story.json, and marked ready only when every task is done.
 func TestPullRequest(t *testing.T) {
@@ -349,10 +473,10 @@ func TestPullRequest(t *testing.T) {
 	}
 	sj, _ := os.ReadFile(filepath.Join(f.root, ".saga/worktrees/add-logout-button/.saga/stories/add-logout-button/story.json"))
 	if !strings.Contains(string(sj), fmt.Sprintf(`"pr": %q`, prs[0]["url"])) {
-		t.Errorf("story.json has no pr:\n%s", sj)
+		t.Errorf("story.json has no pr:\n%s\n%s", sj, out)
 	}
 	// Pushed: the branch is on the origin with the status commit.
-	if out, err := exec.Command("git", "-C", f.origin, "log", "-1", "--format=%s", "story/add-logout-button").Output(); err != nil || !strings.Contains(string(out), "1/2 tasks done") {
+	if out, err := exec.Command("git", "-C", f.origin, "log", "-1", "--format=%s", "story/add-logout-button").Output(); err != nil || !strings.Contains(string(out), "completed write-tests") {
 		t.Errorf("origin branch: %s %v", out, err)
 	}
 	// Second run reuses worktree, branch and PR; completes; PR ready.
@@ -488,7 +612,7 @@ func TestSIGTERM(t *testing.T) {
 			t.Errorf("%s left in progress after SIGTERM", id)
 		}
 	}
-	if msg := f.git("log", "-1", "--format=%s", "story/user-auth--api"); !strings.HasPrefix(msg, "saga: user-auth--api") {
+	if msg := f.git("log", "-1", "--format=%s", "story/user-auth--api"); !strings.HasPrefix(msg, "saga(user-auth--api): ") {
 		t.Errorf("no commit after SIGTERM: %q", msg)
 	}
 	// The lock is released: a new worker can start.
