@@ -10,7 +10,7 @@ import (
 	"github.com/saga-ai/saga-lsp/commands"
 )
 
-const runSynopsis = "run <story> [--root DIR] [--format text|json] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD]"
+const runSynopsis = "run <story> [--root DIR] [--format text|json] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--force]"
 
 // runRun starts the story's worker in a detached tmux session.
 func runRun(env *Env, args []string) int {
@@ -18,6 +18,7 @@ func runRun(env *Env, args []string) int {
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\",\"pid\"})")
 	wf := addWorkerFlags(c)
+	force := c.Bool("force", false, "start although the story's epic blockers are not completed")
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
@@ -26,11 +27,15 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf})
+	st, err := commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force})
 	if err != nil {
 		var se *commands.StartError
 		var re *commands.RunningError
+		var ref *commands.RefusedError
 		switch {
+		case errors.As(err, &ref):
+			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+			return exitFindings
 		case errors.As(err, &se):
 			if out := se.Output; strings.TrimSpace(out) != "" {
 				fmt.Fprint(env.Stderr, out)

@@ -23,9 +23,9 @@ import (
 )
 
 const (
-	// DefaultStartWait bounds how long StartStory waits for the worker's
-	// first events.
-	DefaultStartWait = 2 * time.Second
+	// DefaultStartWait bounds how long StartStory waits for the worker to
+	// take its lock (or fail) before it reports the session.
+	DefaultStartWait = 30 * time.Second
 	// DefaultStopWait bounds how long StopStory waits for the worker to
 	// clean up after SIGINT before it kills the tmux session.
 	DefaultStopWait = 30 * time.Second
@@ -43,6 +43,7 @@ type RunOptions struct {
 	Root   string // workspace root (holds .saga/)
 	Story  string
 	Worker runs.WorkerFlags
+	Force  bool // start although its epic blockers are unfinished
 
 	SessionDir string              // default runs.SessionDir(Env)
 	Self       string              // default runs.SelfPath(Env)
@@ -89,6 +90,12 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if o.Wait <= 0 {
 		o.Wait = DefaultStartWait
 	}
+	if o.SessionDir == "" {
+		o.SessionDir = runs.SessionDir(o.Env)
+	}
+	if err := o.preflight(ctx); err != nil {
+		return nil, err
+	}
 	if o.Tmux == nil {
 		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
 			if errors.Is(err, ErrNoTmux) {
@@ -101,9 +108,6 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		if o.Self, err = runs.SelfPath(o.Env); err != nil {
 			return nil, err
 		}
-	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
 	}
 
 	// One worker per story: the lock a live worker holds, and any live
@@ -151,6 +155,27 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		return nil, fmt.Errorf("start tmux session %s: %w", session, err)
 	}
 	return st, waitStarted(ctx, o.Tmux, st, o.Wait)
+}
+
+// preflight refuses a run that cannot work (*RefusedError), before
+// anything is created.
+func (o RunOptions) preflight(ctx context.Context) error {
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
+	reasons := p.Programs(ctx)
+	parser, err := store.NewParser()
+	if err != nil {
+		return err
+	}
+	p.Parser = parser
+	ws, err := parser.Load(o.Root)
+	if err != nil {
+		return err
+	}
+	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
+	if len(reasons) > 0 {
+		return &RefusedError{What: "story " + o.Story, Reasons: reasons}
+	}
+	return nil
 }
 
 // storyExists checks that the story's folder and story.json are there.

@@ -52,7 +52,7 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	h := &tmuxEnv{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(),
 		socket: fmt.Sprintf("saga-test-%d-%d", os.Getpid(), socketSeq.Add(1))}
 	h.env = append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+h.socket, "SAGA_SESSION_DIR="+h.sessionDir,
-		"SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"))
+		"SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"), "SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"))
 	// Registered after the temp dirs, so it runs before they are removed:
 	// end the server and wait for the workers it hangs up.
 	t.Cleanup(func() {
@@ -401,9 +401,10 @@ func TestRunWithoutTmux(t *testing.T) {
 	}
 	env = append(env, "PATH="+t.TempDir(), "SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"), "SAGA_SESSION_DIR="+t.TempDir())
 	r := sagaLSP(t, root, env, "run", story)
-	want := "tmux is not installed: apt-get install tmux, or run `saga-lsp worker " + story + "` directly"
-	if r.Code != 2 || !strings.Contains(r.Stderr, want) {
-		t.Errorf("run without tmux: exit %d\n%s", r.Code, r.Stderr)
+	for _, want := range []string{"not starting story " + story, "tmux is not installed", "claude is not installed", "git is not installed"} {
+		if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+			t.Errorf("run without tmux, claude and git: exit %d, want 1 and %q\n%s", r.Code, want, r.Stderr)
+		}
 	}
 }
 
