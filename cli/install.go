@@ -67,7 +67,11 @@ func runInstall(env *Env, args []string) int {
 	default:
 		fmt.Fprintf(env.Stdout, "%s already up to date", shown)
 	}
-	fmt.Fprintf(env.Stdout, ": hooks %s run `%s`\n\n", strings.Join(hooks, ", "), res.Command)
+	fmt.Fprintf(env.Stdout, ": hooks %s run `%s`\n", strings.Join(hooks, ", "), res.Command)
+	if res.Note != "" {
+		fmt.Fprintf(env.Stdout, "note: %s\n", res.Note)
+	}
+	fmt.Fprintln(env.Stdout)
 	fmt.Fprint(env.Stdout, hook.EditorSetup(hook.EditorCommand(self)))
 	return exitOK
 }

@@ -44,6 +44,7 @@ type Installed struct {
 	Created bool   // the file did not exist
 	Changed bool   // the content differs from the file's (always true when Created)
 	Written bool   // the file was written (not a dry run, and Changed)
+	Note    string // a caveat for the user ("" when none)
 }
 
 // SettingsError refuses a settings file Install cannot safely edit; the file
@@ -100,7 +101,8 @@ func Install(o InstallOptions) (*Installed, error) {
 			return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("a symbolic link that cannot be followed (%v)", err)}
 		}
 	}
-	res := &Installed{Path: path, Command: runs.HookCommand(o.Self)}
+	res := &Installed{Path: path}
+	res.Command, res.Note = hookCommandFor(o.Scope, o.Self)
 	old, err := os.ReadFile(real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -133,6 +135,21 @@ func Install(o InstallOptions) (*Installed, error) {
 	}
 	res.Written = true
 	return res, nil
+}
+
+// hookCommandFor is the hook command a scope's settings should name.
+// Project settings are shared through git, so they name `saga-lsp hook`
+// as found on PATH, never one machine's absolute path; only user
+// settings, or a saga-lsp that is not on PATH, get the absolute path (and
+// then a note saying so).
+func hookCommandFor(scope, self string) (command, note string) {
+	if scope == ScopeUser {
+		return runs.HookCommand(self), ""
+	}
+	if _, err := exec.LookPath("saga-lsp"); err == nil {
+		return runs.HookCommand("saga-lsp"), ""
+	}
+	return runs.HookCommand(self), fmt.Sprintf("saga-lsp is not on PATH, so the project settings name %s; teammates need the same path — put saga-lsp on PATH (make install) and run install again to register `saga-lsp hook`", self)
 }
 
 // MergeHooks returns settings src with saga-lsp's hooks (command) merged in.

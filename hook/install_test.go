@@ -340,3 +340,34 @@ func TestMergeHooksIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// Project settings are shared: with saga-lsp on PATH they name `saga-lsp
+// hook`, not one machine's path; user settings keep the absolute path; off
+// PATH the absolute path comes with a note.
+func TestInstallNamesHookOnPath(t *testing.T) {
+	_, env := installEnv(t)
+	bin := testkit.Binary(t)
+	var onPath []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			onPath = append(onPath, kv)
+		}
+	}
+	onPath = append(onPath, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	dir, settings := project(t, "")
+	r := install(t, dir, onPath)
+	data, _ := os.ReadFile(settings)
+	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != 3 || strings.Contains(r.Stdout, "note:") {
+		t.Errorf("on PATH: exit %d\n%s\n%s", r.Code, data, r.Stdout)
+	}
+	r = install(t, dir, onPath, "--claude-settings", "user")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "run `"+bin+" hook`") {
+		t.Errorf("user scope: exit %d\n%s", r.Code, r.Stdout)
+	}
+	dir2, _ := project(t, "")
+	r = install(t, dir2, env)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "note: saga-lsp is not on PATH") {
+		t.Errorf("off PATH: exit %d\n%s", r.Code, r.Stdout)
+	}
+}
