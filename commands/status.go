@@ -29,14 +29,17 @@ const (
 
 // WorkerInfo is the state of a story's worker.
 type WorkerInfo struct {
-	Running    bool   `json:"running"`
-	PID        int    `json:"pid"`        // 0 when unknown
-	Session    string `json:"session"`    // tmux session of the running or last run
-	OutputFile string `json:"outputFile"` // its human log
-	State      string `json:"state"`      // idle, starting, running, died, or the last run's worker.end status
-	Cycle      int    `json:"cycle"`      // the current (or last) headless run, 0 before the first
-	ExitCode   *int   `json:"exitCode"`   // the last run's exit code; null while running or unknown
-	Started    string `json:"started"`    // RFC 3339 time of worker.start, "" when unknown
+	Running    bool    `json:"running"`
+	PID        int     `json:"pid"`        // 0 when unknown
+	Session    string  `json:"session"`    // tmux session of the running or last run
+	OutputFile string  `json:"outputFile"` // its human log
+	State      string  `json:"state"`      // idle, starting, running, died, or the last run's worker.end status
+	Cycle      int     `json:"cycle"`      // the current (or last) headless run, 0 before the first
+	ExitCode   *int    `json:"exitCode"`   // the last run's exit code; null while running or unknown
+	Started    string  `json:"started"`    // RFC 3339 time of worker.start, "" when unknown
+	Bash       string  `json:"bash"`       // how Bash ran: sandboxed, unsandboxed, off; "" when unknown
+	DryRun     bool    `json:"dryRun"`     // the simulated agent stood in for Claude Code
+	Cost       float64 `json:"cost"`       // USD the runs reported
 }
 
 // TaskStatus is one task in TaskList form.
@@ -249,6 +252,7 @@ func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInf
 	}
 	useRun := func() {
 		w.Session, w.OutputFile, w.Cycle = last.Session, last.OutputFile, last.Cycle
+		w.Bash, w.DryRun, w.Cost = last.Bash, last.DryRun, last.Cost
 		if !last.Started.IsZero() {
 			w.Started = last.Started.UTC().Format(time.RFC3339)
 		}

@@ -121,6 +121,15 @@ func workerText(w WorkerInfo, long bool) string {
 			parts = append(parts, "started "+clock(t))
 		}
 	}
+	if long && w.DryRun {
+		parts = append(parts, "dry run")
+	}
+	if long && w.Bash != "" {
+		parts = append(parts, "Bash "+w.Bash)
+	}
+	if long && w.Cost > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", w.Cost))
+	}
 	if w.Cycle > 0 {
 		parts = append(parts, "cycle "+strconv.Itoa(w.Cycle))
 	}

@@ -696,3 +696,73 @@ func copyDir(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// pathWithout is $PATH rebuilt in a temp dir of links to every program of
+// it but the named ones.
+func pathWithout(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		des, _ := os.ReadDir(d)
+		for _, de := range des {
+			if slices.Contains(names, de.Name()) {
+				continue
+			}
+			os.Symlink(filepath.Join(d, de.Name()), filepath.Join(dir, de.Name())) // the first of a name wins, as on PATH
+		}
+	}
+	return dir
+}
+
+// Without bubblewrap and socat Bash cannot be confined: it is off for the
+// run, unless the user opts into unconfined Bash; the events and the log
+// say which.
+func TestBashWithoutSandbox(t *testing.T) {
+	f := newFixture(t, false)
+	log := filepath.Join(t.TempDir(), "claude.log")
+	t.Setenv("SAGA_STANDIN_LOG", log)
+	t.Setenv("PATH", pathWithout(t, "bwrap", "socat"))
+	code, out := f.run("add-logout-button", "all", nil)
+	if code != 0 || !strings.Contains(out, "Bash off") || !strings.Contains(out, "apt-get install bubblewrap socat") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	evs := f.events()
+	if evs[0].Event != "worker.start" || evs[0].Bash != "off" {
+		t.Errorf("worker.start %+v", evs[0])
+	}
+	data, _ := os.ReadFile(log)
+	if !strings.Contains(string(data), `"--disallowedTools","Bash"`) || strings.Contains(string(data), `\"sandbox\"`) {
+		t.Errorf("Bash is not off:\n%s", data)
+	}
+	os.Remove(log)
+	code, out = f.run("user-auth--api", "all", func(o *worker.Options) { o.AllowUnsandboxedBash = true })
+	if code != 0 || !strings.Contains(out, "Bash unsandboxed") || !strings.Contains(out, "UNCONFINED") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	data, _ = os.ReadFile(log)
+	if !strings.Contains(string(data), `"TaskList TaskGet TaskUpdate TaskCreate Bash"`) {
+		t.Errorf("Bash is not allowed:\n%s", data)
+	}
+}
+
+// claude -p exits 0 after an interruption or with an error result: the
+// worker judges a run by the stream's final result as well as the code.
+func TestRunJudgedByResult(t *testing.T) {
+	f := newFixture(t, false)
+	for name, stream := range map[string]string{
+		"error result, exit 0": `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"total_cost_usd":0.01}`,
+		"no result, exit 0":    `{"type":"system","subtype":"init"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			fake := filepath.Join(t.TempDir(), "claude")
+			os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s\\n' '"+stream+"'\nexit 0\n"), 0o755)
+			code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.Claude = fake })
+			if code != worker.ExitFailed || !strings.Contains(out, "run 1 ended with") || !strings.Contains(out, "the story stops here") {
+				t.Errorf("exit %d\n%s", code, out)
+			}
+			if end := lastEnd(f.events()); end.Status != "failed" {
+				t.Errorf("worker.end %+v", end)
+			}
+		})
+	}
+}
