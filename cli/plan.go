@@ -13,7 +13,7 @@ const planSynopsis = "plan [--root DIR] [--format text|json] [--max-parallel N] 
 func runPlan(env *Env, args []string) int {
 	fs := newFlagSet(env, "plan", planSynopsis)
 	root := fs.String("root", "", "workspace root (default: nearest folder above the working directory with .saga/)")
-	format := fs.String("format", "text", "output format: text or json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"ready\"})")
+	format := fs.String("format", "text", "output format: text or json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\"})")
 	maxParallel := fs.Int("max-parallel", plan.DefaultMaxParallel, "split waves into groups of at most N")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -48,7 +48,7 @@ func runPlan(env *Env, args []string) int {
 	if err != nil {
 		return fail(env, fmt.Errorf("write output: %w", err))
 	}
-	if len(pl.Cycles) > 0 {
+	if len(pl.Cycles) > 0 || len(pl.Broken) > 0 {
 		return exitFindings
 	}
 	return exitOK

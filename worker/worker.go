@@ -249,11 +249,15 @@ func (r *run) editFile(ctx context.Context, path, key, value string) error {
 		return fmt.Errorf("lock story %s: %w", r.o.Story, err)
 	}
 	defer lock.Unlock()
+	set := store.SetString
+	if filepath.Base(path) == "story.json" {
+		set = store.SetStoryString // never adds a status upstream would reject
+	}
 	return store.UpdateFile(path, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s does not exist", path)
 		}
-		return store.SetString(old, key, value)
+		return set(old, key, value)
 	})
 }
 
