@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/rogpeppe/go-internal v1.14.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sourcegraph/jsonrpc2 v0.2.1
 	go.lsp.dev/protocol v1.0.1
@@ -18,4 +19,5 @@ require (
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 	go.lsp.dev/jsonrpc2 v1.0.1 // indirect
 	golang.org/x/text v0.36.0 // indirect
+	golang.org/x/tools v0.45.0 // indirect
 )

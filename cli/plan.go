@@ -13,7 +13,7 @@ const planSynopsis = "plan [--root DIR] [--format text|json] [--max-parallel N] 
 func runPlan(env *Env, args []string) int {
 	c := newCmdLine("plan")
 	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text or json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"ready\"})")
+	format := c.String("format", "text", "output `FORMAT`: text or json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\"})")
 	maxParallel := c.Int("max-parallel", plan.DefaultMaxParallel, "split waves into groups of at most `N`")
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json"),
@@ -45,7 +45,7 @@ func runPlan(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))
 	}
-	if len(pl.Cycles) > 0 {
+	if len(pl.Cycles) > 0 || len(pl.Broken) > 0 {
 		return exitFindings
 	}
 	return exitOK

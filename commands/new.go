@@ -34,19 +34,20 @@ type NewStory struct {
 }
 
 // CreateStory writes .saga/stories/<name>/story.json and, with an epic,
-// appends the story to the epic's children. With an epic, a name without the
-// "<epic>--" prefix gets it, so the canonical name shows where it belongs.
+// appends the story to the epic's children, in the epic's dialect (see
+// store.Epic.NewChild): in the seeds' dialect a name without the "<epic>--"
+// prefix gets it, so the canonical name shows where it belongs; in upstream
+// SAGA's flat dialect the name stays as given and the story names the epic
+// in its "epic" field. A name the epic already lists is kept as it is.
 func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) (Changes, error) {
 	var ch Changes
-	if s.Epic != "" && !strings.HasPrefix(s.Name, s.Epic+"--") && store.ValidCanonical(s.Name) {
-		s.Name = s.Epic + "--" + s.Name
-	}
 	if !store.ValidCanonical(s.Name) {
 		return ch, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. %s)", s.Name, exampleName(s.Name, true))
 	}
 	if strings.TrimSpace(s.Title) == "" {
 		return ch, usagef("a story needs a title: --title \"…\"")
 	}
+	doc := store.StoryDoc{ID: s.Name, Title: s.Title, Description: s.Description}
 	var epicRel string
 	if s.Epic != "" {
 		if !store.ValidID(s.Epic) {
@@ -56,6 +57,11 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 		if epicRel == "" {
 			return ch, usagef("no epic %q: create it first with `saga-lsp new epic %s --title …`", s.Epic, s.Epic)
 		}
+		e, err := readEpic(p, root, epicRel)
+		if err != nil {
+			return ch, err
+		}
+		doc.ID, doc.Epic = e.NewChild(s.Name)
 		for _, b := range s.BlockedBy {
 			if !store.ValidCanonical(b) {
 				return ch, usagef("invalid story name %q in --blocked-by", b)
@@ -64,8 +70,7 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 	} else if len(s.BlockedBy) > 0 {
 		return ch, usagef("--blocked-by for a story needs --epic: the order between stories lives in the epic")
 	}
-	rel := store.StoryFileRel(s.Name)
-	doc := store.StoryDoc{ID: s.Name, Title: s.Title, Description: s.Description}
+	rel := store.StoryFileRel(doc.ID)
 	if err := createDoc(p, root, rel, doc); err != nil {
 		return ch, err
 	}
@@ -73,12 +78,28 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 	if s.Epic == "" {
 		return ch, nil
 	}
-	child := store.ChildDoc{ID: s.Name, BlockedBy: nonNil(s.BlockedBy)}
+	child := store.ChildDoc{ID: doc.ID, BlockedBy: nonNil(s.BlockedBy)}
 	if err := addEpicChild(ctx, p, root, epicRel, s.Epic, child); err != nil {
 		return ch, fmt.Errorf("story created at %s, but adding it to epic %s failed: %w", rel, s.Epic, err)
 	}
 	ch.Updated = append(ch.Updated, epicRel)
 	return ch, nil
+}
+
+// readEpic parses an epic file; one that does not parse as an epic must be
+// fixed before a story can join it.
+func readEpic(p *store.Parser, root, rel string) (*store.Epic, error) {
+	src, why := store.ReadBounded(filepath.Join(root, filepath.FromSlash(rel)), rel)
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	f := p.Parse(rel, src, -1)
+	for _, d := range f.Local {
+		if d.Code == store.CodeJSONSyntax {
+			return nil, fmt.Errorf("%s: fix the epic first (`saga-lsp check` says what is wrong)", d)
+		}
+	}
+	return f.Epic, nil
 }
 
 // NewTask describes a task to create.
@@ -141,7 +162,11 @@ type NewEpic struct {
 	Description string
 }
 
-// CreateEpic writes .saga/epics/<id>/epic.json with no children.
+// CreateEpic writes the epic in the workspace's dialect: a single file
+// .saga/epics/<id>.json when most epics already are single files (upstream
+// SAGA's), else .saga/epics/<id>/epic.json. Its children are the stories
+// that already name it (by their "epic" field or their "<id>--" prefix), so
+// creating the epic a story names resolves that story's orphan-story.
 func CreateEpic(ctx context.Context, p *store.Parser, root string, e NewEpic) (Changes, error) {
 	var ch Changes
 	if !store.ValidID(e.ID) {
@@ -153,8 +178,23 @@ func CreateEpic(ctx context.Context, p *store.Parser, root string, e NewEpic) (C
 	if rel := existingEpicFile(root, e.ID); rel != "" {
 		return ch, fmt.Errorf("epic %q already exists at %s; nothing was written: %w", e.ID, rel, fs.ErrExist)
 	}
+	children := []store.ChildDoc{}
+	if _, err := os.Stat(filepath.Join(root, ".saga")); err == nil {
+		ws, err := p.Load(root)
+		if err != nil {
+			return ch, err
+		}
+		for _, id := range ws.SortedStoryIDs() {
+			if s := ws.Copies(id); storyEpic(s) == e.ID {
+				children = append(children, store.ChildDoc{ID: id, BlockedBy: []string{}})
+			}
+		}
+	}
 	rel := store.EpicFileRel(e.ID)
-	doc := store.EpicDoc{ID: e.ID, Title: e.Title, Description: e.Description, Children: []store.ChildDoc{}}
+	if singleFileEpics(root) {
+		rel = store.SingleEpicFileRel(e.ID)
+	}
+	doc := store.EpicDoc{ID: e.ID, Title: e.Title, Description: e.Description, Children: children}
 	if err := createDoc(p, root, rel, doc); err != nil {
 		return ch, err
 	}
@@ -162,9 +202,44 @@ func CreateEpic(ctx context.Context, p *store.Parser, root string, e NewEpic) (C
 	return ch, nil
 }
 
+// storyEpic is the epic a story names: its main copy's, else its worktree
+// copy's.
+func storyEpic(c store.StoryCopies) string {
+	for _, s := range []*store.Story{c.Main, c.Worktree} {
+		if s != nil {
+			return s.EpicID()
+		}
+	}
+	return ""
+}
+
+// singleFileEpics tells whether the workspace keeps its epics as single
+// files (.saga/epics/<id>.json, upstream SAGA's dialect) rather than
+// folders (.saga/epics/<id>/epic.json, the seeds'): whichever most epics
+// use, folders when there is none or a tie.
+func singleFileEpics(root string) bool {
+	des, _ := os.ReadDir(filepath.Join(root, ".saga", "epics"))
+	files, folders := 0, 0
+	for _, de := range des {
+		rel := ".saga/epics/" + de.Name()
+		switch {
+		case de.Name()[0] == '.':
+		case de.IsDir():
+			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel), "epic.json")); err == nil {
+				folders++
+			}
+		default:
+			if kind, _, _ := store.Classify(rel); kind == store.KindEpic {
+				files++
+			}
+		}
+	}
+	return files > folders
+}
+
 // existingEpicFile finds an epic in either dialect.
 func existingEpicFile(root, id string) string {
-	for _, rel := range []string{store.EpicFileRel(id), ".saga/epics/" + id + ".json"} {
+	for _, rel := range []string{store.EpicFileRel(id), store.SingleEpicFileRel(id)} {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
 			return rel
 		}

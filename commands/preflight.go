@@ -73,7 +73,7 @@ func (p Preflight) Programs(ctx context.Context) []string {
 // Story reports why story cannot run: error-level diagnostics in its own
 // files, and (unless Force) epic blockers that are not completed.
 func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string) []string {
-	s := ws.Stories[story]
+	s := ws.Story(story)
 	if s == nil {
 		return []string{fmt.Sprintf("no story %q in %s", story, p.Root)}
 	}
@@ -100,11 +100,11 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 // UnfinishedBlockers lists the story's epic blockers (its epic child's
 // blockedBy) that are not completed (StoryCompleted).
 func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) []string {
-	s := ws.Stories[story]
+	s := ws.Story(story)
 	if s == nil {
 		return nil
 	}
-	e := ws.Epics[s.EpicID()]
+	e := ws.Epic(s.EpicID())
 	if e == nil {
 		return nil
 	}
@@ -129,7 +129,7 @@ func StoryCompleted(ctx context.Context, root string, ws *store.Workspace, story
 	if last := runs.Latest(sessionDir, runs.KindStory, story); last != nil && last.Ended && last.State == runs.StatusCompleted {
 		return true
 	}
-	if s := ws.Stories[story]; s != nil && allDone(s) {
+	if s := ws.Story(story); s != nil && allDone(s) {
 		return true
 	}
 	if s, err := p.LoadStory(store.WorktreeDir(root, story), story); err == nil && allDone(s) {

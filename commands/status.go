@@ -141,10 +141,10 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		if rs := all[id]; len(rs) > 0 {
 			last = runs.ReadRun(rs[len(rs)-1].EventsFile)
 		}
-		res.Stories = append(res.Stories, storyStatus(p, o.Root, ws.Stories[id], o.Tasks, last, sessions[id]))
+		res.Stories = append(res.Stories, storyStatus(p, o.Root, ws.Story(id), o.Tasks, last, sessions[id]))
 	}
-	for id, e := range ws.Epics {
-		res.epicTitles[id] = e.Title
+	for _, id := range ws.SortedEpicIDs() {
+		res.epicTitles[id] = ws.Epic(id).Title
 	}
 	// Grouped by epic (epics by id, standalone stories last), then by id.
 	slices.SortStableFunc(res.Stories, func(a, b StoryStatus) int {

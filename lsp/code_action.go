@@ -234,7 +234,8 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		insert := jsonc.LayoutOf(f.Src, root).InsertMember(f.Src, obj, fix.Property, jsonc.Text(value))
 		add(ca.textFix(fmt.Sprintf("Add missing property %q", fix.Property), true, []jsonc.Edit{insert}, &cd))
 	case store.CodeUnknownProperty:
-		if fix.Want == "" {
+		// Upstream SAGA rejects a story or epic with a status: never add one.
+		if fix.Want == "" || (fix.Want == "status" && f.Kind != store.KindTask) {
 			return nil
 		}
 		obj, m := memberWithKey(root, d.Start, d.End)
@@ -359,7 +360,7 @@ func (ca *codeActions) createTaskFix(ref string, diag *protocol.Diagnostic) *pro
 	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) {
 		return nil
 	}
-	if st := ca.snap.WS.Stories[story]; st != nil && st.Task(ref) != nil {
+	if st := ca.snap.WS.Story(story); st != nil && st.Task(ref) != nil {
 		return nil
 	}
 	rel, data, ok := ca.newTaskContent(story, ref)
@@ -397,7 +398,7 @@ func (ca *codeActions) sourceActions() []*protocol.CodeAction {
 // command as the code lens, so editors without lenses can start a worker.
 func (ca *codeActions) runStory() *protocol.CodeAction {
 	story := ca.f.Owner
-	if (ca.f.Kind != store.KindTask && ca.f.Kind != store.KindStory) || !store.ValidCanonical(story) || ca.snap.WS.Stories[story] == nil {
+	if (ca.f.Kind != store.KindTask && ca.f.Kind != store.KindStory) || !store.ValidCanonical(story) || ca.snap.WS.Story(story) == nil {
 		return nil
 	}
 	lens := lensCommand(protocol.Range{}, "Run story "+story, ca.s.clientInfo().commandPrefix+"runStory",
@@ -420,7 +421,7 @@ func (ca *codeActions) createTaskInStory() *protocol.CodeAction {
 	if !store.ValidCanonical(story) {
 		return nil
 	}
-	st := ca.snap.WS.Stories[story]
+	st := ca.snap.WS.Story(story)
 	id := freeName("new-task", func(id string) bool {
 		return (st != nil && st.Task(id) != nil) || ca.snap.WS.File(store.TaskFileRel(story, id)) != nil
 	})
@@ -439,11 +440,14 @@ func (ca *codeActions) createStoryInEpic() *protocol.CodeAction {
 	if !store.ValidID(epic) || f.Epic == nil {
 		return nil
 	}
-	name := freeName(epic+"--new-story", func(n string) bool {
-		return ca.snap.WS.Stories[n] != nil || f.Epic.Child(n) != nil
-	})
+	// The story is written in the epic's dialect, as `saga-lsp new story
+	// --epic` writes it.
+	name, epicField := f.Epic.NewChild(freeName("new-story", func(n string) bool {
+		id, _ := f.Epic.NewChild(n)
+		return ca.snap.WS.Story(id) != nil || f.Epic.Child(id) != nil
+	}))
 	rel := store.StoryFileRel(name)
-	data, ok := ca.encodeValid(rel, store.StoryDoc{ID: name, Title: humanizeID(name), Description: ""})
+	data, ok := ca.encodeValid(rel, store.StoryDoc{ID: name, Title: humanizeID(name), Description: "", Epic: epicField})
 	if !ok {
 		return nil
 	}

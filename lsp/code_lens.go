@@ -62,7 +62,7 @@ func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMes
 // lensStory: run or stop (and show output), then done/total tasks and the
 // effective status.
 func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
-	st := snap.WS.Stories[f.Owner]
+	st := snap.WS.StoryOf(f)
 	if st == nil { // a story.json outside the workspace: its own fields, no tasks
 		st = f.Story
 	}
@@ -120,10 +120,8 @@ func lensTask(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node) protoc
 	t := f.Task
 	status := symbolStatus(t.Status)
 	title := "status: " + status
-	if st := snap.WS.Stories[f.Owner]; st != nil && t.Status != store.StatusCompleted {
-		if items, _, _, err := store.PlanItems(snap.WS, st.ID); err == nil {
-			title += lensWaveText(plan.Compute(items, 0), t.ID)
-		}
+	if st := snap.WS.StoryOf(f); st != nil && t.Status != store.StatusCompleted {
+		title += lensWaveText(plan.Compute(store.TaskPlanItems(st), 0), t.ID)
 	}
 	if store.ValidCanonical(f.Owner) {
 		if v, ok := s.live.storyInfo(f.Owner).View[f.Name]; ok && v != status {
@@ -134,23 +132,52 @@ func lensTask(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node) protoc
 }
 
 // lensWaveText says where a task sits in a plan: " · wave n/m", " ·
-// blocked (cycle)" or " · blocked (behind a cycle)"; "" when it is not
-// planned (completed).
+// blocked (cycle)", " · blocked (behind a cycle)", " · not planned (broken
+// file)" or " · blocked (behind a broken task)"; "" when it is not planned
+// (completed).
 func lensWaveText(p plan.Plan, id string) string {
 	if w := p.WaveOf[id]; w > 0 {
 		return fmt.Sprintf(" · wave %d/%d", w, p.WaveCount)
 	}
-	by := make(map[string][]string, len(p.Blocked))
+	by := make(map[string][]string, len(p.Blocked)+len(p.Broken))
 	for _, b := range p.Blocked {
 		by[b.ID] = b.By
 	}
-	if _, stuck := by[id]; !stuck {
-		return ""
+	broken := map[string]bool{}
+	for _, b := range p.Broken {
+		broken[b.ID] = true
 	}
-	if lensOnCycle(by, id) {
+	_, stuck := by[id]
+	switch {
+	case broken[id]:
+		return " · not planned (broken file)"
+	case !stuck:
+		return ""
+	case lensOnCycle(by, id):
 		return " · blocked (cycle)"
+	case lensReaches(by, id, broken):
+		return " · blocked (behind a broken task)"
 	}
 	return " · blocked (behind a cycle)"
+}
+
+// lensReaches reports whether one of targets is among id's transitive
+// stuck blockers.
+func lensReaches(by map[string][]string, id string, targets map[string]bool) bool {
+	seen := map[string]bool{}
+	stack := append([]string(nil), by[id]...)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if targets[v] {
+			return true
+		}
+		if !seen[v] {
+			seen[v] = true
+			stack = append(stack, by[v]...)
+		}
+	}
+	return false
 }
 
 // lensOnCycle reports whether id can reach itself through the stuck
@@ -158,21 +185,7 @@ func lensWaveText(p plan.Plan, id string) string {
 // reports one cycle path per strongly connected component; a task can be on
 // another cycle of the same component.)
 func lensOnCycle(by map[string][]string, id string) bool {
-	seen := map[string]bool{}
-	stack := append([]string(nil), by[id]...)
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if v == id {
-			return true
-		}
-		if seen[v] {
-			continue
-		}
-		seen[v] = true
-		stack = append(stack, by[v]...)
-	}
-	return false
+	return lensReaches(by, id, map[string]bool{id: true})
 }
 
 // lensEpic: per children[] entry, that story's status and done/total
@@ -184,7 +197,7 @@ func lensEpic(s *Server, snap *Snapshot, f *store.File, prefix string) []protoco
 			continue
 		}
 		r := lensSingleLine(nodeRange(f, c.Node))
-		st := snap.WS.Stories[c.ID]
+		st := snap.WS.Story(c.ID)
 		if st == nil || !store.ValidCanonical(c.ID) {
 			out = append(out, lensInfo(r, "no such story"))
 			continue

@@ -179,14 +179,15 @@ func TestCodeLensAfterEdit(t *testing.T) {
 	}, map[string]string{prel: ptext2, trel: ttext2, rel: text})
 }
 
-// A new, unsaved task without an id gets its lens on the opening brace and
-// joins the plan; the story counts it.
+// A new, unsaved task without an id gets its lens on the opening brace; the
+// story counts it. Missing required properties make it a broken file, which
+// no plan schedules until it is fixed.
 func TestCodeLensNewTaskWithoutID(t *testing.T) {
 	c := symbolFixture(t, "shop", "")
 	rel := ".saga/stories/shop--cart/apply-coupon.json"
 	text := "{\n  \"subject\": \"Apply a coupon\",\n  \"status\": \"pending\",\n  \"blockedBy\": [\"cart-badge\"]\n}\n"
 	c.openText(rel, text, 1)
-	checkLenses(t, rel, text, codeLenses(c, rel), []wantLens{{"{", 0, "status: pending · wave 4/4", "", ""}})
+	checkLenses(t, rel, text, codeLenses(c, rel), []wantLens{{"{", 0, "status: pending · not planned (broken file)", "", ""}})
 	story := ".saga/stories/shop--cart/story.json"
 	checkLenses(t, story, c.symbolReadRel(story), codeLenses(c, story), []wantLens{runLens(`"shop--cart"`, "shop--cart"), {`"shop--cart"`, 0, "1/6 tasks done · status: in_progress", "", ""}})
 }

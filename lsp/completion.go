@@ -532,7 +532,7 @@ func complDependents(id string, blockedBy map[string][]string) map[string]bool {
 
 // taskRefs: sibling tasks that may block this one.
 func (c *complBuilder) taskRefs() []complCandidate {
-	st := c.snap.WS.Stories[c.f.Owner]
+	st := c.snap.WS.StoryOf(c.f)
 	if st == nil {
 		return nil
 	}
@@ -596,7 +596,7 @@ func (c *complBuilder) childIDs() []complCandidate {
 		if listed[id] {
 			continue
 		}
-		st := c.snap.WS.Stories[id]
+		st := c.snap.WS.Story(id)
 		cd := complCandidate{value: id, detail: st.Title, kind: protocol.CompletionItemKindModule,
 			sort: complSort(strings.HasPrefix(id, epic+"--"), id)}
 		if e := st.EpicID(); e != "" && e != epic {
@@ -639,7 +639,7 @@ func (c *complBuilder) childRefs() []complCandidate {
 		}
 		seen[id] = true
 		cd := complCandidate{value: id, kind: protocol.CompletionItemKindReference}
-		if st := c.snap.WS.Stories[id]; st != nil {
+		if st := c.snap.WS.Story(id); st != nil {
 			cd.detail = st.Title
 		}
 		out = append(out, cd)
@@ -654,7 +654,7 @@ func (c *complBuilder) epicIDs() []complCandidate {
 	var out []complCandidate
 	for _, id := range c.snap.WS.SortedEpicIDs() {
 		cd := complCandidate{value: id, kind: protocol.CompletionItemKindModule, sort: complSort(id == implied, id)}
-		if e := c.snap.WS.Epics[id]; e != nil {
+		if e := c.snap.WS.Epic(id); e != nil {
 			cd.detail = e.Title
 		}
 		out = append(out, cd)

@@ -40,7 +40,7 @@ func (s *Snapshot) definitionsOf(t target) []protocol.Location {
 			return []protocol.Location{s.fileLocation(task.File)}
 		}
 	case targetChild, targetChildRef:
-		if st := s.WS.Stories[t.name]; st != nil && st.File != nil {
+		if st := s.WS.Story(t.name); st != nil && st.File != nil {
 			return []protocol.Location{s.fileLocation(st.File)}
 		}
 	case targetStoryEpic:
@@ -49,7 +49,7 @@ func (s *Snapshot) definitionsOf(t target) []protocol.Location {
 			out = append(out, s.fileLocation(f))
 		}
 		if len(out) == 0 {
-			if e := s.WS.Epics[t.name]; e != nil && e.File != nil {
+			if e := s.WS.Epic(t.name); e != nil && e.File != nil {
 				out = append(out, s.fileLocation(e.File))
 			}
 		}

@@ -96,7 +96,7 @@ func documentSymbolsOf(snap *Snapshot, f *store.File) []protocol.DocumentSymbol 
 func taskDocumentSymbol(snap *Snapshot, f *store.File, root *jsonc.Node) protocol.DocumentSymbol {
 	t := f.Task
 	sym := symbolOfObject(f, root, symbolName(t.IDValue, f.Name), symbolKindTask, symbolDetail(t.Subject, t.Status))
-	story := snap.WS.Stories[f.Owner]
+	story := snap.WS.StoryOf(f)
 	for _, r := range t.BlockedBy {
 		if r.Node == nil {
 			continue
@@ -193,7 +193,7 @@ func symbolOfNode(f *store.File, outer, sel *jsonc.Node, name string, kind proto
 
 // symbolStoryStatus is a story's effective status, or "no such story".
 func symbolStoryStatus(ws *store.Workspace, id string) string {
-	if st := ws.Stories[id]; st != nil {
+	if st := ws.Story(id); st != nil {
 		return st.EffectiveStatus()
 	}
 	return "no such story"

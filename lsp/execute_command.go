@@ -434,7 +434,7 @@ func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.Raw
 		return nil, err
 	}
 	kind := "story"
-	if snap.WS.Stories[name] == nil {
+	if snap.WS.Story(name) == nil {
 		kind = "epic"
 	}
 	// Clients with a SAGA extension (they opt in to saga/* notifications)

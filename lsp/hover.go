@@ -56,7 +56,7 @@ func hover(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessag
 			md = hoverEpicSummary(snap, t.epic)
 		}
 	case targetChild, targetChildRef:
-		if st := snap.WS.Stories[t.name]; st != nil {
+		if st := snap.WS.Story(t.name); st != nil {
 			md = hoverStorySummary(snap, st)
 		} else {
 			md = fmt.Sprintf("No story `%s`: the folder `.saga/stories/%s/` does not exist.", t.name, t.name)
@@ -123,7 +123,7 @@ func hoverStorySummary(snap *Snapshot, st *store.Story) string {
 	fmt.Fprintf(&b, "Status: `%s` · %d/%d tasks done", st.EffectiveStatus(), st.Done(), len(st.Tasks))
 	if e := st.EpicID(); e != "" {
 		fmt.Fprintf(&b, " · epic `%s`", e)
-		if snap.WS.Epics[e] == nil {
+		if snap.WS.Epic(e) == nil {
 			b.WriteString(" (missing)")
 		}
 	}
@@ -139,7 +139,7 @@ func hoverStorySummary(snap *Snapshot, st *store.Story) string {
 
 // hoverEpicRef describes the epic a story's `epic` field names.
 func hoverEpicRef(snap *Snapshot, id string) string {
-	if e := snap.WS.Epics[id]; e != nil {
+	if e := snap.WS.Epic(id); e != nil {
 		return hoverEpicSummary(snap, e)
 	}
 	return fmt.Sprintf("No epic `%s`: neither `.saga/epics/%s/epic.json` nor `.saga/epics/%s.json` exists.", id, id, id)
@@ -158,7 +158,7 @@ func hoverEpicSummary(snap *Snapshot, e *store.Epic) string {
 	}
 	done := 0
 	for _, c := range e.Children {
-		if st := snap.WS.Stories[c.ID]; st != nil && st.EffectiveStatus() == store.StatusCompleted {
+		if st := snap.WS.Story(c.ID); st != nil && st.EffectiveStatus() == store.StatusCompleted {
 			done++
 		}
 	}

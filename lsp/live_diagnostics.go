@@ -38,7 +38,7 @@ func (l *live) lockAliveLocked(story string) bool {
 // storyRels queues the story's files (main copy and worktree copy) for
 // republication: their LSP-only diagnostics depend on the worker.
 func (l *live) storyRels(snap *Snapshot, story string, ef *effects) {
-	if s := snap.WS.Stories[story]; s != nil {
+	if s := snap.WS.Story(story); s != nil {
 		for _, f := range s.StoryFiles() {
 			ef.rels[f.Rel] = true
 		}
@@ -94,7 +94,7 @@ func (l *live) allDiagnostics(snap *Snapshot) []store.Diagnostic {
 	}
 	var out []store.Diagnostic
 	for _, id := range snap.WS.SortedStoryIDs() {
-		s := snap.WS.Stories[id]
+		s := snap.WS.Story(id)
 		if s.File != nil {
 			out = append(out, l.fileDiagnostics(s.File.Rel, s.File, id, l.liveJournal(snap, id), "")...)
 		}
@@ -129,7 +129,7 @@ func (l *live) liveJournal(snap *Snapshot, story string) journalState {
 		}
 		return j
 	}
-	if s := snap.WS.Stories[story]; s == nil || s.Journal == nil {
+	if s := snap.WS.Story(story); s == nil || s.Journal == nil {
 		return journalState{}
 	}
 	return l.mainJournal(story)

@@ -255,7 +255,7 @@ func (l *live) ensureStory(snap *Snapshot, id string) *liveStory {
 	}
 	if st.base == nil {
 		st.base = map[string]string{}
-		if s := snap.WS.Stories[id]; s != nil {
+		if s := snap.WS.Story(id); s != nil {
 			for _, t := range s.Tasks {
 				st.base[t.ID] = symbolStatus(t.Status)
 				st.subject[t.ID] = t.Subject

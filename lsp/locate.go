@@ -48,9 +48,9 @@ func (s *Snapshot) targetAt(u uri.URI, pos protocol.Position) target {
 	t := target{file: f, loc: loc, node: loc.Node, offset: off}
 	switch f.Kind {
 	case store.KindTask, store.KindStory:
-		t.story = s.WS.Stories[f.Owner]
+		t.story = s.WS.StoryOf(f)
 	case store.KindEpic:
-		t.epic = s.WS.Epics[f.Owner]
+		t.epic = s.WS.Epic(f.Owner)
 		if t.epic == nil || t.epic.File != f {
 			t.epic = f.Epic
 		}

@@ -89,7 +89,7 @@ func (c *navRefs) taskRefs(st *store.Story, id string, decl bool) {
 }
 
 func (c *navRefs) storyRefs(id string, decl bool) {
-	if st := c.snap.WS.Stories[id]; decl && st != nil && st.File != nil {
+	if st := c.snap.WS.Story(id); decl && st != nil && st.File != nil {
 		c.addID(st.File)
 	}
 	for _, eid := range c.snap.WS.SortedEpicIDs() {
@@ -118,7 +118,7 @@ func (c *navRefs) epicRefs(id string, decl bool) {
 		}
 	}
 	for _, sid := range c.snap.WS.SortedStoryIDs() {
-		st := c.snap.WS.Stories[sid]
+		st := c.snap.WS.Story(sid)
 		if st.File != nil && st.Epic == id {
 			c.add(st.File, st.EpicNode)
 		}

@@ -80,7 +80,7 @@ func (s *Server) load(root string) {
 	// Lenses asked for while loading showed an empty workspace.
 	s.live.ringRefresh()
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
-		len(ws.Stories), len(ws.Epics), root, time.Since(began).Round(time.Millisecond))
+		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
 	s.notify("window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
 }
@@ -139,12 +139,21 @@ func (s *Server) diskChanged(paths []string) {
 		}
 		for _, p := range paths {
 			rel := old.RelOf(p)
-			if rel == "" || !strings.HasPrefix(rel, ".saga/") || strings.HasPrefix(rel, store.WorktreesRel+"/") {
+			if rel == "" || !strings.HasPrefix(rel, ".saga/") {
+				continue
+			}
+			// Of a worktree only its copy of its story is read.
+			copyDir, inWorktree := worktreeCopyDir(rel)
+			if inWorktree && copyDir == "" {
 				continue
 			}
 			// A folder: what it holds now, and what we knew under it.
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				for _, f := range listModelFiles(old.Root, rel) {
+				list := rel
+				if inWorktree {
+					list = copyDir
+				}
+				for _, f := range listModelFiles(old.Root, list) {
 					consider(f)
 				}
 			}
@@ -165,13 +174,30 @@ func (s *Server) diskChanged(paths []string) {
 	})
 }
 
+// worktreeCopyDir tells whether rel is under .saga/worktrees/ and, if so,
+// the story copy folder it is in or leads to (the worktree itself, its
+// .saga/, .saga/stories/, the copy's folder or a file in it); "" for the
+// rest of the worktree's checkout, which is never read.
+func worktreeCopyDir(rel string) (dir string, inWorktree bool) {
+	rest, ok := strings.CutPrefix(rel, ".saga/worktrees/")
+	if !ok {
+		return "", rel == ".saga/worktrees"
+	}
+	story, _, _ := strings.Cut(rest, "/")
+	copyDir := store.WorktreeStoryDirRel(story)
+	if rel == copyDir || strings.HasPrefix(copyDir, rel+"/") || strings.HasPrefix(rel, copyDir+"/") {
+		return copyDir, true
+	}
+	return "", true
+}
+
 // readDisk parses a file from disk; nil when it does not exist.
 func (s *Server) readDisk(root, rel string) *store.File {
 	abs := filepath.Join(root, filepath.FromSlash(rel))
 	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	if kind, _, _ := store.Classify(rel); kind == store.KindJournal {
+	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
 		return s.parser.Parse(rel, nil, -1) // presence is what matters
 	}
 	src, why := store.ReadBounded(abs, rel)
@@ -181,8 +207,8 @@ func (s *Server) readDisk(root, rel string) *store.File {
 	return s.parser.Parse(rel, src, -1)
 }
 
-// listModelFiles lists the model files under a .saga folder (two levels at
-// most: the layout is fixed).
+// listModelFiles lists the model files under a .saga folder (a few levels
+// at most: the layout is fixed; a worktree copy's folder is one level).
 func listModelFiles(root, rel string) []string {
 	var out []string
 	var walk func(rel string, depth int)
@@ -193,10 +219,10 @@ func listModelFiles(root, rel string) []string {
 		}
 		for _, de := range des {
 			child := rel + "/" + de.Name()
-			if de.IsDir() && depth < 3 {
-				walk(child, depth+1)
-			} else if isModelFile(child) {
+			if isModelFile(child) {
 				out = append(out, child)
+			} else if de.IsDir() && depth < 3 {
+				walk(child, depth+1)
 			}
 		}
 	}
@@ -233,11 +259,16 @@ func (w *watcher) add(dir string) {
 	}
 }
 
-// addTree watches a .saga folder and its subfolders (worktrees excluded).
+// addTree watches a .saga folder and its subfolders; of a worktree, only
+// the folders leading to its copy of its story.
 func (w *watcher) addTree(dir string) {
 	rel, _ := filepath.Rel(w.root, dir)
 	rel = filepath.ToSlash(rel)
-	if rel == store.WorktreesRel || strings.HasPrefix(rel, store.WorktreesRel+"/") || strings.Count(rel, "/") > 2 {
+	if copyDir, inWorktree := worktreeCopyDir(rel); inWorktree {
+		if copyDir == "" && rel != store.WorktreesRel {
+			return
+		}
+	} else if strings.Count(rel, "/") > 2 {
 		return
 	}
 	fi, err := os.Stat(dir)

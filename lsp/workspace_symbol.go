@@ -59,12 +59,12 @@ func workspaceSymbol(ctx context.Context, s *Server, snap *Snapshot, params json
 		return true
 	}
 	ws := snap.WS
-	for _, e := range ws.Epics {
+	for e := range ws.Epics() {
 		if !consider(e.ID, e.Title, "", symbolKindEpic, 0, e.File) {
 			return nil, ctx.Err()
 		}
 	}
-	for _, st := range ws.Stories {
+	for st := range ws.Stories() {
 		if !consider(st.ID, st.Title, st.EpicID(), symbolKindStory, 1, st.File) {
 			return nil, ctx.Err()
 		}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -27,6 +28,8 @@ const (
 	CodeStatusInconsistent Code = "status-inconsistent"
 	CodeMissingStoryFile   Code = "missing-story-file"
 	CodeUnreadableFile     Code = "unreadable-file"
+	CodeMisplacedFile      Code = "misplaced-file"
+	CodeAbsentEpic         Code = "absent-epic"
 	// LSP only: they depend on live worker state.
 	CodeStaleTask    Code = "stale-task"
 	CodeStoryBlocked Code = "story-blocked"
@@ -62,7 +65,7 @@ var severities = map[Code]Severity{
 	CodeUnknownDependency: SeverityError, CodeSelfDependency: SeverityError, CodeDependencyCycle: SeverityError,
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
-	CodeUnreadableFile: SeverityError, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
+	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
 }
 
 // SeverityOf returns the severity of a code.
@@ -102,6 +105,12 @@ type Diagnostic struct {
 	Message  string
 	// Fix carries what a quick fix needs (the missing property, the weak link…).
 	Fix *Fix
+}
+
+// String is the finding as a person reads it: file:line:col (1-based), the
+// message and the code.
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s [%s]", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code)
 }
 
 // Fix is the data a quick fix for a diagnostic acts on.

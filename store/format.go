@@ -2,7 +2,9 @@ package store
 
 // Documents as SAGA writes them: field order follows the schemas, optional
 // fields are left out when empty. Reading goes through the tolerant parser;
-// these are only for files saga-lsp creates.
+// these are only for files saga-lsp creates. Story and epic documents hold
+// only the fields upstream SAGA's strict schemas accept: no "status" (a
+// story's status is derived from its tasks).
 
 type TaskDoc struct {
 	ID          string   `json:"id"`
@@ -23,7 +25,6 @@ type StoryDoc struct {
 	Guidance    string `json:"guidance,omitempty"`
 	DoneWhen    string `json:"doneWhen,omitempty"`
 	Avoid       string `json:"avoid,omitempty"`
-	Status      string `json:"status,omitempty"`
 	Epic        string `json:"epic,omitempty"`
 }
 
@@ -31,7 +32,6 @@ type EpicDoc struct {
 	ID          string     `json:"id"`
 	Title       string     `json:"title"`
 	Description string     `json:"description"`
-	Status      string     `json:"status,omitempty"`
 	Children    []ChildDoc `json:"children"`
 }
 

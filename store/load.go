@@ -93,6 +93,9 @@ func (p *Parser) loadEntry(root string, e entry) *File {
 	if e.bad != "" {
 		return Unreadable(e.rel, e.bad)
 	}
+	if e.kind == KindMisplaced {
+		return Misplaced(e.rel)
+	}
 	if e.kind == KindJournal {
 		kind, owner, name := Classify(e.rel)
 		return &File{Rel: e.rel, Kind: kind, Owner: owner, Name: name, Version: -1}
@@ -172,13 +175,25 @@ func readProblem(rel string, err error) string {
 	return fmt.Sprintf("cannot read %s: %v", rel, errors.Unwrap(err))
 }
 
-// listSaga lists story folders and the epic files, plus entries that are
-// already known to be unusable. The layout has a fixed depth, so nothing
-// recurses and symlink loops cannot trap the walk; .saga/worktrees/ is never
-// entered.
+// listSaga lists story folders (relative to the root: the main copies, then
+// the worktree copies) and the epic files, plus entries that are already
+// known to be unusable or misplaced. The layout has a fixed depth, so
+// nothing recurses and symlink loops cannot trap the walk. Of a worktree
+// (.saga/worktrees/<id>/, a whole checkout) only its copy of story <id> is
+// read, as upstream SAGA does.
 func listSaga(root string) (storyDirs []string, entries []entry, err error) {
+	des, err := os.ReadDir(filepath.Join(root, ".saga"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("list .saga: %w", err)
+	}
+	for _, de := range des {
+		rel := ".saga/" + de.Name()
+		if kind, _, _ := Classify(rel); kind == KindMisplaced {
+			entries = append(entries, entry{rel: rel, kind: kind})
+		}
+	}
 	storiesRel := ".saga/stories"
-	des, err := os.ReadDir(filepath.Join(root, storiesRel))
+	des, err = os.ReadDir(filepath.Join(root, storiesRel))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("list %s: %w", storiesRel, err)
 	}
@@ -189,14 +204,34 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			entries = append(entries, entry{rel: rel, bad: why})
 			continue
 		}
-		if !isDir || de.Name()[0] == '.' {
+		if de.Name()[0] == '.' {
+			continue
+		}
+		if !isDir {
+			if kind, _, _ := Classify(rel); kind == KindMisplaced {
+				entries = append(entries, entry{rel: rel, kind: kind})
+			}
 			continue
 		}
 		if !utf8.ValidString(de.Name()) {
 			entries = append(entries, entry{rel: rel, bad: fmt.Sprintf("story folder name %q is not valid UTF-8; rename it", de.Name())})
 			continue
 		}
-		storyDirs = append(storyDirs, de.Name())
+		storyDirs = append(storyDirs, rel)
+	}
+	des, err = os.ReadDir(filepath.Join(root, ".saga", "worktrees"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("list .saga/worktrees: %w", err)
+	}
+	for _, de := range des {
+		id := de.Name()
+		if !ValidCanonical(id) {
+			continue // not a story's worktree
+		}
+		rel := WorktreeStoryDirRel(id)
+		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
+			storyDirs = append(storyDirs, rel)
+		}
 	}
 	epicsRel := ".saga/epics"
 	des, err = os.ReadDir(filepath.Join(root, epicsRel))
@@ -227,9 +262,9 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 	return storyDirs, entries, nil
 }
 
-// listStory lists the files of one story folder that the model reads.
-func listStory(root, story string) []entry {
-	rel := ".saga/stories/" + story
+// listStory lists the files of one story folder (relative to the root)
+// that the model reads.
+func listStory(root, rel string) []entry {
 	files, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil {
 		return []entry{{rel: rel + "/story.json", bad: fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, errors.Unwrap(err))}}
@@ -277,8 +312,8 @@ func (p *Parser) LoadStory(root, story string) (*Story, error) {
 		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
 	}
 	var files []*File
-	for _, e := range listStory(root, story) {
+	for _, e := range listStory(root, StoryDirRel(story)) {
 		files = append(files, p.loadEntry(root, e))
 	}
-	return assembleStory(story, files), nil
+	return assembleStory(StoryDirRel(story), files), nil
 }

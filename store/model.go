@@ -2,6 +2,7 @@ package store
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -23,6 +24,10 @@ const (
 	KindTask             // .saga/stories/<story>/<task>.json
 	KindEpic             // .saga/epics/<epic>/epic.json or .saga/epics/<epic>.json
 	KindJournal          // .saga/stories/<story>/journal.md
+	// KindMisplaced is a file or folder where SAGA never reads anything: a
+	// JSON file directly in .saga/stories/, a folder .saga/story/ or
+	// .saga/epic/. It carries one misplaced-file warning.
+	KindMisplaced
 )
 
 func (k FileKind) String() string {
@@ -35,20 +40,38 @@ func (k FileKind) String() string {
 		return "epic"
 	case KindJournal:
 		return "journal"
+	case KindMisplaced:
+		return "misplaced"
 	}
 	return "other"
 }
 
 // Classify tells what the file at rel (slash-separated, relative to the
-// workspace root) is, and the story or epic it belongs to. Worktrees and
-// anything outside the story/epic layout are KindOther.
+// workspace root) is, and the story or epic it belongs to. A story's
+// worktree copy (.saga/worktrees/<story>/.saga/stories/<story>/…, the folder
+// upstream SAGA reads) classifies like the main copy; anything else under a
+// worktree, and anything outside the story/epic layout, is KindOther.
 func Classify(rel string) (kind FileKind, owner, name string) {
+	if story, inner, ok := SplitWorktreeRel(rel); ok {
+		kind, owner, name = classifyMain(inner)
+		if owner != story || (kind != KindStory && kind != KindTask && kind != KindJournal) {
+			return KindOther, "", ""
+		}
+		return kind, owner, name
+	}
+	return classifyMain(rel)
+}
+
+func classifyMain(rel string) (kind FileKind, owner, name string) {
 	rest, ok := strings.CutPrefix(rel, ".saga/")
 	if !ok {
 		return KindOther, "", ""
 	}
 	dir, rest, ok := strings.Cut(rest, "/")
 	if !ok {
+		if dir == "story" || dir == "epic" {
+			return KindMisplaced, "", dir
+		}
 		return KindOther, "", ""
 	}
 	first, file, nested := strings.Cut(rest, "/")
@@ -63,6 +86,8 @@ func Classify(rel string) (kind FileKind, owner, name string) {
 		case isTaskFileName(name):
 			return KindTask, owner, strings.TrimSuffix(name, ".json")
 		}
+	case dir == "stories" && !nested && isTaskFileName(first):
+		return KindMisplaced, "", strings.TrimSuffix(first, ".json")
 	case dir == "epics" && nested && file == "epic.json":
 		return KindEpic, first, first
 	case dir == "epics" && !nested && isTaskFileName(first):
@@ -70,6 +95,22 @@ func Classify(rel string) (kind FileKind, owner, name string) {
 		return KindEpic, id, id
 	}
 	return KindOther, "", ""
+}
+
+// SplitWorktreeRel recognises a path inside a story's worktree copy,
+// .saga/worktrees/<story>/.saga/stories/<story>/<file>: it returns the story
+// and the path the same file has in the main copy. Other paths under
+// .saga/worktrees/ (the rest of the worktree's checkout) are not copies.
+func SplitWorktreeRel(rel string) (story, mainRel string, ok bool) {
+	rest, ok := strings.CutPrefix(rel, ".saga/worktrees/")
+	if !ok {
+		return "", "", false
+	}
+	story, inner, ok := strings.Cut(rest, "/")
+	if !ok || !strings.HasPrefix(inner, ".saga/stories/"+story+"/") {
+		return "", "", false
+	}
+	return story, inner, true
 }
 
 // isTaskFileName: every *.json but story.json, skipping hidden files such as
@@ -87,6 +128,16 @@ func TaskFileRel(story, task string) string {
 func EpicFileRel(epic string) string     { return path.Join(".saga/epics", epic, "epic.json") }
 func StoryDirRel(story string) string    { return path.Join(".saga/stories", story) }
 func JournalFileRel(story string) string { return path.Join(".saga/stories", story, "journal.md") }
+
+// SingleEpicFileRel is the single-file dialect's epic location (upstream SAGA's).
+func SingleEpicFileRel(epic string) string { return ".saga/epics/" + epic + ".json" }
+
+// WorktreeDirRel is the story's git worktree; WorktreeStoryDirRel its copy of
+// the story's folder, where upstream SAGA and the worker keep live statuses.
+func WorktreeDirRel(story string) string { return path.Join(".saga/worktrees", story) }
+func WorktreeStoryDirRel(story string) string {
+	return path.Join(".saga/worktrees", story, ".saga/stories", story)
+}
 
 // Ref is a reference to another task or story by id, with the JSON string
 // node that holds it (nil when it came from elsewhere).
@@ -159,6 +210,12 @@ type Story struct {
 
 	Tasks   []*Task // sorted by id; set by the Workspace
 	Journal *File   // journal.md when present (not parsed: it is Markdown)
+
+	// Dir is the folder this copy of the story was read from, relative to
+	// the root: .saga/stories/<id>, or WorktreeStoryDirRel(id) for the copy in
+	// the story's worktree (InWorktree).
+	Dir        string
+	InWorktree bool
 }
 
 // EpicID returns the epic the story belongs to: its `epic` field, else the
@@ -181,12 +238,11 @@ func (s *Story) Done() int {
 	return n
 }
 
-// Task finds a task by id.
+// Task finds a task by id (Tasks is sorted: a lookup is O(log n), so
+// walking every blockedBy of a 100,000-task story stays fast).
 func (s *Story) Task(id string) *Task {
-	for _, t := range s.Tasks {
-		if t.ID == id {
-			return t
-		}
+	if i, ok := slices.BinarySearchFunc(s.Tasks, id, func(t *Task, id string) int { return strings.Compare(t.ID, id) }); ok {
+		return s.Tasks[i]
 	}
 	return nil
 }
@@ -200,6 +256,38 @@ type Epic struct {
 	Status      string
 	Children    []Child
 	File        *File
+}
+
+// Flat tells whether the epic is in upstream SAGA's dialect: a single file
+// .saga/epics/<id>.json none of whose children carries the seeds'
+// "<epic>--" prefix. Its children are flat story ids, each story naming the
+// epic in its own "epic" field.
+func (e *Epic) Flat() bool {
+	if e.File == nil || !strings.HasSuffix(e.File.Rel, "/"+e.ID+".json") {
+		return false
+	}
+	for _, c := range e.Children {
+		if strings.HasPrefix(c.ID, e.ID+"--") {
+			return false
+		}
+	}
+	return true
+}
+
+// NewChild says how a story created in this epic under name is written in
+// the epic's dialect: its canonical name, and the value of its "epic"
+// field ("" when the name's prefix says it). A name the epic already lists
+// is kept as it is, so creating a listed-but-missing story resolves
+// unknown-story instead of making a second, differently named story.
+func (e *Epic) NewChild(name string) (story, epicField string) {
+	prefixed := strings.HasPrefix(name, e.ID+"--")
+	switch {
+	case prefixed:
+		return name, ""
+	case e.Child(name) != nil || e.Flat():
+		return name, e.ID
+	}
+	return e.ID + "--" + name, ""
 }
 
 // Child is one entry of an epic's children.

@@ -40,11 +40,36 @@ func Unreadable(rel, why string) *File {
 	return f
 }
 
+// Misplaced builds the File for something where SAGA never reads (see
+// KindMisplaced): one misplaced-file warning saying where it belongs. Its
+// content does not matter, so it is not kept.
+func Misplaced(rel string) *File {
+	kind, owner, name := Classify(rel)
+	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
+	var msg string
+	switch rel {
+	case ".saga/story":
+		msg = "SAGA never reads .saga/story/: did you mean .saga/stories/? Move its story folders there"
+	case ".saga/epic":
+		msg = "SAGA never reads .saga/epic/: did you mean .saga/epics/? Move its epics there"
+	default:
+		msg = fmt.Sprintf("SAGA never reads %s: a story is a folder, .saga/stories/<story>/ with story.json and one file per task; move it to %s (a story) or into its story's folder (a task)",
+			rel, StoryFileRel(name))
+	}
+	f.Local = []Diagnostic{{File: rel, Severity: SeverityOf(CodeMisplacedFile), Code: CodeMisplacedFile, Message: msg}}
+	return f
+}
+
 // Parse parses src as the file at rel. version is the editor's document
 // version, or -1 for disk. The File keeps src and its strings alias it: src
 // must not be modified afterwards.
 func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 	kind, owner, name := Classify(rel)
+	if kind == KindMisplaced {
+		f := Misplaced(rel)
+		f.Version = version
+		return f
+	}
 	if len(src) > MaxFileSize {
 		f := Unreadable(rel, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
 			rel, float64(len(src))/(1<<20), MaxFileSize>>20))

@@ -8,15 +8,16 @@ import (
 
 // PlanItems returns what `plan` orders for name: a story's tasks, or an
 // epic's child stories (a story wins when both share the name). noun is
-// "tasks" or "stories".
+// "tasks" or "stories". Statuses come from each story's live copy (its
+// worktree's while it has one), so a story completed in its worktree is
+// planned as completed. A task whose file cannot be trusted (empty,
+// unreadable, unparsable, schema-invalid) is a broken item, and so is an
+// epic's child story holding such a file.
 func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun string, err error) {
-	if s := ws.Stories[name]; s != nil {
-		for _, t := range s.Tasks {
-			items = append(items, plan.Item{ID: t.ID, Subject: t.Subject, Status: t.Status, Priority: t.Priority, BlockedBy: refIDs(t.BlockedBy)})
-		}
-		return items, storyTitle(s), "tasks", nil
+	if s := ws.Story(name); s != nil {
+		return TaskPlanItems(s), storyTitle(s), "tasks", nil
 	}
-	if e := ws.Epics[name]; e != nil {
+	if e := ws.Epic(name); e != nil {
 		seen := map[string]bool{}
 		for _, c := range e.Children {
 			if seen[c.ID] {
@@ -24,8 +25,13 @@ func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun strin
 			}
 			seen[c.ID] = true
 			it := plan.Item{ID: c.ID, Status: StatusPending, BlockedBy: refIDs(c.BlockedBy)}
-			if s := ws.Stories[c.ID]; s != nil {
+			if s := ws.Story(c.ID); s != nil {
 				it.Subject, it.Status = s.Title, s.EffectiveStatus()
+				for _, f := range s.StoryFiles() {
+					if it.Broken = brokenProblem(f); it.Broken != "" {
+						break
+					}
+				}
 			}
 			items = append(items, it)
 		}
@@ -37,6 +43,32 @@ func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun strin
 	}
 	return nil, "", "", fmt.Errorf("no story or epic named %q%s: `saga-lsp check` lists problems, .saga/stories/ and .saga/epics/ hold the names",
 		name, suggest(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)))
+}
+
+// TaskPlanItems returns the plan items of one copy of a story: its tasks.
+func TaskPlanItems(s *Story) []plan.Item {
+	items := make([]plan.Item, 0, len(s.Tasks))
+	for _, t := range s.Tasks {
+		items = append(items, plan.Item{ID: t.ID, Subject: t.Subject, Status: t.Status, Priority: t.Priority,
+			BlockedBy: refIDs(t.BlockedBy), Broken: brokenProblem(t.File)})
+	}
+	return items
+}
+
+// brokenProblem is the finding that makes a file's content untrustworthy —
+// it could not be read, or is not valid JSON of its kind — as `check`
+// prints it; "" when there is none.
+func brokenProblem(f *File) string {
+	if f == nil {
+		return ""
+	}
+	for _, d := range f.Local {
+		switch d.Code {
+		case CodeUnreadableFile, CodeJSONSyntax, CodeSchema:
+			return d.String()
+		}
+	}
+	return ""
 }
 
 func storyTitle(s *Story) string {

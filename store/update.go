@@ -2,6 +2,7 @@ package store
 
 import (
 	"maps"
+	"path"
 	"slices"
 )
 
@@ -13,32 +14,36 @@ import (
 // either changed or removed; when a path is changed twice, the last wins.
 func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, affected []string) {
 	nw = &Workspace{
-		Root:       w.Root,
-		Stories:    maps.Clone(w.Stories),
-		Epics:      maps.Clone(w.Epics),
-		epicDefs:   maps.Clone(w.epicDefs),
-		storyDiags: maps.Clone(w.storyDiags),
-		epicDiags:  maps.Clone(w.epicDiags),
-		problems:   maps.Clone(w.problems),
+		Root:     w.Root,
+		stories:  maps.Clone(w.stories),
+		epics:    maps.Clone(w.epics),
+		listedBy: w.listedBy,
+		others:   maps.Clone(w.others),
 	}
 	stories := map[string]bool{}
 	epics := map[string]bool{}
 	affectedSet := map[string]bool{}
 
-	// Files per touched story/epic, starting from what w has.
-	storyFiles := map[string][]*File{}
-	filesOf := func(id string) []*File {
-		if fs, ok := storyFiles[id]; ok {
+	// Files per touched story copy (by folder) and epic, starting from w's.
+	dirFiles := map[string][]*File{}
+	filesOf := func(dir string) []*File {
+		if fs, ok := dirFiles[dir]; ok {
 			return fs
 		}
 		var fs []*File
-		if s := w.Stories[id]; s != nil {
-			fs = s.StoryFiles()
-			if s.Journal != nil {
-				fs = append(fs, s.Journal)
-			}
+		if s := w.stories[path.Base(dir)].copyOf(dir); s != nil {
+			fs = s.allFiles()
 		}
-		storyFiles[id] = fs
+		dirFiles[dir] = fs
+		return fs
+	}
+	epicDefs := map[string][]*File{}
+	defsOf := func(id string) []*File {
+		if fs, ok := epicDefs[id]; ok {
+			return fs
+		}
+		fs := slices.Clone(w.EpicDefinitions(id))
+		epicDefs[id] = fs
 		return fs
 	}
 	drop := func(rel string) {
@@ -46,13 +51,12 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		kind, owner, _ := Classify(rel)
 		switch kind {
 		case KindStory, KindTask, KindJournal:
-			stories[owner] = true
-			storyFiles[owner] = slices.DeleteFunc(slices.Clone(filesOf(owner)), func(f *File) bool { return f.Rel == rel })
+			dir := path.Dir(rel)
+			dirFiles[dir] = slices.DeleteFunc(slices.Clone(filesOf(dir)), func(f *File) bool { return f.Rel == rel })
 		case KindEpic:
-			epics[owner] = true
-			nw.epicDefs[owner] = slices.DeleteFunc(slices.Clone(nw.epicDefs[owner]), func(f *File) bool { return f.Rel == rel })
+			epicDefs[owner] = slices.DeleteFunc(defsOf(owner), func(f *File) bool { return f.Rel == rel })
 		default:
-			delete(nw.problems, rel)
+			delete(nw.others, rel)
 		}
 	}
 	for _, rel := range removed {
@@ -62,56 +66,67 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		drop(f.Rel)
 		switch f.Kind {
 		case KindStory, KindTask, KindJournal:
-			storyFiles[f.Owner] = append(storyFiles[f.Owner], f)
+			dir := path.Dir(f.Rel)
+			dirFiles[dir] = append(dirFiles[dir], f)
 		case KindEpic:
-			nw.epicDefs[f.Owner] = append(nw.epicDefs[f.Owner], f)
+			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
 		default:
-			if f.ReadErr != "" {
-				nw.problems[f.Rel] = f
+			if f.ReadErr != "" || f.Kind == KindMisplaced {
+				nw.others[f.Rel] = f
 			}
 		}
 	}
 
-	// Rebuild touched stories; a story folder whose last file went away is
-	// gone unless w knew it as an (empty) folder and nothing was removed.
-	for id := range stories {
-		fs := storyFiles[id]
-		old := w.Stories[id]
-		if len(fs) == 0 && (old == nil || len(old.StoryFiles()) > 0 || old.Journal != nil) {
-			delete(nw.Stories, id)
+	// Rebuild touched copies; a folder whose last file went away is gone
+	// unless w knew it as an (empty) folder and nothing was removed.
+	for dir, fs := range dirFiles {
+		id := path.Base(dir)
+		stories[id] = true
+		old := w.stories[id].copyOf(dir)
+		var s *Story
+		if len(fs) > 0 || (old != nil && len(old.allFiles()) == 0) {
+			s = assembleStory(dir, fs)
+		}
+		n := &storyNode{}
+		if on := nw.stories[id]; on != nil {
+			n.main, n.wt = on.main, on.wt
+		}
+		if inWorktree(dir) {
+			n.wt = s
+		} else {
+			n.main = s
+		}
+		if n.main == nil && n.wt == nil {
+			delete(nw.stories, id)
 			continue
 		}
-		nw.Stories[id] = assembleStory(id, fs)
+		nw.stories[id] = n
 	}
-	for id := range epics {
-		defs := nw.epicDefs[id]
+	for id, defs := range epicDefs {
+		epics[id] = true
 		if len(defs) == 0 {
-			delete(nw.epicDefs, id)
-			delete(nw.Epics, id)
-			delete(nw.epicDiags, id)
+			delete(nw.epics, id)
 			continue
 		}
 		sortEpicDefs(defs)
-		nw.Epics[id] = epicOf(defs[0])
+		nw.epics[id] = &epicNode{defs: defs, epic: epicOf(defs[0])}
 	}
-	if len(epics) > 0 {
+	if len(epicDefs) > 0 {
 		nw.indexChildren()
-	} else {
-		nw.listedBy = w.listedBy // unchanged: only epics list children
 	}
 
 	// What else the touched ones affect: an epic's children and the stories
-	// named under it; the epics listing a touched story.
+	// naming it; the epics listing a touched story or named by it.
 	for id := range epics {
-		for _, e := range []*Epic{w.Epics[id], nw.Epics[id]} {
+		for _, e := range []*Epic{w.Epic(id), nw.Epic(id)} {
 			if e != nil {
 				for _, c := range e.Children {
 					stories[c.ID] = true
 				}
 			}
 		}
-		for sid, s := range nw.Stories {
-			if s.EpicID() == id {
+		for sid, n := range nw.stories {
+			if n.epicID() == id {
 				stories[sid] = true
 			}
 		}
@@ -123,39 +138,76 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		for _, e := range nw.listedBy[id] {
 			epics[e] = true
 		}
-		if s := w.Stories[id]; s != nil && s.EpicID() != "" {
-			epics[s.EpicID()] = true
+		for _, n := range []*storyNode{w.stories[id], nw.stories[id]} {
+			if e := n.epicID(); e != "" {
+				epics[e] = true
+			}
 		}
 	}
 
 	for id := range stories {
-		if old := w.Stories[id]; old != nil {
-			for _, f := range old.StoryFiles() {
-				affectedSet[f.Rel] = true
-			}
+		for _, f := range w.stories[id].files() {
+			affectedSet[f.Rel] = true
 		}
-		s := nw.Stories[id]
-		if s == nil {
-			delete(nw.storyDiags, id)
+		on := nw.stories[id]
+		if on == nil {
 			continue
 		}
-		nw.storyDiags[id] = nw.checkStory(s)
-		for _, f := range s.StoryFiles() {
+		n := &storyNode{main: on.main, wt: on.wt}
+		n.diags = byFile(nw.checkStoryNode(n))
+		nw.stories[id] = n
+		for _, f := range n.files() {
 			affectedSet[f.Rel] = true
 		}
 	}
 	for id := range epics {
-		for _, f := range w.epicDefs[id] {
+		for _, f := range w.EpicDefinitions(id) {
 			affectedSet[f.Rel] = true
 		}
-		if len(nw.epicDefs[id]) == 0 {
+		on := nw.epics[id]
+		if on == nil {
 			continue
 		}
-		nw.epicDiags[id] = nw.checkEpic(id)
-		for _, f := range nw.epicDefs[id] {
+		n := &epicNode{defs: on.defs, epic: on.epic}
+		nw.epics[id] = n
+		n.diags = byFile(nw.checkEpic(id))
+		for _, f := range n.defs {
 			affectedSet[f.Rel] = true
 		}
 	}
 	affected = slices.Sorted(maps.Keys(affectedSet))
 	return nw, affected
+}
+
+// member is the copy whose place in an epic is checked: the main copy, or
+// the worktree copy of a story that exists only there.
+func (n *storyNode) member() *Story {
+	switch {
+	case n == nil:
+		return nil
+	case n.main != nil:
+		return n.main
+	}
+	return n.wt
+}
+
+func (n *storyNode) epicID() string {
+	if m := n.member(); m != nil {
+		return m.EpicID()
+	}
+	return ""
+}
+
+// files lists the JSON files of both copies.
+func (n *storyNode) files() []*File {
+	if n == nil {
+		return nil
+	}
+	var out []*File
+	for _, s := range []*Story{n.main, n.wt} {
+		if s != nil {
+			out = append(out, s.StoryFiles()...)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +18,18 @@ import (
 // every file whose diagnostics changed is listed as affected.
 func TestUpdateMatchesBuild(t *testing.T) {
 	p := newParser(t)
-	base := loadFiles(t, p, "../examples/mistakes", "../examples/workspace")
+	// Both dialects: the examples, and upstream SAGA's layouts (flat epics,
+	// worktree copies, absent epics, misplaced files) from the rule cases.
+	roots := []string{"../examples/mistakes", "../examples/workspace"}
+	for _, c := range []string{"upstream-flat", "upstream-worktree", "absent-epic", "mixed-dialects", "misplaced"} {
+		files, _ := readCase(t, filepath.Join("testdata/rules", c+".txtar"))
+		root := t.TempDir()
+		for name, data := range files {
+			writeFile(t, filepath.Join(root, name), data)
+		}
+		roots = append(roots, root)
+	}
+	base := loadFiles(t, p, roots...)
 	var rels []string
 	for rel := range base {
 		rels = append(rels, rel)
@@ -30,7 +42,8 @@ func TestUpdateMatchesBuild(t *testing.T) {
 			return append(slices.Clone(src[:i]), src[min(len(src), i+3):]...)
 		},
 		func(r *rand.Rand, rel string, src []byte) []byte { // retarget a reference
-			names := []string{"write-tests", "login-endpoint", "user-auth--api", "billing--invoices", "ghost", "send-emails", "add-logout-button"}
+			names := []string{"write-tests", "login-endpoint", "user-auth--api", "billing--invoices", "ghost", "send-emails", "add-logout-button",
+				"cart-api", "pay-form", "routes", "a"}
 			return []byte(strings.Replace(string(src), `"blockedBy": [`, fmt.Sprintf(`"blockedBy": [%q, `, names[r.IntN(len(names))]), 1))
 		},
 		func(r *rand.Rand, rel string, src []byte) []byte { // complete it
@@ -39,8 +52,25 @@ func TestUpdateMatchesBuild(t *testing.T) {
 		func(r *rand.Rand, rel string, src []byte) []byte { // rename the id
 			return []byte(strings.Replace(string(src), `"id": "`, `"id": "x`, 1))
 		},
+		func(r *rand.Rand, rel string, src []byte) []byte { // list another child, or drop the first
+			if r.IntN(2) == 0 {
+				return []byte(strings.Replace(string(src), `{"id": "`, `{"x": "`, 1))
+			}
+			names := []string{"guide", "e--unlisted", "nope--x", "search", "cart-api", "pay-form", "user-auth--api", "ghost"}
+			return []byte(strings.Replace(string(src), `"children": [`, fmt.Sprintf(`"children": [{"id": %q, "blockedBy": []}, `, names[r.IntN(len(names))]), 1))
+		},
+		func(r *rand.Rand, rel string, src []byte) []byte { // name another epic, or none
+			epics := []string{"checkout", "shop", "user-auth", "billing", "ghost", ""}
+			e := epics[r.IntN(len(epics))]
+			if i := strings.Index(string(src), `"epic": "`); i >= 0 {
+				j := i + len(`"epic": "`)
+				k := j + strings.IndexByte(string(src[j:]), '"')
+				return []byte(string(src[:j]) + e + string(src[k:]))
+			}
+			return []byte(strings.Replace(string(src), `"title": `, fmt.Sprintf(`"epic": %q, "title": `, e), 1))
+		},
 	}
-	for seed := range uint64(40) {
+	for seed := range uint64(60) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		files := cloneMap(base)
 		ws := buildFrom(p, files)
@@ -49,9 +79,26 @@ func TestUpdateMatchesBuild(t *testing.T) {
 			var removed []string
 			for range 1 + r.IntN(3) {
 				var rel string
-				if r.IntN(5) == 0 { // sometimes a new file
-					rel = fmt.Sprintf(".saga/stories/%s/new-%d.json", []string{"user-auth--api", "billing--invoices", "fresh", "user-auth--new"}[r.IntN(4)], step)
-					files[rel] = []byte(fmt.Sprintf(`{"id": "new-%d", "subject": "s", "description": "", "status": "pending", "blockedBy": ["send-emails"]}`, step))
+				if r.IntN(5) == 0 { // sometimes a new file: a task, a worktree copy's task or story, an epic
+					story := []string{"user-auth--api", "billing--invoices", "fresh", "user-auth--new", "cart-api", "pay-form"}[r.IntN(6)]
+					switch r.IntN(4) {
+					case 0:
+						rel = fmt.Sprintf(".saga/worktrees/%s/.saga/stories/%s/new-%d.json", story, story, step)
+					case 1:
+						rel = fmt.Sprintf(".saga/worktrees/%s/.saga/stories/%s/story.json", story, story)
+					case 2:
+						rel = fmt.Sprintf(".saga/epics/%s.json", []string{"checkout", "fresh", "user-auth"}[r.IntN(3)])
+					default:
+						rel = fmt.Sprintf(".saga/stories/%s/new-%d.json", story, step)
+					}
+					switch kind, _, _ := store.Classify(rel); kind {
+					case store.KindStory:
+						files[rel] = []byte(fmt.Sprintf(`{"id": %q, "title": "t", "description": "", "epic": "checkout"}`, story))
+					case store.KindEpic:
+						files[rel] = []byte(fmt.Sprintf(`{"id": "x", "title": "t", "description": "", "children": [{"id": %q, "blockedBy": []}]}`, story))
+					default:
+						files[rel] = []byte(fmt.Sprintf(`{"id": "new-%d", "subject": "s", "description": "", "status": "pending", "blockedBy": ["send-emails", "routes"]}`, step))
+					}
 				} else {
 					rel = rels[r.IntN(len(rels))]
 					src, ok := files[rel]
@@ -97,12 +144,18 @@ func loadFiles(t *testing.T, p *store.Parser, roots ...string) map[string][]byte
 			t.Fatal(err)
 		}
 		for _, f := range ws.Files() {
-			out[f.Rel] = f.Src
+			if f.Kind != store.KindMisplaced { // a folder has no content; a misplaced file's does not matter
+				out[f.Rel] = f.Src
+			} else {
+				out[f.Rel] = []byte{}
+			}
 		}
-		for _, s := range ws.Stories {
-			if s.Journal != nil {
-				data, _ := os.ReadFile(filepath.Join(root, s.Journal.Rel))
-				out[s.Journal.Rel] = data
+		for _, id := range ws.SortedStoryIDs() {
+			for _, s := range []*store.Story{ws.Copies(id).Main, ws.Copies(id).Worktree} {
+				if s != nil && s.Journal != nil {
+					data, _ := os.ReadFile(filepath.Join(root, s.Journal.Rel))
+					out[s.Journal.Rel] = data
+				}
 			}
 		}
 	}
@@ -118,7 +171,7 @@ func buildFrom(p *store.Parser, files map[string][]byte) *store.Workspace {
 		f := p.Parse(rel, src, 0)
 		fs = append(fs, f)
 		if f.Kind == store.KindStory || f.Kind == store.KindTask || f.Kind == store.KindJournal {
-			dirs[f.Owner] = true
+			dirs[path.Dir(f.Rel)] = true
 		}
 	}
 	var ds []string

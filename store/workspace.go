@@ -1,72 +1,121 @@
 package store
 
 import (
-	"fmt"
+	"iter"
 	"maps"
+	"path"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
 // Workspace is an immutable view of a .saga/ tree: stories with their tasks,
 // epics, and every diagnostic. A change builds a new Workspace that shares
 // what did not change (see Update).
+//
+// A story id may have two copies: the main one, .saga/stories/<id>/, and the
+// one in the story's worktree, .saga/worktrees/<id>/.saga/stories/<id>/,
+// where upstream SAGA and the worker write while the story runs. Story
+// returns the live copy (the worktree's when there is one); Copies returns
+// both.
 type Workspace struct {
-	Root    string
-	Stories map[string]*Story // by folder name
-	Epics   map[string]*Epic  // by id; the first definition when an id is defined twice
+	Root string
 
-	epicDefs   map[string][]*File      // every definition of an epic id, folder dialect first
-	listedBy   map[string][]string     // story id → epics listing it as a child
-	storyDiags map[string][]Diagnostic // cross-file findings on a story's files
-	epicDiags  map[string][]Diagnostic // cross-file findings on an epic's files
-	problems   map[string]*File        // unreadable entries that are neither tasks nor epics
+	stories  map[string]*storyNode // by story id
+	epics    map[string]*epicNode  // by epic id
+	listedBy map[string][]string   // story id → epics listing it as a child, sorted
+	others   map[string]*File      // unreadable entries that are neither stories nor epics; misplaced files
+}
+
+// storyNode is what the workspace knows of one story id.
+type storyNode struct {
+	main, wt *Story
+	diags    map[string][]Diagnostic // cross-file findings, by file
+}
+
+// epicNode is what the workspace knows of one epic id.
+type epicNode struct {
+	defs  []*File // every file defining the id, folder dialect first
+	epic  *Epic   // the definition that counts: defs[0]'s
+	diags map[string][]Diagnostic
+}
+
+// StoryCopies is every copy of one story the workspace holds.
+type StoryCopies struct {
+	Main     *Story // .saga/stories/<id>/; nil when the checkout has none
+	Worktree *Story // .saga/worktrees/<id>/.saga/stories/<id>/; nil when there is none
+}
+
+// Live is the copy whose state counts: the worktree copy when it has files
+// (a running or unmerged story's statuses are there), else the main copy.
+func (c StoryCopies) Live() *Story {
+	if c.Worktree != nil && (c.Worktree.File != nil || len(c.Worktree.Tasks) > 0 || c.Main == nil) {
+		return c.Worktree
+	}
+	return c.Main
+}
+
+// WorktreeDir is the story's worktree relative to the root
+// (.saga/worktrees/<id>), or "" when the workspace holds no worktree copy.
+func (c StoryCopies) WorktreeDir() string {
+	if c.Worktree == nil {
+		return ""
+	}
+	return WorktreeDirRel(c.Worktree.ID)
 }
 
 // Build assembles a workspace from parsed files. storyDirs lists story
-// folders that exist even if they hold no file.
+// folders (relative to the root: .saga/stories/<id> or a worktree copy's
+// folder) that exist even if they hold no file.
 func Build(root string, storyDirs []string, files []*File) *Workspace {
 	w := &Workspace{
-		Root:       root,
-		Stories:    map[string]*Story{},
-		Epics:      map[string]*Epic{},
-		epicDefs:   map[string][]*File{},
-		listedBy:   map[string][]string{},
-		storyDiags: map[string][]Diagnostic{},
-		epicDiags:  map[string][]Diagnostic{},
-		problems:   map[string]*File{},
+		Root:     root,
+		stories:  map[string]*storyNode{},
+		epics:    map[string]*epicNode{},
+		listedBy: map[string][]string{},
+		others:   map[string]*File{},
 	}
-	byStory := map[string][]*File{}
+	byDir := map[string][]*File{}
 	for _, d := range storyDirs {
-		byStory[d] = nil // an empty folder is still a story that exists
+		byDir[d] = nil // an empty folder is still a story that exists
 	}
+	epicDefs := map[string][]*File{}
 	for _, f := range files {
 		switch f.Kind {
 		case KindStory, KindTask, KindJournal:
-			byStory[f.Owner] = append(byStory[f.Owner], f)
+			dir := path.Dir(f.Rel)
+			byDir[dir] = append(byDir[dir], f)
 		case KindEpic:
-			w.epicDefs[f.Owner] = append(w.epicDefs[f.Owner], f)
+			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
 		default:
-			if f.ReadErr != "" {
-				w.problems[f.Rel] = f
+			if f.ReadErr != "" || f.Kind == KindMisplaced {
+				w.others[f.Rel] = f
 			}
 		}
 	}
-	for id, fs := range byStory {
-		w.Stories[id] = assembleStory(id, fs)
+	for dir, fs := range byDir {
+		s := assembleStory(dir, fs)
+		n := w.stories[s.ID]
+		if n == nil {
+			n = &storyNode{}
+			w.stories[s.ID] = n
+		}
+		if s.InWorktree {
+			n.wt = s
+		} else {
+			n.main = s
+		}
 	}
-	for id, defs := range w.epicDefs {
+	for id, defs := range epicDefs {
 		sortEpicDefs(defs)
-		w.Epics[id] = epicOf(defs[0])
+		w.epics[id] = &epicNode{defs: defs, epic: epicOf(defs[0])}
 	}
 	w.indexChildren()
-	w.checkStories(slices.Collect(maps.Keys(w.Stories)))
-	for id := range w.epicDefs {
-		w.epicDiags[id] = w.checkEpic(id)
+	w.checkStories(slices.Collect(maps.Keys(w.stories)))
+	for id, n := range w.epics {
+		n.diags = byFile(w.checkEpic(id))
 	}
 	return w
 }
@@ -74,20 +123,28 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 // checkStories computes the cross-file findings of the given stories on all
 // CPUs: stories are independent once the epics are indexed.
 func (w *Workspace) checkStories(ids []string) {
-	out := make([][]Diagnostic, len(ids))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(max(1, runtime.GOMAXPROCS(0)), max(1, len(ids)/64)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				out[i] = w.checkStory(w.Stories[ids[i]])
+				n := w.stories[ids[i]]
+				n.diags = byFile(w.checkStoryNode(n))
 			}
 		})
 	}
 	wg.Wait()
-	for i, id := range ids {
-		w.storyDiags[id] = out[i]
+}
+
+func byFile(ds []Diagnostic) map[string][]Diagnostic {
+	if len(ds) == 0 {
+		return nil
 	}
+	out := map[string][]Diagnostic{}
+	for _, d := range ds {
+		out[d.File] = append(out[d.File], d)
+	}
+	return out
 }
 
 // sortEpicDefs puts the folder dialect first, so it is the definition that
@@ -114,7 +171,8 @@ func epicOf(f *File) *Epic {
 
 func (w *Workspace) indexChildren() {
 	w.listedBy = map[string][]string{}
-	for _, e := range w.Epics {
+	for _, n := range w.epics {
+		e := n.epic
 		for _, c := range e.Children {
 			if !slices.Contains(w.listedBy[c.ID], e.ID) {
 				w.listedBy[c.ID] = append(w.listedBy[c.ID], e.ID)
@@ -126,9 +184,9 @@ func (w *Workspace) indexChildren() {
 	}
 }
 
-// assembleStory builds a story from the files of its folder.
-func assembleStory(id string, files []*File) *Story {
-	s := &Story{ID: id}
+// assembleStory builds one copy of a story from the files of its folder dir.
+func assembleStory(dir string, files []*File) *Story {
+	s := &Story{ID: path.Base(dir)}
 	for _, f := range files {
 		if f.Kind != KindStory {
 			continue
@@ -140,6 +198,8 @@ func assembleStory(id string, files []*File) *Story {
 			s.File = f
 		}
 	}
+	s.Dir = dir
+	s.InWorktree = inWorktree(dir)
 	for _, f := range files {
 		switch f.Kind {
 		case KindTask:
@@ -168,40 +228,75 @@ func (s *Story) StoryFiles() []*File {
 	return out
 }
 
+// allFiles is StoryFiles plus the journal.
+func (s *Story) allFiles() []*File {
+	fs := s.StoryFiles()
+	if s.Journal != nil {
+		fs = append(fs, s.Journal)
+	}
+	return fs
+}
+
+// copyOf returns the copy of the node that holds rel (a file or the
+// copy's folder).
+func (n *storyNode) copyOf(rel string) *Story {
+	switch {
+	case n == nil:
+		return nil
+	case inWorktree(rel):
+		return n.wt
+	}
+	return n.main
+}
+
+func inWorktree(rel string) bool { return strings.HasPrefix(rel, ".saga/worktrees/") }
+
+func (n *storyNode) copies() StoryCopies {
+	if n == nil {
+		return StoryCopies{}
+	}
+	return StoryCopies{Main: n.main, Worktree: n.wt}
+}
+
 // File returns the parsed file at rel, or nil.
 func (w *Workspace) File(rel string) *File {
 	kind, owner, name := Classify(rel)
 	switch kind {
-	case KindStory:
-		if s := w.Stories[owner]; s != nil {
+	case KindStory, KindTask, KindJournal:
+		s := w.stories[owner].copyOf(rel)
+		switch {
+		case s == nil:
+		case kind == KindStory:
 			return s.File
-		}
-	case KindTask:
-		if s := w.Stories[owner]; s != nil {
+		case kind == KindJournal:
+			return s.Journal
+		default:
 			if t := s.Task(name); t != nil {
 				return t.File
 			}
 		}
 	case KindEpic:
-		for _, f := range w.epicDefs[owner] {
-			if f.Rel == rel {
-				return f
+		if n := w.epics[owner]; n != nil {
+			for _, f := range n.defs {
+				if f.Rel == rel {
+					return f
+				}
 			}
 		}
 	}
-	return w.problems[rel]
+	return w.others[rel]
 }
 
 // Files returns every parsed file, sorted by path.
 func (w *Workspace) Files() []*File {
 	var out []*File
-	for _, s := range w.Stories {
-		out = append(out, s.StoryFiles()...)
+	for _, n := range w.stories {
+		out = append(out, n.files()...)
 	}
-	for _, defs := range w.epicDefs {
-		out = append(out, defs...)
+	for _, n := range w.epics {
+		out = append(out, n.defs...)
 	}
-	out = append(out, slices.Collect(maps.Values(w.problems))...)
+	out = append(out, slices.Collect(maps.Values(w.others))...)
 	slices.SortFunc(out, func(a, b *File) int { return strings.Compare(a.Rel, b.Rel) })
 	return out
 }
@@ -212,11 +307,15 @@ func (w *Workspace) Diagnostics() []Diagnostic {
 	for _, f := range w.Files() {
 		out = append(out, f.Local...)
 	}
-	for _, ds := range w.storyDiags {
-		out = append(out, ds...)
+	for _, n := range w.stories {
+		for _, ds := range n.diags {
+			out = append(out, ds...)
+		}
 	}
-	for _, ds := range w.epicDiags {
-		out = append(out, ds...)
+	for _, n := range w.epics {
+		for _, ds := range n.diags {
+			out = append(out, ds...)
+		}
 	}
 	SortDiagnostics(out)
 	return out
@@ -229,350 +328,85 @@ func (w *Workspace) FileDiagnostics(rel string) []Diagnostic {
 		return nil
 	}
 	out := slices.Clone(f.Local)
-	var cross []Diagnostic
 	switch f.Kind {
 	case KindStory, KindTask:
-		cross = w.storyDiags[f.Owner]
+		if n := w.stories[f.Owner]; n != nil {
+			out = append(out, n.diags[rel]...)
+		}
 	case KindEpic:
-		cross = w.epicDiags[f.Owner]
-	}
-	for _, d := range cross {
-		if d.File == rel {
-			out = append(out, d)
+		if n := w.epics[f.Owner]; n != nil {
+			out = append(out, n.diags[rel]...)
 		}
 	}
 	SortDiagnostics(out)
 	return out
 }
 
-// Story returns the story whose id is the canonical name, or nil.
-func (w *Workspace) Story(id string) *Story { return w.Stories[id] }
+// Story returns the live copy of the story (see StoryCopies.Live), or nil.
+func (w *Workspace) Story(id string) *Story { return w.stories[id].copies().Live() }
+
+// Copies returns every copy of the story the workspace holds.
+func (w *Workspace) Copies(id string) StoryCopies { return w.stories[id].copies() }
+
+// StoryOf returns the copy of its story a story, task or journal file
+// belongs to (the worktree copy for a file in the worktree), or nil.
+func (w *Workspace) StoryOf(f *File) *Story {
+	if f == nil {
+		return nil
+	}
+	switch f.Kind {
+	case KindStory, KindTask, KindJournal:
+		return w.stories[f.Owner].copyOf(f.Rel)
+	}
+	return nil
+}
+
+// Epic returns the epic with this id (its first definition when it has
+// two), or nil.
+func (w *Workspace) Epic(id string) *Epic {
+	if n := w.epics[id]; n != nil {
+		return n.epic
+	}
+	return nil
+}
+
+// Stories yields the live copy of every story, in no particular order.
+func (w *Workspace) Stories() iter.Seq[*Story] {
+	return func(yield func(*Story) bool) {
+		for _, n := range w.stories {
+			if !yield(n.copies().Live()) {
+				return
+			}
+		}
+	}
+}
+
+// Epics yields every epic (its first definition), in no particular order.
+func (w *Workspace) Epics() iter.Seq[*Epic] {
+	return func(yield func(*Epic) bool) {
+		for _, n := range w.epics {
+			if !yield(n.epic) {
+				return
+			}
+		}
+	}
+}
+
+// StoryCount and EpicCount count story ids and epic ids.
+func (w *Workspace) StoryCount() int { return len(w.stories) }
+func (w *Workspace) EpicCount() int  { return len(w.epics) }
 
 // ListedBy returns the epics that list story id as a child.
 func (w *Workspace) ListedBy(id string) []string { return w.listedBy[id] }
 
 // EpicDefinitions returns every file defining epic id (more than one is an error).
-func (w *Workspace) EpicDefinitions(id string) []*File { return w.epicDefs[id] }
+func (w *Workspace) EpicDefinitions(id string) []*File {
+	if n := w.epics[id]; n != nil {
+		return n.defs
+	}
+	return nil
+}
 
 // SortedStoryIDs and SortedEpicIDs list ids in order.
-func (w *Workspace) SortedStoryIDs() []string { return slices.Sorted(maps.Keys(w.Stories)) }
-func (w *Workspace) SortedEpicIDs() []string  { return slices.Sorted(maps.Keys(w.Epics)) }
-
-// --- rules ---
-
-// anchor returns the byte span diagnostics about an object's id go on: the id
-// value, else the object's opening brace, else the file start.
-func anchor(f *File, key string) (int, int) {
-	obj := f.Root()
-	if n := obj.Get(key); n != nil {
-		return n.Start, n.End
-	}
-	if obj != nil {
-		return obj.Start, obj.Start + 1
-	}
-	return 0, 0
-}
-
-func (w *Workspace) checkStory(s *Story) []Diagnostic {
-	var out []Diagnostic
-	add := func(f *File, code Code, start, end int, msg string, fix *Fix) {
-		out = append(out, newDiagnostic(f, code, start, end, msg, fix))
-	}
-	if s.File == nil && len(s.Tasks) > 0 {
-		f := s.Tasks[0].File
-		st, en := anchor(f, "id")
-		add(f, CodeMissingStoryFile, st, en, fmt.Sprintf(
-			"story folder %q has no story.json; create it with `saga-lsp new story %s --title …`", s.ID, s.ID), nil)
-	}
-	if s.File != nil && s.File.Story != nil {
-		if len(s.Tasks) == 0 {
-			st, en := anchor(s.File, "id")
-			add(s.File, CodeEmptyStory, st, en, fmt.Sprintf(
-				"story %q has no tasks; add one with `saga-lsp new task %s <task-id> --subject …`", s.ID, s.ID), nil)
-		}
-		if s.Status == StatusCompleted {
-			if open := unfinished(s.Tasks); len(open) > 0 {
-				st, en := anchor(s.File, "status")
-				add(s.File, CodeStatusInconsistent, st, en, fmt.Sprintf(
-					"story is marked completed but %d of %d tasks are not: %s", len(open), len(s.Tasks), strings.Join(open, ", ")), nil)
-			}
-		}
-		if epic := s.EpicID(); epic != "" {
-			st, en := anchor(s.File, "id")
-			e := w.Epics[epic]
-			switch {
-			case e == nil:
-				add(s.File, CodeOrphanStory, st, en, fmt.Sprintf(
-					"story %q belongs to epic %q, which does not exist; create it (`saga-lsp new epic %s --title …`) or rename the story", s.ID, epic, epic), nil)
-			case e.Child(s.ID) == nil:
-				add(s.File, CodeOrphanStory, st, en, fmt.Sprintf(
-					"epic %q does not list story %q in its children; add {\"id\": %q, \"blockedBy\": []} to %s", epic, s.ID, s.ID, e.File.Rel), nil)
-			}
-		}
-	}
-
-	byID := map[string]*Task{}
-	for _, t := range s.Tasks {
-		byID[t.ID] = t
-	}
-	// duplicate-id: among tasks whose id values collide, the one whose file name
-	// matches keeps the id; the others are the duplicates.
-	groups := map[string][]*Task{}
-	for _, t := range s.Tasks {
-		if t.IDValue != "" {
-			groups[t.IDValue] = append(groups[t.IDValue], t)
-		}
-	}
-	for id, g := range groups {
-		if len(g) < 2 && (byID[id] == nil || byID[id] == g[0]) {
-			continue
-		}
-		owner := byID[id]
-		if owner == nil {
-			owner = g[0]
-		}
-		for _, t := range g {
-			if t == owner {
-				continue
-			}
-			st, en := anchor(t.File, "id")
-			add(t.File, CodeDuplicateID, st, en, fmt.Sprintf("task id %q is already used by %s", id, owner.File.Rel), &Fix{Want: t.ID})
-		}
-	}
-	for _, t := range s.Tasks {
-		for _, r := range t.BlockedBy {
-			switch {
-			case r.ID == t.ID:
-				add(t.File, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID})
-			case byID[r.ID] == nil && ValidID(r.ID): // an invalid id is reported as invalid-id
-				add(t.File, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"no task %q in story %q%s", r.ID, s.ID, suggest(r.ID, slices.Collect(maps.Keys(byID)))), &Fix{Ref: r.ID})
-			}
-		}
-		if t.Status == StatusCompleted {
-			var open []string
-			for _, r := range t.BlockedBy {
-				if b := byID[r.ID]; b != nil && b != t && b.Status != StatusCompleted && !slices.Contains(open, r.ID) {
-					open = append(open, r.ID)
-				}
-			}
-			if len(open) > 0 {
-				st, en := anchor(t.File, "status")
-				add(t.File, CodeStatusInconsistent, st, en, fmt.Sprintf(
-					"task is marked completed but its blocker%s %s %s not", plural(len(open)), strings.Join(open, ", "), isAre(len(open))), nil)
-			}
-		}
-	}
-	items := make([]plan.Item, len(s.Tasks))
-	for i, t := range s.Tasks {
-		items[i] = plan.Item{ID: t.ID, Status: t.Status, BlockedBy: refIDs(t.BlockedBy)}
-	}
-	cycleDiags(items, func(from string) ([]Ref, *File) {
-		t := byID[from]
-		return t.BlockedBy, t.File
-	}, "task", add)
-	return out
-}
-
-func (w *Workspace) checkEpic(id string) []Diagnostic {
-	var out []Diagnostic
-	add := func(f *File, code Code, start, end int, msg string, fix *Fix) {
-		out = append(out, newDiagnostic(f, code, start, end, msg, fix))
-	}
-	defs := w.epicDefs[id]
-	for _, f := range defs[1:] {
-		st, en := anchor(f, "id")
-		add(f, CodeDuplicateID, st, en, fmt.Sprintf("epic %q is also defined in %s; keep one of the two files", id, defs[0].Rel), nil)
-	}
-	e := w.Epics[id]
-	if e == nil || e.File == nil || e.File.Epic == nil {
-		return out
-	}
-	f := e.File
-	first := map[string]*Child{}
-	for i := range e.Children {
-		c := &e.Children[i]
-		if prev := first[c.ID]; prev != nil {
-			add(f, CodeDuplicateID, c.Node.Start, c.Node.End, fmt.Sprintf("story %q is already listed in this epic's children", c.ID), nil)
-			continue
-		}
-		first[c.ID] = c
-		if !ValidCanonical(c.ID) {
-			continue // invalid-id already says what is wrong
-		}
-		if w.Stories[c.ID] == nil {
-			add(f, CodeUnknownStory, c.Node.Start, c.Node.End, fmt.Sprintf(
-				"no story folder .saga/stories/%s/; create it with `saga-lsp new story %s --title … --epic %s`%s",
-				c.ID, c.ID, id, suggest(c.ID, w.SortedStoryIDs())), &Fix{Ref: c.ID})
-		}
-		if !strings.HasPrefix(c.ID, id+"--") {
-			add(f, CodeEpicPrefix, c.Node.Start, c.Node.End, fmt.Sprintf(
-				"child story %q of epic %q should be named %s--<story> so its name shows where it belongs", c.ID, id, id), &Fix{Want: id + "--" + c.ID})
-		}
-	}
-	for i := range e.Children {
-		c := &e.Children[i]
-		for _, r := range c.BlockedBy {
-			switch {
-			case r.ID == c.ID:
-				add(f, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
-			case first[r.ID] == nil && ValidCanonical(r.ID): // an invalid name is reported as invalid-id
-				add(f, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"%q is not a child of epic %q%s", r.ID, id, suggest(r.ID, slices.Collect(maps.Keys(first)))), &Fix{Ref: r.ID})
-			}
-		}
-	}
-	items := make([]plan.Item, 0, len(first))
-	for i := range e.Children {
-		c := &e.Children[i]
-		if first[c.ID] == c {
-			it := plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)}
-			if s := w.Stories[c.ID]; s != nil {
-				it.Status = s.EffectiveStatus()
-			}
-			items = append(items, it)
-		}
-	}
-	cycleDiags(items, func(from string) ([]Ref, *File) { return first[from].BlockedBy, f }, "story", add)
-	return out
-}
-
-// cycleDiags reports every blockedBy entry on each dependency cycle, with the
-// whole cycle in the message; the weakest link is marked for the quick fix.
-// Statuses do not hide a cycle (it is wrong whatever is done), but they pick
-// the weakest link the way `plan` does, so both name the same edge.
-func cycleDiags(items []plan.Item, entries func(from string) ([]Ref, *File), what string,
-	add func(f *File, code Code, start, end int, msg string, fix *Fix)) {
-	if acyclic(items) {
-		return // the common case: skip building a whole plan
-	}
-	structural := make([]plan.Item, len(items))
-	for i, it := range items {
-		structural[i] = plan.Item{ID: it.ID, BlockedBy: it.BlockedBy}
-	}
-	p := plan.Compute(structural, 0)
-	for _, cyc := range p.Cycles {
-		weak := weakestLink(cyc, items)
-		msg := fmt.Sprintf("%s dependency cycle: %s (weakest link: %s → %s)", what, strings.Join(cyc, " → "), weak.From, weak.To)
-		for j := 0; j+1 < len(cyc); j++ {
-			from, to := cyc[j], cyc[j+1]
-			refs, f := entries(from)
-			for _, r := range refs {
-				if r.ID == to {
-					isWeak := weak.From == from && weak.To == to
-					add(f, CodeDependencyCycle, r.Node.Start, r.Node.End, msg, &Fix{Ref: to, Weak: isWeak})
-					break
-				}
-			}
-		}
-	}
-}
-
-// weakestLink is plan's rule: the cycle edge leaving the member with the
-// fewest unfinished blockers (ties: the smallest id).
-func weakestLink(cyc []string, items []plan.Item) plan.Edge {
-	byID := make(map[string]plan.Item, len(items))
-	for _, it := range items {
-		byID[it.ID] = it
-	}
-	best, bestN := -1, 0
-	for j := 0; j+1 < len(cyc); j++ {
-		it := byID[cyc[j]]
-		seen := map[string]bool{}
-		for _, b := range it.BlockedBy {
-			if bi, ok := byID[b]; ok && b != it.ID && bi.Status != StatusCompleted {
-				seen[b] = true
-			}
-		}
-		if n := len(seen); best < 0 || n < bestN || (n == bestN && cyc[j] < cyc[best]) {
-			best, bestN = j, n
-		}
-	}
-	return plan.Edge{From: cyc[best], To: cyc[best+1]}
-}
-
-// acyclic reports whether the blockedBy graph has no cycle of two or more
-// (self references and unknown ids are other rules' business), by peeling
-// items whose blockers are all peeled (Kahn's algorithm).
-func acyclic(items []plan.Item) bool {
-	index := make(map[string]int, len(items))
-	for i, it := range items {
-		index[it.ID] = i
-	}
-	pending := make([]int, len(items)) // unpeeled blockers per item
-	var blocks [][]int                 // blocker → items it blocks; built lazily
-	for i, it := range items {
-		for _, b := range it.BlockedBy {
-			if j, ok := index[b]; ok && j != i {
-				if blocks == nil {
-					blocks = make([][]int, len(items))
-				}
-				pending[i]++
-				blocks[j] = append(blocks[j], i)
-			}
-		}
-	}
-	if blocks == nil {
-		return true
-	}
-	queue := make([]int, 0, len(items))
-	for i, n := range pending {
-		if n == 0 {
-			queue = append(queue, i)
-		}
-	}
-	for k := 0; k < len(queue); k++ {
-		for _, i := range blocks[queue[k]] {
-			if pending[i]--; pending[i] == 0 {
-				queue = append(queue, i)
-			}
-		}
-	}
-	return len(queue) == len(items)
-}
-
-func refIDs(rs []Ref) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.ID
-	}
-	return out
-}
-
-func unfinished(tasks []*Task) []string {
-	var out []string
-	for _, t := range tasks {
-		if t.Status != StatusCompleted {
-			out = append(out, t.ID)
-		}
-	}
-	return out
-}
-
-// suggest proposes the closest known name for a mistyped reference.
-func suggest(name string, known []string) string {
-	best, bestD := "", 4
-	for _, k := range known {
-		if d := editDistance(name, k); d < bestD || (d == bestD && k < best) {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
-}
+func (w *Workspace) SortedStoryIDs() []string { return slices.Sorted(maps.Keys(w.stories)) }
+func (w *Workspace) SortedEpicIDs() []string  { return slices.Sorted(maps.Keys(w.epics)) }

@@ -107,6 +107,28 @@ type finding struct {
 	code store.Code
 }
 
+// storyDoc and epicDoc are story.json and epic.json in the seeds' dialect,
+// which allows a status field: W carries statuses as long-lived workspaces
+// do (store.StoryDoc and store.EpicDoc, what saga-lsp writes, have none).
+type storyDoc struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	Guidance    string `json:"guidance,omitempty"`
+	DoneWhen    string `json:"doneWhen,omitempty"`
+	Avoid       string `json:"avoid,omitempty"`
+	Status      string `json:"status,omitempty"`
+	Epic        string `json:"epic,omitempty"`
+}
+
+type epicDoc struct {
+	ID          string           `json:"id"`
+	Title       string           `json:"title"`
+	Description string           `json:"description"`
+	Status      string           `json:"status,omitempty"`
+	Children    []store.ChildDoc `json:"children"`
+}
+
 // task and storyPlan are the generated model before it is written out.
 type task struct {
 	doc    store.TaskDoc
@@ -114,12 +136,12 @@ type task struct {
 }
 
 type storyPlan struct {
-	doc   store.StoryDoc
+	doc   storyDoc
 	tasks []*task
 }
 
 type epicPlan struct {
-	doc     store.EpicDoc
+	doc     epicDoc
 	stories []*storyPlan // in children order
 }
 
@@ -267,7 +289,7 @@ func (w *writer) blockers(i int, name func(j int) string) []string {
 func (w *writer) epic(id string) *epicPlan {
 	area, topic, _ := strings.Cut(id, "-")
 	title := titleCase(area) + " " + strings.ToUpper(topic[:1]) + topic[1:]
-	return &epicPlan{doc: store.EpicDoc{
+	return &epicPlan{doc: epicDoc{
 		ID: id, Title: title,
 		Description: w.paragraph(title, 5, 7),
 		Children:    []store.ChildDoc{},
@@ -283,7 +305,7 @@ func (w *writer) story(id string, tasksPerStory int, startable bool) *storyPlan 
 	}
 	v, th := w.storyParts(name)
 	title := v.imperative + " " + th.phrase
-	s := &storyPlan{doc: store.StoryDoc{
+	s := &storyPlan{doc: storyDoc{
 		ID: id, Title: title,
 		Description: w.paragraph(th.phrase, 3, 5),
 		Guidance:    w.sentences(w.v.guidance, 1+w.rng.IntN(2), th.phrase),

@@ -28,16 +28,16 @@ func TestGenerateLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ws.Stories) != stories || len(ws.Epics) != epics {
-		t.Errorf("got %d stories and %d epics, want %d and %d", len(ws.Stories), len(ws.Epics), stories, epics)
+	if ws.StoryCount() != stories || ws.EpicCount() != epics {
+		t.Errorf("got %d stories and %d epics, want %d and %d", ws.StoryCount(), ws.EpicCount(), stories, epics)
 	}
-	for id, s := range ws.Stories {
-		if len(s.Tasks) != tasksPerStory {
+	for _, id := range ws.SortedStoryIDs() {
+		if s := ws.Story(id); len(s.Tasks) != tasksPerStory {
 			t.Errorf("story %s has %d tasks, want %d", id, len(s.Tasks), tasksPerStory)
 		}
 	}
-	for id, e := range ws.Epics {
-		if len(e.Children) != stories/epics {
+	for _, id := range ws.SortedEpicIDs() {
+		if e := ws.Epic(id); len(e.Children) != stories/epics {
 			t.Errorf("epic %s lists %d children, want %d", id, len(e.Children), stories/epics)
 		}
 	}

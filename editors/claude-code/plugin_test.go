@@ -965,7 +965,7 @@ func checkBreakdownResult(t *testing.T, root string, env []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := ws.Epics["billing"]
+	e := ws.Epic("billing")
 	if e == nil {
 		t.Fatal("no epic billing")
 	}
@@ -976,7 +976,7 @@ func checkBreakdownResult(t *testing.T, root string, env []string) {
 	if !slices.Equal(children, []string{"billing--invoices", "billing--reminders"}) {
 		t.Errorf("epic children %v", children)
 	}
-	st := ws.Stories["billing--invoices"]
+	st := ws.Story("billing--invoices")
 	if st == nil || len(st.Tasks) != 2 {
 		t.Fatalf("story billing--invoices: %+v", st)
 	}
@@ -1049,7 +1049,7 @@ func TestStandinLoadsPlugin(t *testing.T) {
 	}
 	list := claudetasks.ListID(story, time.Now().UnixMilli())
 	listDir := claudetasks.ListDir(config, list)
-	tasks := claudetasks.FromStory(ws.Stories[story])
+	tasks := claudetasks.FromStory(ws.Story(story))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := claudetasks.Hydrate(ctx, listDir, tasks); err != nil {

@@ -22,6 +22,17 @@ type Item struct {
 	Status    string   // "pending", "in_progress", "completed" (anything else is treated as pending)
 	Priority  string   // "critical","high","medium","low" or "" (none)
 	BlockedBy []string // ids; may name unknown ids, itself, or duplicates — tolerate them
+	// Broken says why the item cannot be trusted (its file is empty,
+	// unparsable or schema-invalid: the finding, as `check` prints it); ""
+	// when it is fine. A broken item is never scheduled and holds back
+	// whatever it blocks.
+	Broken string
+}
+
+// Broken is an item whose file cannot be trusted, with the finding.
+type Broken struct {
+	ID      string `json:"id"`
+	Problem string `json:"problem"`
 }
 
 // Blocked is an item that can never be scheduled, with the unscheduled
@@ -45,6 +56,7 @@ type Plan struct {
 	Blocked   []Blocked  `json:"blocked"`   // input order
 	Cycles    [][]string `json:"cycles"`    // each a closed path ["a","b","c","a"]
 	WeakLinks []Edge     `json:"weakLinks"` // one per cycle, same order: the edge to remove
+	Broken    []Broken   `json:"broken"`    // input order: items whose file must be fixed first
 	// Ready is what can start now: every item of the first (unsplit) wave —
 	// not completed, no unfinished blocker — in wave order, however
 	// --max-parallel split it. In-progress items are included (a crashed or
@@ -72,11 +84,15 @@ func Compute(items []Item, maxParallel int) Plan {
 		Blocked:   []Blocked{},
 		Cycles:    [][]string{},
 		WeakLinks: []Edge{},
+		Broken:    []Broken{},
 		Ready:     []string{},
 		WaveOf:    map[string]int{},
 	}
 	for i := range n {
-		if g.done[i] {
+		switch {
+		case g.items[i].Broken != "":
+			p.Broken = append(p.Broken, Broken{ID: g.ids[i], Problem: g.items[i].Broken})
+		case g.done[i]:
 			p.Completed = append(p.Completed, g.ids[i])
 		}
 	}
@@ -103,7 +119,7 @@ func Compute(items []Item, maxParallel int) Plan {
 		stuck[v] = !g.done[v] && !scheduled[v]
 	}
 	for v := range n {
-		if !stuck[v] {
+		if !stuck[v] || g.items[v].Broken != "" {
 			continue
 		}
 		by := []string{}
@@ -168,7 +184,7 @@ func newGraph(items []Item) *graph {
 		g.index[it.ID] = len(g.ids)
 		g.ids = append(g.ids, it.ID)
 		g.items = append(g.items, it)
-		g.done = append(g.done, it.Status == "completed")
+		g.done = append(g.done, it.Status == "completed" && it.Broken == "")
 	}
 	n := len(g.ids)
 	g.deps = make([][]int, n)
@@ -240,6 +256,9 @@ func (g *graph) levels() [][]int {
 			continue
 		}
 		pending[v] = len(g.deps[v])
+		if g.items[v].Broken != "" {
+			pending[v]++ // never reaches 0: a broken item is not scheduled
+		}
 		if pending[v] == 0 {
 			cur = append(cur, v)
 		}

@@ -427,14 +427,23 @@ func TestPlanJSON(t *testing.T) {
 	}{
 		{
 			name: "empty slices are [] not null",
-			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[],"ready":[]}`,
+			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[],"broken":[],"ready":[]}`,
 		},
 		{
 			name:  "populated",
 			items: []Item{done("a"), it("b", "a"), it("c", "d"), it("d", "c")},
 			want: `{"waves":[["b"]],"completed":["a"],` +
 				`"blocked":[{"id":"c","by":["d"]},{"id":"d","by":["c"]}],` +
-				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}],"ready":["b"]}`,
+				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}],"broken":[],"ready":["b"]}`,
+		},
+		{
+			// A broken item is never ready, even completed, and holds back
+			// what it blocks; it is listed apart with its finding.
+			name: "broken",
+			items: []Item{{ID: "a", Status: "completed", Broken: "a.json:1:1: bad [json-syntax]"},
+				it("b", "a"), it("c"), {ID: "d", Status: "pending", Broken: "d.json:2:3: worse [schema]"}},
+			want: `{"waves":[["c"]],"completed":[],"blocked":[{"id":"b","by":["a"]}],"cycles":[],"weakLinks":[],` +
+				`"broken":[{"id":"a","problem":"a.json:1:1: bad [json-syntax]"},{"id":"d","problem":"d.json:2:3: worse [schema]"}],"ready":["c"]}`,
 		},
 	}
 	for _, tc := range tests {

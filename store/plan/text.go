@@ -84,6 +84,13 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 		}
 	}
 
+	if len(p.Broken) > 0 {
+		b.WriteString("\nBROKEN (fix these files first; nothing they block can start):\n")
+		for _, br := range p.Broken {
+			fmt.Fprintf(&b, "  [%s] %s\n", br.ID, flat.Replace(br.Problem))
+		}
+	}
+
 	if len(p.Cycles) > 0 {
 		b.WriteString("\nCYCLES:\n")
 		for i, c := range p.Cycles {

@@ -53,6 +53,16 @@ func TestWriteTextGolden(t *testing.T) {
 			},
 		},
 		{
+			// A broken task is shown apart with its finding, never in a wave,
+			// and what it blocks is blocked.
+			name: "broken", title: "pay-form", noun: "tasks",
+			items: []Item{
+				it("form"),
+				{ID: "submit", Subject: "Submit", Status: "pending", BlockedBy: []string{"api"}},
+				{ID: "api", Status: "pending", Broken: ".saga/stories/pay-form/api.json:3:5: expected ',' [json-syntax]"},
+			},
+		},
+		{
 			// Default noun and max-parallel, no title.
 			name: "defaults", items: []Item{it("a"), it("b", "a")},
 		},
