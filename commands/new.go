@@ -62,10 +62,8 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 			return ch, err
 		}
 		doc.ID, doc.Epic = e.NewChild(s.Name)
-		for _, b := range s.BlockedBy {
-			if !store.ValidCanonical(b) {
-				return ch, usagef("invalid story name %q in --blocked-by", b)
-			}
+		if s.BlockedBy, err = siblings(e, doc.ID, s.BlockedBy); err != nil {
+			return ch, err
 		}
 	} else if len(s.BlockedBy) > 0 {
 		return ch, usagef("--blocked-by for a story needs --epic: the order between stories lives in the epic")
@@ -84,6 +82,46 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 	}
 	ch.Updated = append(ch.Updated, epicRel)
 	return ch, nil
+}
+
+// siblings resolves --blocked-by names to the epic's children: a child id
+// as written, with the "<epic>--" prefix added (the seeds' dialect) or
+// dropped (upstream's flat one). A name that is no sibling, or the story
+// itself, is refused: scaffolding never writes a dangling reference.
+func siblings(e *store.Epic, self string, names []string) ([]string, error) {
+	var out []string
+	for _, b := range names {
+		if !store.ValidCanonical(b) {
+			return nil, usagef("invalid story name %q in --blocked-by", b)
+		}
+		id := ""
+		for _, cand := range []string{b, e.ID + "--" + b, strings.TrimPrefix(b, e.ID+"--")} {
+			if e.Child(cand) != nil {
+				id = cand
+				break
+			}
+		}
+		switch {
+		case id == "" && (b == self || e.ID+"--"+b == self):
+			return nil, usagef("story %s cannot be blocked by itself", self)
+		case id == "":
+			var known []string
+			for _, c := range e.Children {
+				known = append(known, c.ID)
+			}
+			hint := "it has no stories yet"
+			if len(known) > 0 {
+				hint = "its stories: " + strings.Join(known, ", ")
+			}
+			return nil, usagef("--blocked-by %s: no story %q in epic %s (%s)", b, b, e.ID, hint)
+		case id == self:
+			return nil, usagef("story %s cannot be blocked by itself", self)
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // readEpic parses an epic file; one that does not parse as an epic must be
@@ -298,11 +336,7 @@ func addEpicChild(ctx context.Context, p *store.Parser, root, epicRel, epic stri
 		if cur.Epic != nil && cur.Epic.Child(child.ID) != nil {
 			return old, nil // already listed: nothing to do
 		}
-		elem, err := store.MarshalIndent(child)
-		if err != nil {
-			return nil, err
-		}
-		data, err := store.AppendElement(old, "/children", strings.TrimSuffix(string(elem), "\n"))
+		data, err := store.AppendElement(old, "/children", child)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", epicRel, err)
 		}

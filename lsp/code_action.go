@@ -452,11 +452,7 @@ func (ca *codeActions) createStoryInEpic() *protocol.CodeAction {
 		return nil
 	}
 	// The epic lists the story, as `saga-lsp new story --epic` does.
-	elem, err := store.MarshalIndent(store.ChildDoc{ID: name, BlockedBy: []string{}})
-	if err != nil {
-		return nil
-	}
-	epicSrc, err := store.AppendElement(f.Src, "/children", strings.TrimSuffix(string(elem), "\n"))
+	epicSrc, err := store.AppendElement(f.Src, "/children", store.ChildDoc{ID: name, BlockedBy: []string{}})
 	if err != nil {
 		return nil // a broken epic: fix it first
 	}

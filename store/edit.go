@@ -46,9 +46,9 @@ func SetStoryString(src []byte, key, value string) ([]byte, error) {
 	return SetString(src, key, value)
 }
 
-// AppendElement appends the JSON text elem to the array at pointer, laid out
-// like the array's existing elements.
-func AppendElement(src []byte, pointer, elem string) ([]byte, error) {
+// AppendElement appends v to the array at pointer, encoded and laid out
+// like the array's existing elements (one line in a one-line array).
+func AppendElement(src []byte, pointer string, v any) ([]byte, error) {
 	doc := jsonc.Parse(src)
 	if len(doc.Errors) > 0 {
 		return nil, fmt.Errorf("fix the JSON first: %s", doc.Errors[0].Message)
@@ -57,7 +57,8 @@ func AppendElement(src []byte, pointer, elem string) ([]byte, error) {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return nil, fmt.Errorf("no array at %s", pointer)
 	}
-	return jsonc.Apply(src, jsonc.LayoutOf(src, doc.Root).AppendElement(src, arr, jsonc.Text(elem))), nil
+	lay := jsonc.LayoutOf(src, doc.Root)
+	return jsonc.Apply(src, lay.AppendElement(src, arr, func(pretty bool) string { return lay.Marshal(v, pretty) })), nil
 }
 
 // MarshalString encodes s as a JSON string without HTML escaping.
