@@ -32,8 +32,9 @@ func runRun(env *Env, args []string) int {
 		var se *commands.StartError
 		var re *commands.RunningError
 		var ref *commands.RefusedError
+		var ce *commands.ConflictError
 		switch {
-		case errors.As(err, &ref):
+		case errors.As(err, &ref), errors.As(err, &ce):
 			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
 			return exitFindings
 		case errors.As(err, &se):

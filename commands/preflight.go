@@ -100,42 +100,23 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 // UnfinishedBlockers lists the story's epic blockers (its epic child's
 // blockedBy) that are not completed (StoryCompleted).
 func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) []string {
-	s := ws.Story(story)
-	if s == nil {
-		return nil
-	}
-	e := ws.Epic(s.EpicID())
-	if e == nil {
-		return nil
-	}
-	c := e.Child(story)
-	if c == nil {
-		return nil
-	}
 	var out []string
-	for _, b := range c.BlockedBy {
-		if !StoryCompleted(ctx, root, ws, b.ID, sessionDir, p) {
-			out = append(out, b.ID)
+	for _, b := range epicBlockers(ws, story) {
+		if !StoryCompleted(ctx, root, ws, b, sessionDir, p) {
+			out = append(out, b)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
-// StoryCompleted tells whether a story is done: its last run ended
-// completed, or all its tasks are completed in its worktree, on its branch,
-// or in the main checkout.
+// StoryCompleted tells whether a story is done: its run record or last run
+// ended completed, or all its tasks are completed in its worktree, on its
+// branch, or in the main checkout.
 func StoryCompleted(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) bool {
-	if last := runs.Latest(sessionDir, runs.KindStory, story); last != nil && last.Ended && last.State == runs.StatusCompleted {
-		return true
-	}
-	if s := ws.Story(story); s != nil && allDone(s) {
-		return true
-	}
-	if s, err := p.LoadStory(store.WorktreeDir(root, story), story); err == nil && allDone(s) {
-		return true
-	}
-	return branchDone(ctx, root, story, p)
+	last := runs.Latest(sessionDir, runs.KindStory, story)
+	rec, haveRec := runs.ReadRecord(root, story)
+	return completedEvidence(ctx, root, ws, story, last, rec, haveRec, true, p)
 }
 
 func allDone(s *store.Story) bool { return len(s.Tasks) > 0 && s.Done() == len(s.Tasks) }

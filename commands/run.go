@@ -80,8 +80,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if err := storyExists(o.Root, o.Story); err != nil {
 		return nil, err
 	}
-	wargs, err := o.Worker.Args()
-	if err != nil {
+	if err := o.Worker.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
 	if o.Now == nil {
@@ -93,7 +92,8 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
-	if err := o.preflight(ctx); err != nil {
+	ws, err := o.preflight(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if o.Tmux == nil {
@@ -136,6 +136,14 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		}
 		return nil, e
 	}
+	// A dependent story builds on its blockers' work.
+	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base); err != nil {
+		return nil, err
+	}
+	wargs, err := o.Worker.Args()
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
 
 	if err := os.MkdirAll(o.SessionDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", o.SessionDir, err, runs.EnvSessionDir)
@@ -158,24 +166,24 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 }
 
 // preflight refuses a run that cannot work (*RefusedError), before
-// anything is created.
-func (o RunOptions) preflight(ctx context.Context) error {
+// anything is created, and returns the workspace it read.
+func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
 	reasons := p.Programs(ctx)
 	parser, err := store.NewParser()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.Parser = parser
 	ws, err := parser.Load(o.Root)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
 	if len(reasons) > 0 {
-		return &RefusedError{What: "story " + o.Story, Reasons: reasons}
+		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
 	}
-	return nil
+	return ws, nil
 }
 
 // storyExists checks that the story's folder and story.json are there.

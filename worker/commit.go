@@ -48,7 +48,7 @@ func agentExcludes() []string {
 // user's global excludes plus agentExcludes. The main checkout's excludes
 // are left as they are.
 func (r *run) excludeAgentFiles(ctx context.Context) error {
-	gitDir, err := r.wtGit.run(ctx, "rev-parse", "--absolute-git-dir")
+	gitDir, err := r.wtGit.Run(ctx, "rev-parse", "--absolute-git-dir")
 	if err != nil {
 		return err
 	}
@@ -66,16 +66,16 @@ func (r *run) excludeAgentFiles(ctx context.Context) error {
 	if err := store.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if _, err := r.repo.run(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
+	if _, err := r.repo.Run(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
 		return err
 	}
-	_, err = r.wtGit.run(ctx, "config", "--worktree", "core.excludesFile", file)
+	_, err = r.wtGit.Run(ctx, "config", "--worktree", "core.excludesFile", file)
 	return err
 }
 
 // globalExcludes is the user's global excludes file, as git finds it.
 func (r *run) globalExcludes(ctx context.Context) string {
-	if p, err := r.repo.run(ctx, "config", "--global", "--path", "core.excludesFile"); err == nil && p != "" {
+	if p, err := r.repo.Run(ctx, "config", "--global", "--path", "core.excludesFile"); err == nil && p != "" {
 		return p
 	}
 	if x := r.o.Env("XDG_CONFIG_HOME"); x != "" {
@@ -97,24 +97,24 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (clea
 	if reconcile {
 		r.reconcile(ctx)
 	}
-	if _, err := r.wtGit.run(ctx, "add", "-A"); err != nil {
+	if _, err := r.wtGit.Run(ctx, "add", "-A"); err != nil {
 		r.j.warn(runs.StepCommit, "%v", err)
 		return false
 	}
-	if !r.wtGit.ok(ctx, "diff", "--cached", "--quiet") {
+	if !r.wtGit.OK(ctx, "diff", "--cached", "--quiet") {
 		msg := r.commitMessage(what, r.committed)
-		args := append(r.wtGit.identity(ctx), "commit", "-q", "-m", msg)
-		if _, err := r.wtGit.run(ctx, args...); err != nil {
+		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", msg)
+		if _, err := r.wtGit.Run(ctx, args...); err != nil {
 			r.j.warn(runs.StepCommit, "commit: %v", err)
 			return false
 		}
-		files, _ := r.wtGit.run(ctx, "show", "--name-only", "--format=", "HEAD")
+		files, _ := r.wtGit.Run(ctx, "show", "--name-only", "--format=", "HEAD")
 		r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepCommit, Branch: r.branch, Message: msg},
 			fmt.Sprintf("commit: %s (%d files)", msg, len(strings.Fields(files))))
 		r.committed = r.statuses()
 	}
 	pushed := r.push(ctx)
-	status, err := r.wtGit.run(ctx, "status", "--porcelain")
+	status, err := r.wtGit.Run(ctx, "status", "--porcelain")
 	return pushed && err == nil && status == ""
 }
 
@@ -139,10 +139,10 @@ func (r *run) commitMessage(what string, before map[string]string) string {
 // push pushes the story branch when there is a remote (never in a dry
 // run). It reports whether the remote has the branch's head.
 func (r *run) push(ctx context.Context) bool {
-	if r.o.DryRun || !r.repo.hasRemote(ctx) {
+	if r.o.DryRun || !r.repo.HasRemote(ctx) {
 		return true // nowhere to push to
 	}
-	if _, err := r.wtGit.run(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Run(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
 		r.j.warn(runs.StepCommit, "push %s: %v", r.branch, err)
 		return false
 	}
@@ -164,7 +164,7 @@ func (r *run) statuses() map[string]string {
 // journal and the status values of its task files, and reports it in the
 // log and the journal.
 func (r *run) guardSaga(ctx context.Context) {
-	out, err := r.wtGit.raw(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".saga")
+	out, err := r.wtGit.Raw(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".saga")
 	if err != nil || out == "" {
 		return
 	}
@@ -212,7 +212,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 	if err != nil {
 		return false
 	}
-	head, err := r.wtGit.raw(ctx, "show", "HEAD:"+rel)
+	head, err := r.wtGit.Raw(ctx, "show", "HEAD:"+rel)
 	if err != nil {
 		return false // new in the worktree: reverted (removed)
 	}
@@ -253,7 +253,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 func (r *run) revert(ctx context.Context, rel, code string) error {
 	if code == "??" || code[0] == 'A' {
 		if code[0] == 'A' {
-			if _, err := r.wtGit.run(ctx, "rm", "-q", "--cached", "--", rel); err != nil {
+			if _, err := r.wtGit.Run(ctx, "rm", "-q", "--cached", "--", rel); err != nil {
 				return err
 			}
 		}
@@ -263,7 +263,7 @@ func (r *run) revert(ctx context.Context, rel, code string) error {
 		}
 		return err
 	}
-	_, err := r.wtGit.run(ctx, "checkout", "HEAD", "--", rel)
+	_, err := r.wtGit.Run(ctx, "checkout", "HEAD", "--", rel)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -19,8 +20,8 @@ import (
 // the branch exists, else created from the base (fetched first when there is
 // a remote).
 func (r *run) worktree(ctx context.Context) error {
-	r.repo = git{bin: r.o.Git, dir: r.root}
-	top, err := r.repo.run(ctx, "rev-parse", "--show-toplevel")
+	r.repo = git.Repo{Bin: r.o.Git, Dir: r.root}
+	top, err := r.repo.Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return fmt.Errorf("%s is not inside a git repository: the worker needs git (run `git init` and commit .saga/)", r.root)
 	}
@@ -31,42 +32,42 @@ func (r *run) worktree(ctx context.Context) error {
 			}
 		}
 	}
-	if err := r.repo.excludeWorktrees(ctx); err != nil {
+	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
 		r.j.warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
 	r.branch = "story/" + r.o.Story
 	r.wt = store.WorktreeDir(r.root, r.o.Story)
-	r.wtGit = r.repo.in(r.wt)
+	r.wtGit = r.repo.In(r.wt)
 	r.base = r.o.Base
 	if r.base == "" {
-		if b, err := r.repo.run(ctx, "symbolic-ref", "--short", "HEAD"); err == nil {
+		if b, err := r.repo.Run(ctx, "symbolic-ref", "--short", "HEAD"); err == nil {
 			r.base = b
 		} else {
 			r.base = "main"
 		}
 	}
-	remote := r.repo.hasRemote(ctx)
+	remote := r.repo.HasRemote(ctx)
 	switch {
 	case isWorktree(ctx, r.repo, r.wt):
 		r.j.step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
-	case r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
+	case r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
 		// A stale registration (folder deleted by hand) would make add fail.
-		r.repo.run(ctx, "worktree", "prune")
-		if _, err := r.repo.run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
+		r.repo.Run(ctx, "worktree", "prune")
+		if _, err := r.repo.Run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
 			return err
 		}
 		r.j.step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
 	default:
 		start := r.base
 		if remote {
-			if _, err := r.repo.run(ctx, "fetch", "origin", r.base); err != nil {
+			if _, err := r.repo.Run(ctx, "fetch", "origin", r.base); err != nil {
 				r.j.warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
-			} else if r.repo.ok(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
+			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
 				start = "origin/" + r.base
 			}
 		}
-		r.repo.run(ctx, "worktree", "prune")
-		if _, err := r.repo.run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
+		r.repo.Run(ctx, "worktree", "prune")
+		if _, err := r.repo.Run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
 		r.j.step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
@@ -82,11 +83,11 @@ func (r *run) worktree(ctx context.Context) error {
 			return fmt.Errorf("copy the story into the worktree: %w", err)
 		}
 		rel := store.StoryDirRel(r.o.Story)
-		if _, err := r.wtGit.run(ctx, "add", "--", rel); err != nil {
+		if _, err := r.wtGit.Run(ctx, "add", "--", rel); err != nil {
 			return err
 		}
-		args := append(r.wtGit.identity(ctx), "commit", "-q", "-m", fmt.Sprintf("saga(%s): add the story", r.o.Story), "--", rel)
-		if _, err := r.wtGit.run(ctx, args...); err != nil {
+		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", fmt.Sprintf("saga(%s): add the story", r.o.Story), "--", rel)
+		if _, err := r.wtGit.Run(ctx, args...); err != nil {
 			return err
 		}
 		r.j.warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
@@ -95,11 +96,11 @@ func (r *run) worktree(ctx context.Context) error {
 	return nil
 }
 
-func isWorktree(ctx context.Context, g git, path string) bool {
+func isWorktree(ctx context.Context, g git.Repo, path string) bool {
 	if _, err := os.Stat(filepath.Join(path, ".git")); err != nil {
 		return false
 	}
-	top, err := g.in(path).run(ctx, "rev-parse", "--show-toplevel")
+	top, err := g.In(path).Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return false
 	}
@@ -149,7 +150,7 @@ func (r *run) draftPR(ctx context.Context) {
 	case gh == "":
 		r.j.warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
-	case !r.repo.hasRemote(ctx):
+	case !r.repo.HasRemote(ctx):
 		r.j.warn(runs.StepPR, "the repository has no remote named origin; no pull request")
 		return
 	}
@@ -157,14 +158,14 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
 		return
 	}
-	if ahead, err := r.wtGit.run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
-		args := append(r.wtGit.identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
-		if _, err := r.wtGit.run(ctx, args...); err != nil {
+	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
+		args := append(r.wtGit.Identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
+		if _, err := r.wtGit.Run(ctx, args...); err != nil {
 			r.j.warn(runs.StepPR, "empty start commit: %v", err)
 			return
 		}
 	}
-	if _, err := r.wtGit.run(ctx, "push", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Run(ctx, "push", "-u", "origin", r.branch); err != nil {
 		r.j.warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}

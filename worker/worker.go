@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -91,10 +92,10 @@ type run struct {
 	o        Options
 	j        *journal
 	p        *store.Parser
-	root     string // main checkout root (holds .saga/)
-	repo     git    // git in the main checkout
-	wt       string // worktree path
-	wtGit    git
+	root     string   // main checkout root (holds .saga/)
+	repo     git.Repo // git in the main checkout
+	wt       string   // worktree path
+	wtGit    git.Repo
 	branch   string
 	base     string
 	pr       string
@@ -139,6 +140,13 @@ func Run(ctx context.Context, o Options) int {
 	}
 	status, code := r.execute(ctx)
 	done, total := r.progress()
+	if r.wt != "" {
+		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
+			Branch: r.branch, Base: r.base, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
+		if err := runs.WriteRecord(r.root, rec); err != nil {
+			r.j.warn(runs.StepEnd, "run record: %v", err)
+		}
+	}
 	j.emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
 		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr,
 		Cost: runs.Float(r.cost)},

@@ -36,6 +36,10 @@ const (
 	// EnvEventsFile is the events file of the run, for hooks that report
 	// into it.
 	EnvEventsFile = "SAGA_EVENTS_FILE"
+	// EnvEpicEvents is, for a worker an epic runner started, the runner's
+	// events file: the worker starts no headless run once it records that
+	// the epic's spend reached its cap.
+	EnvEpicEvents = "SAGA_EPIC_EVENTS"
 )
 
 // Values of EnvTaskContext.

@@ -26,6 +26,7 @@ const (
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
+	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
 )
 
 // Worker steps (Event.Step of KindStep).

@@ -51,6 +51,10 @@ type Run struct {
 	Checks map[string]CheckResult
 	// Stories is an epic run's stories by the last event naming them.
 	Stories map[string]StoryRecord
+	// MaxParallel and CapReached are an epic run's limit and whether its
+	// spend reached --max-cost.
+	MaxParallel int
+	CapReached  bool
 }
 
 // CheckResult is a check.end event's result.
@@ -137,7 +141,7 @@ func (r *Run) Apply(e Event) {
 		}
 		r.Bash, r.DryRun = e.Bash, e.DryRun
 		if e.Event == KindEpicStart {
-			r.Locked, r.State = true, StateRunning
+			r.Locked, r.State, r.MaxParallel = true, StateRunning, e.MaxParallel
 		}
 	case KindStep:
 		r.Step = e.Step
@@ -172,6 +176,8 @@ func (r *Run) Apply(e Event) {
 			r.Checks[e.Task] = CheckResult{Command: e.Command, ExitCode: deref(e.ExitCode),
 				DurationMs: deref(e.DurationMs), Passed: e.Passed != nil && *e.Passed, TimedOut: e.TimedOut, Message: e.Message}
 		}
+	case KindEpicCap:
+		r.CapReached = true
 	case KindStoryStart, KindStoryEnd, KindStoryHeld:
 		if e.Story == "" || e.Story == r.Story {
 			break

@@ -1,0 +1,113 @@
+package commands
+
+// Where a story of an epic starts (design.md §11): a dependent story builds
+// on its blockers' work. No unmerged blocker: the base. One: the blocker's
+// branch (a stacked PR). Several: a merge of their branches, made here in
+// the story's new worktree before the worker starts, the PR against the
+// base. The epic runner and `saga-lsp run <story>` both start stories
+// through StartStory, so the rule is the same whoever starts the story.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// ConflictError refuses a story whose blockers' branches do not merge: the
+// runner holds the story with the files listed. Nothing is left behind.
+type ConflictError struct {
+	Story    string
+	Blockers []string
+	Files    []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("not starting story %s: the branches of its blockers %s conflict in %s — merge them by hand (or finish one on the base first), then run it again",
+		e.Story, strings.Join(e.Blockers, ", "), strings.Join(e.Files, ", "))
+}
+
+// storyBranch prepares where the story's worker starts and returns the
+// worker's --base: the base itself, a blocker's branch, or the base with the
+// merge already in the story's new worktree. A story whose branch exists
+// already resumes on it.
+func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string) (string, error) {
+	g := git.Repo{Dir: root}
+	branch := "story/" + story
+	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+		return base, nil
+	}
+	from := base
+	if from == "" {
+		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
+		if err != nil {
+			return "", fmt.Errorf("%s: no current branch to start from: pass --base", root)
+		}
+		from = b
+	}
+	var onTop []string
+	for _, b := range epicBlockers(ws, story) {
+		bb := "story/" + b
+		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
+			continue // never run, or merged and deleted: its work is on the base
+		}
+		if g.OK(ctx, "merge-base", "--is-ancestor", bb, from) {
+			continue // merged into the base
+		}
+		onTop = append(onTop, b)
+	}
+	switch len(onTop) {
+	case 0:
+		return base, nil
+	case 1:
+		return "story/" + onTop[0], nil
+	}
+	wt := store.WorktreeDir(root, story)
+	g.Run(ctx, "worktree", "prune")
+	if _, err := g.Run(ctx, "worktree", "add", "-q", "-b", branch, wt, from); err != nil {
+		return "", err
+	}
+	if err := g.ExcludeWorktrees(ctx); err != nil {
+		return "", err
+	}
+	w := g.In(wt)
+	for _, b := range onTop {
+		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
+			fmt.Sprintf("saga(%s): build on story/%s", story, b), "story/"+b)
+		if _, err := w.Run(ctx, args...); err != nil {
+			files, _ := w.Run(ctx, "diff", "--name-only", "--diff-filter=U")
+			w.Run(ctx, "merge", "--abort")
+			g.Run(ctx, "worktree", "remove", "--force", wt)
+			g.Run(ctx, "branch", "-D", branch)
+			os.RemoveAll(wt)
+			list := strings.Fields(files)
+			if len(list) == 0 {
+				return "", fmt.Errorf("merge story/%s into %s: %w", b, branch, err)
+			}
+			return "", &ConflictError{Story: story, Blockers: onTop, Files: list}
+		}
+	}
+	return base, nil
+}
+
+// epicBlockers are the story's blockers in its epic (its child entry's
+// blockedBy): the epic it names (its "epic" field or its "<epic>--" prefix)
+// when that epic lists it, else the first epic that lists it.
+func epicBlockers(ws *store.Workspace, story string) []string {
+	s := ws.Story(story)
+	if s == nil {
+		return nil
+	}
+	epics := append([]string{s.EpicID()}, ws.ListedBy(story)...)
+	for _, id := range epics {
+		if e := ws.Epic(id); e != nil {
+			if c := e.Child(story); c != nil {
+				return refIDs(c.BlockedBy)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+// Package git runs git for saga-lsp's faces that drive repositories (the
+// worker, run's branch preparation, the epic runner): argument vectors,
+// never a shell string, and never the repository's own hooks.
+package git
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Repo runs git with an argument vector (never a shell string) in Dir,
+// without repository hooks: nothing an agent planted in the repository's
+// configuration runs outside its sandbox.
+type Repo struct {
+	Bin string // default "git"
+	Dir string
+}
+
+func (g Repo) Run(ctx context.Context, args ...string) (string, error) {
+	out, err := g.Raw(ctx, args...)
+	return strings.TrimSpace(out), err
+}
+
+// Raw is Run without trimming the output (porcelain formats start with a
+// space).
+func (g Repo) Raw(ctx context.Context, args ...string) (string, error) {
+	bin := g.Bin
+	if bin == "" {
+		bin = "git"
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
+	cmd.Dir = g.Dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return out.String(), nil
+}
+
+// In is the same git in another directory (a worktree).
+func (g Repo) In(dir string) Repo { return Repo{Bin: g.Bin, Dir: dir} }
+
+// OK reports whether a git command succeeds (for probes like "does this ref exist").
+func (g Repo) OK(ctx context.Context, args ...string) bool {
+	_, err := g.Run(ctx, args...)
+	return err == nil
+}
+
+// HasRemote reports whether the repository has a remote named origin.
+func (g Repo) HasRemote(ctx context.Context) bool {
+	out, err := g.Run(ctx, "remote")
+	if err != nil {
+		return false
+	}
+	for _, r := range strings.Fields(out) {
+		if r == "origin" {
+			return true
+		}
+	}
+	return false
+}
+
+// Identity returns -c flags giving commits an author when the repository
+// has none configured (a fresh CI machine); the user's own identity wins.
+func (g Repo) Identity(ctx context.Context) []string {
+	if email, _ := g.Run(ctx, "config", "user.email"); email != "" {
+		return nil
+	}
+	return []string{"-c", "user.name=saga-lsp worker", "-c", "user.email=saga-lsp@localhost"}
+}
+
+// ExcludeWorktrees adds the worktrees folder to the repository's
+// info/exclude so story worktrees never show up as untracked files.
+func (g Repo) ExcludeWorktrees(ctx context.Context) error {
+	common, err := g.Run(ctx, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(g.Dir, common)
+	}
+	path := filepath.Join(common, "info", "exclude")
+	data, _ := os.ReadFile(path)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.TrimSpace(line) == store.WorktreesRel+"/" {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data, '\n')
+	}
+	data = append(data, store.WorktreesRel+"/\n"...)
+	return os.WriteFile(path, data, 0o644)
+}

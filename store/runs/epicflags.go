@@ -1,0 +1,69 @@
+package runs
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+)
+
+// When a story of an epic run counts as done for its dependents.
+const (
+	AfterReady  = "ready"  // its last run ended completed
+	AfterMerged = "merged" // its PR is merged into the base
+)
+
+// DefaultMaxParallel is how many stories an epic run runs at once.
+const DefaultMaxParallel = 3
+
+// EpicFlags are the epic runner's own options, as `saga-lsp run <epic>`
+// takes them and passes them to `saga-lsp epic-runner`; the worker's
+// options (WorkerFlags) go along to every story.
+type EpicFlags struct {
+	MaxParallel int     `json:"maxParallel,omitempty"` // --max-parallel
+	After       string  `json:"after,omitempty"`       // --after ready|merged
+	MaxCost     float64 `json:"maxCost,omitempty"`     // --max-cost, USD for the whole epic
+}
+
+// Register defines the flags on fs.
+func (f *EpicFlags) Register(fs *flag.FlagSet) {
+	fs.IntVar(&f.MaxParallel, "max-parallel", 0, "run at most `K` stories at once (default "+strconv.Itoa(DefaultMaxParallel)+")")
+	fs.StringVar(&f.After, "after", "", "a story's dependents start once it is `ready` (its run completed, default) or `merged` (its PR merged)")
+	fs.Float64Var(&f.MaxCost, "max-cost", 0, "start no story and no run once the epic's runs cost `USD` in all")
+}
+
+// Validate reports the first flag out of range.
+func (f EpicFlags) Validate() error {
+	switch {
+	case f.MaxParallel < 0:
+		return fmt.Errorf("--max-parallel must be ≥ 1, got %d", f.MaxParallel)
+	case f.MaxCost < 0:
+		return fmt.Errorf("--max-cost must be ≥ 0, got %g", f.MaxCost)
+	case f.After != "" && f.After != AfterReady && f.After != AfterMerged:
+		return fmt.Errorf("unknown --after %q (ready, merged)", f.After)
+	}
+	return nil
+}
+
+// WithDefaults fills the zero values.
+func (f EpicFlags) WithDefaults() EpicFlags {
+	if f.MaxParallel <= 0 {
+		f.MaxParallel = DefaultMaxParallel
+	}
+	if f.After == "" {
+		f.After = AfterReady
+	}
+	return f
+}
+
+// Args returns the flags as epic-runner arguments.
+func (f EpicFlags) Args() ([]string, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	f = f.WithDefaults()
+	args := []string{"--max-parallel", strconv.Itoa(f.MaxParallel), "--after", f.After}
+	if f.MaxCost > 0 {
+		args = append(args, "--max-cost", strconv.FormatFloat(f.MaxCost, 'f', -1, 64))
+	}
+	return args, nil
+}
