@@ -8,59 +8,95 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-const runSynopsis = "run <story> [--root DIR] [--format text|json] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--force]"
+const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--story]
+run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
 
-// runRun starts the story's worker in a detached tmux session.
+// runRun starts a story's worker, or an epic's runner, in a detached tmux
+// session.
 func runRun(env *Env, args []string) int {
 	c := newCmdLine("run")
 	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\",\"pid\"})")
+	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
 	wf := addWorkerFlags(c)
-	force := c.Bool("force", false, "start although the story's epic blockers are not completed")
+	var ef runs.EpicFlags
+	ef.Register(c.FlagSet)
+	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
+	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
+	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
+	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force})
+	kind, err := target.resolve(r, pos[0])
 	if err != nil {
-		var se *commands.StartError
-		var re *commands.RunningError
-		var ref *commands.RefusedError
-		var ce *commands.ConflictError
-		switch {
-		case errors.As(err, &ref), errors.As(err, &ce):
-			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
-			return exitFindings
-		case errors.As(err, &se):
-			if out := se.Output; strings.TrimSpace(out) != "" {
-				fmt.Fprint(env.Stderr, out)
-				if !strings.HasSuffix(out, "\n") {
-					fmt.Fprintln(env.Stderr)
-				}
-			}
-			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
-			return exitFindings
-		case errors.As(err, &re):
-			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
-			return exitFindings
-		}
 		return c.fail(env, err)
+	}
+	var st *commands.Started
+	if kind == runs.KindEpic {
+		if c.isSet("max-parallel") && ef.MaxParallel < 1 {
+			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
+		}
+		ef.TakeMaxCost(wf)
+		st, err = commands.StartEpic(context.Background(), commands.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
+	} else {
+		for _, f := range []string{"max-parallel", "after"} {
+			if c.isSet(f) {
+				return c.fail(env, usagef("--%s is for an epic; %s is a story", f, pos[0]))
+			}
+		}
+		st, err = commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
+	}
+	if err != nil {
+		return runFailed(c, env, err)
 	}
 	if *format == "json" {
 		if err := printJSON(env.Stdout, st); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}
-		return exitOK
+	} else {
+		what := "story " + st.Story
+		if st.Epic != "" {
+			what = "epic " + st.Epic
+		}
+		fmt.Fprintf(env.Stdout, "session %s\noutput %s\nfollow: saga-lsp follow %s  |  %s  |  tail -f %s\n",
+			st.Session, st.OutputFile, pos[0], st.Attach, st.OutputFile)
+		if st.Finished {
+			fmt.Fprintf(env.Stdout, "the run of %s already finished: see the output file, or `saga-lsp status %s`\n", what, pos[0])
+		}
 	}
-	fmt.Fprintf(env.Stdout, "session %s\noutput %s\nfollow: %s  |  tail -f %s\n", st.Session, st.OutputFile, st.Attach, st.OutputFile)
-	if st.Finished {
-		fmt.Fprintf(env.Stdout, "the worker already finished: see the output file, or `saga-lsp status %s`\n", st.Story)
+	if *follow {
+		return followRun(env, st.EventsFile, *format == "json")
 	}
 	return exitOK
+}
+
+// runFailed reports why a run did not start: refused by its preflight, a
+// worker that died at once (its output first), one already running — exit
+// 1; a usage or I/O problem — exit 2.
+func runFailed(c *cmdLine, env *Env, err error) int {
+	var se *commands.StartError
+	var re *commands.RunningError
+	var ref *commands.RefusedError
+	var ce *commands.ConflictError
+	switch {
+	case errors.As(err, &se):
+		if out := se.Output; strings.TrimSpace(out) != "" {
+			fmt.Fprint(env.Stderr, out)
+			if !strings.HasSuffix(out, "\n") {
+				fmt.Fprintln(env.Stderr)
+			}
+		}
+	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re):
+	default:
+		return c.fail(env, err)
+	}
+	fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+	return exitFindings
 }

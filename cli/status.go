@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-const statusSynopsis = "status [<story>] [--root DIR] [--format text|json] [--tasks]"
+const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--epic] [--story]"
 
 // runStatus prints stories, tasks and worker state.
 func runStatus(env *Env, args []string) int {
@@ -16,6 +19,7 @@ func runStatus(env *Env, args []string) int {
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
 	tasks := c.Bool("tasks", false, "list every story's tasks (always on with a story)")
+	target := addTargetFlags(c)
 	pos, err := c.parse(args)
 	if err == nil && len(pos) > 1 {
 		err = usagef("unexpected argument %q (one <story> at most)", pos[1])
@@ -27,9 +31,16 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := commands.StatusOptions{Root: r, Tasks: *tasks}
+	o := commands.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
 	if len(pos) == 1 {
 		o.Story = pos[0]
+		kind, err := target.resolve(r, pos[0])
+		if err != nil {
+			return c.fail(env, err)
+		}
+		if kind == runs.KindEpic {
+			return epicStatus(c, env, r, pos[0], *format == "json")
+		}
 	}
 	st, err := commands.GetStatus(context.Background(), o)
 	if err == nil {
@@ -44,6 +55,68 @@ func runStatus(env *Env, args []string) int {
 	}
 	if err != nil {
 		return c.fail(env, err)
+	}
+	return exitOK
+}
+
+// epicStatus prints an epic run's state: the runner's, then each story's.
+func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
+	p, err := store.NewParser()
+	if err != nil {
+		return c.fail(env, err)
+	}
+	ws, err := p.Load(root)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	st, err := commands.EpicState(context.Background(), ws, commands.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p})
+	if err != nil {
+		return c.fail(env, err)
+	}
+	if jsonOut {
+		if err := printJSON(env.Stdout, map[string]any{"epic": st}); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
+	}
+	title := ""
+	if e := ws.Epic(epic); e != nil {
+		title = e.Title
+	}
+	run := "no run"
+	if st.Session != "" {
+		run = fmt.Sprintf("runner %s (session %s)", st.State, st.Session)
+	}
+	fmt.Fprintf(env.Stdout, "%s\n%s · %s", epicHeader(epic, title), st.String(), run)
+	if st.Cost > 0 {
+		fmt.Fprintf(env.Stdout, " · $%.2f", st.Cost)
+	}
+	fmt.Fprintln(env.Stdout)
+	width := 0
+	for _, s := range st.Stories {
+		width = max(width, len(s.ID))
+	}
+	for _, s := range st.Stories {
+		line := fmt.Sprintf("  %-*s %-9s %d/%d", width, s.ID, s.State, s.Done, s.Total)
+		switch {
+		case len(s.HeldBy) > 0:
+			line += "  held by " + strings.Join(s.HeldBy, ", ")
+			if len(s.Conflicts) > 0 {
+				line += " (conflicts: " + strings.Join(s.Conflicts, ", ") + ")"
+			}
+		case len(s.BlockedBy) > 0 && s.State == commands.EpicWaiting:
+			line += "  after " + strings.Join(s.BlockedBy, ", ")
+		}
+		if s.Branch != "" {
+			line += "  " + s.Branch
+			if s.Base != "" {
+				line += " ← " + s.Base
+			}
+		}
+		if s.PR != "" {
+			line += "  " + s.PR
+		}
+		fmt.Fprintln(env.Stdout, line)
 	}
 	return exitOK
 }

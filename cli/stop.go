@@ -7,24 +7,34 @@ import (
 	"fmt"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-const stopSynopsis = "stop <story> [--root DIR] [--format text|json]"
+const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
 
 // runStop sends SIGINT to the story's worker and ends its tmux session.
 func runStop(env *Env, args []string) int {
 	c := newCmdLine("stop")
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
+	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story>"), oneOf("format", *format, "text", "json")); err != nil {
+	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
 		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
 		return c.fail(env, err)
 	}
-	res, err := commands.StopStory(context.Background(), commands.StopOptions{Root: r, Story: pos[0]})
+	kind, err := target.resolve(r, pos[0])
+	if err != nil {
+		return c.fail(env, err)
+	}
+	stop, what := commands.StopStory, "story"
+	if kind == runs.KindEpic {
+		stop, what = commands.StopEpic, "epic"
+	}
+	res, err := stop(context.Background(), commands.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
 	if err != nil {
 		if *format == "json" && res != nil {
 			printJSON(env.Stdout, res)
@@ -43,7 +53,7 @@ func runStop(env *Env, args []string) int {
 	}
 	switch {
 	case res.PID > 0:
-		fmt.Fprintf(env.Stdout, "stopped story %s: worker pid %d", res.Story, res.PID)
+		fmt.Fprintf(env.Stdout, "stopped %s %s: pid %d", what, pos[0], res.PID)
 		if res.State != "" {
 			fmt.Fprintf(env.Stdout, " ended %s", res.State)
 			if res.ExitCode != nil {
@@ -55,7 +65,7 @@ func runStop(env *Env, args []string) int {
 		}
 		fmt.Fprintln(env.Stdout)
 	default:
-		fmt.Fprintf(env.Stdout, "stopped story %s: no worker process was left\n", res.Story)
+		fmt.Fprintf(env.Stdout, "stopped %s %s: no process was left\n", what, pos[0])
 	}
 	for _, s := range res.Sessions {
 		fmt.Fprintf(env.Stdout, "killed tmux session %s\n", s)

@@ -26,6 +26,7 @@ var ErrNotRunning = errors.New("no worker is running")
 // RunningError refuses to start a second worker for a story.
 type RunningError struct {
 	Story   string
+	Epic    string // set for an epic's runner (Story is empty then)
 	Session string // the live tmux session, when known
 	PID     int    // the worker's pid, when known
 }
@@ -38,19 +39,22 @@ func (e *RunningError) Error() string {
 	if e.Session != "" {
 		what = append(what, "tmux session "+e.Session)
 	}
-	who := "a worker"
+	who, kind, id := "a worker", "story", e.Story
+	if e.Epic != "" {
+		who, kind, id = "a runner", "epic", e.Epic
+	}
 	if len(what) > 0 {
 		who += " (" + strings.Join(what, ", ") + ")"
 	}
-	return fmt.Sprintf("%s is already running story %s: follow it with `saga-lsp status %s`, or stop it with `saga-lsp stop %s`",
-		who, e.Story, e.Story, e.Story)
+	return fmt.Sprintf("%s is already running %s %s: follow it with `saga-lsp follow %s`, or stop it with `saga-lsp stop %s`",
+		who, kind, id, id, id)
 }
 
 // StartError reports a worker that died (or failed) right after it started.
 type StartError struct {
-	Story, Session, OutputFile string
-	Output                     string // the output file's content (its last 64 KiB)
-	ExitCode                   *int   // the worker's exit code when it reported one
+	Story, Epic, Session, OutputFile string
+	Output                           string // the output file's content (its last 64 KiB)
+	ExitCode                         *int   // the worker's exit code when it reported one
 }
 
 func (e *StartError) Error() string {
@@ -58,9 +62,13 @@ func (e *StartError) Error() string {
 	if e.ExitCode != nil {
 		how = fmt.Sprintf("exited at once with code %d", *e.ExitCode)
 	}
-	msg := fmt.Sprintf("the worker for story %s (tmux session %s) %s", e.Story, e.Session, how)
+	who, cmd, id := "the worker for story", "worker", e.Story
+	if e.Epic != "" {
+		who, cmd, id = "the epic runner for epic", "epic-runner", e.Epic
+	}
+	msg := fmt.Sprintf("%s %s (tmux session %s) %s", who, id, e.Session, how)
 	if strings.TrimSpace(e.Output) == "" {
-		return msg + fmt.Sprintf(" without output; run `saga-lsp worker %s` directly to see why", e.Story)
+		return msg + fmt.Sprintf(" without output; run `saga-lsp %s %s` directly to see why", cmd, id)
 	}
 	return msg + "; its output (" + e.OutputFile + ") is above"
 }

@@ -31,19 +31,24 @@ const (
 	DefaultStopWait = 30 * time.Second
 )
 
-// forwardedEnv are passed from the caller's environment to the worker when
-// set: a tmux server started earlier keeps the environment it was started
-// with, so without them `$runs.EnvClaude=… saga-lsp run` would silently run
-// another claude. Secrets are never forwarded (tmux arguments are visible in
-// the process list); the worker otherwise keeps tmux's environment.
-var forwardedEnv = []string{"PATH", claudetasks.EnvConfigDir, runs.EnvClaude, runs.EnvGH}
+// forwardedEnv are passed from the caller's environment to the worker (or
+// runner) when set: a tmux server started earlier keeps the environment it
+// was started with, so without them `$runs.EnvClaude=… saga-lsp run` would
+// silently run another claude, and a runner would start its workers on
+// another tmux server. Secrets are never forwarded (tmux arguments are
+// visible in the process list); the worker otherwise keeps tmux's
+// environment.
+func forwardedEnv() []string {
+	return []string{"PATH", claudetasks.EnvConfigDir, runs.EnvClaude, runs.EnvGH, runs.EnvTmuxSocket}
+}
 
 // RunOptions configure StartStory.
 type RunOptions struct {
 	Root   string // workspace root (holds .saga/)
 	Story  string
 	Worker runs.WorkerFlags
-	Force  bool // start although its epic blockers are unfinished
+	Force  bool     // start although its epic blockers are unfinished
+	Env2   []string // more KEY=value for the worker (an epic runner's)
 
 	SessionDir string              // default runs.SessionDir(Env)
 	Self       string              // default runs.SelfPath(Env)
@@ -55,7 +60,8 @@ type RunOptions struct {
 
 // Started describes a worker started in tmux.
 type Started struct {
-	Story      string `json:"story"`
+	Story      string `json:"story,omitempty"`
+	Epic       string `json:"epic,omitempty"`
 	Session    string `json:"session"`
 	OutputFile string `json:"outputFile"`
 	EventsFile string `json:"eventsFile"`
@@ -145,24 +151,53 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		return nil, usagef("%v", err)
 	}
 
-	if err := os.MkdirAll(o.SessionDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", o.SessionDir, err, runs.EnvSessionDir)
+	return launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
+		tmux: o.Tmux, env: o.Env, extraEnv: o.Env2, now: o.Now, wait: o.Wait, args: wargs})
+}
+
+// launchSpec is what launch starts: a worker or an epic runner.
+type launchSpec struct {
+	kind       runs.Kind
+	id         string
+	root       string
+	sessionDir string
+	self       string
+	tmux       *Tmux
+	env        func(string) string
+	extraEnv   []string
+	now        func() time.Time
+	wait       time.Duration
+	args       []string // after <id> --output-file F --session S
+}
+
+// launch starts `<self> worker|epic-runner <id> --output-file <file>
+// --session <name> <args>` in a detached tmux session and waits until it
+// holds its lock (or died: *StartError).
+func launch(ctx context.Context, l launchSpec) (*Started, error) {
+	if err := os.MkdirAll(l.sessionDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", l.sessionDir, err, runs.EnvSessionDir)
 	}
-	session := runs.SessionName(o.Story, o.Now())
-	out := runs.OutputFile(o.SessionDir, session)
-	st := &Started{Story: o.Story, Session: session, OutputFile: out, EventsFile: runs.EventsFile(out),
-		Attach: o.Tmux.AttachCommand(session)}
-	argv := append([]string{o.Self, runs.CommandWorker, o.Story, "--output-file", out, "--session", session}, wargs...)
-	env := []string{runs.EnvSessionDir + "=" + o.SessionDir, runs.EnvSession + "=" + session}
-	for _, k := range forwardedEnv {
-		if v := runs.Getenv(o.Env, k); v != "" && !strings.ContainsAny(v, "\n\x00") {
+	session := runs.KindSessionName(l.kind, l.id, l.now())
+	out := runs.OutputFile(l.sessionDir, session)
+	st := &Started{Session: session, OutputFile: out, EventsFile: runs.EventsFile(out), Attach: l.tmux.AttachCommand(session)}
+	cmd := runs.CommandWorker
+	if l.kind == runs.KindEpic {
+		st.Epic, cmd = l.id, runs.CommandEpicRunner
+	} else {
+		st.Story = l.id
+	}
+	argv := append([]string{l.self, cmd, l.id, "--output-file", out, "--session", session}, l.args...)
+	env := []string{runs.EnvSessionDir + "=" + l.sessionDir, runs.EnvSession + "=" + session}
+	for _, k := range forwardedEnv() {
+		if v := runs.Getenv(l.env, k); v != "" && !strings.ContainsAny(v, "\n\x00") {
 			env = append(env, k+"="+v)
 		}
 	}
-	if err := o.Tmux.NewSession(ctx, session, o.Root, env, argv); err != nil {
+	env = append(env, l.extraEnv...)
+	if err := l.tmux.NewSession(ctx, session, l.root, env, argv); err != nil {
 		return nil, fmt.Errorf("start tmux session %s: %w", session, err)
 	}
-	return st, waitStarted(ctx, o.Tmux, st, o.Wait)
+	return st, waitStarted(ctx, l.tmux, st, l.wait)
 }
 
 // preflight refuses a run that cannot work (*RefusedError), before
@@ -247,7 +282,7 @@ func waitStarted(ctx context.Context, t *Tmux, st *Started, wait time.Duration) 
 }
 
 func startError(st *Started, code *int) error {
-	return &StartError{Story: st.Story, Session: st.Session, OutputFile: st.OutputFile,
+	return &StartError{Story: st.Story, Epic: st.Epic, Session: st.Session, OutputFile: st.OutputFile,
 		Output: tail(st.OutputFile, 64<<10), ExitCode: code}
 }
 

@@ -192,7 +192,7 @@ func TestRunStartsWorkerInTmux(t *testing.T) {
 	if lines[1] != "output "+out {
 		t.Errorf("second line %q, want %q", lines[1], "output "+out)
 	}
-	wantFollow := fmt.Sprintf("follow: tmux -L %s attach -t %s  |  tail -f %s", h.socket, session, out)
+	wantFollow := fmt.Sprintf("follow: saga-lsp follow %s  |  tmux -L %s attach -t %s  |  tail -f %s", story, h.socket, session, out)
 	if lines[2] != wantFollow {
 		t.Errorf("third line %q, want %q", lines[2], wantFollow)
 	}
@@ -476,7 +476,7 @@ func TestStopText(t *testing.T) {
 	h := newTmuxEnv(t)
 	m := h.startJSON(t, nil, story)
 	r := h.saga(t, nil, "stop", story)
-	want := fmt.Sprintf("stopped story %s: worker pid %d ended stopped (exit 1)\noutput %s\n", story, int(m["pid"].(float64)), m["outputFile"])
+	want := fmt.Sprintf("stopped story %s: pid %d ended stopped (exit 1)\noutput %s\n", story, int(m["pid"].(float64)), m["outputFile"])
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("stop: exit %d\n got %q\nwant %q\n%s", r.Code, r.Stdout, want, r.Stderr)
 	}

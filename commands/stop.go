@@ -27,7 +27,8 @@ type StopOptions struct {
 
 // Stopped reports what StopStory ended.
 type Stopped struct {
-	Story      string   `json:"story"`
+	Story      string   `json:"story,omitempty"`
+	Epic       string   `json:"epic,omitempty"`
 	Stopped    bool     `json:"stopped"`
 	PID        int      `json:"pid"`        // the worker signalled (0 when only sessions were killed)
 	Sessions   []string `json:"sessions"`   // tmux sessions of the story that were killed

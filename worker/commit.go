@@ -98,18 +98,18 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (clea
 		r.reconcile(ctx)
 	}
 	if _, err := r.wtGit.Run(ctx, "add", "-A"); err != nil {
-		r.j.warn(runs.StepCommit, "%v", err)
+		r.j.Warn(runs.StepCommit, "%v", err)
 		return false
 	}
 	if !r.wtGit.OK(ctx, "diff", "--cached", "--quiet") {
 		msg := r.commitMessage(what, r.committed)
 		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", msg)
 		if _, err := r.wtGit.Run(ctx, args...); err != nil {
-			r.j.warn(runs.StepCommit, "commit: %v", err)
+			r.j.Warn(runs.StepCommit, "commit: %v", err)
 			return false
 		}
 		files, _ := r.wtGit.Run(ctx, "show", "--name-only", "--format=", "HEAD")
-		r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepCommit, Branch: r.branch, Message: msg},
+		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepCommit, Branch: r.branch, Message: msg},
 			fmt.Sprintf("commit: %s (%d files)", msg, len(strings.Fields(files))))
 		r.committed = r.statuses()
 	}
@@ -143,7 +143,7 @@ func (r *run) push(ctx context.Context) bool {
 		return true // nowhere to push to
 	}
 	if _, err := r.wtGit.Run(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
-		r.j.warn(runs.StepCommit, "push %s: %v", r.branch, err)
+		r.j.Warn(runs.StepCommit, "push %s: %v", r.branch, err)
 		return false
 	}
 	return true
@@ -189,7 +189,7 @@ func (r *run) guardSaga(ctx context.Context) {
 			}
 		}
 		if err := r.revert(ctx, rel, code); err != nil {
-			r.j.warn(runs.StepCommit, "revert %s: %v", rel, err)
+			r.j.Warn(runs.StepCommit, "revert %s: %v", rel, err)
 			continue
 		}
 		reverted = append(reverted, rel)
@@ -198,7 +198,7 @@ func (r *run) guardSaga(ctx context.Context) {
 		return
 	}
 	msg := fmt.Sprintf("reverted changes the agent made in .saga/ outside its journal and task statuses: %s", strings.Join(reverted, ", "))
-	r.j.warn(runs.StepCommit, "%s", msg)
+	r.j.Warn(runs.StepCommit, "%s", msg)
 	r.journalNote(msg)
 }
 
@@ -244,7 +244,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 		head = string(restored)
 	}
 	if err := store.WriteFileAtomic(abs, []byte(head), 0o644); err != nil {
-		r.j.warn(runs.StepCommit, "restore %s: %v", rel, err)
+		r.j.Warn(runs.StepCommit, "restore %s: %v", rel, err)
 	}
 	return false
 }
@@ -272,7 +272,7 @@ func (r *run) journalNote(text string) {
 	p := filepath.Join(r.storyDir(), "journal.md")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		r.j.warn(runs.StepCommit, "journal: %v", err)
+		r.j.Warn(runs.StepCommit, "journal: %v", err)
 		return
 	}
 	defer f.Close()

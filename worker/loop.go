@@ -68,13 +68,16 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 		case ctx.Err() != nil:
 			return runs.StatusStopped, ExitFailed
 		case r.cycles >= r.o.MaxCycles:
-			r.j.step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
+			r.j.Step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
 			return runs.StatusTimeout, ExitLimit
 		case !r.o.Now().Before(deadline):
-			r.j.step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
+			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
 			return runs.StatusTimeout, ExitLimit
 		case r.o.MaxCost > 0 && r.cost >= r.o.MaxCost:
-			r.j.step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
+			r.j.Step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
+			return runs.StatusTimeout, ExitLimit
+		case r.epicCapped():
+			r.j.Step(runs.StepLoop, "stopping: the epic run's spend reached its --max-cost, with %d/%d tasks done", done, total)
 			return runs.StatusTimeout, ExitLimit
 		}
 		r.cycles++
@@ -85,28 +88,40 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			return runs.StatusStopped, ExitFailed
 		}
 		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
-			r.j.step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
+			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
 			return runs.StatusTimeout, ExitLimit
 		}
 		if err != nil {
-			r.j.warn(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
+			r.j.Error(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
 			return runs.StatusFailed, ExitFailed
 		}
 		if why := res.failure(); why != "" {
-			r.j.step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
+			r.j.Step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
 			return runs.StatusFailed, ExitFailed
 		}
 		if blocked, text := r.newBlocker(); blocked {
-			r.j.step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
+			r.j.Step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
 			return runs.StatusBlocked, ExitBlocked
 		}
 		if after > done {
 			noProgress = 0
 		} else if noProgress++; noProgress >= 2 {
-			r.j.step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
+			r.j.Step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
 			return runs.StatusTimeout, ExitLimit
 		}
 	}
+}
+
+// epicCapped tells whether the epic runner that started this worker
+// recorded that the epic's spend reached its cap: no story starts another
+// headless run then (the current one finishes).
+func (r *run) epicCapped() bool {
+	path := runs.Getenv(r.o.Env, runs.EnvEpicEvents)
+	if path == "" {
+		return false
+	}
+	run := runs.ReadRun(path)
+	return run != nil && run.CapReached
 }
 
 // newBlocker reports a blocker written to the journal during the runs.
@@ -162,7 +177,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err := cmd.Start(); err != nil {
 		return res, err
 	}
-	r.j.emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
+	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
 		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
 	stopped := make(chan struct{})
@@ -182,7 +197,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, r.agentName()+": "+sc.Text())
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, r.agentName()+": "+sc.Text())
 		}
 		close(errDone)
 	}()
@@ -193,7 +208,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
 	r.cost += res.cost
 	done, total := r.progress()
-	r.j.emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(res.exit), Done: runs.Int(done), Total: runs.Int(total),
+	r.j.Emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(res.exit), Done: runs.Int(done), Total: runs.Int(total),
 		Cost: runs.Float(res.cost), Status: res.subtype},
 		fmt.Sprintf("run %d ended with exit code %d (%s): %d/%d tasks done", r.cycles, res.exit, cmp.Or(res.subtype, "no result"), done, total))
 	return res, nil
@@ -298,7 +313,7 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResu
 			TerminalReason string          `json:"terminal_reason"`
 		}
 		if json.Unmarshal(line, &m) != nil {
-			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, r.agentName()+": "+string(line))
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, r.agentName()+": "+string(line))
 			continue
 		}
 		switch m.Type {
@@ -307,10 +322,10 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResu
 				switch c.Type {
 				case "text":
 					if t := strings.TrimSpace(c.Text); t != "" {
-						r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
+						r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
 					}
 				case "tool_use":
-					r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
+					r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
 				}
 			}
 		case "user":
@@ -323,12 +338,12 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResu
 				} `json:"statusChange"`
 			}
 			if len(m.ToolUseResult) > 0 && json.Unmarshal(m.ToolUseResult, &res) == nil && res.Success && res.StatusChange != nil {
-				r.j.emit(runs.Event{Event: runs.KindTaskStatus, Cycle: r.cycles, Task: res.TaskID, From: res.StatusChange.From, To: res.StatusChange.To, Source: runs.SourceClaude},
+				r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Cycle: r.cycles, Task: res.TaskID, From: res.StatusChange.From, To: res.StatusChange.To, Source: runs.SourceClaude},
 					fmt.Sprintf("task %s: %s → %s", res.TaskID, res.StatusChange.From, res.StatusChange.To))
 			}
 		case "result":
 			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, cost: m.TotalCostUSD}
-			r.j.emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
 		}
 	}
 	return res
@@ -358,7 +373,7 @@ func (r *run) reconcile(ctx context.Context) {
 	}
 	list, err := claudetasks.Read(r.listDir)
 	if err != nil {
-		r.j.warn("reconcile", "read the task list: %v", err)
+		r.j.Warn("reconcile", "read the task list: %v", err)
 		return
 	}
 	s, err := r.story()
@@ -375,10 +390,10 @@ func (r *run) reconcile(ctx context.Context) {
 			continue
 		}
 		if err := r.setTaskStatus(ctx, t.ID, want); err != nil {
-			r.j.warn("reconcile", "%s: %v", t.ID, err)
+			r.j.Warn("reconcile", "%s: %v", t.ID, err)
 			continue
 		}
-		r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: t.Status, To: want, Source: runs.SourceClaude},
+		r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: t.Status, To: want, Source: runs.SourceClaude},
 			fmt.Sprintf("reconcile: %s %s → %s (from the task list)", t.ID, t.Status, want))
 	}
 }

@@ -33,7 +33,7 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
-		r.j.warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
+		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
 	r.branch = "story/" + r.o.Story
 	r.wt = store.WorktreeDir(r.root, r.o.Story)
@@ -49,19 +49,19 @@ func (r *run) worktree(ctx context.Context) error {
 	remote := r.repo.HasRemote(ctx)
 	switch {
 	case isWorktree(ctx, r.repo, r.wt):
-		r.j.step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
+		r.j.Step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
 	case r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
 		// A stale registration (folder deleted by hand) would make add fail.
 		r.repo.Run(ctx, "worktree", "prune")
 		if _, err := r.repo.Run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
 			return err
 		}
-		r.j.step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
+		r.j.Step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
 	default:
 		start := r.base
 		if remote {
 			if _, err := r.repo.Run(ctx, "fetch", "origin", r.base); err != nil {
-				r.j.warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
+				r.j.Warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
 			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
 				start = "origin/" + r.base
 			}
@@ -70,10 +70,10 @@ func (r *run) worktree(ctx context.Context) error {
 		if _, err := r.repo.Run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
-		r.j.step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
 	}
 	if err := r.excludeAgentFiles(ctx); err != nil {
-		r.j.warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
+		r.j.Warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
 	}
 	// A story not yet committed on the base is copied in and committed on
 	// the story branch at once, so that what the agent does to it later is
@@ -90,9 +90,9 @@ func (r *run) worktree(ctx context.Context) error {
 		if _, err := r.wtGit.Run(ctx, args...); err != nil {
 			return err
 		}
-		r.j.warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
+		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
 	}
-	r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Worktree: r.wt}, "")
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Worktree: r.wt}, "")
 	return nil
 }
 
@@ -145,33 +145,33 @@ func (r *run) draftPR(ctx context.Context) {
 	gh := lookPath(r.o.GH)
 	switch {
 	case r.o.DryRun:
-		r.j.step(runs.StepPR, "dry run: no push and no pull request")
+		r.j.Step(runs.StepPR, "dry run: no push and no pull request")
 		return
 	case gh == "":
-		r.j.warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
+		r.j.Warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
 	case !r.repo.HasRemote(ctx):
-		r.j.warn(runs.StepPR, "the repository has no remote named origin; no pull request")
+		r.j.Warn(runs.StepPR, "the repository has no remote named origin; no pull request")
 		return
 	}
 	if out, err := r.ghRun(ctx, gh, "auth", "status"); err != nil {
-		r.j.warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
+		r.j.Warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
 		return
 	}
 	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
 		args := append(r.wtGit.Identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
 		if _, err := r.wtGit.Run(ctx, args...); err != nil {
-			r.j.warn(runs.StepPR, "empty start commit: %v", err)
+			r.j.Warn(runs.StepPR, "empty start commit: %v", err)
 			return
 		}
 	}
 	if _, err := r.wtGit.Run(ctx, "push", "-u", "origin", r.branch); err != nil {
-		r.j.warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
+		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}
 	out, err := r.ghRun(ctx, gh, "pr", "list", "--head", r.branch, "--state", "all", "--json", "number,url,state", "--limit", "1")
 	if err != nil {
-		r.j.warn(runs.StepPR, "gh pr list: %s", firstLine(out, err))
+		r.j.Warn(runs.StepPR, "gh pr list: %s", firstLine(out, err))
 		return
 	}
 	var prs []struct {
@@ -181,7 +181,7 @@ func (r *run) draftPR(ctx context.Context) {
 	json.Unmarshal([]byte(out), &prs)
 	if len(prs) > 0 && prs[0].URL != "" {
 		r.pr = prs[0].URL
-		r.j.step(runs.StepPR, "pull request exists: %s", r.pr)
+		r.j.Step(runs.StepPR, "pull request exists: %s", r.pr)
 	} else {
 		title := "Story: " + r.o.Story
 		body := fmt.Sprintf("Story `%s`, executed by saga-lsp worker.", r.o.Story)
@@ -190,17 +190,17 @@ func (r *run) draftPR(ctx context.Context) {
 		}
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
-			r.j.warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
+			r.j.Warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
 			return
 		}
 		r.pr = lastURL(out)
-		r.j.step(runs.StepPR, "opened draft pull request %s", r.pr)
+		r.j.Step(runs.StepPR, "opened draft pull request %s", r.pr)
 	}
 	if r.pr != "" {
 		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
-			r.j.warn(runs.StepPR, "record the PR in story.json: %v", err)
+			r.j.Warn(runs.StepPR, "record the PR in story.json: %v", err)
 		}
-		r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
+		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
 }
 
@@ -248,7 +248,7 @@ func (r *run) context(ctx context.Context) error {
 		_, _, r.blockers = store.JournalBlocker(data)
 	}
 	r.committed = r.statuses()
-	r.j.step(runs.StepContext, "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
+	r.j.Step(runs.StepContext, "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
 	return nil
 }
 
@@ -265,26 +265,26 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 	}
 	s, err := r.story()
 	if err != nil {
-		r.j.warn(runs.StepEnd, "%v", err)
+		r.j.Warn(runs.StepEnd, "%v", err)
 		return false
 	}
 	for _, t := range s.Tasks {
 		if t.Status == store.StatusInProgress {
 			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
-				r.j.warn(runs.StepEnd, "reset %s: %v", t.ID, err)
+				r.j.Warn(runs.StepEnd, "reset %s: %v", t.ID, err)
 				continue
 			}
-			r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
+			r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
 				fmt.Sprintf("end: %s was still in progress; back to pending", t.ID))
 		}
 	}
 	if s, err = r.story(); err != nil {
-		r.j.warn(runs.StepEnd, "%v", err)
+		r.j.Warn(runs.StepEnd, "%v", err)
 		return false
 	}
 	all := len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
 	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
-		r.j.warn(runs.StepEnd, "story status: %v", err)
+		r.j.Warn(runs.StepEnd, "story status: %v", err)
 	}
 	// The end's statuses are final (in_progress was reset above): no
 	// reconciliation from the task list after the guard.
@@ -292,19 +292,19 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 	switch {
 	case !all || r.pr == "":
 	case !clean:
-		r.j.warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
+		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
 	default:
 		if gh := lookPath(r.o.GH); gh != "" {
 			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
-				r.j.warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
+				r.j.Warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
 			} else {
-				r.j.step(runs.StepEnd, "pull request marked ready for review: %s", r.pr)
+				r.j.Step(runs.StepEnd, "pull request marked ready for review: %s", r.pr)
 			}
 		}
 	}
 	if r.listDir != "" && !r.o.KeepTasks {
 		if err := claudetasks.Remove(r.listDir); err != nil {
-			r.j.warn(runs.StepEnd, "remove the task list: %v", err)
+			r.j.Warn(runs.StepEnd, "remove the task list: %v", err)
 		}
 	}
 	return all && completed

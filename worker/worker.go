@@ -90,7 +90,7 @@ func orDefault(v, d string) string {
 // run is the state of one worker run.
 type run struct {
 	o        Options
-	j        *journal
+	j        *runs.Log
 	p        *store.Parser
 	root     string   // main checkout root (holds .saga/)
 	repo     git.Repo // git in the main checkout
@@ -118,15 +118,15 @@ type run struct {
 func Run(ctx context.Context, o Options) int {
 	o.defaults()
 	if !store.ValidCanonical(o.Story) {
-		fmt.Fprintf(o.Stdout, "saga-lsp worker: invalid story name %q\n", o.Story)
+		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: invalid story name %q\n", o.Story)
 		return ExitFailed
 	}
-	j, err := openJournal(o.Story, o.Session, o.OutputFile, o.Stdout, o.Now)
+	j, err := runs.OpenLog(o.OutputFile, o.Story, "", o.Session, o.Stdout, o.Now)
 	if err != nil {
-		fmt.Fprintf(o.Stdout, "saga-lsp worker: %v\n", err)
+		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: %v\n", err)
 		return ExitFailed
 	}
-	defer j.close()
+	defer j.Close()
 	r := &run{o: o, j: j, started: o.Now()}
 	var why string
 	r.bash, why = r.bashMode()
@@ -134,9 +134,9 @@ func Run(ctx context.Context, o Options) int {
 	if o.DryRun {
 		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
 	}
-	j.emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
 	if why != "" {
-		r.j.warn(runs.StepStart, "%s", why)
+		r.j.Warn(runs.StepStart, "%s", why)
 	}
 	status, code := r.execute(ctx)
 	done, total := r.progress()
@@ -144,10 +144,10 @@ func Run(ctx context.Context, o Options) int {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
 			Branch: r.branch, Base: r.base, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
 		if err := runs.WriteRecord(r.root, rec); err != nil {
-			r.j.warn(runs.StepEnd, "run record: %v", err)
+			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
 	}
-	j.emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
+	j.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
 		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr,
 		Cost: runs.Float(r.cost)},
 		fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code))
@@ -158,21 +158,21 @@ func Run(ctx context.Context, o Options) int {
 func (r *run) execute(ctx context.Context) (string, int) {
 	var err error
 	if r.p, err = store.NewParser(); err != nil {
-		r.j.warn(runs.StepStart, "%v", err)
+		r.j.Error(runs.StepStart, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
 	if r.root, err = store.FindRoot(orDefault(r.o.Dir, ".")); err != nil {
-		r.j.warn(runs.StepStart, "%v", err)
+		r.j.Error(runs.StepStart, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
 	if _, err := r.p.LoadStory(r.root, r.o.Story); err != nil {
-		r.j.warn(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
+		r.j.Error(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
 		return runs.StatusFailed, ExitFailed
 	}
 
 	if r.bash == BashSandboxed {
 		if r.cache, err = r.cacheDir(); err != nil {
-			r.j.warn(runs.StepStart, "%v", err)
+			r.j.Error(runs.StepStart, "%v", err)
 			return runs.StatusFailed, ExitFailed
 		}
 	}
@@ -180,7 +180,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// 1. Lock: one worker per story, shared by all worktrees.
 	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
-		r.j.warn(runs.StepLock, "%v", err)
+		r.j.Error(runs.StepLock, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
 	if !ok {
@@ -189,27 +189,27 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		if pid > 0 {
 			who = fmt.Sprintf("another worker (pid %d)", pid)
 		}
-		r.j.warn(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
+		r.j.Error(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
 		return runs.StatusFailed, ExitFailed
 	}
 	defer lock.Unlock()
-	r.j.step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
+	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
 
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
-		r.j.warn(runs.StepWorktree, "%v", err)
+		r.j.Error(runs.StepWorktree, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
 	// 3. Draft PR (a warning, never a failure).
 	r.draftPR(ctx)
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
-		r.j.warn(runs.StepContext, "%v", err)
+		r.j.Error(runs.StepContext, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
-		r.j.warn(runs.StepHydrate, "%v; no run was started", err)
+		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
 		r.end(context.WithoutCancel(ctx), false)
 		return runs.StatusFailed, ExitFailed
 	}
@@ -283,7 +283,7 @@ func (r *run) hydrate(ctx context.Context) error {
 			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
 				return fmt.Errorf("reset %s: %w", t.ID, err)
 			}
-			r.j.emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
+			r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
 				fmt.Sprintf("hydrate: %s was left in progress by an earlier run; back to pending", t.ID))
 		}
 	}
@@ -304,7 +304,7 @@ func (r *run) hydrate(ctx context.Context) error {
 	if err := claudetasks.Hydrate(hctx, r.listDir, claudetasks.FromStory(s)); err != nil {
 		return err
 	}
-	r.j.emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: r.listID, TaskListDir: r.listDir,
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: r.listID, TaskListDir: r.listDir,
 		Done: runs.Int(s.Done()), Total: runs.Int(len(s.Tasks)), Message: fmt.Sprintf("%d tasks written to %s", len(s.Tasks), r.listDir)},
 		fmt.Sprintf("hydrate: %d tasks (%d done) → %s", len(s.Tasks), s.Done(), r.listDir))
 	return nil

@@ -24,11 +24,17 @@ type EpicFlags struct {
 	MaxCost     float64 `json:"maxCost,omitempty"`     // --max-cost, USD for the whole epic
 }
 
-// Register defines the flags on fs.
+// Register defines the flags on fs. --max-cost is WorkerFlags': a command
+// that takes both moves it here for an epic (TakeMaxCost).
 func (f *EpicFlags) Register(fs *flag.FlagSet) {
-	fs.IntVar(&f.MaxParallel, "max-parallel", 0, "run at most `K` stories at once (default "+strconv.Itoa(DefaultMaxParallel)+")")
-	fs.StringVar(&f.After, "after", "", "a story's dependents start once it is `ready` (its run completed, default) or `merged` (its PR merged)")
-	fs.Float64Var(&f.MaxCost, "max-cost", 0, "start no story and no run once the epic's runs cost `USD` in all")
+	fs.IntVar(&f.MaxParallel, "max-parallel", 0, "epic: run at most `K` stories at once (default "+strconv.Itoa(DefaultMaxParallel)+")")
+	fs.StringVar(&f.After, "after", "", "epic: a story's dependents start once it is `ready` (its run completed, default) or merged (its PR merged)")
+}
+
+// TakeMaxCost moves --max-cost from the worker's flags to the epic's: in an
+// epic run it caps the whole epic's spend, not each story's.
+func (f *EpicFlags) TakeMaxCost(w *WorkerFlags) {
+	f.MaxCost, w.MaxCost = w.MaxCost, 0
 }
 
 // Validate reports the first flag out of range.

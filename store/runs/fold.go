@@ -55,6 +55,9 @@ type Run struct {
 	// spend reached --max-cost.
 	MaxParallel int
 	CapReached  bool
+
+	completedSince int    // task completions since Done was last reported
+	current        string // the task last set in progress
 }
 
 // CheckResult is a check.end event's result.
@@ -107,7 +110,7 @@ func (r *Run) Apply(e Event) {
 		r.Cycle = e.Cycle
 	}
 	if e.Done != nil {
-		r.Done = *e.Done
+		r.Done, r.completedSince = *e.Done, 0
 	}
 	if e.Total != nil {
 		r.Total = *e.Total
@@ -167,6 +170,15 @@ func (r *Run) Apply(e Event) {
 		r.Locked, r.State = true, StateRunning
 		if e.Task != "" && e.To != "" {
 			r.Tasks[e.Task] = e.To
+			switch {
+			case e.To == "in_progress":
+				r.current = e.Task
+			case e.To == "completed" && e.From != "completed":
+				r.completedSince++
+				if r.current == e.Task {
+					r.current = ""
+				}
+			}
 		}
 	case KindCheckEnd:
 		if e.Task != "" {
@@ -207,6 +219,17 @@ func (r *Run) Apply(e Event) {
 			r.Message = fmt.Sprintf("epic run %s: %d/%d stories", r.State, max(r.Done, 0), max(r.Total, 0))
 		}
 	}
+}
+
+// Progress is the run's task count as its events tell it now, and the
+// task in progress.
+func (r *Run) Progress() (done, total int, current string) {
+	total = max(r.Total, 0)
+	done = max(r.Done, 0) + r.completedSince
+	if total > 0 {
+		done = min(done, total)
+	}
+	return done, total, r.current
 }
 
 // Died marks a run whose process is gone without an end event.

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"os/signal"
+	"syscall"
+
+	"github.com/saga-ai/saga-lsp/epicrunner"
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+const epicRunnerSynopsis = "epic-runner <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--output-file PATH] [--session NAME] [worker flags…]"
+
+// runEpicRunner runs an epic (normally inside the tmux session `run
+// <epic>` made). SIGINT/SIGTERM stop it and every worker it started.
+func runEpicRunner(env *Env, args []string) int {
+	c := newCmdLine("epic-runner")
+	wf := addWorkerFlags(c)
+	var ef runs.EpicFlags
+	ef.Register(c.FlagSet)
+	outputFile := c.String("output-file", "", "also write the log to `PATH`; events go to "+runs.EventsFile("<PATH>"))
+	session := c.String("session", "", "session `name` for events (default: $"+runs.EnvSession+" or "+runs.EpicSessionPrefix+"<epic>-<ms>)")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<epic>"), checkWorkerFlags(c, wf)); err != nil {
+		return c.fail(env, err)
+	}
+	ef.TakeMaxCost(wf)
+	if err := ef.Validate(); err != nil {
+		return c.fail(env, usagef("%v", err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return epicrunner.Run(ctx, epicrunner.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
+		OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv})
+}

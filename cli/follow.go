@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
+
+// runFollow shows a story's or an epic's latest run until it ends, and exits
+// with the run's exit code.
+func runFollow(env *Env, args []string) int {
+	c := newCmdLine("follow")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
+	target := addTargetFlags(c)
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
+	}
+	r, err := resolveRoot(env, *root, false)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	kind, err := target.resolve(r, pos[0])
+	if err != nil {
+		return c.fail(env, err)
+	}
+	dir := runs.SessionDir(env.Getenv)
+	rs := runs.Runs(dir, kind, pos[0])
+	if len(rs) == 0 {
+		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
+	}
+	return followRun(env, rs[len(rs)-1].EventsFile, *format == "json")
+}
+
+// followed is one events file being read: a story's worker or an epic's
+// runner.
+type followed struct {
+	tail runs.Tail
+	run  *runs.Run
+}
+
+func newFollowed(path string) *followed {
+	return &followed{tail: runs.Tail{Path: path}, run: runs.NewRun(path)}
+}
+
+// read folds what was appended, handing each event to f too.
+func (fl *followed) read(f func(runs.Event)) {
+	for {
+		n, err := fl.tail.Read(func(e runs.Event) {
+			fl.run.Apply(e)
+			if f != nil {
+				f(e)
+			}
+		})
+		if n == 0 || err != nil {
+			return
+		}
+	}
+}
+
+// followRun shows the run of an events file until it ends: on a terminal
+// (text) a progress line per running story and a line per story's end; in
+// a pipe or with json, the events as JSON lines. Ctrl-C detaches and leaves
+// the run going. The exit code is the run's.
+func followRun(env *Env, eventsFile string, jsonOut bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	live := !jsonOut && isTerminal(env.Stdout)
+	main := newFollowed(eventsFile)
+	stories := map[string]*followed{} // an epic run's workers
+	out := &progressView{w: env.Stdout, on: live}
+	printEvent := func(e runs.Event) {
+		if !live {
+			b, _ := json.Marshal(e)
+			fmt.Fprintf(env.Stdout, "%s\n", b)
+		}
+	}
+	wake := make(chan struct{}, 1)
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		_ = w.Add(filepath.Dir(eventsFile))
+		go func() {
+			for range w.Events {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	dead := 0
+	for {
+		main.read(func(e runs.Event) {
+			printEvent(e)
+			switch e.Event {
+			case runs.KindStoryStart:
+				if e.Session != "" && stories[e.Story] == nil {
+					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
+				}
+				out.line(fmt.Sprintf("▶ %s started", e.Story))
+			case runs.KindStoryEnd:
+				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), e.Story, e.Status))
+			case runs.KindStoryHeld:
+				out.line(fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", ")))
+			case runs.KindTaskStatus:
+				if e.To == "completed" {
+					out.line(fmt.Sprintf("✓ %s", e.Task))
+				}
+			}
+		})
+		for _, s := range stories {
+			s.read(nil)
+		}
+		out.draw(main.run, stories)
+		if main.run.Ended {
+			out.done()
+			fmt.Fprintln(env.Stderr, main.run.Message)
+			if main.run.ExitCode != nil {
+				return *main.run.ExitCode
+			}
+			return exitFindings
+		}
+		if main.run.PID > 0 && !main.run.Alive() {
+			// One more pass may find its end; then it died without one.
+			if dead++; dead > 1 {
+				out.done()
+				fmt.Fprintf(env.Stderr, "saga-lsp follow: the run's process (pid %d) ended without reporting its end (killed?)\n", main.run.PID)
+				return exitFindings
+			}
+		}
+		select {
+		case <-ctx.Done():
+			out.done()
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: detached; the run goes on (%s)\n", eventsFile)
+			return 130
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+func endMark(status string) string {
+	switch status {
+	case runs.StatusCompleted:
+		return "✓"
+	case runs.StatusBlocked, "held":
+		return "⏸"
+	}
+	return "✗"
+}
+
+// progressView draws the running stories' progress at the bottom of a
+// terminal, redrawn in place; permanent lines scroll above it. Off a
+// terminal it draws nothing.
+type progressView struct {
+	w     io.Writer
+	on    bool
+	drawn int // lines of the progress block on screen
+}
+
+func (v *progressView) clear() {
+	for ; v.drawn > 0; v.drawn-- {
+		fmt.Fprint(v.w, "\x1b[1A\x1b[2K")
+	}
+}
+
+func (v *progressView) line(s string) {
+	if !v.on {
+		return
+	}
+	v.clear()
+	fmt.Fprintln(v.w, s)
+}
+
+func (v *progressView) done() {
+	if v.on {
+		v.clear()
+	}
+}
+
+// draw shows one line per running story (or the story of a story run).
+func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
+	if !v.on {
+		return
+	}
+	v.clear()
+	var lines []string
+	if main.Epic == "" {
+		lines = append(lines, progressLine(main.Story, main))
+	} else {
+		ids := make([]string, 0, len(stories))
+		for id, s := range stories {
+			if !s.run.Ended {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			lines = append(lines, progressLine(id, stories[id].run))
+		}
+	}
+	for _, l := range lines {
+		fmt.Fprintln(v.w, l)
+	}
+	v.drawn = len(lines)
+}
+
+// progressLine is "story ▕████░░░░▏ 3/7 · write-tests".
+func progressLine(id string, r *runs.Run) string {
+	done, total, current := r.Progress()
+	const width = 16
+	filled := 0
+	if total > 0 {
+		filled = done * width / total
+	}
+	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
+	line := fmt.Sprintf("%s ▕%s▏ %d/%d", id, bar, done, total)
+	if current != "" {
+		line += " · " + current
+	}
+	return line
+}
