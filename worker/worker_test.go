@@ -1,116 +1,70 @@
 package worker_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
 	"github.com/saga-ai/saga-lsp/worker"
 )
 
-// Binaries built once: saga-lsp itself (the hook command and the worker
-// process), and the stand-ins for claude and gh.
-var bins struct{ sagaLSP, claude, gh string }
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "saga-worker-test")
-	if err != nil {
-		panic(err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..")
-	for _, b := range []struct {
-		out *string
-		pkg string
-	}{{&bins.sagaLSP, "./cmd/saga-lsp"}, {&bins.claude, "./testdata/standin/claude"}, {&bins.gh, "./testdata/standin/gh"}} {
-		*b.out = filepath.Join(dir, filepath.Base(b.pkg))
-		cmd := exec.Command("go", "build", "-o", *b.out, b.pkg)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
-			os.Exit(2)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // fixture is a git repository holding a copy of examples/workspace, with a
-// bare origin, a private Claude config dir and gh stand-in state.
+// bare origin, a private Claude config dir and gh stand-in state; sagaLSP is
+// the binary (the hook command and the worker process).
 type fixture struct {
 	t       *testing.T
 	root    string
 	origin  string
 	claude  string // CLAUDE_CONFIG_DIR
 	ghState string
-	ghLog   string
 	out     string // output file
-	env     map[string]string
+	sagaLSP string
 }
 
 func newFixture(t *testing.T, withRemote bool) *fixture {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	base := t.TempDir()
-	f := &fixture{t: t, root: filepath.Join(base, "repo"), origin: filepath.Join(base, "origin.git"),
-		claude: filepath.Join(base, "claude"), ghState: filepath.Join(base, "gh.json"), ghLog: filepath.Join(base, "gh.log"),
-		out: filepath.Join(base, "sessions", "run.log")}
-	_, file, _, _ := runtime.Caller(0)
-	copyDir(t, filepath.Join(filepath.Dir(file), "..", "examples", "workspace", ".saga"), filepath.Join(f.root, ".saga"))
-	f.git("init", "-q", "-b", "main")
-	f.git("add", "-A")
-	f.git("commit", "-q", "-m", "init")
+	f := &fixture{t: t, root: testkit.GitRepo(t, filepath.Join(testkit.ModuleRoot(t), "examples", "workspace")),
+		claude: filepath.Join(base, "claude"), ghState: filepath.Join(base, "gh.json"),
+		out: filepath.Join(base, "sessions", "run.log"), sagaLSP: testkit.Binary(t)}
 	if withRemote {
-		if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", f.origin).CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		f.git("remote", "add", "origin", f.origin)
-		f.git("push", "-q", "-u", "origin", "main")
+		f.origin = testkit.BareOrigin(t, f.root)
 	}
-	f.env = map[string]string{
+	// The worker's children (claude, hooks, gh) inherit the process env.
+	for k, v := range map[string]string{
 		"CLAUDE_CONFIG_DIR": f.claude,
-		"SAGA_CLAUDE":       bins.claude,
-		"SAGA_GH":           bins.gh,
+		"SAGA_CLAUDE":       testkit.Build(t, "./testdata/standin/claude"),
+		"SAGA_GH":           testkit.Build(t, "./testdata/standin/gh"),
 		"GH_STANDIN_STATE":  f.ghState,
-		"GH_STANDIN_LOG":    f.ghLog,
+		"GH_STANDIN_LOG":    filepath.Join(base, "gh.log"),
 		"GH_STANDIN_REPO":   "acme/shop",
 		"SAGA_SESSION_DIR":  filepath.Join(base, "sessions"),
 		"HOME":              base,
-		"GIT_AUTHOR_NAME":   "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-	}
-	for k, v := range f.env {
-		t.Setenv(k, v) // the worker's children (claude, hooks, gh) inherit the process env
+	} {
+		t.Setenv(k, v)
 	}
 	return f
 }
 
 func (f *fixture) git(args ...string) string {
 	f.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Dir = f.root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		f.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testkit.Git(f.t, f.root, args...)
 }
 
 // run runs the worker in-process with the stand-in claude's script.
@@ -118,7 +72,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 	f.t.Helper()
 	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
 	var out bytes.Buffer
-	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: bins.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
+	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: f.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
 	if mod != nil {
 		mod(&o)
 	}
@@ -141,23 +95,21 @@ func (f *fixture) worktreeStatuses(story string) map[string]string {
 	return out
 }
 
+// events reads the run's events file, failing on a line that is not an
+// event.
 func (f *fixture) events() []runs.Event {
 	f.t.Helper()
-	data, err := os.ReadFile(f.out + ".events.jsonl")
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	tail := runs.Tail{Path: f.out + ".events.jsonl", Bad: func(line, why string) { f.t.Fatalf("events line %q: %s", line, why) }}
 	var evs []runs.Event
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e runs.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			f.t.Fatalf("events line %q: %v", sc.Text(), err)
+	for {
+		n, err := tail.Read(func(e runs.Event) { evs = append(evs, e) })
+		if err != nil {
+			f.t.Fatal(err)
 		}
-		evs = append(evs, e)
+		if n == 0 {
+			return evs
+		}
 	}
-	return evs
 }
 
 func lastEnd(evs []runs.Event) runs.Event {
@@ -225,7 +177,7 @@ func TestStopRules(t *testing.T) {
 				t.Errorf("worker.end %+v, want status %s", end, tt.status)
 			}
 			if tt.statuses != nil {
-				if got := f.worktreeStatuses(tt.story); !mapsEqual(got, tt.statuses) {
+				if got := f.worktreeStatuses(tt.story); !maps.Equal(got, tt.statuses) {
 					t.Errorf("statuses %v, want %v\n%s", got, tt.statuses, out)
 				}
 			}
@@ -298,7 +250,7 @@ func TestHeadlessInvocation(t *testing.T) {
 	if err := json.Unmarshal([]byte(flag("--settings")), &settings); err != nil {
 		t.Fatalf("--settings: %v", err)
 	}
-	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != bins.sagaLSP+" hook" {
+	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != f.sagaLSP+" hook" {
 		t.Errorf("PostToolUse hooks %+v", m)
 	}
 	if m := settings.Hooks["PreToolUse"]; len(m) != 1 || m[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" {
@@ -352,8 +304,8 @@ func TestPullRequest(t *testing.T) {
 		t.Errorf("story.json has no pr:\n%s", sj)
 	}
 	// Pushed: the branch is on the origin with the status commit.
-	if out, err := exec.Command("git", "-C", f.origin, "log", "-1", "--format=%s", "story/add-logout-button").Output(); err != nil || !strings.Contains(string(out), "1/2 tasks done") {
-		t.Errorf("origin branch: %s %v", out, err)
+	if out := testkit.Git(t, f.origin, "log", "-1", "--format=%s", "story/add-logout-button"); !strings.Contains(out, "1/2 tasks done") {
+		t.Errorf("origin branch: %s", out)
 	}
 	// Second run reuses worktree, branch and PR; completes; PR ready.
 	code, out = f.run("add-logout-button", "all", nil)
@@ -429,7 +381,7 @@ func TestSecondWorkerRefused(t *testing.T) {
 	f := newFixture(t, false)
 	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
 	t.Setenv("SAGA_STANDIN_DELAY_MS", "300")
-	first := exec.Command(bins.sagaLSP, "worker", "add-logout-button", "--output-file", f.out)
+	first := exec.Command(f.sagaLSP, "worker", "add-logout-button", "--output-file", f.out)
 	first.Dir = f.root
 	var firstOut bytes.Buffer
 	first.Stdout = &firstOut
@@ -437,9 +389,9 @@ func TestSecondWorkerRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Process.Kill()
-	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "run 1:") })
+	waitUntil(t, func() bool { return strings.Contains(readFile(f.out), "run 1:") })
 	start := time.Now()
-	second := exec.Command(bins.sagaLSP, "worker", "add-logout-button")
+	second := exec.Command(f.sagaLSP, "worker", "add-logout-button")
 	second.Dir = f.root
 	out, err := second.CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), fmt.Sprintf("pid %d", first.Process.Pid)) {
@@ -459,7 +411,7 @@ func TestSIGTERM(t *testing.T) {
 	f := newFixture(t, false)
 	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
 	t.Setenv("SAGA_STANDIN_DELAY_MS", "500")
-	cmd := exec.Command(bins.sagaLSP, "worker", "user-auth--api", "--output-file", f.out)
+	cmd := exec.Command(f.sagaLSP, "worker", "user-auth--api", "--output-file", f.out)
 	cmd.Dir = f.root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -467,7 +419,7 @@ func TestSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "→ in_progress") })
+	waitUntil(t, func() bool { return strings.Contains(readFile(f.out), "→ in_progress") })
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -506,14 +458,11 @@ func TestBadStory(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitUntil waits for a worker's output file to say what cond looks for.
+func waitUntil(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.WaitUntil(30*time.Second, cond) {
+		t.Fatal("timed out")
 	}
 }
 
@@ -532,43 +481,10 @@ func exitCode(err error) int {
 	return 0
 }
 
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
-
 func mustEval(t *testing.T, p string) string {
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
