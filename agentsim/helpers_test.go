@@ -1,41 +1,21 @@
 package agentsim
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// standin is the built testdata/standin/claude binary.
-var standin string
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentsim-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	standin = filepath.Join(dir, "claude")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goBin, "build", "-o", standin, "github.com/saga-ai/saga-lsp/testdata/standin/claude")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the claude stand-in:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// standin is the built testdata/standin/claude, which runs this package.
+func standin(t *testing.T) string {
+	t.Helper()
+	return testkit.Build(t, "./testdata/standin/claude")
 }
 
 // fixture is a project dir plus a Claude config dir with one task list.
@@ -148,29 +128,24 @@ type result struct {
 	lines  []map[string]any
 }
 
+// environ is the stand-in's environment: the fixture's, the script (none
+// when ""), then extraEnv.
+func (f *fixture) environ(script string, extraEnv ...string) []string {
+	var env []string
+	for k, v := range f.env {
+		env = append(env, k+"="+v)
+	}
+	if script != "" {
+		env = append(env, "SAGA_STANDIN_SCRIPT="+script)
+	}
+	return append(env, extraEnv...)
+}
+
 // run runs the stand-in binary in the project dir.
 func (f *fixture) run(script string, args []string, extraEnv ...string) *result {
 	f.t.Helper()
-	cmd := exec.Command(standin, args...)
-	cmd.Dir = f.project
-	for k, v := range f.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	if script != "" {
-		cmd.Env = append(cmd.Env, "SAGA_STANDIN_SCRIPT="+script)
-	}
-	cmd.Env = append(cmd.Env, extraEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := &result{stdout: stdout.String(), stderr: stderr.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		f.t.Fatal(err)
-	}
-	r.lines = parseLines(f.t, r.stdout, args)
-	return r
+	out := testkit.Run(f.t, f.project, f.environ(script, extraEnv...), "", standin(f.t), args...)
+	return &result{code: out.Code, stdout: out.Stdout, stderr: out.Stderr, lines: parseLines(f.t, out.Stdout, args)}
 }
 
 func parseLines(t *testing.T, stdout string, args []string) []map[string]any {
@@ -367,18 +342,4 @@ func statusSequence(calls []toolCall) []string {
 		}
 	}
 	return out
-}
-
-// execStandin prepares (without starting) a stand-in process; stdout goes to
-// a *strings.Builder.
-func execStandin(f *fixture, script string, args []string, extraEnv ...string) *exec.Cmd {
-	cmd := exec.Command(standin, args...)
-	cmd.Dir = f.project
-	for k, v := range f.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Env = append(cmd.Env, "SAGA_STANDIN_SCRIPT="+script)
-	cmd.Env = append(cmd.Env, extraEnv...)
-	cmd.Stdout = &strings.Builder{}
-	return cmd
 }
