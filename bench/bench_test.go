@@ -18,36 +18,31 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/bench/workload"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
 // floorWorkers is the goroutine count the budget's floor program uses.
 const floorWorkers = 2
 
-// repoRoot is the nearest folder above the working directory with go.mod.
-func repoRoot(b *testing.B) string {
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// builtBinary is bin/saga-lsp, as make build leaves it, or skips the
+// benchmark when it is missing.
+func builtBinary(b *testing.B) string {
 	b.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
+	bin := filepath.Join(testkit.ModuleRoot(b), "bin", "saga-lsp")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%s is missing: run make build first", bin)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return bin
 }
 
 // workloadW returns the root of W, generating it into <repo>/.bench/W on
 // first use; later calls only read the marker.
 func workloadW(b *testing.B) string {
 	b.Helper()
-	w, err := workload.Ensure(filepath.Join(repoRoot(b), ".bench", "W"))
+	w, err := workload.Ensure(filepath.Join(testkit.ModuleRoot(b), ".bench", "W"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,17 +143,8 @@ func BenchmarkCheck(b *testing.B) {
 // and decoding W, both as processes, alternating within each op so that a
 // noisy neighbour slows both alike. It reports the median ratio.
 func BenchmarkCheckPaired(b *testing.B) {
-	root := repoRoot(b)
-	bin := filepath.Join(root, "bin", "saga-lsp")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
-	}
-	floor := filepath.Join(b.TempDir(), "floor")
-	build := exec.Command("go", "build", "-o", floor, "./bench/floor")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the floor program: %v\n%s", err, out)
-	}
+	bin := builtBinary(b)
+	floor := testkit.Build(b, "./bench/floor")
 	w := workloadW(b)
 	var floorS, checkS, ratios []float64
 	for b.Loop() {
@@ -193,10 +179,7 @@ func median(xs []float64) float64 {
 // encoding and the binary's own settings count too. It also reports the
 // binary's peak RSS.
 func BenchmarkCheckBinary(b *testing.B) {
-	bin := filepath.Join(repoRoot(b), "bin", "saga-lsp")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
-	}
+	bin := builtBinary(b)
 	w := workloadW(b)
 	check := func() (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(bin, "check", "--root", w, "--format", "json")
