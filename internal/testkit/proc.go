@@ -139,25 +139,6 @@ func StartHelper(cmd *exec.Cmd, want string) (stdin io.WriteCloser, stderr *byte
 	return nil, nil, fmt.Errorf("%w; stderr: %s", err, stderr)
 }
 
-// OpenedBy counts the open files of process pid that are path, where
-// /proc tells (-1 elsewhere): how a test sees that another process (or
-// another goroutine of its own) holds a file open, e.g. a lock file it is
-// waiting on.
-func OpenedBy(pid int, path string) int {
-	fds := fmt.Sprintf("/proc/%d/fd", pid)
-	des, err := os.ReadDir(fds)
-	if err != nil {
-		return -1
-	}
-	n := 0
-	for _, de := range des {
-		if target, err := os.Readlink(filepath.Join(fds, de.Name())); err == nil && target == path {
-			n++
-		}
-	}
-	return n
-}
-
 // waitExitPolling is waitExit where no event tells: kill(pid, 0) is polled
 // until the process is gone.
 func waitExitPolling(pid int, timeout time.Duration) bool {
