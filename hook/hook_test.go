@@ -8,11 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // ---- helpers shared by the hook tests ----
@@ -126,58 +127,20 @@ func hookCopyStory(t testing.TB, root, story string) string {
 	return dir
 }
 
-// hookGit runs git in dir, isolated from the user's configuration.
-func hookGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	args = append([]string{
-		"-c", "user.name=x", "-c", "user.email=y@example.invalid",
-		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
-	}, args...)
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // hookRepo makes a git repository at <base>/repo holding the fixture
 // story under each name given (committed), an epic and a source file, and
 // returns its root.
 func hookRepo(t testing.TB, base string, stories ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	repo := filepath.Join(base, "repo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hookGit(t, repo, "init", "-q")
 	for _, story := range stories {
 		hookCopyStory(t, repo, story)
 	}
 	hookWriteFile(t, filepath.Join(repo, ".saga", "epics", "ep", "epic.json"), []byte(`{"id":"ep","title":"E","description":"","children":[]}`+"\n"))
 	hookWriteFile(t, filepath.Join(repo, "src", "main.go"), []byte("package main\n"))
+	testkit.InitRepo(t, repo)
 	hookWriteFile(t, filepath.Join(repo, ".git", "info", "exclude"), []byte(".saga/worktrees/\n"))
-	hookGit(t, repo, "add", "-A")
-	hookGit(t, repo, "commit", "-q", "-m", "init")
 	return repo
-}
-
-// hookWorktree adds a worktree at <repo>/<rel> on a new branch.
-func hookWorktree(t testing.TB, repo, rel, branch string) string {
-	t.Helper()
-	wt := filepath.Join(repo, filepath.FromSlash(rel))
-	hookGit(t, repo, "worktree", "add", "-q", "-b", branch, wt)
-	return wt
 }
 
 // hookTree maps every path under root to its content (dirs: "<dir>").
