@@ -43,8 +43,6 @@ local function plain_range(range)
   }
 end
 
-local exited = false
-
 -- Every publishDiagnostics for the opened file, in order: {ms, version,
 -- codes}, and the order of the server's messages: the diagnostics read are
 -- those of the first publication after the server logged that it loaded the
@@ -99,11 +97,6 @@ h.main(function()
     name = 'saga-lsp',
     cmd = { h.env('SAGA_LSP_SERVER', true), 'serve', '--log-file', h.env('SAGA_LSP_LOG', true) },
     root_dir = root,
-    on_exit = function(code, signal)
-      exited = true
-      result.exit_code = code
-      result.exit_signal = signal
-    end,
   }, buf)
   result.offset_encoding = client.offset_encoding
   h.step('initialized')
@@ -113,20 +106,7 @@ h.main(function()
   local got = h.wait(15000, function()
     return loaded_seq ~= nil and publish_seq ~= nil and publish_seq > loaded_seq and #vim.diagnostic.get(buf) > 0
   end)
-  result.diagnostics = {}
-  for _, d in ipairs(vim.diagnostic.get(buf)) do
-    local code = h.diag_code(d)
-    table.insert(result.diagnostics, {
-      code = code ~= nil and tostring(code) or nil,
-      message = d.message,
-      severity = d.severity,
-      source = d.source,
-      lnum = d.lnum,
-      col = d.col,
-      end_lnum = d.end_lnum,
-      end_col = d.end_col,
-    })
-  end
+  result.diagnostics = h.diagnostics(buf)
   if not got then
     error('no diagnostics for ' .. path .. ' after the workspace loaded, within 15 s')
   end
@@ -196,10 +176,6 @@ h.main(function()
   end
   h.step('definition')
 
-  -- shutdown + exit.
-  h.stop(client)
-  if not h.wait(5000, function() return exited end) then
-    result.stop_error = 'saga-lsp did not exit within 5 s of shutdown/exit'
-  end
+  h.shutdown(client)
   h.step('stopped')
 end)

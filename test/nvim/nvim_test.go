@@ -10,8 +10,6 @@ package nvim_test
 
 import (
 	"encoding/json"
-	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -27,16 +26,6 @@ const (
 	taskRel   = ".saga/stories/billing--invoices/send-emails.json"
 	targetRel = ".saga/stories/billing--invoices/create-pdf.json"
 )
-
-type lspPosition struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type lspRange struct {
-	Start lspPosition `json:"start"`
-	End   lspPosition `json:"end"`
-}
 
 type diagnostic struct {
 	Code     string `json:"code"`
@@ -51,19 +40,19 @@ type diagnostic struct {
 
 // result is what harness.lua writes.
 type result struct {
-	Error           string       `json:"error"`
-	Steps           []string     `json:"steps"`
-	NvimVersion     string       `json:"nvim_version"`
-	File            string       `json:"file"`
-	OffsetEncoding  string       `json:"offset_encoding"`
-	Diagnostics     []diagnostic `json:"diagnostics"`
-	Position        *lspPosition `json:"position"`
-	Hover           string       `json:"hover"`
-	HoverError      string       `json:"hover_error"`
-	DefinitionError string       `json:"definition_error"`
+	Error           string              `json:"error"`
+	Steps           []string            `json:"steps"`
+	NvimVersion     string              `json:"nvim_version"`
+	File            string              `json:"file"`
+	OffsetEncoding  string              `json:"offset_encoding"`
+	Diagnostics     []diagnostic        `json:"diagnostics"`
+	Position        *lspclient.Position `json:"position"`
+	Hover           string              `json:"hover"`
+	HoverError      string              `json:"hover_error"`
+	DefinitionError string              `json:"definition_error"`
 	Definition      *struct {
-		URI   string    `json:"uri"`
-		Range *lspRange `json:"range"`
+		URI   string           `json:"uri"`
+		Range *lspclient.Range `json:"range"`
 	} `json:"definition"`
 	Jump *struct {
 		OK     bool   `json:"ok"`
@@ -182,8 +171,8 @@ func checkDefinition(t *testing.T, root string, res result) {
 		t.Fatalf("no definition at %+v (the blockedBy entry \"create-pdf\")", res.Position)
 	}
 	want := filepath.Join(root, filepath.FromSlash(targetRel))
-	if got, err := uriPath(res.Definition.URI); err != nil || got != want {
-		t.Errorf("definition URI %q, want the file %s (%v)", res.Definition.URI, want, err)
+	if got := lspclient.URIPath(res.Definition.URI); got != want {
+		t.Errorf("definition URI %q, want the file %s", res.Definition.URI, want)
 	}
 	if res.Jump == nil {
 		t.Fatal("the harness did not jump")
@@ -198,18 +187,6 @@ func checkDefinition(t *testing.T, root string, res result) {
 		t.Errorf("after the jump the cursor is on line %d, want %d", res.Jump.Line, r.Start.Line)
 	}
 	t.Logf("definition %s %+v; cursor after the jump %d:%d", res.Definition.URI, res.Definition.Range, res.Jump.Line, res.Jump.Col)
-}
-
-// uriPath turns a file:// URI into a path (percent-decoded).
-func uriPath(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "file" {
-		return "", errors.New("not a file URI")
-	}
-	return filepath.FromSlash(u.Path), nil
 }
 
 // runResult is what run.lua writes.

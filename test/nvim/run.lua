@@ -22,8 +22,6 @@ local result = h.result
 result.progress = {}
 result.status = {}
 
-local exited = false
-
 h.main(function()
   local root = h.env('SAGA_LSP_ROOT', true)
   local story = h.env('SAGA_LSP_STORY', true)
@@ -46,11 +44,6 @@ h.main(function()
         table.insert(result.status, params)
       end,
     },
-    on_exit = function(code, signal)
-      exited = true
-      result.exit_code = code
-      result.exit_signal = signal
-    end,
   }, buf)
   if client.server_capabilities and client.server_capabilities.executeCommandProvider then
     result.commands = client.server_capabilities.executeCommandProvider.commands
@@ -119,9 +112,6 @@ h.main(function()
   end)
   h.step('ended')
 
-  h.stop(client)
-  if not h.wait(5000, function() return exited end) then
-    result.stop_error = 'saga-lsp did not exit within 5 s of shutdown/exit'
-  end
+  h.shutdown(client)
   h.step('stopped')
 end)

@@ -134,11 +134,7 @@ h.main(function()
       end
       return false
     end)
-    r.diagnostics = {}
-    for _, d in ipairs(vim.diagnostic.get(buf)) do
-      local code = h.diag_code(d)
-      table.insert(r.diagnostics, { code = code and tostring(code) or nil, message = d.message, lnum = d.lnum, source = d.source })
-    end
+    r.diagnostics = h.diagnostics(buf)
   end)
 
   -- 2. Attach on examples/workspace: a second client (another root), reused for a second file.

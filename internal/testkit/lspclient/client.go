@@ -6,7 +6,8 @@
 // answers the server's requests from another goroutine, as editors do.
 //
 // It returns errors instead of failing a test, so benchmarks, goroutines and
-// helpers that wrap it with a *testing.T can all use it.
+// helpers that wrap it with a *testing.T can all use it. Of saga-lsp it
+// imports only store's LSP position types.
 package lspclient
 
 import (

@@ -3,31 +3,21 @@ package lspclient
 import (
 	"net/url"
 	"path/filepath"
-	"strings"
-	"unicode/utf16"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
-// Position is an LSP position: a line and a UTF-16 column, both from 0.
-type Position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
+// Position and Range are LSP's, as the server has them.
+type (
+	Position = store.Position
+	Range    = store.Range
+)
 
-// Range is an LSP range.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
-// PositionAt is the position of byte offset off of text.
+// PositionAt is the position of byte offset off of text (UTF-16 columns).
 func PositionAt(text string, off int) Position {
-	line := strings.Count(text[:off], "\n")
-	start := strings.LastIndexByte(text[:off], '\n') + 1
-	col := 0
-	for _, r := range text[start:off] {
-		col += len(utf16.Encode([]rune{r}))
-	}
-	return Position{Line: line, Character: col}
+	p := jsonc.NewLineIndex([]byte(text)).Position(off)
+	return Position{Line: p.Line, Character: p.Character}
 }
 
 // FileURI is the file URI of an absolute path.

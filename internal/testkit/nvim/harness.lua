@@ -71,6 +71,25 @@ function h.diag_code(d)
   return nil
 end
 
+-- The buffer's diagnostics as plain tables (code as a string).
+function h.diagnostics(buf)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(buf)) do
+    local code = h.diag_code(d)
+    table.insert(out, {
+      code = code ~= nil and tostring(code) or nil,
+      message = d.message,
+      severity = d.severity,
+      source = d.source,
+      lnum = d.lnum,
+      col = d.col,
+      end_lnum = d.end_lnum,
+      end_col = d.end_col,
+    })
+  end
+  return out
+end
+
 -- UTF-16 code units before byte offset `byte` (0-based) of `line`.
 function h.utf16_index(line, byte)
   if vim.fn.has('nvim-0.11') == 1 then
@@ -104,8 +123,13 @@ end
 h.get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
 
 -- Starts an LSP client with config attached to buf and waits until it is
--- initialized; returns its id and the client.
+-- initialized; returns its id and the client. The server's exit is recorded
+-- in h.result (exit_code, exit_signal).
 function h.start(config, buf)
+  config.on_exit = function(code, signal)
+    h.result.exit_code = code
+    h.result.exit_signal = signal
+  end
   local client_id
   if vim.lsp.start then
     -- Neovim 0.8+: starts (or reuses) the client and attaches the buffer.
@@ -141,6 +165,15 @@ end
 function h.stopped(c)
   if methods then return c:is_stopped() end
   return c.is_stopped()
+end
+
+-- Stops the client h.start started and waits for its server to exit; one
+-- still running 5 s later is recorded as h.result.stop_error.
+function h.shutdown(client)
+  h.stop(client)
+  if not h.wait(5000, function() return h.result.exit_code ~= nil end) then
+    h.result.stop_error = client.name .. ' did not exit within 5 s of shutdown/exit'
+  end
 end
 
 -- Runs run, records a Lua error in result.error, writes the result to
