@@ -400,41 +400,23 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 
 	// Cancelled before the call, cancelled while waiting, deadline while
 	// waiting: each returns ctx.Err() (the 30 s guard only prevents a hang).
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want error
-	}{
-		{"already cancelled", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx, cancel
-		}, context.Canceled},
-		{"cancelled while waiting", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
-			return ctx, cancel
-		}, context.Canceled},
-		{"deadline while waiting", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 50*time.Millisecond)
-		}, context.DeadlineExceeded},
-	} {
-		ctx, cancel := tc.ctx()
+	for _, tc := range testkit.ContextEnds() {
+		ctx, cancel := tc.New()
 		done := make(chan error, 1)
 		go func() {
 			l, err := AcquireLock(ctx, root, "story-a")
 			if l != nil {
-				t.Errorf("%s: got a lock", tc.name)
+				t.Errorf("%s: got a lock", tc.Name)
 			}
 			done <- err
 		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, tc.want) || err != ctx.Err() {
-				t.Errorf("%s: AcquireLock err = %v, want %v", tc.name, err, tc.want)
+			if !errors.Is(err, tc.Err) || err != ctx.Err() {
+				t.Errorf("%s: AcquireLock err = %v, want %v", tc.Name, err, tc.Err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: AcquireLock ignored the context", tc.name)
+			t.Fatalf("%s: AcquireLock ignored the context", tc.Name)
 		}
 		cancel()
 	}

@@ -456,32 +456,14 @@ func TestLockContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want error
-	}{
-		{"already cancelled", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx, cancel
-		}, context.Canceled},
-		{"cancelled while waiting", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
-			return ctx, cancel
-		}, context.Canceled},
-		{"deadline while waiting", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 50*time.Millisecond)
-		}, context.DeadlineExceeded},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := tc.ctx()
+	for _, tc := range testkit.ContextEnds() {
+		t.Run(tc.Name, func(t *testing.T) {
+			ctx, cancel := tc.New()
 			defer cancel()
 			start := time.Now()
 			rel, err := AcquireListLock(ctx, dir)
-			if rel != nil || !errors.Is(err, tc.want) {
-				t.Fatalf("AcquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.want)
+			if rel != nil || !errors.Is(err, tc.Err) {
+				t.Fatalf("AcquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.Err)
 			}
 			if !strings.Contains(err.Error(), ".lock.lock") {
 				t.Errorf("error %q does not name the lock", err)
