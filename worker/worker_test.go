@@ -375,27 +375,36 @@ func TestScopeEscapeDenied(t *testing.T) {
 	}
 }
 
+// startSlow starts a worker process on story with the stand-in's slow
+// script (delayMS per step) and waits until its output file says until.
+// Its stdout and stderr go to out; it is killed when the test ends.
+func (f *fixture) startSlow(story, delayMS, until string) (cmd *exec.Cmd, out *bytes.Buffer) {
+	f.t.Helper()
+	f.t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
+	f.t.Setenv("SAGA_STANDIN_DELAY_MS", delayMS)
+	cmd = exec.Command(f.sagaLSP, "worker", story, "--output-file", f.out)
+	cmd.Dir = f.root
+	out = new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { cmd.Process.Kill() })
+	if !testkit.WaitUntil(30*time.Second, func() bool { return strings.Contains(readFile(f.out), until) }) {
+		f.t.Fatalf("the worker's output never said %q:\n%s", until, readFile(f.out))
+	}
+	return cmd, out
+}
+
 // TestSecondWorkerRefused: while one worker runs a story, another exits 1
 // at once, naming the first.
 func TestSecondWorkerRefused(t *testing.T) {
 	f := newFixture(t, false)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	t.Setenv("SAGA_STANDIN_DELAY_MS", "300")
-	first := exec.Command(f.sagaLSP, "worker", "add-logout-button", "--output-file", f.out)
-	first.Dir = f.root
-	var firstOut bytes.Buffer
-	first.Stdout = &firstOut
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer first.Process.Kill()
-	waitUntil(t, func() bool { return strings.Contains(readFile(f.out), "run 1:") })
+	first, firstOut := f.startSlow("add-logout-button", "300", "run 1:")
 	start := time.Now()
-	second := exec.Command(f.sagaLSP, "worker", "add-logout-button")
-	second.Dir = f.root
-	out, err := second.CombinedOutput()
-	if code := exitCode(err); code != 1 || !strings.Contains(string(out), fmt.Sprintf("pid %d", first.Process.Pid)) {
-		t.Fatalf("second worker: exit %d\n%s", code, out)
+	r := testkit.Run(t, f.root, os.Environ(), "", f.sagaLSP, "worker", "add-logout-button")
+	if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, fmt.Sprintf("pid %d", first.Process.Pid)) {
+		t.Fatalf("second worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("the second worker waited %s instead of refusing at once", time.Since(start))
@@ -409,24 +418,14 @@ func TestSecondWorkerRefused(t *testing.T) {
 // progress, commits, and exits 1 with status stopped.
 func TestSIGTERM(t *testing.T) {
 	f := newFixture(t, false)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	t.Setenv("SAGA_STANDIN_DELAY_MS", "500")
-	cmd := exec.Command(f.sagaLSP, "worker", "user-auth--api", "--output-file", f.out)
-	cmd.Dir = f.root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	waitUntil(t, func() bool { return strings.Contains(readFile(f.out), "→ in_progress") })
+	cmd, out := f.startSlow("user-auth--api", "500", "→ in_progress")
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if code := exitCode(err); code != 1 {
-			t.Fatalf("exit %d\n%s", code, out.String())
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Fatalf("exit %d (%v)\n%s", code, err, out.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not stop\n%s", out.String())
@@ -458,27 +457,9 @@ func TestBadStory(t *testing.T) {
 	}
 }
 
-// waitUntil waits for a worker's output file to say what cond looks for.
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	if !testkit.WaitUntil(30*time.Second, cond) {
-		t.Fatal("timed out")
-	}
-}
-
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
-}
-
-func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
 }
 
 func mustEval(t *testing.T, p string) string {
