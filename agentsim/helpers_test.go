@@ -148,23 +148,34 @@ func (f *fixture) run(script string, args []string, extraEnv ...string) *result 
 	return &result{code: out.Code, stdout: out.Stdout, stderr: out.Stderr, lines: parseLines(f.t, out.Stdout, args)}
 }
 
+// parseLines parses a stream-json run's stdout (nil for other formats).
 func parseLines(t *testing.T, stdout string, args []string) []map[string]any {
 	t.Helper()
 	if !strings.Contains(strings.Join(args, " "), "stream-json") {
 		return nil
 	}
-	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+	lines, _ := jsonLines(t, "stream line", stdout)
+	return lines
+}
+
+// jsonLines parses text made of JSON lines (what says which, for errors),
+// keeping each line's raw text; empty lines are skipped.
+func jsonLines(t *testing.T, what, text string) ([]map[string]any, []string) {
+	t.Helper()
+	var out []map[string]any
+	var raw []string
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if l == "" {
 			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("stream line is not JSON: %v\n%s", err, l)
+			t.Fatalf("%s is not JSON: %v\n%q", what, err, l)
 		}
-		lines = append(lines, m)
+		out = append(out, m)
+		raw = append(raw, l)
 	}
-	return lines
+	return out, raw
 }
 
 // toolCall is one tool_use with its tool_result.
@@ -305,20 +316,7 @@ func readJSONLines(t *testing.T, path string) ([]map[string]any, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	var raw []string
-	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("hook log line is not JSON: %v\n%q", err, l)
-		}
-		out = append(out, m)
-		raw = append(raw, l)
-	}
-	return out, raw
+	return jsonLines(t, "hook log line", string(data))
 }
 
 // keysInOrder returns the top-level keys of a JSON object in file order.
