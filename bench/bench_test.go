@@ -2,28 +2,22 @@ package bench
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/bench/floorpass"
 	"github.com/saga-ai/saga-lsp/bench/workload"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
-
-// floorWorkers is the goroutine count the budget's floor program uses.
-const floorWorkers = 2
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
@@ -64,54 +58,16 @@ func freshHeap(b *testing.B) {
 func BenchmarkFloor(b *testing.B) {
 	sagaDir := filepath.Join(workloadW(b), ".saga")
 	b.ReportAllocs()
-	var decoded int64
+	var decoded int
 	for b.Loop() {
 		freshHeap(b)
-		n, err := floorPass(sagaDir)
+		_, n, err := floorpass.Run(sagaDir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		decoded = n
 	}
 	b.ReportMetric(float64(decoded), "files/op")
-}
-
-// floorPass returns how many files decoded; the few W breaks on purpose
-// fail to decode and still count as read.
-func floorPass(sagaDir string) (int64, error) {
-	var paths []string
-	err := filepath.WalkDir(sagaDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	var next, decoded atomic.Int64
-	errs := make([]error, floorWorkers)
-	var wg sync.WaitGroup
-	for g := range floorWorkers {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
-				src, err := os.ReadFile(paths[i])
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				var v any
-				if json.Unmarshal(src, &v) == nil {
-					decoded.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return decoded.Load(), errors.Join(errs...)
 }
 
 // BenchmarkCheck is `saga-lsp check` in-process: compile the schemas, load
