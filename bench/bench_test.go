@@ -16,6 +16,7 @@ import (
 	"github.com/saga-ai/saga-lsp/bench/floorpass"
 	"github.com/saga-ai/saga-lsp/bench/workload"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -78,14 +79,7 @@ func BenchmarkCheck(b *testing.B) {
 	var found int
 	for b.Loop() {
 		freshHeap(b)
-		p, err := store.NewParser()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ws, err := p.Load(w)
-		if err != nil {
-			b.Fatal(err)
-		}
+		ws := workspace.Load(b, w)
 		found = len(ws.Diagnostics())
 	}
 	if found == 0 {

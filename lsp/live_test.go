@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
@@ -839,14 +840,7 @@ func TestExecuteCommandCreate(t *testing.T) {
 		t.Errorf("the epic's lenses after the creates: %q", got)
 	}
 	// Valid files: no error-severity finding in the whole workspace.
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, root)
 	for _, d := range ws.Diagnostics() {
 		if d.Severity == store.SeverityError {
 			t.Errorf("after the creates: %s: %s [%s]", d.File, d.Message, d.Code)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -83,11 +84,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 // worktreeStatuses reads the task statuses from the story's worktree copy.
 func (f *fixture) worktreeStatuses(story string) map[string]string {
 	f.t.Helper()
-	p, _ := store.NewParser()
-	s, err := p.LoadStory(filepath.Join(f.root, ".saga", "worktrees", story), story)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	s := workspace.Story(f.t, filepath.Join(f.root, ".saga", "worktrees", story), story)
 	out := map[string]string{}
 	for _, t := range s.Tasks {
 		out[t.ID] = t.Status

@@ -26,7 +26,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
@@ -843,14 +843,7 @@ func TestSkillCommands(t *testing.T) {
 // epic with ordered stories and tasks.
 func checkBreakdownResult(t *testing.T, root string, env []string) {
 	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, root)
 	e := ws.Epics["billing"]
 	if e == nil {
 		t.Fatal("no epic billing")
@@ -900,14 +893,7 @@ func TestStandinLoadsPlugin(t *testing.T) {
 	worktree := testkit.Worktree(t, repo, ".saga/worktrees/"+story, "story/"+story)
 
 	// Hydrate the story's task list as the worker does.
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(worktree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, worktree)
 	list := claudetasks.ListID(story, time.Now().UnixMilli())
 	listDir := claudetasks.ListDir(config, list)
 	tasks := claudetasks.FromStory(ws.Stories[story])
