@@ -262,53 +262,40 @@ func TestHookStdinNeverCloses(t *testing.T) {
 	t.Cleanup(func() { hookReadTimeout = old })
 	hookReadTimeout = 2 * time.Second
 
-	t.Run("partial payload", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PostTo`)) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, "not valid JSON") {
-			t.Errorf("%+v, want a JSON warning", r)
-		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want 2–3 s (+ slack for a loaded machine)", r.elapsed)
-		}
-	})
-	t.Run("nothing written", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, "no payload on stdin") {
-			t.Errorf("%+v, want a no-payload warning", r)
-		}
-		if r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want ≤ 3 s", r.elapsed)
-		}
-	})
-	t.Run("whole payload without newline", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Read"}`)) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || r.stderr != "" || r.stdout != "" {
-			t.Errorf("%+v, want a silent allow", r)
-		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want 2–3 s (the deadline)", r.elapsed)
-		}
-	})
-	t.Run("whole payload line", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte("{\"hook_event_name\":\"Stop\"}\n")) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, `"Stop" is not handled`) {
-			t.Errorf("%+v, want the payload handled", r)
-		}
-		if r.elapsed > time.Second {
-			t.Errorf("returned after %v, want at once", r.elapsed)
-		}
-	})
+	for _, tc := range []struct {
+		name, written string // "": nothing
+		ok            func(hookResult) bool
+		want          string
+		min, max      time.Duration // bounds of the time it took
+	}{
+		{"partial payload", `{"hook_event_name":"PostTo`,
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, "not valid JSON") },
+			"a JSON warning", 2 * time.Second, 3500 * time.Millisecond}, // 2–3 s, + slack for a loaded machine
+		{"nothing written", "",
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, "no payload on stdin") },
+			"a no-payload warning", 0, 3500 * time.Millisecond},
+		{"whole payload without newline", `{"hook_event_name":"PreToolUse","tool_name":"Read"}`,
+			func(r hookResult) bool { return r.code == 0 && r.stderr == "" && r.stdout == "" },
+			"a silent allow", 2 * time.Second, 3500 * time.Millisecond}, // the deadline
+		{"whole payload line", "{\"hook_event_name\":\"Stop\"}\n",
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, `"Stop" is not handled`) },
+			"the payload handled", 0, time.Second}, // at once
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			if tc.written != "" {
+				go func() { _, _ = pw.Write([]byte(tc.written)) }()
+			}
+			r := runHookReader(t, pr, nil)
+			if !tc.ok(r) {
+				t.Errorf("%+v, want %s", r, tc.want)
+			}
+			if r.elapsed < tc.min || r.elapsed > tc.max {
+				t.Errorf("returned after %v, want %v–%v", r.elapsed, tc.min, tc.max)
+			}
+		})
+	}
 }
 
 func TestHookContextCanceled(t *testing.T) {
