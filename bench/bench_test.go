@@ -166,10 +166,7 @@ func wantFindings(b *testing.B, err error, stderr *bytes.Buffer) {
 // for profiling parse, validation and extraction without I/O.
 func BenchmarkParseTask(b *testing.B) {
 	w := workloadW(b)
-	p, err := store.NewParser()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := workspace.Parser(b)
 	rel, src := cleanTaskFile(b, p, w)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()

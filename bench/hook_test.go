@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
@@ -80,10 +80,7 @@ func BenchmarkHydrate200(b *testing.B) {
 			`{"id": "task-%03d", "subject": "Task %d", "description": "Do part %d of the work, as the story describes, and check it with the tests.", "activeForm": "Working on part %d", "status": "pending", "blockedBy": %s, "guidance": "Keep it small.", "doneWhen": "Tests pass."}`,
 			i, i, i, i, blocked), 0o644)
 	}
-	p, err := store.NewParser()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := workspace.Parser(b)
 	config := b.TempDir()
 	// The disk's own floor, measured alternately in the same run: the same
 	// 200 files written with os.WriteFile into a new folder. On a busy ext4

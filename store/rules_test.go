@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -20,7 +21,7 @@ func TestRules(t *testing.T) {
 	if err != nil || len(cases) == 0 {
 		t.Fatalf("no rule cases found: %v", err)
 	}
-	p := newParser(t)
+	p := workspace.Parser(t)
 	for _, c := range cases {
 		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
 			files, want := readCase(t, c)
@@ -109,13 +110,4 @@ func writeFile(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func newParser(t testing.TB) *store.Parser {
-	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

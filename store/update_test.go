@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // updated workspace has exactly the diagnostics of one built from scratch, and
 // every file whose diagnostics changed is listed as affected.
 func TestUpdateMatchesBuild(t *testing.T) {
-	p := newParser(t)
+	p := workspace.Parser(t)
 	base := loadFiles(t, p, "../examples/mistakes", "../examples/workspace")
 	var rels []string
 	for rel := range base {

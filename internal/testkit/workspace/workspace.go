@@ -12,7 +12,7 @@ import (
 // Load compiles the schemas and loads the workspace at root.
 func Load(tb testing.TB, root string) *store.Workspace {
 	tb.Helper()
-	ws, err := parser(tb).Load(root)
+	ws, err := Parser(tb).Load(root)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -23,14 +23,15 @@ func Load(tb testing.TB, root string) *store.Workspace {
 // root.
 func Story(tb testing.TB, root, id string) *store.Story {
 	tb.Helper()
-	s, err := parser(tb).LoadStory(root, id)
+	s, err := Parser(tb).LoadStory(root, id)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return s
 }
 
-func parser(tb testing.TB) *store.Parser {
+// Parser compiles the schemas.
+func Parser(tb testing.TB) *store.Parser {
 	tb.Helper()
 	p, err := store.NewParser()
 	if err != nil {
