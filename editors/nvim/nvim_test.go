@@ -90,7 +90,7 @@ type progress struct {
 	Statusline string `json:"statusline"`
 }
 
-// pluginResult is what test/harness.lua writes.
+// pluginResult is what test/plugin.lua writes.
 type pluginResult struct {
 	Error               string            `json:"error"`
 	Errors              map[string]string `json:"errors"`

@@ -38,7 +38,7 @@ type diagnostic struct {
 	EndCol   int    `json:"end_col"`
 }
 
-// result is what harness.lua writes.
+// result is what navigate.lua writes.
 type result struct {
 	Error           string              `json:"error"`
 	Steps           []string            `json:"steps"`
