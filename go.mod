@@ -9,6 +9,7 @@ require (
 	go.lsp.dev/protocol v1.0.1
 	go.lsp.dev/uri v1.0.1
 	golang.org/x/sys v0.49.0
+	golang.org/x/tools v0.52.0
 )
 
 require (
