@@ -1,41 +1,21 @@
 package agentsim
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// standin is the built testdata/standin/claude binary.
-var standin string
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentsim-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	standin = filepath.Join(dir, "claude")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goBin, "build", "-o", standin, "github.com/saga-ai/saga-lsp/testdata/standin/claude")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the claude stand-in:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+// standin is the built testdata/standin/claude, which runs this package.
+func standin(t *testing.T) string {
+	t.Helper()
+	return testkit.Build(t, "./testdata/standin/claude")
 }
 
 // fixture is a project dir plus a Claude config dir with one task list.
@@ -148,48 +128,54 @@ type result struct {
 	lines  []map[string]any
 }
 
+// environ is the stand-in's environment: the fixture's, the script (none
+// when ""), then extraEnv.
+func (f *fixture) environ(script string, extraEnv ...string) []string {
+	var env []string
+	for k, v := range f.env {
+		env = append(env, k+"="+v)
+	}
+	if script != "" {
+		env = append(env, "SAGA_STANDIN_SCRIPT="+script)
+	}
+	return append(env, extraEnv...)
+}
+
 // run runs the stand-in binary in the project dir.
 func (f *fixture) run(script string, args []string, extraEnv ...string) *result {
 	f.t.Helper()
-	cmd := exec.Command(standin, args...)
-	cmd.Dir = f.project
-	for k, v := range f.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	if script != "" {
-		cmd.Env = append(cmd.Env, "SAGA_STANDIN_SCRIPT="+script)
-	}
-	cmd.Env = append(cmd.Env, extraEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := &result{stdout: stdout.String(), stderr: stderr.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		f.t.Fatal(err)
-	}
-	r.lines = parseLines(f.t, r.stdout, args)
-	return r
+	out := testkit.Run(f.t, f.project, f.environ(script, extraEnv...), "", standin(f.t), args...)
+	return &result{code: out.Code, stdout: out.Stdout, stderr: out.Stderr, lines: parseLines(f.t, out.Stdout, args)}
 }
 
+// parseLines parses a stream-json run's stdout (nil for other formats).
 func parseLines(t *testing.T, stdout string, args []string) []map[string]any {
 	t.Helper()
 	if !strings.Contains(strings.Join(args, " "), "stream-json") {
 		return nil
 	}
-	var lines []map[string]any
-	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+	lines, _ := jsonLines(t, "stream line", stdout)
+	return lines
+}
+
+// jsonLines parses text made of JSON lines (what says which, for errors),
+// keeping each line's raw text; empty lines are skipped.
+func jsonLines(t *testing.T, what, text string) ([]map[string]any, []string) {
+	t.Helper()
+	var out []map[string]any
+	var raw []string
+	for _, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
 		if l == "" {
 			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("stream line is not JSON: %v\n%s", err, l)
+			t.Fatalf("%s is not JSON: %v\n%q", what, err, l)
 		}
-		lines = append(lines, m)
+		out = append(out, m)
+		raw = append(raw, l)
 	}
-	return lines
+	return out, raw
 }
 
 // toolCall is one tool_use with its tool_result.
@@ -330,20 +316,7 @@ func readJSONLines(t *testing.T, path string) ([]map[string]any, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	var raw []string
-	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("hook log line is not JSON: %v\n%q", err, l)
-		}
-		out = append(out, m)
-		raw = append(raw, l)
-	}
-	return out, raw
+	return jsonLines(t, "hook log line", string(data))
 }
 
 // keysInOrder returns the top-level keys of a JSON object in file order.
@@ -367,18 +340,4 @@ func statusSequence(calls []toolCall) []string {
 		}
 	}
 	return out
-}
-
-// execStandin prepares (without starting) a stand-in process; stdout goes to
-// a *strings.Builder.
-func execStandin(f *fixture, script string, args []string, extraEnv ...string) *exec.Cmd {
-	cmd := exec.Command(standin, args...)
-	cmd.Dir = f.project
-	for k, v := range f.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Env = append(cmd.Env, "SAGA_STANDIN_SCRIPT="+script)
-	cmd.Env = append(cmd.Env, extraEnv...)
-	cmd.Stdout = &strings.Builder{}
-	return cmd
 }

@@ -1,8 +1,11 @@
 package agentsim
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -711,22 +714,37 @@ func TestStandinLogRecordsArgsAndEnv(t *testing.T) {
 func TestSlowIsStoppedBySIGTERM(t *testing.T) {
 	f := newFixture(t)
 	hydrate(f)
-	cmd := execStandin(f, "slow", workerArgs(`{}`), "SAGA_STANDIN_DELAY_MS=100")
+	cmd := exec.Command(standin(t), workerArgs(`{}`)...)
+	cmd.Dir, cmd.Env = f.project, f.environ("slow", "SAGA_STANDIN_DELAY_MS=100")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(450 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	if err == nil {
+	defer cmd.Process.Kill()
+	// Stopped once it has done something: its TaskList call.
+	var out strings.Builder
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	for lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), `"name":"TaskList"`) {
+			cmd.Process.Signal(syscall.SIGTERM)
+			break
+		}
+	}
+	rest, _ := io.ReadAll(stdout)
+	out.Write(rest)
+	if err := cmd.Wait(); err == nil {
 		t.Fatalf("slow run was not stopped (it finished first)")
 	}
-	out := cmd.Stdout.(*strings.Builder).String()
-	if strings.Contains(out, `"type":"result"`) {
+	if strings.Contains(out.String(), `"type":"result"`) {
 		t.Errorf("a killed run wrote a result line")
 	}
-	if !strings.Contains(out, `"name":"TaskList"`) {
-		t.Errorf("slow run did nothing before SIGTERM:\n%s", out)
+	if !strings.Contains(out.String(), `"name":"TaskList"`) {
+		t.Errorf("slow run did nothing before SIGTERM:\n%s", out.String())
 	}
 }
 

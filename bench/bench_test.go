@@ -2,52 +2,42 @@ package bench
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/bench/floorpass"
 	"github.com/saga-ai/saga-lsp/bench/workload"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// floorWorkers is the goroutine count the budget's floor program uses.
-const floorWorkers = 2
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-// repoRoot is the nearest folder above the working directory with go.mod.
-func repoRoot(b *testing.B) string {
+// builtBinary is bin/saga-lsp, as make build leaves it, or skips the
+// benchmark when it is missing.
+func builtBinary(b *testing.B) string {
 	b.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		b.Fatal(err)
+	bin := filepath.Join(testkit.ModuleRoot(b), "bin", "saga-lsp")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%s is missing: run make build first", bin)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return bin
 }
 
 // workloadW returns the root of W, generating it into <repo>/.bench/W on
 // first use; later calls only read the marker.
 func workloadW(b *testing.B) string {
 	b.Helper()
-	w, err := workload.Ensure(filepath.Join(repoRoot(b), ".bench", "W"))
+	w, err := workload.Ensure(filepath.Join(testkit.ModuleRoot(b), ".bench", "W"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,54 +59,16 @@ func freshHeap(b *testing.B) {
 func BenchmarkFloor(b *testing.B) {
 	sagaDir := filepath.Join(workloadW(b), ".saga")
 	b.ReportAllocs()
-	var decoded int64
+	var decoded int
 	for b.Loop() {
 		freshHeap(b)
-		n, err := floorPass(sagaDir)
+		_, n, err := floorpass.Run(sagaDir)
 		if err != nil {
 			b.Fatal(err)
 		}
 		decoded = n
 	}
 	b.ReportMetric(float64(decoded), "files/op")
-}
-
-// floorPass returns how many files decoded; the few W breaks on purpose
-// fail to decode and still count as read.
-func floorPass(sagaDir string) (int64, error) {
-	var paths []string
-	err := filepath.WalkDir(sagaDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	var next, decoded atomic.Int64
-	errs := make([]error, floorWorkers)
-	var wg sync.WaitGroup
-	for g := range floorWorkers {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(paths)); i = next.Add(1) - 1 {
-				src, err := os.ReadFile(paths[i])
-				if err != nil {
-					errs[g] = err
-					return
-				}
-				var v any
-				if json.Unmarshal(src, &v) == nil {
-					decoded.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return decoded.Load(), errors.Join(errs...)
 }
 
 // BenchmarkCheck is `saga-lsp check` in-process: compile the schemas, load
@@ -127,14 +79,7 @@ func BenchmarkCheck(b *testing.B) {
 	var found int
 	for b.Loop() {
 		freshHeap(b)
-		p, err := store.NewParser()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ws, err := p.Load(w)
-		if err != nil {
-			b.Fatal(err)
-		}
+		ws := workspace.Load(b, w)
 		found = len(ws.Diagnostics())
 	}
 	if found == 0 {
@@ -148,17 +93,8 @@ func BenchmarkCheck(b *testing.B) {
 // and decoding W, both as processes, alternating within each op so that a
 // noisy neighbour slows both alike. It reports the median ratio.
 func BenchmarkCheckPaired(b *testing.B) {
-	root := repoRoot(b)
-	bin := filepath.Join(root, "bin", "saga-lsp")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
-	}
-	floor := filepath.Join(b.TempDir(), "floor")
-	build := exec.Command("go", "build", "-o", floor, "./bench/floor")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the floor program: %v\n%s", err, out)
-	}
+	bin := builtBinary(b)
+	floor := testkit.Build(b, "./bench/floor")
 	w := workloadW(b)
 	var floorS, checkS, ratios []float64
 	for b.Loop() {
@@ -193,10 +129,7 @@ func median(xs []float64) float64 {
 // encoding and the binary's own settings count too. It also reports the
 // binary's peak RSS.
 func BenchmarkCheckBinary(b *testing.B) {
-	bin := filepath.Join(repoRoot(b), "bin", "saga-lsp")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
-	}
+	bin := builtBinary(b)
 	w := workloadW(b)
 	check := func() (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(bin, "check", "--root", w, "--format", "json")
@@ -233,10 +166,7 @@ func wantFindings(b *testing.B, err error, stderr *bytes.Buffer) {
 // for profiling parse, validation and extraction without I/O.
 func BenchmarkParseTask(b *testing.B) {
 	w := workloadW(b)
-	p, err := store.NewParser()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := workspace.Parser(b)
 	rel, src := cleanTaskFile(b, p, w)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()

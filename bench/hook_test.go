@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
@@ -19,23 +20,12 @@ import (
 // the start of an empty Go program (bench/empty), alternating in each op.
 // Reports the median of each and of the ratio (budget ≤ 3).
 func BenchmarkHookSyncPaired(b *testing.B) {
-	root := repoRoot(b)
-	bin := filepath.Join(root, "bin", "saga-lsp")
-	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
-	}
-	empty := filepath.Join(b.TempDir(), "empty")
-	build := exec.Command("go", "build", "-o", empty, "./bench/empty")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the empty program: %v\n%s", err, out)
-	}
+	bin := builtBinary(b)
+	empty := testkit.Build(b, "./bench/empty")
 	// A project as the hook sees it during a run: a git repository (the
 	// story lock lives in its common dir) with one story.
 	project := b.TempDir()
-	if out, err := exec.Command("git", "init", "-q", project).CombinedOutput(); err != nil {
-		b.Fatalf("git init: %v\n%s", err, out)
-	}
+	testkit.Git(b, project, "init", "-q")
 	taskFile := filepath.Join(project, ".saga", "stories", "s", "t.json")
 	os.MkdirAll(filepath.Dir(taskFile), 0o755)
 	os.WriteFile(filepath.Join(project, ".saga", "stories", "s", "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
@@ -90,10 +80,7 @@ func BenchmarkHydrate200(b *testing.B) {
 			`{"id": "task-%03d", "subject": "Task %d", "description": "Do part %d of the work, as the story describes, and check it with the tests.", "activeForm": "Working on part %d", "status": "pending", "blockedBy": %s, "guidance": "Keep it small.", "doneWhen": "Tests pass."}`,
 			i, i, i, i, blocked), 0o644)
 	}
-	p, err := store.NewParser()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := workspace.Parser(b)
 	config := b.TempDir()
 	// The disk's own floor, measured alternately in the same run: the same
 	// 200 files written with os.WriteFile into a new folder. On a busy ext4

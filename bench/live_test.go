@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -33,7 +34,7 @@ const liveTasks = 20
 // pending …), and is timed from the write until the saga/taskStatus for it
 // arrives. Reports p50/p95/max in ms.
 func BenchmarkLiveTaskStatus(b *testing.B) {
-	bin := sagaBinary(b)
+	bin := builtBinary(b)
 	const story = "bench-live"
 	root := b.TempDir()
 	sessions := b.TempDir()
@@ -84,14 +85,14 @@ func BenchmarkLiveTaskStatus(b *testing.B) {
 	defer c.stop()
 	params := map[string]any{
 		"processId":             os.Getpid(),
-		"rootUri":               fileURI(root),
+		"rootUri":               lspclient.FileURI(root),
 		"capabilities":          sagaCapabilities,
 		"initializationOptions": map[string]any{"sagaNotifications": true},
 	}
-	if _, err := c.call("initialize", params, lspTimeout); err != nil {
+	if _, err := c.Call("initialize", params, lspTimeout); err != nil {
 		b.Fatal(err)
 	}
-	if err := c.notify("initialized", struct{}{}); err != nil {
+	if err := c.Notify("initialized", struct{}{}); err != nil {
 		b.Fatal(err)
 	}
 	// Loaded, and the worker followed.
@@ -156,7 +157,7 @@ func waitTaskStatus(c *lspProc, task, to string, t0 time.Time) (time.Duration, e
 			if p.Source != "hook" {
 				return 0, fmt.Errorf("source %q, want hook (a change in the worktree copy while the worker runs)", p.Source)
 			}
-			return m.at.Sub(t0), nil
+			return m.At.Sub(t0), nil
 		}
 	}
 }

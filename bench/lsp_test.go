@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 // The language-server budgets of design.md §10, measured against the built
@@ -44,16 +47,6 @@ var sagaCapabilities = json.RawMessage(`{
   "window": {"workDoneProgress": true},
   "textDocument": {"synchronization": {"didSave": true}, "publishDiagnostics": {"versionSupport": true}}
 }`)
-
-// sagaBinary is bin/saga-lsp, or skips the benchmark when it is not built.
-func sagaBinary(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(repoRoot(b), "bin", "saga-lsp")
-	if !fileExists(bin) {
-		b.Skipf("%s is missing: run make build", bin)
-	}
-	return bin
-}
 
 // expectation is what `saga-lsp check` reports on W: the files with
 // findings, which the server must publish after loading.
@@ -126,14 +119,14 @@ func sagaInitialize(c *lspProc, w string, want *expectation, t0 time.Time) (init
 	params := map[string]any{
 		"processId":        os.Getpid(),
 		"clientInfo":       map[string]string{"name": "saga-lsp bench"},
-		"rootUri":          fileURI(w),
-		"workspaceFolders": []map[string]string{{"uri": fileURI(w), "name": filepath.Base(w)}},
+		"rootUri":          lspclient.FileURI(w),
+		"workspaceFolders": []map[string]string{{"uri": lspclient.FileURI(w), "name": filepath.Base(w)}},
 		"capabilities":     sagaCapabilities,
 	}
-	if _, err := c.call("initialize", params, lspTimeout); err != nil {
+	if _, err := c.Call("initialize", params, lspTimeout); err != nil {
 		return res, err
 	}
-	if err := c.notify("initialized", struct{}{}); err != nil {
+	if err := c.Notify("initialized", struct{}{}); err != nil {
 		return res, err
 	}
 	missing := len(want.files)
@@ -150,14 +143,14 @@ func sagaInitialize(c *lspProc, w string, want *expectation, t0 time.Time) (init
 		case "window/logMessage":
 			if bytes.Contains(m.Params, []byte("saga-lsp: loaded")) {
 				loaded = true
-				res.loaded = m.at.Sub(t0)
+				res.loaded = m.At.Sub(t0)
 			}
 		case "textDocument/publishDiagnostics":
 			var p publication
 			if err := json.Unmarshal(m.Params, &p); err != nil {
 				return res, fmt.Errorf("decode publishDiagnostics: %w", err)
 			}
-			path := uriPath(p.URI)
+			path := lspclient.URIPath(p.URI)
 			switch {
 			case !want.files[path]:
 				if len(p.Diagnostics) > 0 {
@@ -166,7 +159,7 @@ func sagaInitialize(c *lspProc, w string, want *expectation, t0 time.Time) (init
 			case len(p.Diagnostics) > 0 && !seen[path]:
 				seen[path] = true
 				missing--
-				res.init = m.at.Sub(t0)
+				res.init = m.At.Sub(t0)
 			}
 		}
 	}
@@ -181,8 +174,8 @@ func sagaInitialize(c *lspProc, w string, want *expectation, t0 time.Time) (init
 // median ratio, as BenchmarkCheckPaired does, and when the "loaded" log
 // message came.
 func BenchmarkLSPInit(b *testing.B) {
-	bin := sagaBinary(b)
-	floor := buildFloor(b)
+	bin := builtBinary(b)
+	floor := testkit.Build(b, "./bench/floor")
 	w := workloadW(b)
 	want := expectedFindings(b, bin, w)
 	var floorS, initS, loadedS, ratios, rss []float64
@@ -220,18 +213,6 @@ func BenchmarkLSPInit(b *testing.B) {
 	}
 }
 
-// buildFloor builds the floor program (bench/floor) into a temp dir.
-func buildFloor(b *testing.B) string {
-	b.Helper()
-	floor := filepath.Join(b.TempDir(), "floor")
-	build := exec.Command("go", "build", "-o", floor, "./bench/floor")
-	build.Dir = repoRoot(b)
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build the floor program: %v\n%s", err, out)
-	}
-	return floor
-}
-
 // BenchmarkLSPKeystroke is the budget "one keystroke in a task file → its
 // diagnostics (and affected files') published ≤ 10 ms p95". After one
 // initialize on W it opens a task file T and types lspKeystrokesPerOp
@@ -241,7 +222,7 @@ func buildFloor(b *testing.B) string {
 // also reports the server's peak resident memory (VmHWM) after loading and
 // at the end (the budget is ≤ 200 MB).
 func BenchmarkLSPKeystroke(b *testing.B) {
-	bin := sagaBinary(b)
+	bin := builtBinary(b)
 	w := workloadW(b)
 	want := expectedFindings(b, bin, w)
 	task, partner := cycleTask(b, w, want)
@@ -289,8 +270,8 @@ func openTask(b *testing.B, c *lspProc, w, rel, partner string) *keystrokeDoc {
 	}
 	doc := newKeystrokeDoc(path, string(text), partner)
 	c.drain()
-	err = c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": fileURI(path), "languageId": "json", "version": doc.version, "text": doc.text}})
+	err = c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": lspclient.FileURI(path), "languageId": "json", "version": doc.version, "text": doc.text}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -304,7 +285,7 @@ func openTask(b *testing.B, c *lspProc, w, rel, partner string) *keystrokeDoc {
 			continue
 		}
 		var p publication
-		if json.Unmarshal(m.Params, &p) == nil && uriPath(p.URI) == path && p.Version != nil && *p.Version == doc.version {
+		if json.Unmarshal(m.Params, &p) == nil && lspclient.URIPath(p.URI) == path && p.Version != nil && *p.Version == doc.version {
 			if len(p.Diagnostics) > 0 {
 				b.Fatalf("%s was picked as clean but has diagnostics: %+v", rel, p.Diagnostics)
 			}
@@ -321,11 +302,11 @@ func sagaKeystroke(c *lspProc, doc *keystrokeDoc) (_ time.Duration, toggled bool
 	ed, toggled := doc.next()
 	wantTask, wantPartner := true, doc.cycle || toggled
 	params := map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(doc.path), "version": doc.version},
+		"textDocument":   map[string]any{"uri": lspclient.FileURI(doc.path), "version": doc.version},
 		"contentChanges": []any{ed},
 	}
 	t0 := time.Now()
-	if err := c.notify("textDocument/didChange", params); err != nil {
+	if err := c.Notify("textDocument/didChange", params); err != nil {
 		return 0, toggled, err
 	}
 	var last time.Time
@@ -342,7 +323,7 @@ func sagaKeystroke(c *lspProc, doc *keystrokeDoc) (_ time.Duration, toggled bool
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return 0, toggled, err
 		}
-		switch uriPath(p.URI) {
+		switch lspclient.URIPath(p.URI) {
 		case doc.path:
 			if p.Version == nil || *p.Version != doc.version {
 				continue
@@ -362,7 +343,7 @@ func sagaKeystroke(c *lspProc, doc *keystrokeDoc) (_ time.Duration, toggled bool
 		default:
 			continue
 		}
-		last = m.at
+		last = m.At
 	}
 	return last.Sub(t0), toggled, nil
 }
@@ -474,8 +455,8 @@ func newKeystrokeDoc(path, text, partner string) *keystrokeDoc {
 // textEdit is an incremental content change.
 type textEdit struct {
 	Range struct {
-		Start lspPos `json:"start"`
-		End   lspPos `json:"end"`
+		Start lspclient.Position `json:"start"`
+		End   lspclient.Position `json:"end"`
 	} `json:"range"`
 	Text string `json:"text"`
 }
@@ -511,7 +492,7 @@ func (d *keystrokeDoc) next() (textEdit, bool) {
 // replace edits text[from:to] to s and returns the change.
 func (d *keystrokeDoc) replace(from, to int, s string) textEdit {
 	var e textEdit
-	e.Range.Start, e.Range.End = posAt(d.text, from), posAt(d.text, to)
+	e.Range.Start, e.Range.End = lspclient.PositionAt(d.text, from), lspclient.PositionAt(d.text, to)
 	e.Text = s
 	d.text = d.text[:from] + s + d.text[to:]
 	return e

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 // VS Code's JSON language server (vscode-json-language-server from the npm
@@ -39,7 +42,7 @@ const (
 // vscodeJSONServer is the installed server, or skips the benchmark.
 func vscodeJSONServer(b *testing.B) string {
 	b.Helper()
-	server := filepath.Join(repoRoot(b), ".bench", "vscode-json", "node_modules", ".bin", "vscode-json-language-server")
+	server := filepath.Join(testkit.ModuleRoot(b), ".bench", "vscode-json", "node_modules", ".bin", "vscode-json-language-server")
 	if !fileExists(server) {
 		b.Skipf("%s is missing: run bench/vscode-json/run.sh (it installs vscode-langservers-extracted with npm)", server)
 	}
@@ -51,7 +54,7 @@ func vscodeJSONServer(b *testing.B) string {
 
 func BenchmarkVSCodeJSONKeystroke(b *testing.B) {
 	server := vscodeJSONServer(b)
-	bin := sagaBinary(b)
+	bin := builtBinary(b)
 	schema, err := exec.Command(bin, "schema", "task").Output()
 	if err != nil {
 		b.Fatalf("saga-lsp schema task: %v", err)
@@ -122,19 +125,19 @@ func startVSCodeJSON(b *testing.B, server, w string, schema []byte, pull bool) *
 	params := map[string]any{
 		"processId":             os.Getpid(),
 		"clientInfo":            map[string]string{"name": "saga-lsp bench"},
-		"rootUri":               fileURI(w),
+		"rootUri":               lspclient.FileURI(w),
 		"capabilities":          caps,
 		"initializationOptions": map[string]any{"handledSchemaProtocols": []string{"file"}, "provideFormatter": false},
 	}
-	if _, err := c.call("initialize", params, lspTimeout); err != nil {
+	if _, err := c.Call("initialize", params, lspTimeout); err != nil {
 		c.stop()
 		b.Fatal(err)
 	}
-	c.notify("initialized", struct{}{})
+	c.Notify("initialized", struct{}{})
 	// The server reads json.schemas (fileMatch + inline schema, registered
 	// as vscode://schemas/custom/<index>) and validates only when
 	// json.validate.enable is true.
-	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"json": map[string]any{
+	c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"json": map[string]any{
 		"validate": map[string]any{"enable": true},
 		"schemas":  []any{map[string]any{"fileMatch": []string{"*.json"}, "schema": json.RawMessage(schema)}},
 	}}})
@@ -153,7 +156,7 @@ func vscodeOpen(b *testing.B, c *lspProc, w, rel, partner string, pull bool) *ke
 	if len(p.Diagnostics) == 0 {
 		b.Fatal("the JSON server found nothing wrong with a task that breaks the schema: the schema is not in force")
 	}
-	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": fileURI(probe)}})
+	c.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": lspclient.FileURI(probe)}})
 
 	path := filepath.Join(w, filepath.FromSlash(rel))
 	text, err := os.ReadFile(path)
@@ -175,8 +178,8 @@ func vscodeOpen(b *testing.B, c *lspProc, w, rel, partner string, pull bool) *ke
 // vscodeDiagnose opens a document and returns its first diagnostics.
 func vscodeDiagnose(c *lspProc, path, text string, pull bool) (publication, error) {
 	c.drain()
-	err := c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
-		"uri": fileURI(path), "languageId": "json", "version": 1, "text": text}})
+	err := c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": lspclient.FileURI(path), "languageId": "json", "version": 1, "text": text}})
 	if err != nil {
 		return publication{}, err
 	}
@@ -194,8 +197,8 @@ func vscodeDiagnose(c *lspProc, path, text string, pull bool) (publication, erro
 func vscodeKeystroke(c *lspProc, doc *keystrokeDoc, pull bool) (time.Duration, error) {
 	ed, _ := doc.next()
 	t0 := time.Now()
-	err := c.notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": fileURI(doc.path), "version": doc.version},
+	err := c.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": lspclient.FileURI(doc.path), "version": doc.version},
 		"contentChanges": []any{ed},
 	})
 	if err != nil {
@@ -204,14 +207,14 @@ func vscodeKeystroke(c *lspProc, doc *keystrokeDoc, pull bool) (time.Duration, e
 	var at time.Time
 	var p publication
 	if pull {
-		m, err := c.call("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": fileURI(doc.path)}}, lspTimeout)
+		m, err := c.Call("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": lspclient.FileURI(doc.path)}}, lspTimeout)
 		if err != nil {
 			return 0, err
 		}
 		if err := decodeReport(m.Result, &p); err != nil {
 			return 0, err
 		}
-		at = m.at
+		at = m.At
 	} else {
 		at, p, err = pushedDiagnostics(c, doc.path, t0.Add(lspTimeout))
 		if err != nil {
@@ -238,15 +241,15 @@ func pushedDiagnostics(c *lspProc, path string, deadline time.Time) (time.Time, 
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return time.Time{}, p, err
 		}
-		if uriPath(p.URI) == path {
-			return m.at, p, nil
+		if lspclient.URIPath(p.URI) == path {
+			return m.At, p, nil
 		}
 	}
 }
 
 // pullDiagnostics asks for a document's diagnostics.
 func pullDiagnostics(c *lspProc, path string) (publication, error) {
-	m, err := c.call("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": fileURI(path)}}, lspTimeout)
+	m, err := c.Call("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": lspclient.FileURI(path)}}, lspTimeout)
 	if err != nil {
 		return publication{}, err
 	}

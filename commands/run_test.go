@@ -1,7 +1,6 @@
 package commands_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,10 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,8 +32,6 @@ func sagaLSP(t *testing.T, dir string, env []string, args ...string) testkit.Res
 	return testkit.Run(t, dir, env, "", testkit.Binary(t), args...)
 }
 
-var socketSeq atomic.Int64
-
 // tmuxEnv is a workspace, a session folder and a private tmux server.
 type tmuxEnv struct {
 	root, sessionDir, socket string
@@ -46,29 +40,11 @@ type tmuxEnv struct {
 
 func newTmuxEnv(t *testing.T) *tmuxEnv {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	h := &tmuxEnv{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(),
-		socket: fmt.Sprintf("saga-test-%d-%d", os.Getpid(), socketSeq.Add(1))}
+	// The tmux server comes after the temp dirs: it ends, with the workers
+	// it hangs up, before they are removed.
+	h := &tmuxEnv{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(), socket: testkit.TmuxServer(t)}
 	h.env = append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+h.socket, "SAGA_SESSION_DIR="+h.sessionDir,
 		"SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"), "SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"))
-	// Registered after the temp dirs, so it runs before they are removed:
-	// end the server and wait for the workers it hangs up.
-	t.Cleanup(func() {
-		out, _ := exec.Command("tmux", "-L", h.socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
-		exec.Command("tmux", "-L", h.socket, "kill-server").Run()
-		// tmux leaves its socket file behind.
-		tmp := os.Getenv("TMUX_TMPDIR")
-		if tmp == "" {
-			tmp = "/tmp"
-		}
-		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), h.socket))
-		for _, f := range strings.Fields(string(out)) {
-			pid, _ := strconv.Atoi(f)
-			waitFor(5*time.Second, func() bool { return gone(pid) })
-		}
-	})
 	return h
 }
 
@@ -108,32 +84,6 @@ func (h *tmuxEnv) startJSON(t *testing.T, extraEnv []string, args ...string) map
 		t.Fatalf("run --format json: %v\n%s", err, r.Stdout)
 	}
 	return m
-}
-
-// gone reports whether pid has exited (a zombie counts as gone).
-func gone(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) == syscall.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
-
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 type event map[string]any
@@ -355,7 +305,7 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	first := h.startJSON(t, nil, story)
-	if !waitFor(5*time.Second, func() bool {
+	if !testkit.WaitUntil(5*time.Second, func() bool {
 		out, _ := h.tmux("list-panes", "-t", "="+first["session"].(string), "-F", "#{pane_dead}")
 		return strings.TrimSpace(out) == "1"
 	}) {
@@ -506,7 +456,7 @@ func TestStopKillsStubbornWorker(t *testing.T) {
 	if !res.Stopped || !res.Forced || res.PID != pid || !slices.Equal(res.Sessions, []string{m["session"].(string)}) {
 		t.Errorf("StopStory: %+v", res)
 	}
-	if !waitFor(2*time.Second, func() bool { return gone(pid) }) {
+	if !testkit.WaitExit(pid, 2*time.Second) {
 		t.Errorf("worker %d still runs", pid)
 	}
 	if !lockFree(t, h.root, story) {
@@ -532,7 +482,7 @@ func TestStopRealWorker(t *testing.T) {
 	h.env = append(env, "CLAUDE_CONFIG_DIR="+dir, "SAGA_GH="+filepath.Join(dir, "no-gh"), "SAGA_CLAUDE="+claude)
 	m := h.startJSON(t, nil, story)
 	eventsFile := m["eventsFile"].(string)
-	if !waitFor(30*time.Second, func() bool { return findEvent(readEvents(t, eventsFile), "run.start", "") != nil }) {
+	if !testkit.WaitUntil(30*time.Second, func() bool { return findEvent(readEvents(t, eventsFile), "run.start", "") != nil }) {
 		t.Fatalf("no run started:\n%s", mustRead(t, m["outputFile"].(string)))
 	}
 	r := h.saga(t, nil, "stop", story)
@@ -590,7 +540,7 @@ func TestRunEndToEndDryRun(t *testing.T) {
 	m := h.startJSON(t, nil, story, "--dry-run", "--max-cycles", "5")
 	eventsFile := m["eventsFile"].(string)
 	var end event
-	if !waitFor(60*time.Second, func() bool {
+	if !testkit.WaitUntil(60*time.Second, func() bool {
 		end = findEvent(readEvents(t, eventsFile), "worker.end", "")
 		return end != nil
 	}) {

@@ -2,7 +2,6 @@ package hook
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,77 +13,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// The cross-process tests run real hook processes: the saga-lsp binary when
-// its `hook` subcommand is wired, else this test binary re-executed as a
-// helper that calls Hook on its own stdin (as store/lock_test.go does).
+// The cross-process tests run real hook processes: the saga-lsp binary,
+// built once by the test kit.
 
-const hookHelperEnv = "SAGA_HOOK_TEST_HELPER"
-
-// The helper runs from init, before any TestMain of the package (which may
-// build binaries) and before flag parsing: it must start as fast as a hook.
-func init() {
-	if os.Getenv(hookHelperEnv) != "" {
-		os.Exit(Hook(context.Background(), os.Stdin, os.Getenv, os.Stdout, os.Stderr))
-	}
-}
-
-// hookRunner says how a test runs hook processes: bin is the built
-// saga-lsp when it answers `hook`, else "" (helper processes), with why.
-type hookRunner struct{ bin, why string }
-
-// newHookRunner builds ./cmd/saga-lsp into the test's temp dir (a cached
-// build only links, about 0.5 s) and checks that it answers `hook`.
-func newHookRunner(t testing.TB) hookRunner {
+// hookProc is a `saga-lsp hook` process with exactly env (plus PATH, HOME,
+// TMPDIR), so a CLAUDE_* or SAGA_* of the test's own environment cannot
+// leak in.
+func hookProc(t testing.TB, env map[string]string) *exec.Cmd {
 	t.Helper()
-	if os.Getenv("SAGA_HOOK_TEST_NO_BIN") != "" {
-		return hookRunner{why: "SAGA_HOOK_TEST_NO_BIN is set"}
-	}
-	bin := filepath.Join(t.TempDir(), "saga-lsp")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/saga-lsp")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return hookRunner{why: fmt.Sprintf("go build: %v: %s", err, firstLine(string(out)))}
-	}
-	probe := exec.Command(bin, "hook")
-	probe.Stdin = strings.NewReader("{\"hook_event_name\":\"Stop\"}\n")
-	out, _ := probe.CombinedOutput()
-	if !strings.Contains(string(out), `saga-lsp hook: event "Stop" is not handled`) {
-		return hookRunner{why: "the binary has no hook subcommand yet: " + firstLine(string(out))}
-	}
-	return hookRunner{bin: bin}
-}
-
-func (r hookRunner) log(t *testing.T) {
-	if r.bin != "" {
-		t.Logf("hook processes: %s hook", r.bin)
-	} else {
-		t.Logf("hook processes: test binary as helper (%s)", r.why)
-	}
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
-}
-
-// cmd returns a hook process with exactly env (plus PATH, HOME, TMPDIR),
-// so a CLAUDE_* or SAGA_* of the test's own environment cannot leak in.
-func (r hookRunner) cmd(t testing.TB, env map[string]string) *exec.Cmd {
-	t.Helper()
-	var cmd *exec.Cmd
-	if r.bin != "" {
-		cmd = exec.Command(r.bin, "hook")
-	} else {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd = exec.Command(exe, "-test.run=^$")
-		// A race-enabled binary otherwise sleeps 1 s at exit.
-		cmd.Env = append(cmd.Env, hookHelperEnv+"=1", "GORACE=atexit_sleep_ms=0")
-	}
+	cmd := exec.Command(testkit.Binary(t), "hook")
 	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
@@ -155,8 +96,6 @@ func TestHookProcessesConcurrent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 60 processes")
 	}
-	hr := newHookRunner(t)
-	hr.log(t)
 	const n = 60
 	root, dir, orig, status := bigStory(t, n)
 	env := map[string]string{"SAGA_STORY_ID": "big", "SAGA_PROJECT_DIR": root, "CLAUDE_PROJECT_DIR": root}
@@ -172,7 +111,7 @@ func TestHookProcessesConcurrent(t *testing.T) {
 		id := fmt.Sprintf("t%d", i)
 		payload := updatePayload(t, id, status[id], "completed")
 		wg.Go(func() {
-			out, errs, code, err := procResult(hr.cmd(t, env), payload)
+			out, errs, code, err := procResult(hookProc(t, env), payload)
 			results <- res{id, out, errs, code, err}
 		})
 	}
@@ -208,8 +147,6 @@ func TestHookProcessesKillStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts hundreds of processes")
 	}
-	hr := newHookRunner(t)
-	hr.log(t)
 	const tasks, procs, parallel = 20, 240, 16
 	root, dir, orig, status := bigStory(t, tasks)
 	env := map[string]string{"SAGA_STORY_ID": "big", "SAGA_PROJECT_DIR": root}
@@ -217,7 +154,7 @@ func TestHookProcessesKillStorm(t *testing.T) {
 
 	// How long one sync takes end to end, to aim the kills at it.
 	t0 := time.Now()
-	if _, errs, code, err := procResult(hr.cmd(t, env), updatePayload(t, "t0", status["t0"], "completed")); err != nil || code != 0 || errs != "" {
+	if _, errs, code, err := procResult(hookProc(t, env), updatePayload(t, "t0", status["t0"], "completed")); err != nil || code != 0 || errs != "" {
 		t.Fatalf("calibration run: %v %d %q", err, code, errs)
 	}
 	one := time.Since(t0)
@@ -234,7 +171,7 @@ func TestHookProcessesKillStorm(t *testing.T) {
 		sem <- struct{}{}
 		id := fmt.Sprintf("t%d", rand.IntN(tasks))
 		to := statuses[rand.IntN(len(statuses))]
-		cmd := hr.cmd(t, env)
+		cmd := hookProc(t, env)
 		cmd.Stdin = bytes.NewReader(updatePayload(t, id, "pending", to))
 		mu.Lock()
 		delay := time.Duration(rand.Float64() * scale * float64(one))
@@ -289,7 +226,7 @@ func TestHookProcessesKillStorm(t *testing.T) {
 
 	// The lock died with its holders: a last sync goes through at once.
 	for id := range orig {
-		_, errs, code, err := procResult(hr.cmd(t, env), updatePayload(t, id, "pending", "completed"))
+		_, errs, code, err := procResult(hookProc(t, env), updatePayload(t, id, "pending", "completed"))
 		if err != nil || code != 0 || errs != "" {
 			t.Fatalf("after the storm %s: %v %d %q", id, err, code, errs)
 		}
@@ -302,10 +239,8 @@ func TestHookProcessesKillStorm(t *testing.T) {
 
 // Real processes with bad stdin: exit 0, bounded time.
 func TestHookProcessesBadStdin(t *testing.T) {
-	hr := newHookRunner(t)
-	hr.log(t)
 	t.Run("stdin never closes", func(t *testing.T) {
-		cmd := hr.cmd(t, nil)
+		cmd := hookProc(t, nil)
 		w, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -345,7 +280,7 @@ func TestHookProcessesBadStdin(t *testing.T) {
 		"empty":   nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			stdout, stderr, code, err := procResult(hr.cmd(t, nil), in)
+			stdout, stderr, code, err := procResult(hookProc(t, nil), in)
 			if err != nil || code != 0 || stdout != "" || !strings.HasPrefix(stderr, "saga-lsp hook: ") {
 				t.Errorf("err %v, exit %d, stdout %q, stderr %q", err, code, stdout, stderr)
 			}
@@ -355,15 +290,13 @@ func TestHookProcessesBadStdin(t *testing.T) {
 
 // A deny from a real process: the exact JSON on stdout, exit 0.
 func TestHookProcessDeny(t *testing.T) {
-	hr := newHookRunner(t)
-	hr.log(t)
 	base := hookBaseDir(t)
 	wt := filepath.Join(base, "repo", ".saga", "worktrees", "my-story")
 	if err := os.MkdirAll(wt, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	p := hookPrePayload(t, "Write", map[string]any{"file_path": filepath.Join(wt, ".saga", "epics", "e", "epic.json")}, wt)
-	stdout, stderr, code, err := procResult(hr.cmd(t, nil), []byte(p))
+	stdout, stderr, code, err := procResult(hookProc(t, nil), []byte(p))
 	if err != nil || code != 0 || stderr != "" || !strings.HasPrefix(stdout, hookDenyPrefix) {
 		t.Errorf("err %v, exit %d, stdout %q, stderr %q", err, code, stdout, stderr)
 	}

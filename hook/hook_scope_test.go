@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 const hookDenyPrefix = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"`
@@ -47,7 +49,7 @@ func newHookScopeFixture(t *testing.T) hookScopeFixture {
 	base := hookBaseDir(t)
 	f := hookScopeFixture{base: base, outside: filepath.Join(base, "outside"), scratch: filepath.Join(base, "scratch")}
 	f.repo = hookRepo(t, base, "my-story", "other-story")
-	f.wt = hookWorktree(t, f.repo, ".saga/worktrees/my-story", "story/my-story")
+	f.wt = testkit.Worktree(t, f.repo, ".saga/worktrees/my-story", "story/my-story")
 	hookWriteFile(t, filepath.Join(f.outside, "secret.txt"), []byte("secret\n"))
 	links := map[string]string{
 		"escape":      f.outside,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
@@ -113,8 +114,8 @@ func TestSessionStartNoWorkspace(t *testing.T) {
 func TestSessionStartStoryWorktree(t *testing.T) {
 	base := hookBaseDir(t)
 	repo := hookRepo(t, base, "my-story", "stories")
-	wt := hookWorktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
-	legacy := hookWorktree(t, repo, ".saga/worktrees/stories/my-story", "legacy/my-story")
+	wt := testkit.Worktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
+	legacy := testkit.Worktree(t, repo, ".saga/worktrees/stories/my-story", "legacy/my-story")
 	tests := []struct {
 		name, cwd, story, wt string
 	}{
@@ -150,7 +151,7 @@ func TestSessionStartStoryWorktree(t *testing.T) {
 func TestSessionStartStoryNamedStories(t *testing.T) {
 	base := hookBaseDir(t)
 	repo := hookRepo(t, base, "stories")
-	wt := hookWorktree(t, repo, ".saga/worktrees/stories", "story/stories")
+	wt := testkit.Worktree(t, repo, ".saga/worktrees/stories", "story/stories")
 	envFile := filepath.Join(base, "env")
 	r := runHookIn(t, hookSessionPayload(t, filepath.Join(wt, "src")), map[string]string{"CLAUDE_ENV_FILE": envFile})
 	if r.code != 0 || r.stderr != "" {
@@ -194,7 +195,7 @@ func TestSessionStartEnvQuoting(t *testing.T) {
 func TestSessionStartBrokenStory(t *testing.T) {
 	base := hookBaseDir(t)
 	repo := hookRepo(t, base, "my-story")
-	wt := hookWorktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
+	wt := testkit.Worktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
 	dir := filepath.Join(wt, ".saga", "stories", "my-story")
 	hookWriteFile(t, filepath.Join(dir, "story.json"), []byte(`{"title": "Half typed`))
 	hookWriteFile(t, filepath.Join(dir, "t2.json"), []byte("\x00\xffgarbage"))
@@ -222,7 +223,7 @@ func TestSessionStartBrokenStory(t *testing.T) {
 func TestSessionStartStoryFolderFallback(t *testing.T) {
 	base := hookBaseDir(t)
 	repo := hookRepo(t, base, "my-story")
-	wt := hookWorktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
+	wt := testkit.Worktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
 	if err := os.RemoveAll(filepath.Join(wt, ".saga")); err != nil {
 		t.Fatal(err)
 	}

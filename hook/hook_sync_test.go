@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -283,12 +284,19 @@ func TestPostToolUseWaitsForLock(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "1.json")); !bytes.Equal(got, orig) {
 		t.Errorf("changed without the lock")
 	}
-	// Released meanwhile: the sync waits and then writes.
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		_ = l.Unlock()
-	}()
-	r = runHookIn(t, hookPostPayload(t, nil), env)
+	// Released while the sync waits for it (it has opened the lock file):
+	// the sync then writes.
+	locks, err := store.LockDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tried := testkit.Opened(t, filepath.Join(locks, "story-my-story.lock"))
+	payload := hookPostPayload(t, nil)
+	done := make(chan hookResult, 1)
+	go func() { done <- runHookIn(t, payload, env) }()
+	<-tried
+	_ = l.Unlock()
+	r = <-done
 	if got, _ := os.ReadFile(filepath.Join(dir, "1.json")); r.stderr != "" || !bytes.Equal(got, hookWithStatus(t, orig, "in_progress", "completed")) {
 		t.Errorf("after unlock: %+v, file %q", r, got)
 	}
@@ -299,7 +307,7 @@ func TestPostToolUseWaitsForLock(t *testing.T) {
 func TestPostToolUseWorktree(t *testing.T) {
 	base := hookBaseDir(t)
 	repo := hookRepo(t, base, "my-story")
-	wt := hookWorktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
+	wt := testkit.Worktree(t, repo, ".saga/worktrees/my-story", "story/my-story")
 	orig := hookFixture(t, "story/1.json")
 	r := runHookIn(t, hookPostPayload(t, map[string]any{"cwd": filepath.Join(wt, "src")}), map[string]string{
 		"SAGA_STORY_ID": "my-story", "SAGA_PROJECT_DIR": wt, "CLAUDE_PROJECT_DIR": wt,
@@ -317,7 +325,7 @@ func TestPostToolUseWorktree(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".git", "saga-lsp", "locks", "story-my-story.lock")); err != nil {
 		t.Errorf("lock not in the repository's common dir: %v", err)
 	}
-	if out := hookGit(t, wt, "status", "--porcelain"); strings.TrimSpace(out) != "M .saga/stories/my-story/1.json" {
+	if out := testkit.Git(t, wt, "status", "--porcelain"); strings.TrimSpace(out) != "M .saga/stories/my-story/1.json" {
 		t.Errorf("git status in the worktree:\n%s", out)
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // ---- helpers shared by the hook tests ----
@@ -124,58 +125,20 @@ func hookCopyStory(t testing.TB, root, story string) string {
 	return dir
 }
 
-// hookGit runs git in dir, isolated from the user's configuration.
-func hookGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	args = append([]string{
-		"-c", "user.name=x", "-c", "user.email=y@example.invalid",
-		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
-	}, args...)
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // hookRepo makes a git repository at <base>/repo holding the fixture
 // story under each name given (committed), an epic and a source file, and
 // returns its root.
 func hookRepo(t testing.TB, base string, stories ...string) string {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	repo := filepath.Join(base, "repo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	hookGit(t, repo, "init", "-q")
 	for _, story := range stories {
 		hookCopyStory(t, repo, story)
 	}
 	hookWriteFile(t, filepath.Join(repo, ".saga", "epics", "ep", "epic.json"), []byte(`{"id":"ep","title":"E","description":"","children":[]}`+"\n"))
 	hookWriteFile(t, filepath.Join(repo, "src", "main.go"), []byte("package main\n"))
+	testkit.InitRepo(t, repo)
 	hookWriteFile(t, filepath.Join(repo, ".git", "info", "exclude"), []byte(".saga/worktrees/\n"))
-	hookGit(t, repo, "add", "-A")
-	hookGit(t, repo, "commit", "-q", "-m", "init")
 	return repo
-}
-
-// hookWorktree adds a worktree at <repo>/<rel> on a new branch.
-func hookWorktree(t testing.TB, repo, rel, branch string) string {
-	t.Helper()
-	wt := filepath.Join(repo, filepath.FromSlash(rel))
-	hookGit(t, repo, "worktree", "add", "-q", "-b", branch, wt)
-	return wt
 }
 
 // hookTree maps every path under root to its content (dirs: "<dir>").
@@ -297,53 +260,40 @@ func TestHookStdinNeverCloses(t *testing.T) {
 	t.Cleanup(func() { hookReadTimeout = old })
 	hookReadTimeout = 2 * time.Second
 
-	t.Run("partial payload", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PostTo`)) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, "not valid JSON") {
-			t.Errorf("%+v, want a JSON warning", r)
-		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want 2–3 s (+ slack for a loaded machine)", r.elapsed)
-		}
-	})
-	t.Run("nothing written", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, "no payload on stdin") {
-			t.Errorf("%+v, want a no-payload warning", r)
-		}
-		if r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want ≤ 3 s", r.elapsed)
-		}
-	})
-	t.Run("whole payload without newline", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Read"}`)) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || r.stderr != "" || r.stdout != "" {
-			t.Errorf("%+v, want a silent allow", r)
-		}
-		if r.elapsed < 2*time.Second || r.elapsed > 3500*time.Millisecond {
-			t.Errorf("returned after %v, want 2–3 s (the deadline)", r.elapsed)
-		}
-	})
-	t.Run("whole payload line", func(t *testing.T) {
-		pr, pw := io.Pipe()
-		defer pw.Close()
-		go func() { _, _ = pw.Write([]byte("{\"hook_event_name\":\"Stop\"}\n")) }()
-		r := runHookReader(t, pr, nil)
-		if r.code != 0 || !strings.Contains(r.stderr, `"Stop" is not handled`) {
-			t.Errorf("%+v, want the payload handled", r)
-		}
-		if r.elapsed > time.Second {
-			t.Errorf("returned after %v, want at once", r.elapsed)
-		}
-	})
+	for _, tc := range []struct {
+		name, written string // "": nothing
+		ok            func(hookResult) bool
+		want          string
+		min, max      time.Duration // bounds of the time it took
+	}{
+		{"partial payload", `{"hook_event_name":"PostTo`,
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, "not valid JSON") },
+			"a JSON warning", 2 * time.Second, 3500 * time.Millisecond}, // 2–3 s, + slack for a loaded machine
+		{"nothing written", "",
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, "no payload on stdin") },
+			"a no-payload warning", 0, 3500 * time.Millisecond},
+		{"whole payload without newline", `{"hook_event_name":"PreToolUse","tool_name":"Read"}`,
+			func(r hookResult) bool { return r.code == 0 && r.stderr == "" && r.stdout == "" },
+			"a silent allow", 2 * time.Second, 3500 * time.Millisecond}, // the deadline
+		{"whole payload line", "{\"hook_event_name\":\"Stop\"}\n",
+			func(r hookResult) bool { return r.code == 0 && strings.Contains(r.stderr, `"Stop" is not handled`) },
+			"the payload handled", 0, time.Second}, // at once
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			if tc.written != "" {
+				go func() { _, _ = pw.Write([]byte(tc.written)) }()
+			}
+			r := runHookReader(t, pr, nil)
+			if !tc.ok(r) {
+				t.Errorf("%+v, want %s", r, tc.want)
+			}
+			if r.elapsed < tc.min || r.elapsed > tc.max {
+				t.Errorf("returned after %v, want %v–%v", r.elapsed, tc.min, tc.max)
+			}
+		})
+	}
 }
 
 func TestHookContextCanceled(t *testing.T) {

@@ -72,15 +72,35 @@ func settingsGolden(t *testing.T, path, name string) []byte {
 func installTwice(t *testing.T, dir string, env []string, settings string, args ...string) {
 	t.Helper()
 	before, _ := os.ReadFile(settings)
-	fi1, _ := os.Stat(settings)
-	time.Sleep(10 * time.Millisecond)
+	// Backdated, so a rewrite, however soon, shows in the mtime.
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(settings, old, old); err != nil {
+		t.Fatal(err)
+	}
 	r := install(t, dir, env, args...)
 	after, _ := os.ReadFile(settings)
-	fi2, _ := os.Stat(settings)
+	fi, _ := os.Stat(settings)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "already up to date") || string(before) != string(after) ||
-		!fi1.ModTime().Equal(fi2.ModTime()) {
+		!fi.ModTime().Equal(old) {
 		t.Errorf("second install: exit %d, changed %v\n%s%s", r.Code, string(before) != string(after), r.Stdout, r.Stderr)
 	}
+}
+
+// installOver installs into a project holding testdata/install/<fixture>
+// (failing on an exit code other than 0), compares the settings with
+// <golden>, checks that a second install changes nothing, and returns the
+// output and the settings before and after.
+func installOver(t *testing.T, fixture, golden string) (r testkit.Result, before, after []byte) {
+	t.Helper()
+	_, env := installEnv(t)
+	dir, settings := project(t, fixture)
+	before, _ = os.ReadFile(settings)
+	if r = install(t, dir, env); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	after = settingsGolden(t, settings, golden)
+	installTwice(t, dir, env, settings)
+	return r, before, after
 }
 
 func TestInstallEmptyProject(t *testing.T) {
@@ -116,14 +136,10 @@ func TestInstallFindsProject(t *testing.T) {
 }
 
 func TestInstallKeepsExistingSettings(t *testing.T) {
-	_, env := installEnv(t)
-	dir, settings := project(t, "existing.json")
-	orig, _ := os.ReadFile(settings)
-	r := install(t, dir, env)
-	if r.Code != 0 || !strings.Contains(r.Stdout, "updated "+filepath.Join(".claude", "settings.json")) {
-		t.Fatalf("install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	r, orig, got := installOver(t, "existing.json", "existing.golden")
+	if !strings.Contains(r.Stdout, "updated "+filepath.Join(".claude", "settings.json")) {
+		t.Errorf("install output:\n%s", r.Stdout)
 	}
-	got := settingsGolden(t, settings, "existing.golden")
 	// Everything that was there is still there: every key, every hook.
 	var before, after map[string]any
 	if err := json.Unmarshal(orig, &before); err != nil {
@@ -157,34 +173,22 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 	if string(got[:head]) != string(orig[:head]) {
 		t.Errorf("the part before hooks changed:\n%s", got[:head])
 	}
-	installTwice(t, dir, env, settings)
 }
 
 func TestInstallUpdatesOurEntries(t *testing.T) {
-	_, env := installEnv(t)
-	dir, settings := project(t, "stale.json")
-	if r := install(t, dir, env); r.Code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
-	}
-	got := string(settingsGolden(t, settings, "stale.golden"))
+	_, _, after := installOver(t, "stale.json", "stale.golden")
+	got := string(after)
 	if strings.Count(got, testkit.Binary(t)+" hook") != 3 || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
 		!strings.Contains(got, "~/bin/lint-on-write.sh") {
 		t.Errorf("stale entries not updated in place:\n%s", got)
 	}
-	installTwice(t, dir, env, settings)
 }
 
 func TestInstallCompactSettings(t *testing.T) {
-	_, env := installEnv(t)
-	dir, settings := project(t, "compact.json")
-	if r := install(t, dir, env); r.Code != 0 {
-		t.Fatalf("install: exit %d\n%s", r.Code, r.Stderr)
-	}
-	got := settingsGolden(t, settings, "compact.golden")
+	_, _, got := installOver(t, "compact.json", "compact.golden")
 	if !json.Valid(got) || !strings.HasPrefix(string(got), `{"model":"sonnet","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo hi"}]},{"matcher":"Write|Edit|MultiEdit|NotebookEdit",`) {
 		t.Errorf("compact settings:\n%s", got)
 	}
-	installTwice(t, dir, env, settings)
 }
 
 func TestInstallRefusesInvalidJSON(t *testing.T) {

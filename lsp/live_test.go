@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
@@ -584,8 +585,11 @@ func (w *eventsWriter) raw(line string) {
 	fh.WriteString(line)
 }
 
-func (w *eventsWriter) event(fields string) {
-	w.raw(fmt.Sprintf(`{"time":"2026-11-21T10:00:00Z","story":%q,"session":%q,%s}`+"\n", w.story, w.session, fields))
+func (w *eventsWriter) event(fields string) { w.raw(w.line(fields)) }
+
+// line is an event line of the run with fields.
+func (w *eventsWriter) line(fields string) string {
+	return fmt.Sprintf(`{"time":"2026-11-21T10:00:00Z","story":%q,"session":%q,%s}`+"\n", w.story, w.session, fields)
 }
 
 func liveTestdata(t *testing.T) string {
@@ -617,9 +621,11 @@ func TestLiveEventsRobust(t *testing.T) {
 	from := c.mark()
 	w.raw("not json at all\n{\"event\": 12}\n[1,2,3]\n")
 	w.raw(`{"story":"ship-it","event":"step","step":"hydr` + strings.Repeat("x", 2<<20) + "\n")
-	w.event(`"event":"run.start","cycle":1,"pid":1`)
-	w.raw(`{"time":"2026-11-21T10:00:00Z","story":"ship-it","session":"` + w.session + `","event":"task.status","task":"build","from":"pending",`)
-	time.Sleep(50 * time.Millisecond) // the rest of the line comes later
+	// run.start and half a line in one write: once the server has read the
+	// run.start it has read the half line too, and the rest comes later.
+	w.raw(w.line(`"event":"run.start","cycle":1,"pid":1`) +
+		`{"time":"2026-11-21T10:00:00Z","story":"ship-it","session":"` + w.session + `","event":"task.status","task":"build","from":"pending",`)
+	waitProgress(c, from, func(p workerProgressParams) bool { return p.Cycle == 1 })
 	w.raw(`"to":"completed","source":"claude"}` + "\n")
 	s, _ := c.waitFor(from, "saga/taskStatus", nil)
 	var ts taskStatusParams
@@ -707,8 +713,17 @@ func TestWorktreeStatusChange(t *testing.T) {
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d`, pid))
 	w.event(`"event":"step","step":"lock","message":"holding the worker lock for ship-it"`)
 	waitProgress(c, 0, func(p workerProgressParams) bool { return p.State == runs.StateRunning })
-	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
-	time.Sleep(100 * time.Millisecond)
+	// The copy appears whole (renamed into place), so whenever the server
+	// reads it, it finds every task: the status written next is a change
+	// from what it showed, seen at once or on the following read.
+	staged := filepath.Join(t.TempDir(), "ship-it")
+	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), filepath.Join(staged, ".saga", "stories", "ship-it"))
+	if err := os.MkdirAll(filepath.Join(root, ".saga", "worktrees"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(staged, filepath.Join(root, ".saga", "worktrees", "ship-it")); err != nil {
+		t.Fatal(err)
+	}
 	from := c.mark()
 	// … and the hook writes a status into it.
 	setStatus(t, filepath.Join(wt, "build.json"), "pending", "in_progress")
@@ -825,14 +840,7 @@ func TestExecuteCommandCreate(t *testing.T) {
 		t.Errorf("the epic's lenses after the creates: %q", got)
 	}
 	// Valid files: no error-severity finding in the whole workspace.
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, root)
 	for _, d := range ws.Diagnostics() {
 		if d.Severity == store.SeverityError {
 			t.Errorf("after the creates: %s: %s [%s]", d.File, d.Message, d.Code)
@@ -958,6 +966,29 @@ func appendFile(t *testing.T, path, text string) {
 	fh.WriteString(text)
 }
 
+// serverGoroutines counts the goroutines of servers and their test
+// clients: those running a method of the package, Serve, the JSON-RPC
+// connection or a file watcher.
+func serverGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "saga-lsp/lsp.(*") || strings.Contains(g, "saga-lsp/lsp.Serve") ||
+			strings.Contains(g, "sourcegraph/jsonrpc2") || strings.Contains(g, "fsnotify") {
+			count++
+		}
+	}
+	return count
+}
+
 func readFileString(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -977,7 +1008,10 @@ func TestLiveShutdownNoLeak(t *testing.T) {
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d`, pid))
 	w.event(`"event":"step","step":"lock","message":"holding the worker lock for ship-it"`)
-	time.Sleep(100 * time.Millisecond) // earlier tests' servers wind down
+	// Earlier tests' servers wind down first.
+	if !testkit.WaitUntil(10*time.Second, func() bool { return serverGoroutines() == 0 }) {
+		t.Logf("goroutines of earlier servers still run")
+	}
 	before := runtime.NumGoroutine()
 
 	c := startLive(t, root)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -120,7 +121,7 @@ func TestBadInput(t *testing.T) {
 			},
 		},
 	}
-	p := newParser(t)
+	p := workspace.Parser(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -150,7 +151,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestLoadWithoutSaga(t *testing.T) {
-	p := newParser(t)
+	p := workspace.Parser(t)
 	_, err := p.Load(t.TempDir())
 	if !errors.Is(err, store.ErrNoWorkspace) || !strings.Contains(err.Error(), "--root") {
 		t.Fatalf("want ErrNoWorkspace saying what to do, got %v", err)

@@ -1,14 +1,12 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,49 +22,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// The cross-process tests re-execute the test binary as a helper process
-// (selected by this env var) instead of building a separate program: no
-// toolchain is needed at test time and the helpers run the same, possibly
-// race-instrumented, code.
-const helperEnv = "SAGA_STORE_TEST_HELPER"
-
-// TestStoreHelperProcess is not a test: it is the body of the helper
-// processes started by helperCmd.
-func TestStoreHelperProcess(t *testing.T) {
-	mode := os.Getenv(helperEnv)
-	if mode == "" {
-		t.Skip("helper process for the cross-process tests")
-	}
-	args := flag.Args()
-	var err error
-	switch mode {
-	case "counter":
-		err = helperCounter(args)
-	case "storm":
-		err = helperStorm(args)
-	case "hold":
-		err = helperHold(args)
-	default:
-		err = fmt.Errorf("unknown helper mode %q", mode)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "helper %s: %v\n", mode, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-// helperCmd returns a command running the helper in mode with args.
-func helperCmd(mode string, args ...string) *exec.Cmd {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	cmd := exec.Command(exe, append([]string{"-test.run=^TestStoreHelperProcess$", "-test.count=1", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
-	return cmd
+// The cross-process tests run this test binary as helper processes
+// (testkit.RunHelper).
+func TestMain(m *testing.M) {
+	testkit.RunHelper(map[string]func([]string) error{"counter": helperCounter, "storm": helperStorm, "hold": helperHold})
+	testkit.Main(m)
 }
 
 // exitWhenStdinCloses makes a helper die with the test process, so an
@@ -194,82 +158,13 @@ func helperHold(args []string) error {
 	return l.Unlock()
 }
 
-// startHelper starts cmd with a stdin pipe (closing it, which happens when
-// this process dies, ends the helper) and waits for the line want on its
-// stdout. The returned buffer collects stderr; read it only after Wait. On
-// error the process has been killed and reaped.
-func startHelper(cmd *exec.Cmd, want string) (*bytes.Buffer, error) {
-	if _, err := cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	stderr := new(bytes.Buffer)
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case got := <-line:
-		if got == want {
-			return stderr, nil
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("helper said %q, want %q; stderr: %s", got, want, stderr)
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("helper did not say %q in time", want)
-	}
-}
-
-// lockTestGit runs git in dir, isolated from the user's and system
-// configuration.
-func lockTestGit(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	args = append([]string{
-		"-c", "user.name=saga test", "-c", "user.email=saga-test@example.invalid",
-		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main",
-	}, args...)
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		// GIT_DIR and friends (set when running under a git hook) would
-		// redirect git away from dir.
-		if !strings.HasPrefix(kv, "GIT_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // gitRepoWithWorktree creates a repository with one commit and a worktree
 // at <main>/.saga/worktrees/s1, as the worker does.
 func gitRepoWithWorktree(t *testing.T) (mainDir, wtDir string) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
 	mainDir = filepath.Join(t.TempDir(), "repo")
-	if err := os.Mkdir(mainDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lockTestGit(t, mainDir, "init", "-q")
-	lockTestGit(t, mainDir, "commit", "-q", "--allow-empty", "-m", "init")
-	wtDir = filepath.Join(mainDir, ".saga", "worktrees", "s1")
-	lockTestGit(t, mainDir, "worktree", "add", "-q", "-b", "story-s1", wtDir)
+	testkit.InitRepo(t, mainDir)
+	wtDir = testkit.Worktree(t, mainDir, ".saga/worktrees/s1", "story-s1")
 	for _, d := range []string{mainDir, wtDir} {
 		if err := os.Mkdir(filepath.Join(d, "sub"), 0o755); err != nil {
 			t.Fatal(err)
@@ -479,8 +374,8 @@ func TestLockInProcess(t *testing.T) {
 
 func TestLockHeldByOtherProcess(t *testing.T) {
 	root := fakeLockRepo(t)
-	holder := helperCmd("hold", root, "story-a")
-	if _, err := startHelper(holder, "locked"); err != nil {
+	holder := testkit.HelperCmd("hold", root, "story-a")
+	if _, _, err := testkit.StartHelper(holder, "locked"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -505,41 +400,23 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 
 	// Cancelled before the call, cancelled while waiting, deadline while
 	// waiting: each returns ctx.Err() (the 30 s guard only prevents a hang).
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want error
-	}{
-		{"already cancelled", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx, cancel
-		}, context.Canceled},
-		{"cancelled while waiting", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
-			return ctx, cancel
-		}, context.Canceled},
-		{"deadline while waiting", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 50*time.Millisecond)
-		}, context.DeadlineExceeded},
-	} {
-		ctx, cancel := tc.ctx()
+	for _, tc := range testkit.ContextEnds() {
+		ctx, cancel := tc.New()
 		done := make(chan error, 1)
 		go func() {
 			l, err := AcquireLock(ctx, root, "story-a")
 			if l != nil {
-				t.Errorf("%s: got a lock", tc.name)
+				t.Errorf("%s: got a lock", tc.Name)
 			}
 			done <- err
 		}()
 		select {
 		case err := <-done:
-			if !errors.Is(err, tc.want) || err != ctx.Err() {
-				t.Errorf("%s: AcquireLock err = %v, want %v", tc.name, err, tc.want)
+			if !errors.Is(err, tc.Err) || err != ctx.Err() {
+				t.Errorf("%s: AcquireLock err = %v, want %v", tc.Name, err, tc.Err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: AcquireLock ignored the context", tc.name)
+			t.Fatalf("%s: AcquireLock ignored the context", tc.Name)
 		}
 		cancel()
 	}
@@ -596,7 +473,7 @@ func TestLockCounterAcrossProcessesAndWorktrees(t *testing.T) {
 		if i%2 == 1 {
 			root = filepath.Join(wtDir, "sub")
 		}
-		cmds[i] = helperCmd("counter", root, counter, strconv.Itoa(increments))
+		cmds[i] = testkit.HelperCmd("counter", root, counter, strconv.Itoa(increments))
 		cmds[i].Dir = root
 		cmds[i].Stderr = &stderrs[i]
 	}
@@ -689,8 +566,8 @@ func TestWriteAtomicSIGKILLStorm(t *testing.T) {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(s), uint64(time.Now().UnixNano())))
 			for k := range killsPerSlot {
-				cmd := helperCmd("storm", dir, strconv.Itoa(s*1000+k))
-				stderr, err := startHelper(cmd, "ready")
+				cmd := testkit.HelperCmd("storm", dir, strconv.Itoa(s*1000+k))
+				_, stderr, err := testkit.StartHelper(cmd, "ready")
 				if err != nil {
 					t.Error(err)
 					return

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/txtar"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -20,7 +23,7 @@ func TestRules(t *testing.T) {
 	if err != nil || len(cases) == 0 {
 		t.Fatalf("no rule cases found: %v", err)
 	}
-	p := newParser(t)
+	p := workspace.Parser(t)
 	for _, c := range cases {
 		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
 			files, want := readCase(t, c)
@@ -60,42 +63,29 @@ func dump(ws *store.Workspace) string {
 	return b.String()
 }
 
-// readCase parses a txtar archive: "-- name --" lines start files; the file
-// named "want" holds the expectations. A file name ending in ".crlf" is
-// written without the suffix and with CRLF line ends.
+// readCase reads a txtar archive: its files form the workspace, but for
+// the one named "want", which holds the expectations. A file name ending in
+// ".crlf" is written without the suffix and with CRLF line ends.
 func readCase(t *testing.T, path string) (map[string][]byte, []string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	a, err := txtar.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{}
-	var name string
 	var want []string
-	for line := range strings.SplitAfterSeq(string(data), "\n") {
-		trim := strings.TrimRight(line, "\n")
-		if n, ok := strings.CutPrefix(trim, "-- "); ok && strings.HasSuffix(n, " --") {
-			name = strings.TrimSuffix(n, " --")
-			if name != "want" {
-				files[name] = files[name][:0:0]
+	for _, f := range a.Files {
+		switch base, crlf := strings.CutSuffix(f.Name, ".crlf"); {
+		case f.Name == "want":
+			for line := range strings.Lines(string(f.Data)) {
+				if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+					want = append(want, line)
+				}
 			}
-			continue
-		}
-		switch {
-		case name == "":
-			// comment before the first file
-		case name == "want":
-			if trim = strings.TrimSpace(trim); trim != "" && !strings.HasPrefix(trim, "#") {
-				want = append(want, trim)
-			}
+		case crlf:
+			files[base] = []byte(strings.ReplaceAll(string(f.Data), "\n", "\r\n"))
 		default:
-			files[name] = append(files[name], line...)
-		}
-	}
-	for n, d := range files {
-		if base, ok := strings.CutSuffix(n, ".crlf"); ok {
-			delete(files, n)
-			files[base] = []byte(strings.ReplaceAll(string(d), "\n", "\r\n"))
+			files[f.Name] = f.Data
 		}
 	}
 	return files, want
@@ -109,13 +99,4 @@ func writeFile(t *testing.T, path string, data []byte) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func newParser(t testing.TB) *store.Parser {
-	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // updated workspace has exactly the diagnostics of one built from scratch, and
 // every file whose diagnostics changed is listed as affected.
 func TestUpdateMatchesBuild(t *testing.T) {
-	p := newParser(t)
+	p := workspace.Parser(t)
 	// Both dialects: the examples, and upstream SAGA's layouts (flat epics,
 	// worktree copies, absent epics, misplaced files) from the rule cases.
 	roots := []string{"../examples/mistakes", "../examples/workspace"}

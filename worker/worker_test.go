@@ -1,103 +1,65 @@
 package worker_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
 	"github.com/saga-ai/saga-lsp/worker"
 )
 
-// Binaries built once: saga-lsp itself (the hook command and the worker
-// process), and the stand-ins for claude and gh.
-var bins struct{ sagaLSP, claude, gh string }
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "saga-worker-test")
-	if err != nil {
-		panic(err)
-	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..")
-	for _, b := range []struct {
-		out *string
-		pkg string
-	}{{&bins.sagaLSP, "./cmd/saga-lsp"}, {&bins.claude, "./testdata/standin/claude"}, {&bins.gh, "./testdata/standin/gh"}} {
-		*b.out = filepath.Join(dir, filepath.Base(b.pkg))
-		cmd := exec.Command("go", "build", "-o", *b.out, b.pkg)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
-			os.Exit(2)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // fixture is a git repository holding a copy of examples/workspace, with a
-// bare origin, a private Claude config dir and gh stand-in state.
+// bare origin, a private Claude config dir and gh stand-in state; sagaLSP is
+// the binary (the hook command and the worker process).
 type fixture struct {
 	t       *testing.T
 	root    string
 	origin  string
 	claude  string // CLAUDE_CONFIG_DIR
 	ghState string
-	ghLog   string
+	ghLog   string // the gh stand-in's invocations
 	out     string // output file
-	env     map[string]string
+	sagaLSP string
 }
 
 func newFixture(t *testing.T, withRemote bool) *fixture {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	base := t.TempDir()
-	f := &fixture{t: t, root: filepath.Join(base, "repo"), origin: filepath.Join(base, "origin.git"),
+	f := &fixture{t: t, root: testkit.GitRepo(t, filepath.Join(testkit.ModuleRoot(t), "examples", "workspace")),
 		claude: filepath.Join(base, "claude"), ghState: filepath.Join(base, "gh.json"), ghLog: filepath.Join(base, "gh.log"),
-		out: filepath.Join(base, "sessions", "run.log")}
-	_, file, _, _ := runtime.Caller(0)
-	copyDir(t, filepath.Join(filepath.Dir(file), "..", "examples", "workspace", ".saga"), filepath.Join(f.root, ".saga"))
-	f.git("init", "-q", "-b", "main")
-	f.git("add", "-A")
-	f.git("commit", "-q", "-m", "init")
+		out: filepath.Join(base, "sessions", "run.log"), sagaLSP: testkit.Binary(t)}
 	if withRemote {
-		if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", f.origin).CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		f.git("remote", "add", "origin", f.origin)
-		f.git("push", "-q", "-u", "origin", "main")
+		f.origin = testkit.BareOrigin(t, f.root)
 	}
-	f.env = map[string]string{
+	// The worker's children (claude, hooks, gh) inherit the process env.
+	for k, v := range map[string]string{
 		"CLAUDE_CONFIG_DIR": f.claude,
-		"SAGA_CLAUDE":       bins.claude,
-		"SAGA_GH":           bins.gh,
+		"SAGA_CLAUDE":       testkit.Build(t, "./testdata/standin/claude"),
+		"SAGA_GH":           testkit.Build(t, "./testdata/standin/gh"),
 		"GH_STANDIN_STATE":  f.ghState,
 		"GH_STANDIN_LOG":    f.ghLog,
 		"GH_STANDIN_REPO":   "acme/shop",
 		"SAGA_SESSION_DIR":  filepath.Join(base, "sessions"),
 		"HOME":              base,
-		"GIT_AUTHOR_NAME":   "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-		"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-	}
-	for k, v := range f.env {
-		t.Setenv(k, v) // the worker's children (claude, hooks, gh) inherit the process env
+	} {
+		t.Setenv(k, v)
 	}
 	return f
 }
@@ -110,13 +72,7 @@ func (f *fixture) git(args ...string) string {
 // gitIn runs git in dir (a worktree of the fixture's repository).
 func (f *fixture) gitIn(dir string, args ...string) string {
 	f.t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		f.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testkit.Git(f.t, dir, args...)
 }
 
 // run runs the worker in-process with the stand-in claude's script.
@@ -124,7 +80,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 	f.t.Helper()
 	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
 	var out bytes.Buffer
-	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: bins.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
+	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: f.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
 	if mod != nil {
 		mod(&o)
 	}
@@ -135,11 +91,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 // worktreeStatuses reads the task statuses from the story's worktree copy.
 func (f *fixture) worktreeStatuses(story string) map[string]string {
 	f.t.Helper()
-	p, _ := store.NewParser()
-	s, err := p.LoadStory(filepath.Join(f.root, ".saga", "worktrees", story), story)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	s := workspace.Story(f.t, filepath.Join(f.root, ".saga", "worktrees", story), story)
 	out := map[string]string{}
 	for _, t := range s.Tasks {
 		out[t.ID] = t.Status
@@ -147,23 +99,21 @@ func (f *fixture) worktreeStatuses(story string) map[string]string {
 	return out
 }
 
+// events reads the run's events file, failing on a line that is not an
+// event.
 func (f *fixture) events() []runs.Event {
 	f.t.Helper()
-	data, err := os.ReadFile(f.out + ".events.jsonl")
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	tail := runs.Tail{Path: f.out + ".events.jsonl", Bad: func(line, why string) { f.t.Fatalf("events line %q: %s", line, why) }}
 	var evs []runs.Event
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var e runs.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			f.t.Fatalf("events line %q: %v", sc.Text(), err)
+	for {
+		n, err := tail.Read(func(e runs.Event) { evs = append(evs, e) })
+		if err != nil {
+			f.t.Fatal(err)
 		}
-		evs = append(evs, e)
+		if n == 0 {
+			return evs
+		}
 	}
-	return evs
 }
 
 func lastEnd(evs []runs.Event) runs.Event {
@@ -231,7 +181,7 @@ func TestStopRules(t *testing.T) {
 				t.Errorf("worker.end %+v, want status %s", end, tt.status)
 			}
 			if tt.statuses != nil {
-				if got := f.worktreeStatuses(tt.story); !mapsEqual(got, tt.statuses) {
+				if got := f.worktreeStatuses(tt.story); !maps.Equal(got, tt.statuses) {
 					t.Errorf("statuses %v, want %v\n%s", got, tt.statuses, out)
 				}
 			}
@@ -323,7 +273,7 @@ func TestHeadlessInvocation(t *testing.T) {
 		!strings.HasPrefix(inv.Env["GOCACHE"], sb.Filesystem.AllowWrite[0]) || inv.Env["ENABLE_TOOL_SEARCH"] != "false" {
 		t.Errorf("sandbox %+v, GOCACHE %q, ENABLE_TOOL_SEARCH %q", sb, inv.Env["GOCACHE"], inv.Env["ENABLE_TOOL_SEARCH"])
 	}
-	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != bins.sagaLSP+" hook" {
+	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != f.sagaLSP+" hook" {
 		t.Errorf("PostToolUse hooks %+v", m)
 	}
 	if m := settings.Hooks["PreToolUse"]; len(m) != 1 || m[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" {
@@ -404,7 +354,7 @@ printf '{}\n' > .saga/epics/user-auth/epic.json
 printf '{}\n' > .saga/stories/user-auth--api/story.json
 printf '{"id":"sneaky","subject":"s","description":"","status":"pending","blockedBy":[]}\n' > .saga/stories/add-logout-button/sneaky.json
 sed -i 's/"subject": "Implement the logout button"/"subject": "Nothing to do"/' .saga/stories/add-logout-button/implement-button.json
-exec ` + bins.claude + ` "$@"
+exec ` + testkit.Build(t, "./testdata/standin/claude") + ` "$@"
 `
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -476,8 +426,8 @@ func TestPullRequest(t *testing.T) {
 		t.Errorf("story.json has no pr:\n%s\n%s", sj, out)
 	}
 	// Pushed: the branch is on the origin with the status commit.
-	if out, err := exec.Command("git", "-C", f.origin, "log", "-1", "--format=%s", "story/add-logout-button").Output(); err != nil || !strings.Contains(string(out), "completed write-tests") {
-		t.Errorf("origin branch: %s %v", out, err)
+	if out := testkit.Git(t, f.origin, "log", "-1", "--format=%s", "story/add-logout-button"); !strings.Contains(out, "completed write-tests") {
+		t.Errorf("origin branch: %s", out)
 	}
 	// Second run reuses worktree, branch and PR; completes; PR ready.
 	code, out = f.run("add-logout-button", "all", nil)
@@ -547,27 +497,36 @@ func TestScopeEscapeDenied(t *testing.T) {
 	}
 }
 
+// startSlow starts a worker process on story with the stand-in's slow
+// script (delayMS per step) and waits until its output file says until.
+// Its stdout and stderr go to out; it is killed when the test ends.
+func (f *fixture) startSlow(story, delayMS, until string) (cmd *exec.Cmd, out *bytes.Buffer) {
+	f.t.Helper()
+	f.t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
+	f.t.Setenv("SAGA_STANDIN_DELAY_MS", delayMS)
+	cmd = exec.Command(f.sagaLSP, "worker", story, "--output-file", f.out)
+	cmd.Dir = f.root
+	out = new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { cmd.Process.Kill() })
+	if !testkit.WaitUntil(30*time.Second, func() bool { return strings.Contains(readFile(f.out), until) }) {
+		f.t.Fatalf("the worker's output never said %q:\n%s", until, readFile(f.out))
+	}
+	return cmd, out
+}
+
 // TestSecondWorkerRefused: while one worker runs a story, another exits 1
 // at once, naming the first.
 func TestSecondWorkerRefused(t *testing.T) {
 	f := newFixture(t, false)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	t.Setenv("SAGA_STANDIN_DELAY_MS", "300")
-	first := exec.Command(bins.sagaLSP, "worker", "add-logout-button", "--output-file", f.out)
-	first.Dir = f.root
-	var firstOut bytes.Buffer
-	first.Stdout = &firstOut
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer first.Process.Kill()
-	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "run 1:") })
+	first, firstOut := f.startSlow("add-logout-button", "300", "run 1:")
 	start := time.Now()
-	second := exec.Command(bins.sagaLSP, "worker", "add-logout-button")
-	second.Dir = f.root
-	out, err := second.CombinedOutput()
-	if code := exitCode(err); code != 1 || !strings.Contains(string(out), fmt.Sprintf("pid %d", first.Process.Pid)) {
-		t.Fatalf("second worker: exit %d\n%s", code, out)
+	r := testkit.Run(t, f.root, os.Environ(), "", f.sagaLSP, "worker", "add-logout-button")
+	if r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, fmt.Sprintf("pid %d", first.Process.Pid)) {
+		t.Fatalf("second worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("the second worker waited %s instead of refusing at once", time.Since(start))
@@ -581,24 +540,14 @@ func TestSecondWorkerRefused(t *testing.T) {
 // progress, commits, and exits 1 with status stopped.
 func TestSIGTERM(t *testing.T) {
 	f := newFixture(t, false)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	t.Setenv("SAGA_STANDIN_DELAY_MS", "500")
-	cmd := exec.Command(bins.sagaLSP, "worker", "user-auth--api", "--output-file", f.out)
-	cmd.Dir = f.root
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	waitFor(t, func() bool { return strings.Contains(readFile(f.out), "→ in_progress") })
+	cmd, out := f.startSlow("user-auth--api", "500", "→ in_progress")
 	cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if code := exitCode(err); code != 1 {
-			t.Fatalf("exit %d\n%s", code, out.String())
+		if code := cmd.ProcessState.ExitCode(); code != 1 {
+			t.Fatalf("exit %d (%v)\n%s", code, err, out.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("worker did not stop\n%s", out.String())
@@ -630,42 +579,9 @@ func TestBadStory(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
-}
-
-func exitCode(err error) int {
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func mustEval(t *testing.T, p string) string {
@@ -674,27 +590,6 @@ func mustEval(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // pathWithout is $PATH rebuilt in a temp dir of links to every program of

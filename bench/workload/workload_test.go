@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -20,14 +21,7 @@ func TestGenerateLoads(t *testing.T) {
 	if err := Generate(dir, stories, tasksPerStory, epics, seed); err != nil {
 		t.Fatal(err)
 	}
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, dir)
 	if ws.StoryCount() != stories || ws.EpicCount() != epics {
 		t.Errorf("got %d stories and %d epics, want %d and %d", ws.StoryCount(), ws.EpicCount(), stories, epics)
 	}

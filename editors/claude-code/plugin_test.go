@@ -5,14 +5,13 @@
 package claudecode_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,46 +24,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
-// Built once by TestMain.
-var (
-	binDir  string // holds saga-lsp
-	sagaBin string // binDir/saga-lsp
-	standin string // the stand-in claude
-)
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "saga-claude-plugin-test")
-	if err != nil {
-		panic(err)
-	}
-	binDir = filepath.Join(dir, "bin")
-	sagaBin = filepath.Join(binDir, "saga-lsp")
-	standin = filepath.Join(dir, "standin", "claude")
-	for _, b := range []struct{ out, pkg string }{{sagaBin, "./cmd/saga-lsp"}, {standin, "./testdata/standin/claude"}} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", b.pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(2)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// pluginDir is this folder (absolute); repoRoot the module root.
+// pluginDir is this folder (absolute).
 func pluginDir() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(file)
 }
-
-func repoRoot() string { return filepath.Join(pluginDir(), "..", "..") }
 
 // decodeStrict decodes one JSON document into v, refusing unknown keys and
 // trailing data.
@@ -337,7 +309,7 @@ func fakeSaga(t *testing.T, dir, name string) string {
 func TestHookWrapper(t *testing.T) {
 	root := t.TempDir()
 	plugin := filepath.Join(root, "plugin") // a copy: the real plugin has no bundled binary
-	copyTree(t, pluginDir(), plugin, func(rel string) bool { return strings.HasSuffix(rel, ".go") })
+	testkit.CopyInto(t, pluginDir(), plugin)
 	wrapper := filepath.Join(plugin, "bin", "saga-lsp-hook")
 	empty := filepath.Join(root, "empty") // a PATH without saga-lsp
 	if err := os.MkdirAll(empty, 0o755); err != nil {
@@ -354,20 +326,8 @@ func TestHookWrapper(t *testing.T) {
 
 	run := func(env ...string) (string, string, int) {
 		t.Helper()
-		cmd := exec.Command(wrapper)
-		cmd.Env = append([]string{"HOME=" + home}, env...)
-		cmd.Stdin = strings.NewReader(`{"hook_event_name":"SessionStart"}` + "\n")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
+		r := testkit.Run(t, "", append([]string{"HOME=" + home}, env...), `{"hook_event_name":"SessionStart"}`+"\n", wrapper)
+		return r.Stdout, r.Stderr, r.Code
 	}
 	want := func(name, out string) {
 		t.Helper()
@@ -412,13 +372,12 @@ func TestHookWrapper(t *testing.T) {
 
 	// With the real binary: an event outside any story is allowed silently.
 	os.Remove(filepath.Join(plugin, "bin", "saga-lsp"))
-	cmd := exec.Command(wrapper)
-	cmd.Dir = root
-	cmd.Env = []string{"HOME=" + home, "PATH=" + binDir, "CLAUDE_PLUGIN_ROOT=" + plugin}
-	cmd.Stdin = strings.NewReader(`{"session_id":"s","transcript_path":"/dev/null","cwd":"` + root +
-		`","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/etc/x","content":""},"tool_use_id":"toolu_1"}` + "\n")
-	if b, err := cmd.CombinedOutput(); err != nil || len(b) != 0 {
-		t.Errorf("real saga-lsp hook outside a story: %v, output %q", err, b)
+	r := testkit.Run(t, root, []string{"HOME=" + home, "PATH=" + filepath.Dir(testkit.Binary(t)), "CLAUDE_PLUGIN_ROOT=" + plugin},
+		`{"session_id":"s","transcript_path":"/dev/null","cwd":"`+root+
+			`","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/etc/x","content":""},"tool_use_id":"toolu_1"}`+"\n",
+		wrapper)
+	if r.Code != 0 || r.Stdout+r.Stderr != "" {
+		t.Errorf("real saga-lsp hook outside a story: exit %d, output %q", r.Code, r.Stdout+r.Stderr)
 	}
 }
 
@@ -488,7 +447,7 @@ func TestLanguageServerStarts(t *testing.T) {
 	var servers map[string]lspServer
 	decodeStrict(t, filepath.Join(pluginDir(), ".lsp.json"), &servers)
 	s := servers["saga"]
-	root := workspaceCopy(t)
+	root := testkit.CopyExample(t, "workspace")
 	broken := filepath.Join(root, ".saga", "stories", "user-auth--api", "logout-endpoint.json")
 	data, _ := os.ReadFile(broken)
 	data = bytes.Replace(data, []byte(`"blockedBy": ["login-endpoint"]`), []byte(`"blockedBy": ["logn-endpoint"]`), 1)
@@ -500,117 +459,48 @@ func TestLanguageServerStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	// s.Command as Claude Code finds it on PATH: the built binary.
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, s.Command), s.Args...)
+	cmd := exec.Command(filepath.Join(filepath.Dir(testkit.Binary(t)), s.Command), s.Args...)
 	cmd.Dir = root
 	cmd.Env = testEnv(t)
-	stdin, _ := cmd.StdinPipe()
-	stdoutPipe, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
+	c, err := lspclient.Start(cmd, lspclient.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Wait()
-	defer cancel()
-	c := &lspClient{t: t, in: stdin, out: bufio.NewReader(stdoutPipe)}
-	rootURI := "file://" + root
-	c.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
-		"processId": nil, "rootUri": rootURI, "capabilities": map[string]any{},
-		"workspaceFolders": []any{map[string]any{"uri": rootURI, "name": "w"}}}})
-	if r := c.waitResponse(1); r["error"] != nil {
-		t.Fatalf("initialize: %v", r["error"])
+	defer c.Stop(10 * time.Second)
+	rootURI := lspclient.FileURI(root)
+	if _, err := c.Call("initialize", map[string]any{"processId": nil, "rootUri": rootURI, "capabilities": map[string]any{},
+		"workspaceFolders": []any{map[string]any{"uri": rootURI, "name": "w"}}}, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "initialized", "params": map[string]any{}})
-	brokenURI, otherURI := "file://"+broken, "file://"+other
-	diags := map[string][]any{}
-	for len(diags[brokenURI]) == 0 {
-		m := c.read()
-		if m["method"] == "textDocument/publishDiagnostics" {
-			p := m["params"].(map[string]any)
-			d, _ := p["diagnostics"].([]any)
-			diags[p["uri"].(string)] = d
-		}
+	c.Notify("initialized", map[string]any{})
+	type publication struct {
+		URI         string           `json:"uri"`
+		Diagnostics []map[string]any `json:"diagnostics"`
 	}
-	if d := diags[brokenURI][0].(map[string]any); d["code"] != "unknown-dependency" {
+	var p publication
+	if _, _, err := c.Next(0, time.Now().Add(30*time.Second), func(m lspclient.Message) bool {
+		return m.Method == "textDocument/publishDiagnostics" && json.Unmarshal(m.Params, &p) == nil &&
+			lspclient.URIPath(p.URI) == broken && len(p.Diagnostics) > 0
+	}); err != nil {
+		t.Fatalf("no diagnostics for %s: %v", broken, err)
+	}
+	if d := p.Diagnostics[0]; d["code"] != "unknown-dependency" {
 		t.Errorf("diagnostic %v, want unknown-dependency", d)
 	}
 	// Claude Code sends every .json file it touches: other JSON gets nothing.
 	text, _ := os.ReadFile(other)
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": map[string]any{
-		"textDocument": map[string]any{"uri": otherURI, "languageId": "json", "version": 1, "text": string(text)}}})
-	c.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-	for {
-		m := c.read()
-		if m["method"] == "textDocument/publishDiagnostics" {
-			p := m["params"].(map[string]any)
-			if d, _ := p["diagnostics"].([]any); p["uri"] == otherURI && len(d) > 0 {
-				t.Errorf("diagnostics for a JSON file outside .saga/: %v", d)
-			}
-		}
-		if id, ok := m["id"].(float64); ok && id == 2 && m["method"] == nil {
-			break
-		}
+	from := c.Mark()
+	c.Notify("textDocument/didOpen", map[string]any{
+		"textDocument": map[string]any{"uri": lspclient.FileURI(other), "languageId": "json", "version": 1, "text": string(text)}})
+	if _, err := c.Call("shutdown", nil, 30*time.Second); err != nil {
+		t.Fatal(err)
 	}
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "exit"})
-	stdin.Close()
-}
-
-type lspClient struct {
-	t   *testing.T
-	in  io.Writer
-	out *bufio.Reader
-}
-
-func (c *lspClient) send(v any) {
-	c.t.Helper()
-	body, err := json.Marshal(v)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if _, err := fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *lspClient) read() map[string]any {
-	c.t.Helper()
-	n := -1
-	for {
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			c.t.Fatalf("reading from the server: %v", err)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(c.out, body); err != nil {
-		c.t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		c.t.Fatal(err)
-	}
-	// Answer the server's own requests (registrations, progress tokens).
-	if id, ok := m["id"]; ok && m["method"] != nil {
-		c.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": nil})
-	}
-	return m
-}
-
-func (c *lspClient) waitResponse(id float64) map[string]any {
-	c.t.Helper()
-	for {
-		m := c.read()
-		if got, ok := m["id"].(float64); ok && got == id && m["method"] == nil {
-			return m
+	for _, m := range c.Notes(from) {
+		if m.Method == "textDocument/publishDiagnostics" && json.Unmarshal(m.Params, &p) == nil &&
+			lspclient.URIPath(p.URI) == other && len(p.Diagnostics) > 0 {
+			t.Errorf("diagnostics for a JSON file outside .saga/: %v", p.Diagnostics)
 		}
 	}
 }
@@ -871,7 +761,7 @@ func TestSkillCommands(t *testing.T) {
 				t.Fatalf("no placeholder names for skill %s", s.dir)
 			}
 			path := filepath.Join("skills", s.dir, "SKILL.md")
-			root := workspaceCopy(t)
+			root := testkit.CopyExample(t, "workspace")
 			env := testEnv(t)
 			var ran []string
 			var others []string
@@ -893,19 +783,15 @@ func TestSkillCommands(t *testing.T) {
 				if c.inline || (len(args) > 0 && slices.Contains(startsWork, args[0])) {
 					args = append(args, "--help")
 				}
-				cmd := exec.Command(sagaBin, args...)
-				cmd.Dir, cmd.Env = root, env
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				err = cmd.Run()
-				if err != nil {
-					t.Errorf("%s:%d: saga-lsp %s: %v\nstdout: %s\nstderr: %s", path, c.line, strings.Join(args, " "), err, out.String(), errb.String())
+				r := testkit.Run(t, root, env, "", testkit.Binary(t), args...)
+				if r.Code != 0 {
+					t.Errorf("%s:%d: saga-lsp %s: exit %d\nstdout: %s\nstderr: %s", path, c.line, strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 					continue
 				}
 				ran = append(ran, strings.Join(args, " "))
 				if strings.Join(args, " ") == "plan user-auth --format json" {
 					var p struct{ Ready []string }
-					if err := json.Unmarshal(out.Bytes(), &p); err != nil || !slices.Equal(p.Ready, []string{"user-auth--api"}) {
+					if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil || !slices.Equal(p.Ready, []string{"user-auth--api"}) {
 						t.Errorf("plan user-auth: ready %v (%v), want [user-auth--api]", p.Ready, err)
 					}
 				}
@@ -957,14 +843,7 @@ func TestSkillCommands(t *testing.T) {
 // epic with ordered stories and tasks.
 func checkBreakdownResult(t *testing.T, root string, env []string) {
 	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, root)
 	e := ws.Epic("billing")
 	if e == nil {
 		t.Fatal("no epic billing")
@@ -985,11 +864,8 @@ func checkBreakdownResult(t *testing.T, root string, env []string) {
 			t.Errorf("task %s lacks a description or doneWhen", task.ID)
 		}
 	}
-	cmd := exec.Command(sagaBin, "check", "--format", "json")
-	cmd.Dir, cmd.Env = root, env
-	out, err := cmd.Output()
-	if err != nil {
-		t.Errorf("check after breakdown: %v\n%s", err, out)
+	if r := testkit.Run(t, root, env, "", testkit.Binary(t), "check", "--format", "json"); r.Code != 0 {
+		t.Errorf("check after breakdown: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -1001,17 +877,9 @@ func checkBreakdownResult(t *testing.T, root string, env []string) {
 // denies the escape script's writes outside the story's scope, and
 // PostToolUse writes every TaskUpdate status into the worktree's .saga.
 func TestStandinLoadsPlugin(t *testing.T) {
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
 	const story = "user-auth--api"
-	tmp, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(tmp, "repo")
-	copyTree(t, filepath.Join(repoRoot(), "examples", "workspace"), repo, nil)
+	tmp := t.TempDir()
+	repo := testkit.GitRepo(t, filepath.Join(testkit.ModuleRoot(t), "examples", "workspace"))
 	home := filepath.Join(tmp, "home")
 	config := filepath.Join(tmp, "claude-config")
 	for _, d := range []string{home, config} {
@@ -1019,34 +887,13 @@ func TestStandinLoadsPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gitEnv := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com"}
-	runGit := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(git, append([]string{"-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir, cmd.Env = repo, gitEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	runGit("init", "-q")
-	runGit("add", "-A")
-	runGit("commit", "-q", "-m", "example workspace")
 	if err := os.WriteFile(filepath.Join(repo, ".git", "info", "exclude"), []byte(".saga/worktrees/\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	worktree := filepath.Join(repo, ".saga", "worktrees", story)
-	runGit("worktree", "add", "-q", "-b", "story/"+story, worktree)
+	worktree := testkit.Worktree(t, repo, ".saga/worktrees/"+story, "story/"+story)
 
 	// Hydrate the story's task list as the worker does.
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(worktree)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, worktree)
 	list := claudetasks.ListID(story, time.Now().UnixMilli())
 	listDir := claudetasks.ListDir(config, list)
 	tasks := claudetasks.FromStory(ws.Story(story))
@@ -1059,11 +906,8 @@ func TestStandinLoadsPlugin(t *testing.T) {
 	before := readTaskFiles(t, storyDir)
 	mainBefore := readTaskFiles(t, filepath.Join(repo, ".saga", "stories", story))
 
-	cmd := exec.Command(standin, "-p", "x", "--output-format", "stream-json", "--verbose",
-		"--permission-mode", "acceptEdits", "--allowedTools", "TaskList TaskGet TaskUpdate TaskCreate",
-		"--plugin-dir", pluginDir())
-	cmd.Dir = worktree
-	cmd.Env = []string{
+	binDir := filepath.Dir(testkit.Binary(t))
+	r := testkit.Run(t, worktree, []string{
 		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=" + config,
@@ -1073,13 +917,13 @@ func TestStandinLoadsPlugin(t *testing.T) {
 		"SAGA_PROJECT_DIR=" + worktree,
 		"SAGA_SESSION_DIR=" + filepath.Join(tmp, "sessions"),
 		"SAGA_STANDIN_SCRIPT=escape",
+	}, "", testkit.Build(t, "./testdata/standin/claude"), "-p", "x", "--output-format", "stream-json", "--verbose",
+		"--permission-mode", "acceptEdits", "--allowedTools", "TaskList TaskGet TaskUpdate TaskCreate",
+		"--plugin-dir", pluginDir())
+	if r.Code != 0 {
+		t.Fatalf("stand-in claude: exit %d\nstderr: %s\nstdout: %s", r.Code, r.Stderr, r.Stdout)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("stand-in claude: %v\nstderr: %s\nstdout: %s", err, stderr.String(), stdout.String())
-	}
-	calls, lines := parseStream(t, stdout.String())
+	calls, lines := parseStream(t, r.Stdout)
 
 	// The plugin was loaded, by the name in its manifest.
 	var plugins []any
@@ -1135,14 +979,12 @@ func TestStandinLoadsPlugin(t *testing.T) {
 			t.Errorf("worktree task %s after the run:\n%s\nwant (only the status changed):\n%s", id, after[id], want)
 		}
 	}
-	if got := readTaskFiles(t, filepath.Join(repo, ".saga", "stories", story)); !mapsEqual(got, mainBefore) {
+	if got := readTaskFiles(t, filepath.Join(repo, ".saga", "stories", story)); !maps.Equal(got, mainBefore) {
 		t.Error("the main checkout's task files changed")
 	}
 	// The worktree's .saga is still clean.
-	check := exec.Command(sagaBin, "check")
-	check.Dir, check.Env = worktree, []string{"HOME=" + home, "PATH=" + binDir}
-	if out, err := check.CombinedOutput(); err != nil {
-		t.Errorf("check in the worktree: %v\n%s", err, out)
+	if r := testkit.Run(t, worktree, []string{"HOME=" + home, "PATH=" + binDir}, "", testkit.Binary(t), "check"); r.Code != 0 {
+		t.Errorf("check in the worktree: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -1167,18 +1009,6 @@ func readTaskFiles(t *testing.T, dir string) map[string]string {
 		t.Fatalf("no task files in %s", dir)
 	}
 	return out
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 type toolCall struct {
@@ -1228,61 +1058,13 @@ func parseStream(t *testing.T, stdout string) ([]toolCall, []map[string]any) {
 
 // ---- helpers ----
 
-// copyTree copies src to dst, skipping paths (relative, slash-separated)
-// for which skip returns true.
-func copyTree(t *testing.T, src, dst string, skip func(rel string) bool) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if skip != nil && rel != "." && skip(filepath.ToSlash(rel)) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, info.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// workspaceCopy is a fresh copy of examples/workspace (symlinks resolved in
-// its path, so URIs and paths compare as the server sees them).
-func workspaceCopy(t *testing.T) string {
-	t.Helper()
-	tmp, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(tmp, "workspace")
-	copyTree(t, filepath.Join(repoRoot(), "examples", "workspace"), root,
-		func(rel string) bool { return strings.HasPrefix(rel, ".saga/worktrees") })
-	return root
-}
-
 // testEnv is a small environment with the built saga-lsp first on PATH and
 // every place a command could write to inside the test's temp dir.
 func testEnv(t *testing.T) []string {
 	t.Helper()
 	tmp := t.TempDir()
 	return []string{
-		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH=" + filepath.Dir(testkit.Binary(t)) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + filepath.Join(tmp, "home"),
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(tmp, "claude"),
 		"SAGA_SESSION_DIR=" + filepath.Join(tmp, "sessions"),

@@ -1,94 +1,38 @@
 // Package nvim_test drives the Neovim plugin (editors/nvim) in headless
 // Neovim (0.7, Debian's package, which CI installs with apt-get install -y
-// neovim; newer versions take the plugin's 0.8+/0.10+ paths):
+// neovim; newer versions take the plugin's 0.8+/0.10+ paths), on the shared
+// harness (testkit.RunNvim):
 //
 //   - TestPluginUnit runs test/unit.lua: the plugin's pure parts (argument
 //     splitting, :SagaNew arguments, roots, the statusline and notifications
 //     fed with synthetic saga/* notifications), no server;
-//   - TestPlugin builds saga-lsp, copies examples/mistakes and
-//     examples/workspace (made a git repository: runStory needs git, and tmux
-//     on a private socket), and runs test/harness.lua, which uses the plugin as
-//     a user would — setup(), :edit, :SagaPlan, :SagaNew, :SagaRun!,
-//     :checkhealth saga — and writes what it saw to a JSON file checked here.
+//   - TestPlugin copies examples/mistakes and examples/workspace (made a git
+//     repository: runStory needs git, and tmux on a private socket), and runs
+//     test/plugin.lua, which uses the plugin as a user would — setup(),
+//     :edit, :SagaPlan, :SagaNew, :SagaRun!, :checkhealth saga — and writes
+//     what it saw to a JSON result checked here.
 //
 // Both skip only when nvim is not installed.
 package nvim_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-func findNvim(t *testing.T) string {
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// plugin is this folder, absolute.
+func plugin(t *testing.T) string {
 	t.Helper()
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		t.Skip("nvim is not on PATH; install Neovim (Debian: apt-get install -y neovim) to run the plugin tests")
-	}
-	return nvim
-}
-
-// cleanEnv is the test's environment without anything of the caller's saga,
-// tmux or Claude set-up.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "SAGA_") || k == "TMUX" || k == "TMUX_PANE" || strings.HasPrefix(k, "CLAUDE") ||
-			strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "NVIM") || k == "VIMINIT" || k == "MYVIMRC" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
-// nvimRun is one headless Neovim run of a harness.
-type nvimRun struct {
-	stdout, stderr bytes.Buffer
-	err            error
-	timedOut       bool
-	elapsed        time.Duration
-}
-
-// runNvim runs `nvim --headless --clean -u harness` in dir with env added to
-// a clean environment, Neovim's own files kept under tmp.
-func runNvim(t *testing.T, nvim, harness, dir, tmp string, timeout time.Duration, env ...string) *nvimRun {
-	t.Helper()
-	xdg := filepath.Join(tmp, "xdg")
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", harness)
-	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(),
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
-	)
-	cmd.Env = append(cmd.Env, env...)
-	r := &nvimRun{}
-	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	r.err = cmd.Run()
-	r.elapsed = time.Since(start)
-	r.timedOut = ctx.Err() != nil
-	t.Logf("nvim ran for %v", r.elapsed.Round(time.Millisecond))
-	return r
-}
-
-func abs(t *testing.T, rel string) string {
-	t.Helper()
-	p, err := filepath.Abs(rel)
+	p, err := filepath.Abs(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,30 +52,9 @@ type unitResult struct {
 }
 
 func TestPluginUnit(t *testing.T) {
-	nvim := findNvim(t)
-	tmp := t.TempDir()
-	resultFile := filepath.Join(tmp, "unit.json")
-	r := runNvim(t, nvim, abs(t, filepath.Join("test", "unit.lua")), tmp, tmp, 30*time.Second,
-		"SAGA_NVIM_PLUGIN="+abs(t, "."), "SAGA_RESULT="+resultFile)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("nvim stdout:\n%s\nnvim stderr:\n%s", r.stdout.String(), r.stderr.String())
-		}
-	})
-	if r.timedOut {
-		t.Fatalf("nvim did not finish within 30 s (%v)", r.err)
-	}
-	if r.err != nil {
-		t.Errorf("nvim: %v", r.err)
-	}
-	raw, err := os.ReadFile(resultFile)
-	if err != nil {
-		t.Fatalf("unit.lua wrote no result: %v", err)
-	}
 	var res unitResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
+	testkit.RunNvim(t, testkit.Nvim{Script: filepath.Join("test", "unit.lua"), Dir: t.TempDir(), Timeout: 30 * time.Second,
+		Env: []string{"SAGA_NVIM_PLUGIN=" + plugin(t)}}, &res)
 	if res.Error != "" {
 		t.Errorf("unit.lua: %s", res.Error)
 	}
@@ -167,7 +90,7 @@ type progress struct {
 	Statusline string `json:"statusline"`
 }
 
-// pluginResult is what test/harness.lua writes.
+// pluginResult is what test/plugin.lua writes.
 type pluginResult struct {
 	Error               string            `json:"error"`
 	Errors              map[string]string `json:"errors"`
@@ -234,15 +157,11 @@ type pluginResult struct {
 }
 
 func TestPlugin(t *testing.T) {
-	nvim := findNvim(t)
 	tmp := t.TempDir()
-	server := buildServer(t, tmp)
-
-	ws := copyExample(t, "workspace", filepath.Join(tmp, "ws"))
-	gitInit(t, ws)
-	mistakes := copyExample(t, "mistakes", filepath.Join(tmp, "mistakes"))
-
-	resultFile := filepath.Join(tmp, "result.json")
+	server := testkit.Binary(t)
+	ws := testkit.CopyExample(t, "workspace")
+	testkit.InitRepo(t, ws)
+	mistakes := testkit.CopyExample(t, "mistakes")
 	serverLog := filepath.Join(tmp, "saga-lsp.log")
 	sessionDir := filepath.Join(tmp, "sessions")
 	claudeDir := filepath.Join(tmp, "claude")
@@ -251,70 +170,24 @@ func TestPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A private tmux server, its socket in a short temporary dir (a socket
-	// path has ~100 bytes at most), killed and removed at the end.
-	socket := "saga-nvim-test"
-	tmuxDir, err := os.MkdirTemp("", "saga-tmux-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		kill := exec.Command("tmux", "-L", socket, "kill-server")
-		kill.Env = append(cleanEnv(), "TMUX_TMPDIR="+tmuxDir)
-		_ = kill.Run()
-		_ = os.RemoveAll(tmuxDir)
-	})
-
-	r := runNvim(t, nvim, abs(t, filepath.Join("test", "harness.lua")), ws, tmp, 120*time.Second,
-		"SAGA_NVIM_PLUGIN="+abs(t, "."),
-		"SAGA_LSP_SERVER="+server,
-		"SAGA_LSP_LOG="+serverLog,
-		"SAGA_WS="+ws,
-		"SAGA_MISTAKES="+mistakes,
-		"SAGA_RESULT="+resultFile,
-		// What runStory's worker uses: this binary, a private tmux server,
-		// temporary session and Claude dirs, no gh.
-		"SAGA_LSP_BIN="+server,
-		"SAGA_TMUX_SOCKET="+socket, "TMUX_TMPDIR="+tmuxDir,
-		"SAGA_SESSION_DIR="+sessionDir,
-		"CLAUDE_CONFIG_DIR="+claudeDir,
-		"SAGA_GH="+filepath.Join(tmp, "no-gh"),
-		"GIT_AUTHOR_NAME=saga test", "GIT_AUTHOR_EMAIL=saga@example.invalid",
-		"GIT_COMMITTER_NAME=saga test", "GIT_COMMITTER_EMAIL=saga@example.invalid",
-		"PATH="+filepath.Dir(server)+string(os.PathListSeparator)+os.Getenv("PATH"),
-	)
-
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		t.Logf("nvim stdout:\n%s", r.stdout.String())
-		t.Logf("nvim stderr:\n%s", r.stderr.String())
-		for _, f := range []struct{ name, path string }{
-			{"saga-lsp log", serverLog},
-			{"neovim lsp.log", filepath.Join(tmp, "xdg", "cache", "nvim", "lsp.log")},
-			{"harness result", resultFile},
-		} {
-			if b, err := os.ReadFile(f.path); err == nil {
-				t.Logf("%s (%s):\n%s", f.name, f.path, b)
-			}
-		}
-	})
-
-	if r.timedOut {
-		t.Fatalf("nvim did not finish within 120 s (%v)", r.err)
-	}
-	if r.err != nil {
-		t.Errorf("nvim: %v", r.err)
-	}
-	raw, err := os.ReadFile(resultFile)
-	if err != nil {
-		t.Fatalf("harness wrote no result: %v", err)
-	}
 	var res pluginResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatalf("decode result %s: %v", raw, err)
-	}
+	testkit.RunNvim(t, testkit.Nvim{Script: filepath.Join("test", "plugin.lua"), Dir: ws, Timeout: 120 * time.Second,
+		Env: []string{
+			"SAGA_NVIM_PLUGIN=" + plugin(t),
+			"SAGA_LSP_SERVER=" + server,
+			"SAGA_LSP_LOG=" + serverLog,
+			"SAGA_WS=" + ws,
+			"SAGA_MISTAKES=" + mistakes,
+			// What runStory's worker uses: this binary, a private tmux server,
+			// temporary session and Claude dirs, no gh.
+			"SAGA_LSP_BIN=" + server,
+			"SAGA_TMUX_SOCKET=" + testkit.TmuxServer(t),
+			"SAGA_SESSION_DIR=" + sessionDir,
+			"CLAUDE_CONFIG_DIR=" + claudeDir,
+			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
+			"PATH=" + filepath.Dir(server) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		},
+		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
 	t.Logf("Neovim %s, steps %v", res.NvimVersion, res.Steps)
 	if res.Error != "" {
 		t.Fatalf("harness error: %s", res.Error)
@@ -578,48 +451,4 @@ func deref(p *int) any {
 		return "-"
 	}
 	return *p
-}
-
-// buildServer builds cmd/saga-lsp into dir.
-func buildServer(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "bin", "saga-lsp")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/saga-lsp")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ../../cmd/saga-lsp: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// copyExample copies examples/<name> to dst and returns dst with symlinks
-// resolved (the path Neovim and the server see).
-func copyExample(t *testing.T, name, dst string) string {
-	t.Helper()
-	if err := os.CopyFS(dst, os.DirFS(filepath.Join("..", "..", "examples", name))); err != nil {
-		t.Fatalf("copy examples/%s: %v", name, err)
-	}
-	if r, err := filepath.EvalSymlinks(dst); err == nil {
-		return r
-	}
-	return dst
-}
-
-// gitInit makes dir a git repository with one commit (workers need a branch
-// to start the story's worktree from).
-func gitInit(t *testing.T, dir string) {
-	t.Helper()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "-A"},
-		{"-c", "user.name=saga test", "-c", "user.email=saga@example.invalid", "commit", "-q", "-m", "workspace"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = cleanEnv()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
 }

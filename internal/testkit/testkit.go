@@ -1,10 +1,13 @@
 // Package testkit is what saga-lsp's tests share (and only tests import):
 // the saga-lsp binary and other programs of the module built once per test
 // process, a copy of a folder tree, git repositories made from a fixture, a
-// clean environment, and running a program to a Result.
+// clean environment, running a program to a Result, waiting for another
+// process, helper processes re-executed from the test binary, a private tmux
+// server, and headless Neovim running a script on the shared Lua harness.
 //
 // A package whose tests build programs calls Main from its TestMain, so the
-// builds are removed when its tests end.
+// builds are removed when its tests end. It imports nothing of saga-lsp, so
+// the tests of every package (store's own included) can use it.
 package testkit
 
 import (
@@ -14,19 +17,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-// Kit is the state of one test process: where programs are built.
+// Kit is the state of one test process: the module root, and where programs
+// are built.
 type kit struct {
 	mu     sync.Mutex
+	root   string
 	dir    string
 	built  map[string]string
 	errors map[string]error
@@ -53,20 +54,30 @@ func Main(m *testing.M, cleanups ...func()) {
 // ModuleRoot is the folder holding the module's go.mod.
 func ModuleRoot(tb testing.TB) string {
 	tb.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		tb.Fatalf("go env GOMOD: %v", err)
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	return shared.moduleRoot(tb)
+}
+
+func (k *kit) moduleRoot(tb testing.TB) string {
+	tb.Helper()
+	if k.root == "" {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil || strings.TrimSpace(string(out)) == "" {
+			tb.Fatalf("go env GOMOD: %v", err)
+		}
+		k.root = filepath.Dir(strings.TrimSpace(string(out)))
 	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
+	return k.root
 }
 
 // Build builds the module's package pkg (e.g. "./cmd/saga-lsp") once per
 // test process and returns the executable's path.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
-	root := ModuleRoot(tb)
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
+	root := shared.moduleRoot(tb)
 	if p, ok := shared.built[pkg]; ok {
 		return p
 	}
@@ -99,12 +110,22 @@ func Binary(tb testing.TB) string {
 	return Build(tb, "./cmd/saga-lsp")
 }
 
-// CopyTree copies the tree src into a new temporary folder and returns it.
+// CopyTree copies the tree src into a new temporary folder and returns it,
+// symlinks resolved in its path (the path a server or an editor sees).
 func CopyTree(tb testing.TB, src string) string {
 	tb.Helper()
-	dst := tb.TempDir()
+	dst, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
 	CopyInto(tb, src, dst)
 	return dst
+}
+
+// CopyExample is CopyTree of the module's examples/<name>.
+func CopyExample(tb testing.TB, name string) string {
+	tb.Helper()
+	return CopyTree(tb, filepath.Join(ModuleRoot(tb), "examples", name))
 }
 
 // CopyInto copies the tree src into dst (which may exist).
@@ -161,52 +182,6 @@ func Run(tb testing.TB, dir string, env []string, stdin string, bin string, args
 	return Result{out.String(), errb.String(), code}
 }
 
-// Git runs git in dir and fails the test on an error.
-func Git(tb testing.TB, dir string, args ...string) string {
-	tb.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(CleanEnv(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		tb.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// GitRepo copies src into a fresh git repository (branch main, a local
-// identity) with everything committed once, and returns its root.
-func GitRepo(tb testing.TB, src string) string {
-	tb.Helper()
-	root := tb.TempDir()
-	if src != "" {
-		CopyInto(tb, src, root)
-	}
-	InitRepo(tb, root)
-	return root
-}
-
-// InitRepo makes dir a git repository (branch main, a local identity) and
-// commits what it holds.
-func InitRepo(tb testing.TB, dir string) {
-	tb.Helper()
-	Git(tb, dir, "init", "-q", "-b", "main")
-	Git(tb, dir, "config", "user.email", "test@example.com")
-	Git(tb, dir, "config", "user.name", "Test")
-	Git(tb, dir, "add", "-A")
-	Git(tb, dir, "commit", "-q", "--allow-empty", "-m", "workspace")
-}
-
-// BareOrigin adds a bare repository in a temp dir as the remote origin of
-// repo and pushes main to it; it returns the bare repository's path.
-func BareOrigin(tb testing.TB, repo string) string {
-	tb.Helper()
-	bare := filepath.Join(tb.TempDir(), "origin.git")
-	Git(tb, repo, "init", "-q", "--bare", bare)
-	Git(tb, repo, "remote", "add", "origin", bare)
-	Git(tb, repo, "push", "-q", "-u", "origin", "main")
-	return bare
-}
-
 // Golden compares got with the file at path; with UPDATE_GOLDEN=1 in the
 // environment it rewrites the file instead.
 func Golden(tb testing.TB, path, got string) {
@@ -239,32 +214,3 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 	}
 	return true
 }
-
-// TmuxServer names a private tmux server (tmux -L NAME) for the test and
-// ends it when the test ends, waiting for the processes it ran. The test is
-// skipped without tmux.
-func TmuxServer(tb testing.TB) string {
-	tb.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		tb.Skip("tmux is not installed")
-	}
-	socket := fmt.Sprintf("saga-test-%d-%d", os.Getpid(), tmuxSeq.Add(1))
-	// Registered after the caller's temp dirs, so it runs before they are
-	// removed.
-	tb.Cleanup(func() {
-		out, _ := exec.Command("tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
-		exec.Command("tmux", "-L", socket, "kill-server").Run()
-		tmp := os.Getenv("TMUX_TMPDIR")
-		if tmp == "" {
-			tmp = "/tmp"
-		}
-		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), socket)) // tmux leaves it behind
-		for _, f := range strings.Fields(string(out)) {
-			pid, _ := strconv.Atoi(f)
-			WaitUntil(10*time.Second, func() bool { return !runs.ProcessAlive(pid) })
-		}
-	})
-	return socket
-}
-
-var tmuxSeq atomic.Int64

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -28,14 +29,7 @@ const (
 // loadFixtureStory loads the fixture workspace through the real parser.
 func loadFixtureStory(t testing.TB) *store.Story {
 	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(fixtureRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := workspace.Load(t, fixtureRoot)
 	for _, d := range ws.Diagnostics() {
 		t.Errorf("fixture diagnostic: %+v", d)
 	}

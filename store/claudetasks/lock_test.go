@@ -1,11 +1,9 @@
 package claudetasks
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,47 +17,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// The cross-process tests re-execute the test binary as a helper process
-// selected by this variable (as store/lock_test.go does): no toolchain at
-// test time, and the helpers run the same, possibly race-instrumented, code.
-const helperEnv = "SAGA_CLAUDETASKS_TEST_HELPER"
-
-// TestClaudeTasksHelperProcess is not a test: it is the body of the helper
-// processes started by helperCmd.
-func TestClaudeTasksHelperProcess(t *testing.T) {
-	mode := os.Getenv(helperEnv)
-	if mode == "" {
-		t.Skip("helper process for the cross-process tests")
-	}
-	args := flag.Args()
-	var err error
-	switch mode {
-	case "listcount":
-		err = helperListCount(args)
-	case "update":
-		err = helperUpdate(args)
-	case "hold":
-		err = helperHold(args)
-	default:
-		err = fmt.Errorf("unknown helper mode %q", mode)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "helper %s: %v\n", mode, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-func helperCmd(mode string, args ...string) *exec.Cmd {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	cmd := exec.Command(exe, append([]string{"-test.run=^TestClaudeTasksHelperProcess$", "-test.count=1", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode)
-	return cmd
+// The cross-process tests run this test binary as helper processes
+// (testkit.RunHelper).
+func TestMain(m *testing.M) {
+	testkit.RunHelper(map[string]func([]string) error{"listcount": helperListCount, "update": helperUpdate, "hold": helperHold})
+	testkit.Main(m)
 }
 
 // helperListCount: args dir, file, n. n times: take the list lock, read a
@@ -145,42 +111,20 @@ func helperHold(args []string) error {
 	return nil
 }
 
-// startHelper starts cmd with a stdin pipe and waits for its first stdout
-// line to be want.
-func startHelper(t *testing.T, cmd *exec.Cmd, want string) io.WriteCloser {
+// holder starts a helper holding the list lock of dir; closing stdin makes
+// it release the lock and exit.
+func holder(t *testing.T, dir string) (cmd *exec.Cmd, stdin io.WriteCloser) {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
+	cmd = testkit.HelperCmd("hold", dir)
+	stdin, _, err := testkit.StartHelper(cmd, "locked")
 	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case got := <-line:
-		if got != want {
-			t.Fatalf("helper said %q, want %q; stderr: %s", got, want, &stderr)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("helper did not say %q in time", want)
-	}
-	return stdin
+	return cmd, stdin
 }
 
 func listDir(t *testing.T) string {
@@ -302,8 +246,8 @@ func TestLockAcrossProcesses(t *testing.T) {
 	var stderrs []*bytes.Buffer
 	for i := range procs {
 		for _, cmd := range []*exec.Cmd{
-			helperCmd("listcount", dir, counter, strconv.Itoa(n)),
-			helperCmd("update", dir, "1", fmt.Sprintf("p%d", i), strconv.Itoa(n)),
+			testkit.HelperCmd("listcount", dir, counter, strconv.Itoa(n)),
+			testkit.HelperCmd("update", dir, "1", fmt.Sprintf("p%d", i), strconv.Itoa(n)),
 		} {
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -362,12 +306,12 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 	lockDir := filepath.Join(dir, ".lock.lock")
 
 	// Released by its holder: a waiter gets it promptly.
-	holder := helperCmd("hold", dir)
-	stdin := startHelper(t, holder, "locked")
+	held, stdin := holder(t, dir)
 	if _, err := AcquireListLock(within(t, 200*time.Millisecond), dir); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("AcquireListLock while held elsewhere = %v, want DeadlineExceeded", err)
 	}
 	got := make(chan error, 1)
+	tried := testkit.Opened(t, lockDir) // a waiter opens the lock to judge it
 	go func() {
 		release, err := AcquireListLock(within(t, 30*time.Second), dir)
 		if err == nil {
@@ -375,23 +319,22 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 		}
 		got <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-tried
 	_ = stdin.Close()
 	if err := <-got; err != nil {
 		t.Fatalf("after the holder released: %v", err)
 	}
-	if err := holder.Wait(); err != nil {
+	if err := held.Wait(); err != nil {
 		t.Fatal(err)
 	}
 
 	// Killed while holding: the lock directory stays (mkdir locks do not
 	// die with their holder) until it is stale.
-	holder = helperCmd("hold", dir)
-	startHelper(t, holder, "locked")
-	if err := holder.Process.Signal(syscall.SIGKILL); err != nil {
+	held, _ = holder(t, dir)
+	if err := held.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = holder.Wait()
+	_ = held.Wait()
 	if _, err := AcquireListLock(within(t, 200*time.Millisecond), dir); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("AcquireListLock on a fresh abandoned lock = %v, want DeadlineExceeded", err)
 	}
@@ -469,19 +412,12 @@ func TestLockRefreshAndTakeover(t *testing.T) {
 	if err := os.Chtimes(lock, old, old); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The holder touches it.
+	if !testkit.WaitUntil(10*time.Second, func() bool {
 		fi, err := os.Stat(lock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if time.Since(fi.ModTime()) < 5*time.Second {
-			break // the holder touched it
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the holder never refreshed its lock's mtime")
-		}
-		time.Sleep(10 * time.Millisecond)
+		return err == nil && time.Since(fi.ModTime()) < 5*time.Second
+	}) {
+		t.Fatal("the holder never refreshed its lock's mtime")
 	}
 	releaseA()
 	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
@@ -520,32 +456,14 @@ func TestLockContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		want error
-	}{
-		{"already cancelled", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			return ctx, cancel
-		}, context.Canceled},
-		{"cancelled while waiting", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(50*time.Millisecond, cancel)
-			return ctx, cancel
-		}, context.Canceled},
-		{"deadline while waiting", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 50*time.Millisecond)
-		}, context.DeadlineExceeded},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := tc.ctx()
+	for _, tc := range testkit.ContextEnds() {
+		t.Run(tc.Name, func(t *testing.T) {
+			ctx, cancel := tc.New()
 			defer cancel()
 			start := time.Now()
 			rel, err := AcquireListLock(ctx, dir)
-			if rel != nil || !errors.Is(err, tc.want) {
-				t.Fatalf("AcquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.want)
+			if rel != nil || !errors.Is(err, tc.Err) {
+				t.Fatalf("AcquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.Err)
 			}
 			if !strings.Contains(err.Error(), ".lock.lock") {
 				t.Errorf("error %q does not name the lock", err)

@@ -1,43 +1,31 @@
-// Package nvim_test drives saga-lsp from a real editor: headless Neovim
-// (0.7, Debian's package, as installed in CI with `apt-get install -y neovim`)
-// runs harness.lua, which starts the server on a copy of examples/mistakes,
-// opens a task file, reads the diagnostics, hovers and follows a blockedBy
-// entry, and writes what it saw to a JSON file checked here; and run.lua,
-// which runs a story from its code lens and records the live saga/*
-// notifications.
+// Package nvim_test drives saga-lsp from a real editor without its plugin:
+// headless Neovim (0.7, Debian's package, as installed in CI with `apt-get
+// install -y neovim`) runs navigate.lua, which starts the server on a copy of
+// examples/mistakes, opens a task file, reads the diagnostics, hovers and
+// follows a blockedBy entry; and run.lua, which runs a story from its code
+// lens and records the live saga/* notifications. Both run on the shared
+// harness (testkit.RunNvim) and write what they saw to a JSON result checked
+// here.
 package nvim_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
+
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 const (
 	taskRel   = ".saga/stories/billing--invoices/send-emails.json"
 	targetRel = ".saga/stories/billing--invoices/create-pdf.json"
 )
-
-type lspPosition struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type lspRange struct {
-	Start lspPosition `json:"start"`
-	End   lspPosition `json:"end"`
-}
 
 type diagnostic struct {
 	Code     string `json:"code"`
@@ -50,21 +38,21 @@ type diagnostic struct {
 	EndCol   int    `json:"end_col"`
 }
 
-// result is what harness.lua writes.
+// result is what navigate.lua writes.
 type result struct {
-	Error           string       `json:"error"`
-	Steps           []string     `json:"steps"`
-	NvimVersion     string       `json:"nvim_version"`
-	File            string       `json:"file"`
-	OffsetEncoding  string       `json:"offset_encoding"`
-	Diagnostics     []diagnostic `json:"diagnostics"`
-	Position        *lspPosition `json:"position"`
-	Hover           string       `json:"hover"`
-	HoverError      string       `json:"hover_error"`
-	DefinitionError string       `json:"definition_error"`
+	Error           string              `json:"error"`
+	Steps           []string            `json:"steps"`
+	NvimVersion     string              `json:"nvim_version"`
+	File            string              `json:"file"`
+	OffsetEncoding  string              `json:"offset_encoding"`
+	Diagnostics     []diagnostic        `json:"diagnostics"`
+	Position        *lspclient.Position `json:"position"`
+	Hover           string              `json:"hover"`
+	HoverError      string              `json:"hover_error"`
+	DefinitionError string              `json:"definition_error"`
 	Definition      *struct {
-		URI   string    `json:"uri"`
-		Range *lspRange `json:"range"`
+		URI   string           `json:"uri"`
+		Range *lspclient.Range `json:"range"`
 	} `json:"definition"`
 	Jump *struct {
 		OK     bool   `json:"ok"`
@@ -83,87 +71,12 @@ type result struct {
 }
 
 func TestNeovim(t *testing.T) {
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		t.Skip("nvim is not on PATH; install Neovim (Debian: apt-get install -y neovim) to run the editor test")
-	}
-	harness, err := filepath.Abs("harness.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	tmp := t.TempDir()
-	server := buildServer(t, tmp)
-
-	root := filepath.Join(tmp, "ws")
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "examples", "mistakes"))); err != nil {
-		t.Fatalf("copy examples/mistakes: %v", err)
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-
-	resultFile := filepath.Join(tmp, "result.json")
-	serverLog := filepath.Join(tmp, "saga-lsp.log")
-	xdg := filepath.Join(tmp, "xdg")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", harness)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(),
-		"SAGA_LSP_SERVER="+server,
-		"SAGA_LSP_ROOT="+root,
-		"SAGA_LSP_RESULT="+resultFile,
-		"SAGA_LSP_LOG="+serverLog,
-		// Keep Neovim's state, cache (lsp.log) and shada out of $HOME.
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-
-	start := time.Now()
-	runErr := cmd.Run()
-	elapsed := time.Since(start)
-	t.Logf("nvim ran for %v", elapsed.Round(time.Millisecond))
-
-	// On failure, show everything that may explain it.
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		t.Logf("nvim stdout:\n%s", stdout.String())
-		t.Logf("nvim stderr:\n%s", stderr.String())
-		for _, f := range []struct{ name, path string }{
-			{"saga-lsp log", serverLog},
-			{"neovim lsp.log", filepath.Join(xdg, "cache", "nvim", "lsp.log")},
-			{"harness result", resultFile},
-		} {
-			if b, err := os.ReadFile(f.path); err == nil {
-				t.Logf("%s (%s):\n%s", f.name, f.path, b)
-			}
-		}
-	})
-
-	if ctx.Err() != nil {
-		t.Fatalf("nvim did not finish within 60 s (%v)", runErr)
-	}
-	if runErr != nil {
-		t.Errorf("nvim: %v", runErr)
-	}
-	raw, err := os.ReadFile(resultFile)
-	if err != nil {
-		t.Fatalf("harness wrote no result: %v", err)
-	}
+	root := testkit.CopyExample(t, "mistakes")
+	serverLog := filepath.Join(t.TempDir(), "saga-lsp.log")
 	var res result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatalf("decode result %s: %v", raw, err)
-	}
+	testkit.RunNvim(t, testkit.Nvim{Script: "navigate.lua", Dir: root, Timeout: 60 * time.Second,
+		Env:  []string{"SAGA_LSP_SERVER=" + testkit.Binary(t), "SAGA_LSP_ROOT=" + root, "SAGA_LSP_LOG=" + serverLog},
+		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
 	t.Logf("Neovim %s, steps %v, offset encoding %s", res.NvimVersion, res.Steps, res.OffsetEncoding)
 	if res.Error != "" {
 		t.Errorf("harness error: %s", res.Error)
@@ -191,19 +104,6 @@ func TestNeovim(t *testing.T) {
 			t.Errorf("saga-lsp exited with %d after shutdown/exit, want 0", *res.ExitCode)
 		}
 	})
-}
-
-// buildServer builds cmd/saga-lsp into dir.
-func buildServer(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "saga-lsp")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "../../cmd/saga-lsp")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ../../cmd/saga-lsp: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // checkDiagnostics: unknown-dependency on the "creat-pdf" entry, and nothing
@@ -271,8 +171,8 @@ func checkDefinition(t *testing.T, root string, res result) {
 		t.Fatalf("no definition at %+v (the blockedBy entry \"create-pdf\")", res.Position)
 	}
 	want := filepath.Join(root, filepath.FromSlash(targetRel))
-	if got, err := uriPath(res.Definition.URI); err != nil || got != want {
-		t.Errorf("definition URI %q, want the file %s (%v)", res.Definition.URI, want, err)
+	if got := lspclient.URIPath(res.Definition.URI); got != want {
+		t.Errorf("definition URI %q, want the file %s", res.Definition.URI, want)
 	}
 	if res.Jump == nil {
 		t.Fatal("the harness did not jump")
@@ -287,18 +187,6 @@ func checkDefinition(t *testing.T, root string, res result) {
 		t.Errorf("after the jump the cursor is on line %d, want %d", res.Jump.Line, r.Start.Line)
 	}
 	t.Logf("definition %s %+v; cursor after the jump %d:%d", res.Definition.URI, res.Definition.Range, res.Jump.Line, res.Jump.Col)
-}
-
-// uriPath turns a file:// URI into a path (percent-decoded).
-func uriPath(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return "", err
-	}
-	if u.Scheme != "file" {
-		return "", errors.New("not a file URI")
-	}
-	return filepath.FromSlash(u.Path), nil
 }
 
 // runResult is what run.lua writes.
@@ -341,123 +229,27 @@ type runResult struct {
 // private tmux server, and the saga/workerProgress and saga/taskStatus
 // notifications the client opted into arrive until the worker completes.
 func TestNeovimRunStory(t *testing.T) {
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		t.Skip("nvim is not on PATH; install Neovim (Debian: apt-get install -y neovim) to run the editor test")
-	}
-	for _, tool := range []string{"tmux", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	harness, err := filepath.Abs("run.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	server := buildServer(t, tmp)
-	root := filepath.Join(tmp, "ws")
-	if err := os.CopyFS(root, os.DirFS(filepath.Join("..", "..", "examples", "workspace"))); err != nil {
-		t.Fatalf("copy examples/workspace: %v", err)
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.email=test@example.invalid", "-c", "user.name=Test", "add", "-A"},
-		{"-c", "user.email=test@example.invalid", "-c", "user.name=Test", "commit", "-q", "-m", "workspace"},
-	} {
-		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	root := testkit.CopyExample(t, "workspace")
+	testkit.InitRepo(t, root)
 	const story = "add-logout-button"
-	socket := fmt.Sprintf("saga-nvim-test-%d", os.Getpid())
-	sessions := filepath.Join(tmp, "sessions")
-	t.Cleanup(func() {
-		out, _ := exec.Command("tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
-		exec.Command("tmux", "-L", socket, "kill-server").Run()
-		tmpdir := os.Getenv("TMUX_TMPDIR")
-		if tmpdir == "" {
-			tmpdir = "/tmp"
-		}
-		os.Remove(filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Getuid()), socket))
-		for _, p := range strings.Fields(string(out)) {
-			pid, _ := strconv.Atoi(p)
-			for i := 0; i < 250 && syscall.Kill(pid, 0) == nil; i++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-	})
-
-	resultFile := filepath.Join(tmp, "run-result.json")
+	tmp := t.TempDir()
+	server := testkit.Binary(t)
 	serverLog := filepath.Join(tmp, "saga-lsp.log")
-	xdg := filepath.Join(tmp, "xdg")
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, nvim, "--headless", "--clean", "-u", harness)
-	cmd.Dir = root
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "SAGA_") || strings.HasPrefix(k, "CLAUDE") || k == "TMUX" || k == "TMUX_PANE" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	cmd.Env = append(env,
-		"SAGA_LSP_SERVER="+server,
-		"SAGA_LSP_ROOT="+root,
-		"SAGA_LSP_STORY="+story,
-		"SAGA_LSP_RESULT="+resultFile,
-		"SAGA_LSP_LOG="+serverLog,
-		// The server and the worker it starts.
-		"SAGA_SESSION_DIR="+sessions,
-		"SAGA_TMUX_SOCKET="+socket,
-		"SAGA_LSP_BIN="+server,
-		"CLAUDE_CONFIG_DIR="+filepath.Join(tmp, "claude"),
-		"SAGA_GH="+filepath.Join(tmp, "no-gh"),
-		"XDG_CONFIG_HOME="+filepath.Join(xdg, "config"),
-		"XDG_DATA_HOME="+filepath.Join(xdg, "data"),
-		"XDG_STATE_HOME="+filepath.Join(xdg, "state"),
-		"XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	runErr := cmd.Run()
-	t.Logf("nvim ran for %v", time.Since(start).Round(time.Millisecond))
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		t.Logf("nvim stdout:\n%s\nnvim stderr:\n%s", stdout.String(), stderr.String())
-		for _, f := range []struct{ name, path string }{
-			{"saga-lsp log", serverLog},
-			{"neovim lsp.log", filepath.Join(xdg, "cache", "nvim", "lsp.log")},
-			{"harness result", resultFile},
-		} {
-			if b, err := os.ReadFile(f.path); err == nil {
-				t.Logf("%s (%s):\n%s", f.name, f.path, b)
-			}
-		}
-	})
-	if ctx.Err() != nil {
-		t.Fatalf("nvim did not finish within 150 s (%v)", runErr)
-	}
-	if runErr != nil {
-		t.Errorf("nvim: %v", runErr)
-	}
-	raw, err := os.ReadFile(resultFile)
-	if err != nil {
-		t.Fatalf("run.lua wrote no result: %v", err)
-	}
 	var res runResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatalf("decode result %s: %v", raw, err)
-	}
+	testkit.RunNvim(t, testkit.Nvim{Script: "run.lua", Dir: root, Timeout: 150 * time.Second,
+		Env: []string{
+			"SAGA_LSP_SERVER=" + server,
+			"SAGA_LSP_ROOT=" + root,
+			"SAGA_LSP_STORY=" + story,
+			"SAGA_LSP_LOG=" + serverLog,
+			// The server and the worker it starts.
+			"SAGA_SESSION_DIR=" + filepath.Join(tmp, "sessions"),
+			"SAGA_TMUX_SOCKET=" + testkit.TmuxServer(t),
+			"SAGA_LSP_BIN=" + server,
+			"CLAUDE_CONFIG_DIR=" + filepath.Join(tmp, "claude"),
+			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
+		},
+		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
 	t.Logf("Neovim %s, steps %v, lenses %q", res.NvimVersion, res.Steps, res.Lenses)
 	if res.Error != "" {
 		t.Fatalf("harness error: %s", res.Error)

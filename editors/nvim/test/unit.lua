@@ -1,12 +1,14 @@
--- Unit checks of the saga plugin's pure parts, no server:
+-- Unit checks of the saga plugin's pure parts, no server, run by
+-- editors/nvim/nvim_test.go (TestPluginUnit) on the shared harness
+-- (internal/testkit/nvim/harness.lua).
 --
---   nvim --headless --clean -u test/unit.lua
---
--- Environment: SAGA_NVIM_PLUGIN (editors/nvim), SAGA_RESULT (JSON output).
--- Writes {"checks": [{name, ok, got, want}], "error"?}; nvim_test.go fails
--- on every check that is not ok.
+-- Environment: SAGA_NVIM_PLUGIN (editors/nvim). The result has
+-- {"checks": [{name, ok, got, want}], "error"?}; nvim_test.go fails on every
+-- check that is not ok.
 
-local result = { checks = {} }
+local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
+local result = h.result
+result.checks = {}
 
 local function check(name, got, want)
   table.insert(result.checks, {
@@ -28,8 +30,8 @@ local function named_buffer(name)
   return b
 end
 
-local function run()
-  vim.opt.rtp:append(os.getenv('SAGA_NVIM_PLUGIN'))
+h.main(function()
+  vim.opt.rtp:append(h.env('SAGA_NVIM_PLUGIN', true))
   local saga = require('saga')
 
   -- Command-line splitting (what :SagaNew gets).
@@ -148,16 +150,4 @@ local function run()
   check('help tags', { tags['saga.txt'], tags[':SagaRun'], tags[':SagaStop'], tags[':SagaPlan'], tags[':SagaNew'], tags[':SagaOutput'], tags['saga-setup'], tags['saga.statusline()'] }, { true, true, true, true, true, true, true, true })
 
   check('commands', { vim.fn.exists(':SagaRun'), vim.fn.exists(':SagaStop'), vim.fn.exists(':SagaPlan'), vim.fn.exists(':SagaNew'), vim.fn.exists(':SagaOutput') }, { 2, 2, 2, 2, 2 })
-end
-
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  result.error = tostring(err)
-end
-local out = os.getenv('SAGA_RESULT') or 'saga-nvim-unit.json'
-local f = io.open(out, 'w')
-if f then
-  f:write(vim.fn.json_encode(result))
-  f:close()
-end
-vim.cmd('qa!')
+end)

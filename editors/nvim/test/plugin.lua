@@ -1,6 +1,5 @@
--- Headless test of the saga Neovim plugin, run by editors/nvim/nvim_test.go:
---
---   nvim --headless --clean -u test/harness.lua
+-- Headless test of the saga Neovim plugin, run by editors/nvim/nvim_test.go
+-- (TestPlugin) on the shared harness (internal/testkit/nvim/harness.lua).
 --
 -- Environment (set by the Go test):
 --   SAGA_NVIM_PLUGIN  the plugin folder (editors/nvim), appended to 'runtimepath'
@@ -8,59 +7,24 @@
 --   SAGA_LSP_LOG      the server's --log-file
 --   SAGA_WS           a copy of examples/workspace (a git repository; the working directory)
 --   SAGA_MISTAKES     a copy of examples/mistakes
---   SAGA_RESULT       where to write the JSON result
 --
 -- Everything goes through the plugin as a user would: setup(), :edit of
 -- .saga files, :SagaPlan, :SagaNew, :SagaRun!, :checkhealth saga. Each part
 -- records what it saw (or its error) and the next part still runs; the Go
 -- test decides. vim.notify is replaced to capture the plugin's messages.
 
-local result = { steps = {}, notifications = {}, errors = vim.empty_dict() }
+local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
+local result = h.result
+result.notifications = {}
+result.errors = vim.empty_dict()
 local uv = vim.uv or vim.loop
-local t0 = uv.hrtime()
-
-local function ms()
-  return math.floor((uv.hrtime() - t0) / 1e6)
-end
-
-local function step(name)
-  table.insert(result.steps, string.format('%s@%dms', name, ms()))
-end
-
-local function env(name)
-  local v = os.getenv(name)
-  if v == nil or v == '' then
-    error('environment variable ' .. name .. ' is not set')
-  end
-  return v
-end
-
-local function diag_code(d)
-  if d.code ~= nil and d.code ~= vim.NIL then
-    return d.code
-  end
-  local lsp = d.user_data and d.user_data.lsp
-  if lsp and lsp.code ~= nil and lsp.code ~= vim.NIL then
-    return lsp.code
-  end
-  return nil
-end
 
 local function part(name, fn)
   local ok, err = xpcall(fn, debug.traceback)
   if not ok then
     result.errors[name] = tostring(err)
   end
-  step(name)
-end
-
-local function wait(ms_, cond)
-  return vim.wait(ms_, cond, 20)
-end
-
-local function edit(path)
-  vim.cmd('edit ' .. vim.fn.fnameescape(path))
-  return vim.api.nvim_get_current_buf()
+  h.step(name)
 end
 
 local function file_exists(path)
@@ -77,18 +41,6 @@ end
 
 local saga -- the plugin module
 
-local get_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
-
--- client:stop() / client.stop() (0.11 made them methods).
-local new_api = vim.fn.has('nvim-0.11') == 1
-local function stop_client(c)
-  if new_api then c:stop() else c.stop() end
-end
-local function client_stopped(c)
-  if new_api then return c:is_stopped() end
-  return c.is_stopped()
-end
-
 local function lens_titles(buf)
   local titles = {}
   for _, l in ipairs(vim.lsp.codelens.get(buf)) do
@@ -100,7 +52,7 @@ end
 -- Every vim.notify, with the statusline component at that moment.
 vim.notify = function(msg, level, opts)
   table.insert(result.notifications, {
-    ms = ms(),
+    ms = h.ms(),
     msg = tostring(msg),
     level = level or vim.log.levels.INFO,
     statusline = saga and saga.statusline() or '',
@@ -128,14 +80,12 @@ local function notified(since, prefix)
   return false
 end
 
-local function run()
-  local plugin = env('SAGA_NVIM_PLUGIN')
-  local server = env('SAGA_LSP_SERVER')
-  local log = env('SAGA_LSP_LOG')
-  local ws = env('SAGA_WS')
-  local mistakes = env('SAGA_MISTAKES')
-  local v = vim.version()
-  result.nvim_version = string.format('%d.%d.%d', v.major, v.minor, v.patch)
+h.main(function()
+  local plugin = h.env('SAGA_NVIM_PLUGIN', true)
+  local server = h.env('SAGA_LSP_SERVER', true)
+  local log = h.env('SAGA_LSP_LOG', true)
+  local ws = h.env('SAGA_WS', true)
+  local mistakes = h.env('SAGA_MISTAKES', true)
 
   -- The plugin as a package manager installs it: on 'runtimepath', with its
   -- plugin/ script (which runs after -u, so it is sourced here).
@@ -148,7 +98,7 @@ local function run()
     log_file = log,
     on_worker_progress = function(w)
       table.insert(progress, {
-        ms = ms(),
+        ms = h.ms(),
         story = w.story,
         state = w.state,
         step = w.step,
@@ -161,34 +111,30 @@ local function run()
     end,
   })
   result.progress = progress
-  step('setup')
+  h.step('setup')
 
   -- 1. Attach + diagnostics on examples/mistakes.
   part('mistakes', function()
     local file = mistakes .. '/.saga/stories/billing--invoices/send-emails.json'
-    local buf = edit(file)
+    local buf = h.edit(file)
     local r = {}
     result.mistakes = r
-    if not wait(10000, function() return saga.client_for_buf(buf) ~= nil and saga.client_for_buf(buf).initialized end) then
+    if not h.wait(10000, function() return saga.client_for_buf(buf) ~= nil and saga.client_for_buf(buf).initialized end) then
       error('no initialized saga-lsp client attached to ' .. file)
     end
     local client = saga.client_for_buf(buf)
     r.client_id = client.id
     r.root = client.config.root_dir
     r.init_options = client.config.init_options
-    wait(15000, function()
+    h.wait(15000, function()
       for _, d in ipairs(vim.diagnostic.get(buf)) do
-        if diag_code(d) == 'unknown-dependency' then
+        if h.diag_code(d) == 'unknown-dependency' then
           return true
         end
       end
       return false
     end)
-    r.diagnostics = {}
-    for _, d in ipairs(vim.diagnostic.get(buf)) do
-      local code = diag_code(d)
-      table.insert(r.diagnostics, { code = code and tostring(code) or nil, message = d.message, lnum = d.lnum, source = d.source })
-    end
+    r.diagnostics = h.diagnostics(buf)
   end)
 
   -- 2. Attach on examples/workspace: a second client (another root), reused for a second file.
@@ -197,8 +143,8 @@ local function run()
   part('workspace', function()
     local r = {}
     result.workspace = r
-    local task = edit(ws .. '/.saga/stories/user-auth--api/login-endpoint.json')
-    if not wait(10000, function() return saga.client_for_buf(task) ~= nil and saga.client_for_buf(task).initialized end) then
+    local task = h.edit(ws .. '/.saga/stories/user-auth--api/login-endpoint.json')
+    if not h.wait(10000, function() return saga.client_for_buf(task) ~= nil and saga.client_for_buf(task).initialized end) then
       error('no initialized saga-lsp client attached to the task file')
     end
     local client = saga.client_for_buf(task)
@@ -212,13 +158,13 @@ local function run()
       result.codelens_refreshes = result.codelens_refreshes + 1
       return refresh(...)
     end
-    story_buf = edit(ws .. '/.saga/stories/user-auth--api/story.json')
-    wait(5000, function() return saga.client_for_buf(story_buf) ~= nil end)
+    story_buf = h.edit(ws .. '/.saga/stories/user-auth--api/story.json')
+    h.wait(5000, function() return saga.client_for_buf(story_buf) ~= nil end)
     local c = saga.client_for_buf(story_buf)
     r.second_file_client_id = c and c.id
     r.story_of_buffer = saga.story_of(story_buf)
     local n = 0
-    for _, client in ipairs(get_clients()) do
+    for _, client in ipairs(h.get_clients()) do
       if client.name == 'saga-lsp' then
         n = n + 1
       end
@@ -234,7 +180,7 @@ local function run()
       error('no story buffer')
     end
     -- Until the lens counts the story's tasks from the loaded workspace (5, one done).
-    wait(5000, function() return lens_titles(story_buf):find('1/5 tasks done', 1, true) ~= nil end)
+    h.wait(5000, function() return lens_titles(story_buf):find('1/5 tasks done', 1, true) ~= nil end)
     for _, l in ipairs(vim.lsp.codelens.get(story_buf)) do
       table.insert(titles, l.command and l.command.title or '')
     end
@@ -249,7 +195,7 @@ local function run()
     result.plan = r
     vim.cmd('SagaPlan user-auth')
     local name = 'saga://plan/user-auth'
-    wait(10000, function() return buffer_named(name) ~= nil end)
+    h.wait(10000, function() return buffer_named(name) ~= nil end)
     local b = buffer_named(name)
     if b then
       r.buffer = vim.api.nvim_buf_get_name(b)
@@ -272,7 +218,7 @@ local function run()
     r.file = file
     local n0 = #result.notifications
     vim.cmd('SagaNew task user-auth--api rate-limit --subject "Rate-limit the login endpoint" --blocked-by login-endpoint --priority high')
-    wait(10000, function() return (file_exists(file) and vim.api.nvim_buf_get_name(0) == file) or notified(n0, 'saga: new') end)
+    h.wait(10000, function() return (file_exists(file) and vim.api.nvim_buf_get_name(0) == file) or notified(n0, 'saga: new') end)
     r.exists = file_exists(file)
     r.buffer = vim.api.nvim_buf_get_name(0)
     if r.exists then
@@ -284,7 +230,7 @@ local function run()
     r.story_file = story
     n0 = #result.notifications
     vim.cmd([[SagaNew story audit --epic user-auth --title 'Audit log']])
-    wait(10000, function() return (file_exists(story) and vim.api.nvim_buf_get_name(0) == story) or notified(n0, 'saga: new') end)
+    h.wait(10000, function() return (file_exists(story) and vim.api.nvim_buf_get_name(0) == story) or notified(n0, 'saga: new') end)
     r.story_exists = file_exists(story)
     r.story_buffer = vim.api.nvim_buf_get_name(0)
     -- :SagaNew epic without a title: the server makes one.
@@ -292,7 +238,7 @@ local function run()
     r.epic_file = epic
     n0 = #result.notifications
     vim.cmd('SagaNew epic billing')
-    wait(10000, function() return (file_exists(epic) and vim.api.nvim_buf_get_name(0) == epic) or notified(n0, 'saga: new') end)
+    h.wait(10000, function() return (file_exists(epic) and vim.api.nvim_buf_get_name(0) == epic) or notified(n0, 'saga: new') end)
     r.epic_buffer = vim.api.nvim_buf_get_name(0)
     r.epic_content = file_exists(epic) and table.concat(vim.fn.readfile(epic), '\n') or nil
   end)
@@ -301,7 +247,7 @@ local function run()
   part('run', function()
     local r = {}
     result.run = r
-    edit(ws .. '/.saga/stories/user-auth--api/story.json')
+    h.edit(ws .. '/.saga/stories/user-auth--api/story.json')
     local buf = vim.api.nvim_get_current_buf()
     local before = #result.notifications
     local lenses_seen = {}
@@ -324,10 +270,10 @@ local function run()
       return false
     end
     -- Until the worker ends, or an error message ("saga: run …") says it will not start.
-    wait(30000, function() return ended() or notified(before, 'saga: run ') end)
+    h.wait(30000, function() return ended() or notified(before, 'saga: run ') end)
     r.completed = ended()
     -- After the run the server asks for a refresh: the story's lenses offer a new run and the output.
-    wait(5000, function()
+    h.wait(5000, function()
       local t = lens_titles(buf)
       return t:find('Show output', 1, true) ~= nil and t:find('▶ Run story', 1, true) ~= nil
     end)
@@ -365,14 +311,14 @@ local function run()
       end
       vim.lsp.codelens.run()
       vim.ui.select = select
-      wait(5000, function() return vim.api.nvim_buf_get_name(0) == r.output_file end)
+      h.wait(5000, function() return vim.api.nvim_buf_get_name(0) == r.output_file end)
       r.output_buffer = vim.api.nvim_buf_get_name(0)
     end
 
     -- :SagaStop when nothing runs any more: an error message, no crash.
     local n0 = #result.notifications
     vim.cmd('SagaStop user-auth--api')
-    wait(5000, function() return notified(n0, 'saga: stop') end)
+    h.wait(5000, function() return notified(n0, 'saga: stop') end)
     r.stop_message = result.notifications[n0 + 1] and result.notifications[n0 + 1].msg
   end)
 
@@ -386,38 +332,19 @@ local function run()
   -- 8. Shut the clients down.
   part('stop', function()
     local clients = {}
-    for _, client in ipairs(get_clients()) do
+    for _, client in ipairs(h.get_clients()) do
       if client.name == 'saga-lsp' then
         table.insert(clients, client)
-        stop_client(client)
+        h.stop(client)
       end
     end
-    result.stopped = wait(5000, function()
+    result.stopped = h.wait(5000, function()
       for _, c in ipairs(clients) do
-        if not client_stopped(c) then
+        if not h.stopped(c) then
           return false
         end
       end
       return true
     end)
   end)
-end
-
-local ok, err = xpcall(run, debug.traceback)
-if not ok then
-  result.error = tostring(err)
-end
-
-local out = os.getenv('SAGA_RESULT') or 'saga-nvim-plugin-result.json'
-local f = io.open(out, 'w')
-if f then
-  local encoded_ok, encoded = pcall(vim.fn.json_encode, result)
-  if not encoded_ok then
-    encoded = vim.fn.json_encode({ error = 'encoding the result: ' .. tostring(encoded) .. '; ' .. tostring(result.error) })
-  end
-  f:write(encoded)
-  f:close()
-else
-  io.stderr:write('harness: cannot write ' .. out .. '\n')
-end
-vim.cmd('qa!')
+end)

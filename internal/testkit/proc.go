@@ -1,0 +1,146 @@
+package testkit
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitExit waits until the process pid has ended (a zombie counts as
+// ended), at most timeout, and reports whether it did. The process need not
+// be a child of the test: it is waited for as an event where the system
+// offers one (a pidfd on Linux).
+func WaitExit(pid int, timeout time.Duration) bool {
+	if pid <= 0 {
+		return true
+	}
+	return waitExit(pid, timeout)
+}
+
+// TmuxServer names a private tmux server (tmux -L NAME) for the test and
+// ends it when the test ends, waiting for the processes it ran. The test is
+// skipped without tmux.
+func TmuxServer(tb testing.TB) string {
+	tb.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		tb.Skip("tmux is not installed")
+	}
+	socket := fmt.Sprintf("saga-test-%d-%d", os.Getpid(), tmuxSeq.Add(1))
+	// Registered after the caller's temp dirs, so it runs before they are
+	// removed.
+	tb.Cleanup(func() {
+		out, _ := exec.Command("tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
+		exec.Command("tmux", "-L", socket, "kill-server").Run()
+		tmp := os.Getenv("TMUX_TMPDIR")
+		if tmp == "" {
+			tmp = "/tmp"
+		}
+		os.Remove(filepath.Join(tmp, fmt.Sprintf("tmux-%d", os.Getuid()), socket)) // tmux leaves it behind
+		for _, f := range strings.Fields(string(out)) {
+			pid, _ := strconv.Atoi(f)
+			WaitExit(pid, 10*time.Second)
+		}
+	})
+	return socket
+}
+
+var tmuxSeq atomic.Int64
+
+// helperEnv names the helper a re-executed test binary runs.
+const helperEnv = "SAGA_TESTKIT_HELPER"
+
+// RunHelper, called first in a TestMain, makes the test binary serve as
+// helper processes for cross-process tests: in a process started by
+// HelperCmd it runs the helper named there with the command's arguments and
+// exits (1 with the error on stderr when it fails); in the test process it
+// returns at once. Re-executing the test binary needs no toolchain at test
+// time, and the helpers run the same, possibly race-instrumented, code.
+func RunHelper(helpers map[string]func(args []string) error) {
+	name := os.Getenv(helperEnv)
+	if name == "" {
+		return
+	}
+	fn, ok := helpers[name]
+	err := fmt.Errorf("unknown helper %q", name)
+	if ok {
+		var args []string
+		if i := slices.Index(os.Args, "--"); i >= 0 {
+			args = os.Args[i+1:]
+		}
+		err = fn(args)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "helper %s: %v\n", name, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// HelperCmd is a command running the test binary as the helper name with
+// args (see RunHelper).
+func HelperCmd(name string, args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe, append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), helperEnv+"="+name)
+	return cmd
+}
+
+// StartHelper starts cmd with its stdin a pipe (closing it, or the end of
+// this process, tells a helper to finish) and waits for want as the first
+// line of its stdout. stderr collects the helper's stderr; read it after
+// Wait. On an error the process has been killed and waited for. It does not
+// fail the test, so goroutines may use it.
+func StartHelper(cmd *exec.Cmd, want string) (stdin io.WriteCloser, stderr *bytes.Buffer, err error) {
+	if stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(out).ReadString('\n')
+		line <- strings.TrimSpace(s)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case got := <-line:
+		if got == want {
+			return stdin, stderr, nil
+		}
+		err = fmt.Errorf("helper said %q, want %q", got, want)
+	case <-time.After(30 * time.Second):
+		err = fmt.Errorf("helper did not say %q in 30 s", want)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	return nil, nil, fmt.Errorf("%w; stderr: %s", err, stderr)
+}
+
+// waitExitPolling is waitExit where no event tells: kill(pid, 0) is polled
+// until the process is gone.
+func waitExitPolling(pid int, timeout time.Duration) bool {
+	return WaitUntil(timeout, func() bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) })
+}
