@@ -179,8 +179,12 @@ func (t *Tmux) Panes(ctx context.Context, session string) (alive bool, pids []in
 		if dead == "1" {
 			continue
 		}
+		n, err := strconv.Atoi(pid)
+		if err == nil && n > 0 && !runs.ProcessAlive(n) {
+			continue // gone, and tmux has not noticed yet (a SIGKILL)
+		}
 		alive = true
-		if n, err := strconv.Atoi(pid); err == nil && n > 0 {
+		if err == nil && n > 0 {
 			pids = append(pids, n)
 		}
 	}

@@ -1,6 +1,9 @@
 // Command claude is a stand-in for Claude Code's `claude` CLI in headless
 // mode, for tests: it runs agentsim with the script named by
-// $SAGA_STANDIN_SCRIPT (default "all"; see agentsim.Script).
+// $SAGA_STANDIN_SCRIPT (default "all"; see agentsim.Script), or, for the
+// story a run is for ($SAGA_STORY_ID), by $SAGA_STANDIN_SCRIPTS
+// ("story=script,story=script": different stories of one epic run behave
+// differently).
 //
 // When $SAGA_STANDIN_LOG is set, each invocation first appends one JSON line
 // to it: {"time","args","cwd","env"} where env holds the process
@@ -20,8 +23,17 @@ import (
 
 func main() {
 	logInvocation()
-	os.Exit(agentsim.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr,
-		agentsim.Script(os.Getenv("SAGA_STANDIN_SCRIPT"))))
+	os.Exit(agentsim.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, script()))
+}
+
+func script() agentsim.Script {
+	story := os.Getenv("SAGA_STORY_ID")
+	for pair := range strings.SplitSeq(os.Getenv("SAGA_STANDIN_SCRIPTS"), ",") {
+		if s, sc, ok := strings.Cut(pair, "="); ok && s == story {
+			return agentsim.Script(sc)
+		}
+	}
+	return agentsim.Script(os.Getenv("SAGA_STANDIN_SCRIPT"))
 }
 
 func logInvocation() {

@@ -1,0 +1,355 @@
+package epicrunner_test
+
+// The epic runner driven as users drive it: the real binary (`saga-lsp run
+// <epic>`, `status`, `stop`, `follow`), real git with a bare origin, a
+// private tmux server, the stand-in claude (or the simulated agent of a dry
+// run) and the gh stand-in.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// epicFixture is a repository holding epic shop: a diamond a → (b, c) → d,
+// and e on its own.
+type epicFixture struct {
+	t          *testing.T
+	root       string
+	sessionDir string
+	env        []string
+}
+
+func task(id string, blockedBy ...string) string {
+	b, _ := json.Marshal(blockedBy)
+	if blockedBy == nil {
+		b = []byte("[]")
+	}
+	return fmt.Sprintf(`{"id": %q, "subject": "Do %s", "description": "", "status": "pending", "blockedBy": %s}`+"\n", id, id, b)
+}
+
+func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
+	t.Helper()
+	children := `[
+    {"id": "shop--a", "blockedBy": []},
+    {"id": "shop--b", "blockedBy": ["shop--a"]},
+    {"id": "shop--c", "blockedBy": ["shop--a"]},
+    {"id": "shop--d", "blockedBy": ["shop--b", "shop--c"]},
+    {"id": "shop--e", "blockedBy": []}
+  ]`
+	files := map[string]string{
+		".saga/epics/shop/epic.json": `{"id": "shop", "title": "Shop", "description": "", "children": ` + children + "}\n",
+	}
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		id := "shop--" + s
+		files[".saga/stories/"+id+"/story.json"] = fmt.Sprintf(`{"id": %q, "title": "Story %s", "description": "Part %s of the shop."}`+"\n", id, s, s)
+		files[".saga/stories/"+id+"/"+s+"1.json"] = task(s + "1")
+		files[".saga/stories/"+id+"/"+s+"2.json"] = task(s+"2", s+"1")
+	}
+	root := t.TempDir()
+	for rel, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.InitRepo(t, root)
+	f := &epicFixture{t: t, root: root, sessionDir: t.TempDir()}
+	base := t.TempDir()
+	f.env = append(testkit.CleanEnv(),
+		"SAGA_TMUX_SOCKET="+testkit.TmuxServer(t),
+		"SAGA_SESSION_DIR="+f.sessionDir,
+		"SAGA_LSP_BIN="+testkit.Binary(t),
+		"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"),
+		"SAGA_GH="+testkit.Build(t, "./testdata/standin/gh"),
+		"GH_STANDIN_STATE="+filepath.Join(base, "gh.json"),
+		"GH_STANDIN_REPO=acme/shop",
+		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
+	)
+	if withRemote {
+		testkit.BareOrigin(t, root)
+	}
+	return f
+}
+
+func (f *epicFixture) saga(extra []string, args ...string) testkit.Result {
+	f.t.Helper()
+	return testkit.Run(f.t, f.root, append(slices.Clone(f.env), extra...), "", testkit.Binary(f.t), args...)
+}
+
+// events folds the newest epic run's events file.
+func (f *epicFixture) events() []runs.Event {
+	f.t.Helper()
+	rs := runs.Runs(f.sessionDir, runs.KindEpic, "shop")
+	if len(rs) == 0 {
+		f.t.Fatal("no epic run")
+	}
+	var out []runs.Event
+	tl := runs.Tail{Path: rs[len(rs)-1].EventsFile}
+	tl.Read(func(e runs.Event) { out = append(out, e) })
+	return out
+}
+
+func (f *epicFixture) status() commands.EpicStatus {
+	f.t.Helper()
+	r := f.saga(nil, "status", "shop", "--format", "json")
+	if r.Code != 0 {
+		f.t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
+	}
+	var st struct{ Epic commands.EpicStatus }
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+		f.t.Fatalf("status json: %v\n%s", err, r.Stdout)
+	}
+	return st.Epic
+}
+
+func storyState(st commands.EpicStatus, id string) commands.EpicStory {
+	for _, s := range st.Stories {
+		if s.ID == id {
+			return s
+		}
+	}
+	return commands.EpicStory{}
+}
+
+// follow runs `saga-lsp follow shop --format json` until the run ends.
+func (f *epicFixture) follow() testkit.Result {
+	f.t.Helper()
+	return f.saga(nil, "follow", "shop", "--format", "json")
+}
+
+// A diamond epic with K=2 completes in dependency order: a first; b and c
+// (stacked on story/a) at most two at once; d last, from a merge of b and
+// c, its PR against the base. follow shows the run to its end.
+func TestDiamondEpic(t *testing.T) {
+	f := newEpicFixture(t, true)
+	r := f.saga(nil, "run", "shop", "--max-parallel", "2", "--format", "json")
+	if r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var started commands.Started
+	if err := json.Unmarshal([]byte(r.Stdout), &started); err != nil || started.Epic != "shop" || !strings.HasPrefix(started.Session, "saga-epic-shop-") || started.PID == 0 {
+		t.Fatalf("run --format json: %v %+v", err, started)
+	}
+	fr := f.follow()
+	if fr.Code != 0 {
+		t.Fatalf("follow: exit %d\n%s", fr.Code, fr.Stderr)
+	}
+	var last runs.Event
+	for line := range strings.Lines(fr.Stdout) {
+		json.Unmarshal([]byte(line), &last)
+	}
+	if last.Event != runs.KindEpicEnd || last.Status != runs.StatusCompleted || last.ExitCode == nil || *last.ExitCode != 0 {
+		t.Fatalf("follow's last event %+v\n%s", last, fr.Stdout)
+	}
+
+	// Order: every start after its blockers' ends; never more than two at once.
+	ended := map[string]int{}
+	running, most := 0, 0
+	for i, e := range f.events() {
+		switch e.Event {
+		case runs.KindStoryStart:
+			running++
+			most = max(most, running)
+			for _, b := range map[string][]string{"shop--b": {"shop--a"}, "shop--c": {"shop--a"}, "shop--d": {"shop--b", "shop--c"}}[e.Story] {
+				if _, ok := ended[b]; !ok {
+					t.Errorf("%s started before %s ended", e.Story, b)
+				}
+			}
+		case runs.KindStoryEnd:
+			running--
+			ended[e.Story] = i
+			if e.Status != runs.StatusCompleted {
+				t.Errorf("%s ended %s", e.Story, e.Status)
+			}
+		}
+	}
+	if most > 2 || len(ended) != 5 {
+		t.Errorf("at most %d at once (want ≤ 2); %d stories ended", most, len(ended))
+	}
+	// Branches: b and c stacked on a; d on a merge of b and c.
+	st := f.status()
+	if st.Done != 5 || st.Total != 5 || st.State != runs.StatusCompleted {
+		t.Errorf("status: %+v", st)
+	}
+	for id, base := range map[string]string{"shop--a": "main", "shop--b": "story/shop--a", "shop--c": "story/shop--a", "shop--d": "main"} {
+		if got := storyState(st, id); got.Base != base || got.Branch != "story/"+id {
+			t.Errorf("%s: branch %q base %q, want story/%s from %s", id, got.Branch, got.Base, id, base)
+		}
+	}
+	merges := testkit.Git(t, f.root, "log", "--format=%s", "--merges", "story/shop--d")
+	if !strings.Contains(merges, "build on story/shop--b") || !strings.Contains(merges, "build on story/shop--c") {
+		t.Errorf("story/shop--d is no merge of b and c:\n%s", merges)
+	}
+	files := testkit.Git(t, f.root, "ls-tree", "-r", "--name-only", "story/shop--d")
+	for _, want := range []string{"saga-work/a1.md", "saga-work/b1.md", "saga-work/c2.md", "saga-work/d2.md"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("story/shop--d lacks %s (its blockers' work)", want)
+		}
+	}
+}
+
+// A failing story holds only its dependents: b fails, so d is held; a, c
+// and e complete. The runner exits 1.
+func TestFailingStoryHoldsDependents(t *testing.T) {
+	f := newEpicFixture(t, false)
+	extra := []string{"SAGA_STANDIN_SCRIPTS=shop--b=crash"}
+	if r := f.saga(extra, "run", "shop", "--max-parallel", "3"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if fr := f.follow(); fr.Code != 1 {
+		t.Fatalf("follow: exit %d, want the runner's 1\n%s", fr.Code, fr.Stderr)
+	}
+	st := f.status()
+	want := map[string]string{"shop--a": "completed", "shop--b": "failed", "shop--c": "completed", "shop--d": "held", "shop--e": "completed"}
+	for id, state := range want {
+		if got := storyState(st, id); got.State != state {
+			t.Errorf("%s: %s, want %s", id, got.State, state)
+		}
+	}
+	if d := storyState(st, "shop--d"); !slices.Equal(d.HeldBy, []string{"shop--b"}) {
+		t.Errorf("d held by %v", d.HeldBy)
+	}
+	if n := count(f.events(), runs.KindStoryStart, "shop--d"); n != 0 {
+		t.Errorf("d started %d times", n)
+	}
+}
+
+func count(evs []runs.Event, kind, story string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Event == kind && e.Story == story {
+			n++
+		}
+	}
+	return n
+}
+
+// A runner killed mid-run resumes: run again, the finished stories are not
+// run again, the live worker is followed, the rest is scheduled.
+func TestKilledRunnerResumes(t *testing.T) {
+	f := newEpicFixture(t, false)
+	slow := []string{"SAGA_STANDIN_SCRIPTS=shop--b=slow,shop--c=slow", "SAGA_STANDIN_DELAY_MS=400"}
+	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	// Once b runs (a completed), kill the runner.
+	if !testkit.WaitUntil(60*time.Second, func() bool { return storyState(f.status(), "shop--b").State == commands.EpicRunning }) {
+		t.Fatalf("b never ran: %+v", f.status())
+	}
+	first := f.status()
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Its lock is free once the kernel closed all its files (a zombie
+	// leader can still have threads holding them).
+	testkit.WaitUntil(10*time.Second, func() bool { _, held, _ := runs.EpicLock(f.root, "shop", true); return !held })
+	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
+		pid, held, err := runs.EpicLock(f.root, "shop", true)
+		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, runs.ProcessAlive(first.PID))
+	}
+	if fr := f.follow(); fr.Code != 0 {
+		t.Fatalf("follow: exit %d\n%s", fr.Code, fr.Stderr)
+	}
+	st := f.status()
+	if st.Done != 5 {
+		t.Fatalf("after the resume: %+v", st)
+	}
+	// The second runner never started a: it completed under the first.
+	if n := count(f.events(), runs.KindStoryStart, "shop--a"); n != 0 {
+		t.Errorf("a started again (%d) after it completed", n)
+	}
+	// Every story ran exactly once in all: one worker run each.
+	for _, id := range []string{"shop--a", "shop--b", "shop--c", "shop--d", "shop--e"} {
+		if n := len(runs.Runs(f.sessionDir, runs.KindStory, id)); n != 1 {
+			t.Errorf("%s ran %d times", id, n)
+		}
+	}
+}
+
+// stop <epic> stops the runner and every worker it started; the runner's
+// end says stopped; nothing of the epic runs afterwards.
+func TestStopEpic(t *testing.T) {
+	f := newEpicFixture(t, false)
+	slow := []string{"SAGA_STANDIN_SCRIPT=slow", "SAGA_STANDIN_DELAY_MS=500"}
+	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if !testkit.WaitUntil(60*time.Second, func() bool { return len(f.status().Running) == 2 }) {
+		t.Fatalf("two stories never ran: %+v", f.status())
+	}
+	r := f.saga(nil, "stop", "shop")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "stopped epic shop") {
+		t.Fatalf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	st := f.status()
+	if len(st.Running) != 0 || st.State != runs.StatusStopped {
+		t.Errorf("after stop: %+v", st)
+	}
+	for _, s := range st.Stories {
+		if _, held, _ := runs.WorkerLock(f.root, s.ID, true); held {
+			t.Errorf("%s still has a worker", s.ID)
+		}
+	}
+	evs := f.events()
+	if end := evs[len(evs)-1]; end.Event != runs.KindEpicEnd || end.Status != runs.StatusStopped {
+		t.Errorf("last event %+v", end)
+	}
+}
+
+// Bad input: each a clear error naming what to do, exit 2, nothing started.
+func TestEpicRunUsage(t *testing.T) {
+	f := newEpicFixture(t, false)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "nope"}, "no story \"nope\""},
+		{[]string{"run", "shop", "--max-parallel", "0"}, "--max-parallel must be ≥ 1, got 0"},
+		{[]string{"run", "shop", "--max-cost", "-1"}, "--max-cost must be ≥ 0"},
+		{[]string{"run", "shop", "--after", "merged"}, "--after merged needs"},
+		{[]string{"run", "shop", "--after", "soon"}, `unknown --after "soon"`},
+	} {
+		r := f.saga(nil, c.args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, r.Code, c.want, r.Stderr)
+		}
+	}
+	if rs := runs.Runs(f.sessionDir, runs.KindEpic, "shop"); len(rs) != 0 {
+		t.Errorf("a runner was started")
+	}
+}
+
+// A name that is both an epic and a story is refused unless --epic or
+// --story says which.
+func TestAmbiguousName(t *testing.T) {
+	f := newEpicFixture(t, false)
+	dir := filepath.Join(f.root, ".saga/stories/shop")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "shop", "title": "S", "description": ""}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte(task("t")), 0o644)
+	for _, cmd := range []string{"run", "status", "stop", "follow"} {
+		r := f.saga(nil, cmd, "shop")
+		if r.Code != 2 || !strings.Contains(r.Stderr, `"shop" is both a story and an epic: pass --story or --epic`) {
+			t.Errorf("%s: exit %d\n%s", cmd, r.Code, r.Stderr)
+		}
+	}
+	if r := f.saga(nil, "status", "shop", "--epic", "--format", "json"); r.Code != 0 || !strings.Contains(r.Stdout, `"epic"`) {
+		t.Errorf("status --epic: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
