@@ -48,11 +48,10 @@ type optSpec struct {
 	apply   func(a *cliArgs, v string) error
 }
 
-// options lists the flags claude 2.1.x accepts (long names and aliases).
+// optionTable lists the flags claude 2.1.x accepts (long names and aliases).
 // Flags the simulation does not act on are accepted and ignored.
-var options = map[string]*optSpec{}
-
-func init() {
+func optionTable() map[string]*optSpec {
+	options := map[string]*optSpec{}
 	ignoreBool := func(*cliArgs, string) error { return nil }
 	ignore := func(*cliArgs, string) error { return nil }
 	add := func(spec *optSpec, names ...string) {
@@ -122,6 +121,7 @@ func init() {
 	for _, f := range []string{"--mcp-config <configs...>", "--betas <betas...>", "--file <specs...>"} {
 		add(&optSpec{kind: optVariadic, flags: f, apply: ignore}, strings.Fields(f)[0])
 	}
+	return options
 }
 
 // parseArgs parses argv the way claude's command-line library (commander)
@@ -132,6 +132,7 @@ func init() {
 // positional argument is the prompt.
 func parseArgs(argv []string) (*cliArgs, error) {
 	a := &cliArgs{outputFormat: "text", inputFormat: "text"}
+	options := optionTable()
 	var positional []string
 	var variadic *optSpec
 	for i := 0; i < len(argv); i++ {
