@@ -101,9 +101,11 @@ type session struct {
 }
 
 var (
-	errCrash    = errors.New("simulated crash")
-	errMaxTurns = errors.New("max turns reached")
-	errCanceled = errors.New("canceled")
+	errCrash            = errors.New("simulated crash")
+	errMaxTurns         = errors.New("max turns reached")
+	errCanceled         = errors.New("canceled")
+	errInterruptedTool  = errors.New("interrupted while a tool ran")
+	errInterruptedModel = errors.New("interrupted while waiting for the model")
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -437,45 +439,13 @@ func (s *session) run() int {
 		sp.set("stop_hook_active", false)
 		s.hookMessages("Stop", "Stop", s.runHooks("Stop", "", sp))
 	}
-	isErr := errors.Is(err, errMaxTurns)
-	res := newObj("type", "result")
-	if isErr {
-		res.set("subtype", "error_max_turns")
-	} else {
-		res.set("subtype", "success")
-	}
-	res.set("is_error", isErr)
-	res.set("duration_ms", int(time.Since(s.start).Milliseconds()))
-	res.set("duration_api_ms", 0)
-	res.set("num_turns", s.turns)
-	if !isErr {
-		res.set("result", s.lastText)
-	} else {
-		res.set("terminal_reason", "max_turns")
-	}
-	res.set("session_id", s.sessionID)
-	res.set("total_cost_usd", 0)
-	res.set("usage", usage())
-	res.set("modelUsage", newObj())
-	res.set("permission_denials", nonNilAny(s.denials))
-	res.set("uuid", newUUID())
-	switch s.args.outputFormat {
-	case "stream-json":
-		s.emit(res)
-	case "json":
-		s.writeLine(stringify(res, ""))
-	default:
-		if isErr {
-			s.writeLine(fmt.Sprintf("Error: Reached max turns (%d)", s.args.maxTurns))
-		} else {
-			s.writeLine(s.lastText)
-		}
-	}
+	e := endingOf(err)
+	s.writeResult(e)
 
 	ep := s.basePayload("SessionEnd", true)
 	ep.set("reason", "other")
 	s.runHooks("SessionEnd", "other", ep)
-	if isErr {
+	if e == endMaxTurns {
 		return 1
 	}
 	return 0
@@ -535,15 +505,17 @@ func (s *session) emit(o *obj) {
 	s.writeLine(stringify(o, ""))
 }
 
-func (s *session) writeLine(line string) {
+func (s *session) writeLine(line string) { s.write(line + "\n") }
+
+func (s *session) write(text string) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	io.WriteString(s.stdout, line+"\n")
+	io.WriteString(s.stdout, text)
 }
 
-func usage() *obj {
-	return newObj("input_tokens", 0, "cache_creation_input_tokens", 0, "cache_read_input_tokens", 0,
-		"output_tokens", 0, "service_tier", "standard")
+// messageUsage is an assistant message's usage (no model, no tokens).
+func messageUsage() *obj {
+	return newObj("input_tokens", 0, "output_tokens", 0, "cache_creation_input_tokens", 0, "cache_read_input_tokens", 0)
 }
 
 func nonNilAny(a []any) []any {

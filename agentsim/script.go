@@ -419,6 +419,7 @@ func (s *session) say(text string) error {
 
 func (s *session) emitAssistant(msgID string, block *obj) {
 	s.emit(newObj("type", "assistant", "message", newObj("id", msgID, "type", "message", "role", "assistant",
-		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", usage()),
-		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID()))
+		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", messageUsage(),
+		"context_management", nil), "parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(),
+		"timestamp", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "request_id", newID("req_")))
 }

@@ -677,8 +677,59 @@ func TestOutputFormatsAndMaxTurns(t *testing.T) {
 		t.Errorf("max turns exit %d", r.code)
 	}
 	checkShapes(t, r, true)
-	if res := resultLine(t, r); res["subtype"] != "error_max_turns" || res["is_error"] != true || res["num_turns"] != 3.0 {
+	// 2.1.330 counts the turn it refused: --max-turns 3 reports 4.
+	if res := resultLine(t, r); res["subtype"] != "error_max_turns" || res["is_error"] != true || res["num_turns"] != 4.0 ||
+		res["terminal_reason"] != "max_turns" || !reflect.DeepEqual(res["errors"], []any{"Reached maximum number of turns (3)"}) {
 		t.Errorf("max turns result %v", res)
+	}
+	r = f.run("all", []string{"-p", "x", "--allowedTools", "TaskList TaskUpdate", "--max-turns", "1"})
+	if r.code != 1 || r.stdout != "Error: Reached max turns (1)" {
+		t.Errorf("text max turns: %d %q", r.code, r.stdout)
+	}
+}
+
+// The result line has the keys of a real 2.1.330 run's last line, in its
+// order (read off claude-offline runs: a success, --max-turns, and the json
+// output format, which lacks model_usage_since_last_result).
+func TestResultLineShape(t *testing.T) {
+	success := []string{"duration_api_ms", "stop_reason", "session_id", "total_cost_usd", "usage", "modelUsage",
+		"permission_denials", "terminal_reason", "fast_mode_state", "fast_mode_disabled_reason", "subagent_stats",
+		"safety_stops", "is_error", "num_turns", "subtype", "api_error_status", "result", "ttft_ms", "type",
+		"duration_ms", "uuid", "ttft_stream_ms", "time_to_request_ms", "first_content_frame_ms", "queued_turn_count",
+		"result_index", "model_usage_since_last_result"}
+	maxTurns := []string{"duration_api_ms", "stop_reason", "session_id", "total_cost_usd", "usage", "modelUsage",
+		"permission_denials", "terminal_reason", "fast_mode_state", "fast_mode_disabled_reason", "subagent_stats",
+		"safety_stops", "is_error", "num_turns", "subtype", "errors", "type", "duration_ms", "uuid",
+		"queued_turn_count", "result_index", "model_usage_since_last_result"}
+	usageKeys := []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+		"output_tokens_details", "server_tool_use", "service_tier", "cache_creation", "inference_geo", "iterations",
+		"speed", "fallback_credit"}
+	f := newFixture(t)
+	hydrate(f)
+	lastLine := func(out string) string {
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	r := f.run("one", workerArgs(`{}`))
+	raw := lastLine(r.stdout)
+	if got := keysInOrder(t, raw); !reflect.DeepEqual(got, success) {
+		t.Errorf("success keys\n%v\nwant\n%v", got, success)
+	}
+	res := resultLine(t, r)
+	if res["terminal_reason"] != "completed" || res["stop_reason"] != "end_turn" || res["api_error_status"] != nil {
+		t.Errorf("success result %v", res)
+	}
+	v, _ := parseJSON([]byte(raw))
+	if got := v.(*obj).vals["usage"].(*obj).keys; !reflect.DeepEqual(got, usageKeys) {
+		t.Errorf("usage keys %v", got)
+	}
+	r = f.run("all", append(workerArgs(`{}`), "--max-turns", "2"))
+	if got := keysInOrder(t, lastLine(r.stdout)); !reflect.DeepEqual(got, maxTurns) {
+		t.Errorf("max-turns keys\n%v\nwant\n%v", got, maxTurns)
+	}
+	r = f.run("idle", []string{"-p", "x", "--output-format", "json", "--allowedTools", "TaskList TaskUpdate"})
+	if got := keysInOrder(t, lastLine(r.stdout)); !reflect.DeepEqual(got, success[:len(success)-1]) {
+		t.Errorf("json keys %v", got)
 	}
 }
 
