@@ -342,16 +342,21 @@ func (s *session) runHooks(event, query string, payload *obj, extraEnv ...string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = s.runHook(c, input, extraEnv)
+			runs[i] = s.runHook(event, c, input, extraEnv)
 		}()
 	}
 	wg.Wait()
 	return runs
 }
 
-func (s *session) runHook(c hookCmd, input string, extraEnv []string) *hookRun {
+func (s *session) runHook(event string, c hookCmd, input string, extraEnv []string) *hookRun {
 	r := &hookRun{cmd: c, exitCode: -1}
-	ctx, cancel := context.WithTimeout(s.ctx, c.timeout)
+	// An interrupt kills the hooks of the step it stops, not SessionEnd's.
+	parent := s.ictx
+	if event == "SessionEnd" {
+		parent = s.ctx
+	}
+	ctx, cancel := context.WithTimeout(parent, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.command)
 	cmd.Dir = s.cwd

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -47,26 +50,52 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Script is the simulated model's behaviour; "" is ScriptAll.
 	Script Script
+	// Interrupt, when closed, interrupts the run as SIGINT interrupts
+	// `claude -p`: the running tool and its hooks are killed, the stream
+	// ends with "[Request interrupted by user…]" and an error_during_execution
+	// result, SessionEnd hooks run, and the exit code is 0. Nil: never.
+	Interrupt <-chan struct{}
 }
 
 // Main runs one simulated headless claude in the current process's working
 // directory with os.Environ() as the environment hooks inherit, and returns
-// the exit code. env is used for every variable lookup.
+// the exit code. env is used for every variable lookup. As the real CLI,
+// it ends a run interrupted by SIGINT with exit 0 (see Options.Interrupt) and
+// stops at once with exit 143 on SIGTERM.
 func Main(args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, script Script) int {
-	return Run(context.Background(), Options{
-		Args: args, Getenv: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Script: script,
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	defer signal.Stop(sigint)
+	interrupt := make(chan struct{})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigint:
+			close(interrupt)
+		case <-done:
+		}
+	}()
+	return Run(ctx, Options{
+		Args: args, Getenv: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Script: script, Interrupt: interrupt,
 	})
 }
 
 // session is one simulated run.
 type session struct {
-	ctx     context.Context
-	getenv  func(string) string
-	environ []string
-	stdout  io.Writer
-	stderr  io.Writer
-	script  Script
-	args    *cliArgs
+	ctx context.Context
+	// ictx is ctx, also cancelled by an interrupt: tools, hooks and the
+	// model's pauses run under it (SessionEnd hooks under ctx).
+	ictx        context.Context
+	interrupted atomic.Bool
+	getenv      func(string) string
+	environ     []string
+	stdout      io.Writer
+	stderr      io.Writer
+	script      Script
+	args        *cliArgs
 
 	cwd            string
 	configDir      string
@@ -98,6 +127,26 @@ type session struct {
 	lead      string   // text the model says before its next tool call
 	context   []string // SessionStart / UserPromptSubmit context
 	envFile   string
+
+	stopInterrupts func()
+}
+
+// watchInterrupt makes ictx end when interrupt is closed.
+func (s *session) watchInterrupt(interrupt <-chan struct{}) {
+	ictx, cancel := context.WithCancel(s.ctx)
+	s.ictx = ictx
+	s.stopInterrupts = cancel
+	if interrupt == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-interrupt:
+			s.interrupted.Store(true)
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
 }
 
 var (
@@ -121,6 +170,8 @@ func Run(ctx context.Context, o Options) int {
 			os.Remove(s.envFile)
 		}
 	}()
+	s.watchInterrupt(o.Interrupt)
+	defer s.stopInterrupts()
 	return s.run()
 }
 
@@ -130,7 +181,7 @@ func prepare(ctx context.Context, o Options) (*session, int) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := &session{ctx: ctx, stdout: o.Stdout, stderr: o.Stderr, script: o.Script, start: time.Now(),
+	s := &session{ctx: ctx, ictx: ctx, stdout: o.Stdout, stderr: o.Stderr, script: o.Script, start: time.Now(),
 		hooks: map[string][]hookGroup{}, readFiles: map[string]bool{}}
 	if s.stdout == nil {
 		s.stdout = io.Discard
@@ -433,13 +484,19 @@ func (s *session) run() int {
 	case errors.Is(err, errCanceled) || s.ctx.Err() != nil:
 		return ExitCanceled
 	}
+	e := endingOf(err)
+	switch e {
+	case endInterruptedModel:
+		s.emitUserText("[Request interrupted by user]")
+	case endInterruptedTool:
+		s.emitUserText("[Request interrupted by user for tool use]")
+	}
 
 	if err == nil {
 		sp := s.basePayload("Stop", true)
 		sp.set("stop_hook_active", false)
 		s.hookMessages("Stop", "Stop", s.runHooks("Stop", "", sp))
 	}
-	e := endingOf(err)
 	s.writeResult(e)
 
 	ep := s.basePayload("SessionEnd", true)
@@ -496,6 +553,14 @@ func (s *session) hookMessages(name, event string, runs []*hookRun) {
 			"exit_code", r.exitCode, "outcome", outcome, "uuid", newUUID(), "session_id", s.sessionID))
 	}
 }
+
+// emitUserText is a user line with one text block (the interrupt notes).
+func (s *session) emitUserText(text string) {
+	s.emit(newObj("type", "user", "message", newObj("role", "user", "content", []any{newObj("type", "text", "text", text)}),
+		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(), "timestamp", timestamp()))
+}
+
+func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // emit writes one stream-json line (only in stream-json mode).
 func (s *session) emit(o *obj) {

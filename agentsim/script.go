@@ -370,10 +370,10 @@ func (s *session) takeLead() string {
 }
 
 // pause waits before a model turn (ScriptSlow), returning early when the
-// context ends.
+// run is stopped or interrupted.
 func (s *session) pause() error {
-	if s.ctx.Err() != nil {
-		return errCanceled
+	if err := s.stopped(); err != nil {
+		return err
 	}
 	if s.delay <= 0 {
 		return nil
@@ -381,17 +381,29 @@ func (s *session) pause() error {
 	t := time.NewTimer(s.delay)
 	defer t.Stop()
 	select {
-	case <-s.ctx.Done():
-		return errCanceled
+	case <-s.ictx.Done():
+		return s.stopped()
 	case <-t.C:
 		return nil
 	}
 }
 
+// stopped reports a stop (SIGTERM, cancelled context) or an interrupt that
+// came while the model was "thinking".
+func (s *session) stopped() error {
+	switch {
+	case s.ctx.Err() != nil:
+		return errCanceled
+	case s.interrupted.Load():
+		return errInterruptedModel
+	}
+	return nil
+}
+
 // newTurn starts an assistant message (one model response).
 func (s *session) newTurn() (string, error) {
-	if s.ctx.Err() != nil {
-		return "", errCanceled
+	if err := s.stopped(); err != nil {
+		return "", err
 	}
 	if s.args.maxTurns > 0 && s.turns >= s.args.maxTurns {
 		return "", errMaxTurns
@@ -421,5 +433,5 @@ func (s *session) emitAssistant(msgID string, block *obj) {
 	s.emit(newObj("type", "assistant", "message", newObj("id", msgID, "type", "message", "role", "assistant",
 		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", messageUsage(),
 		"context_management", nil), "parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(),
-		"timestamp", time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "request_id", newID("req_")))
+		"timestamp", timestamp(), "request_id", newID("req_")))
 }

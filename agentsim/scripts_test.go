@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -756,28 +755,6 @@ func TestStandinLogRecordsArgsAndEnv(t *testing.T) {
 	}
 	if lines[0]["cwd"] != f.project {
 		t.Errorf("cwd %v", lines[0]["cwd"])
-	}
-}
-
-func TestSlowIsStoppedBySIGTERM(t *testing.T) {
-	f := newFixture(t)
-	hydrate(f)
-	cmd := execStandin(f, "slow", workerArgs(`{}`), "SAGA_STANDIN_DELAY_MS=100")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(450 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	if err == nil {
-		t.Fatalf("slow run was not stopped (it finished first)")
-	}
-	out := cmd.Stdout.(*strings.Builder).String()
-	if strings.Contains(out, `"type":"result"`) {
-		t.Errorf("a killed run wrote a result line")
-	}
-	if !strings.Contains(out, `"name":"TaskList"`) {
-		t.Errorf("slow run did nothing before SIGTERM:\n%s", out)
 	}
 }
 

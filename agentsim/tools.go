@@ -130,12 +130,24 @@ func (s *session) call(tool string, input *obj, lead string) (toolResult, error)
 	id := newID("toolu_")
 	s.emitAssistant(msgID, newObj("type", "tool_use", "id", id, "name", tool, "input", input))
 	res := s.execute(tool, id, input)
+	if s.ctx.Err() != nil {
+		return toolResult{}, errCanceled
+	}
+	if s.interrupted.Load() {
+		// What an interrupted tool call answers, whatever the tool did.
+		res = toolResult{structured: "User rejected tool use", isError: true,
+			text: "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."}
+	}
 	block := newObj("tool_use_id", id, "type", "tool_result", "content", res.text)
 	if res.isError {
 		block.set("is_error", true)
 	}
 	s.emit(newObj("type", "user", "message", newObj("role", "user", "content", []any{block}),
-		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(), "tool_use_result", res.structured))
+		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(), "timestamp", timestamp(),
+		"tool_use_result", res.structured))
+	if s.interrupted.Load() {
+		return res, errInterruptedTool
+	}
 	return res, nil
 }
 
@@ -153,6 +165,9 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 		return fail(msg)
 	}
 	pre := s.preToolUse(tool, id, input)
+	if s.interrupted.Load() {
+		return toolResult{}
+	}
 	if pre.blocked {
 		s.denials = append(s.denials, newObj("tool_name", tool, "tool_use_id", id, "tool_input", input))
 		return toolResult{structured: "Error: " + pre.message, text: pre.message, isError: true, denied: true}
@@ -171,7 +186,7 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 	}
 	started := time.Now()
 	res := s.runTool(tool, input)
-	if res.isError {
+	if res.isError || s.interrupted.Load() {
 		return res
 	}
 	p := s.basePayload("PostToolUse", true)
