@@ -117,6 +117,8 @@ type session struct {
 	denyRules     []string
 	available     map[string]bool // tools offered to the model
 	taskTools     bool            // TaskList and TaskUpdate offered
+	deferred      map[string]bool // offered tools the model must load with ToolSearch first (not loaded yet)
+	deferredCount int             // the tools deferred at the start
 
 	outMu     sync.Mutex
 	start     time.Time
@@ -318,10 +320,7 @@ func (s *session) setup(dir string) int {
 	}
 	s.store = &taskStore{dir: filepath.Join(s.configDir, "tasks", sanitizeID(s.listID))}
 	s.transcriptPath = filepath.Join(s.configDir, "projects", sanitizePath(s.cwd), s.sessionID+".jsonl")
-	s.model = a.model
-	if s.model == "" {
-		s.model = "claude-sonnet-4-5"
-	}
+	s.model = resolveModel(a.model)
 	s.bare = a.bare || s.script == ScriptNoHooks
 	if s.script == ScriptSlow {
 		s.delay = 200 * time.Millisecond
@@ -359,96 +358,6 @@ func sanitizePath(p string) string {
 		}
 	}
 	return string(b)
-}
-
-// Tools the simulation offers. Only Read, Write, Edit and the Task tools do
-// anything; the rest appear in system/init as a real session lists them.
-var (
-	taskToolNames = []string{"TaskCreate", "TaskGet", "TaskUpdate", "TaskList"}
-	builtinTools  = []string{"Task", "Bash", "Glob", "Grep", "ExitPlanMode", "Read", "Edit", "Write",
-		"NotebookEdit", "WebFetch", "WebSearch", "BashOutput", "KillShell", "Skill", "SlashCommand"}
-)
-
-// parseTri reads a tri-state boolean: 1/true/yes/on, 0/false/no/off, else
-// unset (0 = unset, 1 = true, -1 = false).
-func parseTri(v string) int {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return 1
-	case "0", "false", "no", "off":
-		return -1
-	}
-	return 0
-}
-
-// decideTools works out the tools offered to the model. Built-in tools are
-// offered unless --tools leaves them out or a bare deny rule removes them.
-// The Task tools follow 2.1.330: off when CLAUDE_CODE_ENABLE_TASKS is false
-// (the old TodoWrite comes back); otherwise offered only when
-// CLAUDE_CODE_ENABLE_TODO_TOOLS=1 or when --allowedTools / --tools name
-// them (each named one is offered).
-func (s *session) decideTools() {
-	a := s.args
-	s.available = map[string]bool{}
-	var toolsList []string
-	if a.haveTools {
-		toolsList = splitToolRules(a.tools)
-	}
-	inTools := map[string]bool{}
-	defaultTools := !a.haveTools
-	for _, t := range toolsList {
-		if t == "default" {
-			defaultTools = true
-		}
-		inTools[t] = true
-	}
-	named := map[string]bool{}
-	for _, r := range append(splitToolRules(a.allowedTools), toolsList...) {
-		name, _ := ruleTool(r)
-		named[name] = true
-	}
-	denied := map[string]bool{}
-	for _, r := range append(splitToolRules(a.disallowedTools), s.denyRules...) {
-		if name, bare := ruleTool(r); bare {
-			denied[name] = true
-		}
-	}
-	offered := func(t string) bool { return (defaultTools || inTools[t]) && !denied[t] }
-	for _, t := range builtinTools {
-		if offered(t) {
-			s.available[t] = true
-		}
-	}
-	tri := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TASKS"))
-	if tri < 0 {
-		if offered("TodoWrite") {
-			s.available["TodoWrite"] = true
-		}
-		return
-	}
-	todo := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TODO_TOOLS")) > 0
-	for _, t := range taskToolNames {
-		if (todo || named[t]) && (defaultTools || inTools[t]) && !denied[t] {
-			s.available[t] = true
-		}
-	}
-	s.taskTools = s.available["TaskList"] && s.available["TaskUpdate"]
-}
-
-// toolList is system/init's "tools": the offered tools in a stable order.
-func (s *session) toolList() []string {
-	var out []string
-	for _, t := range builtinTools {
-		if s.available[t] {
-			out = append(out, t)
-		}
-	}
-	for _, t := range append([]string{"TodoWrite"}, taskToolNames...) {
-		if s.available[t] {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // run is the session proper, after setup.

@@ -11,7 +11,8 @@ import (
 // Script is the simulated model's behaviour in a run. Every script first
 // checks that the Task tools are offered (TaskList and TaskUpdate; TaskGet
 // is used when offered): if not, the model says it cannot see a task list
-// and the run ends successfully without touching anything.
+// and the run ends successfully without touching anything. When they are
+// deferred, it loads them with ToolSearch before its first TaskList.
 //
 // "The next task" is always the first task, in TaskList order (numeric IDs
 // numerically, then the others by string order), that is pending and whose
@@ -123,6 +124,28 @@ func (s *session) runScript() error {
 	return s.say(summary)
 }
 
+// loadTaskTools loads the Task tools the model uses with ToolSearch when
+// they are deferred (before its first TaskList), as a model does when its
+// system prompt lists them as deferred:
+// {"query":"select:TaskList,TaskGet,TaskUpdate","max_results":5}.
+func (s *session) loadTaskTools() error {
+	var names []string
+	for _, t := range []string{"TaskList", "TaskGet", "TaskUpdate"} {
+		if s.deferred[t] {
+			names = append(names, t)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	lead := s.takeLead()
+	if lead == "" {
+		lead = "Loading the task tools."
+	}
+	_, err := s.call("ToolSearch", newObj("query", "select:"+strings.Join(names, ","), "max_results", 5), lead)
+	return err
+}
+
 // next is the first ready task not yet tried.
 func next(tasks []listed, tried map[string]bool) *listed {
 	for i := range tasks {
@@ -135,6 +158,9 @@ func next(tasks []listed, tried map[string]bool) *listed {
 }
 
 func (s *session) listTasks() ([]listed, error) {
+	if err := s.loadTaskTools(); err != nil {
+		return nil, err
+	}
 	res, err := s.call("TaskList", newObj(), s.takeLead())
 	if err != nil || res.isError {
 		return nil, err

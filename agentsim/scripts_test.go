@@ -62,6 +62,11 @@ func TestAllWorksEveryTaskInDependencyOrder(t *testing.T) {
 		t.Fatalf("exit %d; stderr: %s", r.code, r.stderr)
 	}
 	calls := checkShapes(t, r, true)
+	// The Task tools are deferred (2.1.330, a current model): loaded first.
+	if calls[0].name != "ToolSearch" || !reflect.DeepEqual(calls[0].input, map[string]any{"query": "select:TaskList,TaskGet,TaskUpdate", "max_results": 5.0}) {
+		t.Fatalf("first call %s %v, want ToolSearch", calls[0].name, calls[0].input)
+	}
+	calls = calls[1:]
 
 	want := []string{"1:in_progress", "1:completed", "2:in_progress", "2:completed", "write-tests:in_progress", "write-tests:completed"}
 	if got := statusSequence(calls); !reflect.DeepEqual(got, want) {
@@ -170,7 +175,7 @@ func TestAllWorksEveryTaskInDependencyOrder(t *testing.T) {
 	if got := keysInOrder(t, rawStarts[0]); !reflect.DeepEqual(got, []string{"session_id", "transcript_path", "cwd", "hook_event_name", "source", "model"}) {
 		t.Errorf("SessionStart keys %v", got)
 	}
-	if starts[0]["source"] != "startup" || starts[0]["model"] != "opus" {
+	if starts[0]["source"] != "startup" || starts[0]["model"] != "claude-opus-5-5" {
 		t.Errorf("SessionStart payload %v", starts[0])
 	}
 	envLine := strings.TrimSpace(f.read("env.log"))
@@ -233,7 +238,7 @@ func TestIdleChangesNothing(t *testing.T) {
 		t.Fatalf("exit %d", r.code)
 	}
 	calls := checkShapes(t, r, true)
-	if len(calls) != 1 || calls[0].name != "TaskList" {
+	if len(calls) != 2 || calls[0].name != "ToolSearch" || calls[1].name != "TaskList" {
 		t.Errorf("calls %v", calls)
 	}
 	for id, b := range before {

@@ -15,100 +15,9 @@ import (
 type toolResult struct {
 	structured any
 	text       string
+	blocks     []any // content blocks the model sees instead of text (ToolSearch's tool_reference blocks)
 	isError    bool
 	denied     bool // blocked by a hook or the permission check
-}
-
-// field describes one tool input parameter.
-type field struct {
-	name     string
-	kind     string // string, bool, number, object, strings, any
-	required bool
-	enum     []string
-}
-
-var toolInputs = map[string][]field{
-	"TaskCreate": {{name: "subject", kind: "string", required: true}, {name: "description", kind: "string", required: true},
-		{name: "activeForm", kind: "string"}, {name: "metadata", kind: "object"}},
-	"TaskGet":  {{name: "taskId", kind: "string", required: true}},
-	"TaskList": {},
-	"TaskUpdate": {{name: "taskId", kind: "string", required: true}, {name: "subject", kind: "string"},
-		{name: "description", kind: "string"}, {name: "activeForm", kind: "string"},
-		{name: "status", kind: "string", enum: []string{statusPending, statusInProgress, statusCompleted, "deleted"}},
-		{name: "addBlocks", kind: "strings"}, {name: "addBlockedBy", kind: "strings"},
-		{name: "owner", kind: "string"}, {name: "metadata", kind: "object"}},
-	"Read": {{name: "file_path", kind: "string", required: true}, {name: "offset", kind: "number"},
-		{name: "limit", kind: "number"}},
-	"Write": {{name: "file_path", kind: "string", required: true}, {name: "content", kind: "string", required: true}},
-	"Edit": {{name: "file_path", kind: "string", required: true}, {name: "old_string", kind: "string", required: true},
-		{name: "new_string", kind: "string", required: true}, {name: "replace_all", kind: "bool"}},
-}
-
-// validateInput rejects unknown keys, missing required ones and wrong types.
-func validateInput(tool string, in *obj) string {
-	fields := toolInputs[tool]
-	known := map[string]field{}
-	for _, f := range fields {
-		known[f.name] = f
-	}
-	var issues []string
-	for _, k := range in.keys {
-		if _, ok := known[k]; !ok {
-			issues = append(issues, fmt.Sprintf("An unexpected parameter `%s` was provided", k))
-		}
-	}
-	for _, f := range fields {
-		v, ok := in.get(f.name)
-		if !ok {
-			if f.required {
-				issues = append(issues, fmt.Sprintf("The required parameter `%s` is missing", f.name))
-			}
-			continue
-		}
-		if got, okType := typeOK(f.kind, v); !okType {
-			issues = append(issues, fmt.Sprintf("The parameter `%s` type is expected as `%s` but provided as `%s`", f.name, f.kind, got))
-			continue
-		}
-		if f.enum != nil && !contains(f.enum, v.(string)) {
-			issues = append(issues, fmt.Sprintf("The parameter `%s` must be one of %s", f.name, strings.Join(f.enum, ", ")))
-		}
-	}
-	if len(issues) == 0 {
-		return ""
-	}
-	noun := "issue"
-	if len(issues) > 1 {
-		noun = "issues"
-	}
-	return fmt.Sprintf("InputValidationError: %s failed due to the following %s:\n%s", tool, noun, strings.Join(issues, "\n"))
-}
-
-func typeOK(kind string, v any) (string, bool) {
-	got := "unknown"
-	switch x := v.(type) {
-	case nil:
-		got = "null"
-	case bool:
-		got = "boolean"
-	case float64, int:
-		got = "number"
-	case string:
-		got = "string"
-	case *obj:
-		got = "object"
-	case []any:
-		got = "array"
-		if kind == "strings" {
-			for _, e := range x {
-				if _, ok := e.(string); !ok {
-					return got, false
-				}
-			}
-			return got, true
-		}
-	}
-	want := map[string]string{"string": "string", "bool": "boolean", "number": "number", "object": "object", "strings": "array"}[kind]
-	return got, kind == "any" || got == want
 }
 
 // call is one tool call by the simulated model: the assistant tool_use
@@ -138,7 +47,11 @@ func (s *session) call(tool string, input *obj, lead string) (toolResult, error)
 		res = toolResult{structured: "User rejected tool use", isError: true,
 			text: "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."}
 	}
-	block := newObj("tool_use_id", id, "type", "tool_result", "content", res.text)
+	var content any = res.text
+	if res.blocks != nil {
+		content = res.blocks
+	}
+	block := newObj("tool_use_id", id, "type", "tool_result", "content", content)
 	if res.isError {
 		block.set("is_error", true)
 	}
@@ -158,8 +71,8 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 	if !s.available[tool] {
 		return fail("No such tool available: " + tool)
 	}
-	if msg := validateInput(tool, input); msg != "" {
-		return fail(msg)
+	if res, ok := s.validationError(tool, input); !ok {
+		return res
 	}
 	if msg := s.checkInput(tool, input); msg != "" {
 		return fail(msg)
@@ -173,8 +86,8 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 		return toolResult{structured: "Error: " + pre.message, text: pre.message, isError: true, denied: true}
 	}
 	if pre.updatedInput != nil {
-		if msg := validateInput(tool, pre.updatedInput); msg != "" {
-			return fail(msg)
+		if res, ok := s.validationError(tool, pre.updatedInput); !ok {
+			return res
 		}
 		input = pre.updatedInput
 	}
@@ -266,7 +179,7 @@ func (s *session) checkInput(tool string, in *obj) string {
 // in acceptEdits (and auto) mode, and refused in plan mode.
 func (s *session) permission(tool string, in *obj) string {
 	switch tool {
-	case "TaskCreate", "TaskGet", "TaskList", "TaskUpdate":
+	case "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ToolSearch":
 		return ""
 	}
 	if s.permMode == "bypassPermissions" {
@@ -328,6 +241,8 @@ func resolveExisting(p string) string {
 // runTool executes an allowed call.
 func (s *session) runTool(tool string, in *obj) toolResult {
 	switch tool {
+	case "ToolSearch":
+		return s.toolSearch(in)
 	case "TaskList":
 		return s.taskList()
 	case "TaskGet":
