@@ -168,7 +168,7 @@ func TestTaskUpdateSemantics(t *testing.T) {
 	if got != `{"tasks":[{"id":"1","subject":"one","status":"completed","owner":"agent","blockedBy":[]},{"id":"2","subject":"two","status":"pending","blockedBy":[]}]}` {
 		t.Errorf("TaskList %s", got)
 	}
-	if res.text != "#1 [completed] one\n#2 [pending] two" {
+	if res.text != "#1 [completed] one (agent)\n#2 [pending] two" {
 		t.Errorf("TaskList text %q", res.text)
 	}
 	// Writes go through a temp file and leave none behind.

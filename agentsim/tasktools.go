@@ -39,6 +39,9 @@ func (s *session) taskList() toolResult {
 		e.set("blockedBy", open)
 		tasks = append(tasks, e)
 		line := fmt.Sprintf("#%s [%s] %s", t.ID, t.Status, t.Subject)
+		if t.Owner != nil && *t.Owner != "" {
+			line += " (" + *t.Owner + ")"
+		}
 		if len(open) > 0 {
 			line += " [blocked by #" + strings.Join(open, ", #") + "]"
 		}
@@ -51,6 +54,8 @@ func (s *session) taskList() toolResult {
 	return toolResult{structured: newObj("tasks", tasks), text: text}
 }
 
+// taskGet shows the model a task's subject, status, description and links,
+// never its metadata (what the model must read belongs in the description).
 func (s *session) taskGet(in *obj) toolResult {
 	t, err := s.store.read(in.str("taskId"))
 	if err != nil {
@@ -206,12 +211,7 @@ func (s *session) taskUpdate(in *obj) toolResult {
 	if change != nil {
 		res.set("statusChange", change)
 	}
-	text := "Updated task #" + id
-	if len(fields) > 0 {
-		text += " " + strings.Join(fields, ", ")
-	} else {
-		text += " (no changes)"
-	}
+	text := "Updated task #" + id + " " + strings.Join(fields, ", ")
 	return toolResult{structured: res, text: text}
 }
 
