@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -290,6 +291,7 @@ type hookRun struct {
 	stdout, stderr string
 	timedOut       bool
 	err            error
+	finished       int64 // the order in which the event's hooks finished (1, 2, …)
 }
 
 // output is the hook's JSON output: only for exit 0 and stdout starting
@@ -338,11 +340,13 @@ func (s *session) runHooks(event, query string, payload *obj, extraEnv ...string
 	input := stringify(payload, "") + "\n"
 	runs := make([]*hookRun, len(cmds))
 	var wg sync.WaitGroup
+	var finished atomic.Int64
 	for i, c := range cmds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			runs[i] = s.runHook(event, c, input, extraEnv)
+			runs[i].finished = finished.Add(1)
 		}()
 	}
 	wg.Wait()
@@ -389,11 +393,23 @@ func (s *session) runHook(event string, c hookCmd, input string, extraEnv []stri
 	return r
 }
 
-// basePayload has the fields every hook payload starts with.
-func (s *session) basePayload(event string, withPermissionMode bool) *obj {
+// basePayload has the fields a hook payload starts with, as 2.1.330 sends
+// them: SessionStart only the common three and the event; the events of a
+// prompt add its prompt_id; those that concern the model's turn
+// (UserPromptSubmit, PreToolUse, PostToolUse, Stop) add permission_mode,
+// and all but UserPromptSubmit of these the effort level. TaskCreated,
+// TaskCompleted and SessionEnd have no permission_mode.
+func (s *session) basePayload(event string) *obj {
 	o := newObj("session_id", s.sessionID, "transcript_path", s.transcriptPath, "cwd", s.cwd)
-	if withPermissionMode {
+	if event != "SessionStart" {
+		o.set("prompt_id", s.promptID)
+	}
+	switch event {
+	case "UserPromptSubmit":
 		o.set("permission_mode", s.permMode)
+	case "PreToolUse", "PostToolUse", "Stop":
+		o.set("permission_mode", s.permMode)
+		o.set("effort", newObj("level", "medium"))
 	}
 	o.set("hook_event_name", event)
 	return o
@@ -413,7 +429,7 @@ type preToolDecision struct {
 // first decision stands unless a later hook denies. Any other exit is a
 // non-blocking error.
 func (s *session) preToolUse(tool, toolUseID string, input *obj) preToolDecision {
-	p := s.basePayload("PreToolUse", true)
+	p := s.basePayload("PreToolUse")
 	p.set("tool_name", tool)
 	p.set("tool_input", input)
 	p.set("tool_use_id", toolUseID)

@@ -107,6 +107,7 @@ type session struct {
 	defaultMode    string
 	bare           bool
 	transcriptPath string
+	promptID       string // the one prompt's ID, in hook payloads
 	workDirs       []string
 	delay          time.Duration
 
@@ -319,6 +320,7 @@ func (s *session) setup(dir string) int {
 		s.listID = s.sessionID
 	}
 	s.store = &taskStore{dir: filepath.Join(s.configDir, "tasks", sanitizeID(s.listID))}
+	s.promptID = newUUID()
 	s.transcriptPath = filepath.Join(s.configDir, "projects", sanitizePath(s.cwd), s.sessionID+".jsonl")
 	s.model = resolveModel(a.model)
 	s.bare = a.bare || s.script == ScriptNoHooks
@@ -374,7 +376,7 @@ func (s *session) run() int {
 		"output_style", "default", "agents", []any{}, "skills", []any{}, "plugins", nonNilAny(s.plugins),
 		"uuid", newUUID()))
 
-	p := s.basePayload("UserPromptSubmit", true)
+	p := s.basePayload("UserPromptSubmit")
 	p.set("prompt", s.args.prompt)
 	for _, r := range s.runHooks("UserPromptSubmit", "", p) {
 		if o, _ := r.output("UserPromptSubmit"); o != nil {
@@ -402,13 +404,16 @@ func (s *session) run() int {
 	}
 
 	if err == nil {
-		sp := s.basePayload("Stop", true)
+		sp := s.basePayload("Stop")
 		sp.set("stop_hook_active", false)
+		sp.set("last_assistant_message", s.lastText)
+		sp.set("background_tasks", []any{})
+		sp.set("session_crons", []any{})
 		s.hookMessages("Stop", "Stop", s.runHooks("Stop", "", sp))
 	}
 	s.writeResult(e)
 
-	ep := s.basePayload("SessionEnd", true)
+	ep := s.basePayload("SessionEnd")
 	ep.set("reason", "other")
 	s.runHooks("SessionEnd", "other", ep)
 	if e == endMaxTurns {
@@ -419,9 +424,8 @@ func (s *session) run() int {
 
 // sessionStart runs the SessionStart hooks and keeps their context.
 func (s *session) sessionStart() {
-	p := s.basePayload("SessionStart", false)
+	p := s.basePayload("SessionStart")
 	p.set("source", "startup")
-	p.set("model", s.model)
 	var extra []string
 	if s.envFile != "" {
 		extra = append(extra, "CLAUDE_ENV_FILE="+s.envFile)

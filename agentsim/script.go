@@ -2,8 +2,10 @@ package agentsim
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -176,21 +178,11 @@ func (s *session) listTasks() ([]listed, error) {
 	return out, nil
 }
 
-// startTask reads a task (TaskGet when offered) and takes it to
-// in_progress. It returns the description, or a problem text in failed.
+// startTask reads a task (readTask) and takes it to in_progress. It
+// returns the description, or a problem text in a *taskFailure.
 func (s *session) startTask(t *listed) (desc string, err error) {
-	if s.available["TaskGet"] {
-		res, err := s.call("TaskGet", newObj("taskId", t.id), s.takeLead())
-		if err != nil {
-			return "", err
-		}
-		if o, ok := res.structured.(*obj); ok {
-			if tv, ok := o.get("task"); ok {
-				if to, ok := tv.(*obj); ok {
-					desc = to.str("description")
-				}
-			}
-		}
+	if desc, err = s.readTask(t); err != nil {
+		return "", err
 	}
 	res, err := s.call("TaskUpdate", newObj("taskId", t.id, "status", statusInProgress), s.takeLead())
 	if err != nil {
@@ -198,6 +190,26 @@ func (s *session) startTask(t *listed) (desc string, err error) {
 	}
 	if failed := updateFailure(res); failed != "" {
 		return "", &taskFailure{failed}
+	}
+	return desc, nil
+}
+
+// readTask reads a task with TaskGet (when offered) and returns its
+// description.
+func (s *session) readTask(t *listed) (desc string, err error) {
+	if !s.available["TaskGet"] {
+		return "", nil
+	}
+	res, err := s.call("TaskGet", newObj("taskId", t.id), s.takeLead())
+	if err != nil {
+		return "", err
+	}
+	if o, ok := res.structured.(*obj); ok {
+		if tv, ok := o.get("task"); ok {
+			if to, ok := tv.(*obj); ok {
+				desc = to.str("description")
+			}
+		}
 	}
 	return desc, nil
 }
@@ -218,33 +230,56 @@ func updateFailure(res toolResult) string {
 	return ""
 }
 
+// maxAttempts bounds how often the model tries to complete a task whose
+// completion a TaskCompleted hook refused.
+const maxAttempts = 3
+
 // workLoop works through the ready tasks (only the first success when
-// once) and returns the closing summary.
+// once) and returns the closing summary. A task whose completion a
+// TaskCompleted hook refused stays in progress; once no pending task is
+// ready, the model works on it again (TaskGet, its work file rewritten with
+// the attempt number, TaskUpdate completed), up to maxAttempts in all, then
+// leaves it.
 func (s *session) workLoop(once bool) (string, error) {
 	tried := map[string]bool{}
+	refused := map[string]int{} // task → refused completions
 	var done, problems []string
+	left := map[string]string{} // task → the last refusal, for tasks left unfinished
 	for {
 		tasks, err := s.listTasks()
 		if err != nil {
 			return "", err
 		}
-		t := next(tasks, tried)
+		t, attempt := next(tasks, tried), 1
 		if t == nil {
-			break
+			t = retry(tasks, refused)
+			if t == nil {
+				break
+			}
+			attempt = refused[t.id] + 1
 		}
 		tried[t.id] = true
-		problem, err := s.work(t)
+		problem, vetoed, err := s.work(t, attempt)
 		if err != nil {
 			return "", err
 		}
-		if problem != "" {
+		switch {
+		case vetoed:
+			refused[t.id]++
+			left[t.id] = problem
+			continue
+		case problem != "":
 			problems = append(problems, fmt.Sprintf("#%s (%s)", t.id, problem))
 			continue
 		}
+		delete(left, t.id)
 		done = append(done, "#"+t.id)
 		if once {
 			break
 		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(left)) {
+		problems = append(problems, fmt.Sprintf("#%s (refused %d time(s): %s)", t, refused[t], left[t]))
 	}
 	var parts []string
 	if len(done) > 0 {
@@ -258,33 +293,53 @@ func (s *session) workLoop(once bool) (string, error) {
 	return strings.Join(parts, " "), nil
 }
 
-// work does one task; a non-empty problem means it was left unfinished.
-func (s *session) work(t *listed) (problem string, err error) {
-	desc, err := s.startTask(t)
+// retry is a task in progress whose completion was refused fewer than
+// maxAttempts times, to try again.
+func retry(tasks []listed, refused map[string]int) *listed {
+	for i := range tasks {
+		t := &tasks[i]
+		if t.status == statusInProgress && refused[t.id] > 0 && refused[t.id] < maxAttempts {
+			return t
+		}
+	}
+	return nil
+}
+
+// work does one task (attempt 1: from pending; later attempts: again after
+// a refused completion). problem is why it was left unfinished; vetoed
+// says a TaskCompleted hook refused the completion.
+func (s *session) work(t *listed, attempt int) (problem string, vetoed bool, err error) {
+	var desc string
+	if attempt == 1 {
+		desc, err = s.startTask(t)
+	} else {
+		desc, err = s.readTask(t)
+	}
 	if f, ok := err.(*taskFailure); ok {
-		return f.msg, nil
+		return f.msg, false, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	path := filepath.Join(s.cwd, "saga-work", sanitizeID(t.id)+".md")
 	content := fmt.Sprintf("# %s: %s\n\n", t.id, t.subject)
 	if desc != "" {
 		content += desc + "\n\n"
 	}
-	content += fmt.Sprintf("Done by agentsim (script %s, session %s).\n", s.script, s.sessionID)
+	content += fmt.Sprintf("Attempt %d. Done by agentsim (script %s, session %s).\n", attempt, s.script, s.sessionID)
 	res, err := s.writeFile(path, content)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if res.isError {
-		return res.text, nil
+		return res.text, false, nil
 	}
 	res, err = s.call("TaskUpdate", newObj("taskId", t.id, "status", statusCompleted), s.takeLead())
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return updateFailure(res), nil
+	problem = updateFailure(res)
+	return problem, strings.HasPrefix(problem, "TaskCompleted hook feedback:"), nil
 }
 
 // writeFile writes a whole file, reading it first when it exists (Write

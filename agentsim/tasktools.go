@@ -6,6 +6,7 @@ package agentsim
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -94,7 +95,7 @@ func (s *session) taskCreate(in *obj) toolResult {
 	if err := s.store.create(t); err != nil {
 		return errResult(err.Error())
 	}
-	p := s.basePayload("TaskCreated", true)
+	p := s.basePayload("TaskCreated")
 	p.set("task_id", t.ID)
 	p.set("task_subject", t.Subject)
 	if t.Description != "" {
@@ -109,13 +110,21 @@ func (s *session) taskCreate(in *obj) toolResult {
 // written (and listed in updatedFields); metadata keys merge and null
 // deletes; "deleted" removes the file (and raises .highwatermark);
 // statusChange only when the status changed; TaskCompleted hooks run before
-// a completion is written and exit 2 vetoes it; addBlocks / addBlockedBy
-// link both tasks.
+// a completion is written and exit 2 vetoes it (completionFeedback);
+// addBlocks / addBlockedBy link both tasks.
 func (s *session) taskUpdate(in *obj) toolResult {
 	id := in.str("taskId")
+	res := newObj("success", true, "taskId", id)
+	if st, _ := in.get("status"); st == statusCompleted {
+		if feedback := s.completionFeedback(id); feedback != "" {
+			res.set("success", false)
+			res.set("updatedFields", []string{})
+			res.set("error", feedback)
+			return toolResult{structured: res, text: feedback}
+		}
+	}
 	var fields []string
 	var change *obj
-	veto := ""
 	_, err := s.store.update(id, func(t *task) (bool, bool, error) {
 		setStr := func(key string, dst *string) {
 			if v, ok := in.get(key); ok && v.(string) != *dst {
@@ -158,23 +167,6 @@ func (s *session) taskUpdate(in *obj) toolResult {
 				return false, true, nil
 			}
 			if st != t.Status {
-				if st == statusCompleted {
-					p := s.basePayload("TaskCompleted", true)
-					p.set("task_id", t.ID)
-					p.set("task_subject", t.Subject)
-					if t.Description != "" {
-						p.set("task_description", t.Description)
-					}
-					for _, r := range s.runHooks("TaskCompleted", "", p) {
-						if r.exitCode == 2 {
-							veto = strings.TrimSpace(r.stderr)
-							if veto == "" {
-								veto = "blocked by TaskCompleted hook"
-							}
-							return false, false, errVeto
-						}
-					}
-				}
 				change = newObj("from", t.Status, "to", st)
 				t.Status = st
 				fields = append(fields, "status")
@@ -182,18 +174,12 @@ func (s *session) taskUpdate(in *obj) toolResult {
 		}
 		return len(fields) > 0, false, nil
 	})
-	res := newObj("success", true, "taskId", id)
 	switch {
 	case errors.Is(err, errTaskNotFound):
 		res.set("success", false)
 		res.set("updatedFields", []string{})
 		res.set("error", "Task not found")
 		return toolResult{structured: res, text: "Task not found"}
-	case errors.Is(err, errVeto):
-		res.set("success", false)
-		res.set("updatedFields", []string{})
-		res.set("error", veto)
-		return toolResult{structured: res, text: "TaskCompleted hook blocked completing task #" + id + ": " + veto}
 	case err != nil:
 		return errResult(err.Error())
 	}
@@ -215,7 +201,40 @@ func (s *session) taskUpdate(in *obj) toolResult {
 	return toolResult{structured: res, text: text}
 }
 
-var errVeto = errors.New("vetoed")
+// completionFeedback runs the TaskCompleted hooks for a task TaskUpdate is
+// about to complete (not one already completed), before the status is
+// written and outside the task's lock (checks may take long). It returns
+// what 2.1.330 answers when hooks block (exit 2): for each, in the order they
+// finished, "TaskCompleted hook feedback:\n[<command>]: <stderr>" ("No
+// stderr output" when empty), joined by newlines; "" when none blocked. A
+// hook that fails otherwise, times out or is killed by an interrupt does not
+// block.
+func (s *session) completionFeedback(id string) string {
+	t, err := s.store.read(id)
+	if err != nil || t.Status == statusCompleted {
+		return ""
+	}
+	p := s.basePayload("TaskCompleted")
+	p.set("task_id", t.ID)
+	p.set("task_subject", t.Subject)
+	if t.Description != "" {
+		p.set("task_description", t.Description)
+	}
+	runs := s.runHooks("TaskCompleted", "", p)
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].finished < runs[j].finished })
+	var parts []string
+	for _, r := range runs {
+		if r.exitCode != 2 {
+			continue
+		}
+		msg := r.stderr
+		if strings.TrimSpace(msg) == "" {
+			msg = "No stderr output"
+		}
+		parts = append(parts, "TaskCompleted hook feedback:\n["+r.cmd.command+"]: "+msg)
+	}
+	return strings.Join(parts, "\n")
+}
 
 // link records "id blocks others" (blocks=true) or "others block id" on
 // both tasks of each pair. It reports whether anything changed.

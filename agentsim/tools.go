@@ -102,7 +102,7 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 	if res.isError || s.interrupted.Load() {
 		return res
 	}
-	p := s.basePayload("PostToolUse", true)
+	p := s.basePayload("PostToolUse")
 	p.set("tool_name", tool)
 	p.set("tool_input", input)
 	p.set("tool_response", res.structured)
