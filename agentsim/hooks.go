@@ -102,13 +102,11 @@ func readSettings(path string) (*settingsDoc, error) {
 // user/project/local file is reported on stderr and skipped; a broken
 // --settings value is an error.
 func (s *session) loadSettings() error {
-	sources := map[string]bool{"user": true, "project": true, "local": true}
-	if s.args.haveSources {
-		sources = map[string]bool{}
-		for _, src := range strings.Split(s.args.settingSources, ",") {
-			sources[strings.TrimSpace(src)] = true
-		}
+	sources, err := settingSources(s.args)
+	if err != nil {
+		return err
 	}
+	s.sources = sources
 	var docs []*settingsDoc
 	for _, f := range []struct{ source, path string }{
 		{"user", filepath.Join(s.configDir, "settings.json")},
@@ -166,6 +164,25 @@ func (s *session) loadSettings() error {
 		s.loadPlugin(dir)
 	}
 	return nil
+}
+
+// settingSources are the settings files a run loads: all three, or those
+// --setting-sources lists (comma separated, blanks trimmed, "" for none).
+func settingSources(a *cliArgs) (map[string]bool, error) {
+	if !a.haveSources {
+		return map[string]bool{"user": true, "project": true, "local": true}, nil
+	}
+	sources := map[string]bool{}
+	for _, src := range strings.Split(a.settingSources, ",") {
+		switch src = strings.TrimSpace(src); src {
+		case "":
+		case "user", "project", "local":
+			sources[src] = true
+		default:
+			return nil, fmt.Errorf("Error processing --setting-sources: Invalid setting source: %s. Valid options are: user, project, local", src)
+		}
+	}
+	return sources, nil
 }
 
 // loadPlugin loads a plugin directory's hooks: hooks/hooks.json, plus a

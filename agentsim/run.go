@@ -120,6 +120,8 @@ type session struct {
 	taskTools     bool            // TaskList and TaskUpdate offered
 	deferred      map[string]bool // offered tools the model must load with ToolSearch first (not loaded yet)
 	deferredCount int             // the tools deferred at the start
+	sources       map[string]bool // the settings files loaded: user, project, local
+	mcp           []any           // system/init's mcp_servers
 
 	outMu     sync.Mutex
 	start     time.Time
@@ -348,6 +350,10 @@ func (s *session) setup(dir string) int {
 		s.permMode = "bypassPermissions"
 	}
 	s.decideTools()
+	if s.mcp, err = s.mcpServers(); err != nil {
+		fmt.Fprintln(s.stderr, err)
+		return 1
+	}
 	return -1
 }
 
@@ -371,7 +377,7 @@ func (s *session) run() int {
 	}
 	s.sessionStart()
 	s.emit(newObj("type", "system", "subtype", "init", "cwd", s.cwd, "session_id", s.sessionID,
-		"tools", s.toolList(), "mcp_servers", []any{}, "model", s.model, "permissionMode", s.permMode,
+		"tools", s.toolList(), "mcp_servers", s.mcp, "model", s.model, "permissionMode", s.permMode,
 		"slash_commands", []any{}, "apiKeySource", "none", "claude_code_version", Version,
 		"output_style", "default", "agents", []any{}, "skills", []any{}, "plugins", nonNilAny(s.plugins),
 		"uuid", newUUID()))
