@@ -229,6 +229,12 @@ func checkShapes(t *testing.T, r *result, wantResult bool) []toolCall {
 				if sawInit && l["hook_event"] == "SessionStart" {
 					t.Errorf("SessionStart hook line after init: %v", l)
 				}
+			case "permission_denied":
+				for _, k := range []string{"tool_name", "tool_use_id", "message", "uuid", "session_id"} {
+					if _, ok := l[k]; !ok {
+						t.Errorf("permission_denied lacks %q: %v", k, l)
+					}
+				}
 			default:
 				t.Errorf("unexpected system line %v", l)
 			}

@@ -121,7 +121,8 @@ type session struct {
 	deferred      map[string]bool // offered tools the model must load with ToolSearch first (not loaded yet)
 	deferredCount int             // the tools deferred at the start
 	sources       map[string]bool // the settings files loaded: user, project, local
-	mcp           []any           // system/init's mcp_servers
+	sandbox       *sandboxConfig
+	mcp           []any // system/init's mcp_servers
 
 	outMu     sync.Mutex
 	start     time.Time
@@ -131,6 +132,7 @@ type session struct {
 	lastText  string
 	lead      string   // text the model says before its next tool call
 	context   []string // SessionStart / UserPromptSubmit context
+	report    []string // what the model saw of its SIMAGENT commands
 	envFile   string
 
 	stopInterrupts func()

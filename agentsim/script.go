@@ -93,6 +93,9 @@ func (s *session) runScript() error {
 	if len(s.context) > 0 {
 		s.lead = "Session context:\n" + strings.Join(s.context, "\n\n")
 	}
+	if err := s.runDirectives(s.args.prompt); err != nil {
+		return err
+	}
 	if !s.taskTools {
 		return s.say("I can't see a task list in this session: the Task tools (TaskList, TaskGet, TaskUpdate) are not available to me, so there is nothing I can work on.")
 	}
@@ -321,6 +324,9 @@ func (s *session) work(t *listed, attempt int) (problem string, vetoed bool, err
 	if err != nil {
 		return "", false, err
 	}
+	if err := s.runDirectives(desc); err != nil {
+		return "", false, err
+	}
 	path := filepath.Join(s.cwd, "saga-work", sanitizeID(t.id)+".md")
 	content := fmt.Sprintf("# %s: %s\n\n", t.id, t.subject)
 	if desc != "" {
@@ -441,6 +447,49 @@ func (s *session) escape() error {
 	return s.say(summary)
 }
 
+// runDirectives carries out the `SIMAGENT <verb> <argument>` lines of a
+// text (the prompt, or a task's description as TaskGet showed it):
+// "bash <command>" calls Bash with the command (the rest of the line,
+// verbatim), "bash-unsandboxed <command>" the same with
+// dangerouslyDisableSandbox. What the model saw of each goes into
+// s.report, which its final answer ends with.
+func (s *session) runDirectives(text string) error {
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "SIMAGENT ")
+		if !ok {
+			continue
+		}
+		verb, arg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		arg = strings.TrimSpace(arg)
+		if verb != "bash" && verb != "bash-unsandboxed" {
+			s.report = append(s.report, fmt.Sprintf("unknown directive %q (want bash or bash-unsandboxed)", verb))
+			continue
+		}
+		if !s.available["Bash"] {
+			s.report = append(s.report, "$ "+arg+"\nnot run: the Bash tool is not available")
+			continue
+		}
+		desc := arg
+		if len(desc) > 40 {
+			desc = desc[:40]
+		}
+		in := newObj("command", arg, "description", "Run "+desc)
+		if verb == "bash-unsandboxed" {
+			in.set("dangerouslyDisableSandbox", true)
+		}
+		res, err := s.call("Bash", in, s.takeLead())
+		if err != nil {
+			return err
+		}
+		outcome := "ok"
+		if res.isError {
+			outcome = "failed"
+		}
+		s.report = append(s.report, fmt.Sprintf("$ %s\n%s: %s", arg, outcome, res.text))
+	}
+	return nil
+}
+
 // ---- turns and lines ----
 
 // takeLead hands out the pending text that precedes the next tool call.
@@ -504,6 +553,9 @@ func (s *session) say(text string) error {
 	}
 	if lead := s.takeLead(); lead != "" {
 		text = lead + "\n\n" + text
+	}
+	if len(s.report) > 0 {
+		text += "\n\nBash results:\n" + strings.Join(s.report, "\n")
 	}
 	s.emitAssistant(msgID, newObj("type", "text", "text", text))
 	s.lastText = text

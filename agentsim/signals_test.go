@@ -193,3 +193,37 @@ func TestSlowIsStoppedBySIGTERM(t *testing.T) {
 		t.Errorf("a killed run wrote a result line")
 	}
 }
+
+// SIGINT while a sandboxed command runs: the command is killed and, as
+// with 2.1.330, the placeholder files of the sandbox's mounts stay in the
+// working directory (a normal end removes them: see testdata/bash).
+func TestSIGINTLeavesSandboxPlaceholders(t *testing.T) {
+	for _, tool := range []string{"bwrap", "socat"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s", tool)
+		}
+	}
+	f := newFixture(t)
+	fifo := filepath.Join(f.root, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"sandbox":{"enabled":true,"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":false,"filesystem":{"allowWrite":["` + f.root + `"]}}}`
+	l := startLive(t, f, "idle", []string{"-p", "SIMAGENT bash echo started > " + fifo + "; sleep 30", "--output-format", "stream-json",
+		"--verbose", "--permission-mode", "acceptEdits", "--setting-sources", "user", "--settings", settings})
+	if _, err := os.ReadFile(fifo); err != nil {
+		t.Fatal(err)
+	}
+	code, r := l.finish(syscall.SIGINT)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, r.stderr)
+	}
+	if res := resultLine(t, r); res["terminal_reason"] != "aborted_tools" {
+		t.Errorf("result %v", res)
+	}
+	for _, p := range []string{".bashrc", ".bash_profile", ".gitconfig", ".mcp.json", ".claude/settings.json", ".claude/agents"} {
+		if _, err := os.Stat(filepath.Join(f.project, p)); err != nil {
+			t.Errorf("placeholder %s: %v", p, err)
+		}
+	}
+}

@@ -69,7 +69,8 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 		return toolResult{structured: "Error: " + text, text: "<tool_use_error>" + text + "</tool_use_error>", isError: true}
 	}
 	if !s.available[tool] {
-		return fail("No such tool available: " + tool)
+		text := "Error: No such tool available: " + tool
+		return toolResult{structured: text, text: "<tool_use_error>" + text + "</tool_use_error>", isError: true}
 	}
 	if res, ok := s.validationError(tool, input); !ok {
 		return res
@@ -92,9 +93,18 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 		input = pre.updatedInput
 	}
 	if !pre.allow {
-		if msg := s.permission(tool, input); msg != "" {
+		if d := s.permission(tool, input); d != nil {
 			s.denials = append(s.denials, newObj("tool_name", tool, "tool_use_id", id, "tool_input", input))
-			return toolResult{structured: "Error: " + msg, text: msg, isError: true, denied: true}
+			line := newObj("type", "system", "subtype", "permission_denied", "tool_name", tool, "tool_use_id", id)
+			if d.reasonType != "" {
+				line.set("decision_reason_type", d.reasonType)
+				line.set("decision_reason", d.reason)
+			}
+			line.set("message", d.msg)
+			line.set("uuid", newUUID())
+			line.set("session_id", s.sessionID)
+			s.emit(line)
+			return toolResult{structured: "Error: " + d.msg, text: d.msg, isError: true, denied: true}
 		}
 	}
 	started := time.Now()
@@ -110,14 +120,6 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 	p.set("duration_ms", int(time.Since(started).Milliseconds()))
 	s.runHooks("PostToolUse", tool, p)
 	return res
-}
-
-// abs resolves a tool path against the session's cwd.
-func (s *session) abs(p string) string {
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.cwd, p)
-	}
-	return filepath.Clean(p)
 }
 
 // checkInput is the tools' own validation, which runs before hooks: Write
@@ -172,39 +174,48 @@ func (s *session) checkInput(tool string, in *obj) string {
 }
 
 // permission is the headless permission check (no one to ask, so anything
-// that would prompt is refused). The Task tools need no permission;
-// bypassPermissions allows everything; a bare allow rule (from
-// --allowedTools or settings) allows the tool; Read is allowed inside the
-// working directories (cwd and --add-dir); Write and Edit are allowed there
-// in acceptEdits (and auto) mode, and refused in plan mode.
-func (s *session) permission(tool string, in *obj) string {
+// that would prompt is refused). The Task tools and ToolSearch need no
+// permission; Bash has its own (bashPermission); bypassPermissions allows
+// everything; a bare allow rule (from --allowedTools or settings) allows
+// the tool; Read is allowed inside the working directories (cwd and
+// --add-dir); Write and Edit are allowed there in acceptEdits (and auto)
+// mode, and refused in plan mode.
+func (s *session) permission(tool string, in *obj) *denial {
 	switch tool {
 	case "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "ToolSearch":
-		return ""
+		return nil
+	case "Bash":
+		return s.bashPermission(in)
 	}
 	if s.permMode == "bypassPermissions" {
-		return ""
+		return nil
 	}
 	for _, r := range append(splitToolRules(s.args.allowedTools), s.allowRules...) {
 		if name, bare := ruleTool(r); bare && name == tool {
-			return ""
+			return nil
 		}
 	}
 	p := s.abs(in.str("file_path"))
 	inside := s.insideWorkDirs(p)
+	outside := func(msg string) *denial {
+		if inside {
+			return &denial{msg: msg}
+		}
+		return &denial{msg: msg, reasonType: "workingDir", reason: "Path is outside allowed working directories"}
+	}
 	switch tool {
 	case "Read":
 		if inside {
-			return ""
+			return nil
 		}
-		return fmt.Sprintf("Claude requested permissions to read from %s, but you haven't granted it yet.", p)
+		return outside(fmt.Sprintf("Claude requested permissions to read from %s, but you haven't granted it yet.", p))
 	case "Write", "Edit":
 		if inside && (s.permMode == "acceptEdits" || s.permMode == "auto") {
-			return ""
+			return nil
 		}
-		return fmt.Sprintf("Claude requested permissions to write to %s, but you haven't granted it yet.", p)
+		return outside(fmt.Sprintf("Claude requested permissions to write to %s, but you haven't granted it yet.", p))
 	}
-	return fmt.Sprintf("Claude requested permissions to use %s, but you haven't granted it yet.", tool)
+	return &denial{msg: fmt.Sprintf("Claude requested permissions to use %s, but you haven't granted it yet.", tool)}
 }
 
 // insideWorkDirs reports whether p, both as written (cleaned) and with the
@@ -257,6 +268,8 @@ func (s *session) runTool(tool string, in *obj) toolResult {
 		return s.writeTool(in)
 	case "Edit":
 		return s.editTool(in)
+	case "Bash":
+		return s.bashTool(in)
 	}
 	return errResult("Tool " + tool + " is not simulated")
 }
