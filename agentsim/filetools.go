@@ -11,20 +11,24 @@ import (
 	"strings"
 )
 
+// fileStateNote ends what the model sees after a Write or Edit.
+const fileStateNote = " (file state is current in your context — no need to Read it back)"
+
 func (s *session) readTool(in *obj) toolResult {
 	p := s.abs(in.str("file_path"))
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return errResult(err.Error())
 	}
+	// As 2.1.330 numbers them: "1\ta", a final newline starts a last, empty line.
 	content := string(data)
-	lines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	lines := strings.Split(content, "\n")
 	if content == "" {
 		lines = nil
 	}
 	var b strings.Builder
 	for i, l := range lines {
-		fmt.Fprintf(&b, "%6d\t%s\n", i+1, l)
+		fmt.Fprintf(&b, "%d\t%s\n", i+1, l)
 	}
 	s.readFiles[p] = true
 	return toolResult{
@@ -48,14 +52,15 @@ func (s *session) writeTool(in *obj) toolResult {
 	s.readFiles[p] = true
 	if !existed {
 		return toolResult{
-			structured: newObj("type", "create", "filePath", p, "content", content, "structuredPatch", []any{}, "originalFile", nil),
-			text:       "File created successfully at: " + p,
+			structured: newObj("type", "create", "filePath", p, "content", content, "structuredPatch", []any{}, "originalFile", nil,
+				"userModified", false),
+			text: "File created successfully at: " + p + fileStateNote,
 		}
 	}
 	return toolResult{
 		structured: newObj("type", "update", "filePath", p, "content", content,
-			"structuredPatch", patch(string(old), content), "originalFile", string(old)),
-		text: "The file " + p + " has been updated successfully.",
+			"structuredPatch", patch(string(old), content), "originalFile", string(old), "userModified", false),
+		text: "The file " + p + " has been updated successfully." + fileStateNote,
 	}
 }
 
@@ -87,7 +92,7 @@ func (s *session) editTool(in *obj) toolResult {
 	return toolResult{
 		structured: newObj("filePath", p, "oldString", oldS, "newString", newS, "originalFile", orig,
 			"structuredPatch", patch(orig, updated), "userModified", false, "replaceAll", replaceAll == true),
-		text: "The file " + p + " has been updated successfully.",
+		text: "The file " + p + " has been updated successfully." + fileStateNote,
 	}
 }
 

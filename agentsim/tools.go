@@ -76,6 +76,9 @@ func (s *session) execute(tool, id string, input *obj) toolResult {
 		return res
 	}
 	if msg := s.checkInput(tool, input); msg != "" {
+		if tool == "Read" { // 2.1.330 does not mark Read's refusals as tool_use_error
+			return toolResult{structured: "Error: " + msg, text: msg, isError: true}
+		}
 		return fail(msg)
 	}
 	pre := s.preToolUse(tool, id, input)
@@ -164,7 +167,7 @@ func (s *session) checkInput(tool string, in *obj) string {
 		p := s.abs(in.str("file_path"))
 		st, err := os.Stat(p)
 		if err != nil {
-			return "File does not exist. Current working directory: " + s.cwd
+			return "File does not exist. Note: your current working directory is " + s.cwd + "."
 		}
 		if st.IsDir() {
 			return "EISDIR: illegal operation on a directory, read"
