@@ -19,11 +19,16 @@ import (
 // "The next task" is always the first task, in TaskList order (numeric IDs
 // numerically, then the others by string order), that is pending and whose
 // blockers are all completed (TaskList's blockedBy is empty). Working on a
-// task is: TaskGet, TaskUpdate status in_progress, Write
-// "<cwd>/saga-work/<task-id>.md" describing the task (after a Read when the
+// task is: TaskGet, TaskUpdate status in_progress, the task description's
+// SIMAGENT lines (see runDirectives), Write "<cwd>/saga-work/<task-id>.md"
+// describing the task and the attempt ("Attempt N.", after a Read when the
 // file already exists), TaskUpdate status completed. A task whose update or
 // Write fails (a hook or the permission check refused it) is left as it is
-// and not tried again in the run.
+// and not tried again in the run; one whose completion a TaskCompleted hook
+// refused is tried again once no pending task is ready (TaskGet, SIMAGENT
+// lines, Write, TaskUpdate completed), up to 3 attempts in all. The prompt's
+// SIMAGENT lines run before anything else, and the model's last answer ends
+// with what it saw of them.
 type Script string
 
 const (
@@ -64,10 +69,12 @@ const (
 	ScriptSlow Script = "slow"
 )
 
-var scripts = []Script{ScriptAll, ScriptOne, ScriptCrash, ScriptIdle, ScriptBlocker, ScriptEscape, ScriptNoHooks, ScriptSlow}
+func scripts() []Script {
+	return []Script{ScriptAll, ScriptOne, ScriptCrash, ScriptIdle, ScriptBlocker, ScriptEscape, ScriptNoHooks, ScriptSlow}
+}
 
 func (sc Script) valid() bool {
-	for _, s := range scripts {
+	for _, s := range scripts() {
 		if s == sc {
 			return true
 		}
@@ -77,7 +84,7 @@ func (sc Script) valid() bool {
 
 func scriptNames() []string {
 	var out []string
-	for _, s := range scripts {
+	for _, s := range scripts() {
 		out = append(out, string(s))
 	}
 	return out
