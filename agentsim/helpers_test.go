@@ -321,6 +321,29 @@ func checkShapes(t *testing.T, r *result, wantResult bool) []toolCall {
 	return calls
 }
 
+// initLine is the stream's system/init line.
+func initLine(t *testing.T, r *result) map[string]any {
+	t.Helper()
+	for _, l := range r.lines {
+		if l["subtype"] == "init" {
+			return l
+		}
+	}
+	t.Fatalf("no system/init line")
+	return nil
+}
+
+// offers reports whether system/init lists a tool.
+func offers(t *testing.T, r *result, tool string) bool {
+	t.Helper()
+	for _, tl := range initLine(t, r)["tools"].([]any) {
+		if tl == tool {
+			return true
+		}
+	}
+	return false
+}
+
 func resultLine(t *testing.T, r *result) map[string]any {
 	t.Helper()
 	last := r.lines[len(r.lines)-1]

@@ -141,13 +141,7 @@ func TestAllWorksEveryTaskInDependencyOrder(t *testing.T) {
 	}
 	// As a 2.1.330 run's hooks received them.
 	wantKeys := []string{"session_id", "transcript_path", "cwd", "prompt_id", "permission_mode", "effort", "hook_event_name", "tool_name", "tool_input", "tool_response", "tool_use_id", "duration_ms"}
-	var initLine map[string]any
-	for _, l := range r.lines {
-		if l["subtype"] == "init" {
-			initLine = l
-		}
-	}
-	sid := initLine["session_id"].(string)
+	sid := initLine(t, r)["session_id"].(string)
 	for i, p := range payloads {
 		if got := keysInOrder(t, raw[i]); !reflect.DeepEqual(got, wantKeys) {
 			t.Errorf("PostToolUse keys %v, want %v", got, wantKeys)
@@ -543,16 +537,7 @@ func TestTaskToolsNeedNaming(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			calls := checkShapes(t, r, true)
-			var tools []any
-			for _, l := range r.lines {
-				if l["subtype"] == "init" {
-					tools = l["tools"].([]any)
-				}
-			}
-			hasList := false
-			for _, tl := range tools {
-				hasList = hasList || tl == "TaskList"
-			}
+			hasList := offers(t, r, "TaskList")
 			if c.available {
 				if len(statusSequence(calls)) != 6 {
 					t.Errorf("tools available but tasks not worked: %v", statusSequence(calls))
@@ -566,7 +551,7 @@ func TestTaskToolsNeedNaming(t *testing.T) {
 				t.Errorf("result %v", res)
 			}
 			if c.name != "disallowed" && hasList {
-				t.Errorf("init lists TaskList: %v", tools)
+				t.Errorf("init lists TaskList")
 			}
 			if !strings.Contains(f.taskFile("1"), `"pending"`) {
 				t.Errorf("tasks changed")
@@ -629,12 +614,8 @@ func TestProjectLocalAndPluginHooks(t *testing.T) {
 	if count("project-post") != 4 { // TaskList, TaskGet, 2× TaskUpdate
 		t.Errorf("regex matcher fired %d times:\n%s", count("project-post"), got)
 	}
-	for _, l := range r.lines {
-		if l["subtype"] == "init" {
-			if p := l["plugins"].([]any); len(p) != 1 || p[0].(map[string]any)["name"] != "saga" {
-				t.Errorf("init plugins %v", p)
-			}
-		}
+	if p := initLine(t, r)["plugins"].([]any); len(p) != 1 || p[0].(map[string]any)["name"] != "saga" {
+		t.Errorf("init plugins %v", p)
 	}
 }
 

@@ -58,12 +58,7 @@ func TestSettingSources(t *testing.T) {
 			if !reflect.DeepEqual(loaded, c.loaded) {
 				t.Errorf("loaded %v, want %v", loaded, c.loaded)
 			}
-			var mcp []any
-			for _, l := range r.lines {
-				if l["subtype"] == "init" {
-					mcp = l["mcp_servers"].([]any)
-				}
-			}
+			mcp := initLine(t, r)["mcp_servers"].([]any)
 			want := []any{}
 			if c.mcp {
 				want = []any{map[string]any{"name": "planted", "status": "failed", "source": "project"}}

@@ -35,18 +35,8 @@ func TestTaskToolsAreDeferred(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			calls := checkShapes(t, r, true)
-			var tools []any
-			for _, l := range r.lines {
-				if l["subtype"] == "init" {
-					tools = l["tools"].([]any)
-				}
-			}
-			hasSearch := false
-			for _, tl := range tools {
-				hasSearch = hasSearch || tl == "ToolSearch"
-			}
-			if hasSearch != c.search {
-				t.Errorf("init tools %v: ToolSearch %v, want %v", tools, hasSearch, c.search)
+			if got := offers(t, r, "ToolSearch"); got != c.search {
+				t.Errorf("init offers ToolSearch: %v, want %v", got, c.search)
 			}
 			if got := calls[0].name == "ToolSearch"; got != c.deferred {
 				t.Fatalf("first call %s (deferred: want %v)", calls[0].name, c.deferred)
