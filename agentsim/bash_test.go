@@ -35,11 +35,7 @@ func TestBash(t *testing.T) {
 			expand := strings.NewReplacer("{root}", f.root, "{cwd}", f.project, "{home}", f.env["HOME"],
 				"{tmp}", filepath.Join(base, "claude-"+strconv.Itoa(os.Getuid()))).Replace
 			if strings.Contains(files["settings.json"], `"enabled":true`) && files["env"] == "" {
-				for _, tool := range []string{"bwrap", "socat"} {
-					if _, err := exec.LookPath(tool); err != nil {
-						t.Skipf("the sandbox needs %s (Debian: bubblewrap, socat)", tool)
-					}
-				}
+				needSandbox(t)
 			}
 			for name, content := range files {
 				if rel, ok := strings.CutPrefix(name, "project/"); ok {
@@ -128,6 +124,21 @@ func TestBash(t *testing.T) {
 	}
 }
 
+// needSandbox skips a test where the Bash sandbox cannot work: bwrap or
+// socat missing (Debian: bubblewrap, socat), or bwrap unable to create its
+// namespaces here.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"bwrap", "socat"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the sandbox needs %s (Debian: bubblewrap, socat)", tool)
+		}
+	}
+	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true").CombinedOutput(); err != nil {
+		t.Skipf("bwrap does not work here: %v %s", err, out)
+	}
+}
+
 // readArchive parses a txtar archive into its files ("-- name --" lines
 // start them; text before the first is a comment).
 func readArchive(t *testing.T, path string) map[string]string {
@@ -156,11 +167,7 @@ func readArchive(t *testing.T, path string) map[string]string {
 // default one under $HOME/.cache, read-only there — as with Claude Code
 // 2.1.330; a write outside the working directory fails inside the command.
 func TestSandboxedGoTest(t *testing.T) {
-	for _, tool := range []string{"go", "bwrap", "socat"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needSandbox(t)
 	out, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Fatal(err)

@@ -198,11 +198,7 @@ func TestSlowIsStoppedBySIGTERM(t *testing.T) {
 // with 2.1.330, the placeholder files of the sandbox's mounts stay in the
 // working directory (a normal end removes them: see testdata/bash).
 func TestSIGINTLeavesSandboxPlaceholders(t *testing.T) {
-	for _, tool := range []string{"bwrap", "socat"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
+	needSandbox(t)
 	f := newFixture(t)
 	fifo := filepath.Join(f.root, "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
