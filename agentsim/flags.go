@@ -10,6 +10,7 @@ import (
 type cliArgs struct {
 	print, verbose, bare, skipPermissions, help, version bool
 	resume, cont                                         bool
+	strictMCP                                            bool
 
 	prompt     string
 	havePrompt bool
@@ -30,6 +31,7 @@ type cliArgs struct {
 	haveTools       bool
 	addDirs         []string
 	pluginDirs      []string
+	mcpConfigs      []string
 }
 
 type optKind int
@@ -48,11 +50,10 @@ type optSpec struct {
 	apply   func(a *cliArgs, v string) error
 }
 
-// options lists the flags claude 2.1.x accepts (long names and aliases).
+// optionTable lists the flags claude 2.1.x accepts (long names and aliases).
 // Flags the simulation does not act on are accepted and ignored.
-var options = map[string]*optSpec{}
-
-func init() {
+func optionTable() map[string]*optSpec {
+	options := map[string]*optSpec{}
 	ignoreBool := func(*cliArgs, string) error { return nil }
 	ignore := func(*cliArgs, string) error { return nil }
 	add := func(spec *optSpec, names ...string) {
@@ -68,10 +69,11 @@ func init() {
 	add(&optSpec{kind: optBool, flags: "-v, --version", apply: func(a *cliArgs, _ string) error { a.version = true; return nil }}, "-v", "--version")
 	add(&optSpec{kind: optBool, flags: "-c, --continue", apply: func(a *cliArgs, _ string) error { a.cont = true; return nil }}, "-c", "--continue")
 	for _, n := range []string{"--allow-dangerously-skip-permissions", "--include-partial-messages", "--replay-user-messages",
-		"--strict-mcp-config", "--mcp-debug", "--ide", "--disable-slash-commands", "--no-session-persistence",
+		"--mcp-debug", "--ide", "--disable-slash-commands", "--no-session-persistence",
 		"--fork-session", "--chrome", "--no-chrome"} {
 		add(&optSpec{kind: optBool, flags: n, apply: ignoreBool}, n)
 	}
+	add(&optSpec{kind: optBool, flags: "--strict-mcp-config", apply: func(a *cliArgs, _ string) error { a.strictMCP = true; return nil }}, "--strict-mcp-config")
 	add(&optSpec{kind: optOptional, flags: "-d, --debug [filter]", apply: ignore}, "-d", "--debug")
 	add(&optSpec{kind: optOptional, flags: "-r, --resume [value]", apply: func(a *cliArgs, _ string) error { a.resume = true; return nil }}, "-r", "--resume")
 
@@ -119,9 +121,12 @@ func init() {
 		apply: func(a *cliArgs, v string) error { a.addDirs = append(a.addDirs, v); return nil }}, "--add-dir")
 	add(&optSpec{kind: optVariadic, flags: "--plugin-dir <paths...>",
 		apply: func(a *cliArgs, v string) error { a.pluginDirs = append(a.pluginDirs, v); return nil }}, "--plugin-dir")
-	for _, f := range []string{"--mcp-config <configs...>", "--betas <betas...>", "--file <specs...>"} {
+	add(&optSpec{kind: optVariadic, flags: "--mcp-config <configs...>",
+		apply: func(a *cliArgs, v string) error { a.mcpConfigs = append(a.mcpConfigs, v); return nil }}, "--mcp-config")
+	for _, f := range []string{"--betas <betas...>", "--file <specs...>"} {
 		add(&optSpec{kind: optVariadic, flags: f, apply: ignore}, strings.Fields(f)[0])
 	}
+	return options
 }
 
 // parseArgs parses argv the way claude's command-line library (commander)
@@ -132,6 +137,7 @@ func init() {
 // positional argument is the prompt.
 func parseArgs(argv []string) (*cliArgs, error) {
 	a := &cliArgs{outputFormat: "text", inputFormat: "text"}
+	options := optionTable()
 	var positional []string
 	var variadic *optSpec
 	for i := 0; i < len(argv); i++ {

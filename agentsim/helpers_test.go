@@ -3,6 +3,7 @@ package agentsim
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -215,6 +216,12 @@ func checkShapes(t *testing.T, r *result, wantResult bool) []toolCall {
 				if sawInit && l["hook_event"] == "SessionStart" {
 					t.Errorf("SessionStart hook line after init: %v", l)
 				}
+			case "permission_denied":
+				for _, k := range []string{"tool_name", "tool_use_id", "message", "uuid", "session_id"} {
+					if _, ok := l[k]; !ok {
+						t.Errorf("permission_denied lacks %q: %v", k, l)
+					}
+				}
 			default:
 				t.Errorf("unexpected system line %v", l)
 			}
@@ -252,11 +259,15 @@ func checkShapes(t *testing.T, r *result, wantResult bool) []toolCall {
 			if msg["role"] != "user" {
 				t.Errorf("bad user message %v", msg)
 			}
-			if _, ok := l["tool_use_result"]; !ok {
-				t.Errorf("user line without tool_use_result: %v", l)
-			}
+			_, hasResult := l["tool_use_result"]
 			for _, b := range msg["content"].([]any) {
 				block := b.(map[string]any)
+				if block["type"] == "text" && !hasResult && strings.HasPrefix(block["text"].(string), "[Request interrupted by user") {
+					continue // the note an interrupted run ends with
+				}
+				if !hasResult {
+					t.Errorf("user line without tool_use_result: %v", l)
+				}
 				if block["type"] != "tool_result" {
 					t.Errorf("unexpected user block %v", block)
 					continue
@@ -295,6 +306,29 @@ func checkShapes(t *testing.T, r *result, wantResult bool) []toolCall {
 		t.Errorf("tool_use without tool_result: %v", pending)
 	}
 	return calls
+}
+
+// initLine is the stream's system/init line.
+func initLine(t *testing.T, r *result) map[string]any {
+	t.Helper()
+	for _, l := range r.lines {
+		if l["subtype"] == "init" {
+			return l
+		}
+	}
+	t.Fatalf("no system/init line")
+	return nil
+}
+
+// offers reports whether system/init lists a tool.
+func offers(t *testing.T, r *result, tool string) bool {
+	t.Helper()
+	for _, tl := range initLine(t, r)["tools"].([]any) {
+		if tl == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func resultLine(t *testing.T, r *result) map[string]any {
@@ -340,4 +374,15 @@ func statusSequence(calls []toolCall) []string {
 		}
 	}
 	return out
+}
+
+// execStandin prepares (without starting) a stand-in process; stdout goes to
+// a *strings.Builder.
+func execStandin(f *fixture, script string, args []string, extraEnv ...string) *exec.Cmd {
+	cmd := exec.Command(standin(f.t), args...)
+	cmd.Dir = f.project
+	cmd.Env = append(f.environ(""), "SAGA_STANDIN_SCRIPT="+script)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stdout = &strings.Builder{}
+	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -29,27 +30,6 @@ type hookCmd struct {
 type hookGroup struct {
 	matcher string
 	hooks   []hookCmd
-}
-
-// settingsDoc is the part of a settings file (or a plugin's hooks.json) the
-// simulation reads.
-type settingsDoc struct {
-	Hooks           map[string][]settingsGroup `json:"hooks"`
-	DisableAllHooks bool                       `json:"disableAllHooks"`
-	Permissions     struct {
-		Allow       []string `json:"allow"`
-		Deny        []string `json:"deny"`
-		DefaultMode string   `json:"defaultMode"`
-	} `json:"permissions"`
-}
-
-type settingsGroup struct {
-	Matcher string `json:"matcher"`
-	Hooks   []struct {
-		Type    string   `json:"type"`
-		Command string   `json:"command"`
-		Timeout *float64 `json:"timeout"`
-	} `json:"hooks"`
 }
 
 // addHooks appends a document's command hooks to s.hooks. Hooks of other
@@ -77,94 +57,6 @@ func (s *session) addHooks(doc *settingsDoc, pluginRoot string) {
 			s.hooks[event] = append(s.hooks[event], hg)
 		}
 	}
-}
-
-// readSettings parses a settings file; missing files give (nil, nil).
-func readSettings(path string) (*settingsDoc, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	doc := &settingsDoc{}
-	if err := json.Unmarshal(data, doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	return doc, nil
-}
-
-// loadSettings reads the settings sources in Claude Code's order — user,
-// project, local (each unless --setting-sources leaves it out), then the
-// --settings flag — and the plugins given with --plugin-dir. A broken
-// user/project/local file is reported on stderr and skipped; a broken
-// --settings value is an error.
-func (s *session) loadSettings() error {
-	sources := map[string]bool{"user": true, "project": true, "local": true}
-	if s.args.haveSources {
-		sources = map[string]bool{}
-		for _, src := range strings.Split(s.args.settingSources, ",") {
-			sources[strings.TrimSpace(src)] = true
-		}
-	}
-	var docs []*settingsDoc
-	for _, f := range []struct{ source, path string }{
-		{"user", filepath.Join(s.configDir, "settings.json")},
-		{"project", filepath.Join(s.cwd, ".claude", "settings.json")},
-		{"local", filepath.Join(s.cwd, ".claude", "settings.local.json")},
-	} {
-		if !sources[f.source] {
-			continue
-		}
-		doc, err := readSettings(f.path)
-		if err != nil {
-			fmt.Fprintf(s.stderr, "Settings error: ignoring %v\n", err)
-			continue
-		}
-		if doc != nil {
-			docs = append(docs, doc)
-		}
-	}
-	if v := s.args.settings; v != "" {
-		doc := &settingsDoc{}
-		if strings.HasPrefix(strings.TrimSpace(v), "{") {
-			if err := json.Unmarshal([]byte(v), doc); err != nil {
-				return fmt.Errorf("Error: Invalid JSON provided to --settings: %v", err)
-			}
-		} else {
-			p := v
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(s.cwd, p)
-			}
-			d, err := readSettings(p)
-			if err != nil {
-				return fmt.Errorf("Error: Invalid settings file %s: %v", v, err)
-			}
-			if d == nil {
-				return fmt.Errorf("Error: Settings file not found: %s", p)
-			}
-			doc = d
-		}
-		docs = append(docs, doc)
-	}
-	for _, d := range docs {
-		s.allowRules = append(s.allowRules, d.Permissions.Allow...)
-		s.denyRules = append(s.denyRules, d.Permissions.Deny...)
-		if d.Permissions.DefaultMode != "" {
-			s.defaultMode = d.Permissions.DefaultMode
-		}
-	}
-	if s.bare {
-		return nil
-	}
-	for _, d := range docs {
-		s.addHooks(d, "")
-	}
-	for _, dir := range s.args.pluginDirs {
-		s.loadPlugin(dir)
-	}
-	return nil
 }
 
 // loadPlugin loads a plugin directory's hooks: hooks/hooks.json, plus a
@@ -290,6 +182,7 @@ type hookRun struct {
 	stdout, stderr string
 	timedOut       bool
 	err            error
+	finished       int64 // the order in which the event's hooks finished (1, 2, …)
 }
 
 // output is the hook's JSON output: only for exit 0 and stdout starting
@@ -338,20 +231,27 @@ func (s *session) runHooks(event, query string, payload *obj, extraEnv ...string
 	input := stringify(payload, "") + "\n"
 	runs := make([]*hookRun, len(cmds))
 	var wg sync.WaitGroup
+	var finished atomic.Int64
 	for i, c := range cmds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = s.runHook(c, input, extraEnv)
+			runs[i] = s.runHook(event, c, input, extraEnv)
+			runs[i].finished = finished.Add(1)
 		}()
 	}
 	wg.Wait()
 	return runs
 }
 
-func (s *session) runHook(c hookCmd, input string, extraEnv []string) *hookRun {
+func (s *session) runHook(event string, c hookCmd, input string, extraEnv []string) *hookRun {
 	r := &hookRun{cmd: c, exitCode: -1}
-	ctx, cancel := context.WithTimeout(s.ctx, c.timeout)
+	// An interrupt kills the hooks of the step it stops, not SessionEnd's.
+	parent := s.ictx
+	if event == "SessionEnd" {
+		parent = s.ctx
+	}
+	ctx, cancel := context.WithTimeout(parent, c.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.command)
 	cmd.Dir = s.cwd
@@ -384,11 +284,23 @@ func (s *session) runHook(c hookCmd, input string, extraEnv []string) *hookRun {
 	return r
 }
 
-// basePayload has the fields every hook payload starts with.
-func (s *session) basePayload(event string, withPermissionMode bool) *obj {
+// basePayload has the fields a hook payload starts with, as 2.1.330 sends
+// them: SessionStart only the common three and the event; the events of a
+// prompt add its prompt_id; those that concern the model's turn
+// (UserPromptSubmit, PreToolUse, PostToolUse, Stop) add permission_mode,
+// and all but UserPromptSubmit of these the effort level. TaskCreated,
+// TaskCompleted and SessionEnd have no permission_mode.
+func (s *session) basePayload(event string) *obj {
 	o := newObj("session_id", s.sessionID, "transcript_path", s.transcriptPath, "cwd", s.cwd)
-	if withPermissionMode {
+	if event != "SessionStart" {
+		o.set("prompt_id", s.promptID)
+	}
+	switch event {
+	case "UserPromptSubmit":
 		o.set("permission_mode", s.permMode)
+	case "PreToolUse", "PostToolUse", "Stop":
+		o.set("permission_mode", s.permMode)
+		o.set("effort", newObj("level", "medium"))
 	}
 	o.set("hook_event_name", event)
 	return o
@@ -408,7 +320,7 @@ type preToolDecision struct {
 // first decision stands unless a later hook denies. Any other exit is a
 // non-blocking error.
 func (s *session) preToolUse(tool, toolUseID string, input *obj) preToolDecision {
-	p := s.basePayload("PreToolUse", true)
+	p := s.basePayload("PreToolUse")
 	p.set("tool_name", tool)
 	p.set("tool_input", input)
 	p.set("tool_use_id", toolUseID)

@@ -168,7 +168,7 @@ func TestTaskUpdateSemantics(t *testing.T) {
 	if got != `{"tasks":[{"id":"1","subject":"one","status":"completed","owner":"agent","blockedBy":[]},{"id":"2","subject":"two","status":"pending","blockedBy":[]}]}` {
 		t.Errorf("TaskList %s", got)
 	}
-	if res.text != "#1 [completed] one\n#2 [pending] two" {
+	if res.text != "#1 [completed] one (agent)\n#2 [pending] two" {
 		t.Errorf("TaskList text %q", res.text)
 	}
 	// Writes go through a temp file and leave none behind.
@@ -234,8 +234,19 @@ func TestWriteAndEditRules(t *testing.T) {
 		t.Errorf("edit result %s", got)
 	}
 	got, res = callJSON(t, s, "Write", `{"file_path":"sub/new.txt","content":"hi"}`)
-	if res.isError || got != `{"type":"create","filePath":"`+filepath.Join(f.project, "sub/new.txt")+`","content":"hi","structuredPatch":[],"originalFile":null}` {
+	if res.isError || got != `{"type":"create","filePath":"`+filepath.Join(f.project, "sub/new.txt")+`","content":"hi","structuredPatch":[],"originalFile":null,"userModified":false}` {
 		t.Errorf("create: %s", got)
+	}
+	// The texts 2.1.330 shows the model.
+	if want := "File created successfully at: " + filepath.Join(f.project, "sub/new.txt") + " (file state is current in your context — no need to Read it back)"; res.text != want {
+		t.Errorf("create text %q", res.text)
+	}
+	f.write("project/e.txt", "a\nb\n")
+	if _, res = callJSON(t, s, "Read", `{"file_path":"e.txt"}`); res.text != "1\ta\n2\tb\n3\t" {
+		t.Errorf("Read text %q", res.text)
+	}
+	if _, res = callJSON(t, s, "Read", `{"file_path":"nothere"}`); !res.isError || res.text != "File does not exist. Note: your current working directory is "+f.project+"." {
+		t.Errorf("Read of a missing file %q", res.text)
 	}
 }
 

@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -47,26 +50,52 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Script is the simulated model's behaviour; "" is ScriptAll.
 	Script Script
+	// Interrupt, when closed, interrupts the run as SIGINT interrupts
+	// `claude -p`: the running tool and its hooks are killed, the stream
+	// ends with "[Request interrupted by user…]" and an error_during_execution
+	// result, SessionEnd hooks run, and the exit code is 0. Nil: never.
+	Interrupt <-chan struct{}
 }
 
 // Main runs one simulated headless claude in the current process's working
 // directory with os.Environ() as the environment hooks inherit, and returns
-// the exit code. env is used for every variable lookup.
+// the exit code. env is used for every variable lookup. As the real CLI,
+// it ends a run interrupted by SIGINT with exit 0 (see Options.Interrupt) and
+// stops at once with exit 143 on SIGTERM.
 func Main(args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, script Script) int {
-	return Run(context.Background(), Options{
-		Args: args, Getenv: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Script: script,
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	sigint := make(chan os.Signal, 1)
+	signal.Notify(sigint, os.Interrupt)
+	defer signal.Stop(sigint)
+	interrupt := make(chan struct{})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigint:
+			close(interrupt)
+		case <-done:
+		}
+	}()
+	return Run(ctx, Options{
+		Args: args, Getenv: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Script: script, Interrupt: interrupt,
 	})
 }
 
 // session is one simulated run.
 type session struct {
-	ctx     context.Context
-	getenv  func(string) string
-	environ []string
-	stdout  io.Writer
-	stderr  io.Writer
-	script  Script
-	args    *cliArgs
+	ctx context.Context
+	// ictx is ctx, also cancelled by an interrupt: tools, hooks and the
+	// model's pauses run under it (SessionEnd hooks under ctx).
+	ictx        context.Context
+	interrupted atomic.Bool
+	getenv      func(string) string
+	environ     []string
+	stdout      io.Writer
+	stderr      io.Writer
+	script      Script
+	args        *cliArgs
 
 	cwd            string
 	configDir      string
@@ -78,6 +107,7 @@ type session struct {
 	defaultMode    string
 	bare           bool
 	transcriptPath string
+	promptID       string // the one prompt's ID, in hook payloads
 	workDirs       []string
 	delay          time.Duration
 
@@ -88,6 +118,11 @@ type session struct {
 	denyRules     []string
 	available     map[string]bool // tools offered to the model
 	taskTools     bool            // TaskList and TaskUpdate offered
+	deferred      map[string]bool // offered tools the model must load with ToolSearch first (not loaded yet)
+	deferredCount int             // the tools deferred at the start
+	sources       map[string]bool // the settings files loaded: user, project, local
+	sandbox       *sandboxConfig
+	mcp           []any // system/init's mcp_servers
 
 	outMu     sync.Mutex
 	start     time.Time
@@ -97,13 +132,36 @@ type session struct {
 	lastText  string
 	lead      string   // text the model says before its next tool call
 	context   []string // SessionStart / UserPromptSubmit context
+	report    []string // what the model saw of its SIMAGENT commands
 	envFile   string
+
+	stopInterrupts func()
+}
+
+// watchInterrupt makes ictx end when interrupt is closed.
+func (s *session) watchInterrupt(interrupt <-chan struct{}) {
+	ictx, cancel := context.WithCancel(s.ctx)
+	s.ictx = ictx
+	s.stopInterrupts = cancel
+	if interrupt == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-interrupt:
+			s.interrupted.Store(true)
+			cancel()
+		case <-ictx.Done():
+		}
+	}()
 }
 
 var (
-	errCrash    = errors.New("simulated crash")
-	errMaxTurns = errors.New("max turns reached")
-	errCanceled = errors.New("canceled")
+	errCrash            = errors.New("simulated crash")
+	errMaxTurns         = errors.New("max turns reached")
+	errCanceled         = errors.New("canceled")
+	errInterruptedTool  = errors.New("interrupted while a tool ran")
+	errInterruptedModel = errors.New("interrupted while waiting for the model")
 )
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
@@ -119,6 +177,8 @@ func Run(ctx context.Context, o Options) int {
 			os.Remove(s.envFile)
 		}
 	}()
+	s.watchInterrupt(o.Interrupt)
+	defer s.stopInterrupts()
 	return s.run()
 }
 
@@ -128,7 +188,7 @@ func prepare(ctx context.Context, o Options) (*session, int) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := &session{ctx: ctx, stdout: o.Stdout, stderr: o.Stderr, script: o.Script, start: time.Now(),
+	s := &session{ctx: ctx, ictx: ctx, stdout: o.Stdout, stderr: o.Stderr, script: o.Script, start: time.Now(),
 		hooks: map[string][]hookGroup{}, readFiles: map[string]bool{}}
 	if s.stdout == nil {
 		s.stdout = io.Discard
@@ -264,11 +324,9 @@ func (s *session) setup(dir string) int {
 		s.listID = s.sessionID
 	}
 	s.store = &taskStore{dir: filepath.Join(s.configDir, "tasks", sanitizeID(s.listID))}
+	s.promptID = newUUID()
 	s.transcriptPath = filepath.Join(s.configDir, "projects", sanitizePath(s.cwd), s.sessionID+".jsonl")
-	s.model = a.model
-	if s.model == "" {
-		s.model = "claude-sonnet-4-5"
-	}
+	s.model = resolveModel(a.model)
 	s.bare = a.bare || s.script == ScriptNoHooks
 	if s.script == ScriptSlow {
 		s.delay = 200 * time.Millisecond
@@ -294,6 +352,10 @@ func (s *session) setup(dir string) int {
 		s.permMode = "bypassPermissions"
 	}
 	s.decideTools()
+	if s.mcp, err = s.mcpServers(); err != nil {
+		fmt.Fprintln(s.stderr, err)
+		return 1
+	}
 	return -1
 }
 
@@ -308,96 +370,6 @@ func sanitizePath(p string) string {
 	return string(b)
 }
 
-// Tools the simulation offers. Only Read, Write, Edit and the Task tools do
-// anything; the rest appear in system/init as a real session lists them.
-var (
-	taskToolNames = []string{"TaskCreate", "TaskGet", "TaskUpdate", "TaskList"}
-	builtinTools  = []string{"Task", "Bash", "Glob", "Grep", "ExitPlanMode", "Read", "Edit", "Write",
-		"NotebookEdit", "WebFetch", "WebSearch", "BashOutput", "KillShell", "Skill", "SlashCommand"}
-)
-
-// parseTri reads a tri-state boolean: 1/true/yes/on, 0/false/no/off, else
-// unset (0 = unset, 1 = true, -1 = false).
-func parseTri(v string) int {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return 1
-	case "0", "false", "no", "off":
-		return -1
-	}
-	return 0
-}
-
-// decideTools works out the tools offered to the model. Built-in tools are
-// offered unless --tools leaves them out or a bare deny rule removes them.
-// The Task tools follow 2.1.330: off when CLAUDE_CODE_ENABLE_TASKS is false
-// (the old TodoWrite comes back); otherwise offered only when
-// CLAUDE_CODE_ENABLE_TODO_TOOLS=1 or when --allowedTools / --tools name
-// them (each named one is offered).
-func (s *session) decideTools() {
-	a := s.args
-	s.available = map[string]bool{}
-	var toolsList []string
-	if a.haveTools {
-		toolsList = splitToolRules(a.tools)
-	}
-	inTools := map[string]bool{}
-	defaultTools := !a.haveTools
-	for _, t := range toolsList {
-		if t == "default" {
-			defaultTools = true
-		}
-		inTools[t] = true
-	}
-	named := map[string]bool{}
-	for _, r := range append(splitToolRules(a.allowedTools), toolsList...) {
-		name, _ := ruleTool(r)
-		named[name] = true
-	}
-	denied := map[string]bool{}
-	for _, r := range append(splitToolRules(a.disallowedTools), s.denyRules...) {
-		if name, bare := ruleTool(r); bare {
-			denied[name] = true
-		}
-	}
-	offered := func(t string) bool { return (defaultTools || inTools[t]) && !denied[t] }
-	for _, t := range builtinTools {
-		if offered(t) {
-			s.available[t] = true
-		}
-	}
-	tri := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TASKS"))
-	if tri < 0 {
-		if offered("TodoWrite") {
-			s.available["TodoWrite"] = true
-		}
-		return
-	}
-	todo := parseTri(s.getenv("CLAUDE_CODE_ENABLE_TODO_TOOLS")) > 0
-	for _, t := range taskToolNames {
-		if (todo || named[t]) && (defaultTools || inTools[t]) && !denied[t] {
-			s.available[t] = true
-		}
-	}
-	s.taskTools = s.available["TaskList"] && s.available["TaskUpdate"]
-}
-
-// toolList is system/init's "tools": the offered tools in a stable order.
-func (s *session) toolList() []string {
-	var out []string
-	for _, t := range builtinTools {
-		if s.available[t] {
-			out = append(out, t)
-		}
-	}
-	for _, t := range append([]string{"TodoWrite"}, taskToolNames...) {
-		if s.available[t] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // run is the session proper, after setup.
 func (s *session) run() int {
 	// SessionStart (source "startup"), with CLAUDE_ENV_FILE.
@@ -407,12 +379,12 @@ func (s *session) run() int {
 	}
 	s.sessionStart()
 	s.emit(newObj("type", "system", "subtype", "init", "cwd", s.cwd, "session_id", s.sessionID,
-		"tools", s.toolList(), "mcp_servers", []any{}, "model", s.model, "permissionMode", s.permMode,
+		"tools", s.toolList(), "mcp_servers", s.mcp, "model", s.model, "permissionMode", s.permMode,
 		"slash_commands", []any{}, "apiKeySource", "none", "claude_code_version", Version,
 		"output_style", "default", "agents", []any{}, "skills", []any{}, "plugins", nonNilAny(s.plugins),
 		"uuid", newUUID()))
 
-	p := s.basePayload("UserPromptSubmit", true)
+	p := s.basePayload("UserPromptSubmit")
 	p.set("prompt", s.args.prompt)
 	for _, r := range s.runHooks("UserPromptSubmit", "", p) {
 		if o, _ := r.output("UserPromptSubmit"); o != nil {
@@ -431,51 +403,28 @@ func (s *session) run() int {
 	case errors.Is(err, errCanceled) || s.ctx.Err() != nil:
 		return ExitCanceled
 	}
+	e := endingOf(err)
+	switch e {
+	case endInterruptedModel:
+		s.emitUserText("[Request interrupted by user]")
+	case endInterruptedTool:
+		s.emitUserText("[Request interrupted by user for tool use]")
+	}
 
 	if err == nil {
-		sp := s.basePayload("Stop", true)
+		sp := s.basePayload("Stop")
 		sp.set("stop_hook_active", false)
+		sp.set("last_assistant_message", s.lastText)
+		sp.set("background_tasks", []any{})
+		sp.set("session_crons", []any{})
 		s.hookMessages("Stop", "Stop", s.runHooks("Stop", "", sp))
 	}
-	isErr := errors.Is(err, errMaxTurns)
-	res := newObj("type", "result")
-	if isErr {
-		res.set("subtype", "error_max_turns")
-	} else {
-		res.set("subtype", "success")
-	}
-	res.set("is_error", isErr)
-	res.set("duration_ms", int(time.Since(s.start).Milliseconds()))
-	res.set("duration_api_ms", 0)
-	res.set("num_turns", s.turns)
-	if !isErr {
-		res.set("result", s.lastText)
-	} else {
-		res.set("terminal_reason", "max_turns")
-	}
-	res.set("session_id", s.sessionID)
-	res.set("total_cost_usd", 0)
-	res.set("usage", usage())
-	res.set("modelUsage", newObj())
-	res.set("permission_denials", nonNilAny(s.denials))
-	res.set("uuid", newUUID())
-	switch s.args.outputFormat {
-	case "stream-json":
-		s.emit(res)
-	case "json":
-		s.writeLine(stringify(res, ""))
-	default:
-		if isErr {
-			s.writeLine(fmt.Sprintf("Error: Reached max turns (%d)", s.args.maxTurns))
-		} else {
-			s.writeLine(s.lastText)
-		}
-	}
+	s.writeResult(e)
 
-	ep := s.basePayload("SessionEnd", true)
+	ep := s.basePayload("SessionEnd")
 	ep.set("reason", "other")
 	s.runHooks("SessionEnd", "other", ep)
-	if isErr {
+	if e == endMaxTurns {
 		return 1
 	}
 	return 0
@@ -483,9 +432,8 @@ func (s *session) run() int {
 
 // sessionStart runs the SessionStart hooks and keeps their context.
 func (s *session) sessionStart() {
-	p := s.basePayload("SessionStart", false)
+	p := s.basePayload("SessionStart")
 	p.set("source", "startup")
-	p.set("model", s.model)
 	var extra []string
 	if s.envFile != "" {
 		extra = append(extra, "CLAUDE_ENV_FILE="+s.envFile)
@@ -527,6 +475,14 @@ func (s *session) hookMessages(name, event string, runs []*hookRun) {
 	}
 }
 
+// emitUserText is a user line with one text block (the interrupt notes).
+func (s *session) emitUserText(text string) {
+	s.emit(newObj("type", "user", "message", newObj("role", "user", "content", []any{newObj("type", "text", "text", text)}),
+		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(), "timestamp", timestamp()))
+}
+
+func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
 // emit writes one stream-json line (only in stream-json mode).
 func (s *session) emit(o *obj) {
 	if s.args.outputFormat != "stream-json" {
@@ -535,15 +491,17 @@ func (s *session) emit(o *obj) {
 	s.writeLine(stringify(o, ""))
 }
 
-func (s *session) writeLine(line string) {
+func (s *session) writeLine(line string) { s.write(line + "\n") }
+
+func (s *session) write(text string) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	io.WriteString(s.stdout, line+"\n")
+	io.WriteString(s.stdout, text)
 }
 
-func usage() *obj {
-	return newObj("input_tokens", 0, "cache_creation_input_tokens", 0, "cache_read_input_tokens", 0,
-		"output_tokens", 0, "service_tier", "standard")
+// messageUsage is an assistant message's usage (no model, no tokens).
+func messageUsage() *obj {
+	return newObj("input_tokens", 0, "output_tokens", 0, "cache_creation_input_tokens", 0, "cache_read_input_tokens", 0)
 }
 
 func nonNilAny(a []any) []any {

@@ -2,8 +2,10 @@ package agentsim
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -11,16 +13,22 @@ import (
 // Script is the simulated model's behaviour in a run. Every script first
 // checks that the Task tools are offered (TaskList and TaskUpdate; TaskGet
 // is used when offered): if not, the model says it cannot see a task list
-// and the run ends successfully without touching anything.
+// and the run ends successfully without touching anything. When they are
+// deferred, it loads them with ToolSearch before its first TaskList.
 //
 // "The next task" is always the first task, in TaskList order (numeric IDs
 // numerically, then the others by string order), that is pending and whose
 // blockers are all completed (TaskList's blockedBy is empty). Working on a
-// task is: TaskGet, TaskUpdate status in_progress, Write
-// "<cwd>/saga-work/<task-id>.md" describing the task (after a Read when the
+// task is: TaskGet, TaskUpdate status in_progress, the task description's
+// SIMAGENT lines (see runDirectives), Write "<cwd>/saga-work/<task-id>.md"
+// describing the task and the attempt ("Attempt N.", after a Read when the
 // file already exists), TaskUpdate status completed. A task whose update or
 // Write fails (a hook or the permission check refused it) is left as it is
-// and not tried again in the run.
+// and not tried again in the run; one whose completion a TaskCompleted hook
+// refused is tried again once no pending task is ready (TaskGet, SIMAGENT
+// lines, Write, TaskUpdate completed), up to 3 attempts in all. The prompt's
+// SIMAGENT lines run before anything else, and the model's last answer ends
+// with what it saw of them.
 type Script string
 
 const (
@@ -61,10 +69,12 @@ const (
 	ScriptSlow Script = "slow"
 )
 
-var scripts = []Script{ScriptAll, ScriptOne, ScriptCrash, ScriptIdle, ScriptBlocker, ScriptEscape, ScriptNoHooks, ScriptSlow}
+func scripts() []Script {
+	return []Script{ScriptAll, ScriptOne, ScriptCrash, ScriptIdle, ScriptBlocker, ScriptEscape, ScriptNoHooks, ScriptSlow}
+}
 
 func (sc Script) valid() bool {
-	for _, s := range scripts {
+	for _, s := range scripts() {
 		if s == sc {
 			return true
 		}
@@ -74,7 +84,7 @@ func (sc Script) valid() bool {
 
 func scriptNames() []string {
 	var out []string
-	for _, s := range scripts {
+	for _, s := range scripts() {
 		out = append(out, string(s))
 	}
 	return out
@@ -89,6 +99,9 @@ type listed struct {
 func (s *session) runScript() error {
 	if len(s.context) > 0 {
 		s.lead = "Session context:\n" + strings.Join(s.context, "\n\n")
+	}
+	if err := s.runDirectives(s.args.prompt); err != nil {
+		return err
 	}
 	if !s.taskTools {
 		return s.say("I can't see a task list in this session: the Task tools (TaskList, TaskGet, TaskUpdate) are not available to me, so there is nothing I can work on.")
@@ -123,6 +136,28 @@ func (s *session) runScript() error {
 	return s.say(summary)
 }
 
+// loadTaskTools loads the Task tools the model uses with ToolSearch when
+// they are deferred (before its first TaskList), as a model does when its
+// system prompt lists them as deferred:
+// {"query":"select:TaskList,TaskGet,TaskUpdate","max_results":5}.
+func (s *session) loadTaskTools() error {
+	var names []string
+	for _, t := range []string{"TaskList", "TaskGet", "TaskUpdate"} {
+		if s.deferred[t] {
+			names = append(names, t)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	lead := s.takeLead()
+	if lead == "" {
+		lead = "Loading the task tools."
+	}
+	_, err := s.call("ToolSearch", newObj("query", "select:"+strings.Join(names, ","), "max_results", 5), lead)
+	return err
+}
+
 // next is the first ready task not yet tried.
 func next(tasks []listed, tried map[string]bool) *listed {
 	for i := range tasks {
@@ -135,6 +170,9 @@ func next(tasks []listed, tried map[string]bool) *listed {
 }
 
 func (s *session) listTasks() ([]listed, error) {
+	if err := s.loadTaskTools(); err != nil {
+		return nil, err
+	}
 	res, err := s.call("TaskList", newObj(), s.takeLead())
 	if err != nil || res.isError {
 		return nil, err
@@ -150,21 +188,11 @@ func (s *session) listTasks() ([]listed, error) {
 	return out, nil
 }
 
-// startTask reads a task (TaskGet when offered) and takes it to
-// in_progress. It returns the description, or a problem text in failed.
+// startTask reads a task (readTask) and takes it to in_progress. It
+// returns the description, or a problem text in a *taskFailure.
 func (s *session) startTask(t *listed) (desc string, err error) {
-	if s.available["TaskGet"] {
-		res, err := s.call("TaskGet", newObj("taskId", t.id), s.takeLead())
-		if err != nil {
-			return "", err
-		}
-		if o, ok := res.structured.(*obj); ok {
-			if tv, ok := o.get("task"); ok {
-				if to, ok := tv.(*obj); ok {
-					desc = to.str("description")
-				}
-			}
-		}
+	if desc, err = s.readTask(t); err != nil {
+		return "", err
 	}
 	res, err := s.call("TaskUpdate", newObj("taskId", t.id, "status", statusInProgress), s.takeLead())
 	if err != nil {
@@ -172,6 +200,26 @@ func (s *session) startTask(t *listed) (desc string, err error) {
 	}
 	if failed := updateFailure(res); failed != "" {
 		return "", &taskFailure{failed}
+	}
+	return desc, nil
+}
+
+// readTask reads a task with TaskGet (when offered) and returns its
+// description.
+func (s *session) readTask(t *listed) (desc string, err error) {
+	if !s.available["TaskGet"] {
+		return "", nil
+	}
+	res, err := s.call("TaskGet", newObj("taskId", t.id), s.takeLead())
+	if err != nil {
+		return "", err
+	}
+	if o, ok := res.structured.(*obj); ok {
+		if tv, ok := o.get("task"); ok {
+			if to, ok := tv.(*obj); ok {
+				desc = to.str("description")
+			}
+		}
 	}
 	return desc, nil
 }
@@ -192,33 +240,56 @@ func updateFailure(res toolResult) string {
 	return ""
 }
 
+// maxAttempts bounds how often the model tries to complete a task whose
+// completion a TaskCompleted hook refused.
+const maxAttempts = 3
+
 // workLoop works through the ready tasks (only the first success when
-// once) and returns the closing summary.
+// once) and returns the closing summary. A task whose completion a
+// TaskCompleted hook refused stays in progress; once no pending task is
+// ready, the model works on it again (TaskGet, its work file rewritten with
+// the attempt number, TaskUpdate completed), up to maxAttempts in all, then
+// leaves it.
 func (s *session) workLoop(once bool) (string, error) {
 	tried := map[string]bool{}
+	refused := map[string]int{} // task → refused completions
 	var done, problems []string
+	left := map[string]string{} // task → the last refusal, for tasks left unfinished
 	for {
 		tasks, err := s.listTasks()
 		if err != nil {
 			return "", err
 		}
-		t := next(tasks, tried)
+		t, attempt := next(tasks, tried), 1
 		if t == nil {
-			break
+			t = retry(tasks, refused)
+			if t == nil {
+				break
+			}
+			attempt = refused[t.id] + 1
 		}
 		tried[t.id] = true
-		problem, err := s.work(t)
+		problem, vetoed, err := s.work(t, attempt)
 		if err != nil {
 			return "", err
 		}
-		if problem != "" {
+		switch {
+		case vetoed:
+			refused[t.id]++
+			left[t.id] = problem
+			continue
+		case problem != "":
 			problems = append(problems, fmt.Sprintf("#%s (%s)", t.id, problem))
 			continue
 		}
+		delete(left, t.id)
 		done = append(done, "#"+t.id)
 		if once {
 			break
 		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(left)) {
+		problems = append(problems, fmt.Sprintf("#%s (refused %d time(s): %s)", t, refused[t], left[t]))
 	}
 	var parts []string
 	if len(done) > 0 {
@@ -232,33 +303,56 @@ func (s *session) workLoop(once bool) (string, error) {
 	return strings.Join(parts, " "), nil
 }
 
-// work does one task; a non-empty problem means it was left unfinished.
-func (s *session) work(t *listed) (problem string, err error) {
-	desc, err := s.startTask(t)
+// retry is a task in progress whose completion was refused fewer than
+// maxAttempts times, to try again.
+func retry(tasks []listed, refused map[string]int) *listed {
+	for i := range tasks {
+		t := &tasks[i]
+		if t.status == statusInProgress && refused[t.id] > 0 && refused[t.id] < maxAttempts {
+			return t
+		}
+	}
+	return nil
+}
+
+// work does one task (attempt 1: from pending; later attempts: again after
+// a refused completion). problem is why it was left unfinished; vetoed
+// says a TaskCompleted hook refused the completion.
+func (s *session) work(t *listed, attempt int) (problem string, vetoed bool, err error) {
+	var desc string
+	if attempt == 1 {
+		desc, err = s.startTask(t)
+	} else {
+		desc, err = s.readTask(t)
+	}
 	if f, ok := err.(*taskFailure); ok {
-		return f.msg, nil
+		return f.msg, false, nil
 	}
 	if err != nil {
-		return "", err
+		return "", false, err
+	}
+	if err := s.runDirectives(desc); err != nil {
+		return "", false, err
 	}
 	path := filepath.Join(s.cwd, "saga-work", sanitizeID(t.id)+".md")
 	content := fmt.Sprintf("# %s: %s\n\n", t.id, t.subject)
 	if desc != "" {
 		content += desc + "\n\n"
 	}
-	content += fmt.Sprintf("Done by agentsim (script %s, session %s).\n", s.script, s.sessionID)
+	content += fmt.Sprintf("Attempt %d. Done by agentsim (script %s, session %s).\n", attempt, s.script, s.sessionID)
 	res, err := s.writeFile(path, content)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if res.isError {
-		return res.text, nil
+		return res.text, false, nil
 	}
 	res, err = s.call("TaskUpdate", newObj("taskId", t.id, "status", statusCompleted), s.takeLead())
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return updateFailure(res), nil
+	problem = updateFailure(res)
+	return problem, strings.HasPrefix(problem, "TaskCompleted hook feedback:"), nil
 }
 
 // writeFile writes a whole file, reading it first when it exists (Write
@@ -360,6 +454,49 @@ func (s *session) escape() error {
 	return s.say(summary)
 }
 
+// runDirectives carries out the `SIMAGENT <verb> <argument>` lines of a
+// text (the prompt, or a task's description as TaskGet showed it):
+// "bash <command>" calls Bash with the command (the rest of the line,
+// verbatim), "bash-unsandboxed <command>" the same with
+// dangerouslyDisableSandbox. What the model saw of each goes into
+// s.report, which its final answer ends with.
+func (s *session) runDirectives(text string) error {
+	for _, line := range strings.Split(text, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "SIMAGENT ")
+		if !ok {
+			continue
+		}
+		verb, arg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		arg = strings.TrimSpace(arg)
+		if verb != "bash" && verb != "bash-unsandboxed" {
+			s.report = append(s.report, fmt.Sprintf("unknown directive %q (want bash or bash-unsandboxed)", verb))
+			continue
+		}
+		if !s.available["Bash"] {
+			s.report = append(s.report, "$ "+arg+"\nnot run: the Bash tool is not available")
+			continue
+		}
+		desc := arg
+		if len(desc) > 40 {
+			desc = desc[:40]
+		}
+		in := newObj("command", arg, "description", "Run "+desc)
+		if verb == "bash-unsandboxed" {
+			in.set("dangerouslyDisableSandbox", true)
+		}
+		res, err := s.call("Bash", in, s.takeLead())
+		if err != nil {
+			return err
+		}
+		outcome := "ok"
+		if res.isError {
+			outcome = "failed"
+		}
+		s.report = append(s.report, fmt.Sprintf("$ %s\n%s: %s", arg, outcome, res.text))
+	}
+	return nil
+}
+
 // ---- turns and lines ----
 
 // takeLead hands out the pending text that precedes the next tool call.
@@ -370,10 +507,10 @@ func (s *session) takeLead() string {
 }
 
 // pause waits before a model turn (ScriptSlow), returning early when the
-// context ends.
+// run is stopped or interrupted.
 func (s *session) pause() error {
-	if s.ctx.Err() != nil {
-		return errCanceled
+	if err := s.stopped(); err != nil {
+		return err
 	}
 	if s.delay <= 0 {
 		return nil
@@ -381,17 +518,29 @@ func (s *session) pause() error {
 	t := time.NewTimer(s.delay)
 	defer t.Stop()
 	select {
-	case <-s.ctx.Done():
-		return errCanceled
+	case <-s.ictx.Done():
+		return s.stopped()
 	case <-t.C:
 		return nil
 	}
 }
 
+// stopped reports a stop (SIGTERM, cancelled context) or an interrupt that
+// came while the model was "thinking".
+func (s *session) stopped() error {
+	switch {
+	case s.ctx.Err() != nil:
+		return errCanceled
+	case s.interrupted.Load():
+		return errInterruptedModel
+	}
+	return nil
+}
+
 // newTurn starts an assistant message (one model response).
 func (s *session) newTurn() (string, error) {
-	if s.ctx.Err() != nil {
-		return "", errCanceled
+	if err := s.stopped(); err != nil {
+		return "", err
 	}
 	if s.args.maxTurns > 0 && s.turns >= s.args.maxTurns {
 		return "", errMaxTurns
@@ -412,6 +561,9 @@ func (s *session) say(text string) error {
 	if lead := s.takeLead(); lead != "" {
 		text = lead + "\n\n" + text
 	}
+	if len(s.report) > 0 {
+		text += "\n\nBash results:\n" + strings.Join(s.report, "\n")
+	}
 	s.emitAssistant(msgID, newObj("type", "text", "text", text))
 	s.lastText = text
 	return nil
@@ -419,6 +571,7 @@ func (s *session) say(text string) error {
 
 func (s *session) emitAssistant(msgID string, block *obj) {
 	s.emit(newObj("type", "assistant", "message", newObj("id", msgID, "type", "message", "role", "assistant",
-		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", usage()),
-		"parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID()))
+		"model", s.model, "content", []any{block}, "stop_reason", nil, "stop_sequence", nil, "usage", messageUsage(),
+		"context_management", nil), "parent_tool_use_id", nil, "session_id", s.sessionID, "uuid", newUUID(),
+		"timestamp", timestamp(), "request_id", newID("req_")))
 }
