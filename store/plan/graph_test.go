@@ -3,6 +3,8 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -280,4 +282,49 @@ func TestMermaidRenders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCriticalPathLarge checks CriticalPath against an independent count on
+// 10,000 items: with nothing completed and no cycle, the longest chain has
+// as many items as Compute has (unsplit) waves, each item in it blocked by
+// the one before. A ring of 10,000 leaves only the item behind it.
+func TestCriticalPathLarge(t *testing.T) {
+	const n = 10_000
+	id := func(i int) string { return fmt.Sprintf("t%05d", i) }
+	r := rand.New(rand.NewPCG(3, 11))
+	chain := make([]Item, n)
+	dag := make([]Item, n)
+	ring := make([]Item, n, n+1)
+	for i := range n {
+		chain[i], dag[i], ring[i] = it(id(i)), it(id(i)), it(id(i), id((i+1)%n))
+		if i > 0 {
+			chain[i].BlockedBy = []string{id(i - 1)}
+			for range r.IntN(4) {
+				dag[i].BlockedBy = append(dag[i].BlockedBy, id(r.IntN(i)))
+			}
+		}
+	}
+	r.Shuffle(n, func(i, j int) { dag[i], dag[j] = dag[j], dag[i] })
+	ring = append(ring, it("z", id(0)))
+
+	path := CriticalPath(chain, nil)
+	if len(path) != n || path[0] != id(0) || path[n-1] != id(n-1) {
+		t.Errorf("chain: path of %d from %s", len(path), path[0])
+	}
+
+	path = CriticalPath(dag, nil)
+	if want := Compute(dag, 0).WaveCount; len(path) != want {
+		t.Errorf("random DAG: path of %d items, want %d (the number of waves)", len(path), want)
+	}
+	blockers := map[string][]string{}
+	for _, item := range dag {
+		blockers[item.ID] = item.BlockedBy
+	}
+	for i := 1; i < len(path); i++ {
+		if !slices.Contains(blockers[path[i]], path[i-1]) {
+			t.Fatalf("random DAG: %s is not blocked by %s, its predecessor on the path", path[i], path[i-1])
+		}
+	}
+
+	check(t, "ring", CriticalPath(ring, nil), []string{"z"})
 }
