@@ -6,43 +6,108 @@ import (
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
-// PlanItems returns what `plan` orders for name: a story's tasks, or an
-// epic's child stories (a story wins when both share the name). noun is
-// "tasks" or "stories". Statuses come from each story's live copy (its
-// worktree's while it has one), so a story completed in its worktree is
-// planned as completed. A task whose file cannot be trusted (empty,
-// unreadable, unparsable, schema-invalid) is a broken item, and so is an
-// epic's child story holding such a file.
-func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun string, err error) {
-	if s := ws.Story(name); s != nil {
-		return TaskPlanItems(s), storyTitle(s), "tasks", nil
+// NameKind is what a name given by a user stands for.
+type NameKind string
+
+const (
+	NameEither NameKind = ""      // a story or an epic, whichever has the name
+	NameStory  NameKind = "story" // a story
+	NameEpic   NameKind = "epic"  // an epic
+)
+
+// AmbiguousNameError is a name that is both a story and an epic, given
+// without saying which.
+type AmbiguousNameError struct{ Name string }
+
+func (e *AmbiguousNameError) Error() string {
+	return fmt.Sprintf("%q is both a story and an epic", e.Name)
+}
+
+// ResolveName says whether name is a story or an epic. want narrows it to
+// one kind; NameEither takes whichever has the name and refuses one that is
+// both (*AmbiguousNameError) rather than quietly picking one. A name of
+// neither (of the wanted kind) is an error naming what to do, with a
+// did-you-mean among the names of that kind.
+func ResolveName(ws *Workspace, name string, want NameKind) (NameKind, error) {
+	story, epic := ws.Story(name) != nil, ws.Epic(name) != nil
+	switch {
+	case want == NameStory && story, want == NameEither && story && !epic:
+		return NameStory, nil
+	case want == NameEpic && epic, want == NameEither && epic && !story:
+		return NameEpic, nil
+	case want == NameEither && story && epic:
+		return "", &AmbiguousNameError{Name: name}
+	case want == NameStory:
+		return "", fmt.Errorf("no story named %q%s: .saga/stories/ holds the stories, `saga-lsp check` lists problems",
+			name, suggest(name, ws.SortedStoryIDs()))
+	case want == NameEpic:
+		return "", fmt.Errorf("no epic named %q%s: .saga/epics/ holds the epics, `saga-lsp check` lists problems",
+			name, suggest(name, ws.SortedEpicIDs()))
 	}
-	if e := ws.Epic(name); e != nil {
-		seen := map[string]bool{}
-		for _, c := range e.Children {
-			if seen[c.ID] {
-				continue
-			}
-			seen[c.ID] = true
-			it := plan.Item{ID: c.ID, Status: StatusPending, BlockedBy: refIDs(c.BlockedBy)}
-			if s := ws.Story(c.ID); s != nil {
-				it.Subject, it.Status = s.Title, s.EffectiveStatus()
-				for _, f := range s.StoryFiles() {
-					if it.Broken = brokenProblem(f); it.Broken != "" {
-						break
-					}
+	return "", fmt.Errorf("no story or epic named %q%s: `saga-lsp check` lists problems, .saga/stories/ and .saga/epics/ hold the names",
+		name, suggest(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)))
+}
+
+// Planned is what `plan` orders for a name: a story's tasks, or an epic's
+// child stories.
+type Planned struct {
+	Kind  NameKind // NameStory or NameEpic
+	Title string
+	Noun  string // "tasks" or "stories"
+	Items []plan.Item
+}
+
+// PlanFor resolves name as ResolveName does and returns what `plan` orders
+// for it. Statuses come from each story's live copy (its worktree's while
+// it has one), so a story completed in its worktree is planned as
+// completed; an epic's child story's status is Story.EffectiveStatus. A
+// task whose file cannot be trusted (empty, unreadable, unparsable,
+// schema-invalid) is a broken item, and so is an epic's child story
+// holding such a file.
+func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
+	kind, err := ResolveName(ws, name, want)
+	if err != nil {
+		return Planned{}, err
+	}
+	if kind == NameStory {
+		s := ws.Story(name)
+		return Planned{Kind: NameStory, Title: storyTitle(s), Noun: "tasks", Items: TaskPlanItems(s)}, nil
+	}
+	e := ws.Epic(name)
+	p := Planned{Kind: NameEpic, Title: e.Title, Noun: "stories"}
+	if p.Title == "" {
+		p.Title = e.ID
+	}
+	seen := map[string]bool{}
+	for _, c := range e.Children {
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		it := plan.Item{ID: c.ID, Status: StatusPending, BlockedBy: refIDs(c.BlockedBy)}
+		if s := ws.Story(c.ID); s != nil {
+			it.Subject, it.Status = s.Title, s.EffectiveStatus()
+			for _, f := range s.StoryFiles() {
+				if it.Broken = brokenProblem(f); it.Broken != "" {
+					break
 				}
 			}
-			items = append(items, it)
 		}
-		title = e.Title
-		if title == "" {
-			title = e.ID
-		}
-		return items, title, "stories", nil
+		p.Items = append(p.Items, it)
 	}
-	return nil, "", "", fmt.Errorf("no story or epic named %q%s: `saga-lsp check` lists problems, .saga/stories/ and .saga/epics/ hold the names",
-		name, suggest(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)))
+	return p, nil
+}
+
+// PlanItems is PlanFor for a caller that cannot yet say which kind it
+// means (the language server's showPlan): a story wins over an epic of the
+// same name.
+func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun string, err error) {
+	want := NameEither
+	if ws.Story(name) != nil {
+		want = NameStory
+	}
+	p, err := PlanFor(ws, name, want)
+	return p.Items, p.Title, p.Noun, err
 }
 
 // TaskPlanItems returns the plan items of one copy of a story: its tasks.

@@ -1,7 +1,9 @@
 // Package plan owns the execution plan of a SAGA story's tasks or an epic's
 // child stories: the dependency waves, the order within a wave, the
 // --max-parallel split, and the report of what can never run (dependency
-// cycles, the weak link of each, and the items stuck behind them).
+// cycles, the weak link of each, and the items stuck behind them); and its
+// drawing: the dependency graph as Mermaid or Graphviz DOT, each item with
+// its state, the critical path (the longest chain of work left) marked.
 //
 // It works on plain []Item values and knows nothing about files: the CLI
 // and the language server convert their own data before calling Compute.
