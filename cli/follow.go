@@ -36,7 +36,7 @@ func runFollow(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	kind, err := target.resolve(r, pos[0])
+	kind, err := target.kindOf(r, pos[0])
 	if err != nil {
 		return c.fail(env, err)
 	}

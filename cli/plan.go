@@ -2,9 +2,10 @@ package cli
 
 import (
 	"cmp"
-	"errors"
+	"context"
 	"fmt"
 
+	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -17,21 +18,15 @@ func runPlan(env *Env, args []string) int {
 	format := c.String("format", "text", "output `FORMAT`: text, json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\"}), "+
 		"or the dependency graph with states and the critical path: mermaid or dot")
 	maxParallel := c.Int("max-parallel", plan.DefaultMaxParallel, "split waves into groups of at most `N`")
-	story := c.Bool("story", false, "the name is a story: plan its tasks")
-	epic := c.Bool("epic", false, "the name is an epic: plan its child stories")
+	target := addTargetFlags(c)
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json", "mermaid", "dot"),
 		atLeast("max-parallel", *maxParallel, 1)); err != nil {
 		return c.fail(env, err)
 	}
-	want := store.NameEither
-	switch {
-	case *story && *epic:
-		return c.fail(env, usagef("--story and --epic exclude each other: pass the one the name is"))
-	case *story:
-		want = store.NameStory
-	case *epic:
-		want = store.NameEpic
+	want, err := target.want()
+	if err != nil {
+		return c.fail(env, err)
 	}
 	r, err := resolveRoot(env, *root, false)
 	if err != nil {
@@ -45,19 +40,28 @@ func runPlan(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	planned, err := store.PlanFor(ws, pos[0], want)
-	var amb *store.AmbiguousNameError
-	if errors.As(err, &amb) {
-		err = usagef("%v: pass --story to plan the story's tasks or --epic to plan the epic's stories", amb)
+	kind, err := target.resolve(ws, pos[0], want)
+	if err != nil {
+		return c.fail(env, err)
 	}
+	planned, err := store.PlanFor(ws, pos[0], kind)
 	if err != nil {
 		return c.fail(env, err)
 	}
 	items := planned.Items
 	pl := plan.Compute(items, *maxParallel)
-	// The states drawn: each item's own (a task's status, a story's as its
-	// tasks show it). The epic runner's run states go here once it has them.
+	// The states drawn: a task's status; for an epic's stories their run
+	// states (waiting, ready, running, held, …) as the epic runner sees them.
 	states := plan.States(items)
+	if kind == store.NameEpic {
+		if st, err := commands.EpicState(context.Background(), ws, commands.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
+			for _, s := range st.Stories {
+				if states[s.ID] != "broken" {
+					states[s.ID] = s.State
+				}
+			}
+		}
+	}
 	switch *format {
 	case "json":
 		err = printJSON(env.Stdout, pl)

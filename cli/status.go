@@ -34,7 +34,7 @@ func runStatus(env *Env, args []string) int {
 	o := commands.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
 	if len(pos) == 1 {
 		o.Story = pos[0]
-		kind, err := target.resolve(r, pos[0])
+		kind, err := target.kindOf(r, pos[0])
 		if err != nil {
 			return c.fail(env, err)
 		}

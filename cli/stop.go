@@ -26,7 +26,7 @@ func runStop(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	kind, err := target.resolve(r, pos[0])
+	kind, err := target.kindOf(r, pos[0])
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -1,36 +1,45 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
-// targetFlags are --epic and --story: what a name means when it is both an
-// epic and a story.
-type targetFlags struct{ epic, story *bool }
+// targetFlags are --story and --epic: what a name means when it is both a
+// story and an epic (store.ResolveName decides; a name that is both, given
+// without one of them, is refused rather than quietly taken as either).
+type targetFlags struct{ story, epic *bool }
 
 func addTargetFlags(c *cmdLine) targetFlags {
 	return targetFlags{
-		epic:  c.Bool("epic", false, "the name is an epic's (when a story has the same name)"),
 		story: c.Bool("story", false, "the name is a story's (when an epic has the same name)"),
+		epic:  c.Bool("epic", false, "the name is an epic's (when a story has the same name)"),
 	}
 }
 
-// resolve tells whether name is a story or an epic of the workspace. A name
-// that is both, without --epic or --story, is a usage error; a name that
-// is neither is taken as a story (the command then says it does not
-// exist).
-func (t targetFlags) resolve(root, name string) (runs.Kind, error) {
-	if *t.epic && *t.story {
-		return "", usagef("--epic and --story exclude each other")
-	}
+// want is the kind the flags ask for.
+func (t targetFlags) want() (store.NameKind, error) {
 	switch {
-	case *t.epic:
-		return runs.KindEpic, nil
+	case *t.story && *t.epic:
+		return "", usagef("--story and --epic exclude each other: pass the one the name is")
 	case *t.story:
-		return runs.KindStory, nil
+		return store.NameStory, nil
+	case *t.epic:
+		return store.NameEpic, nil
+	}
+	return store.NameEither, nil
+}
+
+// kindOf resolves name in the workspace at root to a story or an epic. A
+// name of neither is left to the command (as a story, or an epic with
+// --epic), which says precisely what is wrong with it.
+func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
+	want, err := t.want()
+	if err != nil {
+		return "", err
 	}
 	p, err := store.NewParser()
 	if err != nil {
@@ -40,17 +49,31 @@ func (t targetFlags) resolve(root, name string) (runs.Kind, error) {
 	if err != nil {
 		return "", err
 	}
-	isStory, isEpic := ws.Story(name) != nil, ws.Epic(name) != nil
+	kind, err := store.ResolveName(ws, name, want)
+	var amb *store.AmbiguousNameError
 	switch {
-	case isStory && isEpic:
-		return "", usagef("%q is both a story and an epic: pass --story or --epic", name)
-	case isEpic:
+	case errors.As(err, &amb):
+		return "", usagef("%v: pass --story or --epic", amb)
+	case kind == store.NameEpic, err != nil && want == store.NameEpic:
 		return runs.KindEpic, nil
 	}
 	return runs.KindStory, nil
 }
 
-// epicState is the status of an epic as the CLI prints it.
+// resolve is store.ResolveName with its refusals as usage errors.
+func (t targetFlags) resolve(ws *store.Workspace, name string, want store.NameKind) (store.NameKind, error) {
+	kind, err := store.ResolveName(ws, name, want)
+	var amb *store.AmbiguousNameError
+	switch {
+	case errors.As(err, &amb):
+		return "", usagef("%v: pass --story or --epic", amb)
+	case err != nil:
+		return "", usagef("%v", err)
+	}
+	return kind, nil
+}
+
+// epicHeader is an epic's id and title, for text output.
 func epicHeader(id, title string) string {
 	if title == "" || title == id {
 		return id
