@@ -134,3 +134,26 @@ BenchmarkLiveTaskStatus-2   	      10	 164466913 ns/op	       200.0 changes	    
 		t.Errorf("missing %q in\n%s", want, out.String())
 	}
 }
+
+const scaleSample = `BenchmarkLSPScale-2   	       2	4011837848 ns/op	        71.21 4W-JSON-MB	       456.3 4W-RSS-MB	         6.408 4W-RSS/JSON	         2.925 4W-init-s	        1.5 4W-p95-ms	       130.6 W-RSS-MB	         0.3665 W-init-s	         1.2 W-p95-ms	        3.9 init-4W/W	        1.25 p95-4W/W
+BenchmarkBigStory-2   	       2	3436174855 ns/op	         1.276 check-s	         1.210 plan-s	         2.5 status-s
+`
+
+func TestReportScale(t *testing.T) {
+	results, _ := parse(strings.NewReader(scaleSample))
+	var out strings.Builder
+	printReport(&out, results)
+	for _, want := range []string{
+		"language server, W (22,000 files) and 4W (88,000 files) in the same run:",
+		"initialize → all diagnostics  0.3665 s  2.925 s   3.90 ×",
+		"keystroke → diagnostics p95   1.2 ms    1.5 ms    1.25 ×",
+		"peak RSS                      130.6 MB  456.3 MB  3.49 ×",
+		"4W: peak RSS ÷ JSON bytes = 6.408 × (budget ≤ 4 ×)  OVER",
+		"keystroke p95, 4W ÷ W = 1.25 × (budget ≤ 1.5 ×)  PASS",
+		"100,000-task story: status = 2.5 s (budget ≤ 2 s)  OVER",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+}
