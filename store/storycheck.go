@@ -372,70 +372,15 @@ func (g depGraph) reaches(from, target int32) bool {
 	return false
 }
 
-// cycleMembers returns the items on some cycle: the strongly connected
-// components of two or more items (Tarjan's algorithm with an explicit
-// stack, so a 10,000-long chain cannot overflow the goroutine stack). With
-// roots, only the components reachable from them are explored: enough when
-// every cycle goes through a root.
+// cycleMembers returns the items on some cycle: those of the strongly
+// connected components of two or more items. With roots, only the
+// components reachable from them are explored: enough when every cycle goes
+// through a root.
 func (g depGraph) cycleMembers(roots []int32) []int32 {
-	n := len(g.off) - 1
-	index := make([]int32, n) // 0 = unvisited, else discovery order + 1
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	var stack, members []int32
-	type frame struct{ v, next int32 }
-	var calls []frame
-	var counter int32
-	visit := func(v int32) {
-		counter++
-		index[v], low[v] = counter, counter
-		stack = append(stack, v)
-		onStack[v] = true
-		calls = append(calls, frame{v: v})
-	}
-	if roots == nil {
-		roots = make([]int32, n)
-		for i := range roots {
-			roots[i] = int32(i)
-		}
-	}
-	for _, root := range roots {
-		if index[root] != 0 {
-			continue
-		}
-		visit(root)
-		for len(calls) > 0 {
-			f := &calls[len(calls)-1]
-			v := f.v
-			if bs := g.blockers(int(v)); int(f.next) < len(bs) {
-				w := bs[f.next]
-				f.next++ // before visit: appending may move calls
-				switch {
-				case index[w] == 0:
-					visit(w)
-				case onStack[w]:
-					low[v] = min(low[v], index[w])
-				}
-				continue
-			}
-			if low[v] == index[v] {
-				k := len(stack) - 1
-				for stack[k] != v {
-					k--
-				}
-				if len(stack)-k >= 2 {
-					members = append(members, stack[k:]...)
-				}
-				for _, w := range stack[k:] {
-					onStack[w] = false
-				}
-				stack = stack[:k]
-			}
-			calls = calls[:len(calls)-1]
-			if len(calls) > 0 {
-				u := calls[len(calls)-1].v
-				low[u] = min(low[u], low[v])
-			}
+	var members []int32
+	for _, c := range plan.Components(len(g.off)-1, g.blockers, nil, roots) {
+		if len(c) >= 2 {
+			members = append(members, c...)
 		}
 	}
 	return members

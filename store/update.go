@@ -15,8 +15,8 @@ import (
 // workspace. affected lists every file whose diagnostics may have changed:
 // the changed and removed paths, the files whose cross-file findings
 // differ, and a changed journal's story.json (the language server's
-// story-blocked follows the journal). A path is either changed or removed; when a path is changed
-// twice, the last wins.
+// story-blocked follows the journal). A path is either changed or removed;
+// when a path is changed twice, the last wins.
 func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, affected []string) {
 	nw = &Workspace{}
 	*nw = *w

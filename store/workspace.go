@@ -258,25 +258,21 @@ func (n *storyNode) files() []*File {
 // story had) holds unchanged keeps its findings, and an edited one is
 // checked from its previous version.
 func (n *storyNode) check(old *storyNode) {
-	n.mainCheck, n.wtCheck = nil, nil
-	if n.main != nil {
-		if old != nil && old.main == n.main {
-			n.mainCheck = old.mainCheck
-		} else if old != nil {
-			n.mainCheck = checkStory(n.main, old.main, old.mainCheck)
-		} else {
-			n.mainCheck = checkStory(n.main, nil, nil)
-		}
+	if old == nil {
+		old = &storyNode{}
 	}
-	if n.wt != nil {
-		if old != nil && old.wt == n.wt {
-			n.wtCheck = old.wtCheck
-		} else if old != nil {
-			n.wtCheck = checkStory(n.wt, old.wt, old.wtCheck)
-		} else {
-			n.wtCheck = checkStory(n.wt, nil, nil)
-		}
+	n.mainCheck = checkCopy(n.main, old.main, old.mainCheck)
+	n.wtCheck = checkCopy(n.wt, old.wt, old.wtCheck)
+}
+
+func checkCopy(s, old *Story, oldCheck *storyCheck) *storyCheck {
+	switch {
+	case s == nil:
+		return nil
+	case s == old:
+		return oldCheck
 	}
+	return checkStory(s, old, oldCheck)
 }
 
 // checksOf returns the task rules' findings on one copy's files.
