@@ -20,11 +20,6 @@ func (p pmap[V]) get(k string) V {
 	return v
 }
 
-func (p pmap[V]) has(k string) bool {
-	_, ok := p.m.Get(k)
-	return ok
-}
-
 func (p pmap[V]) set(k string, v V) pmap[V] { return pmap[V]{p.m.Set(k, v)} }
 func (p pmap[V]) del(k string) pmap[V]      { return pmap[V]{p.m.Delete(k)} }
 func (p pmap[V]) len() int                  { return p.m.Len() }
@@ -57,10 +52,6 @@ type pmapBuilder[V any] struct {
 
 func newPmapBuilder[V any]() pmapBuilder[V] {
 	return pmapBuilder[V]{immutable.NewMapBuilder[string, V](nameHasher{})}
-}
-func (b pmapBuilder[V]) get(k string) V {
-	v, _ := b.b.Get(k)
-	return v
 }
 func (b pmapBuilder[V]) set(k string, v V) { b.b.Set(k, v) }
 func (b pmapBuilder[V]) done() pmap[V]     { return pmap[V]{b.b.Map()} }
