@@ -3,6 +3,8 @@
 // program bench/floor), `saga-lsp check` (in-process, as the binary, and
 // paired with the floor program), the language server (initialize → all
 // diagnostics, keystroke → diagnostics latency, peak RSS) beside VS Code's
-// JSON server, the hook and hydration. `make bench` runs them and
+// JSON server, the hook and hydration, and the scale budgets (scale_test.go:
+// the server on W and 4W side by side, check/plan/status and an edit in a
+// 100,000-task story, a 10,000-task cycle). `make bench` runs them and
 // bench/report summarises them against the budgets.
 package bench

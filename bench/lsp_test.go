@@ -297,10 +297,11 @@ func openTask(b *testing.B, c *lspProc, w, rel, partner string) *keystrokeDoc {
 // sagaKeystroke types one keystroke and returns how long until every
 // publication it must cause had arrived: T's for the new version (with the
 // dependency-cycle finding exactly while the cycle is in), and the partner
-// file's whenever it has findings or just lost them.
+// file's when the keystroke makes or breaks the cycle (a keystroke that
+// leaves the partner's findings as they were does not republish it).
 func sagaKeystroke(c *lspProc, doc *keystrokeDoc) (_ time.Duration, toggled bool, _ error) {
 	ed, toggled := doc.next()
-	wantTask, wantPartner := true, doc.cycle || toggled
+	wantTask, wantPartner := true, toggled
 	params := map[string]any{
 		"textDocument":   map[string]any{"uri": lspclient.FileURI(doc.path), "version": doc.version},
 		"contentChanges": []any{ed},

@@ -87,9 +87,6 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 		}
 		snap := old.clone()
 		delete(snap.Docs, u)
-		if _, _, ok := isWorktreeRel(doc.Rel); ok {
-			return snap, []string{doc.Rel} // back to the disk copy's live diagnostics
-		}
 		if doc.Rel == "" || !isModelFile(doc.Rel) {
 			return snap, nil
 		}

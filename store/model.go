@@ -2,7 +2,6 @@ package store
 
 import (
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -216,6 +215,8 @@ type Story struct {
 	// the story's worktree (InWorktree).
 	Dir        string
 	InWorktree bool
+
+	index *taskIndex // task id → position in Tasks, for large stories (see reindex)
 }
 
 // EpicID returns the epic the story belongs to: its `epic` field, else the
@@ -236,15 +237,6 @@ func (s *Story) Done() int {
 		}
 	}
 	return n
-}
-
-// Task finds a task by id (Tasks is sorted: a lookup is O(log n), so
-// walking every blockedBy of a 100,000-task story stays fast).
-func (s *Story) Task(id string) *Task {
-	if i, ok := slices.BinarySearchFunc(s.Tasks, id, func(t *Task, id string) int { return strings.Compare(t.ID, id) }); ok {
-		return s.Tasks[i]
-	}
-	return nil
 }
 
 // Epic is an epic file's content.

@@ -120,18 +120,26 @@ func TaskPlanItems(s *Story) []plan.Item {
 	return items
 }
 
-// brokenProblem is the finding that makes a file's content untrustworthy —
-// it could not be read, or is not valid JSON of its kind — as `check`
-// prints it; "" when there is none.
-func brokenProblem(f *File) string {
-	if f == nil {
-		return ""
-	}
-	for _, d := range f.Local {
-		switch d.Code {
-		case CodeUnreadableFile, CodeJSONSyntax, CodeSchema:
-			return d.String()
+// Broken returns the finding that makes the file's content untrustworthy —
+// it could not be read (missing, over-size, binary), or is not valid JSON
+// of its kind (empty, unparsable, schema-invalid) — and whether there is
+// one. plan and status show such a task as broken, never as a task.
+func (f *File) Broken() (Diagnostic, bool) {
+	if f != nil {
+		for _, d := range f.Local {
+			switch d.Code {
+			case CodeUnreadableFile, CodeJSONSyntax, CodeSchema:
+				return d, true
+			}
 		}
+	}
+	return Diagnostic{}, false
+}
+
+// brokenProblem is Broken's finding as `check` prints it, "" for none.
+func brokenProblem(f *File) string {
+	if d, ok := f.Broken(); ok {
+		return d.String()
 	}
 	return ""
 }

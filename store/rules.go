@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
 // The cross-file rules: per story (its tasks, and the epic it belongs to)
@@ -26,31 +24,17 @@ func anchor(f *File, key string) (int, int) {
 	return 0, 0
 }
 
-// checkStoryNode checks both copies of a story, and the story's place in
-// its epic once: on the main copy, or the worktree copy of a story that
-// exists only there.
-func (w *Workspace) checkStoryNode(n *storyNode) []Diagnostic {
-	var out []Diagnostic
-	for _, s := range []*Story{n.main, n.wt} {
-		if s != nil {
-			out = append(out, checkStory(s)...)
-		}
-	}
-	if m := n.member(); m != nil {
-		out = append(out, w.checkMembership(m)...)
-	}
-	return out
-}
-
 // checkMembership: a story naming an epic (by its "epic" field, else by the
 // prefix of its canonical name) must be listed by it. A story whose "epic"
 // field names an epic absent from this checkout is only told so (upstream
-// SAGA often leaves epic files uncommitted on story branches).
-func (w *Workspace) checkMembership(s *Story) []Diagnostic {
-	epic := s.EpicID()
-	if s.File == nil || s.File.Story == nil || epic == "" {
+// SAGA often leaves epic files uncommitted on story branches). It is
+// checked once per story, on its member copy (storyNode.memberCopy).
+func (w *Workspace) checkMembership(n *storyNode) []Diagnostic {
+	s := n.memberCopy()
+	if s == nil || s.File == nil || s.File.Story == nil || s.EpicID() == "" {
 		return nil
 	}
+	epic := s.EpicID()
 	st, en := anchor(s.File, "id")
 	e := w.Epic(epic)
 	var code Code
@@ -72,110 +56,12 @@ func (w *Workspace) checkMembership(s *Story) []Diagnostic {
 	return []Diagnostic{newDiagnostic(s.File, code, st, en, msg, nil)}
 }
 
-// checkStory checks one copy of a story: its files, its tasks' ids and
-// dependencies, cycles, and status consistency.
-func checkStory(s *Story) []Diagnostic {
-	var out []Diagnostic
-	add := func(f *File, code Code, start, end int, msg string, fix *Fix) {
-		out = append(out, newDiagnostic(f, code, start, end, msg, fix))
-	}
-	if s.File == nil && len(s.Tasks) > 0 {
-		f := s.Tasks[0].File
-		st, en := anchor(f, "id")
-		msg := fmt.Sprintf("story folder %q has no story.json; create it with `saga-lsp new story %s --title …`", s.ID, s.ID)
-		if s.InWorktree {
-			msg = fmt.Sprintf("the worktree copy %s/ of story %q has no story.json; restore it from the story's branch (git -C %s checkout -- .saga/stories/%s/story.json)",
-				s.Dir, s.ID, WorktreeDirRel(s.ID), s.ID)
-		}
-		add(f, CodeMissingStoryFile, st, en, msg, nil)
-	}
-	if s.File != nil && s.File.Story != nil {
-		if len(s.Tasks) == 0 {
-			st, en := anchor(s.File, "id")
-			msg := fmt.Sprintf("story %q has no tasks; add one with `saga-lsp new task %s <task-id> --subject …`", s.ID, s.ID)
-			if s.InWorktree {
-				msg = fmt.Sprintf("story %q has no tasks in its worktree copy %s/", s.ID, s.Dir)
-			}
-			add(s.File, CodeEmptyStory, st, en, msg, nil)
-		}
-		if s.Status == StatusCompleted {
-			if open := unfinished(s.Tasks); len(open) > 0 {
-				st, en := anchor(s.File, "status")
-				add(s.File, CodeStatusInconsistent, st, en, fmt.Sprintf(
-					"story is marked completed but %d of %d tasks are not: %s", len(open), len(s.Tasks), strings.Join(open, ", ")), nil)
-			}
-		}
-	}
-
-	byID := map[string]*Task{}
-	for _, t := range s.Tasks {
-		byID[t.ID] = t
-	}
-	// duplicate-id: among tasks whose id values collide, the one whose file name
-	// matches keeps the id; the others are the duplicates.
-	groups := map[string][]*Task{}
-	for _, t := range s.Tasks {
-		if t.IDValue != "" {
-			groups[t.IDValue] = append(groups[t.IDValue], t)
-		}
-	}
-	for id, g := range groups {
-		if len(g) < 2 && (byID[id] == nil || byID[id] == g[0]) {
-			continue
-		}
-		owner := byID[id]
-		if owner == nil {
-			owner = g[0]
-		}
-		for _, t := range g {
-			if t == owner {
-				continue
-			}
-			st, en := anchor(t.File, "id")
-			add(t.File, CodeDuplicateID, st, en, fmt.Sprintf("task id %q is already used by %s", id, owner.File.Rel), &Fix{Want: t.ID})
-		}
-	}
-	for _, t := range s.Tasks {
-		for _, r := range t.BlockedBy {
-			switch {
-			case r.ID == t.ID:
-				add(t.File, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID})
-			case byID[r.ID] == nil && ValidID(r.ID): // an invalid id is reported as invalid-id
-				add(t.File, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"no task %q in story %q%s", r.ID, s.ID, suggest(r.ID, slices.Collect(maps.Keys(byID)))), &Fix{Ref: r.ID})
-			}
-		}
-		if t.Status == StatusCompleted {
-			var open []string
-			for _, r := range t.BlockedBy {
-				if b := byID[r.ID]; b != nil && b != t && b.Status != StatusCompleted && !slices.Contains(open, r.ID) {
-					open = append(open, r.ID)
-				}
-			}
-			if len(open) > 0 {
-				st, en := anchor(t.File, "status")
-				add(t.File, CodeStatusInconsistent, st, en, fmt.Sprintf(
-					"task is marked completed but its blocker%s %s %s not", plural(len(open)), strings.Join(open, ", "), isAre(len(open))), nil)
-			}
-		}
-	}
-	items := make([]plan.Item, len(s.Tasks))
-	for i, t := range s.Tasks {
-		items[i] = plan.Item{ID: t.ID, Status: t.Status, BlockedBy: refIDs(t.BlockedBy)}
-	}
-	cycleDiags(items, func(from string) ([]Ref, *File) {
-		t := byID[from]
-		return t.BlockedBy, t.File
-	}, "task", add)
-	return out
-}
-
 func (w *Workspace) checkEpic(id string) []Diagnostic {
 	var out []Diagnostic
 	add := func(f *File, code Code, start, end int, msg string, fix *Fix) {
 		out = append(out, newDiagnostic(f, code, start, end, msg, fix))
 	}
-	n := w.epics[id]
+	n := w.epics.get(id)
 	defs := n.defs
 	for _, f := range defs[1:] {
 		st, en := anchor(f, "id")
@@ -187,6 +73,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 	}
 	f := e.File
 	flat := e.Flat()
+	var stories, children suggester
 	first := map[string]*Child{}
 	for i := range e.Children {
 		c := &e.Children[i]
@@ -202,7 +89,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		if s == nil {
 			add(f, CodeUnknownStory, c.Node.Start, c.Node.End, fmt.Sprintf(
 				"no story folder .saga/stories/%s/ (nor a copy in its worktree); create it with `saga-lsp new story %s --title … --epic %s`%s",
-				c.ID, c.ID, id, suggest(c.ID, w.SortedStoryIDs())), &Fix{Ref: c.ID})
+				c.ID, c.ID, id, stories.suggest(c.ID, w.SortedStoryIDs)), &Fix{Ref: c.ID})
 		}
 		// The flat dialect: an upstream epic's children are plain story ids,
 		// and a story naming the epic in its "epic" field is its child.
@@ -219,117 +106,39 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 				add(f, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
 			case first[r.ID] == nil && ValidCanonical(r.ID): // an invalid name is reported as invalid-id
 				add(f, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"%q is not a child of epic %q%s", r.ID, id, suggest(r.ID, slices.Collect(maps.Keys(first)))), &Fix{Ref: r.ID})
+					"%q is not a child of epic %q%s", r.ID, id, children.suggest(r.ID, func() []string { return slices.Collect(maps.Keys(first)) })), &Fix{Ref: r.ID})
 			}
 		}
 	}
-	items := make([]plan.Item, 0, len(first))
+	// The order between children, as positions among the first listings.
+	var kids []*Child
+	pos := map[string]int32{}
 	for i := range e.Children {
-		c := &e.Children[i]
-		if first[c.ID] == c {
-			it := plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)}
-			if s := w.Story(c.ID); s != nil {
-				it.Status = s.EffectiveStatus()
-			}
-			items = append(items, it)
+		if c := &e.Children[i]; first[c.ID] == c {
+			pos[c.ID] = int32(len(kids))
+			kids = append(kids, c)
 		}
 	}
-	cycleDiags(items, func(from string) ([]Ref, *File) { return first[from].BlockedBy, f }, "story", add)
+	g := depGraph{off: make([]int32, len(kids)+1)}
+	for i, c := range kids {
+		for _, r := range c.BlockedBy {
+			if j, ok := pos[r.ID]; ok && r.ID != c.ID {
+				g.to = append(g.to, j)
+			}
+		}
+		g.off[i+1] = int32(len(g.to))
+	}
+	item := func(i int) (string, string, []Ref, *File) {
+		status := ""
+		if s := w.Story(kids[i].ID); s != nil {
+			status = s.EffectiveStatus()
+		}
+		return kids[i].ID, status, kids[i].BlockedBy, f
+	}
+	if !g.acyclic() {
+		cycleDiags(findCycles(g, nil, item), item, "story", add)
+	}
 	return out
-}
-
-// cycleDiags reports every blockedBy entry on each dependency cycle, with the
-// whole cycle in the message; the weakest link is marked for the quick fix.
-// Statuses do not hide a cycle (it is wrong whatever is done), but they pick
-// the weakest link the way `plan` does, so both name the same edge.
-func cycleDiags(items []plan.Item, entries func(from string) ([]Ref, *File), what string,
-	add func(f *File, code Code, start, end int, msg string, fix *Fix)) {
-	if acyclic(items) {
-		return // the common case: skip building a whole plan
-	}
-	structural := make([]plan.Item, len(items))
-	for i, it := range items {
-		structural[i] = plan.Item{ID: it.ID, BlockedBy: it.BlockedBy}
-	}
-	p := plan.Compute(structural, 0)
-	for _, cyc := range p.Cycles {
-		weak := weakestLink(cyc, items)
-		msg := fmt.Sprintf("%s dependency cycle: %s (weakest link: %s → %s)", what, strings.Join(cyc, " → "), weak.From, weak.To)
-		for j := 0; j+1 < len(cyc); j++ {
-			from, to := cyc[j], cyc[j+1]
-			refs, f := entries(from)
-			for _, r := range refs {
-				if r.ID == to {
-					isWeak := weak.From == from && weak.To == to
-					add(f, CodeDependencyCycle, r.Node.Start, r.Node.End, msg, &Fix{Ref: to, Weak: isWeak})
-					break
-				}
-			}
-		}
-	}
-}
-
-// weakestLink is plan's rule: the cycle edge leaving the member with the
-// fewest unfinished blockers (ties: the smallest id).
-func weakestLink(cyc []string, items []plan.Item) plan.Edge {
-	byID := make(map[string]plan.Item, len(items))
-	for _, it := range items {
-		byID[it.ID] = it
-	}
-	best, bestN := -1, 0
-	for j := 0; j+1 < len(cyc); j++ {
-		it := byID[cyc[j]]
-		seen := map[string]bool{}
-		for _, b := range it.BlockedBy {
-			if bi, ok := byID[b]; ok && b != it.ID && bi.Status != StatusCompleted {
-				seen[b] = true
-			}
-		}
-		if n := len(seen); best < 0 || n < bestN || (n == bestN && cyc[j] < cyc[best]) {
-			best, bestN = j, n
-		}
-	}
-	return plan.Edge{From: cyc[best], To: cyc[best+1]}
-}
-
-// acyclic reports whether the blockedBy graph has no cycle of two or more
-// (self references and unknown ids are other rules' business), by peeling
-// items whose blockers are all peeled (Kahn's algorithm).
-func acyclic(items []plan.Item) bool {
-	index := make(map[string]int, len(items))
-	for i, it := range items {
-		index[it.ID] = i
-	}
-	pending := make([]int, len(items)) // unpeeled blockers per item
-	var blocks [][]int                 // blocker → items it blocks; built lazily
-	for i, it := range items {
-		for _, b := range it.BlockedBy {
-			if j, ok := index[b]; ok && j != i {
-				if blocks == nil {
-					blocks = make([][]int, len(items))
-				}
-				pending[i]++
-				blocks[j] = append(blocks[j], i)
-			}
-		}
-	}
-	if blocks == nil {
-		return true
-	}
-	queue := make([]int, 0, len(items))
-	for i, n := range pending {
-		if n == 0 {
-			queue = append(queue, i)
-		}
-	}
-	for k := 0; k < len(queue); k++ {
-		for _, i := range blocks[queue[k]] {
-			if pending[i]--; pending[i] == 0 {
-				queue = append(queue, i)
-			}
-		}
-	}
-	return len(queue) == len(items)
 }
 
 func refIDs(rs []Ref) []string {

@@ -3,39 +3,36 @@ package store
 import (
 	"maps"
 	"path"
+	"reflect"
 	"slices"
 )
 
 // Update returns a new workspace with changed files replaced (or added) and
 // removed paths dropped, recomputing only what they touch: their stories,
 // their epics, and the stories and epics that refer to those. w is not
-// modified. affected lists every file whose diagnostics may have changed
-// (removed files included, so their diagnostics can be cleared). A path is
-// either changed or removed; when a path is changed twice, the last wins.
+// modified, and the new workspace shares everything else with it: its maps
+// are persistent (pmap), so an update costs what it touches, not the
+// workspace. affected lists every file whose diagnostics may have changed:
+// the changed and removed paths, the files whose cross-file findings
+// differ, and a changed journal's story.json (the language server's
+// story-blocked follows the journal). A path is either changed or removed;
+// when a path is changed twice, the last wins.
 func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, affected []string) {
-	nw = &Workspace{
-		Root:     w.Root,
-		stories:  maps.Clone(w.stories),
-		epics:    maps.Clone(w.epics),
-		listedBy: w.listedBy,
-		others:   maps.Clone(w.others),
-	}
-	stories := map[string]bool{}
-	epics := map[string]bool{}
+	nw = &Workspace{}
+	*nw = *w
 	affectedSet := map[string]bool{}
 
-	// Files per touched story copy (by folder) and epic, starting from w's.
-	dirFiles := map[string][]*File{}
-	filesOf := func(dir string) []*File {
-		if fs, ok := dirFiles[dir]; ok {
-			return fs
+	// What each touched story copy (by folder) and epic loses and gains.
+	type copyEdit struct {
+		removed []string
+		changed []*File
+	}
+	copies := map[string]*copyEdit{}
+	editOf := func(dir string) *copyEdit {
+		if copies[dir] == nil {
+			copies[dir] = &copyEdit{}
 		}
-		var fs []*File
-		if s := w.stories[path.Base(dir)].copyOf(dir); s != nil {
-			fs = s.allFiles()
-		}
-		dirFiles[dir] = fs
-		return fs
+		return copies[dir]
 	}
 	epicDefs := map[string][]*File{}
 	defsOf := func(id string) []*File {
@@ -46,168 +43,212 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		epicDefs[id] = fs
 		return fs
 	}
-	drop := func(rel string) {
+	// put records that rel is replaced by f, or removed (f nil).
+	put := func(rel string, f *File) {
 		affectedSet[rel] = true
 		kind, owner, _ := Classify(rel)
 		switch kind {
 		case KindStory, KindTask, KindJournal:
-			dir := path.Dir(rel)
-			dirFiles[dir] = slices.DeleteFunc(slices.Clone(filesOf(dir)), func(f *File) bool { return f.Rel == rel })
+			if kind == KindJournal { // story-blocked, on story.json, follows the journal
+				affectedSet[path.Dir(rel)+"/story.json"] = true
+			}
+			e := editOf(path.Dir(rel))
+			e.removed = slices.DeleteFunc(e.removed, func(r string) bool { return r == rel })
+			e.changed = slices.DeleteFunc(e.changed, func(c *File) bool { return c.Rel == rel })
+			if f != nil {
+				e.changed = append(e.changed, f)
+			} else {
+				e.removed = append(e.removed, rel)
+			}
 		case KindEpic:
-			epicDefs[owner] = slices.DeleteFunc(defsOf(owner), func(f *File) bool { return f.Rel == rel })
+			defs := slices.DeleteFunc(defsOf(owner), func(d *File) bool { return d.Rel == rel })
+			if f != nil {
+				defs = append(defs, f)
+			}
+			epicDefs[owner] = defs
 		default:
-			delete(nw.others, rel)
+			nw.others = nw.others.del(rel)
+			if f != nil && (f.ReadErr != "" || f.Kind == KindMisplaced) {
+				nw.others = nw.others.set(rel, f)
+			}
 		}
 	}
 	for _, rel := range removed {
-		drop(rel)
+		put(rel, nil)
 	}
 	for _, f := range changed {
-		drop(f.Rel)
-		switch f.Kind {
-		case KindStory, KindTask, KindJournal:
-			dir := path.Dir(f.Rel)
-			dirFiles[dir] = append(dirFiles[dir], f)
-		case KindEpic:
-			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
-		default:
-			if f.ReadErr != "" || f.Kind == KindMisplaced {
-				nw.others[f.Rel] = f
-			}
-		}
+		put(f.Rel, f)
 	}
 
-	// Rebuild touched copies; a folder whose last file went away is gone
-	// unless w knew it as an (empty) folder and nothing was removed.
-	for dir, fs := range dirFiles {
+	// Touched copies, in new nodes: their task rules are run again below.
+	fresh := map[string]*storyNode{} // story id → its new node, copies changed
+	for dir, e := range copies {
 		id := path.Base(dir)
-		stories[id] = true
-		old := w.stories[id].copyOf(dir)
-		var s *Story
-		if len(fs) > 0 || (old != nil && len(old.allFiles()) == 0) {
-			s = assembleStory(dir, fs)
-		}
-		n := &storyNode{}
-		if on := nw.stories[id]; on != nil {
-			n.main, n.wt = on.main, on.wt
+		n := fresh[id]
+		if n == nil {
+			n = &storyNode{}
+			if on := w.stories.get(id); on != nil {
+				n.main, n.wt = on.main, on.wt
+			}
+			fresh[id] = n
 		}
 		if inWorktree(dir) {
-			n.wt = s
+			n.wt = editCopy(n.wt, dir, e.removed, e.changed)
 		} else {
-			n.main = s
+			n.main = editCopy(n.main, dir, e.removed, e.changed)
 		}
-		if n.main == nil && n.wt == nil {
-			delete(nw.stories, id)
-			continue
+	}
+	for id, n := range fresh {
+		if oldEpic, newEpic := w.stories.get(id).epicID(), n.epicID(); oldEpic != newEpic {
+			nw.naming = listDel(nw.naming, oldEpic, id)
+			nw.naming = listAdd(nw.naming, newEpic, id)
 		}
-		nw.stories[id] = n
 	}
 	for id, defs := range epicDefs {
-		epics[id] = true
+		old := w.Epic(id)
+		var e *Epic
 		if len(defs) == 0 {
-			delete(nw.epics, id)
-			continue
+			nw.epics = nw.epics.del(id)
+		} else {
+			sortEpicDefs(defs)
+			e = epicOf(defs[0])
+			nw.epics = nw.epics.set(id, &epicNode{defs: defs, epic: e})
 		}
-		sortEpicDefs(defs)
-		nw.epics[id] = &epicNode{defs: defs, epic: epicOf(defs[0])}
-	}
-	if len(epicDefs) > 0 {
-		nw.indexChildren()
+		if old != nil {
+			for _, c := range old.Children {
+				nw.listedBy = listDel(nw.listedBy, c.ID, id)
+			}
+		}
+		if e != nil {
+			for _, c := range e.Children {
+				nw.listedBy = listAdd(nw.listedBy, c.ID, id)
+			}
+		}
 	}
 
-	// What else the touched ones affect: an epic's children and the stories
-	// naming it; the epics listing a touched story or named by it.
-	for id := range epics {
-		for _, e := range []*Epic{w.Epic(id), nw.Epic(id)} {
-			if e != nil {
-				for _, c := range e.Children {
-					stories[c.ID] = true
-				}
-			}
-		}
-		for sid, n := range nw.stories {
-			if n.epicID() == id {
-				stories[sid] = true
+	// What else the touched ones affect: the stories naming a touched epic
+	// (their membership), and the epics listing or named by a touched story.
+	member := map[string]bool{} // stories whose place in an epic is checked again
+	epics := map[string]bool{}
+	for id := range epicDefs {
+		epics[id] = true
+		for _, l := range [][]string{w.naming.get(id), nw.naming.get(id)} {
+			for _, sid := range l {
+				member[sid] = true
 			}
 		}
 	}
-	for id := range stories {
-		for _, e := range w.listedBy[id] {
-			epics[e] = true
-		}
-		for _, e := range nw.listedBy[id] {
-			epics[e] = true
-		}
-		for _, n := range []*storyNode{w.stories[id], nw.stories[id]} {
-			if e := n.epicID(); e != "" {
+	for id := range fresh {
+		member[id] = true
+		for _, ws := range []*Workspace{w, nw} {
+			for _, e := range ws.listedBy.get(id) {
+				epics[e] = true
+			}
+			if e := ws.stories.get(id).epicID(); e != "" {
 				epics[e] = true
 			}
 		}
 	}
 
-	for id := range stories {
-		for _, f := range w.stories[id].files() {
-			affectedSet[f.Rel] = true
-		}
-		on := nw.stories[id]
-		if on == nil {
+	for id := range member {
+		old := w.stories.get(id)
+		n := fresh[id]
+		switch {
+		case n == nil && old == nil:
 			continue
+		case n == nil: // only its epic changed: the copies and their task findings stay
+			n = &storyNode{main: old.main, wt: old.wt, mainCheck: old.mainCheck, wtCheck: old.wtCheck}
+		case n.main == nil && n.wt == nil:
+			nw.stories = nw.stories.del(id)
+			diffChecks(affectedSet, old, nil)
+			continue
+		default:
+			n.check(old)
 		}
-		n := &storyNode{main: on.main, wt: on.wt}
-		n.diags = byFile(nw.checkStoryNode(n))
-		nw.stories[id] = n
-		for _, f := range n.files() {
-			affectedSet[f.Rel] = true
-		}
+		n.member = nw.checkMembership(n)
+		nw.stories = nw.stories.set(id, n)
+		diffChecks(affectedSet, old, n)
 	}
 	for id := range epics {
-		for _, f := range w.EpicDefinitions(id) {
-			affectedSet[f.Rel] = true
+		var before map[string][]Diagnostic
+		if on := w.epics.get(id); on != nil {
+			before = on.diags
 		}
-		on := nw.epics[id]
+		on := nw.epics.get(id)
 		if on == nil {
+			diffInto(affectedSet, before, nil)
 			continue
 		}
 		n := &epicNode{defs: on.defs, epic: on.epic}
-		nw.epics[id] = n
+		nw.epics = nw.epics.set(id, n)
 		n.diags = byFile(nw.checkEpic(id))
-		for _, f := range n.defs {
-			affectedSet[f.Rel] = true
-		}
+		diffInto(affectedSet, before, n.diags)
 	}
 	affected = slices.Sorted(maps.Keys(affectedSet))
 	return nw, affected
 }
 
-// member is the copy whose place in an epic is checked: the main copy, or
-// the worktree copy of a story that exists only there.
-func (n *storyNode) member() *Story {
-	switch {
-	case n == nil:
-		return nil
-	case n.main != nil:
-		return n.main
+// diffChecks adds to set every file whose cross-file findings differ
+// between two nodes of a story (nil: none).
+func diffChecks(set map[string]bool, before, after *storyNode) {
+	var b, a [3]map[string][]Diagnostic
+	for k, n := range []*storyNode{before, after} {
+		if n == nil {
+			continue
+		}
+		m := &b
+		if k == 1 {
+			m = &a
+		}
+		if n.mainCheck != nil {
+			m[0] = n.mainCheck.diags
+		}
+		if n.wtCheck != nil {
+			m[1] = n.wtCheck.diags
+		}
+		m[2] = byFile(n.member)
 	}
-	return n.wt
+	for i := range b {
+		diffInto(set, b[i], a[i])
+	}
 }
 
-func (n *storyNode) epicID() string {
-	if m := n.member(); m != nil {
-		return m.EpicID()
-	}
-	return ""
-}
-
-// files lists the JSON files of both copies.
-func (n *storyNode) files() []*File {
-	if n == nil {
-		return nil
-	}
-	var out []*File
-	for _, s := range []*Story{n.main, n.wt} {
-		if s != nil {
-			out = append(out, s.StoryFiles()...)
+// diffInto adds to set every file whose findings differ between before and
+// after.
+func diffInto(set map[string]bool, before, after map[string][]Diagnostic) {
+	for rel, ds := range before {
+		if !reflect.DeepEqual(ds, after[rel]) {
+			set[rel] = true
 		}
 	}
-	return out
+	for rel := range after {
+		if _, ok := before[rel]; !ok {
+			set[rel] = true
+		}
+	}
+}
+
+// listAdd and listDel keep a sorted list of a pmap entry.
+func listAdd(m pmap[[]string], key, v string) pmap[[]string] {
+	if key == "" {
+		return m
+	}
+	l := m.get(key)
+	i, found := slices.BinarySearch(l, v)
+	if found {
+		return m
+	}
+	return m.set(key, slices.Insert(slices.Clip(l), i, v))
+}
+
+func listDel(m pmap[[]string], key, v string) pmap[[]string] {
+	l := m.get(key)
+	i, found := slices.BinarySearch(l, v)
+	switch {
+	case !found:
+		return m
+	case len(l) == 1:
+		return m.del(key)
+	}
+	return m.set(key, slices.Delete(slices.Clone(l), i, i+1))
 }

@@ -31,6 +31,19 @@ func TestUpdateMatchesBuild(t *testing.T) {
 		roots = append(roots, root)
 	}
 	base := loadFiles(t, p, roots...)
+	// A story large enough to keep an id index (so its edits take the
+	// incremental path of the task rules).
+	base[".saga/stories/many/story.json"] = []byte(`{"id": "many", "title": "Many", "description": ""}`)
+	gen := rand.New(rand.NewPCG(7, 7))
+	for i := range 80 {
+		var by []string
+		for range gen.IntN(3) {
+			by = append(by, fmt.Sprintf("%q", fmt.Sprintf("m-%d", gen.IntN(i+1))))
+		}
+		status := []string{"pending", "completed", "in_progress"}[gen.IntN(3)]
+		base[fmt.Sprintf(".saga/stories/many/m-%d.json", i)] = []byte(fmt.Sprintf(
+			`{"id": "m-%d", "subject": "s", "description": "", "status": %q, "blockedBy": [%s]}`, i, status, strings.Join(by, ", ")))
+	}
 	var rels []string
 	for rel := range base {
 		rels = append(rels, rel)
@@ -44,7 +57,7 @@ func TestUpdateMatchesBuild(t *testing.T) {
 		},
 		func(r *rand.Rand, rel string, src []byte) []byte { // retarget a reference
 			names := []string{"write-tests", "login-endpoint", "user-auth--api", "billing--invoices", "ghost", "send-emails", "add-logout-button",
-				"cart-api", "pay-form", "routes", "a"}
+				"cart-api", "pay-form", "routes", "a", "m-3", "m-40", "m-79"}
 			return []byte(strings.Replace(string(src), `"blockedBy": [`, fmt.Sprintf(`"blockedBy": [%q, `, names[r.IntN(len(names))]), 1))
 		},
 		func(r *rand.Rand, rel string, src []byte) []byte { // complete it
@@ -75,13 +88,13 @@ func TestUpdateMatchesBuild(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		files := cloneMap(base)
 		ws := buildFrom(p, files)
-		for step := range 6 {
+		for step := range 12 {
 			var changed []*store.File
 			var removed []string
 			for range 1 + r.IntN(3) {
 				var rel string
 				if r.IntN(5) == 0 { // sometimes a new file: a task, a worktree copy's task or story, an epic
-					story := []string{"user-auth--api", "billing--invoices", "fresh", "user-auth--new", "cart-api", "pay-form"}[r.IntN(6)]
+					story := []string{"user-auth--api", "billing--invoices", "fresh", "user-auth--new", "cart-api", "pay-form", "many"}[r.IntN(7)]
 					switch r.IntN(4) {
 					case 0:
 						rel = fmt.Sprintf(".saga/worktrees/%s/.saga/stories/%s/new-%d.json", story, story, step)

@@ -23,16 +23,20 @@ import (
 type Workspace struct {
 	Root string
 
-	stories  map[string]*storyNode // by story id
-	epics    map[string]*epicNode  // by epic id
-	listedBy map[string][]string   // story id → epics listing it as a child, sorted
-	others   map[string]*File      // unreadable entries that are neither stories nor epics; misplaced files
+	// Persistent maps (pmap): an update shares every untouched entry.
+	stories  pmap[*storyNode] // by story id
+	epics    pmap[*epicNode]  // by epic id
+	listedBy pmap[[]string]   // story id → epics listing it as a child, sorted
+	naming   pmap[[]string]   // epic id → stories naming it (storyNode.epicID), sorted
+	others   pmap[*File]      // unreadable entries that are neither stories nor epics; misplaced files
 }
 
-// storyNode is what the workspace knows of one story id.
+// storyNode is what the workspace knows of one story id. It is immutable
+// once in a Workspace; an update makes a new node.
 type storyNode struct {
-	main, wt *Story
-	diags    map[string][]Diagnostic // cross-file findings, by file
+	main, wt           *Story
+	mainCheck, wtCheck *storyCheck  // the task rules' findings on each copy
+	member             []Diagnostic // the story's place in its epic (on the member copy's story.json)
 }
 
 // epicNode is what the workspace knows of one epic id.
@@ -70,18 +74,12 @@ func (c StoryCopies) WorktreeDir() string {
 // folders (relative to the root: .saga/stories/<id> or a worktree copy's
 // folder) that exist even if they hold no file.
 func Build(root string, storyDirs []string, files []*File) *Workspace {
-	w := &Workspace{
-		Root:     root,
-		stories:  map[string]*storyNode{},
-		epics:    map[string]*epicNode{},
-		listedBy: map[string][]string{},
-		others:   map[string]*File{},
-	}
 	byDir := map[string][]*File{}
 	for _, d := range storyDirs {
 		byDir[d] = nil // an empty folder is still a story that exists
 	}
 	epicDefs := map[string][]*File{}
+	others := newPmapBuilder[*File]()
 	for _, f := range files {
 		switch f.Kind {
 		case KindStory, KindTask, KindJournal:
@@ -91,16 +89,17 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
 		default:
 			if f.ReadErr != "" || f.Kind == KindMisplaced {
-				w.others[f.Rel] = f
+				others.set(f.Rel, f)
 			}
 		}
 	}
+	nodes := map[string]*storyNode{}
 	for dir, fs := range byDir {
 		s := assembleStory(dir, fs)
-		n := w.stories[s.ID]
+		n := nodes[s.ID]
 		if n == nil {
 			n = &storyNode{}
-			w.stories[s.ID] = n
+			nodes[s.ID] = n
 		}
 		if s.InWorktree {
 			n.wt = s
@@ -108,28 +107,59 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 			n.main = s
 		}
 	}
+	stories := newPmapBuilder[*storyNode]()
+	naming := map[string][]string{}
+	for id, n := range nodes {
+		stories.set(id, n)
+		if e := n.epicID(); e != "" {
+			naming[e] = append(naming[e], id)
+		}
+	}
+	epics := newPmapBuilder[*epicNode]()
+	listedBy := map[string][]string{}
 	for id, defs := range epicDefs {
 		sortEpicDefs(defs)
-		w.epics[id] = &epicNode{defs: defs, epic: epicOf(defs[0])}
+		n := &epicNode{defs: defs, epic: epicOf(defs[0])}
+		epics.set(id, n)
+		for _, c := range n.epic.Children {
+			if !slices.Contains(listedBy[c.ID], id) {
+				listedBy[c.ID] = append(listedBy[c.ID], id)
+			}
+		}
 	}
-	w.indexChildren()
-	w.checkStories(slices.Collect(maps.Keys(w.stories)))
-	for id, n := range w.epics {
+	w := &Workspace{Root: root, stories: stories.done(), epics: epics.done(), others: others.done(),
+		listedBy: sortedLists(listedBy), naming: sortedLists(naming)}
+	ids := slices.Collect(maps.Keys(nodes))
+	parallel(len(ids), func(i int) {
+		n := nodes[ids[i]]
+		n.check(nil)
+		n.member = w.checkMembership(n)
+	})
+	for id, n := range w.epics.all() {
 		n.diags = byFile(w.checkEpic(id))
 	}
 	return w
 }
 
-// checkStories computes the cross-file findings of the given stories on all
-// CPUs: stories are independent once the epics are indexed.
-func (w *Workspace) checkStories(ids []string) {
+// sortedLists turns a map of lists into a pmap of sorted lists.
+func sortedLists(m map[string][]string) pmap[[]string] {
+	b := newPmapBuilder[[]string]()
+	for k, l := range m {
+		slices.Sort(l)
+		b.set(k, l)
+	}
+	return b.done()
+}
+
+// parallel runs f(0…n-1) on all CPUs: stories are independent once the
+// epics are indexed.
+func parallel(n int, f func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(max(1, runtime.GOMAXPROCS(0)), max(1, len(ids)/64)) {
+	for range min(max(1, runtime.GOMAXPROCS(0)), max(1, n/64)) {
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				n := w.stories[ids[i]]
-				n.diags = byFile(w.checkStoryNode(n))
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
 			}
 		})
 	}
@@ -169,74 +199,6 @@ func epicOf(f *File) *Epic {
 	return &Epic{ID: f.Owner, File: f} // unreadable: present, but with nothing in it
 }
 
-func (w *Workspace) indexChildren() {
-	w.listedBy = map[string][]string{}
-	for _, n := range w.epics {
-		e := n.epic
-		for _, c := range e.Children {
-			if !slices.Contains(w.listedBy[c.ID], e.ID) {
-				w.listedBy[c.ID] = append(w.listedBy[c.ID], e.ID)
-			}
-		}
-	}
-	for _, l := range w.listedBy {
-		slices.Sort(l)
-	}
-}
-
-// assembleStory builds one copy of a story from the files of its folder dir.
-func assembleStory(dir string, files []*File) *Story {
-	s := &Story{ID: path.Base(dir)}
-	for _, f := range files {
-		if f.Kind != KindStory {
-			continue
-		}
-		if f.Story != nil {
-			meta := *f.Story // the File's copy stays untouched: snapshots share it
-			s = &meta
-		} else {
-			s.File = f
-		}
-	}
-	s.Dir = dir
-	s.InWorktree = inWorktree(dir)
-	for _, f := range files {
-		switch f.Kind {
-		case KindTask:
-			t := f.Task
-			if t == nil { // unreadable: keep the task so the story still counts it
-				t = &Task{ID: f.Name, File: f}
-			}
-			s.Tasks = append(s.Tasks, t)
-		case KindJournal:
-			s.Journal = f
-		}
-	}
-	slices.SortFunc(s.Tasks, func(a, b *Task) int { return strings.Compare(a.ID, b.ID) })
-	return s
-}
-
-// StoryFiles returns the story's JSON files: story.json first, then tasks.
-func (s *Story) StoryFiles() []*File {
-	out := make([]*File, 0, len(s.Tasks)+1)
-	if s.File != nil {
-		out = append(out, s.File)
-	}
-	for _, t := range s.Tasks {
-		out = append(out, t.File)
-	}
-	return out
-}
-
-// allFiles is StoryFiles plus the journal.
-func (s *Story) allFiles() []*File {
-	fs := s.StoryFiles()
-	if s.Journal != nil {
-		fs = append(fs, s.Journal)
-	}
-	return fs
-}
-
 // copyOf returns the copy of the node that holds rel (a file or the
 // copy's folder).
 func (n *storyNode) copyOf(rel string) *Story {
@@ -258,12 +220,82 @@ func (n *storyNode) copies() StoryCopies {
 	return StoryCopies{Main: n.main, Worktree: n.wt}
 }
 
+// member is the copy whose place in an epic is checked: the main copy, or
+// the worktree copy of a story that exists only there.
+func (n *storyNode) memberCopy() *Story {
+	switch {
+	case n == nil:
+		return nil
+	case n.main != nil:
+		return n.main
+	}
+	return n.wt
+}
+
+// epicID is the epic the story names (see Story.EpicID), "" for none.
+func (n *storyNode) epicID() string {
+	if m := n.memberCopy(); m != nil {
+		return m.EpicID()
+	}
+	return ""
+}
+
+// files lists the JSON files of both copies.
+func (n *storyNode) files() []*File {
+	if n == nil {
+		return nil
+	}
+	var out []*File
+	for _, s := range []*Story{n.main, n.wt} {
+		if s != nil {
+			out = append(out, s.StoryFiles()...)
+		}
+	}
+	return out
+}
+
+// check runs the task rules on both copies; a copy that old (the node the
+// story had) holds unchanged keeps its findings, and an edited one is
+// checked from its previous version.
+func (n *storyNode) check(old *storyNode) {
+	if old == nil {
+		old = &storyNode{}
+	}
+	n.mainCheck = checkCopy(n.main, old.main, old.mainCheck)
+	n.wtCheck = checkCopy(n.wt, old.wt, old.wtCheck)
+}
+
+func checkCopy(s, old *Story, oldCheck *storyCheck) *storyCheck {
+	switch {
+	case s == nil:
+		return nil
+	case s == old:
+		return oldCheck
+	}
+	return checkStory(s, old, oldCheck)
+}
+
+// checksOf returns the task rules' findings on one copy's files.
+func (n *storyNode) checksOf(rel string) map[string][]Diagnostic {
+	if n == nil {
+		return nil
+	}
+	c := n.mainCheck
+	if inWorktree(rel) {
+		c = n.wtCheck
+	}
+	if c == nil {
+		return nil
+	}
+	return c.diags
+}
+
 // File returns the parsed file at rel, or nil.
 func (w *Workspace) File(rel string) *File {
 	kind, owner, name := Classify(rel)
 	switch kind {
 	case KindStory, KindTask, KindJournal:
-		s := w.stories[owner].copyOf(rel)
+		s := w.stories.get(owner).copyOf(rel)
 		switch {
 		case s == nil:
 		case kind == KindStory:
@@ -276,7 +308,7 @@ func (w *Workspace) File(rel string) *File {
 			}
 		}
 	case KindEpic:
-		if n := w.epics[owner]; n != nil {
+		if n := w.epics.get(owner); n != nil {
 			for _, f := range n.defs {
 				if f.Rel == rel {
 					return f
@@ -284,19 +316,21 @@ func (w *Workspace) File(rel string) *File {
 			}
 		}
 	}
-	return w.others[rel]
+	return w.others.get(rel)
 }
 
 // Files returns every parsed file, sorted by path.
 func (w *Workspace) Files() []*File {
 	var out []*File
-	for _, n := range w.stories {
+	for _, n := range w.stories.all() {
 		out = append(out, n.files()...)
 	}
-	for _, n := range w.epics {
+	for _, n := range w.epics.all() {
 		out = append(out, n.defs...)
 	}
-	out = append(out, slices.Collect(maps.Values(w.others))...)
+	for _, f := range w.others.all() {
+		out = append(out, f)
+	}
 	slices.SortFunc(out, func(a, b *File) int { return strings.Compare(a.Rel, b.Rel) })
 	return out
 }
@@ -307,12 +341,17 @@ func (w *Workspace) Diagnostics() []Diagnostic {
 	for _, f := range w.Files() {
 		out = append(out, f.Local...)
 	}
-	for _, n := range w.stories {
-		for _, ds := range n.diags {
-			out = append(out, ds...)
+	for _, n := range w.stories.all() {
+		for _, c := range []*storyCheck{n.mainCheck, n.wtCheck} {
+			if c != nil {
+				for _, ds := range c.diags {
+					out = append(out, ds...)
+				}
+			}
 		}
+		out = append(out, n.member...)
 	}
-	for _, n := range w.epics {
+	for _, n := range w.epics.all() {
 		for _, ds := range n.diags {
 			out = append(out, ds...)
 		}
@@ -330,11 +369,16 @@ func (w *Workspace) FileDiagnostics(rel string) []Diagnostic {
 	out := slices.Clone(f.Local)
 	switch f.Kind {
 	case KindStory, KindTask:
-		if n := w.stories[f.Owner]; n != nil {
-			out = append(out, n.diags[rel]...)
+		if n := w.stories.get(f.Owner); n != nil {
+			out = append(out, n.checksOf(rel)[rel]...)
+			for _, d := range n.member {
+				if d.File == rel {
+					out = append(out, d)
+				}
+			}
 		}
 	case KindEpic:
-		if n := w.epics[f.Owner]; n != nil {
+		if n := w.epics.get(f.Owner); n != nil {
 			out = append(out, n.diags[rel]...)
 		}
 	}
@@ -343,10 +387,10 @@ func (w *Workspace) FileDiagnostics(rel string) []Diagnostic {
 }
 
 // Story returns the live copy of the story (see StoryCopies.Live), or nil.
-func (w *Workspace) Story(id string) *Story { return w.stories[id].copies().Live() }
+func (w *Workspace) Story(id string) *Story { return w.stories.get(id).copies().Live() }
 
 // Copies returns every copy of the story the workspace holds.
-func (w *Workspace) Copies(id string) StoryCopies { return w.stories[id].copies() }
+func (w *Workspace) Copies(id string) StoryCopies { return w.stories.get(id).copies() }
 
 // StoryOf returns the copy of its story a story, task or journal file
 // belongs to (the worktree copy for a file in the worktree), or nil.
@@ -356,7 +400,7 @@ func (w *Workspace) StoryOf(f *File) *Story {
 	}
 	switch f.Kind {
 	case KindStory, KindTask, KindJournal:
-		return w.stories[f.Owner].copyOf(f.Rel)
+		return w.stories.get(f.Owner).copyOf(f.Rel)
 	}
 	return nil
 }
@@ -364,7 +408,7 @@ func (w *Workspace) StoryOf(f *File) *Story {
 // Epic returns the epic with this id (its first definition when it has
 // two), or nil.
 func (w *Workspace) Epic(id string) *Epic {
-	if n := w.epics[id]; n != nil {
+	if n := w.epics.get(id); n != nil {
 		return n.epic
 	}
 	return nil
@@ -373,7 +417,7 @@ func (w *Workspace) Epic(id string) *Epic {
 // Stories yields the live copy of every story, in no particular order.
 func (w *Workspace) Stories() iter.Seq[*Story] {
 	return func(yield func(*Story) bool) {
-		for _, n := range w.stories {
+		for _, n := range w.stories.all() {
 			if !yield(n.copies().Live()) {
 				return
 			}
@@ -384,7 +428,7 @@ func (w *Workspace) Stories() iter.Seq[*Story] {
 // Epics yields every epic (its first definition), in no particular order.
 func (w *Workspace) Epics() iter.Seq[*Epic] {
 	return func(yield func(*Epic) bool) {
-		for _, n := range w.epics {
+		for _, n := range w.epics.all() {
 			if !yield(n.epic) {
 				return
 			}
@@ -393,20 +437,20 @@ func (w *Workspace) Epics() iter.Seq[*Epic] {
 }
 
 // StoryCount and EpicCount count story ids and epic ids.
-func (w *Workspace) StoryCount() int { return len(w.stories) }
-func (w *Workspace) EpicCount() int  { return len(w.epics) }
+func (w *Workspace) StoryCount() int { return w.stories.len() }
+func (w *Workspace) EpicCount() int  { return w.epics.len() }
 
 // ListedBy returns the epics that list story id as a child.
-func (w *Workspace) ListedBy(id string) []string { return w.listedBy[id] }
+func (w *Workspace) ListedBy(id string) []string { return w.listedBy.get(id) }
 
 // EpicDefinitions returns every file defining epic id (more than one is an error).
 func (w *Workspace) EpicDefinitions(id string) []*File {
-	if n := w.epics[id]; n != nil {
+	if n := w.epics.get(id); n != nil {
 		return n.defs
 	}
 	return nil
 }
 
 // SortedStoryIDs and SortedEpicIDs list ids in order.
-func (w *Workspace) SortedStoryIDs() []string { return slices.Sorted(maps.Keys(w.stories)) }
-func (w *Workspace) SortedEpicIDs() []string  { return slices.Sorted(maps.Keys(w.epics)) }
+func (w *Workspace) SortedStoryIDs() []string { return w.stories.sortedKeys() }
+func (w *Workspace) SortedEpicIDs() []string  { return w.epics.sortedKeys() }

@@ -54,6 +54,17 @@ func budgets() []budget {
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
 		// Live worker state (bench/live_test.go).
 		{label: "status change on disk → saga/taskStatus p95", bench: "LiveTaskStatus", metric: "p95-ms", max: 100, unit: "ms"},
+		// Cost follows the edit (bench/scale_test.go): W and 4W side by side
+		// in one run, a 100,000-task story, a 10,000-task cycle.
+		{label: "4W: keystroke → diagnostics p95", bench: "LSPScale", metric: "4W-p95-ms", max: 2, unit: "ms"},
+		{label: "keystroke p95, 4W ÷ W", bench: "LSPScale", metric: "p95-4W/W", max: 1.5, unit: "×"},
+		{label: "4W: peak RSS ÷ JSON bytes", bench: "LSPScale", metric: "4W-RSS/JSON", max: 4, unit: "×"},
+		{label: "initialize → all diagnostics, 4W ÷ W", bench: "LSPScale", metric: "init-4W/W", max: 4, unit: "×"},
+		{label: "100,000-task story: check", bench: "BigStory", metric: "check-s", max: 2, unit: "s"},
+		{label: "100,000-task story: plan", bench: "BigStory", metric: "plan-s", max: 2, unit: "s"},
+		{label: "100,000-task story: status", bench: "BigStory", metric: "status-s", max: 2, unit: "s"},
+		{label: "100,000-task story: one edit → diagnostics p95", bench: "BigStoryEdit", metric: "edit-p95-ms", max: 50, unit: "ms"},
+		{label: "10,000-task cycle: check", bench: "Cycle", metric: "check-s", max: 1, unit: "s"},
 		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
 		// pushed after its fixed 500 ms delay, or pulled right away.
 		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},
@@ -214,6 +225,7 @@ func printReport(w io.Writer, results []*result) {
 		}
 		lines = append(lines, budgetLine(b, ns, byName[floorBench]))
 	}
+	printScale(w, byName["LSPScale"])
 	if len(lines) == 0 {
 		return
 	}
@@ -222,6 +234,40 @@ func printReport(w io.Writer, results []*result) {
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
 	}
+}
+
+// printScale sets the language server on W and on 4W side by side, as
+// BenchmarkLSPScale measured them in the same ops.
+func printScale(w io.Writer, r *result) {
+	if r == nil {
+		return
+	}
+	rows := []struct{ label, w, w4, ratio, unit string }{
+		{"initialize → all diagnostics", "W-init-s", "4W-init-s", "init-4W/W", "s"},
+		{"keystroke → diagnostics p95", "W-p95-ms", "4W-p95-ms", "p95-4W/W", "ms"},
+		{"peak RSS", "W-RSS-MB", "4W-RSS-MB", "", "MB"},
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "language server, W (22,000 files) and 4W (88,000 files) in the same run:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tW\t4W\t4W ÷ W")
+	for _, row := range rows {
+		a, okA := r.median(row.w)
+		b, okB := r.median(row.w4)
+		if !okA || !okB {
+			continue
+		}
+		ratio := b / a
+		if v, ok := r.median(row.ratio); ok {
+			ratio = v // the median of each op's ratio
+		}
+		fmt.Fprintf(tw, "  %s\t%s %s\t%s %s\t%.2f ×\n", row.label,
+			strconv.FormatFloat(a, 'g', 4, 64), row.unit, strconv.FormatFloat(b, 'g', 4, 64), row.unit, ratio)
+	}
+	if v, ok := r.median("4W-JSON-MB"); ok {
+		fmt.Fprintf(tw, "  JSON of the workspace\t\t%s MB\t\n", strconv.FormatFloat(v, 'g', 4, 64))
+	}
+	tw.Flush()
 }
 
 func budgetLine(b budget, ns float64, floor *result) string {

@@ -55,9 +55,20 @@ func Ensure(dir string) (string, error) {
 	return ensure(dir, WStories, WTasksPerStory, WEpics, WSeed)
 }
 
+// EnsureScaled is Ensure for W scaled by factor: factor times the stories
+// and epics, as many tasks per story (4W: 88,000 files).
+func EnsureScaled(dir string, factor int) (string, error) {
+	return ensure(dir, WStories*factor, WTasksPerStory, WEpics*factor, WSeed)
+}
+
 func ensure(dir string, stories, tasksPerStory, epics int, seed int64) (string, error) {
 	marker := fmt.Sprintf("saga-lsp workload v%d: %d stories × %d tasks + %d epics, seed %d\n",
 		Version, stories, tasksPerStory, epics, seed)
+	return ensureWith(dir, marker, func(dir string) error { return Generate(dir, stories, tasksPerStory, epics, seed) })
+}
+
+// ensureWith makes dir hold what generate writes, identified by marker.
+func ensureWith(dir, marker string, generate func(dir string) error) (string, error) {
 	got, err := os.ReadFile(filepath.Join(dir, markerName))
 	if err == nil && string(got) == marker {
 		return dir, nil
@@ -80,7 +91,7 @@ func ensure(dir string, stories, tasksPerStory, epics int, seed int64) (string, 
 	if err := os.RemoveAll(partial); err != nil {
 		return "", fmt.Errorf("workload: %w", err)
 	}
-	if err := Generate(partial, stories, tasksPerStory, epics, seed); err != nil {
+	if err := generate(partial); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(partial, markerName), []byte(marker), 0o644); err != nil {

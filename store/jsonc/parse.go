@@ -84,9 +84,12 @@ func parse(src []byte, text string) *Document {
 	}
 	p.members = make([]Member, 0, 16)
 	p.elems = make([]*Node, 0, 8)
-	// About one node per 48 bytes of pretty-printed JSON; more chunks are
-	// added when that is not enough.
-	p.nodes = make([]Node, 0, min(len(src)/48+8, 4096))
+	// One node per string (a key or a value), object and array, plus a few
+	// for other literals: counted with memchr-speed scans, so the slab of a
+	// workspace's hundreds of thousands of nodes wastes little; small chunks
+	// are added when literals overflow it.
+	est := bytes.Count(src, []byte{'"'})/2 + bytes.Count(src, []byte{'{'}) + bytes.Count(src, []byte{'['}) + 1
+	p.nodes = make([]Node, 0, min(est, 4096))
 	doc.Root = p.parseDocument()
 	doc.Errors = p.finishErrors()
 	return doc
@@ -186,7 +189,7 @@ func (p *parser) errorAt(start, end int, msg string) {
 func (p *parser) newNode(k Kind, start int) *Node {
 	if len(p.nodes) == cap(p.nodes) {
 		// Earlier chunks stay alive through the pointers handed out.
-		p.nodes = make([]Node, 0, min(max(2*cap(p.nodes), 16), 4096))
+		p.nodes = make([]Node, 0, min(max(cap(p.nodes)/2, 8), 4096))
 	}
 	p.nodes = p.nodes[:len(p.nodes)+1]
 	n := &p.nodes[len(p.nodes)-1]

@@ -7,6 +7,9 @@
 //
 // It works on plain []Item values and knows nothing about files: the CLI
 // and the language server convert their own data before calling Compute.
+// Components, the strongly connected components of a graph given by
+// positions, is the one implementation of Tarjan's algorithm: the checker
+// finds cycles with it too.
 package plan
 
 import (
@@ -284,39 +287,57 @@ func (g *graph) levels() [][]int {
 }
 
 // sccs returns the strongly connected components of the subgraph induced by
-// in, following deps edges. Tarjan's algorithm with an explicit call stack, so
-// a 10,000-long chain cannot overflow the goroutine stack.
+// in, following deps edges.
 func (g *graph) sccs(in []bool) [][]int {
-	n := len(g.ids)
-	index := make([]int, n) // 0 = unvisited, else discovery order + 1
-	low := make([]int, n)
-	onStack := make([]bool, n)
-	var stack []int
-	type frame struct{ v, next int }
-	var calls []frame
-	counter := 0
-	var out [][]int
+	return Components(len(g.ids), func(v int) []int { return g.deps[v] }, func(v int) bool { return in[v] }, nil)
+}
 
-	visit := func(v int) {
+// Components returns the strongly connected components of the graph over
+// 0…n-1 whose edges leave v towards edges(v), restricted to the vertices in
+// admits (every vertex when nil), exploring from roots (every admitted
+// vertex, in order, when nil). Tarjan's algorithm with an explicit call
+// stack, so a 10,000-long chain cannot overflow the goroutine stack; each
+// vertex and edge is visited once.
+func Components[T ~int | ~int32](n int, edges func(v int) []T, in func(v int) bool, roots []T) [][]T {
+	index := make([]int32, n) // 0 = unvisited, else discovery order + 1
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	var stack []T
+	type frame struct {
+		v    T
+		next int
+	}
+	var calls []frame
+	var counter int32
+	var out [][]T
+	admitted := func(v T) bool { return in == nil || in(int(v)) }
+
+	visit := func(v T) {
 		counter++
 		index[v], low[v] = counter, counter
 		stack = append(stack, v)
 		onStack[v] = true
 		calls = append(calls, frame{v: v})
 	}
-	for root := range n {
-		if !in[root] || index[root] != 0 {
+	if roots == nil {
+		roots = make([]T, n)
+		for v := range roots {
+			roots[v] = T(v)
+		}
+	}
+	for _, root := range roots {
+		if !admitted(root) || index[root] != 0 {
 			continue
 		}
 		visit(root)
 		for len(calls) > 0 {
 			f := &calls[len(calls)-1]
 			v := f.v
-			if f.next < len(g.deps[v]) {
-				w := g.deps[v][f.next]
+			if es := edges(int(v)); f.next < len(es) {
+				w := es[f.next]
 				f.next++ // before visit: appending may move calls
 				switch {
-				case !in[w]:
+				case !admitted(w):
 				case index[w] == 0:
 					visit(w)
 				case onStack[w]:
@@ -325,7 +346,7 @@ func (g *graph) sccs(in []bool) [][]int {
 				continue
 			}
 			if low[v] == index[v] {
-				var comp []int
+				var comp []T
 				for {
 					w := stack[len(stack)-1]
 					stack = stack[:len(stack)-1]
