@@ -62,8 +62,9 @@
 //   - stream-json output: system/init, hook_started/hook_response,
 //     permission_denied, assistant tool_use and text lines, user tool_result
 //     lines with tool_use_result, the final result line with 2.1.330's
-//     fields (terminal_reason, errors, usage, …); exit 1 when --max-turns
-//     stops the run.
+//     fields (terminal_reason, errors, usage, …; total_cost_usd is 0, or
+//     $SAGA_STANDIN_COST_USD when a test prices the scripted model); exit 1
+//     when --max-turns stops the run.
 //   - Signals: SIGINT interrupts the run as it interrupts `claude -p` — the
 //     running tool and hooks are killed (an interrupted TaskCompleted hook
 //     does not veto), the stream ends with "[Request interrupted by user…]"

@@ -6,6 +6,7 @@ package agentsim
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -60,7 +61,10 @@ func (s *session) resultLine(e ending, streamJSON bool) *obj {
 			"maxOutputTokens", 128000, "thinkingTokens", 0, "cacheCreationEphemeral5mInputTokens", 0,
 			"cacheCreationEphemeral1hInputTokens", 0, "canonicalModel", s.model, "provider", "firstParty", "costBasis", "list"))
 	}
-	res := newObj("duration_api_ms", 0, "stop_reason", stopReason, "session_id", s.sessionID, "total_cost_usd", 0,
+	// A scripted model costs nothing, unless a test prices it
+	// ($SAGA_STANDIN_COST_USD per run) to exercise cost caps.
+	cost, _ := strconv.ParseFloat(s.getenv("SAGA_STANDIN_COST_USD"), 64)
+	res := newObj("duration_api_ms", 0, "stop_reason", stopReason, "session_id", s.sessionID, "total_cost_usd", cost,
 		"usage", resultUsage(), "modelUsage", modelUsage, "permission_denials", nonNilAny(s.denials),
 		"terminal_reason", terminal, "fast_mode_state", "off", "fast_mode_disabled_reason", "sdk_opt_in_required",
 		"subagent_stats", subagentStats(), "safety_stops", 0, "is_error", isErr, "num_turns", numTurns, "subtype", subtype)

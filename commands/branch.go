@@ -48,13 +48,20 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		}
 		from = b
 	}
+	// Merged blockers are judged against the base as the remote has it.
+	target := from
+	if g.HasRemote(ctx) {
+		if _, err := g.Run(ctx, "fetch", "-q", "origin", from); err == nil && g.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+from) {
+			target = "origin/" + from
+		}
+	}
 	var onTop []string
 	for _, b := range epicBlockers(ws, story) {
 		bb := "story/" + b
 		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
 			continue // never run, or merged and deleted: its work is on the base
 		}
-		if g.OK(ctx, "merge-base", "--is-ancestor", bb, from) {
+		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {
 			continue // merged into the base
 		}
 		onTop = append(onTop, b)
@@ -67,7 +74,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	}
 	wt := store.WorktreeDir(root, story)
 	g.Run(ctx, "worktree", "prune")
-	if _, err := g.Run(ctx, "worktree", "add", "-q", "-b", branch, wt, from); err != nil {
+	if _, err := g.Run(ctx, "worktree", "add", "-q", "-b", branch, wt, target); err != nil {
 		return "", err
 	}
 	if err := g.ExcludeWorktrees(ctx); err != nil {

@@ -145,6 +145,9 @@ func epicUsage(ctx context.Context, ws *store.Workspace, o EpicRunOptions) error
 		return usagef("stories of epic %s have no tasks: %s — add tasks with `saga-lsp new task <story> <id> --subject …`", o.Epic, strings.Join(empty, ", "))
 	}
 	if o.Epic2.After == runs.AfterMerged {
+		if o.Worker.DryRun {
+			return usagef("--after merged waits for pull requests to merge, and a dry run opens none: use --after ready with --dry-run")
+		}
 		if err := mergedUsable(ctx, o.Root, o.Env); err != nil {
 			return usagef("--after merged %v", err)
 		}

@@ -7,6 +7,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -41,6 +42,7 @@ type EpicStory struct {
 	Session   string   `json:"session"` // its worker's tmux session, when it runs or ran
 	Done      int      `json:"done"`    // tasks
 	Total     int      `json:"total"`
+	Merged    bool     `json:"merged"` // its PR is merged into the base (looked at with --after merged)
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -57,6 +59,9 @@ type EpicStatus struct {
 	Cost        float64     `json:"cost"`
 	Stories     []EpicStory `json:"stories"`
 	ExitCode    *int        `json:"exitCode"`
+	// AwaitingMerge are completed stories whose PR is not merged yet while
+	// dependents wait for that (--after merged).
+	AwaitingMerge []string `json:"awaitingMerge"`
 }
 
 // EpicQuery says how to judge an epic's stories.
@@ -91,9 +96,12 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 			return nil, err
 		}
 	}
-	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}}
+	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
 	if last := runs.Latest(q.SessionDir, runs.KindEpic, e.ID); last != nil {
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
+		if q.After == "" {
+			q.After = last.After // judged as the last run judges
+		}
 		switch {
 		case last.Ended:
 			st.State, st.ExitCode = last.State, last.ExitCode
@@ -149,6 +157,12 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 			}
 			switch resolve(b, seen) {
 			case runs.StatusCompleted:
+				if q.After == runs.AfterMerged && !stories[b].Merged {
+					ready = false // its work counts once merged into the base
+					if !slices.Contains(st.AwaitingMerge, b) {
+						st.AwaitingMerge = append(st.AwaitingMerge, b)
+					}
+				}
 			case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped, EpicHeld:
 				es.HeldBy = append(es.HeldBy, b)
 				ready = false
@@ -226,11 +240,11 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 			es.Cost = rec.Cost
 		}
 	}
-	if q.After == runs.AfterMerged {
-		if merged(ctx, q.Root, es.ID, q.Env) {
-			return runs.StatusCompleted
-		}
-	} else if completedEvidence(ctx, q.Root, ws, es.ID, last, rec, haveRec, branches[es.ID], q.Parser) {
+	if q.After == runs.AfterMerged && (branches[es.ID] || haveRec) && merged(ctx, q.Root, es.ID, q.Env) {
+		es.Merged = true
+		return runs.StatusCompleted
+	}
+	if completedEvidence(ctx, q.Root, ws, es.ID, last, rec, haveRec, branches[es.ID], q.Parser) {
 		return runs.StatusCompleted
 	}
 	// The last outcome, when it ended after Since.
@@ -293,11 +307,12 @@ func merged(ctx context.Context, root, story string, env func(string) string) bo
 	if gh == "" {
 		gh = "gh"
 	}
-	cmd := exec.CommandContext(ctx, gh, "pr", "view", "story/"+story, "--json", "state", "--jq", ".state")
+	cmd := exec.CommandContext(ctx, gh, "pr", "view", "story/"+story, "--json", "state")
 	cmd.Dir = root
 	cmd.Env = append(cmd.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
 	out, err := cmd.Output()
-	return err == nil && strings.TrimSpace(string(out)) == "MERGED"
+	var pr struct{ State string }
+	return err == nil && json.Unmarshal(out, &pr) == nil && pr.State == "MERGED"
 }
 
 func refIDs(refs []store.Ref) []string {

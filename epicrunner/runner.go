@@ -90,15 +90,24 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer l.Close()
 	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, DryRun: o.Worker.DryRun},
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
 		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0
 	if st != nil {
 		done, total, cost = st.Done, st.Total, st.Cost
 	}
-	l.Emit(runs.Event{Event: runs.KindEpicEnd, Status: status, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total), Cost: runs.Float(cost)},
-		fmt.Sprintf("epic %s %s: %d/%d stories, $%.2f, exit %d", o.Epic, status, done, total, cost, code))
+	msg := fmt.Sprintf("epic %s %s: %d/%d stories, $%.2f, exit %d", o.Epic, status, done, total, cost, code)
+	if st != nil && done < total {
+		var left []string
+		for _, s := range st.Stories {
+			if s.State != runs.StatusCompleted {
+				left = append(left, s.ID+" ("+s.State+")")
+			}
+		}
+		msg += "; left: " + strings.Join(left, ", ")
+	}
+	l.Emit(runs.Event{Event: runs.KindEpicEnd, Status: status, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total), Cost: runs.Float(cost), Message: msg}, msg)
 	return code
 }
 
@@ -124,6 +133,9 @@ func (o *Options) defaults() {
 	}
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
+		if o.After == runs.AfterMerged {
+			o.Tick = o.EpicFlags.PollInterval()
+		}
 	}
 }
 
@@ -230,8 +242,15 @@ func (r *runner) report(st *commands.EpicStatus) {
 	}
 	if !r.capped && r.o.MaxCost > 0 && st.Cost >= r.o.MaxCost {
 		r.capped = true
-		r.log.Emit(runs.Event{Event: runs.KindEpicCap, Cost: runs.Float(st.Cost)},
-			fmt.Sprintf("the epic's runs cost $%.2f, reaching --max-cost $%.2f: no story and no run starts any more", st.Cost, r.o.MaxCost))
+		var left []string
+		for _, s := range st.Stories {
+			if s.State != runs.StatusCompleted && s.State != commands.EpicRunning {
+				left = append(left, s.ID)
+			}
+		}
+		r.log.Emit(runs.Event{Event: runs.KindEpicCap, Cost: runs.Float(st.Cost), By: left},
+			fmt.Sprintf("the epic's runs cost $%.2f, reaching --max-cost $%.2f: no story and no run starts any more; left: %s",
+				st.Cost, r.o.MaxCost, strings.Join(left, ", ")))
 	}
 }
 
@@ -277,6 +296,9 @@ func (r *runner) schedule(ctx context.Context, st *commands.EpicStatus) (started
 func (r *runner) nothingCanStart(st *commands.EpicStatus) bool {
 	if r.capped {
 		return true
+	}
+	if len(st.AwaitingMerge) > 0 {
+		return false // dependents start once those PRs merge
 	}
 	for _, s := range st.Stories {
 		if s.State == commands.EpicReady {

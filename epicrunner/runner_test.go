@@ -353,3 +353,106 @@ func TestAmbiguousName(t *testing.T) {
 		t.Errorf("status --epic: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// --max-cost: once the epic's spend reaches the cap no new story starts
+// (and no running story starts another run); the runner exits 2 and says
+// which stories it left.
+func TestCostCapStopsNewStarts(t *testing.T) {
+	f := newEpicFixture(t, false)
+	priced := []string{"SAGA_STANDIN_COST_USD=0.6"}
+	if r := f.saga(priced, "run", "shop", "--max-parallel", "1", "--max-cost", "1"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	fr := f.follow()
+	if fr.Code != 2 {
+		t.Fatalf("follow: exit %d, want the runner's 2\n%s", fr.Code, fr.Stderr)
+	}
+	evs := f.events()
+	starts := 0
+	capAt := -1
+	for i, e := range evs {
+		switch e.Event {
+		case runs.KindStoryStart:
+			starts++
+			if capAt >= 0 {
+				t.Errorf("%s started after the cap", e.Story)
+			}
+		case runs.KindEpicCap:
+			capAt = i
+		}
+	}
+	if capAt < 0 || starts != 2 {
+		t.Fatalf("cap at %d, %d starts (want the cap after 2 runs of $0.60)", capAt, starts)
+	}
+	end := evs[len(evs)-1]
+	if end.Event != runs.KindEpicEnd || end.Status != runs.StatusTimeout || end.Cost == nil || *end.Cost < 1 {
+		t.Errorf("end %+v", end)
+	}
+	if !strings.Contains(fr.Stderr, "left: ") {
+		t.Errorf("the runner does not say which stories it left:\n%s", fr.Stderr)
+	}
+}
+
+// --after merged: a dependent starts only once its blocker's PR is merged
+// into the base, and then from the freshly fetched base.
+func TestAfterMerged(t *testing.T) {
+	f := newEpicFixture(t, true)
+	if r := f.saga(nil, "run", "shop", "--after", "merged", "--max-parallel", "2", "--poll", "0.1"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	defer f.saga(nil, "stop", "shop")
+	// a completes and its PR is ready, but not merged: b and c wait.
+	if !testkit.WaitUntil(60*time.Second, func() bool {
+		st := f.status()
+		return storyState(st, "shop--a").State == runs.StatusCompleted && storyState(st, "shop--e").State == runs.StatusCompleted
+	}) {
+		t.Fatalf("a and e never completed: %+v", f.status())
+	}
+	if s := storyState(f.status(), "shop--b"); s.State != commands.EpicWaiting {
+		t.Fatalf("b %s before a's PR merged", s.State)
+	}
+	// Merge a's PR as GitHub would: its branch into main on the origin, the
+	// PR marked merged.
+	origin := strings.TrimSpace(testkit.Git(t, f.root, "remote", "get-url", "origin"))
+	testkit.Git(t, f.root, "fetch", "-q", "origin")
+	testkit.Git(t, f.root, "checkout", "-q", "-b", "merge-a", "origin/main")
+	testkit.Git(t, f.root, "merge", "-q", "--no-ff", "-m", "Merge story/shop--a", "origin/story/shop--a")
+	testkit.Git(t, f.root, "push", "-q", origin, "merge-a:main")
+	testkit.Git(t, f.root, "checkout", "-q", "main")
+	markMerged(t, f, "story/shop--a")
+	if !testkit.WaitUntil(60*time.Second, func() bool {
+		b := storyState(f.status(), "shop--b")
+		return (b.State == commands.EpicRunning || b.State == runs.StatusCompleted) && b.Base != ""
+	}) {
+		t.Fatalf("b never started after a merged: %+v", f.status())
+	}
+	if b := storyState(f.status(), "shop--b"); b.Base != "main" {
+		t.Errorf("b built on %q, want the base main (a is merged)", b.Base)
+	}
+}
+
+// markMerged sets a PR of the gh stand-in's state to MERGED.
+func markMerged(t *testing.T, f *epicFixture, head string) {
+	t.Helper()
+	var path string
+	for _, kv := range f.env {
+		if v, ok := strings.CutPrefix(kv, "GH_STANDIN_STATE="); ok {
+			path = v
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	json.Unmarshal(data, &st)
+	for _, p := range st["prs"].([]any) {
+		if pr := p.(map[string]any); pr["headRefName"] == head {
+			pr["state"] = "MERGED"
+		}
+	}
+	out, _ := json.Marshal(st)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -92,7 +92,7 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
 	}
-	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Worktree: r.wt}, "")
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // When a story of an epic run counts as done for its dependents.
@@ -22,6 +23,18 @@ type EpicFlags struct {
 	MaxParallel int     `json:"maxParallel,omitempty"` // --max-parallel
 	After       string  `json:"after,omitempty"`       // --after ready|merged
 	MaxCost     float64 `json:"maxCost,omitempty"`     // --max-cost, USD for the whole epic
+	Poll        float64 `json:"poll,omitempty"`        // --poll, seconds between looks at the PRs (--after merged)
+}
+
+// DefaultPoll is how often --after merged asks gh about the PRs.
+const DefaultPoll = 15 // seconds
+
+// PollInterval is Poll as a duration (DefaultPoll when unset).
+func (f EpicFlags) PollInterval() time.Duration {
+	if f.Poll <= 0 {
+		return DefaultPoll * time.Second
+	}
+	return time.Duration(f.Poll * float64(time.Second))
 }
 
 // Register defines the flags on fs. --max-cost is WorkerFlags': a command
@@ -29,6 +42,7 @@ type EpicFlags struct {
 func (f *EpicFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.MaxParallel, "max-parallel", 0, "epic: run at most `K` stories at once (default "+strconv.Itoa(DefaultMaxParallel)+")")
 	fs.StringVar(&f.After, "after", "", "epic: a story's dependents start once it is `ready` (its run completed, default) or merged (its PR merged)")
+	fs.Float64Var(&f.Poll, "poll", 0, "epic, --after merged: look at the PRs every `SECONDS` (default "+strconv.Itoa(DefaultPoll)+")")
 }
 
 // TakeMaxCost moves --max-cost from the worker's flags to the epic's: in an
@@ -46,6 +60,8 @@ func (f EpicFlags) Validate() error {
 		return fmt.Errorf("--max-cost must be ≥ 0, got %g", f.MaxCost)
 	case f.After != "" && f.After != AfterReady && f.After != AfterMerged:
 		return fmt.Errorf("unknown --after %q (ready, merged)", f.After)
+	case f.Poll < 0:
+		return fmt.Errorf("--poll must be > 0 seconds, got %g", f.Poll)
 	}
 	return nil
 }
@@ -70,6 +86,9 @@ func (f EpicFlags) Args() ([]string, error) {
 	args := []string{"--max-parallel", strconv.Itoa(f.MaxParallel), "--after", f.After}
 	if f.MaxCost > 0 {
 		args = append(args, "--max-cost", strconv.FormatFloat(f.MaxCost, 'f', -1, 64))
+	}
+	if f.Poll > 0 {
+		args = append(args, "--poll", strconv.FormatFloat(f.Poll, 'f', -1, 64))
 	}
 	return args, nil
 }

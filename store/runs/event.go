@@ -104,6 +104,7 @@ type Event struct {
 	TimedOut    bool     `json:"timedOut,omitempty"`
 	By          []string `json:"by,omitempty"`
 	MaxParallel int      `json:"maxParallel,omitempty"`
+	After       string   `json:"after,omitempty"` // epic.start: ready | merged
 }
 
 // Int, Int64, Float and Bool make the optional fields of an Event.

@@ -54,6 +54,7 @@ type Run struct {
 	// MaxParallel and CapReached are an epic run's limit and whether its
 	// spend reached --max-cost.
 	MaxParallel int
+	After       string
 	CapReached  bool
 
 	completedSince int    // task completions since Done was last reported
@@ -144,7 +145,7 @@ func (r *Run) Apply(e Event) {
 		}
 		r.Bash, r.DryRun = e.Bash, e.DryRun
 		if e.Event == KindEpicStart {
-			r.Locked, r.State, r.MaxParallel = true, StateRunning, e.MaxParallel
+			r.Locked, r.State, r.MaxParallel, r.After = true, StateRunning, e.MaxParallel, e.After
 		}
 	case KindStep:
 		r.Step = e.Step
@@ -213,9 +214,12 @@ func (r *Run) Apply(e Event) {
 		if e.Cost != nil {
 			r.Cost = *e.Cost
 		}
-		if e.Event == KindWorkerEnd {
+		switch {
+		case e.Message != "":
+			r.Message = e.Message
+		case e.Event == KindWorkerEnd:
 			r.Message = fmt.Sprintf("worker %s: %d/%d tasks, %d run(s)", r.State, max(r.Done, 0), max(r.Total, 0), r.Cycle)
-		} else {
+		default:
 			r.Message = fmt.Sprintf("epic run %s: %d/%d stories", r.State, max(r.Done, 0), max(r.Total, 0))
 		}
 	}
