@@ -56,7 +56,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		}
 	}
 	var onTop []string
-	for _, b := range epicBlockers(ws, story) {
+	for _, b := range ws.EpicBlockers(story) {
 		bb := "story/" + b
 		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
 			continue // never run, or merged and deleted: its work is on the base
@@ -98,23 +98,4 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		}
 	}
 	return base, nil
-}
-
-// epicBlockers are the story's blockers in its epic (its child entry's
-// blockedBy): the epic it names (its "epic" field or its "<epic>--" prefix)
-// when that epic lists it, else the first epic that lists it.
-func epicBlockers(ws *store.Workspace, story string) []string {
-	s := ws.Story(story)
-	if s == nil {
-		return nil
-	}
-	epics := append([]string{s.EpicID()}, ws.ListedBy(story)...)
-	for _, id := range epics {
-		if e := ws.Epic(id); e != nil {
-			if c := e.Child(story); c != nil {
-				return refIDs(c.BlockedBy)
-			}
-		}
-	}
-	return nil
 }

@@ -101,7 +101,7 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 // blockedBy) that are not completed (StoryCompleted).
 func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) []string {
 	var out []string
-	for _, b := range epicBlockers(ws, story) {
+	for _, b := range ws.EpicBlockers(story) {
 		if !StoryCompleted(ctx, root, ws, b, sessionDir, p) {
 			out = append(out, b)
 		}

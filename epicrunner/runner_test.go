@@ -29,6 +29,7 @@ type epicFixture struct {
 	t          *testing.T
 	root       string
 	sessionDir string
+	base       string // the stand-ins' state: gh.json, claude.jsonl
 	env        []string
 }
 
@@ -51,6 +52,7 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
   ]`
 	files := map[string]string{
 		".saga/epics/shop/epic.json": `{"id": "shop", "title": "Shop", "description": "", "children": ` + children + "}\n",
+		".saga/stories/shop--a/journal.md": "# Journal: shop--a\n\n## 2026-11-20T10:12:00Z decision\nPrices are integers in cents.\n",
 	}
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
 		id := "shop--" + s
@@ -69,8 +71,8 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 		}
 	}
 	testkit.InitRepo(t, root)
-	f := &epicFixture{t: t, root: root, sessionDir: t.TempDir()}
 	base := t.TempDir()
+	f := &epicFixture{t: t, root: root, sessionDir: t.TempDir(), base: base}
 	f.env = append(testkit.CleanEnv(),
 		"SAGA_TMUX_SOCKET="+testkit.TmuxServer(t),
 		"SAGA_SESSION_DIR="+f.sessionDir,
@@ -79,6 +81,7 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 		"SAGA_GH="+testkit.Build(t, "./testdata/standin/gh"),
 		"GH_STANDIN_STATE="+filepath.Join(base, "gh.json"),
 		"GH_STANDIN_REPO=acme/shop",
+		"SAGA_STANDIN_LOG="+filepath.Join(base, "claude.jsonl"),
 		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
 	)
 	if withRemote {
@@ -201,6 +204,108 @@ func TestDiamondEpic(t *testing.T) {
 		if !strings.Contains(files, want) {
 			t.Errorf("story/shop--d lacks %s (its blockers' work)", want)
 		}
+	}
+
+	// Handoff: b's prompt names a with its PR and its journal's decision;
+	// d's names b and c.
+	prs := f.pullRequests()
+	prompts := f.prompts()
+	if p := prompts["shop--b"]; !strings.Contains(p, "- shop--a \"Story a\" ("+prs["story/shop--a"].URL+")") ||
+		!strings.Contains(p, "decision: Prices are integers in cents.") {
+		t.Errorf("b's prompt lacks its handoff from a:\n%s", p)
+	}
+	if p := prompts["shop--d"]; !strings.Contains(p, "- shop--b \"Story b\" ("+prs["story/shop--b"].URL+")") ||
+		!strings.Contains(p, "- shop--c \"Story c\"") || strings.Contains(p, "shop--a \"Story a\"") {
+		t.Errorf("d's prompt lacks its handoff from b and c:\n%s", p)
+	}
+	if p := prompts["shop--a"]; strings.Contains(p, "builds on") {
+		t.Errorf("a's prompt names blockers it does not have:\n%s", p)
+	}
+	// PRs: b stacked on a; d against main naming b and c; each body with
+	// the epic's graph, its own story completed once ready.
+	b, d := prs["story/shop--b"], prs["story/shop--d"]
+	if b.BaseRefName != "story/shop--a" || !strings.Contains(b.Body, "Stacked on `story/shop--a`") {
+		t.Errorf("b's PR: base %q\n%s", b.BaseRefName, b.Body)
+	}
+	if d.BaseRefName != "main" || !strings.Contains(d.Body, "- `shop--b` \"Story b\" ("+b.URL+")") || !strings.Contains(d.Body, "- `shop--c`") {
+		t.Errorf("d's PR: base %q\n%s", d.BaseRefName, d.Body)
+	}
+	for head, p := range prs {
+		if p.IsDraft || !strings.Contains(p.Body, "```mermaid\nflowchart TD\n") || !strings.Contains(p.Body, strings.TrimPrefix(head, "story/")+" · completed") {
+			t.Errorf("%s's PR: draft %v, body:\n%s", head, p.IsDraft, p.Body)
+		}
+	}
+}
+
+// ghPR is a pull request as the gh stand-in stores it.
+type ghPR struct {
+	URL         string `json:"url"`
+	BaseRefName string `json:"baseRefName"`
+	HeadRefName string `json:"headRefName"`
+	Body        string `json:"body"`
+	IsDraft     bool   `json:"isDraft"`
+}
+
+// pullRequests are the gh stand-in's pull requests by head branch.
+func (f *epicFixture) pullRequests() map[string]ghPR {
+	f.t.Helper()
+	var st struct{ PRs []ghPR }
+	data, err := os.ReadFile(filepath.Join(f.base, "gh.json"))
+	if err != nil || json.Unmarshal(data, &st) != nil {
+		f.t.Fatalf("gh state: %v\n%s", err, data)
+	}
+	out := map[string]ghPR{}
+	for _, p := range st.PRs {
+		out[p.HeadRefName] = p
+	}
+	return out
+}
+
+// prompts are the -p prompts the stand-in claude was given, by story (the
+// first run's).
+func (f *epicFixture) prompts() map[string]string {
+	f.t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.base, "claude.jsonl"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		var inv struct {
+			Args []string
+			Env  map[string]string
+		}
+		json.Unmarshal([]byte(line), &inv)
+		story := inv.Env["SAGA_STORY_ID"]
+		if i := slices.Index(inv.Args, "-p"); i >= 0 && i+1 < len(inv.Args) && out[story] == "" {
+			out[story] = inv.Args[i+1]
+		}
+	}
+	return out
+}
+
+// A story of an epic run by hand starts as the runner would start it: b,
+// whose blocker a completed unmerged, from story/a, its PR stacked on a's;
+// d, whose blocker c never ran, is refused.
+func TestStoryRunByHandBuildsOnBlockers(t *testing.T) {
+	f := newEpicFixture(t, true)
+	for _, story := range []string{"shop--a", "shop--b"} {
+		if r := f.saga(nil, "run", story); r.Code != 0 {
+			t.Fatalf("run %s: exit %d\n%s%s", story, r.Code, r.Stdout, r.Stderr)
+		}
+		if r := f.saga(nil, "follow", story); r.Code != 0 {
+			t.Fatalf("follow %s: exit %d\n%s%s", story, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if b := f.pullRequests()["story/shop--b"]; b.BaseRefName != "story/shop--a" {
+		t.Errorf("b's PR against %q, want story/shop--a", b.BaseRefName)
+	}
+	if r := testkit.Run(t, f.root, nil, "", "git", "merge-base", "--is-ancestor", "story/shop--a", "story/shop--b"); r.Code != 0 {
+		t.Errorf("story/shop--b does not start from story/shop--a")
+	}
+	r := f.saga(nil, "run", "shop--d")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "blockers are not completed: shop--c —") {
+		t.Errorf("run d before c: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 

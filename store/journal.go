@@ -36,3 +36,33 @@ func JournalBlocker(journal []byte) (blocked bool, text string, blockers int) {
 	}
 	return blocked, text, blockers
 }
+
+// JournalDecisions are the journal's decision entries ("## <time>
+// decision" headings), each its text with lines joined by spaces, oldest
+// first; an entry without text is left out.
+func JournalDecisions(journal []byte) []string {
+	sc := bufio.NewScanner(bytes.NewReader(journal))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var out []string
+	var cur []string
+	in := false
+	flush := func() {
+		if in && len(cur) > 0 {
+			out = append(out, strings.Join(cur, " "))
+		}
+		cur, in = nil, false
+	}
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			flush()
+			in = strings.Contains(strings.ToLower(h), "decision")
+			continue
+		}
+		if in && line != "" {
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	return out
+}

@@ -148,7 +148,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err != nil {
 		return res, err
 	}
-	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash))
+	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs))
 	if r.o.DryRun {
 		bin, args = r.o.Self, append([]string{"__agent"}, args...)
 	}
@@ -255,7 +255,7 @@ func (r *run) claudeArgs(prompt string) []string {
 
 // prompt builds a headless run's prompt from the story (empty fields left
 // out), with what the run may do with Bash.
-func prompt(s *store.Story, bash string) string {
+func prompt(s *store.Story, bash string, handoffs []store.Handoff) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are working on: %s\n", s.Title)
 	if s.Description != "" {
@@ -270,6 +270,7 @@ func prompt(s *store.Story, bash string) string {
 	if s.Avoid != "" {
 		fmt.Fprintf(&b, "\nAvoid: %s\n", s.Avoid)
 	}
+	b.WriteString(handoffPrompt(handoffs))
 	journal := filepath.Join(".saga", "stories", s.ID, "journal.md")
 	fmt.Fprintf(&b, `
 Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take the next pending task whose blockers are completed, set it in_progress, do the work, set it completed, and repeat until every task is completed.

@@ -184,10 +184,8 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.Step(runs.StepPR, "pull request exists: %s", r.pr)
 	} else {
 		title := "Story: " + r.o.Story
-		body := fmt.Sprintf("Story `%s`, executed by saga-lsp worker.", r.o.Story)
-		if s, err := r.story(); err == nil && s.Description != "" {
-			body = s.Description + "\n\n" + body
-		}
+		s, _ := r.story()
+		body := r.prBody(s, "running")
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
 			r.j.Warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
@@ -295,6 +293,10 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
 	default:
 		if gh := lookPath(r.o.GH); gh != "" {
+			// The body's graph now shows the story completed.
+			if out, err := r.ghRun(ctx, gh, "pr", "edit", r.pr, "--body", r.prBody(s, store.StatusCompleted)); err != nil {
+				r.j.Warn(runs.StepEnd, "gh pr edit: %s", firstLine(out, err))
+			}
 			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
 				r.j.Warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
 			} else {

@@ -107,6 +107,8 @@ type run struct {
 	bash     string  // how Bash runs: BashSandboxed, BashUnsandboxed or BashOff
 	cache    string  // the story's build caches
 	cost     float64 // what the runs reported they cost (USD)
+	epic     string  // the epic whose child entry gives the story its blockers
+	handoffs []store.Handoff
 	// committed is each task's status at the last commit, so a commit
 	// names what completed since.
 	committed map[string]string
@@ -200,6 +202,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		r.j.Error(runs.StepWorktree, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
+	r.loadHandoff()
 	// 3. Draft PR (a warning, never a failure).
 	r.draftPR(ctx)
 	// 4. Context.
