@@ -51,7 +51,7 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
     {"id": "shop--e", "blockedBy": []}
   ]`
 	files := map[string]string{
-		".saga/epics/shop/epic.json": `{"id": "shop", "title": "Shop", "description": "", "children": ` + children + "}\n",
+		".saga/epics/shop/epic.json":       `{"id": "shop", "title": "Shop", "description": "", "children": ` + children + "}\n",
 		".saga/stories/shop--a/journal.md": "# Journal: shop--a\n\n## 2026-11-20T10:12:00Z decision\nPrices are integers in cents.\n",
 	}
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
