@@ -5,6 +5,8 @@
 // diagnostics, keystroke → diagnostics latency, peak RSS) beside VS Code's
 // JSON server, the hook and hydration, and the scale budgets (scale_test.go:
 // the server on W and 4W side by side, check/plan/status and an edit in a
-// 100,000-task story, a 10,000-task cycle). `make bench` runs them and
+// 100,000-task story, a 10,000-task cycle), and the epic runner's
+// (epic_test.go: a story's end → its dependents started, the runner's RSS,
+// status on a 200-story epic). `make bench` runs them and
 // bench/report summarises them against the budgets.
 package bench

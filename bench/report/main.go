@@ -65,6 +65,10 @@ func budgets() []budget {
 		{label: "100,000-task story: status", bench: "BigStory", metric: "status-s", max: 2, unit: "s"},
 		{label: "100,000-task story: one edit → diagnostics p95", bench: "BigStoryEdit", metric: "edit-p95-ms", max: 50, unit: "ms"},
 		{label: "10,000-task cycle: check", bench: "Cycle", metric: "check-s", max: 1, unit: "s"},
+		// The epic runner (bench/epic_test.go).
+		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
+		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
+		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
 		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
 		// pushed after its fixed 500 ms delay, or pulled right away.
 		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},
