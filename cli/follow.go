@@ -173,13 +173,14 @@ func endMark(status string) string {
 type progressView struct {
 	w     io.Writer
 	on    bool
-	drawn int // lines of the progress block on screen
+	drawn []string // the progress block on screen
 }
 
 func (v *progressView) clear() {
-	for ; v.drawn > 0; v.drawn-- {
+	for range v.drawn {
 		fmt.Fprint(v.w, "\x1b[1A\x1b[2K")
 	}
+	v.drawn = nil
 }
 
 func (v *progressView) line(s string) {
@@ -201,7 +202,6 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 	if !v.on {
 		return
 	}
-	v.clear()
 	var lines []string
 	if main.Epic == "" {
 		lines = append(lines, progressLine(main.Story, main))
@@ -217,10 +217,14 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 			lines = append(lines, progressLine(id, stories[id].run))
 		}
 	}
+	if slices.Equal(lines, v.drawn) {
+		return // an event that changes nothing on screen is not redrawn
+	}
+	v.clear()
 	for _, l := range lines {
 		fmt.Fprintln(v.w, l)
 	}
-	v.drawn = len(lines)
+	v.drawn = lines
 }
 
 // progressLine is "story ▕████░░░░▏ 3/7 · write-tests".

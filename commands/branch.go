@@ -15,6 +15,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // ConflictError refuses a story whose blockers' branches do not merge: the
@@ -31,15 +32,13 @@ func (e *ConflictError) Error() string {
 }
 
 // storyBranch prepares where the story's worker starts and returns the
-// worker's --base: the base itself, a blocker's branch, or the base with the
-// merge already in the story's new worktree. A story whose branch exists
-// already resumes on it.
+// worker's --base: the base itself (the current branch when base is
+// empty), a blocker's branch, or the base with the merge already in the
+// story's new worktree. A story whose branch exists already resumes on it,
+// from the base its last run recorded.
 func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string) (string, error) {
 	g := git.Repo{Dir: root}
 	branch := "story/" + story
-	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
-		return base, nil
-	}
 	from := base
 	if from == "" {
 		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
@@ -47,6 +46,12 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 			return "", fmt.Errorf("%s: no current branch to start from: pass --base", root)
 		}
 		from = b
+	}
+	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+		if rec, ok := runs.ReadRecord(root, story); ok && base == "" && rec.Base != "" {
+			return rec.Base, nil
+		}
+		return from, nil
 	}
 	// Merged blockers are judged against the base as the remote has it.
 	target := from
@@ -68,7 +73,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	}
 	switch len(onTop) {
 	case 0:
-		return base, nil
+		return from, nil
 	case 1:
 		return "story/" + onTop[0], nil
 	}
@@ -97,5 +102,5 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 			return "", &ConflictError{Story: story, Blockers: onTop, Files: list}
 		}
 	}
-	return base, nil
+	return from, nil
 }

@@ -65,7 +65,8 @@ type Started struct {
 	Session    string `json:"session"`
 	OutputFile string `json:"outputFile"`
 	EventsFile string `json:"eventsFile"`
-	PID        int    `json:"pid"` // from the worker.start event; 0 when it had not reported yet
+	Base       string `json:"base,omitempty"` // a story's: the branch it starts from
+	PID        int    `json:"pid"`            // from the worker.start event; 0 when it had not reported yet
 	// Attach is the command to watch the session (not in JSON: tools get
 	// the session name).
 	Attach string `json:"-"`
@@ -151,8 +152,12 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		return nil, usagef("%v", err)
 	}
 
-	return launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
+	started, err := launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
 		tmux: o.Tmux, env: o.Env, extraEnv: o.Env2, now: o.Now, wait: o.Wait, args: wargs})
+	if started != nil {
+		started.Base = o.Worker.Base
+	}
+	return started, err
 }
 
 // launchSpec is what launch starts: a worker or an epic runner.

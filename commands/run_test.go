@@ -222,8 +222,8 @@ func TestRunJSON(t *testing.T) {
 			}
 		}
 	})
-	if !slices.Equal(keys, []string{"eventsFile", "outputFile", "pid", "session", "story"}) {
-		t.Errorf("keys %v", keys)
+	if !slices.Equal(keys, []string{"base", "eventsFile", "outputFile", "pid", "session", "story"}) || m["base"] != "main" {
+		t.Errorf("keys %v, base %v", keys, m["base"])
 	}
 	session, _ := m["session"].(string)
 	if m["story"] != story || m["outputFile"] != filepath.Join(h.sessionDir, session+".log") ||

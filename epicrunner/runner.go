@@ -284,8 +284,8 @@ func (r *runner) schedule(ctx context.Context, st *commands.EpicStatus) (started
 			started++
 			slots--
 			r.seen[s.ID] = commands.EpicRunning
-			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: s.Base},
-				fmt.Sprintf("%s: started (session %s, pid %d)", s.ID, res.Session, res.PID))
+			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base},
+				fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID))
 		}
 	}
 	return started

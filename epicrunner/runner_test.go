@@ -169,6 +169,9 @@ func TestDiamondEpic(t *testing.T) {
 		case runs.KindStoryStart:
 			running++
 			most = max(most, running)
+			if want := map[string]string{"shop--a": "main", "shop--b": "story/shop--a", "shop--c": "story/shop--a", "shop--d": "main", "shop--e": "main"}[e.Story]; e.Base != want {
+				t.Errorf("story.start %s: base %q, want %q", e.Story, e.Base, want)
+			}
 			for _, b := range map[string][]string{"shop--b": {"shop--a"}, "shop--c": {"shop--a"}, "shop--d": {"shop--b", "shop--c"}}[e.Story] {
 				if _, ok := ended[b]; !ok {
 					t.Errorf("%s started before %s ended", e.Story, b)
@@ -358,6 +361,10 @@ func TestKilledRunnerResumes(t *testing.T) {
 		t.Fatalf("b never ran: %+v", f.status())
 	}
 	first := f.status()
+	// A second run while the runner lives is refused, naming it.
+	if r := f.saga(slow, "run", "shop"); r.Code != 1 || !strings.Contains(r.Stderr, "tmux session "+first.Session) {
+		t.Errorf("run while the runner lives: exit %d\n%s", r.Code, r.Stderr)
+	}
 	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -435,8 +442,41 @@ func TestEpicRunUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args, r.Code, c.want, r.Stderr)
 		}
 	}
-	if rs := runs.Runs(f.sessionDir, runs.KindEpic, "shop"); len(rs) != 0 {
-		t.Errorf("a runner was started")
+	// More epics, each wrong in one way.
+	for rel, text := range map[string]string{
+		".saga/epics/empty/epic.json":        `{"id": "empty", "title": "E", "description": "", "children": []}`,
+		".saga/epics/bare/epic.json":         `{"id": "bare", "title": "B", "description": "", "children": [{"id": "bare--x", "blockedBy": []}]}`,
+		".saga/stories/bare--x/story.json":   `{"id": "bare--x", "title": "X", "description": ""}`,
+		".saga/epics/dangle/epic.json":       `{"id": "dangle", "title": "D", "description": "", "children": [{"id": "dangle--y", "blockedBy": []}, {"id": "dangle--ghost", "blockedBy": []}]}`,
+		".saga/stories/dangle--y/story.json": `{"id": "dangle--y", "title": "Y", "description": ""}`,
+		".saga/stories/dangle--y/y.json":     task("y"),
+	} {
+		p := filepath.Join(f.root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args  []string
+		extra []string
+		code  int
+		want  string
+	}{
+		{[]string{"run", "empty"}, nil, 2, "epic empty has no stories: add one with `saga-lsp new story <name> --epic empty"},
+		{[]string{"run", "bare"}, nil, 2, "stories of epic bare have no tasks: bare--x — add tasks with"},
+		{[]string{"run", "dangle"}, nil, 1, "dangle--ghost"},
+		{[]string{"run", "shop", "--after", "merged"}, []string{"SAGA_GH=" + filepath.Join(f.root, "no-gh")}, 2, "--after merged needs gh to see when a PR is merged"},
+	} {
+		r := f.saga(c.extra, c.args...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s", c.args, r.Code, c.code, c.want, r.Stderr)
+		}
+	}
+	for _, epic := range []string{"shop", "empty", "bare", "dangle"} {
+		if rs := runs.Runs(f.sessionDir, runs.KindEpic, epic); len(rs) != 0 {
+			t.Errorf("a runner of %s was started", epic)
+		}
 	}
 }
 

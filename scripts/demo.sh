@@ -38,4 +38,18 @@ step "saga-lsp status user-auth--api"
 "$bin" status user-auth--api
 step "git log story/user-auth--api"
 git log --oneline story/user-auth--api | head -3
+
+# The whole epic, with its runner and workers in a private tmux server: the
+# story above is completed already, so only what is left runs.
+if command -v tmux >/dev/null; then
+  export SAGA_TMUX_SOCKET="saga-demo-$$"
+  trap 'tmux -L "$SAGA_TMUX_SOCKET" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+  step "saga-lsp run user-auth --dry-run --follow   # the epic: its stories in dependency order, each on its blockers' work"
+  "$bin" run user-auth --dry-run --follow
+  echo "(exit code $?)"
+  step "saga-lsp status user-auth"
+  "$bin" status user-auth
+else
+  printf '\n(tmux is not installed: skipping the epic run — `saga-lsp run user-auth --dry-run --follow`)\n'
+fi
 exit 0
