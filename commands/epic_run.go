@@ -72,6 +72,14 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if err := epicUsage(ctx, ws, o); err != nil {
 		return nil, err
 	}
+	// A live runner first: while it runs, its workers' worktrees are being
+	// made, and their half-written files are no reason to refuse.
+	if o.Tmux == nil {
+		o.Tmux, _ = FindTmux(ctx, o.Env) // missing: the preflight says so
+	}
+	if err := liveRunner(ctx, o); err != nil {
+		return nil, err
+	}
 	reasons := append(p.Programs(ctx), p.Epic(ctx, ws, o.Epic)...)
 	if len(reasons) > 0 {
 		return nil, &RefusedError{What: "epic " + o.Epic, Reasons: reasons}
@@ -86,32 +94,6 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 			return nil, err
 		}
 	}
-	// One runner per epic: its lock, or a live session before it took it.
-	sessions, err := o.Tmux.KindSessions(ctx, runs.KindEpic, o.Epic)
-	if err != nil {
-		return nil, err
-	}
-	pid, held, err := runs.EpicLock(o.Root, o.Epic, true)
-	if err != nil {
-		return nil, err
-	}
-	var live []string
-	for _, s := range sessions {
-		if alive, _ := o.Tmux.Panes(ctx, s); alive {
-			live = append(live, s)
-		} else {
-			_ = o.Tmux.KillSession(ctx, s)
-		}
-	}
-	if held || len(live) > 0 {
-		e := &RunningError{Epic: o.Epic, PID: pid}
-		if len(live) > 0 {
-			e.Session = live[len(live)-1]
-		} else if last := runs.Latest(o.SessionDir, runs.KindEpic, o.Epic); last != nil {
-			e.Session = last.Session
-		}
-		return nil, e
-	}
 	eargs, err := o.Epic2.Args()
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -122,6 +104,41 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	}
 	return launch(ctx, launchSpec{kind: runs.KindEpic, id: o.Epic, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
 		tmux: o.Tmux, env: o.Env, now: o.Now, wait: o.Wait, args: append(eargs, wargs...)})
+}
+
+// liveRunner refuses a second runner of the epic: its lock is held, or a
+// live session started one that has not taken it yet. Dead sessions are
+// removed.
+func liveRunner(ctx context.Context, o EpicRunOptions) error {
+	var sessions []string
+	if o.Tmux != nil {
+		var err error
+		if sessions, err = o.Tmux.KindSessions(ctx, runs.KindEpic, o.Epic); err != nil {
+			return err
+		}
+	}
+	pid, held, err := runs.EpicLock(o.Root, o.Epic, true)
+	if err != nil {
+		return err
+	}
+	var live []string
+	for _, s := range sessions {
+		if alive, _ := o.Tmux.Panes(ctx, s); alive {
+			live = append(live, s)
+		} else {
+			_ = o.Tmux.KillSession(ctx, s)
+		}
+	}
+	if !held && len(live) == 0 {
+		return nil
+	}
+	e := &RunningError{Epic: o.Epic, PID: pid}
+	if len(live) > 0 {
+		e.Session = live[len(live)-1]
+	} else if last := runs.Latest(o.SessionDir, runs.KindEpic, o.Epic); last != nil {
+		e.Session = last.Session
+	}
+	return e
 }
 
 // epicUsage refuses what cannot be an epic run at all (exit 2): an unknown

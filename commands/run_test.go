@@ -152,7 +152,7 @@ func TestRunStartsWorkerInTmux(t *testing.T) {
 	// The worker got its argument vector and environment.
 	evs := readEvents(t, out+".events.jsonl")
 	args := findEvent(evs, "step", "args")
-	wantArgs := fmt.Sprintf("worker %s --output-file %s --session %s --max-cycles 3 --model sonnet --dry-run | SAGA_SESSION=%s SAGA_SESSION_DIR=%s",
+	wantArgs := fmt.Sprintf("worker %s --output-file %s --session %s --max-cycles 3 --model sonnet --base main --dry-run | SAGA_SESSION=%s SAGA_SESSION_DIR=%s",
 		story, out, session, session, h.sessionDir)
 	if args == nil || args["message"] != wantArgs {
 		t.Errorf("worker args:\n got %v\nwant %s", args["message"], wantArgs)
@@ -198,7 +198,7 @@ func TestRunOldTmux(t *testing.T) {
 			}
 			session, out := m["session"].(string), m["outputFile"].(string)
 			args := findEvent(readEvents(t, m["eventsFile"].(string)), "step", "args")
-			want := fmt.Sprintf("worker %s --output-file %s --session %s --model sonnet | SAGA_SESSION=%s SAGA_SESSION_DIR=%s",
+			want := fmt.Sprintf("worker %s --output-file %s --session %s --model sonnet --base main | SAGA_SESSION=%s SAGA_SESSION_DIR=%s",
 				story, out, session, session, sd)
 			if args == nil || args["message"] != want {
 				t.Errorf("worker args:\n got %v\nwant %s", args["message"], want)
