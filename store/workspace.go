@@ -339,6 +339,7 @@ func (w *Workspace) checkStory(s *Story) []Diagnostic {
 			add(t.File, CodeDuplicateID, st, en, fmt.Sprintf("task id %q is already used by %s", id, owner.File.Rel), &Fix{Want: t.ID})
 		}
 	}
+	taskIDs := sync.OnceValue(func() []string { return slices.Collect(maps.Keys(byID)) }) // listed once, not per unknown reference
 	for _, t := range s.Tasks {
 		for _, r := range t.BlockedBy {
 			switch {
@@ -346,7 +347,7 @@ func (w *Workspace) checkStory(s *Story) []Diagnostic {
 				add(t.File, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID})
 			case byID[r.ID] == nil && ValidID(r.ID): // an invalid id is reported as invalid-id
 				add(t.File, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"no task %q in story %q%s", r.ID, s.ID, suggest(r.ID, slices.Collect(maps.Keys(byID)))), &Fix{Ref: r.ID})
+					"no task %q in story %q%s", r.ID, s.ID, suggest(r.ID, taskIDs())), &Fix{Ref: r.ID})
 			}
 		}
 		if t.Status == StatusCompleted {
@@ -389,6 +390,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		return out
 	}
 	f := e.File
+	storyIDs := sync.OnceValue(w.SortedStoryIDs) // listed once, not per unknown child
 	first := map[string]*Child{}
 	for i := range e.Children {
 		c := &e.Children[i]
@@ -403,13 +405,14 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		if w.Stories[c.ID] == nil {
 			add(f, CodeUnknownStory, c.Node.Start, c.Node.End, fmt.Sprintf(
 				"no story folder .saga/stories/%s/; create it with `saga-lsp new story %s --title … --epic %s`%s",
-				c.ID, c.ID, id, suggest(c.ID, w.SortedStoryIDs())), &Fix{Ref: c.ID})
+				c.ID, c.ID, id, suggest(c.ID, storyIDs())), &Fix{Ref: c.ID})
 		}
 		if !strings.HasPrefix(c.ID, id+"--") {
 			add(f, CodeEpicPrefix, c.Node.Start, c.Node.End, fmt.Sprintf(
 				"child story %q of epic %q should be named %s--<story> so its name shows where it belongs", c.ID, id, id), &Fix{Want: id + "--" + c.ID})
 		}
 	}
+	childIDs := sync.OnceValue(func() []string { return slices.Collect(maps.Keys(first)) })
 	for i := range e.Children {
 		c := &e.Children[i]
 		for _, r := range c.BlockedBy {
@@ -418,7 +421,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 				add(f, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
 			case first[r.ID] == nil && ValidCanonical(r.ID): // an invalid name is reported as invalid-id
 				add(f, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
-					"%q is not a child of epic %q%s", r.ID, id, suggest(r.ID, slices.Collect(maps.Keys(first)))), &Fix{Ref: r.ID})
+					"%q is not a child of epic %q%s", r.ID, id, suggest(r.ID, childIDs())), &Fix{Ref: r.ID})
 			}
 		}
 	}
@@ -551,9 +554,9 @@ func unfinished(tasks []*Task) []string {
 
 // suggest proposes the closest known name for a mistyped reference.
 func suggest(name string, known []string) string {
-	best, bestD := "", 4
+	best, bestD := "", 3 // the farthest name worth suggesting
 	for _, k := range known {
-		if d := editDistance(name, k); d < bestD || (d == bestD && k < best) {
+		if d := editDistance(name, k, bestD+1); d < bestD || (d == bestD && (best == "" || k < best)) {
 			best, bestD = k, d
 		}
 	}

@@ -137,7 +137,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 	}
 	got := jsonType(n)
 	if len(r.types) > 0 && !slices.Contains(r.types, got) {
-		add(out, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
+		add(out, n, nil, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
 		return
 	}
 	if r.enum != nil && (n.Kind != jsonc.String || !slices.Contains(r.enum, n.Str)) {
@@ -145,7 +145,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		for i, e := range r.enum {
 			want[i] = strconv.Quote(e)
 		}
-		add(out, path, "enum", "", "expected one of "+strings.Join(want, ", "))
+		add(out, n, nil, path, "enum", "", "expected one of "+strings.Join(want, ", "))
 	}
 	switch n.Kind {
 	case jsonc.String:
@@ -154,10 +154,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			if r.minLength == 1 {
 				msg = "must not be empty"
 			}
-			add(out, path, "minLength", "", msg)
+			add(out, n, nil, path, "minLength", "", msg)
 		}
 		if r.pattern != nil && !r.pattern.MatchString(n.Str) {
-			add(out, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
+			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
 		}
 	case jsonc.Object:
 		for _, m := range n.Members {
@@ -167,12 +167,12 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			if sub := r.properties[m.Key.Str]; sub != nil {
 				sub.check(m.Value, append(path, m.Key.Str), out)
 			} else if r.closed {
-				add(out, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
+				add(out, n, m.Key, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
 			}
 		}
 		for _, req := range r.required {
 			if n.Member(req) == nil {
-				add(out, path, "required", req, fmt.Sprintf("missing required property %q", req))
+				add(out, n, nil, path, "required", req, fmt.Sprintf("missing required property %q", req))
 			}
 		}
 	case jsonc.Array:
@@ -192,7 +192,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 				continue
 			}
 			if j, dup := first[key]; dup {
-				add(out, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
+				add(out, n, nil, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
 			} else {
 				first[key] = i
 			}
@@ -200,9 +200,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 	}
 }
 
-// add records a violation with its own copy of the path.
-func add(out *[]Violation, path []string, keyword, property, msg string) {
-	*out = append(*out, Violation{Path: slices.Clone(path), Keyword: keyword, Property: property, Message: msg})
+// add records a violation on node n (key: an unknown member's key) with its
+// own copy of the path.
+func add(out *[]Violation, n, key *jsonc.Node, path []string, keyword, property, msg string) {
+	*out = append(*out, Violation{Path: slices.Clone(path), Node: n, Key: key, Keyword: keyword, Property: property, Message: msg})
 }
 
 // jsonType names a node's JSON Schema type.
