@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -16,6 +18,12 @@ import (
 // the source actions "Create task in this story" (task and story.json
 // files) and "Create story in this epic" (epic files). Every action is a
 // WorkspaceEdit; the server writes nothing itself.
+
+// maxFixedDiagnostics bounds the fixable diagnostics one request computes
+// quick fixes for, first in the file first: a selection over a file with
+// 60,000 findings must answer at once, and no one picks from 60,000 fixes
+// (a narrower range gets its own).
+const maxFixedDiagnostics = 200
 
 func codeAction(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeActionParams
@@ -33,7 +41,13 @@ func codeAction(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 	ca := &codeActions{s: s, snap: snap, f: f, ci: ci}
 	if kindWanted(p.Context.Only, protocol.CodeActionKindQuickFix) {
 		byTitle := map[string]*protocol.CodeAction{}
-		for _, m := range ca.matchDiagnostics(p) {
+		matched := slices.DeleteFunc(ca.matchDiagnostics(p), func(m diagMatch) bool { return m.server.Fix == nil })
+		if len(matched) > maxFixedDiagnostics {
+			s.log.Info("quick fixes offered for the first diagnostics of the range only", "uri", p.TextDocument.URI,
+				"diagnostics", len(matched), "fixed", maxFixedDiagnostics)
+			matched = matched[:maxFixedDiagnostics]
+		}
+		for _, m := range matched {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -102,6 +116,14 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 		}
 		return out
 	}
+	type diagKey struct {
+		code store.Code
+		r    protocol.Range
+	}
+	byKey := make(map[diagKey]store.Diagnostic, len(current))
+	for _, d := range slices.Backward(current) { // the first of equal ones wins
+		byKey[diagKey{d.Code, toRange(d.Range)}] = d
+	}
 	for _, cd := range p.Context.Diagnostics {
 		code, ok := cd.Code.(protocol.String)
 		if !ok {
@@ -110,11 +132,8 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 		if src, ok := cd.Source.Get(); ok && src != "saga" {
 			continue
 		}
-		for _, d := range current {
-			if string(d.Code) == string(code) && toRange(d.Range) == cd.Range {
-				out = append(out, diagMatch{server: d, client: cd})
-				break
-			}
+		if d, ok := byKey[diagKey{store.Code(code), cd.Range}]; ok {
+			out = append(out, diagMatch{server: d, client: cd})
 		}
 	}
 	return out
@@ -256,10 +275,9 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 	if arr.Kind != jsonc.Array {
 		return nil, -1
 	}
-	for i, e := range arr.Elems {
-		if e == n {
-			return arr, i
-		}
+	i := sort.Search(len(arr.Elems), func(i int) bool { return arr.Elems[i].Start >= n.Start })
+	if i < len(arr.Elems) && arr.Elems[i] == n {
+		return arr, i
 	}
 	return nil, -1
 }
@@ -267,26 +285,11 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 // nodePathStart finds the object starting at offset (a schema diagnostic
 // for a missing property sits on the object's opening brace).
 func nodePathStart(root *jsonc.Node, offset int) []*jsonc.Node {
-	if root == nil || offset < root.Start || offset >= root.End {
-		return nil
-	}
-	if root.Start == offset && root.Kind == jsonc.Object {
-		return []*jsonc.Node{root}
-	}
-	var kids []*jsonc.Node
-	switch root.Kind {
-	case jsonc.Object:
-		for _, m := range root.Members {
-			if m.Value != nil {
-				kids = append(kids, m.Value)
-			}
-		}
-	case jsonc.Array:
-		kids = root.Elems
-	}
-	for _, k := range kids {
-		if p := nodePathStart(k, offset); p != nil {
-			return append([]*jsonc.Node{root}, p...)
+	var chain []*jsonc.Node
+	for n := root; n != nil && offset >= n.Start && offset < n.End; n = childHolding(n, offset, offset+1) {
+		chain = append(chain, n)
+		if n.Start == offset && n.Kind == jsonc.Object {
+			return chain
 		}
 	}
 	return nil

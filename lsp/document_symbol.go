@@ -96,16 +96,20 @@ func documentSymbolsOf(snap *Snapshot, f *store.File) []protocol.DocumentSymbol 
 func taskDocumentSymbol(snap *Snapshot, f *store.File, root *jsonc.Node) protocol.DocumentSymbol {
 	t := f.Task
 	sym := symbolOfObject(f, root, symbolName(t.IDValue, f.Name), symbolKindTask, symbolDetail(t.Subject, t.Status))
-	story := snap.WS.Stories[f.Owner]
+	// Indexed once: one lookup per entry, not one scan of the story each.
+	tasks := map[string]*store.Task{}
+	if story := snap.WS.Stories[f.Owner]; story != nil && len(t.BlockedBy) > 0 {
+		for _, b := range story.Tasks {
+			tasks[b.ID] = b
+		}
+	}
 	for _, r := range t.BlockedBy {
 		if r.Node == nil {
 			continue
 		}
 		detail := "no such task"
-		if story != nil {
-			if b := story.Task(r.ID); b != nil {
-				detail = symbolDetail(b.Subject, symbolStatus(b.Status))
-			}
+		if b := tasks[r.ID]; b != nil {
+			detail = symbolDetail(b.Subject, symbolStatus(b.Status))
 		}
 		sym.Children = append(sym.Children, symbolOfNode(f, r.Node, r.Node, symbolName(r.ID, `""`), symbolKindRef, detail))
 	}

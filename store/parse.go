@@ -118,7 +118,7 @@ func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSy
 			if near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
-			b.add(CodeUnknownProperty, v.Key.Start, v.Key.End, msg, &Fix{Property: v.Property, Want: near})
+			b.add(CodeUnknownProperty, v.At.Start, v.At.End, msg, &Fix{Property: v.Property, Want: near})
 		case "pattern":
 			if node.Kind != jsonc.String {
 				b.add(CodeSchema, node.Start, node.End, v.Message, nil)
@@ -127,6 +127,8 @@ func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSy
 			canonical := isCanonicalPath(k, v.Path)
 			b.add(CodeInvalidID, node.Start, node.End, invalidIDMessage(node.Str, canonical),
 				&Fix{Want: Slugify(node.Str, canonical)})
+		case "uniqueItems":
+			b.add(CodeSchema, v.At.Start, v.At.End, "repeated entry: "+v.Message, nil) // on the repeat, not the whole list
 		default:
 			b.add(CodeSchema, node.Start, node.End, v.Message, nil)
 		}

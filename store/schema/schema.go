@@ -72,7 +72,7 @@ func New() (*Set, error) {
 type Violation struct {
 	Path     []string    // instance location: object keys and array indexes
 	Node     *jsonc.Node // the value at Path
-	Key      *jsonc.Node // additionalProperties: the unknown member's key
+	At       *jsonc.Node // where to report when narrower than Node: an unknown member's key, a repeated item
 	Keyword  string      // the failing keyword: required, additionalProperties, pattern, type, enum, …
 	Property string      // required/additionalProperties: the property concerned
 	Message  string

@@ -192,7 +192,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 				continue
 			}
 			if j, dup := first[key]; dup {
-				add(out, n, nil, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
+				add(out, n, e, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
 			} else {
 				first[key] = i
 			}
@@ -200,10 +200,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 	}
 }
 
-// add records a violation on node n (key: an unknown member's key) with its
-// own copy of the path.
-func add(out *[]Violation, n, key *jsonc.Node, path []string, keyword, property, msg string) {
-	*out = append(*out, Violation{Path: slices.Clone(path), Node: n, Key: key, Keyword: keyword, Property: property, Message: msg})
+// add records a violation on node n (at: the narrower place to report it)
+// with its own copy of the path.
+func add(out *[]Violation, n, at *jsonc.Node, path []string, keyword, property, msg string) {
+	*out = append(*out, Violation{Path: slices.Clone(path), Node: n, At: at, Keyword: keyword, Property: property, Message: msg})
 }
 
 // jsonType names a node's JSON Schema type.
