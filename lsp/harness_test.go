@@ -36,6 +36,7 @@ type client struct {
 	// onRequest answers server→client requests (registerCapability,
 	// workDoneProgress/create, …); nil answers null.
 	onRequest func(method string, params json.RawMessage) any
+	server    chan *Server // the server in this process, once it started
 }
 
 type message struct {
@@ -63,8 +64,9 @@ func startWith(t *testing.T, opts Options) *client {
 	}
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
-	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}}
+	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}, server: make(chan *Server, 1)}
 	c.noteCond = sync.NewCond(&c.mu)
+	opts.onServe = func(s *Server) { c.server <- s }
 	go func() {
 		c.exit <- Serve(context.Background(), sr, sw, opts)
 		sw.Close()
@@ -153,6 +155,21 @@ func readFrame(r *bufio.Reader) ([]byte, error) {
 	body := make([]byte, n)
 	_, err := io.ReadFull(r, body)
 	return body, err
+}
+
+// serverText returns the server's copy of an open buffer, once every
+// message sent before has been handled (a request is answered after the
+// notifications before it).
+func (c *client) serverText(rel string) (string, bool) {
+	c.t.Helper()
+	c.call("workspace/symbol", `{"query":"\u0000"}`) // a barrier: notifications are applied in order
+	s := <-c.server
+	c.server <- s
+	d := s.current().Docs[uri.URI(c.uri(rel))]
+	if d == nil {
+		return "", false
+	}
+	return string(d.Text), true
 }
 
 // sendRaw writes one frame with the given body, byte for byte.

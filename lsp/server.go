@@ -47,6 +47,9 @@ type Options struct {
 	// requestHook runs before each request handler; tests use it to hold a
 	// request open (cancellation, slow requests).
 	requestHook func(ctx context.Context, method string)
+	// onServe receives the server when it starts; tests use it to compare
+	// the server's copy of a buffer with the editor's.
+	onServe func(*Server)
 }
 
 // requestFunc answers a request from a snapshot. It runs on its own
@@ -151,6 +154,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	}
 	if s.env == nil {
 		s.env = os.Getenv
+	}
+	if opts.onServe != nil {
+		opts.onServe(s)
 	}
 	stream := newFrameStream(in, out, nil)
 	if opts.Trace {
