@@ -138,9 +138,12 @@ func TestLongList(t *testing.T) {
 			if err := json.Unmarshal(remove.Edit, &edits); err != nil || len(edits.DocumentChanges) != 1 {
 				t.Fatalf("fix edit %s", remove.Edit)
 			}
-			changes, _ := json.Marshal(edits.DocumentChanges[0].Edits)
+			var changes []string
+			for _, ed := range edits.DocumentChanges[0].Edits {
+				changes = append(changes, change(ed.Range.Start, ed.Range.End, ed.NewText))
+			}
 			from = c.mark()
-			c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":%s}`, c.uri(rel), changes))
+			c.didChange(rel, 2, changes...)
 			pd, _ = c.diagnostics(from, rel, func(pd publishedDiagnostics) bool { return pd.Version != nil && *pd.Version == 2 })
 			if got := countCode(pd, "unknown-dependency"); got != longEntries/2-1 {
 				t.Errorf("after the edit: unknown-dependency %d, want %d", got, longEntries/2-1)
