@@ -359,7 +359,7 @@ func (ca *codeActions) encodeValid(rel string, doc any) ([]byte, bool) {
 // createTaskFix: "Create task <ref>" for an unknown blockedBy entry.
 func (ca *codeActions) createTaskFix(ref string, diag *protocol.Diagnostic) *protocol.CodeAction {
 	story := ca.f.Owner
-	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) {
+	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) || store.CheckNameLength("task id", ref) != nil {
 		return nil
 	}
 	if st := ca.snap.WS.Stories[story]; st != nil && st.Task(ref) != nil {
@@ -445,6 +445,9 @@ func (ca *codeActions) createStoryInEpic() *protocol.CodeAction {
 	name := freeName(epic+"--new-story", func(n string) bool {
 		return ca.snap.WS.Stories[n] != nil || f.Epic.Child(n) != nil
 	})
+	if store.CheckNameLength("story name", name) != nil {
+		return nil // the epic's own name is already near the limit
+	}
 	rel := store.StoryFileRel(name)
 	data, ok := ca.encodeValid(rel, store.StoryDoc{ID: name, Title: humanizeID(name), Description: ""})
 	if !ok {
