@@ -239,7 +239,10 @@ func listStory(root, story string) []entry {
 		frel := rel + "/" + fe.Name()
 		kind, _, _ := Classify(frel)
 		if kind == KindOther {
-			continue // notes, images, temp files of interrupted writes: not ours
+			// Notes, images, temp files of atomic writes: not ours. A temp
+			// file whose writer was killed is removed as it is seen.
+			removeStaleTemp(filepath.Join(root, filepath.FromSlash(rel)), fe.Name())
+			continue
 		}
 		if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
 			entries = append(entries, entry{rel: frel, kind: kind, bad: why})

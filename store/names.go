@@ -7,7 +7,7 @@ import (
 
 // MaxNameBytes bounds the names saga-lsp creates — task ids, story and epic
 // names — in bytes. Each becomes a file or folder name ("<id>.json", and a
-// temp file ".<id>.json.<pid>.tmp-…" beside it while it is written), and
+// temp file ".<id>.json.tmp-<pid>-<random>" beside it while it is written), and
 // file systems refuse names over 255 bytes: 200 leaves room for the rest.
 const MaxNameBytes = 200
 
