@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -90,7 +91,7 @@ func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
 // UpdateFile does not lock: the caller holds the lock covering path, or
 // concurrent updates may be lost.
 func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
-	old, err := os.ReadFile(path)
+	old, err := readRegular(path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("update %s: %w", path, err)
@@ -106,6 +107,25 @@ func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
 		return nil
 	}
 	return WriteFileAtomic(path, data, 0o644)
+}
+
+// readRegular reads a whole regular file. Anything else — a FIFO, a
+// device, a folder — is refused without blocking: the open does not wait
+// for a FIFO's writer, so a hostile file cannot hang a hook or a writer.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
 
 // maxTempBase keeps ".<base>.tmp-<pid>-<random>" within the usual

@@ -455,3 +455,28 @@ func TestStaleTempRemovedByLoad(t *testing.T) {
 		t.Errorf("the live writer's %s was removed: %v", live, err)
 	}
 }
+
+// TestSpecialFilesDoNotBlock: a FIFO where a task file or a worktree's .git
+// file should be is refused at once — an update or a lock never waits for
+// a writer that will not come.
+func TestSpecialFilesDoNotBlock(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "task.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := UpdateFile(fifo, func(old []byte) ([]byte, error) { return []byte("{}"), nil })
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("UpdateFile of a FIFO: %v", err)
+	}
+	repo := filepath.Join(dir, "repo")
+	if err := os.Mkdir(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(repo, ".git"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(t.Context(), repo, "story-x"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("lock under a FIFO .git: %v", err)
+	}
+}
