@@ -41,10 +41,9 @@ func codeAction(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 	ca := &codeActions{s: s, snap: snap, f: f, ci: ci}
 	if kindWanted(p.Context.Only, protocol.CodeActionKindQuickFix) {
 		byTitle := map[string]*protocol.CodeAction{}
-		matched := slices.DeleteFunc(ca.matchDiagnostics(p), func(m diagMatch) bool { return m.server.Fix == nil })
+		matched := ca.matchDiagnostics(p)
 		if len(matched) > maxFixedDiagnostics {
-			s.log.Info("quick fixes offered for the first diagnostics of the range only", "uri", p.TextDocument.URI,
-				"diagnostics", len(matched), "fixed", maxFixedDiagnostics)
+			s.log.Info("quick fixes offered for the first fixable diagnostics of the range only", "uri", p.TextDocument.URI, "fixed", maxFixedDiagnostics)
 			matched = matched[:maxFixedDiagnostics]
 		}
 		for _, m := range matched {
@@ -99,7 +98,8 @@ type diagMatch struct {
 	client protocol.Diagnostic
 }
 
-// matchDiagnostics resolves the context's diagnostics against the snapshot.
+// matchDiagnostics resolves the context's diagnostics against the snapshot,
+// keeping those with a fix.
 // A diagnostic that no longer exists (the text moved on) gets no fix: its
 // data would edit the wrong bytes. When the client sends no diagnostics at
 // all, the server's own diagnostics overlapping the range are used, so
@@ -109,9 +109,11 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 	var out []diagMatch
 	if len(p.Context.Diagnostics) == 0 {
 		for _, d := range current {
-			r := toRange(d.Range)
-			if rangesOverlap(r, p.Range) {
+			if d.Fix != nil && rangesOverlap(toRange(d.Range), p.Range) {
 				out = append(out, diagMatch{server: d, client: toProtocolDiagnostics([]store.Diagnostic{d})[0]})
+				if len(out) > maxFixedDiagnostics {
+					break // enough to know the range holds more than are fixed
+				}
 			}
 		}
 		return out
@@ -132,7 +134,7 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 		if src, ok := cd.Source.Get(); ok && src != "saga" {
 			continue
 		}
-		if d, ok := byKey[diagKey{store.Code(code), cd.Range}]; ok {
+		if d, ok := byKey[diagKey{store.Code(code), cd.Range}]; ok && d.Fix != nil {
 			out = append(out, diagMatch{server: d, client: cd})
 		}
 	}

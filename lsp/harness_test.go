@@ -21,7 +21,7 @@ import (
 // client drives a real server over pipes with raw JSON-RPC frames, as an
 // editor would.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	in   io.WriteCloser // to the server
 	wmu  sync.Mutex
 	exit chan int
@@ -51,13 +51,13 @@ type message struct {
 }
 
 // start runs a server on pipes.
-func start(t *testing.T) *client {
+func start(t testing.TB) *client {
 	t.Helper()
 	return startWith(t, Options{})
 }
 
 // startWith runs a server with options (e.g. a request hook).
-func startWith(t *testing.T, opts Options) *client {
+func startWith(t testing.TB, opts Options) *client {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
@@ -368,7 +368,7 @@ func jsonString(s string) string {
 }
 
 // copyExample copies examples/<name> into a temp dir, so tests may edit it.
-func copyExample(t *testing.T, name string) string {
+func copyExample(t testing.TB, name string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "examples", name)
@@ -376,13 +376,13 @@ func copyExample(t *testing.T, name string) string {
 }
 
 // copyTestdata copies lsp/testdata/<name> into a temp dir.
-func copyTestdata(t *testing.T, name string) string {
+func copyTestdata(t testing.TB, name string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	return copyDir(t, filepath.Join(filepath.Dir(file), "testdata", name))
 }
 
-func copyDir(t *testing.T, src string) string {
+func copyDir(t testing.TB, src string) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {

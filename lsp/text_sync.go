@@ -55,33 +55,19 @@ func didChange(ctx context.Context, s *Server, params json.RawMessage) error {
 	if doc == nil {
 		return fmt.Errorf("didChange for %s, which is not open", u)
 	}
-	text := doc.Text
-	lines := doc.Lines()
-	var refused []string
+	changes := make([]contentChange, len(p.ContentChanges))
+	errs := make([]error, len(p.ContentChanges))
 	for i, raw := range p.ContentChanges {
-		c, err := parseContentChange(raw)
-		if err != nil {
-			// Refused, never guessed: the text stays as it was and the
-			// changes after this one still apply to it.
-			refused = append(refused, fmt.Sprintf("change %d: %v", i+1, err))
-			continue
-		}
-		if c.whole {
-			text, lines = []byte(c.text), nil
-			continue
-		}
+		changes[i], errs[i] = parseContentChange(raw)
 		// An incremental change older than what we hold cannot be placed
-		// reliably: keep the buffer and say so (the client will resend
-		// or the next full sync repairs it).
-		if version <= doc.Version {
+		// reliably: keep the buffer and say so (the client will resend or
+		// the next full sync repairs it).
+		if errs[i] == nil && !changes[i].whole && version <= doc.Version {
 			s.log.Warn("out-of-order didChange ignored", "uri", u, "version", version, "have", doc.Version)
 			return nil
 		}
-		if lines == nil {
-			lines = jsonc.NewLineIndex(text)
-		}
-		text, lines = applyEdit(text, lines, c.start, c.end, c.text), nil
 	}
+	text, refused := applyChanges(doc.Text, doc.Lines(), changes, errs)
 	warned := doc.warnedRefusal
 	if len(refused) > 0 {
 		s.log.Warn("didChange: refused changes with an invalid range; the text keeps its last good state",
@@ -95,6 +81,28 @@ func didChange(ctx context.Context, s *Server, params json.RawMessage) error {
 	}
 	s.setDocument(u, version, text, warned)
 	return nil
+}
+
+// applyChanges applies a didChange's content changes in order to text
+// (lines is its index). A change that failed to parse (errs[i]) is
+// refused, never guessed: the text stays as it was and the changes after
+// it still apply to it. It returns the new text and what was refused.
+func applyChanges(text []byte, lines *jsonc.LineIndex, changes []contentChange, errs []error) ([]byte, []string) {
+	var refused []string
+	for i, c := range changes {
+		switch {
+		case errs[i] != nil:
+			refused = append(refused, fmt.Sprintf("change %d: %v", i+1, errs[i]))
+		case c.whole:
+			text, lines = []byte(c.text), nil
+		default:
+			if lines == nil {
+				lines = jsonc.NewLineIndex(text)
+			}
+			text, lines = applyEdit(text, lines, c.start, c.end, c.text), nil
+		}
+	}
+	return text, refused
 }
 
 // contentChange is one checked entry of didChange's contentChanges.

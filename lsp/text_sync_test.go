@@ -5,33 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // editorPos is the LSP position of a byte offset of text, as an editor
-// computes it: "\n", "\r\n" and a lone "\r" end lines; characters are
-// UTF-16 units, an invalid byte one unit. (Independent of jsonc.LineIndex,
-// which it checks.)
+// computes it (independent of jsonc.LineIndex, which it checks).
 func editorPos(text string, off int) lspPosition {
-	var p lspPosition
-	for i := 0; i < off; {
-		switch {
-		case text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n':
-			p.Line, p.Character = p.Line+1, 0
-			i += 2
-		case text[i] == '\n' || text[i] == '\r':
-			p.Line, p.Character = p.Line+1, 0
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(text[i:])
-			p.Character++
-			if r >= 0x10000 {
-				p.Character++
-			}
-			i += size
-		}
-	}
-	return p
+	l, c := chaos.EditorPos(text, off)
+	return lspPosition{Line: l, Character: c}
 }
 
 // change is one didChange content change as JSON.
