@@ -190,6 +190,55 @@ func nearestProperty(name string, props []schema.Property) string {
 	return best
 }
 
+// distances measures Levenshtein distances from one string, for comparing
+// it with many (a mistyped reference with every known name): Myers' bit-
+// parallel algorithm, one machine word per compared byte, for strings of up
+// to 64 bytes; longer ones fall back to editDistance.
+type distances struct {
+	from string
+	peq  [256]uint64 // for each byte value, the positions of from holding it
+}
+
+func newDistances(from string) *distances {
+	d := &distances{from: from}
+	if len(from) <= 64 {
+		for i := 0; i < len(from); i++ {
+			d.peq[from[i]] |= 1 << i
+		}
+	}
+	return d
+}
+
+// to is the Levenshtein distance from d.from to b when it is below limit,
+// and some value at least limit otherwise (editDistance's contract).
+func (d *distances) to(b string, limit int) int {
+	m := len(d.from)
+	if m == 0 || m > 64 {
+		return editDistance(d.from, b, limit)
+	}
+	if diff := m - len(b); diff >= limit || -diff >= limit {
+		return limit
+	}
+	pv, mv, score, last := ^uint64(0), uint64(0), m, uint64(1)<<(m-1)
+	for j := 0; j < len(b); j++ {
+		eq := d.peq[b[j]]
+		xv := eq | mv
+		xh := (((eq & pv) + pv) ^ pv) | eq
+		ph := mv | ^(xh | pv)
+		mh := pv & xh
+		if ph&last != 0 {
+			score++
+		} else if mh&last != 0 {
+			score--
+		}
+		ph = ph<<1 | 1
+		mh <<= 1
+		pv = mh | ^(xv | ph)
+		mv = ph & xv
+	}
+	return score
+}
+
 // editDistance is the Levenshtein distance of a and b when it is below
 // limit, and some value at least limit otherwise: a row whose every cell
 // reached limit ends the count. It does not allocate, so suggesting a name

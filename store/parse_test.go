@@ -7,7 +7,7 @@ import (
 
 // TestEditDistanceBounded: below the limit the distance is exact; at or
 // over it, the answer is at least the limit (what suggest and
-// nearestProperty rely on).
+// nearestProperty rely on) — for editDistance and distances alike.
 func TestEditDistanceBounded(t *testing.T) {
 	full := func(a, b string) int {
 		d := make([][]int, len(a)+1)
@@ -32,7 +32,7 @@ func TestEditDistanceBounded(t *testing.T) {
 	seed := rand.Uint64()
 	r := rand.New(rand.NewPCG(seed, 0))
 	word := func() string {
-		b := make([]byte, r.IntN(12))
+		b := make([]byte, r.IntN(70)) // past 64 bytes too: the fallback
 		for i := range b {
 			b[i] = "abc-"[r.IntN(4)]
 		}
@@ -40,9 +40,11 @@ func TestEditDistanceBounded(t *testing.T) {
 	}
 	for range 20000 {
 		a, b, limit := word(), word(), 1+r.IntN(6)
-		want, got := full(a, b), editDistance(a, b, limit)
-		if (want < limit && got != want) || (want >= limit && got < limit) {
-			t.Fatalf("seed %d: editDistance(%q, %q, %d) = %d, distance is %d", seed, a, b, limit, got, want)
+		want := full(a, b)
+		for name, got := range map[string]int{"editDistance": editDistance(a, b, limit), "distances.to": newDistances(a).to(b, limit)} {
+			if (want < limit && got != want) || (want >= limit && got < limit) {
+				t.Fatalf("seed %d: %s(%q, %q, %d) = %d, distance is %d", seed, name, a, b, limit, got, want)
+			}
 		}
 	}
 }

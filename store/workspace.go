@@ -555,8 +555,9 @@ func unfinished(tasks []*Task) []string {
 // suggest proposes the closest known name for a mistyped reference.
 func suggest(name string, known []string) string {
 	best, bestD := "", 3 // the farthest name worth suggesting
+	from := newDistances(name)
 	for _, k := range known {
-		if d := editDistance(name, k, bestD+1); d < bestD || (d == bestD && (best == "" || k < best)) {
+		if d := from.to(k, bestD+1); d < bestD || (d == bestD && (best == "" || k < best)) {
 			best, bestD = k, d
 		}
 	}
