@@ -215,11 +215,7 @@ func TestRandomParams(t *testing.T) {
 	}
 	c, log := fuzzServer(t)
 	templates := chaos.ParamsTemplates(c.uri(fuzzRel), string(task))
-	methods := make([]string, 0, len(templates))
-	for m := range templates {
-		methods = append(methods, m)
-	}
-	slices.Sort(methods)
+	methods := chaos.Methods(templates)
 	for n := 0; n < len(methods) || time.Now().Before(deadline); n++ {
 		method := methods[n%len(methods)]
 		var v any

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.lsp.dev/uri"
+
+	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // client drives a real server over pipes with raw JSON-RPC frames, as an
@@ -39,16 +41,8 @@ type client struct {
 	server    chan *Server // the server in this process, once it started
 }
 
-type message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
+// message is one JSON-RPC message from the server.
+type message = chaos.Message
 
 // start runs a server on pipes.
 func start(t testing.TB) *client {
@@ -85,7 +79,7 @@ func startWith(t testing.TB, opts Options) *client {
 
 func (c *client) read(r *bufio.Reader) {
 	for {
-		body, err := readFrame(r)
+		body, err := chaos.ReadFrame(r)
 		if err != nil {
 			c.mu.Lock()
 			c.noteCond.Broadcast()
@@ -132,29 +126,6 @@ func (c *client) read(r *bufio.Reader) {
 			}
 		}
 	}
-}
-
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(v)
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
 }
 
 // serverText returns the server's copy of an open buffer, once every

@@ -27,17 +27,8 @@ func TestLongList(t *testing.T) {
 		layout workload.LongLayout
 	}{{"lines", workload.LongLines}, {"one-line", workload.LongOneLine}} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			text, err := workload.LongList(root, longEntries, tc.layout)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := start(t)
-			c.initialize(root, capsFull)
+			c, root, text, pd := openLongList(t, tc.layout)
 			rel := workload.LongTaskRel
-			from := c.mark()
-			c.openText(rel, text, 1)
-			pd, _ := c.diagnostics(from, rel, func(pd publishedDiagnostics) bool { return pd.Version != nil && *pd.Version == 1 })
 			repeats := longEntries/2 - workload.LongSiblings/2
 			if got := countCode(pd, "unknown-dependency"); got != longEntries/2 {
 				t.Errorf("unknown-dependency: %d, want %d", got, longEntries/2)
@@ -142,7 +133,7 @@ func TestLongList(t *testing.T) {
 			for _, ed := range edits.DocumentChanges[0].Edits {
 				changes = append(changes, change(ed.Range.Start, ed.Range.End, ed.NewText))
 			}
-			from = c.mark()
+			from := c.mark()
 			c.didChange(rel, 2, changes...)
 			pd, _ = c.diagnostics(from, rel, func(pd publishedDiagnostics) bool { return pd.Version != nil && *pd.Version == 2 })
 			if got := countCode(pd, "unknown-dependency"); got != longEntries/2-1 {
@@ -156,6 +147,23 @@ func TestLongList(t *testing.T) {
 	}
 }
 
+// openLongList starts a server on the long-list workspace laid out as
+// layout, opens the long task file and returns its first diagnostics.
+func openLongList(t *testing.T, layout workload.LongLayout) (c *client, root, text string, pd publishedDiagnostics) {
+	t.Helper()
+	root = t.TempDir()
+	text, err := workload.LongList(root, longEntries, layout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = start(t)
+	c.initialize(root, capsFull)
+	from := c.mark()
+	c.openText(workload.LongTaskRel, text, 1)
+	pd, _ = c.diagnostics(from, workload.LongTaskRel, func(pd publishedDiagnostics) bool { return pd.Version != nil && *pd.Version == 1 })
+	return c, root, text, pd
+}
+
 // longOccurrence is which occurrence of entry i's text entry i is.
 func longOccurrence(i int) int {
 	if i%2 == 0 {
@@ -167,17 +175,8 @@ func longOccurrence(i int) int {
 // TestLongObject: an object with 60,000 unknown properties is one
 // unknown-property finding per member, and requests on it answer.
 func TestLongObject(t *testing.T) {
-	root := t.TempDir()
-	text, err := workload.LongList(root, longEntries, workload.LongKeys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := start(t)
-	c.initialize(root, capsFull)
+	c, _, text, pd := openLongList(t, workload.LongKeys)
 	rel := workload.LongTaskRel
-	from := c.mark()
-	c.openText(rel, text, 1)
-	pd, _ := c.diagnostics(from, rel, func(pd publishedDiagnostics) bool { return pd.Version != nil && *pd.Version == 1 })
 	if got := countCode(pd, "unknown-property"); got != longEntries {
 		t.Errorf("unknown-property: %d, want %d", got, longEntries)
 	}

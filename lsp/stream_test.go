@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // sendBytes writes raw bytes to the server, framing or not.
@@ -148,7 +150,7 @@ func FuzzFrames(f *testing.F) {
 		}
 		r := bufio.NewReader(&out)
 		for {
-			body, err := readFrame(r)
+			body, err := chaos.ReadFrame(r)
 			if err == io.EOF {
 				break
 			}

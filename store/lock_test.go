@@ -234,27 +234,15 @@ func helperFlock(args []string) error {
 }
 
 // startHelperLine starts cmd like startHelper and returns the first line
-// it prints, whatever it is.
+// it prints, whatever it is; the helper is killed at the end of the test.
 func startHelperLine(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
-	if _, err := cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
+	line, _, err := helperFirstLine(cmd)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("helper: %v; stderr: %s", err, &stderr)
-	}
-	return strings.TrimSpace(line)
+	return line
 }
 
 // startHelper starts cmd with a stdin pipe (closing it, which happens when
@@ -262,17 +250,33 @@ func startHelperLine(t *testing.T, cmd *exec.Cmd) string {
 // stdout. The returned buffer collects stderr; read it only after Wait. On
 // error the process has been killed and reaped.
 func startHelper(cmd *exec.Cmd, want string) (*bytes.Buffer, error) {
-	if _, err := cmd.StdinPipe(); err != nil {
+	got, stderr, err := helperFirstLine(cmd)
+	if err != nil {
 		return nil, err
+	}
+	if got != want {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("helper said %q, want %q; stderr: %s", got, want, stderr)
+	}
+	return stderr, nil
+}
+
+// helperFirstLine starts cmd (see startHelper) and returns the first line
+// it prints and its stderr. On error the process has been killed and
+// reaped.
+func helperFirstLine(cmd *exec.Cmd) (string, *bytes.Buffer, error) {
+	if _, err := cmd.StdinPipe(); err != nil {
+		return "", nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	stderr := new(bytes.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	line := make(chan string, 1)
 	go func() {
@@ -282,16 +286,11 @@ func startHelper(cmd *exec.Cmd, want string) (*bytes.Buffer, error) {
 	}()
 	select {
 	case got := <-line:
-		if got == want {
-			return stderr, nil
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("helper said %q, want %q; stderr: %s", got, want, stderr)
+		return got, stderr, nil
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("helper did not say %q in time", want)
+		return "", nil, fmt.Errorf("helper printed no line in time; stderr: %s", stderr)
 	}
 }
 
@@ -808,21 +807,9 @@ func TestWriteAtomicSIGKILLStorm(t *testing.T) {
 			t.Errorf("stray file %q is not a hidden, non-.json temp file", name)
 		}
 	}
-	p, err := NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := loadIgnoringTemps(t, root)
 	if st := ws.Stories["storm"]; st == nil || len(st.Tasks) != stormFiles {
 		t.Errorf("the loaded story has %v, want its %d task files", st, stormFiles)
-	}
-	for _, d := range ws.Diagnostics() {
-		if strings.Contains(d.File, ".tmp-") {
-			t.Errorf("a temp file got a diagnostic: %s: %s", d.File, d.Message)
-		}
 	}
 	if left := stormStrays(t, dir); len(left) != 0 {
 		t.Errorf("after the next load, temp files are left: %q", left)

@@ -13,8 +13,10 @@
 package chaos
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -219,4 +221,44 @@ func Garbage(r *rand.Rand) string {
 		return strings.Repeat("x", r.IntN(100_000)) + "\r\n"
 	}
 	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", n, body[:n/2]+strings.Repeat(" ", n-n/2)) // not JSON
+}
+
+// Message is one JSON-RPC message from the server, as the test clients
+// decode it.
+type Message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// ReadFrame reads one Content-Length frame's body, as the test clients
+// read the server's output (which is always well framed).
+func ReadFrame(r *bufio.Reader) ([]byte, error) {
+	n := -1
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			if n, err = strconv.Atoi(v); err != nil {
+				return nil, fmt.Errorf("bad Content-Length %q", v)
+			}
+		}
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("a frame without Content-Length")
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r, body)
+	return body, err
 }

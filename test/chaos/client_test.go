@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // answerTimeout is how long a request may take before the server counts as
@@ -22,16 +24,7 @@ import (
 const answerTimeout = 20 * time.Second
 
 // message is one JSON-RPC message from the server.
-type message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
+type message = chaos.Message
 
 // server is the saga-lsp binary run as an editor runs it.
 type server struct {
@@ -105,7 +98,7 @@ func (s *server) read(r *bufio.Reader) {
 		close(s.exited)
 	}()
 	for {
-		body, err := readFrame(r)
+		body, err := chaos.ReadFrame(r)
 		if err != nil {
 			s.mu.Lock()
 			s.closed = true
@@ -131,31 +124,6 @@ func (s *server) read(r *bufio.Reader) {
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}
-}
-
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			if n, err = strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("bad Content-Length %q", v)
-			}
-		}
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("a frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
 }
 
 // writeRaw writes bytes as they are.
@@ -188,6 +156,21 @@ func (s *server) request(method, params string) string {
 // dies fails the test.
 func (s *server) wait(id, what string) message {
 	s.t.Helper()
+	var m message
+	s.waitUntil(what, func() bool {
+		var ok bool
+		if m, ok = s.answers[id]; ok {
+			delete(s.answers, id)
+		}
+		return ok
+	})
+	return m
+}
+
+// waitUntil waits, holding s.mu, until found reports true; a server that
+// dies or says nothing for answerTimeout fails the test.
+func (s *server) waitUntil(what string, found func() bool) {
+	s.t.Helper()
 	deadline := time.Now().Add(answerTimeout)
 	timer := time.AfterFunc(answerTimeout, func() {
 		s.mu.Lock()
@@ -197,11 +180,7 @@ func (s *server) wait(id, what string) message {
 	defer timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for {
-		if m, ok := s.answers[id]; ok {
-			delete(s.answers, id)
-			return m
-		}
+	for !found() {
 		if s.closed {
 			s.t.Fatalf("the server died after %s; stderr:\n%s", what, tail(s.stderr.String()))
 		}
@@ -249,26 +228,17 @@ func (s *server) mark() int {
 // waitNote waits for a notification after index from matching pred.
 func (s *server) waitNote(from int, method string, pred func(json.RawMessage) bool) message {
 	s.t.Helper()
-	deadline := time.Now().Add(answerTimeout)
-	timer := time.AfterFunc(answerTimeout, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer timer.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := from; ; {
-		for ; i < len(s.notes); i++ {
-			if n := s.notes[i]; n.Method == method && (pred == nil || pred(n.Params)) {
-				return n
+	var m message
+	s.waitUntil("waiting for "+method, func() bool {
+		for ; from < len(s.notes); from++ {
+			if n := s.notes[from]; n.Method == method && (pred == nil || pred(n.Params)) {
+				m = n
+				return true
 			}
 		}
-		if s.closed || time.Now().After(deadline) {
-			s.t.Fatalf("no %s arrived; stderr:\n%s", method, tail(s.stderr.String()))
-		}
-		s.cond.Wait()
-	}
+		return false
+	})
+	return m
 }
 
 // finish ends the session as an editor does — shutdown, exit — and checks

@@ -2,7 +2,6 @@ package chaos_test
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,23 +32,8 @@ func TestMain(m *testing.M) {
 func workspace(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "..", "..", "examples", "workspace")
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
+	dst := filepath.Join(t.TempDir(), "ws")
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "examples", "workspace"))); err != nil {
 		t.Fatal(err)
 	}
 	return dst

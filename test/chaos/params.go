@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -46,3 +48,8 @@ func ParamsTemplates(taskURI, text string) map[string]string {
 var Notifications = []string{"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "textDocument/didSave",
 	"workspace/didChangeWatchedFiles", "workspace/didChangeConfiguration", "window/workDoneProgress/cancel",
 	"$/cancelRequest", "$/setTrace", "initialized", "no/such/notification"}
+
+// Methods lists the methods of templates in order.
+func Methods(templates map[string]string) []string {
+	return slices.Sorted(maps.Keys(templates))
+}

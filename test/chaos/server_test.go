@@ -53,11 +53,7 @@ func TestChaosParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	templates := chaos.ParamsTemplates(s.uri(taskRel), string(text))
-	methods := make([]string, 0, len(templates))
-	for m := range templates {
-		methods = append(methods, m)
-	}
-	slices.Sort(methods)
+	methods := chaos.Methods(templates)
 	for n := 0; n < len(methods) || time.Now().Before(deadline); n++ {
 		method := methods[n%len(methods)]
 		if n >= len(methods) {
