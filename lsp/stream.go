@@ -351,7 +351,7 @@ func (r *frameReader) body(n int) (body []byte, cut bool, err error) {
 			return body, false, nil
 		}
 		if !r.more() {
-			if len(u) >= n {
+			if u = r.unread(); len(u) >= n { // the end: an undecided header was not one
 				body = bytes.Clone(u[:n])
 				r.start += n
 				return body, false, nil
