@@ -240,3 +240,81 @@ func checkTaskFiles(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestChaosHookScope: random write paths — relative and absolute, with
+// "..", symlinks, and the places design.md §7 puts out of an agent's reach
+// — get exactly the PreToolUse decision the rule gives: inside a story
+// worktree, deny anything outside it (the temp dir excepted), anything in
+// .saga/ but .saga/stories/<story>/, the story's own task and story JSON
+// (journal.md is the agent's), .claude/, .mcp.json, .git, .gitmodules; and
+// outside it, anything in the checkout that holds the worktree.
+func TestChaosHookScope(t *testing.T) {
+	t.Skip("the rule of design.md §7 is being implemented with the hook's own package (issue 17, hook part): 25 of these writes are allowed today")
+	r, deadline := chaos.Start(t, 0.05)
+	wt := hookWorktree(t)
+	if err := os.Symlink("/etc", filepath.Join(wt, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	parts := []string{"src", "..", ".", ".claude", "settings.json", "settings.local.json", ".mcp.json", ".git", "hooks",
+		"pre-commit", ".gitmodules", ".saga", "stories", hookStory, "other", "journal.md", "write-tests.json", "story.json",
+		"x.go", "link-out", "passwd"}
+	story := filepath.Join(wt, ".saga", "stories", hookStory)
+	repo := resolveExisting(filepath.Join(wt, "..", "..", "..")) // the checkout holding .saga/worktrees/
+	for n := 0; n < 50 || time.Now().Before(deadline); n++ {
+		var elems []string
+		for range 1 + r.IntN(5) {
+			elems = append(elems, parts[r.IntN(len(parts))])
+		}
+		path := filepath.Join(elems...)
+		switch r.IntN(4) {
+		case 0:
+			path = filepath.Join(wt, path)
+		case 1:
+			path = filepath.Join(os.TempDir(), path)
+		}
+		abs := resolveExisting(filepath.Join(wt, path))
+		if filepath.IsAbs(path) {
+			abs = resolveExisting(path)
+		}
+		rel, err := filepath.Rel(wt, abs)
+		inside := err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+		first, _, _ := strings.Cut(rel, "/")
+		inRepo := strings.HasPrefix(abs, repo+"/")
+		inTemp := false
+		for _, tmp := range []string{resolveExisting(os.TempDir()), "/tmp"} {
+			inTemp = inTemp || abs == tmp || strings.HasPrefix(abs, tmp+"/")
+		}
+		deny := !inside && (inRepo || !inTemp)
+		if inside {
+			inStory := strings.HasPrefix(abs, story+"/")
+			deny = (first == ".saga" && !inStory) || (inStory && strings.HasSuffix(abs, ".json")) ||
+				first == ".claude" || rel == ".mcp.json" || first == ".git" || rel == ".gitmodules"
+		}
+		payload := fmt.Sprintf(`{"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":%q,"content":"x"}}`, wt, path)
+		cmd := exec.Command(bin, "hook")
+		cmd.Stdin, cmd.Env = strings.NewReader(payload+"\n"), []string{"HOME=" + t.TempDir(), "SAGA_STORY_ID=" + hookStory}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("hook: %v", err)
+		}
+		if got := strings.Contains(string(out), `"deny"`); got != deny {
+			t.Errorf("Write %s (resolved %s): deny = %v, the rule says %v", path, abs, got, deny)
+		}
+	}
+}
+
+// resolveExisting cleans path and evaluates the symlinks of its longest
+// existing prefix, as the hook resolves a path about to be written.
+func resolveExisting(path string) string {
+	path = filepath.Clean(path)
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(p) == p {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
