@@ -158,9 +158,9 @@ func TestDidChangeOverLimit(t *testing.T) {
 	}
 	// Incremental edits of the big buffer: typed at its start and end.
 	end := editorPos(text, len(text))
+	from = c.mark()
 	c.didChange(rel, 3, change(lspPosition{0, 1}, lspPosition{0, 1}, " "), change(end, end, "\n"))
 	text = text[:1] + " " + text[1:] + "\n"
-	from = c.mark()
 	if got, _ := c.serverText(rel); got != text {
 		t.Fatalf("the big buffer lost an edit (%d bytes, want %d)", len(got), len(text))
 	}
