@@ -21,9 +21,20 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 10x -benchmem ./bench | tee .bench-result.txt
 	@$(GO) run ./bench/report < .bench-result.txt
 
+# Long fuzzing: every Go fuzz target for FUZZTIME each, then the randomized
+# chaos tests (test/chaos and the packages' TestRandom*) with a total budget
+# of CHAOSTIME instead of make test's few seconds. A failure prints the seed
+# (SAGA_CHAOS_SEED=… replays it) or the input file the fuzzer wrote.
+FUZZTIME  ?= 60s
+CHAOSTIME ?= 5m
+FUZZ_TARGETS := ./store/jsonc:FuzzParse ./store/jsonc:FuzzLineIndex ./store/schema:FuzzAgreesWithJSONSchema \
+	./lsp:FuzzFrames ./lsp:FuzzEdits ./lsp:FuzzRequests
 fuzz:
-	$(GO) test ./store/jsonc -run '^$$' -fuzz FuzzParse -fuzztime 60s
-	$(GO) test ./store/jsonc -run '^$$' -fuzz FuzzLineIndex -fuzztime 30s
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME); \
+	done
+	SAGA_CHAOS_TIME=$(CHAOSTIME) $(GO) test -count=1 -timeout 0 -run 'Chaos|Random' ./test/chaos ./lsp
 
 demo: build
 	@scripts/demo.sh $(BIN)

@@ -294,6 +294,11 @@ func TestNew(t *testing.T) {
 			`"created": [` + "\n" + `    ".saga/stories/billing--refunds/refund.json"`, ""},
 		{[]string{"new", "task", "user-auth--sso", "oidc", "--subject", "OIDC login"}, 0, "created", ""},
 		{[]string{"new", "widget", "x"}, 2, "", "usage"},
+		// Names become file names: over 200 bytes is refused everywhere.
+		{[]string{"new", "task", "billing--invoices", strings.Repeat("t", 201), "--subject", "Long"}, 2, "", "names are at most 200 bytes"},
+		{[]string{"new", "task", "billing--invoices", strings.Repeat("t", 200), "--subject", "Long"}, 0, "created", ""},
+		{[]string{"new", "story", strings.Repeat("s", 195), "--epic", "billing", "--title", "Long"}, 2, "", "story name \"billing--ssss"},
+		{[]string{"new", "epic", strings.Repeat("e", 300), "--title", "Long"}, 2, "", "is 300 bytes long"},
 	}
 	for _, s := range steps {
 		r := run(t, root, s.args...)

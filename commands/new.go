@@ -44,6 +44,9 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 	if !store.ValidCanonical(s.Name) {
 		return ch, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. %s)", s.Name, exampleName(s.Name, true))
 	}
+	if err := store.CheckNameLength("story name", s.Name); err != nil {
+		return ch, &UsageError{Msg: err.Error()}
+	}
 	if strings.TrimSpace(s.Title) == "" {
 		return ch, usagef("a story needs a title: --title \"…\"")
 	}
@@ -162,6 +165,9 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	if !store.ValidID(t.ID) {
 		return ch, usagef("invalid task id %q: use lowercase letters, digits and single dashes (e.g. %s)", t.ID, exampleName(t.ID, false))
 	}
+	if err := store.CheckNameLength("task id", t.ID); err != nil {
+		return ch, &UsageError{Msg: err.Error()}
+	}
 	if strings.TrimSpace(t.Subject) == "" {
 		return ch, usagef("a task needs a subject: --subject \"…\"")
 	}
@@ -209,6 +215,9 @@ func CreateEpic(ctx context.Context, p *store.Parser, root string, e NewEpic) (C
 	var ch Changes
 	if !store.ValidID(e.ID) {
 		return ch, usagef("invalid epic id %q: use lowercase letters, digits and single dashes (e.g. %s)", e.ID, exampleName(e.ID, false))
+	}
+	if err := store.CheckNameLength("epic id", e.ID); err != nil {
+		return ch, &UsageError{Msg: err.Error()}
 	}
 	if strings.TrimSpace(e.Title) == "" {
 		return ch, usagef("an epic needs a title: --title \"…\"")

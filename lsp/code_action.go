@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -16,6 +18,12 @@ import (
 // the source actions "Create task in this story" (task and story.json
 // files) and "Create story in this epic" (epic files). Every action is a
 // WorkspaceEdit; the server writes nothing itself.
+
+// maxFixedDiagnostics bounds the fixable diagnostics one request computes
+// quick fixes for, first in the file first: a selection over a file with
+// 60,000 findings must answer at once, and no one picks from 60,000 fixes
+// (a narrower range gets its own).
+const maxFixedDiagnostics = 200
 
 func codeAction(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeActionParams
@@ -33,7 +41,12 @@ func codeAction(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 	ca := &codeActions{s: s, snap: snap, f: f, ci: ci}
 	if kindWanted(p.Context.Only, protocol.CodeActionKindQuickFix) {
 		byTitle := map[string]*protocol.CodeAction{}
-		for _, m := range ca.matchDiagnostics(p) {
+		matched := ca.matchDiagnostics(p)
+		if len(matched) > maxFixedDiagnostics {
+			s.log.Info("quick fixes offered for the first fixable diagnostics of the range only", "uri", p.TextDocument.URI, "fixed", maxFixedDiagnostics)
+			matched = matched[:maxFixedDiagnostics]
+		}
+		for _, m := range matched {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -85,7 +98,8 @@ type diagMatch struct {
 	client protocol.Diagnostic
 }
 
-// matchDiagnostics resolves the context's diagnostics against the snapshot.
+// matchDiagnostics resolves the context's diagnostics against the snapshot,
+// keeping those with a fix.
 // A diagnostic that no longer exists (the text moved on) gets no fix: its
 // data would edit the wrong bytes. When the client sends no diagnostics at
 // all, the server's own diagnostics overlapping the range are used, so
@@ -95,12 +109,22 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 	var out []diagMatch
 	if len(p.Context.Diagnostics) == 0 {
 		for _, d := range current {
-			r := toRange(d.Range)
-			if rangesOverlap(r, p.Range) {
+			if d.Fix != nil && rangesOverlap(toRange(d.Range), p.Range) {
 				out = append(out, diagMatch{server: d, client: toProtocolDiagnostics([]store.Diagnostic{d})[0]})
+				if len(out) > maxFixedDiagnostics {
+					break // enough to know the range holds more than are fixed
+				}
 			}
 		}
 		return out
+	}
+	type diagKey struct {
+		code store.Code
+		r    protocol.Range
+	}
+	byKey := make(map[diagKey]store.Diagnostic, len(current))
+	for _, d := range slices.Backward(current) { // the first of equal ones wins
+		byKey[diagKey{d.Code, toRange(d.Range)}] = d
 	}
 	for _, cd := range p.Context.Diagnostics {
 		code, ok := cd.Code.(protocol.String)
@@ -110,11 +134,8 @@ func (ca *codeActions) matchDiagnostics(p protocol.CodeActionParams) []diagMatch
 		if src, ok := cd.Source.Get(); ok && src != "saga" {
 			continue
 		}
-		for _, d := range current {
-			if string(d.Code) == string(code) && toRange(d.Range) == cd.Range {
-				out = append(out, diagMatch{server: d, client: cd})
-				break
-			}
+		if d, ok := byKey[diagKey{store.Code(code), cd.Range}]; ok && d.Fix != nil {
+			out = append(out, diagMatch{server: d, client: cd})
 		}
 	}
 	return out
@@ -257,10 +278,9 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 	if arr.Kind != jsonc.Array {
 		return nil, -1
 	}
-	for i, e := range arr.Elems {
-		if e == n {
-			return arr, i
-		}
+	i := sort.Search(len(arr.Elems), func(i int) bool { return arr.Elems[i].Start >= n.Start })
+	if i < len(arr.Elems) && arr.Elems[i] == n {
+		return arr, i
 	}
 	return nil, -1
 }
@@ -268,26 +288,11 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 // nodePathStart finds the object starting at offset (a schema diagnostic
 // for a missing property sits on the object's opening brace).
 func nodePathStart(root *jsonc.Node, offset int) []*jsonc.Node {
-	if root == nil || offset < root.Start || offset >= root.End {
-		return nil
-	}
-	if root.Start == offset && root.Kind == jsonc.Object {
-		return []*jsonc.Node{root}
-	}
-	var kids []*jsonc.Node
-	switch root.Kind {
-	case jsonc.Object:
-		for _, m := range root.Members {
-			if m.Value != nil {
-				kids = append(kids, m.Value)
-			}
-		}
-	case jsonc.Array:
-		kids = root.Elems
-	}
-	for _, k := range kids {
-		if p := nodePathStart(k, offset); p != nil {
-			return append([]*jsonc.Node{root}, p...)
+	var chain []*jsonc.Node
+	for n := root; n != nil && offset >= n.Start && offset < n.End; n = childHolding(n, offset, offset+1) {
+		chain = append(chain, n)
+		if n.Start == offset && n.Kind == jsonc.Object {
+			return chain
 		}
 	}
 	return nil
@@ -357,7 +362,7 @@ func (ca *codeActions) encodeValid(rel string, doc any) ([]byte, bool) {
 // createTaskFix: "Create task <ref>" for an unknown blockedBy entry.
 func (ca *codeActions) createTaskFix(ref string, diag *protocol.Diagnostic) *protocol.CodeAction {
 	story := ca.f.Owner
-	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) {
+	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) || store.CheckNameLength("task id", ref) != nil {
 		return nil
 	}
 	if st := ca.snap.WS.Story(story); st != nil && st.Task(ref) != nil {
@@ -446,6 +451,9 @@ func (ca *codeActions) createStoryInEpic() *protocol.CodeAction {
 		id, _ := f.Epic.NewChild(n)
 		return ca.snap.WS.Story(id) != nil || f.Epic.Child(id) != nil
 	}))
+	if store.CheckNameLength("story name", name) != nil {
+		return nil // the epic's own name is already near the limit
+	}
 	rel := store.StoryFileRel(name)
 	data, ok := ca.encodeValid(rel, store.StoryDoc{ID: name, Title: humanizeID(name), Description: "", Epic: epicField})
 	if !ok {

@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"go.lsp.dev/uri"
+
+	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // client drives a real server over pipes with raw JSON-RPC frames, as an
 // editor would.
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	in   io.WriteCloser // to the server
 	wmu  sync.Mutex
 	exit chan int
@@ -36,35 +38,29 @@ type client struct {
 	// onRequest answers server→client requests (registerCapability,
 	// workDoneProgress/create, …); nil answers null.
 	onRequest func(method string, params json.RawMessage) any
+	server    chan *Server // the server in this process, once it started
 }
 
-type message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
+// message is one JSON-RPC message from the server.
+type message = chaos.Message
 
 // start runs a server on pipes.
-func start(t *testing.T) *client {
+func start(t testing.TB) *client {
 	t.Helper()
 	return startWith(t, Options{})
 }
 
 // startWith runs a server with options (e.g. a request hook).
-func startWith(t *testing.T, opts Options) *client {
+func startWith(t testing.TB, opts Options) *client {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
 	}
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
-	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}}
+	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}, server: make(chan *Server, 1)}
 	c.noteCond = sync.NewCond(&c.mu)
+	opts.onServe = func(s *Server) { c.server <- s }
 	go func() {
 		c.exit <- Serve(context.Background(), sr, sw, opts)
 		sw.Close()
@@ -83,7 +79,7 @@ func startWith(t *testing.T, opts Options) *client {
 
 func (c *client) read(r *bufio.Reader) {
 	for {
-		body, err := readFrame(r)
+		body, err := chaos.ReadFrame(r)
 		if err != nil {
 			c.mu.Lock()
 			c.noteCond.Broadcast()
@@ -132,27 +128,19 @@ func (c *client) read(r *bufio.Reader) {
 	}
 }
 
-func readFrame(r *bufio.Reader) ([]byte, error) {
-	n := -1
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return nil, err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-			n, _ = strconv.Atoi(v)
-		}
+// serverText returns the server's copy of an open buffer, once every
+// message sent before has been handled (a request is answered after the
+// notifications before it).
+func (c *client) serverText(rel string) (string, bool) {
+	c.t.Helper()
+	c.call("workspace/symbol", `{"query":"\u0000"}`) // a barrier: notifications are applied in order
+	s := <-c.server
+	c.server <- s
+	d := s.current().Docs[uri.URI(c.uri(rel))]
+	if d == nil {
+		return "", false
 	}
-	if n < 0 {
-		return nil, fmt.Errorf("frame without Content-Length")
-	}
-	body := make([]byte, n)
-	_, err := io.ReadFull(r, body)
-	return body, err
+	return string(d.Text), true
 }
 
 // sendRaw writes one frame with the given body, byte for byte.
@@ -351,7 +339,7 @@ func jsonString(s string) string {
 }
 
 // copyExample copies examples/<name> into a temp dir, so tests may edit it.
-func copyExample(t *testing.T, name string) string {
+func copyExample(t testing.TB, name string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "examples", name)
@@ -359,13 +347,13 @@ func copyExample(t *testing.T, name string) string {
 }
 
 // copyTestdata copies lsp/testdata/<name> into a temp dir.
-func copyTestdata(t *testing.T, name string) string {
+func copyTestdata(t testing.TB, name string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	return copyDir(t, filepath.Join(filepath.Dir(file), "testdata", name))
 }
 
-func copyDir(t *testing.T, src string) string {
+func copyDir(t testing.TB, src string) string {
 	t.Helper()
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {

@@ -23,6 +23,10 @@ import (
 // hoverExcerptLen bounds the description excerpt shown in a hover, in characters.
 const hoverExcerptLen = 300
 
+// hoverMaxBlockers bounds the blockers a task's hover names; the rest are
+// counted (a hover is read at a glance, whatever the list's length).
+const hoverMaxBlockers = 20
+
 func hover(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.HoverParams
 	if err := decode(params, &p); err != nil {
@@ -98,12 +102,15 @@ func hoverTaskSummary(task *store.Task, storyID string) string {
 		fmt.Fprintf(&b, " · priority `%s`", task.Priority)
 	}
 	fmt.Fprintf(&b, " · story `%s`", storyID)
-	if len(task.BlockedBy) > 0 {
-		ids := make([]string, len(task.BlockedBy))
-		for i, r := range task.BlockedBy {
-			ids[i] = "`" + r.ID + "`"
+	if n := len(task.BlockedBy); n > 0 {
+		ids := make([]string, 0, min(n, hoverMaxBlockers))
+		for _, r := range task.BlockedBy[:min(n, hoverMaxBlockers)] {
+			ids = append(ids, "`"+r.ID+"`")
 		}
 		fmt.Fprintf(&b, "\n\nBlocked by %s", strings.Join(ids, ", "))
+		if n > hoverMaxBlockers {
+			fmt.Fprintf(&b, " and %d more", n-hoverMaxBlockers)
+		}
 	}
 	if d := hoverExcerpt(task.Description, hoverExcerptLen); d != "" {
 		b.WriteString("\n\n---\n\n")

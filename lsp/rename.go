@@ -90,6 +90,9 @@ func rename(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessa
 		}
 		return nil, renameFailed("%q is not a valid task id: use lowercase letters, digits and single dashes (e.g. %s); \"--\" is reserved for the story hierarchy", newID, hint)
 	}
+	if err := store.CheckNameLength("task id", newID); err != nil {
+		return nil, renameFailed("%v", err)
+	}
 	if newID == oldID {
 		return &protocol.WorkspaceEdit{}, nil
 	}

@@ -47,6 +47,9 @@ type Options struct {
 	// requestHook runs before each request handler; tests use it to hold a
 	// request open (cancellation, slow requests).
 	requestHook func(ctx context.Context, method string)
+	// onServe receives the server when it starts; tests use it to compare
+	// the server's copy of a buffer with the editor's.
+	onServe func(*Server)
 }
 
 // requestFunc answers a request from a snapshot. It runs on its own
@@ -109,6 +112,7 @@ type Server struct {
 	parser  *store.Parser
 	methods methods
 	conn    *jsonrpc2.Conn
+	stream  *frameStream // writes results and notifications encoded once (frameStream.writeMessage)
 	exit    chan int
 
 	// mu guards everything below. Handlers never hold it while doing I/O.
@@ -152,10 +156,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	if s.env == nil {
 		s.env = os.Getenv
 	}
+	if opts.onServe != nil {
+		opts.onServe(s)
+	}
 	stream := newFrameStream(in, out, nil)
 	if opts.Trace {
 		stream.trace = func(dir string, body []byte) { log.Debug("rpc", "dir", dir, "body", string(body)) }
 	}
+	s.stream = stream
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.pub = newPublisher(s)
@@ -350,7 +358,12 @@ func (s *Server) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID,
 		s.replyErr(ctx, conn, id, codeInternalError, "encode result: "+err.Error())
 		return
 	}
-	if err := conn.Reply(ctx, id, raw); err != nil {
+	idJSON, err := id.MarshalJSON()
+	if err != nil {
+		s.replyErr(ctx, conn, id, codeInternalError, "encode id: "+err.Error())
+		return
+	}
+	if err := s.stream.writeMessage(`"id":`+string(idJSON)+`,"result":`, raw); err != nil {
 		s.log.Debug("reply", "err", err)
 	}
 }
@@ -363,16 +376,13 @@ func (s *Server) replyErr(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.
 
 // notify sends a server→client notification.
 func (s *Server) notify(method string, params any) {
-	conn := s.connection()
-	if conn == nil {
-		return
-	}
 	raw, err := encode(params)
 	if err != nil {
 		s.log.Error("encode notification", "method", method, "err", err)
 		return
 	}
-	if err := conn.Notify(context.Background(), method, raw); err != nil {
+	name, _ := json.Marshal(method)
+	if err := s.stream.writeMessage(`"method":`+string(name)+`,"params":`, raw); err != nil {
 		s.log.Debug("notify", "method", method, "err", err)
 	}
 }

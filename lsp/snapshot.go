@@ -30,6 +30,17 @@ type Document struct {
 	Text    []byte
 	File    *store.File // the parsed buffer (nil when not a .saga file)
 	lines   *jsonc.LineIndex
+	// warnedRefusal: the user was told that an edit of this buffer was
+	// refused (once per opening).
+	warnedRefusal bool
+}
+
+// name is how messages name the buffer: its workspace path, else its path.
+func (d *Document) name() string {
+	if d.Rel != "" {
+		return d.Rel
+	}
+	return d.Path
 }
 
 // Lines returns the buffer's line index.

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"sort"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
@@ -139,38 +140,143 @@ func spanEdits(f *store.File, spans []jsonc.Edit) []protocol.TextEdit {
 }
 
 // keepsSyntax tells whether applying spans to f leaves no more JSON syntax
-// errors than it has: a fix must never break the file.
+// errors than it has: a fix must never break the file. When the edited
+// stretch of the innermost container — from the sibling where the first
+// span starts to the sibling where the last ends — parses cleanly on its
+// own, only that stretch is checked, so offering fixes for thousands of
+// diagnostics in one big array costs each fix its neighbourhood, not the
+// whole file; otherwise the whole edited file is parsed.
 func keepsSyntax(f *store.File, spans []jsonc.Edit) bool {
+	if w, ok := editWindowOf(f.Doc, spans); ok {
+		if before := w.parse(f.Src[w.lo:w.hi]); len(before.Errors) == 0 {
+			local := make([]jsonc.Edit, len(spans))
+			for i, sp := range spans {
+				local[i] = jsonc.Edit{Start: sp.Start - w.lo, End: sp.End - w.lo, Text: sp.Text}
+			}
+			after := w.parse(jsonc.Apply(f.Src[w.lo:w.hi], local...))
+			return len(after.Errors) == 0 && (!w.needsElement || childCount(after.Root) > 0)
+		}
+	}
 	after := jsonc.Parse(jsonc.Apply(f.Src, spans...))
 	return len(after.Errors) <= len(f.Doc.Errors)
+}
+
+// editWindow is a stretch [lo, hi) of a container's members or elements,
+// starting and ending at sibling boundaries (or the brackets).
+type editWindow struct {
+	lo, hi      int
+	open, close byte // the container's brackets, to parse the stretch alone
+	// needsElement: siblings remain outside the window, so the edited
+	// stretch must keep at least one element between their separators.
+	needsElement bool
+}
+
+func (w editWindow) parse(stretch []byte) *jsonc.Document {
+	b := make([]byte, 0, len(stretch)+2)
+	b = append(b, w.open)
+	b = append(b, stretch...)
+	return jsonc.Parse(append(b, w.close))
+}
+
+// editWindowOf finds the window of spans, or ok false when they do not
+// lie inside one container.
+func editWindowOf(doc *jsonc.Document, spans []jsonc.Edit) (editWindow, bool) {
+	if len(spans) == 0 || doc == nil {
+		return editWindow{}, false
+	}
+	lo, hi := spans[0].Start, spans[0].End
+	for _, sp := range spans[1:] {
+		lo, hi = min(lo, sp.Start), max(hi, sp.End)
+	}
+	// The innermost container whose inside holds [lo, hi).
+	var c *jsonc.Node
+	for n := doc.Root; n != nil && (n.Kind == jsonc.Object || n.Kind == jsonc.Array) && n.Start < lo && hi <= innerEnd(n); n = childHolding(n, lo, hi) {
+		c = n
+	}
+	if c == nil {
+		return editWindow{}, false
+	}
+	w := editWindow{lo: c.Start + 1, hi: innerEnd(c), open: '[', close: ']'}
+	if c.Kind == jsonc.Object {
+		w.open, w.close = '{', '}'
+	}
+	n := childCount(c)
+	// The last sibling starting at or before lo, the first ending at or after hi.
+	if i := sort.Search(n, func(i int) bool { return siblingSpan(c, i).start > lo }) - 1; i >= 0 {
+		w.lo = siblingSpan(c, i).start
+		w.needsElement = i > 0
+	}
+	if j := sort.Search(n, func(j int) bool { return siblingSpan(c, j).end >= hi }); j < n {
+		w.hi = siblingSpan(c, j).end
+		w.needsElement = w.needsElement || j < n-1
+	}
+	return w, w.lo <= lo && hi <= w.hi
+}
+
+// childCount is the number of members or elements of a container.
+func childCount(n *jsonc.Node) int {
+	if n == nil {
+		return 0
+	}
+	return len(n.Members) + len(n.Elems)
+}
+
+// innerEnd is where a container's inside ends: before its closing bracket.
+func innerEnd(n *jsonc.Node) int {
+	if n.Closed {
+		return n.End - 1
+	}
+	return n.End
+}
+
+// siblingSpan is the span of member or element i of a container: a
+// member from its key to the end of its value.
+func siblingSpan(c *jsonc.Node, i int) struct{ start, end int } {
+	if c.Kind == jsonc.Object {
+		m := c.Members[i]
+		end := m.Key.End
+		if m.Value != nil {
+			end = m.Value.End
+		} else if m.Colon >= 0 {
+			end = m.Colon + 1
+		}
+		return struct{ start, end int }{m.Key.Start, end}
+	}
+	e := c.Elems[i]
+	return struct{ start, end int }{e.Start, e.End}
+}
+
+// childHolding returns the member value or element of n whose span holds
+// [start, end), or nil. Children are in source order: a binary search, so
+// walking down to one of 60,000 entries costs no scan of the others.
+func childHolding(n *jsonc.Node, start, end int) *jsonc.Node {
+	var k *jsonc.Node
+	switch n.Kind {
+	case jsonc.Object:
+		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
+		if i >= 0 {
+			k = n.Members[i].Value
+		}
+	case jsonc.Array:
+		i := sort.Search(len(n.Elems), func(i int) bool { return n.Elems[i].Start > start }) - 1
+		if i >= 0 {
+			k = n.Elems[i]
+		}
+	}
+	if k == nil || start < k.Start || end > k.End {
+		return nil
+	}
+	return k
 }
 
 // nodeChain returns the chain of nodes from root to the node spanning
 // exactly [start, end) (the last element), or nil.
 func nodeChain(root *jsonc.Node, start, end int) []*jsonc.Node {
-	if root == nil || start < root.Start || end > root.End {
-		return nil
-	}
-	if root.Start == start && root.End == end {
-		return []*jsonc.Node{root}
-	}
-	var kids []*jsonc.Node
-	switch root.Kind {
-	case jsonc.Object:
-		for _, m := range root.Members {
-			if m.Value != nil {
-				kids = append(kids, m.Value)
-			}
-		}
-	case jsonc.Array:
-		kids = root.Elems
-	}
-	for _, k := range kids {
-		if k == nil || start < k.Start || end > k.End {
-			continue
-		}
-		if p := nodeChain(k, start, end); p != nil {
-			return append([]*jsonc.Node{root}, p...)
+	var chain []*jsonc.Node
+	for n := root; n != nil && start >= n.Start && end <= n.End; n = childHolding(n, start, end) {
+		chain = append(chain, n)
+		if n.Start == start && n.End == end {
+			return chain
 		}
 	}
 	return nil
@@ -179,27 +285,13 @@ func nodeChain(root *jsonc.Node, start, end int) []*jsonc.Node {
 // memberWithKey finds the member of an object in the tree whose key spans
 // [start, end), with its object.
 func memberWithKey(root *jsonc.Node, start, end int) (*jsonc.Node, *jsonc.Member) {
-	if root == nil || start < root.Start || end > root.End {
-		return nil, nil
-	}
-	switch root.Kind {
-	case jsonc.Object:
-		for i := range root.Members {
-			m := &root.Members[i]
-			if m.Key.Start == start && m.Key.End == end {
-				return root, m
-			}
-			if m.Value != nil {
-				if o, mm := memberWithKey(m.Value, start, end); mm != nil {
-					return o, mm
-				}
-			}
+	for n := root; n != nil && start >= n.Start && end <= n.End; n = childHolding(n, start, end) {
+		if n.Kind != jsonc.Object {
+			continue
 		}
-	case jsonc.Array:
-		for _, e := range root.Elems {
-			if o, mm := memberWithKey(e, start, end); mm != nil {
-				return o, mm
-			}
+		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
+		if i >= 0 && n.Members[i].Key.Start == start && n.Members[i].Key.End == end {
+			return n, &n.Members[i]
 		}
 	}
 	return nil, nil

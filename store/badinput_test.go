@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
@@ -82,6 +83,15 @@ func TestBadInput(t *testing.T) {
 				os.Symlink("x", filepath.Join(filepath.Dir(story), "x"))
 			},
 			file: ".saga/stories/x", code: store.CodeUnreadableFile, says: "link loop",
+		},
+		{
+			name: "FIFO named like a task (no writer: an open would block)",
+			setup: func(t *testing.T, story string) {
+				if err := syscall.Mkfifo(filepath.Join(story, "t.json"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "not a regular file",
 		},
 		{
 			name: "folder named like a task",

@@ -114,7 +114,8 @@ func (p *Parser) loadEntry(root string, e entry) *File {
 // would also register the descriptor with the runtime poller, which costs a
 // fcntl per file and a third of the syscall time on a 22,000-file workspace.
 func ReadBounded(abs, rel string) (src []byte, why string) {
-	fd, err := ignoringEINTR(func() (int, error) { return unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC, 0) })
+	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
+	fd, err := ignoringEINTR(func() (int, error) { return unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0) })
 	if err != nil {
 		return nil, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 	}
@@ -274,7 +275,10 @@ func listStory(root, rel string) []entry {
 		frel := rel + "/" + fe.Name()
 		kind, _, _ := Classify(frel)
 		if kind == KindOther {
-			continue // notes, images, temp files of interrupted writes: not ours
+			// Notes, images, temp files of atomic writes: not ours. A temp
+			// file whose writer was killed is removed as it is seen.
+			removeStaleTemp(filepath.Join(root, filepath.FromSlash(rel)), fe.Name())
+			continue
 		}
 		if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
 			entries = append(entries, entry{rel: frel, kind: kind, bad: why})

@@ -90,7 +90,7 @@ func gitCommonDir(dir string) (common string, found bool, err error) {
 // commonDirFromGitFile resolves a ".git" file ("gitdir: <path>") to the
 // common dir, parsing it the way git does (only trailing CR/LF trimmed).
 func commonDirFromGitFile(dotgit string) (string, error) {
-	b, err := os.ReadFile(dotgit)
+	b, err := readRegular(dotgit)
 	if err != nil {
 		return "", err
 	}
@@ -109,7 +109,7 @@ func commonDirFromGitFile(dotgit string) (string, error) {
 		return "", fmt.Errorf("%s: gitdir %s is not a directory", dotgit, gitdir)
 	}
 	common := gitdir
-	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	c, err := readRegular(filepath.Join(gitdir, "commondir"))
 	switch {
 	case err == nil:
 		if cd := strings.TrimRight(string(c), "\r\n"); cd != "" {
@@ -264,7 +264,7 @@ func LockHolder(root, name string) (pid int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

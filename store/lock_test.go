@@ -29,7 +29,8 @@ import (
 // The cross-process tests run this test binary as helper processes
 // (testkit.RunHelper).
 func TestMain(m *testing.M) {
-	testkit.RunHelper(map[string]func([]string) error{"counter": helperCounter, "storm": helperStorm, "hold": helperHold})
+	testkit.RunHelper(map[string]func([]string) error{"counter": helperCounter, "storm": helperStorm, "hold": helperHold,
+		"temp": helperTemp, "flock": helperFlock})
 	testkit.Main(m)
 }
 
@@ -156,6 +157,53 @@ func helperHold(args []string) error {
 	fmt.Println("locked")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return l.Unlock()
+}
+
+// helperTemp: args path. Starts an atomic write of path — its temp file
+// written and locked — prints the temp file's name, and stops there until
+// killed, as a writer killed mid-write does.
+func helperTemp(args []string) error {
+	exitWhenStdinCloses()
+	if len(args) != 1 {
+		return fmt.Errorf("want path, got %q", args)
+	}
+	f, name, err := writeTemp(args[0], []byte(`{"partial": true}`), 0o644, false, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Println(filepath.Base(name))
+	select {}
+}
+
+// helperFlock: args path. Holds an flock on path (as a writer in another
+// pid namespace would, whose pid means nothing here), prints "locked".
+func helperFlock(args []string) error {
+	exitWhenStdinCloses()
+	if len(args) != 1 {
+		return fmt.Errorf("want path, got %q", args)
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	fmt.Println("locked")
+	select {}
+}
+
+// startHelperLine starts cmd (testkit.StartHelperLine) and returns the
+// first line it prints; the helper is killed at the end of the test.
+func startHelperLine(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	line, _, _, err := testkit.StartHelperLine(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return line
 }
 
 // gitRepoWithWorktree creates a repository with one commit and a worktree
@@ -521,7 +569,11 @@ func TestLockCounterAcrossProcessesAndWorktrees(t *testing.T) {
 }
 
 func TestWriteAtomicSIGKILLStorm(t *testing.T) {
-	dir := t.TempDir()
+	root := t.TempDir()
+	dir := filepath.Join(root, ".saga", "stories", "storm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for i := range stormFiles {
 		if err := WriteFileAtomic(stormPath(dir, i), stormDoc(uint64(i)), 0o644); err != nil {
 			t.Fatal(err)
@@ -609,7 +661,27 @@ func TestWriteAtomicSIGKILLStorm(t *testing.T) {
 		}
 	}
 	// A writer killed between creating and renaming its temp file leaves it
-	// behind; the name must be one the loader skips.
+	// behind; the name must be one the loader skips, and the next load
+	// (which never shows it as a task) removes it: its writer is dead.
+	stray := stormStrays(t, dir)
+	t.Logf("%d temp files left by killed writers", len(stray))
+	for _, name := range stray {
+		if !strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".json") || !strings.Contains(name, ".json.tmp-") {
+			t.Errorf("stray file %q is not a hidden, non-.json temp file", name)
+		}
+	}
+	ws := loadIgnoringTemps(t, root)
+	if st := ws.Story("storm"); st == nil || len(st.Tasks) != stormFiles {
+		t.Errorf("the loaded story has %v, want its %d task files", st, stormFiles)
+	}
+	if left := stormStrays(t, dir); len(left) != 0 {
+		t.Errorf("after the next load, temp files are left: %q", left)
+	}
+}
+
+// stormStrays lists what is in dir besides the storm files.
+func stormStrays(t *testing.T, dir string) []string {
+	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -618,16 +690,11 @@ func TestWriteAtomicSIGKILLStorm(t *testing.T) {
 	for i := range stormFiles {
 		known[filepath.Base(stormPath(dir, i))] = true
 	}
-	stray := 0
+	var out []string
 	for _, e := range entries {
-		name := e.Name()
-		if known[name] {
-			continue
-		}
-		stray++
-		if !strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".json") || !strings.Contains(name, ".json.tmp-") {
-			t.Errorf("stray file %q is not a hidden, non-.json temp file", name)
+		if !known[e.Name()] {
+			out = append(out, e.Name())
 		}
 	}
-	t.Logf("%d stray temp files", stray)
+	return out
 }

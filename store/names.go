@@ -1,8 +1,29 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 )
+
+// MaxNameBytes bounds the names saga-lsp creates — task ids, story and epic
+// names — in bytes. Each becomes a file or folder name ("<id>.json", and a
+// temp file ".<id>.json.tmp-<pid>-<random>" beside it while it is written), and
+// file systems refuse names over 255 bytes: 200 leaves room for the rest.
+const MaxNameBytes = 200
+
+// CheckNameLength refuses a name over MaxNameBytes with a message saying
+// what to do; what names the kind of name ("task id", "story name").
+func CheckNameLength(what, name string) error {
+	if len(name) <= MaxNameBytes {
+		return nil
+	}
+	shown := name
+	if len(shown) > 40 {
+		shown = shown[:40] + "…"
+	}
+	return fmt.Errorf("%s %q is %d bytes long; names are at most %d bytes, because each becomes a file name "+
+		"(at most 255 bytes with its suffix): pick a shorter name", what, shown, len(name), MaxNameBytes)
+}
 
 // ValidID reports whether s is an individual id: lowercase letters and digits
 // in groups joined by single dashes (`^[a-z0-9]+(-[a-z0-9]+)*$`).

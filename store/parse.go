@@ -128,10 +128,7 @@ func epicContainer(rel string) string {
 // validate maps schema violations onto source ranges.
 func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSyntaxErrors bool) {
 	for _, v := range p.schemas.Validate(k, root) {
-		node := b.f.Doc.PointerSegments(v.Path)
-		if node == nil {
-			node = root
-		}
+		node := v.Node
 		switch v.Keyword {
 		case "required":
 			// While a document is half typed, a member may just be unparsable:
@@ -141,15 +138,12 @@ func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSy
 			}
 			b.add(CodeSchema, node.Start, node.Start+1, v.Message, &Fix{Property: v.Property})
 		case "additionalProperties":
-			m := node.Member(v.Property)
-			if m == nil {
-				continue
-			}
 			msg := fmt.Sprintf("unknown property %q is not part of the %s format and is ignored", v.Property, k)
-			if near := nearestProperty(v.Property, p.schemas.Properties(k, v.Path)); near != "" {
+			near := nearestProperty(v.Property, p.schemas.Properties(k, v.Path))
+			if near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
-			b.add(CodeUnknownProperty, m.Key.Start, m.Key.End, msg, &Fix{Property: v.Property, Want: nearestProperty(v.Property, p.schemas.Properties(k, v.Path))})
+			b.add(CodeUnknownProperty, v.At.Start, v.At.End, msg, &Fix{Property: v.Property, Want: near})
 		case "pattern":
 			if node.Kind != jsonc.String {
 				b.add(CodeSchema, node.Start, node.End, v.Message, nil)
@@ -158,6 +152,8 @@ func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSy
 			canonical := isCanonicalPath(k, v.Path)
 			b.add(CodeInvalidID, node.Start, node.End, invalidIDMessage(node.Str, canonical),
 				&Fix{Want: Slugify(node.Str, canonical)})
+		case "uniqueItems":
+			b.add(CodeSchema, v.At.Start, v.At.End, "repeated entry: "+v.Message, nil) // on the repeat, not the whole list
 		default:
 			b.add(CodeSchema, node.Start, node.End, v.Message, nil)
 		}
@@ -212,30 +208,91 @@ func (b *diagBuilder) checkName(obj *jsonc.Node, idValue, name string, canonical
 func nearestProperty(name string, props []schema.Property) string {
 	best, bestD := "", 3 // suggest only close typos
 	for _, p := range props {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(p.Name)); d < bestD {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(p.Name), bestD); d < bestD {
 			best, bestD = p.Name, d
 		}
 	}
 	return best
 }
 
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
+// distances measures Levenshtein distances from one string, for comparing
+// it with many (a mistyped reference with every known name): Myers' bit-
+// parallel algorithm, one machine word per compared byte, for strings of up
+// to 64 bytes; longer ones fall back to editDistance.
+type distances struct {
+	from string
+	peq  [256]uint64 // for each byte value, the positions of from holding it
+}
+
+func newDistances(from string) *distances {
+	d := &distances{from: from}
+	if len(from) <= 64 {
+		for i := 0; i < len(from); i++ {
+			d.peq[from[i]] |= 1 << i
+		}
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	return d
+}
+
+// to is the Levenshtein distance from d.from to b when it is below limit,
+// and some value at least limit otherwise (editDistance's contract).
+func (d *distances) to(b string, limit int) int {
+	m := len(d.from)
+	if m == 0 || m > 64 {
+		return editDistance(d.from, b, limit)
+	}
+	if diff := m - len(b); diff >= limit || -diff >= limit {
+		return limit
+	}
+	pv, mv, score, last := ^uint64(0), uint64(0), m, uint64(1)<<(m-1)
+	for j := 0; j < len(b); j++ {
+		eq := d.peq[b[j]]
+		xv := eq | mv
+		xh := (((eq & pv) + pv) ^ pv) | eq
+		ph := mv | ^(xh | pv)
+		mh := pv & xh
+		if ph&last != 0 {
+			score++
+		} else if mh&last != 0 {
+			score--
+		}
+		ph = ph<<1 | 1
+		mh <<= 1
+		pv = mh | ^(xv | ph)
+		mv = ph & xv
+	}
+	return score
+}
+
+// editDistance is the Levenshtein distance of a and b when it is below
+// limit, and some value at least limit otherwise: a row whose every cell
+// reached limit ends the count. It does not allocate, so suggesting a name
+// for each of 60,000 unknown references stays cheap.
+func editDistance(a, b string, limit int) int {
+	if len(a) > 64 || len(b) > 64 {
+		return max(limit, 99)
+	}
+	if d := len(a) - len(b); d >= limit || -d >= limit {
+		return limit
+	}
+	var prevRow, curRow [65]int
+	prev, cur := prevRow[:len(b)+1], curRow[:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
 		cur[0] = i
+		rowMin := i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= limit {
+			return limit
 		}
 		prev, cur = cur, prev
 	}

@@ -161,9 +161,10 @@ func unfinished(tasks []*Task) []string {
 
 // suggest proposes the closest known name for a mistyped reference.
 func suggest(name string, known []string) string {
-	best, bestD := "", 4
+	best, bestD := "", 3 // the farthest name worth suggesting
+	from := newDistances(name)
 	for _, k := range known {
-		if d := editDistance(name, k); d < bestD || (d == bestD && k < best) {
+		if d := from.to(k, bestD+1); d < bestD || (d == bestD && (best == "" || k < best)) {
 			best, bestD = k, d
 		}
 	}

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // TempFilePattern matches the temp files of atomic writes, as a gitignore
@@ -17,9 +21,11 @@ import (
 const TempFilePattern = ".*.tmp-*"
 
 // WriteFileAtomic writes data to path via a temp file in the same directory
-// (named ".<base>.tmp-<random>"), fsync, rename over path, fsync the
-// directory. Readers therefore see either the old or the new content, never
-// a partial file, and a crash at any point leaves path intact.
+// (named ".<base>.tmp-<pid>-<random>", see writeTemp), fsync, rename over
+// path, fsync the directory. Readers therefore see either the old or the
+// new content, never a partial file, and a crash at any point leaves path
+// intact. Temp files that killed writers left in the directory are removed
+// afterwards (removeStaleTemps).
 //
 // perm (before umask) applies to a new file; an existing file keeps its
 // permission bits. A symlink at path is replaced, not written through. On any
@@ -33,10 +39,12 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp, err := writeTemp(path, data, perm, keep, mode)
+	f, tmp, err := writeTemp(path, data, perm, keep, mode)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// Closed (and its lock dropped) only once the temp name is gone.
+	defer f.Close()
 	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
@@ -44,6 +52,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("write %s: sync directory: %w", path, err)
 	}
+	removeStaleTemps(filepath.Dir(path))
 	return nil
 }
 
@@ -53,10 +62,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 // stat-then-rename), so of two concurrent creators exactly one wins and
 // nobody ever sees a partial file. The filesystem must support hard links.
 func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := writeTemp(path, data, perm, false, 0)
+	f, tmp, err := writeTemp(path, data, perm, false, 0)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
+	defer f.Close()
 	linkErr := os.Link(tmp, path)
 	// The temp name is only a second link to the same inode (or an orphan if
 	// the link failed); dropping it leaves path as the sole name.
@@ -70,6 +80,7 @@ func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("create %s: sync directory: %w", path, err)
 	}
+	removeStaleTemps(filepath.Dir(path))
 	return nil
 }
 
@@ -84,7 +95,7 @@ func CreateFileAtomic(path string, data []byte, perm os.FileMode) error {
 // UpdateFile does not lock: the caller holds the lock covering path, or
 // concurrent updates may be lost.
 func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
-	old, err := os.ReadFile(path)
+	old, err := readRegular(path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("update %s: %w", path, err)
@@ -102,19 +113,46 @@ func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
 	return WriteFileAtomic(path, data, 0o644)
 }
 
-// maxTempBase keeps ".<base>.tmp-<random>" within the usual 255-byte name
-// limit when base itself is near it.
+// readRegular reads a whole regular file. Anything else — a FIFO, a
+// device, a folder — is refused without blocking: the open does not wait
+// for a FIFO's writer, so a hostile file cannot hang a hook or a writer.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	return io.ReadAll(f)
+}
+
+// maxTempBase keeps ".<base>.tmp-<pid>-<random>" within the usual
+// 255-byte name limit when base itself is near it.
 const maxTempBase = 200
 
-// writeTemp writes data to a new temp file next to path, fsyncs and closes
-// it, and returns its name. If keep, the temp file gets mode exactly;
-// otherwise it is created with perm, subject to umask like os.WriteFile.
-// On error nothing is left behind.
-func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.FileMode) (string, error) {
+// tempMark separates a temp file's target name from its writer's pid and
+// random suffix. Temp names start with "." and do not end in ".json", so the
+// loader never mistakes one for a task.
+const tempMark = ".tmp-"
+
+// writeTemp writes data to a new temp file next to path and fsyncs it. It
+// returns the file still open and holding an exclusive flock, which the
+// caller closes once the temp name is renamed or removed: while the writer
+// lives, the lock and the pid in the name both say so (removeStaleTemp). If
+// keep, the temp file gets mode exactly; otherwise it is created with perm,
+// subject to umask like os.WriteFile. On error nothing is left behind.
+func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.FileMode) (*os.File, string, error) {
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	if len(base) > maxTempBase {
 		base = base[:maxTempBase]
 	}
+	prefix := filepath.Join(dir, "."+base+tempMark+strconv.Itoa(os.Getpid())+"-")
 	var (
 		f    *os.File
 		name string
@@ -123,19 +161,29 @@ func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.Fi
 	// O_EXCL with a random suffix: concurrent writers of the same path each
 	// get their own temp file. A collision just means picking again.
 	for range 100 {
-		name = filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 16))
+		name = prefix + strconv.FormatUint(rand.Uint64(), 16)
 		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, fs.ErrExist) {
-			break
+		if errors.Is(err, fs.ErrExist) {
+			continue
 		}
+		if err == nil {
+			if lerr := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); lerr != nil {
+				// Only a cleaner that took this pid for dead can hold it
+				// (another pid namespace): leave it the name, pick another.
+				_ = f.Close()
+				err = fmt.Errorf("lock temp file: %w", lerr)
+				continue
+			}
+		}
+		break
 	}
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	fail := func(err error) (string, error) {
+	fail := func(err error) (*os.File, string, error) {
 		_ = f.Close()
 		_ = os.Remove(name)
-		return "", err
+		return nil, "", err
 	}
 	if keep {
 		if err := f.Chmod(mode); err != nil {
@@ -150,11 +198,64 @@ func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.Fi
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := f.Close(); err != nil {
-		_ = os.Remove(name)
-		return "", err
+	return f, name, nil
+}
+
+// removeStaleTemps removes the temp files in dir whose writers are gone
+// (removeStaleTemp). It is best effort: a directory that cannot be listed
+// is left as it is.
+func removeStaleTemps(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
 	}
-	return name, nil
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	for _, name := range names {
+		removeStaleTemp(dir, name)
+	}
+}
+
+// removeStaleTemp removes dir/name when it is the temp file of an atomic
+// write whose writer is gone, and reports whether it did. Gone means both:
+// the pid in the name is not a live process, and the flock the writer held
+// while writing is free (the kernel drops it when its holder dies). A pid
+// alone could be another namespace's; a free lock alone could be a writer
+// between creating and locking. Never by age: a slow writer is still a
+// writer. Anything else — another name, not a regular file, any error — is
+// left alone.
+func removeStaleTemp(dir, name string) bool {
+	i := strings.LastIndex(name, tempMark)
+	if !strings.HasPrefix(name, ".") || i < 0 {
+		return false
+	}
+	pidText, _, ok := strings.Cut(name[i+len(tempMark):], "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false // not a name writeTemp makes (or made by an older version)
+	}
+	if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
+		return false // the writer lives
+	}
+	path := filepath.Join(dir, name)
+	// O_NONBLOCK: a FIFO given such a name must not block the opener.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st, now unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return false // its lock is held: a writer lives
+	}
+	// Still the same file under that name (held locked while removed).
+	if unix.Lstat(path, &now) != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		return false
+	}
+	return os.Remove(path) == nil
 }
 
 // SyncDir fsyncs a directory so a rename or link in it survives a crash.

@@ -7,10 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // currentUmask reads the process umask; only non-parallel tests call it
@@ -361,4 +364,129 @@ func TestUpdateFile(t *testing.T) {
 			assertNoTemps(t, dir)
 		})
 	}
+}
+
+// TestStaleTempRemovedByNextWrite: the next atomic write in a folder
+// removes the temp files of writers that are gone — their pid dead and
+// their lock free — and keeps every other: a live writer's, one whose pid
+// lives (this process), one whose lock is held (a writer in another pid
+// namespace), and names that only look alike.
+func TestStaleTempRemovedByNextWrite(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "task.json")
+
+	killed := testkit.HelperCmd("temp", target)
+	dead := startHelperLine(t, killed)
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.Wait() // reaped: its pid is no longer a process
+	live := startHelperLine(t, testkit.HelperCmd("temp", target))
+
+	// A dead pid, but its lock held by a live process.
+	deadPid := killed.Process.Pid
+	otherNS := fmt.Sprintf(".task.json.tmp-%d-abc", deadPid)
+	mine := fmt.Sprintf(".task.json.tmp-%d-abc", os.Getpid())
+	lookalikes := []string{".task.json.tmp-x-1", "task.json.tmp-1-1", ".notes.tmp", fmt.Sprintf(".fifo.tmp-%d-1", deadPid)}
+	for _, name := range append([]string{otherNS, mine}, lookalikes[:3]...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, lookalikes[3]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := startHelperLine(t, testkit.HelperCmd("flock", filepath.Join(dir, otherNS))); got != "locked" {
+		t.Fatalf("flock helper said %q", got)
+	}
+
+	if err := WriteFileAtomic(filepath.Join(dir, "other.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	want := append([]string{"other.json", live, otherNS, mine}, lookalikes...)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("after the next write: %q\nwant %q (only %s removed)", names, want, dead)
+	}
+}
+
+// TestStaleTempRemovedByLoad: a temp file a killed writer left in a story
+// folder is never a task nor a diagnostic, and the next load removes it; a
+// live writer's stays.
+func TestStaleTempRemovedByLoad(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".saga", "stories", "s")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(task, []byte(`{"id": "a", "subject": "A", "description": "", "status": "pending", "blockedBy": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killed := testkit.HelperCmd("temp", task)
+	dead := startHelperLine(t, killed)
+	_ = killed.Process.Kill()
+	_ = killed.Wait()
+	live := startHelperLine(t, testkit.HelperCmd("temp", filepath.Join(dir, "b.json")))
+
+	ws := loadIgnoringTemps(t, root)
+	if st := ws.Story("s"); st == nil || len(st.Tasks) != 1 || st.Tasks[0].ID != "a" {
+		t.Fatalf("story s: %+v", st)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, dead)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed writer's %s is still there (%v)", dead, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, live)); err != nil {
+		t.Errorf("the live writer's %s was removed: %v", live, err)
+	}
+}
+
+// TestSpecialFilesDoNotBlock: a FIFO where a task file or a worktree's .git
+// file should be is refused at once — an update or a lock never waits for
+// a writer that will not come.
+func TestSpecialFilesDoNotBlock(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "task.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := UpdateFile(fifo, func(old []byte) ([]byte, error) { return []byte("{}"), nil })
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("UpdateFile of a FIFO: %v", err)
+	}
+	repo := filepath.Join(dir, "repo")
+	if err := os.Mkdir(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(repo, ".git"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(t.Context(), repo, "story-x"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("lock under a FIFO .git: %v", err)
+	}
+}
+
+// loadIgnoringTemps loads root and fails when a temp file of an atomic
+// write got a diagnostic (the loader must never see one).
+func loadIgnoringTemps(t *testing.T, root string) *Workspace {
+	t.Helper()
+	p, err := NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := p.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range ws.Diagnostics() {
+		if strings.Contains(d.File, ".tmp-") {
+			t.Errorf("a temp file got a diagnostic: %s: %s", d.File, d.Message)
+		}
+	}
+	return ws
 }

@@ -69,6 +69,9 @@ func budgets() []budget {
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
 		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
+		// Issue 17's hostile file: 60,000 blockedBy entries (bench/longlist_test.go).
+		{label: "60,000-entry blockedBy: slowest request or edit → diagnostics", bench: "LongList", metric: "slowest-ms", max: 1000, unit: "ms"},
+		{label: "60,000-entry blockedBy: slowest ÷ the same at 15,000 (4 linear, 16 quadratic)", bench: "LongList", metric: "growth-x4", max: 8, unit: "×"},
 		// The same keystrokes in VS Code's JSON server (bench/vscode-json):
 		// pushed after its fixed 500 ms delay, or pulled right away.
 		{label: "VS Code JSON server: keystroke → pushed diagnostics p95", bench: "VSCodeJSONKeystroke", metric: "p95-ms", unit: "ms"},

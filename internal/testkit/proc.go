@@ -107,36 +107,46 @@ func HelperCmd(name string, args ...string) *exec.Cmd {
 // Wait. On an error the process has been killed and waited for. It does not
 // fail the test, so goroutines may use it.
 func StartHelper(cmd *exec.Cmd, want string) (stdin io.WriteCloser, stderr *bytes.Buffer, err error) {
-	if stdin, err = cmd.StdinPipe(); err != nil {
+	got, stdin, stderr, err := StartHelperLine(cmd)
+	if err != nil {
 		return nil, nil, err
+	}
+	if got != want {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, nil, fmt.Errorf("helper said %q, want %q; stderr: %s", got, want, stderr)
+	}
+	return stdin, stderr, nil
+}
+
+// StartHelperLine is StartHelper returning the first line, whatever it is.
+func StartHelperLine(cmd *exec.Cmd) (line string, stdin io.WriteCloser, stderr *bytes.Buffer, err error) {
+	if stdin, err = cmd.StdinPipe(); err != nil {
+		return "", nil, nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
 	stderr = new(bytes.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+		return "", nil, nil, err
 	}
-	line := make(chan string, 1)
+	lines := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- strings.TrimSpace(s)
+		lines <- strings.TrimSpace(s)
 		_, _ = io.Copy(io.Discard, out)
 	}()
 	select {
-	case got := <-line:
-		if got == want {
-			return stdin, stderr, nil
-		}
-		err = fmt.Errorf("helper said %q, want %q", got, want)
+	case got := <-lines:
+		return got, stdin, stderr, nil
 	case <-time.After(30 * time.Second):
-		err = fmt.Errorf("helper did not say %q in 30 s", want)
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	return nil, nil, fmt.Errorf("%w; stderr: %s", err, stderr)
+	return "", nil, nil, fmt.Errorf("helper printed no line in 30 s; stderr: %s", stderr)
 }
 
 // waitExitPolling is waitExit where no event tells: kill(pid, 0) is polled

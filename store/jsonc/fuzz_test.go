@@ -212,6 +212,18 @@ func FuzzLineIndex(f *testing.F) {
 		if q.Line > p.Line || (q.Line == p.Line && q.Character > p.Character) {
 			t.Fatalf("%q: Position(Offset(%+v)) = %+v", src, p, q)
 		}
+		// Column marks (here every 2 bytes) change nothing but the cost.
+		marked, plain := &LineIndex{src: src, stride: 2}, &LineIndex{src: src, stride: -1}
+		if got, want := marked.Offset(p), plain.Offset(p); got != want {
+			t.Fatalf("%q: Offset(%+v) = %d with marks, %d without", src, p, got, want)
+		}
+		if len(src) < 512 {
+			for o := 0; o <= len(src); o++ {
+				if got, want := marked.Position(o), plain.Position(o); got != want {
+					t.Fatalf("%q: Position(%d) = %+v with marks, %+v without", src, o, got, want)
+				}
+			}
+		}
 	})
 }
 

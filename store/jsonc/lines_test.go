@@ -150,3 +150,38 @@ func TestLineIndexConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLineIndexLongLine: on a 600 KB line (a minified file) positions with
+// column marks equal those counted from the line start.
+func TestLineIndexLongLine(t *testing.T) {
+	var b []byte
+	for i := 0; len(b) < 600<<10; i++ {
+		switch i % 7 {
+		case 0:
+			b = append(b, "😀"...)
+		case 3:
+			b = append(b, 0xff) // invalid UTF-8: one unit
+		case 5:
+			b = append(b, "中"...)
+		default:
+			b = append(b, `"t-00001", `...)
+		}
+	}
+	src := append(append([]byte("{\n"), b...), "\r\n}"...)
+	marked, plain := NewLineIndex(src), &LineIndex{src: src, stride: -1}
+	for o := 0; o <= len(src); o += 1 + o%6133 {
+		p := marked.Position(o)
+		if want := plain.Position(o); p != want {
+			t.Fatalf("Position(%d) = %+v, want %+v", o, p, want)
+		}
+		if got, want := marked.Offset(p), plain.Offset(p); got != want {
+			t.Fatalf("Offset(%+v) = %d, want %d", p, got, want)
+		}
+	}
+	for _, c := range []int{0, 1, 1023, 1024, 1025, 100000, 1 << 30} {
+		p := Position{Line: 1, Character: c}
+		if got, want := marked.Offset(p), plain.Offset(p); got != want {
+			t.Fatalf("Offset(%+v) = %d, want %d", p, got, want)
+		}
+	}
+}

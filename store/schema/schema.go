@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 //go:embed schemas/*.schema.json
@@ -65,11 +67,14 @@ func New() (*Set, error) {
 }
 
 // Violation is one schema finding, located by the instance path of the value
-// it concerns.
+// it concerns and by that value's node (no lookup by path: an object with
+// 60,000 unknown members must not cost 60,000 scans of its members).
 type Violation struct {
-	Path     []string // instance location: object keys and array indexes
-	Keyword  string   // the failing keyword: required, additionalProperties, pattern, type, enum, …
-	Property string   // required/additionalProperties: the property concerned
+	Path     []string    // instance location: object keys and array indexes
+	Node     *jsonc.Node // the value at Path
+	At       *jsonc.Node // where to report when narrower than Node: an unknown member's key, a repeated item
+	Keyword  string      // the failing keyword: required, additionalProperties, pattern, type, enum, …
+	Property string      // required/additionalProperties: the property concerned
 	Message  string
 }
 

@@ -1,8 +1,8 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -137,7 +137,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 	}
 	got := jsonType(n)
 	if len(r.types) > 0 && !slices.Contains(r.types, got) {
-		add(out, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
+		add(out, n, nil, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
 		return
 	}
 	if r.enum != nil && (n.Kind != jsonc.String || !slices.Contains(r.enum, n.Str)) {
@@ -145,7 +145,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		for i, e := range r.enum {
 			want[i] = strconv.Quote(e)
 		}
-		add(out, path, "enum", "", "expected one of "+strings.Join(want, ", "))
+		add(out, n, nil, path, "enum", "", "expected one of "+strings.Join(want, ", "))
 	}
 	switch n.Kind {
 	case jsonc.String:
@@ -154,10 +154,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			if r.minLength == 1 {
 				msg = "must not be empty"
 			}
-			add(out, path, "minLength", "", msg)
+			add(out, n, nil, path, "minLength", "", msg)
 		}
 		if r.pattern != nil && !r.pattern.MatchString(n.Str) {
-			add(out, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
+			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
 		}
 	case jsonc.Object:
 		for _, m := range n.Members {
@@ -167,34 +167,43 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			if sub := r.properties[m.Key.Str]; sub != nil {
 				sub.check(m.Value, append(path, m.Key.Str), out)
 			} else if r.closed {
-				add(out, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
+				add(out, n, m.Key, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
 			}
 		}
 		for _, req := range r.required {
 			if n.Member(req) == nil {
-				add(out, path, "required", req, fmt.Sprintf("missing required property %q", req))
+				add(out, n, nil, path, "required", req, fmt.Sprintf("missing required property %q", req))
 			}
 		}
 	case jsonc.Array:
+		var first map[string]int // uniqueItems: each value's first index
+		if r.unique {
+			first = make(map[string]int, len(n.Elems))
+		}
 		for i, e := range n.Elems {
 			if r.items != nil {
 				r.items.check(e, append(path, strconv.Itoa(i)), out)
 			}
-			if r.unique {
-				for j, prev := range n.Elems[:i] {
-					if sameValue(prev, e) {
-						add(out, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
-						break
-					}
-				}
+			if !r.unique {
+				continue
+			}
+			key, ok := valueKey(e)
+			if !ok {
+				continue
+			}
+			if j, dup := first[key]; dup {
+				add(out, n, e, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
+			} else {
+				first[key] = i
 			}
 		}
 	}
 }
 
-// add records a violation with its own copy of the path.
-func add(out *[]Violation, path []string, keyword, property, msg string) {
-	*out = append(*out, Violation{Path: slices.Clone(path), Keyword: keyword, Property: property, Message: msg})
+// add records a violation on node n (at: the narrower place to report it)
+// with its own copy of the path.
+func add(out *[]Violation, n, at *jsonc.Node, path []string, keyword, property, msg string) {
+	*out = append(*out, Violation{Path: slices.Clone(path), Node: n, At: at, Keyword: keyword, Property: property, Message: msg})
 }
 
 // jsonType names a node's JSON Schema type.
@@ -219,23 +228,40 @@ func jsonType(n *jsonc.Node) string {
 	return "invalid"
 }
 
-// sameValue compares two array elements for uniqueItems: scalars by value,
-// containers by their decoded values.
-func sameValue(a, b *jsonc.Node) bool {
-	if a == nil || b == nil || a.Kind != b.Kind {
-		return false
+// valueKey is an element's identity for uniqueItems — two elements are
+// equal exactly when their keys are — so uniqueness is one map lookup per
+// element, never a comparison of every pair (a 60,000-entry blockedBy must
+// not cost 1.8 billion comparisons). Scalars compare by value (numbers
+// numerically), containers by their decoded values. ok is false for an
+// element equal to nothing: a missing or invalid node, or a number out of
+// float64's range.
+func valueKey(n *jsonc.Node) (key string, ok bool) {
+	if n == nil {
+		return "", false
 	}
-	switch a.Kind {
+	switch n.Kind {
 	case jsonc.String:
-		return a.Str == b.Str
+		return "s" + n.Str, true
 	case jsonc.Number:
-		fa, ea := strconv.ParseFloat(a.Raw, 64)
-		fb, eb := strconv.ParseFloat(b.Raw, 64)
-		return ea == nil && eb == nil && fa == fb
+		f, err := strconv.ParseFloat(n.Raw, 64)
+		if err != nil {
+			return "", false
+		}
+		if f == 0 {
+			f = 0 // -0 equals 0
+		}
+		return "n" + strconv.FormatFloat(f, 'g', -1, 64), true
 	case jsonc.Bool:
-		return a.Bool == b.Bool
+		return "b" + strconv.FormatBool(n.Bool), true
 	case jsonc.Null:
-		return true
+		return "z", true
+	case jsonc.Object, jsonc.Array:
+		// encoding/json sorts map keys: the encoding is canonical.
+		b, err := json.Marshal(n.Value())
+		if err != nil {
+			return "", false
+		}
+		return "c" + string(b), true
 	}
-	return reflect.DeepEqual(a.Value(), b.Value())
+	return "", false
 }
