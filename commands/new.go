@@ -65,6 +65,9 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 			return ch, err
 		}
 		doc.ID, doc.Epic = e.NewChild(s.Name)
+		if err := store.CheckNameLength("story name", doc.ID); err != nil {
+			return ch, &UsageError{Msg: err.Error()}
+		}
 		if s.BlockedBy, err = siblings(e, doc.ID, s.BlockedBy); err != nil {
 			return ch, err
 		}
