@@ -48,6 +48,15 @@ type TaskStatus struct {
 	Subject   string   `json:"subject"`
 	Status    string   `json:"status"`
 	BlockedBy []string `json:"blockedBy"` // unfinished blockers only, as in TaskList
+	// Broken is set for a task file that is no task (empty, unreadable,
+	// unparsable or schema-invalid): never shown as one.
+	Broken *BrokenFile `json:"broken,omitempty"`
+}
+
+// BrokenFile is why a file is not what it should be: its first finding.
+type BrokenFile struct {
+	Code    string `json:"code"`
+	Problem string `json:"problem"` // as `check` prints it: path:line:col: severity: message [code]
 }
 
 // StoryStatus is one story's line (and, on request, its tasks).
@@ -216,6 +225,9 @@ func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool
 		st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
 		for _, t := range view.Tasks {
 			ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
+			if d, broken := t.File.Broken(); broken {
+				ts.Broken = &BrokenFile{Code: string(d.Code), Problem: d.String()}
+			}
 			for _, b := range t.BlockedBy {
 				if bt := view.Task(b.ID); (bt != nil && bt.Status == store.StatusCompleted) || slices.Contains(ts.BlockedBy, b.ID) {
 					continue

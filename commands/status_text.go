@@ -58,9 +58,14 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 }
 
 // writeTasksText prints TaskList's text form:
-// #<id> [<status>] <subject> [blocked by #a, #b].
+// #<id> [<status>] <subject> [blocked by #a, #b]; a broken task file
+// #<id> [broken: <code>] <its finding>.
 func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
 	for _, t := range tasks {
+		if t.Broken != nil {
+			fmt.Fprintf(b, "%s#%s [broken: %s] %s\n", indent, t.ID, t.Broken.Code, t.Broken.Problem)
+			continue
+		}
 		status := t.Status
 		if status == "" {
 			status = "unknown"
