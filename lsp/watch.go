@@ -179,9 +179,9 @@ func (s *Server) diskChanged(paths []string) {
 // .saga/, .saga/stories/, the copy's folder or a file in it); "" for the
 // rest of the worktree's checkout, which is never read.
 func worktreeCopyDir(rel string) (dir string, inWorktree bool) {
-	rest, ok := strings.CutPrefix(rel, ".saga/worktrees/")
+	rest, ok := strings.CutPrefix(rel, store.WorktreesRel+"/")
 	if !ok {
-		return "", rel == ".saga/worktrees"
+		return "", rel == store.WorktreesRel
 	}
 	story, _, _ := strings.Cut(rest, "/")
 	copyDir := store.WorktreeStoryDirRel(story)

@@ -220,7 +220,7 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 		}
 		storyDirs = append(storyDirs, rel)
 	}
-	des, err = os.ReadDir(filepath.Join(root, ".saga", "worktrees"))
+	des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("list .saga/worktrees: %w", err)
 	}

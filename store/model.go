@@ -2,6 +2,7 @@ package store
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -101,7 +102,7 @@ func classifyMain(rel string) (kind FileKind, owner, name string) {
 // and the path the same file has in the main copy. Other paths under
 // .saga/worktrees/ (the rest of the worktree's checkout) are not copies.
 func SplitWorktreeRel(rel string) (story, mainRel string, ok bool) {
-	rest, ok := strings.CutPrefix(rel, ".saga/worktrees/")
+	rest, ok := strings.CutPrefix(rel, WorktreesRel+"/")
 	if !ok {
 		return "", "", false
 	}
@@ -131,11 +132,19 @@ func JournalFileRel(story string) string { return path.Join(".saga/stories", sto
 // SingleEpicFileRel is the single-file dialect's epic location (upstream SAGA's).
 func SingleEpicFileRel(epic string) string { return ".saga/epics/" + epic + ".json" }
 
+// WorktreesRel is the folder of story worktrees, relative to the root.
+const WorktreesRel = ".saga/worktrees"
+
 // WorktreeDirRel is the story's git worktree; WorktreeStoryDirRel its copy of
 // the story's folder, where upstream SAGA and the worker keep live statuses.
-func WorktreeDirRel(story string) string { return path.Join(".saga/worktrees", story) }
+func WorktreeDirRel(story string) string { return path.Join(WorktreesRel, story) }
 func WorktreeStoryDirRel(story string) string {
-	return path.Join(".saga/worktrees", story, ".saga/stories", story)
+	return path.Join(WorktreesRel, story, StoryDirRel(story))
+}
+
+// WorktreeDir is a story's worktree: <root>/.saga/worktrees/<story>.
+func WorktreeDir(root, story string) string {
+	return filepath.Join(root, filepath.FromSlash(WorktreeDirRel(story)))
 }
 
 // Ref is a reference to another task or story by id, with the JSON string

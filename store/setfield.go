@@ -25,14 +25,6 @@ var ErrNoFile = errors.New("no such file in the story")
 // repository).
 func StoryLockName(story string) string { return "story-" + story }
 
-// WorktreesRel is the folder of story worktrees, relative to the root.
-const WorktreesRel = ".saga/worktrees"
-
-// WorktreeDir is a story's worktree: <root>/.saga/worktrees/<story>.
-func WorktreeDir(root, story string) string {
-	return filepath.Join(root, filepath.FromSlash(WorktreesRel), story)
-}
-
 // SetTaskStatus sets the status of task in story to status in
 // <root>/.saga/stories/<story>/<task>.json: only the status value's bytes
 // change (a missing status member is appended), written atomically while

@@ -211,7 +211,7 @@ func (n *storyNode) copyOf(rel string) *Story {
 	return n.main
 }
 
-func inWorktree(rel string) bool { return strings.HasPrefix(rel, ".saga/worktrees/") }
+func inWorktree(rel string) bool { return strings.HasPrefix(rel, WorktreesRel+"/") }
 
 func (n *storyNode) copies() StoryCopies {
 	if n == nil {
