@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // Script is the simulated model's behaviour in a run. Every script first
@@ -388,12 +390,12 @@ func (s *session) blocker() error {
 	if text == "" {
 		text = fmt.Sprintf("agentsim: cannot continue %s without a decision from a human.", about)
 	}
-	story := s.getenv("SAGA_STORY_ID")
+	story := s.getenv(runs.EnvStoryID)
 	if story == "" {
-		story = s.getenv("SAGA_STORY_PATH")
+		story = s.getenv(runs.EnvStoryPath)
 	}
 	if story == "" {
-		return s.say("I am blocked (" + text + ") but there is no story (SAGA_STORY_ID is unset), so I cannot record it in a journal.")
+		return s.say("I am blocked (" + text + ") but there is no story (" + runs.EnvStoryID + " is unset), so I cannot record it in a journal.")
 	}
 	dir := story
 	if !filepath.IsAbs(dir) {
