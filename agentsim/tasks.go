@@ -410,7 +410,7 @@ func (s *taskStore) raiseWatermark(id string) error {
 
 // Lock timing, as in the facts: stale after 10 s, refreshed every 5 s, about
 // 30 retries with 5–100 ms backoff.
-var (
+const (
 	lockStale   = 10 * time.Second
 	lockRefresh = 5 * time.Second
 	lockRetries = 30
