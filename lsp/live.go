@@ -81,16 +81,15 @@ type live struct {
 	closed   bool
 	runs     map[string]*liveRun   // by session
 	stories  map[string]*liveStory // by story id
-	tokens   map[string]*liveRun   // progress token → run
+	tokens   map[string]stoppable  // progress token → the run it stops
 	skip     map[string]bool       // events files of other workspaces, or ended before we came
 	locks    map[string]lockCheck  // story → worker lock holder
 	journals map[string]journalState
 	watched  map[string]bool
 	lists    map[string]string // task list dir → session
 
-	epics      map[string]*liveEpic // by epic id (live_epic.go)
-	epicTokens map[string]*liveEpic // progress token → epic run
-	epicBell   chan struct{}        // an epic's state may have moved
+	epics    map[string]*liveEpic // by epic id (live_epic.go)
+	epicBell chan struct{}        // an epic's state may have moved
 }
 
 func newLive(s *Server, env func(string) string) *live {
@@ -100,10 +99,10 @@ func newLive(s *Server, env func(string) string) *live {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &live{s: s, env: env, ctx: ctx, cancel: cancel, ops: make(chan func(), 64),
 		done: make(chan struct{}), bell: make(chan struct{}, 1),
-		runs: map[string]*liveRun{}, stories: map[string]*liveStory{}, tokens: map[string]*liveRun{},
+		runs: map[string]*liveRun{}, stories: map[string]*liveStory{}, tokens: map[string]stoppable{},
 		skip: map[string]bool{}, locks: map[string]lockCheck{}, journals: map[string]journalState{},
 		watched: map[string]bool{}, lists: map[string]string{},
-		epics: map[string]*liveEpic{}, epicTokens: map[string]*liveEpic{}, epicBell: make(chan struct{}, 1)}
+		epics: map[string]*liveEpic{}, epicBell: make(chan struct{}, 1)}
 }
 
 // start begins watching root's workers. It does not scan: scan does, once

@@ -10,6 +10,7 @@ package lsp
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"os"
 	"slices"
@@ -38,10 +39,23 @@ type liveEpic struct {
 	gen     uint64               // bumped by every change on disk that may move the state
 	doneGen uint64               // the gen the stored status covers
 
-	sent       *epicProgressParams // the last saga/epicProgress sent
-	prog       *progress
-	token      string
-	cancelling bool
+	sent *epicProgressParams // the last saga/epicProgress sent
+	runProgress
+}
+
+func (e *liveEpic) progressOf() *runProgress { return &e.runProgress }
+
+// stopper: cancelling an epic run's progress stops the epic, as `saga-lsp
+// stop <epic>` does.
+func (e *liveEpic) stopper(root string, env func(string) string) (string, func(context.Context) error) {
+	if !e.alive {
+		return "", nil
+	}
+	epic := e.id
+	return "stop epic " + epic, func(ctx context.Context) error {
+		_, err := commands.StopEpic(ctx, commands.StopOptions{Root: root, Story: epic, Env: env})
+		return err
+	}
 }
 
 // ensureEpic returns the epic's record, creating an empty one.

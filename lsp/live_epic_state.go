@@ -252,40 +252,7 @@ func (l *live) epicProgressLocked(e *liveEpic, ef *effects) {
 	}
 	ef.refresh = true
 	ef.add(func() { l.notifySaga("saga/epicProgress", p) })
-	text := epicProgressText(p)
-	pct := uint32(0)
-	if p.Total > 0 {
-		pct = uint32(p.Done * 100 / p.Total)
-	}
-	switch {
-	case first && !ending:
-		ef.add(func() {
-			l.beginCancellableProgress("SAGA epic "+e.id, text, pct, func(pr *progress, token string) {
-				e.prog, e.token = pr, token
-				l.epicTokens[token] = e
-			})
-		})
-	case ending:
-		ef.add(func() {
-			l.mu.Lock()
-			pr := e.prog
-			e.prog = nil
-			delete(l.epicTokens, e.token)
-			l.mu.Unlock()
-			if pr != nil {
-				pr.end(text)
-			}
-		})
-	default:
-		ef.add(func() {
-			l.mu.Lock()
-			pr := e.prog
-			l.mu.Unlock()
-			if pr != nil {
-				pr.reportPercent(text, pct)
-			}
-		})
-	}
+	l.progressStep(ef, e, first, ending, "SAGA epic "+e.id, epicProgressText(p), percent(p.Done, p.Total))
 }
 
 // epicProgressText is the work-done progress message: "3/8 stories · 2

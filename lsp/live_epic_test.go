@@ -32,15 +32,7 @@ func newEpicFixture(t *testing.T, scripts string, delayMS int) *liveFixture {
 }
 
 func epicNotes(c *client, from int) []epicProgressParams {
-	var out []epicProgressParams
-	for _, n := range c.notesOf(from, "saga/epicProgress") {
-		var p epicProgressParams
-		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.t.Fatalf("saga/epicProgress %s: %v", n.Params, err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return notesAs[epicProgressParams](c, from, "saga/epicProgress")
 }
 
 // waitEpic waits for a saga/epicProgress matching pred.
@@ -63,27 +55,9 @@ func epicEnded(p epicProgressParams) bool { return p.State != runs.StateRunning 
 // runEpicFromLens runs the epic's "▶ Run epic" lens with extra arguments.
 func runEpicFromLens(c *client, extra map[string]any) epicRunResult {
 	c.t.Helper()
-	var lens *gotCodeLens
-	for _, l := range codeLenses(c, epicRel) {
-		if l.Command != nil && l.Command.Title == "▶ Run epic" {
-			lens = &l
-			break
-		}
-	}
-	if lens == nil || lens.Command.Command == nil || len(lens.Command.Arguments) != 1 {
-		c.t.Fatalf("no ▶ Run epic lens: %q", lensTitles(codeLenses(c, epicRel)))
-	}
-	arg, _ := lens.Command.Arguments[0].(map[string]any)
-	for k, v := range extra {
-		arg[k] = v
-	}
-	m := c.execCommand(*lens.Command.Command, []any{arg})
-	if m.Error != nil {
-		c.t.Fatalf("%s: error %d %s", *lens.Command.Command, m.Error.Code, m.Error.Message)
-	}
 	var res epicRunResult
-	if err := json.Unmarshal(m.Result, &res); err != nil || res.Session == "" {
-		c.t.Fatalf("runEpic result %s: %v", m.Result, err)
+	if raw := execLens(c, epicRel, "▶ Run epic", extra); json.Unmarshal(raw, &res) != nil || res.Session == "" {
+		c.t.Fatalf("runEpic result %s", raw)
 	}
 	return res
 }
@@ -284,14 +258,23 @@ func TestEpicHeldLive(t *testing.T) {
 	}
 }
 
+// startSlowEpic runs the epic with the stand-in claude going slowly, from
+// the lens, until a story runs.
+func startSlowEpic(t *testing.T) (c *client, from int, res epicRunResult) {
+	t.Helper()
+	f := newEpicFixture(t, "", 400)
+	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
+	c = startLive(t, f.root)
+	from = c.mark()
+	res = runEpicFromLens(c, nil)
+	waitEpic(c, from, func(p epicProgressParams) bool { return len(p.Running) > 0 })
+	return c, from, res
+}
+
 // TestStopEpicLive: stopEpic in the middle of a run stops the runner and
 // its workers; the run ends stopped; the lenses offer ▶ Run epic again.
 func TestStopEpicLive(t *testing.T) {
-	f := newEpicFixture(t, "", 400)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runEpicFromLens(c, nil)
+	c, from, res := startSlowEpic(t)
 	waitEpic(c, from, func(p epicProgressParams) bool { return len(p.Running) == 2 })
 	got := lensTitles(codeLenses(c, epicRel))
 	if len(got) != 8 || got[0] != "■ Stop epic" || !strings.HasPrefix(got[1], "● 0/3 stories done · ") ||
@@ -314,12 +297,7 @@ func TestStopEpicLive(t *testing.T) {
 // TestCancelEpicProgress: cancelling the epic's work-done progress stops
 // the epic.
 func TestCancelEpicProgress(t *testing.T) {
-	f := newEpicFixture(t, "", 400)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	c := startLive(t, f.root)
-	from := c.mark()
-	runEpicFromLens(c, nil)
-	waitEpic(c, from, func(p epicProgressParams) bool { return len(p.Running) > 0 })
+	c, from, _ := startSlowEpic(t)
 	c.waitFor(from, "$/progress", func(p json.RawMessage) bool { return strings.Contains(string(p), `"SAGA epic shop"`) })
 	_, _, token := epicProgressKinds(c, from, "shop")
 	c.notify("window/workDoneProgress/cancel", fmt.Sprintf(`{"token":%q}`, token))
@@ -331,12 +309,7 @@ func TestCancelEpicProgress(t *testing.T) {
 // TestEpicRunnerKilled: a runner killed with SIGKILL writes no end; the
 // editor sees it die.
 func TestEpicRunnerKilled(t *testing.T) {
-	f := newEpicFixture(t, "", 400)
-	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runEpicFromLens(c, nil)
-	waitEpic(c, from, func(p epicProgressParams) bool { return len(p.Running) > 0 })
+	c, from, res := startSlowEpic(t)
 	if err := syscall.Kill(res.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -56,25 +56,52 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 	ef.refresh = true
 	l.storyMoved(r.Story, moved)
 	ef.add(func() { l.notifySaga("saga/workerProgress", p) })
-	text := progressText(p)
-	pct := uint32(0)
-	if total > 0 {
-		pct = uint32(done * 100 / total)
+	l.progressStep(ef, r, first, r.Ended, "SAGA "+r.Story, progressText(p), percent(done, total))
+}
+
+// percent is a work-done progress's percentage.
+func percent(done, total int) uint32 {
+	if total <= 0 {
+		return 0
 	}
+	return uint32(done * 100 / total)
+}
+
+// runProgress is a followed run's cancellable work-done progress.
+type runProgress struct {
+	prog       *progress
+	token      string
+	cancelling bool // a stop asked for by cancelling it is under way
+}
+
+// stoppable is a run whose work-done progress stops it when cancelled: a
+// worker or an epic runner (work_done_progress_cancel.go).
+type stoppable interface {
+	progressOf() *runProgress
+	// stopper says what cancelling does now; a nil stop once the run is over.
+	stopper(root string, env func(string) string) (what string, stop func(context.Context) error)
+}
+
+// progressStep adds to ef what a run's work-done progress shows now: begin
+// on its first state (unless it ended already), end at its end, else a
+// report. Effects run in order on one goroutine, so an end never overtakes
+// its begin.
+func (l *live) progressStep(ef *effects, run stoppable, first, ending bool, title, text string, pct uint32) {
+	rp := run.progressOf()
 	switch {
-	case first && !r.Ended:
+	case first && !ending:
 		ef.add(func() {
-			l.beginCancellableProgress("SAGA "+r.Story, text, pct, func(pr *progress, token string) {
-				r.prog, r.token = pr, token
-				l.tokens[token] = r
+			l.beginCancellableProgress(title, text, pct, func(pr *progress, token string) {
+				rp.prog, rp.token = pr, token
+				l.tokens[token] = run
 			})
 		})
-	case r.Ended:
+	case ending:
 		ef.add(func() {
 			l.mu.Lock()
-			pr := r.prog
-			r.prog = nil
-			delete(l.tokens, r.token)
+			pr := rp.prog
+			rp.prog = nil
+			delete(l.tokens, rp.token)
 			l.mu.Unlock()
 			if pr != nil {
 				pr.end(text)
@@ -83,7 +110,7 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 	default:
 		ef.add(func() {
 			l.mu.Lock()
-			pr := r.prog
+			pr := rp.prog
 			l.mu.Unlock()
 			if pr != nil {
 				pr.reportPercent(text, pct)

@@ -123,28 +123,26 @@ func (c *client) notesOf(from int, method string) []message {
 	return out
 }
 
-func progressNotes(c *client, from int) []workerProgressParams {
-	var out []workerProgressParams
-	for _, n := range c.notesOf(from, "saga/workerProgress") {
-		var p workerProgressParams
+// notesAs decodes the params of the server's notifications of one method
+// from index from on.
+func notesAs[T any](c *client, from int, method string) []T {
+	var out []T
+	for _, n := range c.notesOf(from, method) {
+		var p T
 		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.t.Fatalf("saga/workerProgress %s: %v", n.Params, err)
+			c.t.Fatalf("%s %s: %v", method, n.Params, err)
 		}
 		out = append(out, p)
 	}
 	return out
 }
 
+func progressNotes(c *client, from int) []workerProgressParams {
+	return notesAs[workerProgressParams](c, from, "saga/workerProgress")
+}
+
 func statusNotes(c *client, from int) []taskStatusParams {
-	var out []taskStatusParams
-	for _, n := range c.notesOf(from, "saga/taskStatus") {
-		var p taskStatusParams
-		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.t.Fatalf("saga/taskStatus %s: %v", n.Params, err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return notesAs[taskStatusParams](c, from, "saga/taskStatus")
 }
 
 // waitProgress waits for a saga/workerProgress matching pred.
@@ -177,16 +175,26 @@ func (c *client) execCommand(command string, args any) message {
 // command with its arguments (plus extra fields).
 func runFromLens(c *client, story string, extra map[string]any) runResult {
 	c.t.Helper()
-	rel := ".saga/stories/" + story + "/story.json"
+	var res runResult
+	if raw := execLens(c, ".saga/stories/"+story+"/story.json", "▶ Run story", extra); json.Unmarshal(raw, &res) != nil || res.Session == "" {
+		c.t.Fatalf("runStory result %s", raw)
+	}
+	return res
+}
+
+// execLens executes the command of rel's lens titled title with its
+// arguments (plus extra fields), and returns the command's result.
+func execLens(c *client, rel, title string, extra map[string]any) json.RawMessage {
+	c.t.Helper()
 	var lens *gotCodeLens
 	for _, l := range codeLenses(c, rel) {
-		if l.Command != nil && l.Command.Title == "▶ Run story" {
+		if l.Command != nil && l.Command.Title == title {
 			lens = &l
 			break
 		}
 	}
 	if lens == nil || lens.Command.Command == nil || len(lens.Command.Arguments) != 1 {
-		c.t.Fatalf("no ▶ Run story lens on %s: %+v", rel, codeLenses(c, rel))
+		c.t.Fatalf("no %s lens on %s: %q", title, rel, lensTitles(codeLenses(c, rel)))
 	}
 	arg, _ := lens.Command.Arguments[0].(map[string]any)
 	for k, v := range extra {
@@ -196,11 +204,7 @@ func runFromLens(c *client, story string, extra map[string]any) runResult {
 	if m.Error != nil {
 		c.t.Fatalf("%s: error %d %s", *lens.Command.Command, m.Error.Code, m.Error.Message)
 	}
-	var res runResult
-	if err := json.Unmarshal(m.Result, &res); err != nil || res.Session == "" {
-		c.t.Fatalf("runStory result %s: %v", m.Result, err)
-	}
-	return res
+	return m.Result
 }
 
 func lensTitles(ls []gotCodeLens) []string {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"go.lsp.dev/protocol"
 )
 
 // workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a
-// worker's progress stops the worker (commands.StopStory, as `saga-lsp
-// stop <story>`); cancelling an epic run's stops the epic (commands.StopEpic,
-// as `saga-lsp stop <epic>`).
+// run's progress stops the run — a worker (commands.StopStory, as
+// `saga-lsp stop <story>`) or an epic runner and its workers
+// (commands.StopEpic, as `saga-lsp stop <epic>`).
 func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
 	var p struct {
 		Token json.RawMessage `json:"token"`
@@ -25,36 +24,18 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 	}
 	l := s.live
 	l.mu.Lock()
-	if !l.started || l.closed {
+	run := l.tokens[tok]
+	if run == nil || !l.started || l.closed || run.progressOf().cancelling {
 		l.mu.Unlock()
 		return nil
 	}
-	var stop func(ctx context.Context) error
-	var what string
-	var done func()
-	if r := l.tokens[tok]; r != nil && !r.Ended && !r.cancelling {
-		r.cancelling = true
-		story, root := r.Story, l.root
-		what = "stop " + story
-		stop = func(ctx context.Context) error {
-			_, err := commands.StopStory(ctx, commands.StopOptions{Root: root, Story: story, Env: l.env})
-			return err
-		}
-		done = func() { r.cancelling = false }
-	} else if e := l.epicTokens[tok]; e != nil && e.alive && !e.cancelling {
-		e.cancelling = true
-		epic, root := e.id, l.root
-		what = "stop epic " + epic
-		stop = func(ctx context.Context) error {
-			_, err := commands.StopEpic(ctx, commands.StopOptions{Root: root, Story: epic, Env: l.env})
-			return err
-		}
-		done = func() { e.cancelling = false }
-	}
+	what, stop := run.stopper(l.root, l.env)
 	if stop == nil {
 		l.mu.Unlock()
 		return nil
 	}
+	rp := run.progressOf()
+	rp.cancelling = true
 	l.wg.Add(1)
 	l.mu.Unlock()
 	go func() {
@@ -64,7 +45,7 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 			s.showMessage(protocol.MessageTypeWarning, "saga-lsp: "+what+": "+err.Error())
 		}
 		l.mu.Lock()
-		done()
+		rp.cancelling = false
 		l.mu.Unlock()
 	}()
 	return nil

@@ -19,47 +19,15 @@
 
 local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
 local result = h.result
-result.notifications = {}
 result.epic_progress = {}
 result.errors = vim.empty_dict()
 local uv = vim.uv or vim.loop
-
-local function part(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if not ok then
-    result.errors[name] = tostring(err)
-  end
-  h.step(name)
-end
+local part, lens_titles, notified = h.part, h.lens_titles, h.notified
 
 local saga -- the plugin module
 
-local function lens_titles(buf)
-  local titles = {}
-  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
-    table.insert(titles, l.command and l.command.title or '')
-  end
-  return table.concat(titles, ' | ')
-end
-
 -- Every vim.notify, with the statusline component at that moment.
-vim.notify = function(msg, level)
-  table.insert(result.notifications, {
-    ms = h.ms(),
-    msg = tostring(msg),
-    level = level or vim.log.levels.INFO,
-    statusline = saga and saga.statusline() or '',
-  })
-end
-
-local function notified(since, prefix)
-  for i = since + 1, #result.notifications do
-    if result.notifications[i].msg:sub(1, #prefix) == prefix then
-      return true
-    end
-  end
-  return false
-end
+h.capture_notify(function() return saga and saga.statusline() end)
 
 local function ended(epic)
   local e = saga.epic_runs()[epic]

@@ -914,15 +914,24 @@ function M._target(name, opts, command)
   return name, is_epic and 'epic' or 'story'
 end
 
+-- M._target, saying what is wrong when it cannot tell.
+local function target(name, opts, command)
+  local kind, err
+  name, kind, err = M._target(name, opts, command)
+  if not name then
+    notify('saga: ' .. err, vim.log.levels.ERROR)
+  end
+  return name, kind
+end
+
 --- :SagaRun[!] [--story | --epic] [--max-parallel K] [--max-cost USD] [--after ready|merged] [name]
 --- — starts a story's worker or an epic's runner (`!` or dry_run: the simulated agent).
 --- opts: dry_run, story / epic (what the name is), max_parallel, max_cost, after, callback.
 function M.run(name, opts)
   opts = opts or {}
-  local kind, err
-  name, kind, err = M._target(name, opts, 'SagaRun')
+  local kind
+  name, kind = target(name, opts, 'SagaRun')
   if not name then
-    notify('saga: ' .. err, vim.log.levels.ERROR)
     return
   end
   local arg = { [kind] = name }
@@ -935,9 +944,9 @@ function M.run(name, opts)
     arg.after = opts.after
   end
   local command = kind == 'epic' and 'runEpic' or 'runStory'
-  M.execute(command, { arg }, function(err2, result)
-    if err2 then
-      notify('saga: run ' .. name .. ': ' .. err_text(err2), vim.log.levels.ERROR)
+  M.execute(command, { arg }, function(err, result)
+    if err then
+      notify('saga: run ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
     end
     if kind == 'epic' and type(result) == 'table' then
@@ -977,16 +986,15 @@ function M.stop(name, opts)
       name, opts.story = running[1], true
     end
   end
-  local kind, err
-  name, kind, err = M._target(name, opts, 'SagaStop')
+  local kind
+  name, kind = target(name, opts, 'SagaStop')
   if not name then
-    notify('saga: ' .. err, vim.log.levels.ERROR)
     return
   end
   local command = kind == 'epic' and 'stopEpic' or 'stopStory'
-  M.execute(command, { { [kind] = name } }, function(err2, result)
-    if err2 then
-      notify('saga: stop ' .. name .. ': ' .. err_text(err2), vim.log.levels.ERROR)
+  M.execute(command, { { [kind] = name } }, function(err, result)
+    if err then
+      notify('saga: stop ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
     end
     if M.config.notify then
@@ -1079,10 +1087,9 @@ end
 --- for an epic, each story's run state under it.
 function M.plan(name, opts)
   opts = opts or {}
-  local kind, terr
-  name, kind, terr = M._target(name, opts, 'SagaPlan')
+  local kind
+  name, kind = target(name, opts, 'SagaPlan')
   if not name then
-    notify('saga: ' .. terr, vim.log.levels.ERROR)
     return
   end
   M.execute('showPlan', { { [kind] = name } }, function(err, result)
