@@ -94,7 +94,7 @@ func (l *live) rescanSession(snap *Snapshot, ef *effects) {
 			}
 		}
 		if e := l.epics[epic]; e == nil || e.run == nil || e.run.Session != newest.session {
-			l.epicSessionFile(snap, newest.path, newest.session, epic, newest.ms, true)
+			l.epicSessionFile(snap, newest.path, newest.session, epic, newest.ms, epicScanned)
 		}
 	}
 	for _, story := range slices.Sorted(maps.Keys(by)) {
@@ -123,7 +123,7 @@ func (l *live) sessionFile(snap *Snapshot, path string, ef *effects) {
 		return
 	}
 	if kind, epic, ms, ok := runs.ParseSession(name); ok && kind == runs.KindEpic && isEvents {
-		l.epicSessionFile(snap, path, name, epic, ms, false)
+		l.epicSessionFile(snap, path, name, epic, ms, epicSeen)
 		return
 	}
 	_, ms, ok := runs.ParseSessionName(name)

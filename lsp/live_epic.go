@@ -68,9 +68,17 @@ func (l *live) ensureEpic(id string) *liveEpic {
 	return e
 }
 
-// epicSessionFile handles an epic runner's events file, found by a scan
-// (initial: at start-up, its history is not news) or a file event.
-func (l *live) epicSessionFile(snap *Snapshot, path, session, epic string, ms int64, initial bool) {
+// How an epic run came to be known.
+type epicSighting int
+
+const (
+	epicScanned epicSighting = iota // by a scan of the session dir (at start-up): its history is not news
+	epicSeen                        // by a file event: a run starting now
+	epicOurs                        // started by this server's runEpic
+)
+
+// epicSessionFile handles an epic runner's events file.
+func (l *live) epicSessionFile(snap *Snapshot, path, session, epic string, ms int64, how epicSighting) {
 	if snap.WS.Epic(epic) == nil {
 		l.skip[path] = true // another workspace's epic
 		return
@@ -87,7 +95,8 @@ func (l *live) epicSessionFile(snap *Snapshot, path, session, epic string, ms in
 	if e.run != nil {
 		l.skip[e.run.EventsFile] = true
 	}
-	e.run, e.ms, e.ours, e.followedAt = runs.NewRun(path), ms, false, time.Now()
+	e.run, e.ms, e.ours, e.followedAt = runs.NewRun(path), ms, how == epicOurs, time.Now()
+	e.sent = nil // a new run: announced from its start
 	e.tail = runs.Tail{Path: path, Bad: func(line, why string) {
 		l.s.log.Warn("live: epic events line skipped", "file", path, "why", why, "line", clipText(line, 200))
 	}}
@@ -102,7 +111,7 @@ func (l *live) epicSessionFile(snap *Snapshot, path, session, epic string, ms in
 	case e.run.PID == 0:
 		// The runner is writing its first line, or never started: given the
 		// start grace (tickEpics).
-		e.alive = !initial || time.Since(fileTime(path)) < liveStartGrace
+		e.alive = how != epicScanned || time.Since(fileTime(path)) < liveStartGrace
 	case !e.run.Alive():
 		e.alive = false
 	case !l.runnerBelongs(e):
@@ -114,7 +123,7 @@ func (l *live) epicSessionFile(snap *Snapshot, path, session, epic string, ms in
 	}
 	// A run seen starting is news, even one that ended already; one found
 	// at start-up is announced while it lives.
-	e.announce = e.alive || !initial
+	e.announce = e.alive || how != epicScanned
 	l.epicChanged(e)
 }
 
@@ -197,16 +206,14 @@ func (l *live) epicChanged(e *liveEpic) {
 // their progress when only its task counts did.
 func (l *live) storyMoved(story string, stateMoved bool) {
 	for _, e := range l.epics {
-		if e.status == nil || !slices.ContainsFunc(e.status.Stories, func(s commands.EpicStory) bool { return s.ID == story }) {
+		if e.status == nil {
 			continue
 		}
-		state := ""
-		for _, s := range e.status.Stories {
-			if s.ID == story {
-				state = s.State
-			}
+		i := slices.IndexFunc(e.status.Stories, func(s commands.EpicStory) bool { return s.ID == story })
+		if i < 0 {
+			continue
 		}
-		if stateMoved || state != commands.EpicRunning {
+		if stateMoved || e.status.Stories[i].State != commands.EpicRunning {
 			l.epicChanged(e)
 		} else if e.announce {
 			l.ringEpics()
@@ -223,14 +230,13 @@ func (l *live) followStartedEpic(st *commands.Started) {
 			e := l.ensureEpic(st.Epic)
 			if e.run == nil || e.run.Session != st.Session {
 				delete(l.skip, st.EventsFile)
-				l.epicSessionFile(snap, st.EventsFile, st.Session, st.Epic, ms, false)
+				l.epicSessionFile(snap, st.EventsFile, st.Session, st.Epic, ms, epicOurs)
 			}
-			if e.run == nil || e.run.Session != st.Session {
-				return
+			if e.run != nil && e.run.Session == st.Session {
+				e.ours, e.announce = true, true
+				e.run.PID = cmp.Or(e.run.PID, st.PID)
+				l.epicChanged(e)
 			}
-			e.ours, e.alive, e.announce = true, !e.run.Ended, true
-			e.run.PID = cmp.Or(e.run.PID, st.PID)
-			l.epicChanged(e)
 		})
 	})
 }

@@ -292,6 +292,21 @@ func TestStopEpicLive(t *testing.T) {
 	if !testkit.WaitUntil(5*time.Second, func() bool { return lensTitles(codeLenses(c, epicRel))[0] == "▶ Run epic" }) {
 		t.Errorf("lenses after stop: %q", lensTitles(codeLenses(c, epicRel)))
 	}
+
+	// Run again: the stopped stories resume, the run completes, and it is
+	// announced from its start with a progress of its own.
+	again := c.mark()
+	res2 := runEpicFromLens(c, map[string]any{"dryRun": true})
+	if final := waitEpic(c, again, epicEnded); final.State != runs.StatusCompleted || final.Session != res2.Session || final.Done != 3 {
+		t.Errorf("the second run: %+v", final)
+	}
+	if ps := epicNotes(c, again); ps[0].Session != res2.Session || ps[0].State != runs.StateRunning {
+		t.Errorf("the second run's first epicProgress %+v", ps[0])
+	}
+	c.waitFor(again, "$/progress", func(p json.RawMessage) bool { return strings.Contains(string(p), "completed · 3/3 stories") })
+	if kinds, _, _ := epicProgressKinds(c, again, "shop"); len(kinds) < 2 || kinds[0] != "begin" {
+		t.Errorf("the second run's progress: %v", kinds)
+	}
 }
 
 // TestCancelEpicProgress: cancelling the epic's work-done progress stops
