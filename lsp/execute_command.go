@@ -226,18 +226,10 @@ type epicRunArgs struct {
 	After       string  `json:"after"`
 }
 
-// epicRunResult is what runEpic returns (as `saga-lsp run <epic> --format json`).
-type epicRunResult struct {
-	Epic       string `json:"epic"`
-	Session    string `json:"session"`
-	OutputFile string `json:"outputFile"`
-	EventsFile string `json:"eventsFile"`
-	PID        int    `json:"pid"`
-}
-
 // cmdRunEpic starts the epic's runner in tmux (commands.StartEpic, as
 // `saga-lsp run <epic>`: the preflight, one runner per epic), then follows
-// the run.
+// the run. It answers what `run <epic> --format json` prints:
+// {"epic","session","outputFile","eventsFile","pid"}.
 func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
 	var a epicRunArgs
 	if err := commandArgs("runEpic", args, &a, "epic"); err != nil {
@@ -251,7 +243,7 @@ func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawM
 	}
 	s.live.followStartedEpic(st)
 	s.log.Info("runEpic", "epic", st.Epic, "session", st.Session, "pid", st.PID)
-	return &epicRunResult{Epic: st.Epic, Session: st.Session, OutputFile: st.OutputFile, EventsFile: st.EventsFile, PID: st.PID}, nil
+	return st, nil
 }
 
 // cmdStopEpic stops the epic's runner and every worker it started

@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,11 +54,15 @@ func waitEpic(c *client, from int, pred func(epicProgressParams) bool) epicProgr
 func epicEnded(p epicProgressParams) bool { return p.State != runs.StateRunning }
 
 // runEpicFromLens runs the epic's "▶ Run epic" lens with extra arguments.
-func runEpicFromLens(c *client, extra map[string]any) epicRunResult {
+func runEpicFromLens(c *client, extra map[string]any) commands.Started {
 	c.t.Helper()
-	var res epicRunResult
-	if raw := execLens(c, epicRel, "▶ Run epic", extra); json.Unmarshal(raw, &res) != nil || res.Session == "" {
-		c.t.Fatalf("runEpic result %s", raw)
+	raw := execLens(c, epicRel, "▶ Run epic", extra)
+	var res commands.Started
+	var fields map[string]any
+	json.Unmarshal(raw, &fields)
+	if json.Unmarshal(raw, &res) != nil || res.Session == "" ||
+		!slices.Equal(slices.Sorted(maps.Keys(fields)), []string{"epic", "eventsFile", "outputFile", "pid", "session"}) {
+		c.t.Fatalf("runEpic result %s, want {epic, session, outputFile, eventsFile, pid}", raw)
 	}
 	return res
 }
@@ -260,7 +265,7 @@ func TestEpicHeldLive(t *testing.T) {
 
 // startSlowEpic runs the epic with the stand-in claude going slowly, from
 // the lens, until a story runs.
-func startSlowEpic(t *testing.T) (c *client, from int, res epicRunResult) {
+func startSlowEpic(t *testing.T) (c *client, from int, res commands.Started) {
 	t.Helper()
 	f := newEpicFixture(t, "", 400)
 	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
