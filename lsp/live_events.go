@@ -5,11 +5,13 @@ package lsp
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
@@ -25,9 +27,22 @@ type liveRun struct {
 	listDir    string
 	list       map[string]string // task → status, from the hydrated task list
 	sent       *workerProgressParams
-	prog       *progress
-	token      string
-	cancelling bool
+	runProgress
+}
+
+func (r *liveRun) progressOf() *runProgress { return &r.runProgress }
+
+// stopper: cancelling a worker's progress stops the worker, as `saga-lsp
+// stop <story>` does.
+func (r *liveRun) stopper(root string, env func(string) string) (string, func(context.Context) error) {
+	if r.Ended {
+		return "", nil
+	}
+	story := r.Story
+	return "stop " + story, func(ctx context.Context) error {
+		_, err := commands.StopStory(ctx, commands.StopOptions{Root: root, Story: story, Env: env})
+		return err
+	}
 }
 
 // newRun is a run known by its events file, not yet read.

@@ -51,34 +51,57 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 		return
 	}
 	first := r.sent == nil
+	moved := first || r.Ended || r.sent.State != p.State
 	r.sent = p
 	ef.refresh = true
+	l.storyMoved(r.Story, moved)
 	ef.add(func() { l.notifySaga("saga/workerProgress", p) })
-	text := progressText(p)
-	pct := uint32(0)
-	if total > 0 {
-		pct = uint32(done * 100 / total)
+	l.progressStep(ef, r, first, r.Ended, "SAGA "+r.Story, progressText(p), percent(done, total))
+}
+
+// percent is a work-done progress's percentage.
+func percent(done, total int) uint32 {
+	if total <= 0 {
+		return 0
 	}
+	return uint32(done * 100 / total)
+}
+
+// runProgress is a followed run's cancellable work-done progress.
+type runProgress struct {
+	prog       *progress
+	token      string
+	cancelling bool // a stop asked for by cancelling it is under way
+}
+
+// stoppable is a run whose work-done progress stops it when cancelled: a
+// worker or an epic runner (work_done_progress_cancel.go).
+type stoppable interface {
+	progressOf() *runProgress
+	// stopper says what cancelling does now; a nil stop once the run is over.
+	stopper(root string, env func(string) string) (what string, stop func(context.Context) error)
+}
+
+// progressStep adds to ef what a run's work-done progress shows now: begin
+// on its first state (unless it ended already), end at its end, else a
+// report. Effects run in order on one goroutine, so an end never overtakes
+// its begin.
+func (l *live) progressStep(ef *effects, run stoppable, first, ending bool, title, text string, pct uint32) {
+	rp := run.progressOf()
 	switch {
-	case first && !r.Ended:
+	case first && !ending:
 		ef.add(func() {
-			pr := l.beginWorkerProgress(r.Story, text, pct)
-			l.mu.Lock()
-			r.prog = pr
-			if pr.s != nil {
-				if tok, ok := pr.token.(protocol.String); ok {
-					r.token = string(tok)
-					l.tokens[r.token] = r
-				}
-			}
-			l.mu.Unlock()
+			l.beginCancellableProgress(title, text, pct, func(pr *progress, token string) {
+				rp.prog, rp.token = pr, token
+				l.tokens[token] = run
+			})
 		})
-	case r.Ended:
+	case ending:
 		ef.add(func() {
 			l.mu.Lock()
-			pr := r.prog
-			r.prog = nil
-			delete(l.tokens, r.token)
+			pr := rp.prog
+			rp.prog = nil
+			delete(l.tokens, rp.token)
 			l.mu.Unlock()
 			if pr != nil {
 				pr.end(text)
@@ -87,7 +110,7 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 	default:
 		ef.add(func() {
 			l.mu.Lock()
-			pr := r.prog
+			pr := rp.prog
 			l.mu.Unlock()
 			if pr != nil {
 				pr.reportPercent(text, pct)
@@ -122,26 +145,31 @@ func (l *live) notifySaga(method string, params any) {
 	}
 }
 
-// beginWorkerProgress starts a cancellable work-done progress for a worker.
-func (l *live) beginWorkerProgress(story, message string, pct uint32) *progress {
+// beginCancellableProgress starts a work-done progress whose cancellation
+// stops a run (work_done_progress_cancel.go), when the client supports
+// them: once the client created it, and before it is begun (so a cancel
+// can never come first), own records it under mu.
+func (l *live) beginCancellableProgress(title, message string, pct uint32, own func(p *progress, token string)) {
 	s := l.s
 	s.mu.Lock()
 	ok := s.client.workDoneProgress
 	s.mu.Unlock()
 	if !ok {
-		return &progress{}
+		return
 	}
 	token := protocol.String(fmt.Sprintf("saga-%d", s.nextToken.Add(1)))
 	ctx, cancel := context.WithTimeout(l.ctx, 5*time.Second)
 	defer cancel()
 	if err := s.call(ctx, "window/workDoneProgress/create", &protocol.WorkDoneProgressCreateParams{Token: token}, nil); err != nil {
 		s.log.Debug("workDoneProgress/create", "err", err)
-		return &progress{}
+		return
 	}
+	l.mu.Lock()
+	own(&progress{s: s, token: token}, string(token))
+	l.mu.Unlock()
 	yes := true
-	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: "SAGA " + story, Cancellable: &yes, Message: &message, Percentage: &pct}
+	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: &yes, Message: &message, Percentage: &pct}
 	s.notify("$/progress", &protocol.ProgressParams{Token: token, Value: mustRaw(begin)})
-	return &progress{s: s, token: token}
 }
 
 func (p *progress) reportPercent(message string, pct uint32) {

@@ -50,12 +50,18 @@ const demoStory = "add-logout-button"
 
 func newLiveFixture(t *testing.T, script string, delayMS int) *liveFixture {
 	t.Helper()
+	return newLiveFixtureOf(t, "../examples/workspace", script, delayMS)
+}
+
+// newLiveFixtureOf is newLiveFixture on a git copy of src.
+func newLiveFixtureOf(t *testing.T, src, script string, delayMS int) *liveFixture {
+	t.Helper()
 	for _, tool := range []string{"tmux", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	f := &liveFixture{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(), config: t.TempDir(),
+	f := &liveFixture{root: testkit.GitRepo(t, src), sessionDir: t.TempDir(), config: t.TempDir(),
 		socket: testkit.TmuxServer(t)}
 	for k, v := range map[string]string{
 		"SAGA_SESSION_DIR":      f.sessionDir,
@@ -117,28 +123,26 @@ func (c *client) notesOf(from int, method string) []message {
 	return out
 }
 
-func progressNotes(c *client, from int) []workerProgressParams {
-	var out []workerProgressParams
-	for _, n := range c.notesOf(from, "saga/workerProgress") {
-		var p workerProgressParams
+// notesAs decodes the params of the server's notifications of one method
+// from index from on.
+func notesAs[T any](c *client, from int, method string) []T {
+	var out []T
+	for _, n := range c.notesOf(from, method) {
+		var p T
 		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.t.Fatalf("saga/workerProgress %s: %v", n.Params, err)
+			c.t.Fatalf("%s %s: %v", method, n.Params, err)
 		}
 		out = append(out, p)
 	}
 	return out
 }
 
+func progressNotes(c *client, from int) []workerProgressParams {
+	return notesAs[workerProgressParams](c, from, "saga/workerProgress")
+}
+
 func statusNotes(c *client, from int) []taskStatusParams {
-	var out []taskStatusParams
-	for _, n := range c.notesOf(from, "saga/taskStatus") {
-		var p taskStatusParams
-		if err := json.Unmarshal(n.Params, &p); err != nil {
-			c.t.Fatalf("saga/taskStatus %s: %v", n.Params, err)
-		}
-		out = append(out, p)
-	}
-	return out
+	return notesAs[taskStatusParams](c, from, "saga/taskStatus")
 }
 
 // waitProgress waits for a saga/workerProgress matching pred.
@@ -171,16 +175,26 @@ func (c *client) execCommand(command string, args any) message {
 // command with its arguments (plus extra fields).
 func runFromLens(c *client, story string, extra map[string]any) runResult {
 	c.t.Helper()
-	rel := ".saga/stories/" + story + "/story.json"
+	var res runResult
+	if raw := execLens(c, ".saga/stories/"+story+"/story.json", "▶ Run story", extra); json.Unmarshal(raw, &res) != nil || res.Session == "" {
+		c.t.Fatalf("runStory result %s", raw)
+	}
+	return res
+}
+
+// execLens executes the command of rel's lens titled title with its
+// arguments (plus extra fields), and returns the command's result.
+func execLens(c *client, rel, title string, extra map[string]any) json.RawMessage {
+	c.t.Helper()
 	var lens *gotCodeLens
 	for _, l := range codeLenses(c, rel) {
-		if l.Command != nil && l.Command.Title == "▶ Run story" {
+		if l.Command != nil && l.Command.Title == title {
 			lens = &l
 			break
 		}
 	}
 	if lens == nil || lens.Command.Command == nil || len(lens.Command.Arguments) != 1 {
-		c.t.Fatalf("no ▶ Run story lens on %s: %+v", rel, codeLenses(c, rel))
+		c.t.Fatalf("no %s lens on %s: %q", title, rel, lensTitles(codeLenses(c, rel)))
 	}
 	arg, _ := lens.Command.Arguments[0].(map[string]any)
 	for k, v := range extra {
@@ -190,11 +204,7 @@ func runFromLens(c *client, story string, extra map[string]any) runResult {
 	if m.Error != nil {
 		c.t.Fatalf("%s: error %d %s", *lens.Command.Command, m.Error.Code, m.Error.Message)
 	}
-	var res runResult
-	if err := json.Unmarshal(m.Result, &res); err != nil || res.Session == "" {
-		c.t.Fatalf("runStory result %s: %v", m.Result, err)
-	}
-	return res
+	return m.Result
 }
 
 func lensTitles(ls []gotCodeLens) []string {
@@ -836,7 +846,7 @@ func TestExecuteCommandCreate(t *testing.T) {
 			t.Errorf("%s: no lens on the new %s", tc.command, tc.want)
 		}
 	}
-	if got := lensTitles(codeLenses(c, ".saga/epics/billing/epic.json")); len(got) != 2 || got[0] != "pending · 0/2 tasks" {
+	if got := lensTitles(codeLenses(c, ".saga/epics/billing/epic.json")); len(got) != 4 || got[1] != "0/1 stories done" || got[2] != "○ ready" {
 		t.Errorf("the epic's lenses after the creates: %q", got)
 	}
 	// Valid files: no error-severity finding in the whole workspace.
@@ -918,7 +928,8 @@ func TestCommandPrefix(t *testing.T) {
 	c.result("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{},"initializationOptions":{"commandPrefix":"w2.saga."}}`, c.uri("")), &res)
 	c.notify("initialized", `{}`)
 	c.waitLoaded()
-	want := []string{"w2.saga.runStory", "w2.saga.stopStory", "w2.saga.createStory", "w2.saga.createTask", "w2.saga.createEpic", "w2.saga.showPlan", "w2.saga.showOutput"}
+	want := []string{"w2.saga.runStory", "w2.saga.stopStory", "w2.saga.createStory", "w2.saga.createTask", "w2.saga.createEpic", "w2.saga.showPlan", "w2.saga.showOutput",
+		"w2.saga.runEpic", "w2.saga.stopEpic", "w2.saga.reviewStory"}
 	if !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, want) {
 		t.Errorf("commands %v", res.Capabilities.ExecuteCommandProvider.Commands)
 	}

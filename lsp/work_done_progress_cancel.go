@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"go.lsp.dev/protocol"
 )
 
-// workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a worker's
-// progress stops the worker (commands.StopStory, as `saga-lsp stop`).
+// workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a
+// run's progress stops the run — a worker (commands.StopStory, as
+// `saga-lsp stop <story>`) or an epic runner and its workers
+// (commands.StopEpic, as `saga-lsp stop <epic>`).
 func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
 	var p struct {
 		Token json.RawMessage `json:"token"`
@@ -23,27 +24,28 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 	}
 	l := s.live
 	l.mu.Lock()
-	r := l.tokens[tok]
-	if r == nil || r.Ended || r.cancelling {
+	run := l.tokens[tok]
+	if run == nil || !l.started || l.closed || run.progressOf().cancelling {
 		l.mu.Unlock()
 		return nil
 	}
-	r.cancelling = true
-	story, root := r.Story, l.root
-	if !l.started || l.closed {
+	what, stop := run.stopper(l.root, l.env)
+	if stop == nil {
 		l.mu.Unlock()
 		return nil
 	}
+	rp := run.progressOf()
+	rp.cancelling = true
 	l.wg.Add(1)
 	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
-		s.log.Info("live: progress cancelled; stopping the worker", "story", story)
-		if _, err := commands.StopStory(l.ctx, commands.StopOptions{Root: root, Story: story, Env: l.env}); err != nil && l.ctx.Err() == nil {
-			s.showMessage(protocol.MessageTypeWarning, "saga-lsp: stop "+story+": "+err.Error())
+		s.log.Info("live: progress cancelled", "then", what)
+		if err := stop(l.ctx); err != nil && l.ctx.Err() == nil {
+			s.showMessage(protocol.MessageTypeWarning, "saga-lsp: "+what+": "+err.Error())
 		}
 		l.mu.Lock()
-		r.cancelling = false
+		rp.cancelling = false
 		l.mu.Unlock()
 	}()
 	return nil

@@ -15,17 +15,9 @@
 
 local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
 local result = h.result
-result.notifications = {}
 result.errors = vim.empty_dict()
 local uv = vim.uv or vim.loop
-
-local function part(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if not ok then
-    result.errors[name] = tostring(err)
-  end
-  h.step(name)
-end
+local part, lens_titles, notified = h.part, h.lens_titles, h.notified
 
 local function file_exists(path)
   return uv.fs_stat(path) ~= nil
@@ -41,23 +33,8 @@ end
 
 local saga -- the plugin module
 
-local function lens_titles(buf)
-  local titles = {}
-  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
-    table.insert(titles, l.command and l.command.title or '')
-  end
-  return table.concat(titles, ' | ')
-end
-
 -- Every vim.notify, with the statusline component at that moment.
-vim.notify = function(msg, level, opts)
-  table.insert(result.notifications, {
-    ms = h.ms(),
-    msg = tostring(msg),
-    level = level or vim.log.levels.INFO,
-    statusline = saga and saga.statusline() or '',
-  })
-end
+h.capture_notify(function() return saga and saga.statusline() end)
 
 local progress = {}
 
@@ -70,15 +47,6 @@ vim.lsp.handlers['window/showMessage'] = function(err, res, ctx, config)
   return show_message(err, res, ctx, config)
 end
 
--- Whether a message starting with `prefix` came after notification number `since`.
-local function notified(since, prefix)
-  for i = since + 1, #result.notifications do
-    if result.notifications[i].msg:sub(1, #prefix) == prefix then
-      return true
-    end
-  end
-  return false
-end
 
 h.main(function()
   local plugin = h.env('SAGA_NVIM_PLUGIN', true)

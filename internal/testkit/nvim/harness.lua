@@ -46,6 +46,51 @@ function h.wait(ms, cond)
   return vim.wait(ms, cond, 20)
 end
 
+-- Runs fn as one named part of a test: its error goes to
+-- h.result.errors[name] and the next part still runs; the Go test decides.
+function h.part(name, fn)
+  h.result.errors = h.result.errors or vim.empty_dict()
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    h.result.errors[name] = tostring(err)
+  end
+  h.step(name)
+end
+
+-- The titles of buf's code lenses, joined by " | ".
+function h.lens_titles(buf)
+  local titles = {}
+  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+    table.insert(titles, l.command and l.command.title or '')
+  end
+  return table.concat(titles, ' | ')
+end
+
+-- Replaces vim.notify: every message goes to h.result.notifications
+-- ({ms, msg, level, statusline}), with what statusline() returns then.
+function h.capture_notify(statusline)
+  h.result.notifications = h.result.notifications or {}
+  vim.notify = function(msg, level)
+    table.insert(h.result.notifications, {
+      ms = h.ms(),
+      msg = tostring(msg),
+      level = level or vim.log.levels.INFO,
+      statusline = statusline() or '',
+    })
+  end
+end
+
+-- Whether a captured message starting with prefix came after message
+-- number since.
+function h.notified(since, prefix)
+  for i = since + 1, #h.result.notifications do
+    if h.result.notifications[i].msg:sub(1, #prefix) == prefix then
+      return true
+    end
+  end
+  return false
+end
+
 -- Opens path in the current window and returns its buffer.
 function h.edit(path)
   vim.cmd('edit ' .. vim.fn.fnameescape(path))
