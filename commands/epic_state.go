@@ -74,7 +74,8 @@ type EpicQuery struct {
 	// it: a new epic run retries what failed or stopped in an earlier one.
 	Since time.Time
 	// Conflicts are stories held because their blockers' branches
-	// conflict, with the files (the runner's own finding).
+	// conflict, with the files: the runner's own finding; when nil, the
+	// last epic run's story.held events.
 	Conflicts map[string][]string
 	Env       func(string) string
 	Parser    *store.Parser
@@ -101,6 +102,17 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
 		if q.After == "" {
 			q.After = last.After // judged as the last run judges
+		}
+		if q.Conflicts == nil {
+			// Without the runner's own finding, the last run's: a story
+			// it held for conflicting branches stays held until a run
+			// tries the merge again.
+			q.Conflicts = map[string][]string{}
+			for id, rec := range last.Stories {
+				if len(rec.Conflicts) > 0 {
+					q.Conflicts[id] = rec.Conflicts
+				}
+			}
 		}
 		switch {
 		case last.Ended:

@@ -237,7 +237,7 @@ func (r *runner) report(st *commands.EpicStatus) {
 			if len(s.Conflicts) > 0 {
 				msg += "; their branches conflict in " + strings.Join(s.Conflicts, ", ")
 			}
-			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Message: strings.Join(s.Conflicts, " ")}, msg)
+			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts}, msg)
 		}
 	}
 	if !r.capped && r.o.MaxCost > 0 && st.Cost >= r.o.MaxCost {

@@ -348,6 +348,46 @@ func count(evs []runs.Event, kind, story string) int {
 	return n
 }
 
+// Blockers whose branches conflict hold their dependent with the files
+// listed: b and c both write saga-work/same.md, so d is held (not started),
+// the runner exits 3, and status says why.
+func TestConflictingBlockersHoldDependent(t *testing.T) {
+	f := newEpicFixture(t, false)
+	for _, s := range []string{"b", "c"} {
+		p := filepath.Join(f.root, ".saga/stories/shop--"+s+"/same.json")
+		if err := os.WriteFile(p, []byte(task("same")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Git(t, f.root, "add", "-A")
+	testkit.Git(t, f.root, "commit", "-q", "-m", "b and c touch the same file")
+	if r := f.saga(nil, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if fr := f.follow(); fr.Code != 3 {
+		t.Fatalf("follow: exit %d, want 3 (held)\n%s", fr.Code, fr.Stdout)
+	}
+	d := storyState(f.status(), "shop--d")
+	if d.State != commands.EpicHeld || !slices.Equal(d.Conflicts, []string{"saga-work/same.md"}) {
+		t.Errorf("d: %+v", d)
+	}
+	var held *runs.Event
+	for _, e := range f.events() {
+		if e.Event == runs.KindStoryHeld && e.Story == "shop--d" {
+			held = &e
+		}
+	}
+	if held == nil || !slices.Equal(held.Files, []string{"saga-work/same.md"}) {
+		t.Errorf("story.held of d: %+v", held)
+	}
+	if n := len(runs.Runs(f.sessionDir, runs.KindStory, "shop--d")); n != 0 {
+		t.Errorf("d ran %d times", n)
+	}
+	if r := testkit.Run(t, f.root, nil, "", "git", "rev-parse", "--verify", "--quiet", "refs/heads/story/shop--d"); r.Code == 0 {
+		t.Errorf("the failed merge left story/shop--d behind")
+	}
+}
+
 // A runner killed mid-run resumes: run again, the finished stories are not
 // run again, the live worker is followed, the rest is scheduled.
 func TestKilledRunnerResumes(t *testing.T) {

@@ -70,19 +70,12 @@ func (a epicInputs) same(b epicInputs) bool {
 }
 
 // epicQueryLocked is what deriving the epic's state needs: judged from its
-// run's start with the conflicts its runner met, as the runner judges it.
+// run's start (and, by EpicState, with the conflicts its runner met), as the
+// runner judges it.
 func (l *live) epicQueryLocked(e *liveEpic) commands.EpicQuery {
 	q := commands.EpicQuery{Root: l.root, Epic: e.id, SessionDir: l.sessionDir, Env: l.env, Parser: l.s.parser}
 	if e.run != nil {
 		q.Since = e.run.Started
-		for id, rec := range e.run.Stories {
-			if len(rec.Conflicts) > 0 {
-				if q.Conflicts == nil {
-					q.Conflicts = map[string][]string{}
-				}
-				q.Conflicts[id] = rec.Conflicts
-			}
-		}
 	}
 	return q
 }

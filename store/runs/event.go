@@ -24,7 +24,7 @@ const (
 	KindEpicStart  = "epic.start"  // the epic runner began {pid, outputFile, maxParallel}
 	KindStoryStart = "story.start" // {story, session, base}
 	KindStoryEnd   = "story.end"   // {story, status}
-	KindStoryHeld  = "story.held"  // {story, by}
+	KindStoryHeld  = "story.held"  // {story, by, files}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
 	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
 )
@@ -103,6 +103,7 @@ type Event struct {
 	Passed      *bool    `json:"passed,omitempty"`
 	TimedOut    bool     `json:"timedOut,omitempty"`
 	By          []string `json:"by,omitempty"`
+	Files       []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
 	MaxParallel int      `json:"maxParallel,omitempty"`
 	After       string   `json:"after,omitempty"` // epic.start: ready | merged
 }

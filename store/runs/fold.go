@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -209,7 +208,7 @@ func (r *Run) Apply(e Event) {
 		case KindStoryEnd:
 			rec.Status = e.Status
 		case KindStoryHeld:
-			rec.Status, rec.HeldBy, rec.Conflicts = "held", slices.Clone(e.By), strings.Fields(e.Message)
+			rec.Status, rec.HeldBy, rec.Conflicts = "held", slices.Clone(e.By), slices.Clone(e.Files)
 		}
 		r.Stories[e.Story] = rec
 	case KindWorkerEnd, KindEpicEnd:

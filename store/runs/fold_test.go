@@ -218,7 +218,7 @@ func TestReadRunEpicStories(t *testing.T) {
 		ev(t, Event{Epic: "shop", Story: "shop--a", Session: "saga-story-shop--a-11", Event: KindStoryStart, Base: "main"}),
 		ev(t, Event{Epic: "shop", Story: "shop--a", Session: s, Event: KindStoryEnd, Status: StatusFailed}),
 		ev(t, Event{Epic: "shop", Story: "shop--b", Session: s, Event: KindStoryHeld, By: []string{"shop--a"}}),
-		ev(t, Event{Epic: "shop", Story: "shop--d", Session: s, Event: KindStoryHeld, By: []string{"shop--b", "shop--c"}, Message: "cart.go api/x.go"}),
+		ev(t, Event{Epic: "shop", Story: "shop--d", Session: s, Event: KindStoryHeld, By: []string{"shop--b", "shop--c"}, Files: []string{"cart.go", "api/my notes.md"}}),
 	)
 	r := ReadRun(path)
 	if r == nil || r.Epic != "shop" || r.State != StateRunning || r.MaxParallel != 2 || r.Session != s {
@@ -227,7 +227,7 @@ func TestReadRunEpicStories(t *testing.T) {
 	want := map[string]StoryRecord{
 		"shop--a": {Session: "saga-story-shop--a-11", Base: "main", Status: StatusFailed},
 		"shop--b": {Status: "held", HeldBy: []string{"shop--a"}},
-		"shop--d": {Status: "held", HeldBy: []string{"shop--b", "shop--c"}, Conflicts: []string{"cart.go", "api/x.go"}},
+		"shop--d": {Status: "held", HeldBy: []string{"shop--b", "shop--c"}, Conflicts: []string{"cart.go", "api/my notes.md"}},
 	}
 	for id, w := range want {
 		g := r.Stories[id]
