@@ -24,7 +24,10 @@ import (
 // worker (testdata/run/fakeworker) that takes the worker lock and writes
 // the worker's events; one end-to-end test runs the real worker --dry-run.
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) {
+	testkit.RunHelper(map[string]func([]string) error{"hold": helperHold})
+	testkit.Main(m)
+}
 
 // sagaLSP runs the binary in dir with env.
 func sagaLSP(t *testing.T, dir string, env []string, args ...string) testkit.Result {
