@@ -100,7 +100,18 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 		done++
 	}
 	if len(res.Named) == 0 {
-		for _, it := range res.Items {
+		// By story (the epic runners' last), each in the order of removal.
+		items := slices.Clone(res.Items)
+		slices.SortStableFunc(items, func(a, b commands.CleanItem) int {
+			last := func(it commands.CleanItem) int {
+				if it.Story == "" {
+					return 1
+				}
+				return 0
+			}
+			return cmp.Or(cmp.Compare(last(a), last(b)), strings.Compare(a.Story, b.Story))
+		})
+		for _, it := range items {
 			item(it)
 		}
 	}

@@ -81,17 +81,24 @@ func (c *cleaner) gather(ctx context.Context) error {
 			c.dirs[id] = true // a registration whose folder is gone
 		}
 	}
-	c.gatherRuns()
-	if err := c.gatherSessions(ctx); err != nil {
-		return err
+	var paths map[string]string // tmux sessions and the folders they started in
+	if c.o.Tmux != nil {
+		if paths, err = c.o.Tmux.SessionPaths(ctx); err != nil {
+			return err
+		}
 	}
+	c.gatherRuns(paths)
+	c.gatherSessions(ctx, paths)
 	c.merged, c.pushed, c.wtPlanned = map[string]string{}, map[string]bool{}, map[string]bool{}
 	return nil
 }
 
 // gatherRuns reads every events file of the session dir and keeps the runs
-// that are this repository's.
-func (c *cleaner) gatherRuns() {
+// that are this repository's: story runs whose events name one of its
+// worktrees; epic runs started in its root (while their tmux session is
+// there to tell) or that started one of its story runs (the story's last
+// one by its durable record, when its events file is gone).
+func (c *cleaner) gatherRuns(paths map[string]string) {
 	c.runs, c.epicRuns, c.named = map[string][]*runs.Run{}, map[string][]*runs.Run{}, map[string]bool{}
 	ours := map[string]bool{} // story sessions
 	for id, files := range runs.ListRuns(c.o.SessionDir, runs.KindStory) {
@@ -109,13 +116,16 @@ func (c *cleaner) gatherRuns() {
 			}
 		}
 	}
-	for _, id := range append(c.ws.SortedStoryIDs(), c.leftoverStories()...) {
-		// The durable record names the story's last session: an epic run
-		// that started it is this repository's although the story's own
-		// events file is gone.
-		if rec, ok := runs.ReadRecord(c.o.Root, id); ok {
-			ours[rec.Session] = true
+	records := map[string]string{} // story → its record's session
+	lastSession := func(story string) string {
+		s, ok := records[story]
+		if !ok {
+			if rec, found := runs.ReadRecord(c.o.Root, story); found {
+				s = rec.Session
+			}
+			records[story] = s
 		}
+		return s
 	}
 	for id, files := range runs.ListRuns(c.o.SessionDir, runs.KindEpic) {
 		for _, f := range files {
@@ -123,11 +133,12 @@ func (c *cleaner) gatherRuns() {
 			if r == nil {
 				continue
 			}
-			for _, s := range r.Stories {
-				if ours[s.Session] {
-					c.epicRuns[id] = append(c.epicRuns[id], r)
-					break
-				}
+			mine := sameDir(paths[r.Session], c.o.Root)
+			for story, s := range r.Stories {
+				mine = mine || ours[s.Session] || (s.Session != "" && lastSession(story) == s.Session)
+			}
+			if mine {
+				c.epicRuns[id] = append(c.epicRuns[id], r)
 			}
 		}
 	}
@@ -135,15 +146,8 @@ func (c *cleaner) gatherRuns() {
 
 // gatherSessions lists the tmux sessions started in this repository's
 // root (or named by its runs): the dead ones to kill, the live ones.
-func (c *cleaner) gatherSessions(ctx context.Context) error {
+func (c *cleaner) gatherSessions(ctx context.Context, paths map[string]string) {
 	c.storySessions, c.epicSessions, c.liveSessions = map[string][]string{}, map[string][]string{}, map[string]string{}
-	if c.o.Tmux == nil {
-		return nil
-	}
-	paths, err := c.o.Tmux.SessionPaths(ctx)
-	if err != nil {
-		return err
-	}
 	ours := map[string]bool{}
 	for _, rs := range c.runs {
 		for _, r := range rs {
@@ -171,7 +175,6 @@ func (c *cleaner) gatherSessions(ctx context.Context) error {
 			c.epicSessions[id] = append(c.epicSessions[id], name)
 		}
 	}
-	return nil
 }
 
 // leftoverStories lists the stories that left anything: a worktree (or
@@ -187,10 +190,8 @@ func (c *cleaner) leftoverStories() []string {
 	for id := range c.runs {
 		set[id] = true
 	}
-	for _, m := range []map[string][]string{c.storySessions} {
-		for id := range m {
-			set[id] = true
-		}
+	for id := range c.storySessions {
+		set[id] = true
 	}
 	for id := range c.liveSessions {
 		set[id] = true

@@ -1,6 +1,7 @@
 // Package git runs git for saga-lsp's faces that drive repositories (the
-// worker, run's branch preparation, the epic runner): argument vectors,
-// never a shell string, and never the repository's own hooks.
+// worker, run's branch preparation, the epic runner, clean): argument
+// vectors, never a shell string, and never the repository's own hooks; and
+// reads what git lists of them (Worktrees).
 package git
 
 import (
