@@ -50,15 +50,19 @@ type cleanEnv struct {
 func newCleanEnv(t *testing.T) *cleanEnv {
 	t.Helper()
 	h := newTmuxEnv(t)
-	var env []string
-	for _, kv := range h.env {
-		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
-			env = append(env, kv)
-		}
+	return &cleanEnv{tmuxEnv: h, cfg: h.realWorker(t)}
+}
+
+// runMerged dry-runs each story to its end, then merges their branches
+// into main.
+func (h *cleanEnv) runMerged(t *testing.T, stories ...string) {
+	t.Helper()
+	args := []string{"merge", "-q", "--no-edit"}
+	for _, s := range stories {
+		h.run(t, s, "--dry-run")
+		args = append(args, "story/"+s)
 	}
-	cfg := t.TempDir()
-	h.env = append(env, "SAGA_LSP_BIN="+testkit.Binary(t), "CLAUDE_CONFIG_DIR="+cfg, "SAGA_GH="+filepath.Join(cfg, "no-gh"))
-	return &cleanEnv{tmuxEnv: h, cfg: cfg}
+	testkit.Git(t, h.root, args...)
 }
 
 // run starts a story's worker and follows it to its end; it returns the
@@ -240,10 +244,8 @@ func TestCleanKeepsUncommittedChanges(t *testing.T) {
 // stories are cleaned.
 func TestCleanKeepsLiveWorker(t *testing.T) {
 	h := newCleanEnv(t)
-	h.run(t, story, "--dry-run")
 	other := "user-auth--setup-db"
-	h.run(t, other, "--dry-run")
-	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story, "story/"+other)
+	h.runMerged(t, story, other)
 
 	cmd := testkit.HelperCmd("hold", h.root, runs.WorkerLockName(story))
 	stdin, _, err := testkit.StartHelper(cmd, "locked")
@@ -390,9 +392,7 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 func TestCleanNamedAndUnknownStory(t *testing.T) {
 	h := newCleanEnv(t)
 	other := "user-auth--setup-db"
-	h.run(t, story, "--dry-run")
-	h.run(t, other, "--dry-run")
-	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story, "story/"+other)
+	h.runMerged(t, story, other)
 	res := h.clean(t, 0, other, "--yes")
 	for _, it := range res.Items {
 		if it.Story != other {
@@ -451,9 +451,7 @@ func TestCleanLeavesOtherCheckouts(t *testing.T) {
 func TestCleanFinishesInterruptedRemoval(t *testing.T) {
 	h := newCleanEnv(t)
 	other := "user-auth--setup-db"
-	h.run(t, story, "--dry-run")
-	h.run(t, other, "--dry-run")
-	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story, "story/"+other)
+	h.runMerged(t, story, other)
 	wts := filepath.Join(h.root, ".saga", "worktrees")
 	// Moved aside (the first step of a removal).
 	testkit.Git(t, h.root, "worktree", "move", filepath.Join(wts, story), filepath.Join(wts, ".removing-"+story))

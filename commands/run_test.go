@@ -51,6 +51,22 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	return h
 }
 
+// realWorker makes run start the real worker (the binary under test)
+// instead of the stand-in, with its own Claude Code config dir (returned)
+// and no gh.
+func (h *tmuxEnv) realWorker(t *testing.T) string {
+	t.Helper()
+	var env []string
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
+			env = append(env, kv)
+		}
+	}
+	cfg := t.TempDir()
+	h.env = append(env, "CLAUDE_CONFIG_DIR="+cfg, "SAGA_GH="+filepath.Join(cfg, "no-gh"))
+	return cfg
+}
+
 func (h *tmuxEnv) saga(t *testing.T, extraEnv []string, args ...string) testkit.Result {
 	t.Helper()
 	return sagaLSP(t, h.root, append(slices.Clone(h.env), extraEnv...), args...)
@@ -532,14 +548,7 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 // status shows every task completed (from the worktree).
 func TestRunEndToEndDryRun(t *testing.T) {
 	h := newTmuxEnv(t)
-	var env []string
-	for _, kv := range h.env {
-		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
-			env = append(env, kv)
-		}
-	}
-	cfg := t.TempDir()
-	h.env = append(env, "CLAUDE_CONFIG_DIR="+cfg, "SAGA_GH="+filepath.Join(cfg, "no-gh"))
+	h.realWorker(t)
 	m := h.startJSON(t, nil, story, "--dry-run", "--max-cycles", "5")
 	eventsFile := m["eventsFile"].(string)
 	var end event
