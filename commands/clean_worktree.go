@@ -340,6 +340,9 @@ func (c *cleaner) removeWorktree(ctx context.Context, id string) error {
 		if _, back := c.g.Run(ctx, "worktree", "move", trash, wt); back != nil {
 			return fmt.Errorf("%v; moving it back failed too (%v): it is at %s", err, back, trash)
 		}
+		if changes, cerr := c.changes(ctx, wt); cerr == nil && changes != "" {
+			return errors.New("uncommitted changes: " + changes) // made since it was checked
+		}
 		return err
 	}
 	return nil

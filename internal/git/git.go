@@ -113,7 +113,6 @@ func (g Repo) ExcludeWorktrees(ctx context.Context) error {
 // Worktree is one entry of `git worktree list --porcelain`.
 type Worktree struct {
 	Path     string // as git records it (absolute)
-	Head     string // commit; "" for a bare entry
 	Branch   string // short name ("story/x"); "" when detached
 	Locked   bool
 	Reason   string // why it is locked, when given
@@ -134,8 +133,6 @@ func (g Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
 			switch key {
 			case "worktree":
 				w.Path = val
-			case "HEAD":
-				w.Head = val
 			case "branch":
 				w.Branch = strings.TrimPrefix(val, "refs/heads/")
 			case "locked":
