@@ -24,7 +24,10 @@ import (
 // worker (testdata/run/fakeworker) that takes the worker lock and writes
 // the worker's events; one end-to-end test runs the real worker --dry-run.
 
-func TestMain(m *testing.M) { testkit.Main(m) }
+func TestMain(m *testing.M) {
+	testkit.RunHelper(map[string]func([]string) error{"hold": helperHold})
+	testkit.Main(m)
+}
 
 // sagaLSP runs the binary in dir with env.
 func sagaLSP(t *testing.T, dir string, env []string, args ...string) testkit.Result {
@@ -46,6 +49,22 @@ func newTmuxEnv(t *testing.T) *tmuxEnv {
 	h.env = append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+h.socket, "SAGA_SESSION_DIR="+h.sessionDir,
 		"SAGA_LSP_BIN="+testkit.Build(t, "./commands/testdata/run/fakeworker"), "SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"))
 	return h
+}
+
+// realWorker makes run start the real worker (the binary under test)
+// instead of the stand-in, with its own Claude Code config dir (returned)
+// and no gh.
+func (h *tmuxEnv) realWorker(t *testing.T) string {
+	t.Helper()
+	var env []string
+	for _, kv := range h.env {
+		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
+			env = append(env, kv)
+		}
+	}
+	cfg := t.TempDir()
+	h.env = append(env, "CLAUDE_CONFIG_DIR="+cfg, "SAGA_GH="+filepath.Join(cfg, "no-gh"))
+	return cfg
 }
 
 func (h *tmuxEnv) saga(t *testing.T, extraEnv []string, args ...string) testkit.Result {
@@ -529,14 +548,7 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 // status shows every task completed (from the worktree).
 func TestRunEndToEndDryRun(t *testing.T) {
 	h := newTmuxEnv(t)
-	var env []string
-	for _, kv := range h.env {
-		if !strings.HasPrefix(kv, "SAGA_LSP_BIN=") {
-			env = append(env, kv)
-		}
-	}
-	cfg := t.TempDir()
-	h.env = append(env, "CLAUDE_CONFIG_DIR="+cfg, "SAGA_GH="+filepath.Join(cfg, "no-gh"))
+	h.realWorker(t)
 	m := h.startJSON(t, nil, story, "--dry-run", "--max-cycles", "5")
 	eventsFile := m["eventsFile"].(string)
 	var end event

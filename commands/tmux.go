@@ -127,6 +127,28 @@ func (t *Tmux) Sessions(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// SessionPaths lists every session of the server with its working
+// directory (the folder it was started in: run starts workers in the
+// workspace root), so a session can be told to belong to one repository.
+// No server: none.
+func (t *Tmux) SessionPaths(ctx context.Context) (map[string]string, error) {
+	out, err := t.run(ctx, "list-sessions", "-F", "#{session_name}\t#{session_path}")
+	if err != nil {
+		if noServer(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	paths := map[string]string{}
+	for line := range strings.Lines(out) {
+		name, path, _ := strings.Cut(strings.TrimRight(line, "\r\n"), "\t")
+		if name != "" {
+			paths[name] = path
+		}
+	}
+	return paths, nil
+}
+
 // KindSessions lists the sessions of one story's worker or one epic's
 // runner (named by runs.KindSessionName), oldest first.
 func (t *Tmux) KindSessions(ctx context.Context, k runs.Kind, id string) ([]string, error) {

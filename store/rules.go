@@ -187,3 +187,7 @@ func isAre(n int) string {
 	}
 	return "are"
 }
+
+// DidYouMean is "; did you mean \"x\"?" for the known name closest to a
+// mistyped one, or "" when none is close.
+func DidYouMean(name string, known []string) string { return suggest(name, known) }

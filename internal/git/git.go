@@ -1,6 +1,7 @@
 // Package git runs git for saga-lsp's faces that drive repositories (the
-// worker, run's branch preparation, the epic runner): argument vectors,
-// never a shell string, and never the repository's own hooks.
+// worker, run's branch preparation, the epic runner, clean): argument
+// vectors, never a shell string, and never the repository's own hooks; and
+// reads what git lists of them (Worktrees).
 package git
 
 import (
@@ -107,4 +108,42 @@ func (g Repo) ExcludeWorktrees(ctx context.Context) error {
 	}
 	data = append(data, store.WorktreesRel+"/\n"...)
 	return os.WriteFile(path, data, 0o644)
+}
+
+// Worktree is one entry of `git worktree list --porcelain`.
+type Worktree struct {
+	Path     string // as git records it (absolute)
+	Branch   string // short name ("story/x"); "" when detached
+	Locked   bool
+	Reason   string // why it is locked, when given
+	Prunable bool   // its folder (or .git file) is gone
+}
+
+// Worktrees lists the repository's worktrees, the main checkout first.
+func (g Repo) Worktrees(ctx context.Context) ([]Worktree, error) {
+	out, err := g.Raw(ctx, "worktree", "list", "--porcelain")
+	if err != nil {
+		return nil, err
+	}
+	var wts []Worktree
+	for block := range strings.SplitSeq(out, "\n\n") {
+		var w Worktree
+		for line := range strings.SplitSeq(block, "\n") {
+			key, val, _ := strings.Cut(line, " ")
+			switch key {
+			case "worktree":
+				w.Path = val
+			case "branch":
+				w.Branch = strings.TrimPrefix(val, "refs/heads/")
+			case "locked":
+				w.Locked, w.Reason = true, val
+			case "prunable":
+				w.Prunable = true
+			}
+		}
+		if w.Path != "" {
+			wts = append(wts, w)
+		}
+	}
+	return wts, nil
 }

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/commands"
+)
+
+const cleanSynopsis = "clean [<story>…] [--root DIR] [--yes] [--format text|json]"
+
+// runClean lists (and with --yes removes) what finished or abandoned runs
+// left behind. Exit 1 when something was kept because removing it was
+// unsafe.
+func runClean(env *Env, args []string) int {
+	c := newCmdLine("clean")
+	root := c.String("root", "", rootUsage)
+	yes := c.Bool("yes", false, "remove what is listed (without it clean only lists)")
+	format := c.String("format", "text", "output `FORMAT`: text or json ({\"dryRun\",\"items\":[…],\"left\":[…],\"warnings\":[…]})")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
+	}
+	r, err := resolveRoot(env, *root, false)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	res, err := commands.Clean(context.Background(), commands.CleanOptions{Root: r, Stories: pos, Yes: *yes, Env: env.Getenv})
+	if err != nil {
+		return c.fail(env, err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(env.Stderr, "saga-lsp clean: warning: %s\n", w)
+	}
+	if *format == "json" {
+		err = printJSON(env.Stdout, res)
+	} else {
+		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, r, p) })
+	}
+	if err != nil {
+		return c.fail(env, fmt.Errorf("write output: %w", err))
+	}
+	if res.Kept() > 0 {
+		return exitFindings
+	}
+	return exitOK
+}
+
+// shownPath shows a path inside the workspace from the working directory,
+// any other as it is.
+func shownPath(env *Env, root, p string) string {
+	if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
+		return displayPath(env, root, filepath.ToSlash(rel))
+	}
+	return p
+}
+
+// cleanNouns name the item kinds in text.
+var cleanNouns = map[string][2]string{ // singular, plural
+	commands.CleanWorktree: {"worktree", "worktrees"},
+	commands.CleanBranch:   {"branch", "branches"},
+	commands.CleanTaskList: {"task list", "task lists"},
+	commands.CleanRunFiles: {"run's files", "runs' files"},
+	commands.CleanTmux:     {"tmux session", "tmux sessions"},
+}
+
+func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string) error {
+	what := func(kind, path string) string {
+		switch kind {
+		case commands.CleanBranch, commands.CleanTmux:
+			return cleanNouns[kind][0] + " " + path
+		case commands.CleanRunFiles:
+			return "run files " + show(path) + " and its .events.jsonl"
+		}
+		return cleanNouns[kind][0] + " " + show(path)
+	}
+	var b strings.Builder
+	counts := map[string]int{}
+	done := 0
+	item := func(it commands.CleanItem) {
+		switch {
+		case it.Kept:
+			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path), it.Reason)
+			return
+		case it.Removed && it.Kind == commands.CleanTmux:
+			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+		case it.Removed:
+			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+		case it.Kind == commands.CleanTmux:
+			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+		default:
+			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+		}
+		counts[it.Kind]++
+		done++
+	}
+	if len(res.Named) == 0 {
+		// By story (the epic runners' last), each in the order of removal.
+		items := slices.Clone(res.Items)
+		slices.SortStableFunc(items, func(a, b commands.CleanItem) int {
+			last := func(it commands.CleanItem) int {
+				if it.Story == "" {
+					return 1
+				}
+				return 0
+			}
+			return cmp.Or(cmp.Compare(last(a), last(b)), strings.Compare(a.Story, b.Story))
+		})
+		for _, it := range items {
+			item(it)
+		}
+	}
+	// A named story's lines, then what stays of it because it is not
+	// finished with.
+	for _, s := range res.Named {
+		n := 0
+		for _, it := range res.Items {
+			if it.Story == s {
+				item(it)
+				n++
+			}
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "story %s: nothing to clean\n", s)
+		}
+		for _, l := range res.Left {
+			if l.Story == s {
+				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path), l.Reason)
+			}
+		}
+	}
+	var unfinished []string
+	for _, l := range res.Left {
+		if l.Story != "" && !slices.Contains(unfinished, l.Story) {
+			unfinished = append(unfinished, l.Story)
+		}
+	}
+	kept := res.Kept()
+	var parts []string
+	for _, kind := range []string{commands.CleanWorktree, commands.CleanBranch, commands.CleanTaskList, commands.CleanRunFiles, commands.CleanTmux} {
+		if n := counts[kind]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
+		}
+	}
+	summary := ""
+	switch {
+	case done == 0 && kept == 0 && len(res.Named) == 0:
+		summary = "nothing to clean"
+	case done == 0 && kept == 0:
+	case res.DryRun && done > 0:
+		summary = fmt.Sprintf("would remove %s", strings.Join(parts, ", "))
+	case done > 0:
+		summary = fmt.Sprintf("removed %s", strings.Join(parts, ", "))
+	}
+	if kept > 0 {
+		summary += fmt.Sprintf("; kept %d that cannot safely go now (see above)", kept)
+	}
+	if res.DryRun && done > 0 {
+		summary += " — run again with --yes to remove them"
+	}
+	if summary != "" {
+		b.WriteString(strings.TrimPrefix(summary, "; ") + "\n")
+	}
+	if len(unfinished) > 0 && len(res.Named) == 0 {
+		slices.Sort(unfinished)
+		fmt.Fprintf(&b, "left alone: %s (not finished with; `saga-lsp clean <story>` says why)\n", strings.Join(unfinished, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
