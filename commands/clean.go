@@ -20,8 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -37,6 +39,7 @@ const (
 	CleanTaskList = "task-list"    // <claude config>/tasks/saga__<story>__<ms>
 	CleanRunFiles = "run-files"    // <session dir>/<session>.log and its .events.jsonl
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
+	CleanCache    = "build-cache"  // <git dir>/saga-lsp/cache/<story>: its sandboxed runs' Go, npm, pip caches
 )
 
 // CleanOptions configure Clean.
@@ -248,6 +251,7 @@ func (c *cleaner) selectStories(named []string) ([]string, error) {
 func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 	p := &storyPlan{id: id, live: c.liveReason(id)}
 	c.planWorktree(ctx, p)
+	c.planCache(p)
 	c.planBranch(p)
 	for _, r := range c.runs[id] {
 		if r.TaskListDir == "" || (!r.Ended && r.Alive()) {
@@ -270,6 +274,35 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 		}
 	}
 	return p
+}
+
+// planCache: the story's build caches go with its worktree (planned for
+// removal, or gone already): a finished story builds nothing more.
+func (c *cleaner) planCache(p *storyPlan) {
+	dir, err := runs.CacheDir(c.o.Root, p.id)
+	if err != nil {
+		return
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	if _, err := os.Lstat(store.WorktreeDir(c.o.Root, p.id)); err == nil && !c.wtPlanned[p.id] {
+		return // its worktree stays: its runs may build again
+	}
+	p.add(CleanCache, dir, "the build caches of its runs; its worktree goes",
+		func(context.Context) error { return removeCache(dir) })
+}
+
+// removeCache removes a build cache; Go's module cache makes its folders
+// read-only, so they are made writable first.
+func removeCache(dir string) error {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
 }
 
 func (p *storyPlan) add(kind, path, reason string, remove func(context.Context) error) {

@@ -66,14 +66,32 @@ func (h *cleanEnv) runMerged(t *testing.T, stories ...string) {
 }
 
 // run starts a story's worker and follows it to its end; it returns the
-// events file.
+// events file. The story's build caches then exist, with a read-only
+// folder as Go's module cache has (a run makes them when its Bash is
+// sandboxed, which depends on the machine).
 func (h *cleanEnv) run(t *testing.T, story string, args ...string) string {
 	t.Helper()
 	m := h.startJSON(t, nil, append([]string{story}, args...)...)
 	if r := h.saga(t, nil, "follow", story, "--format", "json"); r.Code != 0 {
 		t.Fatalf("follow %s: exit %d\n%s%s\noutput:\n%s", story, r.Code, r.Stdout, r.Stderr, mustRead(t, m["outputFile"].(string)))
 	}
+	readOnly := filepath.Join(h.cache(t, story), "go-mod", "example.com@v1")
+	if err := os.MkdirAll(readOnly, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(readOnly, "go.mod"), []byte("module example.com\n"), 0o444)
+	os.Chmod(readOnly, 0o555)
 	return m["eventsFile"].(string)
+}
+
+// cache is the story's build caches folder.
+func (h *cleanEnv) cache(t *testing.T, story string) string {
+	t.Helper()
+	dir, err := runs.CacheDir(h.root, story)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 type cleanItem struct {
@@ -167,13 +185,15 @@ func TestCleanMergedStory(t *testing.T) {
 		t.Errorf("clean %s: exit %d\n got:\n%s\nwant:\n%s%s", story, r.Code, r.Stdout, want, r.Stderr)
 	}
 
+	cache := h.cache(t, story)
 	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story)
 	r = h.saga(t, nil, "clean")
 	sess := sessionOf(ev)
 	want = "would remove worktree .saga/worktrees/" + story + " (everything on story/" + story + " is in main)\n" +
+		"would remove build cache .git/saga-lsp/cache/" + story + " (the build caches of its runs; its worktree goes)\n" +
 		"would remove branch story/" + story + " (everything on story/" + story + " is in main)\n" +
 		"would remove run files " + h.sessionDir + "/" + sess + ".log and its .events.jsonl (a completed run, the latest, and its worktree goes too)\n" +
-		"would remove 1 worktree, 1 branch, 1 run's files — run again with --yes to remove them\n"
+		"would remove 1 worktree, 1 build cache, 1 branch, 1 run's files — run again with --yes to remove them\n"
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("clean: exit %d\n got:\n%s\nwant:\n%s%s", r.Code, r.Stdout, want, r.Stderr)
 	}
@@ -182,7 +202,7 @@ func TestCleanMergedStory(t *testing.T) {
 	}
 
 	res = h.clean(t, 0, "--yes")
-	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "branch story/" + story, "run-files " + sess + ".log"}) {
+	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story, "run-files " + sess + ".log"}) {
 		t.Errorf("clean --yes: %v", got)
 	}
 	for _, it := range res.Items {
@@ -190,7 +210,7 @@ func TestCleanMergedStory(t *testing.T) {
 			t.Errorf("not removed: %+v", it)
 		}
 	}
-	if exists(wt) || h.branchExists(t, "story/"+story) || exists(ev) || exists(runs.OutputOfEvents(ev)) {
+	if exists(wt) || h.branchExists(t, "story/"+story) || exists(ev) || exists(runs.OutputOfEvents(ev)) || exists(cache) {
 		t.Errorf("left after clean --yes: worktree %v, branch %v, events %v", exists(wt), h.branchExists(t, "story/"+story), exists(ev))
 	}
 	if out := testkit.Git(t, h.root, "worktree", "list", "--porcelain"); strings.Contains(out, "worktrees") {
@@ -269,7 +289,7 @@ func TestCleanKeepsLiveWorker(t *testing.T) {
 	if exists(store.WorktreeDir(h.root, other)) || h.branchExists(t, "story/"+other) {
 		t.Error("the other story was not cleaned")
 	}
-	if got := h.kinds(res.Items); len(got) != 5 { // the live story's run stays: its latest, with its worktree
+	if got := h.kinds(res.Items); len(got) != 6 { // kept worktree and branch; the other's worktree, cache, branch, run (the live story's run stays: its latest, with its worktree)
 		t.Errorf("items: %v", got)
 	}
 }
@@ -346,8 +366,9 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 
 	r := h.saga(t, nil, "clean", "--yes")
 	want := "removed worktree .saga/worktrees/" + story + " (its last run completed and story/" + story + " is pushed to origin)\n" +
+		"removed build cache .git/saga-lsp/cache/" + story + " (the build caches of its runs; its worktree goes)\n" +
 		"removed run files " + runs.OutputOfEvents(ev) + " and its .events.jsonl (a completed run, the latest, and its worktree goes too)\n" +
-		"removed 1 worktree, 1 run's files\n" +
+		"removed 1 worktree, 1 build cache, 1 run's files\n" +
 		"left alone: " + story + " (not finished with; `saga-lsp clean <story>` says why)\n"
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("clean --yes: exit %d\n got:\n%s\nwant:\n%s%s", r.Code, r.Stdout, want, r.Stderr)
@@ -437,7 +458,7 @@ func TestCleanLeavesOtherCheckouts(t *testing.T) {
 	// Here, all of it goes, the kept task list too.
 	list := findEvent(readEvents(t, ev), "step", "hydrate")["taskListDir"].(string)
 	res := h.clean(t, 0, "--yes")
-	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "branch story/" + story,
+	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story,
 		"task-list tasks/" + filepath.Base(list), "tmux-session " + sessionOf(ev), "run-files " + sessionOf(ev) + ".log"}) {
 		t.Errorf("clean --yes: %v", got)
 	}

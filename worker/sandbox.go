@@ -5,8 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // How Bash runs in a headless run (design.md §6.1): a story's tasks need
@@ -42,11 +42,10 @@ func (r *run) bashMode() (mode, why string) {
 // the worktree so they are never committed. It lives beside the locks, in
 // the repository's git dir.
 func (r *run) cacheDir() (string, error) {
-	locks, err := store.LockDir(r.root)
+	dir, err := runs.CacheDir(r.root, r.o.Story)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(locks), "cache", r.o.Story)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
 	}
