@@ -3,6 +3,7 @@ package store
 import (
 	"path"
 	"strings"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -187,7 +188,11 @@ type Task struct {
 	Guidance    string
 	DoneWhen    string
 	BlockedBy   []Ref
-	File        *File
+	// Checks and CheckTimeout are the file's own checks (TaskChecks); the
+	// ones that count at run time are read from git (package checks).
+	Checks       []Check
+	CheckTimeout time.Duration
+	File         *File
 }
 
 // Story is story.json's content plus, in a Workspace, its task files.
