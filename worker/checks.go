@@ -137,12 +137,7 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 		if f := res.Failed(); f != nil {
 			failed = append(failed, fmt.Sprintf("task %s: `%s` %s", t.ID, f.Command, f.Outcome()))
 			if t.Status == store.StatusCompleted {
-				if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
-					r.j.Warn(runs.StepEnd, "reset %s: %v", t.ID, err)
-				} else {
-					r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusCompleted, To: store.StatusPending, Source: runs.SourceWorktree},
-						fmt.Sprintf("end: %s's check fails on the final tree; back to pending", t.ID))
-				}
+				r.backToPending(ctx, runs.StepEnd, t.ID, fmt.Sprintf("end: %s's check fails on the final tree; back to pending", t.ID))
 			}
 		}
 	}
@@ -175,18 +170,37 @@ func (r *run) unverify(ctx context.Context, before map[string]string) {
 		if t.Status != store.StatusCompleted || before[t.ID] == store.StatusCompleted || len(r.checks.Tasks[t.ID].Commands) == 0 {
 			continue
 		}
-		if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
-			r.j.Warn(runs.StepLoop, "reset %s: %v", t.ID, err)
-			continue
+		if r.backToPending(ctx, runs.StepLoop, t.ID, fmt.Sprintf("%s was completed while the run was being stopped, so its checks may not have run; back to pending", t.ID)) {
+			reset = append(reset, t.ID)
 		}
-		reset = append(reset, t.ID)
-		r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusCompleted, To: store.StatusPending, Source: runs.SourceWorktree},
-			fmt.Sprintf("%s was completed while the run was being stopped, so its checks may not have run; back to pending", t.ID))
 	}
 	if len(reset) > 0 {
 		slices.Sort(reset)
 		r.journalNote(fmt.Sprintf("completed while the run was being stopped, so their checks may not have run; back to pending: %s", strings.Join(reset, ", ")))
 	}
+}
+
+// backToPending takes a completed task back to pending in the worktree's
+// copy and in the task list (which reconciliation would otherwise copy
+// back), and reports it.
+func (r *run) backToPending(ctx context.Context, step, task, line string) bool {
+	if err := r.setTaskStatus(ctx, task, store.StatusPending); err != nil {
+		r.j.Warn(step, "reset %s: %v", task, err)
+		return false
+	}
+	if r.listDir != "" {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err := claudetasks.Update(lctx, r.listDir, task, func(t *claudetasks.Task) error {
+			t.Status = claudetasks.StatusPending
+			return nil
+		})
+		if err != nil {
+			r.j.Warn(step, "reset %s in the task list: %v", task, err)
+		}
+	}
+	r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: task, From: store.StatusCompleted, To: store.StatusPending, Source: runs.SourceWorktree}, line)
+	return true
 }
 
 // digestMarker starts the checks section the worker keeps in the PR body.
