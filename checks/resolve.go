@@ -189,7 +189,7 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 	var order []string
 	names, err := wt.Raw(ctx, "ls-tree", "-z", "--name-only", fork, "--", dir)
 	if err != nil {
-		return nil, fmt.Errorf("list %s at %s: %w", dir, short(fork), err)
+		return nil, fmt.Errorf("list %s at %s: %w", dir, Short(fork), err)
 	}
 	for _, rel := range strings.Split(names, "\x00") {
 		if id, ok := want(rel); ok {
@@ -199,7 +199,7 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 	}
 	added, err := wt.Raw(ctx, "log", "--first-parent", "--reverse", "--diff-filter=A", "--name-only", "-z", "--format=%x01%H", fork+"..HEAD", "--", dir)
 	if err != nil {
-		return nil, fmt.Errorf("list the tasks the story branch added since %s: %w", short(fork), err)
+		return nil, fmt.Errorf("list the tasks the story branch added since %s: %w", Short(fork), err)
 	}
 	commit := ""
 	for _, field := range strings.Split(added, "\x00") {
@@ -229,7 +229,7 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 	for _, id := range order {
 		src, rest, err := nextBlob(out)
 		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", path.Join(dir, id+".json"), short(at[id]), err)
+			return nil, fmt.Errorf("read %s at %s: %w", path.Join(dir, id+".json"), Short(at[id]), err)
 		}
 		out = rest
 		m.Tasks[id] = FromSource(src, at[id])
@@ -257,9 +257,61 @@ func nextBlob(out string) (blob []byte, rest string, err error) {
 	return []byte(rest[:n]), strings.TrimPrefix(rest[n:], "\n"), nil
 }
 
-func short(sha string) string {
+// Short is a commit hash as messages show it.
+func Short(sha string) string {
 	if len(sha) > 12 {
 		return sha[:12]
 	}
 	return sha
 }
+
+// Where is where checks run for a story outside a worker run (`saga-lsp
+// verify`), and the fork point that decides which count: the story's
+// worktree when it exists (its fork from the base of the story's last run,
+// followed to the epic's base — or the default branch), else the checkout
+// (its HEAD's fork from the default branch).
+type Where struct {
+	Dir       string // the worktree or the checkout
+	Worktree  bool
+	Base      string
+	ForkPoint string
+}
+
+// Locate finds Where for story in the repository at root.
+func Locate(ctx context.Context, root, story string) (Where, error) {
+	w := Where{Dir: root}
+	repo := git.Repo{Dir: root}
+	if wt := store.WorktreeDir(root, story); exists(filepath.Join(wt, ".git")) {
+		w.Dir, w.Worktree = wt, true
+	}
+	base := ""
+	if rec, ok := runs.ReadRecord(root, story); ok && w.Worktree {
+		base = rec.Base
+	}
+	if base == "" {
+		base = DefaultBranch(ctx, repo)
+	}
+	w.Base = EpicBase(ctx, repo, root, base)
+	fork, err := ForkPoint(ctx, git.Repo{Dir: w.Dir}, "HEAD", w.Base)
+	if err != nil {
+		return w, err
+	}
+	w.ForkPoint = fork
+	return w, nil
+}
+
+// WorkingCopy reads a task's checks from its file in dir (a story not yet
+// committed has nothing else: a worker would commit this file on the story
+// branch, where it would count). found is false when there is no such
+// file.
+func WorkingCopy(dir, story, task string) (tc TaskChecks, found bool) {
+	rel := store.TaskFileRel(story, task)
+	src, problem := store.ReadBounded(filepath.Join(dir, filepath.FromSlash(rel)), rel)
+	if problem != "" {
+		return TaskChecks{}, false
+	}
+	return FromSource(src, WorkingTree), true
+}
+
+// WorkingTree is TaskChecks.From for checks read from a file not committed.
+const WorkingTree = "the working tree"

@@ -120,7 +120,11 @@ func (t TaskResult) Refusal(why string) string {
 	} else if f.ExitCode >= 0 || f.TimedOut {
 		b.WriteString("(it printed nothing)\n")
 	}
-	fmt.Fprintf(&b, "Fix what the check found, then mark the task completed again. The checks that count are those committed on the story's base (at %s); editing the task file does not change them.\n", short(t.Checks.From))
+	if t.Checks.From == WorkingTree {
+		b.WriteString("Fix what the check found, then mark the task completed again.\n")
+	} else {
+		fmt.Fprintf(&b, "Fix what the check found, then mark the task completed again. The checks that count are those committed on the story's base (at %s); editing the task file does not change them.\n", Short(t.Checks.From))
+	}
 	return b.String()
 }
 

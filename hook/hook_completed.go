@@ -183,13 +183,11 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc checks.TaskChecks, 
 // was committed (no repository, no common history with the default
 // branch): the file is then all there is to go by.
 func (h *hookRun) uncommittedChecks(story, task, dir string, why error) (checks.TaskChecks, bool) {
-	rel := store.TaskFileRel(story, task)
-	src, problem := store.ReadBounded(filepath.Join(dir, filepath.FromSlash(rel)), rel)
-	if problem != "" {
-		return checks.TaskChecks{}, false
+	tc, found := checks.WorkingCopy(dir, story, task)
+	if found {
+		h.warnf("cannot read the committed checks of %s/%s (%v); using the file in %s", story, task, why, dir)
 	}
-	h.warnf("cannot read the committed checks of %s/%s (%v); using the file in %s", story, task, why, dir)
-	return checks.FromSource(src, "the working tree"), true
+	return tc, found
 }
 
 // sharedResult is what one run of a task's checks left for another

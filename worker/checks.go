@@ -58,8 +58,8 @@ func (r *run) readChecks(ctx context.Context) error {
 		}
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: base,
-		Message: fmt.Sprintf("checks of %d task(s) read at %s, where %s forked from %s", n, short(fork), r.branch, base)},
-		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s (the fork from %s)", n, short(fork), base))
+		Message: fmt.Sprintf("checks of %d task(s) read at %s, where %s forked from %s", n, checks.Short(fork), r.branch, base)},
+		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s (the fork from %s)", n, checks.Short(fork), base))
 	return nil
 }
 
@@ -233,11 +233,4 @@ func (r *run) publishDigest(ctx context.Context, gh, digest string) {
 		return
 	}
 	r.j.Step(runs.StepEnd, "the checks' digest is in the pull request's description")
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
