@@ -48,6 +48,18 @@ type TaskStatus struct {
 	Subject   string   `json:"subject"`
 	Status    string   `json:"status"`
 	BlockedBy []string `json:"blockedBy"` // unfinished blockers only, as in TaskList
+	// Check is the last result of the task's checks in the last run
+	// (check.end), when it has one.
+	Check *CheckStatus `json:"check,omitempty"`
+}
+
+// CheckStatus is a task's last check result.
+type CheckStatus struct {
+	Command    string `json:"command"`
+	Passed     bool   `json:"passed"`
+	ExitCode   int    `json:"exitCode"`
+	TimedOut   bool   `json:"timedOut"`
+	DurationMs int64  `json:"durationMs"`
 }
 
 // StoryStatus is one story's line (and, on request, its tasks).
@@ -216,6 +228,9 @@ func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool
 		st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
 		for _, t := range view.Tasks {
 			ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
+			if c, ok := last.CheckOf(t.ID); ok {
+				ts.Check = &CheckStatus{Command: c.Command, Passed: c.Passed, ExitCode: c.ExitCode, TimedOut: c.TimedOut, DurationMs: c.DurationMs}
+			}
 			for _, b := range t.BlockedBy {
 				if bt := view.Task(b.ID); (bt != nil && bt.Status == store.StatusCompleted) || slices.Contains(ts.BlockedBy, b.ID) {
 					continue
