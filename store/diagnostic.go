@@ -33,6 +33,7 @@ const (
 	// LSP only: they depend on live worker state.
 	CodeStaleTask    Code = "stale-task"
 	CodeStoryBlocked Code = "story-blocked"
+	CodeCheckFailed  Code = "check-failed" // the task's last check result failed
 )
 
 // Severity follows LSP's DiagnosticSeverity numbering.
@@ -66,6 +67,7 @@ var severities = map[Code]Severity{
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
+	CodeCheckFailed: SeverityWarning,
 }
 
 // SeverityOf returns the severity of a code.

@@ -82,6 +82,9 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 		return f
 	}
 	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: version, Src: src}
+	if kind == KindJournal {
+		return f // Markdown: never parsed as JSON
+	}
 	f.Doc = jsonc.ParseOwned(src) // File.Src is never modified
 	b := diagBuilder{f: f}
 	for _, e := range f.Doc.Errors {
