@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
@@ -57,6 +58,80 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 	}
 	if data, _ := os.ReadFile(taskFile); !strings.Contains(string(data), fmt.Sprintf(`"status": %q`, statuses[i%2])) {
 		b.Fatalf("the hook did not sync the status:\n%s", data)
+	}
+	b.ReportMetric(median(emptyS), "empty-s")
+	b.ReportMetric(median(hookS), "hook-s")
+	b.ReportMetric(median(ratios), "hook/empty")
+}
+
+// BenchmarkHookTaskCompletedPaired is the TaskCompleted budget
+// (issue 14): in a worker's run, completing a task without checks costs the
+// hook, process start included, ≤ 2× an empty Go program's start, measured
+// alternately. The worker read the checks that count with git before the
+// run (SAGA_CHECKS_FILE); the hook reads that file and no git runs.
+func BenchmarkHookTaskCompletedPaired(b *testing.B) {
+	bin := builtBinary(b)
+	empty := testkit.Build(b, "./bench/empty")
+	repo, wt, fork := checksRepo(b)
+	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
+	m := &checks.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]checks.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
+	if err := checks.WriteManifest(manifest, m); err != nil {
+		b.Fatal(err)
+	}
+	_ = repo
+	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,
+		"SAGA_CHECKS_FILE="+manifest, "SAGA_FORK_POINT="+fork, "SAGA_BASH=sandboxed")
+	pairedHook(b, bin, empty, env, completedPayload(wt, "t"))
+}
+
+// BenchmarkHookTaskCompletedGit is the same completion in a session
+// started by hand in the story's worktree (no worker, so no reading of the
+// checks to take): the hook asks git for the fork point and the committed
+// file. Reported, not budgeted.
+func BenchmarkHookTaskCompletedGit(b *testing.B) {
+	bin := builtBinary(b)
+	empty := testkit.Build(b, "./bench/empty")
+	_, wt, _ := checksRepo(b)
+	pairedHook(b, bin, empty, os.Environ(), completedPayload(wt, "t"))
+}
+
+// checksRepo is a repository with story s (task t without checks) on main
+// and its worktree on story/s.
+func checksRepo(b *testing.B) (repo, wt, fork string) {
+	repo = b.TempDir()
+	dir := filepath.Join(repo, ".saga", "stories", "s")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"in_progress\",\n  \"blockedBy\": []\n}\n"), 0o644)
+	testkit.InitRepo(b, repo)
+	wt = testkit.Worktree(b, repo, ".saga/worktrees/s", "story/s")
+	return repo, wt, testkit.Git(b, repo, "rev-parse", "main")
+}
+
+func completedPayload(cwd, task string) string {
+	return fmt.Sprintf(`{"session_id":"0ab0bb43-2afa-47b1-86ad-a690b51891e1","transcript_path":"/nonexistent.jsonl","cwd":%q,"prompt_id":"p","hook_event_name":"TaskCompleted","task_id":%q,"task_subject":"s","task_description":"d"}`+"\n", cwd, task)
+}
+
+// pairedHook runs the hook with payload and an empty program alternately,
+// and reports the median of each and of their ratio.
+func pairedHook(b *testing.B, bin, empty string, env []string, payload string) {
+	var hookS, emptyS, ratios []float64
+	for b.Loop() {
+		start := time.Now()
+		if err := exec.Command(empty).Run(); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		cmd := exec.Command(bin, "hook")
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(payload)
+		out, err := cmd.CombinedOutput()
+		end := time.Now()
+		if err != nil || len(out) > 0 {
+			b.Fatalf("hook: %v %s", err, out)
+		}
+		e, h := mid.Sub(start).Seconds(), end.Sub(mid).Seconds()
+		emptyS, hookS, ratios = append(emptyS, e), append(hookS, h), append(ratios, h/e)
 	}
 	b.ReportMetric(median(emptyS), "empty-s")
 	b.ReportMetric(median(hookS), "hook-s")
