@@ -72,13 +72,12 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 func BenchmarkHookTaskCompletedPaired(b *testing.B) {
 	bin := builtBinary(b)
 	empty := testkit.Build(b, "./bench/empty")
-	repo, wt, fork := checksRepo(b)
+	wt, fork := checksRepo(b)
 	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
 	m := &checks.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]checks.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
 	if err := checks.WriteManifest(manifest, m); err != nil {
 		b.Fatal(err)
 	}
-	_ = repo
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,
 		"SAGA_CHECKS_FILE="+manifest, "SAGA_FORK_POINT="+fork, "SAGA_BASH=sandboxed")
 	pairedHook(b, bin, empty, env, completedPayload(wt, "t"))
@@ -91,21 +90,21 @@ func BenchmarkHookTaskCompletedPaired(b *testing.B) {
 func BenchmarkHookTaskCompletedGit(b *testing.B) {
 	bin := builtBinary(b)
 	empty := testkit.Build(b, "./bench/empty")
-	_, wt, _ := checksRepo(b)
+	wt, _ := checksRepo(b)
 	pairedHook(b, bin, empty, os.Environ(), completedPayload(wt, "t"))
 }
 
 // checksRepo is a repository with story s (task t without checks) on main
 // and its worktree on story/s.
-func checksRepo(b *testing.B) (repo, wt, fork string) {
-	repo = b.TempDir()
+func checksRepo(b *testing.B) (wt, fork string) {
+	repo := b.TempDir()
 	dir := filepath.Join(repo, ".saga", "stories", "s")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "t.json"), []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"in_progress\",\n  \"blockedBy\": []\n}\n"), 0o644)
 	testkit.InitRepo(b, repo)
 	wt = testkit.Worktree(b, repo, ".saga/worktrees/s", "story/s")
-	return repo, wt, testkit.Git(b, repo, "rev-parse", "main")
+	return wt, testkit.Git(b, repo, "rev-parse", "main")
 }
 
 func completedPayload(cwd, task string) string {

@@ -160,6 +160,22 @@ func TestTaskCompletedChecks(t *testing.T) {
 	}
 }
 
+// A check that would outlive the hook's registered timeout (what the worker
+// registered: SAGA_CHECKS_TIMEOUT) fails before Claude Code kills the hook
+// — which would let the completion through.
+func TestTaskCompletedWithinTheRegisteredTimeout(t *testing.T) {
+	bwrapWorks(t)
+	f := newChecksFixture(t)
+	stderr, code := f.complete(t, f.payload(t, "outlives", nil), f.env(map[string]string{"SAGA_CHECKS_TIMEOUT": "12"}))
+	if code != 2 || !strings.Contains(stderr, "(killed): the hook's registered timeout left it ") || !strings.Contains(stderr, "s of its 10m0s\n") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	stderr, code = f.complete(t, f.payload(t, "pass", nil), f.env(map[string]string{"SAGA_CHECKS_TIMEOUT": "5"}))
+	if code != 2 || !strings.Contains(stderr, "result: not run: the time for the task's checks ran out") {
+		t.Errorf("a budget below the margin: exit %d:\n%s", code, stderr)
+	}
+}
+
 // A daemon a check starts is killed with it: nothing it started outlives
 // the hook.
 func TestTaskCompletedKillsWhatChecksStart(t *testing.T) {

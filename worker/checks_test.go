@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -241,4 +242,95 @@ func TestInterruptedCompletionNotVerified(t *testing.T) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// The worker registers the TaskCompleted hook with a timeout covering the
+// longest task's checks, and gives the hook the fork point, its reading of
+// the checks (in the session dir) and how Bash runs.
+func TestChecksRegistration(t *testing.T) {
+	f := newFixture(t, false)
+	f.addStory("reg", map[string]string{
+		"a": `{"id": "a", "subject": "A", "description": "", "status": "pending", "blockedBy": [], "checks": ["true", "true"], "checkTimeout": 90}`,
+		"b": `{"id": "b", "subject": "B", "description": "", "status": "pending", "blockedBy": [], "checks": ["true"]}`,
+		"c": `{"id": "c", "subject": "C", "description": "", "status": "pending", "blockedBy": []}`,
+	})
+	fork := f.git("rev-parse", "main")
+	log := filepath.Join(t.TempDir(), "claude.log")
+	t.Setenv("SAGA_STANDIN_LOG", log)
+	if code, out := f.run("reg", "idle", func(o *worker.Options) { o.MaxCycles = 1 }); code != worker.ExitLimit {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv struct {
+		Args []string          `json:"args"`
+		Env  map[string]string `json:"env"`
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	if err := json.Unmarshal([]byte(line), &inv); err != nil {
+		t.Fatal(err)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct {
+				Type, Command string
+				Timeout       int
+			}
+		}
+	}
+	json.Unmarshal([]byte(inv.Args[slices.Index(inv.Args, "--settings")+1]), &settings)
+	tc := settings.Hooks["TaskCompleted"]
+	if len(tc) != 1 || tc[0].Matcher != "" || len(tc[0].Hooks) != 1 || tc[0].Hooks[0].Command != f.sagaLSP+" hook" || tc[0].Hooks[0].Timeout != 600+60 {
+		t.Errorf("TaskCompleted registration %+v, want timeout 660 (b: one check of 600 s, and the margin)", tc)
+	}
+	env := inv.Env
+	if env["SAGA_FORK_POINT"] != fork || env["SAGA_CHECKS_TIMEOUT"] != "660" || env["SAGA_BASH"] == "" ||
+		!strings.HasPrefix(env["SAGA_CHECKS_FILE"], os.Getenv("SAGA_SESSION_DIR")+"/") {
+		t.Errorf("environment %v", env)
+	}
+	m, err := checks.ReadManifest(env["SAGA_CHECKS_FILE"])
+	if err != nil || m.ForkPoint != fork || len(m.Tasks) != 3 || len(m.Tasks["a"].Commands) != 2 || m.Tasks["a"].TimeoutSeconds != 90 || len(m.Tasks["c"].Commands) != 0 {
+		t.Errorf("the checks file: %+v %v", m, err)
+	}
+}
+
+// A stacked story (its worker's base is a blocker's branch) takes its
+// checks from where the chain forked from the epic's base, never from the
+// blocker's branch, whose agent may have changed them.
+func TestStackedStoryChecksFromTheEpicBase(t *testing.T) {
+	f := newFixture(t, false)
+	f.addStory("later", map[string]string{
+		"t": `{"id": "t", "subject": "T", "description": "", "status": "pending", "blockedBy": [], "checks": ["exit 3"]}`,
+	})
+	fork := f.git("rev-parse", "main")
+	// The blocker's branch: its agent weakened the later story's check.
+	f.git("checkout", "-q", "-b", "story/first")
+	os.WriteFile(filepath.Join(f.root, ".saga", "stories", "later", "t.json"),
+		[]byte(`{"id": "t", "subject": "T", "description": "", "status": "pending", "blockedBy": [], "checks": []}`+"\n"), 0o644)
+	f.git("commit", "-qam", "the blocker's agent at work")
+	f.git("checkout", "-q", "main")
+	for _, record := range []bool{true, false} {
+		if record {
+			if err := runs.WriteRecord(f.root, runs.Record{Story: "first", Status: runs.StatusCompleted, Base: "main"}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			// Without the blocker's run record: the default branch.
+			f.git("worktree", "remove", "--force", filepath.Join(f.root, ".saga", "worktrees", "later"))
+			f.git("branch", "-D", "story/later")
+			if err := os.Remove(filepath.Join(f.root, ".git", "saga-lsp", "runs", "first.json")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, out := f.run("later", "idle", func(o *worker.Options) { o.MaxCycles = 1; o.Base = "story/first" })
+		if code != worker.ExitLimit {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if !strings.Contains(out, "checks: 1 task(s) with checks, as committed at "+fork[:12]+" (the fork from main)") {
+			t.Errorf("record %v: the checks were not read where the chain forked from main:\n%s", record, out)
+		}
+	}
 }
