@@ -33,35 +33,16 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 	os.WriteFile(taskFile, []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"pending\",\n  \"blockedBy\": []\n}\n"), 0o644)
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+project, "CLAUDE_PROJECT_DIR="+project)
 	statuses := []string{"pending", "completed"}
-	var hookS, emptyS, ratios []float64
 	i := 0
-	for b.Loop() {
+	pairedHook(b, bin, empty, env, func() string {
 		from, to := statuses[i%2], statuses[(i+1)%2]
 		i++
-		payload := fmt.Sprintf(`{"session_id":"b","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":"t","status":%q},"tool_response":{"success":true,"taskId":"t","updatedFields":["status"],"statusChange":{"from":%q,"to":%q}},"tool_use_id":"toolu_1","duration_ms":3}`+"\n",
+		return fmt.Sprintf(`{"session_id":"b","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":"t","status":%q},"tool_response":{"success":true,"taskId":"t","updatedFields":["status"],"statusChange":{"from":%q,"to":%q}},"tool_use_id":"toolu_1","duration_ms":3}`+"\n",
 			project, to, from, to)
-		start := time.Now()
-		if err := exec.Command(empty).Run(); err != nil {
-			b.Fatal(err)
-		}
-		mid := time.Now()
-		cmd := exec.Command(bin, "hook")
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(payload)
-		out, err := cmd.CombinedOutput()
-		end := time.Now()
-		if err != nil || len(out) > 0 {
-			b.Fatalf("hook: %v %s", err, out)
-		}
-		e, h := mid.Sub(start).Seconds(), end.Sub(mid).Seconds()
-		emptyS, hookS, ratios = append(emptyS, e), append(hookS, h), append(ratios, h/e)
-	}
+	})
 	if data, _ := os.ReadFile(taskFile); !strings.Contains(string(data), fmt.Sprintf(`"status": %q`, statuses[i%2])) {
 		b.Fatalf("the hook did not sync the status:\n%s", data)
 	}
-	b.ReportMetric(median(emptyS), "empty-s")
-	b.ReportMetric(median(hookS), "hook-s")
-	b.ReportMetric(median(ratios), "hook/empty")
 }
 
 // BenchmarkHookTaskCompletedPaired is the TaskCompleted budget
@@ -107,15 +88,17 @@ func checksRepo(b *testing.B) (wt, fork string) {
 	return wt, testkit.Git(b, repo, "rev-parse", "main")
 }
 
-func completedPayload(cwd, task string) string {
-	return fmt.Sprintf(`{"session_id":"0ab0bb43-2afa-47b1-86ad-a690b51891e1","transcript_path":"/nonexistent.jsonl","cwd":%q,"prompt_id":"p","hook_event_name":"TaskCompleted","task_id":%q,"task_subject":"s","task_description":"d"}`+"\n", cwd, task)
+func completedPayload(cwd, task string) func() string {
+	p := fmt.Sprintf(`{"session_id":"0ab0bb43-2afa-47b1-86ad-a690b51891e1","transcript_path":"/nonexistent.jsonl","cwd":%q,"prompt_id":"p","hook_event_name":"TaskCompleted","task_id":%q,"task_subject":"s","task_description":"d"}`+"\n", cwd, task)
+	return func() string { return p }
 }
 
-// pairedHook runs the hook with payload and an empty program alternately,
-// and reports the median of each and of their ratio.
-func pairedHook(b *testing.B, bin, empty string, env []string, payload string) {
+// pairedHook runs the hook with payload() and an empty program
+// alternately, and reports the median of each and of their ratio.
+func pairedHook(b *testing.B, bin, empty string, env []string, payload func() string) {
 	var hookS, emptyS, ratios []float64
 	for b.Loop() {
+		in := payload()
 		start := time.Now()
 		if err := exec.Command(empty).Run(); err != nil {
 			b.Fatal(err)
@@ -123,7 +106,7 @@ func pairedHook(b *testing.B, bin, empty string, env []string, payload string) {
 		mid := time.Now()
 		cmd := exec.Command(bin, "hook")
 		cmd.Env = env
-		cmd.Stdin = strings.NewReader(payload)
+		cmd.Stdin = strings.NewReader(in)
 		out, err := cmd.CombinedOutput()
 		end := time.Now()
 		if err != nil || len(out) > 0 {

@@ -221,12 +221,13 @@ func processesRunning(cmdline string) []int {
 	return pids
 }
 
-// noBwrapPath is a PATH with git but without bwrap.
-func noBwrapPath(t *testing.T) string {
+// pathOf is a PATH holding only progs (a test skips when one is missing):
+// without bwrap, or without git.
+func pathOf(t *testing.T, progs ...string) string {
 	t.Helper()
 	dir := filepath.Join(hookBaseDir(t), "bin")
 	os.MkdirAll(dir, 0o755)
-	for _, prog := range []string{"git", "sleep", "touch", "grep", "head", "tr", "yes"} {
+	for _, prog := range progs {
 		p, err := exec.LookPath(prog)
 		if err != nil {
 			t.Skipf("%s is not installed", prog)
@@ -236,6 +237,11 @@ func noBwrapPath(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// noBwrapPath is a PATH with git and a check's tools, without bwrap.
+func noBwrapPath(t *testing.T) string {
+	return pathOf(t, "git", "sleep", "touch", "grep", "head", "tr", "yes")
 }
 
 // The checks that count are the fork point's: editing the worktree's copy,
@@ -336,7 +342,7 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 	hookWriteFile(t, events, nil)
 	env := f.env(map[string]string{"SAGA_STORY_ID": "s", "SAGA_PROJECT_DIR": f.wt, "SAGA_SESSION": "saga-story-s-1",
 		"SAGA_CHECKS_FILE": manifest, "SAGA_FORK_POINT": fork, "SAGA_EVENTS_FILE": events, "SAGA_BASH": runs.BashSandboxed,
-		"PATH": noGitPath(t)})
+		"PATH": pathOf(t, "bwrap")}) // no git: the hook must not need it in a worker's run
 	stderr, code := f.complete(t, f.payload(t, "fail", nil), env)
 	if code != 2 || !strings.Contains(stderr, "check: echo from the manifest; exit 4") || !strings.Contains(stderr, "from the manifest\n") {
 		t.Errorf("exit %d, want 2 from the manifest's check:\n%s", code, stderr)
@@ -358,24 +364,6 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "reading the checks with git") {
 		t.Errorf("exit %d, want 0 with a warning:\n%s", code, stderr)
 	}
-}
-
-// noGitPath is a PATH without git (and with bwrap): the hook must not need
-// git in a worker's run.
-func noGitPath(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join(hookBaseDir(t), "bin-nogit")
-	os.MkdirAll(dir, 0o755)
-	for _, prog := range []string{"bwrap"} {
-		p, err := exec.LookPath(prog)
-		if err != nil {
-			t.Skipf("%s is not installed", prog)
-		}
-		if err := os.Symlink(p, filepath.Join(dir, prog)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // Without bubblewrap a check runs unconfined only where the user allowed

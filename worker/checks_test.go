@@ -260,18 +260,7 @@ func TestChecksRegistration(t *testing.T) {
 	if code, out := f.run("reg", "idle", func(o *worker.Options) { o.MaxCycles = 1 }); code != worker.ExitLimit {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	data, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inv struct {
-		Args []string          `json:"args"`
-		Env  map[string]string `json:"env"`
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	if err := json.Unmarshal([]byte(line), &inv); err != nil {
-		t.Fatal(err)
-	}
+	inv := firstInvocation(t, log)
 	var settings struct {
 		Hooks map[string][]struct {
 			Matcher string
@@ -333,4 +322,26 @@ func TestStackedStoryChecksFromTheEpicBase(t *testing.T) {
 			t.Errorf("record %v: the checks were not read where the chain forked from main:\n%s", record, out)
 		}
 	}
+}
+
+// invocation is one line of the stand-in claude's SAGA_STANDIN_LOG.
+type invocation struct {
+	Args []string          `json:"args"`
+	Cwd  string            `json:"cwd"`
+	Env  map[string]string `json:"env"`
+}
+
+// firstInvocation reads the first run the stand-in claude logged.
+func firstInvocation(t *testing.T, log string) invocation {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv invocation
+	line, _, _ := strings.Cut(string(data), "\n")
+	if err := json.Unmarshal([]byte(line), &inv); err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }

@@ -708,19 +708,9 @@ func (g *gh) prReady(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(f.positional) > 1 {
-		return fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
-	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, arg, err := g.prTarget(f)
 	if err != nil {
 		return err
-	}
-	arg := ""
-	if len(f.positional) == 1 {
-		arg = f.positional[0]
 	}
 	undo := f.vals["undo"] == "true"
 	var msg string
@@ -755,6 +745,25 @@ func (g *gh) prReady(args []string) error {
 	return nil
 }
 
+// prTarget is the repository and the pull request argument (a number, URL
+// or branch; "" for the current branch) of pr ready/edit/view, once
+// authenticated.
+func (g *gh) prTarget(f *flags) (repo, arg string, err error) {
+	if len(f.positional) > 1 {
+		return "", "", fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
+	}
+	if err := g.requireAuth(); err != nil {
+		return "", "", err
+	}
+	if repo, err = g.repo(f); err != nil {
+		return "", "", err
+	}
+	if len(f.positional) == 1 {
+		arg = f.positional[0]
+	}
+	return repo, arg, nil
+}
+
 // ---- pr edit ----
 
 func (g *gh) prEdit(args []string) error {
@@ -763,22 +772,12 @@ func (g *gh) prEdit(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(f.positional) > 1 {
-		return fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
-	}
 	if !f.set["title"] && !f.set["body"] {
 		return fail(1, "specify at least one field to edit (the stand-in simulates --title and --body)")
 	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, arg, err := g.prTarget(f)
 	if err != nil {
 		return err
-	}
-	arg := ""
-	if len(f.positional) == 1 {
-		arg = f.positional[0]
 	}
 	var url string
 	err = g.withState(func(st *state) (bool, error) {
