@@ -85,18 +85,8 @@ func (f *checksFixture) git(t *testing.T, args ...string) string {
 	return testkit.Git(t, f.wt, args...)
 }
 
-func bwrapWorks(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed")
-	}
-	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--", "true").CombinedOutput(); err != nil {
-		t.Skipf("bwrap cannot create its namespaces here: %v %s", err, out)
-	}
-}
-
 func TestTaskCompletedChecks(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	outside := filepath.Join(hookBaseDir(t), "escape.txt")
 	tests := []struct {
@@ -164,7 +154,7 @@ func TestTaskCompletedChecks(t *testing.T) {
 // registered: SAGA_CHECKS_TIMEOUT) fails before Claude Code kills the hook
 // — which would let the completion through.
 func TestTaskCompletedWithinTheRegisteredTimeout(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	stderr, code := f.complete(t, f.payload(t, "outlives", nil), f.env(map[string]string{"SAGA_CHECKS_TIMEOUT": "12"}))
 	if code != 2 || !strings.Contains(stderr, "(killed): the hook's registered timeout left it ") || !strings.Contains(stderr, "s of its 10m0s\n") {
@@ -179,7 +169,7 @@ func TestTaskCompletedWithinTheRegisteredTimeout(t *testing.T) {
 // A daemon a check starts is killed with it: nothing it started outlives
 // the hook.
 func TestTaskCompletedKillsWhatChecksStart(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	for _, mode := range []string{"confined", "unconfined"} {
 		t.Run(mode, func(t *testing.T) {
@@ -249,7 +239,7 @@ func noBwrapPath(t *testing.T) string {
 // nothing; a task the branch added takes the checks of the commit that
 // added it.
 func TestTaskCompletedTamperedChecks(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	weak := []byte(`{"id": "fail", "subject": "Fails", "description": "", "status": "pending", "blockedBy": [], "checks": []}` + "\n")
 	failFile := filepath.Join(f.wt, ".saga", "stories", "s", "fail.json")
@@ -327,7 +317,7 @@ func TestTaskCompletedBadInput(t *testing.T) {
 // (SAGA_CHECKS_FILE, for SAGA_FORK_POINT) without git, reports each result
 // into the run's events file, and confines the checks as the run's Bash.
 func TestTaskCompletedInAWorkerRun(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	fork := testkit.Git(t, f.repo, "rev-parse", "main")
 	manifest := filepath.Join(f.sessions, "saga-story-s-1.checks.json")
@@ -386,7 +376,7 @@ func TestTaskCompletedWithoutBubblewrap(t *testing.T) {
 // result, whether it arrives while they run or after. A retry of the
 // completion (the transcript has grown) runs them again.
 func TestTaskCompletedRegisteredTwice(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newChecksFixture(t)
 	transcript := filepath.Join(f.sessions, "transcript.jsonl")
 	hookWriteFile(t, transcript, []byte(`{"type":"user"}`+"\n"))

@@ -19,9 +19,7 @@ import (
 // worktree copy, and the task lens says "✗ check failed" (the other
 // "✓ checks"). A later run where the check passes clears it.
 func TestCheckFailedFromAWorkerRun(t *testing.T) {
-	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
-		t.Skipf("bwrap cannot confine commands here: %v %s", err, out)
-	}
+	testkit.Bwrap(t)
 	root := testkit.GitRepo(t, "../examples/workspace")
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,19 +56,12 @@ func (f *fixture) journal(story string) string {
 	return string(data)
 }
 
-func bwrapWorks(t *testing.T) {
-	t.Helper()
-	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
-		t.Skipf("bwrap cannot confine commands here: %v %s", err, out)
-	}
-}
-
 // The simulated agent's completion is refused while the check fails (its
 // first attempt), and accepted once it passes (its second): the task is
 // completed, the events hold both results, and the final re-run's digest
 // is in the journal. The hydrated description lists the check.
 func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newFixture(t, false)
 	check := `grep -q '^Attempt 2\.' saga-work/build.md`
 	f.addStory("gated", map[string]string{
@@ -113,7 +105,7 @@ func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 // A check that never passes leaves the task unfinished: the simulated
 // agent gives up after three refusals, and the run ends without it.
 func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newFixture(t, false)
 	f.addStory("never", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 1"]}`,
@@ -140,7 +132,7 @@ func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 // pending. Once fixed on the base, the next run passes and the digest goes
 // into the PR body.
 func TestFinalChecksGatePRReady(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newFixture(t, true)
 	breaks := `test ! -e saga-work/second.md`
 	f.addStory("stack", map[string]string{
@@ -194,7 +186,7 @@ func TestFinalChecksGatePRReady(t *testing.T) {
 // checks (Claude Code lets it through when it kills the hook): the worker
 // puts such a task back to pending.
 func TestInterruptedCompletionNotVerified(t *testing.T) {
-	bwrapWorks(t)
+	testkit.Bwrap(t)
 	f := newFixture(t, false)
 	f.addStory("halt", map[string]string{
 		"a": `{"id": "a", "subject": "A", "description": "", "status": "pending", "blockedBy": [], "checks": ["true"]}`,
