@@ -108,8 +108,9 @@ type Result struct {
 	Mode    string
 }
 
-// Run runs one check with `sh -c` and the given timeout. It never returns
-// before the check's processes are gone.
+// Run runs one check with `sh -c` and the given timeout. It returns once
+// the check has ended and its process group was killed (under bubblewrap
+// the kernel then ends the rest of its pid namespace).
 func (r *Runner) Run(ctx context.Context, command string, timeout time.Duration) Result {
 	res := Result{Command: command, ExitCode: -1, Timeout: timeout, Mode: r.Mode}
 	if r.Mode == Refused {
