@@ -164,8 +164,6 @@ var (
 	errInterruptedModel = errors.New("interrupted while waiting for the model")
 )
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
 // Run simulates one headless Claude Code run and returns its exit code.
 func Run(ctx context.Context, o Options) int {
 	s, code := prepare(ctx, o)
@@ -247,7 +245,7 @@ func prepare(ctx context.Context, o Options) (*session, int) {
 		fmt.Fprintln(s.stderr, "Error: Input must be provided either through stdin or as a prompt argument when using --print")
 		return nil, 1
 	}
-	if a.sessionID != "" && !uuidRE.MatchString(a.sessionID) {
+	if a.sessionID != "" && !regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`).MatchString(a.sessionID) {
 		fmt.Fprintln(s.stderr, "Error: Invalid session ID. Must be a valid UUID.")
 		return nil, 1
 	}

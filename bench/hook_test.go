@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
@@ -32,13 +33,72 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 	os.WriteFile(taskFile, []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"pending\",\n  \"blockedBy\": []\n}\n"), 0o644)
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+project, "CLAUDE_PROJECT_DIR="+project)
 	statuses := []string{"pending", "completed"}
-	var hookS, emptyS, ratios []float64
 	i := 0
-	for b.Loop() {
+	pairedHook(b, bin, empty, env, func() string {
 		from, to := statuses[i%2], statuses[(i+1)%2]
 		i++
-		payload := fmt.Sprintf(`{"session_id":"b","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":"t","status":%q},"tool_response":{"success":true,"taskId":"t","updatedFields":["status"],"statusChange":{"from":%q,"to":%q}},"tool_use_id":"toolu_1","duration_ms":3}`+"\n",
+		return fmt.Sprintf(`{"session_id":"b","transcript_path":"/tmp/t.jsonl","cwd":%q,"permission_mode":"acceptEdits","hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":"t","status":%q},"tool_response":{"success":true,"taskId":"t","updatedFields":["status"],"statusChange":{"from":%q,"to":%q}},"tool_use_id":"toolu_1","duration_ms":3}`+"\n",
 			project, to, from, to)
+	})
+	if data, _ := os.ReadFile(taskFile); !strings.Contains(string(data), fmt.Sprintf(`"status": %q`, statuses[i%2])) {
+		b.Fatalf("the hook did not sync the status:\n%s", data)
+	}
+}
+
+// BenchmarkHookTaskCompletedPaired is the TaskCompleted budget
+// (issue 14): in a worker's run, completing a task without checks costs the
+// hook, process start included, ≤ 2× an empty Go program's start, measured
+// alternately. The worker read the checks that count with git before the
+// run (SAGA_CHECKS_FILE); the hook reads that file and no git runs.
+func BenchmarkHookTaskCompletedPaired(b *testing.B) {
+	bin := builtBinary(b)
+	empty := testkit.Build(b, "./bench/empty")
+	wt, fork := checksRepo(b)
+	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
+	m := &checks.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]checks.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
+	if err := checks.WriteManifest(manifest, m); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,
+		"SAGA_CHECKS_FILE="+manifest, "SAGA_FORK_POINT="+fork, "SAGA_BASH=sandboxed")
+	pairedHook(b, bin, empty, env, completedPayload(wt, "t"))
+}
+
+// BenchmarkHookTaskCompletedGit is the same completion in a session
+// started by hand in the story's worktree (no worker, so no reading of the
+// checks to take): the hook asks git for the fork point and the committed
+// file. Reported, not budgeted.
+func BenchmarkHookTaskCompletedGit(b *testing.B) {
+	bin := builtBinary(b)
+	empty := testkit.Build(b, "./bench/empty")
+	wt, _ := checksRepo(b)
+	pairedHook(b, bin, empty, os.Environ(), completedPayload(wt, "t"))
+}
+
+// checksRepo is a repository with story s (task t without checks) on main
+// and its worktree on story/s.
+func checksRepo(b *testing.B) (wt, fork string) {
+	repo := b.TempDir()
+	dir := filepath.Join(repo, ".saga", "stories", "s")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "t.json"), []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"in_progress\",\n  \"blockedBy\": []\n}\n"), 0o644)
+	testkit.InitRepo(b, repo)
+	wt = testkit.Worktree(b, repo, ".saga/worktrees/s", "story/s")
+	return wt, testkit.Git(b, repo, "rev-parse", "main")
+}
+
+func completedPayload(cwd, task string) func() string {
+	p := fmt.Sprintf(`{"session_id":"0ab0bb43-2afa-47b1-86ad-a690b51891e1","transcript_path":"/nonexistent.jsonl","cwd":%q,"prompt_id":"p","hook_event_name":"TaskCompleted","task_id":%q,"task_subject":"s","task_description":"d"}`+"\n", cwd, task)
+	return func() string { return p }
+}
+
+// pairedHook runs the hook with payload() and an empty program
+// alternately, and reports the median of each and of their ratio.
+func pairedHook(b *testing.B, bin, empty string, env []string, payload func() string) {
+	var hookS, emptyS, ratios []float64
+	for b.Loop() {
+		in := payload()
 		start := time.Now()
 		if err := exec.Command(empty).Run(); err != nil {
 			b.Fatal(err)
@@ -46,7 +106,7 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 		mid := time.Now()
 		cmd := exec.Command(bin, "hook")
 		cmd.Env = env
-		cmd.Stdin = strings.NewReader(payload)
+		cmd.Stdin = strings.NewReader(in)
 		out, err := cmd.CombinedOutput()
 		end := time.Now()
 		if err != nil || len(out) > 0 {
@@ -54,9 +114,6 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 		}
 		e, h := mid.Sub(start).Seconds(), end.Sub(mid).Seconds()
 		emptyS, hookS, ratios = append(emptyS, e), append(hookS, h), append(ratios, h/e)
-	}
-	if data, _ := os.ReadFile(taskFile); !strings.Contains(string(data), fmt.Sprintf(`"status": %q`, statuses[i%2])) {
-		b.Fatalf("the hook did not sync the status:\n%s", data)
 	}
 	b.ReportMetric(median(emptyS), "empty-s")
 	b.ReportMetric(median(hookS), "hook-s")

@@ -50,6 +50,7 @@ func commandTable() []command {
 		{"new", newSynopsis, "create a story, task or epic", runNew},
 		{"schema", schemaSynopsis, "print the JSON Schema of story, epic or task files", runSchema},
 		{"status", statusSynopsis, "show stories and tasks, TaskList-style, with worker state and PR", runStatus},
+		{"verify", verifySynopsis, "run the checks that count for a story's tasks now (exit 1 when one fails)", runVerify},
 		{"run", runSynopsis, "start a story's worker, or an epic's runner, in a tmux session", runRun},
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
@@ -57,7 +58,7 @@ func commandTable() []command {
 		{"worker", workerSynopsis, "execute a story end to end (normally inside tmux; see run)", runWorker},
 		{"epic-runner", epicRunnerSynopsis, "run an epic's stories in dependency order (normally inside tmux; see run)", runEpicRunner},
 		{"install", installSynopsis, "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
-		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse): the event payload on stdin; always exits 0", runHook},
+		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse, TaskCompleted): the event payload on stdin; exits 2 only to refuse a completion whose check fails", runHook},
 		{"serve", serveSynopsis, "run the language server on stdin/stdout (the default without a command)", runServe},
 		{"version", versionSynopsis, "print the version (also: saga-lsp --version, -v)", runVersion},
 	}

@@ -13,8 +13,9 @@ import (
 const hookSynopsis = "hook < payload.json"
 
 // runHook is `saga-lsp hook`, the Claude Code command hook: the event
-// payload comes on stdin. It always exits 0 (exit 2 would block Claude
-// Code's action), so a usage mistake is a warning on stderr, not exit 2.
+// payload comes on stdin. Exit 2 blocks Claude Code's action, so the hook
+// uses it only to refuse a TaskCompleted whose check failed; a usage
+// mistake is a warning on stderr, not exit 2.
 func runHook(env *Env, args []string) int {
 	c := newCmdLine("hook")
 	pos, err := c.parse(args)

@@ -15,7 +15,7 @@ import (
 // The forms of new: what each creates, its arguments and its flags.
 const (
 	newStorySynopsis = "new story <name> --title T [--description D] [--epic E] [--blocked-by a,b]"
-	newTaskSynopsis  = "new task <story> <task-id> --subject S [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W]"
+	newTaskSynopsis  = "new task <story> <task-id> --subject S [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W] [--check CMD]… [--check-timeout SECONDS]"
 	newEpicSynopsis  = "new epic <id> --title T [--description D]"
 	newSynopsis      = newStorySynopsis + "\n" + newTaskSynopsis + "\n" + newEpicSynopsis
 )
@@ -30,7 +30,7 @@ func newKinds() []newKind {
 	return []newKind{
 		{"story", newStorySynopsis, []string{"<name>"}, []string{"title", "description", "epic", "blocked-by"}},
 		{"task", newTaskSynopsis, []string{"<story>", "<task-id>"},
-			[]string{"subject", "description", "blocked-by", "priority", "active-form", "guidance", "done-when"}},
+			[]string{"subject", "description", "blocked-by", "priority", "active-form", "guidance", "done-when", "check", "check-timeout"}},
 		{"epic", newEpicSynopsis, []string{"<id>"}, []string{"title", "description"}},
 	}
 }
@@ -52,11 +52,20 @@ func runNew(env *Env, args []string) int {
 	activeForm := c.String("active-form", "", "task: present-continuous `form` for the spinner")
 	guidance := c.String("guidance", "", "task: how to approach the work (`text`)")
 	doneWhen := c.String("done-when", "", "task: completion `criteria`")
+	var checks []string
+	c.Func("check", "task: a shell `command` that must pass before the task may be completed (repeatable)", func(v string) error {
+		checks = append(checks, v)
+		return nil
+	})
+	checkTimeout := c.Float64("check-timeout", 0, "task: `seconds` each check may run (default 600)")
 	pos, err := c.parse(args)
 	kind, kindErr := newKindOf(pos)
 	if kindErr == nil {
 		c = c.narrow("new "+kind.name, kind.synopsis, kind.takes)
 		kindErr = cmp.Or(wantArgs(pos[1:], kind.args...), flagOfAnotherKind(c, kind))
+	}
+	if kindErr == nil && c.isSet("check-timeout") && *checkTimeout <= 0 {
+		kindErr = usagef("--check-timeout must be a positive number of seconds, got %g", *checkTimeout)
 	}
 	if err := cmp.Or(err, kindErr, oneOf("format", *format, "text", "json")); err != nil {
 		return c.fail(env, err)
@@ -78,7 +87,7 @@ func runNew(env *Env, args []string) int {
 	case "task":
 		ch, err = commands.CreateTask(ctx, p, r, commands.NewTask{Story: pos[1], ID: pos[2], Subject: *subject,
 			Description: *description, ActiveForm: *activeForm, BlockedBy: splitList(*blockedBy), Priority: *priority,
-			Guidance: *guidance, DoneWhen: *doneWhen})
+			Guidance: *guidance, DoneWhen: *doneWhen, Checks: checks, CheckTimeout: *checkTimeout})
 	case "epic":
 		ch, err = commands.CreateEpic(ctx, p, r, commands.NewEpic{ID: pos[1], Title: *title, Description: *description})
 	}

@@ -279,7 +279,7 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 // planCache: the story's build caches go with its worktree (planned for
 // removal, or gone already): a finished story builds nothing more.
 func (c *cleaner) planCache(p *storyPlan) {
-	dir, err := runs.CacheDir(c.o.Root, p.id)
+	dir, err := runs.CachePath(c.o.Root, p.id)
 	if err != nil {
 		return
 	}

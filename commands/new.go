@@ -157,6 +157,9 @@ type NewTask struct {
 	Priority    string
 	Guidance    string
 	DoneWhen    string
+	Checks      []string
+	// CheckTimeout is seconds per check; 0 leaves the default.
+	CheckTimeout float64
 }
 
 // CreateTask writes .saga/stories/<story>/<id>.json.
@@ -177,6 +180,14 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	if t.Priority != "" && !slices.Contains([]string{"critical", "high", "medium", "low"}, t.Priority) {
 		return ch, usagef("invalid priority %q: use critical, high, medium or low", t.Priority)
 	}
+	for _, c := range t.Checks {
+		if strings.TrimSpace(c) == "" {
+			return ch, usagef("--check needs a command (a blank one would check nothing), e.g. --check 'go test ./...'")
+		}
+	}
+	if t.CheckTimeout < 0 || t.CheckTimeout > store.MaxCheckTimeout.Seconds() {
+		return ch, usagef("--check-timeout must be a number of seconds in (0, %g], got %g", store.MaxCheckTimeout.Seconds(), t.CheckTimeout)
+	}
 	dir := filepath.Join(root, filepath.FromSlash(store.StoryDirRel(t.Story)))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return ch, usagef("no story %q: create it first with `saga-lsp new story %s --title …`", t.Story, t.Story)
@@ -194,7 +205,8 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	}
 	rel := store.TaskFileRel(t.Story, t.ID)
 	doc := store.TaskDoc{ID: t.ID, Subject: t.Subject, Description: t.Description, ActiveForm: t.ActiveForm,
-		Status: store.StatusPending, BlockedBy: nonNil(t.BlockedBy), Priority: t.Priority, Guidance: t.Guidance, DoneWhen: t.DoneWhen}
+		Status: store.StatusPending, BlockedBy: nonNil(t.BlockedBy), Priority: t.Priority, Guidance: t.Guidance, DoneWhen: t.DoneWhen,
+		Checks: t.Checks, CheckTimeout: t.CheckTimeout}
 	if err := createDoc(p, root, rel, doc); err != nil {
 		return ch, err
 	}

@@ -51,12 +51,24 @@ type TaskStatus struct {
 	// Broken is set for a task file that is no task (empty, unreadable,
 	// unparsable or schema-invalid): never shown as one.
 	Broken *BrokenFile `json:"broken,omitempty"`
+	// Check is the last result of the task's checks in the last run
+	// (check.end), when it has one.
+	Check *CheckStatus `json:"check,omitempty"`
 }
 
 // BrokenFile is why a file is not what it should be: its first finding.
 type BrokenFile struct {
 	Code    string `json:"code"`
 	Problem string `json:"problem"` // as `check` prints it: path:line:col: severity: message [code]
+}
+
+// CheckStatus is a task's last check result.
+type CheckStatus struct {
+	Command    string `json:"command"`
+	Passed     bool   `json:"passed"`
+	ExitCode   int    `json:"exitCode"`
+	TimedOut   bool   `json:"timedOut"`
+	DurationMs int64  `json:"durationMs"`
 }
 
 // StoryStatus is one story's line (and, on request, its tasks).
@@ -227,6 +239,9 @@ func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool
 			ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
 			if d, broken := t.File.Broken(); broken {
 				ts.Broken = &BrokenFile{Code: string(d.Code), Problem: d.String()}
+			}
+			if c, ok := last.CheckOf(t.ID); ok {
+				ts.Check = &CheckStatus{Command: c.Command, Passed: c.Passed, ExitCode: c.ExitCode, TimedOut: c.TimedOut, DurationMs: c.DurationMs}
 			}
 			for _, b := range t.BlockedBy {
 				if bt := view.Task(b.ID); (bt != nil && bt.Status == store.StatusCompleted) || slices.Contains(ts.BlockedBy, b.ID) {

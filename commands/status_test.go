@@ -166,6 +166,28 @@ func TestStatusLastRun(t *testing.T) {
 	}
 }
 
+// Each task's last check result (check.end) shows beside it.
+func TestStatusChecks(t *testing.T) {
+	root, env := statusEnv(t)
+	st, _ := statusOf(t, root, env, "shop--checkout")
+	checks := map[string]any{}
+	for _, task := range st.Stories[0].Tasks {
+		checks[task["id"].(string)] = task["check"]
+	}
+	if c, _ := checks["pay"].(map[string]any); c == nil || c["command"] != "go test ./pay/..." || c["passed"] != true || c["exitCode"] != 0.0 || c["durationMs"] != 900.0 {
+		t.Errorf("pay's check: %v", checks["pay"])
+	}
+	if checks["receipt"] != nil {
+		t.Errorf("receipt has no check result, got %v", checks["receipt"])
+	}
+	if r := sagaLSP(t, root, env, "status", "shop--checkout"); !strings.Contains(r.Stdout, "#pay [completed] ") || !strings.Contains(r.Stdout, " · ✓ checks\n") {
+		t.Errorf("status text:\n%s", r.Stdout)
+	}
+	if r := sagaLSP(t, root, env, "status", "fix-typo"); !strings.Contains(r.Stdout, "#fix [pending] Fix the typo · ✗ check failed: make spellcheck (timed out)\n") {
+		t.Errorf("status text:\n%s", r.Stdout)
+	}
+}
+
 func TestStatusUnknownStory(t *testing.T) {
 	root, env := statusEnv(t)
 	for _, c := range []struct{ name, want string }{

@@ -74,6 +74,17 @@ func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
 		if len(t.BlockedBy) > 0 {
 			b.WriteString(" [blocked by #" + strings.Join(t.BlockedBy, ", #") + "]")
 		}
+		if c := t.Check; c != nil {
+			if c.Passed {
+				b.WriteString(" · ✓ checks")
+			} else {
+				how := fmt.Sprintf("exit status %d", c.ExitCode)
+				if c.TimedOut {
+					how = "timed out"
+				}
+				fmt.Fprintf(b, " · ✗ check failed: %s (%s)", c.Command, how)
+			}
+		}
 		b.WriteString("\n")
 	}
 }

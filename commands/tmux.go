@@ -25,8 +25,6 @@ type Tmux struct {
 	major, minor int    // version; 99.0 when unknown (a development build)
 }
 
-var socketName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
 // FindTmux finds tmux on PATH and reads its version. The socket comes from
 // $SAGA_TMUX_SOCKET. The error wraps ErrNoTmux when tmux is missing.
 func FindTmux(ctx context.Context, env func(string) string) (*Tmux, error) {
@@ -35,7 +33,7 @@ func FindTmux(ctx context.Context, env func(string) string) (*Tmux, error) {
 		return nil, ErrNoTmux
 	}
 	sock := runs.Getenv(env, runs.EnvTmuxSocket)
-	if sock != "" && !socketName.MatchString(sock) {
+	if sock != "" && !regexp.MustCompile(`^[A-Za-z0-9._-]+$`).MatchString(sock) {
 		return nil, usagef("%s=%q: a tmux socket name is letters, digits, '.', '_' and '-'", runs.EnvTmuxSocket, sock)
 	}
 	t := &Tmux{Path: p, Socket: sock, major: 99}
@@ -49,8 +47,6 @@ func FindTmux(ctx context.Context, env func(string) string) (*Tmux, error) {
 	return t, nil
 }
 
-var tmuxVersion = regexp.MustCompile(`(\d+)\.(\d+)`)
-
 // parseTmuxVersion reads `tmux -V` output: "tmux 3.3a", "tmux next-3.4",
 // "tmux 2.9". Development and OpenBSD builds ("tmux master",
 // "tmux openbsd-7.5") are current: ok is false and the caller assumes so.
@@ -58,7 +54,7 @@ func parseTmuxVersion(s string) (major, minor int, ok bool) {
 	if strings.Contains(s, "openbsd") {
 		return 0, 0, false
 	}
-	m := tmuxVersion.FindStringSubmatch(s)
+	m := regexp.MustCompile(`(\d+)\.(\d+)`).FindStringSubmatch(s)
 	if m == nil {
 		return 0, 0, false
 	}

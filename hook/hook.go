@@ -1,8 +1,9 @@
 // Package hook is saga-lsp's Claude Code face: `saga-lsp hook`, the command
 // hook Claude Code runs (SessionStart context, PreToolUse write scope,
-// PostToolUse status sync), and `saga-lsp install`, which registers it in a
-// settings.json. A hook must never hang, never block a run by accident and
-// answer in milliseconds.
+// PostToolUse status sync, TaskCompleted checks), and `saga-lsp install`,
+// which registers it in a settings.json. A hook must never hang, never
+// block a run by accident and answer in milliseconds (but for the checks a
+// task asks for).
 package hook
 
 import (
@@ -22,8 +23,10 @@ import (
 // The Claude Code command hook (`saga-lsp hook`): one JSON payload on stdin,
 // dispatched on hook_event_name. A hook must never hang, never block a run
 // by accident and answer in milliseconds, so every path here ends in exit
-// status 0: problems are one warning line on stderr ("saga-lsp hook: …"),
-// and only a PreToolUse deny (printed as JSON, exit 0) ever stops anything.
+// status 0 — problems are one warning line on stderr ("saga-lsp hook: …") —
+// but two that stop something on purpose: a PreToolUse deny (printed as
+// JSON, exit 0) and a TaskCompleted whose check failed (exit 2, the
+// refusal on stderr for the model).
 
 const (
 	// MaxHookPayload is the largest payload the hook reads; a larger one is
@@ -37,13 +40,15 @@ var hookReadTimeout = 2 * time.Second
 
 // HookPayload is the part of Claude Code's hook input the hook reads.
 type HookPayload struct {
-	SessionID     string          `json:"session_id"`
-	Cwd           string          `json:"cwd"`
-	HookEventName string          `json:"hook_event_name"`
-	Source        string          `json:"source"`
-	ToolName      string          `json:"tool_name"`
-	ToolInput     json.RawMessage `json:"tool_input"`
-	ToolResponse  json.RawMessage `json:"tool_response"`
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	Source         string          `json:"source"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolResponse   json.RawMessage `json:"tool_response"`
+	TaskID         string          `json:"task_id"` // TaskCompleted
 }
 
 // hookRun carries one invocation's environment and outputs.
@@ -71,8 +76,9 @@ func (h *hookRun) getenv(key string) string {
 
 // Hook runs the Claude Code hook: it reads one JSON payload from in (at
 // most MaxHookPayload bytes, waiting at most hookReadTimeout for the end),
-// and handles SessionStart, PreToolUse and PostToolUse. env looks up
-// environment variables (os.Getenv in production). It always returns 0.
+// and handles SessionStart, PreToolUse, PostToolUse and TaskCompleted. env
+// looks up environment variables (os.Getenv in production). It returns the
+// exit status: 2 when a completion is refused, else 0.
 func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer) (code int) {
 	h := &hookRun{ctx: ctx, env: env, stdout: stdout, stderr: stderr}
 	defer func() {
@@ -105,10 +111,12 @@ func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, st
 		h.preToolUse(p)
 	case claudetasks.EventPostToolUse:
 		h.postToolUse(p)
+	case claudetasks.EventTaskCompleted:
+		return h.taskCompleted(p)
 	case "":
 		h.warnf("payload has no hook_event_name; nothing to do")
 	default:
-		h.warnf("event %q is not handled; nothing to do (saga-lsp handles SessionStart, PreToolUse and PostToolUse)", p.HookEventName)
+		h.warnf("event %q is not handled; nothing to do (saga-lsp handles SessionStart, PreToolUse, PostToolUse and TaskCompleted)", p.HookEventName)
 	}
 	return 0
 }
@@ -143,7 +151,9 @@ func ParseHookPayload(data []byte) (*HookPayload, error) {
 		ToolName:      str("tool_name"),
 		ToolInput:     m["tool_input"],
 		ToolResponse:  m["tool_response"],
+		TaskID:        taskIDFromJSON(m["task_id"]),
 	}
+	p.TranscriptPath = str("transcript_path")
 	if _, ok := m["hook_event_name"]; ok && p.HookEventName == "" {
 		return nil, errors.New("payload's hook_event_name is not a string")
 	}

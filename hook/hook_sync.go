@@ -51,7 +51,7 @@ func (h *hookRun) postToolUse(p *HookPayload) {
 		return
 	}
 
-	story, ok := h.syncStory()
+	story, ok := h.syncStory("status not synced")
 	if !ok {
 		return
 	}
@@ -113,12 +113,13 @@ func taskIDFromJSON(raw json.RawMessage) string {
 
 // syncStory is the story whose task a TaskUpdate changed: runs.EnvStoryID,
 // else the story of a SAGA task list (claudetasks.EnvTaskListID). ok is false
-// for a session that is none of SAGA's, or whose two sources disagree.
-func (h *hookRun) syncStory() (story string, ok bool) {
+// for a session that is none of SAGA's, or whose two sources disagree (a
+// warning ending in consequence says so).
+func (h *hookRun) syncStory(consequence string) (story string, ok bool) {
 	list := h.getenv(claudetasks.EnvTaskListID)
 	listStory, listOK := claudetasks.StoryOfList(list)
 	if claudetasks.IsSagaList(list) && !listOK {
-		h.warnf("task list id %q is not a valid SAGA story task list id; status not synced", list)
+		h.warnf("task list id %q is not a valid SAGA story task list id; %s", list, consequence)
 		return "", false
 	}
 	story = h.getenv(runs.EnvStoryID)
@@ -126,12 +127,12 @@ func (h *hookRun) syncStory() (story string, ok bool) {
 	case story == "":
 		return listStory, listOK // not a SAGA story's task list: nothing to do
 	case !store.ValidCanonical(story):
-		h.warnf("%s %q is not a valid story name; status not synced", runs.EnvStoryID, story)
+		h.warnf("%s %q is not a valid story name; %s", runs.EnvStoryID, story, consequence)
 		return "", false
 	case listOK && listStory != story:
 		// The worker sets both to the same story; a SAGA list of another
 		// story holds other tasks, whose ids could name the wrong file.
-		h.warnf("task list %q is not story %s's; status not synced", list, story)
+		h.warnf("task list %q is not story %s's; %s", list, story, consequence)
 		return "", false
 	}
 	return story, true

@@ -221,7 +221,7 @@ func article(n *jsonc.Node) string {
 // allHooks marshals to the "hooks" object registering every hook.
 type allHooks string
 
-func (a allHooks) MarshalJSON() ([]byte, error) { return claudetasks.HooksJSON(string(a)), nil }
+func (a allHooks) MarshalJSON() ([]byte, error) { return claudetasks.HooksJSON(string(a), 0), nil }
 
 // mergeStep makes the first edit still needed; changed is false when none is.
 func mergeStep(src []byte, command string) (out []byte, changed bool, err error) {
@@ -290,8 +290,8 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		if c := h.Get("command"); c == nil || c.Kind != jsonc.String || c.Str != command {
 			return edit(lay.SetMember(src, h, "command", val(command)))
 		}
-		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(claudetasks.HookTimeout) {
-			return edit(lay.SetMember(src, h, "timeout", val(claudetasks.HookTimeout)))
+		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(spec.Timeout()) {
+			return edit(lay.SetMember(src, h, "timeout", val(spec.Timeout())))
 		}
 	}
 	return src, false, nil

@@ -112,7 +112,7 @@ func TestInstallEmptyProject(t *testing.T) {
 	}
 	settingsGolden(t, settings, "empty.golden")
 	for _, want := range []string{"created " + filepath.Join(".claude", "settings.json"),
-		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate) run `" + testkit.Binary(t) + " hook`",
+		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate), TaskCompleted run `" + testkit.Binary(t) + " hook`",
 		"VS Code", "glspc.server.command", "Neovim", "vim.lsp.start", "Helix", "[language-server.saga-lsp]", "Claude Code", "--plugin-dir"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("install output lacks %q:\n%s", want, r.Stdout)
@@ -178,7 +178,7 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 func TestInstallUpdatesOurEntries(t *testing.T) {
 	_, _, after := installOver(t, "stale.json", "stale.golden")
 	got := string(after)
-	if strings.Count(got, testkit.Binary(t)+" hook") != 3 || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
+	if strings.Count(got, testkit.Binary(t)+" hook") != len(claudetasks.Hooks) || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
 		!strings.Contains(got, "~/bin/lint-on-write.sh") {
 		t.Errorf("stale entries not updated in place:\n%s", got)
 	}
@@ -288,7 +288,7 @@ func TestInstallQuotedPath(t *testing.T) {
 	for _, h := range claudetasks.Hooks {
 		g := s.Hooks[h.Event]
 		if len(g) != 1 || g[0].Matcher != h.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != want ||
-			g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Timeout != 30 {
+			g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Timeout != h.Timeout() {
 			t.Errorf("%s: %+v", h.Event, g)
 		}
 	}
@@ -362,7 +362,7 @@ func TestInstallNamesHookOnPath(t *testing.T) {
 	dir, settings := project(t, "")
 	r := install(t, dir, onPath)
 	data, _ := os.ReadFile(settings)
-	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != 3 || strings.Contains(r.Stdout, "note:") {
+	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != len(claudetasks.Hooks) || strings.Contains(r.Stdout, "note:") {
 		t.Errorf("on PATH: exit %d\n%s\n%s", r.Code, data, r.Stdout)
 	}
 	r = install(t, dir, onPath, "--claude-settings", "user")

@@ -29,7 +29,8 @@ import (
 //     from the story's plan), "status: completed", or "… · blocked (cycle)"
 //     for a task on a dependency cycle and "… · blocked (behind a cycle)"
 //     for one waiting on a cycle; " · worktree: in_progress" when the live
-//     view says otherwise;
+//     view says otherwise; " · ✓ checks" or " · ✗ check failed" after the
+//     last run's result of the task's checks;
 //   - an epic, on its id: "▶ Run epic" (saga.runEpic), or while its runner
 //     lives "■ Stop epic" (saga.stopEpic), then "3/8 stories done"; on each
 //     children[] entry the story's run state in the epic ("✓ completed",
@@ -132,8 +133,14 @@ func lensTask(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node) protoc
 		title += lensWaveText(plan.Compute(store.TaskPlanItems(st), 0), t.ID)
 	}
 	if store.ValidCanonical(f.Owner) {
-		if v, ok := s.live.storyInfo(f.Owner).View[f.Name]; ok && v != status {
+		info := s.live.storyInfo(f.Owner)
+		if v, ok := info.View[f.Name]; ok && v != status {
 			title += " · worktree: " + v
+		}
+		if c, ok := info.Checks[f.Name]; ok && c.Passed {
+			title += " · ✓ checks"
+		} else if ok {
+			title += " · ✗ check failed"
 		}
 	}
 	return lensInfo(lensIDRange(f, root), title)

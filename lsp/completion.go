@@ -391,6 +391,8 @@ func complSkeleton(p schema.Property) string {
 			vals[i] = complChoiceEscape(v)
 		}
 		return `"${1|` + strings.Join(vals, ",") + `|}"`
+	case p.Default != "":
+		return "${1:" + complSnippetEscape(p.Default) + "}"
 	case p.Type == "string":
 		return `"$1"`
 	case p.Type == "array":

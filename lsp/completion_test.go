@@ -83,7 +83,7 @@ func TestCompletion(t *testing.T) {
 		pipeline = ".saga/stories/pipeline/"
 		epic     = ".saga/epics/shop/epic.json"
 	)
-	taskProps := []string{"id", "subject", "description", "status", "blockedBy", "activeForm", "guidance", "doneWhen", "priority"}
+	taskProps := []string{"id", "subject", "description", "status", "blockedBy", "activeForm", "guidance", "doneWhen", "priority", "checks", "checkTimeout"}
 	cases := []complCase{
 		// --- blockedBy ---
 		{
@@ -289,6 +289,8 @@ func TestCompletion(t *testing.T) {
 				{label: "status", newText: `"status": "${1|pending,in_progress,completed|}"`, format: 2},
 				{label: "blockedBy", newText: `"blockedBy": [$1]`, format: 2},
 				{label: "priority", newText: `"priority": "${1|critical,high,medium,low|}"`, format: 2, sortText: "1_priority"},
+				{label: "checks", newText: `"checks": [$1]`, format: 2, detail: "array"},
+				{label: "checkTimeout", newText: `"checkTimeout": ${1:600}`, format: 2, detail: "number"},
 			},
 		},
 		{

@@ -221,6 +221,9 @@ func hoverProperty(s *Server, t target) string {
 		}
 		fmt.Fprintf(&b, "\n\nAllowed values: %s", strings.Join(vals, ", "))
 	}
+	if prop.Default != "" {
+		fmt.Fprintf(&b, "\n\nDefault: `%s`", prop.Default)
+	}
 	return b.String()
 }
 

@@ -1,8 +1,9 @@
 package lsp
 
 // The LSP-only diagnostics of runs: stale-task (a task in_progress with no
-// worker alive), story-blocked (the journal ends in a blocker), and
-// story-held on an epic's child entries (live_epic_state.go).
+// worker alive), story-blocked (the journal ends in a blocker),
+// story-held on an epic's child entries (live_epic_state.go) and
+// check-failed (check_failed.go).
 
 import (
 	"fmt"
@@ -39,7 +40,11 @@ func (l *live) lockAliveLocked(story string) bool {
 // storyRels queues the story's files (main copy and worktree copy) for
 // republication: their LSP-only diagnostics depend on the worker.
 func (l *live) storyRels(snap *Snapshot, story string, ef *effects) {
-	if s := snap.WS.Story(story); s != nil {
+	copies := snap.WS.Copies(story)
+	for _, s := range []*store.Story{copies.Main, copies.Worktree} {
+		if s == nil {
+			continue
+		}
 		for _, f := range s.StoryFiles() {
 			ef.rels[f.Rel] = true
 		}
@@ -73,7 +78,7 @@ func (l *live) diagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 		if f == nil {
 			return nil
 		}
-		return l.fileDiagnostics(rel, f, story, st.wtBlock, "the worktree copy")
+		return append(l.fileDiagnostics(rel, f, story, st.wtBlock, "the worktree copy"), l.checkFailed(rel, f, story)...)
 	}
 	kind, owner, _ := store.Classify(rel)
 	if kind == store.KindEpic {
@@ -89,7 +94,7 @@ func (l *live) diagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 	if f == nil {
 		return nil
 	}
-	return l.fileDiagnostics(rel, f, owner, l.liveJournal(snap, owner), "")
+	return append(l.fileDiagnostics(rel, f, owner, l.liveJournal(snap, owner), ""), l.checkFailed(rel, f, owner)...)
 }
 
 // allDiagnostics returns every file's LSP-only diagnostics.
@@ -121,6 +126,16 @@ func (l *live) allDiagnostics(snap *Snapshot) []store.Diagnostic {
 			}
 			out = append(out, l.fileDiagnostics(rel, f, id, st.wtBlock, "the worktree copy")...)
 		}
+	}
+	failed := l.failedCheckFiles(snap)
+	for _, rel := range slices.Sorted(maps.Keys(failed)) {
+		f := failed[rel]
+		if _, mainRel, ok := isWorktreeRel(rel); ok {
+			if d := snap.DocByRel(rel); d != nil {
+				f = l.s.parser.Parse(mainRel, d.Text, d.Version)
+			}
+		}
+		out = append(out, l.checkFailed(rel, f, f.Owner)...)
 	}
 	return append(out, l.epicFileDiagnosticsLocked(snap)...)
 }

@@ -85,6 +85,10 @@ func (l *live) readEvents(r *liveRun, ef *effects) {
 		if st != nil && e.Event == runs.KindTaskStatus && e.Task != "" {
 			l.restatus(st, cmp.Or(e.Source, runs.SourceClaude), ef)
 		}
+		if e.Event == runs.KindCheckEnd { // check-failed and the task lens follow it
+			l.storyRels(l.s.current(), r.Story, ef)
+			ef.refresh = true
+		}
 		if e.Event == runs.KindStep && e.Step == runs.StepHydrate {
 			r.listDir = l.listDirOf(r.Run)
 			l.watchList(r, ef)

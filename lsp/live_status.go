@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // statusRank orders statuses so that sources disagreeing during a run
@@ -126,6 +127,8 @@ type liveStoryInfo struct {
 	Run     *liveRunInfo      // the running worker, else the last run seen (nil when none)
 	View    map[string]string // task statuses of the live view; nil without one
 	HasWT   bool              // a worktree copy exists
+	// Checks is each task's last check result in that run.
+	Checks map[string]runs.CheckResult
 }
 
 func (l *live) storyInfo(story string) liveStoryInfo {
@@ -144,6 +147,7 @@ func (l *live) storyInfo(story string) liveStoryInfo {
 		info.Run = &liveRunInfo{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile,
 			Message: r.Message, Cycle: r.Cycle, Done: done, Total: total, Running: !r.Ended}
 		info.Running = !r.Ended
+		info.Checks = maps.Clone(r.Checks)
 	}
 	if !info.Running && l.lockAliveLocked(story) {
 		info.Running = true

@@ -34,6 +34,7 @@ const (
 	CodeStaleTask    Code = "stale-task"
 	CodeStoryBlocked Code = "story-blocked"
 	CodeStoryHeld    Code = "story-held"
+	CodeCheckFailed  Code = "check-failed" // the task's last check result failed
 )
 
 // Severity follows LSP's DiagnosticSeverity numbering.
@@ -68,6 +69,7 @@ var severities = map[Code]Severity{
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
 	CodeStoryHeld: SeverityInfo,
+	CodeCheckFailed: SeverityWarning,
 }
 
 // SeverityOf returns the severity of a code.

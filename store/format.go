@@ -16,6 +16,9 @@ type TaskDoc struct {
 	Priority    string   `json:"priority,omitempty"`
 	Guidance    string   `json:"guidance,omitempty"`
 	DoneWhen    string   `json:"doneWhen,omitempty"`
+	Checks      []string `json:"checks,omitempty"`
+	// CheckTimeout is seconds (0: the default, left out).
+	CheckTimeout float64 `json:"checkTimeout,omitempty"`
 }
 
 type StoryDoc struct {

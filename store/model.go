@@ -4,6 +4,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -196,7 +197,11 @@ type Task struct {
 	Guidance    string
 	DoneWhen    string
 	BlockedBy   []Ref
-	File        *File
+	// Checks and CheckTimeout are the file's own checks (TaskChecks); the
+	// ones that count at run time are read from git (package checks).
+	Checks       []Check
+	CheckTimeout time.Duration
+	File         *File
 }
 
 // Story is story.json's content plus, in a Workspace, its task files.

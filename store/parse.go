@@ -82,6 +82,9 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 		return f
 	}
 	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: version, Src: src}
+	if kind == KindJournal {
+		return f // Markdown: never parsed as JSON
+	}
 	f.Doc = jsonc.ParseOwned(src) // File.Src is never modified
 	b := diagBuilder{f: f}
 	for _, e := range f.Doc.Errors {
@@ -108,6 +111,7 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 	case KindTask:
 		f.Task = extractTask(f, obj)
 		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", name+".json")
+		b.blankChecks(obj)
 	case KindStory:
 		f.Story = extractStory(f, obj)
 		b.checkName(obj, f.Story.IDValue, name, true, "story", "folder", name)
@@ -339,11 +343,13 @@ func refs(obj *jsonc.Node, key string) []Ref {
 }
 
 func extractTask(f *File, obj *jsonc.Node) *Task {
-	return &Task{
+	t := &Task{
 		ID: f.Name, IDValue: str(obj, "id"), Subject: str(obj, "subject"), Description: str(obj, "description"),
 		ActiveForm: str(obj, "activeForm"), Status: str(obj, "status"), Priority: str(obj, "priority"),
 		Guidance: str(obj, "guidance"), DoneWhen: str(obj, "doneWhen"), BlockedBy: refs(obj, "blockedBy"), File: f,
 	}
+	t.Checks, t.CheckTimeout = TaskChecks(obj)
+	return t
 }
 
 func extractStory(f *File, obj *jsonc.Node) *Story {

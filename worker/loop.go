@@ -81,7 +81,12 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			return runs.StatusTimeout, ExitLimit
 		}
 		r.cycles++
+		before := r.statuses()
 		res, err := r.headless(ctx, deadline)
+		if res.stopRequested {
+			r.reconcile(context.WithoutCancel(ctx))
+			r.unverify(context.WithoutCancel(ctx), before)
+		}
 		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
 		after, _ := r.progress()
 		if ctx.Err() != nil {
@@ -162,8 +167,12 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	cmd.Dir = r.wt
 	cmd.Env = append(os.Environ(), claudetasks.EnvTaskListID+"="+r.listID)
 	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
-	cmd.Env = append(cmd.Env, runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
-		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile()}.Vars()...)
+	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout()}
+	if r.checks != nil {
+		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
+	}
+	cmd.Env = append(cmd.Env, env.Vars()...)
 	// Its own process group: stopping the run reaches the hooks it spawned.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
@@ -233,9 +242,9 @@ func (r *run) claudeArgs(prompt string) []string {
 	allowed := taskTools
 	var deny []string
 	switch r.bash {
-	case BashSandboxed:
+	case runs.BashSandboxed:
 		extra = sandboxSettings(r.cache)
-	case BashUnsandboxed:
+	case runs.BashUnsandboxed:
 		allowed += " Bash"
 	default:
 		deny = []string{"--disallowedTools", "Bash"}
@@ -247,7 +256,7 @@ func (r *run) claudeArgs(prompt string) []string {
 		"--permission-mode", r.o.PermissionMode,
 		"--setting-sources", "user",
 		"--strict-mcp-config",
-		"--settings", claudetasks.HookSettings(runs.HookCommand(r.o.Self), extra),
+		"--settings", claudetasks.HookSettings(runs.HookCommand(r.o.Self), r.checksTimeout(), extra),
 		"--allowedTools", allowed,
 	}
 	return append(args, deny...)
@@ -280,9 +289,9 @@ Record key decisions in %s as "## <ISO time> decision" entries. If you hit an ob
 Commit your work with git after each task (git add, git commit); the worker commits whatever is left after the run either way. Do not edit the task or story JSON files: task statuses are recorded for you.
 `, journal)
 	switch bash {
-	case BashSandboxed:
+	case runs.BashSandboxed:
 		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
-	case BashOff:
+	case runs.BashOff:
 		b.WriteString("Bash is not available in this run: use the file tools.\n")
 	}
 	return b.String()

@@ -287,16 +287,35 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 	// The end's statuses are final (in_progress was reset above): no
 	// reconciliation from the task list after the guard.
 	clean := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
+	digest := ""
+	if all {
+		// Every task's checks once more on the final tree, before the PR
+		// may go ready; their outcome goes into the journal, committed.
+		var passed bool
+		passed, digest = r.finalChecks(ctx, s)
+		if !passed {
+			all = false
+			if s, err := r.story(); err == nil {
+				if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
+					r.j.Warn(runs.StepEnd, "story status: %v", err)
+				}
+			}
+		}
+		if digest != "" {
+			what := "checks passed on the final tree"
+			if !passed {
+				what = "checks failed on the final tree"
+			}
+			clean = r.commitWork(ctx, what, false)
+		}
+	}
 	switch {
 	case !all || r.pr == "":
 	case !clean:
 		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
 	default:
 		if gh := lookPath(r.o.GH); gh != "" {
-			// The body's graph now shows the story completed.
-			if out, err := r.ghRun(ctx, gh, "pr", "edit", r.pr, "--body", r.prBody(s, store.StatusCompleted)); err != nil {
-				r.j.Warn(runs.StepEnd, "gh pr edit: %s", firstLine(out, err))
-			}
+			r.refreshPRBody(ctx, gh, digest)
 			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
 				r.j.Warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
 			} else {

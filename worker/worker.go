@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
@@ -104,11 +105,15 @@ type run struct {
 	started  time.Time
 	cycles   int
 	blockers int     // blocker entries in the journal before the runs
-	bash     string  // how Bash runs: BashSandboxed, BashUnsandboxed or BashOff
+	bash     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
 	cache    string  // the story's build caches
 	cost     float64 // what the runs reported they cost (USD)
 	epic     string  // the epic whose child entry gives the story its blockers
 	handoffs []store.Handoff
+	// checks are the checks that count for the story's tasks (read before
+	// any run), kept for the hook in checksFile.
+	checks     *checks.Manifest
+	checksFile string
 	// committed is each task's status at the last commit, so a commit
 	// names what completed since.
 	committed map[string]string
@@ -177,8 +182,8 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		return runs.StatusFailed, ExitFailed
 	}
 
-	if r.bash == BashSandboxed {
-		if r.cache, err = r.cacheDir(); err != nil {
+	if r.bash == runs.BashSandboxed {
+		if r.cache, err = runs.CacheDir(r.root, r.o.Story); err != nil {
 			r.j.Error(runs.StepStart, "%v", err)
 			return runs.StatusFailed, ExitFailed
 		}
@@ -213,6 +218,12 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
 		r.j.Error(runs.StepContext, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	// The checks that count, before any agent runs.
+	if err := r.readChecks(ctx); err != nil {
+		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
+		r.end(context.WithoutCancel(ctx), false)
 		return runs.StatusFailed, ExitFailed
 	}
 	// 5. Hydrate.
@@ -309,7 +320,7 @@ func (r *run) hydrate(ctx context.Context) error {
 	r.listDir = claudetasks.ListDir(cfg, r.listID)
 	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := claudetasks.Hydrate(hctx, r.listDir, claudetasks.FromStory(s)); err != nil {
+	if err := claudetasks.Hydrate(hctx, r.listDir, claudetasks.FromStory(r.countedTasks(s))); err != nil {
 		return err
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: r.listID, TaskListDir: r.listDir,

@@ -216,19 +216,7 @@ func TestHeadlessInvocation(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	data, err := os.ReadFile(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inv struct {
-		Args []string          `json:"args"`
-		Cwd  string            `json:"cwd"`
-		Env  map[string]string `json:"env"`
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	if err := json.Unmarshal([]byte(line), &inv); err != nil {
-		t.Fatal(err)
-	}
+	inv := firstInvocation(t, log)
 	wt := filepath.Join(f.root, ".saga", "worktrees", "user-auth--api")
 	if a, _ := filepath.EvalSymlinks(inv.Cwd); a != mustEval(t, wt) {
 		t.Errorf("cwd %s, want the worktree %s", inv.Cwd, wt)

@@ -245,8 +245,8 @@ func TestHooksJSON(t *testing.T) {
 		if c.Type != "command" || c.Command != wantCommand {
 			t.Errorf("%s hook %+v, want type command running %s", spec.Event, c, wantCommand)
 		}
-		if c.Timeout == nil || *c.Timeout <= 0 || *c.Timeout != float64(claudetasks.HookTimeout) {
-			t.Errorf("%s timeout %v, want %d (seconds)", spec.Event, c.Timeout, claudetasks.HookTimeout)
+		if c.Timeout == nil || *c.Timeout <= 0 || *c.Timeout != float64(spec.Timeout()) {
+			t.Errorf("%s timeout %v, want %d (seconds)", spec.Event, c.Timeout, spec.Timeout())
 		}
 		if c.Async || c.Once {
 			t.Errorf("%s: async/once hooks cannot deny or sync in time", spec.Event)

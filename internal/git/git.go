@@ -32,6 +32,11 @@ func (g Repo) Run(ctx context.Context, args ...string) (string, error) {
 // Raw is Run without trimming the output (porcelain formats start with a
 // space).
 func (g Repo) Raw(ctx context.Context, args ...string) (string, error) {
+	return g.RawInput(ctx, nil, args...)
+}
+
+// RawInput is Raw with input on git's stdin (cat-file --batch).
+func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (string, error) {
 	bin := g.Bin
 	if bin == "" {
 		bin = "git"
@@ -39,6 +44,9 @@ func (g Repo) Raw(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = g.Dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	if input != nil {
+		cmd.Stdin = bytes.NewReader(input)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

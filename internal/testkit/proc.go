@@ -154,3 +154,15 @@ func StartHelperLine(cmd *exec.Cmd) (line string, stdin io.WriteCloser, stderr *
 func waitExitPolling(pid int, timeout time.Duration) bool {
 	return WaitUntil(timeout, func() bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) })
 }
+
+// Bwrap skips the test unless bubblewrap can confine a command here (it is
+// installed and may create its namespaces), as the checks of tasks need.
+func Bwrap(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		tb.Skip("bwrap is not installed")
+	}
+	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
+		tb.Skipf("bwrap cannot create its namespaces here: %v %s", err, out)
+	}
+}

@@ -2,6 +2,7 @@ package claudetasks
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -52,17 +53,31 @@ func ToClaudeTask(t *store.Task, blocks []string) Task {
 
 // Description is the hydrated description of t: what the model reads of
 // the task. The .saga source keeps its fields apart; only this copy is
-// composed.
+// composed: the description, guidance, doneWhen, and the checks that judge
+// the task (the model should know how it is judged).
 func Description(t *store.Task) string {
 	var b strings.Builder
 	b.WriteString(t.Description)
-	for _, sec := range []struct{ label, text string }{{"Guidance", t.Guidance}, {"Done when", t.DoneWhen}} {
-		if text := strings.TrimSpace(sec.text); text != "" {
+	section := func(label, text string) {
+		if text = strings.TrimSpace(text); text != "" {
 			if b.Len() > 0 {
 				b.WriteString("\n\n")
 			}
-			b.WriteString(sec.label + ":\n" + text)
+			b.WriteString(label + ":\n" + text)
 		}
+	}
+	section("Guidance", t.Guidance)
+	section("Done when", t.DoneWhen)
+	if len(t.Checks) > 0 {
+		timeout := t.CheckTimeout
+		if timeout <= 0 {
+			timeout = store.DefaultCheckTimeout
+		}
+		var list strings.Builder
+		for _, c := range t.Checks {
+			list.WriteString("\n- " + c.Command)
+		}
+		section(fmt.Sprintf("Checks (each must exit 0, run with sh -c in the worktree within %s, before this task can be completed)", timeout), list.String())
 	}
 	return b.String()
 }

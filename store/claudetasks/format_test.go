@@ -453,6 +453,10 @@ func TestToClaudeTask(t *testing.T) {
 			Task{ID: "a", Description: "Done when:\nw", Status: "in_progress", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"doneWhen": "w"}},
 		{"both", store.Task{ID: "a", Description: "D", Status: "pending", Guidance: "g", DoneWhen: "w"}, nil,
 			Task{ID: "a", Description: "D\n\nGuidance:\ng\n\nDone when:\nw", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"guidance": "g", "doneWhen": "w"}},
+		{"checks", store.Task{ID: "a", Description: "D", Status: "pending", DoneWhen: "w", Checks: []store.Check{{Command: "go test ./..."}, {Command: "test -f out"}}, CheckTimeout: 90 * time.Second}, nil,
+			Task{ID: "a", Description: "D\n\nDone when:\nw\n\nChecks (each must exit 0, run with sh -c in the worktree within 1m30s, before this task can be completed):\n- go test ./...\n- test -f out", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, map[string]any{"doneWhen": "w"}},
+		{"checks, default timeout", store.Task{ID: "a", Status: "pending", Checks: []store.Check{{Command: "make"}}}, nil,
+			Task{ID: "a", Description: "Checks (each must exit 0, run with sh -c in the worktree within 10m0s, before this task can be completed):\n- make", Status: "pending", Blocks: []string{}, BlockedBy: []string{}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,7 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Environment variables of the run protocol. The worker sets the story ones
@@ -40,6 +43,28 @@ const (
 	// events file: the worker starts no headless run once it records that
 	// the epic's spend reached its cap.
 	EnvEpicEvents = "SAGA_EPIC_EVENTS"
+
+	// Verified completion (design.md §12): what the TaskCompleted hook of a
+	// worker's run needs. EnvForkPoint is the commit the story branch
+	// forked at from its (epic's) base: the task files as committed there
+	// hold the checks that count. EnvChecksFile is the worker's reading of
+	// them (ChecksFile), so that the hook needs no git. EnvBash is how the
+	// run's Bash runs (Bash* values): the checks run confined like it.
+	// EnvChecksTimeout is the timeout, in seconds, the worker registered
+	// for the TaskCompleted hook: the checks must end before it.
+	EnvForkPoint     = "SAGA_FORK_POINT"
+	EnvChecksFile    = "SAGA_CHECKS_FILE"
+	EnvBash          = "SAGA_BASH"
+	EnvChecksTimeout = "SAGA_CHECKS_TIMEOUT"
+)
+
+// How a worker's headless runs use Bash (worker.start's bash, EnvBash):
+// confined by Claude Code's sandbox, unconfined because the user opted in,
+// or not at all.
+const (
+	BashSandboxed   = "sandboxed"
+	BashUnsandboxed = "unsandboxed"
+	BashOff         = "off"
 )
 
 // Values of EnvTaskContext.
@@ -81,6 +106,11 @@ type StoryEnv struct {
 	SessionDir string
 	Session    string
 	EventsFile string
+
+	ForkPoint     string
+	ChecksFile    string
+	Bash          string
+	ChecksTimeout int // seconds
 }
 
 // Vars returns the SAGA_* variables of the context.
@@ -94,10 +124,53 @@ func (e StoryEnv) Vars() []string {
 		EnvSessionDir + "=" + e.SessionDir,
 		EnvSession + "=" + e.Session,
 	}
-	if e.EventsFile != "" {
-		vars = append(vars, EnvEventsFile+"="+e.EventsFile)
+	for _, kv := range [][2]string{{EnvEventsFile, e.EventsFile}, {EnvForkPoint, e.ForkPoint}, {EnvChecksFile, e.ChecksFile}, {EnvBash, e.Bash}} {
+		if kv[1] != "" {
+			vars = append(vars, kv[0]+"="+kv[1])
+		}
+	}
+	if e.ChecksTimeout > 0 {
+		vars = append(vars, EnvChecksTimeout+"="+strconv.Itoa(e.ChecksTimeout))
 	}
 	return vars
+}
+
+// CachePath is the story's build caches (Go, npm, pip, XDG, and a temp
+// dir): writable for the agent's sandboxed Bash and for the checks, where
+// /tmp and $HOME/.cache are read-only, and kept out of the worktree so they
+// are never committed. It lives beside the locks, in the repository's git
+// dir. CacheDir creates it; clean only looks.
+func CachePath(root, story string) (string, error) {
+	if !store.ValidCanonical(story) {
+		return "", fmt.Errorf("invalid story name %q", story)
+	}
+	locks, err := store.LockDir(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(locks), "cache", story), nil
+}
+
+// CacheDir is CachePath, created (with its temp dir) when missing.
+func CacheDir(root, story string) (string, error) {
+	dir, err := CachePath(root, story)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// CacheEnv points the common toolchains' caches into a CacheDir.
+func CacheEnv(dir string) []string {
+	return []string{
+		"GOCACHE=" + filepath.Join(dir, "go-build"),
+		"npm_config_cache=" + filepath.Join(dir, "npm"),
+		"PIP_CACHE_DIR=" + filepath.Join(dir, "pip"),
+		"XDG_CACHE_HOME=" + dir,
+	}
 }
 
 // SelfPath is the saga-lsp binary to run as worker, runner and hook:

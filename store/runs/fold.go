@@ -71,6 +71,16 @@ type CheckResult struct {
 	Message    string
 }
 
+// CheckOf is a task's last check result; ok is false without one (or
+// without a run).
+func (r *Run) CheckOf(task string) (c CheckResult, ok bool) {
+	if r == nil {
+		return c, false
+	}
+	c, ok = r.Checks[task]
+	return c, ok
+}
+
 // StoryRecord is what an epic run's events say about one story.
 type StoryRecord struct {
 	Session string

@@ -39,20 +39,6 @@ func recordDir(root string) (string, error) {
 	return filepath.Join(filepath.Dir(locks), "runs"), nil
 }
 
-// CacheDir is a story's build caches (Go, npm, pip, XDG) for its sandboxed
-// runs: beside the run records in the repository's git dir, so they are
-// shared by the story's runs and never committed.
-func CacheDir(root, story string) (string, error) {
-	if !store.ValidCanonical(story) {
-		return "", fmt.Errorf("invalid story name %q", story)
-	}
-	locks, err := store.LockDir(root)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(locks), "cache", story), nil
-}
-
 // WriteRecord stores a story's record (atomically, replacing the last one).
 func WriteRecord(root string, r Record) error {
 	if !store.ValidCanonical(r.Story) {

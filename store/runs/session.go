@@ -96,6 +96,13 @@ func OutputFile(sessionDir, session string) string {
 	return filepath.Join(sessionDir, session+outputSuffix)
 }
 
+// ChecksFile is where a worker keeps the checks that count for its story's
+// tasks (package checks' Manifest) for the session: in the session dir,
+// which the agent's sandbox cannot write.
+func ChecksFile(sessionDir, session string) string {
+	return filepath.Join(sessionDir, session+".checks.json")
+}
+
 // EventsFile is the events file written next to outputFile.
 func EventsFile(outputFile string) string { return outputFile + EventsSuffix }
 

@@ -85,6 +85,7 @@ type Property struct {
 	Required    bool
 	Type        string   // "string", "array", "object", or "" when given by enum
 	Enum        []string // allowed values, when the schema lists them
+	Default     string   // the schema's default, as JSON ("" when none)
 }
 
 // Properties returns the properties allowed in the object at path (instance
@@ -139,6 +140,11 @@ func describe(name string, p map[string]any, required bool) Property {
 	prop := Property{Name: name, Required: required}
 	prop.Description, _ = p["description"].(string)
 	prop.Type, _ = p["type"].(string)
+	if d, ok := p["default"]; ok {
+		if b, err := json.Marshal(d); err == nil {
+			prop.Default = string(b)
+		}
+	}
 	if e, ok := p["enum"].([]any); ok {
 		for _, v := range e {
 			if s, ok := v.(string); ok {

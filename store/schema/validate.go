@@ -32,12 +32,15 @@ type rule struct {
 	minLength  int
 	items      *rule
 	unique     bool
+	exclMin    *float64 // exclusiveMinimum
+	maximum    *float64
 }
 
 // knownKeywords are the keywords compileRule understands; a schema using any
 // other makes New fail, so nothing is ever silently ignored.
-var knownKeywords = []string{"$schema", "$id", "$defs", "$ref", "title", "description", "type", "required",
-	"properties", "additionalProperties", "enum", "pattern", "minLength", "items", "uniqueItems"}
+var knownKeywords = []string{"$schema", "$id", "$defs", "$ref", "title", "description", "default", "type", "required",
+	"properties", "additionalProperties", "enum", "pattern", "minLength", "items", "uniqueItems",
+	"exclusiveMinimum", "maximum"}
 
 func compileRule(root, node map[string]any) (*rule, error) {
 	node = deref(root, node)
@@ -110,6 +113,15 @@ func compileRule(root, node map[string]any) (*rule, error) {
 		r.items = sub
 	}
 	r.unique, _ = node["uniqueItems"].(bool)
+	for key, dst := range map[string]**float64{"exclusiveMinimum": &r.exclMin, "maximum": &r.maximum} {
+		if v, ok := node[key]; ok {
+			f, isNum := v.(float64)
+			if !isNum {
+				return nil, fmt.Errorf("%s %v is not a number", key, v)
+			}
+			*dst = &f
+		}
+	}
 	return r, nil
 }
 
@@ -136,7 +148,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		return
 	}
 	got := jsonType(n)
-	if len(r.types) > 0 && !slices.Contains(r.types, got) {
+	if len(r.types) > 0 && !slices.Contains(r.types, got) && !(got == "integer" && slices.Contains(r.types, "number")) {
 		add(out, n, nil, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
 		return
 	}
@@ -148,6 +160,17 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		add(out, n, nil, path, "enum", "", "expected one of "+strings.Join(want, ", "))
 	}
 	switch n.Kind {
+	case jsonc.Number:
+		f, err := strconv.ParseFloat(n.Raw, 64)
+		if err != nil {
+			break
+		}
+		if r.exclMin != nil && f <= *r.exclMin {
+			add(out, n, nil, path, "exclusiveMinimum", "", "must be greater than "+strconv.FormatFloat(*r.exclMin, 'f', -1, 64))
+		}
+		if r.maximum != nil && f > *r.maximum {
+			add(out, n, nil, path, "maximum", "", "must be at most "+strconv.FormatFloat(*r.maximum, 'f', -1, 64))
+		}
 	case jsonc.String:
 		if r.minLength > 0 && utf8.RuneCountInString(n.Str) < r.minLength {
 			msg := fmt.Sprintf("must be at least %d characters long", r.minLength)

@@ -168,3 +168,69 @@ func mustJSON(t *testing.T, s string) string {
 	}
 	return string(b)
 }
+
+// The TaskCompleted gate with the real Claude Code: the model's first
+// completion of the task (before any work) is refused — it reads the failing
+// command, its status and output — and its completion after the work is
+// accepted; the worker's final re-run passes and the story completes.
+func TestCompletionGateWithRealClaudeCode(t *testing.T) {
+	claude := claudeOffline(t)
+	base := t.TempDir()
+	root := filepath.Join(base, "repo")
+	check := "test -s saga-out/build.txt || { echo 'no build output yet'; exit 1; }"
+	write(t, root, map[string]string{
+		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + mustJSON(t,
+			"Build the thing.\nFAKEAPI task build completed") + "}\n",
+		".saga/stories/gate/build.json": `{"id": "build", "subject": "Build it", "description": "Produce the build output.", "status": "pending", "blockedBy": [],
+  "checks": [` + mustJSON(t, check) + `]}` + "\n",
+	})
+	testkit.InitRepo(t, root)
+	log := filepath.Join(base, "api.jsonl")
+	sessions := filepath.Join(base, "sessions")
+	out := filepath.Join(sessions, "saga-story-gate-1.log")
+	env := append(testkit.CleanEnv(), "SAGA_CLAUDE="+claude, "CLAUDE_OFFLINE_LOG="+log,
+		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_SESSION_DIR="+sessions, "SAGA_SESSION=saga-story-gate-1",
+		"SAGA_GH="+filepath.Join(base, "no-gh"))
+	r := testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "gate", "--max-cycles", "2", "--output-file", out)
+	if r.Code != 0 {
+		t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	results := toolResults(t, log)
+	refused, accepted := -1, -1
+	for i, res := range results {
+		switch {
+		case refused < 0 && strings.Contains(res, "TaskCompleted hook feedback"):
+			refused = i
+			for _, want := range []string{"task build cannot be completed yet", "check: " + check, "result: exit status 1", "no build output yet"} {
+				if !strings.Contains(res, want) {
+					t.Errorf("the refusal the model read lacks %q:\n%s", want, res)
+				}
+			}
+		case refused >= 0 && strings.Contains(res, "Updated task #build status"):
+			accepted = i
+		}
+	}
+	t.Logf("the model read, refused:\n%s", results[max(refused, 0)])
+	if refused < 0 || accepted < refused {
+		t.Fatalf("want a refused completion, then an accepted one; the model read:\n%s", strings.Join(results, "\n---\n"))
+	}
+	var passed []bool
+	f, err := os.Open(out + ".events.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e struct {
+			Event, Task string
+			Passed      *bool
+		}
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Event == "check.end" && e.Task == "build" && e.Passed != nil {
+			passed = append(passed, *e.Passed)
+		}
+	}
+	if len(passed) != 3 || passed[0] || !passed[1] || !passed[2] {
+		t.Errorf("check results %v, want refused, accepted, then the final re-run passing", passed)
+	}
+}

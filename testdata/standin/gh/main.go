@@ -6,6 +6,7 @@
 //	gh pr list   [--head B] [--base B] [--state open|closed|merged|all] [--json F,…] [--limit N] [--draft] [-R O/R]
 //	gh pr create [--draft] --title T --body B [--base B] [--head H] [-R O/R]
 //	gh pr ready  [<number>|<url>|<branch>] [--undo] [-R O/R]
+//	gh pr edit   [<number>|<url>|<branch>] [--title T] [--body B] [-R O/R]
 //	gh pr view   [<number>|<url>|<branch>] [--json F,…] [-R O/R]
 //	gh pr edit   [<number>|<url>|<branch>] [--title T] [--body B] [--base B] [-R O/R]
 //	gh --version
@@ -764,19 +765,9 @@ func (g *gh) prReady(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(f.positional) > 1 {
-		return fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
-	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, arg, err := g.prTarget(f)
 	if err != nil {
 		return err
-	}
-	arg := ""
-	if len(f.positional) == 1 {
-		arg = f.positional[0]
 	}
 	undo := f.vals["undo"] == "true"
 	var msg string
@@ -808,6 +799,62 @@ func (g *gh) prReady(args []string) error {
 		return err
 	}
 	fmt.Fprintln(g.stderr, msg)
+	return nil
+}
+
+// prTarget is the repository and the pull request argument (a number, URL
+// or branch; "" for the current branch) of pr ready/edit/view, once
+// authenticated.
+func (g *gh) prTarget(f *flags) (repo, arg string, err error) {
+	if len(f.positional) > 1 {
+		return "", "", fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
+	}
+	if err := g.requireAuth(); err != nil {
+		return "", "", err
+	}
+	if repo, err = g.repo(f); err != nil {
+		return "", "", err
+	}
+	if len(f.positional) == 1 {
+		arg = f.positional[0]
+	}
+	return repo, arg, nil
+}
+
+// ---- pr edit ----
+
+func (g *gh) prEdit(args []string) error {
+	f, err := parseFlags("pr edit", args, flagSpec{long: "title", short: "t", value: true}, flagSpec{long: "body", short: "b", value: true},
+		flagSpec{long: "repo", short: "R", value: true})
+	if err != nil {
+		return err
+	}
+	if !f.set["title"] && !f.set["body"] {
+		return fail(1, "specify at least one field to edit (the stand-in simulates --title and --body)")
+	}
+	repo, arg, err := g.prTarget(f)
+	if err != nil {
+		return err
+	}
+	var url string
+	err = g.withState(func(st *state) (bool, error) {
+		p, err := g.find(st, repo, arg)
+		if err != nil {
+			return false, err
+		}
+		if f.set["title"] {
+			p.Title = f.vals["title"]
+		}
+		if f.set["body"] {
+			p.Body = f.vals["body"]
+		}
+		url = p.URL
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, url)
 	return nil
 }
 

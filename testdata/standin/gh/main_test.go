@@ -102,6 +102,15 @@ func TestPullRequestRoundTrip(t *testing.T) {
 	if o := r.ok("pr", "ready", "1"); o.Stderr != "! Pull request #1 is already \"ready for review\"\n" {
 		t.Errorf("ready again %q", o.Stderr)
 	}
+	if o := r.ok("pr", "edit", url, "--body", "New body\n| a | b |"); o.Stdout != url+"\n" {
+		t.Errorf("edit printed %q", o.Stdout)
+	}
+	if o := r.ok("pr", "view", "1", "--json", "body,title"); o.Stdout != `{"body":"New body\n| a | b |","title":"Story: add-logout"}`+"\n" {
+		t.Errorf("after edit %q", o.Stdout)
+	}
+	if o := r.gh(nil, "pr", "edit", "1"); o.Code != 1 || !strings.Contains(o.Stderr, "specify at least one field to edit") {
+		t.Errorf("edit without fields: %d %q", o.Code, o.Stderr)
+	}
 	if o := r.gh(nil, "pr", "ready", "7"); o.Code != 1 || !strings.Contains(o.Stderr, "Could not resolve to a PullRequest with the number of 7") {
 		t.Errorf("ready 7: %d %q", o.Code, o.Stderr)
 	}

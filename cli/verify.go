@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/checks"
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json]"
+
+// runVerify is `saga-lsp verify`: run the checks that would count for the
+// story's tasks (or the given ones) now, where its worker would — its
+// worktree, else the checkout — and print each result. Exit 1 when one
+// fails.
+func runVerify(env *Env, args []string) int {
+	c := newCmdLine("verify")
+	root := c.String("root", "", rootUsage)
+	format := c.String("format", "text", "output `FORMAT`: text or json")
+	pos, err := c.parse(args)
+	if err == nil && len(pos) == 0 {
+		err = usagef("missing the story to verify")
+	}
+	if err := cmp.Or(err, oneOf("format", *format, "text", "json")); err != nil {
+		return c.fail(env, err)
+	}
+	story, only := pos[0], pos[1:]
+	if !store.ValidCanonical(story) {
+		return c.fail(env, usagef("invalid story name %q", story))
+	}
+	for _, id := range only {
+		if !store.ValidID(id) {
+			return c.fail(env, usagef("invalid task id %q", id))
+		}
+	}
+	r, err := resolveRoot(env, *root, false)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	p, err := store.NewParser()
+	if err != nil {
+		return c.fail(env, err)
+	}
+	ws, err := p.Load(r)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	s := ws.Story(story)
+	if s == nil {
+		return c.fail(env, usagef("no story %q in %s", story, r))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	where, err := checks.Locate(ctx, r, story)
+	if err != nil {
+		return c.fail(env, fmt.Errorf("%w: verify needs the story's repository with its base branch", err))
+	}
+	m, err := checks.Resolve(ctx, git.Repo{Dir: where.Dir}, story, where.ForkPoint, nil)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	var ids []string
+	for _, t := range s.Tasks {
+		ids = append(ids, t.ID)
+	}
+	for _, id := range only {
+		if s.Task(id) == nil {
+			return c.fail(env, usagef("no task %q in story %s (its tasks: %s)", id, story, strings.Join(ids, ", ")))
+		}
+	}
+	if len(only) > 0 {
+		ids = only
+	}
+	cache, err := runs.CacheDir(r, story)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
+	}
+	runner := checks.NewRunner(ctx, where.Dir, cache, checks.Policy{Human: true})
+	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
+	text := *format == "text"
+	if text {
+		rep.header(env.Stdout, r)
+	}
+	for _, id := range ids {
+		tc, ok := m.Tasks[id]
+		if !ok {
+			tc, ok = checks.WorkingCopy(where.Dir, story, id)
+		}
+		tr := verifyTask{Task: id, From: tc.From, Results: []verifyResult{}}
+		if !ok || len(tc.Commands) == 0 {
+			if text {
+				fmt.Fprintf(env.Stdout, "  %s: no checks\n", id)
+			}
+			rep.Tasks = append(rep.Tasks, tr)
+			continue
+		}
+		res := checks.RunTask(ctx, runner, id, tc, time.Time{}, func(r checks.Result) {
+			vr := verifyResult{Command: r.Command, ExitCode: r.ExitCode, DurationMs: r.Duration.Milliseconds(), Passed: r.Passed,
+				TimedOut: r.TimedOut, Outcome: r.Outcome(), Output: r.Output}
+			tr.Results = append(tr.Results, vr)
+			if text {
+				vr.writeText(env.Stdout, id)
+			}
+		})
+		tr.Passed = res.Passed()
+		if len(res.Results) < len(tc.Commands) && text {
+			fmt.Fprintf(env.Stdout, "    (%d more check(s) of %s not run after the failure)\n", len(tc.Commands)-len(res.Results), id)
+		}
+		rep.Passed = rep.Passed && tr.Passed
+		rep.Tasks = append(rep.Tasks, tr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if text {
+		rep.footer(env.Stdout)
+	} else if err := printJSON(env.Stdout, rep); err != nil {
+		return c.fail(env, fmt.Errorf("write output: %w", err))
+	}
+	if !rep.Passed || ctx.Err() != nil {
+		return exitFindings
+	}
+	return exitOK
+}
+
+type verifyReport struct {
+	Story     string       `json:"story"`
+	Dir       string       `json:"dir"`
+	Base      string       `json:"base"`
+	ForkPoint string       `json:"forkPoint"`
+	Mode      string       `json:"mode"` // confined or unconfined
+	Note      string       `json:"note,omitempty"`
+	Passed    bool         `json:"passed"`
+	Tasks     []verifyTask `json:"tasks"`
+}
+
+type verifyTask struct {
+	Task    string         `json:"task"`
+	From    string         `json:"from,omitempty"` // the commit the checks were read at
+	Passed  bool           `json:"passed"`
+	Results []verifyResult `json:"results"`
+}
+
+type verifyResult struct {
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exitCode"`
+	DurationMs int64  `json:"durationMs"`
+	Passed     bool   `json:"passed"`
+	TimedOut   bool   `json:"timedOut"`
+	Outcome    string `json:"outcome"`
+	Output     string `json:"output"`
+}
+
+func (rep *verifyReport) header(w io.Writer, root string) {
+	dir := rep.Dir
+	if rel, err := filepath.Rel(root, dir); err == nil {
+		dir = rel
+	}
+	fmt.Fprintf(w, "story %s: checks as committed at %s (where it forked from %s), run in %s (%s)\n", rep.Story, checks.Short(rep.ForkPoint), rep.Base, dir, rep.Mode)
+	if rep.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", rep.Note)
+	}
+}
+
+func (r verifyResult) writeText(w io.Writer, task string) {
+	mark := "✓"
+	if !r.Passed {
+		mark = "✗"
+	}
+	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, r.Command, r.Outcome, time.Duration(r.DurationMs)*time.Millisecond)
+	if !r.Passed && r.Output != "" {
+		for _, line := range strings.Split(r.Output, "\n") {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+	}
+}
+
+func (rep *verifyReport) footer(w io.Writer) {
+	passed, failed, none := 0, 0, 0
+	for _, t := range rep.Tasks {
+		switch {
+		case len(t.Results) == 0:
+			none++
+		case t.Passed:
+			passed++
+		default:
+			failed++
+		}
+	}
+	fmt.Fprintf(w, "%d task(s) passed, %d failed, %d without checks\n", passed, failed, none)
+}

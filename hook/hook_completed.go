@@ -1,0 +1,310 @@
+package hook
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/saga-ai/saga-lsp/checks"
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+// TaskCompleted (design.md §12): Claude Code runs it before a TaskUpdate
+// sets a task completed, and exit 2 refuses the completion — the model
+// reads the hook's stderr as the tool's error. The hook runs the task's
+// checks (those that count: package checks) and exits 2 only when one
+// fails; anything else it cannot decide (no task id, no story, a runtime
+// task, an unreadable repository) lets the completion through with a
+// warning, so that it never blocks a run by accident.
+//
+// Speed: most tasks have no checks, and the hook runs at every completion.
+// In a worker's run the worker read the checks with git once, before any
+// agent ran, into a file of the session dir (runs.EnvChecksFile) where the
+// agent's sandbox cannot write; deciding "no checks" is then one small
+// read, no git. Elsewhere (a session started by hand) the hook reads them
+// with git itself.
+
+// checksMargin is kept of the hook's registered timeout for what follows
+// the checks (killing them, reporting): a check that would outlive the
+// registration fails instead of being cut off by Claude Code, which would
+// let the completion through.
+const checksMargin = 10 * time.Second
+
+// exitRefuse is the exit status that makes Claude Code refuse the
+// completion.
+const exitRefuse = 2
+
+// taskCompleted handles a TaskCompleted payload and returns the exit
+// status.
+func (h *hookRun) taskCompleted(p *HookPayload) int {
+	start := time.Now()
+	task := p.TaskID
+	if task == "" {
+		h.warnf("TaskCompleted payload has no task_id; the completion is not checked")
+		return 0
+	}
+	cwd := absPathFrom("", h.hookCwd(p))
+	story, ok := h.syncStory("the completion is not checked")
+	if !ok && (h.getenv(runs.EnvStoryID) != "" || claudetasks.IsSagaList(h.getenv(claudetasks.EnvTaskListID))) {
+		return 0 // the run's story context is inconsistent (warned)
+	}
+	if story == "" {
+		wt, inWorktree := DetectStoryWorktree(cwd)
+		if !inWorktree {
+			return 0 // not a SAGA story's session
+		}
+		story = wt.Story
+	}
+	if !store.ValidID(task) {
+		h.warnf("task id %q is not a SAGA task id (a task created during the run?); the completion is not checked", task)
+		return 0
+	}
+	dir := h.getenv(runs.EnvProjectDir)
+	if dir == "" {
+		dir = h.getenv(claudetasks.EnvProjectDir)
+	}
+	if dir == "" {
+		dir = cwd
+	}
+	dir = absPathFrom(cwd, dir)
+
+	tc, found := h.countedChecks(story, task, dir)
+	if !found || len(tc.Commands) == 0 {
+		return 0
+	}
+
+	budget := claudetasks.TaskCompletedTimeout
+	if s := h.getenv(runs.EnvChecksTimeout); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			budget = n
+		} else {
+			h.warnf("%s=%q is not a number of seconds; using %d", runs.EnvChecksTimeout, s, budget)
+		}
+	}
+	deadline := start.Add(time.Duration(budget)*time.Second - checksMargin)
+	// SIGINT/SIGTERM (Claude Code or the worker stopping the run) kill the
+	// checks; Claude Code lets the completion through then, which is why
+	// the worker runs every check again before the PR goes ready.
+	sigCtx, stop := signal.NotifyContext(h.ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithDeadline(sigCtx, deadline.Add(checksMargin/2))
+	defer cancel()
+
+	g := h.gate(p, story, task, start, deadline)
+	defer g.release()
+	if g.shared != nil { // the other registration of this hook ran them
+		if g.shared.Passed {
+			return 0
+		}
+		fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed yet: its check `%s` failed (%s); the other saga-lsp hook registered for TaskCompleted reported it in full.\n",
+			task, g.shared.Command, g.shared.Outcome)
+		return exitRefuse
+	}
+
+	cache, err := runs.CacheDir(dir, story)
+	if err != nil {
+		cache = ""
+	}
+	runner := checks.NewRunner(ctx, dir, cache, checks.Policy{Bash: h.getenv(runs.EnvBash)})
+	events := h.getenv(runs.EnvEventsFile)
+	res := checks.RunTask(ctx, runner, task, tc, deadline, func(r checks.Result) {
+		if r.Problem == "interrupted" || events == "" {
+			return
+		}
+		e := checks.Event(task, r)
+		e.Story, e.Session = story, h.getenv(runs.EnvSession)
+		if err := runs.Append(events, e); err != nil {
+			h.warnf("report the check of %s: %v", task, err)
+		}
+	})
+	if sigCtx.Err() != nil {
+		h.warnf("interrupted while running the checks of %s", task)
+		return exitRefuse
+	}
+	g.record(res)
+	if res.Passed() {
+		if runner.Mode == checks.Unconfined {
+			h.warnf("%s", runner.Why)
+		}
+		return 0
+	}
+	fmt.Fprint(h.stderr, res.Refusal(runner.Why))
+	return exitRefuse
+}
+
+// countedChecks finds the task's checks that count: from the worker's
+// manifest when the run has one for this story and fork point, else read
+// with git in dir. found is false for a task that is not the story's.
+func (h *hookRun) countedChecks(story, task, dir string) (tc checks.TaskChecks, found bool) {
+	fork := h.getenv(runs.EnvForkPoint)
+	if path := h.getenv(runs.EnvChecksFile); path != "" {
+		m, err := checks.ReadManifest(path)
+		switch {
+		case err != nil:
+			h.warnf("%s: %v; reading the checks with git", runs.EnvChecksFile, err)
+		case m.Story != story || m.ForkPoint != fork:
+			h.warnf("%s is for story %s at %s, not %s at %s; reading the checks with git", path, m.Story, m.ForkPoint, story, fork)
+		default:
+			tc, found = m.Tasks[task]
+			return tc, found
+		}
+	}
+	g := git.Repo{Dir: dir}
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if fork == "" {
+		var err error
+		if fork, err = checks.ForkPoint(ctx, g, "HEAD", checks.DefaultBranch(ctx, g)); err != nil {
+			return h.uncommittedChecks(story, task, dir, err)
+		}
+	}
+	m, err := checks.Resolve(ctx, g, story, fork, []string{task})
+	if err != nil {
+		return h.uncommittedChecks(story, task, dir, err)
+	}
+	tc, found = m.Tasks[task]
+	return tc, found
+}
+
+// uncommittedChecks reads the task file itself where git cannot say what
+// was committed (no repository, no common history with the default
+// branch): the file is then all there is to go by.
+func (h *hookRun) uncommittedChecks(story, task, dir string, why error) (checks.TaskChecks, bool) {
+	tc, found := checks.WorkingCopy(dir, story, task)
+	if found {
+		h.warnf("cannot read the committed checks of %s/%s (%v); using the file in %s", story, task, why, dir)
+	}
+	return tc, found
+}
+
+// sharedResult is what one run of a task's checks left for another
+// registration of the hook waiting on the same completion.
+type sharedResult struct {
+	Stamp    string    `json:"stamp"` // the transcript's size when the completion was asked for
+	Finished time.Time `json:"finished"`
+	Passed   bool      `json:"passed"`
+	Command  string    `json:"command,omitempty"` // the failing check
+	Outcome  string    `json:"outcome,omitempty"`
+}
+
+// gate makes one hook process per completion run the checks when the hook
+// is registered twice (the worker's --settings and a user install or the
+// plugin): Claude Code starts both at once. The first to take the lock
+// (session dir/checks/<session>--<task>.lock) runs them; the other waits
+// for it and takes its result instead of running them again. A result
+// counts for a later hook process when it finished after that process
+// arrived and had to wait, or when it was made for the same completion:
+// Claude Code's transcript has the same size for both hooks of one
+// completion and grows before any retry.
+type gate struct {
+	h        *hookRun
+	lock     *os.File
+	path     string // the result file
+	stamp    string
+	shared   *sharedResult
+	disabled bool
+}
+
+// fileKey tells whether s can name a file as it is (Claude Code's session
+// ids are UUIDs).
+func fileKey(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline time.Time) *gate {
+	g := &gate{h: h, disabled: true}
+	session := p.SessionID
+	if !fileKey(session) {
+		sum := sha256.Sum256([]byte(session))
+		session = hex.EncodeToString(sum[:8])
+	}
+	dir := filepath.Join(runs.SessionDir(h.env), "checks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.warnf("cannot share check results between hook registrations (%v)", err)
+		return g
+	}
+	base := filepath.Join(dir, session+"--"+story+"--"+task)
+	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		h.warnf("cannot share check results between hook registrations (%v)", err)
+		return g
+	}
+	if fi, err := os.Stat(p.TranscriptPath); err == nil && p.TranscriptPath != "" {
+		g.stamp = fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
+	}
+	g.lock, g.path, g.disabled = f, base+".json", false
+	waited := false
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		waited = true
+		locked := make(chan error, 1)
+		go func() { locked <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
+		select {
+		case err := <-locked:
+			if err != nil {
+				g.release()
+				return &gate{h: h, disabled: true}
+			}
+		case <-time.After(time.Until(deadline)):
+			// The other one still runs them: run them here too rather
+			// than let the completion through unchecked.
+			h.warnf("the other saga-lsp hook is still running the checks of %s; running them here too", task)
+			g.lock.Close()
+			return &gate{h: h, disabled: true}
+		}
+	}
+	data, err := os.ReadFile(g.path)
+	if err != nil {
+		return g
+	}
+	var r sharedResult
+	if json.Unmarshal(data, &r) != nil {
+		return g
+	}
+	if (waited && r.Finished.After(arrived)) || (g.stamp != "" && r.Stamp == g.stamp) {
+		g.shared = &r
+	}
+	return g
+}
+
+// record leaves res for a waiting registration.
+func (g *gate) record(res checks.TaskResult) {
+	if g.disabled {
+		return
+	}
+	r := sharedResult{Stamp: g.stamp, Finished: time.Now(), Passed: res.Passed()}
+	if f := res.Failed(); f != nil {
+		r.Command, r.Outcome = f.Command, f.Outcome()
+	}
+	data, _ := json.Marshal(r)
+	if err := store.WriteFileAtomic(g.path, data, 0o600); err != nil {
+		g.h.warnf("cannot share the check result (%v)", err)
+	}
+}
+
+func (g *gate) release() {
+	if g.lock != nil {
+		g.lock.Close() // drops the flock
+		g.lock = nil
+	}
+}

@@ -1,0 +1,94 @@
+package lsp
+
+// check-failed (design.md §12): the LSP-only diagnostic of a task whose
+// last check result (a check.end of the story's last run: the
+// TaskCompleted hook's or the worker's final re-run) failed. It sits on the
+// failing command in the task's "checks", with the command's output
+// excerpt, in the main copy and the worktree copy.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/runs"
+)
+
+// checkExcerptLines bounds the output shown in the diagnostic.
+const checkExcerptLines = 12
+
+// lastCheckLocked is a task's last check result in its story's newest run
+// (l.mu held).
+func (l *live) lastCheckLocked(story, task string) (runs.CheckResult, bool) {
+	r := l.activeRun(story)
+	if r == nil {
+		r = l.lastRun(story)
+	}
+	if r == nil {
+		return runs.CheckResult{}, false
+	}
+	return r.CheckOf(task)
+}
+
+// checkFailed is the check-failed diagnostic of a task file, if any (l.mu
+// held). A file without "checks" gets none: the result is about checks it
+// no longer has.
+func (l *live) checkFailed(rel string, f *store.File, story string) []store.Diagnostic {
+	obj := f.Root()
+	if f.Kind != store.KindTask || obj == nil {
+		return nil
+	}
+	c, ok := l.lastCheckLocked(story, f.Name)
+	arr := obj.Member("checks")
+	if !ok || c.Passed || arr == nil || arr.Value == nil {
+		return nil
+	}
+	start, end := arr.Key.Start, arr.Key.End
+	for _, e := range arr.Value.Elems {
+		if e != nil && e.Str == c.Command {
+			start, end = e.Start, e.End
+			break
+		}
+	}
+	msg := fmt.Sprintf("task %s's check failed in the last run: %s", f.Name, c.Command)
+	if out := excerpt(c.Message, checkExcerptLines); out != "" {
+		msg += "\n" + out
+	}
+	return []store.Diagnostic{liveDiagnostic(rel, f, start, end, store.CodeCheckFailed, msg)}
+}
+
+// failedCheckFiles lists the files of the tasks whose last check failed, in
+// both copies of their story (l.mu held).
+func (l *live) failedCheckFiles(snap *Snapshot) map[string]*store.File {
+	out := map[string]*store.File{}
+	for _, r := range l.sortedRuns() {
+		for _, task := range slices.Sorted(maps.Keys(r.Checks)) {
+			if c, ok := l.lastCheckLocked(r.Story, task); !ok || c.Passed {
+				continue
+			}
+			if s := snap.WS.Copies(r.Story).Main; s != nil {
+				if t := s.Task(task); t != nil && t.File != nil {
+					out[t.File.Rel] = t.File
+				}
+			}
+			if st := l.stories[r.Story]; st != nil {
+				rel := store.WorktreeStoryDirRel(r.Story) + "/" + task + ".json"
+				if f := st.wtFiles[rel]; f != nil {
+					out[rel] = f
+				}
+			}
+		}
+	}
+	return out
+}
+
+// excerpt is the last n lines of s.
+func excerpt(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{"…"}, lines[len(lines)-n:]...)
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
