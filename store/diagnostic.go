@@ -68,7 +68,7 @@ var severities = map[Code]Severity{
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
-	CodeStoryHeld: SeverityInfo,
+	CodeStoryHeld:   SeverityInfo,
 	CodeCheckFailed: SeverityWarning,
 }
 
