@@ -437,10 +437,11 @@ func runOutcome(r *runs.Run) string {
 	return cmp.Or(r.State, "ended")
 }
 
-// removeRunFiles removes a run's output file, then its events file (the
-// record that tells whose the output file is); either may be gone already.
+// removeRunFiles removes a run's output and checks files, then its events
+// file (the record that tells whose the others are); any may be gone
+// already.
 func removeRunFiles(eventsFile string) error {
-	for _, p := range []string{runs.OutputOfEvents(eventsFile), eventsFile} {
+	for _, p := range runs.RunFiles(eventsFile) {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", p, err)
 		}

@@ -109,6 +109,15 @@ func EventsFile(outputFile string) string { return outputFile + EventsSuffix }
 // OutputOfEvents is EventsFile's inverse.
 func OutputOfEvents(eventsFile string) string { return strings.TrimSuffix(eventsFile, EventsSuffix) }
 
+// RunFiles are every file a run keeps in the session dir, given its events
+// file, in the order to remove them: the events file, which tells whose
+// the others are, last.
+func RunFiles(eventsFile string) []string {
+	out := OutputOfEvents(eventsFile)
+	session := strings.TrimSuffix(filepath.Base(out), outputSuffix)
+	return []string{out, ChecksFile(filepath.Dir(out), session), eventsFile}
+}
+
 // IsEventsFile tells whether a session dir entry's name is an events file.
 func IsEventsFile(name string) bool { return strings.HasSuffix(name, outputSuffix+EventsSuffix) }
 

@@ -117,15 +117,6 @@ func TestPullRequestRoundTrip(t *testing.T) {
 	if o := r.gh(nil, "pr", "view", "story/none", "--json", "url"); o.Code != 1 || o.Stderr != "no pull requests found for branch \"story/none\"\n" {
 		t.Errorf("view none: %d %q", o.Code, o.Stderr)
 	}
-	if o := r.ok("pr", "edit", "1", "--body", "New body"); o.Stdout != url+"\n" {
-		t.Errorf("edit printed %q", o.Stdout)
-	}
-	if o := r.ok("pr", "view", "1", "--json", "body"); o.Stdout != `{"body":"New body"}`+"\n" {
-		t.Errorf("after edit %q", o.Stdout)
-	}
-	if o := r.gh(nil, "pr", "edit", "1"); o.Code != 1 || !strings.Contains(o.Stderr, "specify at least one flag") {
-		t.Errorf("edit without flags: %d %q", o.Code, o.Stderr)
-	}
 	if o := r.gh(nil, "pr", "list", "--json", "number,bogus"); o.Code != 1 || !strings.HasPrefix(o.Stderr, "Unknown JSON field: \"bogus\"\nAvailable fields:\n") {
 		t.Errorf("bad field: %d %q", o.Code, o.Stderr)
 	}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The stand-in's machinery: flags as pflag parses them, auth, the git
+// repository behind the current directory, the state file, JSON output.
+
+// ---- flags (pflag-like) ----
+
+type flagSpec struct {
+	long, short string
+	value       bool // takes a value
+}
+
+type flags struct {
+	vals       map[string]string
+	set        map[string]bool
+	positional []string
+}
+
+func parseFlags(cmd string, args []string, specs ...flagSpec) (*flags, error) {
+	f := &flags{vals: map[string]string{}, set: map[string]bool{}}
+	byLong, byShort := map[string]flagSpec{}, map[string]flagSpec{}
+	for _, s := range specs {
+		byLong[s.long] = s
+		if s.short != "" {
+			byShort[s.short] = s
+		}
+	}
+	usage := "\n\nUsage:  gh " + cmd + " [flags]"
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			f.positional = append(f.positional, args[i+1:]...)
+			break
+		}
+		var spec flagSpec
+		var ok bool
+		var val string
+		hasVal := false
+		switch {
+		case strings.HasPrefix(a, "--"):
+			name, v, has := strings.Cut(a[2:], "=")
+			spec, ok = byLong[name]
+			if !ok {
+				return nil, fail(1, "unknown flag: --%s%s", name, usage)
+			}
+			val, hasVal = v, has
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			spec, ok = byShort[a[1:2]]
+			if !ok {
+				return nil, fail(1, "unknown shorthand flag: '%s' in %s%s", a[1:2], a, usage)
+			}
+			if len(a) > 2 {
+				val, hasVal = strings.TrimPrefix(a[2:], "="), true
+			}
+		default:
+			f.positional = append(f.positional, a)
+			continue
+		}
+		if spec.value {
+			if !hasVal {
+				if i+1 >= len(args) {
+					return nil, fail(1, "flag needs an argument: --%s%s", spec.long, usage)
+				}
+				i++
+				val = args[i]
+			}
+		} else {
+			if hasVal {
+				if val != "true" && val != "false" {
+					return nil, fail(1, "invalid argument %q for \"--%s\" flag: strconv.ParseBool: parsing %q: invalid syntax", val, spec.long, val)
+				}
+			} else {
+				val = "true"
+			}
+		}
+		f.vals[spec.long] = val
+		f.set[spec.long] = true
+	}
+	return f, nil
+}
+
+// ---- auth ----
+
+func (g *gh) loggedIn() bool { return g.getenv("GH_STANDIN_AUTH") != "none" }
+
+func (g *gh) user() string {
+	if u := g.getenv("GH_STANDIN_USER"); u != "" {
+		return u
+	}
+	return "saga-standin"
+}
+
+func (g *gh) authStatus(args []string) error {
+	if _, err := parseFlags("auth status", args, flagSpec{long: "hostname", short: "h", value: true},
+		flagSpec{long: "show-token", short: "t"}, flagSpec{long: "active", short: "a"}); err != nil {
+		return err
+	}
+	if !g.loggedIn() {
+		return fail(1, "You are not logged into any GitHub hosts. To log in, run: gh auth login")
+	}
+	fmt.Fprintf(g.stdout, "github.com\n  ✓ Logged in to github.com account %s (GH_TOKEN)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_************************************\n", g.user())
+	return nil
+}
+
+func (g *gh) requireAuth() error {
+	if g.loggedIn() {
+		return nil
+	}
+	return fail(4, "To get started with GitHub CLI, please run:  gh auth login\nAlternatively, populate the GH_TOKEN environment variable with a GitHub API authentication token.")
+}
+
+// ---- git ----
+
+func (g *gh) git(args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = g.cwd
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s", strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+var githubURL = regexp.MustCompile(`github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$`)
+
+// repo is OWNER/REPO of the current repository (or of -R).
+func (g *gh) repo(f *flags) (string, error) {
+	if r := f.vals["repo"]; r != "" {
+		return r, nil
+	}
+	if r := g.getenv("GH_STANDIN_REPO"); r != "" {
+		return r, nil
+	}
+	if _, err := g.git("rev-parse", "--git-dir"); err != nil {
+		return "", fail(1, "%s\n/usr/bin/git: exit status 128", err)
+	}
+	url, err := g.git("remote", "get-url", "origin")
+	if err != nil {
+		return "", fail(1, "no git remotes found")
+	}
+	url = strings.TrimSpace(url)
+	if m := githubURL.FindStringSubmatch(url); m != nil {
+		return m[1] + "/" + m[2], nil
+	}
+	return "standin/" + strings.TrimSuffix(filepath.Base(strings.TrimSuffix(url, "/")), ".git"), nil
+}
+
+// remoteSHA is the commit of refs/heads/<branch> on origin ("" if absent).
+func (g *gh) remoteSHA(branch string) string {
+	out, err := g.git("ls-remote", "origin", "refs/heads/"+branch)
+	if err != nil {
+		return ""
+	}
+	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
+}
+
+func (g *gh) currentBranch() (string, error) {
+	out, err := g.git("symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return "", fail(1, "could not determine the current branch: not on any branch")
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// defaultBranch is origin's HEAD branch, or "main".
+func (g *gh) defaultBranch() string {
+	out, err := g.git("ls-remote", "--symref", "origin", "HEAD")
+	if err == nil {
+		for _, line := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+				if b, _, ok := strings.Cut(rest, "\t"); ok {
+					return b
+				}
+			}
+		}
+	}
+	return "main"
+}
+
+// ---- state ----
+
+type pr struct {
+	Number      int    `json:"number"`
+	URL         string `json:"url"`
+	HeadRefName string `json:"headRefName"`
+	BaseRefName string `json:"baseRefName"`
+	Title       string `json:"title"`
+	Body        string `json:"body"`
+	IsDraft     bool   `json:"isDraft"`
+	State       string `json:"state"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+type state struct {
+	PRs []*pr `json:"prs"`
+}
+
+// withState loads the state file under its lock, runs fn, and saves the
+// state when fn reports a change.
+func (g *gh) withState(fn func(st *state) (changed bool, err error)) error {
+	path := g.getenv("GH_STANDIN_STATE")
+	if path == "" {
+		return fail(1, "gh stand-in: GH_STANDIN_STATE is not set")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	lf, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX); err != nil {
+		return err
+	}
+	defer unix.Flock(int(lf.Fd()), unix.LOCK_UN)
+	st := &state{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := save(path, st); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case len(bytes.TrimSpace(data)) > 0:
+		if err := json.Unmarshal(data, st); err != nil {
+			return fmt.Errorf("gh stand-in: bad state file %s: %v", path, err)
+		}
+	}
+	changed, err := fn(st)
+	if err != nil || !changed {
+		return err
+	}
+	return save(path, st)
+}
+
+func save(path string, st *state) error {
+	if st.PRs == nil {
+		st.PRs = []*pr{}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func prefix(repo string) string { return "https://github.com/" + repo + "/pull/" }
+
+// inRepo lists the repository's pull requests, newest first.
+func inRepo(st *state, repo string) []*pr {
+	var out []*pr
+	for _, p := range st.PRs {
+		if strings.HasPrefix(p.URL, prefix(repo)) {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number > out[j].Number })
+	return out
+}
+
+// ---- JSON output ----
+
+var jsonFields = []string{"baseRefName", "body", "createdAt", "headRefName", "isDraft", "number", "state", "title", "url"}
+
+func fieldList(spec string) ([]string, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, fail(1, "Specify one or more comma-separated fields for `--json`:\n  %s", strings.Join(jsonFields, "\n  "))
+	}
+	var out []string
+	for _, f := range strings.Split(spec, ",") {
+		f = strings.TrimSpace(f)
+		if !contains(jsonFields, f) {
+			return nil, fail(1, "Unknown JSON field: %q\nAvailable fields:\n  %s", f, strings.Join(jsonFields, "\n  "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// export is the PR with only the requested fields; encoding/json writes map
+// keys sorted, as gh's exporter does.
+func (p *pr) export(fields []string) map[string]any {
+	all := map[string]any{"baseRefName": p.BaseRefName, "body": p.Body, "createdAt": p.CreatedAt,
+		"headRefName": p.HeadRefName, "isDraft": p.IsDraft, "number": p.Number, "state": p.State,
+		"title": p.Title, "url": p.URL}
+	out := map[string]any{}
+	for _, f := range fields {
+		out[f] = all[f]
+	}
+	return out
+}
+
+// writeJSON prints data as gh does when stdout is not a terminal: compact,
+// no HTML escaping, one trailing newline.
+func (g *gh) writeJSON(data any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(data)
+}
