@@ -55,11 +55,7 @@ func runPlan(env *Env, args []string) int {
 	states := plan.States(items)
 	if kind == store.NameEpic {
 		if st, err := commands.EpicState(context.Background(), ws, commands.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
-			for _, s := range st.Stories {
-				if states[s.ID] != "broken" {
-					states[s.ID] = s.State
-				}
-			}
+			states = st.GraphStates(items)
 		}
 	}
 	switch *format {

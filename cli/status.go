@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
@@ -83,40 +82,8 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 	if e := ws.Epic(epic); e != nil {
 		title = e.Title
 	}
-	run := "no run"
-	if st.Session != "" {
-		run = fmt.Sprintf("runner %s (session %s)", st.State, st.Session)
-	}
-	fmt.Fprintf(env.Stdout, "%s\n%s · %s", epicHeader(epic, title), st.String(), run)
-	if st.Cost > 0 {
-		fmt.Fprintf(env.Stdout, " · $%.2f", st.Cost)
-	}
-	fmt.Fprintln(env.Stdout)
-	width := 0
-	for _, s := range st.Stories {
-		width = max(width, len(s.ID))
-	}
-	for _, s := range st.Stories {
-		line := fmt.Sprintf("  %-*s %-9s %d/%d", width, s.ID, s.State, s.Done, s.Total)
-		switch {
-		case len(s.HeldBy) > 0:
-			line += "  held by " + strings.Join(s.HeldBy, ", ")
-			if len(s.Conflicts) > 0 {
-				line += " (conflicts: " + strings.Join(s.Conflicts, ", ") + ")"
-			}
-		case len(s.BlockedBy) > 0 && s.State == commands.EpicWaiting:
-			line += "  after " + strings.Join(s.BlockedBy, ", ")
-		}
-		if s.Branch != "" {
-			line += "  " + s.Branch
-			if s.Base != "" {
-				line += " ← " + s.Base
-			}
-		}
-		if s.PR != "" {
-			line += "  " + s.PR
-		}
-		fmt.Fprintln(env.Stdout, line)
+	if err := st.WriteText(env.Stdout, title); err != nil {
+		return c.fail(env, fmt.Errorf("write output: %w", err))
 	}
 	return exitOK
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -71,12 +70,4 @@ func (t targetFlags) resolve(ws *store.Workspace, name string, want store.NameKi
 		return "", usagef("%v", err)
 	}
 	return kind, nil
-}
-
-// epicHeader is an epic's id and title, for text output.
-func epicHeader(id, title string) string {
-	if title == "" || title == id {
-		return id
-	}
-	return fmt.Sprintf("%s — %s", id, title)
 }

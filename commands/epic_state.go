@@ -310,6 +310,19 @@ func refIDs(refs []store.Ref) []string {
 	return out
 }
 
+// GraphStates are the states the dependency graph of the epic's stories
+// draws (plan.WriteMermaid, WriteDot): each story's run state, but broken
+// for a story whose files cannot be trusted.
+func (s *EpicStatus) GraphStates(items []plan.Item) map[string]string {
+	states := plan.States(items)
+	for _, st := range s.Stories {
+		if states[st.ID] != plan.StateBroken {
+			states[st.ID] = st.State
+		}
+	}
+	return states
+}
+
 // String is a one-line summary: "3/8 stories · 2 running".
 func (s *EpicStatus) String() string {
 	return fmt.Sprintf("%d/%d stories · %d running", s.Done, s.Total, len(s.Running))

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/plan"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // codeLens answers textDocument/codeLens:
@@ -27,15 +30,20 @@ import (
 //     for a task on a dependency cycle and "… · blocked (behind a cycle)"
 //     for one waiting on a cycle; " · worktree: in_progress" when the live
 //     view says otherwise;
-//   - an epic, on each children[] entry: "in_progress · 3/7 tasks" (or
-//     "running · 3/7 tasks"), or "no such story", and "▶ Run" / "■ Stop".
+//   - an epic, on its id: "▶ Run epic" (saga.runEpic), or while its runner
+//     lives "■ Stop epic" (saga.stopEpic), then "3/8 stories done"; on each
+//     children[] entry the story's run state in the epic ("✓ completed",
+//     "● running 3/5", "⏸ held by shop--a", …) from the epic's state
+//     (live_epic_state.go), or "no such story", and "▶ Run" / "■ Stop".
 //
 // Informational lenses carry a Command with an empty command id: VS Code
 // renders such a lens as plain, unclickable text (and never tries to run
 // it), and other clients show the title too. Action lenses name commands of
 // executeCommandProvider, under the client's prefix, with arguments
-// [{"story": "<name>"}]. The live state is the server's own (live.go): a
-// lens request never starts a process.
+// [{"story": "<name>"}] ([{"epic": "<id>"}] for the epic's). The live state
+// is the server's own (live.go); an epic's state is derived once per change
+// and kept (commands.EpicState asks git which story branches exist), so
+// only an epic's lenses may wait for it.
 func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeLensParams
 	if err := decode(params, &p); err != nil {
@@ -54,7 +62,7 @@ func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMes
 	case f.Kind == store.KindTask && f.Task != nil:
 		lenses = append(lenses, lensTask(s, snap, f, root))
 	case f.Kind == store.KindEpic && f.Epic != nil:
-		lenses = append(lenses, lensEpic(s, snap, f, prefix)...)
+		lenses = append(lenses, lensEpic(ctx, s, snap, f, root, prefix)...)
 	}
 	return lenses, nil
 }
@@ -188,36 +196,101 @@ func lensOnCycle(by map[string][]string, id string) bool {
 	return lensReaches(by, id, map[string]bool{id: true})
 }
 
-// lensEpic: per children[] entry, that story's status and done/total
-// tasks, and ▶ Run (■ Stop while its worker lives).
-func lensEpic(s *Server, snap *Snapshot, f *store.File, prefix string) []protocol.CodeLens {
+// lensEpic: on the epic's id, ▶ Run epic (■ Stop epic while its runner
+// lives) and how many stories are done; on each children[] entry, the
+// story's run state in the epic (epicStoryTitle) and ▶ Run / ■ Stop for
+// the story alone, or "no such story".
+func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
 	var out []protocol.CodeLens
+	var st *commands.EpicStatus
+	if store.ValidID(f.Owner) {
+		st = s.live.epicStatus(ctx, snap, f.Owner)
+		r := lensIDRange(f, root)
+		args := []any{map[string]string{"epic": f.Owner}}
+		running := s.live.epicRunning(f.Owner)
+		if running {
+			out = append(out, lensCommand(r, "■ Stop epic", prefix+"stopEpic", args))
+		} else {
+			out = append(out, lensCommand(r, "▶ Run epic", prefix+"runEpic", args))
+		}
+		if st != nil {
+			title := fmt.Sprintf("%d/%d stories done", st.Done, st.Total)
+			switch {
+			case running:
+				title = fmt.Sprintf("● %s · %d running", title, len(st.Running))
+			case st.Session != "":
+				title += " · last run: " + st.State
+			}
+			out = append(out, lensInfo(r, title))
+		}
+	}
+	states := map[string]commands.EpicStory{}
+	if st != nil {
+		for _, es := range st.Stories {
+			states[es.ID] = es
+		}
+	}
 	for _, c := range f.Epic.Children {
 		if c.Node == nil {
 			continue
 		}
 		r := lensSingleLine(nodeRange(f, c.Node))
-		st := snap.WS.Story(c.ID)
-		if st == nil || !store.ValidCanonical(c.ID) {
+		story := snap.WS.Story(c.ID)
+		if story == nil || !store.ValidCanonical(c.ID) {
 			out = append(out, lensInfo(r, "no such story"))
 			continue
 		}
 		info := s.live.storyInfo(c.ID)
 		args := []any{map[string]string{"story": c.ID}}
-		title := fmt.Sprintf("%s · %d/%d tasks", st.EffectiveStatus(), st.Done(), len(st.Tasks))
-		if info.Running {
-			if len(info.View) > 0 {
-				d, t := viewCounts(info.View)
-				title = fmt.Sprintf("running · %d/%d tasks", d, t)
-			} else {
-				title = fmt.Sprintf("running · %d/%d tasks", st.Done(), len(st.Tasks))
-			}
-			out = append(out, lensInfo(r, title), lensCommand(r, "■ Stop", prefix+"stopStory", args))
-			continue
+		es, ok := states[c.ID]
+		if !ok { // the epic's state could not be derived: the story's own
+			es = commands.EpicStory{ID: c.ID, State: story.EffectiveStatus(), Done: story.Done(), Total: len(story.Tasks)}
 		}
-		out = append(out, lensInfo(r, title), lensCommand(r, "▶ Run", prefix+"runStory", args))
+		out = append(out, lensInfo(r, epicStoryTitle(es, info)))
+		if info.Running {
+			out = append(out, lensCommand(r, "■ Stop", prefix+"stopStory", args))
+		} else {
+			out = append(out, lensCommand(r, "▶ Run", prefix+"runStory", args))
+		}
 	}
 	return out
+}
+
+// epicStoryTitle is a child story's run state in its epic: "○ waiting",
+// "○ ready", "● running 3/5" (its tasks, live), "✓ completed", "✗ failed",
+// "✗ timeout", "⊘ blocked", "■ stopped", "⏸ held by shop--a"; a state
+// other than running and completed gets " · 1/5 tasks" when some but not
+// all tasks are done.
+func epicStoryTitle(es commands.EpicStory, info liveStoryInfo) string {
+	done, total := es.Done, es.Total
+	if info.Running && len(info.View) > 0 {
+		done, total = viewCounts(info.View)
+	}
+	if info.Running || es.State == commands.EpicRunning {
+		return fmt.Sprintf("● running %d/%d", done, total)
+	}
+	var title string
+	switch es.State {
+	case runs.StatusCompleted:
+		return "✓ completed"
+	case commands.EpicHeld:
+		title = "⏸ held by " + strings.Join(es.HeldBy, ", ")
+		if len(es.Conflicts) > 0 {
+			title += " · conflicts: " + strings.Join(es.Conflicts, ", ")
+		}
+	case runs.StatusFailed, runs.StatusTimeout:
+		title = "✗ " + es.State
+	case runs.StatusBlocked:
+		title = "⊘ blocked"
+	case runs.StatusStopped:
+		title = "■ stopped"
+	default: // waiting, ready; a story's own status when the epic's state is unknown
+		title = "○ " + es.State
+	}
+	if done > 0 && done < total {
+		title += fmt.Sprintf(" · %d/%d tasks", done, total)
+	}
+	return title
 }
 
 // lensIDRange is where a file's lens goes: the id value, else the opening

@@ -18,7 +18,7 @@ type gotCodeLens struct {
 
 // wantLens is a lens expected on the n-th occurrence of needle: an
 // informational one (cmd ""), or one running saga.<cmd> with arguments
-// [{"story": story}].
+// [{"story": story}] ([{"epic": story}] for the epic commands).
 type wantLens struct {
 	needle string
 	n      int
@@ -60,7 +60,11 @@ func checkLenses(t *testing.T, rel, text string, got []gotCodeLens, want []wantL
 		if w.cmd != "" {
 			// Action lenses: one of our commands, with [{"story": …}].
 			args, _ := json.Marshal(g.Command.Arguments)
-			wantArgs := fmt.Sprintf(`[{"story":%q}]`, w.story)
+			key := "story"
+			if strings.HasSuffix(w.cmd, "Epic") {
+				key = "epic"
+			}
+			wantArgs := fmt.Sprintf(`[{%q:%q}]`, key, w.story)
 			if g.Command.Title != w.title || id != "saga."+w.cmd || string(args) != wantArgs {
 				t.Errorf("%s #%d: title %q id %q arguments %s, want title %q, id saga.%s, arguments %s", rel, i, g.Command.Title, id, args, w.title, w.cmd, wantArgs)
 			}
@@ -104,11 +108,16 @@ func TestCodeLens(t *testing.T) {
 		{".saga/stories/shop--checkout/confirm-order.json", []wantLens{{`"confirm-order"`, 0, "status: pending · blocked (cycle)", "", ""}}},
 		{".saga/stories/shop--checkout/send-receipt.json", []wantLens{{`"send-receipt"`, 0, "status: pending · blocked (behind a cycle)", "", ""}}},
 		{".saga/stories/shop--checkout/address-form.json", []wantLens{{`"address-form"`, 0, "status: completed", "", ""}}},
-		// Epics: per child entry, its state and ▶ Run (none for a missing story).
+		// Epics: ▶ Run epic and the stories done on the id; per child entry,
+		// its run state in the epic (ready: no blocker; waiting: behind
+		// shop--cart; the tasks done so far) and ▶ Run (none for a missing
+		// story).
 		{".saga/epics/shop/epic.json", []wantLens{
-			{`"shop--cart"`, 0, "in_progress · 1/5 tasks", "", ""},
+			{`"shop"`, 0, "▶ Run epic", "runEpic", "shop"},
+			{`"shop"`, 0, "0/3 stories done", "", ""},
+			{`"shop--cart"`, 0, "○ ready · 1/5 tasks", "", ""},
 			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
-			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks", "", ""},
+			{`"shop--checkout"`, 0, "○ waiting · 1/4 tasks", "", ""},
 			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
 			{`"shop--ghost"`, 0, "no such story", "", ""},
 		}},
@@ -152,9 +161,11 @@ func TestCodeLensAfterEdit(t *testing.T) {
 		".saga/stories/shop--cart/cart-total.json":   {{`"cart-total"`, 0, "status: pending · wave 1/2", "", ""}},
 		".saga/stories/shop--cart/cart-badge.json":   {{`"cart-badge"`, 0, "status: pending · wave 2/2", "", ""}},
 		".saga/epics/shop/epic.json": {
-			{`"shop--cart"`, 0, "in_progress · 2/5 tasks", "", ""},
+			{`"shop"`, 0, "▶ Run epic", "runEpic", "shop"},
+			{`"shop"`, 0, "0/3 stories done", "", ""},
+			{`"shop--cart"`, 0, "○ ready · 2/5 tasks", "", ""},
 			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
-			{`"shop--checkout"`, 0, "in_progress · 1/4 tasks", "", ""},
+			{`"shop--checkout"`, 0, "○ waiting · 1/4 tasks", "", ""},
 			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
 			{`"shop--ghost"`, 0, "no such story", "", ""},
 		},

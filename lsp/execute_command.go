@@ -44,7 +44,8 @@ const codeRequestFailed = -32803
 type commandFunc func(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error)
 
 // commandOrder is the order of executeCommandProvider.commands.
-var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput"}
+var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput",
+	"runEpic", "stopEpic", "reviewStory"}
 
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
@@ -55,6 +56,9 @@ func commandTable() map[string]commandFunc {
 		"createEpic":  cmdCreateEpic,
 		"showPlan":    cmdShowPlan,
 		"showOutput":  cmdShowOutput,
+		"runEpic":     cmdRunEpic,
+		"stopEpic":    cmdStopEpic,
+		"reviewStory": cmdReviewStory,
 	}
 }
 
@@ -208,6 +212,74 @@ func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, args []json.Ra
 	res, err := commands.StopStory(ctx, commands.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
 	if err != nil {
 		return nil, commandError("stopStory", err)
+	}
+	return res, nil
+}
+
+// epicRunArgs are runEpic's arguments: the flags of `saga-lsp run <epic>`
+// (0 / "" / false: the runner's defaults).
+type epicRunArgs struct {
+	Epic        string  `json:"epic"`
+	DryRun      bool    `json:"dryRun"`
+	MaxParallel int     `json:"maxParallel"`
+	MaxCost     float64 `json:"maxCost"`
+	After       string  `json:"after"`
+}
+
+// epicRunResult is what runEpic returns (as `saga-lsp run <epic> --format json`).
+type epicRunResult struct {
+	Epic       string `json:"epic"`
+	Session    string `json:"session"`
+	OutputFile string `json:"outputFile"`
+	EventsFile string `json:"eventsFile"`
+	PID        int    `json:"pid"`
+}
+
+// cmdRunEpic starts the epic's runner in tmux (commands.StartEpic, as
+// `saga-lsp run <epic>`: the preflight, one runner per epic), then follows
+// the run.
+func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a epicRunArgs
+	if err := commandArgs("runEpic", args, &a, "epic"); err != nil {
+		return nil, err
+	}
+	st, err := commands.StartEpic(ctx, commands.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
+		Epic2:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
+		Worker: runs.WorkerFlags{DryRun: a.DryRun}, Env: s.env})
+	if err != nil {
+		return nil, commandError("runEpic", err)
+	}
+	s.live.followStartedEpic(st)
+	s.log.Info("runEpic", "epic", st.Epic, "session", st.Session, "pid", st.PID)
+	return &epicRunResult{Epic: st.Epic, Session: st.Session, OutputFile: st.OutputFile, EventsFile: st.EventsFile, PID: st.PID}, nil
+}
+
+// cmdStopEpic stops the epic's runner and every worker it started
+// (commands.StopEpic, as `saga-lsp stop <epic>`).
+func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a struct {
+		Epic string `json:"epic"`
+	}
+	if err := commandArgs("stopEpic", args, &a, "epic"); err != nil {
+		return nil, err
+	}
+	res, err := commands.StopEpic(ctx, commands.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
+	if err != nil {
+		return nil, commandError("stopEpic", err)
+	}
+	return res, nil
+}
+
+// cmdReviewStory lists the files the story's branch changed against its
+// base (commands.ReviewStory), for the editor's diff views.
+func cmdReviewStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
+	var a storyArgs
+	if err := commandArgs("reviewStory", args, &a, "story"); err != nil {
+		return nil, err
+	}
+	res, err := commands.ReviewStory(ctx, commands.ReviewOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	if err != nil {
+		return nil, commandError("reviewStory", err)
 	}
 	return res, nil
 }
@@ -399,48 +471,80 @@ type planArgs struct {
 }
 
 // planResult is showPlan's result: the plan as `saga-lsp plan --format
-// json` has it, and as text.
+// json` has it, as text, and the dependency graph (`--format mermaid`) with
+// the states it draws and its critical path.
 type planResult struct {
-	Name  string    `json:"name"`
-	Title string    `json:"title"`
-	Kind  string    `json:"kind"` // "story" or "epic"
-	Text  string    `json:"text"`
-	Plan  plan.Plan `json:"plan"`
+	Name         string            `json:"name"`
+	Title        string            `json:"title"`
+	Kind         string            `json:"kind"` // "story" or "epic"
+	Text         string            `json:"text"`
+	Plan         plan.Plan         `json:"plan"`
+	States       map[string]string `json:"states"`
+	CriticalPath []string          `json:"criticalPath"`
+	Mermaid      string            `json:"mermaid"`
 }
 
 // cmdShowPlan computes the plan of a story (its tasks) or an epic (its
-// stories) from the editor's view (open buffers included), returns it, and
-// shows it with window/showMessage to clients without a SAGA extension.
+// stories, with their run states) from the editor's view (open buffers
+// included), returns it, and shows it with window/showMessage to clients
+// without a SAGA extension. The name is resolved as `saga-lsp plan` does
+// (store.ResolveName): a name that is both a story and an epic must say
+// which.
 func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
 	var a planArgs
 	if err := commandArgs("showPlan", args, &a, "name"); err != nil {
 		return nil, err
 	}
-	name := cmpOr(cmpOr(a.Name, a.Story), a.Epic)
-	if name == "" {
-		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: name a story or an epic: [{"name": …}] or ["<name>"]`}
+	name, want := a.Name, store.NameEither
+	switch {
+	case a.Story != "" && a.Epic != "":
+		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: pass "story" or "epic", not both`}
+	case a.Story != "":
+		name, want = a.Story, store.NameStory
+	case a.Epic != "":
+		name, want = a.Epic, store.NameEpic
 	}
-	items, title, noun, err := store.PlanItems(snap.WS, name)
-	if err != nil {
+	if name == "" {
+		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: name a story or an epic: [{"story": …}], [{"epic": …}], [{"name": …}] or ["<name>"]`}
+	}
+	planned, err := store.PlanFor(snap.WS, name, want)
+	var amb *store.AmbiguousNameError
+	switch {
+	case errors.As(err, &amb):
+		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`showPlan: %v: pass [{"story": %q}] or [{"epic": %q}]`, amb, name, name)}
+	case err != nil:
 		return nil, &rpcError{code: codeInvalidParams, msg: "showPlan: " + err.Error()}
 	}
 	maxParallel := a.MaxParallel
 	if maxParallel <= 0 {
 		maxParallel = plan.DefaultMaxParallel
 	}
+	items := planned.Items
 	pl := plan.Compute(items, maxParallel)
 	var b bytes.Buffer
-	if err := pl.WriteText(&b, title, noun, items, maxParallel); err != nil {
+	if err := pl.WriteText(&b, planned.Title, planned.Noun, items, maxParallel); err != nil {
 		return nil, err
 	}
-	kind := "story"
-	if snap.WS.Story(name) == nil {
-		kind = "epic"
+	states := plan.States(items)
+	if planned.Kind == store.NameEpic {
+		// The run state of every story, as `saga-lsp status <epic>` shows it.
+		if st := s.live.epicStatus(ctx, snap, name); st != nil {
+			states = st.GraphStates(items)
+			b.WriteByte('\n')
+			if err := st.WriteText(&b, snap.WS.Epic(name).Title); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var graph bytes.Buffer
+	if err := plan.WriteMermaid(&graph, items, states); err != nil {
+		return nil, err
 	}
 	// Clients with a SAGA extension (they opt in to saga/* notifications)
 	// show the returned plan themselves; a message on top would repeat it.
 	if !s.clientInfo().sagaNotifications {
 		s.showMessage(protocol.MessageTypeInfo, b.String())
 	}
-	return &planResult{Name: name, Title: title, Kind: kind, Text: b.String(), Plan: pl}, nil
+	return &planResult{Name: name, Title: planned.Title, Kind: string(planned.Kind), Text: b.String(), Plan: pl,
+		States: states, CriticalPath: nonNilStrings(plan.CriticalPath(items, states)), Mermaid: graph.String()}, nil
 }

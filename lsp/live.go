@@ -1,7 +1,8 @@
 package lsp
 
 // The language server as the SAGA dashboard: it follows story workers
-// (design.md §5, §6) from what they leave on disk and turns that into
+// (design.md §5, §6) and epic runners (§11, live_epic*.go) from what they
+// leave on disk and turns that into
 // work-done progress, saga/workerProgress and saga/taskStatus
 // notifications, code-lens refreshes, and the two LSP-only diagnostics
 // (stale-task, story-blocked). What a run is comes from store/runs (the one
@@ -86,6 +87,10 @@ type live struct {
 	journals map[string]journalState
 	watched  map[string]bool
 	lists    map[string]string // task list dir → session
+
+	epics      map[string]*liveEpic // by epic id (live_epic.go)
+	epicTokens map[string]*liveEpic // progress token → epic run
+	epicBell   chan struct{}        // an epic's state may have moved
 }
 
 func newLive(s *Server, env func(string) string) *live {
@@ -97,7 +102,8 @@ func newLive(s *Server, env func(string) string) *live {
 		done: make(chan struct{}), bell: make(chan struct{}, 1),
 		runs: map[string]*liveRun{}, stories: map[string]*liveStory{}, tokens: map[string]*liveRun{},
 		skip: map[string]bool{}, locks: map[string]lockCheck{}, journals: map[string]journalState{},
-		watched: map[string]bool{}, lists: map[string]string{}}
+		watched: map[string]bool{}, lists: map[string]string{},
+		epics: map[string]*liveEpic{}, epicTokens: map[string]*liveEpic{}, epicBell: make(chan struct{}, 1)}
 }
 
 // start begins watching root's workers. It does not scan: scan does, once
@@ -127,9 +133,10 @@ func (l *live) start(root string) {
 	l.watchLocked(filepath.Join(root, ".saga"))
 	l.watchLocked(filepath.Join(root, filepath.FromSlash(store.WorktreesRel)))
 	l.watchLocked(l.sessionDir)
-	l.wg.Add(2)
+	l.wg.Add(3)
 	go l.run()
 	go l.refresher()
+	go l.epicLoop()
 }
 
 // close stops the goroutines and the watcher, and waits for them.
@@ -259,6 +266,11 @@ func (l *live) tickInterval() time.Duration {
 			return liveTickBusy
 		}
 	}
+	for _, e := range l.epics {
+		if e.alive {
+			return liveTickBusy
+		}
+	}
 	return liveTickIdle
 }
 
@@ -336,6 +348,7 @@ func (l *live) tickLocked(snap *Snapshot, ef *effects) {
 		}
 		l.checkAlive(r, ef)
 	}
+	l.tickEpics()
 	if l.fsw == nil {
 		l.rescanSession(snap, ef)
 		for id := range l.stories {

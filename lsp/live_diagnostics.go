@@ -1,7 +1,8 @@
 package lsp
 
 // The LSP-only diagnostics of runs: stale-task (a task in_progress with no
-// worker alive) and story-blocked (the journal ends in a blocker).
+// worker alive), story-blocked (the journal ends in a blocker), and
+// story-held on an epic's child entries (live_epic_state.go).
 
 import (
 	"fmt"
@@ -75,6 +76,12 @@ func (l *live) diagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 		return l.fileDiagnostics(rel, f, story, st.wtBlock, "the worktree copy")
 	}
 	kind, owner, _ := store.Classify(rel)
+	if kind == store.KindEpic {
+		if f := snap.WS.File(rel); f != nil {
+			return l.epicDiagnosticsLocked(rel, f)
+		}
+		return nil
+	}
 	if kind != store.KindTask && kind != store.KindStory {
 		return nil
 	}
@@ -115,7 +122,7 @@ func (l *live) allDiagnostics(snap *Snapshot) []store.Diagnostic {
 			out = append(out, l.fileDiagnostics(rel, f, id, st.wtBlock, "the worktree copy")...)
 		}
 	}
-	return out
+	return append(out, l.epicFileDiagnosticsLocked(snap)...)
 }
 
 // liveJournal is the journal that decides story-blocked on the main

@@ -63,13 +63,14 @@ func (l *live) rescanSession(snap *Snapshot, ef *effects) {
 		path, session string
 		ms            int64
 	}
-	by := map[string][]cand{}
+	by := map[string][]cand{}    // story → its runs
+	epics := map[string][]cand{} // epic → its runs
 	for _, de := range des {
 		if de.IsDir() || !runs.IsEventsFile(de.Name()) {
 			continue
 		}
 		name, _ := runs.SessionOfEvents(de.Name())
-		story, ms, ok := runs.ParseSessionName(name)
+		kind, id, ms, ok := runs.ParseSession(name)
 		if !ok {
 			continue
 		}
@@ -77,7 +78,24 @@ func (l *live) rescanSession(snap *Snapshot, ef *effects) {
 		if l.skip[path] || l.runs[name] != nil {
 			continue
 		}
-		by[story] = append(by[story], cand{path, name, ms})
+		if kind == runs.KindEpic {
+			epics[id] = append(epics[id], cand{path, name, ms})
+			continue
+		}
+		by[id] = append(by[id], cand{path, name, ms})
+	}
+	// Each epic's newest run (the one its lenses show).
+	for _, epic := range slices.Sorted(maps.Keys(epics)) {
+		cs := epics[epic]
+		newest := slices.MaxFunc(cs, func(a, b cand) int { return cmp.Compare(a.ms, b.ms) })
+		for _, c := range cs {
+			if c != newest {
+				l.skip[c.path] = true
+			}
+		}
+		if e := l.epics[epic]; e == nil || e.run == nil || e.run.Session != newest.session {
+			l.epicSessionFile(snap, newest.path, newest.session, epic, newest.ms, true)
+		}
 	}
 	for _, story := range slices.Sorted(maps.Keys(by)) {
 		cs := by[story]
@@ -102,6 +120,10 @@ func (l *live) sessionFile(snap *Snapshot, path string, ef *effects) {
 		return
 	}
 	if l.skip[path] {
+		return
+	}
+	if kind, epic, ms, ok := runs.ParseSession(name); ok && kind == runs.KindEpic && isEvents {
+		l.epicSessionFile(snap, path, name, epic, ms, false)
 		return
 	}
 	_, ms, ok := runs.ParseSessionName(name)

@@ -51,8 +51,10 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 		return
 	}
 	first := r.sent == nil
+	moved := first || r.Ended || r.sent.State != p.State
 	r.sent = p
 	ef.refresh = true
+	l.storyMoved(r.Story, moved)
 	ef.add(func() { l.notifySaga("saga/workerProgress", p) })
 	text := progressText(p)
 	pct := uint32(0)
@@ -124,6 +126,12 @@ func (l *live) notifySaga(method string, params any) {
 
 // beginWorkerProgress starts a cancellable work-done progress for a worker.
 func (l *live) beginWorkerProgress(story, message string, pct uint32) *progress {
+	return l.beginCancellableProgress("SAGA "+story, message, pct)
+}
+
+// beginCancellableProgress starts a work-done progress whose cancellation
+// stops a run (work_done_progress_cancel.go).
+func (l *live) beginCancellableProgress(title, message string, pct uint32) *progress {
 	s := l.s
 	s.mu.Lock()
 	ok := s.client.workDoneProgress
@@ -139,7 +147,7 @@ func (l *live) beginWorkerProgress(story, message string, pct uint32) *progress 
 		return &progress{}
 	}
 	yes := true
-	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: "SAGA " + story, Cancellable: &yes, Message: &message, Percentage: &pct}
+	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: &yes, Message: &message, Percentage: &pct}
 	s.notify("$/progress", &protocol.ProgressParams{Token: token, Value: mustRaw(begin)})
 	return &progress{s: s, token: token}
 }

@@ -836,7 +836,7 @@ func TestExecuteCommandCreate(t *testing.T) {
 			t.Errorf("%s: no lens on the new %s", tc.command, tc.want)
 		}
 	}
-	if got := lensTitles(codeLenses(c, ".saga/epics/billing/epic.json")); len(got) != 2 || got[0] != "pending · 0/2 tasks" {
+	if got := lensTitles(codeLenses(c, ".saga/epics/billing/epic.json")); len(got) != 4 || got[1] != "0/1 stories done" || got[2] != "○ ready" {
 		t.Errorf("the epic's lenses after the creates: %q", got)
 	}
 	// Valid files: no error-severity finding in the whole workspace.
@@ -918,7 +918,8 @@ func TestCommandPrefix(t *testing.T) {
 	c.result("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{},"initializationOptions":{"commandPrefix":"w2.saga."}}`, c.uri("")), &res)
 	c.notify("initialized", `{}`)
 	c.waitLoaded()
-	want := []string{"w2.saga.runStory", "w2.saga.stopStory", "w2.saga.createStory", "w2.saga.createTask", "w2.saga.createEpic", "w2.saga.showPlan", "w2.saga.showOutput"}
+	want := []string{"w2.saga.runStory", "w2.saga.stopStory", "w2.saga.createStory", "w2.saga.createTask", "w2.saga.createEpic", "w2.saga.showPlan", "w2.saga.showOutput",
+		"w2.saga.runEpic", "w2.saga.stopEpic", "w2.saga.reviewStory"}
 	if !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, want) {
 		t.Errorf("commands %v", res.Capabilities.ExecuteCommandProvider.Commands)
 	}

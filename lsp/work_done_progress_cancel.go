@@ -8,8 +8,10 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a worker's
-// progress stops the worker (commands.StopStory, as `saga-lsp stop`).
+// workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a
+// worker's progress stops the worker (commands.StopStory, as `saga-lsp
+// stop <story>`); cancelling an epic run's stops the epic (commands.StopEpic,
+// as `saga-lsp stop <epic>`).
 func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
 	var p struct {
 		Token json.RawMessage `json:"token"`
@@ -23,14 +25,33 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 	}
 	l := s.live
 	l.mu.Lock()
-	r := l.tokens[tok]
-	if r == nil || r.Ended || r.cancelling {
+	if !l.started || l.closed {
 		l.mu.Unlock()
 		return nil
 	}
-	r.cancelling = true
-	story, root := r.Story, l.root
-	if !l.started || l.closed {
+	var stop func(ctx context.Context) error
+	var what string
+	var done func()
+	if r := l.tokens[tok]; r != nil && !r.Ended && !r.cancelling {
+		r.cancelling = true
+		story, root := r.Story, l.root
+		what = "stop " + story
+		stop = func(ctx context.Context) error {
+			_, err := commands.StopStory(ctx, commands.StopOptions{Root: root, Story: story, Env: l.env})
+			return err
+		}
+		done = func() { r.cancelling = false }
+	} else if e := l.epicTokens[tok]; e != nil && e.alive && !e.cancelling {
+		e.cancelling = true
+		epic, root := e.id, l.root
+		what = "stop epic " + epic
+		stop = func(ctx context.Context) error {
+			_, err := commands.StopEpic(ctx, commands.StopOptions{Root: root, Story: epic, Env: l.env})
+			return err
+		}
+		done = func() { e.cancelling = false }
+	}
+	if stop == nil {
 		l.mu.Unlock()
 		return nil
 	}
@@ -38,12 +59,12 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
-		s.log.Info("live: progress cancelled; stopping the worker", "story", story)
-		if _, err := commands.StopStory(l.ctx, commands.StopOptions{Root: root, Story: story, Env: l.env}); err != nil && l.ctx.Err() == nil {
-			s.showMessage(protocol.MessageTypeWarning, "saga-lsp: stop "+story+": "+err.Error())
+		s.log.Info("live: progress cancelled", "then", what)
+		if err := stop(l.ctx); err != nil && l.ctx.Err() == nil {
+			s.showMessage(protocol.MessageTypeWarning, "saga-lsp: "+what+": "+err.Error())
 		}
 		l.mu.Lock()
-		r.cancelling = false
+		done()
 		l.mu.Unlock()
 	}()
 	return nil

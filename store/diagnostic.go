@@ -30,9 +30,10 @@ const (
 	CodeUnreadableFile     Code = "unreadable-file"
 	CodeMisplacedFile      Code = "misplaced-file"
 	CodeAbsentEpic         Code = "absent-epic"
-	// LSP only: they depend on live worker state.
+	// LSP only: they depend on live run state.
 	CodeStaleTask    Code = "stale-task"
 	CodeStoryBlocked Code = "story-blocked"
+	CodeStoryHeld    Code = "story-held"
 )
 
 // Severity follows LSP's DiagnosticSeverity numbering.
@@ -66,6 +67,7 @@ var severities = map[Code]Severity{
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
+	CodeStoryHeld: SeverityInfo,
 }
 
 // SeverityOf returns the severity of a code.

@@ -98,18 +98,6 @@ func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
 	return p, nil
 }
 
-// PlanItems is PlanFor for a caller that cannot yet say which kind it
-// means (the language server's showPlan): a story wins over an epic of the
-// same name.
-func PlanItems(ws *Workspace, name string) (items []plan.Item, title, noun string, err error) {
-	want := NameEither
-	if ws.Story(name) != nil {
-		want = NameStory
-	}
-	p, err := PlanFor(ws, name, want)
-	return p.Items, p.Title, p.Noun, err
-}
-
 // TaskPlanItems returns the plan items of one copy of a story: its tasks.
 func TaskPlanItems(s *Story) []plan.Item {
 	items := make([]plan.Item, 0, len(s.Tasks))

@@ -22,7 +22,7 @@ var stateStyles = [...]stateStyle{
 	{"running", "#fff3bf", "#f08c00"},
 	{"completed", "#d3f9d8", "#2f9e44"},
 	{"failed", "#ffe3e3", "#e03131"},
-	{"broken", "#ffe3e3", "#e03131"},
+	{StateBroken, "#ffe3e3", "#e03131"},
 	{"blocked", "#ffe8cc", "#e8590c"},
 	{"timeout", "#ffe8cc", "#e8590c"},
 	{"stopped", "#e9ecef", "#495057"},

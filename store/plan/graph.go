@@ -2,6 +2,9 @@ package plan
 
 import "cmp"
 
+// StateBroken is the state of an item whose file cannot be trusted.
+const StateBroken = "broken"
+
 // States returns each item's state as derived from the item alone:
 // "broken" for a broken item, else its status ("pending" when the status
 // is not one of pending, in_progress, completed — as Compute treats it).
@@ -21,7 +24,7 @@ func States(items []Item) map[string]string {
 func derivedState(it Item) string {
 	switch {
 	case it.Broken != "":
-		return "broken"
+		return StateBroken
 	case it.Status == "in_progress", it.Status == "completed":
 		return it.Status
 	}

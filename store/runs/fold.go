@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -76,6 +77,9 @@ type StoryRecord struct {
 	Base    string
 	Status  string // "running" after story.start, the story.end status, or "held"
 	HeldBy  []string
+	// Conflicts are the files its blockers' branches conflict in, when
+	// that is what holds it (story.held's message).
+	Conflicts []string
 }
 
 // NewRun is a run known only by its events file.
@@ -204,7 +208,7 @@ func (r *Run) Apply(e Event) {
 		case KindStoryEnd:
 			rec.Status = e.Status
 		case KindStoryHeld:
-			rec.Status, rec.HeldBy = "held", slices.Clone(e.By)
+			rec.Status, rec.HeldBy, rec.Conflicts = "held", slices.Clone(e.By), strings.Fields(e.Message)
 		}
 		r.Stories[e.Story] = rec
 	case KindWorkerEnd, KindEpicEnd:

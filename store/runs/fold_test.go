@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,34 @@ func TestWorkerFlagsRoundTrip(t *testing.T) {
 	d := WorkerFlags{}.WithDefaults()
 	if d.MaxCycles != DefaultMaxCycles || d.MaxDuration() != time.Hour || d.Model != DefaultModel {
 		t.Errorf("defaults: %+v", d)
+	}
+}
+
+// An epic run's events fold into each story's record: started, ended, held
+// (by whom, and the conflicting files when that is why).
+func TestReadRunEpicStories(t *testing.T) {
+	dir := t.TempDir()
+	s := "saga-epic-shop-10"
+	path := writeEvents(t, dir, s,
+		ev(t, Event{Epic: "shop", Session: s, Event: KindEpicStart, PID: 4, MaxParallel: 2}),
+		ev(t, Event{Epic: "shop", Story: "shop--a", Session: "saga-story-shop--a-11", Event: KindStoryStart, Base: "main"}),
+		ev(t, Event{Epic: "shop", Story: "shop--a", Session: s, Event: KindStoryEnd, Status: StatusFailed}),
+		ev(t, Event{Epic: "shop", Story: "shop--b", Session: s, Event: KindStoryHeld, By: []string{"shop--a"}}),
+		ev(t, Event{Epic: "shop", Story: "shop--d", Session: s, Event: KindStoryHeld, By: []string{"shop--b", "shop--c"}, Message: "cart.go api/x.go"}),
+	)
+	r := ReadRun(path)
+	if r == nil || r.Epic != "shop" || r.State != StateRunning || r.MaxParallel != 2 || r.Session != s {
+		t.Fatalf("ReadRun = %+v", r)
+	}
+	want := map[string]StoryRecord{
+		"shop--a": {Session: "saga-story-shop--a-11", Base: "main", Status: StatusFailed},
+		"shop--b": {Status: "held", HeldBy: []string{"shop--a"}},
+		"shop--d": {Status: "held", HeldBy: []string{"shop--b", "shop--c"}, Conflicts: []string{"cart.go", "api/x.go"}},
+	}
+	for id, w := range want {
+		g := r.Stories[id]
+		if g.Session != w.Session || g.Base != w.Base || g.Status != w.Status || !slices.Equal(g.HeldBy, w.HeldBy) || !slices.Equal(g.Conflicts, w.Conflicts) {
+			t.Errorf("%s: %+v, want %+v", id, g, w)
+		}
 	}
 }
