@@ -192,7 +192,7 @@ class GraphPanel {
     }
     const running = run.running.length ? ` · ▶ ${run.running.join(', ')}` : '';
     const cost = run.cost ? ` · $${run.cost.toFixed(2)}` : '';
-    return `${run.done}/${run.total} stories · ${run.state}${running}${cost}`;
+    return `${run.done}/${run.total} stories · ${run.state === 'idle' ? 'not run yet' : run.state}${running}${cost}`;
   }
 
   private async open(item: string): Promise<void> {

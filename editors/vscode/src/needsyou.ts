@@ -134,12 +134,14 @@ export class NeedsYou implements vscode.Disposable {
     const parts = group.map((e) => describe(e, this.model.storyRun(e.story)?.heldBy ?? []));
     const text = `SAGA${epic ? ` epic ${epic}` : ''}: ${parts.join('; ')}.`;
     const first = group[0];
-    // For a held story, its blocker's journal and output say why.
+    // For a held story, its blocker's journal and output say why; of several
+    // ends, the first one that wrote a journal (a blocker is written there).
     const subject = first.state === 'held' ? (this.model.storyRun(first.story)?.heldBy[0] ?? first.story) : first.story;
+    const journal = group.find((e) => e.state !== 'held' && this.model.journalFile(e.story))?.story ?? subject;
     this.log.info(`needs-you: said ${group.map((e) => `${e.story} ${e.state}`).join(', ')}: ${text}`);
     void vscode.window.showWarningMessage(text, 'Open journal', 'Show output').then(async (action) => {
       if (action === 'Open journal') {
-        await this.actions.openJournal(subject);
+        await this.actions.openJournal(journal);
       } else if (action === 'Show output') {
         this.actions.showOutput(subject);
       }

@@ -104,10 +104,11 @@ else
   (cd "$REPO" && go build -o "$WORK/bin/saga-lsp" ./cmd/saga-lsp)
 fi
 # The tests' stand-in for claude: the epic run that is not a dry run uses it,
-# with a story that crashes (needs-you) and one slow enough to be seen running.
+# with a story that crashes and one that writes a blocker (needs-you), and one
+# slow enough to be seen running.
 (cd "$REPO" && go build -o "$WORK/bin/claude-standin" ./testdata/standin/claude)
 export SAGA_CLAUDE=$WORK/bin/claude-standin
-export SAGA_STANDIN_SCRIPTS=checkout--pay=crash,checkout--cart=slow
+export SAGA_STANDIN_SCRIPTS=checkout--pay=crash,checkout--cart=slow,gift-wrap=blocker
 export SAGA_STANDIN_DELAY_MS=5000
 export PATH=$WORK/bin:$PATH
 export SAGA_LSP_BIN=$WORK/bin/saga-lsp
@@ -132,9 +133,10 @@ cat > "$WS/.saga/stories/user-auth--login-page/remember-me.json" <<'EOF'
   "blockedBy": ["login-formm"]
 }
 EOF
-# Two small epics (test/workspace): shop (a, then b and c) for a dry run from
-# the lens and the dependency graph; checkout (pay crashes and holds receipt,
-# cart runs slowly) for the needs-you notification, the status bar and Stop.
+# Two small epics and a story (test/workspace): shop (a, then b and c) for a
+# dry run from the lens and the dependency graph; checkout (pay crashes and
+# holds receipt, cart runs slowly) for the needs-you notification, the status
+# bar and Stop; gift-wrap (its agent writes a blocker) for Open journal.
 cp -r "$EXT/test/workspace/.saga" "$WS/"
 (cd "$WS" && git init -q -b main && git add -A && git commit -qm "example workspace")
 
@@ -147,7 +149,7 @@ node "$EXT/test/e2e.mjs" || status=$?
 if [ $status -eq 0 ]; then
   # The extension's README shows the last picture (refreshed on request only,
   # so that a test run leaves the tree clean).
-  for pic in 04-run-completed:screenshot 07-epic-graph:graph; do
+  for pic in 04-run-completed:screenshot 07-epic-graph:graph 09-needs-you:needs-you; do
     if [ ! -f "$EXT/media/${pic#*:}.png" ] || [ "${SAGA_VSCODE_UPDATE_SCREENSHOT:-}" = 1 ]; then
       cp "$ART/${pic%%:*}.png" "$EXT/media/${pic#*:}.png"
     fi
