@@ -121,9 +121,10 @@ class GraphPanel {
     this.panel.reveal();
   }
 
+  /** Redraw soon: at most one update per REDRAW_MS, so a busy run still redraws while it goes. */
   scheduleUpdate(): void {
     if (this.timer) {
-      clearTimeout(this.timer);
+      return;
     }
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -196,6 +197,12 @@ class GraphPanel {
   }
 
   private async open(item: string): Promise<void> {
+    // Only an item of this graph (the webview names it).
+    const known = this.kind === 'epic' ? this.model.stories.has(item) : !!this.model.stories.get(this.id)?.tasks.some((t) => t.id === item);
+    if (!known) {
+      this.log.warn(`graph of ${this.id}: no item ${JSON.stringify(item)} to open`);
+      return;
+    }
     const file = this.kind === 'epic' ? this.model.storyFile(item) : this.model.taskFile(this.id, item);
     // Beside the graph, so that it stays in sight.
     const column = this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
