@@ -11,20 +11,10 @@
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { SagaModel } from './model';
+import { Serial } from './serial';
+import type { GraphMessage } from './webview/message';
 
 export type GraphKind = 'epic' | 'story';
-
-/** What the webview draws (Graph in webview/graph.ts). */
-export interface GraphMessage {
-  type: 'graph';
-  title: string;
-  summary: string;
-  text: string;
-  nodes: Record<string, string>;
-  legend: { state: string; fill: string; stroke: string }[];
-  critical: string;
-  error?: string;
-}
 
 const REDRAW_MS = 200;
 
@@ -75,8 +65,7 @@ class GraphPanel {
   private timer: NodeJS.Timeout | undefined;
   private last = '';
   private ready = false;
-  private updating: Promise<void> | undefined;
-  private again = false;
+  private readonly loads = new Serial(() => this.load());
   private message: GraphMessage | undefined;
 
   constructor(
@@ -134,18 +123,7 @@ class GraphPanel {
 
   /** Gets the graph and sends it when it changed; one at a time. */
   update(): Promise<void> {
-    if (this.updating) {
-      this.again = true;
-      return this.updating;
-    }
-    this.updating = this.load().finally(() => {
-      this.updating = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.update();
-      }
-    });
-    return this.updating;
+    return this.loads.run();
   }
 
   private async load(): Promise<void> {

@@ -13,6 +13,7 @@ import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { Serial } from './serial';
 
 export interface TaskInfo {
   id: string;
@@ -151,8 +152,7 @@ export class SagaModel implements vscode.Disposable {
   error = '';
   loaded = false;
 
-  private inFlight: Promise<void> | undefined;
-  private again = false;
+  private readonly loads = new Serial(() => this.load());
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -181,18 +181,7 @@ export class SagaModel implements vscode.Disposable {
 
   /** Reload from `saga-lsp status` and the epic files; one at a time. */
   refresh(): Promise<void> {
-    if (this.inFlight) {
-      this.again = true;
-      return this.inFlight;
-    }
-    this.inFlight = this.load().finally(() => {
-      this.inFlight = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.refresh();
-      }
-    });
-    return this.inFlight;
+    return this.loads.run();
   }
 
   private async load(): Promise<void> {

@@ -235,13 +235,7 @@ async function main() {
   const lens = page.locator('.codelens-decoration a', { hasText: 'Run story' }).first();
   await step('story.json shows the "▶ Run story" code lens', async () => {
     await openFile(`.saga/stories/${STORY}/story.json`);
-    // Code lenses are only asked for after an interaction with the editor.
-    await until('the Run story code lens', 45_000, async () => {
-      await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
-      const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
-      if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
-      return texts.some((t) => t.includes('Run story')) ? texts : false;
-    }, 1500);
+    await waitForLens('Run story');
     await shot('03-codelens');
   });
 
@@ -337,14 +331,8 @@ async function main() {
     const rendered = before.rendered;
 
     // ▶ Run epic on epic.json (the editor beside the graph).
-    const lens = page.locator('.editor-instance .codelens-decoration a', { hasText: 'Run epic' }).first();
-    await until('the Run epic code lens', 45_000, async () => {
-      await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
-      const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
-      if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
-      return texts.some((t) => t.includes('Run epic')) ? texts : false;
-    }, 1500);
-    await lens.click();
+    await waitForLens('Run epic');
+    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Run epic' }).first().click();
     log('clicked ▶ Run epic');
 
     const after = await until('every node of the graph completed', 90_000, async () => {
@@ -565,6 +553,16 @@ function extensionLog() {
   };
   if (fs.existsSync(logs)) walk(logs);
   return text;
+}
+
+/** Waits for a code lens of the open file (they are only asked for after an interaction with the editor). */
+async function waitForLens(text) {
+  await until(`the ${text} code lens`, 45_000, async () => {
+    await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
+    const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
+    if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
+    return texts.some((t) => t.includes(text)) ? texts : false;
+  }, 1500);
 }
 
 /** Answers the input box whose prompt mentions `prompt`. */

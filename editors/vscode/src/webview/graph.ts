@@ -5,19 +5,7 @@
 // is which item comes with each graph.
 
 import mermaid from 'mermaid';
-
-/** A graph to draw (GraphMessage in ../graph.ts). */
-interface Graph {
-  type: 'graph';
-  title: string;
-  summary: string;
-  text: string;
-  /** Mermaid node id (n1, …) → the item's id. */
-  nodes: Record<string, string>;
-  legend: { state: string; fill: string; stroke: string }[];
-  critical: string;
-  error?: string;
-}
+import type { GraphMessage as Graph } from './message';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
