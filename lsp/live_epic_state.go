@@ -18,7 +18,6 @@ import (
 	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
-	"go.lsp.dev/protocol"
 )
 
 // epicMinInterval paces deriving an epic's state and so saga/epicProgress:
@@ -261,16 +260,10 @@ func (l *live) epicProgressLocked(e *liveEpic, ef *effects) {
 	switch {
 	case first && !ending:
 		ef.add(func() {
-			pr := l.beginCancellableProgress("SAGA epic "+e.id, text, pct)
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			if tok, ok := pr.token.(protocol.String); ok && pr.s != nil {
-				e.prog, e.token = pr, string(tok)
-				l.epicTokens[e.token] = e
-			}
-			if e.sent != p { // the run moved on (or ended) while the client created the progress
-				l.ringEpics()
-			}
+			l.beginCancellableProgress("SAGA epic "+e.id, text, pct, func(pr *progress, token string) {
+				e.prog, e.token = pr, token
+				l.epicTokens[token] = e
+			})
 		})
 	case ending:
 		ef.add(func() {

@@ -64,16 +64,10 @@ func (l *live) progressUpdate(r *liveRun, ef *effects) {
 	switch {
 	case first && !r.Ended:
 		ef.add(func() {
-			pr := l.beginWorkerProgress(r.Story, text, pct)
-			l.mu.Lock()
-			r.prog = pr
-			if pr.s != nil {
-				if tok, ok := pr.token.(protocol.String); ok {
-					r.token = string(tok)
-					l.tokens[r.token] = r
-				}
-			}
-			l.mu.Unlock()
+			l.beginCancellableProgress("SAGA "+r.Story, text, pct, func(pr *progress, token string) {
+				r.prog, r.token = pr, token
+				l.tokens[token] = r
+			})
 		})
 	case r.Ended:
 		ef.add(func() {
@@ -124,32 +118,31 @@ func (l *live) notifySaga(method string, params any) {
 	}
 }
 
-// beginWorkerProgress starts a cancellable work-done progress for a worker.
-func (l *live) beginWorkerProgress(story, message string, pct uint32) *progress {
-	return l.beginCancellableProgress("SAGA "+story, message, pct)
-}
-
 // beginCancellableProgress starts a work-done progress whose cancellation
-// stops a run (work_done_progress_cancel.go).
-func (l *live) beginCancellableProgress(title, message string, pct uint32) *progress {
+// stops a run (work_done_progress_cancel.go), when the client supports
+// them: once the client created it, and before it is begun (so a cancel
+// can never come first), own records it under mu.
+func (l *live) beginCancellableProgress(title, message string, pct uint32, own func(p *progress, token string)) {
 	s := l.s
 	s.mu.Lock()
 	ok := s.client.workDoneProgress
 	s.mu.Unlock()
 	if !ok {
-		return &progress{}
+		return
 	}
 	token := protocol.String(fmt.Sprintf("saga-%d", s.nextToken.Add(1)))
 	ctx, cancel := context.WithTimeout(l.ctx, 5*time.Second)
 	defer cancel()
 	if err := s.call(ctx, "window/workDoneProgress/create", &protocol.WorkDoneProgressCreateParams{Token: token}, nil); err != nil {
 		s.log.Debug("workDoneProgress/create", "err", err)
-		return &progress{}
+		return
 	}
+	l.mu.Lock()
+	own(&progress{s: s, token: token}, string(token))
+	l.mu.Unlock()
 	yes := true
 	begin := &protocol.WorkDoneProgressBegin{Kind: "begin", Title: title, Cancellable: &yes, Message: &message, Percentage: &pct}
 	s.notify("$/progress", &protocol.ProgressParams{Token: token, Value: mustRaw(begin)})
-	return &progress{s: s, token: token}
 }
 
 func (p *progress) reportPercent(message string, pct uint32) {

@@ -50,12 +50,18 @@ const demoStory = "add-logout-button"
 
 func newLiveFixture(t *testing.T, script string, delayMS int) *liveFixture {
 	t.Helper()
+	return newLiveFixtureOf(t, "../examples/workspace", script, delayMS)
+}
+
+// newLiveFixtureOf is newLiveFixture on a git copy of src.
+func newLiveFixtureOf(t *testing.T, src, script string, delayMS int) *liveFixture {
+	t.Helper()
 	for _, tool := range []string{"tmux", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	f := &liveFixture{root: testkit.GitRepo(t, "../examples/workspace"), sessionDir: t.TempDir(), config: t.TempDir(),
+	f := &liveFixture{root: testkit.GitRepo(t, src), sessionDir: t.TempDir(), config: t.TempDir(),
 		socket: testkit.TmuxServer(t)}
 	for k, v := range map[string]string{
 		"SAGA_SESSION_DIR":      f.sessionDir,

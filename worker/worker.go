@@ -139,6 +139,11 @@ func Run(ctx context.Context, o Options) int {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}
 	status, code := r.execute(ctx)
+	if status == runs.StatusFailed && ctx.Err() != nil {
+		// A step interrupted by the stop (a git or gh command killed during
+		// set-up) failed because of it: the run was stopped.
+		status = runs.StatusStopped
+	}
 	done, total := r.progress()
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),

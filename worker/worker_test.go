@@ -570,6 +570,19 @@ func TestSIGTERM(t *testing.T) {
 	}
 }
 
+// TestSIGTERMDuringSetup: a worker stopped before its first run (while it
+// makes its worktree, PR or task list) ends stopped, not failed: the stop
+// is what interrupted it.
+func TestSIGTERMDuringSetup(t *testing.T) {
+	f := newFixture(t, false)
+	cmd, out := f.startSlow("user-auth--api", "500", "holding the worker lock")
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if end := lastEnd(f.events()); end.Status != "stopped" {
+		t.Errorf("worker.end %+v\n%s", end, out.String())
+	}
+}
+
 func TestBadStory(t *testing.T) {
 	f := newFixture(t, false)
 	for _, story := range []string{"Bad_Name", "no-such-story", "../etc"} {

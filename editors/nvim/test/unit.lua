@@ -77,6 +77,31 @@ h.main(function()
   check('complete flags', saga._complete_new('--d', 'SagaNew task alpha t1 --d'), { '--description', '--done-when' })
   check('complete epic flag', saga._complete_new('', 'SagaNew story x --epic '), { 'beta', 'gamma' })
 
+  -- :SagaRun/:SagaStop/:SagaPlan arguments: a story or an epic; a name that is both must say which.
+  check('target args', { saga._target_args('--epic shop --max-parallel 2 --after=merged', true) },
+    { 'shop', { dry_run = true, epic = true, max_parallel = '2', after = 'merged' } })
+  check('target args plain', { saga._target_args('alpha') }, { 'alpha', {} })
+  check('target args bad flag', select(3, saga._target_args('x --bogus 1')), 'unknown flag --bogus (--story, --epic, --max-parallel, --max-cost, --after)')
+  check('target args both kinds', select(3, saga._target_args('--story --epic x')), '--story and --epic exclude each other: pass the one the name is')
+  check('target story', { saga._target('alpha', {}, 'SagaRun') }, { 'alpha', 'story' })
+  check('target epic', { saga._target('gamma', {}, 'SagaRun') }, { 'gamma', 'epic' })
+  vim.fn.mkdir(ws .. '/.saga/stories/beta', 'p')
+  check('target both', select(3, saga._target('beta', {}, 'SagaRun')), 'beta is both a story and an epic: :SagaRun --story beta or :SagaRun --epic beta')
+  check('target both, said', { saga._target('beta', { epic = true }, 'SagaRun') }, { 'beta', 'epic' })
+  check('complete run', saga._complete_run('g', 'SagaRun g'), { 'gamma' })
+  check('complete run flags', saga._complete_run('--m', 'SagaRun --m'), { '--max-parallel', '--max-cost' })
+  check('complete after', saga._complete_run('', 'SagaRun shop --after '), { 'ready', 'merged' })
+
+  -- :SagaReview's quickfix items: in the worktree while it exists, else the repository.
+  local review = { story = 's', branch = 'story/s', base = 'main', repo = '/r', worktree = '/r/.saga/worktrees/s',
+    files = { { path = 'a.go', status = 'modified' }, { path = 'b.go', status = 'renamed', oldPath = 'c.go' } } }
+  check('review items', saga._review_items(review), {
+    { filename = '/r/.saga/worktrees/s/a.go', lnum = 1, col = 1, text = 'modified' },
+    { filename = '/r/.saga/worktrees/s/b.go', lnum = 1, col = 1, text = 'renamed (from c.go)' },
+  })
+  review.worktree = ''
+  check('review items without worktree', saga._review_items(review)[1].filename, '/r/a.go')
+
   -- Plan rendering: the result's text (trailing newline dropped), else what came.
   check('plan string', saga._plan_lines('s', 'EXECUTION PLAN\nWAVE 1'), { 'EXECUTION PLAN', 'WAVE 1' })
   check('plan text', saga._plan_lines('s', { name = 's', text = 'A\nB\n', plan = { waves = {} } }), { 'A', 'B' })
@@ -116,10 +141,39 @@ h.main(function()
     'saga: s2 0/3 running',
     'saga: s1 5/5 completed — all done',
   })
+  -- A run that needs you: one warning per end, never repeated.
   notes = {}
-  saga._on_worker_progress({ story = 's2', state = 'failed', done = 1, total = 3 }, { client_id = 1 })
-  check('failed is an error', notes[1] and notes[1].level, vim.log.levels.ERROR)
+  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run(s)' }, { client_id = 1 })
+  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run(s)' }, { client_id = 1 })
+  check('failed warns once', notes, { { msg = 'saga: s2 failed — :SagaOutput s2 shows why (worker failed: 1/3 tasks, 1 run(s))', level = vim.log.levels.WARN } })
   check('statusline none', saga.statusline(), '')
+  notes = {}
+  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-2', state = 'blocked', done = 1, total = 3 }, { client_id = 1 })
+  check('blocked warns (another end)', #notes == 1 and notes[1].level == vim.log.levels.WARN and notes[1].msg:match('^saga: s2 is blocked') ~= nil, true)
+
+  -- An epic run: the statusline shows it (its workers' own progress stays out of
+  -- messages and the statusline); a held story warns once; the end is one message.
+  notes = {}
+  local function epic(st, done, running, stories)
+    saga._on_epic_progress({ epic = 'shop', session = 'saga-epic-shop-1', state = st, done = done, total = 3, running = running,
+      held = {}, failed = {}, cost = 0, stories = stories }, { client_id = 1 })
+  end
+  epic('running', 0, { 'shop--a', 'shop--c' }, { { id = 'shop--a', state = 'running', heldBy = {} }, { id = 'shop--c', state = 'running', heldBy = {} }, { id = 'shop--b', state = 'waiting', heldBy = {} } })
+  saga._on_worker_progress({ story = 'shop--a', session = 'saga-story-shop--a-1', state = 'running', step = 'loop', done = 1, total = 2 }, { client_id = 1 })
+  saga._on_task_status({ story = 'shop--a', task = 'a1', to = 'completed' }, { client_id = 1 })
+  check('statusline epic', saga.statusline(), 'SAGA shop 0/3 ▶2')
+  check('running epics', saga.running_epics(), { 'shop' })
+  check('no chatter from an epic worker', #notes, 0)
+  local held = { { id = 'shop--a', state = 'failed', heldBy = {} }, { id = 'shop--c', state = 'running', heldBy = {} }, { id = 'shop--b', state = 'held', heldBy = { 'shop--a' } } }
+  epic('running', 0, { 'shop--c' }, held)
+  epic('running', 0, { 'shop--c' }, held)
+  check('held warns once', notes, { { msg = 'saga: shop--b is held by shop--a (failed) — it will not run in this epic run (:SagaPlan shop)', level = vim.log.levels.WARN } })
+  check('statusline epic 2', saga.statusline(), 'SAGA shop 0/3 ▶1')
+  notes = {}
+  epic('failed', 1, {}, held)
+  check('epic end', notes, { { msg = 'saga: epic shop failed: 1/3 stories', level = vim.log.levels.INFO } })
+  check('statusline after the epic', saga.statusline(), 'SAGA shop--a 1/2 running')
+  saga._on_worker_progress({ story = 'shop--a', session = 'saga-story-shop--a-1', state = 'stopped', done = 1, total = 2 }, { client_id = 1 })
 
   notes = {}
   saga._on_task_status({ story = 's1', task = 't1', subject = 'Do it', from = 'pending', to = 'in_progress', source = 'hook' }, { client_id = 1 })
@@ -147,7 +201,7 @@ h.main(function()
   for _, l in ipairs(vim.fn.filereadable(doc .. '/tags') == 1 and vim.fn.readfile(doc .. '/tags') or {}) do
     tags[l:match('^[^\t]+')] = true
   end
-  check('help tags', { tags['saga.txt'], tags[':SagaRun'], tags[':SagaStop'], tags[':SagaPlan'], tags[':SagaNew'], tags[':SagaOutput'], tags['saga-setup'], tags['saga.statusline()'] }, { true, true, true, true, true, true, true, true })
+  check('help tags', { tags['saga.txt'], tags[':SagaRun'], tags[':SagaStop'], tags[':SagaPlan'], tags[':SagaNew'], tags[':SagaOutput'], tags[':SagaReview'], tags['saga-setup'], tags['saga.statusline()'] }, { true, true, true, true, true, true, true, true, true })
 
-  check('commands', { vim.fn.exists(':SagaRun'), vim.fn.exists(':SagaStop'), vim.fn.exists(':SagaPlan'), vim.fn.exists(':SagaNew'), vim.fn.exists(':SagaOutput') }, { 2, 2, 2, 2, 2 })
+  check('commands', { vim.fn.exists(':SagaRun'), vim.fn.exists(':SagaStop'), vim.fn.exists(':SagaPlan'), vim.fn.exists(':SagaNew'), vim.fn.exists(':SagaOutput'), vim.fn.exists(':SagaReview') }, { 2, 2, 2, 2, 2, 2 })
 end)

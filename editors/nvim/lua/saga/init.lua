@@ -28,7 +28,8 @@ local defaults = {
   command_prefix = 'saga.',
   -- :SagaRun starts workers with the simulated agent (no tokens spent); :SagaRun! always does.
   dry_run = false,
-  -- vim.notify for saga/workerProgress and saga/taskStatus: false turns them off.
+  -- vim.notify for saga/workerProgress and saga/taskStatus: false turns them off (the
+  -- warnings when a run needs you stay: a story that ends failed, blocked, timed out or held).
   notify = true,
   notify_level = vim.log.levels.INFO,
   -- Refresh code lenses on BufEnter, BufWritePost and InsertLeave in saga buffers.
@@ -40,9 +41,10 @@ local defaults = {
   -- Passed through to the client.
   capabilities = nil,
   on_attach = nil,
-  -- Called with the params of every saga/workerProgress and saga/taskStatus notification.
+  -- Called with the params of every saga/workerProgress, saga/taskStatus and saga/epicProgress notification.
   on_worker_progress = nil,
   on_task_status = nil,
+  on_epic_progress = nil,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -50,7 +52,9 @@ M.config = vim.deepcopy(defaults)
 local state = {
   setup_done = false,
   workers = {}, -- story -> the latest saga/workerProgress params (+ client_id)
+  epics = {}, -- epic -> the latest saga/epicProgress params (+ client_id)
   notified = {}, -- story -> key of the last progress notification shown
+  needs_you = {}, -- keys of the run ends already announced (never twice)
   last_buf = nil, -- the last saga buffer entered (for :checkhealth, which runs in a new tab)
   pending = {}, -- '<client id> <command>' -> executeCommand requests in flight
   opened = {}, -- path -> when :SagaNew opened it (uv.now())
@@ -265,12 +269,48 @@ local function progress_text(w)
   return s .. ' ' .. tostring(w.state or 'running')
 end
 
---- Statusline component: "SAGA user-auth--api 3/5 running" for the running
---- workers (several joined by ", "), "" when none runs.
+--- The latest saga/epicProgress of every epic run seen (running or not).
+function M.epic_runs()
+  return state.epics
+end
+
+--- Epics whose run is running, sorted.
+function M.running_epics()
+  local out = {}
+  for epic, e in pairs(state.epics) do
+    if e.state == 'running' then
+      table.insert(out, epic)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+-- The running epic a story belongs to, or nil.
+local function epic_of_story(story)
+  for _, epic in ipairs(M.running_epics()) do
+    for _, s in ipairs(state.epics[epic].stories or {}) do
+      if s.id == story then
+        return epic
+      end
+    end
+  end
+  return nil
+end
+
+--- Statusline component: "SAGA shop 3/8 ▶2" for a running epic (stories done/total,
+--- ▶ stories running), "user-auth--api 3/5 running" for a running worker of no running
+--- epic; several joined by ", "; "" when nothing runs.
 function M.statusline()
   local parts = {}
+  for _, epic in ipairs(M.running_epics()) do
+    local e = state.epics[epic]
+    table.insert(parts, string.format('%s %d/%d ▶%d', epic, e.done or 0, e.total or 0, #(e.running or {})))
+  end
   for _, story in ipairs(M.running()) do
-    table.insert(parts, progress_text(state.workers[story]))
+    if not epic_of_story(story) then
+      table.insert(parts, progress_text(state.workers[story]))
+    end
   end
   if #parts == 0 then
     return ''
@@ -298,22 +338,52 @@ local function saga_buffers(client_id)
   return out
 end
 
+-- Ends that need the user (a story's run ended failed, blocked or timed out): one
+-- warning each, with what to do.
+local NEEDS_YOU = {
+  failed = '%s failed — :SagaOutput %s shows why',
+  timeout = '%s timed out (a limit stopped it) — :SagaOutput %s shows where it got to',
+  blocked = '%s is blocked (a blocker in its journal) — resolve it, then run it again (:SagaOutput %s)',
+}
+
+-- Warns once for the end `key` names (never again for the same end).
+local function needs_you(key, msg)
+  if state.needs_you[key] then
+    return
+  end
+  state.needs_you[key] = true
+  notify('saga: ' .. msg, vim.log.levels.WARN)
+end
+
+-- params without vim.NIL values, plus the client id.
+local function plain(params, ctx)
+  local out = {}
+  for k, v in pairs(params) do
+    if v ~= vim.NIL then
+      out[k] = v
+    end
+  end
+  out.client_id = ctx and ctx.client_id
+  return out
+end
+
 function M._on_worker_progress(params, ctx)
   if type(params) ~= 'table' or type(params.story) ~= 'string' then
     return
   end
-  local w = {}
-  for k, v in pairs(params) do
-    if v ~= vim.NIL then
-      w[k] = v
-    end
-  end
-  w.client_id = ctx and ctx.client_id
+  local w = plain(params, ctx)
   state.workers[w.story] = w
   local final = FINAL_STATES[w.state] or false
 
-  -- One message per change of state, step or progress; the statusline shows the rest.
-  if M.config.notify then
+  if final and NEEDS_YOU[w.state] then
+    local msg = string.format(NEEDS_YOU[w.state], w.story, w.story)
+    if w.message and w.message ~= '' then
+      msg = msg .. ' (' .. w.message .. ')'
+    end
+    needs_you('end ' .. w.story .. ' ' .. tostring(w.session), msg)
+  elseif M.config.notify and not epic_of_story(w.story) then
+    -- One message per change of state, step or progress of a worker of its own (an
+    -- epic's workers show in the statusline and the lenses); the statusline shows the rest.
     local key = table.concat({ tostring(w.state), tostring(w.step), tostring(w.done), tostring(w.total), tostring(w.cycle) }, '|')
     if state.notified[w.story] ~= key then
       state.notified[w.story] = key
@@ -324,13 +394,7 @@ function M._on_worker_progress(params, ctx)
       if w.message and w.message ~= '' then
         msg = msg .. ' — ' .. w.message
       end
-      local level = M.config.notify_level
-      if w.state == 'failed' or w.state == 'timeout' then
-        level = vim.log.levels.ERROR
-      elseif w.state == 'blocked' then
-        level = vim.log.levels.WARN
-      end
-      notify(msg, level)
+      notify(msg, M.config.notify_level)
     end
   end
   if final then
@@ -343,11 +407,46 @@ function M._on_worker_progress(params, ctx)
   fire_user_event('SagaWorkerProgress')
 end
 
+-- saga/epicProgress: the statusline and lenses follow it; a story newly held warns once
+-- per run; the run's end is one message.
+function M._on_epic_progress(params, ctx)
+  if type(params) ~= 'table' or type(params.epic) ~= 'string' then
+    return
+  end
+  local e = plain(params, ctx)
+  local before = state.epics[e.epic]
+  state.epics[e.epic] = e
+  for _, s in ipairs(e.stories or {}) do
+    if s.state == 'held' then
+      local by = {}
+      for _, b in ipairs(s.heldBy or {}) do
+        local bs = ''
+        for _, o in ipairs(e.stories) do
+          if o.id == b then
+            bs = ' (' .. tostring(o.state) .. ')'
+          end
+        end
+        table.insert(by, b .. bs)
+      end
+      needs_you('held ' .. tostring(e.session) .. ' ' .. s.id,
+        string.format('%s is held by %s — it will not run in this epic run (:SagaPlan %s)', s.id, table.concat(by, ', '), e.epic))
+    end
+  end
+  if M.config.notify and e.state ~= 'running' and not (before and before.session == e.session and before.state == e.state) then
+    notify(string.format('saga: epic %s %s: %d/%d stories', e.epic, tostring(e.state), e.done or 0, e.total or 0), M.config.notify_level)
+  end
+  if M.config.on_epic_progress then
+    pcall(M.config.on_epic_progress, e)
+  end
+  pcall(vim.cmd, 'redrawstatus!')
+  fire_user_event('SagaEpicProgress')
+end
+
 function M._on_task_status(params, ctx)
   if type(params) ~= 'table' then
     return
   end
-  if M.config.notify then
+  if M.config.notify and not epic_of_story(params.story) then
     local subject = (params.subject and params.subject ~= vim.NIL and params.subject ~= '') and (' ' .. params.subject) or ''
     local from = (params.from and params.from ~= vim.NIL and params.from ~= '') and (tostring(params.from) .. ' → ') or ''
     local source = (params.source and params.source ~= vim.NIL and params.source ~= '') and (' (' .. params.source .. ')') or ''
@@ -541,6 +640,7 @@ local function client_config(root)
   local handlers = {
     ['saga/workerProgress'] = function(err, result, ctx) M._on_worker_progress(result, ctx) end,
     ['saga/taskStatus'] = function(err, result, ctx) M._on_task_status(result, ctx) end,
+    ['saga/epicProgress'] = function(err, result, ctx) M._on_epic_progress(result, ctx) end,
     ['window/showMessage'] = on_show_message,
     ['$/progress'] = on_progress,
   }
@@ -768,32 +868,86 @@ lens_commands = function(prefix)
   return {
     [prefix .. 'runStory'] = function(command)
       local a = command.arguments and command.arguments[1]
-      M.run(command_name(command), { dry_run = type(a) == 'table' and a.dryRun == true })
+      M.run(command_name(command), { story = true, dry_run = type(a) == 'table' and a.dryRun == true })
     end,
-    [prefix .. 'stopStory'] = function(command) M.stop(command_name(command)) end,
+    [prefix .. 'stopStory'] = function(command) M.stop(command_name(command), { story = true }) end,
     [prefix .. 'showOutput'] = function(command) M.output(command_name(command)) end,
     [prefix .. 'showPlan'] = function(command) M.plan(command_name(command)) end,
+    [prefix .. 'runEpic'] = function(command)
+      local a = command.arguments and command.arguments[1]
+      M.run(command_name(command), { epic = true, dry_run = type(a) == 'table' and a.dryRun == true })
+    end,
+    [prefix .. 'stopEpic'] = function(command) M.stop(command_name(command), { epic = true }) end,
+    [prefix .. 'reviewStory'] = function(command) M.review(command_name(command)) end,
   }
 end
 
---- :SagaRun[!] [story] — starts the story's worker (`!` or dry_run: the simulated agent).
-function M.run(story, opts)
+-- What a name given to :SagaRun, :SagaStop or :SagaPlan stands for: 'story' or 'epic'
+-- (opts.story / opts.epic say which; a name that is both needs one of them), or nil
+-- and an error. No name: the buffer's story, else its epic.
+function M._target(name, opts, command)
   opts = opts or {}
-  story = (story ~= nil and story ~= '') and story or M.story_of(0)
-  if not story then
-    notify('saga: which story? :SagaRun <story> (or run it from a file of the story)', vim.log.levels.ERROR)
+  if name == nil or name == '' then
+    local story, epic = M.story_of(0), M.epic_of(0)
+    if opts.epic and epic then
+      return epic, 'epic'
+    end
+    if story and not opts.epic then
+      return story, 'story'
+    end
+    if epic and not opts.story then
+      return epic, 'epic'
+    end
+    return nil, nil, string.format('which story or epic? :%s [--story | --epic] <name> (or run it from a file of the story or epic)', command)
+  end
+  if opts.story then
+    return name, 'story'
+  end
+  if opts.epic then
+    return name, 'epic'
+  end
+  local is_story = vim.tbl_contains(M.stories(), name)
+  local is_epic = vim.tbl_contains(M.epics(), name)
+  if is_story and is_epic then
+    return nil, nil, string.format('%s is both a story and an epic: :%s --story %s or :%s --epic %s', name, command, name, command, name)
+  end
+  return name, is_epic and 'epic' or 'story'
+end
+
+--- :SagaRun[!] [--story | --epic] [--max-parallel K] [--max-cost USD] [--after ready|merged] [name]
+--- — starts a story's worker or an epic's runner (`!` or dry_run: the simulated agent).
+--- opts: dry_run, story / epic (what the name is), max_parallel, max_cost, after, callback.
+function M.run(name, opts)
+  opts = opts or {}
+  local kind, err
+  name, kind, err = M._target(name, opts, 'SagaRun')
+  if not name then
+    notify('saga: ' .. err, vim.log.levels.ERROR)
     return
   end
-  local arg = { story = story }
+  local arg = { [kind] = name }
   if opts.dry_run or M.config.dry_run then
     arg.dryRun = true
   end
-  M.execute('runStory', { arg }, function(err, result)
-    if err then
-      notify('saga: run ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+  if kind == 'epic' then
+    arg.maxParallel = tonumber(opts.max_parallel)
+    arg.maxCost = tonumber(opts.max_cost)
+    arg.after = opts.after
+  end
+  local command = kind == 'epic' and 'runEpic' or 'runStory'
+  M.execute(command, { arg }, function(err2, result)
+    if err2 then
+      notify('saga: run ' .. name .. ': ' .. err_text(err2), vim.log.levels.ERROR)
       return
     end
-    local msg = 'saga: started ' .. story .. (arg.dryRun and ' (dry run)' or '')
+    if kind == 'epic' and type(result) == 'table' then
+      -- Running from now on: its workers' progress goes to the statusline, not to messages.
+      state.epics[name] = state.epics[name] or {}
+      if state.epics[name].session ~= result.session then
+        state.epics[name] = { epic = name, session = result.session, state = 'running', done = 0, total = 0, running = {}, stories = {} }
+      end
+    end
+    local msg = 'saga: started ' .. (kind == 'epic' and 'epic ' or '') .. name .. (arg.dryRun and ' (dry run)' or '')
     if type(result) == 'table' then
       if result.session then
         msg = msg .. ' in tmux session ' .. result.session
@@ -811,25 +965,28 @@ function M.run(story, opts)
   end)
 end
 
---- :SagaStop [story] — stops the story's worker (default: the buffer's story, or the only running one).
-function M.stop(story, opts)
+--- :SagaStop [--story | --epic] [name] — stops a story's worker or an epic's runner and
+--- its workers (default: the buffer's story or epic, or the only running one).
+function M.stop(name, opts)
   opts = opts or {}
-  if story == nil or story == '' then
-    story = M.story_of(0)
-    if not story then
-      local running = M.running()
-      if #running == 1 then
-        story = running[1]
-      end
+  if (name == nil or name == '') and not M.story_of(0) and not M.epic_of(0) then
+    local running, epics = M.running(), M.running_epics()
+    if #epics == 1 then
+      name, opts.epic = epics[1], true
+    elseif #running == 1 then
+      name, opts.story = running[1], true
     end
   end
-  if not story then
-    notify('saga: which story? :SagaStop <story>', vim.log.levels.ERROR)
+  local kind, err
+  name, kind, err = M._target(name, opts, 'SagaStop')
+  if not name then
+    notify('saga: ' .. err, vim.log.levels.ERROR)
     return
   end
-  M.execute('stopStory', { { story = story } }, function(err, result)
-    if err then
-      notify('saga: stop ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+  local command = kind == 'epic' and 'stopEpic' or 'stopStory'
+  M.execute(command, { { [kind] = name } }, function(err2, result)
+    if err2 then
+      notify('saga: stop ' .. name .. ': ' .. err_text(err2), vim.log.levels.ERROR)
       return
     end
     if M.config.notify then
@@ -840,7 +997,7 @@ function M.stop(story, opts)
           how = how .. ', its tmux session killed'
         end
       end
-      notify('saga: stopped ' .. story .. how, M.config.notify_level)
+      notify('saga: stopped ' .. (kind == 'epic' and 'epic ' or '') .. name .. how, M.config.notify_level)
     end
     if opts.callback then
       opts.callback(result)
@@ -918,15 +1075,17 @@ function M.show_scratch(name, lines, how)
   return buf, win
 end
 
---- :SagaPlan [story-or-epic] — the execution plan in a scratch buffer.
+--- :SagaPlan [--story | --epic] [story-or-epic] — the execution plan in a scratch buffer;
+--- for an epic, each story's run state under it.
 function M.plan(name, opts)
   opts = opts or {}
-  name = (name ~= nil and name ~= '') and name or M.story_of(0) or M.epic_of(0)
+  local kind, terr
+  name, kind, terr = M._target(name, opts, 'SagaPlan')
   if not name then
-    notify('saga: which story or epic? :SagaPlan <story-or-epic>', vim.log.levels.ERROR)
+    notify('saga: ' .. terr, vim.log.levels.ERROR)
     return
   end
-  M.execute('showPlan', { { name = name } }, function(err, result)
+  M.execute('showPlan', { { [kind] = name } }, function(err, result)
     if err then
       notify('saga: plan ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
       return
@@ -1029,6 +1188,50 @@ function M.new(kind, args, opts)
   end)
 end
 
+-- The quickfix items of a reviewStory result: one per changed file, in the story's
+-- worktree while it exists (the branch's version), else in the repository.
+function M._review_items(result)
+  local dir = (type(result.worktree) == 'string' and result.worktree ~= '') and result.worktree or result.repo
+  local items = {}
+  for _, f in ipairs(result.files or {}) do
+    local text = f.status
+    if f.oldPath and f.oldPath ~= vim.NIL and f.oldPath ~= '' then
+      text = text .. ' (from ' .. f.oldPath .. ')'
+    end
+    table.insert(items, { filename = dir .. '/' .. f.path, lnum = 1, col = 1, text = text })
+  end
+  return items
+end
+
+--- :SagaReview [story] — the files the story's branch changed against its base, in the
+--- quickfix list (opened), so the work can be read before its PR.
+function M.review(story, opts)
+  opts = opts or {}
+  story = (story ~= nil and story ~= '') and story or M.story_of(0)
+  if not story then
+    notify('saga: which story? :SagaReview <story>', vim.log.levels.ERROR)
+    return
+  end
+  M.execute('reviewStory', { { story = story } }, function(err, result)
+    if err then
+      notify('saga: review ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    local items = M._review_items(result)
+    local title = string.format('saga review %s: %s against %s', story, result.branch, result.base)
+    vim.fn.setqflist({}, ' ', { title = title, items = items })
+    if #items == 0 then
+      notify('saga: ' .. result.branch .. ' changed nothing against ' .. result.base, M.config.notify_level)
+    else
+      leave_float()
+      vim.cmd('copen')
+    end
+    if opts.callback then
+      opts.callback(result)
+    end
+  end)
+end
+
 --- :SagaOutput [story] — opens the output file of the story's running (else last) worker.
 function M.output(story)
   story = (story ~= nil and story ~= '') and story or M.story_of(0) or M.running()[1]
@@ -1067,8 +1270,68 @@ local function complete_stories(lead)
   return filter(M.stories(), lead)
 end
 
+local RUN_FLAGS = { '--story', '--epic', '--max-parallel', '--max-cost', '--after' }
+
+-- Parses `[--story | --epic] [--max-parallel K] [--max-cost USD] [--after ready|merged]
+-- [name]` (flags anywhere; `--flag=value` too) into the name and M.run's opts, or an error.
+function M._target_args(line, bang)
+  local args = M._split_args(line or '')
+  local opts, name = { dry_run = bang or nil }, nil
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == '--story' or a == '--epic' then
+      opts[a:sub(3)] = true
+    elseif a:match('^%-%-') then
+      local flag, value = a:match('^%-%-([%w-]+)=(.*)$')
+      if not flag then
+        flag, value = a:sub(3), args[i + 1]
+        i = i + 1
+      end
+      local key = flag:gsub('-', '_')
+      if not vim.tbl_contains({ 'max_parallel', 'max_cost', 'after' }, key) then
+        return nil, nil, 'unknown flag --' .. flag .. ' (' .. table.concat(RUN_FLAGS, ', ') .. ')'
+      end
+      if value == nil or value == '' then
+        return nil, nil, '--' .. flag .. ' needs a value'
+      end
+      opts[key] = value
+    elseif name then
+      return nil, nil, 'one name at most, got ' .. name .. ' and ' .. a
+    else
+      name = a
+    end
+    i = i + 1
+  end
+  if opts.story and opts.epic then
+    return nil, nil, '--story and --epic exclude each other: pass the one the name is'
+  end
+  return name, opts
+end
+
+-- :SagaRun: flags, --after's values, stories and epics.
+function M._complete_run(lead, line)
+  if lead:match('^%-') then
+    return filter(RUN_FLAGS, lead)
+  end
+  local before = M._split_args(line)
+  if lead ~= '' then
+    table.remove(before)
+  end
+  if before[#before] == '--after' then
+    return filter({ 'ready', 'merged' }, lead)
+  end
+  local out = M.stories()
+  vim.list_extend(out, M.epics())
+  return filter(out, lead)
+end
+
 local function complete_stop(lead)
   local out, seen = {}, {}
+  for _, e in ipairs(M.running_epics()) do
+    seen[e] = true
+    table.insert(out, e)
+  end
   for _, s in ipairs(M.running()) do
     seen[s] = true
     table.insert(out, s)
@@ -1112,15 +1375,29 @@ end
 
 local function define_commands()
   local cmd = vim.api.nvim_create_user_command
-  cmd('SagaRun', function(o) M.run(o.args, { dry_run = o.bang }) end, {
-    nargs = '?', bang = true, complete = complete_stories,
-    desc = "saga: run a story's worker (! : dry run with the simulated agent)",
+  -- The name and the flags of :SagaRun, :SagaStop and :SagaPlan; a mistake is a message.
+  local function with_target(f)
+    return function(o)
+      local name, opts, err = M._target_args(o.args, o.bang)
+      if err then
+        notify('saga: ' .. err, vim.log.levels.ERROR)
+        return
+      end
+      f(name, opts)
+    end
+  end
+  cmd('SagaRun', with_target(M.run), {
+    nargs = '*', bang = true, complete = M._complete_run,
+    desc = "saga: run a story's worker or an epic (! : dry run with the simulated agent)",
   })
-  cmd('SagaStop', function(o) M.stop(o.args) end, {
-    nargs = '?', complete = complete_stop, desc = "saga: stop a story's worker",
+  cmd('SagaStop', with_target(M.stop), {
+    nargs = '*', complete = complete_stop, desc = "saga: stop a story's worker or an epic's run",
   })
-  cmd('SagaPlan', function(o) M.plan(o.args) end, {
-    nargs = '?', complete = complete_plan, desc = 'saga: show the execution plan of a story or epic',
+  cmd('SagaPlan', with_target(M.plan), {
+    nargs = '*', complete = complete_plan, desc = 'saga: show the execution plan of a story or epic (an epic: with its run states)',
+  })
+  cmd('SagaReview', function(o) M.review(o.args) end, {
+    nargs = '?', complete = complete_stories, desc = "saga: the files a story's branch changed, in the quickfix list",
   })
   cmd('SagaNew', function(o)
     local args = M._split_args(o.args)

@@ -1,0 +1,217 @@
+-- Headless test of the plugin's epic runs against the real server, run by
+-- editors/nvim/nvim_test.go (TestPluginEpic) on the shared harness
+-- (internal/testkit/nvim/harness.lua).
+--
+-- Environment (set by the Go test):
+--   SAGA_NVIM_PLUGIN  the plugin folder (editors/nvim), appended to 'runtimepath'
+--   SAGA_LSP_SERVER   the saga-lsp binary
+--   SAGA_LSP_LOG      the server's --log-file
+--   SAGA_WS           a git copy of testdata/epics (the working directory): epics
+--                     site (run with the simulated agent), shop (the stand-in
+--                     claude: shop--a crashes, shop--b waits on it, shop--c
+--                     records a blocker) and slow (the stand-in going slowly)
+--
+-- As a user would: :SagaRun! site from its epic.json, the statusline and the
+-- lenses while it runs, :SagaPlan site, :SagaReview site--about, :SagaRun
+-- shop (the warnings when a run needs you), :SagaRun slow then :SagaStop
+-- slow. Each part records what it saw (or its error); the Go test decides.
+-- Waits are for what the plugin shows, never for time.
+
+local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
+local result = h.result
+result.notifications = {}
+result.epic_progress = {}
+result.errors = vim.empty_dict()
+local uv = vim.uv or vim.loop
+
+local function part(name, fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    result.errors[name] = tostring(err)
+  end
+  h.step(name)
+end
+
+local saga -- the plugin module
+
+local function lens_titles(buf)
+  local titles = {}
+  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+    table.insert(titles, l.command and l.command.title or '')
+  end
+  return table.concat(titles, ' | ')
+end
+
+-- Every vim.notify, with the statusline component at that moment.
+vim.notify = function(msg, level)
+  table.insert(result.notifications, {
+    ms = h.ms(),
+    msg = tostring(msg),
+    level = level or vim.log.levels.INFO,
+    statusline = saga and saga.statusline() or '',
+  })
+end
+
+local function notified(since, prefix)
+  for i = since + 1, #result.notifications do
+    if result.notifications[i].msg:sub(1, #prefix) == prefix then
+      return true
+    end
+  end
+  return false
+end
+
+local function ended(epic)
+  local e = saga.epic_runs()[epic]
+  return e ~= nil and e.state ~= nil and e.state ~= 'running'
+end
+
+-- Records the lens titles of buf each time they change until stop() is called.
+local function watch_lenses(buf)
+  local seen = {}
+  local timer = uv.new_timer()
+  timer:start(0, 20, vim.schedule_wrap(function()
+    local t = lens_titles(buf)
+    if seen[#seen] ~= t then
+      table.insert(seen, t)
+    end
+  end))
+  return seen, function()
+    timer:stop()
+    timer:close()
+  end
+end
+
+h.main(function()
+  local plugin = h.env('SAGA_NVIM_PLUGIN', true)
+  local ws = h.env('SAGA_WS', true)
+  vim.opt.rtp:append(plugin)
+  vim.cmd('runtime plugin/saga.lua')
+  saga = require('saga')
+  saga.setup({
+    cmd = { h.env('SAGA_LSP_SERVER', true), 'serve' },
+    log_file = h.env('SAGA_LSP_LOG', true),
+    on_epic_progress = function(e)
+      table.insert(result.epic_progress, {
+        ms = h.ms(),
+        epic = e.epic,
+        state = e.state,
+        done = e.done,
+        total = e.total,
+        running = e.running,
+        held = e.held,
+        failed = e.failed,
+        statusline = saga.statusline(),
+      })
+    end,
+  })
+  vim.cmd('cd ' .. vim.fn.fnameescape(ws))
+  h.step('setup')
+
+  -- 1. :SagaRun! site from its epic.json: the lenses and the statusline follow the run.
+  part('run', function()
+    local r = {}
+    result.run = r
+    local buf = h.edit(ws .. '/.saga/epics/site/epic.json')
+    if not h.wait(15000, function() return lens_titles(buf):find('▶ Run epic', 1, true) ~= nil end) then
+      error('no ▶ Run epic lens: ' .. lens_titles(buf))
+    end
+    local seen, stop = watch_lenses(buf)
+    r.lenses = seen
+    local n0 = #result.notifications
+    vim.cmd('SagaRun!')
+    h.wait(60000, function() return ended('site') or notified(n0, 'saga: run ') end)
+    r.state = saga.epic_runs().site and saga.epic_runs().site.state
+    h.wait(10000, function()
+      local t = lens_titles(buf)
+      return select(2, t:gsub('✓ completed', '')) == 2 and t:find('last run: completed', 1, true) ~= nil
+    end)
+    stop()
+    r.lens_after = lens_titles(buf)
+    r.statusline_after = saga.statusline()
+  end)
+
+  -- 2. :SagaPlan site: the plan, then each story's run state.
+  part('plan', function()
+    local r = {}
+    result.plan = r
+    vim.cmd('SagaPlan site')
+    h.wait(10000, function() return vim.fn.bufnr('saga://plan/site') ~= -1 end)
+    local b = vim.fn.bufnr('saga://plan/site')
+    if b ~= -1 then
+      r.lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
+    end
+    if vim.api.nvim_win_get_config(0).relative ~= '' then
+      vim.cmd('close')
+    end
+  end)
+
+  -- 3. :SagaReview site--about: its changed files in the quickfix list.
+  part('review', function()
+    local r = {}
+    result.review = r
+    local n0 = #result.notifications
+    vim.cmd('SagaReview site--about')
+    h.wait(10000, function()
+      return vim.fn.getqflist({ title = 1 }).title:find('saga review', 1, true) ~= nil or notified(n0, 'saga: review')
+    end)
+    r.title = vim.fn.getqflist({ title = 1 }).title
+    r.items = {}
+    for _, it in ipairs(vim.fn.getqflist()) do
+      table.insert(r.items, { file = vim.api.nvim_buf_get_name(it.bufnr), text = it.text })
+    end
+    r.quickfix_open = vim.bo.buftype == 'quickfix'
+    vim.cmd('cclose')
+  end)
+
+  -- 4. :SagaRun shop: a story fails, one is held by it, one is blocked — each said once.
+  part('needs_you', function()
+    local r = {}
+    result.needs_you = r
+    local buf = h.edit(ws .. '/.saga/epics/shop/epic.json')
+    h.wait(15000, function() return lens_titles(buf):find('▶ Run epic', 1, true) ~= nil end)
+    r.from = #result.notifications
+    vim.cmd('SagaRun shop')
+    h.wait(60000, function() return ended('shop') or notified(r.from, 'saga: run ') end)
+    r.state = saga.epic_runs().shop and saga.epic_runs().shop.state
+    h.wait(10000, function() return lens_titles(buf):find('last run: failed', 1, true) ~= nil end)
+    r.lens_after = lens_titles(buf)
+    -- Reopening the file and asking for the plan again says nothing new.
+    vim.cmd('edit!')
+    vim.cmd('SagaPlan shop')
+    h.wait(10000, function() return vim.fn.bufnr('saga://plan/shop') ~= -1 end)
+    if vim.api.nvim_win_get_config(0).relative ~= '' then
+      vim.cmd('close')
+    end
+  end)
+
+  -- 5. :SagaRun slow, then :SagaStop slow while it runs.
+  part('stop', function()
+    local r = {}
+    result.stop = r
+    vim.cmd('SagaRun slow')
+    h.wait(30000, function()
+      local e = saga.epic_runs().slow
+      return e ~= nil and e.state == 'running' and #(e.running or {}) > 0
+    end)
+    r.statusline_running = saga.statusline()
+    local n0 = #result.notifications
+    vim.cmd('SagaStop slow')
+    h.wait(30000, function() return ended('slow') and notified(n0, 'saga: stop') end)
+    r.state = saga.epic_runs().slow and saga.epic_runs().slow.state
+    for i = n0 + 1, #result.notifications do
+      if result.notifications[i].msg:find('^saga: stop') then
+        r.message = result.notifications[i].msg
+      end
+    end
+    r.statusline_after = saga.statusline()
+  end)
+
+  part('shutdown', function()
+    for _, client in ipairs(h.get_clients()) do
+      if client.name == 'saga-lsp' then
+        h.stop(client)
+      end
+    end
+  end)
+end)
