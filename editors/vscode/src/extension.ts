@@ -147,7 +147,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         model.scheduleRefresh(200);
         break;
       case 'reviewStory':
-        // {story, branch, base, files: [{path, status}]}
+        // {story, branch, base, repo, worktree, files: [{path, status, oldPath?}]}
         if (r.branch && Array.isArray(r.files)) {
           await openReview(root, r as unknown as Review, log);
         }
@@ -168,7 +168,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case 'showPlan': {
         const id = (r.name as string) ?? first.name ?? first.story ?? first.epic ?? 'plan';
         // A server that answers nothing: the CLI's text plan.
-        const text = result === null || result === undefined ? await model.cli(['plan', id]).then((r) => r.stdout || r.stderr) : planText(result);
+        const text = result === null || result === undefined ? await model.cli(['plan', id]).then((out) => out.stdout || out.stderr) : planText(result);
         await plans.show(id, text);
         break;
       }

@@ -109,7 +109,7 @@ fi
 (cd "$REPO" && go build -o "$WORK/bin/claude-standin" ./testdata/standin/claude)
 export SAGA_CLAUDE=$WORK/bin/claude-standin
 export SAGA_STANDIN_SCRIPTS=checkout--pay=crash,checkout--cart=slow,gift-wrap=blocker
-export SAGA_STANDIN_DELAY_MS=5000
+export SAGA_STANDIN_DELAY_MS=20000   # a stop cuts the pause short
 export PATH=$WORK/bin:$PATH
 export SAGA_LSP_BIN=$WORK/bin/saga-lsp
 export SAGA_SESSION_DIR=$WORK/sessions
