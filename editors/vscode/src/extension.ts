@@ -1,5 +1,6 @@
-// SAGA for VS Code: the saga-lsp language client, the SAGA view, worker
-// status and output, and palette commands that call the server's
+// SAGA for VS Code: the saga-lsp language client, the SAGA view, worker and
+// epic run status and output, the dependency graph, "needs you"
+// notifications, story review, and palette commands that call the server's
 // workspace/executeCommand commands.
 //
 // Command ids. The server registers its commands as `<prefix>runStory`, … and
@@ -8,17 +9,32 @@
 // ("saga.<random>."), and the extension's own palette commands (saga.runStory,
 // …) are mapped onto the server's ids by their suffix.
 
-import { execFile } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Executable, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, State } from 'vscode-languageclient/node';
-import { SagaModel, StoryInfo, TaskStatus, WorkerProgress } from './model';
+import { EpicRuns } from './epics';
+import { GraphKind, GraphPanels } from './graph';
+import { EpicProgress, SagaModel, StoryInfo, TaskStatus, WorkerProgress } from './model';
+import { NeedsYou } from './needsyou';
+import { epicFromArg, pickEpic, quickPickEpic, quickPickStory, storyFromArg } from './picks';
+import { GIT_SCHEME, GitFiles, openReview, Review } from './review';
 import { SagaNode, SagaTree } from './tree';
 import { Workers } from './workers';
 
-const SERVER_COMMANDS = ['runStory', 'stopStory', 'createStory', 'createTask', 'createEpic', 'showPlan', 'showOutput'] as const;
+const SERVER_COMMANDS = [
+  'runStory',
+  'stopStory',
+  'runEpic',
+  'stopEpic',
+  'reviewStory',
+  'createStory',
+  'createTask',
+  'createEpic',
+  'showPlan',
+  'showOutput',
+] as const;
 type ServerCommand = (typeof SERVER_COMMANDS)[number];
 
 const PLAN_SCHEME = 'saga-plan';
@@ -40,9 +56,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const model = new SagaModel(root, serverPath, (m) => log.warn(m));
   const workers = new Workers(model);
+  const epics = new EpicRuns(model);
+  const graphs = new GraphPanels(context.extensionUri, model, (kind, id) => graphOf(kind, id), log);
   const tree = new SagaTree(model);
   const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
-  context.subscriptions.push(model, workers, view);
+  const needsYou = new NeedsYou(model, context.workspaceState, log, {
+    openJournal: (story) => openJournal(model, story),
+    showOutput: (story) => workers.show(story),
+  });
+  context.subscriptions.push(model, workers, epics, graphs, view, needsYou);
 
   const updateBadge = () => {
     const n = model.runningStories().length;
@@ -60,6 +82,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // Read-only plans.
   const plans = new PlanDocuments();
   context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(PLAN_SCHEME, plans));
+  // Both sides of a story review, from git.
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, new GitFiles()));
 
   const prefix = `saga.${crypto.randomBytes(4).toString('hex')}.`;
   const dryRun = () => vscode.workspace.getConfiguration('saga').get<boolean>('dryRun', false);
@@ -74,19 +98,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   /** Adds what the settings ask for to the arguments of a server command. */
   const decorate = (name: ServerCommand | undefined, args: unknown[]): unknown[] => {
-    if (name !== 'runStory') {
+    if (name !== 'runStory' && name !== 'runEpic') {
       return args;
     }
     const first = args[0];
     const story = typeof first === 'string' ? first : (first as { story?: string } | undefined)?.story;
-    if (story) {
+    if (story && name === 'runStory') {
       workers.expect(story);
     }
     if (!dryRun()) {
       return args;
     }
     if (typeof first === 'string') {
-      return [{ story: first, dryRun: true }, ...args.slice(1)];
+      return [{ [name === 'runStory' ? 'story' : 'epic']: first, dryRun: true }, ...args.slice(1)];
     }
     if (first && typeof first === 'object' && (first as { dryRun?: unknown }).dryRun === undefined) {
       return [{ ...(first as object), dryRun: true }, ...args.slice(1)];
@@ -108,8 +132,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         model.scheduleRefresh(300);
         break;
       }
-      case 'stopStory':
+      case 'runEpic': {
+        // {epic, session, outputFile, eventsFile, pid}
+        const epic = (r.epic as string) || first.epic;
+        if (epic) {
+          log.info(`epic ${epic} started: ${String(r.session ?? '')}`);
+          epics.started(epic, r.outputFile as string | undefined);
+        }
         model.scheduleRefresh(200);
+        break;
+      }
+      case 'stopStory':
+      case 'stopEpic':
+        model.scheduleRefresh(200);
+        break;
+      case 'reviewStory':
+        // {story, branch, base, repo, worktree, files: [{path, status, oldPath?}]}
+        if (r.branch && Array.isArray(r.files)) {
+          await openReview(root, r as unknown as Review, log);
+        }
         break;
       case 'createStory':
       case 'createTask':
@@ -127,7 +168,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case 'showPlan': {
         const id = (r.name as string) ?? first.name ?? first.story ?? first.epic ?? 'plan';
         // A server that answers nothing: the CLI's text plan.
-        const text = result === null || result === undefined ? await cliPlan(id) : planText(result);
+        const text = result === null || result === undefined ? await model.cli(['plan', id]).then((out) => out.stdout || out.stderr) : planText(result);
         await plans.show(id, text);
         break;
       }
@@ -184,12 +225,38 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       log.debug(`workerProgress ${JSON.stringify(p)}`);
       model.applyWorkerProgress(p);
       workers.onProgress(p);
+      needsYou.onWorkerProgress(p);
+    }),
+    client.onNotification('saga/epicProgress', (p: EpicProgress) => {
+      const list = (name: string, ids: string[] | undefined) => (ids?.length ? ` ${name} ${ids.join(',')}` : '');
+      log.info(`saga/epicProgress ${p.epic}: ${p.state} ${p.done ?? 0}/${p.total ?? 0}${list('running', p.running)}${list('held', p.held)}${list('failed', p.failed)}`);
+      model.applyEpicProgress(p);
+      needsYou.onEpicProgress(p);
     }),
     client.onNotification('saga/taskStatus', (p: TaskStatus) => {
       log.info(`saga/taskStatus ${p.story}/${p.task}: ${p.from ?? '?'} → ${p.to} (${p.source ?? ''})`);
       model.applyTaskStatus(p);
     }),
   );
+
+  /** The Mermaid graph of an epic or story: the server's showPlan, else `saga-lsp plan --format mermaid`. */
+  const graphOf = async (kind: GraphKind, id: string): Promise<{ text: string; error?: string }> => {
+    if (client?.state === State.Running) {
+      try {
+        const r = (await client.sendRequest(ExecuteCommandRequest.type, { command: serverId('showPlan'), arguments: [{ [kind]: id }] })) as
+          | { mermaid?: unknown }
+          | null;
+        if (typeof r?.mermaid === 'string' && r.mermaid) {
+          return { text: r.mermaid };
+        }
+      } catch (e) {
+        log.warn(`showPlan ${kind} ${id}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    const r = await model.cli(['plan', id, `--${kind}`, '--format', 'mermaid']);
+    // Exit 1 still prints the graph (a cycle or a broken item is drawn).
+    return r.stdout.startsWith('flowchart') ? { text: r.stdout } : { text: '', error: r.stderr.trim() || `saga-lsp plan exited ${r.code}` };
+  };
 
   /** Calls a server command the way a code lens would. */
   const callServer = async (name: ServerCommand, arg: Record<string, unknown>): Promise<unknown> => {
@@ -238,6 +305,57 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           (running.length === 1 ? running[0].id : await quickPickStory(model, 'Story to stop', (s) => s.worker.running));
         if (story) {
           await callServer('stopStory', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.runEpic',
+      guarded(async (arg?: unknown) => {
+        const epic = epicFromArg(arg, root, model) ?? (await pickEpic(model, 'Epic to run', (e) => model.epicRuns.get(e)?.state !== 'running'));
+        if (epic) {
+          await callServer('runEpic', { epic });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.stopEpic',
+      guarded(async (arg?: unknown) => {
+        const running = model.runningEpics();
+        const epic =
+          epicFromArg(arg, root, model) ??
+          (running.length === 1 ? running[0].id : await pickEpic(model, 'Epic to stop', (e) => model.epicRuns.get(e)?.state === 'running'));
+        if (epic) {
+          await callServer('stopEpic', { epic });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.showGraph',
+      guarded(async (arg?: unknown) => {
+        // An epic's graph; a story's own (its tasks) only when asked on a
+        // standalone story.
+        const epic = epicFromArg(arg, root, model, true);
+        if (epic) {
+          await graphs.show('epic', epic);
+          return;
+        }
+        const story = storyFromArg(arg, root, model);
+        if (story) {
+          await graphs.show('story', story);
+          return;
+        }
+        const picked = await pickEpic(model, 'Dependency graph of which epic?');
+        if (picked) {
+          await graphs.show('epic', picked);
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.reviewStory',
+      guarded(async (arg?: unknown) => {
+        const story = await pickStory(arg, "Review which story's changes?", (s) => !!s.branch || !!model.storyRun(s.id)?.branch);
+        if (story) {
+          await callServer('reviewStory', { story });
         }
       }),
     ),
@@ -329,6 +447,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }),
     ),
     vscode.commands.registerCommand('saga.showOutput', (arg?: unknown, file?: unknown) => {
+      if ((arg as SagaNode | undefined)?.kind === 'epic') {
+        epics.show((arg as { epic: { id: string } }).epic.id);
+        return;
+      }
       const a = arg as { story?: string; outputFile?: string } | string | undefined;
       const story = storyFromArg(arg, root, model) ?? (typeof a === 'object' ? a?.story : undefined);
       const outputFile = typeof file === 'string' ? file : typeof a === 'object' ? a?.outputFile : undefined;
@@ -349,6 +471,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('saga.dryRun')) {
+        log.info(`settings: saga.dryRun ${dryRun()}`);
+      }
       if (e.affectsConfiguration('saga.serverPath')) {
         model.scheduleRefresh(0);
         void startServer(true);
@@ -405,6 +530,17 @@ export async function deactivate(): Promise<void> {
   }
 }
 
+/** Opens the story's live journal (the worktree copy's while there is one). */
+async function openJournal(model: SagaModel, story: string): Promise<void> {
+  const journal = model.journalFile(story);
+  if (journal) {
+    await vscode.window.showTextDocument(vscode.Uri.file(journal), { preview: false });
+    return;
+  }
+  void vscode.window.showInformationMessage(`SAGA: ${story} has no journal yet; its story.json is open.`);
+  await vscode.window.showTextDocument(vscode.Uri.file(model.storyFile(story)), { preview: false });
+}
+
 /** The configured server binary, else `saga-lsp` (from PATH). */
 function serverPath(): string {
   const configured = vscode.workspace.getConfiguration('saga').get<string>('serverPath', '').trim();
@@ -454,72 +590,10 @@ function findRoot(): string | undefined {
 function registerFallbackCommands(context: vscode.ExtensionContext): void {
   const hint = () =>
     void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
-  for (const id of ['runStory', 'stopStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'refresh', 'restartServer']) {
+  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'refresh', 'restartServer']) {
     context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
   }
   context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));
-}
-
-/**
- * The story named by a command argument: a tree node, a `{story}` object, a
- * story id, a file URI under .saga/stories/<story>/; else the active editor's.
- */
-function storyFromArg(arg: unknown, root: string, model: SagaModel): string | undefined {
-  const node = arg as SagaNode | undefined;
-  if (node && typeof node === 'object' && 'kind' in node) {
-    if (node.kind === 'story' || node.kind === 'task') {
-      return node.story.id;
-    }
-    return undefined;
-  }
-  if (typeof arg === 'string' && model.stories.has(arg)) {
-    return arg;
-  }
-  if (arg && typeof arg === 'object' && typeof (arg as { story?: unknown }).story === 'string') {
-    return (arg as { story: string }).story;
-  }
-  const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
-  if (uri?.scheme === 'file') {
-    const rel = path.relative(path.join(root, '.saga', 'stories'), uri.fsPath);
-    if (rel && !rel.startsWith('..') && !path.isAbsolute(rel)) {
-      const id = rel.split(path.sep)[0];
-      if (model.stories.has(id)) {
-        return id;
-      }
-    }
-  }
-  return undefined;
-}
-
-async function quickPickStory(model: SagaModel, placeHolder: string, only?: (s: StoryInfo) => boolean): Promise<string | undefined> {
-  const all = [...model.stories.values()].sort((a, b) => a.id.localeCompare(b.id));
-  const stories = only ? all.filter(only) : all;
-  if (stories.length === 0) {
-    void vscode.window.showInformationMessage('SAGA: no story fits.');
-    return undefined;
-  }
-  const picked = await vscode.window.showQuickPick(
-    stories.map((s) => ({
-      label: s.id,
-      description: `${s.done}/${s.total} · ${s.worker.running ? 'running' : s.status}`,
-      detail: s.title,
-    })),
-    { placeHolder, matchOnDescription: true, matchOnDetail: true },
-  );
-  return picked?.label;
-}
-
-/** '' for no epic, undefined when cancelled. */
-async function quickPickEpic(model: SagaModel): Promise<string | undefined> {
-  const epics = model.sortedEpics();
-  if (epics.length === 0) {
-    return '';
-  }
-  const picked = await vscode.window.showQuickPick(
-    [{ label: '(no epic)', id: '' }, ...epics.map((e) => ({ label: e.id, description: e.title, id: e.id }))],
-    { placeHolder: 'Epic of the new story' },
-  );
-  return picked?.id;
 }
 
 function validateSlug(v: string): string | undefined {
@@ -540,14 +614,6 @@ function planText(result: unknown): string {
     return r.text;
   }
   return JSON.stringify(r?.plan ?? result ?? null, null, 2);
-}
-
-function cliPlan(id: string): Promise<string> {
-  return new Promise((resolve) => {
-    execFile(serverPath(), ['plan', id], { cwd: findRoot(), timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve(stdout || stderr || (err ? err.message : ''));
-    });
-  });
 }
 
 /** saga-plan:/<id>.plan — read-only documents with a plan's text. */

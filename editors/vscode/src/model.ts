@@ -2,15 +2,18 @@
 // statuses and the state of each story's worker.
 //
 // The base comes from `saga-lsp status --format json --tasks` (statuses read
-// from each story's worktree copy, where a running worker writes) plus the epic
-// files for their titles; the server's saga/taskStatus and saga/workerProgress
-// notifications are applied on top as they arrive, and every change of a file
-// under .saga/ triggers a fresh `status` (debounced).
+// from each story's worktree copy, where a running worker writes), `status
+// <epic> --epic --format json` for each epic (its run: each child's run state,
+// done/total) plus the epic files for their titles; the server's
+// saga/taskStatus, saga/workerProgress and saga/epicProgress notifications are
+// applied on top as they arrive, and every change of a file under .saga/
+// triggers a fresh `status` (debounced).
 
 import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { Serial } from './serial';
 
 export interface TaskInfo {
   id: string;
@@ -74,6 +77,58 @@ export interface TaskStatus {
   source?: string;
 }
 
+/** A child story's state in an epic run (`status <epic> --format json`). */
+export interface EpicStoryRun {
+  id: string;
+  state: string; // waiting | ready | running | completed | failed | blocked | timeout | stopped | held
+  blockedBy: string[];
+  heldBy: string[];
+  conflicts: string[];
+  branch: string;
+  base: string;
+  pr: string;
+  cost: number;
+  session: string;
+  done: number;
+  total: number;
+}
+
+/** An epic's run (`status <epic> --format json`'s `epic`). */
+export interface EpicRun {
+  id: string;
+  state: string; // idle | running | died | the last run's end: completed, failed, blocked, stopped, …
+  session: string;
+  pid: number;
+  maxParallel: number;
+  running: string[];
+  done: number;
+  total: number;
+  cost: number;
+  stories: EpicStoryRun[];
+}
+
+/** saga/epicProgress (docs/protocol-extensions.md, epic runs). */
+export interface EpicProgress {
+  epic: string;
+  session?: string;
+  state: string; // running | completed | failed | blocked | timeout | stopped | died
+  running?: string[];
+  done?: number;
+  total?: number;
+  held?: string[];
+  /** Ended without completing and holding dependents: failed, blocked or timeout (stories[].state says which). */
+  failed?: string[];
+  cost?: number;
+  stories?: { id: string; state: string; heldBy?: string[]; done?: number; total?: number }[];
+}
+
+/** What a run of the CLI printed. */
+export interface CliResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
 export const RUNNING_STATES = new Set(['starting', 'running']);
 
 export function isRunningState(state: string | undefined): boolean {
@@ -91,12 +146,13 @@ export class SagaModel implements vscode.Disposable {
 
   stories = new Map<string, StoryInfo>();
   epics = new Map<string, EpicInfo>();
+  /** Each epic's run state, by epic id. */
+  epicRuns = new Map<string, EpicRun>();
   /** Why the last refresh failed ('' when it did not). */
   error = '';
   loaded = false;
 
-  private inFlight: Promise<void> | undefined;
-  private again = false;
+  private readonly loads = new Serial(() => this.load());
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -125,22 +181,12 @@ export class SagaModel implements vscode.Disposable {
 
   /** Reload from `saga-lsp status` and the epic files; one at a time. */
   refresh(): Promise<void> {
-    if (this.inFlight) {
-      this.again = true;
-      return this.inFlight;
-    }
-    this.inFlight = this.load().finally(() => {
-      this.inFlight = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.refresh();
-      }
-    });
-    return this.inFlight;
+    return this.loads.run();
   }
 
   private async load(): Promise<void> {
     const epics = readEpics(this.root);
+    const runs = Promise.all([...epics.keys()].map((id) => this.epicRun(id)));
     let stories: StoryInfo[];
     try {
       stories = await this.status();
@@ -169,33 +215,63 @@ export class SagaModel implements vscode.Disposable {
         epics.set(s.epic, { id: s.epic, title: '', status: '', file: '' });
       }
     }
+    const epicRuns = new Map<string, EpicRun>();
+    for (const run of await runs) {
+      if (run) {
+        epicRuns.set(run.id, run);
+      }
+    }
     this.stories = next;
     this.epics = epics;
+    this.epicRuns = epicRuns;
     this.loaded = true;
     this.changed.fire();
   }
 
-  private status(): Promise<StoryInfo[]> {
-    return new Promise((resolve, reject) => {
+  /** Runs `saga-lsp <args> --root <root>`; never rejects (a failure to start is code -1). */
+  cli(args: string[]): Promise<CliResult> {
+    return new Promise((resolve) => {
       execFile(
         this.serverPath(),
-        ['status', '--format', 'json', '--tasks', '--root', this.root],
+        [...args, '--root', this.root],
         { cwd: this.root, maxBuffer: 64 * 1024 * 1024, timeout: 30_000 },
         (err, stdout, stderr) => {
-          // exit 1 is not an error for status; only unreadable output is.
-          if (err && !stdout) {
-            reject(new Error(stderr.trim() || err.message));
-            return;
-          }
-          try {
-            const parsed = JSON.parse(stdout) as { stories?: StoryInfo[] };
-            resolve(parsed.stories ?? []);
-          } catch (e) {
-            reject(new Error(`saga-lsp status printed no JSON: ${stderr.trim() || String(e)}`));
-          }
+          const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+          resolve({ stdout, stderr: stderr || (err && !stdout ? err.message : ''), code });
         },
       );
     });
+  }
+
+  private async status(): Promise<StoryInfo[]> {
+    const r = await this.cli(['status', '--format', 'json', '--tasks']);
+    // exit 1 is not an error for status; only unreadable output is.
+    if (!r.stdout) {
+      throw new Error(r.stderr.trim() || `saga-lsp status exited ${r.code}`);
+    }
+    try {
+      const parsed = JSON.parse(r.stdout) as { stories?: StoryInfo[] };
+      return parsed.stories ?? [];
+    } catch (e) {
+      throw new Error(`saga-lsp status printed no JSON: ${r.stderr.trim() || String(e)}`);
+    }
+  }
+
+  /** The epic's run state; undefined (logged) when status cannot tell. */
+  private async epicRun(epic: string): Promise<EpicRun | undefined> {
+    const r = await this.cli(['status', epic, '--epic', '--format', 'json']);
+    try {
+      const run = (JSON.parse(r.stdout) as { epic?: EpicRun }).epic;
+      if (run) {
+        run.running = run.running ?? [];
+        run.stories = run.stories ?? [];
+        return run;
+      }
+    } catch {
+      // below
+    }
+    this.log(`status ${epic} --epic: ${r.stderr.trim() || `exit ${r.code}`}`);
+    return undefined;
   }
 
   /** Applies saga/taskStatus: the task's new status, the story's done count. */
@@ -256,6 +332,61 @@ export class SagaModel implements vscode.Disposable {
     }
   }
 
+  /**
+   * Applies saga/epicProgress: the run's state and counts, and each story's
+   * state in it; `status` fills in the rest (branches, bases) at the end.
+   */
+  applyEpicProgress(p: EpicProgress): void {
+    const run: EpicRun = this.epicRuns.get(p.epic) ?? {
+      id: p.epic, state: 'idle', session: '', pid: 0, maxParallel: 0, running: [], done: 0, total: 0, cost: 0, stories: [],
+    };
+    run.state = p.state;
+    run.session = p.session ?? run.session;
+    run.running = p.running ?? run.running;
+    run.done = p.done ?? run.done;
+    run.total = p.total ?? run.total;
+    run.cost = p.cost ?? run.cost;
+    let unknown = false;
+    for (const ps of p.stories ?? []) {
+      let s = run.stories.find((x) => x.id === ps.id);
+      if (!s) {
+        unknown = true;
+        s = { id: ps.id, state: ps.state, blockedBy: [], heldBy: [], conflicts: [], branch: '', base: '', pr: '', cost: 0, session: '', done: 0, total: 0 };
+        run.stories.push(s);
+      }
+      s.state = ps.state;
+      s.heldBy = ps.heldBy ?? [];
+      s.done = ps.done ?? s.done;
+      s.total = ps.total ?? s.total;
+    }
+    this.epicRuns.set(p.epic, run);
+    this.changed.fire();
+    if (unknown || p.state !== 'running') {
+      this.scheduleRefresh(200);
+    }
+  }
+
+  /** The run state of a story in its epic's run, if it has an epic. */
+  storyRun(story: string): EpicStoryRun | undefined {
+    const epic = this.stories.get(story)?.epic;
+    return epic ? this.epicRuns.get(epic)?.stories.find((s) => s.id === story) : undefined;
+  }
+
+  /** Whether the story's epic is running now (its workers are the epic's). */
+  inRunningEpic(story: string): boolean {
+    const epic = this.stories.get(story)?.epic;
+    return !!epic && this.epicRuns.get(epic)?.state === 'running';
+  }
+
+  /** Whether the worker session is the one the story's epic run started. */
+  inEpicRun(story: string, session: string): boolean {
+    return !!session && this.storyRun(story)?.session === session;
+  }
+
+  runningEpics(): EpicRun[] {
+    return [...this.epicRuns.values()].filter((r) => r.state === 'running');
+  }
+
   runningStories(): StoryInfo[] {
     return [...this.stories.values()].filter((s) => s.worker.running);
   }
@@ -274,6 +405,15 @@ export class SagaModel implements vscode.Disposable {
 
   storyFile(story: string): string {
     return path.join(this.root, '.saga', 'stories', story, 'story.json');
+  }
+
+  /** The story's live journal: the worktree copy's while there is one, else the main checkout's; undefined when neither exists. */
+  journalFile(story: string): string | undefined {
+    const copies = [
+      path.join(this.root, '.saga', 'worktrees', story, '.saga', 'stories', story, 'journal.md'),
+      path.join(this.root, '.saga', 'stories', story, 'journal.md'),
+    ];
+    return copies.find((f) => fs.existsSync(f));
   }
 
   taskFile(story: string, task: string): string {

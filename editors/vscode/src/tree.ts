@@ -1,8 +1,10 @@
 // The SAGA view in the explorer: epics → stories → tasks, each with a status
-// icon; stories and epics with a done/total description.
+// icon; stories and epics with a done/total description. An epic that has
+// been run shows its run (`2/3 stories · running ▶1`) and each child its
+// state in it (`waiting`, `running`, `held by shop--a`, …).
 
 import * as vscode from 'vscode';
-import { EpicInfo, SagaModel, StoryInfo, TaskInfo } from './model';
+import { EpicInfo, EpicStoryRun, SagaModel, StoryInfo, TaskInfo } from './model';
 
 export type SagaNode =
   | { kind: 'epic'; epic: EpicInfo }
@@ -75,22 +77,33 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
 
   private epicItem(epic: EpicInfo): vscode.TreeItem {
     const stories = this.model.storiesOf(epic.id);
-    const done = stories.filter((s) => s.status === 'completed').length;
-    const running = stories.some((s) => s.worker.running);
+    const run = this.model.epicRuns.get(epic.id);
+    const done = run?.total ? run.done : stories.filter((s) => s.status === 'completed').length;
+    const total = run?.total ? run.total : stories.length;
+    const epicRunning = run?.state === 'running';
+    const running = epicRunning || stories.some((s) => s.worker.running);
     const status =
-      stories.length > 0 && done === stories.length
+      total > 0 && done === total
         ? 'completed'
         : stories.some((s) => s.status !== 'pending')
           ? 'in_progress'
           : epic.status || 'pending';
+    // The run's state once it has run (idle: never run).
+    const ran = run && run.state !== 'idle' ? run.state : '';
+    const state = epicRunning ? `running ▶${run?.running.length ?? 0}` : ran || (running ? 'running' : status);
     const item = new vscode.TreeItem(epic.id, vscode.TreeItemCollapsibleState.Expanded);
     item.id = `epic:${epic.id}`;
-    item.description = `${done}/${stories.length} stories · ${running ? 'running' : status}`;
-    item.tooltip = new vscode.MarkdownString(
-      `**${escapeMd(epic.title || epic.id)}** (epic \`${epic.id}\`)\n\n${done}/${stories.length} stories completed · status: ${status}`,
-    );
-    item.iconPath = running ? new vscode.ThemeIcon('sync~spin') : statusIcon(status);
-    item.contextValue = 'saga.epic';
+    item.description = `${done}/${total} stories · ${state}`;
+    const lines = [`**${escapeMd(epic.title || epic.id)}** (epic \`${epic.id}\`)`, '', `${done}/${total} stories completed · status: ${status}`];
+    if (run && ran) {
+      lines.push(`run: ${ran}${run.session ? ` (\`${run.session}\`)` : ''}${run.cost ? ` · $${run.cost.toFixed(2)}` : ''}`);
+      if (run.running.length) {
+        lines.push(`running: ${run.running.map((s) => `\`${s}\``).join(', ')}`);
+      }
+    }
+    item.tooltip = new vscode.MarkdownString(lines.join('  \n'));
+    item.iconPath = running ? new vscode.ThemeIcon('sync~spin') : statusIcon(ran && ran !== 'completed' ? ran : status);
+    item.contextValue = epicRunning ? 'saga.epic.running' : 'saga.epic';
     if (epic.file) {
       item.resourceUri = vscode.Uri.file(epic.file);
       item.command = { command: 'saga.openItem', title: 'Open', arguments: [epic.file] };
@@ -103,7 +116,12 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
     const item = new vscode.TreeItem(story.id, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `story:${story.id}`;
     const ended = ['failed', 'stopped', 'blocked', 'timeout'].includes(story.worker.state) ? ` · last run ${story.worker.state}` : '';
-    const state = running ? `running${story.worker.cycle ? ` (run ${story.worker.cycle})` : ''}` : story.status + ended;
+    const epicRun = this.model.storyRun(story.id);
+    const state = running
+      ? `running${story.worker.cycle ? ` (run ${story.worker.cycle})` : ''}`
+      : epicRun && this.model.epicRuns.get(story.epic)?.state !== 'idle'
+        ? runState(epicRun)
+        : story.status + ended;
     item.description = `${story.done}/${story.total} · ${state}`;
     const lines = [
       `**${escapeMd(story.title || story.id)}** (story \`${story.id}\`)`,
@@ -113,8 +131,11 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
     if (story.epic) {
       lines.push(`epic: \`${story.epic}\``);
     }
+    if (epicRun) {
+      lines.push(`in the epic's run: ${runState(epicRun)}${epicRun.conflicts.length ? ` (conflicts in ${epicRun.conflicts.join(', ')})` : ''}`);
+    }
     if (story.branch) {
-      lines.push(`branch: \`${story.branch}\``);
+      lines.push(`branch: \`${story.branch}\`${epicRun?.base ? ` (from \`${epicRun.base}\`)` : ''}`);
     }
     if (story.pr) {
       lines.push(`PR: ${story.pr}`);
@@ -126,7 +147,8 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
       lines.push(`last run: ${w.state}${w.exitCode !== null && w.exitCode !== undefined ? ` (exit ${w.exitCode})` : ''}`);
     }
     item.tooltip = new vscode.MarkdownString(lines.join('  \n'));
-    item.iconPath = running ? new vscode.ThemeIcon('sync~spin', new vscode.ThemeColor('charts.blue')) : statusIcon(story.status);
+    const shown = epicRun && epicRun.state !== 'completed' && this.model.epicRuns.get(story.epic)?.state !== 'idle' ? epicRun.state : story.status;
+    item.iconPath = running ? new vscode.ThemeIcon('sync~spin', new vscode.ThemeColor('charts.blue')) : statusIcon(shown);
     item.contextValue = running ? 'saga.story.running' : 'saga.story';
     const file = this.model.storyFile(story.id);
     item.resourceUri = vscode.Uri.file(file);
@@ -159,10 +181,26 @@ export function statusIcon(status: string): vscode.ThemeIcon {
     case 'blocked':
       return new vscode.ThemeIcon('debug-pause', new vscode.ThemeColor('testing.iconFailed'));
     case 'failed':
+    case 'died':
       return new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed'));
+    case 'held':
+      return new vscode.ThemeIcon('lock', new vscode.ThemeColor('charts.purple'));
+    case 'timeout':
+      return new vscode.ThemeIcon('watch', new vscode.ThemeColor('testing.iconFailed'));
+    case 'stopped':
+      return new vscode.ThemeIcon('debug-stop');
+    case 'ready':
+      return new vscode.ThemeIcon('circle-large-outline', new vscode.ThemeColor('charts.blue'));
+    case 'running':
+      return new vscode.ThemeIcon('sync~spin', new vscode.ThemeColor('charts.blue'));
     default:
       return new vscode.ThemeIcon('circle-large-outline');
   }
+}
+
+/** A story's state in its epic's run, as the view words it. */
+export function runState(r: EpicStoryRun): string {
+  return r.state === 'held' && r.heldBy.length ? `held by ${r.heldBy.join(', ')}` : r.state;
 }
 
 function escapeMd(s: string): string {

@@ -1,6 +1,7 @@
 // Running workers: a status bar item ("$(sync~spin) SAGA user-auth--api 3/5")
 // and one output channel per story streaming its worker's log (the
-// `outputFile` of saga/workerProgress, tailed from disk).
+// `outputFile` of saga/workerProgress, tailed from disk). Workers of a
+// running epic are left to the epic's status bar item (epics.ts).
 
 import * as fs from 'fs';
 import * as vscode from 'vscode';
@@ -17,7 +18,8 @@ const END_ICONS: Record<string, string> = {
 };
 const RESULT_SHOWN_MS = 60_000;
 
-class Tail implements vscode.Disposable {
+/** Streams a growing log file into an output channel. */
+export class Tail implements vscode.Disposable {
   private offset = 0;
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
@@ -253,7 +255,8 @@ export class Workers implements vscode.Disposable {
   }
 
   private render(): void {
-    const running = [...this.workers.values()].filter((w) => isRunningState(w.state));
+    const own = [...this.workers.values()].filter((w) => !this.model.inRunningEpic(w.story));
+    const running = own.filter((w) => isRunningState(w.state));
     if (this.hideTimer) {
       clearTimeout(this.hideTimer);
       this.hideTimer = undefined;
@@ -276,7 +279,7 @@ export class Workers implements vscode.Disposable {
       return;
     }
     // Nothing runs: the last result, for a while.
-    const last = [...this.workers.values()].filter((w) => w.ended).sort((a, b) => (b.ended ?? 0) - (a.ended ?? 0))[0];
+    const last = own.filter((w) => w.ended && !this.model.inEpicRun(w.story, w.session)).sort((a, b) => (b.ended ?? 0) - (a.ended ?? 0))[0];
     if (!last || Date.now() - (last.ended ?? 0) > RESULT_SHOWN_MS) {
       this.item.hide();
       return;

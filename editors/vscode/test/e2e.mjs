@@ -9,6 +9,23 @@
 //      the worker's output channel show it.
 //   5. palette commands against the server: Show plan (a read-only plan
 //      document), New task (input boxes; the file is created and listed).
+//   6. epic shop: the dependency graph (Mermaid, in a webview) shows its
+//      stories ready/waiting with the critical path; "▶ Run epic" on
+//      epic.json starts a dry run; the graph (left open, not reopened), the
+//      SAGA view and the status bar reach completed; a click on a node opens
+//      that story's story.json.
+//   7. SAGA: Review story opens the story branch's changes in the multi-file
+//      diff editor.
+//   8. epic checkout, not a dry run (the stand-in claude: checkout--pay
+//      crashes, checkout--cart is slow), started from the view's Run epic
+//      button: one "needs you" notification for the failure (with the story
+//      it holds) whose "Show output" shows the worker's log; the status bar
+//      and the graph show the running epic; Stop epic on the view stops it;
+//      the failure is never said again although every later
+//      saga/epicProgress repeats it.
+//   9. a story whose agent writes a blocker (gift-wrap, run from the view):
+//      the notification's "Open journal" opens the journal with the blocker;
+//      its graph (a story without an epic) shows its task.
 // Screenshots go to $ART (test/artifacts).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -218,13 +235,7 @@ async function main() {
   const lens = page.locator('.codelens-decoration a', { hasText: 'Run story' }).first();
   await step('story.json shows the "▶ Run story" code lens', async () => {
     await openFile(`.saga/stories/${STORY}/story.json`);
-    // Code lenses are only asked for after an interaction with the editor.
-    await until('the Run story code lens', 45_000, async () => {
-      await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
-      const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
-      if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
-      return texts.some((t) => t.includes('Run story')) ? texts : false;
-    }, 1500);
+    await waitForLens('Run story');
     await shot('03-codelens');
   });
 
@@ -257,7 +268,9 @@ async function main() {
     // not only the files: the extension logs each one it gets.
     const seen = await until('saga/* notifications in the extension log', 15_000, async () => {
       const text = extensionLog();
-      const ok = text.includes(`saga/taskStatus ${STORY}/write-tests: in_progress → completed`) &&
+      // A task taken and finished within the watchers' latency may come as
+      // one step, pending → completed (docs/protocol-extensions.md).
+      const ok = new RegExp(`saga/taskStatus ${STORY}/write-tests: (pending|in_progress) → completed`).test(text) &&
         new RegExp(`saga/workerProgress ${STORY}: completed 2/2`).test(text);
       return ok ? text : false;
     });
@@ -273,7 +286,7 @@ async function main() {
     await runCommand('SAGA: Show plan');
     const text = await until('the plan document', 20_000, async () => {
       if (!(await page.title()).includes('user-auth--api.plan')) return false;
-      const t = (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+      const t = (await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
       return t.includes('WAVE 1') ? t : false;
     });
     log(`  plan: ${text.split('\n').filter((l) => l.includes('WAVE')).join(' | ')}`);
@@ -300,6 +313,231 @@ async function main() {
     }
     await shot('06-new-task');
   });
+
+  // --- 6. an epic's dependency graph and a dry run from the lens ----------------
+  await step('epic shop: the graph, a dry run from the lens, the view and the graph reach completed', async () => {
+    await openFile('.saga/epics/shop/epic.json');
+    await runCommand('SAGA: Show dependency graph');
+    const before = await until('the graph of shop', 30_000, async () => {
+      const g = await graph('shop');
+      return g && g.nodes.length === 3 ? g : false;
+    });
+    log(`  graph: ${before.title} — ${describeGraph(before)} · legend: ${before.legend}`);
+    expectStates(before, { 'shop--a': 'ready', 'shop--b': 'waiting', 'shop--c': 'waiting' });
+    if (!before.nodes.find((n) => n.item === 'shop--a').critical || before.critical < 2 || !before.legend.includes('critical path')) {
+      throw new Error(`the critical path is not marked: ${JSON.stringify(before)}`);
+    }
+    if (before.edges !== 2) throw new Error(`want 2 edges (shop--a → b, c), got ${before.edges}`);
+    const rendered = before.rendered;
+
+    // ▶ Run epic on epic.json (the editor beside the graph).
+    await waitForLens('Run epic');
+    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Run epic' }).first().click();
+    log('clicked ▶ Run epic');
+
+    const after = await until('every node of the graph completed', 90_000, async () => {
+      const g = await graph('shop');
+      return g && g.nodes.length === 3 && g.nodes.every((n) => n.state === 'completed') ? g : false;
+    });
+    log(`  graph: ${describeGraph(after)} · ${after.summary}`);
+    if (after.rendered === rendered) throw new Error('the graph was not drawn again');
+    if (after.nodes.some((n) => n.critical)) throw new Error('a completed epic has no critical path');
+    await until('the summary 3/3 stories · completed', 20_000, async () => ((await graph('shop'))?.summary ?? '').startsWith('3/3 stories · completed'));
+
+    const rows = await until('shop completed in the SAGA view', 30_000, async () => {
+      const r = await sagaRows();
+      const epic = r.find((x) => x.label === 'shop');
+      const done = ['shop--a', 'shop--b', 'shop--c'].every((id) => r.find((x) => x.label === id)?.description.endsWith('completed'));
+      return epic?.description === '3/3 stories · completed' && epic.icon === 'pass' && done ? r : false;
+    });
+    for (const r of rows.filter((x) => x.label.startsWith('shop'))) log(`  view: ${r.label} — ${r.description} [${r.icon}]`);
+    const bar = await until('the epic in the status bar', 20_000, async () => {
+      const items = await page.locator('.statusbar-item').allInnerTexts();
+      return items.find((t) => t.includes('SAGA shop completed 3/3')) ?? false;
+    });
+    log(`  status bar: ${bar.trim()}`);
+    const progress = await until('saga/epicProgress in the extension log', 15_000, async () => {
+      const lines = extensionLog().split('\n').filter((l) => l.includes('saga/epicProgress shop:'));
+      return lines.some((l) => l.includes('completed 3/3')) ? lines : false;
+    });
+    log(`  saga/epicProgress: ${progress.length} logged, the last: ${progress.at(-1).replace(/^.*saga\/epicProgress /, '')}`);
+    await sleep(500); // the spinners settle
+    await shot('07-epic-graph');
+
+    // A click on a node opens that story's story.json.
+    const frame = await graphFrame('shop');
+    await frame.locator('#graph g.node[data-item="shop--b"]').click();
+    await until('shop--b/story.json open', 15_000, async () => {
+      if (!(await page.title()).startsWith('story.json')) return false;
+      const text = await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText().catch(() => '');
+      return text.replace(/\u00a0/g, ' ').includes('"shop--b"');
+    });
+    log('  clicked shop--b in the graph: its story.json is open');
+  });
+
+  // --- 7. review a story's changes ------------------------------------------------
+  await step('SAGA: Review story opens the branch changes in the diff editor', async () => {
+    await runCommand('SAGA: Review story');
+    const files = await until('the multi-file diff editor', 30_000, async () => {
+      const title = await page.title();
+      if (!title.includes('Review shop--b')) return false;
+      const text = (await page.locator('.editor-instance').first().innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return text.includes('build.md') ? { title, text } : false;
+    });
+    log(`  ${files.title.split(' - ')[0]}: ${files.text.split('\n').filter((l) => /\.(md|json)\b/.test(l)).slice(0, 6).join(' | ')}`);
+    await shot('08-review');
+  });
+
+  // --- 8. a run that needs you ----------------------------------------------------
+  await step('epic checkout: a failing story says so once; the status bar and Stop epic', async () => {
+    // Not a dry run: the stand-in claude (checkout--pay crashes, checkout--cart is slow).
+    setSettings({ 'saga.dryRun': false });
+    await until('the extension to see saga.dryRun off', 20_000, async () => extensionLog().includes('settings: saga.dryRun false'));
+    await runCommand('Focus on SAGA View');
+    await rowAction('checkout', 'Run epic');
+    log('clicked Run epic on the checkout row');
+
+    const toast = page.locator('.notification-toast', { hasText: 'checkout--pay failed' }).first();
+    await toast.waitFor({ timeout: 90_000 });
+    const said = (await toast.innerText()).replace(/\s+/g, ' ');
+    log(`  notification: ${said}`);
+    if (!said.includes('checkout--receipt is held by checkout--pay') || !said.includes('Open journal') || !said.includes('Show output')) {
+      throw new Error(`the notification should name the held story and offer Open journal and Show output: ${said}`);
+    }
+    const bar = await until('the running epic in the status bar', 30_000, async () => {
+      const items = await page.locator('.statusbar-item').allInnerTexts();
+      return items.find((t) => /SAGA checkout \d\/3 ▶1/.test(t)) ?? false;
+    });
+    log(`  status bar: ${bar.trim()}`);
+    const rows = await until('checkout in the SAGA view', 30_000, async () => {
+      const r = await sagaRows();
+      const get = (id) => r.find((x) => x.label === id)?.description ?? '';
+      return get('checkout').includes('running ▶1') && get('checkout--pay').endsWith('failed') && get('checkout--receipt').endsWith('held by checkout--pay') && get('checkout--cart').includes('running') ? r : false;
+    });
+    for (const r of rows.filter((x) => x.label.startsWith('checkout'))) log(`  view: ${r.label} — ${r.description} [${r.icon}]`);
+    await rowAction('checkout', 'Show dependency graph');
+    const g = await until('the graph of checkout, live', 30_000, async () => {
+      const x = await graph('checkout');
+      return x?.nodes.length === 3 && x.nodes.find((n) => n.item === 'checkout--receipt')?.state === 'held' ? x : false;
+    });
+    log(`  graph: ${describeGraph(g)} · ${g.summary}`);
+    expectStates(g, { 'checkout--pay': 'failed', 'checkout--receipt': 'held', 'checkout--cart': 'running' });
+    await shot('09-needs-you');
+    await toast.locator('a.monaco-button', { hasText: 'Show output' }).click();
+    const out = await until("checkout--pay's worker output", 20_000, async () => {
+      const text = (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return text.includes('worker failed') && text.includes('checkout--pay') ? text : false;
+    });
+    log(`  output: ${out.split('\n').find((l) => l.includes('worker failed'))}`);
+
+    // Stop epic on the view stops the run (checkout--cart is still running).
+    await rowAction('checkout', 'Stop epic');
+    log('clicked Stop epic on the checkout row');
+    await until('checkout stopped in the SAGA view', 60_000, async () => {
+      const r = await sagaRows();
+      return r.find((x) => x.label === 'checkout')?.description.endsWith('stopped') ?? false;
+    });
+    // Every saga/epicProgress after the failure lists it again; it is said
+    // once: the one notification was closed by its action, and no other
+    // about it is shown or listed.
+    await until('a repeat of the failure recognised', 20_000, async () => /needs-you: checkout--pay failed already said/.test(extensionLog()));
+    const saidLines = extensionLog().split('\n').filter((l) => /needs-you: said .*checkout--pay failed/.test(l));
+    if (saidLines.length !== 1) throw new Error(`checkout--pay's failure said ${saidLines.length} times:\n${saidLines.join('\n')}`);
+    await runCommand('Notifications: Show Notifications');
+    const center = page.locator('.notifications-center');
+    await center.waitFor({ timeout: 10_000 });
+    const listed = (await center.locator('.monaco-list-row').allInnerTexts()).filter((t) => t.includes('checkout--pay'));
+    if (listed.length !== 0) throw new Error(`checkout--pay's failure was said again: ${listed.join(' / ')}`);
+    log(`  checkout--pay's failure said once; ${extensionLog().split('\n').filter((l) => l.includes('checkout--pay failed already said')).length} repeats not said`);
+    await shot('10-stopped');
+    await page.keyboard.press('Escape');
+  });
+
+  // --- 9. a blocked story: Open journal -------------------------------------------
+  await step('a story that ends blocked: Open journal shows the blocker', async () => {
+    await rowAction('gift-wrap', 'Run story');
+    log('clicked Run story on the gift-wrap row');
+    const toast = page.locator('.notification-toast', { hasText: 'gift-wrap is blocked' }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    log(`  notification: ${(await toast.innerText()).replace(/\s+/g, ' ')}`);
+    await toast.locator('a.monaco-button', { hasText: 'Open journal' }).click();
+    const text = await until("gift-wrap's journal open", 15_000, async () => {
+      if (!(await page.title()).startsWith('journal.md')) return false;
+      const t = (await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return t.includes('blocker') && t.includes('choose-paper') ? t : false;
+    });
+    log(`  journal: ${text.split('\n').filter((l) => l.trim()).slice(0, 2).join(' | ')}`);
+    await shot('11-journal');
+  });
+
+  await step("a story without an epic: the graph of its tasks", async () => {
+    await openFile('.saga/stories/gift-wrap/story.json');
+    await runCommand('SAGA: Show dependency graph');
+    const g = await until('the graph of gift-wrap', 30_000, async () => {
+      const x = await graph('gift-wrap', 'Story');
+      return x?.nodes.length === 1 ? x : false;
+    });
+    log(`  graph: ${g.title} — ${describeGraph(g)}`);
+    expectStates(g, { 'choose-paper': 'pending' });
+    await (await graphFrame('gift-wrap', 'Story')).locator('#graph g.node[data-item="choose-paper"]').click();
+    await until('choose-paper.json open', 15_000, async () => (await page.title()).startsWith('choose-paper.json'));
+    log('  clicked choose-paper in the graph: its task file is open');
+  });
+}
+
+/** The frame of an epic's (or story's) dependency-graph webview (code-server nests it in two iframes). */
+async function graphFrame(id, kind = 'Epic') {
+  for (const f of page.frames()) {
+    const title = await f.evaluate(() => (document.getElementById('graph') && document.getElementById('title')?.textContent) || '').catch(() => '');
+    if (title.startsWith(`${kind} ${id} `)) return f;
+  }
+  return undefined;
+}
+
+/** What the graph webview shows: the title, summary and legend, each node's item, state and critical mark, the edges. */
+async function graph(id, kind) {
+  const f = await graphFrame(id, kind);
+  if (!f) return undefined;
+  const STATES = ['waiting', 'ready', 'running', 'completed', 'failed', 'blocked', 'timeout', 'stopped', 'held', 'pending', 'in_progress', 'broken'];
+  const g = await f.evaluate(() => ({
+    title: document.getElementById('title')?.textContent ?? '',
+    summary: document.getElementById('summary')?.textContent ?? '',
+    legend: [...document.querySelectorAll('#legend .state')].map((e) => e.textContent).join(', '),
+    rendered: document.body.dataset.rendered ?? '',
+    nodes: [...document.querySelectorAll('#graph g.node')].map((n) => ({ item: n.dataset.item ?? '', classes: (n.getAttribute('class') ?? '').split(/\s+/) })),
+    edges: document.querySelectorAll('#graph path.flowchart-link').length,
+  }));
+  g.nodes = g.nodes.map((n) => ({ item: n.item, state: n.classes.find((c) => STATES.includes(c)) ?? '', critical: n.classes.includes('critical') }));
+  g.critical = g.nodes.filter((n) => n.critical).length;
+  return g;
+}
+
+function describeGraph(g) {
+  return g.nodes.map((n) => `${n.item} ${n.state}${n.critical ? ' (critical)' : ''}`).join(', ');
+}
+
+function expectStates(g, want) {
+  for (const [item, state] of Object.entries(want)) {
+    const n = g.nodes.find((x) => x.item === item);
+    if (!n || n.state !== state) throw new Error(`graph: ${item} should be ${state}: ${describeGraph(g)}`);
+  }
+}
+
+/** Clicks an inline action (by its title) of a row of the SAGA view. */
+async function rowAction(label, action) {
+  const header = page.locator('.pane-header', { hasText: 'SAGA' }).first();
+  const pane = header.locator('xpath=..');
+  const row = pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${label}$`) }) }).first();
+  await row.hover();
+  await row.locator(`.action-label[aria-label="${action}"]`).click();
+}
+
+/** Changes user settings (both scopes run.sh wrote; VS Code reloads them). */
+function setSettings(values) {
+  for (const scope of ['User', 'Machine']) {
+    const file = path.join(dirs.userData, scope, 'settings.json');
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), ...values }, null, 2));
+  }
 }
 
 /** The extension's own log (the "SAGA" output channel) as written to disk. */
@@ -315,6 +553,16 @@ function extensionLog() {
   };
   if (fs.existsSync(logs)) walk(logs);
   return text;
+}
+
+/** Waits for a code lens of the open file (they are only asked for after an interaction with the editor). */
+async function waitForLens(text) {
+  await until(`the ${text} code lens`, 45_000, async () => {
+    await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
+    const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
+    if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
+    return texts.some((t) => t.includes(text)) ? texts : false;
+  }, 1500);
 }
 
 /** Answers the input box whose prompt mentions `prompt`. */
@@ -422,7 +670,7 @@ async function openFile(rel) {
   // The tab names only the file: check that the editor shows the story's id.
   await until(`${rel} open in the editor`, 15_000, async () => {
     if (!(await page.title()).startsWith(path.basename(rel))) return false;
-    const text = await page.locator('.editor-instance .view-lines').first().innerText().catch(() => '');
+    const text = await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText().catch(() => '');
     return text.replace(/\u00a0/g, ' ').includes(`"${base}"`);
   });
 }

@@ -12,7 +12,8 @@
 # Environment: SAGA_VSCODE_CACHE (tool cache), CHROMIUM (browser binary),
 # SAGA_VSCODE_KEEP=1 (keep the temp dir), SAGA_LSP_PREBUILT (a saga-lsp binary
 # to test instead of building ./cmd/saga-lsp), SAGA_VSCODE_UPDATE_SCREENSHOT=1
-# (copy the last screenshot to media/screenshot.png, the README's picture).
+# (copy the last screenshots to media/screenshot.png and media/graph.png, the
+# README's pictures).
 set -euo pipefail
 
 EXT=$(cd "$(dirname "$0")/.." && pwd)       # editors/vscode
@@ -69,18 +70,16 @@ if [ ! -f "$PW/node_modules/playwright-core/package.json" ]; then
 fi
 export PW_DIR=$PW/node_modules/playwright-core
 
-# --- the extension: npm ci, tsc, vsce package --------------------------------
+# --- the extension: npm ci, vsce package (its prepublish: tsc, esbuild) --------
 phase "building the extension"
 cd "$EXT"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci "${npm_quiet[@]}"
 fi
 [ -f LICENSE ] || cp "$REPO/LICENSE" LICENSE 2>/dev/null || die "no LICENSE in editors/vscode"
-rm -rf out
-npx --no-install tsc -p .
 VSIX=$EXT/saga-lsp.vsix
 rm -f "$VSIX"
-npx --no-install vsce package --allow-missing-repository --out "$VSIX" >/dev/null
+npx --no-install vsce package --no-dependencies --allow-missing-repository --out "$VSIX" >/dev/null
 [ -f "$VSIX" ] || die "vsce produced no .vsix"
 phase "packaged $(basename "$VSIX") ($(du -k "$VSIX" | cut -f1) KiB)"
 
@@ -104,6 +103,13 @@ else
   phase "building saga-lsp"
   (cd "$REPO" && go build -o "$WORK/bin/saga-lsp" ./cmd/saga-lsp)
 fi
+# The tests' stand-in for claude: the epic run that is not a dry run uses it,
+# with a story that crashes and one that writes a blocker (needs-you), and one
+# slow enough to be seen running.
+(cd "$REPO" && go build -o "$WORK/bin/claude-standin" ./testdata/standin/claude)
+export SAGA_CLAUDE=$WORK/bin/claude-standin
+export SAGA_STANDIN_SCRIPTS=checkout--pay=crash,checkout--cart=slow,gift-wrap=blocker
+export SAGA_STANDIN_DELAY_MS=20000   # a stop cuts the pause short
 export PATH=$WORK/bin:$PATH
 export SAGA_LSP_BIN=$WORK/bin/saga-lsp
 export SAGA_SESSION_DIR=$WORK/sessions
@@ -127,6 +133,11 @@ cat > "$WS/.saga/stories/user-auth--login-page/remember-me.json" <<'EOF'
   "blockedBy": ["login-formm"]
 }
 EOF
+# Two small epics and a story (test/workspace): shop (a, then b and c) for a
+# dry run from the lens and the dependency graph; checkout (pay crashes and
+# holds receipt, cart runs slowly) for the needs-you notification, the status
+# bar and Stop; gift-wrap (its agent writes a blocker) for Open journal.
+cp -r "$EXT/test/workspace/.saga" "$WS/"
 (cd "$WS" && git init -q -b main && git add -A && git commit -qm "example workspace")
 
 # --- the test ------------------------------------------------------------------
@@ -138,9 +149,11 @@ node "$EXT/test/e2e.mjs" || status=$?
 if [ $status -eq 0 ]; then
   # The extension's README shows the last picture (refreshed on request only,
   # so that a test run leaves the tree clean).
-  if [ ! -f "$EXT/media/screenshot.png" ] || [ "${SAGA_VSCODE_UPDATE_SCREENSHOT:-}" = 1 ]; then
-    cp "$ART/04-run-completed.png" "$EXT/media/screenshot.png"
-  fi
+  for pic in 04-run-completed:screenshot 07-epic-graph:graph 09-needs-you:needs-you; do
+    if [ ! -f "$EXT/media/${pic#*:}.png" ] || [ "${SAGA_VSCODE_UPDATE_SCREENSHOT:-}" = 1 ]; then
+      cp "$ART/${pic%%:*}.png" "$EXT/media/${pic#*:}.png"
+    fi
+  done
   phase "PASS (screenshots in ${ART#"$REPO"/})"
 else
   phase "FAIL (screenshots and logs in ${ART#"$REPO"/})"
