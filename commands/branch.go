@@ -56,7 +56,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	// Merged blockers are judged against the base as the remote has it.
 	target := from
 	if g.HasRemote(ctx) {
-		if _, err := g.Run(ctx, "fetch", "-q", "origin", from); err == nil && g.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+from) {
+		if _, err := g.Retry(ctx, "fetch", "-q", "origin", from); err == nil && g.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+from) {
 			target = "origin/" + from
 		}
 	}
@@ -79,7 +79,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	}
 	wt := store.WorktreeDir(root, story)
 	g.Run(ctx, "worktree", "prune")
-	if _, err := g.Run(ctx, "worktree", "add", "-q", "-b", branch, wt, target); err != nil {
+	if _, err := g.Run(ctx, "worktree", "add", "-q", "--no-track", "-b", branch, wt, target); err != nil {
 		return "", err
 	}
 	if err := g.ExcludeWorktrees(ctx); err != nil {

@@ -46,7 +46,7 @@ func (c *cleaner) judgeBranches(ctx context.Context, ids []string) {
 	}
 	if c.remote {
 		fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		if _, err := c.g.Run(fctx, "fetch", "-q", "origin"); err != nil {
+		if _, err := c.g.Retry(fctx, "fetch", "-q", "origin"); err != nil {
 			c.warn("could not fetch origin (%v): branches are judged by origin's state as last fetched", err)
 		}
 		cancel()

@@ -174,7 +174,8 @@ func epicUsage(ctx context.Context, ws *store.Workspace, o EpicRunOptions) error
 
 // Epic reports why an epic cannot run: error-level diagnostics on its own
 // files or any child story's (cycles, dangling children, broken task
-// files), or a child that does not exist.
+// files), or a child that does not exist. A story whose worker is alive is
+// judged by its main copy.
 func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) []string {
 	e := ws.Epic(epic)
 	if e == nil {
@@ -189,6 +190,15 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 		s := ws.Story(c.ID)
 		if s == nil {
 			continue // unknown-story, reported on the epic file
+		}
+		if s.InWorktree {
+			// A live worker's worktree is its own business, and may be
+			// half checked out right now: the main copy is judged.
+			if _, live, _ := runs.WorkerLock(p.Root, c.ID, false); live {
+				if s = ws.Copies(c.ID).Main; s == nil {
+					continue
+				}
+			}
 		}
 		for _, f := range s.StoryFiles() {
 			rels = append(rels, f.Rel)

@@ -87,6 +87,11 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 	if withRemote {
 		testkit.BareOrigin(t, root)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the runs that did not complete:\n%s", f.workerLogs())
+		}
+	})
 	return f
 }
 
@@ -134,6 +139,21 @@ func storyState(st commands.EpicStatus, id string) commands.EpicStory {
 func (f *epicFixture) follow() testkit.Result {
 	f.t.Helper()
 	return f.saga(nil, "follow", "shop", "--format", "json")
+}
+
+// workerLogs is the output of every story run that did not complete,
+// logged when a test fails.
+func (f *epicFixture) workerLogs() string {
+	var b strings.Builder
+	for _, id := range []string{"shop--a", "shop--b", "shop--c", "shop--d", "shop--e"} {
+		for _, rf := range runs.Runs(f.sessionDir, runs.KindStory, id) {
+			if r := runs.ReadRun(rf.EventsFile); r == nil || r.State != runs.StatusCompleted {
+				data, _ := os.ReadFile(runs.OutputOfEvents(rf.EventsFile))
+				fmt.Fprintf(&b, "--- %s:\n%s\n", id, data)
+			}
+		}
+	}
+	return b.String()
 }
 
 // A diamond epic with K=2 completes in dependency order: a first; b and c
@@ -589,9 +609,13 @@ func TestAfterMerged(t *testing.T) {
 	// a completes and its PR is ready, but not merged: b and c wait.
 	if !testkit.WaitUntil(60*time.Second, func() bool {
 		st := f.status()
-		return storyState(st, "shop--a").State == runs.StatusCompleted && storyState(st, "shop--e").State == runs.StatusCompleted
+		e := storyState(st, "shop--e").State
+		return storyState(st, "shop--a").State == runs.StatusCompleted && (e == runs.StatusCompleted || e == runs.StatusFailed)
 	}) {
 		t.Fatalf("a and e never completed: %+v", f.status())
+	}
+	if e := storyState(f.status(), "shop--e"); e.State != runs.StatusCompleted {
+		t.Fatalf("e %s", e.State)
 	}
 	if s := storyState(f.status(), "shop--b"); s.State != commands.EpicWaiting {
 		t.Fatalf("b %s before a's PR merged", s.State)

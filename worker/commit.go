@@ -66,10 +66,13 @@ func (r *run) excludeAgentFiles(ctx context.Context) error {
 	if err := store.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if _, err := r.repo.Run(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
-		return err
+	// Written once per repository (the workers of an epic share it).
+	if on, _ := r.repo.Run(ctx, "config", "--bool", "extensions.worktreeConfig"); on != "true" {
+		if _, err := r.repo.Retry(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
+			return err
+		}
 	}
-	_, err = r.wtGit.Run(ctx, "config", "--worktree", "core.excludesFile", file)
+	_, err = r.wtGit.Retry(ctx, "config", "--worktree", "core.excludesFile", file)
 	return err
 }
 
@@ -142,7 +145,7 @@ func (r *run) push(ctx context.Context) bool {
 	if r.o.DryRun || !r.repo.HasRemote(ctx) {
 		return true // nowhere to push to
 	}
-	if _, err := r.wtGit.Run(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Retry(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
 		r.j.Warn(runs.StepCommit, "push %s: %v", r.branch, err)
 		return false
 	}

@@ -60,14 +60,14 @@ func (r *run) worktree(ctx context.Context) error {
 	default:
 		start := r.base
 		if remote {
-			if _, err := r.repo.Run(ctx, "fetch", "origin", r.base); err != nil {
+			if _, err := r.repo.Retry(ctx, "fetch", "origin", r.base); err != nil {
 				r.j.Warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
 			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
 				start = "origin/" + r.base
 			}
 		}
 		r.repo.Run(ctx, "worktree", "prune")
-		if _, err := r.repo.Run(ctx, "worktree", "add", "-b", r.branch, r.wt, start); err != nil {
+		if _, err := r.repo.Run(ctx, "worktree", "add", "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
 		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
@@ -165,7 +165,7 @@ func (r *run) draftPR(ctx context.Context) {
 			return
 		}
 	}
-	if _, err := r.wtGit.Run(ctx, "push", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Retry(ctx, "push", "-u", "origin", r.branch); err != nil {
 		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}

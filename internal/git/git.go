@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -57,6 +58,36 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil
+}
+
+// Retry is Run for a command that is safe to repeat (fetch, push, config),
+// repeated while another git process holds a lock it needs: git gives up at
+// once on a held config or ref lock, and the workers of an epic run share
+// one repository.
+func (g Repo) Retry(ctx context.Context, args ...string) (string, error) {
+	deadline := time.Now().Add(lockWait)
+	for delay := 20 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		out, err := g.Run(ctx, args...)
+		if err == nil || !lockHeld(err) || time.Now().After(deadline) {
+			return out, err
+		}
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(delay):
+		}
+	}
+}
+
+// lockWait bounds how long Retry waits for another git process's lock.
+const lockWait = 10 * time.Second
+
+// lockHeld tells a git error caused by another process holding a lock file.
+func lockHeld(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "could not lock config file") ||
+		strings.Contains(msg, "cannot lock ref") ||
+		strings.Contains(msg, ".lock': File exists")
 }
 
 // In is the same git in another directory (a worktree).
@@ -115,7 +146,7 @@ func (g Repo) ExcludeWorktrees(ctx context.Context) error {
 		data = append(data, '\n')
 	}
 	data = append(data, store.WorktreesRel+"/\n"...)
-	return os.WriteFile(path, data, 0o644)
+	return store.WriteFileAtomic(path, data, 0o644)
 }
 
 // Worktree is one entry of `git worktree list --porcelain`.
