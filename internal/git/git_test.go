@@ -1,0 +1,58 @@
+package git
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeGit is a git that fails the first n calls with stderr msg, then
+// succeeds printing "ok"; it counts its calls in a file.
+func fakeGit(t *testing.T, n int, msg string) (bin, calls string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	bin = filepath.Join(dir, "git")
+	script := "#!/bin/sh\necho x >> " + calls + "\n" +
+		"if [ $(wc -l < " + calls + ") -le " + string(rune('0'+n)) + " ]; then echo \"" + msg + "\" >&2; exit 128; fi\necho ok\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, calls
+}
+
+func count(t *testing.T, calls string) int {
+	data, _ := os.ReadFile(calls)
+	return strings.Count(string(data), "\n")
+}
+
+// Retry repeats a command while another git holds a lock it needs, and
+// only then.
+func TestRetry(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		msg       string
+		failures  int
+		wantCalls int
+		wantErr   bool
+	}{
+		{"error: could not lock config file .git/config: File exists", 3, 4, false},
+		{"error: cannot lock ref 'refs/remotes/origin/main': Unable to create '/r/.git/refs/remotes/origin/main.lock': File exists.", 2, 3, false},
+		{"fatal: couldn't find remote ref nope", 1, 1, true}, // not a lock: no retry
+	} {
+		bin, calls := fakeGit(t, c.failures, c.msg)
+		out, err := Repo{Bin: bin, Dir: t.TempDir()}.Retry(ctx, "fetch", "origin")
+		if got := count(t, calls); got != c.wantCalls || (err != nil) != c.wantErr || (err == nil && out != "ok") {
+			t.Errorf("%q: %d calls (want %d), out %q, err %v", c.msg, got, c.wantCalls, out, err)
+		}
+	}
+	// A cancelled context ends the waiting.
+	bin, calls := fakeGit(t, 9, "error: could not lock config file .git/config: File exists")
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (Repo{Bin: bin, Dir: t.TempDir()}).Retry(cctx, "config", "a.b", "c"); err == nil || count(t, calls) > 1 {
+		t.Errorf("cancelled: err %v after %d calls", err, count(t, calls))
+	}
+}
