@@ -34,9 +34,15 @@ const (
 	MaxHookPayload = 1 << 20
 )
 
-// hookReadTimeout bounds how long the hook waits for stdin to close. When it
-// passes, the hook goes on with what it has read (a variable for tests).
-var hookReadTimeout = 2 * time.Second
+// limits bound how long one invocation waits: for stdin to close (when it
+// never closes, the hook goes on with what it read) and for the story lock
+// in PostToolUse.
+type limits struct {
+	read, lock time.Duration
+}
+
+// defaultLimits keep the hook well inside Claude Code's hook timeout.
+func defaultLimits() limits { return limits{read: 2 * time.Second, lock: 5 * time.Second} }
 
 // HookPayload is the part of Claude Code's hook input the hook reads.
 type HookPayload struct {
@@ -57,6 +63,7 @@ type hookRun struct {
 	env    func(string) string
 	stdout io.Writer
 	stderr io.Writer
+	limits limits
 }
 
 func (h *hookRun) warnf(format string, args ...any) {
@@ -75,25 +82,29 @@ func (h *hookRun) getenv(key string) string {
 }
 
 // Hook runs the Claude Code hook: it reads one JSON payload from in (at
-// most MaxHookPayload bytes, waiting at most hookReadTimeout for the end),
+// most MaxHookPayload bytes, waiting a bounded time for the end),
 // and handles SessionStart, PreToolUse, PostToolUse and TaskCompleted. env
 // looks up environment variables (os.Getenv in production). It returns the
 // exit status: 2 when a completion is refused, else 0.
 func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer) (code int) {
-	h := &hookRun{ctx: ctx, env: env, stdout: stdout, stderr: stderr}
+	return run(ctx, in, env, stdout, stderr, defaultLimits())
+}
+
+func run(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer, l limits) (code int) {
+	h := &hookRun{ctx: ctx, env: env, stdout: stdout, stderr: stderr, limits: l}
 	defer func() {
 		if r := recover(); r != nil {
 			h.warnf("internal error (ignored): %v", r)
 			code = 0
 		}
 	}()
-	data, err := readPayload(ctx, in, MaxHookPayload, hookReadTimeout)
+	data, err := readPayload(ctx, in, MaxHookPayload, l.read)
 	switch {
 	case errors.Is(err, errPayloadTooLarge):
 		h.warnf("payload larger than 1 MiB ignored")
 		return 0
 	case errors.Is(err, errPayloadTimeout) && len(bytes.TrimSpace(data)) == 0:
-		h.warnf("no payload on stdin within %s; nothing to do", hookReadTimeout)
+		h.warnf("no payload on stdin within %s; nothing to do", l.read)
 		return 0
 	case err != nil && !errors.Is(err, errPayloadTimeout):
 		h.warnf("read stdin: %v", err)

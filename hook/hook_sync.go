@@ -6,15 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
-
-// syncLockTimeout bounds the wait for the story lock in PostToolUse.
-var syncLockTimeout = 5 * time.Second
 
 // taskUpdateResponse is the part of TaskUpdate's result the sync reads.
 type taskUpdateResponse struct {
@@ -85,7 +81,7 @@ func (h *hookRun) postToolUse(p *HookPayload) {
 		h.warnf("status of %s/%s not synced: %v", story, task, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, syncLockTimeout)
+	ctx, cancel := context.WithTimeout(h.ctx, h.limits.lock)
 	defer cancel()
 	if _, err := store.SetTaskStatus(ctx, root, story, task, status); err != nil && !errors.Is(err, store.ErrNoFile) {
 		h.warnf("status of %s/%s not synced: %v", story, task, err)

@@ -268,16 +268,15 @@ func TestPostToolUseInvalidIDs(t *testing.T) {
 // The sync waits for the story lock, and gives up with a warning.
 func TestPostToolUseWaitsForLock(t *testing.T) {
 	root, dir := hookSyncRoot(t)
-	old := syncLockTimeout
-	t.Cleanup(func() { syncLockTimeout = old })
-	syncLockTimeout = 200 * time.Millisecond
+	short := defaultLimits()
+	short.lock = 200 * time.Millisecond
 	l, err := store.AcquireLock(context.Background(), root, "story-my-story")
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"SAGA_STORY_ID": "my-story", "SAGA_PROJECT_DIR": root}
 	orig := hookFixture(t, "story/1.json")
-	r := runHookIn(t, hookPostPayload(t, nil), env)
+	r := runHookLimits(t, strings.NewReader(hookPostPayload(t, nil)), env, short)
 	if r.code != 0 || !strings.Contains(r.stderr, "lock story my-story") {
 		t.Errorf("%+v, want a lock warning", r)
 	}

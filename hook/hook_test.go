@@ -34,9 +34,15 @@ func runHookIn(t testing.TB, payload string, env map[string]string) hookResult {
 
 func runHookReader(t testing.TB, in io.Reader, env map[string]string) hookResult {
 	t.Helper()
+	return runHookLimits(t, in, env, defaultLimits())
+}
+
+// runHookLimits is runHookReader with other limits than the hook's own.
+func runHookLimits(t testing.TB, in io.Reader, env map[string]string, l limits) hookResult {
+	t.Helper()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := Hook(context.Background(), in, hookEnv(env), &out, &errb)
+	code := run(context.Background(), in, hookEnv(env), &out, &errb, l)
 	return hookResult{out.String(), errb.String(), code, time.Since(start)}
 }
 
@@ -256,10 +262,6 @@ func (hookErrReader) Read([]byte) (int, error) { return 0, errors.New("broken pi
 // A writer that never closes stdin: the hook goes on after the deadline
 // with what it read, or at once when that is a whole payload line.
 func TestHookStdinNeverCloses(t *testing.T) {
-	old := hookReadTimeout
-	t.Cleanup(func() { hookReadTimeout = old })
-	hookReadTimeout = 2 * time.Second
-
 	for _, tc := range []struct {
 		name, written string // "": nothing
 		ok            func(hookResult) bool
