@@ -77,6 +77,17 @@ func newLiveFixtureOf(t *testing.T, src, script string, delayMS int) *liveFixtur
 	} {
 		t.Setenv(k, v)
 	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// What the workers said, for a failure that depends on them.
+		logs, _ := filepath.Glob(filepath.Join(f.sessionDir, "saga-story-*.log"))
+		for _, p := range logs {
+			data, _ := os.ReadFile(p)
+			t.Logf("--- %s:\n%s", filepath.Base(p), data)
+		}
+	})
 	return f
 }
 
