@@ -10,8 +10,11 @@ import (
 	"sync"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 // ErrNoWorkspace is returned by FindRoot when no .saga/ folder is found.
@@ -62,13 +65,14 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
+			l := loader{p: p, root: root}
 			for i := range next {
 				if i < len(storyDirs) {
 					for _, e := range listStory(root, storyDirs[i]) {
-						results[i] = append(results[i], p.loadEntry(root, e))
+						results[i] = append(results[i], l.load(e))
 					}
 				} else {
-					results[i] = []*File{p.loadEntry(root, top[i-len(storyDirs)])}
+					results[i] = []*File{l.load(top[i-len(storyDirs)])}
 				}
 			}
 		})
@@ -89,7 +93,23 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	return Build(root, storyDirs, files), nil
 }
 
-func (p *Parser) loadEntry(root string, e entry) *File {
+// loader is one goroutine's part of a load. The files it reads share
+// chunks of bytes, and their trees come from one jsonc.Batch: a file of a
+// few hundred bytes costs no size-class rounding, and the parser's scratch
+// space is reused. A chunk lives as long as any file read into it, which
+// suits a workspace's files: they are replaced one at a time, if at all.
+type loader struct {
+	p     *Parser
+	root  string
+	docs  jsonc.Batch
+	bytes []byte // the current chunk; files are read into its free tail
+}
+
+// byteChunk is the size of a loader's chunks; a file over a quarter of it
+// gets its own buffer.
+const byteChunk = 256 << 10
+
+func (l *loader) load(e entry) *File {
 	if e.bad != "" {
 		return Unreadable(e.rel, e.bad)
 	}
@@ -100,11 +120,28 @@ func (p *Parser) loadEntry(root string, e entry) *File {
 		kind, owner, name := Classify(e.rel)
 		return &File{Rel: e.rel, Kind: kind, Owner: owner, Name: name, Version: -1}
 	}
-	src, why := ReadBounded(filepath.Join(root, filepath.FromSlash(e.rel)), e.rel)
+	src, why := readBounded(filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, l.space)
 	if why != "" {
 		return Unreadable(e.rel, why)
 	}
-	return p.Parse(e.rel, src, -1)
+	if len(l.bytes) < cap(l.bytes) && unsafe.SliceData(src) == &l.bytes[:cap(l.bytes)][len(l.bytes)] {
+		l.bytes = l.bytes[:len(l.bytes)+len(src)] // read into the chunk: its bytes are taken
+	}
+	src = src[:len(src):len(src)]
+	return l.p.parse(e.rel, src, -1, &l.docs)
+}
+
+// space returns an empty buffer of capacity n or more: the free tail of the
+// current chunk (a new chunk when it is too short), or a buffer of its own
+// when n is large.
+func (l *loader) space(n int) []byte {
+	if n > byteChunk/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(l.bytes)-len(l.bytes) < n {
+		l.bytes = make([]byte, 0, byteChunk)
+	}
+	return l.bytes[len(l.bytes):len(l.bytes):cap(l.bytes)]
 }
 
 // ReadBounded reads a .saga file, refusing what is not a regular file or is
@@ -114,6 +151,12 @@ func (p *Parser) loadEntry(root string, e entry) *File {
 // would also register the descriptor with the runtime poller, which costs a
 // fcntl per file and a third of the syscall time on a 22,000-file workspace.
 func ReadBounded(abs, rel string) (src []byte, why string) {
+	return readBounded(abs, rel, func(n int) []byte { return make([]byte, 0, n) })
+}
+
+// readBounded is ReadBounded reading into space(n), an empty buffer of at
+// least n bytes' capacity, n being the size fstat gave plus one.
+func readBounded(abs, rel string, space func(n int) []byte) (src []byte, why string) {
 	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
 	fd, err := ignoringEINTR(func() (int, error) { return unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0) })
 	if err != nil {
@@ -133,7 +176,7 @@ func ReadBounded(abs, rel string) (src []byte, why string) {
 	}
 	// The size fstat gave, plus one byte to notice a file that grew
 	// meanwhile; a short read of a regular file is its end.
-	src = make([]byte, 0, st.Size+1)
+	src = space(int(st.Size) + 1)
 	for {
 		if len(src) == cap(src) {
 			if len(src) > MaxFileSize {
@@ -316,8 +359,9 @@ func (p *Parser) LoadStory(root, story string) (*Story, error) {
 		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
 	}
 	var files []*File
+	l := loader{p: p, root: root}
 	for _, e := range listStory(root, StoryDirRel(story)) {
-		files = append(files, p.loadEntry(root, e))
+		files = append(files, l.load(e))
 	}
 	return assembleStory(StoryDirRel(story), files), nil
 }

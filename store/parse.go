@@ -64,6 +64,11 @@ func Misplaced(rel string) *File {
 // version, or -1 for disk. The File keeps src and its strings alias it: src
 // must not be modified afterwards.
 func (p *Parser) Parse(rel string, src []byte, version int32) *File {
+	return p.parse(rel, src, version, nil)
+}
+
+// parse is Parse taking the tree from batch when it is not nil.
+func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch) *File {
 	kind, owner, name := Classify(rel)
 	if kind == KindMisplaced {
 		f := Misplaced(rel)
@@ -82,7 +87,11 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 		return f
 	}
 	f := &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: version, Src: src}
-	f.Doc = jsonc.ParseOwned(src) // File.Src is never modified
+	if batch != nil { // File.Src is never modified
+		f.Doc = batch.ParseOwned(src)
+	} else {
+		f.Doc = jsonc.ParseOwned(src)
+	}
 	b := diagBuilder{f: f}
 	for _, e := range f.Doc.Errors {
 		b.add(CodeJSONSyntax, e.Start, e.End, e.Message, nil)

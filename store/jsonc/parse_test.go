@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -291,4 +292,55 @@ func TestRandomValidDocuments(t *testing.T) {
 			t.Fatalf("%s:\n got %#v\nwant %#v", src, got, want)
 		}
 	}
+}
+
+// TestBatch: documents parsed one after the other by a Batch, sharing its
+// chunks, are the trees ParseOwned gives, and stay so while later
+// documents are parsed and while anyone appends to their lists.
+func TestBatch(t *testing.T) {
+	srcs := slices.Concat(fuzzSeeds, validDocs)
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, string(src))
+	}
+	// Enough documents to fill several chunks of every kind.
+	for i := range 1000 {
+		srcs = append(srcs, fmt.Sprintf(`{"id": "t-%d", "blockedBy": ["a", "b", %d], "n": {"x": [true, null]}}`, i, i))
+	}
+	var b Batch
+	docs := make([]*Document, len(srcs))
+	for i, s := range srcs {
+		docs[i] = b.ParseOwned([]byte(s))
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, s := range srcs {
+			if want := ParseOwned([]byte(s)); !reflect.DeepEqual(docs[i], want) {
+				t.Fatalf("%s: batch tree of %q differs from ParseOwned's", when, s)
+			}
+		}
+	}
+	check("after parsing")
+	for _, d := range docs {
+		var walk func(n *Node)
+		walk = func(n *Node) {
+			if n == nil {
+				return
+			}
+			for _, m := range n.Members {
+				walk(m.Value)
+			}
+			for _, e := range n.Elems {
+				walk(e)
+			}
+			_ = append(n.Members, Member{Colon: -2})
+			_ = append(n.Elems, &Node{Kind: Invalid})
+		}
+		walk(d.Root)
+	}
+	check("after appending to every list")
 }
