@@ -322,7 +322,7 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 	if site.obj != nil {
 		for i := range site.obj.Members {
 			m := &site.obj.Members[i]
-			if site.member == nil || m.Key != site.member.Key {
+			if m != site.member {
 				present[m.Key.Str] = true
 			}
 		}

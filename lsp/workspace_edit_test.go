@@ -36,7 +36,7 @@ func TestKeepsSyntaxWindow(t *testing.T) {
 		walk = func(n *jsonc.Node) {
 			nodes = append(nodes, n)
 			for _, m := range n.Members {
-				nodes = append(nodes, m.Key)
+				nodes = append(nodes, m.Key.Node())
 				walk(m.Value)
 			}
 			for _, e := range n.Elems {

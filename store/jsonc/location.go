@@ -15,7 +15,7 @@ type PathElem struct {
 // (hover, completion, definition).
 type Location struct {
 	Path   []PathElem // from root to the node
-	Node   *Node      // the innermost node (value or key string) containing offset; nil if none
+	Node   *Node      // the innermost node (value, or key string as Key.Node) containing offset; nil if none
 	Member *Member    // the member when the innermost thing is a key or a member's value
 	Parent *Node      // the container holding Node
 }
@@ -42,9 +42,9 @@ func (d *Document) LocationAt(offset int) Location {
 				break
 			}
 			m := &n.Members[i]
-			if contains(m.Key, offset) {
+			if m.Key.Start <= offset && offset <= m.Key.End {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1, IsKey: true})
-				loc.Node, loc.Member, loc.Parent = m.Key, m, n
+				loc.Node, loc.Member, loc.Parent = m.Key.Node(), m, n
 				return loc
 			}
 			if m.Value != nil && contains(m.Value, offset) {

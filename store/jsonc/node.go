@@ -41,8 +41,8 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Node is one value in the syntax tree. Offsets are byte offsets into
-// Document.Src.
+// Node is one value in the syntax tree (a member's key is a Key). Offsets
+// are byte offsets into Document.Src.
 type Node struct {
 	Start   int      // byte offset of the first byte of the value
 	End     int      // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
@@ -59,9 +59,27 @@ type Node struct {
 
 // Member is one key/value pair of an object.
 type Member struct {
-	Key   *Node // always a String node (a recovered unquoted key is a String node too, with an error recorded)
+	Key   Key
 	Colon int   // byte offset of ':' or -1 when missing
 	Value *Node // nil when the value is missing (e.g. `{"a":}` or `{"a"`)
+}
+
+// Key is a member's key string, held in its Member rather than as a Node:
+// keys are half the strings of a document, and a workspace keeps hundreds
+// of thousands of them. A recovered unquoted key is a Key too, not Closed,
+// with an error recorded.
+type Key struct {
+	Start int    // byte offset of the opening quote (or of the unquoted word)
+	End   int    // byte offset just past the closing quote (or where the string was cut)
+	Str   string // the decoded key, as Node.Str
+	// Closed: the closing quote was found.
+	Closed bool
+}
+
+// Node returns the key as a String node of its own, for code that treats
+// every string token alike (locations, edits, ranges).
+func (k *Key) Node() *Node {
+	return &Node{Kind: String, Start: k.Start, End: k.End, Str: k.Str, Closed: k.Closed}
 }
 
 // Error is a problem found while parsing. Errors are data: Parse never fails.

@@ -126,11 +126,13 @@ func (p *parser) parse(src []byte, text string) *Document {
 		p.elems = make([]*Node, 0, 8)
 	}
 	if !p.batch {
-		// One node per string (a key or a value), object and array, plus a
-		// few for other literals: counted with memchr-speed scans, so the
-		// slab of a document wastes little; small chunks are added when
-		// literals overflow it.
-		est := bytes.Count(src, []byte{'"'})/2 + bytes.Count(src, []byte{'{'}) + bytes.Count(src, []byte{'['}) + 1
+		// One node per string that is not a key (a colon follows each
+		// key), object and array, plus a few for other literals: counted
+		// with memchr-speed scans, so the slab of a document wastes little;
+		// small chunks are added when literals (or colons inside strings)
+		// make it fall short.
+		strs := bytes.Count(src, []byte{'"'})/2 - bytes.Count(src, []byte{':'})
+		est := max(strs, 0) + bytes.Count(src, []byte{'{'}) + bytes.Count(src, []byte{'['}) + 1
 		p.nodes = make([]Node, 0, min(est, 4096))
 	}
 	doc.Root = p.parseDocument()
@@ -644,9 +646,20 @@ func validKey(s string) string {
 	return string(b)
 }
 
-// parseString parses the string whose opening quote is at p.pos. The fast
-// path covers strings without escapes, control characters or invalid UTF-8.
+// parseString parses the string whose opening quote is at p.pos into a
+// node.
 func (p *parser) parseString() *Node {
+	start := p.pos
+	str, closed := p.scanString()
+	n := p.newNode(String, start)
+	n.End, n.Str, n.Closed = p.pos, str, closed
+	return n
+}
+
+// scanString decodes the string whose opening quote is at p.pos and moves
+// past it. The fast path covers strings without escapes, control
+// characters or invalid UTF-8.
+func (p *parser) scanString() (str string, closed bool) {
 	src := p.src
 	start := p.pos
 	i := start + 1
@@ -664,11 +677,8 @@ func (p *parser) parseString() *Node {
 	for i < len(src) {
 		c := src[i]
 		if c == '"' {
-			n := p.newNode(String, start)
-			n.End = i + 1
-			n.Str = p.text[start+1 : i]
 			p.pos = i + 1
-			return n
+			return p.text[start+1 : i], true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -683,17 +693,16 @@ func (p *parser) parseString() *Node {
 		}
 		i++
 	}
-	return p.parseStringSlow(start, i)
+	return p.scanStringSlow(start, i)
 }
 
-// parseStringSlow decodes the rest of a string from i, where the fast path
+// scanStringSlow decodes the rest of a string from i, where the fast path
 // stopped. It resolves escapes the way encoding/json does (bad surrogates
 // become U+FFFD) and ends the string at the end of the line when the
 // closing quote is missing.
-func (p *parser) parseStringSlow(start, i int) *Node {
+func (p *parser) scanStringSlow(start, i int) (str string, closed bool) {
 	src := p.src
 	buf := append(p.buf[:0], src[start+1:i]...)
-	closed := false
 loop:
 	for i < len(src) {
 		c := src[i]
@@ -786,13 +795,9 @@ loop:
 	if !closed {
 		p.errorAt(start, i, msgOpenString)
 	}
-	n := p.newNode(String, start)
-	n.End = i
-	n.Closed = closed
-	n.Str = string(buf)
 	p.buf = buf[:0]
 	p.pos = i
-	return n
+	return string(buf), closed
 }
 
 func hex4(src []byte, i int) (rune, bool) {
@@ -916,7 +921,7 @@ loop:
 				p.errorAt(p.pos, p.tokenEnd(p.pos), msgComma)
 			}
 			m := p.parseMember(depth)
-			p.checkDuplicate(mark, m.Key, &seen)
+			p.checkDuplicate(mark, &m.Key, &seen)
 			p.members = append(p.members, m)
 			expectMember = false
 			comma = -1
@@ -951,21 +956,19 @@ func (p *parser) keyLike(i int) bool {
 // parseMember parses a key (quoted or not), the colon and the value.
 func (p *parser) parseMember(depth int) Member {
 	src := p.src
-	var key *Node
+	m := Member{Key: Key{Start: p.pos}, Colon: -1}
 	if src[p.pos] == '"' {
-		key = p.parseString()
+		m.Key.Str, m.Key.Closed = p.scanString()
+		m.Key.End = p.pos
 	} else {
 		start := p.pos
 		end := p.wordEnd(start + 1)
-		key = p.newNode(String, start)
-		key.End = end
-		key.Str = validKey(p.text[start:end])
-		key.Closed = false
+		m.Key.End = end
+		m.Key.Str = validKey(p.text[start:end])
 		p.errorAt(start, end, msgUnquotedKey)
 		p.checkUTF8(start, end)
 		p.pos = end
 	}
-	m := Member{Key: key, Colon: -1}
 	p.skipSpace()
 	if p.pos >= len(src) {
 		p.errorAt(len(src), len(src), msgColon)
@@ -999,7 +1002,7 @@ func (p *parser) parseMember(depth int) Member {
 
 // checkDuplicate reports key if an earlier member of the object being
 // parsed (members from mark on) has the same key.
-func (p *parser) checkDuplicate(mark int, key *Node, seen *map[string]struct{}) {
+func (p *parser) checkDuplicate(mark int, key *Key, seen *map[string]struct{}) {
 	prev := p.members[mark:]
 	dup := false
 	if len(prev) < duplicateMapAt {

@@ -70,7 +70,7 @@ func TestParseTreeShapeAndOffsets(t *testing.T) {
 	text := func(n *Node) string { return string(src[n.Start:n.End]) }
 
 	a := root.Members[0]
-	if a.Key.Kind != String || a.Key.Str != "a" || text(a.Key) != `"a"` || a.Colon != 4 || !a.Key.Closed {
+	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon != 4 || !a.Key.Closed {
 		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon)
 	}
 	arr := a.Value
