@@ -240,7 +240,7 @@ func complLineBreak(src []byte, from, to int) bool {
 // ending at end.
 func complMemberEndsAt(obj *jsonc.Node, end int) bool {
 	for _, m := range obj.Members {
-		if v := m.Value; v != nil && v.End == end && m.Colon >= 0 {
+		if v := m.Value; v != nil && v.End == end && m.Colon() >= 0 {
 			return v.Closed && v.Kind != jsonc.Invalid
 		}
 	}
@@ -328,7 +328,7 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 		}
 	}
 	// Only the key is replaced when the member already has its colon.
-	keyOnly := site.member != nil && site.member.Colon >= 0
+	keyOnly := site.member != nil && site.member.Colon() >= 0
 	quoted := site.start < site.end && c.f.Doc.Src[site.start] == '"'
 	var items []protocol.CompletionItem
 	for _, p := range props {

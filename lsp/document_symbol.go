@@ -122,7 +122,7 @@ func storyDocumentSymbol(f *store.File, root *jsonc.Node) protocol.DocumentSymbo
 		if m == nil {
 			continue
 		}
-		end, detail := m.Key.End, ""
+		end, detail := m.Key.End(), ""
 		if m.Value != nil {
 			end = m.Value.End
 			detail = symbolValueText(m.Value)
@@ -131,8 +131,8 @@ func storyDocumentSymbol(f *store.File, root *jsonc.Node) protocol.DocumentSymbo
 			Name:           key,
 			Detail:         symbolDetailPtr(detail),
 			Kind:           symbolKindProperty,
-			Range:          spanRange(f, m.Key.Start, end),
-			SelectionRange: spanRange(f, m.Key.Start, m.Key.End),
+			Range:          spanRange(f, m.Key.Start(), end),
+			SelectionRange: spanRange(f, m.Key.Start(), m.Key.End()),
 		})
 	}
 	return sym

@@ -234,13 +234,13 @@ func innerEnd(n *jsonc.Node) int {
 func siblingSpan(c *jsonc.Node, i int) struct{ start, end int } {
 	if c.Kind == jsonc.Object {
 		m := c.Members[i]
-		end := m.Key.End
+		end := m.Key.End()
 		if m.Value != nil {
 			end = m.Value.End
-		} else if m.Colon >= 0 {
-			end = m.Colon + 1
+		} else if m.Colon() >= 0 {
+			end = m.Colon() + 1
 		}
-		return struct{ start, end int }{m.Key.Start, end}
+		return struct{ start, end int }{m.Key.Start(), end}
 	}
 	e := c.Elems[i]
 	return struct{ start, end int }{e.Start, e.End}
@@ -253,7 +253,7 @@ func childHolding(n *jsonc.Node, start, end int) *jsonc.Node {
 	var k *jsonc.Node
 	switch n.Kind {
 	case jsonc.Object:
-		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
+		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start() > start }) - 1
 		if i >= 0 {
 			k = n.Members[i].Value
 		}
@@ -289,8 +289,8 @@ func memberWithKey(root *jsonc.Node, start, end int) (*jsonc.Node, *jsonc.Member
 		if n.Kind != jsonc.Object {
 			continue
 		}
-		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
-		if i >= 0 && n.Members[i].Key.Start == start && n.Members[i].Key.End == end {
+		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start() > start }) - 1
+		if i >= 0 && n.Members[i].Key.Start() == start && n.Members[i].Key.End() == end {
 			return n, &n.Members[i]
 		}
 	}

@@ -80,11 +80,11 @@ func LayoutOf(src []byte, root *Node) Layout {
 	}
 	first := root.Members[0]
 	if MultiLine(src, root) {
-		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start), LineIndent(src, root.Start)); ok && u != "" {
+		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start()), LineIndent(src, root.Start)); ok && u != "" {
 			l.Unit = u
 		}
 	}
-	if first.Colon >= 0 && first.Colon+1 < len(src) && src[first.Colon+1] != ' ' {
+	if c := first.Colon(); c >= 0 && c+1 < len(src) && src[c+1] != ' ' {
 		l.Colon, l.Comma = ":", ","
 	}
 	return l
@@ -96,7 +96,7 @@ func MultiLine(src []byte, n *Node) bool {
 	first := -1
 	switch {
 	case n.Kind == Object && len(n.Members) > 0:
-		first = n.Members[0].Key.Start
+		first = n.Members[0].Key.Start()
 	case n.Kind == Array && len(n.Elems) > 0:
 		first = n.Elems[0].Start
 	default:
@@ -176,14 +176,14 @@ func (l Layout) InsertMember(src []byte, obj *Node, key string, value func(prett
 		return Edit{obj.Start + 1, closeAt(obj), "\n" + inner + k + Reindent(value(true), inner) + "\n" + indent}
 	}
 	last := obj.Members[len(obj.Members)-1]
-	end := last.Key.End
+	end := last.Key.End()
 	if last.Value != nil {
 		end = last.Value.End
 	}
-	if bytes.IndexByte(src[obj.Start:last.Key.Start], '\n') < 0 {
+	if bytes.IndexByte(src[obj.Start:last.Key.Start()], '\n') < 0 {
 		return Edit{end, end, l.Comma + k + value(false)}
 	}
-	indent := LineIndent(src, last.Key.Start)
+	indent := LineIndent(src, last.Key.Start())
 	return Edit{end, end, ",\n" + indent + k + Reindent(value(true), indent)}
 }
 
@@ -234,11 +234,11 @@ func RemoveMember(src []byte, obj *Node, key string) []Edit {
 	spans := make([][2]int, len(obj.Members))
 	idx := -1
 	for j, m := range obj.Members {
-		end := m.Key.End
+		end := m.Key.End()
 		if m.Value != nil {
 			end = m.Value.End
 		}
-		spans[j] = [2]int{m.Key.Start, end}
+		spans[j] = [2]int{m.Key.Start(), end}
 		if m.Key.Str == key {
 			idx = j
 		}

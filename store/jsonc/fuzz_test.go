@@ -37,14 +37,14 @@ func checkInvariants(t testing.TB, d *Document) {
 		case Object:
 			for _, m := range node.Members {
 				walk(m.Key.Node(), max(prev, node.Start), node.End, depth+1)
-				prev = m.Key.End
-				if m.Colon >= 0 {
-					if m.Colon < prev || m.Colon >= node.End || d.Src[m.Colon] != ':' {
-						t.Fatalf("colon at %d", m.Colon)
+				prev = m.Key.End()
+				if m.Colon() >= 0 {
+					if m.Colon() < prev || m.Colon() >= node.End || d.Src[m.Colon()] != ':' {
+						t.Fatalf("colon at %d", m.Colon())
 					}
-					prev = m.Colon + 1
-				} else if m.Colon != -1 {
-					t.Fatalf("colon %d", m.Colon)
+					prev = m.Colon() + 1
+				} else if m.Colon() != -1 {
+					t.Fatalf("colon %d", m.Colon())
 				}
 				if m.Value != nil {
 					walk(m.Value, prev, node.End, depth+1)

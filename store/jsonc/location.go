@@ -37,12 +37,12 @@ func (d *Document) LocationAt(offset int) Location {
 	for {
 		switch n.Kind {
 		case Object:
-			i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > offset }) - 1
+			i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start() > offset }) - 1
 			if i < 0 {
 				break
 			}
 			m := &n.Members[i]
-			if m.Key.Start <= offset && offset <= m.Key.End {
+			if m.Key.Start() <= offset && offset <= m.Key.End() {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1, IsKey: true})
 				loc.Node, loc.Member, loc.Parent = m.Key.Node(), m, n
 				return loc
@@ -53,7 +53,7 @@ func (d *Document) LocationAt(offset int) Location {
 				n = m.Value
 				continue
 			}
-			if m.Value == nil && m.Colon >= 0 && offset > m.Colon && onlySpace(d.Src, m.Colon+1, offset) {
+			if c := m.Colon(); m.Value == nil && c >= 0 && offset > c && onlySpace(d.Src, c+1, offset) {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1})
 				loc.Node, loc.Member, loc.Parent = nil, m, n
 				return loc

@@ -60,26 +60,39 @@ type Node struct {
 // Member is one key/value pair of an object.
 type Member struct {
 	Key   Key
-	Colon int   // byte offset of ':' or -1 when missing
 	Value *Node // nil when the value is missing (e.g. `{"a":}` or `{"a"`)
 }
 
-// Key is a member's key string, held in its Member rather than as a Node:
-// keys are half the strings of a document, and a workspace keeps hundreds
-// of thousands of them. A recovered unquoted key is a Key too, not Closed,
-// with an error recorded.
+// Colon returns the byte offset of the member's ':', or -1 when it is
+// missing.
+func (m *Member) Colon() int { return int(m.Key.colon) }
+
+// Key is a member's key string (and where its colon is), held in its
+// Member rather than as a Node: keys are half the strings of a document,
+// and a workspace keeps hundreds of thousands of them. For the same reason
+// its offsets are kept in 32 bits (Parse stops at 2 GiB). A recovered
+// unquoted key is a Key too, not Closed, with an error recorded.
 type Key struct {
-	Start int    // byte offset of the opening quote (or of the unquoted word)
-	End   int    // byte offset just past the closing quote (or where the string was cut)
-	Str   string // the decoded key, as Node.Str
-	// Closed: the closing quote was found.
-	Closed bool
+	Str               string // the decoded key, as Node.Str
+	start, end, colon int32
+	closed            bool
 }
+
+// Start is the byte offset of the key's opening quote (or of an unquoted
+// key's first byte).
+func (k Key) Start() int { return int(k.start) }
+
+// End is the byte offset just past the closing quote (or where an
+// unterminated or unquoted key was cut).
+func (k Key) End() int { return int(k.end) }
+
+// Closed reports whether the key's closing quote was found.
+func (k Key) Closed() bool { return k.closed }
 
 // Node returns the key as a String node of its own, for code that treats
 // every string token alike (locations, edits, ranges).
-func (k *Key) Node() *Node {
-	return &Node{Kind: String, Start: k.Start, End: k.End, Str: k.Str, Closed: k.Closed}
+func (k Key) Node() *Node {
+	return &Node{Kind: String, Start: k.Start(), End: k.End(), Str: k.Str, Closed: k.closed}
 }
 
 // Error is a problem found while parsing. Errors are data: Parse never fails.

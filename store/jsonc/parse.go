@@ -2,7 +2,9 @@ package jsonc
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 	"strconv"
 	"unicode"
@@ -12,8 +14,9 @@ import (
 )
 
 const (
-	maxDepth  = 1000 // containers nested deeper than this are skipped, not parsed
-	maxErrors = 100  // errors kept per document; a binary file must not yield millions
+	maxDepth  = 1000          // containers nested deeper than this are skipped, not parsed
+	maxErrors = 100           // errors kept per document; a binary file must not yield millions
+	maxSize   = math.MaxInt32 // bytes parsed per document: a Key's offsets are 32 bits
 
 	// duplicateMapAt is the member count from which duplicate keys are found
 	// with a map instead of a linear scan, keeping huge objects O(n).
@@ -29,6 +32,7 @@ const (
 	msgTrailingData  = "trailing data after the top-level value"
 	msgTooDeep       = "nesting deeper than 1000 levels"
 	msgTooMany       = "too many errors"
+	msgTooLarge      = "document over 2 GiB: the rest is not parsed"
 	msgComment       = "comments are not allowed in JSON"
 	msgOpenComment   = "unterminated comment"
 	msgOpenString    = "unterminated string"
@@ -120,6 +124,10 @@ func (p *parser) parse(src []byte, text string) *Document {
 
 	p.src, p.text, p.pos = src, text, 0
 	p.errs, p.dropped, p.droppedAt = nil, false, 0
+	limit := cmp.Or(p.maxSize, maxSize)
+	if len(src) > limit {
+		p.src, p.text = src[:limit], text[:limit]
+	}
 	p.openObjects, p.openArrays, p.unclosedAtEOF = 0, 0, false
 	if p.members == nil {
 		p.members = make([]Member, 0, 16)
@@ -136,6 +144,9 @@ func (p *parser) parse(src []byte, text string) *Document {
 		p.nodes = make([]Node, 0, min(est, 4096))
 	}
 	doc.Root = p.parseDocument()
+	if len(src) > limit {
+		p.errorAt(limit, len(src), msgTooLarge)
+	}
 	doc.Errors = p.finishErrors()
 	return doc
 }
@@ -171,6 +182,8 @@ type parser struct {
 	// closes an enclosing container or is a stray.
 	openObjects, openArrays int
 	unclosedAtEOF           bool // reported once, not once per open level
+
+	maxSize int // bytes parsed; 0 is maxSize (tests lower it)
 
 	// batch: the parser belongs to a Batch; nodes, member and element lists
 	// and documents come from the chunks below, kept between documents.
@@ -925,7 +938,7 @@ loop:
 			p.members = append(p.members, m)
 			expectMember = false
 			comma = -1
-			quietComma = m.Colon < 0 || incomplete(m.Value)
+			quietComma = m.Key.colon < 0 || incomplete(m.Value)
 		}
 	}
 	if k := len(p.members) - mark; k > 0 {
@@ -956,14 +969,14 @@ func (p *parser) keyLike(i int) bool {
 // parseMember parses a key (quoted or not), the colon and the value.
 func (p *parser) parseMember(depth int) Member {
 	src := p.src
-	m := Member{Key: Key{Start: p.pos}, Colon: -1}
+	m := Member{Key: Key{start: int32(p.pos), colon: -1}}
 	if src[p.pos] == '"' {
-		m.Key.Str, m.Key.Closed = p.scanString()
-		m.Key.End = p.pos
+		m.Key.Str, m.Key.closed = p.scanString()
+		m.Key.end = int32(p.pos)
 	} else {
 		start := p.pos
 		end := p.wordEnd(start + 1)
-		m.Key.End = end
+		m.Key.end = int32(end)
 		m.Key.Str = validKey(p.text[start:end])
 		p.errorAt(start, end, msgUnquotedKey)
 		p.checkUTF8(start, end)
@@ -975,10 +988,10 @@ func (p *parser) parseMember(depth int) Member {
 		return m
 	}
 	if src[p.pos] == ':' {
-		m.Colon = p.pos
+		m.Key.colon = int32(p.pos)
 		p.pos++
 		p.skipSpace()
-		if p.pos < len(src) && startsValue(src[p.pos]) && lineBreakIn(src[m.Colon+1:p.pos]) && p.colonFollows(p.pos) {
+		if p.pos < len(src) && startsValue(src[p.pos]) && lineBreakIn(src[m.Key.colon+1:p.pos]) && p.colonFollows(p.pos) {
 			// `"a": ⏎ "b": 1`: the value of "a" is not typed yet and "b"
 			// starts the next member. (Only looked for across a line break,
 			// so that well-formed values are not scanned twice.)
@@ -1026,10 +1039,10 @@ func (p *parser) checkDuplicate(mark int, key *Key, seen *map[string]struct{}) {
 		return
 	}
 	if p.full() {
-		p.errorAt(key.Start, key.End, "")
+		p.errorAt(key.Start(), key.End(), "")
 		return
 	}
-	p.errorAt(key.Start, key.End, "duplicate key "+quoteWord(key.Str))
+	p.errorAt(key.Start(), key.End(), "duplicate key "+quoteWord(key.Str))
 }
 
 func (p *parser) parseArray(depth int) *Node {

@@ -70,8 +70,8 @@ func TestParseTreeShapeAndOffsets(t *testing.T) {
 	text := func(n *Node) string { return string(src[n.Start:n.End]) }
 
 	a := root.Members[0]
-	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon != 4 || !a.Key.Closed {
-		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon)
+	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon() != 4 || !a.Key.Closed() {
+		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon())
 	}
 	arr := a.Value
 	if arr.Kind != Array || text(arr) != `[1, "x\ny", true]` || len(arr.Elems) != 3 || !arr.Closed {
@@ -337,10 +337,25 @@ func TestBatch(t *testing.T) {
 			for _, e := range n.Elems {
 				walk(e)
 			}
-			_ = append(n.Members, Member{Colon: -2})
+			_ = append(n.Members, Member{Key: Key{Str: "x"}})
 			_ = append(n.Elems, &Node{Kind: Invalid})
 		}
 		walk(d.Root)
 	}
 	check("after appending to every list")
+}
+
+// TestSizeLimit: a document longer than the parser's limit (2 GiB: a Key's
+// offsets are 32 bits) is parsed up to it, with an error on the rest.
+func TestSizeLimit(t *testing.T) {
+	src := []byte(`{"a": 1, "bb": [2]}   `)
+	p := parser{maxSize: 9}
+	d := p.parse(src, string(src))
+	if d.Root == nil || d.Root.End != 9 || d.Root.Get("a") == nil || len(d.Root.Members) != 1 || !bytes.Equal(d.Src, src) {
+		t.Fatalf("root %+v", d.Root)
+	}
+	last := d.Errors[len(d.Errors)-1]
+	if last.Start != 9 || last.End != len(src) || last.Message != msgTooLarge {
+		t.Errorf("errors %v", errorList(d))
+	}
 }
