@@ -239,7 +239,7 @@ func complLineBreak(src []byte, from, to int) bool {
 // complMemberEndsAt reports whether a member of obj has a complete value
 // ending at end.
 func complMemberEndsAt(obj *jsonc.Node, end int) bool {
-	for _, m := range obj.Members {
+	for _, m := range obj.Members() {
 		if v := m.Value; v != nil && v.End == end && m.Colon() >= 0 {
 			return v.Closed && v.Kind != jsonc.Invalid
 		}
@@ -320,8 +320,8 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 	}
 	present := map[string]bool{}
 	if site.obj != nil {
-		for i := range site.obj.Members {
-			m := &site.obj.Members[i]
+		for i := range site.obj.Members() {
+			m := &site.obj.Members()[i]
 			if m != site.member {
 				present[m.Key.Str] = true
 			}

@@ -35,7 +35,7 @@ func TestKeepsSyntaxWindow(t *testing.T) {
 		var walk func(n *jsonc.Node)
 		walk = func(n *jsonc.Node) {
 			nodes = append(nodes, n)
-			for _, m := range n.Members {
+			for _, m := range n.Members() {
 				nodes = append(nodes, m.Key.Node())
 				walk(m.Value)
 			}

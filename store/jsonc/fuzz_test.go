@@ -35,7 +35,7 @@ func checkInvariants(t testing.TB, d *Document) {
 		prev := node.Start
 		switch node.Kind {
 		case Object:
-			for _, m := range node.Members {
+			for _, m := range node.Members() {
 				walk(m.Key.Node(), max(prev, node.Start), node.End, depth+1)
 				prev = m.Key.End()
 				if m.Colon() >= 0 {
@@ -57,7 +57,7 @@ func checkInvariants(t testing.TB, d *Document) {
 				prev = e.End
 			}
 		default:
-			if len(node.Members) != 0 || len(node.Elems) != 0 {
+			if len(node.Members()) != 0 || len(node.Elems) != 0 {
 				t.Fatalf("%v node with children", node.Kind)
 			}
 		}
@@ -92,7 +92,7 @@ func hasDuplicateKeys(n *Node) bool {
 	switch n.Kind {
 	case Object:
 		seen := map[string]bool{}
-		for _, m := range n.Members {
+		for _, m := range n.Members() {
 			if seen[m.Key.Str] || hasDuplicateKeys(m.Value) {
 				return true
 			}

@@ -37,11 +37,12 @@ func (d *Document) LocationAt(offset int) Location {
 	for {
 		switch n.Kind {
 		case Object:
-			i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start() > offset }) - 1
+			ms := n.Members()
+			i := sort.Search(len(ms), func(i int) bool { return ms[i].Key.Start() > offset }) - 1
 			if i < 0 {
 				break
 			}
-			m := &n.Members[i]
+			m := &ms[i]
 			if m.Key.Start() <= offset && offset <= m.Key.End() {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1, IsKey: true})
 				loc.Node, loc.Member, loc.Parent = m.Key.Node(), m, n

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the type of a JSON value in the tree.
@@ -44,17 +45,29 @@ func (k Kind) String() string {
 // Node is one value in the syntax tree (a member's key is a Key). Offsets
 // are byte offsets into Document.Src.
 type Node struct {
-	Start   int      // byte offset of the first byte of the value
-	End     int      // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
-	Str     string   // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
-	Raw     string   // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
-	Members []Member // Object, in source order (duplicates kept)
-	Elems   []*Node  // Array, in source order
-	// The small fields come last so the struct packs into 104 bytes: a
-	// workspace holds hundreds of thousands of nodes.
-	Kind   Kind
-	Bool   bool // Bool: the value
-	Closed bool // Object/Array: closing bracket found; String: closing quote found; others: true
+	Start int     // byte offset of the first byte of the value
+	End   int     // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
+	Str   string  // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
+	Raw   string  // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
+	Elems []*Node // Array, in source order
+	// An object's members, as a pointer and a count rather than a slice,
+	// and the small fields last: the struct packs into 88 bytes, and a
+	// workspace holds hundreds of thousands of nodes, three in four of
+	// them strings.
+	members  *Member
+	nmembers int32
+	Kind     Kind
+	Bool     bool // Bool: the value
+	Closed   bool // Object/Array: closing bracket found; String: closing quote found; others: true
+}
+
+// Members returns an object's members in source order (duplicates kept),
+// nil for other nodes. The slice is the tree's: do not modify it.
+func (n *Node) Members() []Member {
+	if n == nil || n.members == nil {
+		return nil
+	}
+	return unsafe.Slice(n.members, n.nmembers)
 }
 
 // Member is one key/value pair of an object.
@@ -115,9 +128,10 @@ func (n *Node) Member(key string) *Member {
 	if n == nil || n.Kind != Object {
 		return nil
 	}
-	for i := len(n.Members) - 1; i >= 0; i-- {
-		if n.Members[i].Key.Str == key {
-			return &n.Members[i]
+	ms := n.Members()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Key.Str == key {
+			return &ms[i]
 		}
 	}
 	return nil
@@ -142,8 +156,8 @@ func (n *Node) Value() any {
 	}
 	switch n.Kind {
 	case Object:
-		m := make(map[string]any, len(n.Members))
-		for _, mem := range n.Members {
+		m := make(map[string]any, len(n.Members()))
+		for _, mem := range n.Members() {
 			if mem.Value != nil {
 				m[mem.Key.Str] = mem.Value.Value()
 			}

@@ -942,12 +942,14 @@ loop:
 		}
 	}
 	if k := len(p.members) - mark; k > 0 {
+		var ms []Member
 		if p.batch {
-			obj.Members = carve(&p.memberSlab, k, memberChunk)
+			ms = carve(&p.memberSlab, k, memberChunk)
 		} else {
-			obj.Members = make([]Member, k)
+			ms = make([]Member, k)
 		}
-		copy(obj.Members, p.members[mark:])
+		copy(ms, p.members[mark:])
+		obj.members, obj.nmembers = &ms[0], int32(k)
 		clear(p.members[mark:])
 		p.members = p.members[:mark]
 	}

@@ -64,12 +64,12 @@ func TestParseTreeShapeAndOffsets(t *testing.T) {
 	if root.Kind != Object || root.Start != 0 || root.End != len(src) || !root.Closed {
 		t.Fatalf("root = %+v", root)
 	}
-	if len(root.Members) != 4 {
-		t.Fatalf("members = %d", len(root.Members))
+	if len(root.Members()) != 4 {
+		t.Fatalf("members = %d", len(root.Members()))
 	}
 	text := func(n *Node) string { return string(src[n.Start:n.End]) }
 
-	a := root.Members[0]
+	a := root.Members()[0]
 	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon() != 4 || !a.Key.Closed() {
 		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon())
 	}
@@ -331,13 +331,13 @@ func TestBatch(t *testing.T) {
 			if n == nil {
 				return
 			}
-			for _, m := range n.Members {
+			for _, m := range n.Members() {
 				walk(m.Value)
 			}
 			for _, e := range n.Elems {
 				walk(e)
 			}
-			_ = append(n.Members, Member{Key: Key{Str: "x"}})
+			_ = append(n.Members(), Member{Key: Key{Str: "x"}})
 			_ = append(n.Elems, &Node{Kind: Invalid})
 		}
 		walk(d.Root)
@@ -351,7 +351,7 @@ func TestSizeLimit(t *testing.T) {
 	src := []byte(`{"a": 1, "bb": [2]}   `)
 	p := parser{maxSize: 9}
 	d := p.parse(src, string(src))
-	if d.Root == nil || d.Root.End != 9 || d.Root.Get("a") == nil || len(d.Root.Members) != 1 || !bytes.Equal(d.Src, src) {
+	if d.Root == nil || d.Root.End != 9 || d.Root.Get("a") == nil || len(d.Root.Members()) != 1 || !bytes.Equal(d.Src, src) {
 		t.Fatalf("root %+v", d.Root)
 	}
 	last := d.Errors[len(d.Errors)-1]

@@ -13,7 +13,7 @@ func keys(n *Node) []string {
 		return nil
 	}
 	var ks []string
-	for _, m := range n.Members {
+	for _, m := range n.Members() {
 		ks = append(ks, m.Key.Str)
 	}
 	return ks
@@ -143,7 +143,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{a: 1, "b": 2}`,
 			errs: []string{`1:2 object keys must be double-quoted`},
 			check: func(t *testing.T, d *Document) {
-				m := d.Root.Members[0]
+				m := d.Root.Members()[0]
 				if m.Key.Closed() || m.Key.Str != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw != "1" {
 					t.Errorf("member %+v key %+v", m, m.Key)
 				}
@@ -324,7 +324,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{"id": 1, "x": 0, "id": 2}`,
 			errs: []string{`18:22 duplicate key "id"`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Members) != 3 || d.Root.Get("id").Raw != "2" {
+				if len(d.Root.Members()) != 3 || d.Root.Get("id").Raw != "2" {
 					t.Errorf("members %v", keys(d.Root))
 				}
 			},
@@ -575,8 +575,8 @@ func TestLargeObjectDuplicates(t *testing.T) {
 			t.Fatalf("error %+v", e)
 		}
 	}
-	if len(d.Root.Members) != 200 {
-		t.Errorf("%d members", len(d.Root.Members))
+	if len(d.Root.Members()) != 200 {
+		t.Errorf("%d members", len(d.Root.Members()))
 	}
 }
 

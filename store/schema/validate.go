@@ -160,7 +160,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
 		}
 	case jsonc.Object:
-		for _, m := range n.Members {
+		for _, m := range n.Members() {
 			if m.Value == nil {
 				continue
 			}
