@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -116,7 +117,7 @@ func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch
 	switch kind {
 	case KindTask:
 		f.Task = extractTask(f, obj)
-		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", name+".json")
+		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", path.Base(rel)) // name+".json", not built per file
 	case KindStory:
 		f.Story = extractStory(f, obj)
 		b.checkName(obj, f.Story.IDValue, name, true, "story", "folder", name)
