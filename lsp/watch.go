@@ -79,6 +79,9 @@ func (s *Server) load(root string) {
 	s.pub.queueAll()
 	// Lenses asked for while loading showed an empty workspace.
 	s.live.ringRefresh()
+	if s.loaded != nil {
+		s.loaded(ws.SrcBytes())
+	}
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)

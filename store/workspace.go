@@ -335,6 +335,35 @@ func (w *Workspace) Files() []*File {
 	return out
 }
 
+// SrcBytes is the size of the text of every file the workspace holds (the
+// sum of their sizes on disk, for a loaded workspace): what its memory is
+// in proportion to.
+func (w *Workspace) SrcBytes() int64 {
+	var n int
+	for _, sn := range w.stories.all() {
+		for _, s := range [2]*Story{sn.main, sn.wt} {
+			if s == nil {
+				continue
+			}
+			if s.File != nil {
+				n += len(s.File.Src)
+			}
+			for _, t := range s.Tasks {
+				n += len(t.File.Src)
+			}
+		}
+	}
+	for _, e := range w.epics.all() {
+		for _, f := range e.defs {
+			n += len(f.Src)
+		}
+	}
+	for _, f := range w.others.all() {
+		n += len(f.Src)
+	}
+	return int64(n)
+}
+
 // Diagnostics returns every diagnostic of the workspace, sorted.
 func (w *Workspace) Diagnostics() []Diagnostic {
 	var out []Diagnostic
