@@ -156,6 +156,12 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		d := Parse(src)
 		checkInvariants(t, d)
+		// A Batch, its chunks already in use, gives the same tree.
+		var b Batch
+		b.ParseOwned([]byte(`{"a": [1, "b", {"c": null}]}`))
+		if bd := b.ParseOwned(bytes.Clone(src)); !reflect.DeepEqual(bd, d) {
+			t.Fatalf("%q: a Batch's tree differs from Parse's", src)
+		}
 		_ = d.Root.Value()
 		// Every offset resolves without panicking.
 		if len(src) < 256 {
