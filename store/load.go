@@ -81,15 +81,11 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	}
 	close(next)
 	wg.Wait()
-	n := 0
-	for _, r := range results {
-		n += len(r)
+	rest := make([]*File, len(top)) // never a story's files: listSaga lists story folders apart
+	for i, r := range results[len(storyDirs):] {
+		rest[i] = r[0]
 	}
-	files := make([]*File, 0, n)
-	for _, r := range results {
-		files = append(files, r...)
-	}
-	return Build(root, storyDirs, files), nil
+	return build(root, storyDirs, results[:len(storyDirs)], rest), nil
 }
 
 // loader is one goroutine's part of a load. The files it reads share

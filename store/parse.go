@@ -376,6 +376,9 @@ func extractEpic(f *File, obj *jsonc.Node) *Epic {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return e
 	}
+	if len(arr.Elems) > 0 {
+		e.Children = make([]Child, 0, len(arr.Elems))
+	}
 	for _, c := range arr.Elems {
 		if c == nil || c.Kind != jsonc.Object {
 			continue

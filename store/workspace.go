@@ -78,24 +78,41 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 	for _, d := range storyDirs {
 		byDir[d] = nil // an empty folder is still a story that exists
 	}
-	epicDefs := map[string][]*File{}
-	others := newPmapBuilder[*File]()
+	var rest []*File
 	for _, f := range files {
 		switch f.Kind {
 		case KindStory, KindTask, KindJournal:
 			dir := path.Dir(f.Rel)
 			byDir[dir] = append(byDir[dir], f)
-		case KindEpic:
-			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
 		default:
-			if f.ReadErr != "" || f.Kind == KindMisplaced {
-				others.set(f.Rel, f)
-			}
+			rest = append(rest, f)
 		}
 	}
-	nodes := map[string]*storyNode{}
+	dirs := make([]string, 0, len(byDir))
+	groups := make([][]*File, 0, len(byDir))
 	for dir, fs := range byDir {
-		s := assembleStory(dir, fs)
+		dirs, groups = append(dirs, dir), append(groups, fs)
+	}
+	return build(root, dirs, groups, rest)
+}
+
+// build is Build given the files already grouped, as Load reads them: the
+// files of story folder dirs[i] (which exists even with no file) in
+// groups[i], and the files that are not a story's in rest.
+func build(root string, dirs []string, groups [][]*File, rest []*File) *Workspace {
+	epicDefs := map[string][]*File{}
+	others := newPmapBuilder[*File]()
+	for _, f := range rest {
+		switch {
+		case f.Kind == KindEpic:
+			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
+		case f.ReadErr != "" || f.Kind == KindMisplaced:
+			others.set(f.Rel, f)
+		}
+	}
+	nodes := make(map[string]*storyNode, len(dirs))
+	for i, dir := range dirs {
+		s := assembleStory(dir, groups[i])
 		n := nodes[s.ID]
 		if n == nil {
 			n = &storyNode{}
