@@ -25,7 +25,7 @@ func (b *Batch) ParseOwned(src []byte) *Document {
 	return doc
 }
 
-// Chunk sizes of a Batch: 1,024 nodes are 26 whole pages.
+// Chunk sizes of a Batch: 1,024 nodes are 22 whole pages.
 const (
 	nodeChunk   = 1024
 	memberChunk = 2048
