@@ -66,7 +66,7 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			l := loader{p: p, root: root}
+			l := loader{p: p, root: root, shared: true}
 			for i := range next {
 				if i < len(storyDirs) {
 					results[i] = l.loadStory(storyDirs[i])
@@ -88,20 +88,22 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	return build(root, storyDirs, results[:len(storyDirs)], rest), nil
 }
 
-// loader is one goroutine's part of a load. The files it reads share
-// chunks of bytes, and their trees come from one jsonc.Batch: a file of a
-// few hundred bytes costs no size-class rounding, and the parser's scratch
-// space is reused. A chunk lives as long as any file read into it, which
-// suits a workspace's files: they are replaced one at a time, if at all.
-// A story folder is listed and its files opened through one descriptor
-// (openat), so no path is built per file.
+// loader reads and parses files for a load. A story folder is listed and
+// its files opened through one descriptor (openat), so no path is built
+// per file. When shared (one goroutine's part of a whole workspace's load),
+// the files it reads share chunks of bytes and their trees come from one
+// jsonc.Batch: a file of a few hundred bytes costs no size-class rounding,
+// and the parser's scratch space is reused. A chunk lives as long as any
+// file read into it, which suits a workspace's files (they are replaced one
+// at a time, if at all) but not one story's, loaded on its own.
 type loader struct {
 	p      *Parser
 	root   string
-	docs   jsonc.Batch
-	bytes  []byte   // the current chunk; files are read into its free tail
-	dirBuf []byte   // getdents buffer
-	names  []string // scratch: a folder's names
+	shared bool
+	docs   jsonc.Batch // when shared
+	bytes  []byte      // when shared: the current chunk; files are read into its free tail
+	dirBuf []byte      // getdents buffer
+	names  []string    // scratch: a folder's names
 }
 
 // byteChunk is the size of a loader's chunks; a file over a quarter of it
@@ -188,14 +190,17 @@ func (l *loader) loadAt(dir int, name, rel string, kind FileKind) *File {
 		l.bytes = l.bytes[:len(l.bytes)+len(src)] // read into the chunk: its bytes are taken
 	}
 	src = src[:len(src):len(src)]
+	if !l.shared {
+		return l.p.parse(rel, src, -1, nil)
+	}
 	return l.p.parse(rel, src, -1, &l.docs)
 }
 
 // space returns an empty buffer of capacity n or more: the free tail of the
 // current chunk (a new chunk when it is too short), or a buffer of its own
-// when n is large.
+// when n is large or the loader is not shared.
 func (l *loader) space(n int) []byte {
-	if n > byteChunk/4 {
+	if !l.shared || n > byteChunk/4 {
 		return make([]byte, 0, n)
 	}
 	if cap(l.bytes)-len(l.bytes) < n {
