@@ -44,8 +44,9 @@ type Options struct {
 	// os.Getenv.
 	Env func(string) string
 	// Loaded, when set, is given the bytes of the workspace's files once it
-	// has been loaded from disk and its diagnostics queued, before the load
-	// is reported done: the serve command sizes the collector from them.
+	// has been loaded from disk, before its diagnostics are published and
+	// the load is reported done: the serve command sizes the collector
+	// from them.
 	Loaded func(srcBytes int64)
 
 	// requestHook runs before each request handler; tests use it to hold a

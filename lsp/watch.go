@@ -76,12 +76,12 @@ func (s *Server) load(root string) {
 	// Workers already running (started from a terminal) and worktree
 	// copies, before the first publication: stale-task depends on them.
 	s.live.scan()
-	s.pub.queueAll()
-	// Lenses asked for while loading showed an empty workspace.
-	s.live.ringRefresh()
 	if s.loaded != nil {
 		s.loaded(ws.SrcBytes())
 	}
+	s.pub.queueAll()
+	// Lenses asked for while loading showed an empty workspace.
+	s.live.ringRefresh()
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
