@@ -8,16 +8,62 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 
 	"github.com/saga-ai/saga-lsp/lsp"
 )
 
-// serveGCPercent is the language server's GOGC: collect when the heap has
-// grown by half the live heap (design.md §10: resident memory near the
-// live heap, on any workspace size).
+// serveGCPercent is the language server's GOGC while it loads the
+// workspace: collect when the heap has grown by half the live heap. Nearly
+// all a load allocates stays live, so collecting more often would cost
+// start-up time and save little.
 const serveGCPercent = 50
+
+// Once loaded, the collector is sized from the workspace (design.md §10:
+// peak RSS ≤ 4× its JSON bytes): the heap may grow by what
+// serveMemoryPerByte × the JSON bytes leaves above the runtime's memory in
+// use, but always by serveMinRoom (small workspaces are dominated by the
+// runtime itself, and would otherwise collect on every keystroke), and
+// GOGC stays between serveMinGCPercent and serveGCPercent: as a ratio it
+// follows a workspace that grows, and never collects without pause the way
+// a fixed limit below the live heap does.
+const (
+	serveMemoryPerByte = 3.8 // of the 4× budget: the rest is the binary and memory outside Go's
+	serveMinRoom       = 16 << 20
+	serveMinGCPercent  = 10
+)
+
+// gcPercentAfterLoad is the GOGC for a workspace of srcBytes of JSON whose
+// live heap is live bytes, the Go runtime using inUse bytes in all.
+func gcPercentAfterLoad(srcBytes, live, inUse uint64) int {
+	room := uint64(serveMinRoom)
+	if budget := uint64(serveMemoryPerByte * float64(srcBytes)); budget > inUse+room {
+		room = budget - inUse
+	}
+	if live == 0 {
+		return serveGCPercent
+	}
+	return int(min(max(100*room/live, serveMinGCPercent), serveGCPercent))
+}
+
+// sizeCollector is told the JSON bytes of the loaded workspace. It collects
+// the load's garbage once, before the editor starts typing, and sets GOGC
+// from the live heap.
+func sizeCollector(srcBytes int64) {
+	runtime.GC()
+	s := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}, // spans the heap will reuse before it grows
+	}
+	metrics.Read(s)
+	live, total, released, free := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
+	debug.SetGCPercent(gcPercentAfterLoad(uint64(srcBytes), live, total-released-free))
+}
 
 const serveSynopsis = "serve [--stdio] [--log-file FILE] [--rpc.trace]   (also: saga-lsp with no arguments on a pipe)"
 
@@ -54,13 +100,14 @@ func runServe(env *Env, args []string) int {
 	}
 	// The server keeps every file's syntax tree; with the default collector
 	// the heap may grow to twice that before a cycle. A lower GOGC keeps the
-	// resident size near the live heap in proportion to the workspace. (A
-	// fixed soft limit did that for W but, on a workspace whose live heap
-	// exceeds it, collected without pause: at 4W, 7× W's start-up and 10 ms
-	// keystrokes.)
+	// resident size near the live heap in proportion to the workspace, and
+	// once it is loaded sizeCollector lowers it to what the memory budget
+	// leaves. (A fixed soft limit did that for W but, on a workspace whose
+	// live heap exceeds it, collected without pause: at 4W, 7× W's start-up
+	// and 10 ms keystrokes. A GOGC never does.)
 	debug.SetGCPercent(serveGCPercent)
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	return lsp.Serve(ctx, env.Stdin, env.Stdout, lsp.Options{Logger: logger, Trace: *trace, Version: Version})
+	return lsp.Serve(ctx, env.Stdin, env.Stdout, lsp.Options{Logger: logger, Trace: *trace, Version: Version, Loaded: sizeCollector})
 }

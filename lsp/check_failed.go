@@ -45,7 +45,7 @@ func (l *live) checkFailed(rel string, f *store.File, story string) []store.Diag
 	if !ok || c.Passed || arr == nil || arr.Value == nil {
 		return nil
 	}
-	start, end := arr.Key.Start, arr.Key.End
+	start, end := arr.Key.Start(), arr.Key.End()
 	for _, e := range arr.Value.Elems {
 		if e != nil && e.Str == c.Command {
 			start, end = e.Start, e.End

@@ -264,7 +264,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 			return nil // renaming would make a duplicate key
 		}
 		add(ca.textFix(fmt.Sprintf("Rename property %q to %q", m.Key.Str, fix.Want), true,
-			[]jsonc.Edit{jsonc.Replace(m.Key, store.MarshalString(fix.Want))}, &cd))
+			[]jsonc.Edit{{Start: m.Key.Start(), End: m.Key.End(), Text: store.MarshalString(fix.Want)}}, &cd))
 	}
 	return out
 }

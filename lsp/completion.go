@@ -239,8 +239,8 @@ func complLineBreak(src []byte, from, to int) bool {
 // complMemberEndsAt reports whether a member of obj has a complete value
 // ending at end.
 func complMemberEndsAt(obj *jsonc.Node, end int) bool {
-	for _, m := range obj.Members {
-		if v := m.Value; v != nil && v.End == end && m.Colon >= 0 {
+	for _, m := range obj.Members() {
+		if v := m.Value; v != nil && v.End == end && m.Colon() >= 0 {
 			return v.Closed && v.Kind != jsonc.Invalid
 		}
 	}
@@ -320,15 +320,15 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 	}
 	present := map[string]bool{}
 	if site.obj != nil {
-		for i := range site.obj.Members {
-			m := &site.obj.Members[i]
-			if site.member == nil || m.Key != site.member.Key {
+		for i := range site.obj.Members() {
+			m := &site.obj.Members()[i]
+			if m != site.member {
 				present[m.Key.Str] = true
 			}
 		}
 	}
 	// Only the key is replaced when the member already has its colon.
-	keyOnly := site.member != nil && site.member.Colon >= 0
+	keyOnly := site.member != nil && site.member.Colon() >= 0
 	quoted := site.start < site.end && c.f.Doc.Src[site.start] == '"'
 	var items []protocol.CompletionItem
 	for _, p := range props {

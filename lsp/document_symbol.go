@@ -119,20 +119,20 @@ func storyDocumentSymbol(f *store.File, root *jsonc.Node) protocol.DocumentSymbo
 	sym := symbolOfObject(f, root, symbolName(st.IDValue, f.Name), symbolKindStory, st.Title)
 	for _, key := range storyOutlineProperties {
 		m := root.Member(key)
-		if m == nil || m.Key == nil {
+		if m == nil {
 			continue
 		}
-		end, detail := m.Key, ""
+		end, detail := m.Key.End(), ""
 		if m.Value != nil {
-			end = m.Value
+			end = m.Value.End
 			detail = symbolValueText(m.Value)
 		}
 		sym.Children = append(sym.Children, protocol.DocumentSymbol{
 			Name:           key,
 			Detail:         symbolDetailPtr(detail),
 			Kind:           symbolKindProperty,
-			Range:          spanRange(f, m.Key.Start, end.End),
-			SelectionRange: nodeRange(f, m.Key),
+			Range:          spanRange(f, m.Key.Start(), end),
+			SelectionRange: spanRange(f, m.Key.Start(), m.Key.End()),
 		})
 	}
 	return sym

@@ -254,7 +254,7 @@ func (c *client) initialize(root, capabilities string) json.RawMessage {
 }
 
 // waitLoaded waits for the server's "loaded" log message, sent when the
-// disk scan is done and its diagnostics are queued.
+// disk scan is done, before its diagnostics are published.
 func (c *client) waitLoaded() {
 	c.t.Helper()
 	c.waitFor(0, "window/logMessage", func(p json.RawMessage) bool {

@@ -1,7 +1,9 @@
 package lsp
 
 import (
+	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,35 @@ func TestEOFExits(t *testing.T) {
 		c.exit <- code
 	case <-time.After(10 * time.Second):
 		t.Fatal("server did not exit on EOF")
+	}
+}
+
+// TestLoadedGivesTheJSONBytes: Options.Loaded hears, before the load is
+// reported done, the bytes of the JSON files the workspace holds (the serve
+// command sizes its collector from them).
+func TestLoadedGivesTheJSONBytes(t *testing.T) {
+	root := copyExample(t, "workspace")
+	var want int64
+	err := filepath.WalkDir(filepath.Join(root, ".saga"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".json" {
+			return err
+		}
+		fi, err := d.Info()
+		want += fi.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int64, 1)
+	c := startWith(t, Options{Loaded: func(n int64) { got <- n }})
+	c.initialize(root, "") // returns on the "loaded" message
+	select {
+	case n := <-got:
+		if n != want || n == 0 {
+			t.Errorf("Loaded(%d), want the %d bytes of the workspace's JSON files", n, want)
+		}
+	default:
+		t.Fatal("the load was reported done before Loaded was called")
 	}
 }

@@ -43,6 +43,11 @@ type Options struct {
 	// state (the run protocol's variables: session dir, tmux socket, binary); nil is
 	// os.Getenv.
 	Env func(string) string
+	// Loaded, when set, is given the bytes of the workspace's files once it
+	// has been loaded from disk, before its diagnostics are published and
+	// the load is reported done: the serve command sizes the collector
+	// from them.
+	Loaded func(srcBytes int64)
 
 	// requestHook runs before each request handler; tests use it to hold a
 	// request open (cancellation, slow requests).
@@ -109,6 +114,7 @@ type Server struct {
 	log     *slog.Logger
 	version string
 	hook    func(ctx context.Context, method string)
+	loaded  func(srcBytes int64) // Options.Loaded
 	parser  *store.Parser
 	methods methods
 	conn    *jsonrpc2.Conn
@@ -146,6 +152,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		log:      log,
 		version:  opts.Version,
 		hook:     opts.requestHook,
+		loaded:   opts.Loaded,
 		parser:   parser,
 		methods:  methodTable(),
 		exit:     make(chan int, 1),

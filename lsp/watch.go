@@ -76,13 +76,18 @@ func (s *Server) load(root string) {
 	// Workers already running (started from a terminal) and worktree
 	// copies, before the first publication: stale-task depends on them.
 	s.live.scan()
-	s.pub.queueAll()
-	// Lenses asked for while loading showed an empty workspace.
-	s.live.ringRefresh()
+	if s.loaded != nil {
+		s.loaded(ws.SrcBytes())
+	}
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
+	// The message first, then the diagnostics: a client reads the
+	// publications after it as the loaded workspace's.
 	s.notify("window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
+	s.pub.queueAll()
+	// Lenses asked for while loading showed an empty workspace.
+	s.live.ringRefresh()
 }
 
 // registerWatchers asks the client to watch .saga for us.

@@ -218,7 +218,7 @@ func childCount(n *jsonc.Node) int {
 	if n == nil {
 		return 0
 	}
-	return len(n.Members) + len(n.Elems)
+	return len(n.Members()) + len(n.Elems)
 }
 
 // innerEnd is where a container's inside ends: before its closing bracket.
@@ -233,14 +233,14 @@ func innerEnd(n *jsonc.Node) int {
 // member from its key to the end of its value.
 func siblingSpan(c *jsonc.Node, i int) struct{ start, end int } {
 	if c.Kind == jsonc.Object {
-		m := c.Members[i]
-		end := m.Key.End
+		m := c.Members()[i]
+		end := m.Key.End()
 		if m.Value != nil {
 			end = m.Value.End
-		} else if m.Colon >= 0 {
-			end = m.Colon + 1
+		} else if m.Colon() >= 0 {
+			end = m.Colon() + 1
 		}
-		return struct{ start, end int }{m.Key.Start, end}
+		return struct{ start, end int }{m.Key.Start(), end}
 	}
 	e := c.Elems[i]
 	return struct{ start, end int }{e.Start, e.End}
@@ -253,9 +253,10 @@ func childHolding(n *jsonc.Node, start, end int) *jsonc.Node {
 	var k *jsonc.Node
 	switch n.Kind {
 	case jsonc.Object:
-		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
+		ms := n.Members()
+		i := sort.Search(len(ms), func(i int) bool { return ms[i].Key.Start() > start }) - 1
 		if i >= 0 {
-			k = n.Members[i].Value
+			k = ms[i].Value
 		}
 	case jsonc.Array:
 		i := sort.Search(len(n.Elems), func(i int) bool { return n.Elems[i].Start > start }) - 1
@@ -289,9 +290,10 @@ func memberWithKey(root *jsonc.Node, start, end int) (*jsonc.Node, *jsonc.Member
 		if n.Kind != jsonc.Object {
 			continue
 		}
-		i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > start }) - 1
-		if i >= 0 && n.Members[i].Key.Start == start && n.Members[i].Key.End == end {
-			return n, &n.Members[i]
+		ms := n.Members()
+		i := sort.Search(len(ms), func(i int) bool { return ms[i].Key.Start() > start }) - 1
+		if i >= 0 && ms[i].Key.Start() == start && ms[i].Key.End() == end {
+			return n, &ms[i]
 		}
 	}
 	return nil, nil

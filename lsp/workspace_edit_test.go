@@ -35,8 +35,8 @@ func TestKeepsSyntaxWindow(t *testing.T) {
 		var walk func(n *jsonc.Node)
 		walk = func(n *jsonc.Node) {
 			nodes = append(nodes, n)
-			for _, m := range n.Members {
-				nodes = append(nodes, m.Key)
+			for _, m := range n.Members() {
+				nodes = append(nodes, m.Key.Node())
 				walk(m.Value)
 			}
 			for _, e := range n.Elems {

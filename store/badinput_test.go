@@ -101,6 +101,24 @@ func TestBadInput(t *testing.T) {
 			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "is a folder",
 		},
 		{
+			name: "link to a folder named like a task",
+			setup: func(t *testing.T, story string) {
+				os.Mkdir(filepath.Join(story, "notes"), 0o755)
+				os.Symlink("notes", filepath.Join(story, "t.json"))
+			},
+			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "is a folder",
+		},
+		{
+			name: "unreadable folder named like a task",
+			setup: func(t *testing.T, story string) {
+				if os.Geteuid() == 0 {
+					t.Skip("root opens any folder")
+				}
+				os.Mkdir(filepath.Join(story, "t.json"), 0)
+			},
+			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "is a folder",
+		},
+		{
 			name: "empty file",
 			setup: func(t *testing.T, story string) {
 				write(t, filepath.Join(story, "t.json"), "")

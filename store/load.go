@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 // ErrNoWorkspace is returned by FindRoot when no .saga/ folder is found.
@@ -62,13 +66,12 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
+			l := loader{p: p, root: root, shared: true}
 			for i := range next {
 				if i < len(storyDirs) {
-					for _, e := range listStory(root, storyDirs[i]) {
-						results[i] = append(results[i], p.loadEntry(root, e))
-					}
+					results[i] = l.loadStory(storyDirs[i])
 				} else {
-					results[i] = []*File{p.loadEntry(root, top[i-len(storyDirs)])}
+					results[i] = []*File{l.load(top[i-len(storyDirs)])}
 				}
 			}
 		})
@@ -78,33 +81,132 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	}
 	close(next)
 	wg.Wait()
-	n := 0
-	for _, r := range results {
-		n += len(r)
+	rest := make([]*File, len(top)) // never a story's files: listSaga lists story folders apart
+	for i, r := range results[len(storyDirs):] {
+		rest[i] = r[0]
 	}
-	files := make([]*File, 0, n)
-	for _, r := range results {
-		files = append(files, r...)
-	}
-	return Build(root, storyDirs, files), nil
+	return build(root, storyDirs, results[:len(storyDirs)], rest), nil
 }
 
-func (p *Parser) loadEntry(root string, e entry) *File {
-	if e.bad != "" {
+// loader reads and parses files for a load. A story folder is listed and
+// its files opened through one descriptor (openat), so no path is built
+// per file. When shared (one goroutine's part of a whole workspace's load),
+// the files it reads share chunks of bytes and their trees come from one
+// jsonc.Batch: a file of a few hundred bytes costs no size-class rounding,
+// and the parser's scratch space is reused. A chunk lives as long as any
+// file read into it, which suits a workspace's files (they are replaced one
+// at a time, if at all) but not one story's, loaded on its own.
+type loader struct {
+	p      *Parser
+	root   string
+	shared bool
+	docs   jsonc.Batch // when shared
+	bytes  []byte      // when shared: the current chunk; files are read into its free tail
+	dirBuf []byte      // getdents buffer
+	names  []string    // scratch: a folder's names
+}
+
+// byteChunk is the size of a loader's chunks; a file over a quarter of it
+// gets its own buffer.
+const byteChunk = 256 << 10
+
+// load loads one entry of the listing of .saga/ (an epic file, or what is
+// already known to be unusable or misplaced).
+func (l *loader) load(e entry) *File {
+	switch {
+	case e.bad != "":
 		return Unreadable(e.rel, e.bad)
-	}
-	if e.kind == KindMisplaced {
+	case e.kind == KindMisplaced:
 		return Misplaced(e.rel)
 	}
-	if e.kind == KindJournal {
-		kind, owner, name := Classify(e.rel)
-		return &File{Rel: e.rel, Kind: kind, Owner: owner, Name: name, Version: -1}
+	return l.loadAt(unix.AT_FDCWD, filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, e.kind)
+}
+
+// loadStory lists one story folder (relative to the root) and loads the
+// files the model reads, in name order. Files that are not ours (notes,
+// images, temp files of atomic writes) are skipped; a temp file whose writer
+// was killed is removed as it is seen.
+func (l *loader) loadStory(rel string) []*File {
+	abs := filepath.Join(l.root, filepath.FromSlash(rel))
+	dir, err := ignoringEINTR(func() (int, error) {
+		return unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err == nil {
+		defer unix.Close(dir)
+		err = l.list(dir)
 	}
-	src, why := ReadBounded(filepath.Join(root, filepath.FromSlash(e.rel)), e.rel)
+	if err != nil {
+		return []*File{Unreadable(rel+"/story.json", fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, err))}
+	}
+	files := make([]*File, 0, len(l.names))
+	for _, name := range l.names {
+		frel := rel + "/" + name
+		kind, _, _ := Classify(frel)
+		if kind == KindOther {
+			removeStaleTemp(abs, name)
+			continue
+		}
+		files = append(files, l.loadAt(dir, name, frel, kind))
+	}
+	clear(l.names)
+	return files
+}
+
+// list reads the names in the folder dir into l.names, sorted.
+func (l *loader) list(dir int) error {
+	if l.dirBuf == nil {
+		l.dirBuf = make([]byte, 8192)
+	}
+	l.names = l.names[:0]
+	for {
+		n, err := ignoringEINTR(func() (int, error) { return unix.ReadDirent(dir, l.dirBuf) })
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			break
+		}
+		_, _, l.names = unix.ParseDirent(l.dirBuf[:n], -1, l.names)
+	}
+	slices.Sort(l.names)
+	return nil
+}
+
+// loadAt loads the file name (relative to the folder dir, or a path with
+// unix.AT_FDCWD) whose path from the root is rel.
+func (l *loader) loadAt(dir int, name, rel string, kind FileKind) *File {
+	if kind == KindJournal {
+		kind, owner, name := Classify(rel)
+		return &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
+	}
+	src, isDir, why := readBoundedAt(dir, name, rel, l.space)
+	if isDir {
+		why = fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", rel, kind)
+	}
 	if why != "" {
-		return Unreadable(e.rel, why)
+		return Unreadable(rel, why)
 	}
-	return p.Parse(e.rel, src, -1)
+	if len(l.bytes) < cap(l.bytes) && unsafe.SliceData(src) == &l.bytes[:cap(l.bytes)][len(l.bytes)] {
+		l.bytes = l.bytes[:len(l.bytes)+len(src)] // read into the chunk: its bytes are taken
+	}
+	src = src[:len(src):len(src)]
+	if !l.shared {
+		return l.p.parse(rel, src, -1, nil)
+	}
+	return l.p.parse(rel, src, -1, &l.docs)
+}
+
+// space returns an empty buffer of capacity n or more: the free tail of the
+// current chunk (a new chunk when it is too short), or a buffer of its own
+// when n is large or the loader is not shared.
+func (l *loader) space(n int) []byte {
+	if !l.shared || n > byteChunk/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(l.bytes)-len(l.bytes) < n {
+		l.bytes = make([]byte, 0, byteChunk)
+	}
+	return l.bytes[len(l.bytes):len(l.bytes):cap(l.bytes)]
 }
 
 // ReadBounded reads a .saga file, refusing what is not a regular file or is
@@ -114,43 +216,57 @@ func (p *Parser) loadEntry(root string, e entry) *File {
 // would also register the descriptor with the runtime poller, which costs a
 // fcntl per file and a third of the syscall time on a 22,000-file workspace.
 func ReadBounded(abs, rel string) (src []byte, why string) {
+	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) })
+	return src, why
+}
+
+// readBoundedAt is ReadBounded of name relative to the folder dir (or a
+// path with unix.AT_FDCWD), reading into space(n), an empty buffer of at
+// least n bytes' capacity, n being the size fstat gave plus one. isDir
+// says that name is a folder (why is set too).
+func readBoundedAt(dir int, name, rel string, space func(n int) []byte) (src []byte, isDir bool, why string) {
 	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
-	fd, err := ignoringEINTR(func() (int, error) { return unix.Open(abs, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0) })
+	fd, err := ignoringEINTR(func() (int, error) {
+		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	})
+	var st unix.Stat_t
 	if err != nil {
-		return nil, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+		// A folder that cannot be opened is still a folder.
+		isDir = unix.Fstatat(dir, name, &st, 0) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+		return nil, isDir, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, readProblem(rel, &fs.PathError{Op: "stat", Path: rel, Err: err})
+		return nil, false, readProblem(rel, &fs.PathError{Op: "stat", Path: rel, Err: err})
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+		return nil, st.Mode&unix.S_IFMT == unix.S_IFDIR,
+			fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
 	}
 	if st.Size > MaxFileSize {
-		return nil, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+		return nil, false, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
 			rel, float64(st.Size)/(1<<20), MaxFileSize>>20)
 	}
 	// The size fstat gave, plus one byte to notice a file that grew
 	// meanwhile; a short read of a regular file is its end.
-	src = make([]byte, 0, st.Size+1)
+	src = space(int(st.Size) + 1)
 	for {
 		if len(src) == cap(src) {
 			if len(src) > MaxFileSize {
-				return nil, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+				return nil, false, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
 			}
 			src = append(src, make([]byte, 4096)...)[:len(src)]
 		}
 		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
 		if err != nil {
-			return nil, readProblem(rel, &fs.PathError{Op: "read", Path: rel, Err: err})
+			return nil, false, readProblem(rel, &fs.PathError{Op: "read", Path: rel, Err: err})
 		}
 		if n == 0 {
-			return src, ""
+			return src, false, ""
 		}
 		src = src[:len(src)+n]
 		if len(src) < cap(src) {
-			return src, ""
+			return src, false, ""
 		}
 	}
 }
@@ -263,35 +379,6 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 	return storyDirs, entries, nil
 }
 
-// listStory lists the files of one story folder (relative to the root)
-// that the model reads.
-func listStory(root, rel string) []entry {
-	files, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-	if err != nil {
-		return []entry{{rel: rel + "/story.json", bad: fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, errors.Unwrap(err))}}
-	}
-	var entries []entry
-	for _, fe := range files {
-		frel := rel + "/" + fe.Name()
-		kind, _, _ := Classify(frel)
-		if kind == KindOther {
-			// Notes, images, temp files of atomic writes: not ours. A temp
-			// file whose writer was killed is removed as it is seen.
-			removeStaleTemp(filepath.Join(root, filepath.FromSlash(rel)), fe.Name())
-			continue
-		}
-		if isDir, why := dirEntryIsDir(root, frel, fe); why != "" {
-			entries = append(entries, entry{rel: frel, kind: kind, bad: why})
-		} else if isDir {
-			entries = append(entries, entry{rel: frel, kind: kind,
-				bad: fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", frel, kind)})
-		} else {
-			entries = append(entries, entry{rel: frel, kind: kind})
-		}
-	}
-	return entries
-}
-
 // dirEntryIsDir follows a symlink to tell whether the entry is a folder.
 func dirEntryIsDir(root, rel string, de fs.DirEntry) (bool, string) {
 	if de.Type()&fs.ModeSymlink == 0 {
@@ -315,9 +402,6 @@ func (p *Parser) LoadStory(root, story string) (*Story, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
 	}
-	var files []*File
-	for _, e := range listStory(root, StoryDirRel(story)) {
-		files = append(files, p.loadEntry(root, e))
-	}
-	return assembleStory(StoryDirRel(story), files), nil
+	l := loader{p: p, root: root}
+	return assembleStory(StoryDirRel(story), l.loadStory(StoryDirRel(story))), nil
 }

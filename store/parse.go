@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -64,6 +65,11 @@ func Misplaced(rel string) *File {
 // version, or -1 for disk. The File keeps src and its strings alias it: src
 // must not be modified afterwards.
 func (p *Parser) Parse(rel string, src []byte, version int32) *File {
+	return p.parse(rel, src, version, nil)
+}
+
+// parse is Parse taking the tree from batch when it is not nil.
+func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch) *File {
 	kind, owner, name := Classify(rel)
 	if kind == KindMisplaced {
 		f := Misplaced(rel)
@@ -85,7 +91,11 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 	if kind == KindJournal {
 		return f // Markdown: never parsed as JSON
 	}
-	f.Doc = jsonc.ParseOwned(src) // File.Src is never modified
+	if batch != nil { // File.Src is never modified
+		f.Doc = batch.ParseOwned(src)
+	} else {
+		f.Doc = jsonc.ParseOwned(src)
+	}
 	b := diagBuilder{f: f}
 	for _, e := range f.Doc.Errors {
 		b.add(CodeJSONSyntax, e.Start, e.End, e.Message, nil)
@@ -110,7 +120,7 @@ func (p *Parser) Parse(rel string, src []byte, version int32) *File {
 	switch kind {
 	case KindTask:
 		f.Task = extractTask(f, obj)
-		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", name+".json")
+		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", path.Base(rel)) // name+".json", not built per file
 		b.blankChecks(obj)
 	case KindStory:
 		f.Story = extractStory(f, obj)
@@ -371,6 +381,9 @@ func extractEpic(f *File, obj *jsonc.Node) *Epic {
 	arr := obj.Get("children")
 	if arr == nil || arr.Kind != jsonc.Array {
 		return e
+	}
+	if len(arr.Elems) > 0 {
+		e.Children = make([]Child, 0, len(arr.Elems))
 	}
 	for _, c := range arr.Elems {
 		if c == nil || c.Kind != jsonc.Object {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,57 @@ func writeFile(t *testing.T, path string, data []byte) {
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadEqualsParse: every file Load reads (into shared chunks, with the
+// trees of a jsonc.Batch) is the File that Parse makes of its bytes, and
+// its Src ends where its bytes do, so an append cannot reach a neighbour.
+func TestLoadEqualsParse(t *testing.T) {
+	cases, _ := filepath.Glob("testdata/rules/*.txtar")
+	p := workspace.Parser(t)
+	root := t.TempDir()
+	for i, c := range cases {
+		files, _ := readCase(t, c)
+		for name, data := range files {
+			// One workspace of every case's stories and epics, each under a
+			// name of its own, so chunks hold files of many folders.
+			name = strings.Replace(name, "stories/", fmt.Sprintf("stories/c%d-", i), 1)
+			name = strings.Replace(name, "epics/", fmt.Sprintf("epics/c%d-", i), 1)
+			writeFile(t, filepath.Join(root, name), data)
+		}
+	}
+	ws, err := p.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range ws.Files() {
+		if f.Src == nil {
+			continue
+		}
+		n++
+		disk, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cap(f.Src) != len(f.Src) {
+			t.Errorf("%s: Src has room for %d more bytes", f.Rel, cap(f.Src)-len(f.Src))
+		}
+		want := p.Parse(f.Rel, disk, -1)
+		if f.Doc != nil {
+			// A line index holds what it has built so far: compare what it
+			// indexes, then share one.
+			if f.Doc.Lines.LineCount() != want.Doc.Lines.LineCount() {
+				t.Errorf("%s: line counts differ", f.Rel)
+			}
+			want.Doc.Lines = f.Doc.Lines
+		}
+		if !reflect.DeepEqual(f, want) {
+			t.Errorf("%s: loaded file differs from Parse's", f.Rel)
+		}
+	}
+	if n < 50 {
+		t.Fatalf("only %d files loaded", n)
 	}
 }

@@ -316,8 +316,16 @@ func (g depGraph) acyclic() bool {
 	if len(g.to) == 0 {
 		return true
 	}
-	pending := make([]int32, n)     // unpeeled blockers per item
-	blocksOff := make([]int32, n+1) // reverse edges, as flat arrays too
+	// One buffer for the four arrays, on the stack for a story of the usual
+	// size: every story is checked when a workspace loads.
+	var small [256]int32
+	buf := small[:]
+	if size := 3*n + 1 + len(g.to); size > len(small) {
+		buf = make([]int32, size)
+	}
+	pending, buf := buf[:n:n], buf[n:]         // unpeeled blockers per item
+	blocksOff, buf := buf[:n+1:n+1], buf[n+1:] // reverse edges, as flat arrays too
+	blocks, fill := buf[:len(g.to):len(g.to)], buf[len(g.to):len(g.to)+n]
 	for _, j := range g.to {
 		blocksOff[j+1]++
 	}
@@ -325,8 +333,6 @@ func (g depGraph) acyclic() bool {
 		blocksOff[i+1] += blocksOff[i]
 		pending[i] = g.off[i+1] - g.off[i]
 	}
-	blocks := make([]int32, len(g.to))
-	fill := make([]int32, n)
 	copy(fill, blocksOff[:n])
 	for i := range n {
 		for _, j := range g.blockers(i) {

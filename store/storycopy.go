@@ -17,18 +17,25 @@ const indexFrom = 64
 
 // assembleStory builds one copy of a story from the files of its folder dir.
 func assembleStory(dir string, files []*File) *Story {
-	s := &Story{ID: path.Base(dir)}
+	id := path.Base(dir)
+	var s *Story
 	var tasks []*Task
 	var journal *File
 	for _, f := range files {
 		switch f.Kind {
 		case KindStory:
-			s = storyMeta(s.ID, f)
+			s = storyMeta(id, f)
 		case KindTask:
+			if tasks == nil {
+				tasks = make([]*Task, 0, len(files))
+			}
 			tasks = append(tasks, taskOf(f))
 		case KindJournal:
 			journal = f
 		}
+	}
+	if s == nil {
+		s = &Story{ID: id}
 	}
 	slices.SortFunc(tasks, func(a, b *Task) int { return strings.Compare(a.ID, b.ID) })
 	s.Tasks, s.Journal, s.Dir, s.InWorktree = tasks, journal, dir, inWorktree(dir)

@@ -78,24 +78,41 @@ func Build(root string, storyDirs []string, files []*File) *Workspace {
 	for _, d := range storyDirs {
 		byDir[d] = nil // an empty folder is still a story that exists
 	}
-	epicDefs := map[string][]*File{}
-	others := newPmapBuilder[*File]()
+	var rest []*File
 	for _, f := range files {
 		switch f.Kind {
 		case KindStory, KindTask, KindJournal:
 			dir := path.Dir(f.Rel)
 			byDir[dir] = append(byDir[dir], f)
-		case KindEpic:
-			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
 		default:
-			if f.ReadErr != "" || f.Kind == KindMisplaced {
-				others.set(f.Rel, f)
-			}
+			rest = append(rest, f)
 		}
 	}
-	nodes := map[string]*storyNode{}
+	dirs := make([]string, 0, len(byDir))
+	groups := make([][]*File, 0, len(byDir))
 	for dir, fs := range byDir {
-		s := assembleStory(dir, fs)
+		dirs, groups = append(dirs, dir), append(groups, fs)
+	}
+	return build(root, dirs, groups, rest)
+}
+
+// build is Build given the files already grouped, as Load reads them: the
+// files of story folder dirs[i] (which exists even with no file) in
+// groups[i], and the files that are not a story's in rest.
+func build(root string, dirs []string, groups [][]*File, rest []*File) *Workspace {
+	epicDefs := map[string][]*File{}
+	others := newPmapBuilder[*File]()
+	for _, f := range rest {
+		switch {
+		case f.Kind == KindEpic:
+			epicDefs[f.Owner] = append(epicDefs[f.Owner], f)
+		case f.ReadErr != "" || f.Kind == KindMisplaced:
+			others.set(f.Rel, f)
+		}
+	}
+	nodes := make(map[string]*storyNode, len(dirs))
+	for i, dir := range dirs {
+		s := assembleStory(dir, groups[i])
 		n := nodes[s.ID]
 		if n == nil {
 			n = &storyNode{}
@@ -333,6 +350,35 @@ func (w *Workspace) Files() []*File {
 	}
 	slices.SortFunc(out, func(a, b *File) int { return strings.Compare(a.Rel, b.Rel) })
 	return out
+}
+
+// SrcBytes is the size of the text of every file the workspace holds (the
+// sum of their sizes on disk, for a loaded workspace): what its memory is
+// in proportion to.
+func (w *Workspace) SrcBytes() int64 {
+	var n int
+	for _, sn := range w.stories.all() {
+		for _, s := range [2]*Story{sn.main, sn.wt} {
+			if s == nil {
+				continue
+			}
+			if s.File != nil {
+				n += len(s.File.Src)
+			}
+			for _, t := range s.Tasks {
+				n += len(t.File.Src)
+			}
+		}
+	}
+	for _, e := range w.epics.all() {
+		for _, f := range e.defs {
+			n += len(f.Src)
+		}
+	}
+	for _, f := range w.others.all() {
+		n += len(f.Src)
+	}
+	return int64(n)
 }
 
 // Diagnostics returns every diagnostic of the workspace, sorted.

@@ -75,16 +75,16 @@ func (l Layout) withDefaults() Layout {
 // cannot tell).
 func LayoutOf(src []byte, root *Node) Layout {
 	l := Layout{}.withDefaults()
-	if root == nil || root.Kind != Object || len(root.Members) == 0 {
+	if root == nil || root.Kind != Object || len(root.Members()) == 0 {
 		return l
 	}
-	first := root.Members[0]
+	first := root.Members()[0]
 	if MultiLine(src, root) {
-		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start), LineIndent(src, root.Start)); ok && u != "" {
+		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start()), LineIndent(src, root.Start)); ok && u != "" {
 			l.Unit = u
 		}
 	}
-	if first.Colon >= 0 && first.Colon+1 < len(src) && src[first.Colon+1] != ' ' {
+	if c := first.Colon(); c >= 0 && c+1 < len(src) && src[c+1] != ' ' {
 		l.Colon, l.Comma = ":", ","
 	}
 	return l
@@ -95,8 +95,8 @@ func LayoutOf(src []byte, root *Node) Layout {
 func MultiLine(src []byte, n *Node) bool {
 	first := -1
 	switch {
-	case n.Kind == Object && len(n.Members) > 0:
-		first = n.Members[0].Key.Start
+	case n.Kind == Object && len(n.Members()) > 0:
+		first = n.Members()[0].Key.Start()
 	case n.Kind == Array && len(n.Elems) > 0:
 		first = n.Elems[0].Start
 	default:
@@ -170,20 +170,21 @@ func closeAt(n *Node) int {
 func (l Layout) InsertMember(src []byte, obj *Node, key string, value func(pretty bool) string) Edit {
 	l = l.withDefaults()
 	k := quote(key) + l.Colon
-	if len(obj.Members) == 0 {
+	ms := obj.Members()
+	if len(ms) == 0 {
 		indent := LineIndent(src, obj.Start)
 		inner := indent + l.Unit
 		return Edit{obj.Start + 1, closeAt(obj), "\n" + inner + k + Reindent(value(true), inner) + "\n" + indent}
 	}
-	last := obj.Members[len(obj.Members)-1]
-	end := last.Key.End
+	last := ms[len(ms)-1]
+	end := last.Key.End()
 	if last.Value != nil {
 		end = last.Value.End
 	}
-	if bytes.IndexByte(src[obj.Start:last.Key.Start], '\n') < 0 {
+	if bytes.IndexByte(src[obj.Start:last.Key.Start()], '\n') < 0 {
 		return Edit{end, end, l.Comma + k + value(false)}
 	}
-	indent := LineIndent(src, last.Key.Start)
+	indent := LineIndent(src, last.Key.Start())
 	return Edit{end, end, ",\n" + indent + k + Reindent(value(true), indent)}
 }
 
@@ -231,14 +232,14 @@ func RemoveElement(src []byte, arr *Node, i int) []Edit {
 // RemoveMember returns the edits removing the member key (the last one of
 // that name) of obj; none when it has no such member.
 func RemoveMember(src []byte, obj *Node, key string) []Edit {
-	spans := make([][2]int, len(obj.Members))
+	spans := make([][2]int, len(obj.Members()))
 	idx := -1
-	for j, m := range obj.Members {
-		end := m.Key.End
+	for j, m := range obj.Members() {
+		end := m.Key.End()
 		if m.Value != nil {
 			end = m.Value.End
 		}
-		spans[j] = [2]int{m.Key.Start, end}
+		spans[j] = [2]int{m.Key.Start(), end}
 		if m.Key.Str == key {
 			idx = j
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -14,16 +15,21 @@ import (
 // lone "\r" each end a line. Invalid UTF-8 bytes count one unit each.
 //
 // The line starts are computed on first use, so parsing a document whose
-// positions are never asked for costs nothing here. A long line (a minified
+// positions are never asked for costs nothing here but the index itself:
+// 40 bytes, what is built lazily kept behind one pointer. A long line (a minified
 // file) gets column marks every markStride bytes on first use, so a
 // position costs at most markStride bytes of counting, never the whole line:
 // placing 60,000 diagnostics on one 600 KB line stays linear. A LineIndex is
 // safe for concurrent use.
 type LineIndex struct {
 	src    []byte
-	once   sync.Once
+	stride int // bytes between column marks: 0 is markStride, < 0 none (tests compare both)
+	table  atomic.Pointer[lineTable]
+}
+
+// lineTable is what a LineIndex builds on first use.
+type lineTable struct {
 	starts []int // byte offset of the start of each line; starts[0] == 0
-	stride int   // bytes between column marks: 0 is markStride, < 0 none (tests compare both)
 
 	mu    sync.Mutex
 	marks map[int][]colMark // by line, built on first use of a long line
@@ -46,12 +52,24 @@ func NewLineIndex(src []byte) *LineIndex {
 }
 
 func (li *LineIndex) lineStarts() []int {
-	li.once.Do(li.build)
-	return li.starts
+	return li.lines().starts
 }
 
-func (li *LineIndex) build() {
-	src := li.src
+// lines returns the table, building it on first use (concurrent first uses
+// may each build one; one is kept).
+func (li *LineIndex) lines() *lineTable {
+	if t := li.table.Load(); t != nil {
+		return t
+	}
+	t := &lineTable{starts: findLineStarts(li.src)}
+	if !li.table.CompareAndSwap(nil, t) {
+		t = li.table.Load()
+	}
+	return t
+}
+
+// findLineStarts returns the offset of each line's start.
+func findLineStarts(src []byte) []int {
 	if bytes.IndexByte(src, '\r') < 0 {
 		// The common case: memchr-speed scans for '\n' only.
 		starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
@@ -63,8 +81,7 @@ func (li *LineIndex) build() {
 			i += j + 1
 			starts = append(starts, i)
 		}
-		li.starts = starts
-		return
+		return starts
 	}
 	starts := make([]int, 1, bytes.Count(src, []byte{'\n'})+bytes.Count(src, []byte{'\r'})+1)
 	for i := 0; i < len(src); i++ {
@@ -78,7 +95,7 @@ func (li *LineIndex) build() {
 			starts = append(starts, i+1)
 		}
 	}
-	li.starts = starts
+	return starts
 }
 
 // LineCount returns the number of lines; a final line break starts one more
@@ -148,9 +165,10 @@ func (li *LineIndex) lineMarks(line, start, end int) []colMark {
 	if stride < 0 || end-start < 2*stride {
 		return nil
 	}
-	li.mu.Lock()
-	defer li.mu.Unlock()
-	if ms, ok := li.marks[line]; ok {
+	t := li.lines()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ms, ok := t.marks[line]; ok {
 		return ms
 	}
 	src := li.src
@@ -170,10 +188,10 @@ func (li *LineIndex) lineMarks(line, start, end int) []colMark {
 		col += utf16Len(r)
 		i += size
 	}
-	if li.marks == nil {
-		li.marks = map[int][]colMark{}
+	if t.marks == nil {
+		t.marks = map[int][]colMark{}
 	}
-	li.marks[line] = ms
+	t.marks[line] = ms
 	return ms
 }
 

@@ -15,7 +15,7 @@ type PathElem struct {
 // (hover, completion, definition).
 type Location struct {
 	Path   []PathElem // from root to the node
-	Node   *Node      // the innermost node (value or key string) containing offset; nil if none
+	Node   *Node      // the innermost node (value, or key string as Key.Node) containing offset; nil if none
 	Member *Member    // the member when the innermost thing is a key or a member's value
 	Parent *Node      // the container holding Node
 }
@@ -37,14 +37,15 @@ func (d *Document) LocationAt(offset int) Location {
 	for {
 		switch n.Kind {
 		case Object:
-			i := sort.Search(len(n.Members), func(i int) bool { return n.Members[i].Key.Start > offset }) - 1
+			ms := n.Members()
+			i := sort.Search(len(ms), func(i int) bool { return ms[i].Key.Start() > offset }) - 1
 			if i < 0 {
 				break
 			}
-			m := &n.Members[i]
-			if contains(m.Key, offset) {
+			m := &ms[i]
+			if m.Key.Start() <= offset && offset <= m.Key.End() {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1, IsKey: true})
-				loc.Node, loc.Member, loc.Parent = m.Key, m, n
+				loc.Node, loc.Member, loc.Parent = m.Key.Node(), m, n
 				return loc
 			}
 			if m.Value != nil && contains(m.Value, offset) {
@@ -53,7 +54,7 @@ func (d *Document) LocationAt(offset int) Location {
 				n = m.Value
 				continue
 			}
-			if m.Value == nil && m.Colon >= 0 && offset > m.Colon && onlySpace(d.Src, m.Colon+1, offset) {
+			if c := m.Colon(); m.Value == nil && c >= 0 && offset > c && onlySpace(d.Src, c+1, offset) {
 				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1})
 				loc.Node, loc.Member, loc.Parent = nil, m, n
 				return loc

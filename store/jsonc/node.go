@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Kind is the type of a JSON value in the tree.
@@ -41,27 +42,70 @@ func (k Kind) String() string {
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Node is one value in the syntax tree. Offsets are byte offsets into
-// Document.Src.
+// Node is one value in the syntax tree (a member's key is a Key). Offsets
+// are byte offsets into Document.Src.
 type Node struct {
-	Start   int      // byte offset of the first byte of the value
-	End     int      // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
-	Str     string   // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
-	Raw     string   // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
-	Members []Member // Object, in source order (duplicates kept)
-	Elems   []*Node  // Array, in source order
-	// The small fields come last so the struct packs into 104 bytes: a
-	// workspace holds hundreds of thousands of nodes.
-	Kind   Kind
-	Bool   bool // Bool: the value
-	Closed bool // Object/Array: closing bracket found; String: closing quote found; others: true
+	Start int     // byte offset of the first byte of the value
+	End   int     // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
+	Str   string  // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
+	Raw   string  // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
+	Elems []*Node // Array, in source order
+	// An object's members, as a pointer and a count rather than a slice,
+	// and the small fields last: the struct packs into 88 bytes, and a
+	// workspace holds hundreds of thousands of nodes, three in four of
+	// them strings.
+	members  *Member
+	nmembers int32
+	Kind     Kind
+	Bool     bool // Bool: the value
+	Closed   bool // Object/Array: closing bracket found; String: closing quote found; others: true
+}
+
+// Members returns an object's members in source order (duplicates kept),
+// nil for other nodes. The slice is the tree's: do not modify it.
+func (n *Node) Members() []Member {
+	if n == nil || n.members == nil {
+		return nil
+	}
+	return unsafe.Slice(n.members, n.nmembers)
 }
 
 // Member is one key/value pair of an object.
 type Member struct {
-	Key   *Node // always a String node (a recovered unquoted key is a String node too, with an error recorded)
-	Colon int   // byte offset of ':' or -1 when missing
+	Key   Key
 	Value *Node // nil when the value is missing (e.g. `{"a":}` or `{"a"`)
+}
+
+// Colon returns the byte offset of the member's ':', or -1 when it is
+// missing.
+func (m *Member) Colon() int { return int(m.Key.colon) }
+
+// Key is a member's key string (and where its colon is), held in its
+// Member rather than as a Node: keys are half the strings of a document,
+// and a workspace keeps hundreds of thousands of them. For the same reason
+// its offsets are kept in 32 bits (Parse stops at 2 GiB). A recovered
+// unquoted key is a Key too, not Closed, with an error recorded.
+type Key struct {
+	Str               string // the decoded key, as Node.Str
+	start, end, colon int32
+	closed            bool
+}
+
+// Start is the byte offset of the key's opening quote (or of an unquoted
+// key's first byte).
+func (k Key) Start() int { return int(k.start) }
+
+// End is the byte offset just past the closing quote (or where an
+// unterminated or unquoted key was cut).
+func (k Key) End() int { return int(k.end) }
+
+// Closed reports whether the key's closing quote was found.
+func (k Key) Closed() bool { return k.closed }
+
+// Node returns the key as a String node of its own, for code that treats
+// every string token alike (locations, edits, ranges).
+func (k Key) Node() *Node {
+	return &Node{Kind: String, Start: k.Start(), End: k.End(), Str: k.Str, Closed: k.closed}
 }
 
 // Error is a problem found while parsing. Errors are data: Parse never fails.
@@ -84,9 +128,10 @@ func (n *Node) Member(key string) *Member {
 	if n == nil || n.Kind != Object {
 		return nil
 	}
-	for i := len(n.Members) - 1; i >= 0; i-- {
-		if n.Members[i].Key.Str == key {
-			return &n.Members[i]
+	ms := n.Members()
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Key.Str == key {
+			return &ms[i]
 		}
 	}
 	return nil
@@ -111,8 +156,8 @@ func (n *Node) Value() any {
 	}
 	switch n.Kind {
 	case Object:
-		m := make(map[string]any, len(n.Members))
-		for _, mem := range n.Members {
+		m := make(map[string]any, len(n.Members()))
+		for _, mem := range n.Members() {
 			if mem.Value != nil {
 				m[mem.Key.Str] = mem.Value.Value()
 			}

@@ -2,18 +2,19 @@ package jsonc
 
 import (
 	"bytes"
-	"encoding/binary"
+	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 )
 
 const (
-	maxDepth  = 1000 // containers nested deeper than this are skipped, not parsed
-	maxErrors = 100  // errors kept per document; a binary file must not yield millions
+	maxDepth  = 1000          // containers nested deeper than this are skipped, not parsed
+	maxErrors = 100           // errors kept per document; a binary file must not yield millions
+	maxSize   = math.MaxInt32 // bytes parsed per document: a Key's offsets are 32 bits
 
 	// duplicateMapAt is the member count from which duplicate keys are found
 	// with a map instead of a linear scan, keeping huge objects O(n).
@@ -29,6 +30,7 @@ const (
 	msgTrailingData  = "trailing data after the top-level value"
 	msgTooDeep       = "nesting deeper than 1000 levels"
 	msgTooMany       = "too many errors"
+	msgTooLarge      = "document over 2 GiB: the rest is not parsed"
 	msgComment       = "comments are not allowed in JSON"
 	msgOpenComment   = "unterminated comment"
 	msgOpenString    = "unterminated string"
@@ -56,7 +58,8 @@ const (
 // but share one copy of it, so a single kept string keeps that copy alive:
 // use strings.Clone for strings that outlive the Document in a cache.
 func Parse(src []byte) *Document {
-	return parse(src, string(src))
+	var p parser
+	return p.parse(src, string(src))
 }
 
 // ParseOwned is Parse for a caller that hands src over: src must never be
@@ -64,33 +67,47 @@ func Parse(src []byte) *Document {
 // copy. Loading a workspace reads each file into a fresh buffer and keeps it
 // unchanged, so it saves a copy of every file.
 func ParseOwned(src []byte) *Document {
-	return parse(src, unsafe.String(unsafe.SliceData(src), len(src)))
+	var p parser
+	return p.parse(src, unsafe.String(unsafe.SliceData(src), len(src)))
 }
 
-func parse(src []byte, text string) *Document {
-	// One allocation for the document and its line index.
-	holder := &struct {
-		doc   Document
-		lines LineIndex
-	}{}
+func (p *parser) parse(src []byte, text string) *Document {
+	var holder *docHolder
+	if p.batch {
+		holder = &carve(&p.docs, 1, docChunk)[0]
+	} else {
+		holder = &docHolder{}
+	}
 	holder.lines.src = src
 	doc := &holder.doc
 	doc.Src = src
 	doc.Lines = &holder.lines
 
-	p := parser{
-		src:  src,
-		text: text,
+	p.src, p.text, p.pos = src, text, 0
+	p.errs, p.dropped, p.droppedAt = nil, false, 0
+	limit := cmp.Or(p.maxSize, maxSize)
+	if len(src) > limit {
+		p.src, p.text = src[:limit], text[:limit]
 	}
-	p.members = make([]Member, 0, 16)
-	p.elems = make([]*Node, 0, 8)
-	// One node per string (a key or a value), object and array, plus a few
-	// for other literals: counted with memchr-speed scans, so the slab of a
-	// workspace's hundreds of thousands of nodes wastes little; small chunks
-	// are added when literals overflow it.
-	est := bytes.Count(src, []byte{'"'})/2 + bytes.Count(src, []byte{'{'}) + bytes.Count(src, []byte{'['}) + 1
-	p.nodes = make([]Node, 0, min(est, 4096))
+	p.openObjects, p.openArrays, p.unclosedAtEOF = 0, 0, false
+	if p.members == nil {
+		p.members = make([]Member, 0, 16)
+		p.elems = make([]*Node, 0, 8)
+	}
+	if !p.batch {
+		// One node per string that is not a key (a colon follows each
+		// key), object and array, plus a few for other literals: counted
+		// with memchr-speed scans, so the slab of a document wastes little;
+		// small chunks are added when literals (or colons inside strings)
+		// make it fall short.
+		strs := bytes.Count(src, []byte{'"'})/2 - bytes.Count(src, []byte{':'})
+		est := max(strs, 0) + bytes.Count(src, []byte{'{'}) + bytes.Count(src, []byte{'['}) + 1
+		p.nodes = make([]Node, 0, min(est, 4096))
+	}
 	doc.Root = p.parseDocument()
+	if len(src) > limit {
+		p.errorAt(limit, len(src), msgTooLarge)
+	}
 	doc.Errors = p.finishErrors()
 	return doc
 }
@@ -111,7 +128,17 @@ type parser struct {
 	openObjects, openArrays int
 	unclosedAtEOF           bool // reported once, not once per open level
 
-	nodes   []Node   // current slab: nodes are handed out from chunks, not allocated one by one
+	maxSize int // bytes parsed; 0 is maxSize (tests lower it)
+
+	// batch: the parser belongs to a Batch; nodes, member and element lists
+	// and documents come from the chunks below, kept between documents.
+	batch bool
+	nodes []Node // current slab: nodes are handed out from chunks, not allocated one by one
+	// Chunks of a Batch.
+	memberSlab []Member
+	elemSlab   []*Node
+	docs       []docHolder
+
 	members []Member // scratch stack of members of the objects being parsed
 	elems   []*Node  // scratch stack of elements of the arrays being parsed
 	buf     []byte   // scratch for decoding strings with escapes
@@ -187,12 +214,17 @@ func (p *parser) errorAt(start, end int, msg string) {
 }
 
 func (p *parser) newNode(k Kind, start int) *Node {
-	if len(p.nodes) == cap(p.nodes) {
-		// Earlier chunks stay alive through the pointers handed out.
-		p.nodes = make([]Node, 0, min(max(cap(p.nodes)/2, 8), 4096))
+	var n *Node
+	if p.batch {
+		n = &carve(&p.nodes, 1, nodeChunk)[0]
+	} else {
+		if len(p.nodes) == cap(p.nodes) {
+			// Earlier chunks stay alive through the pointers handed out.
+			p.nodes = make([]Node, 0, min(max(cap(p.nodes)/2, 8), 4096))
+		}
+		p.nodes = p.nodes[:len(p.nodes)+1]
+		n = &p.nodes[len(p.nodes)-1]
 	}
-	p.nodes = p.nodes[:len(p.nodes)+1]
-	n := &p.nodes[len(p.nodes)-1]
 	n.Kind = k
 	n.Start = start
 	n.Closed = true
@@ -513,516 +545,4 @@ func (p *parser) parseWord() *Node {
 	}
 	p.checkUTF8(start, end)
 	return n
-}
-
-// quoteWord quotes a word for a message, shortened to keep messages short.
-func quoteWord(s string) string {
-	const maxLen = 24
-	if len(s) > maxLen {
-		cut := maxLen
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "..."
-	}
-	return strconv.Quote(s)
-}
-
-// checkUTF8 reports each run of invalid UTF-8 in src[start:end].
-func (p *parser) checkUTF8(start, end int) {
-	src := p.src
-	for i := start; i < end; {
-		if src[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(src[i:end])
-		if r != utf8.RuneError || size != 1 {
-			i += size
-			continue
-		}
-		j := invalidRunEnd(src[:end], i)
-		p.errorAt(i, j, msgBadUTF8)
-		i = j
-	}
-}
-
-// invalidRunEnd returns the end of the run of invalid UTF-8 bytes at i.
-func invalidRunEnd(src []byte, i int) int {
-	for i++; i < len(src) && src[i] >= utf8.RuneSelf; i++ {
-		if r, size := utf8.DecodeRune(src[i:]); r != utf8.RuneError || size != 1 {
-			break
-		}
-	}
-	return i
-}
-
-// validKey returns s with each invalid UTF-8 byte replaced by U+FFFD, as
-// strings are decoded.
-func validKey(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	b := make([]byte, 0, len(s)+8)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		b = utf8.AppendRune(b, r)
-		i += size
-	}
-	return string(b)
-}
-
-// parseString parses the string whose opening quote is at p.pos. The fast
-// path covers strings without escapes, control characters or invalid UTF-8.
-func (p *parser) parseString() *Node {
-	src := p.src
-	start := p.pos
-	i := start + 1
-	// Skip eight plain bytes at a time: no quote, backslash, control
-	// character or non-ASCII byte among them.
-	for i+8 <= len(src) {
-		x := binary.LittleEndian.Uint64(src[i:])
-		q := x ^ (lsb * '"')
-		b := x ^ (lsb * '\\')
-		if ((q-lsb)&^q|(b-lsb)&^b|(x-lsb*0x20)&^x|x)&msb != 0 {
-			break
-		}
-		i += 8
-	}
-	for i < len(src) {
-		c := src[i]
-		if c == '"' {
-			n := p.newNode(String, start)
-			n.End = i + 1
-			n.Str = p.text[start+1 : i]
-			p.pos = i + 1
-			return n
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				break
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-	return p.parseStringSlow(start, i)
-}
-
-// parseStringSlow decodes the rest of a string from i, where the fast path
-// stopped. It resolves escapes the way encoding/json does (bad surrogates
-// become U+FFFD) and ends the string at the end of the line when the
-// closing quote is missing.
-func (p *parser) parseStringSlow(start, i int) *Node {
-	src := p.src
-	buf := append(p.buf[:0], src[start+1:i]...)
-	closed := false
-loop:
-	for i < len(src) {
-		c := src[i]
-		switch {
-		case c == '"':
-			closed = true
-			i++
-			break loop
-		case c == '\\':
-			if i+1 >= len(src) {
-				buf = append(buf, '\\')
-				i++
-				break loop
-			}
-			switch e := src[i+1]; e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-				i += 2
-			case 'b':
-				buf = append(buf, '\b')
-				i += 2
-			case 'f':
-				buf = append(buf, '\f')
-				i += 2
-			case 'n':
-				buf = append(buf, '\n')
-				i += 2
-			case 'r':
-				buf = append(buf, '\r')
-				i += 2
-			case 't':
-				buf = append(buf, '\t')
-				i += 2
-			case 'u':
-				r, ok := hex4(src, i+2)
-				if !ok {
-					p.errorAt(i, i+2+hexPrefix(src, i+2), msgBadUnicode)
-					buf = append(buf, '\\', 'u')
-					i += 2
-					continue
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					r2, ok := rune(-1), false
-					if i+1 < len(src) && src[i] == '\\' && src[i+1] == 'u' {
-						r2, ok = hex4(src, i+2)
-					}
-					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
-						r = dec
-						i += 6
-					} else {
-						r = utf8.RuneError
-					}
-				}
-				buf = utf8.AppendRune(buf, r)
-			case '\n', '\r':
-				// A backslash at the end of the line: the line break below
-				// ends the string.
-				buf = append(buf, '\\')
-				i++
-			default:
-				_, size := utf8.DecodeRune(src[i+1:])
-				p.errorAt(i, i+1+size, msgBadEscape)
-				buf = append(buf, '\\')
-				i++ // the escaped character is decoded as itself
-			}
-		case c == '\n' || c == '\r':
-			break loop
-		case c < 0x20:
-			p.errorAt(i, i+1, msgControl)
-			buf = append(buf, c)
-			i++
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			i++
-		default:
-			r, size := utf8.DecodeRune(src[i:])
-			if r == utf8.RuneError && size == 1 {
-				j := invalidRunEnd(src, i)
-				p.errorAt(i, j, msgBadUTF8)
-				for ; i < j; i++ {
-					buf = utf8.AppendRune(buf, utf8.RuneError)
-				}
-				continue
-			}
-			buf = append(buf, src[i:i+size]...)
-			i += size
-		}
-	}
-	if !closed {
-		p.errorAt(start, i, msgOpenString)
-	}
-	n := p.newNode(String, start)
-	n.End = i
-	n.Closed = closed
-	n.Str = string(buf)
-	p.buf = buf[:0]
-	p.pos = i
-	return n
-}
-
-func hex4(src []byte, i int) (rune, bool) {
-	if i+4 > len(src) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range src[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
-// hexPrefix counts the hex digits (at most 4) at i.
-func hexPrefix(src []byte, i int) int {
-	k := 0
-	for k < 4 && i+k < len(src) {
-		c := src[i+k]
-		if !isDigit(c) && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-			break
-		}
-		k++
-	}
-	return k
-}
-
-// incomplete reports whether a member or element ended in a way that makes
-// a following "expected ','" error mere noise: an unterminated string (the
-// comma was probably swallowed) or a missing colon or value.
-func incomplete(n *Node) bool {
-	return n == nil || (n.Kind == String && !n.Closed)
-}
-
-func (p *parser) parseObject(depth int) *Node {
-	src := p.src
-	obj := p.newNode(Object, p.pos)
-	obj.Closed = false
-	p.pos++
-	p.openObjects++
-	mark := len(p.members)
-	expectMember := true
-	comma := -1         // offset of the comma after the last member, for "trailing comma"
-	quietComma := false // the previous member was incomplete or junk was skipped: a missing comma is noise
-	var seen map[string]struct{}
-loop:
-	for {
-		p.skipSpace()
-		if p.pos >= len(src) {
-			if !p.unclosedAtEOF {
-				p.unclosedAtEOF = true
-				p.errorAt(len(src), len(src), msgCloseObject)
-			}
-			obj.End = len(src)
-			break
-		}
-		switch c := src[p.pos]; c {
-		case '}':
-			if comma >= 0 {
-				p.errorAt(comma, comma+1, msgTrailingComma)
-			}
-			p.pos++
-			obj.Closed = true
-			obj.End = p.pos
-			break loop
-		case ']':
-			if p.openArrays > 0 {
-				// Most likely the '}' was forgotten and this closes an
-				// enclosing array.
-				p.errorAt(p.pos, p.pos+1, msgCloseObject)
-				obj.End = p.pos
-				break loop
-			}
-			p.errorAt(p.pos, p.pos+1, unexpected(c))
-			p.pos++
-		case ',':
-			if expectMember {
-				p.errorAt(p.pos, p.pos+1, unexpected(c))
-			} else {
-				comma = p.pos
-				expectMember = true
-			}
-			p.pos++
-		case ':':
-			if !expectMember {
-				p.errorAt(p.pos, p.pos+1, msgAfterMember)
-				p.pos++
-				continue
-			}
-			// A member without a key: skip the colon and its value.
-			p.errorAt(p.pos, p.pos+1, msgKey)
-			p.pos++
-			p.skipSpace()
-			p.parseValue(depth + 1)
-			expectMember = false
-			comma = -1
-		case '{', '[':
-			// A value where a key should be: skip it whole.
-			end := skipNested(src, p.pos)
-			p.errorAt(p.pos, end, msgKey)
-			p.pos = end
-			expectMember = false
-			comma = -1
-			quietComma = true
-		default:
-			if c != '"' && !p.keyLike(p.pos) {
-				// Garbage, not a key someone forgot to quote: skip it.
-				p.parseWord()
-				continue
-			}
-			if !expectMember && !quietComma {
-				p.errorAt(p.pos, p.tokenEnd(p.pos), msgComma)
-			}
-			m := p.parseMember(depth)
-			p.checkDuplicate(mark, m.Key, &seen)
-			p.members = append(p.members, m)
-			expectMember = false
-			comma = -1
-			quietComma = m.Colon < 0 || incomplete(m.Value)
-		}
-	}
-	if k := len(p.members) - mark; k > 0 {
-		obj.Members = make([]Member, k)
-		copy(obj.Members, p.members[mark:])
-		clear(p.members[mark:])
-		p.members = p.members[:mark]
-	}
-	p.openObjects--
-	return obj
-}
-
-// keyLike reports whether the word at i could be an unquoted key: it
-// starts like an identifier, a number or a single-quoted string.
-func (p *parser) keyLike(i int) bool {
-	c := p.src[i]
-	if c < utf8.RuneSelf {
-		return c == '_' || c == '$' || c == '\'' || c == '-' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z')
-	}
-	r, _ := utf8.DecodeRune(p.src[i:])
-	return unicode.IsLetter(r)
-}
-
-// parseMember parses a key (quoted or not), the colon and the value.
-func (p *parser) parseMember(depth int) Member {
-	src := p.src
-	var key *Node
-	if src[p.pos] == '"' {
-		key = p.parseString()
-	} else {
-		start := p.pos
-		end := p.wordEnd(start + 1)
-		key = p.newNode(String, start)
-		key.End = end
-		key.Str = validKey(p.text[start:end])
-		key.Closed = false
-		p.errorAt(start, end, msgUnquotedKey)
-		p.checkUTF8(start, end)
-		p.pos = end
-	}
-	m := Member{Key: key, Colon: -1}
-	p.skipSpace()
-	if p.pos >= len(src) {
-		p.errorAt(len(src), len(src), msgColon)
-		return m
-	}
-	if src[p.pos] == ':' {
-		m.Colon = p.pos
-		p.pos++
-		p.skipSpace()
-		if p.pos < len(src) && startsValue(src[p.pos]) && lineBreakIn(src[m.Colon+1:p.pos]) && p.colonFollows(p.pos) {
-			// `"a": ⏎ "b": 1`: the value of "a" is not typed yet and "b"
-			// starts the next member. (Only looked for across a line break,
-			// so that well-formed values are not scanned twice.)
-			p.errorAt(p.pos, p.tokenEnd(p.pos), msgValue)
-			return m
-		}
-		m.Value = p.parseValue(depth + 1)
-		if m.Value == nil {
-			end := min(p.pos+1, len(src))
-			p.errorAt(p.pos, end, msgValue)
-		}
-		return m
-	}
-	c := src[p.pos]
-	p.errorAt(p.pos, p.tokenEnd(p.pos), msgColon)
-	if startsValue(c) && !p.colonFollows(p.pos) {
-		m.Value = p.parseValue(depth + 1)
-	}
-	return m
-}
-
-// checkDuplicate reports key if an earlier member of the object being
-// parsed (members from mark on) has the same key.
-func (p *parser) checkDuplicate(mark int, key *Node, seen *map[string]struct{}) {
-	prev := p.members[mark:]
-	dup := false
-	if len(prev) < duplicateMapAt {
-		for i := range prev {
-			if prev[i].Key.Str == key.Str {
-				dup = true
-				break
-			}
-		}
-	} else {
-		if *seen == nil {
-			*seen = make(map[string]struct{}, 2*len(prev))
-			for i := range prev {
-				(*seen)[prev[i].Key.Str] = struct{}{}
-			}
-		}
-		_, dup = (*seen)[key.Str]
-		(*seen)[key.Str] = struct{}{}
-	}
-	if !dup {
-		return
-	}
-	if p.full() {
-		p.errorAt(key.Start, key.End, "")
-		return
-	}
-	p.errorAt(key.Start, key.End, "duplicate key "+quoteWord(key.Str))
-}
-
-func (p *parser) parseArray(depth int) *Node {
-	src := p.src
-	arr := p.newNode(Array, p.pos)
-	arr.Closed = false
-	p.pos++
-	p.openArrays++
-	mark := len(p.elems)
-	expectElem := true
-	comma := -1
-	quietComma := false
-loop:
-	for {
-		p.skipSpace()
-		if p.pos >= len(src) {
-			if !p.unclosedAtEOF {
-				p.unclosedAtEOF = true
-				p.errorAt(len(src), len(src), msgCloseArray)
-			}
-			arr.End = len(src)
-			break
-		}
-		switch c := src[p.pos]; c {
-		case ']':
-			if comma >= 0 {
-				p.errorAt(comma, comma+1, msgTrailingComma)
-			}
-			p.pos++
-			arr.Closed = true
-			arr.End = p.pos
-			break loop
-		case '}':
-			if p.openObjects > 0 {
-				p.errorAt(p.pos, p.pos+1, msgCloseArray)
-				arr.End = p.pos
-				break loop
-			}
-			p.errorAt(p.pos, p.pos+1, unexpected(c))
-			p.pos++
-		case ',':
-			if expectElem {
-				p.errorAt(p.pos, p.pos+1, msgValue)
-			} else {
-				comma = p.pos
-				expectElem = true
-			}
-			p.pos++
-		case ':':
-			if expectElem {
-				p.errorAt(p.pos, p.pos+1, unexpected(c))
-			} else {
-				p.errorAt(p.pos, p.pos+1, msgAfterElem)
-			}
-			p.pos++
-		default:
-			if !expectElem && !quietComma {
-				p.errorAt(p.pos, p.tokenEnd(p.pos), msgComma)
-			}
-			v := p.parseValue(depth + 1) // not nil: c starts a value
-			p.elems = append(p.elems, v)
-			expectElem = false
-			comma = -1
-			quietComma = incomplete(v)
-		}
-	}
-	if k := len(p.elems) - mark; k > 0 {
-		arr.Elems = make([]*Node, k)
-		copy(arr.Elems, p.elems[mark:])
-		clear(p.elems[mark:])
-		p.elems = p.elems[:mark]
-	}
-	p.openArrays--
-	return arr
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,14 +64,14 @@ func TestParseTreeShapeAndOffsets(t *testing.T) {
 	if root.Kind != Object || root.Start != 0 || root.End != len(src) || !root.Closed {
 		t.Fatalf("root = %+v", root)
 	}
-	if len(root.Members) != 4 {
-		t.Fatalf("members = %d", len(root.Members))
+	if len(root.Members()) != 4 {
+		t.Fatalf("members = %d", len(root.Members()))
 	}
 	text := func(n *Node) string { return string(src[n.Start:n.End]) }
 
-	a := root.Members[0]
-	if a.Key.Kind != String || a.Key.Str != "a" || text(a.Key) != `"a"` || a.Colon != 4 || !a.Key.Closed {
-		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon)
+	a := root.Members()[0]
+	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon() != 4 || !a.Key.Closed() {
+		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon())
 	}
 	arr := a.Value
 	if arr.Kind != Array || text(arr) != `[1, "x\ny", true]` || len(arr.Elems) != 3 || !arr.Closed {
@@ -290,5 +291,71 @@ func TestRandomValidDocuments(t *testing.T) {
 		if got, want := d.Root.Value(), stdlibValue(t, src); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\n got %#v\nwant %#v", src, got, want)
 		}
+	}
+}
+
+// TestBatch: documents parsed one after the other by a Batch, sharing its
+// chunks, are the trees ParseOwned gives, and stay so while later
+// documents are parsed and while anyone appends to their lists.
+func TestBatch(t *testing.T) {
+	srcs := slices.Concat(fuzzSeeds, validDocs)
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, string(src))
+	}
+	// Enough documents to fill several chunks of every kind.
+	for i := range 1000 {
+		srcs = append(srcs, fmt.Sprintf(`{"id": "t-%d", "blockedBy": ["a", "b", %d], "n": {"x": [true, null]}}`, i, i))
+	}
+	var b Batch
+	docs := make([]*Document, len(srcs))
+	for i, s := range srcs {
+		docs[i] = b.ParseOwned([]byte(s))
+	}
+	check := func(when string) {
+		t.Helper()
+		for i, s := range srcs {
+			if want := ParseOwned([]byte(s)); !reflect.DeepEqual(docs[i], want) {
+				t.Fatalf("%s: batch tree of %q differs from ParseOwned's", when, s)
+			}
+		}
+	}
+	check("after parsing")
+	for _, d := range docs {
+		var walk func(n *Node)
+		walk = func(n *Node) {
+			if n == nil {
+				return
+			}
+			for _, m := range n.Members() {
+				walk(m.Value)
+			}
+			for _, e := range n.Elems {
+				walk(e)
+			}
+			_ = append(n.Members(), Member{Key: Key{Str: "x"}})
+			_ = append(n.Elems, &Node{Kind: Invalid})
+		}
+		walk(d.Root)
+	}
+	check("after appending to every list")
+}
+
+// TestSizeLimit: a document longer than the parser's limit (2 GiB: a Key's
+// offsets are 32 bits) is parsed up to it, with an error on the rest.
+func TestSizeLimit(t *testing.T) {
+	src := []byte(`{"a": 1, "bb": [2]}   `)
+	p := parser{maxSize: 9}
+	d := p.parse(src, string(src))
+	if d.Root == nil || d.Root.End != 9 || d.Root.Get("a") == nil || len(d.Root.Members()) != 1 || !bytes.Equal(d.Src, src) {
+		t.Fatalf("root %+v", d.Root)
+	}
+	last := d.Errors[len(d.Errors)-1]
+	if last.Start != 9 || last.End != len(src) || last.Message != msgTooLarge {
+		t.Errorf("errors %v", errorList(d))
 	}
 }

@@ -13,7 +13,7 @@ func keys(n *Node) []string {
 		return nil
 	}
 	var ks []string
-	for _, m := range n.Members {
+	for _, m := range n.Members() {
 		ks = append(ks, m.Key.Str)
 	}
 	return ks
@@ -72,7 +72,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`6:7 expected value`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Member("a")
-				if m == nil || m.Value != nil || m.Colon != 4 {
+				if m == nil || m.Value != nil || m.Colon() != 4 {
 					t.Errorf("member a %+v", m)
 				}
 				if d.Root.Get("b").Raw != "2" {
@@ -109,7 +109,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`4:4 expected ':'`, `4:4 expected '}'`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Member("a")
-				if m == nil || m.Colon != -1 || m.Value != nil {
+				if m == nil || m.Colon() != -1 || m.Value != nil {
 					t.Errorf("member a %+v", m)
 				}
 				if d.Root.Closed || d.Root.End != 4 {
@@ -133,7 +133,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`5:6 expected ':'`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Member("a")
-				if m.Colon != -1 || m.Value == nil || m.Value.Raw != "1" || d.Root.Get("b") == nil {
+				if m.Colon() != -1 || m.Value == nil || m.Value.Raw != "1" || d.Root.Get("b") == nil {
 					t.Errorf("member a %+v", m)
 				}
 			},
@@ -143,8 +143,8 @@ func TestRecovery(t *testing.T) {
 			src:  `{a: 1, "b": 2}`,
 			errs: []string{`1:2 object keys must be double-quoted`},
 			check: func(t *testing.T, d *Document) {
-				m := d.Root.Members[0]
-				if m.Key.Kind != String || m.Key.Str != "a" || m.Key.Start != 1 || m.Key.End != 2 || m.Value.Raw != "1" {
+				m := d.Root.Members()[0]
+				if m.Key.Closed() || m.Key.Str != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw != "1" {
 					t.Errorf("member %+v key %+v", m, m.Key)
 				}
 				if d.Root.Get("b") == nil {
@@ -324,7 +324,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{"id": 1, "x": 0, "id": 2}`,
 			errs: []string{`18:22 duplicate key "id"`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Members) != 3 || d.Root.Get("id").Raw != "2" {
+				if len(d.Root.Members()) != 3 || d.Root.Get("id").Raw != "2" {
 					t.Errorf("members %v", keys(d.Root))
 				}
 			},
@@ -512,13 +512,13 @@ func TestHalfTypedTask(t *testing.T) {
 	if b := d.Root.Get("blockedBy"); len(b.Elems) != 2 || !b.Closed || b.Elems[1].Str != "task-00" || b.Elems[1].Closed {
 		t.Errorf("blockedBy %+v", b)
 	}
-	if m := d.Root.Member("guidance"); m == nil || m.Value != nil || m.Colon < 0 {
+	if m := d.Root.Member("guidance"); m == nil || m.Value != nil || m.Colon() < 0 {
 		t.Errorf("guidance %+v", m)
 	}
 	if p := d.Root.Get("priority"); p == nil || p.Raw != "2" {
 		t.Errorf("priority %+v", p)
 	}
-	if m := d.Root.Member("doneWhen"); m == nil || m.Value != nil || m.Colon < 0 {
+	if m := d.Root.Member("doneWhen"); m == nil || m.Value != nil || m.Colon() < 0 {
 		t.Errorf("doneWhen %+v", m)
 	}
 	var msgs []string
@@ -575,8 +575,8 @@ func TestLargeObjectDuplicates(t *testing.T) {
 			t.Fatalf("error %+v", e)
 		}
 	}
-	if len(d.Root.Members) != 200 {
-		t.Errorf("%d members", len(d.Root.Members))
+	if len(d.Root.Members()) != 200 {
+		t.Errorf("%d members", len(d.Root.Members()))
 	}
 }
 

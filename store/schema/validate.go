@@ -183,14 +183,14 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
 		}
 	case jsonc.Object:
-		for _, m := range n.Members {
+		for _, m := range n.Members() {
 			if m.Value == nil {
 				continue
 			}
 			if sub := r.properties[m.Key.Str]; sub != nil {
 				sub.check(m.Value, append(path, m.Key.Str), out)
 			} else if r.closed {
-				add(out, n, m.Key, path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
+				add(out, n, m.Key.Node(), path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
 			}
 		}
 		for _, req := range r.required {
@@ -199,8 +199,8 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			}
 		}
 	case jsonc.Array:
-		var first map[string]int // uniqueItems: each value's first index
-		if r.unique {
+		var first map[string]int // uniqueItems in a long list: each value's first index
+		if r.unique && len(n.Elems) > shortList {
 			first = make(map[string]int, len(n.Elems))
 		}
 		for i, e := range n.Elems {
@@ -208,6 +208,12 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 				r.items.check(e, append(path, strconv.Itoa(i)), out)
 			}
 			if !r.unique {
+				continue
+			}
+			if first == nil {
+				if j := firstEqual(n.Elems[:i], e); j >= 0 {
+					add(out, n, e, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
+				}
 				continue
 			}
 			key, ok := valueKey(e)
@@ -258,6 +264,38 @@ func jsonType(n *jsonc.Node) string {
 // numerically), containers by their decoded values. ok is false for an
 // element equal to nothing: a missing or invalid node, or a number out of
 // float64's range.
+// shortList is the length up to which uniqueItems compares each item with
+// the earlier ones instead of keeping a map: a task's blockedBy is short, and
+// a workspace has tens of thousands of them.
+const shortList = 16
+
+// firstEqual returns the index of the first of items equal to e (as
+// valueKey compares them), or -1. Strings, nearly every item, are compared
+// without building their keys.
+func firstEqual(items []*jsonc.Node, e *jsonc.Node) int {
+	key, ok := "", false
+	for j, d := range items {
+		switch {
+		case e == nil || d == nil:
+		case e.Kind == jsonc.String && d.Kind == jsonc.String:
+			if d.Str == e.Str {
+				return j
+			}
+		case e.Kind == jsonc.String || d.Kind == jsonc.String:
+		default:
+			if !ok {
+				if key, ok = valueKey(e); !ok {
+					return -1
+				}
+			}
+			if k, ok := valueKey(d); ok && k == key {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
 func valueKey(n *jsonc.Node) (key string, ok bool) {
 	if n == nil {
 		return "", false

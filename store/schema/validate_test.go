@@ -32,7 +32,8 @@ func TestUniqueItemsLongList(t *testing.T) {
 	}
 }
 
-// TestValueKey: equal exactly when JSON Schema says so.
+// TestValueKey: equal exactly when JSON Schema says so, with keys and
+// in a short list.
 func TestValueKey(t *testing.T) {
 	cases := []struct {
 		a, b  string
@@ -58,6 +59,11 @@ func TestValueKey(t *testing.T) {
 		kb, okb := valueKey(jsonc.Parse([]byte(c.b)).Root)
 		if got := oka && okb && ka == kb; got != c.equal {
 			t.Errorf("%s vs %s: equal = %v, want %v", c.a, c.b, got, c.equal)
+		}
+		// A short list compares items without keys, to the same result.
+		a, b := jsonc.Parse([]byte(c.a)).Root, jsonc.Parse([]byte(c.b)).Root
+		if got := firstEqual([]*jsonc.Node{b}, a) == 0; got != c.equal {
+			t.Errorf("%s vs %s in a short list: equal = %v, want %v", c.a, c.b, got, c.equal)
 		}
 	}
 }
