@@ -76,9 +76,6 @@ func (s *Server) load(root string) {
 	// Workers already running (started from a terminal) and worktree
 	// copies, before the first publication: stale-task depends on them.
 	s.live.scan()
-	if s.loaded != nil {
-		s.loaded(ws.SrcBytes())
-	}
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
@@ -88,6 +85,11 @@ func (s *Server) load(root string) {
 	s.pub.queueAll()
 	// Lenses asked for while loading showed an empty workspace.
 	s.live.ringRefresh()
+	// Sized after the diagnostics are queued: its collection of the load's
+	// garbage runs beside their publication instead of before it.
+	if s.loaded != nil {
+		s.loaded(ws.SrcBytes())
+	}
 }
 
 // registerWatchers asks the client to watch .saga for us.
