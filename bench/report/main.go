@@ -51,6 +51,7 @@ func budgets() []budget {
 		{label: "language server peak RSS", bench: "LSPKeystroke", metric: "peak-RSS-MB", max: 200, unit: "MB"},
 		// The hook and hydration (bench/hook_test.go).
 		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
+		{label: "hook TaskCompleted, a task without checks, vs empty Go program start (paired)", bench: "HookTaskCompletedPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
 		// Live worker state (bench/live_test.go).
 		{label: "status change on disk → saga/taskStatus p95", bench: "LiveTaskStatus", metric: "p95-ms", max: 100, unit: "ms"},
