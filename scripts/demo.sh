@@ -3,7 +3,12 @@
 set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")/.." && pwd)
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only (as saga-lsp colours its own output).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-}" != dumb ]; then
+  step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n$ %s\n' "$*"; }
+fi
 
 cd "$here/examples/workspace"
 step "saga-lsp check            # examples/workspace: an epic with 3 stories and a standalone story"
