@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,18 +24,10 @@ const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json]
 // with the run's exit code.
 func runFollow(env *Env, args []string) int {
 	c := newCmdLine("follow")
-	root := c.String("root", "", rootUsage)
+	target := addTargetArg(c)
 	format := c.String("format", "text", "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
-	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	_, kind, err := target.resolve(env, pos, err, oneOf("format", *format, "text", "json"))
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,23 +17,15 @@ run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [
 // session.
 func runRun(env *Env, args []string) int {
 	c := newCmdLine("run")
-	root := c.String("root", "", rootUsage)
+	target := addTargetArg(c)
 	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
 	wf := addWorkerFlags(c)
 	var ef runs.EpicFlags
 	ef.Register(c.FlagSet)
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
-	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	r, kind, err := target.resolve(env, pos, err, oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf))
 	if err != nil {
 		return c.fail(env, err)
 	}

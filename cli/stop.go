@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,18 +14,10 @@ const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--
 // runStop sends SIGINT to the story's worker and ends its tmux session.
 func runStop(env *Env, args []string) int {
 	c := newCmdLine("stop")
-	root := c.String("root", "", rootUsage)
+	target := addTargetArg(c)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
-	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	r, kind, err := target.resolve(env, pos, err, oneOf("format", *format, "text", "json"))
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -40,11 +41,7 @@ func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := store.NewParser()
-	if err != nil {
-		return "", err
-	}
-	ws, err := p.Load(root)
+	_, ws, err := workspaceAt(root)
 	if err != nil {
 		return "", err
 	}
@@ -57,6 +54,31 @@ func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
 		return runs.KindEpic, nil
 	}
 	return runs.KindStory, nil
+}
+
+// targetArg is the command line of follow, run and stop: --root,
+// --story/--epic and one <story-or-epic>.
+type targetArg struct {
+	root  *string
+	flags targetFlags
+}
+
+func addTargetArg(c *cmdLine) targetArg {
+	return targetArg{root: c.String("root", "", rootUsage), flags: addTargetFlags(c)}
+}
+
+// resolve reports the first mistake of the command line — parse's error,
+// a missing or extra name, then those of the command's own checks — else
+// finds the workspace root and what the name is.
+func (t targetArg) resolve(env *Env, pos []string, parseErr error, checks ...error) (root string, kind runs.Kind, err error) {
+	if err := cmp.Or(append([]error{parseErr, wantArgs(pos, "<story-or-epic>")}, checks...)...); err != nil {
+		return "", "", err
+	}
+	if root, err = resolveRoot(env, *t.root, false); err != nil {
+		return "", "", err
+	}
+	kind, err = t.flags.kindOf(root, pos[0])
+	return root, kind, err
 }
 
 // resolve is store.ResolveName with its refusals as usage errors.
