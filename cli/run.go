@@ -17,15 +17,14 @@ run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [
 // session.
 func runRun(env *Env, args []string) int {
 	c := newCmdLine("run")
-	target := addTargetArg(c)
-	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
+	target := addTargetArg(c, "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
 	wf := addWorkerFlags(c)
 	var ef runs.EpicFlags
 	ef.Register(c.FlagSet)
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
 	pos, err := c.parse(args)
-	r, kind, err := target.resolve(env, pos, err, oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf))
+	r, kind, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf))
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -47,7 +46,7 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return runFailed(c, env, err)
 	}
-	if *format == "json" {
+	if target.json() {
 		if err := printJSON(env.Stdout, st); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}
@@ -63,7 +62,7 @@ func runRun(env *Env, args []string) int {
 		}
 	}
 	if *follow {
-		return followRun(env, st.EventsFile, *format == "json")
+		return followRun(env, st.EventsFile, target.json())
 	}
 	return exitOK
 }

@@ -14,10 +14,9 @@ const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--
 // runStop sends SIGINT to the story's worker and ends its tmux session.
 func runStop(env *Env, args []string) int {
 	c := newCmdLine("stop")
-	target := addTargetArg(c)
-	format := c.String("format", "text", "output `FORMAT`: text or json")
+	target := addTargetArg(c, "output `FORMAT`: text or json")
 	pos, err := c.parse(args)
-	r, kind, err := target.resolve(env, pos, err, oneOf("format", *format, "text", "json"))
+	r, kind, err := target.resolve(env, pos, err)
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -27,7 +26,7 @@ func runStop(env *Env, args []string) int {
 	}
 	res, err := stop(context.Background(), commands.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
 	if err != nil {
-		if *format == "json" && res != nil {
+		if target.json() && res != nil {
 			printJSON(env.Stdout, res)
 		}
 		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
@@ -36,7 +35,7 @@ func runStop(env *Env, args []string) int {
 		}
 		return c.fail(env, err)
 	}
-	if *format == "json" {
+	if target.json() {
 		if err := printJSON(env.Stdout, res); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}

@@ -57,21 +57,29 @@ func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
 }
 
 // targetArg is the command line of follow, run and stop: --root,
-// --story/--epic and one <story-or-epic>.
+// --format text|json, --story/--epic and one <story-or-epic>.
 type targetArg struct {
-	root  *string
-	flags targetFlags
+	root, format *string
+	flags        targetFlags
 }
 
-func addTargetArg(c *cmdLine) targetArg {
-	return targetArg{root: c.String("root", "", rootUsage), flags: addTargetFlags(c)}
+func addTargetArg(c *cmdLine, formatUsage string) targetArg {
+	return targetArg{
+		root:   c.String("root", "", rootUsage),
+		format: c.String("format", "text", formatUsage),
+		flags:  addTargetFlags(c),
+	}
 }
+
+// json tells whether --format asks for JSON.
+func (t targetArg) json() bool { return *t.format == "json" }
 
 // resolve reports the first mistake of the command line — parse's error,
-// a missing or extra name, then those of the command's own checks — else
-// finds the workspace root and what the name is.
+// a missing or extra name, the format, then those of the command's own
+// checks — else finds the workspace root and what the name is.
 func (t targetArg) resolve(env *Env, pos []string, parseErr error, checks ...error) (root string, kind runs.Kind, err error) {
-	if err := cmp.Or(append([]error{parseErr, wantArgs(pos, "<story-or-epic>")}, checks...)...); err != nil {
+	first := []error{parseErr, wantArgs(pos, "<story-or-epic>"), oneOf("format", *t.format, "text", "json")}
+	if err := cmp.Or(append(first, checks...)...); err != nil {
 		return "", "", err
 	}
 	if root, err = resolveRoot(env, *t.root, false); err != nil {
