@@ -90,12 +90,6 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if err := o.Worker.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Wait <= 0 {
-		o.Wait = DefaultStartWait
-	}
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
@@ -108,11 +102,6 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 			if errors.Is(err, ErrNoTmux) {
 				return nil, fmt.Errorf("%w: apt-get install tmux, or run `saga-lsp worker %s` directly", ErrNoTmux, o.Story)
 			}
-			return nil, err
-		}
-	}
-	if o.Self == "" {
-		if o.Self, err = runs.SelfPath(o.Env); err != nil {
 			return nil, err
 		}
 	}
@@ -177,8 +166,21 @@ type launchSpec struct {
 
 // launch starts `<self> worker|epic-runner <id> --output-file <file>
 // --session <name> <args>` in a detached tmux session and waits until it
-// holds its lock (or died: *StartError).
+// holds its lock (or died: *StartError). Unset, self is runs.SelfPath, now
+// time.Now and wait DefaultStartWait.
 func launch(ctx context.Context, l launchSpec) (*Started, error) {
+	if l.self == "" {
+		var err error
+		if l.self, err = runs.SelfPath(l.env); err != nil {
+			return nil, err
+		}
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.wait <= 0 {
+		l.wait = DefaultStartWait
+	}
 	if err := os.MkdirAll(l.sessionDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", l.sessionDir, err, runs.EnvSessionDir)
 	}
