@@ -80,7 +80,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 	f.t.Helper()
 	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
 	var out bytes.Buffer
-	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: f.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
+	o := worker.Options{Story: story, Dir: f.root, Self: f.sagaLSP, Process: runs.Process{OutputFile: f.out, Stdout: &out}, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
 	if mod != nil {
 		mod(&o)
 	}
