@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestInitialDiagnostics: after initialize, every file of the workspace with
 // findings gets its diagnostics, open or not, with codes and ranges.
 func TestInitialDiagnostics(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "mistakes"), "")
+	c.initialize(testkit.CopyExample(t, "mistakes"), "")
 	want := map[string][]string{
 		".saga/epics/billing.json":                            {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
 		".saga/stories/billing--invoices/send-emails.json":    {"dependency-cycle", "unknown-dependency", "unknown-property"},
@@ -52,7 +54,7 @@ func TestInitialDiagnostics(t *testing.T) {
 // a cleared file gets [] (never null).
 func TestEditRepublishesAcrossFiles(t *testing.T) {
 	c := start(t)
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, "")
 	rel := ".saga/stories/user-auth--api/login-endpoint.json"
 	text := c.open(rel)
@@ -96,7 +98,7 @@ func TestEditRepublishesAcrossFiles(t *testing.T) {
 // applied; a full-text change always is.
 func TestOutOfOrderVersions(t *testing.T) {
 	c := start(t)
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
@@ -117,7 +119,7 @@ func TestOutOfOrderVersions(t *testing.T) {
 // lines are placed in UTF-16 code units, and incremental edits use them.
 func TestUTF16Positions(t *testing.T) {
 	c := start(t)
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := "{\r\n  \"id\": \"write-tests\", \"subject\": \"😀 é\u0301 🎉\", \"description\": \"\", \"status\": \"nope\",\r\n  \"blockedBy\": []\r\n}\r\n"
@@ -157,7 +159,7 @@ func TestCancelAndSlowRequests(t *testing.T) {
 			}
 		}
 	}})
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
 	id := c.send("textDocument/hover", fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":1,"character":10}}`, c.uri(rel)))
@@ -178,7 +180,7 @@ func TestCancelAndSlowRequests(t *testing.T) {
 // .saga itself: a hook writing a status, a new story folder, a deleted file.
 func TestExternalEdits(t *testing.T) {
 	c := start(t)
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, "")
 	// A status written by another process (atomically, as hooks do).
 	rel := ".saga/stories/add-logout-button/implement-button.json"
@@ -218,7 +220,7 @@ func TestDynamicWatchRegistration(t *testing.T) {
 		}
 		return nil
 	}
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, `{"workspace":{"didChangeWatchedFiles":{"dynamicRegistration":true}}}`)
 	select {
 	case p := <-registered:

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"go.lsp.dev/uri"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -338,42 +338,10 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// copyExample copies examples/<name> into a temp dir, so tests may edit it.
-func copyExample(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "..", "examples", name)
-	return copyDir(t, src)
-}
-
 // copyTestdata copies lsp/testdata/<name> into a temp dir.
 func copyTestdata(t testing.TB, name string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return copyDir(t, filepath.Join(filepath.Dir(file), "testdata", name))
-}
-
-func copyDir(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return testkit.CopyTree(t, filepath.Join("testdata", name))
 }
 
 // at returns the position of the n-th (0-based) occurrence of needle in

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -24,7 +26,7 @@ func TestLifecycle(t *testing.T) {
 	if m := c.call("textDocument/hover", `{}`); m.Error == nil || m.Error.Code != -32002 {
 		t.Fatalf("request before initialize: %+v", m)
 	}
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	if m := c.call("initialize", `{"capabilities":{}}`); m.Error == nil || m.Error.Code != -32600 {
 		t.Fatalf("second initialize: %+v", m)
 	}
@@ -51,7 +53,7 @@ func TestLifecycle(t *testing.T) {
 
 func TestExitWithoutShutdown(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	c.notify("exit", `null`)
 	select {
 	case code := <-c.exit:
@@ -70,7 +72,7 @@ func TestMalformedMessages(t *testing.T) {
 	c.sendRaw(`[1,2`)
 	c.sendRaw(`{"jsonrpc":"2.0","id":77,"params":{}}`) // neither request nor response
 	// The server answered each and is still alive.
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	c.mu.Lock()
 	var codes []int
 	for _, m := range c.orphans {
@@ -93,7 +95,7 @@ func TestMalformedMessages(t *testing.T) {
 
 func TestEOFExits(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	c.in.Close()
 	select {
 	case code := <-c.exit:

@@ -792,7 +792,7 @@ func TestStoryBlocked(t *testing.T) {
 // worker alive is stale-task (warning) on its status value.
 func TestStaleTaskMainCopy(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	rel := ".saga/stories/user-auth--api/signup-endpoint.json"
 	d, _ := c.diagnostics(0, rel, nil)
 	text := readFileString(filepath.Join(c.root, rel))

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -81,7 +82,7 @@ func TestFraming(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := start(t)
-			c.initialize(copyExample(t, "workspace"), "")
+			c.initialize(testkit.CopyExample(t, "workspace"), "")
 			c.sendBytes(tc.in)
 			if m := c.call("workspace/symbol", `{"query":"login"}`); m.Error != nil || !strings.Contains(string(m.Result), "login") {
 				t.Fatalf("the request after the bad input: %+v", m)
@@ -99,7 +100,7 @@ func TestFraming(t *testing.T) {
 func TestFramingTruncatedAtEOF(t *testing.T) {
 	for _, tail := range []string{"Content-Length: 100\r\n\r\n{\"jsonrpc\"", "Content-Length: 10", "Content-Le"} {
 		c := start(t)
-		c.initialize(copyExample(t, "workspace"), "")
+		c.initialize(testkit.CopyExample(t, "workspace"), "")
 		id := c.send("workspace/symbol", `{"query":"login"}`)
 		c.sendBytes(tail)
 		if m := c.wait(id); m.Error != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -71,7 +72,7 @@ func TestDidChangeInvalidRange(t *testing.T) {
 		{"change null", `null`},
 	}
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	for i, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			c.t = t
@@ -108,7 +109,7 @@ func TestDidChangeInvalidRange(t *testing.T) {
 func TestDidChangeClamped(t *testing.T) {
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	text := c.open(rel)
 	lineEnd := func(s string) int { return strings.IndexByte(s, '\n') } // of line 0
 	cases := []struct {
@@ -145,7 +146,7 @@ func TestDidChangeClamped(t *testing.T) {
 func TestDidChangeOverLimit(t *testing.T) {
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	small := c.open(rel)
 	pad := strings.Repeat("a", 4<<20)
 	at := strings.Index(small, `"Template`) + 1 // inside the description

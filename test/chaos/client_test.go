@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -50,7 +51,7 @@ func startServer(t *testing.T, root string) *server {
 	t.Helper()
 	s := &server{t: t, root: root, answers: map[string]message{}, exited: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
-	s.cmd = exec.Command(bin, "serve")
+	s.cmd = exec.Command(testkit.Binary(t), "serve")
 	s.cmd.Dir = t.TempDir()
 	var err error
 	if s.in, err = s.cmd.StdinPipe(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -28,7 +29,7 @@ const (
 // messages.
 func TestChaosFrames(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.1)
-	s := startServer(t, workspace(t))
+	s := startServer(t, testkit.CopyExample(t, "workspace"))
 	for n := 0; n == 0 || time.Now().Before(deadline); n++ {
 		var g strings.Builder
 		for range 1 + r.IntN(3) {
@@ -46,7 +47,7 @@ func TestChaosFrames(t *testing.T) {
 // internal error from a broken handler; notifications are survived.
 func TestChaosParams(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.2)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	s := startServer(t, root)
 	text, err := os.ReadFile(filepath.Join(root, taskRel))
 	if err != nil {
@@ -98,7 +99,7 @@ const (
 // with 0 after shutdown and 1 otherwise, as does the end of input.
 func TestChaosLifecycle(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.1)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	for n := 0; n < 3 || time.Now().Before(deadline); n++ {
 		var ops []lifecycleOp
 		for range 1 + r.IntN(7) {
@@ -181,7 +182,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 // client's text gives.
 func TestChaosEdits(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.2)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	s := startServer(t, root)
 	data, err := os.ReadFile(filepath.Join(root, taskRel))
 	if err != nil {
@@ -245,7 +246,7 @@ func (s *server) view(uri string, version int) string {
 // places; and hostile files on disk while the workspace loads.
 func TestChaosDocuments(t *testing.T) {
 	r, _ := chaos.Start(t, 0) // a fixed set of documents, random places
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	story := filepath.Join(root, ".saga/stories/add-logout-button")
 	if err := syscall.Mkfifo(filepath.Join(story, "fifo.json"), 0o644); err != nil {
 		t.Fatal(err)
