@@ -43,7 +43,7 @@ func TestInitialDiagnostics(t *testing.T) {
 	// A precise range: "creat-pdf" in send-emails.json is line 5 (0-based), columns 30–41.
 	got, _ := c.diagnostics(0, ".saga/stories/billing--invoices/send-emails.json", nil)
 	for _, d := range got.Diagnostics {
-		if d.Code == "unknown-dependency" && (d.Range != lspRange{lspPosition{5, 30}, lspPosition{5, 41}}) {
+		if d.Code == "unknown-dependency" && (d.Range != lspRange{Start: lspPosition{Line: 5, Character: 30}, End: lspPosition{Line: 5, Character: 41}}) {
 			t.Errorf("unknown-dependency range %+v", d.Range)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
+	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -323,15 +325,11 @@ func (p publishedDiagnostics) codes() []string {
 	return out
 }
 
-type lspPosition struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type lspRange struct {
-	Start lspPosition `json:"start"`
-	End   lspPosition `json:"end"`
-}
+// LSP's positions and ranges, as the server has them.
+type (
+	lspPosition = store.Position
+	lspRange    = store.Range
+)
 
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
@@ -348,6 +346,14 @@ func copyTestdata(t testing.TB, name string) string {
 // text, plus offset bytes into it, as an LSP position JSON (UTF-16 columns).
 func at(t *testing.T, text, needle string, n, offset int) string {
 	t.Helper()
+	p := lspclient.PositionAt(text, needleAt(t, text, needle, n)+offset)
+	return fmt.Sprintf(`{"line":%d,"character":%d}`, p.Line, p.Character)
+}
+
+// needleAt is the byte offset of the n-th (0-based) occurrence of needle in
+// text.
+func needleAt(t *testing.T, text, needle string, n int) int {
+	t.Helper()
 	idx := -1
 	for i := 0; i <= n; i++ {
 		j := strings.Index(text[idx+1:], needle)
@@ -356,15 +362,5 @@ func at(t *testing.T, text, needle string, n, offset int) string {
 		}
 		idx += 1 + j
 	}
-	off := idx + offset
-	line := strings.Count(text[:off], "\n")
-	lineStart := strings.LastIndex(text[:off], "\n") + 1
-	col := 0
-	for _, r := range text[lineStart:off] {
-		col++
-		if r >= 0x10000 {
-			col++
-		}
-	}
-	return fmt.Sprintf(`{"line":%d,"character":%d}`, line, col)
+	return idx
 }

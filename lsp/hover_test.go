@@ -218,7 +218,7 @@ func TestHoverUTF16Range(t *testing.T) {
 	if h == nil || !strings.Contains(h.Contents.Value, "Task `remove-item`") {
 		t.Fatalf("hover at UTF-16 column 45: %+v", h)
 	}
-	want := lspRange{Start: lspPosition{2, 44}, End: lspPosition{2, 57}}
+	want := lspRange{Start: lspPosition{Line: 2, Character: 44}, End: lspPosition{Line: 2, Character: 57}}
 	if *h.Range != want {
 		t.Fatalf("range %+v, want %+v", *h.Range, want)
 	}

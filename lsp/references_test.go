@@ -153,7 +153,7 @@ func TestNavigationUnsavedEdits(t *testing.T) {
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[`+
 		`{"range":{"start":{"line":0,"character":1},"end":{"line":0,"character":1}},"text":"\n\n"}]}`, c.uri(navAddItem)))
 	defs := navDefinition(t, c, navCartTotal, at(t, total, `"add-item"`, 0, 2))
-	if want := (lspRange{Start: lspPosition{3, 8}, End: lspPosition{3, 18}}); len(defs) != 1 || defs[0].Range != want {
+	if want := (lspRange{Start: lspPosition{Line: 3, Character: 8}, End: lspPosition{Line: 3, Character: 18}}); len(defs) != 1 || defs[0].Range != want {
 		t.Fatalf("definition after the incremental edit %+v, want range %+v", defs, want)
 	}
 

@@ -117,11 +117,11 @@ func TestDidChangeClamped(t *testing.T) {
 		change string
 		want   func(string) string
 	}{
-		{"character past the line end", change(lspPosition{0, 500}, lspPosition{0, 500}, "A"),
+		{"character past the line end", change(lspPosition{Line: 0, Character: 500}, lspPosition{Line: 0, Character: 500}, "A"),
 			func(s string) string { return s[:lineEnd(s)] + "A" + s[lineEnd(s):] }},
-		{"line past the end", change(lspPosition{9999, 0}, lspPosition{9999, 7}, "B"),
+		{"line past the end", change(lspPosition{Line: 9999, Character: 0}, lspPosition{Line: 9999, Character: 7}, "B"),
 			func(s string) string { return s + "B" }},
-		{"end before start", change(lspPosition{1, 4}, lspPosition{1, 2}, "C"),
+		{"end before start", change(lspPosition{Line: 1, Character: 4}, lspPosition{Line: 1, Character: 2}, "C"),
 			func(s string) string { i := lineEnd(s) + 1; return s[:i+2] + "C" + s[i+4:] }},
 		{"integral float", `{"range":{"start":{"line":0,"character":1.0},"end":{"line":0,"character":1e0}},"text":"D"}`,
 			func(s string) string { return s[:1] + "D" + s[1:] }},
@@ -160,7 +160,7 @@ func TestDidChangeOverLimit(t *testing.T) {
 	// Incremental edits of the big buffer: typed at its start and end.
 	end := editorPos(text, len(text))
 	from = c.mark()
-	c.didChange(rel, 3, change(lspPosition{0, 1}, lspPosition{0, 1}, " "), change(end, end, "\n"))
+	c.didChange(rel, 3, change(lspPosition{Line: 0, Character: 1}, lspPosition{Line: 0, Character: 1}, " "), change(end, end, "\n"))
 	text = text[:1] + " " + text[1:] + "\n"
 	if got, _ := c.serverText(rel); got != text {
 		t.Fatalf("the big buffer lost an edit (%d bytes, want %d)", len(got), len(text))
