@@ -69,7 +69,7 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	for _, r := range []string{rel, wtRel} {
 		d, _ := c.diagnostics(from, r, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "check-failed") })
 		dg := d.Diagnostics[slices.Index(d.codes(), "check-failed")]
-		if dg.Severity != 2 || dg.Range != symbolRangeOf(t, text, fmt.Sprintf("%q", breaks), 0) ||
+		if dg.Severity != 2 || dg.Range != spanOf(t, text, fmt.Sprintf("%q", breaks), 0) ||
 			!strings.Contains(dg.Message, "task first's check failed in the last run: "+breaks) || !strings.Contains(dg.Message, "exit status 1") {
 			t.Errorf("%s: check-failed %+v", r, dg)
 		}

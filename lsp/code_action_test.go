@@ -326,15 +326,6 @@ func assertCleanFile(t *testing.T, rel, content string) {
 
 // --- code action requests ---
 
-type diagJSON = struct {
-	Range    lspRange        `json:"range"`
-	Severity int             `json:"severity"`
-	Code     string          `json:"code"`
-	Source   string          `json:"source"`
-	Message  string          `json:"message"`
-	Data     json.RawMessage `json:"data"`
-}
-
 type codeActionJSON struct {
 	Title       string          `json:"title"`
 	Kind        string          `json:"kind"`

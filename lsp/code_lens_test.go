@@ -77,7 +77,7 @@ func checkLenses(t *testing.T, rel, text string, got []gotCodeLens, want []wantL
 		if w.needle == "{" {
 			r = lspRange{End: lspPosition{Character: 1}}
 		} else {
-			r = symbolRangeOf(t, text, w.needle, w.n)
+			r = spanOf(t, text, w.needle, w.n)
 		}
 		if g.Range != r {
 			t.Errorf("%s #%d (%s): range %+v, want %+v", rel, i, w.title, g.Range, r)

@@ -82,7 +82,7 @@ func TestDefinition(t *testing.T) {
 				}
 				return
 			}
-			want := navLocation{URI: nav.c.uri(tc.targetFile), Range: navSpan(t, navDisk(t, nav.c, tc.targetFile), tc.targetText, 0)}
+			want := navLocation{URI: nav.c.uri(tc.targetFile), Range: spanOf(t, navDisk(t, nav.c, tc.targetFile), tc.targetText, 0)}
 			if len(got) != 1 || got[0] != want {
 				t.Fatalf("definition %+v, want %+v", got, want)
 			}

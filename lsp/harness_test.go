@@ -305,16 +305,19 @@ func (c *client) diagnostics(from int, rel string, pred func(publishedDiagnostic
 }
 
 type publishedDiagnostics struct {
-	URI         string `json:"uri"`
-	Version     *int   `json:"version"`
-	Diagnostics []struct {
-		Range    lspRange        `json:"range"`
-		Severity int             `json:"severity"`
-		Code     string          `json:"code"`
-		Source   string          `json:"source"`
-		Message  string          `json:"message"`
-		Data     json.RawMessage `json:"data"`
-	} `json:"diagnostics"`
+	URI         string     `json:"uri"`
+	Version     *int       `json:"version"`
+	Diagnostics []diagJSON `json:"diagnostics"`
+}
+
+// diagJSON is an LSP diagnostic as the server sends it.
+type diagJSON struct {
+	Range    lspRange        `json:"range"`
+	Severity int             `json:"severity"`
+	Code     string          `json:"code"`
+	Source   string          `json:"source"`
+	Message  string          `json:"message"`
+	Data     json.RawMessage `json:"data"`
 }
 
 func (p publishedDiagnostics) codes() []string {
@@ -348,6 +351,13 @@ func at(t *testing.T, text, needle string, n, offset int) string {
 	t.Helper()
 	p := lspclient.PositionAt(text, needleAt(t, text, needle, n)+offset)
 	return fmt.Sprintf(`{"line":%d,"character":%d}`, p.Line, p.Character)
+}
+
+// spanOf is the range of the n-th (0-based) occurrence of needle in text.
+func spanOf(t *testing.T, text, needle string, n int) lspRange {
+	t.Helper()
+	off := needleAt(t, text, needle, n)
+	return lspRange{Start: lspclient.PositionAt(text, off), End: lspclient.PositionAt(text, off+len(needle))}
 }
 
 // needleAt is the byte offset of the n-th (0-based) occurrence of needle in

@@ -252,7 +252,7 @@ func TestEpicHeldLive(t *testing.T) {
 		if d.Code != "story-held" {
 			continue
 		}
-		if d.Severity != 3 || d.Range != symbolRangeOf(t, text, `"shop--b"`, 0) ||
+		if d.Severity != 3 || d.Range != spanOf(t, text, `"shop--b"`, 0) ||
 			!strings.Contains(d.Message, "story shop--b is held: its blocker shop--a failed") {
 			t.Errorf("story-held %+v", d)
 		}

@@ -491,7 +491,7 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	text := readFileString(f.wtTask("write-tests"))
 	for _, dg := range d.Diagnostics {
 		if dg.Code == "stale-task" {
-			if dg.Severity != 2 || dg.Range != symbolRangeOf(t, text, `"in_progress"`, 0) {
+			if dg.Severity != 2 || dg.Range != spanOf(t, text, `"in_progress"`, 0) {
 				t.Errorf("stale-task %+v", dg)
 			}
 		}
@@ -763,7 +763,7 @@ func TestStoryBlocked(t *testing.T) {
 	rel := ".saga/stories/ship-it/story.json"
 	text := readFileString(filepath.Join(root, rel))
 	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-blocked") })
-	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 3 || d.Diagnostics[0].Range != symbolRangeOf(t, text, `"ship-it"`, 0) ||
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 3 || d.Diagnostics[0].Range != spanOf(t, text, `"ship-it"`, 0) ||
 		!strings.Contains(d.Diagnostics[0].Message, "Production credentials are missing") {
 		t.Errorf("story-blocked %+v", d.Diagnostics)
 	}
@@ -797,7 +797,7 @@ func TestStaleTaskMainCopy(t *testing.T) {
 	d, _ := c.diagnostics(0, rel, nil)
 	text := readFileString(filepath.Join(c.root, rel))
 	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != "stale-task" || d.Diagnostics[0].Severity != 2 ||
-		d.Diagnostics[0].Range != symbolRangeOf(t, text, `"in_progress"`, 0) {
+		d.Diagnostics[0].Range != spanOf(t, text, `"in_progress"`, 0) {
 		t.Errorf("signup-endpoint: %+v", d.Diagnostics)
 	}
 	// Editing it to completed clears it (status-inconsistent may appear:

@@ -98,7 +98,7 @@ func navLocations(t *testing.T, c *client, refs []navRef) []navLocation {
 	t.Helper()
 	out := []navLocation{}
 	for _, r := range refs {
-		out = append(out, navLocation{URI: c.uri(r.file), Range: navSpan(t, navDisk(t, c, r.file), r.needle, r.n)})
+		out = append(out, navLocation{URI: c.uri(r.file), Range: spanOf(t, navDisk(t, c, r.file), r.needle, r.n)})
 	}
 	return out
 }
@@ -168,7 +168,7 @@ func TestNavigationUnsavedEdits(t *testing.T) {
 	if h == nil || !strings.Contains(h.Contents.Value, "No task `new-task` in story `shop--cart`") {
 		t.Fatalf("hover on the edited entry: %+v", h)
 	}
-	if want := navSpan(t, newText, `"new-task"`, 0); h.Range == nil || *h.Range != want {
+	if want := spanOf(t, newText, `"new-task"`, 0); h.Range == nil || *h.Range != want {
 		t.Fatalf("range %+v, want %+v", h.Range, want)
 	}
 }
