@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func (g *gh) prList(args []string) error {
 	if f.set["state"] {
 		stateFilter = f.vals["state"]
 	}
-	if !contains([]string{"open", "closed", "merged", "all"}, stateFilter) {
+	if !slices.Contains([]string{"open", "closed", "merged", "all"}, stateFilter) {
 		return fail(1, "invalid argument %q for \"-s, --state\" flag: valid values are {open|closed|merged|all}", stateFilter)
 	}
 	limit := 30
@@ -46,11 +47,9 @@ func (g *gh) prList(args []string) error {
 		}
 		limit = n
 	}
-	var fields []string
-	if f.set["json"] {
-		if fields, err = fieldList(f.vals["json"]); err != nil {
-			return err
-		}
+	fields, err := jsonFieldsOf(f)
+	if err != nil {
+		return err
 	}
 	if err := g.requireAuth(); err != nil {
 		return err
@@ -356,22 +355,13 @@ func (g *gh) prView(args []string) error {
 	if len(f.positional) > 1 {
 		return fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
 	}
-	var fields []string
-	if f.set["json"] {
-		if fields, err = fieldList(f.vals["json"]); err != nil {
-			return err
-		}
-	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	fields, err := jsonFieldsOf(f)
 	if err != nil {
 		return err
 	}
-	arg := ""
-	if len(f.positional) == 1 {
-		arg = f.positional[0]
+	repo, arg, err := g.prTarget(f)
+	if err != nil {
+		return err
 	}
 	var found *pr
 	err = g.withState(func(st *state) (bool, error) {

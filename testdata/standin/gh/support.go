@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -288,6 +289,14 @@ func inRepo(st *state, repo string) []*pr {
 
 var jsonFields = []string{"baseRefName", "body", "createdAt", "headRefName", "isDraft", "number", "state", "title", "url"}
 
+// jsonFieldsOf is --json's list of fields, nil without --json.
+func jsonFieldsOf(f *flags) ([]string, error) {
+	if !f.set["json"] {
+		return nil, nil
+	}
+	return fieldList(f.vals["json"])
+}
+
 func fieldList(spec string) ([]string, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, fail(1, "Specify one or more comma-separated fields for `--json`:\n  %s", strings.Join(jsonFields, "\n  "))
@@ -295,21 +304,12 @@ func fieldList(spec string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
-		if !contains(jsonFields, f) {
+		if !slices.Contains(jsonFields, f) {
 			return nil, fail(1, "Unknown JSON field: %q\nAvailable fields:\n  %s", f, strings.Join(jsonFields, "\n  "))
 		}
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // export is the PR with only the requested fields; encoding/json writes map
