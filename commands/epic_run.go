@@ -53,12 +53,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env}
-	parser, err := store.NewParser()
-	if err != nil {
-		return nil, err
-	}
-	p.Parser = parser
-	ws, err := parser.Load(o.Root)
+	ws, err := p.load()
 	if err != nil {
 		return nil, err
 	}

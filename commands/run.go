@@ -212,12 +212,7 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
 	reasons := p.Programs(ctx)
-	parser, err := store.NewParser()
-	if err != nil {
-		return nil, err
-	}
-	p.Parser = parser
-	ws, err := parser.Load(o.Root)
+	ws, err := p.load()
 	if err != nil {
 		return nil, err
 	}

@@ -51,10 +51,7 @@ func (g *gh) prList(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, err := g.authRepo(f)
 	if err != nil {
 		return err
 	}
@@ -122,10 +119,7 @@ func (g *gh) prCreate(args []string) error {
 	if !fill && (!f.set["title"] || !f.set["body"]) {
 		return fail(1, "must provide `--title` and `--body` (or `--fill` or `fill-first` or `--fillverbose`) when not running interactively")
 	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, err := g.authRepo(f)
 	if err != nil {
 		return err
 	}
@@ -285,10 +279,7 @@ func (g *gh) prTarget(f *flags) (repo, arg string, err error) {
 	if len(f.positional) > 1 {
 		return "", "", fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
 	}
-	if err := g.requireAuth(); err != nil {
-		return "", "", err
-	}
-	if repo, err = g.repo(f); err != nil {
+	if repo, err = g.authRepo(f); err != nil {
 		return "", "", err
 	}
 	if len(f.positional) == 1 {

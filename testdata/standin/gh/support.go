@@ -140,6 +140,14 @@ func (g *gh) git(args ...string) (string, error) {
 
 var githubURL = regexp.MustCompile(`github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$`)
 
+// authRepo is repo once authenticated.
+func (g *gh) authRepo(f *flags) (string, error) {
+	if err := g.requireAuth(); err != nil {
+		return "", err
+	}
+	return g.repo(f)
+}
+
 // repo is OWNER/REPO of the current repository (or of -R).
 func (g *gh) repo(f *flags) (string, error) {
 	if r := f.vals["repo"]; r != "" {
