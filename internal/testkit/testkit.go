@@ -2,8 +2,8 @@
 // the saga-lsp binary and other programs of the module built once per test
 // process, a copy of a folder tree, git repositories made from a fixture, a
 // clean environment, running a program to a Result, waiting for another
-// process, helper processes re-executed from the test binary, a private tmux
-// server, and headless Neovim running a script on the shared Lua harness.
+// process, helper processes re-executed from the test binary, how many
+// goroutines hold a lock at once, a private tmux server, and headless Neovim running a script on the shared Lua harness.
 //
 // A package whose tests build programs calls Main from its TestMain, so the
 // builds are removed when its tests end. It imports nothing of saga-lsp, so
