@@ -164,6 +164,21 @@ func ended(p workerProgressParams) bool {
 	return p.State != runs.StateStarting && p.State != runs.StateRunning
 }
 
+// inFirstRun: the worker runs its agent for the first time.
+func inFirstRun(p workerProgressParams) bool {
+	return p.State == runs.StateRunning && p.Cycle == 1
+}
+
+// runLive starts demoStory from its lens on a live fixture with the
+// stand-in's script and delay; from marks the messages before the run.
+func runLive(t *testing.T, script string, delayMS int) (f *liveFixture, c *client, from int, res runResult) {
+	t.Helper()
+	f = newLiveFixture(t, script, delayMS)
+	c = startLive(t, f.root)
+	from = c.mark()
+	return f, c, from, runFromLens(c, demoStory, nil)
+}
+
 // execCommand runs workspace/executeCommand and returns the response.
 func (c *client) execCommand(command string, args any) message {
 	c.t.Helper()
@@ -244,10 +259,7 @@ func wtTaskRel(task string) string {
 // completed, saga/taskStatus for every task, a cancellable work-done
 // progress begin/report/end, code lens refreshes, and the final lenses.
 func TestRunStoryLive(t *testing.T) {
-	f := newLiveFixture(t, "all", 0)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "all", 0)
 	if res.Story != demoStory || !strings.HasPrefix(res.Session, "saga-story-"+demoStory+"-") ||
 		res.OutputFile != filepath.Join(f.sessionDir, res.Session+".log") || !strings.Contains(res.Attach, f.socket) {
 		t.Errorf("runStory result %+v", res)
@@ -389,11 +401,8 @@ func TestRunStoryLive(t *testing.T) {
 // TestStopStoryLive: stopStory in the middle of a run stops the worker,
 // which reports stopped; the lens offers ▶ Run again.
 func TestStopStoryLive(t *testing.T) {
-	f := newLiveFixture(t, "slow", 400)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
+	_, c, from, res := runLive(t, "slow", 400)
+	waitProgress(c, from, inFirstRun)
 	storyRel := ".saga/stories/" + demoStory + "/story.json"
 	if got := lensTitles(codeLenses(c, storyRel)); len(got) != 3 || got[0] != "■ Stop" || got[1] != "Show output" ||
 		!strings.HasPrefix(got[2], "● running · ") {
@@ -416,30 +425,23 @@ func TestStopStoryLive(t *testing.T) {
 // TestCancelProgressStopsWorker: cancelling the worker's work-done progress
 // stops the worker.
 func TestCancelProgressStopsWorker(t *testing.T) {
-	f := newLiveFixture(t, "slow", 400)
-	c := startLive(t, f.root)
-	from := c.mark()
-	runFromLens(c, demoStory, nil)
+	_, c, from, _ := runLive(t, "slow", 400)
 	create, _ := c.waitFor(from, "window/workDoneProgress/create", nil)
 	var p struct {
 		Token string `json:"token"`
 	}
 	json.Unmarshal(create.Params, &p)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
+	waitProgress(c, from, inFirstRun)
 	c.notify("window/workDoneProgress/cancel", fmt.Sprintf(`{"token":%q}`, p.Token))
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "stopped" {
 		t.Errorf("after cancel: %+v", final)
 	}
-	_ = f
 }
 
 // TestRunStoryCrash: a claude that crashes fails the run.
 func TestRunStoryCrash(t *testing.T) {
-	f := newLiveFixture(t, "crash", 0)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "crash", 0)
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "failed" {
 		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
@@ -454,10 +456,7 @@ func TestRunStoryCrash(t *testing.T) {
 // in_progress in the worktree copy; the server notices the death (failed)
 // and publishes stale-task on that file.
 func TestWorkerKilledStaleTask(t *testing.T) {
-	f := newLiveFixture(t, "slow", 600)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "slow", 600)
 	if !testkit.WaitUntil(30*time.Second, func() bool {
 		_, err := os.Stat(f.wtTask("write-tests"))
 		return err == nil && readStatus(t, f.wtTask("write-tests")) == "in_progress"
