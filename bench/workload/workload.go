@@ -122,14 +122,8 @@ type finding struct {
 // which allows a status field: W carries statuses as long-lived workspaces
 // do (store.StoryDoc and store.EpicDoc, what saga-lsp writes, have none).
 type storyDoc struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Guidance    string `json:"guidance,omitempty"`
-	DoneWhen    string `json:"doneWhen,omitempty"`
-	Avoid       string `json:"avoid,omitempty"`
-	Status      string `json:"status,omitempty"`
-	Epic        string `json:"epic,omitempty"`
+	store.StoryDoc
+	Status string `json:"status,omitempty"`
 }
 
 type epicDoc struct {
@@ -205,10 +199,10 @@ func build(stories, tasksPerStory, epics int, seed int64) ([]file, []finding, er
 	}
 	injectFindings(all)
 	for _, s := range all {
-		s.doc.Status = storyStatus(s.tasks)
+		s.doc.Status = store.RolledUp(s.tasks, func(t *task) string { return t.doc.Status })
 	}
 	for _, ep := range eps {
-		ep.doc.Status = epicStatus(ep.stories)
+		ep.doc.Status = store.RolledUp(ep.stories, func(s *storyPlan) string { return s.doc.Status })
 		if ep.doc.Status == store.StatusPending && w.rng.IntN(2) == 0 {
 			ep.doc.Status = "" // optional: many pending epics never set it
 		}
@@ -316,12 +310,12 @@ func (w *writer) story(id string, tasksPerStory int, startable bool) *storyPlan 
 	}
 	v, th := w.storyParts(name)
 	title := v.imperative + " " + th.phrase
-	s := &storyPlan{doc: storyDoc{
+	s := &storyPlan{doc: storyDoc{StoryDoc: store.StoryDoc{
 		ID: id, Title: title,
 		Description: w.paragraph(th.phrase, 3, 5),
 		Guidance:    w.sentences(w.v.guidance, 1+w.rng.IntN(2), th.phrase),
 		DoneWhen:    w.sentences(w.v.doneWhen, 1+w.rng.IntN(2), th.phrase),
-	}}
+	}}}
 	if w.rng.Float64() < 0.6 {
 		s.doc.Avoid = w.sentences(w.v.avoid, 1, th.phrase)
 	}
@@ -520,44 +514,6 @@ func corrupt(data []byte, code store.Code) []byte {
 		return slices.Concat(data[:i], []byte(",\n  \"prority\": \"high\""), data[i:])
 	}
 	return data
-}
-
-func storyStatus(tasks []*task) string {
-	done, started := 0, 0
-	for _, t := range tasks {
-		switch t.doc.Status {
-		case store.StatusCompleted:
-			done++
-		case store.StatusInProgress:
-			started++
-		}
-	}
-	switch {
-	case len(tasks) > 0 && done == len(tasks):
-		return store.StatusCompleted
-	case done+started > 0:
-		return store.StatusInProgress
-	}
-	return store.StatusPending
-}
-
-func epicStatus(stories []*storyPlan) string {
-	done, started := 0, 0
-	for _, s := range stories {
-		switch s.doc.Status {
-		case store.StatusCompleted:
-			done++
-		case store.StatusInProgress:
-			started++
-		}
-	}
-	switch {
-	case len(stories) > 0 && done == len(stories):
-		return store.StatusCompleted
-	case done+started > 0:
-		return store.StatusInProgress
-	}
-	return store.StatusPending
 }
 
 // slug lowercases a phrase into id form ("Set up" → "set-up").
