@@ -24,12 +24,9 @@ func verifyRepo(t *testing.T) string {
 		"README":                     "hello\n",
 	}
 	for rel, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[rel] = data + "\n"
 	}
+	testkit.WriteFiles(t, root, files)
 	testkit.InitRepo(t, root)
 	return root
 }

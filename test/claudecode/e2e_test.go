@@ -32,19 +32,6 @@ func claudeOffline(t *testing.T) string {
 	return p
 }
 
-func write(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for rel, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // toolResults reads the request log: every tool result Claude Code sent to
 // the model (what the model read), in order.
 func toolResults(t *testing.T, log string) []string {
@@ -109,7 +96,7 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 	root := filepath.Join(base, "repo")
 	outside := filepath.Join(base, "escape.txt")
 	planted := filepath.Join(base, "planted-hook-ran")
-	write(t, root, map[string]string{
+	testkit.WriteFiles(t, root, map[string]string{
 		"go.mod":       "module example.com/calc\n\ngo 1.22\n",
 		"calc.go":      "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
 		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
@@ -178,7 +165,7 @@ func TestCompletionGateWithRealClaudeCode(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
 	check := "test -s saga-out/build.txt || { echo 'no build output yet'; exit 1; }"
-	write(t, root, map[string]string{
+	testkit.WriteFiles(t, root, map[string]string{
 		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + mustJSON(t,
 			"Build the thing.\nFAKEAPI task build completed") + "}\n",
 		".saga/stories/gate/build.json": `{"id": "build", "subject": "Build it", "description": "Produce the build output.", "status": "pending", "blockedBy": [],
