@@ -18,7 +18,7 @@ type publisher struct {
 	mu      sync.Mutex
 	pending map[string]bool
 	all     bool
-	wake    chan struct{}
+	wake    bell
 	done    chan struct{}
 	stopped chan struct{}
 	// shown: files whose last publication was non-empty, so they can be
@@ -27,7 +27,7 @@ type publisher struct {
 }
 
 func newPublisher(s *Server) *publisher {
-	p := &publisher{s: s, pending: map[string]bool{}, wake: make(chan struct{}, 1),
+	p := &publisher{s: s, pending: map[string]bool{}, wake: newBell(),
 		done: make(chan struct{}), stopped: make(chan struct{}), shown: map[string]bool{}}
 	go p.run()
 	return p
@@ -53,9 +53,16 @@ func (p *publisher) queueAll() {
 	p.signal()
 }
 
-func (p *publisher) signal() {
+func (p *publisher) signal() { p.wake.ring() }
+
+// bell wakes a loop: rings while one is pending fold into it.
+type bell chan struct{}
+
+func newBell() bell { return make(bell, 1) }
+
+func (b bell) ring() {
 	select {
-	case p.wake <- struct{}{}:
+	case b <- struct{}{}:
 	default:
 	}
 }

@@ -77,8 +77,8 @@ func (s *Server) load(root string) {
 	// copies, before the first publication: stale-task depends on them.
 	s.live.scan()
 	s.pub.queueAll()
-	// Lenses asked for while loading showed an empty workspace.
-	s.live.ringRefresh()
+	// Lenses asked for while loading showed an empty workspace: refresh them.
+	s.live.bell.ring()
 	msg := fmt.Sprintf("saga-lsp: loaded %d stories and %d epics from %s in %s",
 		ws.StoryCount(), ws.EpicCount(), root, time.Since(began).Round(time.Millisecond))
 	prog.end(msg)
