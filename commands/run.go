@@ -81,8 +81,8 @@ type Started struct {
 // *StartError when the worker died at once. Errors: *UsageError (name,
 // story), ErrNoTmux, *RunningError, *StartError, or I/O.
 func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
-	if !store.ValidCanonical(o.Story) {
-		return nil, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. %s)", o.Story, exampleName(o.Story, true))
+	if err := checkName("story name", o.Story, true, true); err != nil {
+		return nil, err
 	}
 	if err := storyExists(o.Root, o.Story); err != nil {
 		return nil, err

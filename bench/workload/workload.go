@@ -266,15 +266,24 @@ func (w *writer) uniqueNames(n int, as, bs []string, used map[string]bool) []str
 }
 
 func (w *writer) uniqueStoryNames(n int, used map[string]bool) []string {
-	verbs := make([]string, len(w.v.storyVerbs))
-	for i, v := range w.v.storyVerbs {
-		verbs[i] = slug(v.imperative)
+	return w.uniqueNames(n, verbSlugs(w.v.storyVerbs), thingSlugs(w.v.storyThings), used)
+}
+
+// verbSlugs and thingSlugs are the id forms of a vocabulary's words.
+func verbSlugs(vs []verb) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = slug(v.imperative)
 	}
-	things := make([]string, len(w.v.storyThings))
-	for i, t := range w.v.storyThings {
-		things[i] = t.slug
+	return out
+}
+
+func thingSlugs(ts []thing) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.slug
 	}
-	return w.uniqueNames(n, verbs, things, used)
+	return out
 }
 
 // blockers picks the earlier siblings item i waits for: usually the one just
@@ -365,15 +374,7 @@ func (w *writer) storyParts(name string) (verb, thing) {
 
 // uniqueTaskIDs draws n distinct "<verb>-<object>" task ids.
 func (w *writer) uniqueTaskIDs(n int) []string {
-	verbs := make([]string, len(w.v.taskVerbs))
-	for i, v := range w.v.taskVerbs {
-		verbs[i] = slug(v.imperative)
-	}
-	things := make([]string, len(w.v.taskThings))
-	for i, t := range w.v.taskThings {
-		things[i] = t.slug
-	}
-	return w.uniqueNames(n, verbs, things, map[string]bool{})
+	return w.uniqueNames(n, verbSlugs(w.v.taskVerbs), thingSlugs(w.v.taskThings), map[string]bool{})
 }
 
 // task fills a task's texts from the verb and object its id was made of.
