@@ -333,10 +333,7 @@ func cmdCreateStory(ctx context.Context, s *Server, snap *Snapshot, a createStor
 	name := cmpOr(a.Name, a.Story)
 	ch, err := commands.CreateStory(ctx, s.parser, snap.Root, commands.NewStory{Name: name,
 		Title: cmpOr(a.Title, readableName(name)), Description: a.Description, Epic: a.Epic, BlockedBy: a.BlockedBy})
-	if err != nil {
-		return nil, commandError("createStory", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createStory", snap.Root, ch, err)
 }
 
 type createTaskArgs struct {
@@ -355,10 +352,7 @@ func cmdCreateTask(ctx context.Context, s *Server, snap *Snapshot, a createTaskA
 	ch, err := commands.CreateTask(ctx, s.parser, snap.Root, commands.NewTask{Story: a.Story, ID: a.ID,
 		Subject: cmpOr(a.Subject, readableName(a.ID)), Description: a.Description, ActiveForm: a.ActiveForm,
 		BlockedBy: a.BlockedBy, Priority: a.Priority, Guidance: a.Guidance, DoneWhen: a.DoneWhen})
-	if err != nil {
-		return nil, commandError("createTask", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createTask", snap.Root, ch, err)
 }
 
 type createEpicArgs struct {
@@ -370,16 +364,16 @@ type createEpicArgs struct {
 func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, a createEpicArgs) (any, error) {
 	ch, err := commands.CreateEpic(ctx, s.parser, snap.Root, commands.NewEpic{ID: a.ID,
 		Title: cmpOr(a.Title, readableName(a.ID)), Description: a.Description})
-	if err != nil {
-		return nil, commandError("createEpic", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createEpic", snap.Root, ch, err)
 }
 
-// created takes a create command's changes into the snapshot at once (the
-// watcher would too, a little later) and asks the client to show the new
-// file.
-func (s *Server) created(root string, ch commands.Changes) *createResult {
+// created answers a create command: its error (commandError), or its
+// changes, taken into the snapshot at once (the watcher would too, a little
+// later), and the new file shown to the client.
+func (s *Server) created(command, root string, ch commands.Changes, err error) (any, error) {
+	if err != nil {
+		return nil, commandError(command, err)
+	}
 	res := &createResult{Created: nonNilStrings(ch.Created), Updated: nonNilStrings(ch.Updated)}
 	var paths []string
 	for _, rel := range slices.Concat(ch.Created, ch.Updated) {
@@ -394,7 +388,7 @@ func (s *Server) created(root string, ch commands.Changes) *createResult {
 			s.bg.Go(func() { s.showDocument(context.Background(), path) })
 		}
 	}
-	return res
+	return res, nil
 }
 
 func nonNilStrings(ss []string) []string {
