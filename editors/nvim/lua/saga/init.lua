@@ -353,8 +353,10 @@ local function needs_you(key, msg)
   notify('saga: ' .. msg, vim.log.levels.WARN)
 end
 
--- params without vim.NIL values, plus the client id; nil unless params[key] is a string.
-local function plain(params, ctx, key)
+-- Keeps a notification's params in states[params[key]]: without vim.NIL values,
+-- plus the client id. Returns them and the ones they replace; nil unless
+-- params[key] is a string.
+local function keep(states, key, params, ctx)
   if type(params) ~= 'table' or type(params[key]) ~= 'string' then
     return nil
   end
@@ -365,7 +367,9 @@ local function plain(params, ctx, key)
     end
   end
   out.client_id = ctx and ctx.client_id
-  return out
+  local before = states[out[key]]
+  states[out[key]] = out
+  return out, before
 end
 
 -- What follows a progress notification: the user's hook, the statusline, the User event.
@@ -378,11 +382,10 @@ local function after_progress(hook, params, event)
 end
 
 function M._on_worker_progress(params, ctx)
-  local w = plain(params, ctx, 'story')
+  local w = keep(state.workers, 'story', params, ctx)
   if not w then
     return
   end
-  state.workers[w.story] = w
   local final = FINAL_STATES[w.state] or false
 
   if final and NEEDS_YOU[w.state] then
@@ -416,12 +419,10 @@ end
 -- saga/epicProgress: the statusline and lenses follow it; a story newly held warns once
 -- per run; the run's end is one message.
 function M._on_epic_progress(params, ctx)
-  local e = plain(params, ctx, 'epic')
+  local e, before = keep(state.epics, 'epic', params, ctx)
   if not e then
     return
   end
-  local before = state.epics[e.epic]
-  state.epics[e.epic] = e
   for _, s in ipairs(e.stories or {}) do
     if s.state == 'held' then
       local by = {}
