@@ -65,7 +65,7 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	wtRel := ".saga/worktrees/gated/" + rel
 	from := c.mark()
 	worker(1)
-	text := readFileString(filepath.Join(root, rel))
+	text := testkit.FileText(filepath.Join(root, rel))
 	for _, r := range []string{rel, wtRel} {
 		d, _ := c.diagnostics(from, r, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "check-failed") })
 		dg := d.Diagnostics[slices.Index(d.codes(), "check-failed")]

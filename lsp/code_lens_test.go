@@ -164,7 +164,7 @@ func TestCodeLensAfterEdit(t *testing.T) {
 		".saga/stories/shop--cart/persist-cart.json": {{`"persist-cart"`, 0, "status: in_progress · wave 1/2", "", ""}},
 		".saga/stories/shop--cart/cart-total.json":   {{`"cart-total"`, 0, "status: pending · wave 1/2", "", ""}},
 		".saga/stories/shop--cart/cart-badge.json":   {{`"cart-badge"`, 0, "status: pending · wave 2/2", "", ""}},
-		".saga/epics/shop/epic.json": shopEpicLenses(2),
+		".saga/epics/shop/epic.json":                 shopEpicLenses(2),
 	}, map[string]string{rel: text})
 
 	// Make persist-cart wait on cart-badge, and cart-total on persist-cart:

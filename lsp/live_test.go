@@ -266,7 +266,7 @@ func TestRunStoryLive(t *testing.T) {
 	}
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "completed" || final.Done != 2 || final.Total != 2 || final.Session != res.Session {
-		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
+		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, testkit.FileText(res.OutputFile))
 	}
 
 	// The sequence: starting first, then running with done never falling,
@@ -444,7 +444,7 @@ func TestRunStoryCrash(t *testing.T) {
 	f, c, from, res := runLive(t, "crash", 0)
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "failed" {
-		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
+		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, testkit.FileText(res.OutputFile))
 	}
 	// The worker put the crashed task back to pending: no stale task.
 	if s := readStatus(t, f.wtTask("write-tests")); s != "pending" {
@@ -461,10 +461,10 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 		_, err := os.Stat(f.wtTask("write-tests"))
 		return err == nil && readStatus(t, f.wtTask("write-tests")) == "in_progress"
 	}) {
-		t.Fatalf("write-tests never went in_progress:\n%s", readFileString(res.OutputFile))
+		t.Fatalf("write-tests never went in_progress:\n%s", testkit.FileText(res.OutputFile))
 	}
 	workerPID, claudePID := 0, 0
-	for line := range strings.Lines(readFileString(res.EventsFile)) {
+	for line := range strings.Lines(testkit.FileText(res.EventsFile)) {
 		var e runs.Event
 		if json.Unmarshal([]byte(line), &e) == nil {
 			switch e.Event {
@@ -487,7 +487,7 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	d, _ := c.diagnostics(from, wtTaskRel("write-tests"), func(p publishedDiagnostics) bool {
 		return slices.Contains(p.codes(), "stale-task")
 	})
-	text := readFileString(f.wtTask("write-tests"))
+	text := testkit.FileText(f.wtTask("write-tests"))
 	for _, dg := range d.Diagnostics {
 		if dg.Code == "stale-task" {
 			if dg.Severity != 2 || dg.Range != spanOf(t, text, `"in_progress"`, 0) {
@@ -760,7 +760,7 @@ func TestStoryBlocked(t *testing.T) {
 	c := start(t)
 	c.initialize(root, "")
 	rel := ".saga/stories/ship-it/story.json"
-	text := readFileString(filepath.Join(root, rel))
+	text := testkit.FileText(filepath.Join(root, rel))
 	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-blocked") })
 	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 3 || d.Diagnostics[0].Range != spanOf(t, text, `"ship-it"`, 0) ||
 		!strings.Contains(d.Diagnostics[0].Message, "Production credentials are missing") {
@@ -794,7 +794,7 @@ func TestStaleTaskMainCopy(t *testing.T) {
 	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	rel := ".saga/stories/user-auth--api/signup-endpoint.json"
 	d, _ := c.diagnostics(0, rel, nil)
-	text := readFileString(filepath.Join(c.root, rel))
+	text := testkit.FileText(filepath.Join(c.root, rel))
 	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != "stale-task" || d.Diagnostics[0].Severity != 2 ||
 		d.Diagnostics[0].Range != spanOf(t, text, `"in_progress"`, 0) {
 		t.Errorf("signup-endpoint: %+v", d.Diagnostics)
@@ -855,10 +855,10 @@ func TestExecuteCommandCreate(t *testing.T) {
 			t.Errorf("after the creates: %s: %s [%s]", d.File, d.Message, d.Code)
 		}
 	}
-	if !strings.Contains(readFileString(filepath.Join(root, ".saga/epics/billing/epic.json")), `"billing--invoices"`) {
+	if !strings.Contains(testkit.FileText(filepath.Join(root, ".saga/epics/billing/epic.json")), `"billing--invoices"`) {
 		t.Error("the epic does not list its new story")
 	}
-	if !strings.Contains(readFileString(filepath.Join(root, ".saga/stories/standalone-fix/story.json")), `"Standalone fix"`) {
+	if !strings.Contains(testkit.FileText(filepath.Join(root, ".saga/stories/standalone-fix/story.json")), `"Standalone fix"`) {
 		t.Error("createStory without a title did not derive one")
 	}
 	// Mistakes are -32602 with what to do; failures -32803.
@@ -997,14 +997,6 @@ func serverGoroutines() int {
 		}
 	}
 	return count
-}
-
-func readFileString(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(%v)", err)
-	}
-	return string(b)
 }
 
 // TestLiveShutdownNoLeak: a server following a worker leaves no goroutine

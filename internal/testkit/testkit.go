@@ -153,6 +153,26 @@ func WriteFiles(tb testing.TB, root string, files map[string]string) {
 	}
 }
 
+// ReadFile is the text of the file at path; an error fails the test.
+func ReadFile(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// FileText is the text of the file at path, or "(the error)" when it
+// cannot be read: for what a failure shows.
+func FileText(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	return string(b)
+}
+
 // CleanEnv is the test process's environment without anything that would
 // steer saga-lsp, tmux or claude elsewhere.
 func CleanEnv() []string {

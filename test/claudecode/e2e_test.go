@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -97,11 +98,10 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 	outside := filepath.Join(base, "escape.txt")
 	planted := filepath.Join(base, "planted-hook-ran")
 	testkit.WriteFiles(t, root, map[string]string{
-		"go.mod":       "module example.com/calc\n\ngo 1.22\n",
-		"calc.go":      "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
-		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
-		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + mustJSON(t,
-			"Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
+		"go.mod":                        "module example.com/calc\n\ngo 1.22\n",
+		"calc.go":                       "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+		"calc_test.go":                  "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + store.MarshalString("Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
 		".saga/stories/calc/add.json": `{"id": "add", "subject": "Implement Add", "description": "Add two numbers.",
   "guidance": "Use the plus operator, nothing clever.", "doneWhen": "go test passes", "status": "pending", "blockedBy": []}` + "\n",
 		".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + planted + `"}]}]}}` + "\n",
@@ -147,15 +147,6 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, s string) string {
-	t.Helper()
-	b, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The TaskCompleted gate with the real Claude Code: the model's first
 // completion of the task (before any work) is refused — it reads the failing
 // command, its status and output — and its completion after the work is
@@ -166,10 +157,9 @@ func TestCompletionGateWithRealClaudeCode(t *testing.T) {
 	root := filepath.Join(base, "repo")
 	check := "test -s saga-out/build.txt || { echo 'no build output yet'; exit 1; }"
 	testkit.WriteFiles(t, root, map[string]string{
-		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + mustJSON(t,
-			"Build the thing.\nFAKEAPI task build completed") + "}\n",
+		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + store.MarshalString("Build the thing.\nFAKEAPI task build completed") + "}\n",
 		".saga/stories/gate/build.json": `{"id": "build", "subject": "Build it", "description": "Produce the build output.", "status": "pending", "blockedBy": [],
-  "checks": [` + mustJSON(t, check) + `]}` + "\n",
+  "checks": [` + store.MarshalString(check) + `]}` + "\n",
 	})
 	testkit.InitRepo(t, root)
 	log := filepath.Join(base, "api.jsonl")
