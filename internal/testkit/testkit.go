@@ -1,11 +1,11 @@
 // Package testkit is what saga-lsp's tests share (and only tests import):
 // the saga-lsp binary and other programs of the module built once per test
 // process, a copy of a folder tree, files written from a map and read back,
-// txtar cases run as subtests, git repositories made from a fixture, a clean environment, running a
-// program to a Result, waiting for another process, helper processes
-// re-executed from the test binary, how many goroutines hold a lock at
-// once, a private tmux server, and headless Neovim running a script on the
-// shared Lua harness.
+// txtar cases run as subtests, git repositories made from a fixture, a
+// clean environment, running a program to a Result, waiting for another
+// process, helper processes re-executed from the test binary, how many
+// goroutines hold a lock at once, a private tmux server, and headless
+// Neovim running a script on the shared Lua harness.
 //
 // A package whose tests build programs calls Main from its TestMain, so the
 // builds are removed when its tests end. It imports nothing of saga-lsp, so
