@@ -266,22 +266,14 @@ func (w *writer) uniqueNames(n int, as, bs []string, used map[string]bool) []str
 }
 
 func (w *writer) uniqueStoryNames(n int, used map[string]bool) []string {
-	return w.uniqueNames(n, verbSlugs(w.v.storyVerbs), thingSlugs(w.v.storyThings), used)
+	return w.uniqueNames(n, idsOf(w.v.storyVerbs), idsOf(w.v.storyThings), used)
 }
 
-// verbSlugs and thingSlugs are the id forms of a vocabulary's words.
-func verbSlugs(vs []verb) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = slug(v.imperative)
-	}
-	return out
-}
-
-func thingSlugs(ts []thing) []string {
-	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = t.slug
+// idsOf is the id form of each of a vocabulary's words.
+func idsOf[W interface{ id() string }](words []W) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w.id()
 	}
 	return out
 }
@@ -374,7 +366,7 @@ func (w *writer) storyParts(name string) (verb, thing) {
 
 // uniqueTaskIDs draws n distinct "<verb>-<object>" task ids.
 func (w *writer) uniqueTaskIDs(n int) []string {
-	return w.uniqueNames(n, verbSlugs(w.v.taskVerbs), thingSlugs(w.v.taskThings), map[string]bool{})
+	return w.uniqueNames(n, idsOf(w.v.taskVerbs), idsOf(w.v.taskThings), map[string]bool{})
 }
 
 // task fills a task's texts from the verb and object its id was made of.
