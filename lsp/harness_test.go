@@ -1,14 +1,12 @@
 package lsp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,24 +17,18 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
-// client drives a real server over pipes with raw JSON-RPC frames, as an
-// editor would.
+// client drives a real server over pipes as an editor would, on the tests'
+// LSP client (lspclient) with raw JSON params.
 type client struct {
 	t    testing.TB
-	in   io.WriteCloser // to the server
-	wmu  sync.Mutex
+	lc   *lspclient.Client
+	in   io.WriteCloser // the server's input
 	exit chan int
 	root string
 
-	mu       sync.Mutex
-	nextID   int
-	waiters  map[string]chan json.RawMessage // response by id
-	notes    []message                       // every server→client notification and request, in order
-	orphans  []message                       // responses to ids we never sent (errors for malformed frames)
-	noteCond *sync.Cond
+	mu sync.Mutex
 	// onRequest answers server→client requests (registerCapability,
 	// workDoneProgress/create, …); nil answers null.
 	onRequest func(method string, params json.RawMessage) any
@@ -44,7 +36,7 @@ type client struct {
 }
 
 // message is one JSON-RPC message from the server.
-type message = chaos.Message
+type message = lspclient.Message
 
 // start runs a server on pipes.
 func start(t testing.TB) *client {
@@ -60,14 +52,21 @@ func startWith(t testing.TB, opts Options) *client {
 	}
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
-	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}, server: make(chan *Server, 1)}
-	c.noteCond = sync.NewCond(&c.mu)
+	c := &client{t: t, in: cw, exit: make(chan int, 1), server: make(chan *Server, 1)}
+	c.lc = lspclient.New(cr, cw, lspclient.Options{Answer: func(method string, params json.RawMessage) (any, error) {
+		c.mu.Lock()
+		h := c.onRequest
+		c.mu.Unlock()
+		if h == nil {
+			return nil, nil
+		}
+		return h(method, params), nil
+	}})
 	opts.onServe = func(s *Server) { c.server <- s }
 	go func() {
 		c.exit <- Serve(context.Background(), sr, sw, opts)
 		sw.Close()
 	}()
-	go c.read(bufio.NewReader(cr))
 	t.Cleanup(func() {
 		cw.Close()
 		select {
@@ -77,57 +76,6 @@ func startWith(t testing.TB, opts Options) *client {
 		}
 	})
 	return c
-}
-
-func (c *client) read(r *bufio.Reader) {
-	for {
-		body, err := chaos.ReadFrame(r)
-		if err != nil {
-			c.mu.Lock()
-			c.noteCond.Broadcast()
-			c.mu.Unlock()
-			return
-		}
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			c.t.Errorf("server sent invalid JSON: %q", body)
-			continue
-		}
-		switch {
-		case m.Method != "" && m.ID != nil: // a request from the server
-			c.mu.Lock()
-			c.notes = append(c.notes, m)
-			c.noteCond.Broadcast()
-			h := c.onRequest
-			c.mu.Unlock()
-			var res any
-			if h != nil {
-				res = h(m.Method, m.Params)
-			}
-			out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-			// Answered from another goroutine, as editors do: io.Pipe has no
-			// buffer, and the server may be writing to us from its read loop
-			// (an inline reply) at this very moment.
-			go c.sendRaw(string(out))
-		case m.Method != "":
-			c.mu.Lock()
-			c.notes = append(c.notes, m)
-			c.noteCond.Broadcast()
-			c.mu.Unlock()
-		default:
-			c.mu.Lock()
-			ch := c.waiters[string(m.ID)]
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- body
-			} else {
-				c.mu.Lock()
-				c.orphans = append(c.orphans, m)
-				c.noteCond.Broadcast()
-				c.mu.Unlock()
-			}
-		}
-	}
 }
 
 // serverText returns the server's copy of an open buffer, once every
@@ -147,14 +95,12 @@ func (c *client) serverText(rel string) (string, bool) {
 
 // sendRaw writes one frame with the given body, byte for byte.
 func (c *client) sendRaw(body string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	_ = c.lc.Send([]byte(body))
 }
 
 // notify sends a notification; params is raw JSON.
 func (c *client) notify(method, params string) {
-	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+	_ = c.lc.NotifyRaw(method, []byte(params))
 }
 
 // call sends a request (params raw JSON) and waits for its response body.
@@ -166,31 +112,21 @@ func (c *client) call(method, params string) message {
 
 // send sends a request and returns its id without waiting.
 func (c *client) send(method, params string) string {
-	c.mu.Lock()
-	c.nextID++
-	id := strconv.Itoa(c.nextID)
-	c.waiters[id] = make(chan json.RawMessage, 1)
-	c.mu.Unlock()
-	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params))
+	c.t.Helper()
+	id, err := c.lc.RequestRaw(method, []byte(params))
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	return id
 }
 
 func (c *client) wait(id string) message {
 	c.t.Helper()
-	c.mu.Lock()
-	ch := c.waiters[id]
-	c.mu.Unlock()
-	select {
-	case body := <-ch:
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			c.t.Fatalf("bad response %q", body)
-		}
-		return m
-	case <-time.After(20 * time.Second):
-		c.t.Fatalf("no response to request %s", id)
+	m, err := c.lc.Response(id, 20*time.Second)
+	if err != nil {
+		c.t.Fatalf("no response to request %s: %v", id, err)
 	}
-	return message{}
+	return m
 }
 
 // result calls and decodes a successful result into v.
@@ -211,34 +147,17 @@ func (c *client) result(method, params string, v any) {
 // and pred arrives after index from, and returns it with its index.
 func (c *client) waitFor(from int, method string, pred func(params json.RawMessage) bool) (message, int) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	timer := time.AfterFunc(20*time.Second, func() {
-		c.mu.Lock()
-		c.noteCond.Broadcast()
-		c.mu.Unlock()
+	m, i, err := c.lc.Next(from, time.Now().Add(20*time.Second), func(m message) bool {
+		return m.Method == method && (pred == nil || pred(m.Params))
 	})
-	defer timer.Stop()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := from; ; {
-		for ; i < len(c.notes); i++ {
-			if n := c.notes[i]; n.Method == method && (pred == nil || pred(n.Params)) {
-				return n, i
-			}
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("no %s notification arrived", method)
-		}
-		c.noteCond.Wait()
+	if err != nil {
+		c.t.Fatalf("no %s notification arrived: %v", method, err)
 	}
+	return m, i
 }
 
 // mark returns the current notification count, to wait for later ones.
-func (c *client) mark() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.notes)
-}
+func (c *client) mark() int { return c.lc.Mark() }
 
 // initialize performs initialize + initialized for root with the given
 // client capabilities (raw JSON) and waits for the workspace to load.

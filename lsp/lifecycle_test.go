@@ -73,14 +73,12 @@ func TestMalformedMessages(t *testing.T) {
 	c.sendRaw(`{"jsonrpc":"2.0","id":77,"params":{}}`) // neither request nor response
 	// The server answered each and is still alive.
 	c.initialize(testkit.CopyExample(t, "workspace"), "")
-	c.mu.Lock()
 	var codes []int
-	for _, m := range c.orphans {
+	for _, m := range c.lc.Orphans() {
 		if m.Error != nil {
 			codes = append(codes, m.Error.Code)
 		}
 	}
-	c.mu.Unlock()
 	if len(codes) != 3 || codes[0] != -32700 || codes[1] != -32700 || codes[2] != -32600 {
 		t.Fatalf("error responses to malformed frames: %v, want [-32700 -32700 -32600]", codes)
 	}

@@ -112,10 +112,8 @@ func (c *client) initializeWith(root, capabilities, options string) {
 
 // notesOf returns the server's messages of one method from index from on.
 func (c *client) notesOf(from int, method string) []message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []message
-	for _, n := range c.notes[min(from, len(c.notes)):] {
+	for _, n := range c.lc.Notes(from) {
 		if n.Method == method {
 			out = append(out, n)
 		}

@@ -17,9 +17,7 @@ import (
 
 // sendBytes writes raw bytes to the server, framing or not.
 func (c *client) sendBytes(b string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.in.Write([]byte(b)); err != nil {
+	if _, err := c.lc.Write([]byte(b)); err != nil {
 		c.t.Fatalf("write: %v", err)
 	}
 }
@@ -31,10 +29,8 @@ func frame(header, body string) string { return header + body }
 // orphanCodes returns the error codes of responses to ids the test never
 // sent, in order, with their ids.
 func (c *client) orphanCodes() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []string
-	for _, m := range c.orphans {
+	for _, m := range c.lc.Orphans() {
 		if m.Error != nil {
 			out = append(out, fmt.Sprintf("%d@%s", m.Error.Code, m.ID))
 		}

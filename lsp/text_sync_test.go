@@ -30,17 +30,13 @@ func (c *client) didChange(rel string, version int, changes ...string) {
 
 // showMessages returns the window/showMessage texts received so far.
 func (c *client) showMessages() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []string
-	for _, n := range c.notes {
-		if n.Method == "window/showMessage" {
-			var p struct {
-				Message string `json:"message"`
-			}
-			json.Unmarshal(n.Params, &p)
-			out = append(out, p.Message)
+	for _, n := range c.notesOf(0, "window/showMessage") {
+		var p struct {
+			Message string `json:"message"`
 		}
+		json.Unmarshal(n.Params, &p)
+		out = append(out, p.Message)
 	}
 	return out
 }
