@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -132,7 +133,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 	for _, op := range ops {
 		switch op {
 		case opInitialize:
-			m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{}}`, fileURI(root)))
+			m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{}}`, lspclient.FileURI(root)))
 			if phase == fresh {
 				expect(m, 0, "initialize")
 				phase = running
@@ -145,7 +146,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 			m := s.call("workspace/symbol", `{"query":"x"}`)
 			expect(m, map[int]int{fresh: -32002, running: 0, shut: -32600}[phase], "a request")
 		case opNotification:
-			s.notify("textDocument/didOpen", fmt.Sprintf(`{"textDocument":{"uri":%q,"languageId":"json","version":1,"text":"{}"}}`, fileURI(filepath.Join(root, taskRel))))
+			s.notify("textDocument/didOpen", fmt.Sprintf(`{"textDocument":{"uri":%q,"languageId":"json","version":1,"text":"{}"}}`, lspclient.FileURI(filepath.Join(root, taskRel))))
 		case opShutdown:
 			m := s.call("shutdown", `null`)
 			expect(m, map[int]int{fresh: -32002, running: 0, shut: -32600}[phase], "shutdown")
@@ -156,7 +157,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 			if op == opExit {
 				s.notify("exit", `null`)
 			} else {
-				s.in.Close()
+				s.lc.Close()
 			}
 			select {
 			case <-s.exited:

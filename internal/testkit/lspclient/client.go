@@ -4,6 +4,7 @@
 // stamps every message with its arrival time as soon as it is read, keeps
 // every server notification and request in order to be waited for, and
 // answers the server's requests from another goroutine, as editors do.
+// Params, frames and bytes can also go out raw, for the hostile-input tests.
 //
 // It returns errors instead of failing a test, so benchmarks, goroutines and
 // helpers that wrap it with a *testing.T can all use it. Of saga-lsp it
