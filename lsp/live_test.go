@@ -601,20 +601,23 @@ func (w *eventsWriter) line(fields string) string {
 
 func liveTestdata(t *testing.T) string {
 	t.Helper()
-	root := copyTestdata(t, "live")
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	return root
+	return copyTestdata(t, "live")
+}
+
+// liveSessions is liveTestdata with a session dir of its own for the
+// server to find workers in.
+func liveSessions(t *testing.T) (root, sessions string) {
+	t.Helper()
+	sessions = t.TempDir()
+	t.Setenv("SAGA_SESSION_DIR", sessions)
+	return liveTestdata(t), sessions
 }
 
 // TestLiveEventsRobust: a worker found in the session dir is followed from
 // its events file; garbage lines, a half-written line and an overlong one
 // are skipped, and the server keeps answering; worker.end ends it.
 func TestLiveEventsRobust(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	pid := fakeWorker(t, root, "ship-it")
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d,"outputFile":%q`, pid, strings.TrimSuffix(w.path, ".events.jsonl")))
@@ -659,9 +662,7 @@ func TestLiveEventsRobust(t *testing.T) {
 // failed; an in_progress task of its worktree copy becomes stale-task, and
 // a client that did not opt in gets no saga/* notifications.
 func TestLiveWorkerDies(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	// The worktree copy, with build in progress.
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
 	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
@@ -709,9 +710,7 @@ func TestLiveWorkerDies(t *testing.T) {
 // PostToolUse hook does) is announced as saga/taskStatus; with a live
 // worker its source is hook, and the worker's progress counts it.
 func TestWorktreeStatusChange(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	c := startLive(t, root)
 	// A worktree copy appears (the worker's worktree step) …
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
@@ -1001,9 +1000,7 @@ func serverGoroutines() int {
 // behind after shutdown and exit (the watcher, the live loop, the lens
 // refresher, the progress reporting all end).
 func TestLiveShutdownNoLeak(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	pid := fakeWorker(t, root, "ship-it")
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d`, pid))
