@@ -247,8 +247,7 @@ func (e *editSession) commit() {
 		if v, ok := e.open[rel]; ok {
 			v++
 			e.open[rel] = v
-			e.c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[{"text":%s}]}`,
-				e.c.uri(rel), v, jsonString(e.text[rel])))
+			e.c.didChange(rel, v, wholeText(e.text[rel]))
 			continue
 		}
 		typ := 2

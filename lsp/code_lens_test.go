@@ -172,11 +172,11 @@ func TestCodeLensAfterEdit(t *testing.T) {
 	prel := ".saga/stories/shop--cart/persist-cart.json"
 	ptext := c.open(prel)
 	ptext2 := strings.Replace(ptext, `"blockedBy": []`, `"blockedBy": ["cart-badge"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(prel), jsonString(ptext2)))
+	c.didChange(prel, 2, wholeText(ptext2))
 	trel := ".saga/stories/shop--cart/cart-total.json"
 	ttext := c.open(trel)
 	ttext2 := strings.Replace(ttext, `["add-item", "remove-item"]`, `["add-item", "remove-item", "persist-cart"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(trel), jsonString(ttext2)))
+	c.didChange(trel, 2, wholeText(ttext2))
 	expect("cycle", map[string][]wantLens{
 		prel: {{`"persist-cart"`, 0, "status: in_progress · blocked (cycle)", "", ""}},
 		trel: {{`"cart-total"`, 0, "status: pending · blocked (cycle)", "", ""}},

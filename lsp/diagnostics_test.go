@@ -67,7 +67,7 @@ func TestEditRepublishesAcrossFiles(t *testing.T) {
 	// cycle across two files, so both are republished.
 	mark := c.mark()
 	edited := strings.Replace(text, `"blockedBy": ["hash-passwords"]`, `"blockedBy": ["hash-passwords", "logout-endpoint"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(edited)))
+	c.didChange(rel, 2, wholeText(edited))
 	d, _ = c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 })
 	if !slices.Contains(d.codes(), "dependency-cycle") {
 		t.Fatalf("edited file: %v", d.codes())
@@ -102,13 +102,13 @@ func TestOutOfOrderVersions(t *testing.T) {
 	c.initialize(root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":5},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(text)))
+	c.didChange(rel, 5, wholeText(text))
 	// Version 4 arrives late and would break the file; it must be ignored.
 	pos := at(t, text, `"status"`, 0, 0)
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":4},"contentChanges":[{"range":{"start":%s,"end":%s},"text":"garbage "}]}`, c.uri(rel), pos, pos))
 	mark := c.mark()
 	broken := strings.Replace(text, `"pending"`, `"done"`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":6},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(broken)))
+	c.didChange(rel, 6, wholeText(broken))
 	d, _ := c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 6 })
 	if codes := d.codes(); !slices.Equal(codes, []string{"schema"}) {
 		t.Fatalf("after a late change and a full one: %v (the late change must not have been applied)", codes)
@@ -165,7 +165,7 @@ func TestCancelAndSlowRequests(t *testing.T) {
 	id := c.send("textDocument/hover", fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":1,"character":10}}`, c.uri(rel)))
 	// While hover hangs, typing still produces diagnostics.
 	mark := c.mark()
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(strings.Replace(text, `"pending"`, `"nope"`, 1))))
+	c.didChange(rel, 2, wholeText(strings.Replace(text, `"pending"`, `"nope"`, 1)))
 	c.diagnostics(mark, rel, func(p publishedDiagnostics) bool {
 		return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 1
 	})

@@ -199,6 +199,16 @@ func (c *client) openText(rel, text string, version int) {
 		c.uri(rel), version, jsonString(text)))
 }
 
+// didChange sends didChange for rel with its content changes (JSON: change,
+// wholeText).
+func (c *client) didChange(rel string, version int, changes ...string) {
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}`,
+		c.uri(rel), version, strings.Join(changes, ",")))
+}
+
+// wholeText is a content change replacing the whole text.
+func wholeText(text string) string { return fmt.Sprintf(`{"text":%s}`, jsonString(text)) }
+
 func (c *client) uri(rel string) string {
 	return string(uri.File(filepath.Join(c.root, filepath.FromSlash(rel))))
 }

@@ -209,8 +209,7 @@ func TestDocumentSymbolsEdgeCases(t *testing.T) {
 	}}, "")
 
 	// A broken buffer still has symbols for what parses.
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`,
-		c.uri(rel), jsonString(`{"id": "cart-badge", "subject": "Half`)))
+	c.didChange(rel, 2, wholeText(`{"id": "cart-badge", "subject": "Half`))
 	m := c.call("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(rel)))
 	if m.Error != nil || !strings.Contains(string(m.Result), `"name":"cart-badge"`) {
 		t.Errorf("broken buffer: %s %+v", m.Result, m.Error)

@@ -23,11 +23,6 @@ func change(start, end lspPosition, text string) string {
 		start.Line, start.Character, end.Line, end.Character, jsonString(text))
 }
 
-func (c *client) didChange(rel string, version int, changes ...string) {
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}`,
-		c.uri(rel), version, strings.Join(changes, ",")))
-}
-
 // showMessages returns the window/showMessage texts received so far.
 func (c *client) showMessages() []string {
 	var out []string
