@@ -379,8 +379,7 @@ func (c *client) codeActions(rel string, rng lspRange, diags []diagJSON, only st
 // story", the code lens's command.
 func TestCodeActionRunStory(t *testing.T) {
 	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	for _, tc := range []struct {
 		rel  string
 		want bool
@@ -426,8 +425,7 @@ func openWithDiagnostic(t *testing.T, e *editSession, rel, code string) publishe
 func openFixable(t *testing.T, caps, rel, code string) (*client, *editSession, diagJSON) {
 	t.Helper()
 	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, caps)
+	c := startOn(t, root, caps)
 	e := newEditSession(t, c, root)
 	pd := openWithDiagnostic(t, e, rel, code)
 	return c, e, pd.Diagnostics[slices.Index(pd.codes(), code)]

@@ -487,8 +487,7 @@ func runComplCase(t *testing.T, tc complCase) {
 // schema description as Markdown documentation.
 func TestCompletionDocumentation(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	text := "{\n  \"id\": \"lint\",\n  \"status\": \"\",\n  \n}\n"
 	rel := ".saga/stories/pipeline/lint.json"
 	c.openText(rel, text, 1)
@@ -522,8 +521,7 @@ func TestCompletionDocumentation(t *testing.T) {
 // report's blockedBy no longer offers lint.
 func TestCompletionFollowsEdits(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	c.openText(".saga/stories/pipeline/lint.json",
 		"{\"id\": \"lint\", \"subject\": \"Lint\", \"description\": \"\", \"status\": \"pending\", \"blockedBy\": [\"report\"]}", 1)
 	text := "{\"id\": \"report\", \"subject\": \"Report\", \"description\": \"\", \"status\": \"pending\", \"blockedBy\": [\"clean-data\", ]}"
@@ -546,8 +544,7 @@ func TestCompletionFollowsEdits(t *testing.T) {
 // half-typed documents: the answer is always a list or null, never an error.
 func TestCompletionEveryOffset(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, snippetCaps)
+	c := startOn(t, root, snippetCaps)
 	docs := map[string]string{
 		".saga/stories/pipeline/lint.json":   "{\n  \"id\": \"lint\", \"sub\n  \"blockedBy\": [\"re, \"\", fetch-data,\n  \"status\": \"in_\n  \"priority\": hi\n  \"doneWhen\" \n  , \"guidance\": {\"é😀\": [}\r\n  \"",
 		".saga/epics/shop/epic.json":         "{\"id\": \"shop\", \"children\": [{\"id\": \"shop--\", \"blockedBy\": [\"shop--cart\", ]}, {\"id\" \"x\", {}, [\"\n  ], \"status\": ",

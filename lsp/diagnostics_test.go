@@ -53,9 +53,8 @@ func TestInitialDiagnostics(t *testing.T) {
 // diagnostics with the buffer's version, and those of every file it affects;
 // a cleared file gets [] (never null).
 func TestEditRepublishesAcrossFiles(t *testing.T) {
-	c := start(t)
 	root := testkit.CopyExample(t, "workspace")
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/user-auth--api/login-endpoint.json"
 	text := c.open(rel)
 	// Open file, no problems: [] with version 1.
@@ -97,9 +96,8 @@ func TestEditRepublishesAcrossFiles(t *testing.T) {
 // TestOutOfOrderVersions: an incremental change older than the buffer is not
 // applied; a full-text change always is.
 func TestOutOfOrderVersions(t *testing.T) {
-	c := start(t)
 	root := testkit.CopyExample(t, "workspace")
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
 	c.didChange(rel, 5, wholeText(text))
@@ -118,9 +116,8 @@ func TestOutOfOrderVersions(t *testing.T) {
 // TestUTF16Positions: diagnostics after emoji, combining marks and on CRLF
 // lines are placed in UTF-16 code units, and incremental edits use them.
 func TestUTF16Positions(t *testing.T) {
-	c := start(t)
 	root := testkit.CopyExample(t, "workspace")
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := "{\r\n  \"id\": \"write-tests\", \"subject\": \"😀 é\u0301 🎉\", \"description\": \"\", \"status\": \"nope\",\r\n  \"blockedBy\": []\r\n}\r\n"
 	c.openText(rel, text, 1)
@@ -179,9 +176,8 @@ func TestCancelAndSlowRequests(t *testing.T) {
 // TestExternalEdits: with no client file watching, the server watches
 // .saga itself: a hook writing a status, a new story folder, a deleted file.
 func TestExternalEdits(t *testing.T) {
-	c := start(t)
 	root := testkit.CopyExample(t, "workspace")
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	// A status written by another process (atomically, as hooks do).
 	rel := ".saga/stories/add-logout-button/implement-button.json"
 	path := filepath.Join(root, rel)

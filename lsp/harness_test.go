@@ -44,6 +44,15 @@ func start(t testing.TB) *client {
 	return startWith(t, Options{})
 }
 
+// startOn runs a server on pipes, initialized on root with capabilities
+// (initialize).
+func startOn(t testing.TB, root, capabilities string) *client {
+	t.Helper()
+	c := start(t)
+	c.initialize(root, capabilities)
+	return c
+}
+
 // startWith runs a server with options (e.g. a request hook).
 func startWith(t testing.TB, opts Options) *client {
 	t.Helper()

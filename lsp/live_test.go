@@ -754,8 +754,7 @@ func TestWorktreeStatusChange(t *testing.T) {
 // copy's once there is one; a resolution clears it.
 func TestStoryBlocked(t *testing.T) {
 	root := liveTestdata(t)
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/ship-it/story.json"
 	text := testkit.FileText(filepath.Join(root, rel))
 	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-blocked") })

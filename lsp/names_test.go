@@ -12,8 +12,7 @@ import (
 // quick fix offers to create such a task.
 func TestNameLimit(t *testing.T) {
 	root := testkit.CopyExample(t, "workspace")
-	c := start(t)
-	c.initialize(root, capsFull)
+	c := startOn(t, root, capsFull)
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
 	long := strings.Repeat("x", 300)

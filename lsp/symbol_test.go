@@ -339,8 +339,7 @@ func writeBulkWorkspace(t *testing.T, stories, perStory int) string {
 
 func TestWorkspaceSymbolsLargeWorkspace(t *testing.T) {
 	root := writeBulkWorkspace(t, 20, 100) // 2,000 tasks
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	for _, tc := range []struct {
 		query     string
 		wantCount int
