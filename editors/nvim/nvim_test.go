@@ -93,10 +93,8 @@ type progress struct {
 // pluginResult is what test/plugin.lua writes.
 // scriptResult is what every test script against the server writes.
 type scriptResult struct {
-	Error         string            `json:"error"`
+	testkit.NvimResult
 	Errors        map[string]string `json:"errors"`
-	Steps         []string          `json:"steps"`
-	NvimVersion   string            `json:"nvim_version"`
 	Notifications []notification    `json:"notifications"`
 }
 
