@@ -220,7 +220,7 @@ func mergedUsable(ctx context.Context, root string, env func(string) string) err
 // tmux sessions; workers of the epic's stories still alive then (started
 // by a runner that is gone) are stopped too.
 func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
-	if err := o.fill(ctx, runs.KindEpic); err != nil {
+	if err := o.prepare(ctx, runs.KindEpic); err != nil {
 		return nil, err
 	}
 	res := &Stopped{Epic: o.Story, Sessions: []string{}}

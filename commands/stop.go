@@ -38,9 +38,9 @@ type Stopped struct {
 	Forced     bool     `json:"forced"`     // the worker did not end within the wait: its session was killed
 }
 
-// fill refuses an invalid name of what k stops (o.Story: a story's name or
+// prepare refuses an invalid name of what k stops (o.Story: a story's name or
 // an epic's id), then sets what the caller left unset to its default.
-func (o *StopOptions) fill(ctx context.Context, k runs.Kind) error {
+func (o *StopOptions) prepare(ctx context.Context, k runs.Kind) error {
 	switch {
 	case k == runs.KindEpic && !store.ValidID(o.Story):
 		return usagef("invalid epic id %q", o.Story)
@@ -92,7 +92,7 @@ func waitUntil(ctx context.Context, deadline time.Time, done func() bool) error 
 // to clean up and exit, then kills the story's tmux sessions that are still
 // there. It returns ErrNotRunning (wrapped) when there was nothing to stop.
 func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
-	if err := o.fill(ctx, runs.KindStory); err != nil {
+	if err := o.prepare(ctx, runs.KindStory); err != nil {
 		return nil, err
 	}
 	res := &Stopped{Story: o.Story, Sessions: []string{}}

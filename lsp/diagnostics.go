@@ -55,18 +55,6 @@ func (p *publisher) queueAll() {
 
 func (p *publisher) signal() { p.wake.ring() }
 
-// bell wakes a loop: rings while one is pending fold into it.
-type bell chan struct{}
-
-func newBell() bell { return make(bell, 1) }
-
-func (b bell) ring() {
-	select {
-	case b <- struct{}{}:
-	default:
-	}
-}
-
 func (p *publisher) close() {
 	select {
 	case <-p.done:
