@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestBash runs every testdata/bash/*.txtar case. Files: "flags" (claude
@@ -26,7 +28,7 @@ func TestBash(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
-			files := readArchive(t, c)
+			files := testkit.ReadArchive(t, c)
 			f := newFixture(t)
 			base := os.Getenv("TMPDIR")
 			if base == "" {
@@ -137,29 +139,6 @@ func needSandbox(t *testing.T) {
 	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true").CombinedOutput(); err != nil {
 		t.Skipf("bwrap does not work here: %v %s", err, out)
 	}
-}
-
-// readArchive parses a txtar archive into its files ("-- name --" lines
-// start them; text before the first is a comment).
-func readArchive(t *testing.T, path string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	name := ""
-	for line := range strings.SplitAfterSeq(string(data), "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "-- "); ok && strings.HasSuffix(n, " --") {
-			name = strings.TrimSuffix(n, " --")
-			files[name] = ""
-			continue
-		}
-		if name != "" {
-			files[name] += line
-		}
-	}
-	return files
 }
 
 // In the sandbox `go test ./...` passes once the build cache is writable

@@ -7,6 +7,7 @@ package agentsim
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -277,7 +278,7 @@ func (s *session) bashPermission(in *obj) *denial {
 	}
 	if s.sandbox.on && s.sandbox.autoAllow {
 		for _, seg := range line.segments {
-			if len(seg.words) > 1 && seg.words[0] == "git" && (contains(seg.words, "-c") || contains(seg.words, "--config-env")) {
+			if len(seg.words) > 1 && seg.words[0] == "git" && (slices.Contains(seg.words, "-c") || slices.Contains(seg.words, "--config-env")) {
 				return other("This command requires approval")
 			}
 		}
@@ -390,7 +391,7 @@ func (s *session) checkSegment(seg shellSegment) (specific string, ask bool) {
 		return "", false
 	case readOnly:
 		skip := 0
-		if (name == "grep" || name == "rg" || name == "sed") && !contains(args, "-e") {
+		if (name == "grep" || name == "rg" || name == "sed") && !slices.Contains(args, "-e") {
 			skip = 1 // the pattern or script
 		}
 		paths := operands(skip)

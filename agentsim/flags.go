@@ -2,6 +2,7 @@ package agentsim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -178,7 +179,7 @@ func parseArgs(argv []string) (*cliArgs, error) {
 					val = argv[i]
 				}
 			}
-			if spec.choices != nil && !contains(spec.choices, val) {
+			if spec.choices != nil && !slices.Contains(spec.choices, val) {
 				return nil, fmt.Errorf("error: option '%s' argument '%s' is invalid. Allowed choices are %s.",
 					spec.flags, val, strings.Join(spec.choices, ", "))
 			}
@@ -203,15 +204,6 @@ func parseArgs(argv []string) (*cliArgs, error) {
 		return nil, fmt.Errorf("error: too many arguments. Expected 1 argument but got %d.", len(positional))
 	}
 	return a, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // splitToolRules splits --allowedTools / --tools values: comma or space

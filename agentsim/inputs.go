@@ -7,6 +7,7 @@ package agentsim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -82,7 +83,7 @@ func inputIssues(tool string, in *obj) (lines []string, issues []any) {
 					issues = append(issues, typeIssue([]any{f.name, i}, "string", et))
 				}
 			}
-		case f.enum != nil && !contains(f.enum, v.(string)) && v != "deleted":
+		case f.enum != nil && !slices.Contains(f.enum, v.(string)) && v != "deleted":
 			lines = append(lines, fmt.Sprintf("The parameter `%s` matches none of the accepted forms", f.name))
 			quoted := make([]string, len(f.enum))
 			for i, e := range f.enum {

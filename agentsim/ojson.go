@@ -219,6 +219,32 @@ func stringify(v any, indent string) string {
 	return b.String()
 }
 
+// writeMembers writes n members between open and close, each on a line of
+// its own at cur+indent when indent is set; member(i, inner) writes the i-th.
+func writeMembers(b *strings.Builder, open, close byte, n int, indent, cur string, member func(i int, inner string)) {
+	b.WriteByte(open)
+	if n == 0 {
+		b.WriteByte(close)
+		return
+	}
+	inner := cur + indent
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if indent != "" {
+			b.WriteByte('\n')
+			b.WriteString(inner)
+		}
+		member(i, inner)
+	}
+	if indent != "" {
+		b.WriteByte('\n')
+		b.WriteString(cur)
+	}
+	b.WriteByte(close)
+}
+
 func writeValue(b *strings.Builder, v any, indent, cur string) {
 	switch x := v.(type) {
 	case nil:
@@ -244,59 +270,21 @@ func writeValue(b *strings.Builder, v any, indent, cur string) {
 		}
 		writeValue(b, a, indent, cur)
 	case []any:
-		if len(x) == 0 {
-			b.WriteString("[]")
-			return
-		}
-		inner := cur + indent
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if indent != "" {
-				b.WriteByte('\n')
-				b.WriteString(inner)
-			}
-			writeValue(b, e, indent, inner)
-		}
-		if indent != "" {
-			b.WriteByte('\n')
-			b.WriteString(cur)
-		}
-		b.WriteByte(']')
+		writeMembers(b, '[', ']', len(x), indent, cur, func(i int, inner string) { writeValue(b, x[i], indent, inner) })
 	case *obj:
 		if x == nil {
 			b.WriteString("null")
 			return
 		}
 		keys := x.order()
-		if len(keys) == 0 {
-			b.WriteString("{}")
-			return
-		}
-		inner := cur + indent
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if indent != "" {
-				b.WriteByte('\n')
-				b.WriteString(inner)
-			}
-			writeString(b, k)
+		writeMembers(b, '{', '}', len(keys), indent, cur, func(i int, inner string) {
+			writeString(b, keys[i])
 			b.WriteByte(':')
 			if indent != "" {
 				b.WriteByte(' ')
 			}
-			writeValue(b, x.vals[k], indent, inner)
-		}
-		if indent != "" {
-			b.WriteByte('\n')
-			b.WriteString(cur)
-		}
-		b.WriteByte('}')
+			writeValue(b, x.vals[keys[i]], indent, inner)
+		})
 	default:
 		// Anything else goes through encoding/json (used for small Go
 		// structs in stream lines only).

@@ -6,6 +6,7 @@ package agentsim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -279,7 +280,7 @@ func (s *session) link(id string, others []any, blocks bool) bool {
 func (s *session) unlinkDeleted(id string) {
 	all, _ := s.store.list()
 	for _, t := range all {
-		if !contains(t.Blocks, id) && !contains(t.BlockedBy, id) {
+		if !slices.Contains(t.Blocks, id) && !slices.Contains(t.BlockedBy, id) {
 			continue
 		}
 		s.store.update(t.ID, func(t *task) (bool, bool, error) {

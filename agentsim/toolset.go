@@ -4,6 +4,7 @@
 package agentsim
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -169,7 +170,7 @@ func (s *session) toolSearch(in *obj) toolResult {
 	var matches []string
 	if names, ok := strings.CutPrefix(query, "select:"); ok {
 		for _, n := range strings.Split(names, ",") {
-			if n = strings.TrimSpace(n); s.available[n] && !contains(matches, n) {
+			if n = strings.TrimSpace(n); s.available[n] && !slices.Contains(matches, n) {
 				matches = append(matches, n)
 			}
 		}

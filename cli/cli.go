@@ -199,6 +199,25 @@ func resolveRoot(env *Env, root string, create bool) (string, error) {
 	return r, err
 }
 
+// loadWorkspace parses the workspace of --root (or the working directory's).
+func loadWorkspace(env *Env, rootFlag string) (root string, p *store.Parser, ws *store.Workspace, err error) {
+	if root, err = resolveRoot(env, rootFlag, false); err != nil {
+		return "", nil, nil, err
+	}
+	p, ws, err = workspaceAt(root)
+	return root, p, ws, err
+}
+
+// workspaceAt parses the workspace at root.
+func workspaceAt(root string) (*store.Parser, *store.Workspace, error) {
+	p, err := store.NewParser()
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := p.Load(root)
+	return p, ws, err
+}
+
 // displayPath shows a root-relative path relative to the working directory.
 func displayPath(env *Env, root, rel string) string {
 	abs := filepath.Join(root, filepath.FromSlash(rel))

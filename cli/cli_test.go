@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,40 +10,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// The tests run the real binary, built once.
-var binPath string
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "saga-lsp-cli-test")
-	if err != nil {
-		panic(err)
-	}
-	binPath = filepath.Join(dir, "saga-lsp")
-	out, err := exec.Command("go", "build", "-o", binPath, "../cmd/saga-lsp").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func run(t *testing.T, dir string, args ...string) result {
+// run runs the built saga-lsp in dir with the test's environment.
+func run(t *testing.T, dir string, args ...string) testkit.Result {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	code := exitCode(t, cmd.Run())
-	return result{out.String(), errb.String(), code}
+	return testkit.Run(t, dir, os.Environ(), "", testkit.Binary(t), args...)
 }
 
 // exitCode is the exit code a finished command's error carries.
@@ -63,30 +38,6 @@ func examples(t *testing.T, name string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "examples", name)
-}
-
-// copyTree copies an example into a temp dir so tests may write to it.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 type checkJSON struct {
@@ -144,22 +95,22 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, tt.dir, tt.args...)
-			if r.code != tt.code {
-				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.stdout, r.stderr)
+			if r.Code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.Code, tt.code, r.Stdout, r.Stderr)
 			}
 			for _, s := range tt.stdout {
-				if !strings.Contains(r.stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
+				if !strings.Contains(r.Stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.Stdout)
 				}
 			}
 			for _, s := range tt.noStdout {
-				if strings.Contains(r.stdout, s) {
-					t.Errorf("stdout has %q:\n%s", s, r.stdout)
+				if strings.Contains(r.Stdout, s) {
+					t.Errorf("stdout has %q:\n%s", s, r.Stdout)
 				}
 			}
 			for _, s := range tt.stderr {
-				if !strings.Contains(r.stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				if !strings.Contains(r.Stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.Stderr)
 				}
 			}
 		})
@@ -168,12 +119,12 @@ func TestCheck(t *testing.T) {
 
 func TestCheckJSON(t *testing.T) {
 	r := run(t, examples(t, "mistakes"), "check", "--format", "json")
-	if r.code != 1 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	var out checkJSON
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.Stdout)
 	}
 	var codes []string
 	for _, d := range out.Diagnostics {
@@ -196,27 +147,27 @@ func TestCheckJSON(t *testing.T) {
 	}
 	// A clean workspace prints an empty list, not null.
 	r = run(t, examples(t, "workspace"), "check", "--format", "json")
-	if r.code != 0 || !strings.Contains(r.stdout, `"diagnostics": []`) {
-		t.Errorf("clean workspace: exit %d, %s", r.code, r.stdout)
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"diagnostics": []`) {
+		t.Errorf("clean workspace: exit %d, %s", r.Code, r.Stdout)
 	}
 }
 
 func TestCheckUnreadableIsExit2(t *testing.T) {
-	root := copyTree(t, examples(t, "workspace"))
+	root := testkit.CopyExample(t, "workspace")
 	if err := os.WriteFile(filepath.Join(root, ".saga/stories/add-logout-button/junk.json"), []byte("\x00\x01\x02"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := run(t, root, "check")
-	if r.code != 2 || !strings.Contains(r.stdout, "junk.json") || !strings.Contains(r.stdout, "[unreadable-file]") {
-		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stdout, "junk.json") || !strings.Contains(r.Stdout, "[unreadable-file]") {
+		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
 func TestPlan(t *testing.T) {
 	good, bad := examples(t, "workspace"), examples(t, "mistakes")
 	r := run(t, good, "plan", "user-auth--api", "--format", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	var p struct {
 		Waves     [][]string
@@ -224,7 +175,7 @@ func TestPlan(t *testing.T) {
 		Blocked   []struct{ ID string }
 		Cycles    [][]string
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &p); err != nil {
 		t.Fatal(err)
 	}
 	// login-endpoint and signup-endpoint are both high; login unblocks two tasks, signup one.
@@ -236,33 +187,33 @@ func TestPlan(t *testing.T) {
 	r = run(t, good, "plan", "--max-parallel", "1", "user-auth--api")
 	for _, s := range []string{"EXECUTION PLAN — Authentication API", "WAVE 1a", "WAVE 1b", "[login-endpoint]",
 		"[logout-endpoint] Add POST /logout -- after [login-endpoint]", "COMPLETED"} {
-		if !strings.Contains(r.stdout, s) {
-			t.Errorf("text plan lacks %q:\n%s", s, r.stdout)
+		if !strings.Contains(r.Stdout, s) {
+			t.Errorf("text plan lacks %q:\n%s", s, r.Stdout)
 		}
 	}
 
 	r = run(t, good, "plan", "user-auth")
-	if r.code != 0 || !strings.Contains(r.stdout, "Stories to execute: 2") || !strings.Contains(r.stdout, "1 already completed: user-auth--setup-db") {
-		t.Errorf("epic plan: exit %d\n%s", r.code, r.stdout)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Stories to execute: 2") || !strings.Contains(r.Stdout, "1 already completed: user-auth--setup-db") {
+		t.Errorf("epic plan: exit %d\n%s", r.Code, r.Stdout)
 	}
 
 	r = run(t, bad, "plan", "billing--invoices")
-	if r.code != 1 || !strings.Contains(r.stdout, "create-pdf → load-line-items → send-emails → create-pdf") ||
-		!strings.Contains(r.stdout, "weakest link: create-pdf → load-line-items") {
-		t.Errorf("cycle plan: exit %d\n%s", r.code, r.stdout)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "create-pdf → load-line-items → send-emails → create-pdf") ||
+		!strings.Contains(r.Stdout, "weakest link: create-pdf → load-line-items") {
+		t.Errorf("cycle plan: exit %d\n%s", r.Code, r.Stdout)
 	}
 
 	r = run(t, good, "plan", "user-auth--apj")
-	if r.code != 2 || !strings.Contains(r.stderr, `did you mean "user-auth--api"`) {
-		t.Errorf("unknown name: exit %d %s", r.code, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, `did you mean "user-auth--api"`) {
+		t.Errorf("unknown name: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := run(t, good, "plan"); r.code != 2 {
-		t.Errorf("no name: exit %d", r.code)
+	if r := run(t, good, "plan"); r.Code != 2 {
+		t.Errorf("no name: exit %d", r.Code)
 	}
 }
 
 func TestNew(t *testing.T) {
-	root := copyTree(t, examples(t, "workspace"))
+	root := testkit.CopyExample(t, "workspace")
 	epicPath := filepath.Join(root, ".saga/epics/user-auth/epic.json")
 	epicBefore, _ := os.ReadFile(epicPath)
 
@@ -302,13 +253,13 @@ func TestNew(t *testing.T) {
 	}
 	for _, s := range steps {
 		r := run(t, root, s.args...)
-		if r.code != s.code || !strings.Contains(r.stdout, s.stdout) || !strings.Contains(r.stderr, s.stderr) {
-			t.Errorf("%v: exit %d (want %d)\nstdout: %s\nstderr: %s", s.args, r.code, s.code, r.stdout, r.stderr)
+		if r.Code != s.code || !strings.Contains(r.Stdout, s.stdout) || !strings.Contains(r.Stderr, s.stderr) {
+			t.Errorf("%v: exit %d (want %d)\nstdout: %s\nstderr: %s", s.args, r.Code, s.code, r.Stdout, r.Stderr)
 		}
 	}
 	// Everything created is valid and consistent.
-	if r := run(t, root, "check"); r.code != 0 {
-		t.Errorf("check after new: exit %d\n%s", r.code, r.stdout)
+	if r := run(t, root, "check"); r.Code != 0 {
+		t.Errorf("check after new: exit %d\n%s", r.Code, r.Stdout)
 	}
 	// The epic edit appended one child and kept everything else byte for byte.
 	epicAfter, _ := os.ReadFile(epicPath)
@@ -322,19 +273,19 @@ func TestNew(t *testing.T) {
 		t.Errorf("epic.json after new story:\n%s\nwant:\n%s", epicAfter, wantEpic)
 	}
 	r := run(t, root, "plan", "billing", "--format", "json")
-	if !strings.Contains(r.stdout, `"billing--invoices"`) || !strings.Contains(r.stdout, `"billing--refunds"`) {
-		t.Errorf("new epic's plan: %s", r.stdout)
+	if !strings.Contains(r.Stdout, `"billing--invoices"`) || !strings.Contains(r.Stdout, `"billing--refunds"`) {
+		t.Errorf("new epic's plan: %s", r.Stdout)
 	}
 }
 
 func TestNewCreatesWorkspace(t *testing.T) {
 	dir := t.TempDir()
-	if r := run(t, dir, "new", "story", "hello", "--title", "Hello"); r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r := run(t, dir, "new", "story", "hello", "--title", "Hello"); r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	r := run(t, dir, "check")
-	if r.code != 0 || !strings.Contains(r.stdout, "[empty-story]") {
-		t.Fatalf("check: exit %d\n%s", r.code, r.stdout)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "[empty-story]") {
+		t.Fatalf("check: exit %d\n%s", r.Code, r.Stdout)
 	}
 }
 
@@ -342,15 +293,15 @@ func TestSchemaAndVersion(t *testing.T) {
 	for _, k := range []string{"story", "epic", "task"} {
 		r := run(t, t.TempDir(), "schema", k)
 		var v map[string]any
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil || v["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
-			t.Errorf("schema %s: exit %d\n%s", k, r.code, r.stdout)
+		if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &v) != nil || v["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+			t.Errorf("schema %s: exit %d\n%s", k, r.Code, r.Stdout)
 		}
 	}
-	if r := run(t, t.TempDir(), "schema", "widget"); r.code != 2 {
-		t.Errorf("schema widget: exit %d", r.code)
+	if r := run(t, t.TempDir(), "schema", "widget"); r.Code != 2 {
+		t.Errorf("schema widget: exit %d", r.Code)
 	}
-	if r := run(t, t.TempDir(), "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "saga-lsp ") {
-		t.Errorf("version: %d %q", r.code, r.stdout)
+	if r := run(t, t.TempDir(), "version"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "saga-lsp ") {
+		t.Errorf("version: %d %q", r.Code, r.Stdout)
 	}
 }
 
@@ -359,9 +310,9 @@ func TestSchemaAndVersion(t *testing.T) {
 func TestHelpOfEveryCommand(t *testing.T) {
 	dir := t.TempDir()
 	top := run(t, dir, "--help")
-	_, list, ok := strings.Cut(top.stdout, "\ncommands:\n")
-	if top.code != 0 || !ok {
-		t.Fatalf("--help: exit %d\n%s", top.code, top.stdout)
+	_, list, ok := strings.Cut(top.Stdout, "\ncommands:\n")
+	if top.Code != 0 || !ok {
+		t.Fatalf("--help: exit %d\n%s", top.Code, top.Stdout)
 	}
 	var names []string
 	for line := range strings.SplitSeq(list, "\n") {
@@ -376,15 +327,15 @@ func TestHelpOfEveryCommand(t *testing.T) {
 	for _, name := range names {
 		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
 			r := run(t, dir, args...)
-			if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: saga-lsp "+name) {
-				t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+			if r.Code != 0 || r.Stderr != "" || !strings.HasPrefix(r.Stdout, "usage: saga-lsp "+name) {
+				t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.Code, r.Stdout, r.Stderr)
 			}
 			// Every flag the synopsis shows is explained.
-			synopsis, _, _ := strings.Cut(r.stdout, "\n\n")
+			synopsis, _, _ := strings.Cut(r.Stdout, "\n\n")
 			for _, f := range strings.Fields(synopsis) {
 				f = strings.Trim(f, "[]")
-				if strings.HasPrefix(f, "--") && !strings.Contains(r.stdout, "\n  "+f) {
-					t.Errorf("%v: flag %s of the synopsis is not listed:\n%s", args, f, r.stdout)
+				if strings.HasPrefix(f, "--") && !strings.Contains(r.Stdout, "\n  "+f) {
+					t.Errorf("%v: flag %s of the synopsis is not listed:\n%s", args, f, r.Stdout)
 				}
 			}
 		}

@@ -32,5 +32,5 @@ func runEpicRunner(env *Env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return epicrunner.Run(ctx, epicrunner.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
-		OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv})
+		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}})
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,18 +24,9 @@ const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json]
 // with the run's exit code.
 func runFollow(env *Env, args []string) int {
 	c := newCmdLine("follow")
-	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
-	target := addTargetFlags(c)
+	target := addTargetArg(c, "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	_, kind, err := target.resolve(env, pos, err)
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -45,7 +35,7 @@ func runFollow(env *Env, args []string) int {
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
-	return followRun(env, rs[len(rs)-1].EventsFile, *format == "json")
+	return followRun(env, rs[len(rs)-1].EventsFile, target.json())
 }
 
 // followed is one events file being read: a story's worker or an epic's

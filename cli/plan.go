@@ -28,15 +28,7 @@ func runPlan(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	p, err := store.NewParser()
-	if err != nil {
-		return c.fail(env, err)
-	}
-	ws, err := p.Load(r)
+	r, p, ws, err := loadWorkspace(env, *root)
 	if err != nil {
 		return c.fail(env, err)
 	}

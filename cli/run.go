@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,23 +17,14 @@ run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [
 // session.
 func runRun(env *Env, args []string) int {
 	c := newCmdLine("run")
-	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
+	target := addTargetArg(c, "output `FORMAT`: text or json ({\"session\",\"outputFile\",\"eventsFile\",\"story\" or \"epic\",\"pid\"})")
 	wf := addWorkerFlags(c)
 	var ef runs.EpicFlags
 	ef.Register(c.FlagSet)
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
-	target := addTargetFlags(c)
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json"), checkWorkerFlags(c, wf)); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	r, kind, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf))
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -56,7 +46,7 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return runFailed(c, env, err)
 	}
-	if *format == "json" {
+	if target.json() {
 		if err := printJSON(env.Stdout, st); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}
@@ -72,7 +62,7 @@ func runRun(env *Env, args []string) int {
 		}
 	}
 	if *follow {
-		return followRun(env, st.EventsFile, *format == "json")
+		return followRun(env, st.EventsFile, target.json())
 	}
 	return exitOK
 }

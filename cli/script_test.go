@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestScripts runs testdata/script/*.txtar: each archive holds a workspace
@@ -20,16 +22,17 @@ import (
 //	saga CODE ARGS…        run the built saga-lsp with ARGS; its exit code must be CODE
 //	strict story|epic FILE FILE holds only the fields upstream SAGA's strict schema accepts
 func TestScripts(t *testing.T) {
+	bin := testkit.Binary(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"saga":   cmdSaga,
+			"saga":   func(ts *testscript.TestScript, neg bool, args []string) { cmdSaga(ts, bin, neg, args) },
 			"strict": cmdStrict,
 		},
 	})
 }
 
-func cmdSaga(ts *testscript.TestScript, neg bool, args []string) {
+func cmdSaga(ts *testscript.TestScript, bin string, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: saga EXIT-CODE [args…]")
 	}
@@ -39,7 +42,7 @@ func cmdSaga(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	got := 0
 	var exit *exec.ExitError
-	if err := ts.Exec(binPath, args[1:]...); errors.As(err, &exit) {
+	if err := ts.Exec(bin, args[1:]...); errors.As(err, &exit) {
 		got = exit.ExitCode()
 	} else if err != nil {
 		ts.Fatalf("saga-lsp %s: %v", strings.Join(args[1:], " "), err)

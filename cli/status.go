@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
@@ -60,11 +59,7 @@ func runStatus(env *Env, args []string) int {
 
 // epicStatus prints an epic run's state: the runner's, then each story's.
 func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
-	p, err := store.NewParser()
-	if err != nil {
-		return c.fail(env, err)
-	}
-	ws, err := p.Load(root)
+	p, ws, err := workspaceAt(root)
 	if err != nil {
 		return c.fail(env, err)
 	}

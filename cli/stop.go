@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,18 +14,9 @@ const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--
 // runStop sends SIGINT to the story's worker and ends its tmux session.
 func runStop(env *Env, args []string) int {
 	c := newCmdLine("stop")
-	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text or json")
-	target := addTargetFlags(c)
+	target := addTargetArg(c, "output `FORMAT`: text or json")
 	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json")); err != nil {
-		return c.fail(env, err)
-	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	kind, err := target.kindOf(r, pos[0])
+	r, kind, err := target.resolve(env, pos, err)
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -36,7 +26,7 @@ func runStop(env *Env, args []string) int {
 	}
 	res, err := stop(context.Background(), commands.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
 	if err != nil {
-		if *format == "json" && res != nil {
+		if target.json() && res != nil {
 			printJSON(env.Stdout, res)
 		}
 		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
@@ -45,7 +35,7 @@ func runStop(env *Env, args []string) int {
 		}
 		return c.fail(env, err)
 	}
-	if *format == "json" {
+	if target.json() {
 		if err := printJSON(env.Stdout, res); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}

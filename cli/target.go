@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -40,11 +41,7 @@ func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := store.NewParser()
-	if err != nil {
-		return "", err
-	}
-	ws, err := p.Load(root)
+	_, ws, err := workspaceAt(root)
 	if err != nil {
 		return "", err
 	}
@@ -57,6 +54,39 @@ func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
 		return runs.KindEpic, nil
 	}
 	return runs.KindStory, nil
+}
+
+// targetArg is the command line of follow, run and stop: --root,
+// --format text|json, --story/--epic and one <story-or-epic>.
+type targetArg struct {
+	root, format *string
+	flags        targetFlags
+}
+
+func addTargetArg(c *cmdLine, formatUsage string) targetArg {
+	return targetArg{
+		root:   c.String("root", "", rootUsage),
+		format: c.String("format", "text", formatUsage),
+		flags:  addTargetFlags(c),
+	}
+}
+
+// json tells whether --format asks for JSON.
+func (t targetArg) json() bool { return *t.format == "json" }
+
+// resolve reports the first mistake of the command line — parse's error,
+// a missing or extra name, the format, then those of the command's own
+// checks — else finds the workspace root and what the name is.
+func (t targetArg) resolve(env *Env, pos []string, parseErr error, checks ...error) (root string, kind runs.Kind, err error) {
+	first := []error{parseErr, wantArgs(pos, "<story-or-epic>"), oneOf("format", *t.format, "text", "json")}
+	if err := cmp.Or(append(first, checks...)...); err != nil {
+		return "", "", err
+	}
+	if root, err = resolveRoot(env, *t.root, false); err != nil {
+		return "", "", err
+	}
+	kind, err = t.flags.kindOf(root, pos[0])
+	return root, kind, err
 }
 
 // resolve is store.ResolveName with its refusals as usage errors.

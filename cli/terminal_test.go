@@ -15,6 +15,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/term"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // onTerminal runs the binary with stdin, stdout and stderr on a
@@ -23,7 +25,7 @@ import (
 // replaces the variables it names.
 func onTerminal(t *testing.T, dir string, env []string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(testkit.Binary(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(withoutVars(os.Environ(), "NO_COLOR", "TERM"), env...)
 	tty, err := pty.Start(cmd)
@@ -94,7 +96,7 @@ func TestCheckColour(t *testing.T) {
 		})
 	}
 	t.Run("pipe", func(t *testing.T) {
-		cmd := exec.Command(binPath, "check")
+		cmd := exec.Command(testkit.Binary(t), "check")
 		cmd.Dir = bad
 		cmd.Env = append(withoutVars(os.Environ(), "NO_COLOR", "TERM"), "TERM=xterm-256color")
 		out, _ := cmd.Output()
@@ -135,7 +137,7 @@ func TestHookOnTerminal(t *testing.T) {
 // as is serve on a terminal.
 func TestBareOnPipeServes(t *testing.T) {
 	t.Run("pipe", func(t *testing.T) {
-		cmd := exec.Command(binPath)
+		cmd := exec.Command(testkit.Binary(t))
 		cmd.Dir = t.TempDir()
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -168,7 +170,7 @@ func TestBareOnPipeServes(t *testing.T) {
 		if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(binPath, "serve")
+		cmd := exec.Command(testkit.Binary(t), "serve")
 		cmd.Dir = t.TempDir()
 		cmd.Stdin = tty
 		stdout, err := cmd.StdoutPipe()

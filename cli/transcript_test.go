@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestTranscripts runs every testdata/transcripts/<example>.txt against a
@@ -30,7 +32,7 @@ func TestTranscripts(t *testing.T) {
 	}
 	for _, file := range files {
 		example := strings.TrimSuffix(filepath.Base(file), ".txt")
-		root := copyTree(t, examples(t, example))
+		root := testkit.CopyExample(t, example)
 		for _, c := range readTranscript(t, file) {
 			t.Run(example+"/"+strings.Join(c.args, "_"), func(t *testing.T) {
 				dir := filepath.Join(root, c.in)
@@ -38,11 +40,11 @@ func TestTranscripts(t *testing.T) {
 					t.Fatal(err)
 				}
 				r := run(t, dir, c.args...)
-				if r.code != c.exit {
-					t.Errorf("%s:%d: exit %d, want %d", file, c.line, r.code, c.exit)
+				if r.Code != c.exit {
+					t.Errorf("%s:%d: exit %d, want %d", file, c.line, r.Code, c.exit)
 				}
-				c.stdout.check(t, file, c.line, "stdout", r.stdout)
-				c.stderr.check(t, file, c.line, "stderr", r.stderr)
+				c.stdout.check(t, file, c.line, "stdout", r.Stdout)
+				c.stderr.check(t, file, c.line, "stderr", r.Stderr)
 			})
 		}
 	}

@@ -44,15 +44,7 @@ func runVerify(env *Env, args []string) int {
 			return c.fail(env, usagef("invalid task id %q", id))
 		}
 	}
-	r, err := resolveRoot(env, *root, false)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	p, err := store.NewParser()
-	if err != nil {
-		return c.fail(env, err)
-	}
-	ws, err := p.Load(r)
+	r, _, ws, err := loadWorkspace(env, *root)
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -24,12 +24,9 @@ func verifyRepo(t *testing.T) string {
 		"README":                     "hello\n",
 	}
 	for rel, data := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[rel] = data + "\n"
 	}
+	testkit.WriteFiles(t, root, files)
 	testkit.InitRepo(t, root)
 	return root
 }
@@ -37,8 +34,8 @@ func verifyRepo(t *testing.T) string {
 func TestVerify(t *testing.T) {
 	root := verifyRepo(t)
 	r := run(t, root, "verify", "s")
-	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{
 		"story s: checks as committed at ", "(where it forked from main), run in . (",
@@ -46,12 +43,12 @@ func TestVerify(t *testing.T) {
 		"  ✗ bad: echo broken; exit 2 — exit status 2", "      broken\n", "    (1 more check(s) of bad not run after the failure)",
 		"  none: no checks", "1 task(s) passed, 1 failed, 1 without checks",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)
 		}
 	}
-	if r := run(t, root, "verify", "s", "ok"); r.code != 0 || strings.Contains(r.stdout, "bad") {
-		t.Errorf("verify s ok: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := run(t, root, "verify", "s", "ok"); r.Code != 0 || strings.Contains(r.Stdout, "bad") {
+		t.Errorf("verify s ok: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// JSON: every result, and the fork point.
 	r = run(t, root, "verify", "s", "bad", "none", "--format", "json")
@@ -70,8 +67,8 @@ func TestVerify(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 {
-		t.Fatalf("exit %d, %v:\n%s", r.code, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil || r.Code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", r.Code, err, r.Stdout)
 	}
 	head := testkit.Git(t, root, "rev-parse", "HEAD")
 	if rep.Story != "s" || rep.ForkPoint != head || rep.Base != "main" || rep.Passed || len(rep.Tasks) != 2 ||
@@ -87,8 +84,8 @@ func TestVerify(t *testing.T) {
 		"verify s ../x":       `invalid task id "../x"`,
 		"verify s --format x": `unknown format "x" (text, json)`,
 	} {
-		if r := run(t, root, strings.Fields(args)...); r.code != 2 || !strings.Contains(r.stderr, want) {
-			t.Errorf("%s: exit %d, stderr %q, want %q", args, r.code, r.stderr, want)
+		if r := run(t, root, strings.Fields(args)...); r.Code != 2 || !strings.Contains(r.Stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q, want %q", args, r.Code, r.Stderr, want)
 		}
 	}
 }
@@ -102,15 +99,15 @@ func TestVerifyWorktree(t *testing.T) {
 	os.WriteFile(filepath.Join(wt, ".saga/stories/s/bad.json"), []byte(`{"id": "bad", "subject": "Bad", "description": "", "status": "pending", "blockedBy": [], "checks": []}`+"\n"), 0o644)
 	testkit.Git(t, wt, "commit", "-qam", "weaken")
 	r := run(t, root, "verify", "s", "bad")
-	if r.code != 1 || !strings.Contains(r.stdout, "run in .saga/worktrees/s (") || !strings.Contains(r.stdout, "exit status 2") {
-		t.Errorf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "run in .saga/worktrees/s (") || !strings.Contains(r.Stdout, "exit status 2") {
+		t.Errorf("exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	os.WriteFile(filepath.Join(wt, ".saga/stories/s/fresh.json"), []byte(`{"id": "fresh", "subject": "New", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 7"]}`+"\n"), 0o644)
 	r = run(t, root, "verify", "s", "fresh")
-	if r.code != 1 || !strings.Contains(r.stdout, "exit status 7") {
-		t.Errorf("an uncommitted task: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "exit status 7") {
+		t.Errorf("an uncommitted task: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if _, err := exec.LookPath("bwrap"); err == nil && !strings.Contains(r.stdout, "(confined)") {
-		t.Errorf("not confined though bubblewrap is installed:\n%s", r.stdout)
+	if _, err := exec.LookPath("bwrap"); err == nil && !strings.Contains(r.Stdout, "(confined)") {
+		t.Errorf("not confined though bubblewrap is installed:\n%s", r.Stdout)
 	}
 }

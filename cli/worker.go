@@ -52,7 +52,7 @@ func runWorker(env *Env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return worker.Run(ctx, worker.Options{
-		Story: pos[0], Dir: env.Dir, WorkerFlags: *wf, OutputFile: *outputFile, Session: *session,
-		Stdout: env.Stdout, Env: env.Getenv,
+		Story: pos[0], Dir: env.Dir, WorkerFlags: *wf,
+		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv},
 	})
 }

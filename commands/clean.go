@@ -100,8 +100,8 @@ func (r *CleanResult) Kept() int {
 // invalid or unknown story name is a *UsageError.
 func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 	for _, s := range o.Stories {
-		if !store.ValidCanonical(s) {
-			return nil, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\"", s)
+		if err := checkName("story name", s, true, false); err != nil {
+			return nil, err
 		}
 	}
 	if o.SessionDir == "" {

@@ -73,7 +73,7 @@ func (h *cleanEnv) run(t *testing.T, story string, args ...string) string {
 	t.Helper()
 	m := h.startJSON(t, nil, append([]string{story}, args...)...)
 	if r := h.saga(t, nil, "follow", story, "--format", "json"); r.Code != 0 {
-		t.Fatalf("follow %s: exit %d\n%s%s\noutput:\n%s", story, r.Code, r.Stdout, r.Stderr, mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("follow %s: exit %d\n%s%s\noutput:\n%s", story, r.Code, r.Stdout, r.Stderr, testkit.FileText(m["outputFile"].(string)))
 	}
 	readOnly := filepath.Join(h.cache(t, story), "go-mod", "example.com@v1")
 	if err := os.MkdirAll(readOnly, 0o755); err != nil {
@@ -306,7 +306,7 @@ func TestCleanDeadWorker(t *testing.T) {
 	ev := m["eventsFile"].(string)
 	var start event
 	if !testkit.WaitUntil(30*time.Second, func() bool { start = findEvent(readEvents(t, ev), "run.start", ""); return start != nil }) {
-		t.Fatalf("no run started:\n%s", mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("no run started:\n%s", testkit.FileText(m["outputFile"].(string)))
 	}
 	hydrate := findEvent(readEvents(t, ev), "step", "hydrate")
 	list := hydrate["taskListDir"].(string)
@@ -506,7 +506,7 @@ func TestCleanEpicRun(t *testing.T) {
 	h := newCleanEnv(t)
 	m := h.startJSON(t, nil, "user-auth", "--dry-run", "--max-parallel", "1")
 	if r := h.saga(t, nil, "follow", "user-auth", "--format", "json"); r.Code != 0 {
-		t.Fatalf("follow: exit %d\n%s%s\n%s", r.Code, r.Stdout, r.Stderr, mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("follow: exit %d\n%s%s\n%s", r.Code, r.Stdout, r.Stderr, testkit.FileText(m["outputFile"].(string)))
 	}
 	epicEvents := m["eventsFile"].(string)
 	// Before the merge, the runner's files stay with its stories' worktrees.

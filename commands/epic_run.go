@@ -6,7 +6,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -50,22 +49,11 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if err := o.Worker.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Wait <= 0 {
-		o.Wait = DefaultStartWait
-	}
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env}
-	parser, err := store.NewParser()
-	if err != nil {
-		return nil, err
-	}
-	p.Parser = parser
-	ws, err := parser.Load(o.Root)
+	ws, err := p.load()
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +74,6 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	}
 	if o.Tmux == nil {
 		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
-			return nil, err
-		}
-	}
-	if o.Self == "" {
-		if o.Self, err = runs.SelfPath(o.Env); err != nil {
 			return nil, err
 		}
 	}
@@ -237,21 +220,8 @@ func mergedUsable(ctx context.Context, root string, env func(string) string) err
 // tmux sessions; workers of the epic's stories still alive then (started
 // by a runner that is gone) are stopped too.
 func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
-	if !store.ValidID(o.Story) {
-		return nil, usagef("invalid epic id %q", o.Story)
-	}
-	if o.Wait <= 0 {
-		o.Wait = DefaultStopWait
-	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
-	}
-	if o.Tmux == nil {
-		t, err := FindTmux(ctx, o.Env)
-		if err != nil && !errors.Is(err, ErrNoTmux) {
-			return nil, err
-		}
-		o.Tmux = t
+	if err := o.prepare(ctx, runs.KindEpic); err != nil {
+		return nil, err
 	}
 	res := &Stopped{Epic: o.Story, Sessions: []string{}}
 	pid, held, err := runs.EpicLock(o.Root, o.Story, true)
@@ -267,13 +237,8 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if held && pid > 0 {
 		res.PID = pid
 		_ = unix.Kill(pid, unix.SIGINT)
-		deadline := time.Now().Add(o.Wait)
-		for runs.ProcessAlive(pid) && time.Now().Before(deadline) {
-			select {
-			case <-ctx.Done():
-				return res, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
+		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !runs.ProcessAlive(pid) }); err != nil {
+			return res, err
 		}
 		res.Forced = runs.ProcessAlive(pid)
 	}
@@ -309,11 +274,6 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 			ErrNotRunning, o.Story, runs.EpicSessionPrefix, o.Story)
 	}
 	res.Stopped = true
-	if last := runs.Latest(o.SessionDir, runs.KindEpic, o.Story); last != nil {
-		res.OutputFile = last.OutputFile
-		if last.Ended {
-			res.State, res.ExitCode = last.State, last.ExitCode
-		}
-	}
+	res.ended(runs.Latest(o.SessionDir, runs.KindEpic, o.Story))
 	return res, nil
 }

@@ -41,11 +41,8 @@ type NewStory struct {
 // in its "epic" field. A name the epic already lists is kept as it is.
 func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) (Changes, error) {
 	var ch Changes
-	if !store.ValidCanonical(s.Name) {
-		return ch, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. %s)", s.Name, exampleName(s.Name, true))
-	}
-	if err := store.CheckNameLength("story name", s.Name); err != nil {
-		return ch, &UsageError{Msg: err.Error()}
+	if err := checkNewName("story name", s.Name, true); err != nil {
+		return ch, err
 	}
 	if strings.TrimSpace(s.Title) == "" {
 		return ch, usagef("a story needs a title: --title \"…\"")
@@ -168,11 +165,8 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	if !store.ValidCanonical(t.Story) {
 		return ch, usagef("invalid story name %q", t.Story)
 	}
-	if !store.ValidID(t.ID) {
-		return ch, usagef("invalid task id %q: use lowercase letters, digits and single dashes (e.g. %s)", t.ID, exampleName(t.ID, false))
-	}
-	if err := store.CheckNameLength("task id", t.ID); err != nil {
-		return ch, &UsageError{Msg: err.Error()}
+	if err := checkNewName("task id", t.ID, false); err != nil {
+		return ch, err
 	}
 	if strings.TrimSpace(t.Subject) == "" {
 		return ch, usagef("a task needs a subject: --subject \"…\"")
@@ -228,11 +222,8 @@ type NewEpic struct {
 // creating the epic a story names resolves that story's orphan-story.
 func CreateEpic(ctx context.Context, p *store.Parser, root string, e NewEpic) (Changes, error) {
 	var ch Changes
-	if !store.ValidID(e.ID) {
-		return ch, usagef("invalid epic id %q: use lowercase letters, digits and single dashes (e.g. %s)", e.ID, exampleName(e.ID, false))
-	}
-	if err := store.CheckNameLength("epic id", e.ID); err != nil {
-		return ch, &UsageError{Msg: err.Error()}
+	if err := checkNewName("epic id", e.ID, false); err != nil {
+		return ch, err
 	}
 	if strings.TrimSpace(e.Title) == "" {
 		return ch, usagef("an epic needs a title: --title \"…\"")
@@ -376,6 +367,35 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// checkName refuses an invalid name: a story's (canonical: ids joined by
+// "--"), or a task's or an epic's id; with example, the message proposes a
+// valid name made from it.
+func checkName(what, name string, canonical, example bool) error {
+	valid, rule := store.ValidID(name), "use lowercase letters, digits and single dashes"
+	if canonical {
+		valid, rule = store.ValidCanonical(name), `use lowercase ids of letters, digits and single dashes, joined by "--"`
+	}
+	switch {
+	case valid:
+		return nil
+	case example:
+		return usagef("invalid %s %q: %s (e.g. %s)", what, name, rule, exampleName(name, canonical))
+	}
+	return usagef("invalid %s %q: %s", what, name, rule)
+}
+
+// checkNewName is checkName with an example, then the length a name may
+// have when it is created.
+func checkNewName(what, name string, canonical bool) error {
+	if err := checkName(what, name, canonical, true); err != nil {
+		return err
+	}
+	if err := store.CheckNameLength(what, name); err != nil {
+		return &UsageError{Msg: err.Error()}
+	}
+	return nil
 }
 
 func exampleName(s string, canonical bool) string {

@@ -38,6 +38,16 @@ type Preflight struct {
 	Parser *store.Parser
 }
 
+// load parses the workspace at p.Root with a new parser, which p keeps.
+func (p *Preflight) load() (*store.Workspace, error) {
+	parser, err := store.NewParser()
+	if err != nil {
+		return nil, err
+	}
+	p.Parser = parser
+	return parser.Load(p.Root)
+}
+
 // Programs reports the programs and repository a run needs that are
 // missing: git and a git repository holding the workspace, tmux, and
 // claude (unless dry).

@@ -81,20 +81,14 @@ type Started struct {
 // *StartError when the worker died at once. Errors: *UsageError (name,
 // story), ErrNoTmux, *RunningError, *StartError, or I/O.
 func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
-	if !store.ValidCanonical(o.Story) {
-		return nil, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\" (e.g. %s)", o.Story, exampleName(o.Story, true))
+	if err := checkName("story name", o.Story, true, true); err != nil {
+		return nil, err
 	}
 	if err := storyExists(o.Root, o.Story); err != nil {
 		return nil, err
 	}
 	if err := o.Worker.Validate(); err != nil {
 		return nil, usagef("%v", err)
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Wait <= 0 {
-		o.Wait = DefaultStartWait
 	}
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
@@ -108,11 +102,6 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 			if errors.Is(err, ErrNoTmux) {
 				return nil, fmt.Errorf("%w: apt-get install tmux, or run `saga-lsp worker %s` directly", ErrNoTmux, o.Story)
 			}
-			return nil, err
-		}
-	}
-	if o.Self == "" {
-		if o.Self, err = runs.SelfPath(o.Env); err != nil {
 			return nil, err
 		}
 	}
@@ -177,8 +166,21 @@ type launchSpec struct {
 
 // launch starts `<self> worker|epic-runner <id> --output-file <file>
 // --session <name> <args>` in a detached tmux session and waits until it
-// holds its lock (or died: *StartError).
+// holds its lock (or died: *StartError). Unset, self is runs.SelfPath, now
+// time.Now and wait DefaultStartWait.
 func launch(ctx context.Context, l launchSpec) (*Started, error) {
+	if l.self == "" {
+		var err error
+		if l.self, err = runs.SelfPath(l.env); err != nil {
+			return nil, err
+		}
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.wait <= 0 {
+		l.wait = DefaultStartWait
+	}
 	if err := os.MkdirAll(l.sessionDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", l.sessionDir, err, runs.EnvSessionDir)
 	}
@@ -210,12 +212,7 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
 	reasons := p.Programs(ctx)
-	parser, err := store.NewParser()
-	if err != nil {
-		return nil, err
-	}
-	p.Parser = parser
-	ws, err := parser.Load(o.Root)
+	ws, err := p.load()
 	if err != nil {
 		return nil, err
 	}

@@ -222,7 +222,7 @@ func TestRunOldTmux(t *testing.T) {
 			if args == nil || args["message"] != want {
 				t.Errorf("worker args:\n got %v\nwant %s", args["message"], want)
 			}
-			calls := mustRead(t, log)
+			calls := testkit.FileText(log)
 			wantForm := map[string]string{"3.1c": " -- env SAGA_SESSION_DIR=", "2.9a": " -- env SAGA_SESSION_DIR=", "1.8": " exec env 'SAGA_SESSION_DIR="}[version]
 			if !strings.Contains(calls, wantForm) || strings.Contains(calls, " -e ") {
 				t.Errorf("tmux %s was called as:\n%s", version, calls)
@@ -502,7 +502,7 @@ func TestStopRealWorker(t *testing.T) {
 	m := h.startJSON(t, nil, story)
 	eventsFile := m["eventsFile"].(string)
 	if !testkit.WaitUntil(30*time.Second, func() bool { return findEvent(readEvents(t, eventsFile), "run.start", "") != nil }) {
-		t.Fatalf("no run started:\n%s", mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("no run started:\n%s", testkit.FileText(m["outputFile"].(string)))
 	}
 	r := h.saga(t, nil, "stop", story)
 	if r.Code != 0 {
@@ -510,7 +510,7 @@ func TestStopRealWorker(t *testing.T) {
 	}
 	end := findEvent(readEvents(t, eventsFile), "worker.end", "")
 	if end == nil || end["status"] != "stopped" || end["exitCode"] != 1.0 {
-		t.Errorf("worker.end %v\n%s", end, mustRead(t, m["outputFile"].(string)))
+		t.Errorf("worker.end %v\n%s", end, testkit.FileText(m["outputFile"].(string)))
 	}
 	if h.hasSession(m["session"].(string)) || !lockFree(t, h.root, story) {
 		t.Error("session or lock left after stop")
@@ -556,10 +556,10 @@ func TestRunEndToEndDryRun(t *testing.T) {
 		end = findEvent(readEvents(t, eventsFile), "worker.end", "")
 		return end != nil
 	}) {
-		t.Fatalf("no worker.end after 60 s; output:\n%s", mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("no worker.end after 60 s; output:\n%s", testkit.FileText(m["outputFile"].(string)))
 	}
 	if end["status"] != "completed" || end["exitCode"] != 0.0 {
-		t.Fatalf("worker.end %v; output:\n%s", end, mustRead(t, m["outputFile"].(string)))
+		t.Fatalf("worker.end %v; output:\n%s", end, testkit.FileText(m["outputFile"].(string)))
 	}
 	r := h.saga(t, nil, "status", story, "--format", "json")
 	var st struct {
@@ -586,13 +586,4 @@ func TestRunEndToEndDryRun(t *testing.T) {
 	if !strings.Contains(r.Stdout, "(from the worktree)") || !strings.Contains(r.Stdout, "#write-tests [completed]") {
 		t.Errorf("status text:\n%s", r.Stdout)
 	}
-}
-
-func mustRead(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(%v)", err)
-	}
-	return string(b)
 }

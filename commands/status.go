@@ -138,8 +138,8 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 	res := &Status{Stories: []StoryStatus{}, epicTitles: map[string]string{}}
 	if o.Story != "" {
-		if !store.ValidCanonical(o.Story) {
-			return nil, usagef("invalid story name %q: use lowercase ids of letters, digits and single dashes, joined by \"--\"", o.Story)
+		if err := checkName("story name", o.Story, true, false); err != nil {
+			return nil, err
 		}
 		if err := storyExists(o.Root, o.Story); err != nil {
 			return nil, err

@@ -38,13 +38,14 @@ type Stopped struct {
 	Forced     bool     `json:"forced"`     // the worker did not end within the wait: its session was killed
 }
 
-// StopStory sends SIGINT to the story's worker (found by its lock, the
-// newest events file, or its tmux session's pane), waits up to o.Wait for it
-// to clean up and exit, then kills the story's tmux sessions that are still
-// there. It returns ErrNotRunning (wrapped) when there was nothing to stop.
-func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
-	if !store.ValidCanonical(o.Story) {
-		return nil, usagef("invalid story name %q", o.Story)
+// prepare refuses an invalid name of what k stops (o.Story: a story's name or
+// an epic's id), then sets what the caller left unset to its default.
+func (o *StopOptions) prepare(ctx context.Context, k runs.Kind) error {
+	switch {
+	case k == runs.KindEpic && !store.ValidID(o.Story):
+		return usagef("invalid epic id %q", o.Story)
+	case k == runs.KindStory && !store.ValidCanonical(o.Story):
+		return usagef("invalid story name %q", o.Story)
 	}
 	if o.Wait <= 0 {
 		o.Wait = DefaultStopWait
@@ -55,9 +56,44 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if o.Tmux == nil {
 		t, err := FindTmux(ctx, o.Env)
 		if err != nil && !errors.Is(err, ErrNoTmux) {
-			return nil, err
+			return err
 		}
 		o.Tmux = t
+	}
+	return nil
+}
+
+// ended records the final state of the stopped run, when it has one.
+func (res *Stopped) ended(run *runs.Run) {
+	if run == nil {
+		return
+	}
+	res.OutputFile = run.OutputFile
+	if run.Ended {
+		res.State, res.ExitCode = run.State, run.ExitCode
+	}
+}
+
+// waitUntil polls done every 50 ms until it holds or the deadline passes;
+// it returns ctx's error when ctx ends first.
+func waitUntil(ctx context.Context, deadline time.Time, done func() bool) error {
+	for !done() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// StopStory sends SIGINT to the story's worker (found by its lock, the
+// newest events file, or its tmux session's pane), waits up to o.Wait for it
+// to clean up and exit, then kills the story's tmux sessions that are still
+// there. It returns ErrNotRunning (wrapped) when there was nothing to stop.
+func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
+	if err := o.prepare(ctx, runs.KindStory); err != nil {
+		return nil, err
 	}
 	res := &Stopped{Story: o.Story, Sessions: []string{}}
 
@@ -115,13 +151,8 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		_, held, err := runs.WorkerLock(o.Root, o.Story, false)
 		return err == nil && !held
 	}
-	deadline := time.Now().Add(o.Wait)
-	for !done() && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := waitUntil(ctx, time.Now().Add(o.Wait), done); err != nil {
+		return res, err
 	}
 	if !done() {
 		res.Forced = true
@@ -143,10 +174,8 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		}
 	}
 	if res.Forced {
-		end := time.Now().Add(3 * time.Second)
-		for !done() && time.Now().Before(end) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		// A last grace period, whatever ctx says: the sessions are gone.
+		_ = waitUntil(context.WithoutCancel(ctx), time.Now().Add(3*time.Second), done)
 		if !done() {
 			return res, fmt.Errorf("the worker for story %s (pid %d) did not stop within %s of SIGINT: end it with `kill %d`",
 				o.Story, res.PID, o.Wait, res.PID)
@@ -155,11 +184,6 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	res.Stopped = true
 
 	// The final status from the stopped worker's events file.
-	if run := runs.RunOf(o.SessionDir, o.Story, res.PID); run != nil {
-		res.OutputFile = run.OutputFile
-		if run.Ended {
-			res.State, res.ExitCode = run.State, run.ExitCode
-		}
-	}
+	res.ended(runs.RunOf(o.SessionDir, o.Story, res.PID))
 	return res, nil
 }

@@ -15,10 +15,10 @@
 package epicrunner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,15 +49,10 @@ type Options struct {
 	Epic string
 	Dir  string // where the runner was started; the workspace root is found from it
 	runs.EpicFlags
-	Worker     runs.WorkerFlags // handed to every story's worker
-	OutputFile string
-	Session    string
-	SessionDir string
-	Self       string // the saga-lsp binary the workers run
+	Worker runs.WorkerFlags // handed to every story's worker
+	runs.Process
+	Self string // the saga-lsp binary the workers run
 
-	Stdout io.Writer
-	Env    func(string) string
-	Now    func() time.Time
 	// Tick bounds how long a change can go unseen when file events are
 	// missed (default 250 ms).
 	Tick time.Duration
@@ -83,7 +78,7 @@ type runner struct {
 // the epic, then the runner ends with epic.end stopped.
 func Run(ctx context.Context, o Options) int {
 	o.defaults()
-	l, err := runs.OpenLog(o.OutputFile, "", o.Epic, o.Session, o.Stdout, o.Now)
+	l, err := o.OpenLog("", o.Epic)
 	if err != nil {
 		fmt.Fprintf(o.Stdout, "saga-lsp epic-runner: error: %v\n", err)
 		return ExitFailed
@@ -113,24 +108,7 @@ func Run(ctx context.Context, o Options) int {
 
 func (o *Options) defaults() {
 	o.EpicFlags = o.EpicFlags.WithDefaults()
-	if o.Env == nil {
-		o.Env = os.Getenv
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
-	}
-	if o.Session == "" {
-		o.Session = runs.Getenv(o.Env, runs.EnvSession)
-		if o.Session == "" {
-			o.Session = runs.KindSessionName(runs.KindEpic, o.Epic, o.Now())
-		}
-	}
+	o.Process.Fill(runs.KindEpic, o.Epic)
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
 		if o.After == runs.AfterMerged {
@@ -142,7 +120,7 @@ func (o *Options) defaults() {
 // execute holds the runner's lock and schedules until the end.
 func (r *runner) execute(ctx context.Context) (status string, code int, st *commands.EpicStatus) {
 	var err error
-	if r.root, err = store.FindRoot(orDot(r.o.Dir)); err != nil {
+	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, ExitFailed, nil
 	}
@@ -387,11 +365,4 @@ func (r *runner) watch() (<-chan struct{}, func()) {
 		}
 	}()
 	return wake, func() { close(done); w.Close() }
-}
-
-func orDot(dir string) string {
-	if dir == "" {
-		return "."
-	}
-	return dir
 }

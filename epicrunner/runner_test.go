@@ -61,15 +61,7 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 		files[".saga/stories/"+id+"/"+s+"2.json"] = task(s+"2", s+"1")
 	}
 	root := t.TempDir()
-	for rel, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testkit.WriteFiles(t, root, files)
 	testkit.InitRepo(t, root)
 	base := t.TempDir()
 	f := &epicFixture{t: t, root: root, sessionDir: t.TempDir(), base: base}

@@ -44,15 +44,6 @@ func hookSessionContext(t *testing.T, stdout string) string {
 	return out.HookSpecificOutput.AdditionalContext
 }
 
-func hookReadEnvFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func hookSummaryWant(story, wt string) string {
 	return fmt.Sprintf(`SAGA story worktree for story %q (%s). Title: Sync task status from hooks. Status: in_progress; 1/4 tasks completed. `+
 		`Remaining: 1 [in_progress] Parse the "status" field é→; t2 [pending] Write the sync (blocked by 1); t10 [pending] Benchmark it (blocked by t2, 1). `+
@@ -74,7 +65,7 @@ func TestSessionStartMain(t *testing.T) {
 		"SAGA_PROJECT_DIR", repo,
 		"SAGA_TASK_CONTEXT", "main",
 		"SAGA_SESSION_DIR", "/tmp/saga-sessions")
-	if got := hookReadEnvFile(t, envFile); got != want {
+	if got := testkit.ReadFile(t, envFile); got != want {
 		t.Errorf("env file:\n%s\nwant:\n%s", got, want)
 	}
 	wantCtx := "SAGA workspace " + repo + ": 2 stories, 2 epics. Stories live in .saga/stories/<story>/ (story.json plus one JSON file per task), epics in .saga/epics/; `saga-lsp check` lints them and `saga-lsp plan <story>` shows the order of work."
@@ -104,7 +95,7 @@ func TestSessionStartNoWorkspace(t *testing.T) {
 				t.Fatalf("%+v, want no output without .saga", r)
 			}
 			want := hookEnvLines("SAGA_PROJECT_DIR", tc.want, "SAGA_TASK_CONTEXT", "main", "SAGA_SESSION_DIR", "/var/saga")
-			if got := hookReadEnvFile(t, envFile); got != want {
+			if got := testkit.ReadFile(t, envFile); got != want {
 				t.Errorf("env file:\n%s\nwant:\n%s", got, want)
 			}
 		})
@@ -136,7 +127,7 @@ func TestSessionStartStoryWorktree(t *testing.T) {
 				"SAGA_STORY_ID", tc.story,
 				"SAGA_STORY_PATH", tc.story,
 				"SAGA_SESSION_DIR", "/tmp/saga-sessions")
-			if got := hookReadEnvFile(t, envFile); got != want {
+			if got := testkit.ReadFile(t, envFile); got != want {
 				t.Errorf("env file:\n%s\nwant:\n%s", got, want)
 			}
 			if got, want := hookSessionContext(t, r.stdout), hookSummaryWant(tc.story, tc.wt); got != want {
@@ -157,7 +148,7 @@ func TestSessionStartStoryNamedStories(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	if got := hookReadEnvFile(t, envFile); !strings.Contains(got, "export SAGA_STORY_ID=stories\n") || !strings.Contains(got, "export SAGA_PROJECT_DIR="+wt+"\n") {
+	if got := testkit.ReadFile(t, envFile); !strings.Contains(got, "export SAGA_STORY_ID=stories\n") || !strings.Contains(got, "export SAGA_PROJECT_DIR="+wt+"\n") {
 		t.Errorf("env file:\n%s", got)
 	}
 }
@@ -176,7 +167,7 @@ func TestSessionStartEnvQuoting(t *testing.T) {
 	}
 	out, err := exec.Command("sh", "-c", `. "$1"; printf %s "$SAGA_SESSION_DIR"`, "sh", envFile).CombinedOutput()
 	if err != nil || string(out) != odd {
-		t.Errorf("sourced SAGA_SESSION_DIR = %q (%v), want %q\nfile:\n%s", out, err, odd, hookReadEnvFile(t, envFile))
+		t.Errorf("sourced SAGA_SESSION_DIR = %q (%v), want %q\nfile:\n%s", out, err, odd, testkit.ReadFile(t, envFile))
 	}
 
 	// A line break cannot be exported safely: that variable is skipped.
@@ -185,7 +176,7 @@ func TestSessionStartEnvQuoting(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "SAGA_SESSION_DIR") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want one warning", r.stderr)
 	}
-	if got := hookReadEnvFile(t, envFile2); strings.Contains(got, "EVIL") || strings.Contains(got, "SAGA_SESSION_DIR") || !strings.Contains(got, "SAGA_TASK_CONTEXT=main") {
+	if got := testkit.ReadFile(t, envFile2); strings.Contains(got, "EVIL") || strings.Contains(got, "SAGA_SESSION_DIR") || !strings.Contains(got, "SAGA_TASK_CONTEXT=main") {
 		t.Errorf("env file:\n%s", got)
 	}
 }

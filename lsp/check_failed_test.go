@@ -65,11 +65,11 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	wtRel := ".saga/worktrees/gated/" + rel
 	from := c.mark()
 	worker(1)
-	text := readFileString(filepath.Join(root, rel))
+	text := testkit.FileText(filepath.Join(root, rel))
 	for _, r := range []string{rel, wtRel} {
 		d, _ := c.diagnostics(from, r, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "check-failed") })
 		dg := d.Diagnostics[slices.Index(d.codes(), "check-failed")]
-		if dg.Severity != 2 || dg.Range != symbolRangeOf(t, text, fmt.Sprintf("%q", breaks), 0) ||
+		if dg.Severity != 2 || dg.Range != spanOf(t, text, fmt.Sprintf("%q", breaks), 0) ||
 			!strings.Contains(dg.Message, "task first's check failed in the last run: "+breaks) || !strings.Contains(dg.Message, "exit status 1") {
 			t.Errorf("%s: check-failed %+v", r, dg)
 		}

@@ -247,8 +247,7 @@ func (e *editSession) commit() {
 		if v, ok := e.open[rel]; ok {
 			v++
 			e.open[rel] = v
-			e.c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[{"text":%s}]}`,
-				e.c.uri(rel), v, jsonString(e.text[rel])))
+			e.c.didChange(rel, v, wholeText(e.text[rel]))
 			continue
 		}
 		typ := 2
@@ -326,15 +325,6 @@ func assertCleanFile(t *testing.T, rel, content string) {
 
 // --- code action requests ---
 
-type diagJSON = struct {
-	Range    lspRange        `json:"range"`
-	Severity int             `json:"severity"`
-	Code     string          `json:"code"`
-	Source   string          `json:"source"`
-	Message  string          `json:"message"`
-	Data     json.RawMessage `json:"data"`
-}
-
 type codeActionJSON struct {
 	Title       string          `json:"title"`
 	Kind        string          `json:"kind"`
@@ -389,8 +379,7 @@ func (c *client) codeActions(rel string, rng lspRange, diags []diagJSON, only st
 // story", the code lens's command.
 func TestCodeActionRunStory(t *testing.T) {
 	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	for _, tc := range []struct {
 		rel  string
 		want bool
@@ -429,6 +418,17 @@ func openWithDiagnostic(t *testing.T, e *editSession, rel, code string) publishe
 		t.Fatalf("%s: no %s diagnostic after open: %v", rel, code, pd.codes())
 	}
 	return pd
+}
+
+// openFixable starts a server with caps on a copy of testdata/codeaction,
+// opens rel and returns its first diagnostic with code.
+func openFixable(t *testing.T, caps, rel, code string) (*client, *editSession, diagJSON) {
+	t.Helper()
+	root := copyTestdata(t, "codeaction")
+	c := startOn(t, root, caps)
+	e := newEditSession(t, c, root)
+	pd := openWithDiagnostic(t, e, rel, code)
+	return c, e, pd.Diagnostics[slices.Index(pd.codes(), code)]
 }
 
 func countCode(pd publishedDiagnostics, code string) int {
@@ -586,26 +586,16 @@ func TestCodeActionQuickFixes(t *testing.T) {
 }
 
 func TestCodeActionNoFixForStrongCycleLink(t *testing.T) {
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsFull)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/cycle-a.json" // holds the cycle-a → cycle-b entry, not the weakest
-	pd := openWithDiagnostic(t, e, rel, "dependency-cycle")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "dependency-cycle")]
+	c, _, d := openFixable(t, capsFull, rel, "dependency-cycle")
 	if got := c.codeActions(rel, d.Range, []diagJSON{d}, `["quickfix"]`); len(got) != 0 {
 		t.Fatalf("actions for a strong cycle link: %q", actionTitles(got))
 	}
 }
 
 func TestCodeActionWithoutResourceCreate(t *testing.T) {
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsNoCreate)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/needs-ghost.json"
-	pd := openWithDiagnostic(t, e, rel, "unknown-dependency")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "unknown-dependency")]
+	c, _, d := openFixable(t, capsNoCreate, rel, "unknown-dependency")
 	got := c.codeActions(rel, d.Range, []diagJSON{d}, "")
 	if !slices.Equal(actionTitles(got), []string{"Remove ghost from blockedBy"}) {
 		t.Fatalf("actions without resource create = %q, want only the removal (no source actions)", actionTitles(got))
@@ -614,13 +604,8 @@ func TestCodeActionWithoutResourceCreate(t *testing.T) {
 
 func TestCodeActionPlainChanges(t *testing.T) {
 	// A client without documentChanges gets `changes`.
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsPlain)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/mismatch.json"
-	pd := openWithDiagnostic(t, e, rel, "id-mismatch")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "id-mismatch")]
+	c, e, d := openFixable(t, capsPlain, rel, "id-mismatch")
 	got := c.codeActions(rel, d.Range, []diagJSON{d}, "")
 	if len(got) != 1 {
 		t.Fatalf("actions = %q", actionTitles(got))
@@ -638,13 +623,8 @@ func TestCodeActionPlainChanges(t *testing.T) {
 func TestCodeActionDiagnosticsFromRange(t *testing.T) {
 	// No diagnostics in the context (some clients send none): the server's
 	// own diagnostics under the range get their fixes.
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsFull)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/selfish.json"
-	pd := openWithDiagnostic(t, e, rel, "self-dependency")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "self-dependency")]
+	c, _, d := openFixable(t, capsFull, rel, "self-dependency")
 	got := c.codeActions(rel, lspRange{Start: d.Range.Start, End: d.Range.Start}, nil, `["quickfix"]`)
 	if !slices.Equal(actionTitles(got), []string{"Remove selfish from blockedBy"}) || len(got[0].Diagnostics) != 1 || got[0].Diagnostics[0].Code != "self-dependency" {
 		t.Fatalf("actions = %+v", got)
@@ -653,13 +633,8 @@ func TestCodeActionDiagnosticsFromRange(t *testing.T) {
 
 func TestCodeActionStaleDiagnostic(t *testing.T) {
 	// A diagnostic the buffer no longer has gets no fix.
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsFull)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/mismatch.json"
-	pd := openWithDiagnostic(t, e, rel, "id-mismatch")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "id-mismatch")]
+	c, e, d := openFixable(t, capsFull, rel, "id-mismatch")
 	e.text[rel] = strings.Replace(e.text[rel], `"mismatched-name"`, `"mismatch"`, 1)
 	e.touched[rel] = true
 	from := c.mark()
@@ -671,13 +646,8 @@ func TestCodeActionStaleDiagnostic(t *testing.T) {
 }
 
 func TestCodeActionOnly(t *testing.T) {
-	root := copyTestdata(t, "codeaction")
-	c := start(t)
-	c.initialize(root, capsFull)
-	e := newEditSession(t, c, root)
 	rel := ".saga/stories/fixes/needs-ghost.json"
-	pd := openWithDiagnostic(t, e, rel, "unknown-dependency")
-	d := pd.Diagnostics[slices.Index(pd.codes(), "unknown-dependency")]
+	c, _, d := openFixable(t, capsFull, rel, "unknown-dependency")
 	tests := []struct {
 		only  string
 		kinds []string

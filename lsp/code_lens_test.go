@@ -32,6 +32,22 @@ func runLens(needle, story string) wantLens {
 	return wantLens{needle: needle, title: "▶ Run story", cmd: "runStory", story: story}
 }
 
+// shopEpicLenses are the shop epic's lenses: ▶ Run epic and the stories
+// done on its id; per child entry, its run state in the epic (ready: no
+// blocker; waiting: behind shop--cart; the tasks done so far, cartDone of
+// shop--cart's) and ▶ Run (none for a missing story).
+func shopEpicLenses(cartDone int) []wantLens {
+	return []wantLens{
+		{`"shop"`, 0, "▶ Run epic", "runEpic", "shop"},
+		{`"shop"`, 0, "0/3 stories done", "", ""},
+		{`"shop--cart"`, 0, fmt.Sprintf("○ ready · %d/5 tasks", cartDone), "", ""},
+		{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
+		{`"shop--checkout"`, 0, "○ waiting · 1/4 tasks", "", ""},
+		{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
+		{`"shop--ghost"`, 0, "no such story", "", ""},
+	}
+}
+
 func codeLenses(c *client, rel string) []gotCodeLens {
 	c.t.Helper()
 	var got []gotCodeLens
@@ -77,7 +93,7 @@ func checkLenses(t *testing.T, rel, text string, got []gotCodeLens, want []wantL
 		if w.needle == "{" {
 			r = lspRange{End: lspPosition{Character: 1}}
 		} else {
-			r = symbolRangeOf(t, text, w.needle, w.n)
+			r = spanOf(t, text, w.needle, w.n)
 		}
 		if g.Range != r {
 			t.Errorf("%s #%d (%s): range %+v, want %+v", rel, i, w.title, g.Range, r)
@@ -108,19 +124,7 @@ func TestCodeLens(t *testing.T) {
 		{".saga/stories/shop--checkout/confirm-order.json", []wantLens{{`"confirm-order"`, 0, "status: pending · blocked (cycle)", "", ""}}},
 		{".saga/stories/shop--checkout/send-receipt.json", []wantLens{{`"send-receipt"`, 0, "status: pending · blocked (behind a cycle)", "", ""}}},
 		{".saga/stories/shop--checkout/address-form.json", []wantLens{{`"address-form"`, 0, "status: completed", "", ""}}},
-		// Epics: ▶ Run epic and the stories done on the id; per child entry,
-		// its run state in the epic (ready: no blocker; waiting: behind
-		// shop--cart; the tasks done so far) and ▶ Run (none for a missing
-		// story).
-		{".saga/epics/shop/epic.json", []wantLens{
-			{`"shop"`, 0, "▶ Run epic", "runEpic", "shop"},
-			{`"shop"`, 0, "0/3 stories done", "", ""},
-			{`"shop--cart"`, 0, "○ ready · 1/5 tasks", "", ""},
-			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
-			{`"shop--checkout"`, 0, "○ waiting · 1/4 tasks", "", ""},
-			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
-			{`"shop--ghost"`, 0, "no such story", "", ""},
-		}},
+		{".saga/epics/shop/epic.json", shopEpicLenses(1)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.rel, func(t *testing.T) {
@@ -160,15 +164,7 @@ func TestCodeLensAfterEdit(t *testing.T) {
 		".saga/stories/shop--cart/persist-cart.json": {{`"persist-cart"`, 0, "status: in_progress · wave 1/2", "", ""}},
 		".saga/stories/shop--cart/cart-total.json":   {{`"cart-total"`, 0, "status: pending · wave 1/2", "", ""}},
 		".saga/stories/shop--cart/cart-badge.json":   {{`"cart-badge"`, 0, "status: pending · wave 2/2", "", ""}},
-		".saga/epics/shop/epic.json": {
-			{`"shop"`, 0, "▶ Run epic", "runEpic", "shop"},
-			{`"shop"`, 0, "0/3 stories done", "", ""},
-			{`"shop--cart"`, 0, "○ ready · 2/5 tasks", "", ""},
-			{`"shop--cart"`, 0, "▶ Run", "runStory", "shop--cart"},
-			{`"shop--checkout"`, 0, "○ waiting · 1/4 tasks", "", ""},
-			{`"shop--checkout"`, 0, "▶ Run", "runStory", "shop--checkout"},
-			{`"shop--ghost"`, 0, "no such story", "", ""},
-		},
+		".saga/epics/shop/epic.json":                 shopEpicLenses(2),
 	}, map[string]string{rel: text})
 
 	// Make persist-cart wait on cart-badge, and cart-total on persist-cart:
@@ -176,11 +172,11 @@ func TestCodeLensAfterEdit(t *testing.T) {
 	prel := ".saga/stories/shop--cart/persist-cart.json"
 	ptext := c.open(prel)
 	ptext2 := strings.Replace(ptext, `"blockedBy": []`, `"blockedBy": ["cart-badge"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(prel), jsonString(ptext2)))
+	c.didChange(prel, 2, wholeText(ptext2))
 	trel := ".saga/stories/shop--cart/cart-total.json"
 	ttext := c.open(trel)
 	ttext2 := strings.Replace(ttext, `["add-item", "remove-item"]`, `["add-item", "remove-item", "persist-cart"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(trel), jsonString(ttext2)))
+	c.didChange(trel, 2, wholeText(ttext2))
 	expect("cycle", map[string][]wantLens{
 		prel: {{`"persist-cart"`, 0, "status: in_progress · blocked (cycle)", "", ""}},
 		trel: {{`"cart-total"`, 0, "status: pending · blocked (cycle)", "", ""}},

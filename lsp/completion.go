@@ -46,7 +46,7 @@ func completion(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 	if f == nil || f.Doc == nil {
 		return nil, nil
 	}
-	kind, ok := complSchemaKind(f.Kind)
+	kind, ok := f.Kind.Schema()
 	if !ok {
 		return nil, nil
 	}
@@ -73,18 +73,6 @@ func completion(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 		items = []protocol.CompletionItem{}
 	}
 	return &protocol.CompletionList{IsIncomplete: false, Items: items}, nil
-}
-
-func complSchemaKind(k store.FileKind) (schema.Kind, bool) {
-	switch k {
-	case store.KindTask:
-		return schema.Task, true
-	case store.KindStory:
-		return schema.Story, true
-	case store.KindEpic:
-		return schema.Epic, true
-	}
-	return "", false
 }
 
 // complSite is where the cursor is, as far as completion cares.
@@ -286,19 +274,6 @@ type complBuilder struct {
 	snippets bool
 }
 
-// schemaPath turns a location path into a schema instance path.
-func complSchemaPath(path []jsonc.PathElem) []string {
-	out := make([]string, len(path))
-	for i, e := range path {
-		if e.Index >= 0 {
-			out[i] = strconv.Itoa(e.Index)
-		} else {
-			out[i] = e.Key
-		}
-	}
-	return out
-}
-
 // complKeys is the path's object keys only ("children", "blockedBy" for
 // children/2/blockedBy).
 func complKeys(path []jsonc.PathElem) []string {
@@ -314,7 +289,7 @@ func complKeys(path []jsonc.PathElem) []string {
 // properties: the property names allowed in the object and not yet in it.
 func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 	site := c.site
-	props := c.schemas.Properties(c.kind, complSchemaPath(site.path))
+	props := c.schemas.Properties(c.kind, schema.InstancePath(site.path))
 	if props == nil {
 		return nil, false
 	}
@@ -455,7 +430,7 @@ func (c *complBuilder) values() ([]protocol.CompletionItem, bool) {
 		if inArray {
 			return nil, false
 		}
-		p, ok := c.schemas.Lookup(c.kind, complSchemaPath(site.path))
+		p, ok := c.schemas.Lookup(c.kind, schema.InstancePath(site.path))
 		if !ok || len(p.Enum) == 0 {
 			return nil, false
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 // The fixture (testdata/completion):
@@ -440,7 +442,7 @@ func runComplCase(t *testing.T, tc complCase) {
 			t.Errorf("%q offered; it must not be", n)
 		}
 	}
-	base := complNeedleOffset(t, text, tc.needle, tc.n)
+	base := needleAt(t, text, tc.needle, tc.n)
 	for _, ck := range tc.checks {
 		it, ok := byLabel[ck.label]
 		if !ok || it.TextEdit == nil {
@@ -450,7 +452,7 @@ func runComplCase(t *testing.T, tc complCase) {
 			if it.TextEdit.NewText != ck.newText {
 				t.Errorf("%q newText = %q, want %q", ck.label, it.TextEdit.NewText, ck.newText)
 			}
-			want := lspRange{Start: complPos(text, base+ck.from), End: complPos(text, base+ck.to)}
+			want := lspRange{Start: lspclient.PositionAt(text, base+ck.from), End: lspclient.PositionAt(text, base+ck.to)}
 			if ck.to != 0 && it.TextEdit.Range != want {
 				t.Errorf("%q range = %+v, want %+v", ck.label, it.TextEdit.Range, want)
 			}
@@ -470,7 +472,7 @@ func runComplCase(t *testing.T, tc complCase) {
 		switch {
 		case ck.commaAfter != "":
 			i := strings.Index(text, ck.commaAfter) + len(ck.commaAfter)
-			p := complPos(text, i)
+			p := lspclient.PositionAt(text, i)
 			if len(it.AdditionalTextEdits) != 1 || it.AdditionalTextEdits[0].NewText != "," ||
 				it.AdditionalTextEdits[0].Range != (lspRange{Start: p, End: p}) {
 				t.Errorf("%q additionalTextEdits = %+v, want a comma at %+v", ck.label, it.AdditionalTextEdits, p)
@@ -485,8 +487,7 @@ func runComplCase(t *testing.T, tc complCase) {
 // schema description as Markdown documentation.
 func TestCompletionDocumentation(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	text := "{\n  \"id\": \"lint\",\n  \"status\": \"\",\n  \n}\n"
 	rel := ".saga/stories/pipeline/lint.json"
 	c.openText(rel, text, 1)
@@ -520,8 +521,7 @@ func TestCompletionDocumentation(t *testing.T) {
 // report's blockedBy no longer offers lint.
 func TestCompletionFollowsEdits(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	c.openText(".saga/stories/pipeline/lint.json",
 		"{\"id\": \"lint\", \"subject\": \"Lint\", \"description\": \"\", \"status\": \"pending\", \"blockedBy\": [\"report\"]}", 1)
 	text := "{\"id\": \"report\", \"subject\": \"Report\", \"description\": \"\", \"status\": \"pending\", \"blockedBy\": [\"clean-data\", ]}"
@@ -540,39 +540,11 @@ func TestCompletionFollowsEdits(t *testing.T) {
 	}
 }
 
-func complNeedleOffset(t *testing.T, text, needle string, n int) int {
-	t.Helper()
-	idx := -1
-	for i := 0; i <= n; i++ {
-		j := strings.Index(text[idx+1:], needle)
-		if j < 0 {
-			t.Fatalf("%q not found %d times", needle, n+1)
-		}
-		idx += 1 + j
-	}
-	return idx
-}
-
-// complPos converts a byte offset in text to an LSP position.
-func complPos(text string, off int) lspPosition {
-	line := strings.Count(text[:off], "\n")
-	lineStart := strings.LastIndex(text[:off], "\n") + 1
-	col := 0
-	for _, r := range text[lineStart:off] {
-		col++
-		if r >= 0x10000 {
-			col++
-		}
-	}
-	return lspPosition{Line: line, Character: col}
-}
-
 // TestCompletionEveryOffset asks for completion at every position of
 // half-typed documents: the answer is always a list or null, never an error.
 func TestCompletionEveryOffset(t *testing.T) {
 	root := copyTestdata(t, "completion")
-	c := start(t)
-	c.initialize(root, snippetCaps)
+	c := startOn(t, root, snippetCaps)
 	docs := map[string]string{
 		".saga/stories/pipeline/lint.json":   "{\n  \"id\": \"lint\", \"sub\n  \"blockedBy\": [\"re, \"\", fetch-data,\n  \"status\": \"in_\n  \"priority\": hi\n  \"doneWhen\" \n  , \"guidance\": {\"é😀\": [}\r\n  \"",
 		".saga/epics/shop/epic.json":         "{\"id\": \"shop\", \"children\": [{\"id\": \"shop--\", \"blockedBy\": [\"shop--cart\", ]}, {\"id\" \"x\", {}, [\"\n  ], \"status\": ",
@@ -585,7 +557,7 @@ func TestCompletionEveryOffset(t *testing.T) {
 			if off < len(text) && !utf8.RuneStart(text[off]) {
 				continue
 			}
-			p := complPos(text, off)
+			p := lspclient.PositionAt(text, off)
 			m := c.call("textDocument/completion", fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":%d,"character":%d}}`,
 				c.uri(rel), p.Line, p.Character))
 			if m.Error != nil {

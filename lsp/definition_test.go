@@ -82,7 +82,7 @@ func TestDefinition(t *testing.T) {
 				}
 				return
 			}
-			want := navLocation{URI: nav.c.uri(tc.targetFile), Range: navSpan(t, navDisk(t, nav.c, tc.targetFile), tc.targetText, 0)}
+			want := navLocation{URI: nav.c.uri(tc.targetFile), Range: spanOf(t, navDisk(t, nav.c, tc.targetFile), tc.targetText, 0)}
 			if len(got) != 1 || got[0] != want {
 				t.Fatalf("definition %+v, want %+v", got, want)
 			}
@@ -95,7 +95,7 @@ func TestDefinition(t *testing.T) {
 func TestDefinitionCRLFTarget(t *testing.T) {
 	nav := newNav(t)
 	got := navDefinition(t, nav.c, navCartTotal, at(t, nav.text(navCartTotal), `"remove-item"`, 0, 1))
-	want := lspRange{Start: lspPosition{1, 8}, End: lspPosition{1, 21}}
+	want := lspRange{Start: lspPosition{Line: 1, Character: 8}, End: lspPosition{Line: 1, Character: 21}}
 	if len(got) != 1 || got[0].Range != want {
 		t.Fatalf("definition %+v, want range %+v", got, want)
 	}

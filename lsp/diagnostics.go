@@ -18,7 +18,7 @@ type publisher struct {
 	mu      sync.Mutex
 	pending map[string]bool
 	all     bool
-	wake    chan struct{}
+	wake    bell
 	done    chan struct{}
 	stopped chan struct{}
 	// shown: files whose last publication was non-empty, so they can be
@@ -27,7 +27,7 @@ type publisher struct {
 }
 
 func newPublisher(s *Server) *publisher {
-	p := &publisher{s: s, pending: map[string]bool{}, wake: make(chan struct{}, 1),
+	p := &publisher{s: s, pending: map[string]bool{}, wake: newBell(),
 		done: make(chan struct{}), stopped: make(chan struct{}), shown: map[string]bool{}}
 	go p.run()
 	return p
@@ -53,12 +53,7 @@ func (p *publisher) queueAll() {
 	p.signal()
 }
 
-func (p *publisher) signal() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
+func (p *publisher) signal() { p.wake.ring() }
 
 func (p *publisher) close() {
 	select {

@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestInitialDiagnostics: after initialize, every file of the workspace with
 // findings gets its diagnostics, open or not, with codes and ranges.
 func TestInitialDiagnostics(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "mistakes"), "")
+	c.initialize(testkit.CopyExample(t, "mistakes"), "")
 	want := map[string][]string{
 		".saga/epics/billing.json":                            {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
 		".saga/stories/billing--invoices/send-emails.json":    {"dependency-cycle", "unknown-dependency", "unknown-property"},
@@ -41,7 +43,7 @@ func TestInitialDiagnostics(t *testing.T) {
 	// A precise range: "creat-pdf" in send-emails.json is line 5 (0-based), columns 30–41.
 	got, _ := c.diagnostics(0, ".saga/stories/billing--invoices/send-emails.json", nil)
 	for _, d := range got.Diagnostics {
-		if d.Code == "unknown-dependency" && (d.Range != lspRange{lspPosition{5, 30}, lspPosition{5, 41}}) {
+		if d.Code == "unknown-dependency" && (d.Range != lspRange{Start: lspPosition{Line: 5, Character: 30}, End: lspPosition{Line: 5, Character: 41}}) {
 			t.Errorf("unknown-dependency range %+v", d.Range)
 		}
 	}
@@ -51,9 +53,8 @@ func TestInitialDiagnostics(t *testing.T) {
 // diagnostics with the buffer's version, and those of every file it affects;
 // a cleared file gets [] (never null).
 func TestEditRepublishesAcrossFiles(t *testing.T) {
-	c := start(t)
-	root := copyExample(t, "workspace")
-	c.initialize(root, "")
+	root := testkit.CopyExample(t, "workspace")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/user-auth--api/login-endpoint.json"
 	text := c.open(rel)
 	// Open file, no problems: [] with version 1.
@@ -65,7 +66,7 @@ func TestEditRepublishesAcrossFiles(t *testing.T) {
 	// cycle across two files, so both are republished.
 	mark := c.mark()
 	edited := strings.Replace(text, `"blockedBy": ["hash-passwords"]`, `"blockedBy": ["hash-passwords", "logout-endpoint"]`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(edited)))
+	c.didChange(rel, 2, wholeText(edited))
 	d, _ = c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 2 })
 	if !slices.Contains(d.codes(), "dependency-cycle") {
 		t.Fatalf("edited file: %v", d.codes())
@@ -95,18 +96,17 @@ func TestEditRepublishesAcrossFiles(t *testing.T) {
 // TestOutOfOrderVersions: an incremental change older than the buffer is not
 // applied; a full-text change always is.
 func TestOutOfOrderVersions(t *testing.T) {
-	c := start(t)
-	root := copyExample(t, "workspace")
-	c.initialize(root, "")
+	root := testkit.CopyExample(t, "workspace")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":5},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(text)))
+	c.didChange(rel, 5, wholeText(text))
 	// Version 4 arrives late and would break the file; it must be ignored.
 	pos := at(t, text, `"status"`, 0, 0)
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":4},"contentChanges":[{"range":{"start":%s,"end":%s},"text":"garbage "}]}`, c.uri(rel), pos, pos))
 	mark := c.mark()
 	broken := strings.Replace(text, `"pending"`, `"done"`, 1)
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":6},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(broken)))
+	c.didChange(rel, 6, wholeText(broken))
 	d, _ := c.diagnostics(mark, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 6 })
 	if codes := d.codes(); !slices.Equal(codes, []string{"schema"}) {
 		t.Fatalf("after a late change and a full one: %v (the late change must not have been applied)", codes)
@@ -116,9 +116,8 @@ func TestOutOfOrderVersions(t *testing.T) {
 // TestUTF16Positions: diagnostics after emoji, combining marks and on CRLF
 // lines are placed in UTF-16 code units, and incremental edits use them.
 func TestUTF16Positions(t *testing.T) {
-	c := start(t)
-	root := copyExample(t, "workspace")
-	c.initialize(root, "")
+	root := testkit.CopyExample(t, "workspace")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := "{\r\n  \"id\": \"write-tests\", \"subject\": \"😀 é\u0301 🎉\", \"description\": \"\", \"status\": \"nope\",\r\n  \"blockedBy\": []\r\n}\r\n"
 	c.openText(rel, text, 1)
@@ -157,13 +156,13 @@ func TestCancelAndSlowRequests(t *testing.T) {
 			}
 		}
 	}})
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	rel := ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
 	id := c.send("textDocument/hover", fmt.Sprintf(`{"textDocument":{"uri":%q},"position":{"line":1,"character":10}}`, c.uri(rel)))
 	// While hover hangs, typing still produces diagnostics.
 	mark := c.mark()
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`, c.uri(rel), jsonString(strings.Replace(text, `"pending"`, `"nope"`, 1))))
+	c.didChange(rel, 2, wholeText(strings.Replace(text, `"pending"`, `"nope"`, 1)))
 	c.diagnostics(mark, rel, func(p publishedDiagnostics) bool {
 		return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 1
 	})
@@ -177,9 +176,8 @@ func TestCancelAndSlowRequests(t *testing.T) {
 // TestExternalEdits: with no client file watching, the server watches
 // .saga itself: a hook writing a status, a new story folder, a deleted file.
 func TestExternalEdits(t *testing.T) {
-	c := start(t)
-	root := copyExample(t, "workspace")
-	c.initialize(root, "")
+	root := testkit.CopyExample(t, "workspace")
+	c := startOn(t, root, "")
 	// A status written by another process (atomically, as hooks do).
 	rel := ".saga/stories/add-logout-button/implement-button.json"
 	path := filepath.Join(root, rel)
@@ -218,7 +216,7 @@ func TestDynamicWatchRegistration(t *testing.T) {
 		}
 		return nil
 	}
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	c.initialize(root, `{"workspace":{"didChangeWatchedFiles":{"dynamicRegistration":true}}}`)
 	select {
 	case p := <-registered:

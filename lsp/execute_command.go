@@ -40,8 +40,21 @@ import (
 // operation failed (tmux missing, a worker already running, …).
 const codeRequestFailed = -32803
 
-// commandFunc runs one command from the snapshot current when it arrived.
-type commandFunc func(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error)
+// commandFunc runs the command name from the snapshot current when it
+// arrived.
+type commandFunc func(ctx context.Context, s *Server, snap *Snapshot, name string, args []json.RawMessage) (any, error)
+
+// decoded is the commandFunc of run, whose arguments decode into A
+// (commandArgs: one object, or strings for the fields positional names).
+func decoded[A any](run func(ctx context.Context, s *Server, snap *Snapshot, a A) (any, error), positional ...string) commandFunc {
+	return func(ctx context.Context, s *Server, snap *Snapshot, name string, args []json.RawMessage) (any, error) {
+		var a A
+		if err := commandArgs(name, args, &a, positional...); err != nil {
+			return nil, err
+		}
+		return run(ctx, s, snap, a)
+	}
+}
 
 // commandOrder is the order of executeCommandProvider.commands.
 var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput",
@@ -49,16 +62,16 @@ var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask"
 
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
-		"runStory":    cmdRunStory,
-		"stopStory":   cmdStopStory,
-		"createStory": cmdCreateStory,
-		"createTask":  cmdCreateTask,
-		"createEpic":  cmdCreateEpic,
-		"showPlan":    cmdShowPlan,
-		"showOutput":  cmdShowOutput,
-		"runEpic":     cmdRunEpic,
-		"stopEpic":    cmdStopEpic,
-		"reviewStory": cmdReviewStory,
+		"runStory":    decoded(cmdRunStory, "story"),
+		"stopStory":   decoded(cmdStopStory, "story"),
+		"createStory": decoded(cmdCreateStory, "name", "title"),
+		"createTask":  decoded(cmdCreateTask, "story", "id", "subject"),
+		"createEpic":  decoded(cmdCreateEpic, "id", "title"),
+		"showPlan":    decoded(cmdShowPlan, "name"),
+		"showOutput":  decoded(cmdShowOutput, "story"),
+		"runEpic":     decoded(cmdRunEpic, "epic"),
+		"stopEpic":    decoded(cmdStopEpic, "epic"),
+		"reviewStory": decoded(cmdReviewStory, "story"),
 	}
 }
 
@@ -89,7 +102,7 @@ func executeCommand(ctx context.Context, s *Server, snap *Snapshot, params json.
 	if snap.Root == "" {
 		return nil, &rpcError{code: codeRequestFailed, msg: "no workspace folder: open a folder with .saga/ first"}
 	}
-	return f(ctx, s, snap, p.Arguments)
+	return f(ctx, s, snap, name, p.Arguments)
 }
 
 func (s *Server) clientInfo() clientInfo {
@@ -142,8 +155,12 @@ func quoteAll(names []string) string {
 }
 
 // commandError maps an error of package commands to a JSON-RPC error: a
-// mistake in what was asked is -32602, a failed operation -32803.
+// mistake in what was asked is -32602, a failed operation -32803 (no
+// error: nil).
 func commandError(command string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var ue *commands.UsageError
 	if errors.As(err, &ue) {
 		return &rpcError{code: codeInvalidParams, msg: command + ": " + ue.Msg}
@@ -183,11 +200,7 @@ type runResult struct {
 
 // cmdRunStory starts the story's worker in tmux (commands.StartStory, as
 // `saga-lsp run`), then follows it.
-func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a runArgs
-	if err := commandArgs("runStory", args, &a, "story"); err != nil {
-		return nil, err
-	}
+func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
 	st, err := commands.StartStory(ctx, commands.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
 	if err != nil {
 		return nil, commandError("runStory", err)
@@ -204,16 +217,9 @@ type storyArgs struct {
 
 // cmdStopStory stops the story's worker (commands.StopStory, as `saga-lsp
 // stop`: SIGINT, the worker's clean-up, then its tmux session).
-func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a storyArgs
-	if err := commandArgs("stopStory", args, &a, "story"); err != nil {
-		return nil, err
-	}
+func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
 	res, err := commands.StopStory(ctx, commands.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
-	if err != nil {
-		return nil, commandError("stopStory", err)
-	}
-	return res, nil
+	return res, commandError("stopStory", err)
 }
 
 // epicRunArgs are runEpic's arguments: the flags of `saga-lsp run <epic>`
@@ -230,11 +236,7 @@ type epicRunArgs struct {
 // `saga-lsp run <epic>`: the preflight, one runner per epic), then follows
 // the run. It answers what `run <epic> --format json` prints:
 // {"epic","session","outputFile","eventsFile","pid"}.
-func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a epicRunArgs
-	if err := commandArgs("runEpic", args, &a, "epic"); err != nil {
-		return nil, err
-	}
+func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, a epicRunArgs) (any, error) {
 	st, err := commands.StartEpic(ctx, commands.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
 		Epic2:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
 		Worker: runs.WorkerFlags{DryRun: a.DryRun}, Env: s.env})
@@ -246,43 +248,27 @@ func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawM
 	return st, nil
 }
 
+type epicArgs struct {
+	Epic string `json:"epic"`
+}
+
 // cmdStopEpic stops the epic's runner and every worker it started
 // (commands.StopEpic, as `saga-lsp stop <epic>`).
-func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a struct {
-		Epic string `json:"epic"`
-	}
-	if err := commandArgs("stopEpic", args, &a, "epic"); err != nil {
-		return nil, err
-	}
+func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (any, error) {
 	res, err := commands.StopEpic(ctx, commands.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
-	if err != nil {
-		return nil, commandError("stopEpic", err)
-	}
-	return res, nil
+	return res, commandError("stopEpic", err)
 }
 
 // cmdReviewStory lists the files the story's branch changed against its
 // base (commands.ReviewStory), for the editor's diff views.
-func cmdReviewStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a storyArgs
-	if err := commandArgs("reviewStory", args, &a, "story"); err != nil {
-		return nil, err
-	}
+func cmdReviewStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
 	res, err := commands.ReviewStory(ctx, commands.ReviewOptions{Root: snap.Root, Story: a.Story, Env: s.env})
-	if err != nil {
-		return nil, commandError("reviewStory", err)
-	}
-	return res, nil
+	return res, commandError("reviewStory", err)
 }
 
 // cmdShowOutput opens the output file of the story's running (else last)
 // worker with window/showDocument, and returns its path.
-func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a storyArgs
-	if err := commandArgs("showOutput", args, &a, "story"); err != nil {
-		return nil, err
-	}
+func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
 	if !store.ValidCanonical(a.Story) {
 		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("showOutput: invalid story name %q", a.Story)}
 	}
@@ -343,18 +329,11 @@ type createStoryArgs struct {
 	BlockedBy   []string `json:"blockedBy"`
 }
 
-func cmdCreateStory(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a createStoryArgs
-	if err := commandArgs("createStory", args, &a, "name", "title"); err != nil {
-		return nil, err
-	}
+func cmdCreateStory(ctx context.Context, s *Server, snap *Snapshot, a createStoryArgs) (any, error) {
 	name := cmpOr(a.Name, a.Story)
 	ch, err := commands.CreateStory(ctx, s.parser, snap.Root, commands.NewStory{Name: name,
 		Title: cmpOr(a.Title, readableName(name)), Description: a.Description, Epic: a.Epic, BlockedBy: a.BlockedBy})
-	if err != nil {
-		return nil, commandError("createStory", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createStory", snap.Root, ch, err)
 }
 
 type createTaskArgs struct {
@@ -369,18 +348,11 @@ type createTaskArgs struct {
 	DoneWhen    string   `json:"doneWhen"`
 }
 
-func cmdCreateTask(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a createTaskArgs
-	if err := commandArgs("createTask", args, &a, "story", "id", "subject"); err != nil {
-		return nil, err
-	}
+func cmdCreateTask(ctx context.Context, s *Server, snap *Snapshot, a createTaskArgs) (any, error) {
 	ch, err := commands.CreateTask(ctx, s.parser, snap.Root, commands.NewTask{Story: a.Story, ID: a.ID,
 		Subject: cmpOr(a.Subject, readableName(a.ID)), Description: a.Description, ActiveForm: a.ActiveForm,
 		BlockedBy: a.BlockedBy, Priority: a.Priority, Guidance: a.Guidance, DoneWhen: a.DoneWhen})
-	if err != nil {
-		return nil, commandError("createTask", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createTask", snap.Root, ch, err)
 }
 
 type createEpicArgs struct {
@@ -389,23 +361,19 @@ type createEpicArgs struct {
 	Description string `json:"description"`
 }
 
-func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a createEpicArgs
-	if err := commandArgs("createEpic", args, &a, "id", "title"); err != nil {
-		return nil, err
-	}
+func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, a createEpicArgs) (any, error) {
 	ch, err := commands.CreateEpic(ctx, s.parser, snap.Root, commands.NewEpic{ID: a.ID,
 		Title: cmpOr(a.Title, readableName(a.ID)), Description: a.Description})
-	if err != nil {
-		return nil, commandError("createEpic", err)
-	}
-	return s.created(snap.Root, ch), nil
+	return s.created("createEpic", snap.Root, ch, err)
 }
 
-// created takes a create command's changes into the snapshot at once (the
-// watcher would too, a little later) and asks the client to show the new
-// file.
-func (s *Server) created(root string, ch commands.Changes) *createResult {
+// created answers a create command: its error (commandError), or its
+// changes, taken into the snapshot at once (the watcher would too, a little
+// later), and the new file shown to the client.
+func (s *Server) created(command, root string, ch commands.Changes, err error) (any, error) {
+	if err != nil {
+		return nil, commandError(command, err)
+	}
 	res := &createResult{Created: nonNilStrings(ch.Created), Updated: nonNilStrings(ch.Updated)}
 	var paths []string
 	for _, rel := range slices.Concat(ch.Created, ch.Updated) {
@@ -420,7 +388,7 @@ func (s *Server) created(root string, ch commands.Changes) *createResult {
 			s.bg.Go(func() { s.showDocument(context.Background(), path) })
 		}
 	}
-	return res
+	return res, nil
 }
 
 func nonNilStrings(ss []string) []string {
@@ -482,11 +450,7 @@ type planResult struct {
 // without a SAGA extension. The name is resolved as `saga-lsp plan` does
 // (store.ResolveName): a name that is both a story and an epic must say
 // which.
-func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, args []json.RawMessage) (any, error) {
-	var a planArgs
-	if err := commandArgs("showPlan", args, &a, "name"); err != nil {
-		return nil, err
-	}
+func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, a planArgs) (any, error) {
 	name, want := a.Name, store.NameEither
 	switch {
 	case a.Story != "" && a.Epic != "":

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
@@ -51,7 +52,7 @@ func (s *syncBuffer) take() string {
 func fuzzServer(tb testing.TB) (*client, *syncBuffer) {
 	log := &syncBuffer{}
 	c := startWith(tb, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
-	c.initialize(copyExample(tb, "workspace"), capsFull)
+	c.initialize(testkit.CopyExample(tb, "workspace"), capsFull)
 	return c, log
 }
 

@@ -1,15 +1,12 @@
 package lsp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,24 +14,21 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/saga-ai/saga-lsp/test/chaos"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
-// client drives a real server over pipes with raw JSON-RPC frames, as an
-// editor would.
+// client drives a real server over pipes as an editor would, on the tests'
+// LSP client (lspclient) with raw JSON params.
 type client struct {
 	t    testing.TB
-	in   io.WriteCloser // to the server
-	wmu  sync.Mutex
+	lc   *lspclient.Client
+	in   io.WriteCloser // the server's input
 	exit chan int
 	root string
 
-	mu       sync.Mutex
-	nextID   int
-	waiters  map[string]chan json.RawMessage // response by id
-	notes    []message                       // every server→client notification and request, in order
-	orphans  []message                       // responses to ids we never sent (errors for malformed frames)
-	noteCond *sync.Cond
+	mu sync.Mutex
 	// onRequest answers server→client requests (registerCapability,
 	// workDoneProgress/create, …); nil answers null.
 	onRequest func(method string, params json.RawMessage) any
@@ -42,12 +36,21 @@ type client struct {
 }
 
 // message is one JSON-RPC message from the server.
-type message = chaos.Message
+type message = lspclient.Message
 
 // start runs a server on pipes.
 func start(t testing.TB) *client {
 	t.Helper()
 	return startWith(t, Options{})
+}
+
+// startOn runs a server on pipes, initialized on root with capabilities
+// (initialize).
+func startOn(t testing.TB, root, capabilities string) *client {
+	t.Helper()
+	c := start(t)
+	c.initialize(root, capabilities)
+	return c
 }
 
 // startWith runs a server with options (e.g. a request hook).
@@ -58,14 +61,21 @@ func startWith(t testing.TB, opts Options) *client {
 	}
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server
-	c := &client{t: t, in: cw, exit: make(chan int, 1), waiters: map[string]chan json.RawMessage{}, server: make(chan *Server, 1)}
-	c.noteCond = sync.NewCond(&c.mu)
+	c := &client{t: t, in: cw, exit: make(chan int, 1), server: make(chan *Server, 1)}
+	c.lc = lspclient.New(cr, cw, lspclient.Options{Answer: func(method string, params json.RawMessage) (any, error) {
+		c.mu.Lock()
+		h := c.onRequest
+		c.mu.Unlock()
+		if h == nil {
+			return nil, nil
+		}
+		return h(method, params), nil
+	}})
 	opts.onServe = func(s *Server) { c.server <- s }
 	go func() {
 		c.exit <- Serve(context.Background(), sr, sw, opts)
 		sw.Close()
 	}()
-	go c.read(bufio.NewReader(cr))
 	t.Cleanup(func() {
 		cw.Close()
 		select {
@@ -75,57 +85,6 @@ func startWith(t testing.TB, opts Options) *client {
 		}
 	})
 	return c
-}
-
-func (c *client) read(r *bufio.Reader) {
-	for {
-		body, err := chaos.ReadFrame(r)
-		if err != nil {
-			c.mu.Lock()
-			c.noteCond.Broadcast()
-			c.mu.Unlock()
-			return
-		}
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			c.t.Errorf("server sent invalid JSON: %q", body)
-			continue
-		}
-		switch {
-		case m.Method != "" && m.ID != nil: // a request from the server
-			c.mu.Lock()
-			c.notes = append(c.notes, m)
-			c.noteCond.Broadcast()
-			h := c.onRequest
-			c.mu.Unlock()
-			var res any
-			if h != nil {
-				res = h(m.Method, m.Params)
-			}
-			out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-			// Answered from another goroutine, as editors do: io.Pipe has no
-			// buffer, and the server may be writing to us from its read loop
-			// (an inline reply) at this very moment.
-			go c.sendRaw(string(out))
-		case m.Method != "":
-			c.mu.Lock()
-			c.notes = append(c.notes, m)
-			c.noteCond.Broadcast()
-			c.mu.Unlock()
-		default:
-			c.mu.Lock()
-			ch := c.waiters[string(m.ID)]
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- body
-			} else {
-				c.mu.Lock()
-				c.orphans = append(c.orphans, m)
-				c.noteCond.Broadcast()
-				c.mu.Unlock()
-			}
-		}
-	}
 }
 
 // serverText returns the server's copy of an open buffer, once every
@@ -145,14 +104,12 @@ func (c *client) serverText(rel string) (string, bool) {
 
 // sendRaw writes one frame with the given body, byte for byte.
 func (c *client) sendRaw(body string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	_ = c.lc.Send([]byte(body))
 }
 
 // notify sends a notification; params is raw JSON.
 func (c *client) notify(method, params string) {
-	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+	_ = c.lc.NotifyRaw(method, []byte(params))
 }
 
 // call sends a request (params raw JSON) and waits for its response body.
@@ -164,31 +121,21 @@ func (c *client) call(method, params string) message {
 
 // send sends a request and returns its id without waiting.
 func (c *client) send(method, params string) string {
-	c.mu.Lock()
-	c.nextID++
-	id := strconv.Itoa(c.nextID)
-	c.waiters[id] = make(chan json.RawMessage, 1)
-	c.mu.Unlock()
-	c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params))
+	c.t.Helper()
+	id, err := c.lc.RequestRaw(method, []byte(params))
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	return id
 }
 
 func (c *client) wait(id string) message {
 	c.t.Helper()
-	c.mu.Lock()
-	ch := c.waiters[id]
-	c.mu.Unlock()
-	select {
-	case body := <-ch:
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			c.t.Fatalf("bad response %q", body)
-		}
-		return m
-	case <-time.After(20 * time.Second):
-		c.t.Fatalf("no response to request %s", id)
+	m, err := c.lc.Response(id, 20*time.Second)
+	if err != nil {
+		c.t.Fatalf("no response to request %s: %v", id, err)
 	}
-	return message{}
+	return m
 }
 
 // result calls and decodes a successful result into v.
@@ -209,34 +156,17 @@ func (c *client) result(method, params string, v any) {
 // and pred arrives after index from, and returns it with its index.
 func (c *client) waitFor(from int, method string, pred func(params json.RawMessage) bool) (message, int) {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	timer := time.AfterFunc(20*time.Second, func() {
-		c.mu.Lock()
-		c.noteCond.Broadcast()
-		c.mu.Unlock()
+	m, i, err := c.lc.Next(from, time.Now().Add(20*time.Second), func(m message) bool {
+		return m.Method == method && (pred == nil || pred(m.Params))
 	})
-	defer timer.Stop()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := from; ; {
-		for ; i < len(c.notes); i++ {
-			if n := c.notes[i]; n.Method == method && (pred == nil || pred(n.Params)) {
-				return n, i
-			}
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("no %s notification arrived", method)
-		}
-		c.noteCond.Wait()
+	if err != nil {
+		c.t.Fatalf("no %s notification arrived: %v", method, err)
 	}
+	return m, i
 }
 
 // mark returns the current notification count, to wait for later ones.
-func (c *client) mark() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.notes)
-}
+func (c *client) mark() int { return c.lc.Mark() }
 
 // initialize performs initialize + initialized for root with the given
 // client capabilities (raw JSON) and waits for the workspace to load.
@@ -278,6 +208,16 @@ func (c *client) openText(rel, text string, version int) {
 		c.uri(rel), version, jsonString(text)))
 }
 
+// didChange sends didChange for rel with its content changes (JSON: change,
+// wholeText).
+func (c *client) didChange(rel string, version int, changes ...string) {
+	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}`,
+		c.uri(rel), version, strings.Join(changes, ",")))
+}
+
+// wholeText is a content change replacing the whole text.
+func wholeText(text string) string { return fmt.Sprintf(`{"text":%s}`, jsonString(text)) }
+
 func (c *client) uri(rel string) string {
 	return string(uri.File(filepath.Join(c.root, filepath.FromSlash(rel))))
 }
@@ -303,16 +243,19 @@ func (c *client) diagnostics(from int, rel string, pred func(publishedDiagnostic
 }
 
 type publishedDiagnostics struct {
-	URI         string `json:"uri"`
-	Version     *int   `json:"version"`
-	Diagnostics []struct {
-		Range    lspRange        `json:"range"`
-		Severity int             `json:"severity"`
-		Code     string          `json:"code"`
-		Source   string          `json:"source"`
-		Message  string          `json:"message"`
-		Data     json.RawMessage `json:"data"`
-	} `json:"diagnostics"`
+	URI         string     `json:"uri"`
+	Version     *int       `json:"version"`
+	Diagnostics []diagJSON `json:"diagnostics"`
+}
+
+// diagJSON is an LSP diagnostic as the server sends it.
+type diagJSON struct {
+	Range    lspRange        `json:"range"`
+	Severity int             `json:"severity"`
+	Code     string          `json:"code"`
+	Source   string          `json:"source"`
+	Message  string          `json:"message"`
+	Data     json.RawMessage `json:"data"`
 }
 
 func (p publishedDiagnostics) codes() []string {
@@ -323,62 +266,41 @@ func (p publishedDiagnostics) codes() []string {
 	return out
 }
 
-type lspPosition struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type lspRange struct {
-	Start lspPosition `json:"start"`
-	End   lspPosition `json:"end"`
-}
+// LSP's positions and ranges, as the server has them.
+type (
+	lspPosition = store.Position
+	lspRange    = store.Range
+)
 
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
 
-// copyExample copies examples/<name> into a temp dir, so tests may edit it.
-func copyExample(t testing.TB, name string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "..", "examples", name)
-	return copyDir(t, src)
-}
-
 // copyTestdata copies lsp/testdata/<name> into a temp dir.
 func copyTestdata(t testing.TB, name string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return copyDir(t, filepath.Join(filepath.Dir(file), "testdata", name))
-}
-
-func copyDir(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return testkit.CopyTree(t, filepath.Join("testdata", name))
 }
 
 // at returns the position of the n-th (0-based) occurrence of needle in
 // text, plus offset bytes into it, as an LSP position JSON (UTF-16 columns).
 func at(t *testing.T, text, needle string, n, offset int) string {
+	t.Helper()
+	p := lspclient.PositionAt(text, needleAt(t, text, needle, n)+offset)
+	return fmt.Sprintf(`{"line":%d,"character":%d}`, p.Line, p.Character)
+}
+
+// spanOf is the range of the n-th (0-based) occurrence of needle in text.
+func spanOf(t *testing.T, text, needle string, n int) lspRange {
+	t.Helper()
+	off := needleAt(t, text, needle, n)
+	return lspRange{Start: lspclient.PositionAt(text, off), End: lspclient.PositionAt(text, off+len(needle))}
+}
+
+// needleAt is the byte offset of the n-th (0-based) occurrence of needle in
+// text.
+func needleAt(t *testing.T, text, needle string, n int) int {
 	t.Helper()
 	idx := -1
 	for i := 0; i <= n; i++ {
@@ -388,15 +310,5 @@ func at(t *testing.T, text, needle string, n, offset int) string {
 		}
 		idx += 1 + j
 	}
-	off := idx + offset
-	line := strings.Count(text[:off], "\n")
-	lineStart := strings.LastIndex(text[:off], "\n") + 1
-	col := 0
-	for _, r := range text[lineStart:off] {
-		col++
-		if r >= 0x10000 {
-			col++
-		}
-	}
-	return fmt.Sprintf(`{"line":%d,"character":%d}`, line, col)
+	return idx
 }

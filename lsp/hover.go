@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,7 +11,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/schema"
 )
 
@@ -92,11 +90,7 @@ func hoverTaskRef(t target) string {
 // hoverTaskSummary: subject, status, blockers and a description excerpt.
 func hoverTaskSummary(task *store.Task, storyID string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Task `%s`**", task.ID)
-	if task.Subject != "" {
-		fmt.Fprintf(&b, " — %s", hoverEscape(task.Subject))
-	}
-	b.WriteString("\n\n")
+	hoverHeading(&b, "Task", task.ID, task.Subject)
 	fmt.Fprintf(&b, "Status: %s", hoverStatus(task.Status))
 	if task.Priority != "" {
 		fmt.Fprintf(&b, " · priority `%s`", task.Priority)
@@ -112,21 +106,14 @@ func hoverTaskSummary(task *store.Task, storyID string) string {
 			fmt.Fprintf(&b, " and %d more", n-hoverMaxBlockers)
 		}
 	}
-	if d := hoverExcerpt(task.Description, hoverExcerptLen); d != "" {
-		b.WriteString("\n\n---\n\n")
-		b.WriteString(d)
-	}
+	hoverDescription(&b, task.Description)
 	return b.String()
 }
 
 // hoverStorySummary: title, effective status, done/total tasks, epic.
 func hoverStorySummary(snap *Snapshot, st *store.Story) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Story `%s`**", st.ID)
-	if st.Title != "" {
-		fmt.Fprintf(&b, " — %s", hoverEscape(st.Title))
-	}
-	b.WriteString("\n\n")
+	hoverHeading(&b, "Story", st.ID, st.Title)
 	fmt.Fprintf(&b, "Status: `%s` · %d/%d tasks done", st.EffectiveStatus(), st.Done(), len(st.Tasks))
 	if e := st.EpicID(); e != "" {
 		fmt.Fprintf(&b, " · epic `%s`", e)
@@ -137,11 +124,26 @@ func hoverStorySummary(snap *Snapshot, st *store.Story) string {
 	if st.File == nil {
 		fmt.Fprintf(&b, "\n\nThe folder has no `story.json`.")
 	}
-	if d := hoverExcerpt(st.Description, hoverExcerptLen); d != "" {
+	hoverDescription(&b, st.Description)
+	return b.String()
+}
+
+// hoverHeading starts a summary: "**<what> `id`** — title", then a blank line.
+func hoverHeading(b *strings.Builder, what, id, title string) {
+	fmt.Fprintf(b, "**%s `%s`**", what, id)
+	if title != "" {
+		fmt.Fprintf(b, " — %s", hoverEscape(title))
+	}
+	b.WriteString("\n\n")
+}
+
+// hoverDescription ends a summary with an excerpt of the description, under
+// a rule.
+func hoverDescription(b *strings.Builder, description string) {
+	if d := hoverExcerpt(description, hoverExcerptLen); d != "" {
 		b.WriteString("\n\n---\n\n")
 		b.WriteString(d)
 	}
-	return b.String()
 }
 
 // hoverEpicRef describes the epic a story's `epic` field names.
@@ -155,11 +157,7 @@ func hoverEpicRef(snap *Snapshot, id string) string {
 // hoverEpicSummary: title, status, children count (and how many are done).
 func hoverEpicSummary(snap *Snapshot, e *store.Epic) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Epic `%s`**", e.ID)
-	if e.Title != "" {
-		fmt.Fprintf(&b, " — %s", hoverEscape(e.Title))
-	}
-	b.WriteString("\n\n")
+	hoverHeading(&b, "Epic", e.ID, e.Title)
 	if e.Status != "" {
 		fmt.Fprintf(&b, "Status: `%s` · ", e.Status)
 	}
@@ -174,27 +172,17 @@ func hoverEpicSummary(snap *Snapshot, e *store.Epic) string {
 	if e.File != nil {
 		fmt.Fprintf(&b, " · `%s`", e.File.Rel)
 	}
-	if d := hoverExcerpt(e.Description, hoverExcerptLen); d != "" {
-		b.WriteString("\n\n---\n\n")
-		b.WriteString(d)
-	}
+	hoverDescription(&b, e.Description)
 	return b.String()
 }
 
 // hoverProperty documents a property name from the file kind's schema.
 func hoverProperty(s *Server, t target) string {
-	var k schema.Kind
-	switch t.file.Kind {
-	case store.KindTask:
-		k = schema.Task
-	case store.KindStory:
-		k = schema.Story
-	case store.KindEpic:
-		k = schema.Epic
-	default:
+	k, ok := t.file.Kind.Schema()
+	if !ok {
 		return ""
 	}
-	prop, ok := s.parser.Schemas().Lookup(k, hoverSchemaPath(t.loc.Path))
+	prop, ok := s.parser.Schemas().Lookup(k, schema.InstancePath(t.loc.Path))
 	if !ok {
 		return ""
 	}
@@ -225,20 +213,6 @@ func hoverProperty(s *Server, t target) string {
 		fmt.Fprintf(&b, "\n\nDefault: `%s`", prop.Default)
 	}
 	return b.String()
-}
-
-// hoverSchemaPath turns a location path into a schema instance path (keys and
-// array indexes as strings).
-func hoverSchemaPath(path []jsonc.PathElem) []string {
-	out := make([]string, len(path))
-	for i, e := range path {
-		if e.Index >= 0 {
-			out[i] = strconv.Itoa(e.Index)
-		} else {
-			out[i] = e.Key
-		}
-	}
-	return out
 }
 
 // excerpt returns the first max characters of s, cut at a word boundary,

@@ -66,19 +66,6 @@ func navParams(c *client, rel, pos, extra string) string {
 	return fmt.Sprintf(`{"textDocument":{"uri":%q},"position":%s%s}`, c.uri(rel), pos, extra)
 }
 
-// navSpan is the UTF-16 range of the n-th occurrence of needle in text.
-func navSpan(t *testing.T, text, needle string, n int) lspRange {
-	t.Helper()
-	var r lspRange
-	if err := json.Unmarshal([]byte(at(t, text, needle, n, 0)), &r.Start); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(at(t, text, needle, n, len(needle))), &r.End); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 type navHoverResult struct {
 	Contents struct {
 		Kind  string `json:"kind"`
@@ -198,7 +185,7 @@ func TestHover(t *testing.T) {
 					t.Errorf("hover has %q:\n%s", w, h.Contents.Value)
 				}
 			}
-			want := navSpan(t, text, tc.needle, tc.n)
+			want := spanOf(t, text, tc.needle, tc.n)
 			if h.Range == nil || *h.Range != want {
 				t.Errorf("range %+v, want %+v", h.Range, want)
 			}
@@ -218,11 +205,11 @@ func TestHoverUTF16Range(t *testing.T) {
 	if h == nil || !strings.Contains(h.Contents.Value, "Task `remove-item`") {
 		t.Fatalf("hover at UTF-16 column 45: %+v", h)
 	}
-	want := lspRange{Start: lspPosition{2, 44}, End: lspPosition{2, 57}}
+	want := lspRange{Start: lspPosition{Line: 2, Character: 44}, End: lspPosition{Line: 2, Character: 57}}
 	if *h.Range != want {
 		t.Fatalf("range %+v, want %+v", *h.Range, want)
 	}
-	if got := navSpan(t, text, `"remove-item"`, 0); got != want {
+	if got := spanOf(t, text, `"remove-item"`, 0); got != want {
 		t.Fatalf("fixture changed: entry at %+v", got)
 	}
 }

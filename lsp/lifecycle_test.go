@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -26,7 +28,7 @@ func TestLifecycle(t *testing.T) {
 	if m := c.call("textDocument/hover", `{}`); m.Error == nil || m.Error.Code != -32002 {
 		t.Fatalf("request before initialize: %+v", m)
 	}
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	if m := c.call("initialize", `{"capabilities":{}}`); m.Error == nil || m.Error.Code != -32600 {
 		t.Fatalf("second initialize: %+v", m)
 	}
@@ -53,7 +55,7 @@ func TestLifecycle(t *testing.T) {
 
 func TestExitWithoutShutdown(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	c.notify("exit", `null`)
 	select {
 	case code := <-c.exit:
@@ -72,15 +74,13 @@ func TestMalformedMessages(t *testing.T) {
 	c.sendRaw(`[1,2`)
 	c.sendRaw(`{"jsonrpc":"2.0","id":77,"params":{}}`) // neither request nor response
 	// The server answered each and is still alive.
-	c.initialize(copyExample(t, "workspace"), "")
-	c.mu.Lock()
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	var codes []int
-	for _, m := range c.orphans {
+	for _, m := range c.lc.Orphans() {
 		if m.Error != nil {
 			codes = append(codes, m.Error.Code)
 		}
 	}
-	c.mu.Unlock()
 	if len(codes) != 3 || codes[0] != -32700 || codes[1] != -32700 || codes[2] != -32600 {
 		t.Fatalf("error responses to malformed frames: %v, want [-32700 -32700 -32600]", codes)
 	}
@@ -95,7 +95,7 @@ func TestMalformedMessages(t *testing.T) {
 
 func TestEOFExits(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	c.in.Close()
 	select {
 	case code := <-c.exit:
@@ -109,7 +109,7 @@ func TestEOFExits(t *testing.T) {
 // reported done, the bytes of the JSON files the workspace holds (the serve
 // command sizes its collector from them).
 func TestLoadedGivesTheJSONBytes(t *testing.T) {
-	root := copyExample(t, "workspace")
+	root := testkit.CopyExample(t, "workspace")
 	var want int64
 	err := filepath.WalkDir(filepath.Join(root, ".saga"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".json" {

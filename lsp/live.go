@@ -71,7 +71,7 @@ type live struct {
 	fsw    *fsnotify.Watcher
 	ops    chan func()
 	done   chan struct{}
-	bell   chan struct{} // code lens refresh requests
+	bell   bell // code lens refresh requests
 	wg     sync.WaitGroup
 	once   sync.Once
 
@@ -89,7 +89,7 @@ type live struct {
 	lists    map[string]string // task list dir → session
 
 	epics    map[string]*liveEpic // by epic id (live_epic.go)
-	epicBell chan struct{}        // an epic's state may have moved
+	epicBell bell                 // an epic's state may have moved
 }
 
 func newLive(s *Server, env func(string) string) *live {
@@ -98,11 +98,11 @@ func newLive(s *Server, env func(string) string) *live {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &live{s: s, env: env, ctx: ctx, cancel: cancel, ops: make(chan func(), 64),
-		done: make(chan struct{}), bell: make(chan struct{}, 1),
+		done: make(chan struct{}), bell: newBell(),
 		runs: map[string]*liveRun{}, stories: map[string]*liveStory{}, tokens: map[string]stoppable{},
 		skip: map[string]bool{}, locks: map[string]lockCheck{}, journals: map[string]journalState{},
 		watched: map[string]bool{}, lists: map[string]string{},
-		epics: map[string]*liveEpic{}, epicBell: make(chan struct{}, 1)}
+		epics: map[string]*liveEpic{}, epicBell: newBell()}
 }
 
 // start begins watching root's workers. It does not scan: scan does, once
@@ -294,7 +294,7 @@ func (ef *effects) flush() {
 		ef.l.s.pub.queue(slices.Sorted(maps.Keys(ef.rels)))
 	}
 	if ef.refresh {
-		ef.l.ringRefresh()
+		ef.l.bell.ring()
 	}
 }
 

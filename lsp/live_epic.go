@@ -198,7 +198,7 @@ func (l *live) tickEpics() {
 // it is derived again (at most every epicMinInterval).
 func (l *live) epicChanged(e *liveEpic) {
 	e.gen++
-	l.ringEpics()
+	l.epicBell.ring()
 }
 
 // storyMoved is called when a worker's run changed: the epics listing the
@@ -216,7 +216,7 @@ func (l *live) storyMoved(story string, stateMoved bool) {
 		if stateMoved || e.status.Stories[i].State != commands.EpicRunning {
 			l.epicChanged(e)
 		} else if e.announce {
-			l.ringEpics()
+			l.epicBell.ring()
 		}
 	}
 }

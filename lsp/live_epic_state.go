@@ -113,7 +113,7 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *comma
 	}
 	l.step(func(_ *Snapshot, ef *effects) {
 		if l.epicDerivedLocked(snap, e, st, in, gen, ef) {
-			l.ringEpics()
+			l.epicBell.ring()
 		}
 	})
 	return st
@@ -136,13 +136,6 @@ func (l *live) epicDerivedLocked(snap *Snapshot, e *liveEpic, st *commands.EpicS
 		ef.rels[f.Rel] = true
 	}
 	return true
-}
-
-func (l *live) ringEpics() {
-	select {
-	case l.epicBell <- struct{}{}:
-	default:
-	}
 }
 
 // epicLoop derives epics' states when something moved, then waits

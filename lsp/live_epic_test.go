@@ -119,7 +119,7 @@ func TestRunEpicLive(t *testing.T) {
 	final := waitEpic(c, from, epicEnded)
 	if final.State != runs.StatusCompleted || final.Done != 3 || final.Total != 3 || len(final.Running) != 0 ||
 		len(final.Held) != 0 || len(final.Failed) != 0 || final.Session != res.Session {
-		t.Fatalf("final epicProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
+		t.Fatalf("final epicProgress %+v\noutput:\n%s", final, testkit.FileText(res.OutputFile))
 	}
 	for _, s := range final.Stories {
 		if s.State != runs.StatusCompleted || s.Done != s.Total || s.Total == 0 {
@@ -247,12 +247,12 @@ func TestEpicHeldLive(t *testing.T) {
 		}
 	}
 	pd, _ := c.diagnostics(from, epicRel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-held") })
-	text := readFileString(filepath.Join(c.root, epicRel))
+	text := testkit.FileText(filepath.Join(c.root, epicRel))
 	for _, d := range pd.Diagnostics {
 		if d.Code != "story-held" {
 			continue
 		}
-		if d.Severity != 3 || d.Range != symbolRangeOf(t, text, `"shop--b"`, 0) ||
+		if d.Severity != 3 || d.Range != spanOf(t, text, `"shop--b"`, 0) ||
 			!strings.Contains(d.Message, "story shop--b is held: its blocker shop--a failed") {
 			t.Errorf("story-held %+v", d)
 		}

@@ -180,14 +180,6 @@ func (p *progress) reportPercent(message string, pct uint32) {
 		Value: mustRaw(&protocol.WorkDoneProgressReport{Kind: "report", Message: &message, Percentage: &pct})})
 }
 
-// ringRefresh asks for a workspace/codeLens/refresh (coalesced).
-func (l *live) ringRefresh() {
-	select {
-	case l.bell <- struct{}{}:
-	default:
-	}
-}
-
 // refresher sends workspace/codeLens/refresh when the bell rings, at most
 // one at a time, to clients that support it.
 func (l *live) refresher() {

@@ -123,10 +123,8 @@ func (c *client) initializeWith(root, capabilities, options string) {
 
 // notesOf returns the server's messages of one method from index from on.
 func (c *client) notesOf(from int, method string) []message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []message
-	for _, n := range c.notes[min(from, len(c.notes)):] {
+	for _, n := range c.lc.Notes(from) {
 		if n.Method == method {
 			out = append(out, n)
 		}
@@ -173,6 +171,21 @@ func waitProgress(c *client, from int, pred func(workerProgressParams) bool) (wo
 
 func ended(p workerProgressParams) bool {
 	return p.State != runs.StateStarting && p.State != runs.StateRunning
+}
+
+// inFirstRun: the worker runs its agent for the first time.
+func inFirstRun(p workerProgressParams) bool {
+	return p.State == runs.StateRunning && p.Cycle == 1
+}
+
+// runLive starts demoStory from its lens on a live fixture with the
+// stand-in's script and delay; from marks the messages before the run.
+func runLive(t *testing.T, script string, delayMS int) (f *liveFixture, c *client, from int, res runResult) {
+	t.Helper()
+	f = newLiveFixture(t, script, delayMS)
+	c = startLive(t, f.root)
+	from = c.mark()
+	return f, c, from, runFromLens(c, demoStory, nil)
 }
 
 // execCommand runs workspace/executeCommand and returns the response.
@@ -255,17 +268,14 @@ func wtTaskRel(task string) string {
 // completed, saga/taskStatus for every task, a cancellable work-done
 // progress begin/report/end, code lens refreshes, and the final lenses.
 func TestRunStoryLive(t *testing.T) {
-	f := newLiveFixture(t, "all", 0)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "all", 0)
 	if res.Story != demoStory || !strings.HasPrefix(res.Session, "saga-story-"+demoStory+"-") ||
 		res.OutputFile != filepath.Join(f.sessionDir, res.Session+".log") || !strings.Contains(res.Attach, f.socket) {
 		t.Errorf("runStory result %+v", res)
 	}
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "completed" || final.Done != 2 || final.Total != 2 || final.Session != res.Session {
-		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
+		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, testkit.FileText(res.OutputFile))
 	}
 
 	// The sequence: starting first, then running with done never falling,
@@ -400,11 +410,8 @@ func TestRunStoryLive(t *testing.T) {
 // TestStopStoryLive: stopStory in the middle of a run stops the worker,
 // which reports stopped; the lens offers ▶ Run again.
 func TestStopStoryLive(t *testing.T) {
-	f := newLiveFixture(t, "slow", 400)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
+	_, c, from, res := runLive(t, "slow", 400)
+	waitProgress(c, from, inFirstRun)
 	storyRel := ".saga/stories/" + demoStory + "/story.json"
 	if got := lensTitles(codeLenses(c, storyRel)); len(got) != 3 || got[0] != "■ Stop" || got[1] != "Show output" ||
 		!strings.HasPrefix(got[2], "● running · ") {
@@ -427,33 +434,26 @@ func TestStopStoryLive(t *testing.T) {
 // TestCancelProgressStopsWorker: cancelling the worker's work-done progress
 // stops the worker.
 func TestCancelProgressStopsWorker(t *testing.T) {
-	f := newLiveFixture(t, "slow", 400)
-	c := startLive(t, f.root)
-	from := c.mark()
-	runFromLens(c, demoStory, nil)
+	_, c, from, _ := runLive(t, "slow", 400)
 	create, _ := c.waitFor(from, "window/workDoneProgress/create", nil)
 	var p struct {
 		Token string `json:"token"`
 	}
 	json.Unmarshal(create.Params, &p)
-	waitProgress(c, from, func(p workerProgressParams) bool { return p.State == runs.StateRunning && p.Cycle == 1 })
+	waitProgress(c, from, inFirstRun)
 	c.notify("window/workDoneProgress/cancel", fmt.Sprintf(`{"token":%q}`, p.Token))
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "stopped" {
 		t.Errorf("after cancel: %+v", final)
 	}
-	_ = f
 }
 
 // TestRunStoryCrash: a claude that crashes fails the run.
 func TestRunStoryCrash(t *testing.T) {
-	f := newLiveFixture(t, "crash", 0)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "crash", 0)
 	final, _ := waitProgress(c, from, ended)
 	if final.State != "failed" {
-		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, readFileString(res.OutputFile))
+		t.Fatalf("final workerProgress %+v\noutput:\n%s", final, testkit.FileText(res.OutputFile))
 	}
 	// The worker put the crashed task back to pending: no stale task.
 	if s := readStatus(t, f.wtTask("write-tests")); s != "pending" {
@@ -465,18 +465,15 @@ func TestRunStoryCrash(t *testing.T) {
 // in_progress in the worktree copy; the server notices the death (failed)
 // and publishes stale-task on that file.
 func TestWorkerKilledStaleTask(t *testing.T) {
-	f := newLiveFixture(t, "slow", 600)
-	c := startLive(t, f.root)
-	from := c.mark()
-	res := runFromLens(c, demoStory, nil)
+	f, c, from, res := runLive(t, "slow", 600)
 	if !testkit.WaitUntil(30*time.Second, func() bool {
 		_, err := os.Stat(f.wtTask("write-tests"))
 		return err == nil && readStatus(t, f.wtTask("write-tests")) == "in_progress"
 	}) {
-		t.Fatalf("write-tests never went in_progress:\n%s", readFileString(res.OutputFile))
+		t.Fatalf("write-tests never went in_progress:\n%s", testkit.FileText(res.OutputFile))
 	}
 	workerPID, claudePID := 0, 0
-	for line := range strings.Lines(readFileString(res.EventsFile)) {
+	for line := range strings.Lines(testkit.FileText(res.EventsFile)) {
 		var e runs.Event
 		if json.Unmarshal([]byte(line), &e) == nil {
 			switch e.Event {
@@ -499,10 +496,10 @@ func TestWorkerKilledStaleTask(t *testing.T) {
 	d, _ := c.diagnostics(from, wtTaskRel("write-tests"), func(p publishedDiagnostics) bool {
 		return slices.Contains(p.codes(), "stale-task")
 	})
-	text := readFileString(f.wtTask("write-tests"))
+	text := testkit.FileText(f.wtTask("write-tests"))
 	for _, dg := range d.Diagnostics {
 		if dg.Code == "stale-task" {
-			if dg.Severity != 2 || dg.Range != symbolRangeOf(t, text, `"in_progress"`, 0) {
+			if dg.Severity != 2 || dg.Range != spanOf(t, text, `"in_progress"`, 0) {
 				t.Errorf("stale-task %+v", dg)
 			}
 		}
@@ -615,20 +612,23 @@ func (w *eventsWriter) line(fields string) string {
 
 func liveTestdata(t *testing.T) string {
 	t.Helper()
-	root := copyTestdata(t, "live")
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	return root
+	return copyTestdata(t, "live")
+}
+
+// liveSessions is liveTestdata with a session dir of its own for the
+// server to find workers in.
+func liveSessions(t *testing.T) (root, sessions string) {
+	t.Helper()
+	sessions = t.TempDir()
+	t.Setenv("SAGA_SESSION_DIR", sessions)
+	return liveTestdata(t), sessions
 }
 
 // TestLiveEventsRobust: a worker found in the session dir is followed from
 // its events file; garbage lines, a half-written line and an overlong one
 // are skipped, and the server keeps answering; worker.end ends it.
 func TestLiveEventsRobust(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	pid := fakeWorker(t, root, "ship-it")
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d,"outputFile":%q`, pid, strings.TrimSuffix(w.path, ".events.jsonl")))
@@ -673,9 +673,7 @@ func TestLiveEventsRobust(t *testing.T) {
 // failed; an in_progress task of its worktree copy becomes stale-task, and
 // a client that did not opt in gets no saga/* notifications.
 func TestLiveWorkerDies(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	// The worktree copy, with build in progress.
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
 	testkit.CopyInto(t, filepath.Join(root, ".saga", "stories", "ship-it"), wt)
@@ -723,9 +721,7 @@ func TestLiveWorkerDies(t *testing.T) {
 // PostToolUse hook does) is announced as saga/taskStatus; with a live
 // worker its source is hook, and the worker's progress counts it.
 func TestWorktreeStatusChange(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	c := startLive(t, root)
 	// A worktree copy appears (the worker's worktree step) …
 	wt := filepath.Join(root, ".saga", "worktrees", "ship-it", ".saga", "stories", "ship-it")
@@ -769,12 +765,11 @@ func TestWorktreeStatusChange(t *testing.T) {
 // copy's once there is one; a resolution clears it.
 func TestStoryBlocked(t *testing.T) {
 	root := liveTestdata(t)
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	rel := ".saga/stories/ship-it/story.json"
-	text := readFileString(filepath.Join(root, rel))
+	text := testkit.FileText(filepath.Join(root, rel))
 	d, _ := c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "story-blocked") })
-	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 3 || d.Diagnostics[0].Range != symbolRangeOf(t, text, `"ship-it"`, 0) ||
+	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Severity != 3 || d.Diagnostics[0].Range != spanOf(t, text, `"ship-it"`, 0) ||
 		!strings.Contains(d.Diagnostics[0].Message, "Production credentials are missing") {
 		t.Errorf("story-blocked %+v", d.Diagnostics)
 	}
@@ -803,12 +798,12 @@ func TestStoryBlocked(t *testing.T) {
 // worker alive is stale-task (warning) on its status value.
 func TestStaleTaskMainCopy(t *testing.T) {
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	rel := ".saga/stories/user-auth--api/signup-endpoint.json"
 	d, _ := c.diagnostics(0, rel, nil)
-	text := readFileString(filepath.Join(c.root, rel))
+	text := testkit.FileText(filepath.Join(c.root, rel))
 	if len(d.Diagnostics) != 1 || d.Diagnostics[0].Code != "stale-task" || d.Diagnostics[0].Severity != 2 ||
-		d.Diagnostics[0].Range != symbolRangeOf(t, text, `"in_progress"`, 0) {
+		d.Diagnostics[0].Range != spanOf(t, text, `"in_progress"`, 0) {
 		t.Errorf("signup-endpoint: %+v", d.Diagnostics)
 	}
 	// Editing it to completed clears it (status-inconsistent may appear:
@@ -867,10 +862,10 @@ func TestExecuteCommandCreate(t *testing.T) {
 			t.Errorf("after the creates: %s: %s [%s]", d.File, d.Message, d.Code)
 		}
 	}
-	if !strings.Contains(readFileString(filepath.Join(root, ".saga/epics/billing/epic.json")), `"billing--invoices"`) {
+	if !strings.Contains(testkit.FileText(filepath.Join(root, ".saga/epics/billing/epic.json")), `"billing--invoices"`) {
 		t.Error("the epic does not list its new story")
 	}
-	if !strings.Contains(readFileString(filepath.Join(root, ".saga/stories/standalone-fix/story.json")), `"Standalone fix"`) {
+	if !strings.Contains(testkit.FileText(filepath.Join(root, ".saga/stories/standalone-fix/story.json")), `"Standalone fix"`) {
 		t.Error("createStory without a title did not derive one")
 	}
 	// Mistakes are -32602 with what to do; failures -32803.
@@ -1011,21 +1006,11 @@ func serverGoroutines() int {
 	return count
 }
 
-func readFileString(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(%v)", err)
-	}
-	return string(b)
-}
-
 // TestLiveShutdownNoLeak: a server following a worker leaves no goroutine
 // behind after shutdown and exit (the watcher, the live loop, the lens
 // refresher, the progress reporting all end).
 func TestLiveShutdownNoLeak(t *testing.T) {
-	root := liveTestdata(t)
-	sessions := t.TempDir()
-	t.Setenv("SAGA_SESSION_DIR", sessions)
+	root, sessions := liveSessions(t)
 	pid := fakeWorker(t, root, "ship-it")
 	w := newEventsWriter(t, sessions, "ship-it")
 	w.event(fmt.Sprintf(`"event":"worker.start","pid":%d`, pid))

@@ -62,7 +62,7 @@ func TestLongList(t *testing.T) {
 			c.result("textDocument/references", navParams(c, rel, entry(30001, 2), `,"context":{"includeDeclaration":false}`), &refs)
 			if len(refs) != longEntries/workload.LongSiblings {
 				t.Errorf("references to k-001: %d, want %d", len(refs), longEntries/workload.LongSiblings)
-			} else if want := navSpan(t, text, `"k-001"`, longEntries/workload.LongSiblings-1); refs[len(refs)-1].Range != want {
+			} else if want := spanOf(t, text, `"k-001"`, longEntries/workload.LongSiblings-1); refs[len(refs)-1].Range != want {
 				t.Errorf("last reference at %+v, want %+v", refs[len(refs)-1].Range, want)
 			}
 
@@ -93,7 +93,7 @@ func TestLongList(t *testing.T) {
 				t.Fatalf("document symbols: %d, want %d", len(syms), longEntries+1)
 			}
 			last := syms[len(syms)-1]
-			if want := navSpan(t, text, `"k-099"`, longEntries/workload.LongSiblings-1); last.Name != "k-099" || last.Location.Range != want {
+			if want := spanOf(t, text, `"k-099"`, longEntries/workload.LongSiblings-1); last.Name != "k-099" || last.Location.Range != want {
 				t.Errorf("last symbol %+v, want k-099 at %+v", last, want)
 			}
 			var ws []gotSymbolInformation

@@ -3,15 +3,16 @@ package lsp
 import (
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestNameLimit: a name over 200 bytes would make a file name past what file
 // systems allow; rename refuses it, the create commands refuse it, and no
 // quick fix offers to create such a task.
 func TestNameLimit(t *testing.T) {
-	root := copyExample(t, "workspace")
-	c := start(t)
-	c.initialize(root, capsFull)
+	root := testkit.CopyExample(t, "workspace")
+	c := startOn(t, root, capsFull)
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	text := c.open(rel)
 	long := strings.Repeat("x", 300)

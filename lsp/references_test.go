@@ -98,7 +98,7 @@ func navLocations(t *testing.T, c *client, refs []navRef) []navLocation {
 	t.Helper()
 	out := []navLocation{}
 	for _, r := range refs {
-		out = append(out, navLocation{URI: c.uri(r.file), Range: navSpan(t, navDisk(t, c, r.file), r.needle, r.n)})
+		out = append(out, navLocation{URI: c.uri(r.file), Range: spanOf(t, navDisk(t, c, r.file), r.needle, r.n)})
 	}
 	return out
 }
@@ -153,7 +153,7 @@ func TestNavigationUnsavedEdits(t *testing.T) {
 	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[`+
 		`{"range":{"start":{"line":0,"character":1},"end":{"line":0,"character":1}},"text":"\n\n"}]}`, c.uri(navAddItem)))
 	defs := navDefinition(t, c, navCartTotal, at(t, total, `"add-item"`, 0, 2))
-	if want := (lspRange{Start: lspPosition{3, 8}, End: lspPosition{3, 18}}); len(defs) != 1 || defs[0].Range != want {
+	if want := (lspRange{Start: lspPosition{Line: 3, Character: 8}, End: lspPosition{Line: 3, Character: 18}}); len(defs) != 1 || defs[0].Range != want {
 		t.Fatalf("definition after the incremental edit %+v, want range %+v", defs, want)
 	}
 
@@ -168,7 +168,7 @@ func TestNavigationUnsavedEdits(t *testing.T) {
 	if h == nil || !strings.Contains(h.Contents.Value, "No task `new-task` in story `shop--cart`") {
 		t.Fatalf("hover on the edited entry: %+v", h)
 	}
-	if want := navSpan(t, newText, `"new-task"`, 0); h.Range == nil || *h.Range != want {
+	if want := spanOf(t, newText, `"new-task"`, 0); h.Range == nil || *h.Range != want {
 		t.Fatalf("range %+v, want %+v", h.Range, want)
 	}
 }

@@ -28,8 +28,7 @@ func renameParams(c *client, rel, pos, newName string) string {
 
 func TestPrepareRename(t *testing.T) {
 	root := copyTestdata(t, "rename")
-	c := start(t)
-	c.initialize(root, capsFull)
+	c := startOn(t, root, capsFull)
 	e := newEditSession(t, c, root)
 	deploy := e.openFile(renameDeploy)
 	setup := e.openFile(renameSetup)
@@ -108,8 +107,7 @@ func TestRename(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := copyTestdata(t, "rename")
-			c := start(t)
-			c.initialize(root, tt.caps)
+			c := startOn(t, root, tt.caps)
 			e := newEditSession(t, c, root)
 			from := c.mark()
 			text := e.openFile(tt.rel)
@@ -243,8 +241,7 @@ func boolCount(b bool) int {
 
 func TestRenameErrors(t *testing.T) {
 	root := copyTestdata(t, "rename")
-	c := start(t)
-	c.initialize(root, capsFull)
+	c := startOn(t, root, capsFull)
 	e := newEditSession(t, c, root)
 	from := c.mark()
 	deploy := e.openFile(renameDeploy)

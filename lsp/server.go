@@ -458,3 +458,15 @@ func (s *Server) stopBackground() {
 type slogLogger struct{ l *slog.Logger }
 
 func (l slogLogger) Printf(format string, v ...any) { l.l.Debug(fmt.Sprintf(format, v...)) }
+
+// bell wakes a loop: rings while one is pending fold into it.
+type bell chan struct{}
+
+func newBell() bell { return make(bell, 1) }
+
+func (b bell) ring() {
+	select {
+	case b <- struct{}{}:
+	default:
+	}
+}

@@ -11,14 +11,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // sendBytes writes raw bytes to the server, framing or not.
 func (c *client) sendBytes(b string) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.in.Write([]byte(b)); err != nil {
+	if _, err := c.lc.Write([]byte(b)); err != nil {
 		c.t.Fatalf("write: %v", err)
 	}
 }
@@ -30,10 +29,8 @@ func frame(header, body string) string { return header + body }
 // orphanCodes returns the error codes of responses to ids the test never
 // sent, in order, with their ids.
 func (c *client) orphanCodes() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []string
-	for _, m := range c.orphans {
+	for _, m := range c.lc.Orphans() {
 		if m.Error != nil {
 			out = append(out, fmt.Sprintf("%d@%s", m.Error.Code, m.ID))
 		}
@@ -81,7 +78,7 @@ func TestFraming(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := start(t)
-			c.initialize(copyExample(t, "workspace"), "")
+			c.initialize(testkit.CopyExample(t, "workspace"), "")
 			c.sendBytes(tc.in)
 			if m := c.call("workspace/symbol", `{"query":"login"}`); m.Error != nil || !strings.Contains(string(m.Result), "login") {
 				t.Fatalf("the request after the bad input: %+v", m)
@@ -99,7 +96,7 @@ func TestFraming(t *testing.T) {
 func TestFramingTruncatedAtEOF(t *testing.T) {
 	for _, tail := range []string{"Content-Length: 100\r\n\r\n{\"jsonrpc\"", "Content-Length: 10", "Content-Le"} {
 		c := start(t)
-		c.initialize(copyExample(t, "workspace"), "")
+		c.initialize(testkit.CopyExample(t, "workspace"), "")
 		id := c.send("workspace/symbol", `{"query":"login"}`)
 		c.sendBytes(tail)
 		if m := c.wait(id); m.Error != nil {

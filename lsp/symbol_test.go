@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,19 +18,6 @@ import (
 )
 
 const hierarchicalSymbolCaps = `{"textDocument":{"documentSymbol":{"hierarchicalDocumentSymbolSupport":true}}}`
-
-// symbolRangeOf is the LSP range of the n-th occurrence of needle in text.
-func symbolRangeOf(t *testing.T, text, needle string, n int) lspRange {
-	t.Helper()
-	var r lspRange
-	if err := json.Unmarshal([]byte(at(t, text, needle, n, 0)), &r.Start); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(at(t, text, needle, n, len(needle))), &r.End); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // symbolFixture starts a server on a copy of testdata/symbols/<name>.
 func symbolFixture(t *testing.T, name, caps string) *client {
@@ -69,28 +57,29 @@ type gotSymbolInformation struct {
 }
 
 // wantSymbol describes an expected symbol; ranges are given as needles in
-// the file's text (the n-th occurrence). rng "" means the same as sel;
-// rng "*" means the whole top-level object.
+// the file's text (the n-th occurrence). Sel "" means the quoted name; Rng ""
+// means the same as Sel, "*" the whole top-level object.
 type wantSymbol struct {
-	name, detail string
-	kind         int
-	sel          string
-	selN         int
-	rng          string
-	rngN         int
-	children     []wantSymbol
+	Name     string       `json:"name"`
+	Detail   string       `json:"detail"`
+	Kind     int          `json:"kind"`
+	Sel      string       `json:"sel"`
+	SelN     int          `json:"selN"`
+	Rng      string       `json:"rng"`
+	RngN     int          `json:"rngN"`
+	Children []wantSymbol `json:"children"`
 }
 
 func (w wantSymbol) ranges(t *testing.T, text string) (rng, sel lspRange) {
 	t.Helper()
-	sel = symbolRangeOf(t, text, w.sel, w.selN)
-	switch w.rng {
+	sel = spanOf(t, text, cmp.Or(w.Sel, `"`+w.Name+`"`), w.SelN)
+	switch w.Rng {
 	case "":
 		rng = sel
 	case "*":
-		rng = symbolRangeOf(t, text, strings.TrimSpace(text), 0)
+		rng = spanOf(t, text, strings.TrimSpace(text), 0)
 	default:
-		rng = symbolRangeOf(t, text, w.rng, w.rngN)
+		rng = spanOf(t, text, w.Rng, w.RngN)
 	}
 	return rng, sel
 }
@@ -103,19 +92,19 @@ func checkDocumentSymbols(t *testing.T, text string, got []gotDocumentSymbol, wa
 	}
 	for i, w := range want {
 		g := got[i]
-		p := path + "/" + w.name
+		p := path + "/" + w.Name
 		detail := ""
 		if g.Detail != nil {
 			detail = *g.Detail
 		}
-		if g.Name != w.name || g.Kind != w.kind || detail != w.detail {
-			t.Errorf("%s: got name %q kind %d detail %q, want %q %d %q", p, g.Name, g.Kind, detail, w.name, w.kind, w.detail)
+		if g.Name != w.Name || g.Kind != w.Kind || detail != w.Detail {
+			t.Errorf("%s: got name %q kind %d detail %q, want %q %d %q", p, g.Name, g.Kind, detail, w.Name, w.Kind, w.Detail)
 		}
 		rng, sel := w.ranges(t, text)
 		if g.Range != rng || g.SelectionRange != sel {
 			t.Errorf("%s: range %+v selection %+v, want %+v %+v", p, g.Range, g.SelectionRange, rng, sel)
 		}
-		checkDocumentSymbols(t, text, g.Children, w.children, p)
+		checkDocumentSymbols(t, text, g.Children, w.Children, p)
 	}
 }
 
@@ -129,99 +118,51 @@ func flattenSymbols(ws []wantSymbol, container string) []flatSymbol {
 	var out []flatSymbol
 	for _, w := range ws {
 		out = append(out, flatSymbol{w, container})
-		out = append(out, flattenSymbols(w.children, w.name)...)
+		out = append(out, flattenSymbols(w.Children, w.Name)...)
 	}
 	return out
 }
 
-var documentSymbolCases = []struct {
-	name string
-	rel  string
-	want []wantSymbol
-}{
-	{
-		name: "task with blockers",
-		rel:  ".saga/stories/shop--cart/cart-total.json",
-		want: []wantSymbol{{
-			name: "cart-total", kind: 12, detail: "Show the cart total · pending", sel: `"cart-total"`, rng: "*",
-			children: []wantSymbol{
-				{name: "add-item", kind: 20, detail: "Add an item to the cart · completed", sel: `"add-item"`},
-				{name: "remove-item", kind: 20, detail: "Remove an item from the cart · pending", sel: `"remove-item"`},
-			},
-		}},
-	},
-	{
-		name: "task with a non-BMP character before its id (UTF-16 columns)",
-		rel:  ".saga/stories/shop--checkout/pay-button.json",
-		want: []wantSymbol{{
-			name: "pay-button", kind: 12, detail: "Pay by card 💳 · pending", sel: `"pay-button"`, rng: "*",
-			children: []wantSymbol{
-				{name: "confirm-order", kind: 20, detail: "Confirm the order · pending", sel: `"confirm-order"`},
-			},
-		}},
-	},
-	{
-		name: "task with an unknown blocker",
-		rel:  ".saga/stories/shop--checkout/send-receipt.json",
-		want: []wantSymbol{{
-			name: "send-receipt", kind: 12, detail: "Email the receipt · pending", sel: `"send-receipt"`, rng: "*",
-			children: []wantSymbol{
-				{name: "confirm-order", kind: 20, detail: "Confirm the order · pending", sel: `"confirm-order"`},
-				{name: "ghost-task", kind: 20, detail: "no such task", sel: `"ghost-task"`},
-			},
-		}},
-	},
-	{
-		name: "task without blockers",
-		rel:  ".saga/stories/shop--cart/add-item.json",
-		want: []wantSymbol{{name: "add-item", kind: 12, detail: "Add an item to the cart · completed", sel: `"add-item"`, rng: "*"}},
-	},
-	{
-		name: "story",
-		rel:  ".saga/stories/shop--checkout/story.json",
-		want: []wantSymbol{{
-			name: "shop--checkout", kind: 5, detail: "Checkout flow", sel: `"shop--checkout"`, rng: "*",
-			children: []wantSymbol{
-				{name: "title", kind: 7, detail: "Checkout flow", sel: `"title"`, rng: `"title": "Checkout flow"`},
-				{name: "status", kind: 7, detail: "pending", sel: `"status"`, rng: `"status": "pending"`},
-				{name: "epic", kind: 7, detail: "shop", sel: `"epic"`, rng: `"epic": "shop"`},
-			},
-		}},
-	},
-	{
-		name: "epic",
-		rel:  ".saga/epics/shop/epic.json",
-		want: []wantSymbol{{
-			name: "shop", kind: 2, detail: "Online shop", sel: `"shop"`, rng: "*",
-			children: []wantSymbol{
-				{name: "shop--cart", kind: 5, detail: "in_progress", sel: `"shop--cart"`, rng: `{ "id": "shop--cart", "blockedBy": [] }`},
-				{name: "shop--checkout", kind: 5, detail: "in_progress", sel: `"shop--checkout"`, rng: `{ "id": "shop--checkout", "blockedBy": ["shop--cart"] }`,
-					children: []wantSymbol{{name: "shop--cart", kind: 20, detail: "in_progress", sel: `"shop--cart"`, selN: 1}}},
-				{name: "shop--ghost", kind: 5, detail: "no such story", sel: `"shop--ghost"`, rng: `{ "id": "shop--ghost", "blockedBy": [] }`},
-			},
-		}},
-	},
+type symbolCase struct {
+	Name string       `json:"name"`
+	Rel  string       `json:"rel"`
+	Want []wantSymbol `json:"want"`
+}
+
+// documentSymbolCases are testdata/symbols/document-symbols.json: a file
+// of the shop fixture and the symbols it must answer.
+func documentSymbolCases(t *testing.T) []symbolCase {
+	t.Helper()
+	var cases []symbolCase
+	data, err := os.ReadFile(filepath.Join("testdata", "symbols", "document-symbols.json"))
+	if err == nil {
+		err = json.Unmarshal(data, &cases)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
 }
 
 func TestDocumentSymbolsHierarchical(t *testing.T) {
 	c := symbolFixture(t, "shop", hierarchicalSymbolCaps)
-	for _, tc := range documentSymbolCases {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range documentSymbolCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
 			var got []gotDocumentSymbol
-			c.result("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(tc.rel)), &got)
-			checkDocumentSymbols(t, c.symbolReadRel(tc.rel), got, tc.want, "")
+			c.result("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(tc.Rel)), &got)
+			checkDocumentSymbols(t, c.symbolReadRel(tc.Rel), got, tc.Want, "")
 		})
 	}
 }
 
 func TestDocumentSymbolsFlat(t *testing.T) {
 	c := symbolFixture(t, "shop", `{"textDocument":{"documentSymbol":{"hierarchicalDocumentSymbolSupport":false}}}`)
-	for _, tc := range documentSymbolCases {
-		t.Run(tc.name, func(t *testing.T) {
-			text := c.symbolReadRel(tc.rel)
+	for _, tc := range documentSymbolCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			text := c.symbolReadRel(tc.Rel)
 			var got []gotSymbolInformation
-			c.result("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(tc.rel)), &got)
-			want := flattenSymbols(tc.want, "")
+			c.result("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(tc.Rel)), &got)
+			want := flattenSymbols(tc.Want, "")
 			if len(got) != len(want) {
 				t.Fatalf("%d symbols, want %d: %+v", len(got), len(want), got)
 			}
@@ -232,11 +173,11 @@ func TestDocumentSymbolsFlat(t *testing.T) {
 					container = *g.ContainerName
 				}
 				rng, _ := w.w.ranges(t, text)
-				if g.Name != w.w.name || g.Kind != w.w.kind || container != w.container {
-					t.Errorf("#%d: got %q kind %d container %q, want %q %d %q", i, g.Name, g.Kind, container, w.w.name, w.w.kind, w.container)
+				if g.Name != w.w.Name || g.Kind != w.w.Kind || container != w.container {
+					t.Errorf("#%d: got %q kind %d container %q, want %q %d %q", i, g.Name, g.Kind, container, w.w.Name, w.w.Kind, w.container)
 				}
-				if g.Location.URI != c.uri(tc.rel) || g.Location.Range != rng {
-					t.Errorf("#%d %s: location %s %+v, want %s %+v", i, g.Name, g.Location.URI, g.Location.Range, c.uri(tc.rel), rng)
+				if g.Location.URI != c.uri(tc.Rel) || g.Location.Range != rng {
+					t.Errorf("#%d %s: location %s %+v, want %s %+v", i, g.Name, g.Location.URI, g.Location.Range, c.uri(tc.Rel), rng)
 				}
 				if g.SelectionRange != nil {
 					t.Errorf("#%d %s: flat mode sent a DocumentSymbol", i, g.Name)
@@ -263,13 +204,12 @@ func TestDocumentSymbolsEdgeCases(t *testing.T) {
 	var got []gotDocumentSymbol
 	c.result("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(rel)), &got)
 	checkDocumentSymbols(t, text, got, []wantSymbol{{
-		name: "cart-badge", kind: 12, detail: "Badge 🛒 count · in_progress", sel: `"cart-badge"`, rng: "*",
-		children: []wantSymbol{{name: "nope", kind: 20, detail: "no such task", sel: `"nope"`}},
+		Name: "cart-badge", Kind: 12, Detail: "Badge 🛒 count · in_progress", Rng: "*",
+		Children: []wantSymbol{{Name: "nope", Kind: 20, Detail: "no such task"}},
 	}}, "")
 
 	// A broken buffer still has symbols for what parses.
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":2},"contentChanges":[{"text":%s}]}`,
-		c.uri(rel), jsonString(`{"id": "cart-badge", "subject": "Half`)))
+	c.didChange(rel, 2, wholeText(`{"id": "cart-badge", "subject": "Half`))
 	m := c.call("textDocument/documentSymbol", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(rel)))
 	if m.Error != nil || !strings.Contains(string(m.Result), `"name":"cart-badge"`) {
 		t.Errorf("broken buffer: %s %+v", m.Result, m.Error)
@@ -347,7 +287,7 @@ func TestWorkspaceSymbols(t *testing.T) {
 		if s.ContainerName != nil {
 			container = *s.ContainerName
 		}
-		want := symbolRangeOf(t, c.symbolReadRel(tc.rel), jsonString(tc.name), 0)
+		want := spanOf(t, c.symbolReadRel(tc.rel), jsonString(tc.name), 0)
 		if s.Kind != tc.kind || container != tc.container || s.Location.URI != c.uri(tc.rel) || s.Location.Range != want {
 			t.Errorf("%s: kind %d container %q at %s %+v, want %d %q %s %+v", tc.name, s.Kind, container,
 				s.Location.URI, s.Location.Range, tc.kind, tc.container, c.uri(tc.rel), want)
@@ -399,8 +339,7 @@ func writeBulkWorkspace(t *testing.T, stories, perStory int) string {
 
 func TestWorkspaceSymbolsLargeWorkspace(t *testing.T) {
 	root := writeBulkWorkspace(t, 20, 100) // 2,000 tasks
-	c := start(t)
-	c.initialize(root, "")
+	c := startOn(t, root, "")
 	for _, tc := range []struct {
 		query     string
 		wantCount int

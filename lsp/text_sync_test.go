@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -22,24 +23,15 @@ func change(start, end lspPosition, text string) string {
 		start.Line, start.Character, end.Line, end.Character, jsonString(text))
 }
 
-func (c *client) didChange(rel string, version int, changes ...string) {
-	c.notify("textDocument/didChange", fmt.Sprintf(`{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}`,
-		c.uri(rel), version, strings.Join(changes, ",")))
-}
-
 // showMessages returns the window/showMessage texts received so far.
 func (c *client) showMessages() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []string
-	for _, n := range c.notes {
-		if n.Method == "window/showMessage" {
-			var p struct {
-				Message string `json:"message"`
-			}
-			json.Unmarshal(n.Params, &p)
-			out = append(out, p.Message)
+	for _, n := range c.notesOf(0, "window/showMessage") {
+		var p struct {
+			Message string `json:"message"`
 		}
+		json.Unmarshal(n.Params, &p)
+		out = append(out, p.Message)
 	}
 	return out
 }
@@ -71,7 +63,7 @@ func TestDidChangeInvalidRange(t *testing.T) {
 		{"change null", `null`},
 	}
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	for i, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			c.t = t
@@ -108,7 +100,7 @@ func TestDidChangeInvalidRange(t *testing.T) {
 func TestDidChangeClamped(t *testing.T) {
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	text := c.open(rel)
 	lineEnd := func(s string) int { return strings.IndexByte(s, '\n') } // of line 0
 	cases := []struct {
@@ -116,11 +108,11 @@ func TestDidChangeClamped(t *testing.T) {
 		change string
 		want   func(string) string
 	}{
-		{"character past the line end", change(lspPosition{0, 500}, lspPosition{0, 500}, "A"),
+		{"character past the line end", change(lspPosition{Line: 0, Character: 500}, lspPosition{Line: 0, Character: 500}, "A"),
 			func(s string) string { return s[:lineEnd(s)] + "A" + s[lineEnd(s):] }},
-		{"line past the end", change(lspPosition{9999, 0}, lspPosition{9999, 7}, "B"),
+		{"line past the end", change(lspPosition{Line: 9999, Character: 0}, lspPosition{Line: 9999, Character: 7}, "B"),
 			func(s string) string { return s + "B" }},
-		{"end before start", change(lspPosition{1, 4}, lspPosition{1, 2}, "C"),
+		{"end before start", change(lspPosition{Line: 1, Character: 4}, lspPosition{Line: 1, Character: 2}, "C"),
 			func(s string) string { i := lineEnd(s) + 1; return s[:i+2] + "C" + s[i+4:] }},
 		{"integral float", `{"range":{"start":{"line":0,"character":1.0},"end":{"line":0,"character":1e0}},"text":"D"}`,
 			func(s string) string { return s[:1] + "D" + s[1:] }},
@@ -145,7 +137,7 @@ func TestDidChangeClamped(t *testing.T) {
 func TestDidChangeOverLimit(t *testing.T) {
 	const rel = ".saga/stories/add-logout-button/write-tests.json"
 	c := start(t)
-	c.initialize(copyExample(t, "workspace"), "")
+	c.initialize(testkit.CopyExample(t, "workspace"), "")
 	small := c.open(rel)
 	pad := strings.Repeat("a", 4<<20)
 	at := strings.Index(small, `"Template`) + 1 // inside the description
@@ -159,7 +151,7 @@ func TestDidChangeOverLimit(t *testing.T) {
 	// Incremental edits of the big buffer: typed at its start and end.
 	end := editorPos(text, len(text))
 	from = c.mark()
-	c.didChange(rel, 3, change(lspPosition{0, 1}, lspPosition{0, 1}, " "), change(end, end, "\n"))
+	c.didChange(rel, 3, change(lspPosition{Line: 0, Character: 1}, lspPosition{Line: 0, Character: 1}, " "), change(end, end, "\n"))
 	text = text[:1] + " " + text[1:] + "\n"
 	if got, _ := c.serverText(rel); got != text {
 		t.Fatalf("the big buffer lost an edit (%d bytes, want %d)", len(got), len(text))

@@ -83,8 +83,8 @@ func (s *Server) load(root string) {
 	// publications after it as the loaded workspace's.
 	s.notify("window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
 	s.pub.queueAll()
-	// Lenses asked for while loading showed an empty workspace.
-	s.live.ringRefresh()
+	// Lenses asked for while loading showed an empty workspace: refresh them.
+	s.live.bell.ring()
 	// Sized after the diagnostics are queued: its collection of the load's
 	// garbage runs beside their publication instead of before it.
 	if s.loaded != nil {

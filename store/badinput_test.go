@@ -19,6 +19,7 @@ func TestBadInput(t *testing.T) {
 	const good = `{"id": "t", "subject": "s", "description": "", "status": "pending", "blockedBy": []}`
 	tests := []struct {
 		name  string
+		task  string                           // the text of t.json, when there is no setup
 		setup func(t *testing.T, story string) // story: the story folder's path
 		file  string                           // file the diagnostic must be on
 		code  store.Code
@@ -35,20 +36,10 @@ func TestBadInput(t *testing.T) {
 			},
 			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "chmod",
 		},
-		{
-			name: "binary",
-			setup: func(t *testing.T, story string) {
-				write(t, filepath.Join(story, "t.json"), "\x7fELF\x00\x00\x01\x02")
-			},
-			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "binary",
-		},
-		{
-			name: "invalid UTF-8",
-			setup: func(t *testing.T, story string) {
-				write(t, filepath.Join(story, "t.json"), `{"id": "t", "subject": "caf`+"\xe9"+`", "description": "", "status": "pending", "blockedBy": []}`)
-			},
-			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: "UTF-8",
-		},
+		{name: "binary", task: "\x7fELF\x00\x00\x01\x02",
+			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "binary"},
+		{name: "invalid UTF-8", task: `{"id": "t", "subject": "caf` + "\xe9" + `", "description": "", "status": "pending", "blockedBy": []}`,
+			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: "UTF-8"},
 		{
 			name: "50 MB file",
 			setup: func(t *testing.T, story string) {
@@ -118,27 +109,12 @@ func TestBadInput(t *testing.T) {
 			},
 			file: ".saga/stories/s/t.json", code: store.CodeUnreadableFile, says: "is a folder",
 		},
-		{
-			name: "empty file",
-			setup: func(t *testing.T, story string) {
-				write(t, filepath.Join(story, "t.json"), "")
-			},
-			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: "empty",
-		},
-		{
-			name: "not an object",
-			setup: func(t *testing.T, story string) {
-				write(t, filepath.Join(story, "t.json"), `["t"]`)
-			},
-			file: ".saga/stories/s/t.json", code: store.CodeSchema, says: "object",
-		},
-		{
-			name: "deep nesting",
-			setup: func(t *testing.T, story string) {
-				write(t, filepath.Join(story, "t.json"), strings.Repeat("[", 100000))
-			},
-			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: "",
-		},
+		{name: "empty file", task: "",
+			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: "empty"},
+		{name: "not an object", task: `["t"]`,
+			file: ".saga/stories/s/t.json", code: store.CodeSchema, says: "object"},
+		{name: "deep nesting", task: strings.Repeat("[", 100000),
+			file: ".saga/stories/s/t.json", code: store.CodeJSONSyntax, says: ""},
 		{
 			name: "non-JSON files are ignored",
 			setup: func(t *testing.T, story string) {
@@ -155,7 +131,11 @@ func TestBadInput(t *testing.T) {
 			root := t.TempDir()
 			story := filepath.Join(root, ".saga", "stories", "s")
 			write(t, filepath.Join(story, "story.json"), `{"id": "s", "title": "S", "description": ""}`)
-			tt.setup(t, story)
+			if tt.setup != nil {
+				tt.setup(t, story)
+			} else {
+				write(t, filepath.Join(story, "t.json"), tt.task)
+			}
 			ws, err := p.Load(root)
 			if err != nil {
 				t.Fatalf("Load: %v", err)

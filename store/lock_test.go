@@ -390,32 +390,16 @@ func TestLockInProcess(t *testing.T) {
 	// flock belongs to the open file, so goroutines of one process exclude
 	// each other as separate processes do.
 	root := fakeLockRepo(t)
-	var inside, maxInside atomic.Int32
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 20 {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				l, err := AcquireLock(ctx, root, "story-in")
-				cancel()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := inside.Add(1)
-				if n > maxInside.Load() {
-					maxInside.Store(n)
-				}
-				time.Sleep(100 * time.Microsecond)
-				inside.Add(-1)
-				if err := l.Unlock(); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if m := maxInside.Load(); m != 1 {
+	m, _ := testkit.Holders(t, 8, 20, 100*time.Microsecond, func() (func() error, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		l, err := AcquireLock(ctx, root, "story-in")
+		if err != nil {
+			return nil, err
+		}
+		return l.Unlock, nil
+	})
+	if m != 1 {
 		t.Errorf("%d holders at once, want 1", m)
 	}
 }

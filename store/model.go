@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
+	"github.com/saga-ai/saga-lsp/store/schema"
 )
 
 // Statuses of stories, epics and tasks.
@@ -45,6 +46,16 @@ func (k FileKind) String() string {
 		return "misplaced"
 	}
 	return "other"
+}
+
+// Schema is the schema a story, task or epic file follows; false for other
+// files.
+func (k FileKind) Schema() (schema.Kind, bool) {
+	switch k {
+	case KindStory, KindTask, KindEpic:
+		return schema.Kind(k.String()), true
+	}
+	return "", false
 }
 
 // Classify tells what the file at rel (slash-separated, relative to the

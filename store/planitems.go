@@ -139,26 +139,36 @@ func storyTitle(s *Story) string {
 	return s.ID
 }
 
+// RolledUp is the status of a whole made of parts (a story of its tasks, an
+// epic of its stories): completed when there are parts and every one is, in
+// progress when one has started, else pending.
+func RolledUp[P any](parts []P, status func(P) string) string {
+	done, started := 0, false
+	for _, p := range parts {
+		switch status(p) {
+		case StatusCompleted:
+			done++
+			started = true
+		case StatusInProgress:
+			started = true
+		}
+	}
+	switch {
+	case len(parts) > 0 && done == len(parts):
+		return StatusCompleted
+	case started:
+		return StatusInProgress
+	}
+	return StatusPending
+}
+
 // EffectiveStatus is the story's status as the tasks show it: completed when
 // every task is, in progress when any has started, else story.json's status
 // or pending.
 func (s *Story) EffectiveStatus() string {
 	if len(s.Tasks) > 0 {
-		done, started := 0, false
-		for _, t := range s.Tasks {
-			switch t.Status {
-			case StatusCompleted:
-				done++
-				started = true
-			case StatusInProgress:
-				started = true
-			}
-		}
-		switch {
-		case done == len(s.Tasks):
-			return StatusCompleted
-		case started:
-			return StatusInProgress
+		if st := RolledUp(s.Tasks, func(t *Task) string { return t.Status }); st != StatusPending {
+			return st
 		}
 	}
 	if s.Status == StatusInProgress || s.Status == StatusCompleted {

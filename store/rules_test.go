@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -20,39 +19,31 @@ import (
 // line, as `<file>:<line>:<col> <code>` with 1-based line and UTF-16 column
 // (what `saga-lsp check` prints). Lines starting with # are comments.
 func TestRules(t *testing.T) {
-	cases, err := filepath.Glob("testdata/rules/*.txtar")
-	if err != nil || len(cases) == 0 {
-		t.Fatalf("no rule cases found: %v", err)
-	}
 	p := workspace.Parser(t)
-	for _, c := range cases {
-		t.Run(strings.TrimSuffix(filepath.Base(c), ".txtar"), func(t *testing.T) {
-			files, want := readCase(t, c)
-			root := t.TempDir()
-			for name, data := range files {
-				writeFile(t, filepath.Join(root, name), data)
+	testkit.RunArchives(t, "testdata/rules/*.txtar", func(t *testing.T, files map[string]string) {
+		files, want := ruleCase(files)
+		root := t.TempDir()
+		testkit.WriteFiles(t, root, files)
+		ws, err := p.Load(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range ws.Diagnostics() {
+			if d.Message == "" {
+				t.Errorf("%s: empty message for %s", d.File, d.Code)
 			}
-			ws, err := p.Load(root)
-			if err != nil {
-				t.Fatal(err)
+			if d.Severity != store.SeverityOf(d.Code) {
+				t.Errorf("%s: %s has severity %v", d.File, d.Code, d.Severity)
 			}
-			var got []string
-			for _, d := range ws.Diagnostics() {
-				if d.Message == "" {
-					t.Errorf("%s: empty message for %s", d.File, d.Code)
-				}
-				if d.Severity != store.SeverityOf(d.Code) {
-					t.Errorf("%s: %s has severity %v", d.File, d.Code, d.Severity)
-				}
-				got = append(got, fmt.Sprintf("%s:%d:%d %s", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code))
-			}
-			slices.Sort(got)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Errorf("diagnostics differ\n got:\n  %s\nwant:\n  %s\nall:\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), dump(ws))
-			}
-		})
-	}
+			got = append(got, fmt.Sprintf("%s:%d:%d %s", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Code))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("diagnostics differ\n got:\n  %s\nwant:\n  %s\nall:\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), dump(ws))
+		}
+	})
 }
 
 func dump(ws *store.Workspace) string {
@@ -64,30 +55,31 @@ func dump(ws *store.Workspace) string {
 	return b.String()
 }
 
-// readCase reads a txtar archive: its files form the workspace, but for
-// the one named "want", which holds the expectations. A file name ending in
-// ".crlf" is written without the suffix and with CRLF line ends.
+// ruleCase splits a rule case's files: the workspace's, but for the one
+// named "want", which holds the expectations. A file name ending in ".crlf"
+// is written without the suffix and with CRLF line ends.
+func ruleCase(files map[string]string) (ws map[string]string, want []string) {
+	ws = map[string]string{}
+	for name, data := range files {
+		switch base, crlf := strings.CutSuffix(name, ".crlf"); {
+		case name == "want":
+			want = testkit.Expectations(data)
+		case crlf:
+			ws[base] = strings.ReplaceAll(data, "\n", "\r\n")
+		default:
+			ws[name] = data
+		}
+	}
+	return ws, want
+}
+
+// readCase is the rule case at path (ruleCase).
 func readCase(t *testing.T, path string) (map[string][]byte, []string) {
 	t.Helper()
-	a, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, want := ruleCase(testkit.ReadArchive(t, path))
 	files := map[string][]byte{}
-	var want []string
-	for _, f := range a.Files {
-		switch base, crlf := strings.CutSuffix(f.Name, ".crlf"); {
-		case f.Name == "want":
-			for line := range strings.Lines(string(f.Data)) {
-				if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-					want = append(want, line)
-				}
-			}
-		case crlf:
-			files[base] = []byte(strings.ReplaceAll(string(f.Data), "\n", "\r\n"))
-		default:
-			files[f.Name] = f.Data
-		}
+	for name, data := range ws {
+		files[name] = []byte(data)
 	}
 	return files, want
 }

@@ -218,7 +218,7 @@ func TestInterruptedCompletionNotVerified(t *testing.T) {
 			})
 		}
 	}()
-	code := worker.Run(ctx, worker.Options{Story: "halt", Dir: f.root, OutputFile: f.out, Self: f.sagaLSP, Stdout: os.Stderr,
+	code := worker.Run(ctx, worker.Options{Story: "halt", Dir: f.root, Self: f.sagaLSP, Process: runs.Process{OutputFile: f.out, Stdout: os.Stderr},
 		WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}})
 	if code != worker.ExitFailed {
 		t.Fatalf("exit %d", code)

@@ -7,10 +7,10 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,56 +36,29 @@ type Options struct {
 	Story string
 	Dir   string // where the worker was started; the workspace root is found from it
 	runs.WorkerFlags
-	OutputFile string // human log copy; events go to runs.EventsFile(OutputFile)
-	Session    string // tmux session name, for events; default runs.SessionName
-	SessionDir string
+	runs.Process
 
 	Claude string // claude executable (default: $runs.EnvClaude or "claude" on PATH)
 	GH     string // gh executable (default: $runs.EnvGH or "gh" on PATH)
 	Git    string // default "git"
 	Self   string // the saga-lsp binary, for hook commands and the dry-run agent
-
-	Stdout io.Writer
-	Env    func(string) string
-	Now    func() time.Time
 }
 
 func (o *Options) defaults() {
 	o.WorkerFlags = o.WorkerFlags.WithDefaults()
-	if o.Env == nil {
-		o.Env = os.Getenv
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
+	o.Process.Fill(runs.KindStory, o.Story)
 	if o.Git == "" {
 		o.Git = "git"
 	}
 	if o.Claude == "" {
-		o.Claude = orDefault(runs.Getenv(o.Env, runs.EnvClaude), "claude")
+		o.Claude = cmp.Or(runs.Getenv(o.Env, runs.EnvClaude), "claude")
 	}
 	if o.GH == "" {
-		o.GH = orDefault(runs.Getenv(o.Env, runs.EnvGH), "gh")
-	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
-	}
-	if o.Session == "" {
-		o.Session = orDefault(runs.Getenv(o.Env, runs.EnvSession), runs.SessionName(o.Story, o.Now()))
+		o.GH = cmp.Or(runs.Getenv(o.Env, runs.EnvGH), "gh")
 	}
 	if o.Self == "" {
 		o.Self, _ = os.Executable()
 	}
-}
-
-func orDefault(v, d string) string {
-	if v == "" {
-		return d
-	}
-	return v
 }
 
 // run is the state of one worker run.
@@ -128,7 +101,7 @@ func Run(ctx context.Context, o Options) int {
 		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: invalid story name %q\n", o.Story)
 		return ExitFailed
 	}
-	j, err := runs.OpenLog(o.OutputFile, o.Story, "", o.Session, o.Stdout, o.Now)
+	j, err := o.OpenLog(o.Story, "")
 	if err != nil {
 		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: %v\n", err)
 		return ExitFailed
@@ -173,7 +146,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		r.j.Error(runs.StepStart, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}
-	if r.root, err = store.FindRoot(orDefault(r.o.Dir, ".")); err != nil {
+	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
 		r.j.Error(runs.StepStart, "%v", err)
 		return runs.StatusFailed, ExitFailed
 	}

@@ -80,7 +80,7 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 	f.t.Helper()
 	f.t.Setenv("SAGA_STANDIN_SCRIPT", script)
 	var out bytes.Buffer
-	o := worker.Options{Story: story, Dir: f.root, OutputFile: f.out, Self: f.sagaLSP, Stdout: &out, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
+	o := worker.Options{Story: story, Dir: f.root, Self: f.sagaLSP, Process: runs.Process{OutputFile: f.out, Stdout: &out}, WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}}
 	if mod != nil {
 		mod(&o)
 	}
@@ -500,8 +500,8 @@ func (f *fixture) startSlow(story, delayMS, until string) (cmd *exec.Cmd, out *b
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(func() { cmd.Process.Kill() })
-	if !testkit.WaitUntil(30*time.Second, func() bool { return strings.Contains(readFile(f.out), until) }) {
-		f.t.Fatalf("the worker's output never said %q:\n%s", until, readFile(f.out))
+	if !testkit.WaitUntil(30*time.Second, func() bool { return strings.Contains(testkit.FileText(f.out), until) }) {
+		f.t.Fatalf("the worker's output never said %q:\n%s", until, testkit.FileText(f.out))
 	}
 	return cmd, out
 }
@@ -578,11 +578,6 @@ func TestBadStory(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s", story, code, out)
 		}
 	}
-}
-
-func readFile(p string) string {
-	b, _ := os.ReadFile(p)
-	return string(b)
 }
 
 func mustEval(t *testing.T, p string) string {

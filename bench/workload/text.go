@@ -10,8 +10,12 @@ import (
 // spinner shows (activeForm).
 type verb struct{ imperative, continuous string }
 
+func (v verb) id() string { return slug(v.imperative) }
+
 // thing is an object phrase with the slug it contributes to ids.
 type thing struct{ phrase, slug string }
+
+func (t thing) id() string { return t.slug }
 
 // vocabulary holds the word lists the texts are drawn from. It is built per
 // generation (see newVocabulary) so the package has no mutable globals.

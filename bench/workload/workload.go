@@ -122,14 +122,8 @@ type finding struct {
 // which allows a status field: W carries statuses as long-lived workspaces
 // do (store.StoryDoc and store.EpicDoc, what saga-lsp writes, have none).
 type storyDoc struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Guidance    string `json:"guidance,omitempty"`
-	DoneWhen    string `json:"doneWhen,omitempty"`
-	Avoid       string `json:"avoid,omitempty"`
-	Status      string `json:"status,omitempty"`
-	Epic        string `json:"epic,omitempty"`
+	store.StoryDoc
+	Status string `json:"status,omitempty"`
 }
 
 type epicDoc struct {
@@ -205,10 +199,10 @@ func build(stories, tasksPerStory, epics int, seed int64) ([]file, []finding, er
 	}
 	injectFindings(all)
 	for _, s := range all {
-		s.doc.Status = storyStatus(s.tasks)
+		s.doc.Status = store.RolledUp(s.tasks, func(t *task) string { return t.doc.Status })
 	}
 	for _, ep := range eps {
-		ep.doc.Status = epicStatus(ep.stories)
+		ep.doc.Status = store.RolledUp(ep.stories, func(s *storyPlan) string { return s.doc.Status })
 		if ep.doc.Status == store.StatusPending && w.rng.IntN(2) == 0 {
 			ep.doc.Status = "" // optional: many pending epics never set it
 		}
@@ -272,15 +266,16 @@ func (w *writer) uniqueNames(n int, as, bs []string, used map[string]bool) []str
 }
 
 func (w *writer) uniqueStoryNames(n int, used map[string]bool) []string {
-	verbs := make([]string, len(w.v.storyVerbs))
-	for i, v := range w.v.storyVerbs {
-		verbs[i] = slug(v.imperative)
+	return w.uniqueNames(n, idsOf(w.v.storyVerbs), idsOf(w.v.storyThings), used)
+}
+
+// idsOf is the id form of each of a vocabulary's words.
+func idsOf[W interface{ id() string }](words []W) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w.id()
 	}
-	things := make([]string, len(w.v.storyThings))
-	for i, t := range w.v.storyThings {
-		things[i] = t.slug
-	}
-	return w.uniqueNames(n, verbs, things, used)
+	return out
 }
 
 // blockers picks the earlier siblings item i waits for: usually the one just
@@ -316,12 +311,12 @@ func (w *writer) story(id string, tasksPerStory int, startable bool) *storyPlan 
 	}
 	v, th := w.storyParts(name)
 	title := v.imperative + " " + th.phrase
-	s := &storyPlan{doc: storyDoc{
+	s := &storyPlan{doc: storyDoc{StoryDoc: store.StoryDoc{
 		ID: id, Title: title,
 		Description: w.paragraph(th.phrase, 3, 5),
 		Guidance:    w.sentences(w.v.guidance, 1+w.rng.IntN(2), th.phrase),
 		DoneWhen:    w.sentences(w.v.doneWhen, 1+w.rng.IntN(2), th.phrase),
-	}}
+	}}}
 	if w.rng.Float64() < 0.6 {
 		s.doc.Avoid = w.sentences(w.v.avoid, 1, th.phrase)
 	}
@@ -371,15 +366,7 @@ func (w *writer) storyParts(name string) (verb, thing) {
 
 // uniqueTaskIDs draws n distinct "<verb>-<object>" task ids.
 func (w *writer) uniqueTaskIDs(n int) []string {
-	verbs := make([]string, len(w.v.taskVerbs))
-	for i, v := range w.v.taskVerbs {
-		verbs[i] = slug(v.imperative)
-	}
-	things := make([]string, len(w.v.taskThings))
-	for i, t := range w.v.taskThings {
-		things[i] = t.slug
-	}
-	return w.uniqueNames(n, verbs, things, map[string]bool{})
+	return w.uniqueNames(n, idsOf(w.v.taskVerbs), idsOf(w.v.taskThings), map[string]bool{})
 }
 
 // task fills a task's texts from the verb and object its id was made of.
@@ -520,44 +507,6 @@ func corrupt(data []byte, code store.Code) []byte {
 		return slices.Concat(data[:i], []byte(",\n  \"prority\": \"high\""), data[i:])
 	}
 	return data
-}
-
-func storyStatus(tasks []*task) string {
-	done, started := 0, 0
-	for _, t := range tasks {
-		switch t.doc.Status {
-		case store.StatusCompleted:
-			done++
-		case store.StatusInProgress:
-			started++
-		}
-	}
-	switch {
-	case len(tasks) > 0 && done == len(tasks):
-		return store.StatusCompleted
-	case done+started > 0:
-		return store.StatusInProgress
-	}
-	return store.StatusPending
-}
-
-func epicStatus(stories []*storyPlan) string {
-	done, started := 0, 0
-	for _, s := range stories {
-		switch s.doc.Status {
-		case store.StatusCompleted:
-			done++
-		case store.StatusInProgress:
-			started++
-		}
-	}
-	switch {
-	case len(stories) > 0 && done == len(stories):
-		return store.StatusCompleted
-	case done+started > 0:
-		return store.StatusInProgress
-	}
-	return store.StatusPending
 }
 
 // slug lowercases a phrase into id form ("Set up" → "set-up").

@@ -1,7 +1,6 @@
 package nvim_test
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,12 +12,8 @@ import (
 
 // epicResult is what test/epic.lua writes.
 type epicResult struct {
-	Error         string            `json:"error"`
-	Errors        map[string]string `json:"errors"`
-	Steps         []string          `json:"steps"`
-	NvimVersion   string            `json:"nvim_version"`
-	Notifications []notification    `json:"notifications"`
-	EpicProgress  []struct {
+	scriptResult
+	EpicProgress []struct {
 		Ms         int      `json:"ms"`
 		Epic       string   `json:"epic"`
 		State      string   `json:"state"`
@@ -67,43 +62,15 @@ type epicResult struct {
 // failed, held and blocked stories each warned about once, :SagaRun slow
 // stopped with :SagaStop slow.
 func TestPluginEpic(t *testing.T) {
-	tmp := t.TempDir()
-	server := testkit.Binary(t)
 	ws := testkit.GitRepo(t, "testdata/epics")
-	serverLog := filepath.Join(tmp, "saga-lsp.log")
 	var res epicResult
-	testkit.RunNvim(t, testkit.Nvim{Script: filepath.Join("test", "epic.lua"), Dir: ws, Timeout: 180 * time.Second,
-		Env: []string{
-			"SAGA_NVIM_PLUGIN=" + plugin(t),
-			"SAGA_LSP_SERVER=" + server,
-			"SAGA_LSP_LOG=" + serverLog,
-			"SAGA_WS=" + ws,
-			"SAGA_LSP_BIN=" + server,
-			"SAGA_TMUX_SOCKET=" + testkit.TmuxServer(t),
-			"SAGA_SESSION_DIR=" + filepath.Join(tmp, "sessions"),
-			"CLAUDE_CONFIG_DIR=" + filepath.Join(tmp, "claude"),
-			"SAGA_CLAUDE=" + testkit.Build(t, "./testdata/standin/claude"),
-			"SAGA_STANDIN_SCRIPTS=shop--a=crash,shop--c=blocker,slow--a=slow",
-			"SAGA_STANDIN_DELAY_MS=300",
-			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
-			"PATH=" + filepath.Dir(server) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		},
-		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
-	t.Logf("Neovim %s, steps %v", res.NvimVersion, res.Steps)
-	if res.Error != "" {
-		t.Fatalf("harness error: %s", res.Error)
-	}
-	for _, n := range res.Notifications {
-		t.Logf("notify @%dms [%d] %s | statusline %q", n.Ms, n.Level, n.Msg, n.Statusline)
-	}
+	partErr := runScript(t, "epic.lua", ws, 180*time.Second, []string{
+		"SAGA_CLAUDE=" + testkit.Build(t, "./testdata/standin/claude"),
+		"SAGA_STANDIN_SCRIPTS=shop--a=crash,shop--c=blocker,slow--a=slow",
+		"SAGA_STANDIN_DELAY_MS=300",
+	}, &res)
 	for _, p := range res.EpicProgress {
 		t.Logf("epicProgress @%dms %s %s %d/%d running %v held %v failed %v | statusline %q", p.Ms, p.Epic, p.State, p.Done, p.Total, p.Running, p.Held, p.Failed, p.Statusline)
-	}
-	partErr := func(t *testing.T, name string) {
-		t.Helper()
-		if e := res.Errors[name]; e != "" {
-			t.Fatalf("harness part %q failed: %s", name, e)
-		}
 	}
 
 	t.Run("run", func(t *testing.T) {

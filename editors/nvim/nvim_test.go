@@ -91,14 +91,69 @@ type progress struct {
 }
 
 // pluginResult is what test/plugin.lua writes.
+// scriptResult is what every test script against the server writes.
+type scriptResult struct {
+	testkit.NvimResult
+	Errors        map[string]string `json:"errors"`
+	Notifications []notification    `json:"notifications"`
+}
+
+func (r *scriptResult) common() *scriptResult { return r }
+
+// runScript runs test/<script> with the plugin against the real server, in
+// the workspace ws: the server's log, a private tmux server, temporary
+// session and Claude dirs and no gh for the workers it starts, env on top.
+// It stops the test on a harness error, logs the messages the script
+// captured, and returns partErr, which stops a subtest whose part of the
+// script failed.
+func runScript(t *testing.T, script, ws string, timeout time.Duration, env []string, res interface{ common() *scriptResult }) (partErr func(t *testing.T, name string)) {
+	t.Helper()
+	tmp := t.TempDir()
+	server := testkit.Binary(t)
+	serverLog := filepath.Join(tmp, "saga-lsp.log")
+	sessionDir := filepath.Join(tmp, "sessions")
+	claudeDir := filepath.Join(tmp, "claude")
+	for _, d := range []string{sessionDir, claudeDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.RunNvim(t, testkit.Nvim{Script: filepath.Join("test", script), Dir: ws, Timeout: timeout,
+		Env: append([]string{
+			"SAGA_NVIM_PLUGIN=" + plugin(t),
+			"SAGA_LSP_SERVER=" + server,
+			"SAGA_LSP_LOG=" + serverLog,
+			"SAGA_WS=" + ws,
+			// What the workers use: this binary, a private tmux server,
+			// temporary session and Claude dirs, no gh.
+			"SAGA_LSP_BIN=" + server,
+			"SAGA_TMUX_SOCKET=" + testkit.TmuxServer(t),
+			"SAGA_SESSION_DIR=" + sessionDir,
+			"CLAUDE_CONFIG_DIR=" + claudeDir,
+			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
+			"PATH=" + filepath.Dir(server) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		}, env...),
+		Logs: map[string]string{"saga-lsp log": serverLog}}, res)
+	r := res.common()
+	t.Logf("Neovim %s, steps %v", r.NvimVersion, r.Steps)
+	if r.Error != "" {
+		t.Fatalf("harness error: %s", r.Error)
+	}
+	for _, n := range r.Notifications {
+		t.Logf("notify @%dms [%d] %s | statusline %q", n.Ms, n.Level, n.Msg, n.Statusline)
+	}
+	return func(t *testing.T, name string) {
+		t.Helper()
+		if e := r.Errors[name]; e != "" {
+			t.Fatalf("harness part %q failed: %s", name, e)
+		}
+	}
+}
+
 type pluginResult struct {
-	Error               string            `json:"error"`
-	Errors              map[string]string `json:"errors"`
-	Steps               []string          `json:"steps"`
-	NvimVersion         string            `json:"nvim_version"`
-	CommandsBeforeSetup bool              `json:"commands_before_setup"`
-	Notifications       []notification    `json:"notifications"`
-	Progress            []progress        `json:"progress"`
+	scriptResult
+	CommandsBeforeSetup bool       `json:"commands_before_setup"`
+	Progress            []progress `json:"progress"`
 	Mistakes            *struct {
 		ClientID    int             `json:"client_id"`
 		Root        string          `json:"root"`
@@ -157,50 +212,11 @@ type pluginResult struct {
 }
 
 func TestPlugin(t *testing.T) {
-	tmp := t.TempDir()
-	server := testkit.Binary(t)
 	ws := testkit.CopyExample(t, "workspace")
 	testkit.InitRepo(t, ws)
 	mistakes := testkit.CopyExample(t, "mistakes")
-	serverLog := filepath.Join(tmp, "saga-lsp.log")
-	sessionDir := filepath.Join(tmp, "sessions")
-	claudeDir := filepath.Join(tmp, "claude")
-	for _, d := range []string{sessionDir, claudeDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var res pluginResult
-	testkit.RunNvim(t, testkit.Nvim{Script: filepath.Join("test", "plugin.lua"), Dir: ws, Timeout: 120 * time.Second,
-		Env: []string{
-			"SAGA_NVIM_PLUGIN=" + plugin(t),
-			"SAGA_LSP_SERVER=" + server,
-			"SAGA_LSP_LOG=" + serverLog,
-			"SAGA_WS=" + ws,
-			"SAGA_MISTAKES=" + mistakes,
-			// What runStory's worker uses: this binary, a private tmux server,
-			// temporary session and Claude dirs, no gh.
-			"SAGA_LSP_BIN=" + server,
-			"SAGA_TMUX_SOCKET=" + testkit.TmuxServer(t),
-			"SAGA_SESSION_DIR=" + sessionDir,
-			"CLAUDE_CONFIG_DIR=" + claudeDir,
-			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
-			"PATH=" + filepath.Dir(server) + string(os.PathListSeparator) + os.Getenv("PATH"),
-		},
-		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
-	t.Logf("Neovim %s, steps %v", res.NvimVersion, res.Steps)
-	if res.Error != "" {
-		t.Fatalf("harness error: %s", res.Error)
-	}
-	partErr := func(t *testing.T, name string) {
-		t.Helper()
-		if e := res.Errors[name]; e != "" {
-			t.Fatalf("harness part %q failed: %s", name, e)
-		}
-	}
-	for _, n := range res.Notifications {
-		t.Logf("notify @%dms [%d] %s | statusline %q", n.Ms, n.Level, n.Msg, n.Statusline)
-	}
+	partErr := runScript(t, "plugin.lua", ws, 120*time.Second, []string{"SAGA_MISTAKES=" + mistakes}, &res)
 
 	t.Run("attach", func(t *testing.T) {
 		if !res.CommandsBeforeSetup {
@@ -408,7 +424,7 @@ func TestPlugin(t *testing.T) {
 		if len(res.Health) == 0 {
 			t.Fatal(":checkhealth saga printed nothing")
 		}
-		for _, want := range []string{"saga-lsp: " + server, "tmux", "workspace root: " + ws, "client"} {
+		for _, want := range []string{"saga-lsp: " + testkit.Binary(t), "tmux", "workspace root: " + ws, "client"} {
 			if !healthOK(res.Health, want) {
 				t.Errorf("no OK line containing %q in :checkhealth saga:\n%s", want, text)
 			}

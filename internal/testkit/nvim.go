@@ -28,6 +28,15 @@ type Nvim struct {
 	Logs    map[string]string // files worth reading when the test fails: name → path
 }
 
+// NvimResult is what h.main writes for every script: its Lua error, the
+// steps it recorded (name@ms) and Neovim's version. A script's result type
+// embeds it.
+type NvimResult struct {
+	Error       string   `json:"error"`
+	Steps       []string `json:"steps"`
+	NvimVersion string   `json:"nvim_version"`
+}
+
 // RunNvim runs n in `nvim --headless --clean -u script`, with Neovim's own
 // files kept in a temp dir, and decodes the script's result into result. The
 // test is skipped without nvim; it fails when Neovim does not finish in

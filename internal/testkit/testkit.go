@@ -1,9 +1,11 @@
 // Package testkit is what saga-lsp's tests share (and only tests import):
 // the saga-lsp binary and other programs of the module built once per test
-// process, a copy of a folder tree, git repositories made from a fixture, a
+// process, a copy of a folder tree, files written from a map and read back,
+// txtar cases run as subtests, git repositories made from a fixture, a
 // clean environment, running a program to a Result, waiting for another
-// process, helper processes re-executed from the test binary, a private tmux
-// server, and headless Neovim running a script on the shared Lua harness.
+// process, helper processes re-executed from the test binary, how many
+// goroutines hold a lock at once, a private tmux server, and headless
+// Neovim running a script on the shared Lua harness.
 //
 // A package whose tests build programs calls Main from its TestMain, so the
 // builds are removed when its tests end. It imports nothing of saga-lsp, so
@@ -134,6 +136,41 @@ func CopyInto(tb testing.TB, src, dst string) {
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		tb.Fatalf("copy %s: %v", src, err)
 	}
+}
+
+// WriteFiles writes files (slash-separated path relative to root → text)
+// under root, making their folders.
+func WriteFiles(tb testing.TB, root string, files map[string]string) {
+	tb.Helper()
+	for rel, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// ReadFile is the text of the file at path; an error fails the test.
+func ReadFile(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// FileText is the text of the file at path, or "(the error)" when it
+// cannot be read: for what a failure shows.
+func FileText(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(%v)", err)
+	}
+	return string(b)
 }
 
 // CleanEnv is the test process's environment without anything that would

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -200,32 +198,14 @@ func TestLockExclusionGoroutines(t *testing.T) {
 		{"task", func(ctx context.Context) (func(), error) { return AcquireTaskLock(ctx, dir, "t1") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var inside, maxInside, count atomic.Int32
-			var wg sync.WaitGroup
-			for range 8 {
-				wg.Go(func() {
-					for range 10 {
-						release, err := tc.acquire(within(t, 30*time.Second))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						n := inside.Add(1)
-						if n > maxInside.Load() {
-							maxInside.Store(n)
-						}
-						time.Sleep(200 * time.Microsecond)
-						inside.Add(-1)
-						count.Add(1)
-						release()
-					}
-				})
-			}
-			wg.Wait()
-			if m := maxInside.Load(); m != 1 {
+			m, c := testkit.Holders(t, 8, 10, 200*time.Microsecond, func() (func() error, error) {
+				release, err := tc.acquire(within(t, 30*time.Second))
+				return func() error { release(); return nil }, err
+			})
+			if m != 1 {
 				t.Errorf("%d holders at once, want 1", m)
 			}
-			if c := count.Load(); c != 80 {
+			if c != 80 {
 				t.Errorf("%d critical sections, want 80", c)
 			}
 		})

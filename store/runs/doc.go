@@ -11,6 +11,8 @@
 //   - the SAGA_* environment a worker sets for its headless runs and hands to
 //     tmux (Claude Code's own variable names live in store/claudetasks);
 //   - the worker's command line (WorkerFlags: flags, defaults, argv);
+//   - what a worker's or an epic runner's process takes from where it was
+//     started, with its defaults (Process: log, session, environment, clock);
 //   - the typed event records (Event, the Kind* and Step* names) and their one
 //     writer (Writer);
 //   - the one reader that folds an events file into a run's state (Run,

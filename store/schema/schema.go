@@ -122,6 +122,20 @@ func (s *Set) Properties(k Kind, path []string) []Property {
 	return out
 }
 
+// InstancePath is a location's path as Properties and Lookup take it: keys,
+// and array indexes as decimal strings.
+func InstancePath(path []jsonc.PathElem) []string {
+	out := make([]string, len(path))
+	for i, e := range path {
+		if e.Index >= 0 {
+			out[i] = strconv.Itoa(e.Index)
+		} else {
+			out[i] = e.Key
+		}
+	}
+	return out
+}
+
 // Lookup documents the property at path (its last element is the property
 // name), or reports false.
 func (s *Set) Lookup(k Kind, path []string) (Property, bool) {

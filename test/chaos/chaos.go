@@ -223,21 +223,9 @@ func Garbage(r *rand.Rand) string {
 	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", n, body[:n/2]+strings.Repeat(" ", n-n/2)) // not JSON
 }
 
-// Message is one JSON-RPC message from the server, as the test clients
-// decode it.
-type Message struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
-
-// ReadFrame reads one Content-Length frame's body, as the test clients
-// read the server's output (which is always well framed).
+// ReadFrame reads one Content-Length frame's body strictly (one exact
+// header, a body of that length): FuzzFrames checks the server's output
+// with it, independently of the tests' client (lspclient).
 func ReadFrame(r *bufio.Reader) ([]byte, error) {
 	n := -1
 	for {

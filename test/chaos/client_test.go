@@ -1,22 +1,19 @@
 package chaos_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/url"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/test/chaos"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 // answerTimeout is how long a request may take before the server counts as
@@ -24,49 +21,40 @@ import (
 const answerTimeout = 20 * time.Second
 
 // message is one JSON-RPC message from the server.
-type message = chaos.Message
+type message = lspclient.Message
 
-// server is the saga-lsp binary run as an editor runs it.
+// server is the saga-lsp binary run as an editor runs it, spoken to through
+// the tests' LSP client (lspclient) with raw JSON params.
 type server struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	root string
-	wmu  sync.Mutex
-
-	mu      sync.Mutex
-	cond    *sync.Cond
-	nextID  int
-	answers map[string]message
-	notes   []message
-	stderr  bytes.Buffer
-	closed  bool // its output ended
-	exited  chan struct{}
+	t      *testing.T
+	cmd    *exec.Cmd
+	lc     *lspclient.Client
+	root   string
+	mu     sync.Mutex
+	stderr bytes.Buffer  // all of it: a panic is looked for anywhere
+	exited chan struct{} // closed once the process is waited for
 }
 
 // startServer runs `saga-lsp serve` and, when root is set, initializes it
 // on root and waits for the workspace to load.
 func startServer(t *testing.T, root string) *server {
 	t.Helper()
-	s := &server{t: t, root: root, answers: map[string]message{}, exited: make(chan struct{})}
-	s.cond = sync.NewCond(&s.mu)
-	s.cmd = exec.Command(bin, "serve")
+	s := &server{t: t, root: root, exited: make(chan struct{})}
+	s.cmd = exec.Command(testkit.Binary(t), "serve")
 	s.cmd.Dir = t.TempDir()
-	var err error
-	if s.in, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := s.cmd.StdoutPipe()
+	s.cmd.Stderr = lockedWriter{&s.mu, &s.stderr}
+	lc, err := lspclient.Start(s.cmd, lspclient.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.cmd.Stderr = lockedWriter{&s.mu, &s.stderr}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go s.read(bufio.NewReader(out))
+	s.lc = lc
+	go func() {
+		<-lc.Done()
+		_ = s.cmd.Wait()
+		close(s.exited)
+	}()
 	t.Cleanup(func() {
-		s.in.Close()
+		s.lc.Close()
 		select {
 		case <-s.exited:
 		case <-time.After(answerTimeout):
@@ -92,63 +80,22 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-func (s *server) read(r *bufio.Reader) {
-	defer func() {
-		_ = s.cmd.Wait()
-		close(s.exited)
-	}()
-	for {
-		body, err := chaos.ReadFrame(r)
-		if err != nil {
-			s.mu.Lock()
-			s.closed = true
-			s.cond.Broadcast()
-			s.mu.Unlock()
-			return
-		}
-		var m message
-		if err := json.Unmarshal(body, &m); err != nil {
-			s.t.Errorf("the server sent a frame that is not JSON: %.200q", body)
-			continue
-		}
-		s.mu.Lock()
-		switch {
-		case m.Method != "" && m.ID != nil: // a request to the client: answer null
-			s.notes = append(s.notes, m)
-			go s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":null}`, m.ID))
-		case m.Method != "":
-			s.notes = append(s.notes, m)
-		default:
-			s.answers[string(m.ID)] = m
-		}
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	}
-}
-
 // writeRaw writes bytes as they are.
 func (s *server) writeRaw(b string) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, _ = io.WriteString(s.in, b) // a dead server shows in the next wait
-}
-
-// send frames a body.
-func (s *server) send(body string) {
-	s.writeRaw(fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body))
+	_, _ = s.lc.Write([]byte(b)) // a dead server shows in the next wait
 }
 
 func (s *server) notify(method, params string) {
-	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q,"params":%s}`, method, params))
+	_ = s.lc.NotifyRaw(method, []byte(params))
 }
 
 // request sends a request and returns its id.
 func (s *server) request(method, params string) string {
-	s.mu.Lock()
-	s.nextID++
-	id := strconv.Itoa(s.nextID)
-	s.mu.Unlock()
-	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, params))
+	s.t.Helper()
+	id, err := s.lc.RequestRaw(method, []byte(params))
+	if err != nil {
+		s.fail(method, err)
+	}
 	return id
 }
 
@@ -156,39 +103,24 @@ func (s *server) request(method, params string) string {
 // dies fails the test.
 func (s *server) wait(id, what string) message {
 	s.t.Helper()
-	var m message
-	s.waitUntil(what, func() bool {
-		var ok bool
-		if m, ok = s.answers[id]; ok {
-			delete(s.answers, id)
-		}
-		return ok
-	})
+	m, err := s.lc.Response(id, answerTimeout)
+	if err != nil {
+		s.fail(what, err)
+	}
 	return m
 }
 
-// waitUntil waits, holding s.mu, until found reports true; a server that
-// dies or says nothing for answerTimeout fails the test.
-func (s *server) waitUntil(what string, found func() bool) {
+// fail stops the test: the server died, or said nothing for answerTimeout,
+// after what.
+func (s *server) fail(what string, err error) {
 	s.t.Helper()
-	deadline := time.Now().Add(answerTimeout)
-	timer := time.AfterFunc(answerTimeout, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer timer.Stop()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for !found() {
-		if s.closed {
-			s.t.Fatalf("the server died after %s; stderr:\n%s", what, tail(s.stderr.String()))
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the server stopped answering after %s; stderr:\n%s", what, tail(s.stderr.String()))
-		}
-		s.cond.Wait()
+	log := s.stderr.String()
+	s.mu.Unlock()
+	if s.lc.Err() != nil {
+		s.t.Fatalf("the server died after %s (%v); stderr:\n%s", what, err, tail(log))
 	}
+	s.t.Fatalf("the server stopped answering after %s (%v); stderr:\n%s", what, err, tail(log))
 }
 
 // call sends a request and waits for its answer.
@@ -210,7 +142,7 @@ func (s *server) probe(what string) {
 
 func (s *server) initialize(root string) {
 	s.t.Helper()
-	m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{"textDocument":{"documentSymbol":{"hierarchicalDocumentSymbolSupport":true},"publishDiagnostics":{"versionSupport":true}},"workspace":{"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename"]}}}}`, fileURI(root)))
+	m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{"textDocument":{"documentSymbol":{"hierarchicalDocumentSymbolSupport":true},"publishDiagnostics":{"versionSupport":true}},"workspace":{"workspaceEdit":{"documentChanges":true,"resourceOperations":["create","rename"]}}}}`, lspclient.FileURI(root)))
 	if m.Error != nil {
 		s.t.Fatalf("initialize: %s", m.Error.Message)
 	}
@@ -219,25 +151,17 @@ func (s *server) initialize(root string) {
 }
 
 // mark is the count of notifications so far, to wait for later ones.
-func (s *server) mark() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.notes)
-}
+func (s *server) mark() int { return s.lc.Mark() }
 
 // waitNote waits for a notification after index from matching pred.
 func (s *server) waitNote(from int, method string, pred func(json.RawMessage) bool) message {
 	s.t.Helper()
-	var m message
-	s.waitUntil("waiting for "+method, func() bool {
-		for ; from < len(s.notes); from++ {
-			if n := s.notes[from]; n.Method == method && (pred == nil || pred(n.Params)) {
-				m = n
-				return true
-			}
-		}
-		return false
+	m, _, err := s.lc.Next(from, time.Now().Add(answerTimeout), func(m message) bool {
+		return m.Method == method && (pred == nil || pred(m.Params))
 	})
+	if err != nil {
+		s.fail("waiting for "+method, err)
+	}
 	return m
 }
 
@@ -275,11 +199,7 @@ func (s *server) checkLog() {
 	}
 }
 
-func (s *server) uri(rel string) string { return fileURI(filepath.Join(s.root, rel)) }
-
-func fileURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: path}).String()
-}
+func (s *server) uri(rel string) string { return lspclient.FileURI(filepath.Join(s.root, rel)) }
 
 func tail(s string) string {
 	if len(s) > 3000 {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -34,7 +35,7 @@ const hookBudget = 10 * time.Second
 // and returns the worktree.
 func hookWorktree(t *testing.T) string {
 	t.Helper()
-	repo := workspace(t)
+	repo := testkit.CopyExample(t, "workspace")
 	wt := filepath.Join(repo, ".saga", "worktrees", hookStory)
 	for _, sub := range []string{"stories", "epics"} {
 		if err := os.CopyFS(filepath.Join(wt, ".saga", sub), os.DirFS(filepath.Join(repo, ".saga", sub))); err != nil {
@@ -136,7 +137,7 @@ func runHook(t *testing.T, payload string, env []string, dir string, keepStdinOp
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hookBudget)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "hook")
+	cmd := exec.CommandContext(ctx, testkit.Binary(t), "hook")
 	cmd.Env, cmd.Dir = env, dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -295,7 +296,7 @@ func TestChaosHookScope(t *testing.T) {
 			deny = (first == ".saga" && !inStory) || (inStory && strings.HasSuffix(abs, ".json")) || powers
 		}
 		payload := fmt.Sprintf(`{"cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":%q,"content":"x"}}`, wt, path)
-		cmd := exec.Command(bin, "hook")
+		cmd := exec.Command(testkit.Binary(t), "hook")
 		cmd.Stdin, cmd.Env = strings.NewReader(payload+"\n"), []string{"HOME=" + t.TempDir(), "SAGA_STORY_ID=" + hookStory}
 		out, err := cmd.Output()
 		if err != nil {

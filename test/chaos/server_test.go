@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -28,7 +30,7 @@ const (
 // messages.
 func TestChaosFrames(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.1)
-	s := startServer(t, workspace(t))
+	s := startServer(t, testkit.CopyExample(t, "workspace"))
 	for n := 0; n == 0 || time.Now().Before(deadline); n++ {
 		var g strings.Builder
 		for range 1 + r.IntN(3) {
@@ -46,7 +48,7 @@ func TestChaosFrames(t *testing.T) {
 // internal error from a broken handler; notifications are survived.
 func TestChaosParams(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.2)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	s := startServer(t, root)
 	text, err := os.ReadFile(filepath.Join(root, taskRel))
 	if err != nil {
@@ -98,7 +100,7 @@ const (
 // with 0 after shutdown and 1 otherwise, as does the end of input.
 func TestChaosLifecycle(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.1)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	for n := 0; n < 3 || time.Now().Before(deadline); n++ {
 		var ops []lifecycleOp
 		for range 1 + r.IntN(7) {
@@ -131,7 +133,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 	for _, op := range ops {
 		switch op {
 		case opInitialize:
-			m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{}}`, fileURI(root)))
+			m := s.call("initialize", fmt.Sprintf(`{"processId":null,"rootUri":%q,"capabilities":{}}`, lspclient.FileURI(root)))
 			if phase == fresh {
 				expect(m, 0, "initialize")
 				phase = running
@@ -144,7 +146,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 			m := s.call("workspace/symbol", `{"query":"x"}`)
 			expect(m, map[int]int{fresh: -32002, running: 0, shut: -32600}[phase], "a request")
 		case opNotification:
-			s.notify("textDocument/didOpen", fmt.Sprintf(`{"textDocument":{"uri":%q,"languageId":"json","version":1,"text":"{}"}}`, fileURI(filepath.Join(root, taskRel))))
+			s.notify("textDocument/didOpen", fmt.Sprintf(`{"textDocument":{"uri":%q,"languageId":"json","version":1,"text":"{}"}}`, lspclient.FileURI(filepath.Join(root, taskRel))))
 		case opShutdown:
 			m := s.call("shutdown", `null`)
 			expect(m, map[int]int{fresh: -32002, running: 0, shut: -32600}[phase], "shutdown")
@@ -155,7 +157,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 			if op == opExit {
 				s.notify("exit", `null`)
 			} else {
-				s.in.Close()
+				s.lc.Close()
 			}
 			select {
 			case <-s.exited:
@@ -181,7 +183,7 @@ func runLifecycle(t *testing.T, root string, ops []lifecycleOp) {
 // client's text gives.
 func TestChaosEdits(t *testing.T) {
 	r, deadline := chaos.Start(t, 0.2)
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	s := startServer(t, root)
 	data, err := os.ReadFile(filepath.Join(root, taskRel))
 	if err != nil {
@@ -245,7 +247,7 @@ func (s *server) view(uri string, version int) string {
 // places; and hostile files on disk while the workspace loads.
 func TestChaosDocuments(t *testing.T) {
 	r, _ := chaos.Start(t, 0) // a fixed set of documents, random places
-	root := workspace(t)
+	root := testkit.CopyExample(t, "workspace")
 	story := filepath.Join(root, ".saga/stories/add-logout-button")
 	if err := syscall.Mkfifo(filepath.Join(story, "fifo.json"), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
@@ -34,10 +35,10 @@ func TestChaosWriters(t *testing.T) {
 	for n := 0; n < 8 || time.Now().Before(deadline); n++ {
 		var cmd *exec.Cmd
 		if r.IntN(3) == 0 {
-			cmd = exec.Command(bin, "new", "task", hookStory, fmt.Sprintf("made-%d", n), "--subject", "Made", "--root", wt)
+			cmd = exec.Command(testkit.Binary(t), "new", "task", hookStory, fmt.Sprintf("made-%d", n), "--subject", "Made", "--root", wt)
 		} else {
 			task, to := tasks[r.IntN(len(tasks))], statuses[r.IntN(len(statuses))]
-			cmd = exec.Command(bin, "hook")
+			cmd = exec.Command(testkit.Binary(t), "hook")
 			cmd.Stdin = strings.NewReader(fmt.Sprintf(`{"cwd":%q,"hook_event_name":"PostToolUse","tool_name":"TaskUpdate","tool_input":{"taskId":%q},"tool_response":{"success":true,"taskId":%q,"statusChange":{"from":"x","to":%q}}}`+"\n", wt, task, task, to))
 		}
 		cmd.Env, cmd.Dir = env, wt
@@ -74,7 +75,7 @@ func TestChaosWriters(t *testing.T) {
 	t.Logf("%d writers, %d killed; %d temp files before the next write", started, killed, countTemps(t, story))
 
 	// The next write removes what killed writers left.
-	cmd := exec.Command(bin, "new", "task", hookStory, "after-the-storm", "--subject", "After", "--root", wt)
+	cmd := exec.Command(testkit.Binary(t), "new", "task", hookStory, "after-the-storm", "--subject", "After", "--root", wt)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the next write: %v\n%s", err, out)
@@ -83,7 +84,7 @@ func TestChaosWriters(t *testing.T) {
 		t.Errorf("%d temp files left after the next write", n)
 	}
 	checkTaskFiles(t, story)
-	out, _ := exec.Command(bin, "check", "--root", wt, "--format", "json").CombinedOutput()
+	out, _ := exec.Command(testkit.Binary(t), "check", "--root", wt, "--format", "json").CombinedOutput()
 	if bytes.Contains(out, []byte(".tmp-")) || bytes.Contains(out, []byte("json-syntax")) {
 		t.Errorf("check after the storm: %s", out)
 	}

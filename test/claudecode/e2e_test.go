@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -30,19 +31,6 @@ func claudeOffline(t *testing.T) string {
 		}
 	}
 	return p
-}
-
-func write(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for rel, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // toolResults reads the request log: every tool result Claude Code sent to
@@ -109,12 +97,11 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 	root := filepath.Join(base, "repo")
 	outside := filepath.Join(base, "escape.txt")
 	planted := filepath.Join(base, "planted-hook-ran")
-	write(t, root, map[string]string{
-		"go.mod":       "module example.com/calc\n\ngo 1.22\n",
-		"calc.go":      "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
-		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
-		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + mustJSON(t,
-			"Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
+	testkit.WriteFiles(t, root, map[string]string{
+		"go.mod":                        "module example.com/calc\n\ngo 1.22\n",
+		"calc.go":                       "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+		"calc_test.go":                  "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
+		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + store.MarshalString("Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
 		".saga/stories/calc/add.json": `{"id": "add", "subject": "Implement Add", "description": "Add two numbers.",
   "guidance": "Use the plus operator, nothing clever.", "doneWhen": "go test passes", "status": "pending", "blockedBy": []}` + "\n",
 		".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + planted + `"}]}]}}` + "\n",
@@ -160,15 +147,6 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 	}
 }
 
-func mustJSON(t *testing.T, s string) string {
-	t.Helper()
-	b, err := json.Marshal(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // The TaskCompleted gate with the real Claude Code: the model's first
 // completion of the task (before any work) is refused — it reads the failing
 // command, its status and output — and its completion after the work is
@@ -178,11 +156,10 @@ func TestCompletionGateWithRealClaudeCode(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
 	check := "test -s saga-out/build.txt || { echo 'no build output yet'; exit 1; }"
-	write(t, root, map[string]string{
-		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + mustJSON(t,
-			"Build the thing.\nFAKEAPI task build completed") + "}\n",
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + store.MarshalString("Build the thing.\nFAKEAPI task build completed") + "}\n",
 		".saga/stories/gate/build.json": `{"id": "build", "subject": "Build it", "description": "Produce the build output.", "status": "pending", "blockedBy": [],
-  "checks": [` + mustJSON(t, check) + `]}` + "\n",
+  "checks": [` + store.MarshalString(check) + `]}` + "\n",
 	})
 	testkit.InitRepo(t, root)
 	log := filepath.Join(base, "api.jsonl")

@@ -40,9 +40,7 @@ type diagnostic struct {
 
 // result is what navigate.lua writes.
 type result struct {
-	Error           string              `json:"error"`
-	Steps           []string            `json:"steps"`
-	NvimVersion     string              `json:"nvim_version"`
+	testkit.NvimResult
 	File            string              `json:"file"`
 	OffsetEncoding  string              `json:"offset_encoding"`
 	Diagnostics     []diagnostic        `json:"diagnostics"`
@@ -191,9 +189,7 @@ func checkDefinition(t *testing.T, root string, res result) {
 
 // runResult is what run.lua writes.
 type runResult struct {
-	Error         string            `json:"error"`
-	Steps         []string          `json:"steps"`
-	NvimVersion   string            `json:"nvim_version"`
+	testkit.NvimResult
 	Commands      []string          `json:"commands"`
 	Lenses        []string          `json:"lenses"`
 	LensCommand   string            `json:"lens_command"`

@@ -21,7 +21,6 @@ local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
 local result = h.result
 result.epic_progress = {}
 result.errors = vim.empty_dict()
-local uv = vim.uv or vim.loop
 local part, lens_titles, notified = h.part, h.lens_titles, h.notified
 
 local saga -- the plugin module
@@ -29,26 +28,24 @@ local saga -- the plugin module
 -- Every vim.notify, with the statusline component at that moment.
 h.capture_notify(function() return saga and saga.statusline() end)
 
+-- :SagaPlan epic: the lines of its plan buffer (nil when none shows), its float closed.
+local function show_plan(epic)
+  local name = 'saga://plan/' .. epic
+  vim.cmd('SagaPlan ' .. epic)
+  h.wait(10000, function() return vim.fn.bufnr(name) ~= -1 end)
+  local b = vim.fn.bufnr(name)
+  local lines = b ~= -1 and vim.api.nvim_buf_get_lines(b, 0, -1, false) or nil
+  if vim.api.nvim_win_get_config(0).relative ~= '' then
+    vim.cmd('close')
+  end
+  return lines
+end
+
 local function ended(epic)
   local e = saga.epic_runs()[epic]
   return e ~= nil and e.state ~= nil and e.state ~= 'running'
 end
 
--- Records the lens titles of buf each time they change until stop() is called.
-local function watch_lenses(buf)
-  local seen = {}
-  local timer = uv.new_timer()
-  timer:start(0, 20, vim.schedule_wrap(function()
-    local t = lens_titles(buf)
-    if seen[#seen] ~= t then
-      table.insert(seen, t)
-    end
-  end))
-  return seen, function()
-    timer:stop()
-    timer:close()
-  end
-end
 
 h.main(function()
   local plugin = h.env('SAGA_NVIM_PLUGIN', true)
@@ -60,17 +57,8 @@ h.main(function()
     cmd = { h.env('SAGA_LSP_SERVER', true), 'serve' },
     log_file = h.env('SAGA_LSP_LOG', true),
     on_epic_progress = function(e)
-      table.insert(result.epic_progress, {
-        ms = h.ms(),
-        epic = e.epic,
-        state = e.state,
-        done = e.done,
-        total = e.total,
-        running = e.running,
-        held = e.held,
-        failed = e.failed,
-        statusline = saga.statusline(),
-      })
+      table.insert(result.epic_progress, h.record(e, { 'epic', 'state', 'done', 'total', 'running', 'held', 'failed' },
+        { ms = h.ms(), statusline = saga.statusline() }))
     end,
   })
   vim.cmd('cd ' .. vim.fn.fnameescape(ws))
@@ -84,7 +72,7 @@ h.main(function()
     if not h.wait(15000, function() return lens_titles(buf):find('▶ Run epic', 1, true) ~= nil end) then
       error('no ▶ Run epic lens: ' .. lens_titles(buf))
     end
-    local seen, stop = watch_lenses(buf)
+    local seen, stop = h.watch_lens_titles(buf)
     r.lenses = seen
     local n0 = #result.notifications
     vim.cmd('SagaRun!')
@@ -103,15 +91,7 @@ h.main(function()
   part('plan', function()
     local r = {}
     result.plan = r
-    vim.cmd('SagaPlan site')
-    h.wait(10000, function() return vim.fn.bufnr('saga://plan/site') ~= -1 end)
-    local b = vim.fn.bufnr('saga://plan/site')
-    if b ~= -1 then
-      r.lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
-    end
-    if vim.api.nvim_win_get_config(0).relative ~= '' then
-      vim.cmd('close')
-    end
+    r.lines = show_plan('site')
   end)
 
   -- 3. :SagaReview site--about: its changed files in the quickfix list.
@@ -146,11 +126,7 @@ h.main(function()
     r.lens_after = lens_titles(buf)
     -- Reopening the file and asking for the plan again says nothing new.
     vim.cmd('edit!')
-    vim.cmd('SagaPlan shop')
-    h.wait(10000, function() return vim.fn.bufnr('saga://plan/shop') ~= -1 end)
-    if vim.api.nvim_win_get_config(0).relative ~= '' then
-      vim.cmd('close')
-    end
+    show_plan('shop')
   end)
 
   -- 5. :SagaRun slow, then :SagaStop slow while it runs.

@@ -65,17 +65,8 @@ h.main(function()
     cmd = { server, 'serve' },
     log_file = log,
     on_worker_progress = function(w)
-      table.insert(progress, {
-        ms = h.ms(),
-        story = w.story,
-        state = w.state,
-        step = w.step,
-        done = w.done,
-        total = w.total,
-        message = w.message,
-        output_file = w.outputFile,
-        statusline = saga.statusline(),
-      })
+      table.insert(progress, h.record(w, { 'story', 'state', 'step', 'done', 'total', 'message' },
+        { ms = h.ms(), output_file = w.outputFile, statusline = saga.statusline() }))
     end,
   })
   result.progress = progress
@@ -218,14 +209,7 @@ h.main(function()
     h.edit(ws .. '/.saga/stories/user-auth--api/story.json')
     local buf = vim.api.nvim_get_current_buf()
     local before = #result.notifications
-    local lenses_seen = {}
-    local timer = uv.new_timer()
-    timer:start(0, 20, vim.schedule_wrap(function()
-      local t = lens_titles(buf)
-      if lenses_seen[#lenses_seen] ~= t then
-        table.insert(lenses_seen, t)
-      end
-    end))
+    local lenses_seen, stop_watching = h.watch_lens_titles(buf)
     r.lenses = lenses_seen
     vim.cmd('SagaRun!')
     local final = { completed = true, failed = true, timeout = true, blocked = true, stopped = true }
@@ -245,8 +229,7 @@ h.main(function()
       local t = lens_titles(buf)
       return t:find('Show output', 1, true) ~= nil and t:find('▶ Run story', 1, true) ~= nil
     end)
-    timer:stop()
-    timer:close()
+    stop_watching()
     r.lens_after = lens_titles(buf)
     r.statusline_after = saga.statusline()
     r.running_after = saga.running()

@@ -4,6 +4,7 @@
 // stamps every message with its arrival time as soon as it is read, keeps
 // every server notification and request in order to be waited for, and
 // answers the server's requests from another goroutine, as editors do.
+// Params, frames and bytes can also go out raw, for the hostile-input tests.
 //
 // It returns errors instead of failing a test, so benchmarks, goroutines and
 // helpers that wrap it with a *testing.T can all use it. Of saga-lsp it
@@ -170,11 +171,16 @@ func (c *Client) answer(m Message) {
 // JSON); header and body go out in one write.
 func (c *Client) Send(body []byte) error {
 	frame := fmt.Appendf(make([]byte, 0, len(body)+32), "Content-Length: %d\r\n\r\n", len(body))
-	frame = append(frame, body...)
+	_, err := c.Write(append(frame, body...))
+	return err
+}
+
+// Write writes bytes to the server's input as they are, framed or not (for
+// tests of the framing), between whole frames of the client's own.
+func (c *Client) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	_, err := c.in.Write(frame)
-	return err
+	return c.in.Write(p)
 }
 
 // Notify sends a notification; params is marshalled (a json.RawMessage goes
@@ -190,14 +196,28 @@ func (c *Client) Notify(method string, params any) error {
 // Request sends a request without waiting and returns its id (see
 // Response).
 func (c *Client) Request(method string, params any) (string, error) {
+	return c.request(method, func(id string) ([]byte, error) {
+		return json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	})
+}
+
+// RequestRaw is Request with params sent byte for byte: they need not be
+// valid JSON.
+func (c *Client) RequestRaw(method string, params []byte) (string, error) {
+	return c.request(method, func(id string) ([]byte, error) {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":%s,"params":%s}`, id, quote(method), params), nil
+	})
+}
+
+func (c *Client) request(method string, body func(id string) ([]byte, error)) (string, error) {
 	c.mu.Lock()
 	c.nextID++
 	id := strconv.Itoa(c.nextID)
 	c.waiters[id] = make(chan Message, 1)
 	c.mu.Unlock()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	b, err := body(id)
 	if err == nil {
-		err = c.Send(body)
+		err = c.Send(b)
 	}
 	if err != nil {
 		c.mu.Lock()
@@ -206,6 +226,16 @@ func (c *Client) Request(method string, params any) (string, error) {
 		return "", fmt.Errorf("%s: %w", method, err)
 	}
 	return id, nil
+}
+
+// NotifyRaw is Notify with params sent byte for byte.
+func (c *Client) NotifyRaw(method string, params []byte) error {
+	return c.Send(fmt.Appendf(nil, `{"jsonrpc":"2.0","method":%s,"params":%s}`, quote(method), params))
+}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }
 
 // Response waits up to timeout for the response to the request id; an

@@ -66,6 +66,36 @@ function h.lens_titles(buf)
   return table.concat(titles, ' | ')
 end
 
+-- Records the titles of buf's code lenses each time they change (a list it
+-- returns) until stop, the second value, is called.
+function h.watch_lens_titles(buf)
+  local seen = {}
+  local timer = uv.new_timer()
+  timer:start(0, 20, vim.schedule_wrap(function()
+    local t = h.lens_titles(buf)
+    if seen[#seen] ~= t then
+      table.insert(seen, t)
+    end
+  end))
+  return seen, function()
+    timer:stop()
+    timer:close()
+  end
+end
+
+-- The fields of t named in keys, with extra's: what a test records of a
+-- notification or a diagnostic for the Go test to read.
+function h.record(t, keys, extra)
+  local out = {}
+  for _, k in ipairs(keys) do
+    out[k] = t[k]
+  end
+  for k, v in pairs(extra or {}) do
+    out[k] = v
+  end
+  return out
+end
+
 -- Replaces vim.notify: every message goes to h.result.notifications
 -- ({ms, msg, level, statusline}), with what statusline() returns then.
 function h.capture_notify(statusline)
@@ -121,16 +151,8 @@ function h.diagnostics(buf)
   local out = {}
   for _, d in ipairs(vim.diagnostic.get(buf)) do
     local code = h.diag_code(d)
-    table.insert(out, {
-      code = code ~= nil and tostring(code) or nil,
-      message = d.message,
-      severity = d.severity,
-      source = d.source,
-      lnum = d.lnum,
-      col = d.col,
-      end_lnum = d.end_lnum,
-      end_col = d.end_col,
-    })
+    table.insert(out, h.record(d, { 'message', 'severity', 'source', 'lnum', 'col', 'end_lnum', 'end_col' },
+      { code = code ~= nil and tostring(code) or nil }))
   end
   return out
 end

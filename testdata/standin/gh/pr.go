@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ func (g *gh) prList(args []string) error {
 	if f.set["state"] {
 		stateFilter = f.vals["state"]
 	}
-	if !contains([]string{"open", "closed", "merged", "all"}, stateFilter) {
+	if !slices.Contains([]string{"open", "closed", "merged", "all"}, stateFilter) {
 		return fail(1, "invalid argument %q for \"-s, --state\" flag: valid values are {open|closed|merged|all}", stateFilter)
 	}
 	limit := 30
@@ -46,16 +47,11 @@ func (g *gh) prList(args []string) error {
 		}
 		limit = n
 	}
-	var fields []string
-	if f.set["json"] {
-		if fields, err = fieldList(f.vals["json"]); err != nil {
-			return err
-		}
-	}
-	if err := g.requireAuth(); err != nil {
+	fields, err := jsonFieldsOf(f)
+	if err != nil {
 		return err
 	}
-	repo, err := g.repo(f)
+	repo, err := g.authRepo(f)
 	if err != nil {
 		return err
 	}
@@ -123,10 +119,7 @@ func (g *gh) prCreate(args []string) error {
 	if !fill && (!f.set["title"] || !f.set["body"]) {
 		return fail(1, "must provide `--title` and `--body` (or `--fill` or `fill-first` or `--fillverbose`) when not running interactively")
 	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	repo, err := g.authRepo(f)
 	if err != nil {
 		return err
 	}
@@ -286,10 +279,7 @@ func (g *gh) prTarget(f *flags) (repo, arg string, err error) {
 	if len(f.positional) > 1 {
 		return "", "", fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
 	}
-	if err := g.requireAuth(); err != nil {
-		return "", "", err
-	}
-	if repo, err = g.repo(f); err != nil {
+	if repo, err = g.authRepo(f); err != nil {
 		return "", "", err
 	}
 	if len(f.positional) == 1 {
@@ -356,22 +346,13 @@ func (g *gh) prView(args []string) error {
 	if len(f.positional) > 1 {
 		return fail(1, "accepts at most 1 arg(s), received %d", len(f.positional))
 	}
-	var fields []string
-	if f.set["json"] {
-		if fields, err = fieldList(f.vals["json"]); err != nil {
-			return err
-		}
-	}
-	if err := g.requireAuth(); err != nil {
-		return err
-	}
-	repo, err := g.repo(f)
+	fields, err := jsonFieldsOf(f)
 	if err != nil {
 		return err
 	}
-	arg := ""
-	if len(f.positional) == 1 {
-		arg = f.positional[0]
+	repo, arg, err := g.prTarget(f)
+	if err != nil {
+		return err
 	}
 	var found *pr
 	err = g.withState(func(st *state) (bool, error) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,6 +139,14 @@ func (g *gh) git(args ...string) (string, error) {
 }
 
 var githubURL = regexp.MustCompile(`github\.com[:/]([^/]+)/([^/]+?)(?:\.git)?/?$`)
+
+// authRepo is repo once authenticated.
+func (g *gh) authRepo(f *flags) (string, error) {
+	if err := g.requireAuth(); err != nil {
+		return "", err
+	}
+	return g.repo(f)
+}
 
 // repo is OWNER/REPO of the current repository (or of -R).
 func (g *gh) repo(f *flags) (string, error) {
@@ -288,6 +297,14 @@ func inRepo(st *state, repo string) []*pr {
 
 var jsonFields = []string{"baseRefName", "body", "createdAt", "headRefName", "isDraft", "number", "state", "title", "url"}
 
+// jsonFieldsOf is --json's list of fields, nil without --json.
+func jsonFieldsOf(f *flags) ([]string, error) {
+	if !f.set["json"] {
+		return nil, nil
+	}
+	return fieldList(f.vals["json"])
+}
+
 func fieldList(spec string) ([]string, error) {
 	if strings.TrimSpace(spec) == "" {
 		return nil, fail(1, "Specify one or more comma-separated fields for `--json`:\n  %s", strings.Join(jsonFields, "\n  "))
@@ -295,21 +312,12 @@ func fieldList(spec string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
-		if !contains(jsonFields, f) {
+		if !slices.Contains(jsonFields, f) {
 			return nil, fail(1, "Unknown JSON field: %q\nAvailable fields:\n  %s", f, strings.Join(jsonFields, "\n  "))
 		}
 		out = append(out, f)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // export is the PR with only the requested fields; encoding/json writes map

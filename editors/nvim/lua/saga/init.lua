@@ -249,16 +249,21 @@ function M.workers()
   return state.workers
 end
 
---- Stories whose worker is running (not in a final state), sorted.
-function M.running()
+-- The keys of t whose value keep(value) accepts, sorted.
+local function sorted_keys(t, keep)
   local out = {}
-  for story, w in pairs(state.workers) do
-    if not FINAL_STATES[w.state] then
-      table.insert(out, story)
+  for k, v in pairs(t) do
+    if keep(v) then
+      table.insert(out, k)
     end
   end
   table.sort(out)
   return out
+end
+
+--- Stories whose worker is running (not in a final state), sorted.
+function M.running()
+  return sorted_keys(state.workers, function(w) return not FINAL_STATES[w.state] end)
 end
 
 local function progress_text(w)
@@ -276,14 +281,7 @@ end
 
 --- Epics whose run is running, sorted.
 function M.running_epics()
-  local out = {}
-  for epic, e in pairs(state.epics) do
-    if e.state == 'running' then
-      table.insert(out, epic)
-    end
-  end
-  table.sort(out)
-  return out
+  return sorted_keys(state.epics, function(e) return e.state == 'running' end)
 end
 
 -- The running epic a story belongs to, or nil.
@@ -355,8 +353,13 @@ local function needs_you(key, msg)
   notify('saga: ' .. msg, vim.log.levels.WARN)
 end
 
--- params without vim.NIL values, plus the client id.
-local function plain(params, ctx)
+-- Keeps a notification's params in states[params[key]]: without vim.NIL values,
+-- plus the client id. Returns them and the ones they replace; nil unless
+-- params[key] is a string.
+local function keep(states, key, params, ctx)
+  if type(params) ~= 'table' or type(params[key]) ~= 'string' then
+    return nil
+  end
   local out = {}
   for k, v in pairs(params) do
     if v ~= vim.NIL then
@@ -364,15 +367,25 @@ local function plain(params, ctx)
     end
   end
   out.client_id = ctx and ctx.client_id
-  return out
+  local before = states[out[key]]
+  states[out[key]] = out
+  return out, before
+end
+
+-- What follows a progress notification: the user's hook, the statusline, the User event.
+local function after_progress(hook, params, event)
+  if hook then
+    pcall(hook, params)
+  end
+  pcall(vim.cmd, 'redrawstatus!')
+  fire_user_event(event)
 end
 
 function M._on_worker_progress(params, ctx)
-  if type(params) ~= 'table' or type(params.story) ~= 'string' then
+  local w = keep(state.workers, 'story', params, ctx)
+  if not w then
     return
   end
-  local w = plain(params, ctx)
-  state.workers[w.story] = w
   local final = FINAL_STATES[w.state] or false
 
   if final and NEEDS_YOU[w.state] then
@@ -400,22 +413,16 @@ function M._on_worker_progress(params, ctx)
   if final then
     state.notified[w.story] = nil
   end
-  if M.config.on_worker_progress then
-    pcall(M.config.on_worker_progress, w)
-  end
-  pcall(vim.cmd, 'redrawstatus!')
-  fire_user_event('SagaWorkerProgress')
+  after_progress(M.config.on_worker_progress, w, 'SagaWorkerProgress')
 end
 
 -- saga/epicProgress: the statusline and lenses follow it; a story newly held warns once
 -- per run; the run's end is one message.
 function M._on_epic_progress(params, ctx)
-  if type(params) ~= 'table' or type(params.epic) ~= 'string' then
+  local e, before = keep(state.epics, 'epic', params, ctx)
+  if not e then
     return
   end
-  local e = plain(params, ctx)
-  local before = state.epics[e.epic]
-  state.epics[e.epic] = e
   for _, s in ipairs(e.stories or {}) do
     if s.state == 'held' then
       local by = {}
@@ -435,11 +442,7 @@ function M._on_epic_progress(params, ctx)
   if M.config.notify and e.state ~= 'running' and not (before and before.session == e.session and before.state == e.state) then
     notify(string.format('saga: epic %s %s: %d/%d stories', e.epic, tostring(e.state), e.done or 0, e.total or 0), M.config.notify_level)
   end
-  if M.config.on_epic_progress then
-    pcall(M.config.on_epic_progress, e)
-  end
-  pcall(vim.cmd, 'redrawstatus!')
-  fire_user_event('SagaEpicProgress')
+  after_progress(M.config.on_epic_progress, e, 'SagaEpicProgress')
 end
 
 function M._on_task_status(params, ctx)
@@ -865,18 +868,19 @@ end
 -- looks here first): the same paths as the user commands, so results are
 -- shown the same way.
 lens_commands = function(prefix)
-  return {
-    [prefix .. 'runStory'] = function(command)
+  -- runStory / runEpic: their argument may ask for a dry run.
+  local function run(kind)
+    return function(command)
       local a = command.arguments and command.arguments[1]
-      M.run(command_name(command), { story = true, dry_run = type(a) == 'table' and a.dryRun == true })
-    end,
+      M.run(command_name(command), { [kind] = true, dry_run = type(a) == 'table' and a.dryRun == true })
+    end
+  end
+  return {
+    [prefix .. 'runStory'] = run('story'),
     [prefix .. 'stopStory'] = function(command) M.stop(command_name(command), { story = true }) end,
     [prefix .. 'showOutput'] = function(command) M.output(command_name(command)) end,
     [prefix .. 'showPlan'] = function(command) M.plan(command_name(command)) end,
-    [prefix .. 'runEpic'] = function(command)
-      local a = command.arguments and command.arguments[1]
-      M.run(command_name(command), { epic = true, dry_run = type(a) == 'table' and a.dryRun == true })
-    end,
+    [prefix .. 'runEpic'] = run('epic'),
     [prefix .. 'stopEpic'] = function(command) M.stop(command_name(command), { epic = true }) end,
     [prefix .. 'reviewStory'] = function(command) M.review(command_name(command)) end,
   }
@@ -914,26 +918,48 @@ function M._target(name, opts, command)
   return name, is_epic and 'epic' or 'story'
 end
 
--- M._target, saying what is wrong when it cannot tell.
-local function target(name, opts, command)
-  local kind, err
-  name, kind, err = M._target(name, opts, command)
-  if not name then
-    notify('saga: ' .. err, vim.log.levels.ERROR)
+-- M.execute(command, arguments) whose error is one message, 'saga: <what>: <error>';
+-- on_result(result, client) gets the rest.
+local function execute_or_notify(command, arguments, what, on_result)
+  M.execute(command, arguments, function(err, result, client)
+    if err then
+      notify('saga: ' .. what .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      return
+    end
+    on_result(result, client)
+  end)
+end
+
+-- The end of a command's reply: msg (when notify is on), then opts.callback(result).
+local function reply_done(opts, result, msg)
+  if M.config.notify then
+    notify(msg, M.config.notify_level)
   end
-  return name, kind
+  if opts.callback then
+    opts.callback(result)
+  end
+end
+
+-- The function(name, opts) of :SagaRun, :SagaStop or :SagaPlan (`command`): f(name,
+-- kind, opts) once M._target knows what the name is, a message saying what is wrong
+-- when it cannot tell.
+local function on_target(command, f)
+  return function(name, opts)
+    opts = opts or {}
+    local kind, err
+    name, kind, err = M._target(name, opts, command)
+    if not name then
+      notify('saga: ' .. err, vim.log.levels.ERROR)
+      return
+    end
+    f(name, kind, opts)
+  end
 end
 
 --- :SagaRun[!] [--story | --epic] [--max-parallel K] [--max-cost USD] [--after ready|merged] [name]
 --- — starts a story's worker or an epic's runner (`!` or dry_run: the simulated agent).
 --- opts: dry_run, story / epic (what the name is), max_parallel, max_cost, after, callback.
-function M.run(name, opts)
-  opts = opts or {}
-  local kind
-  name, kind = target(name, opts, 'SagaRun')
-  if not name then
-    return
-  end
+M.run = on_target('SagaRun', function(name, kind, opts)
   local arg = { [kind] = name }
   if opts.dry_run or M.config.dry_run then
     arg.dryRun = true
@@ -944,11 +970,7 @@ function M.run(name, opts)
     arg.after = opts.after
   end
   local command = kind == 'epic' and 'runEpic' or 'runStory'
-  M.execute(command, { arg }, function(err, result)
-    if err then
-      notify('saga: run ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
-      return
-    end
+  execute_or_notify(command, { arg }, 'run ' .. name, function(result)
     if kind == 'epic' and type(result) == 'table' then
       -- Running from now on: its workers' progress goes to the statusline, not to messages.
       state.epics[name] = state.epics[name] or {}
@@ -965,14 +987,23 @@ function M.run(name, opts)
         msg = msg .. ' (watch: ' .. result.attach .. ')'
       end
     end
-    if M.config.notify then
-      notify(msg, M.config.notify_level)
-    end
-    if opts.callback then
-      opts.callback(result)
-    end
+    reply_done(opts, result, msg)
   end)
-end
+end)
+
+local stop = on_target('SagaStop', function(name, kind, opts)
+  local command = kind == 'epic' and 'stopEpic' or 'stopStory'
+  execute_or_notify(command, { { [kind] = name } }, 'stop ' .. name, function(result)
+    local how = ''
+    if type(result) == 'table' then
+      how = (result.state and result.state ~= '' and result.state ~= vim.NIL) and (' (' .. result.state .. ')') or ''
+      if result.forced then
+        how = how .. ', its tmux session killed'
+      end
+    end
+    reply_done(opts, result, 'saga: stopped ' .. (kind == 'epic' and 'epic ' or '') .. name .. how)
+  end)
+end)
 
 --- :SagaStop [--story | --epic] [name] — stops a story's worker or an epic's runner and
 --- its workers (default: the buffer's story or epic, or the only running one).
@@ -986,31 +1017,7 @@ function M.stop(name, opts)
       name, opts.story = running[1], true
     end
   end
-  local kind
-  name, kind = target(name, opts, 'SagaStop')
-  if not name then
-    return
-  end
-  local command = kind == 'epic' and 'stopEpic' or 'stopStory'
-  M.execute(command, { { [kind] = name } }, function(err, result)
-    if err then
-      notify('saga: stop ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
-      return
-    end
-    if M.config.notify then
-      local how = ''
-      if type(result) == 'table' then
-        how = (result.state and result.state ~= '' and result.state ~= vim.NIL) and (' (' .. result.state .. ')') or ''
-        if result.forced then
-          how = how .. ', its tmux session killed'
-        end
-      end
-      notify('saga: stopped ' .. (kind == 'epic' and 'epic ' or '') .. name .. how, M.config.notify_level)
-    end
-    if opts.callback then
-      opts.callback(result)
-    end
-  end)
+  stop(name, opts)
 end
 
 -- The plan text of a showPlan result ({name, title, kind, text, plan}): its
@@ -1085,24 +1092,14 @@ end
 
 --- :SagaPlan [--story | --epic] [story-or-epic] — the execution plan in a scratch buffer;
 --- for an epic, each story's run state under it.
-function M.plan(name, opts)
-  opts = opts or {}
-  local kind
-  name, kind = target(name, opts, 'SagaPlan')
-  if not name then
-    return
-  end
-  M.execute('showPlan', { { [kind] = name } }, function(err, result)
-    if err then
-      notify('saga: plan ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
-      return
-    end
+M.plan = on_target('SagaPlan', function(name, kind, opts)
+  execute_or_notify('showPlan', { { [kind] = name } }, 'plan ' .. name, function(result)
     local buf = M.show_scratch('saga://plan/' .. name, plan_lines(name, result), opts.window)
     if opts.callback then
       opts.callback(buf, result)
     end
   end)
-end
+end)
 
 local NEW_USAGE = {
   story = ':SagaNew story <name> [--title T] [--description D] [--epic E] [--blocked-by a,b]',
@@ -1161,11 +1158,7 @@ function M.new(kind, args, opts)
   end
   local command = ({ story = 'createStory', task = 'createTask', epic = 'createEpic' })[kind]
   local root = M.root()
-  M.execute(command, { arg }, function(err, result, client)
-    if err then
-      notify('saga: new ' .. kind .. ': ' .. err_text(err), vim.log.levels.ERROR)
-      return
-    end
+  execute_or_notify(command, { arg }, 'new ' .. kind, function(result, client)
     -- {created = [root-relative paths], updated = […], uri = the new file}
     local created = type(result) == 'table' and type(result.created) == 'table' and result.created or {}
     local uri = type(result) == 'table' and type(result.uri) == 'string' and result.uri ~= '' and result.uri or nil
@@ -1182,16 +1175,11 @@ function M.new(kind, args, opts)
       state.opened[path] = uv.now()
       edit_file(path)
     end
-    if M.config.notify then
-      local what = #created > 0 and table.concat(created, ', ') or vim.uri_to_fname(uri)
-      if type(result.updated) == 'table' and #result.updated > 0 then
-        what = what .. ' (updated ' .. table.concat(result.updated, ', ') .. ')'
-      end
-      notify('saga: created ' .. what, M.config.notify_level)
+    local what = #created > 0 and table.concat(created, ', ') or vim.uri_to_fname(uri)
+    if type(result.updated) == 'table' and #result.updated > 0 then
+      what = what .. ' (updated ' .. table.concat(result.updated, ', ') .. ')'
     end
-    if opts.callback then
-      opts.callback(result)
-    end
+    reply_done(opts, result, 'saga: created ' .. what)
   end)
 end
 
@@ -1219,11 +1207,7 @@ function M.review(story, opts)
     notify('saga: which story? :SagaReview <story>', vim.log.levels.ERROR)
     return
   end
-  M.execute('reviewStory', { { story = story } }, function(err, result)
-    if err then
-      notify('saga: review ' .. story .. ': ' .. err_text(err), vim.log.levels.ERROR)
-      return
-    end
+  execute_or_notify('reviewStory', { { story = story } }, 'review ' .. story, function(result)
     local items = M._review_items(result)
     local title = string.format('saga review %s: %s against %s', story, result.branch, result.base)
     vim.fn.setqflist({}, ' ', { title = title, items = items })
