@@ -8,7 +8,9 @@
 //	(empty)   run until SIGINT/SIGTERM
 //	crash     print "fake worker: boom" and exit 3 without any event
 //	fail      report worker.start, then worker.end failed (exit 1)
-//	done      report worker.start, lock, worker.end completed (exit 0)
+//	done      report worker.start, then worker.end completed (exit 0): a
+//	          worker that ends before run sees it report its lock (a lock
+//	          event first would let run see it running, by timing)
 //	stubborn  like the default, but ignore SIGINT (SIGHUP still kills it)
 package main
 
@@ -87,13 +89,13 @@ func main() {
 		emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Level: runs.LevelWarn, Message: "another worker is running"})
 		end("failed", 1)
 	}
-	emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Message: "holding the worker lock"})
-	emit(runs.Event{Event: runs.KindStep, Step: "args", Message: strings.Join(args, " ") +
-		" | SAGA_SESSION=" + os.Getenv(runs.EnvSession) + " SAGA_SESSION_DIR=" + os.Getenv(runs.EnvSessionDir)})
 	if mode == "done" {
 		lock.Unlock()
 		end("completed", 0)
 	}
+	emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Message: "holding the worker lock"})
+	emit(runs.Event{Event: runs.KindStep, Step: "args", Message: strings.Join(args, " ") +
+		" | SAGA_SESSION=" + os.Getenv(runs.EnvSession) + " SAGA_SESSION_DIR=" + os.Getenv(runs.EnvSessionDir)})
 	emit(runs.Event{Event: runs.KindRunStart, Cycle: 1, Message: "run 1"})
 	<-sig
 	emit(runs.Event{Event: runs.KindStep, Step: runs.StepEnd, Message: "cleaning up after a signal"})
