@@ -97,21 +97,25 @@ func epicProgressKinds(c *client, from int, epic string) (kinds []string, msgs [
 }
 
 // TestRunEpicLive: the "▶ Run epic" lens's command runs the epic with the
-// simulated agent; the editor follows it to completed: saga/epicProgress
+// stand-in claude; the editor follows it to completed: saga/epicProgress
 // from running to completed (never two alike in a row, done never falling,
 // at most maxParallel stories at once), a cancellable work-done progress,
 // the lenses of every child, the review of a stacked story, the plan with
 // its states. A second server started afterwards shows the finished run
 // without announcing it.
 func TestRunEpicLive(t *testing.T) {
-	f := newEpicFixture(t, "", 0)
+	// The stand-in claude, slow enough that each story runs across more
+	// than one of the server's 250 ms derivations: the editor sees it
+	// running however fast the machine is.
+	f := newEpicFixture(t, "", 300)
+	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")
 	c := startLive(t, f.root)
 	if got := lensTitles(codeLenses(c, epicRel)); !slices.Equal(got, []string{"▶ Run epic", "0/3 stories done",
 		"○ ready", "▶ Run", "○ waiting", "▶ Run", "○ ready", "▶ Run"}) {
 		t.Errorf("lenses before the run: %q", got)
 	}
 	from := c.mark()
-	res := runEpicFromLens(c, map[string]any{"dryRun": true, "maxParallel": 2})
+	res := runEpicFromLens(c, map[string]any{"maxParallel": 2})
 	if res.Epic != "shop" || !strings.HasPrefix(res.Session, "saga-epic-shop-") || res.PID <= 0 ||
 		res.OutputFile != filepath.Join(f.sessionDir, res.Session+".log") || res.EventsFile != res.OutputFile+".events.jsonl" {
 		t.Errorf("runEpic result %+v", res)
