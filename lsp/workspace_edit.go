@@ -154,6 +154,11 @@ func keepsSyntax(f *store.File, spans []jsonc.Edit) bool {
 				local[i] = jsonc.Edit{Start: sp.Start - w.lo, End: sp.End - w.lo, Text: sp.Text}
 			}
 			after := w.parse(jsonc.Apply(f.Src[w.lo:w.hi], local...))
+			for _, m := range after.Root.Members() {
+				if w.keysOutside[m.Key.Str] {
+					return false // a duplicate key with a member outside the window
+				}
+			}
 			return len(after.Errors) == 0 && (!w.needsElement || childCount(after.Root) > 0)
 		}
 	}
@@ -169,6 +174,9 @@ type editWindow struct {
 	// needsElement: siblings remain outside the window, so the edited
 	// stretch must keep at least one element between their separators.
 	needsElement bool
+	// keysOutside are an object's member keys outside the window: a key the
+	// edit writes must not repeat one of them.
+	keysOutside map[string]bool
 }
 
 func (w editWindow) parse(stretch []byte) *jsonc.Document {
@@ -209,6 +217,14 @@ func editWindowOf(doc *jsonc.Document, spans []jsonc.Edit) (editWindow, bool) {
 	if j := sort.Search(n, func(j int) bool { return siblingSpan(c, j).end >= hi }); j < n {
 		w.hi = siblingSpan(c, j).end
 		w.needsElement = w.needsElement || j < n-1
+	}
+	if c.Kind == jsonc.Object && w.needsElement {
+		w.keysOutside = map[string]bool{}
+		for _, m := range c.Members() {
+			if m.Key.Start() < w.lo || m.Key.Start() >= w.hi {
+				w.keysOutside[m.Key.Str] = true
+			}
+		}
 	}
 	return w, w.lo <= lo && hi <= w.hi
 }
