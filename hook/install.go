@@ -383,7 +383,7 @@ func shellWords(s string) (words []string, ok bool) {
 // language server from VS Code, Neovim and Helix (as in the README), and the
 // Claude Code plugin. bin is how editors should call saga-lsp.
 func EditorSetup(bin string) string {
-	q := store.MarshalString(bin)
+	q := jsonc.Quote(bin)
 	return `Editor setup — the language server speaks LSP on stdio (options: docs/protocol-extensions.md):
 
 VS Code — with a generic LSP client, e.g. "Generic LSP Client (v2)" (zsol.vscode-glspc),

@@ -197,7 +197,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if node == nil || node.Kind != jsonc.String || want == "" {
 			return
 		}
-		add(ca.textFix(title, true, []jsonc.Edit{jsonc.Replace(node, store.MarshalString(want))}, &cd))
+		add(ca.textFix(title, true, []jsonc.Edit{jsonc.Replace(node, jsonc.Quote(want))}, &cd))
 	}
 	switch d.Code {
 	case store.CodeIDMismatch, store.CodeDuplicateID:
@@ -264,7 +264,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 			return nil // renaming would make a duplicate key
 		}
 		add(ca.textFix(fmt.Sprintf("Rename property %q to %q", m.Key.Str, fix.Want), true,
-			[]jsonc.Edit{{Start: m.Key.Start(), End: m.Key.End(), Text: store.MarshalString(fix.Want)}}, &cd))
+			[]jsonc.Edit{{Start: m.Key.Start(), End: m.Key.End(), Text: jsonc.Quote(fix.Want)}}, &cd))
 	}
 	return out
 }
@@ -306,17 +306,17 @@ func (ca *codeActions) defaultValue(prop string, topLevel bool) (string, bool) {
 	case "blockedBy", "children":
 		return "[]", true
 	case "status":
-		return store.MarshalString(store.StatusPending), true
+		return jsonc.Quote(store.StatusPending), true
 	case "description":
 		return `""`, true
 	case "subject", "title":
 		// Both must be non-empty: a readable form of the file's name.
-		return store.MarshalString(humanizeID(f.Name)), true
+		return jsonc.Quote(humanizeID(f.Name)), true
 	case "id":
 		if !topLevel || f.Name == "" {
 			return "", false // an epic child's id names a story: nothing to guess
 		}
-		return store.MarshalString(f.Name), true
+		return jsonc.Quote(f.Name), true
 	}
 	return `""`, true
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -29,7 +28,7 @@ func SetString(src []byte, key, value string) ([]byte, error) {
 	if root == nil || root.Kind != jsonc.Object {
 		return nil, fmt.Errorf("top-level value is not an object")
 	}
-	return jsonc.Apply(src, jsonc.LayoutOf(src, root).SetMember(src, root, key, jsonc.Text(MarshalString(value)))), nil
+	return jsonc.Apply(src, jsonc.LayoutOf(src, root).SetMember(src, root, key, jsonc.Text(jsonc.Quote(value)))), nil
 }
 
 // SetStoryString is SetString for a story.json, except that "status" is
@@ -59,15 +58,6 @@ func AppendElement(src []byte, pointer string, v any) ([]byte, error) {
 	}
 	lay := jsonc.LayoutOf(src, doc.Root)
 	return jsonc.Apply(src, lay.AppendElement(src, arr, func(pretty bool) string { return lay.Marshal(v, pretty) })), nil
-}
-
-// MarshalString encodes s as a JSON string without HTML escaping.
-func MarshalString(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // MarshalIndent encodes v as 2-space indented JSON without HTML escaping,

@@ -169,7 +169,7 @@ func closeAt(n *Node) int {
 // layout.
 func (l Layout) InsertMember(src []byte, obj *Node, key string, value func(pretty bool) string) Edit {
 	l = l.withDefaults()
-	k := quote(key) + l.Colon
+	k := Quote(key) + l.Colon
 	ms := obj.Members()
 	if len(ms) == 0 {
 		indent := LineIndent(src, obj.Start)
@@ -291,7 +291,8 @@ func commaBlank(b []byte) bool {
 	return len(t) == 1 && t[0] == ','
 }
 
-func quote(s string) string {
+// Quote is s as a JSON string, without HTML escaping (as SAGA writes it).
+func Quote(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

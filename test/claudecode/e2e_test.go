@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -101,7 +101,7 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 		"go.mod":                        "module example.com/calc\n\ngo 1.22\n",
 		"calc.go":                       "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
 		"calc_test.go":                  "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n",
-		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + store.MarshalString("Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
+		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + jsonc.Quote("Make the calculator work.\nFAKEAPI bash 'go test ./... > gotest.txt 2>&1; echo go-test-exit=$?'\nFAKEAPI bash 'echo x > "+outside+"; echo escape-exit=$?'") + "}\n",
 		".saga/stories/calc/add.json": `{"id": "add", "subject": "Implement Add", "description": "Add two numbers.",
   "guidance": "Use the plus operator, nothing clever.", "doneWhen": "go test passes", "status": "pending", "blockedBy": []}` + "\n",
 		".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + planted + `"}]}]}}` + "\n",
@@ -157,9 +157,9 @@ func TestCompletionGateWithRealClaudeCode(t *testing.T) {
 	root := filepath.Join(base, "repo")
 	check := "test -s saga-out/build.txt || { echo 'no build output yet'; exit 1; }"
 	testkit.WriteFiles(t, root, map[string]string{
-		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + store.MarshalString("Build the thing.\nFAKEAPI task build completed") + "}\n",
+		".saga/stories/gate/story.json": `{"id": "gate", "title": "Gated build", "description": ` + jsonc.Quote("Build the thing.\nFAKEAPI task build completed") + "}\n",
 		".saga/stories/gate/build.json": `{"id": "build", "subject": "Build it", "description": "Produce the build output.", "status": "pending", "blockedBy": [],
-  "checks": [` + store.MarshalString(check) + `]}` + "\n",
+  "checks": [` + jsonc.Quote(check) + `]}` + "\n",
 	})
 	testkit.InitRepo(t, root)
 	log := filepath.Join(base, "api.jsonl")
