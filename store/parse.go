@@ -104,15 +104,7 @@ func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch
 		return f
 	}
 	root := f.Doc.Root
-	var sk schema.Kind
-	switch kind {
-	case KindTask:
-		sk = schema.Task
-	case KindStory:
-		sk = schema.Story
-	case KindEpic:
-		sk = schema.Epic
-	}
+	sk, _ := kind.Schema()
 	if root != nil {
 		p.validate(&b, sk, root, len(f.Doc.Errors) > 0)
 	}
