@@ -244,7 +244,11 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 		r := lensSingleLine(nodeRange(f, c.Node))
 		story := snap.WS.Story(c.ID)
 		if story == nil || !store.ValidCanonical(c.ID) {
-			out = append(out, lensInfo(r, "no such story"))
+			if snap.Loaded {
+				out = append(out, lensInfo(r, "no such story"))
+			} else {
+				out = append(out, lensInfo(r, "loading…")) // refreshed once loaded
+			}
 			continue
 		}
 		info := s.live.storyInfo(c.ID)

@@ -69,8 +69,10 @@ h.main(function()
     local r = {}
     result.run = r
     local buf = h.edit(ws .. '/.saga/epics/site/epic.json')
-    if not h.wait(15000, function() return lens_titles(buf):find('▶ Run epic', 1, true) ~= nil end) then
-      error('no ▶ Run epic lens: ' .. lens_titles(buf))
+    -- Ready once the server has loaded the workspace (before, its children
+    -- are not known yet).
+    if not h.wait(15000, function() return lens_titles(buf):find('○ ready', 1, true) ~= nil end) then
+      error('no ▶ Run epic lens with a ready story: ' .. lens_titles(buf))
     end
     local seen, stop = h.watch_lens_titles(buf)
     r.lenses = seen
