@@ -68,6 +68,7 @@ var cleanNouns = map[string][2]string{ // singular, plural
 	commands.CleanRunFiles: {"run's files", "runs' files"},
 	commands.CleanTmux:     {"tmux session", "tmux sessions"},
 	commands.CleanCache:    {"build cache", "build caches"},
+	commands.CleanShares:   {"shared check results", "shared check results"},
 }
 
 func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string) error {
@@ -143,7 +144,7 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 	}
 	kept := res.Kept()
 	var parts []string
-	for _, kind := range []string{commands.CleanWorktree, commands.CleanCache, commands.CleanBranch, commands.CleanTaskList, commands.CleanRunFiles, commands.CleanTmux} {
+	for _, kind := range []string{commands.CleanWorktree, commands.CleanCache, commands.CleanBranch, commands.CleanTaskList, commands.CleanRunFiles, commands.CleanTmux, commands.CleanShares} {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
 		}

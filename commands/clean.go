@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
@@ -40,6 +41,7 @@ const (
 	CleanRunFiles = "run-files"    // <session dir>/<session>.log and its .events.jsonl
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
 	CleanCache    = "build-cache"  // <git dir>/saga-lsp/cache/<story>: its sandboxed runs' Go, npm, pip caches
+	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
 )
 
 // CleanOptions configure Clean.
@@ -253,6 +255,7 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 	c.planWorktree(ctx, p)
 	c.planCache(p)
 	c.planBranch(p)
+	c.planShares(p)
 	for _, r := range c.runs[id] {
 		if r.TaskListDir == "" || (!r.Ended && r.Alive()) {
 			continue
@@ -291,6 +294,35 @@ func (c *cleaner) planCache(p *storyPlan) {
 	}
 	p.add(CleanCache, dir, "the build caches of its runs; its worktree goes",
 		func(context.Context) error { return removeCache(dir) })
+}
+
+// planShares: the check results the story's TaskCompleted hooks shared
+// (runs.CheckShare) are worth nothing once those hooks are done; one
+// whose lock a hook holds stays.
+func (c *cleaner) planShares(p *storyPlan) {
+	bases := runs.CheckSharesOf(c.o.SessionDir, p.id)
+	if len(bases) == 0 {
+		return
+	}
+	dir := filepath.Dir(bases[0])
+	p.add(CleanShares, dir, fmt.Sprintf("%d check result(s) its hooks shared, of finished completions", len(bases)),
+		func(context.Context) error { return removeShares(bases) })
+}
+
+// removeShares removes shared check results whose lock nobody holds.
+func removeShares(bases []string) error {
+	for _, b := range bases {
+		f, err := os.OpenFile(b+".lock", os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.Remove(b + ".json")
+			os.Remove(b + ".lock")
+		}
+		f.Close()
+	}
+	return nil
 }
 
 // removeCache removes a build cache; Go's module cache makes its folders

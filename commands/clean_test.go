@@ -201,10 +201,36 @@ func TestCleanMergedStory(t *testing.T) {
 		t.Fatal("clean without --yes removed something")
 	}
 
+	// Check results its TaskCompleted hooks shared: a finished one goes,
+	// one a hook holds the lock of stays.
+	done := runs.CheckShare(h.sessionDir, "s1", story, "t1")
+	held := runs.CheckShare(h.sessionDir, "s2", story, "t2")
+	other := runs.CheckShare(h.sessionDir, "s3", "x--"+story, "t3") // another story's
+	for _, b := range []string{done, held, other} {
+		os.MkdirAll(filepath.Dir(b), 0o755)
+		os.WriteFile(b+".lock", nil, 0o600)
+		os.WriteFile(b+".json", []byte(`{"passed":true}`), 0o600)
+	}
+	lock, err := os.Open(held + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+
 	res = h.clean(t, 0, "--yes")
-	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story, "run-files " + sess + ".log"}) {
+	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story, "check-shares checks", "run-files " + sess + ".log"}) {
 		t.Errorf("clean --yes: %v", got)
 	}
+	if exists(done+".json") || exists(done+".lock") || !exists(held+".json") || !exists(other+".json") {
+		t.Errorf("shared check results after clean: finished %v, held %v, another story's %v", exists(done+".json"), exists(held+".json"), exists(other+".json"))
+	}
+	lock.Close()
+	os.Remove(held + ".lock")
+	os.Remove(held + ".json")
+	os.RemoveAll(filepath.Dir(other))
 	for _, it := range res.Items {
 		if !it.Removed || it.Kept {
 			t.Errorf("not removed: %+v", it)

@@ -239,12 +239,11 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		sum := sha256.Sum256([]byte(session))
 		session = hex.EncodeToString(sum[:8])
 	}
-	dir := filepath.Join(runs.SessionDir(h.env), "checks")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	base := runs.CheckShare(runs.SessionDir(h.env), session, story, task)
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}
-	base := filepath.Join(dir, session+"--"+story+"--"+task)
 	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)

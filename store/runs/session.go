@@ -218,3 +218,26 @@ func RunOf(dir, story string, pid int) *Run {
 	}
 	return newest
 }
+
+// CheckShare is where two registrations of the TaskCompleted hook for one
+// completion (the worker's --settings and an installed one) share its
+// check result: <session dir>/checks/<claude session>--<story>--<task>,
+// with ".lock" (the one running the checks holds its flock) and ".json"
+// (the result). claudeSession and task hold no "--".
+func CheckShare(sessionDir, claudeSession, story, task string) string {
+	return filepath.Join(sessionDir, "checks", claudeSession+"--"+story+"--"+task)
+}
+
+// CheckSharesOf are the story's CheckShare bases in the session dir.
+func CheckSharesOf(sessionDir, story string) []string {
+	locks, _ := filepath.Glob(filepath.Join(sessionDir, "checks", "*--"+story+"--*.lock"))
+	var out []string
+	for _, l := range locks {
+		base := strings.TrimSuffix(filepath.Base(l), ".lock")
+		first, last := strings.Index(base, "--"), strings.LastIndex(base, "--")
+		if first >= 0 && last > first && base[first+2:last] == story {
+			out = append(out, strings.TrimSuffix(l, ".lock"))
+		}
+	}
+	return out
+}
