@@ -309,32 +309,21 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			entries = append(entries, entry{rel: rel, kind: kind})
 		}
 	}
-	storiesRel := ".saga/stories"
-	des, err = os.ReadDir(filepath.Join(root, storiesRel))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("list %s: %w", storiesRel, err)
-	}
-	for _, de := range des {
-		rel := storiesRel + "/" + de.Name()
-		isDir, why := dirEntryIsDir(root, rel, de)
-		if why != "" {
-			entries = append(entries, entry{rel: rel, bad: why})
-			continue
-		}
-		if de.Name()[0] == '.' {
-			continue
-		}
-		if !isDir {
+	err = listChildren(root, ".saga/stories", &entries,
+		func(rel string) {
 			if kind, _, _ := Classify(rel); kind == KindMisplaced {
 				entries = append(entries, entry{rel: rel, kind: kind})
 			}
-			continue
-		}
-		if !utf8.ValidString(de.Name()) {
-			entries = append(entries, entry{rel: rel, bad: fmt.Sprintf("story folder name %q is not valid UTF-8; rename it", de.Name())})
-			continue
-		}
-		storyDirs = append(storyDirs, rel)
+		},
+		func(rel, name string) {
+			if !utf8.ValidString(name) {
+				entries = append(entries, entry{rel: rel, bad: fmt.Sprintf("story folder name %q is not valid UTF-8; rename it", name)})
+				return
+			}
+			storyDirs = append(storyDirs, rel)
+		})
+	if err != nil {
+		return nil, nil, err
 	}
 	des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -350,33 +339,46 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			storyDirs = append(storyDirs, rel)
 		}
 	}
-	epicsRel := ".saga/epics"
-	des, err = os.ReadDir(filepath.Join(root, epicsRel))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("list %s: %w", epicsRel, err)
-	}
-	for _, de := range des {
-		rel := epicsRel + "/" + de.Name()
-		isDir, why := dirEntryIsDir(root, rel, de)
-		if why != "" {
-			entries = append(entries, entry{rel: rel, bad: why})
-			continue
-		}
-		if de.Name()[0] == '.' {
-			continue
-		}
-		if !isDir {
+	err = listChildren(root, ".saga/epics", &entries,
+		func(rel string) {
 			if kind, _, _ := Classify(rel); kind == KindEpic {
 				entries = append(entries, entry{rel: rel, kind: kind})
 			}
-			continue
-		}
-		frel := rel + "/epic.json"
-		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(frel))); err == nil || !errors.Is(err, fs.ErrNotExist) {
-			entries = append(entries, entry{rel: frel, kind: KindEpic})
-		}
+		},
+		func(rel, _ string) {
+			frel := rel + "/epic.json"
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(frel))); err == nil || !errors.Is(err, fs.ErrNotExist) {
+				entries = append(entries, entry{rel: frel, kind: KindEpic})
+			}
+		})
+	if err != nil {
+		return nil, nil, err
 	}
 	return storyDirs, entries, nil
+}
+
+// listChildren lists the folder rel of root (a missing one lists nothing):
+// an entry that cannot be told a file or a folder becomes a bad entry, dot
+// entries are passed over, and the rest go to file or dir.
+func listChildren(root, rel string, entries *[]entry, file func(rel string), dir func(rel, name string)) error {
+	des, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("list %s: %w", rel, err)
+	}
+	for _, de := range des {
+		crel := rel + "/" + de.Name()
+		isDir, why := dirEntryIsDir(root, crel, de)
+		switch {
+		case why != "":
+			*entries = append(*entries, entry{rel: crel, bad: why})
+		case de.Name()[0] == '.':
+		case isDir:
+			dir(crel, de.Name())
+		default:
+			file(crel)
+		}
+	}
+	return nil
 }
 
 // dirEntryIsDir follows a symlink to tell whether the entry is a folder.
