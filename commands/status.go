@@ -182,33 +182,6 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	return res, nil
 }
 
-// StoryWorker reports one story's worker state without reading its files:
-// the cheap check behind code lenses (run or stop). Only Root, SessionDir,
-// Tmux and Env of o are used.
-func StoryWorker(ctx context.Context, story string, o StatusOptions) (WorkerInfo, error) {
-	if !store.ValidCanonical(story) {
-		return WorkerInfo{}, usagef("invalid story name %q", story)
-	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
-	}
-	t := o.Tmux
-	if t == nil {
-		var err error
-		if t, err = FindTmux(ctx, o.Env); err != nil && !errors.Is(err, ErrNoTmux) {
-			return WorkerInfo{}, err
-		}
-	}
-	var sessions []string
-	if t != nil {
-		var err error
-		if sessions, err = t.StorySessions(ctx, story); err != nil {
-			return WorkerInfo{}, err
-		}
-	}
-	return workerInfo(o.Root, story, runs.Latest(o.SessionDir, runs.KindStory, story), sessions), nil
-}
-
 // storyView returns the story as its worktree copy has it when the worker
 // made one (in store.WorktreeDir), else main.
 func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, bool) {

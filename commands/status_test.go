@@ -1,7 +1,6 @@
 package commands_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
@@ -152,13 +150,6 @@ func TestStatusLastRun(t *testing.T) {
 	// A run without worker.end whose process is gone died.
 	if w := workers["fix-typo"]; w["running"] != false || w["state"] != "died" || w["exitCode"] != nil || w["cycle"] != 1.0 {
 		t.Errorf("fix-typo worker: %v", w)
-	}
-	// The same, for one story, through the API the language server uses.
-	sessions, _ := filepath.Abs("testdata/status/sessions")
-	wi, err := commands.StoryWorker(context.Background(), "shop--checkout", commands.StatusOptions{Root: root, SessionDir: sessions,
-		Env: func(k string) string { return map[string]string{"SAGA_TMUX_SOCKET": "saga-test-none"}[k] }})
-	if err != nil || wi.Running || wi.State != "completed" || wi.ExitCode == nil || *wi.ExitCode != 0 || wi.Cycle != 2 {
-		t.Errorf("StoryWorker: %+v, %v", wi, err)
 	}
 	r := sagaLSP(t, root, env, "status", "shop--checkout")
 	if !strings.Contains(r.Stdout, "worker:   not running; last run completed (exit 0, pid 2147483602, session saga-story-shop--checkout-1700000000000, started ") {

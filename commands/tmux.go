@@ -209,12 +209,6 @@ func (t *Tmux) Panes(ctx context.Context, session string) (alive bool, pids []in
 	return alive, pids
 }
 
-// HasSession reports whether the session exists (live or with dead panes).
-func (t *Tmux) HasSession(ctx context.Context, session string) bool {
-	_, err := t.run(ctx, "has-session", "-t", t.target(session))
-	return err == nil
-}
-
 // KillSession ends a session; one that is already gone is not an error.
 func (t *Tmux) KillSession(ctx context.Context, session string) error {
 	_, err := t.run(ctx, "kill-session", "-t", t.target(session))

@@ -11,11 +11,6 @@ import (
 // Byte-minimal edits of whole files (the span edits are jsonc's): the
 // user's formatting, key order and everything not touched stay as they were.
 
-// ReplaceValue returns src with the value node replaced by the JSON text v.
-func ReplaceValue(src []byte, n *jsonc.Node, v string) []byte {
-	return jsonc.Apply(src, jsonc.Replace(n, v))
-}
-
 // SetString sets the string member key of the top-level object to value:
 // only the value's bytes change when the member exists; otherwise the member
 // is appended after the last one, in the file's layout.

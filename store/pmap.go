@@ -13,8 +13,6 @@ import (
 // update copies what an edit touches, not the workspace.
 type pmap[V any] struct{ m *immutable.Map[string, V] }
 
-func newPmap[V any]() pmap[V] { return pmap[V]{immutable.NewMap[string, V](nameHasher{})} }
-
 func (p pmap[V]) get(k string) V {
 	v, _ := p.m.Get(k)
 	return v

@@ -150,9 +150,6 @@ func (s *server) initialize(root string) {
 	s.waitNote(0, "window/logMessage", func(p json.RawMessage) bool { return strings.Contains(string(p), "saga-lsp: loaded") })
 }
 
-// mark is the count of notifications so far, to wait for later ones.
-func (s *server) mark() int { return s.lc.Mark() }
-
 // waitNote waits for a notification after index from matching pred.
 func (s *server) waitNote(from int, method string, pred func(json.RawMessage) bool) message {
 	s.t.Helper()
