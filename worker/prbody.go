@@ -38,7 +38,7 @@ func (r *run) prBody(s *store.Story, state string) string {
 		case strings.HasPrefix(r.base, "story/"):
 			fmt.Fprintf(&b, "Stacked on `%s`. Builds on:\n\n", r.base)
 		default:
-			b.WriteString("Builds on (their work is merged into this branch):\n\n")
+			b.WriteString("Builds on (their work is in this branch):\n\n")
 		}
 		for _, h := range r.handoffs {
 			fmt.Fprintf(&b, "- `%s`%s%s\n", h.Story, quoted(h.Title), paren(h.PR))
