@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 const cleanSynopsis = "clean [<story>…] [--root DIR] [--yes] [--format text|json]"
@@ -77,7 +78,7 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 		case commands.CleanBranch, commands.CleanTmux:
 			return cleanNouns[kind][0] + " " + path
 		case commands.CleanRunFiles:
-			return "run files " + show(path) + " and its .events.jsonl"
+			return "run files " + show(path) + " and its " + runs.EventsSuffix
 		}
 		return cleanNouns[kind][0] + " " + show(path)
 	}
