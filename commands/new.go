@@ -1,8 +1,7 @@
-// Package commands holds the operations the CLI and the language server's
-// executeCommand share: creating stories, tasks and epics, and (later)
-// running and stopping story workers. Each validates names before they reach
-// a path, writes atomically, and reports what it changed.
 package commands
+
+// Scaffolding: new stories, tasks and epics. Each validates names before
+// they reach a path, writes atomically, and reports what it changed.
 
 import (
 	"context"
