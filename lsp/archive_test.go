@@ -286,12 +286,7 @@ func (s *archiveSession) prepareRename(t *testing.T, l *wantLine) {
 	l.end()
 	m := s.c.call("textDocument/prepareRename", navParams(s.c, p.rel, s.position(t, p), ""))
 	if refused {
-		if m.Error == nil && string(m.Result) != "null" {
-			t.Fatalf("prepareRename = %s, want an error or null", m.Result)
-		}
-		if m.Error != nil && !strings.Contains(m.Error.Message, "rename") {
-			t.Errorf("error message %q does not say what can be renamed", m.Error.Message)
-		}
+		checkRenameRefused(t, m)
 		return
 	}
 	if m.Error != nil {
@@ -313,6 +308,18 @@ func (s *archiveSession) prepareRename(t *testing.T, l *wantLine) {
 	}
 }
 
+// checkRenameRefused fails unless a prepareRename answer is null or an error
+// saying what can be renamed.
+func checkRenameRefused(t *testing.T, m message) {
+	t.Helper()
+	if m.Error == nil && string(m.Result) != "null" {
+		t.Fatalf("prepareRename = %s, want an error or null", m.Result)
+	}
+	if m.Error != nil && !strings.Contains(m.Error.Message, "rename") {
+		t.Errorf("error message %q does not say what can be renamed", m.Error.Message)
+	}
+}
+
 func (s *archiveSession) rename(t *testing.T, l *wantLine) {
 	p := l.place()
 	newName := l.literal("a new name")
@@ -326,7 +333,7 @@ func (s *archiveSession) rename(t *testing.T, l *wantLine) {
 		wantErr = l.literal("a text of the error")
 		l.end()
 	}
-	m := s.c.call("textDocument/rename", navParams(s.c, p.rel, s.position(t, p), `,"newName":`+jsonString(newName)))
+	m := s.c.call("textDocument/rename", renameParams(s.c, p.rel, s.position(t, p), newName))
 	if wantErr != "" {
 		if m.Error == nil {
 			t.Fatalf("rename to %q = %s, want an error", newName, m.Result)
