@@ -136,12 +136,14 @@ func startArchive(t *testing.T, path string) *archiveSession {
 	return newArchiveSession(t, archiveRoot(t, testkit.ReadArchive(t, path)))
 }
 
-// text opens rel (once) and returns its text.
-func (s *archiveSession) text(rel string) string {
+// text opens rel (once) and returns its text; a missing file fails t.
+func (s *archiveSession) text(t *testing.T, rel string) string {
+	t.Helper()
 	if text, ok := s.opened[rel]; ok {
 		return text
 	}
-	text := s.c.open(rel)
+	text := navDisk(t, s.c, rel)
+	s.c.openText(rel, text, 1)
 	s.opened[rel] = text
 	return text
 }
@@ -163,16 +165,20 @@ func (s *archiveSession) run(t *testing.T, line string) {
 	case "diagnostics":
 		s.diagnostics(t, l)
 	case "line-ends":
-		rel := l.word("a file")
-		l.arrow()
-		l.keyword("crlf")
-		l.end()
-		text := navDisk(t, s.c, rel)
-		if strings.Count(text, "\n") == 0 || strings.Count(text, "\n") != strings.Count(text, "\r\n") {
-			t.Fatalf("%s lost its CRLF line ends (check .gitattributes / core.autocrlf)", rel)
-		}
+		s.lineEnds(t, l)
 	default:
 		l.malformed("unknown request %q", verb)
+	}
+}
+
+func (s *archiveSession) lineEnds(t *testing.T, l *wantLine) {
+	rel := l.word("a file")
+	l.arrow()
+	l.keyword("crlf")
+	l.end()
+	text := navDisk(t, s.c, rel)
+	if n := strings.Count(text, "\n"); n == 0 || n != strings.Count(text, "\r\n") {
+		t.Fatalf("%s lost its CRLF line ends (check .gitattributes / core.autocrlf)", rel)
 	}
 }
 
@@ -184,24 +190,20 @@ type place struct {
 
 func (s *archiveSession) position(t *testing.T, p place) string {
 	t.Helper()
-	return at(t, s.text(p.rel), p.needle, p.n, p.off)
+	return at(t, s.text(t, p.rel), p.needle, p.n, p.off)
 }
 
 func (s *archiveSession) definition(t *testing.T, l *wantLine) {
 	p := l.place()
 	l.arrow()
-	var want *navLocation
+	var want []navLocation // nil: null
 	if !l.maybe("null") {
-		want = &navLocation{}
-		*want = s.location(t, l.span())
+		want = []navLocation{s.location(t, l.span())}
 	}
 	l.end()
 	got := navDefinition(t, s.c, p.rel, s.position(t, p))
-	switch {
-	case want == nil && got != nil:
-		t.Fatalf("want null, got %s", navShow(s.c, got))
-	case want != nil && (len(got) != 1 || got[0] != *want):
-		t.Fatalf("definition\n got %s\nwant %s", navShow(s.c, got), navShow(s.c, []navLocation{*want}))
+	if (want == nil) != (got == nil) || !slices.Equal(got, want) {
+		t.Fatalf("definition\n got %s\nwant %s", navShow(s.c, got), navShow(s.c, want))
 	}
 }
 
@@ -210,7 +212,7 @@ func (s *archiveSession) hover(t *testing.T, l *wantLine) {
 	l.arrow()
 	null := l.maybe("null")
 	var has, lacks []string
-	for !null {
+	for more := !null; more; more = l.maybe(",") {
 		switch l.word("~ or !~") {
 		case "~":
 			has = append(has, l.literal("a text"))
@@ -218,9 +220,6 @@ func (s *archiveSession) hover(t *testing.T, l *wantLine) {
 			lacks = append(lacks, l.literal("a text"))
 		default:
 			l.malformed("want ~ or !~ before a text")
-		}
-		if !l.maybe(",") {
-			break
 		}
 	}
 	l.end()
@@ -247,7 +246,7 @@ func (s *archiveSession) hover(t *testing.T, l *wantLine) {
 			t.Errorf("hover has %q:\n%s", w, h.Contents.Value)
 		}
 	}
-	if want := spanOf(t, s.text(p.rel), p.needle, p.n); h.Range == nil || *h.Range != want {
+	if want := spanOf(t, s.text(t, p.rel), p.needle, p.n); h.Range == nil || *h.Range != want {
 		t.Errorf("range %+v, want %+v", h.Range, want)
 	}
 }
@@ -278,7 +277,7 @@ func (s *archiveSession) prepareRename(t *testing.T, l *wantLine) {
 	var placeholder, covers string
 	refused := l.maybe("refused")
 	if !refused {
-		l.keyword("placeholder")
+		l.keyword("placeholder") // or refused
 		placeholder = l.literal("a placeholder")
 		l.keyword("range")
 		covers = l.literal("the text the range covers")
@@ -302,7 +301,7 @@ func (s *archiveSession) prepareRename(t *testing.T, l *wantLine) {
 	if res.Placeholder != placeholder {
 		t.Errorf("placeholder %q, want %q", res.Placeholder, placeholder)
 	}
-	text := s.text(p.rel)
+	text := s.text(t, p.rel)
 	if got := text[lspOffset(text, res.Range.Start):lspOffset(text, res.Range.End)]; got != covers {
 		t.Errorf("range covers %q, want %q", got, covers)
 	}
@@ -325,16 +324,15 @@ func (s *archiveSession) rename(t *testing.T, l *wantLine) {
 	newName := l.literal("a new name")
 	l.arrow()
 	var wantErr string
-	if l.maybe("{}") {
-		l.end()
-	} else {
-		l.keyword("error")
+	failing := !l.maybe("{}")
+	if failing {
+		l.keyword("error") // or {}
 		l.keyword("~")
 		wantErr = l.literal("a text of the error")
-		l.end()
 	}
+	l.end()
 	m := s.c.call("textDocument/rename", renameParams(s.c, p.rel, s.position(t, p), newName))
-	if wantErr != "" {
+	if failing {
 		if m.Error == nil {
 			t.Fatalf("rename to %q = %s, want an error", newName, m.Result)
 		}
@@ -343,10 +341,10 @@ func (s *archiveSession) rename(t *testing.T, l *wantLine) {
 		}
 		return
 	}
-	var we wsEditJSON
 	if m.Error != nil {
 		t.Fatalf("rename: error %d %s", m.Error.Code, m.Error.Message)
 	}
+	var we wsEditJSON
 	if err := json.Unmarshal(m.Result, &we); err != nil || len(we.Changes)+len(we.DocumentChanges) != 0 {
 		t.Errorf("rename to %q = %s, want an edit changing nothing", newName, m.Result)
 	}

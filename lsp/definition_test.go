@@ -39,7 +39,7 @@ func navDefinition(t *testing.T, c *client, rel, pos string) []navLocation {
 // the id value after `  "id": `.
 func TestDefinitionCRLFTarget(t *testing.T) {
 	nav := startArchive(t, navArchive)
-	got := navDefinition(t, nav.c, navCartTotal, at(t, nav.text(navCartTotal), `"remove-item"`, 0, 1))
+	got := navDefinition(t, nav.c, navCartTotal, at(t, nav.text(t, navCartTotal), `"remove-item"`, 0, 1))
 	want := lspRange{Start: lspPosition{Line: 1, Character: 8}, End: lspPosition{Line: 1, Character: 21}}
 	if len(got) != 1 || got[0].Range != want {
 		t.Fatalf("definition %+v, want range %+v", got, want)
@@ -51,7 +51,7 @@ func TestDefinitionNoID(t *testing.T) {
 	nav := startArchive(t, navArchive)
 	// An unsaved buffer of add-item.json without its id member.
 	nav.c.openText(navAddItem, `{"subject": "Add an item to the cart", "description": "", "status": "completed", "blockedBy": []}`, 1)
-	got := navDefinition(t, nav.c, navCartTotal, at(t, nav.text(navCartTotal), `"add-item"`, 0, 1))
+	got := navDefinition(t, nav.c, navCartTotal, at(t, nav.text(t, navCartTotal), `"add-item"`, 0, 1))
 	want := navLocation{URI: nav.c.uri(navAddItem)}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("definition %+v, want %+v", got, want)

@@ -62,7 +62,7 @@ func navHover(t *testing.T, c *client, rel, pos string) *navHoverResult {
 // count the 🛒 as two UTF-16 units.
 func TestHoverUTF16Range(t *testing.T) {
 	nav := startArchive(t, navArchive)
-	text := nav.text(navCartTotal)
+	text := nav.text(t, navCartTotal)
 	// `  "subject": "Sum 🛒 prices", "blockedBy": ["remove-item", …`: the entry
 	// starts at byte 46, rune 43, UTF-16 unit 44, and ends at unit 57. A
 	// server counting runes or bytes would land elsewhere.
