@@ -14,41 +14,6 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// TestInitialDiagnostics: after initialize, every file of the workspace with
-// findings gets its diagnostics, open or not, with codes and ranges.
-func TestInitialDiagnostics(t *testing.T) {
-	c := start(t)
-	c.initialize(testkit.CopyExample(t, "mistakes"), "")
-	want := map[string][]string{
-		".saga/epics/billing.json":                            {"unknown-story", "epic-prefix", "unknown-story", "unknown-dependency"},
-		".saga/stories/billing--invoices/send-emails.json":    {"dependency-cycle", "unknown-dependency", "unknown-property"},
-		".saga/stories/billing--invoices/archive.json":        {"id-mismatch", "json-syntax", "self-dependency"},
-		".saga/stories/reports--monthly/story.json":           {"orphan-story"},
-		".saga/stories/billing--invoices/notify-finance.json": {"status-inconsistent"},
-	}
-	for rel, codes := range want {
-		got, _ := c.diagnostics(0, rel, nil)
-		if g, w := sorted(got.codes()), sorted(codes); !slices.Equal(g, w) {
-			t.Errorf("%s: codes %v, want %v", rel, g, w)
-		}
-		if got.Version != nil {
-			t.Errorf("%s: a file that is not open has no version, got %d", rel, *got.Version)
-		}
-		for _, d := range got.Diagnostics {
-			if d.Source != "saga" || d.Message == "" || d.Severity < 1 || d.Severity > 4 {
-				t.Errorf("%s: incomplete diagnostic %+v", rel, d)
-			}
-		}
-	}
-	// A precise range: "creat-pdf" in send-emails.json is line 5 (0-based), columns 30–41.
-	got, _ := c.diagnostics(0, ".saga/stories/billing--invoices/send-emails.json", nil)
-	for _, d := range got.Diagnostics {
-		if d.Code == "unknown-dependency" && (d.Range != lspRange{Start: lspPosition{Line: 5, Character: 30}, End: lspPosition{Line: 5, Character: 41}}) {
-			t.Errorf("unknown-dependency range %+v", d.Range)
-		}
-	}
-}
-
 // TestEditRepublishesAcrossFiles: typing in one file republishes its own
 // diagnostics with the buffer's version, and those of every file it affects;
 // a cleared file gets [] (never null).
@@ -245,10 +210,4 @@ func writeAtomic(t *testing.T, path, data string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }

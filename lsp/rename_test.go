@@ -2,90 +2,37 @@ package lsp
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
+// The rename archive (its prepareRename and rename cases) and the files of
+// its workspace TestRename edits.
 const (
-	renameSetup  = ".saga/stories/demo/setup.json"
-	renameBuild  = ".saga/stories/demo/build.json"
-	renameDeploy = ".saga/stories/demo/deploy.json"
+	renameArchive = "testdata/rename/rename.txtar"
+	renameSetup   = ".saga/stories/demo/setup.json"
+	renameBuild   = ".saga/stories/demo/build.json"
+	renameDeploy  = ".saga/stories/demo/deploy.json"
 )
-
-func textPositionParams(c *client, rel, pos string) string {
-	return fmt.Sprintf(`{"textDocument":{"uri":%q},"position":%s}`, c.uri(rel), pos)
-}
 
 func renameParams(c *client, rel, pos, newName string) string {
-	return fmt.Sprintf(`{"textDocument":{"uri":%q},"position":%s,"newName":%q}`, c.uri(rel), pos, newName)
+	return navParams(c, rel, pos, `,"newName":`+jsonString(newName))
 }
 
-func TestPrepareRename(t *testing.T) {
-	root := copyTestdata(t, "rename")
-	c := startOn(t, root, capsFull)
-	e := newEditSession(t, c, root)
-	deploy := e.openFile(renameDeploy)
-	setup := e.openFile(renameSetup)
-	// A buffer naming a task that does not exist.
-	build := strings.Replace(e.get(renameBuild), `["setup"]`, `["setup", "nowhere"]`, 1)
+// TestPrepareRenameMissingTask: a blockedBy entry of an unsaved buffer naming
+// a task that does not exist cannot be renamed.
+func TestPrepareRenameMissingTask(t *testing.T) {
+	c := startArchive(t, renameArchive).c
+	build := strings.Replace(navDisk(t, c, renameBuild), `["setup"]`, `["setup", "nowhere"]`, 1)
 	from := c.mark()
 	c.openText(renameBuild, build, 1)
 	c.diagnostics(from, renameBuild, func(p publishedDiagnostics) bool { return slices.Contains(p.codes(), "unknown-dependency") })
-
-	tests := []struct {
-		name        string
-		rel, text   string
-		needle      string
-		n, offset   int
-		placeholder string // "" → an error is expected
-		wantRange   string // the text the range covers
-	}{
-		{"task id value", renameSetup, setup, `"setup"`, 0, 3, "setup", "setup"},
-		{"task id value at its start", renameSetup, setup, `"setup"`, 0, 1, "setup", "setup"},
-		{"blockedBy entry", renameDeploy, deploy, `"setup"`, 0, 2, "setup", "setup"},
-		{"second blockedBy entry", renameDeploy, deploy, `"build"`, 0, 4, "build", "build"},
-		{"blockedBy entry of a missing task", renameBuild, build, `"nowhere"`, 0, 2, "", ""},
-		{"subject value", renameSetup, setup, `"Set up"`, 0, 2, "", ""},
-		{"property key", renameDeploy, deploy, `"blockedBy"`, 0, 2, "", ""},
-		{"outside any value", renameDeploy, deploy, `{`, 0, 0, "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := c.call("textDocument/prepareRename", textPositionParams(c, tt.rel, at(t, tt.text, tt.needle, tt.n, tt.offset)))
-			if tt.placeholder == "" {
-				if m.Error == nil && string(m.Result) != "null" {
-					t.Fatalf("prepareRename = %s, want an error or null", m.Result)
-				}
-				if m.Error != nil && !strings.Contains(m.Error.Message, "rename") {
-					t.Errorf("error message %q does not say what can be renamed", m.Error.Message)
-				}
-				return
-			}
-			if m.Error != nil {
-				t.Fatalf("prepareRename: %s", m.Error.Message)
-			}
-			var res struct {
-				Range       lspRange `json:"range"`
-				Placeholder string   `json:"placeholder"`
-			}
-			if err := json.Unmarshal(m.Result, &res); err != nil {
-				t.Fatal(err)
-			}
-			if res.Placeholder != tt.placeholder {
-				t.Errorf("placeholder %q, want %q", res.Placeholder, tt.placeholder)
-			}
-			got := tt.text[lspOffset(tt.text, res.Range.Start):lspOffset(tt.text, res.Range.End)]
-			if got != tt.wantRange {
-				t.Errorf("range covers %q, want %q (inside the quotes)", got, tt.wantRange)
-			}
-		})
-	}
+	checkRenameRefused(t, c.call("textDocument/prepareRename", navParams(c, renameBuild, at(t, build, `"nowhere"`, 0, 2), "")))
 }
 
 func TestRename(t *testing.T) {
@@ -106,7 +53,7 @@ func TestRename(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := copyTestdata(t, "rename")
+			root := archiveRoot(t, testkit.ReadArchive(t, renameArchive))
 			c := startOn(t, root, tt.caps)
 			e := newEditSession(t, c, root)
 			from := c.mark()
@@ -223,7 +170,7 @@ func waitStoryHasTask(t *testing.T, c *client, e *editSession, id string) {
 	t.Helper()
 	text := e.text[renameBuild]
 	for range 200 {
-		m := c.call("textDocument/prepareRename", textPositionParams(c, renameBuild, at(t, text, `"`+id+`"`, 0, 2)))
+		m := c.call("textDocument/prepareRename", navParams(c, renameBuild, at(t, text, `"`+id+`"`, 0, 2), ""))
 		if m.Error == nil && string(m.Result) != "null" {
 			return
 		}
@@ -237,47 +184,4 @@ func boolCount(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-func TestRenameErrors(t *testing.T) {
-	root := copyTestdata(t, "rename")
-	c := startOn(t, root, capsFull)
-	e := newEditSession(t, c, root)
-	from := c.mark()
-	deploy := e.openFile(renameDeploy)
-	c.diagnostics(from, renameDeploy, nil)
-	tests := []struct {
-		name, needle, newName, wantMsg string
-	}{
-		{"collision", `"setup"`, "build", `already has a task "build"`},
-		{"invalid characters", `"setup"`, "Set Up", "not a valid task id"},
-		{"hierarchy separator", `"setup"`, "set--up", "not a valid task id"},
-		{"empty", `"setup"`, "", "not a valid task id"},
-		{"not a task id", `"Deploy"`, "x", "only task ids can be renamed"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := c.call("textDocument/rename", renameParams(c, renameDeploy, at(t, deploy, tt.needle, 0, 2), tt.newName))
-			if m.Error == nil {
-				t.Fatalf("rename to %q = %s, want an error", tt.newName, m.Result)
-			}
-			if !strings.Contains(m.Error.Message, tt.wantMsg) {
-				t.Errorf("error %q, want it to contain %q", m.Error.Message, tt.wantMsg)
-			}
-		})
-	}
-	// Renaming to the same name changes nothing.
-	var raw json.RawMessage
-	c.result("textDocument/rename", renameParams(c, renameDeploy, at(t, deploy, `"setup"`, 0, 2), "setup"), &raw)
-	var we wsEditJSON
-	if err := json.Unmarshal(raw, &we); err != nil || len(we.Changes)+len(we.DocumentChanges) != 0 {
-		t.Errorf("rename to the same name = %s", raw)
-	}
-	// Nothing was touched on disk.
-	if ds := diskDiagnostics(t, root); len(ds) != 0 {
-		t.Errorf("diagnostics: %+v", ds)
-	}
-	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(store.TaskFileRel("demo", "setup")))); err != nil {
-		t.Error(err)
-	}
 }
