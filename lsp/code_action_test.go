@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"go.lsp.dev/uri"
 
@@ -696,25 +695,23 @@ func TestCodeActionSourceCreateTask(t *testing.T) {
 					t.Errorf("new task:\n%s", e.text[newRel])
 				}
 				e.commit()
-				waitForTask(t, c, rel, want)
+				assertKnowsTask(t, c, rel, want)
 			}
 			assertNoNewErrors(t, before, diskDiagnostics(t, root))
 		})
 	}
 }
 
-// waitForTask waits until the server knows task id (a source action
-// proposes the next free name only then).
-func waitForTask(t *testing.T, c *client, rel, id string) {
+// assertKnowsTask checks that the server knows task id: a source action
+// proposes the next free name only then. Notifications are applied in
+// arrival order and a request reads the snapshot current when it arrives,
+// so the didChange/didChangeWatchedFiles of the commit are already in force.
+func assertKnowsTask(t *testing.T, c *client, rel, id string) {
 	t.Helper()
-	for range 200 {
-		got := c.codeActions(rel, lspRange{}, nil, `["source"]`)
-		if len(got) == 1 && !strings.Contains(string(got[0].Edit), "/"+id+".json") {
-			return
-		}
-		waitShort()
+	got := c.codeActions(rel, lspRange{}, nil, `["source"]`)
+	if len(got) != 1 || strings.Contains(string(got[0].Edit), "/"+id+".json") {
+		t.Fatalf("the server does not know task %s after the commit: %+v", id, got)
 	}
-	t.Fatalf("the server never saw task %s", id)
 }
 
 func TestCodeActionSourceCreateStory(t *testing.T) {
@@ -761,6 +758,3 @@ func TestCodeActionSourceCreateStory(t *testing.T) {
 		}
 	}
 }
-
-// waitShort pauses between polls of the server's state.
-func waitShort() { time.Sleep(20 * time.Millisecond) }

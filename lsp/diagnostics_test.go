@@ -153,11 +153,12 @@ func TestExternalEdits(t *testing.T) {
 	if !slices.Contains(d.codes(), "status-inconsistent") {
 		t.Fatalf("after an external status write: %v", d.codes())
 	}
-	// A new story folder with a broken task: watched as soon as it appears.
+	// A new story folder with a broken task, written at once (as a checkout
+	// does): the folder is listed when its creation is seen, so files that
+	// land before its watch is added are read too.
 	mark = c.mark()
 	dir := filepath.Join(root, ".saga/stories/fresh")
 	os.MkdirAll(dir, 0o755)
-	time.Sleep(50 * time.Millisecond) // let the watcher add the new folder before the file lands in it
 	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "fresh", "title": "F", "description": ""}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "t.json"), []byte(`{"id": "t"`), 0o644)
 	d, _ = c.diagnostics(mark, ".saga/stories/fresh/t.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })

@@ -159,24 +159,20 @@ func TestRename(t *testing.T) {
 			c.diagnostics(from, openRel, func(p publishedDiagnostics) bool {
 				return p.Version != nil && *p.Version == 2 && len(p.Diagnostics) == 0
 			})
-			waitStoryHasTask(t, c, e, "prepare")
+			assertStoryHasTask(t, c, e, "prepare")
 		})
 	}
 }
 
-// waitStoryHasTask waits until the server resolves a blockedBy entry
-// naming id (prepareRename succeeds on it).
-func waitStoryHasTask(t *testing.T, c *client, e *editSession, id string) {
+// assertStoryHasTask checks that the server resolves a blockedBy entry
+// naming id (prepareRename succeeds on it) — at once: the edits before it
+// were notifications, applied in order before this request.
+func assertStoryHasTask(t *testing.T, c *client, e *editSession, id string) {
 	t.Helper()
-	text := e.text[renameBuild]
-	for range 200 {
-		m := c.call("textDocument/prepareRename", navParams(c, renameBuild, at(t, text, `"`+id+`"`, 0, 2), ""))
-		if m.Error == nil && string(m.Result) != "null" {
-			return
-		}
-		waitShort()
+	m := c.call("textDocument/prepareRename", navParams(c, renameBuild, at(t, e.text[renameBuild], `"`+id+`"`, 0, 2), ""))
+	if m.Error != nil || string(m.Result) == "null" {
+		t.Fatalf("the server does not resolve task %s: %+v", id, m)
 	}
-	t.Fatalf("the server never saw task %s", id)
 }
 
 func boolCount(b bool) int {
