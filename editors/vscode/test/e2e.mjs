@@ -275,8 +275,6 @@ async function main() {
       return ok ? text : false;
     });
     log(`  notifications: ${seen.split('\n').filter((l) => l.includes('saga/')).length} logged`);
-    // Let the spinner settle before the picture.
-    await sleep(500);
     await shot('04-run-completed');
   });
 
@@ -361,7 +359,6 @@ async function main() {
       return lines.some((l) => l.includes('completed 3/3')) ? lines : false;
     });
     log(`  saga/epicProgress: ${progress.length} logged, the last: ${progress.at(-1).replace(/^.*saga\/epicProgress /, '')}`);
-    await sleep(500); // the spinners settle
     await shot('07-epic-graph');
 
     // A click on a node opens that story's story.json.
@@ -611,7 +608,9 @@ async function until(what, ms, fn, every = 250) {
 
 async function shot(name) {
   const file = path.join(ART, `${name}.png`);
-  await page.screenshot({ path: file });
+  // Spinners and transitions stopped: the picture shows the state the test
+  // waited for, not a frame of an animation.
+  await page.screenshot({ path: file, animations: 'disabled' });
   log(`  screenshot ${path.relative(process.cwd(), file)}`);
 }
 
@@ -706,8 +705,9 @@ async function expandRow(label) {
 async function cleanup() {
   if (context) await context.close().catch(() => {});
   if (cs && cs.exitCode === null) {
+    const exited = new Promise((r) => cs.once('exit', r));
     cs.kill('SIGTERM');
-    for (let i = 0; i < 50 && cs.exitCode === null; i++) await sleep(100);
+    await Promise.race([exited, sleep(5000)]);
     if (cs.exitCode === null) cs.kill('SIGKILL');
   }
   // The extension host's logs (the language client's output among them).
