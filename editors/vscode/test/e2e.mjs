@@ -275,6 +275,8 @@ async function main() {
       return ok ? text : false;
     });
     log(`  notifications: ${seen.split('\n').filter((l) => l.includes('saga/')).length} logged`);
+    // The lens of the open story.json follows the run too.
+    await waitForLens('worktree: 2/2 · last run: completed');
     await shot('04-run-completed');
   });
 
@@ -359,6 +361,8 @@ async function main() {
       return lines.some((l) => l.includes('completed 3/3')) ? lines : false;
     });
     log(`  saga/epicProgress: ${progress.length} logged, the last: ${progress.at(-1).replace(/^.*saga\/epicProgress /, '')}`);
+    // The lenses of the open epic.json follow the run too.
+    await waitForLens('3/3 stories done');
     await shot('07-epic-graph');
 
     // A click on a node opens that story's story.json.
