@@ -1,12 +1,12 @@
 //go:build unix
 
+// Package vscode_test runs the VS Code extension's real-editor test
+// (test/run.sh: package the .vsix, run it in code-server in headless
+// Chromium) as part of `go test ./...`. It installs Node 24, code-server and
+// playwright-core from the npm registry on first use (about 3 minutes;
+// cached in editors/vscode/.cache), so it only runs when SAGA_VSCODE_TEST=1 —
+// .ci/run sets it.
 package vscode_test
-
-// The VS Code extension's real-editor test (test/run.sh: package the .vsix,
-// run it in code-server in headless Chromium) as part of `go test ./...`.
-// It installs Node 24, code-server and playwright-core from the npm registry
-// on first use (about 3 minutes; cached in editors/vscode/.cache), so it only
-// runs when SAGA_VSCODE_TEST=1 — .ci/run sets it.
 
 import (
 	"bytes"
