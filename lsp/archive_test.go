@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
 // TestArchives runs the LSP feature cases written as data,
@@ -25,9 +25,10 @@ import (
 // are read from disk without opening their files. At the end the workspace on
 // disk must still be the archive's: requests never write.
 //
-// A line is `<request> => <expected>`; blank lines and # comments are left
-// out. Texts, needles and names are Go string literals: "Status: `done`",
-// or between backquotes when they hold double quotes: `"add-item"`.
+// A line is `<request> => <expected>`, or one that changes the session for
+// the lines after it; blank lines and # comments are left out. Texts,
+// needles, labels and names are Go string literals: "Status: `done`", or
+// between backquotes when they hold double quotes: `"add-item"`.
 //
 //	place = <file> <needle>[#n][+off]  n-th (0-based) needle in file, off bytes into it
 //	span  = <file> <needle>[#n]        the range of the n-th needle in file
@@ -48,6 +49,35 @@ import (
 //	                                                initialize, in any order; 1-based
 //	                                                lines and UTF-16 columns
 //	line-ends <file> => crlf                         every line of the file ends in \r\n
+//	completion <place> => null
+//	completion <place> => offers|exactly <label>, …[; not <label>, …]
+//	                              the list offers these labels (exactly: and no
+//	                              other) and not those; every answer must be a
+//	                              complete list, each label once, each item with
+//	                              a textEdit
+//	completion-item <place> <label> => <clause> …   the item, offered, has
+//	    newText <text>            its textEdit's text
+//	    range +a..+b              its textEdit's range, in bytes from the start
+//	                              of the place's needle in the buffer
+//	    plain | snippet           its insertTextFormat
+//	    sort <text>, detail <text>, filter <text>   sortText, detail, filterText
+//	    comma-after <text>        its one additionalTextEdit inserts "," right
+//	                              after the first text in the buffer; without
+//	                              this clause it must have none
+//
+// Lines that change the session:
+//
+//	open <file> replace <old> <new>   the file's buffer (on every server) is its
+//	                                  disk text with the first old made new
+//	open <file> text <text>           … is text
+//	open <file> empty                 … is empty
+//	open <file>                       only what follows: the buffer the last
+//	                                  open line gave goes back to disk (didClose),
+//	                                  as it does at every open line, so one buffer
+//	                                  at most differs from disk
+//	client default|snippets           the completion lines after it run on a
+//	                                  server whose client has capsFull (default)
+//	                                  plus snippet support
 //
 // A malformed line fails its subtest; a failure quotes the archive and the
 // line of its want file.
@@ -118,16 +148,43 @@ func checkWorkspaceUnchanged(t *testing.T, root string, files map[string]string)
 	}
 }
 
-// archiveSession is a server on a workspace; files are opened (didOpen with
-// their disk text) the first time a request is made in them.
+// archiveSession is a workspace and the servers on it: one per set of client
+// capabilities a line asks for (capsFull, plus snippet support or
+// hierarchical document symbols), each started the first time it is needed.
+// A file is opened on a server (didOpen) the first time a request is made in
+// it there; an open line gives one file a buffer that differs from disk, on
+// every server.
 type archiveSession struct {
-	c      *client
-	opened map[string]string
+	t       *testing.T // the archive's: the servers live as long as it
+	c       *client    // the server with capsFull
+	client  string     // the capabilities lines are sent with (a client line)
+	clients map[string]*archiveClient
+	// changed is the file an open line gave a buffer, and buffer its text.
+	changed, buffer string
+}
+
+// archiveClient is one server of a session and the text of each file open
+// on it.
+type archiveClient struct {
+	c       *client
+	opened  map[string]string
+	version map[string]int
+}
+
+// archiveCaps are the client capabilities a client line can name, added to
+// capsFull.
+var archiveCaps = map[string]string{
+	"default":      "{}",
+	"snippets":     snippetCaps,
+	"hierarchical": hierarchicalSymbolCaps,
 }
 
 func newArchiveSession(t *testing.T, root string) *archiveSession {
 	t.Helper()
-	return &archiveSession{c: startOn(t, root, capsFull), opened: map[string]string{}}
+	c := startOn(t, root, capsFull)
+	return &archiveSession{t: t, c: c, client: "default", clients: map[string]*archiveClient{
+		"default": {c: c, opened: map[string]string{}, version: map[string]int{}},
+	}}
 }
 
 // startArchive is a session on the workspace of the archive at path.
@@ -136,16 +193,110 @@ func startArchive(t *testing.T, path string) *archiveSession {
 	return newArchiveSession(t, archiveRoot(t, testkit.ReadArchive(t, path)))
 }
 
-// text opens rel (once) and returns its text; a missing file fails t.
+// on is the server with the named capabilities, started if need be.
+func (s *archiveSession) on(name string) *archiveClient {
+	if ac, ok := s.clients[name]; ok {
+		return ac
+	}
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(capsFull), &caps); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(archiveCaps[name]), &caps); err != nil {
+		s.t.Fatal(err)
+	}
+	merged, _ := json.Marshal(caps)
+	ac := &archiveClient{c: startOn(s.t, s.c.root, string(merged)), opened: map[string]string{}, version: map[string]int{}}
+	s.clients[name] = ac
+	if s.changed != "" {
+		ac.sync(s.changed, s.buffer)
+	}
+	return ac
+}
+
+// sync makes rel's buffer on the server text: opened, or changed as a whole.
+func (ac *archiveClient) sync(rel, text string) {
+	if old, ok := ac.opened[rel]; !ok {
+		ac.c.openText(rel, text, 1)
+		ac.version[rel] = 1
+	} else if old != text {
+		ac.version[rel]++
+		ac.c.didChange(rel, ac.version[rel], wholeText(text))
+	}
+	ac.opened[rel] = text
+}
+
+// text opens rel (once) on the default server and returns its text; a
+// missing file fails t.
 func (s *archiveSession) text(t *testing.T, rel string) string {
 	t.Helper()
-	if text, ok := s.opened[rel]; ok {
+	return s.textOn(t, s.clients["default"], rel)
+}
+
+// textOn is rel's buffer, opened on ac if it is not yet: the open line's
+// text, or the file's on disk.
+func (s *archiveSession) textOn(t *testing.T, ac *archiveClient, rel string) string {
+	t.Helper()
+	if rel == s.changed {
+		return s.buffer
+	}
+	if text, ok := ac.opened[rel]; ok {
 		return text
 	}
 	text := navDisk(t, s.c, rel)
-	s.c.openText(rel, text, 1)
-	s.opened[rel] = text
+	ac.sync(rel, text)
 	return text
+}
+
+// open reads `open <file> [replace <old> <new> | text <text> | empty]`: the
+// file's buffer becomes its disk text with the first old replaced by new,
+// the text, or empty, on every server; the buffer an open line changed
+// before closes (back to disk). `open <file>` alone only closes that one.
+func (s *archiveSession) open(t *testing.T, l *wantLine) {
+	rel := l.word("a file")
+	var text string
+	changed := true
+	switch {
+	case l.maybe("replace"):
+		old, repl := l.literal("the text to replace"), l.literal("its replacement")
+		text = navDisk(t, s.c, rel)
+		if !strings.Contains(text, old) {
+			t.Fatalf("%s does not contain %q", rel, old)
+		}
+		text = strings.Replace(text, old, repl, 1)
+	case l.maybe("text"):
+		text = l.literal("the buffer's text")
+	case l.maybe("empty"):
+	default:
+		changed = false
+	}
+	l.end()
+	if s.changed != "" {
+		for _, ac := range s.clients {
+			if _, ok := ac.opened[s.changed]; ok {
+				ac.c.notify("textDocument/didClose", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, ac.c.uri(s.changed)))
+				delete(ac.opened, s.changed)
+			}
+		}
+		s.changed, s.buffer = "", ""
+	}
+	if changed {
+		s.changed, s.buffer = rel, text
+		for _, ac := range s.clients {
+			ac.sync(rel, text)
+		}
+	}
+}
+
+// clientLine reads `client <name>`: the capabilities of the server the
+// next lines are sent to.
+func (s *archiveSession) clientLine(l *wantLine) {
+	name := l.word("a client")
+	if _, ok := archiveCaps[name]; !ok {
+		l.malformed("unknown client %q (want default, snippets or hierarchical)", name)
+	}
+	l.end()
+	s.client = name
 }
 
 // run parses line whole, then sends its request and checks the answer.
@@ -166,6 +317,14 @@ func (s *archiveSession) run(t *testing.T, line string) {
 		s.diagnostics(t, l)
 	case "line-ends":
 		s.lineEnds(t, l)
+	case "open":
+		s.open(t, l)
+	case "client":
+		s.clientLine(l)
+	case "completion":
+		s.completion(t, l)
+	case "completion-item":
+		s.completionItem(t, l)
 	default:
 		l.malformed("unknown request %q", verb)
 	}
@@ -362,7 +521,7 @@ func (s *archiveSession) diagnostics(t *testing.T, l *wantLine) {
 		want = append(want, r+" "+l.word("a code"))
 	}
 	l.end()
-	if _, ok := s.opened[rel]; ok {
+	if _, ok := s.clients["default"].opened[rel]; ok {
 		t.Fatalf("%s is open: ask for its diagnostics before a request in it", rel)
 	}
 	pd, _ := s.c.diagnostics(0, rel, nil)
@@ -392,121 +551,158 @@ func (s *archiveSession) location(t *testing.T, p place) navLocation {
 	return navLocation{URI: s.c.uri(p.rel), Range: spanOf(t, navDisk(t, s.c, p.rel), p.needle, p.n)}
 }
 
-// wantLine is the unread rest of a want line; what it cannot read fails the
-// test as malformed.
-type wantLine struct {
-	t    *testing.T
-	rest string
+// completionAnswer sends a completion request at a place, on the server of
+// the current client line, and checks what every answer must be: a list,
+// complete, each label once, each item with a textEdit. It returns the list
+// (nil for null), the buffer and the byte offset of the place's needle.
+func (s *archiveSession) completionAnswer(t *testing.T, p place) (byLabel map[string]complItem, labels []string, text string, base int) {
+	t.Helper()
+	ac := s.on(s.client)
+	text = s.textOn(t, ac, p.rel)
+	base = needleAt(t, text, p.needle, p.n)
+	m := ac.c.call("textDocument/completion", navParams(ac.c, p.rel, at(t, text, p.needle, p.n, p.off), ""))
+	if m.Error != nil {
+		t.Fatalf("error %d %s", m.Error.Code, m.Error.Message)
+	}
+	t.Logf("completion → %s", m.Result)
+	if s := strings.TrimSpace(string(m.Result)); s == "null" || s == "" {
+		return nil, nil, text, base
+	}
+	var list complList
+	if err := json.Unmarshal(m.Result, &list); err != nil {
+		t.Fatalf("want a CompletionList, got %s (%v)", m.Result, err)
+	}
+	if list.IsIncomplete {
+		t.Errorf("isIncomplete = true")
+	}
+	byLabel = map[string]complItem{}
+	for _, it := range list.Items {
+		labels = append(labels, it.Label)
+		if _, dup := byLabel[it.Label]; dup {
+			t.Errorf("label %q offered twice", it.Label)
+		}
+		byLabel[it.Label] = it
+		if it.TextEdit == nil {
+			t.Errorf("%q has no textEdit", it.Label)
+		}
+	}
+	return byLabel, labels, text, base
 }
 
-func (l *wantLine) malformed(format string, args ...any) {
-	l.t.Helper()
-	l.t.Fatalf("malformed want line: "+format, args...)
+// completion reads `completion <place> => null` or
+// `completion <place> => offers|exactly <label>, …[; not <label>, …]`.
+func (s *archiveSession) completion(t *testing.T, l *wantLine) {
+	p := l.place()
+	l.arrow()
+	null := l.maybe("null")
+	var exactly bool
+	var want, not []string
+	if !null {
+		exactly = l.maybe("exactly")
+		if !exactly {
+			l.keyword("offers") // or exactly, or null
+		}
+		want = l.list("a label")
+		if l.maybe(";") {
+			l.keyword("not")
+			not = l.list("a label")
+		}
+	}
+	l.end()
+	byLabel, labels, _, _ := s.completionAnswer(t, p)
+	if null {
+		if byLabel != nil {
+			t.Fatalf("want null, got %v", labels)
+		}
+		return
+	}
+	if byLabel == nil {
+		t.Fatal("want a CompletionList, got null")
+	}
+	for _, w := range want {
+		if _, ok := byLabel[w]; !ok {
+			t.Errorf("%q not offered; got %v", w, labels)
+		}
+	}
+	if exactly {
+		if got, want := slices.Sorted(slices.Values(labels)), slices.Sorted(slices.Values(want)); !slices.Equal(got, want) {
+			t.Errorf("labels = %v, want exactly %v", got, want)
+		}
+	}
+	for _, n := range not {
+		if _, ok := byLabel[n]; ok {
+			t.Errorf("%q offered; it must not be", n)
+		}
+	}
 }
 
-// word reads a bare word: up to a space or a comma (a comma alone is a word).
-func (l *wantLine) word(what string) string {
-	l.t.Helper()
-	l.rest = strings.TrimLeft(l.rest, " ")
-	n := strings.IndexAny(l.rest, " ,")
+// completionItem reads `completion-item <place> <label> => <clause> …`, the
+// clauses: newText <text>, range +a..+b (the edit's, in bytes from the start
+// of the place's needle), plain | snippet (insertTextFormat), sort <text>,
+// detail <text>, filter <text>, comma-after <text> (the one additional edit
+// inserts "," right after the first occurrence of text; without it there
+// must be none).
+func (s *archiveSession) completionItem(t *testing.T, l *wantLine) {
+	p := l.place()
+	label := l.literal("a label")
+	l.arrow()
+	var newText, sortText, detail, filter, commaAfter *string
+	from, to, format := -1, -1, 0
+	for clauses := 0; clauses == 0 || strings.TrimLeft(l.rest, " ") != ""; clauses++ {
+		switch c := l.word("a clause"); c {
+		case "newText":
+			newText = ptr(l.literal("a newText"))
+		case "range":
+			from, to = l.offsets()
+		case "plain":
+			format = 1
+		case "snippet":
+			format = 2
+		case "sort":
+			sortText = ptr(l.literal("a sortText"))
+		case "detail":
+			detail = ptr(l.literal("a detail"))
+		case "filter":
+			filter = ptr(l.literal("a filterText"))
+		case "comma-after":
+			commaAfter = ptr(l.literal("the text the comma follows"))
+		default:
+			l.malformed("unknown clause %q", c)
+		}
+	}
+	byLabel, labels, text, base := s.completionAnswer(t, p)
+	it, ok := byLabel[label]
+	if !ok || it.TextEdit == nil {
+		t.Fatalf("%q not offered (or without a textEdit); got %v", label, labels)
+	}
+	checkField := func(name string, got string, want *string) {
+		if want != nil && got != *want {
+			t.Errorf("%q %s = %q, want %q", label, name, got, *want)
+		}
+	}
+	checkField("newText", it.TextEdit.NewText, newText)
+	checkField("sortText", it.SortText, sortText)
+	checkField("detail", it.Detail, detail)
+	checkField("filterText", it.FilterText, filter)
+	if want := (lspRange{Start: lspclient.PositionAt(text, base+from), End: lspclient.PositionAt(text, base+to)}); from >= 0 && it.TextEdit.Range != want {
+		t.Errorf("%q range = %+v, want %+v", label, it.TextEdit.Range, want)
+	}
+	if format != 0 && it.InsertTextFormat != format {
+		t.Errorf("%q insertTextFormat = %d, want %d", label, it.InsertTextFormat, format)
+	}
 	switch {
-	case n == 0 && l.rest[0] == ',':
-		n = 1
-	case n < 0:
-		n = len(l.rest)
-	}
-	w := l.rest[:n]
-	if w == "" || w[0] == '"' || w[0] == '`' {
-		l.malformed("want %s at %q", what, l.rest)
-	}
-	l.rest = l.rest[n:]
-	return w
-}
-
-// maybe reads the word w if it is next.
-func (l *wantLine) maybe(w string) bool {
-	rest := strings.TrimLeft(l.rest, " ")
-	if after, ok := strings.CutPrefix(rest, w); ok && (after == "" || after[0] == ' ' || after[0] == ',' || w == ",") {
-		l.rest = after
-		return true
-	}
-	return false
-}
-
-// keyword reads the word w, which must be next.
-func (l *wantLine) keyword(w string) {
-	l.t.Helper()
-	if !l.maybe(w) {
-		l.malformed("want %s at %q", w, strings.TrimLeft(l.rest, " "))
+	case commaAfter != nil:
+		i := strings.Index(text, *commaAfter)
+		if i < 0 {
+			t.Fatalf("comma-after %q is not in the buffer", *commaAfter)
+		}
+		pos := lspclient.PositionAt(text, i+len(*commaAfter))
+		if e := it.AdditionalTextEdits; len(e) != 1 || e[0].NewText != "," || e[0].Range != (lspRange{Start: pos, End: pos}) {
+			t.Errorf("%q additionalTextEdits = %+v, want a comma at %+v", label, e, pos)
+		}
+	case len(it.AdditionalTextEdits) > 0:
+		t.Errorf("%q has unexpected additionalTextEdits %+v", label, it.AdditionalTextEdits)
 	}
 }
 
-func (l *wantLine) arrow() {
-	l.t.Helper()
-	l.keyword("=>")
-}
-
-func (l *wantLine) end() {
-	l.t.Helper()
-	if rest := strings.TrimLeft(l.rest, " "); rest != "" {
-		l.malformed("unexpected %q", rest)
-	}
-}
-
-// literal reads a Go string literal and returns its value.
-func (l *wantLine) literal(what string) string {
-	l.t.Helper()
-	l.rest = strings.TrimLeft(l.rest, " ")
-	q, err := strconv.QuotedPrefix(l.rest)
-	if err != nil || q[0] == '\'' {
-		l.malformed("want %s (a Go string literal) at %q", what, l.rest)
-	}
-	l.rest = l.rest[len(q):]
-	s, _ := strconv.Unquote(q)
-	return s
-}
-
-// place reads `<file> <needle>[#n][+off]`.
-func (l *wantLine) place() place {
-	l.t.Helper()
-	p := l.span()
-	p.off = l.number("+")
-	l.separated()
-	return p
-}
-
-// span reads `<file> <needle>[#n]`.
-func (l *wantLine) span() place {
-	l.t.Helper()
-	p := place{rel: l.word("a file"), needle: l.literal("a needle")}
-	p.n = l.number("#")
-	if !strings.HasPrefix(l.rest, "+") {
-		l.separated()
-	}
-	return p
-}
-
-// number reads prefix and a number right after it, if prefix is next; 0 if
-// it is not.
-func (l *wantLine) number(prefix string) int {
-	l.t.Helper()
-	rest, ok := strings.CutPrefix(l.rest, prefix)
-	if !ok {
-		return 0
-	}
-	digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		l.malformed("want a number after %s at %q", prefix, l.rest)
-	}
-	l.rest = rest[len(digits):]
-	return n
-}
-
-// separated fails unless the next character ends a word.
-func (l *wantLine) separated() {
-	l.t.Helper()
-	if l.rest != "" && l.rest[0] != ' ' && l.rest[0] != ',' {
-		l.malformed("unexpected %q", l.rest)
-	}
-}
+func ptr[T any](v T) *T { return &v }
