@@ -94,12 +94,22 @@ func (l *wantLine) place() place {
 // span reads `<file> <needle>[#n]`.
 func (l *wantLine) span() place {
 	l.t.Helper()
-	p := place{rel: l.word("a file"), needle: l.literal("a needle")}
+	p := place{rel: l.word("a file")}
+	p.needle = l.literal("a needle")
 	p.n = l.number("#")
 	if !strings.HasPrefix(l.rest, "+") {
 		l.separated()
 	}
 	return p
+}
+
+// needle reads `<needle>[#n]`.
+func (l *wantLine) needle() (needle string, n int) {
+	l.t.Helper()
+	needle = l.literal("a needle")
+	n = l.number("#")
+	l.separated()
+	return needle, n
 }
 
 // number reads prefix and a number right after it, if prefix is next; 0 if
