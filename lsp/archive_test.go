@@ -85,6 +85,13 @@ import (
 //	                              informational one (an empty command id, no
 //	                              arguments) or one running command with the
 //	                              arguments (JSON)
+//	codeAction <file> <code>[ weak] [only <kind>, …] => [] | <kind> <title> [preferred], …
+//	                              the file opened, the first diagnostic with
+//	                              code published for it (weak: the one whose fix
+//	                              is a cycle's weakest link) in the context and
+//	                              its range asked about: the actions in order
+//	                              (but Run story), isPreferred as said, each
+//	                              quick fix carrying that diagnostic
 //
 // A request in a file neither on disk nor given a buffer by an open line
 // fails its line, but for documentSymbol and codeLens, which ask about it
@@ -356,6 +363,8 @@ func (s *archiveSession) run(t *testing.T, line string) {
 		s.workspaceSymbol(t, l)
 	case "codeLens":
 		s.codeLens(t, l)
+	case "codeAction":
+		s.codeAction(t, l)
 	default:
 		l.malformed("unknown request %q", verb)
 	}
