@@ -12,9 +12,6 @@ import (
 // The lines of TestArchives that ask for a file's or the workspace's
 // symbols and a file's code lenses.
 
-// symbolKinds are the LSP symbol kinds a line names.
-var symbolKinds = map[string]int{"Module": 2, "Class": 5, "Property": 7, "Function": 12, "Key": 20}
-
 // lineSymbol is an expected document symbol: its range and selection range
 // are needles of the file (sel "" is the quoted name; rng "" is sel, "*" the
 // whole document).
@@ -43,15 +40,24 @@ func (w *lineSymbol) ranges(t *testing.T, text string) (rng, sel lspRange) {
 	return rng, sel
 }
 
-// symbolKind reads an LSP symbol kind's name.
+// symbolKind reads an LSP symbol kind by its name in the specification.
 func (l *wantLine) symbolKind() int {
 	l.t.Helper()
-	w := l.word("a symbol kind")
-	kind, ok := symbolKinds[w]
-	if !ok {
+	switch w := l.word("a symbol kind"); w {
+	case "Module":
+		return 2
+	case "Class":
+		return 5
+	case "Property":
+		return 7
+	case "Function":
+		return 12
+	case "Key":
+		return 20
+	default:
 		l.malformed("unknown symbol kind %q (want Module, Class, Property, Function or Key)", w)
+		return 0
 	}
-	return kind
 }
 
 // documentSymbol reads `documentSymbol <file> => [] | <symbol>, …`, a symbol

@@ -106,10 +106,10 @@ import (
 //	                                  disk text with the first old made new
 //	open <file> text <text>           … is text
 //	open <file> empty                 … is empty
-//	open <file>                       only what follows: the buffer the last
-//	                                  open line gave goes back to disk (didClose),
-//	                                  as it does at every open line, so one buffer
-//	                                  at most differs from disk
+//	open <file>                       no buffer of its own: only what every open
+//	                                  line does first, the buffer the one before
+//	                                  gave goes back to disk (didClose), so one
+//	                                  buffer at most differs from disk
 //	client default|snippets           the completion lines after it run on a
 //	                                  server whose client has capsFull (default)
 //	                                  plus snippet support
@@ -206,12 +206,17 @@ type archiveClient struct {
 	version map[string]int
 }
 
-// archiveCaps are the client capabilities a client line can name, added to
-// capsFull.
-var archiveCaps = map[string]string{
-	"default":      "{}",
-	"snippets":     snippetCaps,
-	"hierarchical": hierarchicalSymbolCaps,
+// archiveCaps are the client capabilities of a session's server, added to
+// capsFull: default (none), snippets (a client line) or hierarchical (for
+// documentSymbol).
+func archiveCaps(name string) string {
+	switch name {
+	case "snippets":
+		return snippetCaps
+	case "hierarchical":
+		return hierarchicalSymbolCaps
+	}
+	return "{}"
 }
 
 func newArchiveSession(t *testing.T, root string) *archiveSession {
@@ -237,7 +242,7 @@ func (s *archiveSession) on(name string) *archiveClient {
 	if err := json.Unmarshal([]byte(capsFull), &caps); err != nil {
 		s.t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(archiveCaps[name]), &caps); err != nil {
+	if err := json.Unmarshal([]byte(archiveCaps(name)), &caps); err != nil {
 		s.t.Fatal(err)
 	}
 	merged, _ := json.Marshal(caps)
