@@ -230,7 +230,14 @@ func newArchiveSession(t *testing.T, root string) *archiveSession {
 // startArchive is a session on the workspace of the archive at path.
 func startArchive(t *testing.T, path string) *archiveSession {
 	t.Helper()
-	return newArchiveSession(t, archiveRoot(t, testkit.ReadArchive(t, path)))
+	return newArchiveSession(t, archiveWorkspace(t, path))
+}
+
+// archiveWorkspace is a temp dir holding the workspace of the archive at
+// path: the Go tests of what a line cannot say run on it.
+func archiveWorkspace(t *testing.T, path string) string {
+	t.Helper()
+	return archiveRoot(t, testkit.ReadArchive(t, path))
 }
 
 // on is the server with the named capabilities, started if need be.

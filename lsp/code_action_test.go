@@ -12,7 +12,6 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -378,7 +377,7 @@ func (c *client) codeActions(rel string, rng lspRange, diags []diagJSON, only st
 // codeActionRoot is a copy of the workspace of testdata/codeaction/fixes.txtar.
 func codeActionRoot(t *testing.T) string {
 	t.Helper()
-	return archiveRoot(t, testkit.ReadArchive(t, "testdata/codeaction/fixes.txtar"))
+	return archiveWorkspace(t, "testdata/codeaction/fixes.txtar")
 }
 
 // TestCodeActionRunStory: task and story files offer the source action "Run

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
@@ -19,7 +18,7 @@ import (
 // completionRoot is a copy of the completion archive's workspace.
 func completionRoot(t *testing.T) string {
 	t.Helper()
-	return archiveRoot(t, testkit.ReadArchive(t, "testdata/completion/completion.txtar"))
+	return archiveWorkspace(t, "testdata/completion/completion.txtar")
 }
 
 type complItem struct {

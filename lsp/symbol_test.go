@@ -13,7 +13,6 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -26,7 +25,7 @@ const hierarchicalSymbolCaps = `{"textDocument":{"documentSymbol":{"hierarchical
 // shopFixture starts a server on a copy of that archive's workspace.
 func shopFixture(t *testing.T, caps string) *client {
 	t.Helper()
-	return startOn(t, archiveRoot(t, testkit.ReadArchive(t, "testdata/symbols/shop.txtar")), caps)
+	return startOn(t, archiveWorkspace(t, "testdata/symbols/shop.txtar"), caps)
 }
 
 type gotDocumentSymbol struct {
