@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // The rename archive (its prepareRename and rename cases) and the files of
