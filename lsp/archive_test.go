@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,16 +17,21 @@ import (
 // TestArchives runs the LSP feature cases written as data,
 // testdata/<feature>/*.txtar. An archive's leading comment says what it pins;
 // its files but "want" are a workspace, written into a temp dir, and a server
-// is started on it over pipes and initialized with capsFull. Every line of
-// "want" is then one request and its expected answer, run in order on that
-// server as a subtest named after its line number. A file a request is made in is
-// opened (didOpen with its text on disk) the first time; expected locations
-// are read from disk without opening their files. At the end the workspace on
-// disk must still be the archive's: requests never write.
+// is started on it over pipes and initialized with capsFull (and, the first
+// time a line needs other client capabilities, a second one with them). Every
+// line of "want" is then one request and its expected answer, run in order on
+// that server as a subtest named after its line number. A file a request is
+// made in is opened (didOpen with its text on disk, or the buffer an open line
+// gave it) the first time; expected locations are read from disk without
+// opening their files. At the end the workspace on disk must still be the
+// archive's: requests never write. The verbs are read here and in
+// archive_{completion,symbols,code_action}_test.go, the line language's
+// words in archive_lang_test.go.
 //
-// A line is `<request> => <expected>`; blank lines and # comments are left
-// out. Texts, needles and names are Go string literals: "Status: `done`",
-// or between backquotes when they hold double quotes: `"add-item"`.
+// A line is `<request> => <expected>`, or one that changes the session for
+// the lines after it; blank lines and # comments are left out. Texts,
+// needles, labels and names are Go string literals: "Status: `done`", or
+// between backquotes when they hold double quotes: `"add-item"`.
 //
 //	place = <file> <needle>[#n][+off]  n-th (0-based) needle in file, off bytes into it
 //	span  = <file> <needle>[#n]        the range of the n-th needle in file
@@ -48,6 +52,67 @@ import (
 //	                                                initialize, in any order; 1-based
 //	                                                lines and UTF-16 columns
 //	line-ends <file> => crlf                         every line of the file ends in \r\n
+//	completion <place> => null
+//	completion <place> => offers|exactly <label>, …[; not <label>, …]
+//	                              the list offers these labels (exactly: and no
+//	                              other) and not those; every answer must be a
+//	                              complete list, each label once, each item with
+//	                              a textEdit
+//	completion-item <place> <label> => <clause> …   the item, offered, has
+//	    newText <text>            its textEdit's text
+//	    range +a..+b              its textEdit's range, in bytes from the start
+//	                              of the place's needle in the buffer
+//	    plain | snippet           its insertTextFormat
+//	    sort <text>, detail <text>, filter <text>   sortText, detail, filterText
+//	    comma-after <text>        its one additionalTextEdit inserts "," right
+//	                              after the first text in the buffer; without
+//	                              this clause it must have none
+//	documentSymbol <file> => [] | <symbol>, …       the symbols, in order, a
+//	    symbol: [>…] <kind> <name> <detail> [sel <needle>[#n]] [range *|<needle>[#n]]
+//	                              one > per level below the top (a symbol's
+//	                              children follow it); kind an LSP name (Module,
+//	                              Class, Property, Function, Key); sel defaults
+//	                              to the quoted name, range to sel, * is the
+//	                              whole document. Checked on two servers: as a
+//	                              DocumentSymbol tree for a client with
+//	                              hierarchical support, and flattened into
+//	                              SymbolInformation (containerName the parent,
+//	                              location the range) for capsFull, which has
+//	                              none
+//	workspaceSymbol <query> => [] | <name> [<kind> <file> [in <container>]], …
+//	                              the whole answer in order; with a kind, also
+//	                              its container (none without in) and location,
+//	                              the quoted name's first place in the file
+//	codeLens <file> => [] | <needle>[#n] <title> [<command> <arguments>], …
+//	                              the lenses in order, each on its needle: an
+//	                              informational one (an empty command id, no
+//	                              arguments) or one running command with the
+//	                              arguments (JSON)
+//	codeAction <file> <code>[ weak] [only <kind>, …] => [] | <kind> <title> [preferred], …
+//	                              the file opened, the first diagnostic with
+//	                              code published for it (weak: the one whose fix
+//	                              is a cycle's weakest link) in the context and
+//	                              its range asked about: the actions in order
+//	                              (but Run story), isPreferred as said, each
+//	                              quick fix carrying that diagnostic
+//
+// A request in a file neither on disk nor given a buffer by an open line
+// fails its line, but for documentSymbol and codeLens, which ask about it
+// unopened.
+//
+// Lines that change the session:
+//
+//	open <file> replace <old> <new>   the file's buffer (on every server) is its
+//	                                  disk text with the first old made new
+//	open <file> text <text>           … is text
+//	open <file> empty                 … is empty
+//	open <file>                       no buffer of its own: only what every open
+//	                                  line does first, the buffer the one before
+//	                                  gave goes back to disk (didClose), so one
+//	                                  buffer at most differs from disk
+//	client default|snippets           the completion lines after it run on a
+//	                                  server whose client has capsFull (default)
+//	                                  plus snippet support
 //
 // A malformed line fails its subtest; a failure quotes the archive and the
 // line of its want file.
@@ -118,34 +183,167 @@ func checkWorkspaceUnchanged(t *testing.T, root string, files map[string]string)
 	}
 }
 
-// archiveSession is a server on a workspace; files are opened (didOpen with
-// their disk text) the first time a request is made in them.
+// archiveSession is a workspace and the servers on it: one per set of client
+// capabilities a line asks for (capsFull, plus snippet support or
+// hierarchical document symbols), each started the first time it is needed.
+// A file is opened on a server (didOpen) the first time a request is made in
+// it there; an open line gives one file a buffer that differs from disk, on
+// every server.
 type archiveSession struct {
-	c      *client
-	opened map[string]string
+	t       *testing.T // the archive's: the servers live as long as it
+	c       *client    // the server with capsFull
+	client  string     // the capabilities lines are sent with (a client line)
+	clients map[string]*archiveClient
+	// changed is the file an open line gave a buffer, and buffer its text.
+	changed, buffer string
+}
+
+// archiveClient is one server of a session and the text of each file open
+// on it.
+type archiveClient struct {
+	c       *client
+	opened  map[string]string
+	version map[string]int
+}
+
+// archiveCaps are the client capabilities of a session's server, added to
+// capsFull: default (none), snippets (a client line) or hierarchical (for
+// documentSymbol).
+func archiveCaps(name string) string {
+	switch name {
+	case "snippets":
+		return snippetCaps
+	case "hierarchical":
+		return hierarchicalSymbolCaps
+	}
+	return "{}"
 }
 
 func newArchiveSession(t *testing.T, root string) *archiveSession {
 	t.Helper()
-	return &archiveSession{c: startOn(t, root, capsFull), opened: map[string]string{}}
+	c := startOn(t, root, capsFull)
+	return &archiveSession{t: t, c: c, client: "default", clients: map[string]*archiveClient{
+		"default": {c: c, opened: map[string]string{}, version: map[string]int{}},
+	}}
 }
 
 // startArchive is a session on the workspace of the archive at path.
 func startArchive(t *testing.T, path string) *archiveSession {
 	t.Helper()
-	return newArchiveSession(t, archiveRoot(t, testkit.ReadArchive(t, path)))
+	return newArchiveSession(t, archiveWorkspace(t, path))
 }
 
-// text opens rel (once) and returns its text; a missing file fails t.
+// archiveWorkspace is a temp dir holding the workspace of the archive at
+// path: the Go tests of what a line cannot say run on it.
+func archiveWorkspace(t *testing.T, path string) string {
+	t.Helper()
+	return archiveRoot(t, testkit.ReadArchive(t, path))
+}
+
+// on is the server with the named capabilities, started if need be.
+func (s *archiveSession) on(name string) *archiveClient {
+	if ac, ok := s.clients[name]; ok {
+		return ac
+	}
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(capsFull), &caps); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(archiveCaps(name)), &caps); err != nil {
+		s.t.Fatal(err)
+	}
+	merged, _ := json.Marshal(caps)
+	ac := &archiveClient{c: startOn(s.t, s.c.root, string(merged)), opened: map[string]string{}, version: map[string]int{}}
+	s.clients[name] = ac
+	if s.changed != "" {
+		ac.sync(s.changed, s.buffer)
+	}
+	return ac
+}
+
+// sync makes rel's buffer on the server text: opened, or changed as a whole.
+func (ac *archiveClient) sync(rel, text string) {
+	if old, ok := ac.opened[rel]; !ok {
+		ac.c.openText(rel, text, 1)
+		ac.version[rel] = 1
+	} else if old != text {
+		ac.version[rel]++
+		ac.c.didChange(rel, ac.version[rel], wholeText(text))
+	}
+	ac.opened[rel] = text
+}
+
+// text opens rel (once) on the default server and returns its text; a
+// missing file fails t.
 func (s *archiveSession) text(t *testing.T, rel string) string {
 	t.Helper()
-	if text, ok := s.opened[rel]; ok {
+	return s.textOn(t, s.clients["default"], rel)
+}
+
+// textOn is rel's buffer, opened on ac if it is not yet: the open line's
+// text, or the file's on disk.
+func (s *archiveSession) textOn(t *testing.T, ac *archiveClient, rel string) string {
+	t.Helper()
+	if rel == s.changed {
+		return s.buffer
+	}
+	if text, ok := ac.opened[rel]; ok {
 		return text
 	}
 	text := navDisk(t, s.c, rel)
-	s.c.openText(rel, text, 1)
-	s.opened[rel] = text
+	ac.sync(rel, text)
 	return text
+}
+
+// open reads `open <file> [replace <old> <new> | text <text> | empty]`: the
+// file's buffer becomes its disk text with the first old replaced by new,
+// the text, or empty, on every server; the buffer an open line changed
+// before closes (back to disk). `open <file>` alone only closes that one.
+func (s *archiveSession) open(t *testing.T, l *wantLine) {
+	rel := l.word("a file")
+	var text string
+	changed := true
+	switch {
+	case l.maybe("replace"):
+		old, repl := l.literal("the text to replace"), l.literal("its replacement")
+		text = navDisk(t, s.c, rel)
+		if !strings.Contains(text, old) {
+			t.Fatalf("%s does not contain %q", rel, old)
+		}
+		text = strings.Replace(text, old, repl, 1)
+	case l.maybe("text"):
+		text = l.literal("the buffer's text")
+	case l.maybe("empty"):
+	default:
+		changed = false
+	}
+	l.end()
+	if s.changed != "" {
+		for _, ac := range s.clients {
+			if _, ok := ac.opened[s.changed]; ok {
+				ac.c.notify("textDocument/didClose", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, ac.c.uri(s.changed)))
+				delete(ac.opened, s.changed)
+			}
+		}
+		s.changed, s.buffer = "", ""
+	}
+	if changed {
+		s.changed, s.buffer = rel, text
+		for _, ac := range s.clients {
+			ac.sync(rel, text)
+		}
+	}
+}
+
+// clientLine reads `client <name>`: the capabilities of the server the
+// next lines are sent to.
+func (s *archiveSession) clientLine(l *wantLine) {
+	name := l.word("a client")
+	if name != "default" && name != "snippets" {
+		l.malformed("unknown client %q (want default or snippets)", name)
+	}
+	l.end()
+	s.client = name
 }
 
 // run parses line whole, then sends its request and checks the answer.
@@ -166,6 +364,22 @@ func (s *archiveSession) run(t *testing.T, line string) {
 		s.diagnostics(t, l)
 	case "line-ends":
 		s.lineEnds(t, l)
+	case "open":
+		s.open(t, l)
+	case "client":
+		s.clientLine(l)
+	case "completion":
+		s.completion(t, l)
+	case "completion-item":
+		s.completionItem(t, l)
+	case "documentSymbol":
+		s.documentSymbol(t, l)
+	case "workspaceSymbol":
+		s.workspaceSymbol(t, l)
+	case "codeLens":
+		s.codeLens(t, l)
+	case "codeAction":
+		s.codeAction(t, l)
 	default:
 		l.malformed("unknown request %q", verb)
 	}
@@ -362,7 +576,7 @@ func (s *archiveSession) diagnostics(t *testing.T, l *wantLine) {
 		want = append(want, r+" "+l.word("a code"))
 	}
 	l.end()
-	if _, ok := s.opened[rel]; ok {
+	if _, ok := s.clients["default"].opened[rel]; ok {
 		t.Fatalf("%s is open: ask for its diagnostics before a request in it", rel)
 	}
 	pd, _ := s.c.diagnostics(0, rel, nil)
@@ -392,121 +606,4 @@ func (s *archiveSession) location(t *testing.T, p place) navLocation {
 	return navLocation{URI: s.c.uri(p.rel), Range: spanOf(t, navDisk(t, s.c, p.rel), p.needle, p.n)}
 }
 
-// wantLine is the unread rest of a want line; what it cannot read fails the
-// test as malformed.
-type wantLine struct {
-	t    *testing.T
-	rest string
-}
-
-func (l *wantLine) malformed(format string, args ...any) {
-	l.t.Helper()
-	l.t.Fatalf("malformed want line: "+format, args...)
-}
-
-// word reads a bare word: up to a space or a comma (a comma alone is a word).
-func (l *wantLine) word(what string) string {
-	l.t.Helper()
-	l.rest = strings.TrimLeft(l.rest, " ")
-	n := strings.IndexAny(l.rest, " ,")
-	switch {
-	case n == 0 && l.rest[0] == ',':
-		n = 1
-	case n < 0:
-		n = len(l.rest)
-	}
-	w := l.rest[:n]
-	if w == "" || w[0] == '"' || w[0] == '`' {
-		l.malformed("want %s at %q", what, l.rest)
-	}
-	l.rest = l.rest[n:]
-	return w
-}
-
-// maybe reads the word w if it is next.
-func (l *wantLine) maybe(w string) bool {
-	rest := strings.TrimLeft(l.rest, " ")
-	if after, ok := strings.CutPrefix(rest, w); ok && (after == "" || after[0] == ' ' || after[0] == ',' || w == ",") {
-		l.rest = after
-		return true
-	}
-	return false
-}
-
-// keyword reads the word w, which must be next.
-func (l *wantLine) keyword(w string) {
-	l.t.Helper()
-	if !l.maybe(w) {
-		l.malformed("want %s at %q", w, strings.TrimLeft(l.rest, " "))
-	}
-}
-
-func (l *wantLine) arrow() {
-	l.t.Helper()
-	l.keyword("=>")
-}
-
-func (l *wantLine) end() {
-	l.t.Helper()
-	if rest := strings.TrimLeft(l.rest, " "); rest != "" {
-		l.malformed("unexpected %q", rest)
-	}
-}
-
-// literal reads a Go string literal and returns its value.
-func (l *wantLine) literal(what string) string {
-	l.t.Helper()
-	l.rest = strings.TrimLeft(l.rest, " ")
-	q, err := strconv.QuotedPrefix(l.rest)
-	if err != nil || q[0] == '\'' {
-		l.malformed("want %s (a Go string literal) at %q", what, l.rest)
-	}
-	l.rest = l.rest[len(q):]
-	s, _ := strconv.Unquote(q)
-	return s
-}
-
-// place reads `<file> <needle>[#n][+off]`.
-func (l *wantLine) place() place {
-	l.t.Helper()
-	p := l.span()
-	p.off = l.number("+")
-	l.separated()
-	return p
-}
-
-// span reads `<file> <needle>[#n]`.
-func (l *wantLine) span() place {
-	l.t.Helper()
-	p := place{rel: l.word("a file"), needle: l.literal("a needle")}
-	p.n = l.number("#")
-	if !strings.HasPrefix(l.rest, "+") {
-		l.separated()
-	}
-	return p
-}
-
-// number reads prefix and a number right after it, if prefix is next; 0 if
-// it is not.
-func (l *wantLine) number(prefix string) int {
-	l.t.Helper()
-	rest, ok := strings.CutPrefix(l.rest, prefix)
-	if !ok {
-		return 0
-	}
-	digits := rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789"))]
-	n, err := strconv.Atoi(digits)
-	if err != nil {
-		l.malformed("want a number after %s at %q", prefix, l.rest)
-	}
-	l.rest = rest[len(digits):]
-	return n
-}
-
-// separated fails unless the next character ends a word.
-func (l *wantLine) separated() {
-	l.t.Helper()
-	if l.rest != "" && l.rest[0] != ' ' && l.rest[0] != ',' {
-		l.malformed("unexpected %q", l.rest)
-	}
-}
+func ptr[T any](v T) *T { return &v }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // The rename archive (its prepareRename and rename cases) and the files of
@@ -53,7 +51,7 @@ func TestRename(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := archiveRoot(t, testkit.ReadArchive(t, renameArchive))
+			root := archiveWorkspace(t, renameArchive)
 			c := startOn(t, root, tt.caps)
 			e := newEditSession(t, c, root)
 			from := c.mark()

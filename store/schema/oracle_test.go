@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/tools/txtar"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -121,14 +122,28 @@ func kindOf(path string) Kind {
 	return Task
 }
 
+// corpus is every JSON file of the examples and the test fixtures, those
+// inside txtar archives too (named <archive>/<file>).
 func corpus(t testing.TB) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for _, dir := range []string{"../../examples", "../testdata/rules", "../../lsp/testdata"} {
 		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			switch {
+			case err != nil || d.IsDir():
+			case strings.HasSuffix(p, ".json"):
 				data, _ := os.ReadFile(p)
 				out[p] = data
+			case strings.HasSuffix(p, ".txtar"):
+				a, err := txtar.ParseFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range a.Files {
+					if strings.HasSuffix(f.Name, ".json") {
+						out[p+"/"+f.Name] = f.Data
+					}
+				}
 			}
 			return nil
 		})
