@@ -10,8 +10,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/tools/txtar"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -135,13 +135,9 @@ func corpus(t testing.TB) map[string][]byte {
 				data, _ := os.ReadFile(p)
 				out[p] = data
 			case strings.HasSuffix(p, ".txtar"):
-				a, err := txtar.ParseFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, f := range a.Files {
-					if strings.HasSuffix(f.Name, ".json") {
-						out[p+"/"+f.Name] = f.Data
+				for name, data := range testkit.ReadArchive(t, p) {
+					if strings.HasSuffix(name, ".json") {
+						out[p+"/"+name] = []byte(data)
 					}
 				}
 			}
