@@ -78,8 +78,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		return "story/" + onTop[0], nil
 	}
 	wt := store.WorktreeDir(root, story)
-	g.Run(ctx, "worktree", "prune")
-	if _, err := g.Run(ctx, "worktree", "add", "-q", "--no-track", "-b", branch, wt, target); err != nil {
+	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
 		return "", err
 	}
 	if err := g.ExcludeWorktrees(ctx); err != nil {
@@ -92,7 +91,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		if _, err := w.Run(ctx, args...); err != nil {
 			files, _ := w.Run(ctx, "diff", "--name-only", "--diff-filter=U")
 			w.Run(ctx, "merge", "--abort")
-			g.Run(ctx, "worktree", "remove", "--force", wt)
+			g.Worktree(ctx, "remove", "--force", wt)
 			g.Run(ctx, "branch", "-D", branch)
 			os.RemoveAll(wt)
 			list := strings.Fields(files)

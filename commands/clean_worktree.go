@@ -333,11 +333,11 @@ func (c *cleaner) removeWorktree(ctx context.Context, id string) error {
 	if _, err := os.Lstat(wt); errors.Is(err, fs.ErrNotExist) {
 		return nil // removed meanwhile
 	}
-	if _, err := c.g.Run(ctx, "worktree", "move", wt, trash); err != nil {
+	if _, err := c.g.Worktree(ctx, "move", wt, trash); err != nil {
 		return err
 	}
-	if _, err := c.g.Run(ctx, "worktree", "remove", trash); err != nil {
-		if _, back := c.g.Run(ctx, "worktree", "move", trash, wt); back != nil {
+	if _, err := c.g.Worktree(ctx, "remove", trash); err != nil {
+		if _, back := c.g.Worktree(ctx, "move", trash, wt); back != nil {
 			return fmt.Errorf("%v; moving it back failed too (%v): it is at %s", err, back, trash)
 		}
 		if changes, cerr := c.changes(ctx, wt); cerr == nil && changes != "" {
@@ -361,17 +361,17 @@ func (c *cleaner) finishTrash(ctx context.Context, id string) error {
 		if !c.registeredNow(ctx, trash) {
 			// The move was interrupted between its rename and its
 			// bookkeeping.
-			if _, err := c.g.Run(ctx, "worktree", "repair", trash); err != nil {
+			if _, err := c.g.Worktree(ctx, "repair", trash); err != nil {
 				return err
 			}
 		}
 		changes, err := c.changes(ctx, trash)
 		if err == nil && changes == "" {
-			_, err = c.g.Run(ctx, "worktree", "remove", trash)
+			_, err = c.g.Worktree(ctx, "remove", trash)
 			return err
 		}
 		if _, statErr := os.Lstat(wt); errors.Is(statErr, fs.ErrNotExist) {
-			if _, back := c.g.Run(ctx, "worktree", "move", trash, wt); back == nil {
+			if _, back := c.g.Worktree(ctx, "move", trash, wt); back == nil {
 				return fmt.Errorf("%s; moved back to %s", cmpErr(err, changes), wt)
 			}
 		}
@@ -390,7 +390,7 @@ func (c *cleaner) unregister(ctx context.Context, path string) error {
 	if !c.registeredNow(ctx, path) {
 		return nil
 	}
-	_, err := c.g.Run(ctx, "worktree", "remove", path)
+	_, err := c.g.Worktree(ctx, "remove", path)
 	return err
 }
 

@@ -51,9 +51,7 @@ func (r *run) worktree(ctx context.Context) error {
 	case isWorktree(ctx, r.repo, r.wt):
 		r.j.Step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
 	case r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
-		// A stale registration (folder deleted by hand) would make add fail.
-		r.repo.Run(ctx, "worktree", "prune")
-		if _, err := r.repo.Run(ctx, "worktree", "add", r.wt, r.branch); err != nil {
+		if _, err := r.repo.AddWorktree(ctx, r.wt, r.branch); err != nil {
 			return err
 		}
 		r.j.Step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
@@ -66,8 +64,7 @@ func (r *run) worktree(ctx context.Context) error {
 				start = "origin/" + r.base
 			}
 		}
-		r.repo.Run(ctx, "worktree", "prune")
-		if _, err := r.repo.Run(ctx, "worktree", "add", "--no-track", "-b", r.branch, r.wt, start); err != nil {
+		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
 		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)

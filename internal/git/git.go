@@ -90,6 +90,38 @@ func lockHeld(err error) bool {
 		strings.Contains(msg, ".lock': File exists")
 }
 
+// Worktree runs `git worktree <args…>` (add, move, remove, prune) holding
+// the repository's worktree-registry lock. git writes a worktree's entry
+// under .git/worktrees/ in steps, and a prune by another program of the
+// same repository meanwhile removes a half-made entry ("could not open
+// '.git/worktrees/<name>/locked'": seen with two stories of an epic started
+// at once) or the entry of a worktree being moved.
+func (g Repo) Worktree(ctx context.Context, args ...string) (string, error) {
+	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	if err != nil {
+		return "", fmt.Errorf("lock the worktree registry: %w", err)
+	}
+	defer lock.Unlock()
+	return g.Run(ctx, append([]string{"worktree"}, args...)...)
+}
+
+// AddWorktree runs `git worktree add <args…>` after pruning stale entries (a
+// worktree folder deleted by hand makes add fail), both under one hold of
+// the worktree-registry lock.
+func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
+	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	if err != nil {
+		return "", fmt.Errorf("lock the worktree registry: %w", err)
+	}
+	defer lock.Unlock()
+	g.Run(ctx, "worktree", "prune")
+	return g.Run(ctx, append([]string{"worktree", "add"}, args...)...)
+}
+
+// worktreesLock is the flock (store.AcquireLock) held while saga-lsp changes
+// the repository's worktree registry.
+const worktreesLock = "git-worktrees"
+
 // In is the same git in another directory (a worktree).
 func (g Repo) In(dir string) Repo { return Repo{Bin: g.Bin, Dir: dir} }
 
