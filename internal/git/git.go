@@ -1,7 +1,8 @@
 // Package git runs git for saga-lsp's faces that drive repositories (the
 // worker, run's branch preparation, the epic runner, clean): argument
-// vectors, never a shell string, and never the repository's own hooks; and
-// reads what git lists of them (Worktrees).
+// vectors, never a shell string, and never the repository's own hooks;
+// changes to the worktree registry under one repository lock; and reads what
+// git lists of them (Worktrees).
 package git
 
 import (
