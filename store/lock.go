@@ -69,7 +69,7 @@ func gitCommonDir(dir string) (common string, found bool, err error) {
 		fi, err := os.Stat(dotgit)
 		switch {
 		case err == nil && fi.IsDir():
-			return canonicalPath(dotgit), true, nil
+			return CanonicalPath(dotgit), true, nil
 		case err == nil:
 			common, err := commonDirFromGitFile(dotgit)
 			if err != nil {
@@ -121,12 +121,12 @@ func commonDirFromGitFile(dotgit string) (string, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return "", err
 	}
-	return canonicalPath(common), nil
+	return CanonicalPath(common), nil
 }
 
-// canonicalPath resolves symlinks so the main checkout and a worktree (whose
+// CanonicalPath resolves symlinks so the main checkout and a worktree (whose
 // gitdir file may spell the path differently) agree on the string too.
-func canonicalPath(p string) string {
+func CanonicalPath(p string) string {
 	if real, err := filepath.EvalSymlinks(p); err == nil {
 		return real
 	}

@@ -223,7 +223,7 @@ func gitRepoWithWorktree(t *testing.T) (mainDir, wtDir string) {
 
 func TestLockDirGitWorktree(t *testing.T) {
 	mainDir, wtDir := gitRepoWithWorktree(t)
-	want := filepath.Join(canonicalPath(filepath.Join(mainDir, ".git")), "saga-lsp", "locks")
+	want := filepath.Join(CanonicalPath(filepath.Join(mainDir, ".git")), "saga-lsp", "locks")
 	for _, root := range []string{
 		mainDir, filepath.Join(mainDir, "sub"), mainDir + "/sub/..",
 		wtDir, filepath.Join(wtDir, "sub"),
@@ -299,14 +299,14 @@ func TestLockDirGitFiles(t *testing.T) {
 
 func TestLockDirOutsideGit(t *testing.T) {
 	root := t.TempDir()
-	if _, found, _ := gitCommonDir(canonicalPath(root)); found {
+	if _, found, _ := gitCommonDir(CanonicalPath(root)); found {
 		t.Skip("the temp dir is inside a git repository")
 	}
 	got, err := LockDir(root + "/./")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256([]byte(canonicalPath(root)))
+	sum := sha256.Sum256([]byte(CanonicalPath(root)))
 	want := filepath.Join(os.TempDir(), "saga-lsp-locks", hex.EncodeToString(sum[:])[:16])
 	if got != want {
 		t.Errorf("LockDir = %s, want %s", got, want)

@@ -47,6 +47,11 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	remote := r.repo.HasRemote(ctx)
+	if removed, err := r.repo.RemoveDeadWorktree(ctx, r.wt); err != nil {
+		r.j.Warn(runs.StepWorktree, "could not remove the half-made %s: %v", rel(r.root, r.wt), err)
+	} else if removed {
+		r.j.Step(runs.StepWorktree, "removed %s: an earlier add of it was interrupted before its checkout was done", rel(r.root, r.wt))
+	}
 	switch {
 	case isWorktree(ctx, r.repo, r.wt):
 		r.j.Step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)

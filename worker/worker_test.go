@@ -657,3 +657,38 @@ func TestRunJudgedByResult(t *testing.T) {
 		})
 	}
 }
+
+// TestResumesAfterInterruptedWorktreeAdd: a worker killed while git was
+// adding its worktree leaves the entry "locked initializing" and the
+// checkout half done (git's own state, seen after a SIGKILL). The next
+// worker removes it and adds the worktree again from the branch, instead of
+// resuming in it and committing the files the checkout never wrote as
+// deleted.
+func TestResumesAfterInterruptedWorktreeAdd(t *testing.T) {
+	f := newFixture(t, false)
+	story := "add-logout-button"
+	wt := filepath.Join(f.root, ".saga", "worktrees", story)
+	f.git("worktree", "add", "-q", "-b", "story/"+story, wt)
+	entry := strings.TrimSpace(f.gitIn(wt, "rev-parse", "--git-dir"))
+	if err := os.WriteFile(filepath.Join(entry, "locked"), []byte("initializing"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{".saga/stories/user-auth--api", ".saga/stories/" + story} {
+		if err := os.RemoveAll(filepath.Join(wt, filepath.FromSlash(rel))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := f.run(story, "all", func(o *worker.Options) { o.DryRun = true })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "removed .saga/worktrees/"+story+": an earlier add of it was interrupted") {
+		t.Errorf("the half-made worktree was not named:\n%s", out)
+	}
+	if deleted := f.git("diff", "--name-only", "--diff-filter=D", "main", "story/"+story); deleted != "" {
+		t.Errorf("the story branch deletes files the checkout never wrote:\n%s", deleted)
+	}
+	if got := f.worktreeStatuses(story); got["implement-button"] != store.StatusCompleted || got["write-tests"] != store.StatusCompleted {
+		t.Errorf("statuses %v\n%s", got, out)
+	}
+}

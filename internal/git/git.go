@@ -45,7 +45,9 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
 	cmd.Dir = g.Dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	// Messages in English whatever the user's locale: errors are matched
+	// (lockHeld) and worktree lock reasons read (RemoveDeadWorktree).
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	if input != nil {
 		cmd.Stdin = bytes.NewReader(input)
 	}
@@ -116,7 +118,39 @@ func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
 	}
 	defer lock.Unlock()
 	g.Run(ctx, "worktree", "prune")
-	return g.Run(ctx, append([]string{"worktree", "add"}, args...)...)
+	// Once begun, an add is let finish: one killed half-way leaves a
+	// half-checked-out worktree (RemoveDeadWorktree).
+	return g.Run(context.WithoutCancel(ctx), append([]string{"worktree", "add"}, args...)...)
+}
+
+// RemoveDeadWorktree removes the worktree registered at path when its add
+// never finished, and reports whether it did. git marks a new entry "locked
+// initializing" until the checkout is done, so an add killed meanwhile
+// (SIGKILL, a reboot) leaves one half checked out, which would otherwise be
+// taken for a worktree to resume in. Under the registry lock no add of
+// saga-lsp's is under way, so such an entry is dead; a worktree a person
+// locked for another reason is left alone.
+func (g Repo) RemoveDeadWorktree(ctx context.Context, path string) (bool, error) {
+	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	if err != nil {
+		return false, fmt.Errorf("lock the worktree registry: %w", err)
+	}
+	defer lock.Unlock()
+	wts, err := g.Worktrees(ctx)
+	if err != nil {
+		return false, err
+	}
+	want := store.CanonicalPath(path)
+	for _, w := range wts {
+		if store.CanonicalPath(w.Path) != want || !w.Locked || w.Reason != "initializing" {
+			continue
+		}
+		if _, err := g.Run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // worktreesLock is the flock (store.AcquireLock) held while saga-lsp changes

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
@@ -83,5 +85,73 @@ func TestAddWorktreeWaitsForTheRegistryLock(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(wt, ".git")); err != nil {
 		t.Fatalf("no worktree: %v", err)
+	}
+}
+
+// An add killed during its checkout leaves its entry "locked initializing"
+// and the folder half checked out: RemoveDeadWorktree removes that entry —
+// not a worktree locked for another reason, nor a finished one — and the
+// worktree is then added again from its branch.
+func TestRemoveDeadWorktree(t *testing.T) {
+	repo := t.TempDir()
+	testkit.InitRepo(t, repo)
+	ctx := context.Background()
+	g := Repo{Dir: repo}
+	// A file whose checkout blocks: its smudge filter opens ready (the
+	// test's signal that the checkout is under way), then waits on a FIFO
+	// no one writes.
+	dir := t.TempDir()
+	ready, fifo := filepath.Join(dir, "ready"), filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WriteFiles(t, repo, map[string]string{".gitattributes": "slow.txt filter=slow\n", "slow.txt": "slow\n"})
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Git(t, repo, "add", "-A")
+	testkit.Git(t, repo, "commit", "-qm", "a file with a filter")
+	testkit.Git(t, repo, "config", "filter.slow.smudge", "cat "+ready+" >/dev/null; cat "+fifo+" >/dev/null; cat")
+
+	dead := filepath.Join(repo, ".saga", "worktrees", "dead")
+	opened := testkit.Opened(t, ready)
+	add := exec.Command("git", "worktree", "add", "-q", "-b", "story/dead", dead)
+	add.Dir = repo
+	add.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := add.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-opened
+	syscall.Kill(-add.Process.Pid, syscall.SIGKILL)
+	add.Wait()
+	testkit.Git(t, repo, "config", "--unset", "filter.slow.smudge")
+
+	kept := filepath.Join(repo, ".saga", "worktrees", "kept")
+	testkit.Git(t, repo, "worktree", "add", "-q", "-b", "story/kept", kept)
+	testkit.Git(t, repo, "worktree", "lock", "--reason", "on a USB disk", kept)
+	done := filepath.Join(repo, ".saga", "worktrees", "done")
+	testkit.Git(t, repo, "worktree", "add", "-q", "-b", "story/done", done)
+
+	for _, wt := range []string{kept, done} {
+		if removed, err := g.RemoveDeadWorktree(ctx, wt); err != nil || removed {
+			t.Errorf("%s: removed %v, %v", filepath.Base(wt), removed, err)
+		}
+	}
+	if removed, err := g.RemoveDeadWorktree(ctx, dead); err != nil || !removed {
+		t.Fatalf("the interrupted add's worktree: removed %v, %v", removed, err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("its folder is still there: %v", err)
+	}
+	if _, err := g.AddWorktree(ctx, dead, "story/dead"); err != nil {
+		t.Fatalf("added again from its branch: %v", err)
+	}
+	if got := testkit.ReadFile(t, filepath.Join(dead, "slow.txt")); got != "slow\n" {
+		t.Errorf("slow.txt checked out as %q", got)
+	}
+	for _, wt := range []string{kept, done} {
+		if _, err := os.Stat(filepath.Join(wt, ".git")); err != nil {
+			t.Errorf("%s is gone: %v", filepath.Base(wt), err)
+		}
 	}
 }
