@@ -97,6 +97,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	dead := 0
+	var endedAt time.Time
 	for {
 		main.read(func(e runs.Event) {
 			printEvent(e)
@@ -120,7 +121,14 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 			s.read(nil)
 		}
 		out.draw(main.run, stories)
-		if main.run.Ended {
+		if main.run.Ended && endedAt.IsZero() {
+			endedAt = time.Now()
+		}
+		// The run is over once its process has exited too (its lock and
+		// tmux pane released), so that a `clean` or `run` right after
+		// follow never finds it live; a process that lingers is not
+		// waited for long.
+		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
 			fmt.Fprintln(env.Stderr, main.run.Message)
 			if main.run.ExitCode != nil {
@@ -128,7 +136,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 			}
 			return exitFindings
 		}
-		if main.run.PID > 0 && !main.run.Alive() {
+		if !main.run.Ended && main.run.PID > 0 && !main.run.Alive() {
 			// One more pass may find its end; then it died without one.
 			if dead++; dead > 1 {
 				out.done()
@@ -146,6 +154,10 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 		}
 	}
 }
+
+// exitGrace bounds how long follow waits, after a run's end event, for its
+// process to exit.
+const exitGrace = 10 * time.Second
 
 func endMark(status string) string {
 	switch status {
