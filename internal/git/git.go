@@ -93,16 +93,16 @@ func lockHeld(err error) bool {
 		strings.Contains(msg, ".lock': File exists")
 }
 
-// Worktree runs `git worktree <args…>` (add, move, remove, prune) holding
+// Worktree runs `git worktree <args…>` (move, remove, repair…) holding
 // the repository's worktree-registry lock. git writes a worktree's entry
 // under .git/worktrees/ in steps, and a prune by another program of the
 // same repository meanwhile removes a half-made entry ("could not open
 // '.git/worktrees/<name>/locked'": seen with two stories of an epic started
 // at once) or the entry of a worktree being moved.
 func (g Repo) Worktree(ctx context.Context, args ...string) (string, error) {
-	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	lock, err := g.lockRegistry(ctx)
 	if err != nil {
-		return "", fmt.Errorf("lock the worktree registry: %w", err)
+		return "", err
 	}
 	defer lock.Unlock()
 	return g.Run(ctx, append([]string{"worktree"}, args...)...)
@@ -112,9 +112,9 @@ func (g Repo) Worktree(ctx context.Context, args ...string) (string, error) {
 // worktree folder deleted by hand makes add fail), both under one hold of
 // the worktree-registry lock.
 func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
-	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	lock, err := g.lockRegistry(ctx)
 	if err != nil {
-		return "", fmt.Errorf("lock the worktree registry: %w", err)
+		return "", err
 	}
 	defer lock.Unlock()
 	g.Run(ctx, "worktree", "prune")
@@ -131,9 +131,9 @@ func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
 // saga-lsp's is under way, so such an entry is dead; a worktree a person
 // locked for another reason is left alone.
 func (g Repo) RemoveDeadWorktree(ctx context.Context, path string) (bool, error) {
-	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	lock, err := g.lockRegistry(ctx)
 	if err != nil {
-		return false, fmt.Errorf("lock the worktree registry: %w", err)
+		return false, err
 	}
 	defer lock.Unlock()
 	wts, err := g.Worktrees(ctx)
@@ -153,8 +153,17 @@ func (g Repo) RemoveDeadWorktree(ctx context.Context, path string) (bool, error)
 	return false, nil
 }
 
-// worktreesLock is the flock (store.AcquireLock) held while saga-lsp changes
-// the repository's worktree registry.
+// lockRegistry takes the repository's worktree-registry lock, held while
+// saga-lsp changes the registry.
+func (g Repo) lockRegistry(ctx context.Context) (*store.Lock, error) {
+	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+	if err != nil {
+		return nil, fmt.Errorf("lock the worktree registry: %w", err)
+	}
+	return lock, nil
+}
+
+// worktreesLock names the registry lock (store.AcquireLock).
 const worktreesLock = "git-worktrees"
 
 // In is the same git in another directory (a worktree).
