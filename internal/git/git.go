@@ -7,6 +7,7 @@ package git
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -54,10 +55,9 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = err.Error()
-		}
+		// git says why on stderr, but some commands only on stdout
+		// (commit: "nothing to commit…").
+		msg := cmp.Or(strings.TrimSpace(errb.String()), strings.TrimSpace(out.String()), err.Error())
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil

@@ -56,3 +56,22 @@ func TestRetry(t *testing.T) {
 		t.Errorf("cancelled: err %v after %d calls", err, count(t, calls))
 	}
 }
+
+// A failing git command's error carries git's reason, from stderr or, when
+// git put it on stdout only (commit), from there.
+func TestErrorSaysWhy(t *testing.T) {
+	repo := t.TempDir()
+	g := Repo{Dir: repo}
+	ctx := context.Background()
+	if _, err := g.Run(ctx, "init", "-q"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.Run(ctx, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-m", "nothing")
+	if err == nil || !strings.Contains(err.Error(), "nothing to commit") {
+		t.Errorf("commit with nothing staged: %v", err)
+	}
+	_, err = g.Run(ctx, "rev-parse", "--verify", "no-such-ref")
+	if err == nil || !strings.Contains(err.Error(), "Needed a single revision") {
+		t.Errorf("rev-parse: %v", err)
+	}
+}
