@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/store/runs"
@@ -28,21 +31,26 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
+	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
+	// half-merged branch is taken away again) instead of killing run there.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var st *commands.Started
 	if kind == runs.KindEpic {
 		if c.isSet("max-parallel") && ef.MaxParallel < 1 {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
 		ef.TakeMaxCost(wf)
-		st, err = commands.StartEpic(context.Background(), commands.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
+		st, err = commands.StartEpic(ctx, commands.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
 	} else {
 		for _, f := range []string{"max-parallel", "after"} {
 			if c.isSet(f) {
 				return c.fail(env, usagef("--%s is for an epic; %s is a story", f, pos[0]))
 			}
 		}
-		st, err = commands.StartStory(context.Background(), commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
+		st, err = commands.StartStory(ctx, commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
 	}
+	stop() // a Ctrl-C from now on is follow's (detach)
 	if err != nil {
 		return runFailed(c, env, err)
 	}

@@ -81,7 +81,17 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
 		return "", err
 	}
+	// Until every merge is in, a failure or an interruption (Ctrl-C on run)
+	// takes the branch and its worktree away again, uncancellably: a branch
+	// without its blockers' work would be resumed as it is by the next run.
+	undo := context.WithoutCancel(ctx)
+	remove := func() {
+		g.Worktree(undo, "remove", "--force", wt)
+		g.Run(undo, "branch", "-D", branch)
+		os.RemoveAll(wt)
+	}
 	if err := g.ExcludeWorktrees(ctx); err != nil {
+		remove()
 		return "", err
 	}
 	w := g.In(wt)
@@ -89,11 +99,9 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
 			fmt.Sprintf("saga(%s): build on story/%s", story, b), "story/"+b)
 		if _, err := w.Run(ctx, args...); err != nil {
-			files, _ := w.Run(ctx, "diff", "--name-only", "--diff-filter=U")
-			w.Run(ctx, "merge", "--abort")
-			g.Worktree(ctx, "remove", "--force", wt)
-			g.Run(ctx, "branch", "-D", branch)
-			os.RemoveAll(wt)
+			files, _ := w.Run(undo, "diff", "--name-only", "--diff-filter=U")
+			w.Run(undo, "merge", "--abort")
+			remove()
 			list := strings.Fields(files)
 			if len(list) == 0 {
 				return "", fmt.Errorf("merge story/%s into %s: %w", b, branch, err)
