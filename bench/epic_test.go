@@ -168,7 +168,7 @@ func BenchmarkEpicStatus200(b *testing.B) {
 		testkit.Git(b, root, "branch", "story/"+sid)
 		w.Emit(runs.Event{Event: runs.KindStoryStart, Story: sid, Base: "main"})
 		w.Emit(runs.Event{Event: runs.KindStoryEnd, Story: sid, Status: runs.StatusCompleted})
-		must(b, runs.WriteRecord(root, runs.Record{Story: sid, Session: runs.SessionName(sid, time.Now()), Status: runs.StatusCompleted,
+		must(b, runs.WriteRecord(root, runs.Record{Story: sid, Session: runs.KindSessionName(runs.KindStory, sid, time.Now()), Status: runs.StatusCompleted,
 			Ended: time.Now(), Branch: "story/" + sid, Base: "main", Cost: 0.5}))
 	}
 	must(b, w.Close())

@@ -26,20 +26,6 @@ func SetString(src []byte, key, value string) ([]byte, error) {
 	return jsonc.Apply(src, jsonc.LayoutOf(src, root).SetMember(src, root, key, jsonc.Text(jsonc.Quote(value)))), nil
 }
 
-// SetStoryString is SetString for a story.json, except that "status" is
-// only kept up to date, never added: upstream SAGA's strict story object has
-// no status (a story's status is derived from its tasks), and rejects a
-// file that carries one it did not write.
-func SetStoryString(src []byte, key, value string) ([]byte, error) {
-	if key == "status" {
-		doc := jsonc.Parse(src)
-		if doc.Root == nil || doc.Root.Kind != jsonc.Object || doc.Root.Member(key) == nil {
-			return src, nil
-		}
-	}
-	return SetString(src, key, value)
-}
-
 // AppendElement appends v to the array at pointer, encoded and laid out
 // like the array's existing elements (one line in a one-line array).
 func AppendElement(src []byte, pointer string, v any) ([]byte, error) {

@@ -90,4 +90,15 @@ func TestSetStoryFieldOnlyIfPresent(t *testing.T) {
 	if strings.Contains(string(got), "status") || !strings.Contains(string(got), `,"branch":"story/st"}`) {
 		t.Errorf("story.json:\n%s", got)
 	}
+	// A status the file has is kept up to date.
+	path := filepath.Join(root, ".saga/stories/st/story.json")
+	if err := os.WriteFile(path, []byte("{\n  \"id\": \"st\",\n  \"status\": \"pending\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := store.SetStoryField(context.Background(), root, "st", "status", "completed", true); err != nil || !changed {
+		t.Fatalf("SetStoryField status = %v, %v", changed, err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "{\n  \"id\": \"st\",\n  \"status\": \"completed\"\n}\n" {
+		t.Errorf("story.json with a status:\n%s", got)
+	}
 }

@@ -151,7 +151,7 @@ func TestHydrateOverExistingAndEmpty(t *testing.T) {
 		t.Errorf("Read after re-hydration = %v, %v", got, err)
 	}
 	// Hydrate waits for the list lock, up to its ctx.
-	release, err := AcquireListLock(within(t, 5*time.Second), dir)
+	release, err := acquireListLock(within(t, 5*time.Second), dir, claudeTiming())
 	if err != nil {
 		t.Fatal(err)
 	}

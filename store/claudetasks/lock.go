@@ -31,14 +31,6 @@ type lockTiming struct {
 
 func claudeTiming() lockTiming { return lockTiming{stale: staleAfter, refresh: refreshEvery} }
 
-// AcquireListLock takes the lock of the task list in dir (an existing
-// directory): the directory <dir>/.lock.lock/, as Claude Code takes it
-// before it numbers a new task. The empty file <dir>/.lock is created if
-// missing and kept. See acquireDirLock for waiting, staleness and release.
-func AcquireListLock(ctx context.Context, dir string) (release func(), err error) {
-	return acquireListLock(ctx, dir, claudeTiming())
-}
-
 func acquireListLock(ctx context.Context, dir string, tm lockTiming) (func(), error) {
 	anchor := filepath.Join(dir, ListLockFile)
 	f, err := os.OpenFile(anchor, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -49,12 +41,6 @@ func acquireListLock(ctx context.Context, dir string, tm lockTiming) (func(), er
 		return nil, fmt.Errorf("lock task list %s: %w", dir, err)
 	}
 	return acquireDirLock(ctx, anchor+".lock", tm)
-}
-
-// AcquireTaskLock takes the lock of one task: the directory
-// <dir>/<Sanitize(id)>.json.lock/, as Claude Code's TaskUpdate does.
-func AcquireTaskLock(ctx context.Context, dir, id string) (release func(), err error) {
-	return acquireTaskLock(ctx, dir, id, claudeTiming())
 }
 
 func acquireTaskLock(ctx context.Context, dir, id string, tm lockTiming) (func(), error) {

@@ -39,7 +39,7 @@ func helperListCount(args []string) error {
 	}
 	for range n {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		release, err := AcquireListLock(ctx, args[0])
+		release, err := acquireListLock(ctx, args[0], claudeTiming())
 		cancel()
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func helperHold(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("want dir, got %q", args)
 	}
-	release, err := AcquireListLock(context.Background(), args[0])
+	release, err := acquireListLock(context.Background(), args[0], claudeTiming())
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func within(t *testing.T, d time.Duration) context.Context {
 
 func TestLockLayout(t *testing.T) {
 	dir := listDir(t)
-	release, err := AcquireListLock(within(t, 10*time.Second), dir)
+	release, err := acquireListLock(within(t, 10*time.Second), dir, claudeTiming())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +152,14 @@ func TestLockLayout(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(dir, ".lock")); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 		t.Errorf(".lock: %v, %v; want an empty file", fi, err)
 	}
-	releaseTask, err := AcquireTaskLock(within(t, 10*time.Second), dir, "write-tests")
+	releaseTask, err := acquireTaskLock(within(t, 10*time.Second), dir, "write-tests", claudeTiming())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "write-tests.json.lock")); err != nil || !fi.IsDir() {
 		t.Errorf("write-tests.json.lock: %v, %v; want a directory", fi, err)
 	}
-	releaseOdd, err := AcquireTaskLock(within(t, 10*time.Second), dir, "a/b")
+	releaseOdd, err := acquireTaskLock(within(t, 10*time.Second), dir, "a/b", claudeTiming())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,12 +179,12 @@ func TestLockLayout(t *testing.T) {
 		t.Errorf("after release the dir holds %q, want only .lock (kept)", names)
 	}
 
-	if _, err := AcquireTaskLock(within(t, time.Second), dir, ""); err == nil {
-		t.Error("AcquireTaskLock with an empty id: want an error")
+	if _, err := acquireTaskLock(within(t, time.Second), dir, "", claudeTiming()); err == nil {
+		t.Error("acquireTaskLock with an empty id: want an error")
 	}
 	missing := filepath.Join(t.TempDir(), "nope")
-	if _, err := AcquireListLock(within(t, time.Second), missing); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Errorf("AcquireListLock on a missing dir = %v, want an error naming it", err)
+	if _, err := acquireListLock(within(t, time.Second), missing, claudeTiming()); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("acquireListLock on a missing dir = %v, want an error naming it", err)
 	}
 }
 
@@ -194,8 +194,8 @@ func TestLockExclusionGoroutines(t *testing.T) {
 		name    string
 		acquire func(ctx context.Context) (func(), error)
 	}{
-		{"list", func(ctx context.Context) (func(), error) { return AcquireListLock(ctx, dir) }},
-		{"task", func(ctx context.Context) (func(), error) { return AcquireTaskLock(ctx, dir, "t1") }},
+		{"list", func(ctx context.Context) (func(), error) { return acquireListLock(ctx, dir, claudeTiming()) }},
+		{"task", func(ctx context.Context) (func(), error) { return acquireTaskLock(ctx, dir, "t1", claudeTiming()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, c := testkit.Holders(t, 8, 10, 200*time.Microsecond, func() (func() error, error) {
@@ -287,13 +287,13 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 
 	// Released by its holder: a waiter gets it promptly.
 	held, stdin := holder(t, dir)
-	if _, err := AcquireListLock(within(t, 200*time.Millisecond), dir); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AcquireListLock while held elsewhere = %v, want DeadlineExceeded", err)
+	if _, err := acquireListLock(within(t, 200*time.Millisecond), dir, claudeTiming()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquireListLock while held elsewhere = %v, want DeadlineExceeded", err)
 	}
 	got := make(chan error, 1)
 	tried := testkit.Opened(t, lockDir) // a waiter opens the lock to judge it
 	go func() {
-		release, err := AcquireListLock(within(t, 30*time.Second), dir)
+		release, err := acquireListLock(within(t, 30*time.Second), dir, claudeTiming())
 		if err == nil {
 			release()
 		}
@@ -315,17 +315,17 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = held.Wait()
-	if _, err := AcquireListLock(within(t, 200*time.Millisecond), dir); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("AcquireListLock on a fresh abandoned lock = %v, want DeadlineExceeded", err)
+	if _, err := acquireListLock(within(t, 200*time.Millisecond), dir, claudeTiming()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("acquireListLock on a fresh abandoned lock = %v, want DeadlineExceeded", err)
 	}
 	old := time.Now().Add(-staleAfter - time.Second)
 	if err := os.Chtimes(lockDir, old, old); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	release, err := AcquireListLock(within(t, 5*time.Second), dir)
+	release, err := acquireListLock(within(t, 5*time.Second), dir, claudeTiming())
 	if err != nil {
-		t.Fatalf("AcquireListLock on a stale lock: %v", err)
+		t.Fatalf("acquireListLock on a stale lock: %v", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("taking over a stale lock took %v", d)
@@ -362,7 +362,7 @@ func TestLockStale(t *testing.T) {
 			if err := os.Chtimes(lock, at, at); err != nil {
 				t.Fatal(err)
 			}
-			release, err := AcquireTaskLock(within(t, 300*time.Millisecond), dir, "7")
+			release, err := acquireTaskLock(within(t, 300*time.Millisecond), dir, "7", claudeTiming())
 			if tc.wantTaken {
 				if err != nil {
 					t.Fatalf("stale lock not taken over: %v", err)
@@ -431,7 +431,7 @@ func TestLockRefreshAndTakeover(t *testing.T) {
 
 func TestLockContext(t *testing.T) {
 	dir := listDir(t)
-	release, err := AcquireListLock(within(t, 5*time.Second), dir)
+	release, err := acquireListLock(within(t, 5*time.Second), dir, claudeTiming())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,9 +441,9 @@ func TestLockContext(t *testing.T) {
 			ctx, cancel := tc.New()
 			defer cancel()
 			start := time.Now()
-			rel, err := AcquireListLock(ctx, dir)
+			rel, err := acquireListLock(ctx, dir, claudeTiming())
 			if rel != nil || !errors.Is(err, tc.Err) {
-				t.Fatalf("AcquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.Err)
+				t.Fatalf("acquireListLock = %v, %v; want nil, %v", rel != nil, err, tc.Err)
 			}
 			if !strings.Contains(err.Error(), ".lock.lock") {
 				t.Errorf("error %q does not name the lock", err)

@@ -41,11 +41,6 @@ func prefixOf(k Kind) string {
 	return StorySessionPrefix
 }
 
-// SessionName is the tmux session of a story's worker started at t.
-func SessionName(story string, t time.Time) string {
-	return KindSessionName(KindStory, story, t)
-}
-
 // KindSessionName is the tmux session of a worker or runner started at t.
 func KindSessionName(k Kind, id string, t time.Time) string {
 	return prefixOf(k) + id + "-" + strconv.FormatInt(t.UnixMilli(), 10)

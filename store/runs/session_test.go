@@ -28,7 +28,7 @@ func TestParseSessionName(t *testing.T) {
 			t.Errorf("ParseSessionName(%q) = %q, %d, %v; want %q, %d, %v", c.name, s, ms, ok, c.story, c.ms, c.ok)
 		}
 	}
-	name := SessionName("user-auth--api", time.UnixMilli(1707000123456))
+	name := KindSessionName(KindStory, "user-auth--api", time.UnixMilli(1707000123456))
 	if s, ms, ok := ParseSessionName(name); name != "saga-story-user-auth--api-1707000123456" || s != "user-auth--api" || ms != 1707000123456 || !ok {
 		t.Errorf("SessionName round trip: %q → %q %d %v", name, s, ms, ok)
 	}
