@@ -2,7 +2,7 @@ package commands
 
 // Story workers in tmux (design.md §4): `saga-lsp run <story>` starts
 // `saga-lsp worker <story>` in a detached tmux session named by
-// runs.SessionName. The language server's saga.runStory
+// runs.KindSessionName. The language server's saga.runStory
 // calls the same function. Every name is validated before it reaches tmux
 // or a path.
 

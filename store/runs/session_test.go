@@ -30,7 +30,7 @@ func TestParseSessionName(t *testing.T) {
 	}
 	name := KindSessionName(KindStory, "user-auth--api", time.UnixMilli(1707000123456))
 	if s, ms, ok := ParseSessionName(name); name != "saga-story-user-auth--api-1707000123456" || s != "user-auth--api" || ms != 1707000123456 || !ok {
-		t.Errorf("SessionName round trip: %q → %q %d %v", name, s, ms, ok)
+		t.Errorf("KindSessionName round trip: %q → %q %d %v", name, s, ms, ok)
 	}
 }
 
