@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -50,13 +49,11 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 	// Messages in English whatever the user's locale: errors are matched
 	// (lockHeld) and worktree lock reasons read (RemoveDeadWorktree).
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	// Cancelling kills git's whole process group: a filter, credential
-	// helper or ssh it started would otherwise outlive it, holding the
-	// output pipes open and this call with them. WaitDelay bounds the wait
-	// for what escaped the group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	// A filter, credential helper or ssh that git started can outlive it
+	// (killed on cancel, or a daemon) holding the output pipes open: wait
+	// for them that long at most, not forever. git stays in our process
+	// group, so that ssh can still ask the terminal for a passphrase.
+	cmd.WaitDelay = 2 * time.Second
 	if input != nil {
 		cmd.Stdin = bytes.NewReader(input)
 	}
