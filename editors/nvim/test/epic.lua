@@ -150,6 +150,9 @@ h.main(function()
         r.message = result.notifications[i].msg
       end
     end
+    -- The epic's end can come before its story's worker has reported its
+    -- own (it is being stopped too): the statusline is empty once it has.
+    h.wait(10000, function() return saga.statusline() == '' end)
     r.statusline_after = saga.statusline()
   end)
 
