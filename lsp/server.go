@@ -181,7 +181,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 	select {
 	case code = <-s.exit:
 	case <-conn.DisconnectNotify():
-		log.Info("input closed; exiting")
+		// Clients send exit and close the input at once: an exit handled
+		// before the end of input is its code, whichever case select saw.
+		select {
+		case code = <-s.exit:
+		default:
+			log.Info("input closed; exiting")
+		}
 	case <-ctx.Done():
 	}
 	cancel()
