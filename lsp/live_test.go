@@ -303,8 +303,11 @@ func TestRunStoryLive(t *testing.T) {
 			t.Errorf("workerProgress #%d ended before the last: %+v", i, p)
 		}
 	}
-	if !sawRunning || !slices.Equal(dones, []int{0, 1, 2}) {
-		t.Errorf("want running with done 0 → 1 → 2, got %v in %+v", dones, ps)
+	// done rises from 0 to 2; a task finished within the watchers' latency
+	// may come in the same step as the next (docs/protocol-extensions.md:
+	// workerProgress), so 1 is not always seen on its own.
+	if !sawRunning || dones[0] != 0 || dones[len(dones)-1] != 2 {
+		t.Errorf("want running with done rising from 0 to 2, got %v in %+v", dones, ps)
 	}
 
 	// saga/taskStatus: each task pending → in_progress → completed, in order.
