@@ -6,19 +6,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/test/chaos"
 )
 
 // TestChaosWriters: many writers at once — hooks syncing task statuses
 // under the story lock, `new task` creating files — some killed with
-// SIGKILL at random moments. Afterwards every task file is whole and
+// SIGKILL at moments of their writes drawn from the seed. Afterwards every task file is whole and
 // valid, no temp file is left once the next write has run, and the loader
 // never shows one as a task.
 func TestChaosWriters(t *testing.T) {
@@ -29,8 +31,9 @@ func TestChaosWriters(t *testing.T) {
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "SAGA_STORY_ID=" + hookStory, "CLAUDE_PROJECT_DIR=" + wt}
 	tasks := []string{"write-tests", "implement-button"}
 	statuses := []string{"pending", "in_progress", "completed"}
+	moments := watchWriters(t, story)
 	var mu sync.Mutex
-	var started, killed int
+	var started, killed, died int
 	var wg sync.WaitGroup
 	for n := 0; n < 8 || time.Now().Before(deadline); n++ {
 		var cmd *exec.Cmd
@@ -48,19 +51,40 @@ func TestChaosWriters(t *testing.T) {
 			t.Fatal(err)
 		}
 		started++
-		kill := r.IntN(2) == 0
-		delay := time.Duration(r.IntN(4000)) * time.Microsecond
+		// Half the writers are killed, each at a moment of its write drawn
+		// from the seed: at once, or when its temp file is created, written
+		// or renamed over the task file, as the directory's events show.
+		moment := -1
+		if r.IntN(2) == 0 {
+			moment = r.IntN(len(writerMoments) + 1)
+		}
 		wg.Go(func() {
-			if kill {
-				time.Sleep(delay) // a random moment of its life: the point of the test
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var at <-chan struct{}
+			switch {
+			case moment == len(writerMoments):
+				c := make(chan struct{})
+				close(c)
+				at = c
+			case moment >= 0:
+				at = moments.at(cmd.Process.Pid, writerMoments[moment])
+			}
+			var err error
+			select {
+			case <-at:
 				if cmd.Process.Signal(syscall.SIGKILL) == nil {
 					mu.Lock()
 					killed++
 					mu.Unlock()
 				}
+				err = <-exited
+			case err = <-exited:
 			}
-			err := cmd.Wait()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				mu.Lock()
+				died++
+				mu.Unlock()
 				return
 			}
 			if err != nil && !strings.Contains(stderr.String(), "already exists") {
@@ -72,7 +96,7 @@ func TestChaosWriters(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	t.Logf("%d writers, %d killed; %d temp files before the next write", started, killed, countTemps(t, story))
+	t.Logf("%d writers, %d killed (%d died of it before their end); %d temp files before the next write", started, killed, died, countTemps(t, story))
 
 	// The next write removes what killed writers left.
 	cmd := exec.Command(testkit.Binary(t), "new", "task", hookStory, "after-the-storm", "--subject", "After", "--root", wt)
@@ -103,4 +127,76 @@ func countTemps(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// writerMoments are the moments of an atomic write a writer can be killed
+// at, as the story folder's events show them for its temp file
+// (".<base>.tmp-<pid>-<random>"): made, written, renamed over its target.
+var writerMoments = [...]fsnotify.Op{fsnotify.Create, fsnotify.Write, fsnotify.Rename}
+
+// writerEvents follows a folder's events by the pid in each temp file's
+// name, remembering what each writer has done so that a moment is seen
+// even when it came before anyone asked for it.
+type writerEvents struct {
+	mu      sync.Mutex
+	seen    map[int]fsnotify.Op
+	waiting map[int][]moment
+}
+
+type moment struct {
+	op fsnotify.Op
+	c  chan struct{}
+}
+
+func watchWriters(t *testing.T, dir string) *writerEvents {
+	t.Helper()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	ev := &writerEvents{seen: map[int]fsnotify.Op{}, waiting: map[int][]moment{}}
+	go func() {
+		for e := range w.Events {
+			_, rest, ok := strings.Cut(filepath.Base(e.Name), ".tmp-")
+			digits, _, _ := strings.Cut(rest, "-")
+			pid, err := strconv.Atoi(digits)
+			if !ok || err != nil {
+				continue
+			}
+			ev.saw(pid, e.Op)
+		}
+	}()
+	return ev
+}
+
+func (ev *writerEvents) saw(pid int, op fsnotify.Op) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.seen[pid] |= op
+	keep := ev.waiting[pid][:0]
+	for _, m := range ev.waiting[pid] {
+		if op.Has(m.op) {
+			close(m.c)
+		} else {
+			keep = append(keep, m)
+		}
+	}
+	ev.waiting[pid] = keep
+}
+
+// at is closed once the writer pid's temp file has had op.
+func (ev *writerEvents) at(pid int, op fsnotify.Op) <-chan struct{} {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	c := make(chan struct{})
+	if ev.seen[pid].Has(op) {
+		close(c)
+	} else {
+		ev.waiting[pid] = append(ev.waiting[pid], moment{op, c})
+	}
+	return c
 }
