@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // The epic runner's budgets (design.md §11, issue "Epic runs"): a story's

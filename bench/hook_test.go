@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/checks"
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
 // BenchmarkHookSyncPaired is the hook budget (design.md §10): one
@@ -55,8 +55,8 @@ func BenchmarkHookTaskCompletedPaired(b *testing.B) {
 	empty := testkit.Build(b, "./bench/empty")
 	wt, fork := checksRepo(b)
 	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
-	m := &checks.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]checks.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
-	if err := checks.WriteManifest(manifest, m); err != nil {
+	m := &verify.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]verify.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
+	if err := verify.WriteManifest(manifest, m); err != nil {
 		b.Fatal(err)
 	}
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,
@@ -144,8 +144,8 @@ func BenchmarkHydrate200(b *testing.B) {
 	// disk file creation itself can take tens of milliseconds.
 	var encoded [][]byte
 	if s, err := p.LoadStory(root, "big"); err == nil {
-		for _, t := range claudetasks.FromStory(s) {
-			e, _ := claudetasks.Encode(t)
+		for _, t := range claudecode.FromStory(s) {
+			e, _ := claudecode.Encode(t)
 			encoded = append(encoded, e)
 		}
 	}
@@ -158,8 +158,8 @@ func BenchmarkHydrate200(b *testing.B) {
 		if err != nil || len(s.Tasks) != 200 {
 			b.Fatalf("load: %v", err)
 		}
-		list := claudetasks.ListDir(config, claudetasks.ListID("big", int64(n)))
-		if err := claudetasks.Hydrate(context.Background(), list, claudetasks.FromStory(s)); err != nil {
+		list := claudecode.ListDir(config, claudecode.ListID("big", int64(n)))
+		if err := claudecode.Hydrate(context.Background(), list, claudecode.FromStory(s)); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()

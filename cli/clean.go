@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 const cleanSynopsis = "clean [<story>…] [--root DIR] [--yes] [--format text|json]"
@@ -31,7 +31,7 @@ func runClean(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	res, err := commands.Clean(context.Background(), commands.CleanOptions{Root: r, Stories: pos, Yes: *yes, Env: env.Getenv})
+	res, err := control.Clean(context.Background(), control.CleanOptions{Root: r, Stories: pos, Yes: *yes, Env: env.Getenv})
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -63,21 +63,21 @@ func shownPath(env *Env, root, p string) string {
 
 // cleanNouns name the item kinds in text.
 var cleanNouns = map[string][2]string{ // singular, plural
-	commands.CleanWorktree: {"worktree", "worktrees"},
-	commands.CleanBranch:   {"branch", "branches"},
-	commands.CleanTaskList: {"task list", "task lists"},
-	commands.CleanRunFiles: {"run's files", "runs' files"},
-	commands.CleanTmux:     {"tmux session", "tmux sessions"},
-	commands.CleanCache:    {"build cache", "build caches"},
-	commands.CleanShares:   {"shared check results", "shared check results"},
+	control.CleanWorktree: {"worktree", "worktrees"},
+	control.CleanBranch:   {"branch", "branches"},
+	control.CleanTaskList: {"task list", "task lists"},
+	control.CleanRunFiles: {"run's files", "runs' files"},
+	control.CleanTmux:     {"tmux session", "tmux sessions"},
+	control.CleanCache:    {"build cache", "build caches"},
+	control.CleanShares:   {"shared check results", "shared check results"},
 }
 
-func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string) error {
+func writeClean(w io.Writer, res *control.CleanResult, show func(string) string) error {
 	what := func(kind, path string) string {
 		switch kind {
-		case commands.CleanBranch, commands.CleanTmux:
+		case control.CleanBranch, control.CleanTmux:
 			return cleanNouns[kind][0] + " " + path
-		case commands.CleanRunFiles:
+		case control.CleanRunFiles:
 			return "run files " + show(path) + " and its " + runs.EventsSuffix
 		}
 		return cleanNouns[kind][0] + " " + show(path)
@@ -85,16 +85,16 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 	var b strings.Builder
 	counts := map[string]int{}
 	done := 0
-	item := func(it commands.CleanItem) {
+	item := func(it control.CleanItem) {
 		switch {
 		case it.Kept:
 			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path), it.Reason)
 			return
-		case it.Removed && it.Kind == commands.CleanTmux:
+		case it.Removed && it.Kind == control.CleanTmux:
 			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
 		case it.Removed:
 			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
-		case it.Kind == commands.CleanTmux:
+		case it.Kind == control.CleanTmux:
 			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path), it.Reason)
 		default:
 			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path), it.Reason)
@@ -105,8 +105,8 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 	if len(res.Named) == 0 {
 		// By story (the epic runners' last), each in the order of removal.
 		items := slices.Clone(res.Items)
-		slices.SortStableFunc(items, func(a, b commands.CleanItem) int {
-			last := func(it commands.CleanItem) int {
+		slices.SortStableFunc(items, func(a, b control.CleanItem) int {
+			last := func(it control.CleanItem) int {
 				if it.Story == "" {
 					return 1
 				}
@@ -145,7 +145,7 @@ func writeClean(w io.Writer, res *commands.CleanResult, show func(string) string
 	}
 	kept := res.Kept()
 	var parts []string
-	for _, kind := range []string{commands.CleanWorktree, commands.CleanCache, commands.CleanBranch, commands.CleanTaskList, commands.CleanRunFiles, commands.CleanTmux, commands.CleanShares} {
+	for _, kind := range []string{control.CleanWorktree, control.CleanCache, control.CleanBranch, control.CleanTaskList, control.CleanRunFiles, control.CleanTmux, control.CleanShares} {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
 		}

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/agnivade/levenshtein"
-
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // A usageError is a mistake in the command line. It is reported as its
@@ -138,12 +137,12 @@ func (c *cmdLine) isSet(name string) bool {
 }
 
 // fail reports how a command ended before doing its work: help goes to
-// stdout (exit 0); a usage error, or a *commands.UsageError (a bad name
+// stdout (exit 0); a usage error, or a *control.UsageError (a bad name
 // or reference), is its message then the synopsis on stderr (exit 2);
 // anything else is an I/O problem, its message on stderr (exit 2).
 func (c *cmdLine) fail(env *Env, err error) int {
 	var ue *usageError
-	var ce *commands.UsageError
+	var ce *store.UsageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		c.help(env.Stdout)

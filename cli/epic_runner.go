@@ -6,8 +6,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/saga-ai/saga-lsp/epicrunner"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/epic"
 )
 
 const epicRunnerSynopsis = "epic-runner <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--output-file PATH] [--session NAME] [worker flags…]"
@@ -31,6 +31,6 @@ func runEpicRunner(env *Env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return epicrunner.Run(ctx, epicrunner.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
+	return epic.Run(ctx, epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}})
 }

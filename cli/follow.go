@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/hook"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 const installSynopsis = "install [--root DIR] [--claude-settings project|user] [--dry-run]"
@@ -52,7 +52,7 @@ func runInstall(env *Env, args []string) int {
 		return exitOK
 	}
 	var hooks []string
-	for _, h := range claudetasks.Hooks {
+	for _, h := range claudecode.Hooks {
 		if h.Matcher != "" {
 			hooks = append(hooks, h.Event+" ("+h.Matcher+")")
 		} else {

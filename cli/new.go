@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -79,17 +79,17 @@ func runNew(env *Env, args []string) int {
 		return c.fail(env, err)
 	}
 	ctx := context.Background()
-	var ch commands.Changes
+	var ch scaffold.Changes
 	switch kind.name {
 	case "story":
-		ch, err = commands.CreateStory(ctx, p, r, commands.NewStory{Name: pos[1], Title: *title, Description: *description,
+		ch, err = scaffold.CreateStory(ctx, p, r, scaffold.NewStory{Name: pos[1], Title: *title, Description: *description,
 			Epic: *epic, BlockedBy: splitList(*blockedBy)})
 	case "task":
-		ch, err = commands.CreateTask(ctx, p, r, commands.NewTask{Story: pos[1], ID: pos[2], Subject: *subject,
+		ch, err = scaffold.CreateTask(ctx, p, r, scaffold.NewTask{Story: pos[1], ID: pos[2], Subject: *subject,
 			Description: *description, ActiveForm: *activeForm, BlockedBy: splitList(*blockedBy), Priority: *priority,
 			Guidance: *guidance, DoneWhen: *doneWhen, Checks: checks, CheckTimeout: *checkTimeout})
 	case "epic":
-		ch, err = commands.CreateEpic(ctx, p, r, commands.NewEpic{ID: pos[1], Title: *title, Description: *description})
+		ch, err = scaffold.CreateEpic(ctx, p, r, scaffold.NewEpic{ID: pos[1], Title: *title, Description: *description})
 	}
 	if err != nil {
 		return c.fail(env, err)

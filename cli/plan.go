@@ -5,7 +5,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -46,7 +46,7 @@ func runPlan(env *Env, args []string) int {
 	// states (waiting, ready, running, held, …) as the epic runner sees them.
 	states := plan.States(items)
 	if kind == store.NameEpic {
-		if st, err := commands.EpicState(context.Background(), ws, commands.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
+		if st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
 			states = st.GraphStates(items)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--story]
@@ -35,20 +35,20 @@ func runRun(env *Env, args []string) int {
 	// half-merged branch is taken away again) instead of killing run there.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var st *commands.Started
+	var st *control.Started
 	if kind == runs.KindEpic {
 		if c.isSet("max-parallel") && ef.MaxParallel < 1 {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
 		ef.TakeMaxCost(wf)
-		st, err = commands.StartEpic(ctx, commands.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
+		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
 	} else {
 		for _, f := range []string{"max-parallel", "after"} {
 			if c.isSet(f) {
 				return c.fail(env, usagef("--%s is for an epic; %s is a story", f, pos[0]))
 			}
 		}
-		st, err = commands.StartStory(ctx, commands.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
+		st, err = control.StartStory(ctx, control.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
 	if err != nil {
@@ -79,10 +79,10 @@ func runRun(env *Env, args []string) int {
 // worker that died at once (its output first), one already running — exit
 // 1; a usage or I/O problem — exit 2.
 func runFailed(c *cmdLine, env *Env, err error) int {
-	var se *commands.StartError
-	var re *commands.RunningError
-	var ref *commands.RefusedError
-	var ce *commands.ConflictError
+	var se *control.StartError
+	var re *control.RunningError
+	var ref *control.RefusedError
+	var ce *control.ConflictError
 	switch {
 	case errors.As(err, &se):
 		if out := se.Output; strings.TrimSpace(out) != "" {

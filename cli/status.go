@@ -5,8 +5,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--epic] [--story]"
@@ -29,7 +29,7 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := commands.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
+	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 		kind, err := target.kindOf(r, pos[0])
@@ -40,7 +40,7 @@ func runStatus(env *Env, args []string) int {
 			return epicStatus(c, env, r, pos[0], *format == "json")
 		}
 	}
-	st, err := commands.GetStatus(context.Background(), o)
+	st, err := control.GetStatus(context.Background(), o)
 	if err == nil {
 		if *format == "json" {
 			err = printJSON(env.Stdout, st)
@@ -63,7 +63,7 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := commands.EpicState(context.Background(), ws, commands.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p})
+	st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p})
 	if err != nil {
 		return c.fail(env, err)
 	}

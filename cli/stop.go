@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
@@ -20,16 +20,16 @@ func runStop(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	stop, what := commands.StopStory, "story"
+	stop, what := control.StopStory, "story"
 	if kind == runs.KindEpic {
-		stop, what = commands.StopEpic, "epic"
+		stop, what = control.StopEpic, "epic"
 	}
-	res, err := stop(context.Background(), commands.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
+	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
 	if err != nil {
 		if target.json() && res != nil {
 			printJSON(env.Stdout, res)
 		}
-		if errors.Is(err, commands.ErrNotRunning) || (res != nil && res.Forced) {
+		if errors.Is(err, control.ErrNotRunning) || (res != nil && res.Forced) {
 			fmt.Fprintf(env.Stderr, "saga-lsp stop: %v\n", err)
 			return exitFindings
 		}

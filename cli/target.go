@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"errors"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // targetFlags are --story and --epic: what a name means when it is both a

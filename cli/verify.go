@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json]"
@@ -54,11 +54,11 @@ func runVerify(env *Env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	where, err := checks.Locate(ctx, r, story)
+	where, err := verify.Locate(ctx, r, story)
 	if err != nil {
 		return c.fail(env, fmt.Errorf("%w: verify needs the story's repository with its base branch", err))
 	}
-	m, err := checks.Resolve(ctx, git.Repo{Dir: where.Dir}, story, where.ForkPoint, nil)
+	m, err := verify.Resolve(ctx, git.Repo{Dir: where.Dir}, story, where.ForkPoint, nil)
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -78,7 +78,7 @@ func runVerify(env *Env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
-	runner := checks.NewRunner(ctx, where.Dir, cache, checks.Policy{Human: true})
+	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{Human: true})
 	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
 	text := *format == "text"
 	if text {
@@ -87,7 +87,7 @@ func runVerify(env *Env, args []string) int {
 	for _, id := range ids {
 		tc, ok := m.Tasks[id]
 		if !ok {
-			tc, ok = checks.WorkingCopy(where.Dir, story, id)
+			tc, ok = verify.WorkingCopy(where.Dir, story, id)
 		}
 		tr := verifyTask{Task: id, From: tc.From, Results: []verifyResult{}}
 		if !ok || len(tc.Commands) == 0 {
@@ -97,7 +97,7 @@ func runVerify(env *Env, args []string) int {
 			rep.Tasks = append(rep.Tasks, tr)
 			continue
 		}
-		res := checks.RunTask(ctx, runner, id, tc, time.Time{}, func(r checks.Result) {
+		res := verify.RunTask(ctx, runner, id, tc, time.Time{}, func(r verify.Result) {
 			vr := verifyResult{Command: r.Command, ExitCode: r.ExitCode, DurationMs: r.Duration.Milliseconds(), Passed: r.Passed,
 				TimedOut: r.TimedOut, Outcome: r.Outcome(), Output: r.Output}
 			tr.Results = append(tr.Results, vr)
@@ -159,7 +159,7 @@ func (rep *verifyReport) header(w io.Writer, root string) {
 	if rel, err := filepath.Rel(root, dir); err == nil {
 		dir = rel
 	}
-	fmt.Fprintf(w, "story %s: checks as committed at %s (where it forked from %s), run in %s (%s)\n", rep.Story, checks.Short(rep.ForkPoint), rep.Base, dir, rep.Mode)
+	fmt.Fprintf(w, "story %s: checks as committed at %s (where it forked from %s), run in %s (%s)\n", rep.Story, verify.Short(rep.ForkPoint), rep.Base, dir, rep.Mode)
 	if rep.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", rep.Note)
 	}

@@ -6,8 +6,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/saga-ai/saga-lsp/store/runs"
-	"github.com/saga-ai/saga-lsp/worker"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
 const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--max-cost USD] [--session NAME]"

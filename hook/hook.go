@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
+	"github.com/saga-ai/saga-lsp/claudecode"
 )
 
 // The Claude Code command hook (`saga-lsp hook`): one JSON payload on stdin,
@@ -116,13 +116,13 @@ func run(ctx context.Context, in io.Reader, env func(string) string, stdout, std
 		return 0
 	}
 	switch p.HookEventName {
-	case claudetasks.EventSessionStart:
+	case claudecode.EventSessionStart:
 		h.sessionStart(p)
-	case claudetasks.EventPreToolUse:
+	case claudecode.EventPreToolUse:
 		h.preToolUse(p)
-	case claudetasks.EventPostToolUse:
+	case claudecode.EventPostToolUse:
 		h.postToolUse(p)
-	case claudetasks.EventTaskCompleted:
+	case claudecode.EventTaskCompleted:
 		return h.taskCompleted(p)
 	case "":
 		h.warnf("payload has no hook_event_name; nothing to do")
@@ -253,7 +253,7 @@ func (h *hookRun) hookCwd(p *HookPayload) string {
 	if p.Cwd != "" {
 		return p.Cwd
 	}
-	if d := h.getenv(claudetasks.EnvProjectDir); d != "" {
+	if d := h.getenv(claudecode.EnvProjectDir); d != "" {
 		return d
 	}
 	d, _ := os.Getwd()

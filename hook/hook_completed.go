@@ -13,13 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/saga-ai/saga-lsp/checks"
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"golang.org/x/sys/unix"
 )
 
 // TaskCompleted (design.md §12): Claude Code runs it before a TaskUpdate
@@ -58,7 +57,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	}
 	cwd := absPathFrom("", h.hookCwd(p))
 	story, ok := h.syncStory("the completion is not checked")
-	if !ok && (h.getenv(runs.EnvStoryID) != "" || claudetasks.IsSagaList(h.getenv(claudetasks.EnvTaskListID))) {
+	if !ok && (h.getenv(runs.EnvStoryID) != "" || claudecode.IsSagaList(h.getenv(claudecode.EnvTaskListID))) {
 		return 0 // the run's story context is inconsistent (warned)
 	}
 	if story == "" {
@@ -74,7 +73,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	}
 	dir := h.getenv(runs.EnvProjectDir)
 	if dir == "" {
-		dir = h.getenv(claudetasks.EnvProjectDir)
+		dir = h.getenv(claudecode.EnvProjectDir)
 	}
 	if dir == "" {
 		dir = cwd
@@ -86,7 +85,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 		return 0
 	}
 
-	budget := claudetasks.TaskCompletedTimeout
+	budget := claudecode.TaskCompletedTimeout
 	if s := h.getenv(runs.EnvChecksTimeout); s != "" {
 		if n, err := strconv.Atoi(s); err == nil && n > 0 {
 			budget = n
@@ -118,13 +117,13 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	if err != nil {
 		cache = ""
 	}
-	runner := checks.NewRunner(ctx, dir, cache, checks.Policy{Bash: h.getenv(runs.EnvBash)})
+	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{Bash: h.getenv(runs.EnvBash)})
 	events := h.getenv(runs.EnvEventsFile)
-	res := checks.RunTask(ctx, runner, task, tc, deadline, func(r checks.Result) {
+	res := verify.RunTask(ctx, runner, task, tc, deadline, func(r verify.Result) {
 		if r.Problem == "interrupted" || events == "" {
 			return
 		}
-		e := checks.Event(task, r)
+		e := verify.Event(task, r)
 		e.Story, e.Session = story, h.getenv(runs.EnvSession)
 		if err := runs.Append(events, e); err != nil {
 			h.warnf("report the check of %s: %v", task, err)
@@ -136,7 +135,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	}
 	g.record(res)
 	if res.Passed() {
-		if runner.Mode == checks.Unconfined {
+		if runner.Mode == verify.Unconfined {
 			h.warnf("%s", runner.Why)
 		}
 		return 0
@@ -148,10 +147,10 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 // countedChecks finds the task's checks that count: from the worker's
 // manifest when the run has one for this story and fork point, else read
 // with git in dir. found is false for a task that is not the story's.
-func (h *hookRun) countedChecks(story, task, dir string) (tc checks.TaskChecks, found bool) {
+func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, found bool) {
 	fork := h.getenv(runs.EnvForkPoint)
 	if path := h.getenv(runs.EnvChecksFile); path != "" {
-		m, err := checks.ReadManifest(path)
+		m, err := verify.ReadManifest(path)
 		switch {
 		case err != nil:
 			h.warnf("%s: %v; reading the checks with git", runs.EnvChecksFile, err)
@@ -167,11 +166,11 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc checks.TaskChecks, 
 	defer cancel()
 	if fork == "" {
 		var err error
-		if fork, err = checks.ForkPoint(ctx, g, "HEAD", checks.DefaultBranch(ctx, g)); err != nil {
+		if fork, err = verify.ForkPoint(ctx, g, "HEAD", verify.DefaultBranch(ctx, g)); err != nil {
 			return h.uncommittedChecks(story, task, dir, err)
 		}
 	}
-	m, err := checks.Resolve(ctx, g, story, fork, []string{task})
+	m, err := verify.Resolve(ctx, g, story, fork, []string{task})
 	if err != nil {
 		return h.uncommittedChecks(story, task, dir, err)
 	}
@@ -182,8 +181,8 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc checks.TaskChecks, 
 // uncommittedChecks reads the task file itself where git cannot say what
 // was committed (no repository, no common history with the default
 // branch): the file is then all there is to go by.
-func (h *hookRun) uncommittedChecks(story, task, dir string, why error) (checks.TaskChecks, bool) {
-	tc, found := checks.WorkingCopy(dir, story, task)
+func (h *hookRun) uncommittedChecks(story, task, dir string, why error) (verify.TaskChecks, bool) {
+	tc, found := verify.WorkingCopy(dir, story, task)
 	if found {
 		h.warnf("cannot read the committed checks of %s/%s (%v); using the file in %s", story, task, why, dir)
 	}
@@ -287,7 +286,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 }
 
 // record leaves res for a waiting registration.
-func (g *gate) record(res checks.TaskResult) {
+func (g *gate) record(res verify.TaskResult) {
 	if g.disabled {
 		return
 	}

@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
-	"github.com/saga-ai/saga-lsp/checks"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
+	"golang.org/x/tools/txtar"
 )
 
 // The TaskCompleted hook, run as the real binary on a real repository: story
@@ -140,7 +139,7 @@ func TestTaskCompletedChecks(t *testing.T) {
 			if tc.code == 0 && stderr != "" {
 				t.Errorf("a passing completion printed:\n%s", stderr)
 			}
-			if n := strings.Count(stderr, "\n"); n > checks.TailLines+12 || len(stderr) > 32<<10 {
+			if n := strings.Count(stderr, "\n"); n > verify.TailLines+12 || len(stderr) > 32<<10 {
 				t.Errorf("stderr is not bounded: %d lines, %d bytes", n, len(stderr))
 			}
 			if tc.check != nil {
@@ -321,11 +320,11 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 	f := newChecksFixture(t)
 	fork := testkit.Git(t, f.repo, "rev-parse", "main")
 	manifest := filepath.Join(f.sessions, "saga-story-s-1.checks.json")
-	m := &checks.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]checks.TaskChecks{
+	m := &verify.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]verify.TaskChecks{
 		"fail": {Commands: []string{"echo from the manifest; exit 4"}, TimeoutSeconds: 30, From: fork},
 		"none": {From: fork},
 	}}
-	if err := checks.WriteManifest(manifest, m); err != nil {
+	if err := verify.WriteManifest(manifest, m); err != nil {
 		t.Fatal(err)
 	}
 	events := filepath.Join(f.sessions, "saga-story-s-1.log.events.jsonl")

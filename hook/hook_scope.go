@@ -11,9 +11,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // StoryWorktree is a story's git worktree, as found from a directory in it.
@@ -125,7 +125,7 @@ func (h *hookRun) preToolUse(p *HookPayload) {
 	}
 	if allowed, reason := CheckWriteScope(path, cwd, scope); !allowed {
 		h.writeJSON(map[string]any{"hookSpecificOutput": denyOutput{
-			HookEventName:            claudetasks.EventPreToolUse,
+			HookEventName:            claudecode.EventPreToolUse,
 			PermissionDecision:       "deny",
 			PermissionDecisionReason: reason,
 		}})
@@ -158,8 +158,8 @@ func (h *hookRun) storyScope(cwd string) (StoryWorktree, bool) {
 		scope.Worktree = absPathFrom(cwd, h.getenv(runs.EnvProjectDir))
 	case inWorktree:
 		scope.Worktree = detected.Worktree
-	case h.getenv(claudetasks.EnvProjectDir) != "":
-		scope.Worktree = absPathFrom(cwd, h.getenv(claudetasks.EnvProjectDir))
+	case h.getenv(claudecode.EnvProjectDir) != "":
+		scope.Worktree = absPathFrom(cwd, h.getenv(claudecode.EnvProjectDir))
 	default:
 		if root, err := store.FindRoot(cwd); err == nil {
 			scope.Worktree = root
@@ -194,7 +194,7 @@ func absPathFrom(base, p string) string {
 // that the hooks see every change).
 func (h *hookRun) protected() []string {
 	out := []string{runs.SessionDir(h.env), store.TempLockRoot()}
-	if cfg, err := claudetasks.ConfigDir(h.env); err == nil {
+	if cfg, err := claudecode.ConfigDir(h.env); err == nil {
 		out = append(out, filepath.Join(cfg, "tasks"))
 	}
 	return out

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // sessionStart exports the SAGA variables to $CLAUDE_ENV_FILE and prints a
@@ -37,7 +37,7 @@ func (h *hookRun) sessionStart(p *HookPayload) {
 		if err == nil {
 			project = root
 			summary = WorkspaceSummary(root)
-		} else if d := h.getenv(claudetasks.EnvProjectDir); d != "" {
+		} else if d := h.getenv(claudecode.EnvProjectDir); d != "" {
 			project = absPathFrom(cwd, d)
 		} else {
 			project = cwd
@@ -48,12 +48,12 @@ func (h *hookRun) sessionStart(p *HookPayload) {
 			{runs.EnvSessionDir, sessionDir},
 		}
 	}
-	if f := h.getenv(claudetasks.EnvEnvFile); f != "" {
+	if f := h.getenv(claudecode.EnvEnvFile); f != "" {
 		h.appendEnvFile(f, vars)
 	}
 	if summary != "" {
 		h.writeJSON(map[string]any{"hookSpecificOutput": sessionOutput{
-			HookEventName:     claudetasks.EventSessionStart,
+			HookEventName:     claudecode.EventSessionStart,
 			AdditionalContext: summary,
 		}})
 	}
@@ -79,12 +79,12 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		h.warnf("%s: %v", claudetasks.EnvEnvFile, err)
+		h.warnf("%s: %v", claudecode.EnvEnvFile, err)
 		return
 	}
 	if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		h.warnf("%s=%s is not a regular file; variables not exported", claudetasks.EnvEnvFile, path)
+		h.warnf("%s=%s is not a regular file; variables not exported", claudecode.EnvEnvFile, path)
 		return
 	}
 	_, err = f.WriteString(b.String())
@@ -92,7 +92,7 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 		err = cerr
 	}
 	if err != nil {
-		h.warnf("%s: %v", claudetasks.EnvEnvFile, err)
+		h.warnf("%s: %v", claudecode.EnvEnvFile, err)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // hookSessionPayload is the SessionStart fixture with cwd set.

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // taskUpdateResponse is the part of TaskUpdate's result the sync reads.
@@ -71,7 +71,7 @@ func (h *hookRun) postToolUse(p *HookPayload) {
 
 	dir := h.getenv(runs.EnvProjectDir)
 	if dir == "" {
-		dir = h.getenv(claudetasks.EnvProjectDir)
+		dir = h.getenv(claudecode.EnvProjectDir)
 	}
 	if dir == "" {
 		dir = h.hookCwd(p)
@@ -108,13 +108,13 @@ func taskIDFromJSON(raw json.RawMessage) string {
 }
 
 // syncStory is the story whose task a TaskUpdate changed: runs.EnvStoryID,
-// else the story of a SAGA task list (claudetasks.EnvTaskListID). ok is false
+// else the story of a SAGA task list (claudecode.EnvTaskListID). ok is false
 // for a session that is none of SAGA's, or whose two sources disagree (a
 // warning ending in consequence says so).
 func (h *hookRun) syncStory(consequence string) (story string, ok bool) {
-	list := h.getenv(claudetasks.EnvTaskListID)
-	listStory, listOK := claudetasks.StoryOfList(list)
-	if claudetasks.IsSagaList(list) && !listOK {
+	list := h.getenv(claudecode.EnvTaskListID)
+	listStory, listOK := claudecode.StoryOfList(list)
+	if claudecode.IsSagaList(list) && !listOK {
 		h.warnf("task list id %q is not a valid SAGA story task list id; %s", list, consequence)
 		return "", false
 	}

@@ -15,16 +15,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // Settings scopes of Install.
 const (
 	ScopeProject = "project" // <root>/.claude/settings.json
-	ScopeUser    = "user"    // settings.json in claudetasks.ConfigDir
+	ScopeUser    = "user"    // settings.json in claudecode.ConfigDir
 )
 
 // InstallOptions configure Install.
@@ -64,7 +64,7 @@ func SettingsPath(scope, root string, env func(string) string) (string, error) {
 	case "", ScopeProject:
 		return filepath.Join(root, ".claude", "settings.json"), nil
 	case ScopeUser:
-		if d := runs.Getenv(env, claudetasks.EnvConfigDir); d != "" {
+		if d := runs.Getenv(env, claudecode.EnvConfigDir); d != "" {
 			return filepath.Join(d, "settings.json"), nil
 		}
 		home := runs.Getenv(env, "HOME")
@@ -197,7 +197,7 @@ func validSettings(src []byte) error {
 	if hooks.Kind != jsonc.Object {
 		return &SettingsError{Reason: fmt.Sprintf(`"hooks" is %s, not an object`, article(hooks))}
 	}
-	for _, h := range claudetasks.Hooks {
+	for _, h := range claudecode.Hooks {
 		if v := hooks.Get(h.Event); v != nil && v.Kind != jsonc.Array {
 			return &SettingsError{Reason: fmt.Sprintf(`"hooks"."%s" is %s, not an array`, h.Event, article(v))}
 		}
@@ -221,7 +221,7 @@ func article(n *jsonc.Node) string {
 // allHooks marshals to the "hooks" object registering every hook.
 type allHooks string
 
-func (a allHooks) MarshalJSON() ([]byte, error) { return claudetasks.HooksJSON(string(a), 0), nil }
+func (a allHooks) MarshalJSON() ([]byte, error) { return claudecode.HooksJSON(string(a), 0), nil }
 
 // mergeStep makes the first edit still needed; changed is false when none is.
 func mergeStep(src []byte, command string) (out []byte, changed bool, err error) {
@@ -238,10 +238,10 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		return edit(lay.InsertMember(src, root, "hooks", val(allHooks(command))))
 	}
 	hooks := hm.Value
-	for _, spec := range claudetasks.Hooks {
+	for _, spec := range claudecode.Hooks {
 		m := hooks.Member(spec.Event)
 		if m == nil || m.Value == nil {
-			return edit(lay.InsertMember(src, hooks, spec.Event, val([]claudetasks.HookGroup{spec.Group(command)})))
+			return edit(lay.InsertMember(src, hooks, spec.Event, val([]claudecode.HookGroup{spec.Group(command)})))
 		}
 		arr := m.Value
 		type loc struct{ g, h int }

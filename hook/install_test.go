@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/hook"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
 // installEnv has HOME in a temp dir and no CLAUDE_CONFIG_DIR, so the user
@@ -178,7 +178,7 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 func TestInstallUpdatesOurEntries(t *testing.T) {
 	_, _, after := installOver(t, "stale.json", "stale.golden")
 	got := string(after)
-	if strings.Count(got, testkit.Binary(t)+" hook") != len(claudetasks.Hooks) || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
+	if strings.Count(got, testkit.Binary(t)+" hook") != len(claudecode.Hooks) || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
 		!strings.Contains(got, "~/bin/lint-on-write.sh") {
 		t.Errorf("stale entries not updated in place:\n%s", got)
 	}
@@ -285,7 +285,7 @@ func TestInstallQuotedPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "'" + bin + "' hook"
-	for _, h := range claudetasks.Hooks {
+	for _, h := range claudecode.Hooks {
 		g := s.Hooks[h.Event]
 		if len(g) != 1 || g[0].Matcher != h.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != want ||
 			g[0].Hooks[0].Type != "command" || g[0].Hooks[0].Timeout != h.Timeout() {
@@ -362,7 +362,7 @@ func TestInstallNamesHookOnPath(t *testing.T) {
 	dir, settings := project(t, "")
 	r := install(t, dir, onPath)
 	data, _ := os.ReadFile(settings)
-	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != len(claudetasks.Hooks) || strings.Contains(r.Stdout, "note:") {
+	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != len(claudecode.Hooks) || strings.Contains(r.Stdout, "note:") {
 		t.Errorf("on PATH: exit %d\n%s\n%s", r.Code, data, r.Stdout)
 	}
 	r = install(t, dir, onPath, "--claude-settings", "user")

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // checkExcerptLines bounds the output shown in the diagnostic.

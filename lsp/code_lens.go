@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"go.lsp.dev/protocol"
-
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/plan"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"go.lsp.dev/protocol"
 )
 
 // codeLens answers textDocument/codeLens:
@@ -43,7 +42,7 @@ import (
 // executeCommandProvider, under the client's prefix, with arguments
 // [{"story": "<name>"}] ([{"epic": "<id>"}] for the epic's). The live state
 // is the server's own (live.go); an epic's state is derived once per change
-// and kept (commands.EpicState asks git which story branches exist), so
+// and kept (control.EpicState asks git which story branches exist), so
 // only an epic's lenses may wait for it.
 func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeLensParams
@@ -209,7 +208,7 @@ func lensOnCycle(by map[string][]string, id string) bool {
 // the story alone, or "no such story".
 func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
 	var out []protocol.CodeLens
-	var st *commands.EpicStatus
+	var st *control.EpicStatus
 	if store.ValidID(f.Owner) {
 		st = s.live.epicStatus(ctx, snap, f.Owner)
 		r := lensIDRange(f, root)
@@ -231,7 +230,7 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 			out = append(out, lensInfo(r, title))
 		}
 	}
-	states := map[string]commands.EpicStory{}
+	states := map[string]control.EpicStory{}
 	if st != nil {
 		for _, es := range st.Stories {
 			states[es.ID] = es
@@ -255,7 +254,7 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 		args := []any{map[string]string{"story": c.ID}}
 		es, ok := states[c.ID]
 		if !ok { // the epic's state could not be derived: the story's own
-			es = commands.EpicStory{ID: c.ID, State: story.EffectiveStatus(), Done: story.Done(), Total: len(story.Tasks)}
+			es = control.EpicStory{ID: c.ID, State: story.EffectiveStatus(), Done: story.Done(), Total: len(story.Tasks)}
 		}
 		out = append(out, lensInfo(r, epicStoryTitle(es, info)))
 		if info.Running {
@@ -272,19 +271,19 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 // "✗ timeout", "⊘ blocked", "■ stopped", "⏸ held by shop--a"; a state
 // other than running and completed gets " · 1/5 tasks" when some but not
 // all tasks are done.
-func epicStoryTitle(es commands.EpicStory, info liveStoryInfo) string {
+func epicStoryTitle(es control.EpicStory, info liveStoryInfo) string {
 	done, total := es.Done, es.Total
 	if info.Running && len(info.View) > 0 {
 		done, total = viewCounts(info.View)
 	}
-	if info.Running || es.State == commands.EpicRunning {
+	if info.Running || es.State == control.EpicRunning {
 		return fmt.Sprintf("● running %d/%d", done, total)
 	}
 	var title string
 	switch es.State {
 	case runs.StatusCompleted:
 		return "✓ completed"
-	case commands.EpicHeld:
+	case control.EpicHeld:
 		title = "⏸ held by " + strings.Join(es.HeldBy, ", ")
 		if len(es.Conflicts) > 0 {
 			title += " · conflicts: " + strings.Join(es.Conflicts, ", ")

@@ -27,13 +27,13 @@ import (
 	"time"
 	"unicode"
 
-	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
-
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 )
 
 // codeRequestFailed is LSP's RequestFailed: the request was valid, the
@@ -161,12 +161,12 @@ func commandError(command string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var ue *commands.UsageError
+	var ue *store.UsageError
 	if errors.As(err, &ue) {
 		return &rpcError{code: codeInvalidParams, msg: command + ": " + ue.Msg}
 	}
 	msg := command + ": " + err.Error()
-	var se *commands.StartError
+	var se *control.StartError
 	if errors.As(err, &se) && strings.TrimSpace(se.Output) != "" {
 		out := se.Output
 		if len(out) > 2000 {
@@ -198,10 +198,10 @@ type runResult struct {
 	Finished   bool   `json:"finished"` // the worker completed while the command waited for it to start
 }
 
-// cmdRunStory starts the story's worker in tmux (commands.StartStory, as
+// cmdRunStory starts the story's worker in tmux (control.StartStory, as
 // `saga-lsp run`), then follows it.
 func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
-	st, err := commands.StartStory(ctx, commands.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
+	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
 	if err != nil {
 		return nil, commandError("runStory", err)
 	}
@@ -215,10 +215,10 @@ type storyArgs struct {
 	Story string `json:"story"`
 }
 
-// cmdStopStory stops the story's worker (commands.StopStory, as `saga-lsp
+// cmdStopStory stops the story's worker (control.StopStory, as `saga-lsp
 // stop`: SIGINT, the worker's clean-up, then its tmux session).
 func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
-	res, err := commands.StopStory(ctx, commands.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
 	return res, commandError("stopStory", err)
 }
 
@@ -232,12 +232,12 @@ type epicRunArgs struct {
 	After       string  `json:"after"`
 }
 
-// cmdRunEpic starts the epic's runner in tmux (commands.StartEpic, as
+// cmdRunEpic starts the epic's runner in tmux (control.StartEpic, as
 // `saga-lsp run <epic>`: the preflight, one runner per epic), then follows
 // the run. It answers what `run <epic> --format json` prints:
 // {"epic","session","outputFile","eventsFile","pid"}.
 func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, a epicRunArgs) (any, error) {
-	st, err := commands.StartEpic(ctx, commands.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
+	st, err := control.StartEpic(ctx, control.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
 		Epic2:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
 		Worker: runs.WorkerFlags{DryRun: a.DryRun}, Env: s.env})
 	if err != nil {
@@ -253,16 +253,16 @@ type epicArgs struct {
 }
 
 // cmdStopEpic stops the epic's runner and every worker it started
-// (commands.StopEpic, as `saga-lsp stop <epic>`).
+// (control.StopEpic, as `saga-lsp stop <epic>`).
 func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (any, error) {
-	res, err := commands.StopEpic(ctx, commands.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
+	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
 	return res, commandError("stopEpic", err)
 }
 
 // cmdReviewStory lists the files the story's branch changed against its
-// base (commands.ReviewStory), for the editor's diff views.
+// base (control.ReviewStory), for the editor's diff views.
 func cmdReviewStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
-	res, err := commands.ReviewStory(ctx, commands.ReviewOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	res, err := control.ReviewStory(ctx, control.ReviewOptions{Root: snap.Root, Story: a.Story, Env: s.env})
 	return res, commandError("reviewStory", err)
 }
 
@@ -331,7 +331,7 @@ type createStoryArgs struct {
 
 func cmdCreateStory(ctx context.Context, s *Server, snap *Snapshot, a createStoryArgs) (any, error) {
 	name := cmpOr(a.Name, a.Story)
-	ch, err := commands.CreateStory(ctx, s.parser, snap.Root, commands.NewStory{Name: name,
+	ch, err := scaffold.CreateStory(ctx, s.parser, snap.Root, scaffold.NewStory{Name: name,
 		Title: cmpOr(a.Title, readableName(name)), Description: a.Description, Epic: a.Epic, BlockedBy: a.BlockedBy})
 	return s.created("createStory", snap.Root, ch, err)
 }
@@ -349,7 +349,7 @@ type createTaskArgs struct {
 }
 
 func cmdCreateTask(ctx context.Context, s *Server, snap *Snapshot, a createTaskArgs) (any, error) {
-	ch, err := commands.CreateTask(ctx, s.parser, snap.Root, commands.NewTask{Story: a.Story, ID: a.ID,
+	ch, err := scaffold.CreateTask(ctx, s.parser, snap.Root, scaffold.NewTask{Story: a.Story, ID: a.ID,
 		Subject: cmpOr(a.Subject, readableName(a.ID)), Description: a.Description, ActiveForm: a.ActiveForm,
 		BlockedBy: a.BlockedBy, Priority: a.Priority, Guidance: a.Guidance, DoneWhen: a.DoneWhen})
 	return s.created("createTask", snap.Root, ch, err)
@@ -362,7 +362,7 @@ type createEpicArgs struct {
 }
 
 func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, a createEpicArgs) (any, error) {
-	ch, err := commands.CreateEpic(ctx, s.parser, snap.Root, commands.NewEpic{ID: a.ID,
+	ch, err := scaffold.CreateEpic(ctx, s.parser, snap.Root, scaffold.NewEpic{ID: a.ID,
 		Title: cmpOr(a.Title, readableName(a.ID)), Description: a.Description})
 	return s.created("createEpic", snap.Root, ch, err)
 }
@@ -370,7 +370,7 @@ func cmdCreateEpic(ctx context.Context, s *Server, snap *Snapshot, a createEpicA
 // created answers a create command: its error (commandError), or its
 // changes, taken into the snapshot at once (the watcher would too, a little
 // later), and the new file shown to the client.
-func (s *Server) created(command, root string, ch commands.Changes, err error) (any, error) {
+func (s *Server) created(command, root string, ch scaffold.Changes, err error) (any, error) {
 	if err != nil {
 		return nil, commandError(command, err)
 	}

@@ -5,7 +5,7 @@ package lsp
 // leave on disk and turns that into
 // work-done progress, saga/workerProgress and saga/taskStatus
 // notifications, code-lens refreshes, and the two LSP-only diagnostics
-// (stale-task, story-blocked). What a run is comes from store/runs (the one
+// (stale-task, story-blocked). What a run is comes from runs (the one
 // fold of an events file); this layer only adapts it to LSP.
 //
 // Sources, all read, never written:
@@ -37,9 +37,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // Timing of the live watcher.
@@ -120,7 +120,7 @@ func (l *live) start(root string) {
 		l.realRoot = r
 	}
 	l.sessionDir = runs.SessionDir(l.env)
-	if d, err := claudetasks.ConfigDir(l.env); err == nil {
+	if d, err := claudecode.ConfigDir(l.env); err == nil {
 		l.configDir = d
 	}
 	fsw, err := fsnotify.NewWatcher()

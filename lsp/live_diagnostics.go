@@ -11,8 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // aliveLocked tells whether a worker of the story is alive: a followed run

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // scan is the start-up discovery: the worktree copies there are, and the
@@ -197,11 +197,11 @@ func (l *live) replay(r *liveRun) {
 }
 
 // followStarted records a run this server just started with runStory.
-func (l *live) followStarted(st *commands.Started) {
+func (l *live) followStarted(st *control.Started) {
 	l.do(func() { l.step(func(snap *Snapshot, ef *effects) { l.followStartedLocked(snap, st, ef) }) })
 }
 
-func (l *live) followStartedLocked(snap *Snapshot, st *commands.Started, ef *effects) {
+func (l *live) followStartedLocked(snap *Snapshot, st *control.Started, ef *effects) {
 	l.watchLocked(l.sessionDir)
 	r := l.runs[st.Session]
 	if r == nil {

@@ -4,7 +4,7 @@ package lsp
 // runner's events file in the session dir (saga-epic-<epic>-<ms>), folded
 // by runs.Run, and its pid for liveness. The stories it starts are
 // ordinary workers, followed as any other. What each story's state is
-// comes from commands.EpicState (live_epic_state.go), never from a model of
+// comes from control.EpicState (live_epic_state.go), never from a model of
 // our own: this file only decides which run of an epic is shown, whether
 // it lives, and when its state must be derived again.
 
@@ -17,9 +17,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // liveEpic is one epic the server shows: the newest run of it in the
@@ -34,10 +34,10 @@ type liveEpic struct {
 	announce   bool  // saga/epicProgress and the work-done progress are sent for this run
 	followedAt time.Time
 
-	status  *commands.EpicStatus // the last derived state (never modified once stored)
-	key     epicInputs           // the workspace it was derived from
-	gen     uint64               // bumped by every change on disk that may move the state
-	doneGen uint64               // the gen the stored status covers
+	status  *control.EpicStatus // the last derived state (never modified once stored)
+	key     epicInputs          // the workspace it was derived from
+	gen     uint64              // bumped by every change on disk that may move the state
+	doneGen uint64              // the gen the stored status covers
 
 	sent *epicProgressParams // the last saga/epicProgress sent
 	runProgress
@@ -53,7 +53,7 @@ func (e *liveEpic) stopper(root string, env func(string) string) (string, func(c
 	}
 	epic := e.id
 	return "stop epic " + epic, func(ctx context.Context) error {
-		_, err := commands.StopEpic(ctx, commands.StopOptions{Root: root, Story: epic, Env: env})
+		_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env})
 		return err
 	}
 }
@@ -209,11 +209,11 @@ func (l *live) storyMoved(story string, stateMoved bool) {
 		if e.status == nil {
 			continue
 		}
-		i := slices.IndexFunc(e.status.Stories, func(s commands.EpicStory) bool { return s.ID == story })
+		i := slices.IndexFunc(e.status.Stories, func(s control.EpicStory) bool { return s.ID == story })
 		if i < 0 {
 			continue
 		}
-		if stateMoved || e.status.Stories[i].State != commands.EpicRunning {
+		if stateMoved || e.status.Stories[i].State != control.EpicRunning {
 			l.epicChanged(e)
 		} else if e.announce {
 			l.epicBell.ring()
@@ -222,7 +222,7 @@ func (l *live) storyMoved(story string, stateMoved bool) {
 }
 
 // followStartedEpic records a run this server just started with runEpic.
-func (l *live) followStartedEpic(st *commands.Started) {
+func (l *live) followStartedEpic(st *control.Started) {
 	l.do(func() {
 		l.step(func(snap *Snapshot, ef *effects) {
 			l.watchLocked(l.sessionDir)

@@ -1,6 +1,6 @@
 package lsp
 
-// An epic's state as the editor shows it: derived by commands.EpicState —
+// An epic's state as the editor shows it: derived by control.EpicState —
 // the one derivation `saga-lsp status <epic>` and the runner itself use —
 // at most once every epicMinInterval per epic, and turned into
 // saga/epicProgress, a cancellable work-done progress, code-lens refreshes
@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // epicMinInterval paces deriving an epic's state and so saga/epicProgress:
@@ -72,8 +72,8 @@ func (a epicInputs) same(b epicInputs) bool {
 // epicQueryLocked is what deriving the epic's state needs: judged from its
 // run's start (and, by EpicState, with the conflicts its runner met), as the
 // runner judges it.
-func (l *live) epicQueryLocked(e *liveEpic) commands.EpicQuery {
-	q := commands.EpicQuery{Root: l.root, Epic: e.id, SessionDir: l.sessionDir, Env: l.env, Parser: l.s.parser}
+func (l *live) epicQueryLocked(e *liveEpic) control.EpicQuery {
+	q := control.EpicQuery{Root: l.root, Epic: e.id, SessionDir: l.sessionDir, Env: l.env, Parser: l.s.parser}
 	if e.run != nil {
 		q.Since = e.run.Started
 	}
@@ -84,7 +84,7 @@ func (l *live) epicQueryLocked(e *liveEpic) commands.EpicQuery {
 // stored one while nothing changed since it was derived, else derived now
 // and stored (the progress loop then sends what changed). nil when the
 // workspace has no such epic.
-func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *commands.EpicStatus {
+func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *control.EpicStatus {
 	in := inputsOf(snap.WS, id)
 	if in.epic == nil {
 		return nil
@@ -92,7 +92,7 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *comma
 	l.mu.Lock()
 	if !l.started || l.closed {
 		l.mu.Unlock()
-		st, err := commands.EpicState(ctx, snap.WS, commands.EpicQuery{Root: snap.Root, Epic: id, Env: l.env, Parser: l.s.parser})
+		st, err := control.EpicState(ctx, snap.WS, control.EpicQuery{Root: snap.Root, Epic: id, Env: l.env, Parser: l.s.parser})
 		if err != nil {
 			return nil
 		}
@@ -106,7 +106,7 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *comma
 	}
 	q, gen := l.epicQueryLocked(e), e.gen
 	l.mu.Unlock()
-	st, err := commands.EpicState(ctx, snap.WS, q)
+	st, err := control.EpicState(ctx, snap.WS, q)
 	if err != nil {
 		l.s.log.Debug("live: epic state", "epic", id, "err", err)
 		return nil
@@ -122,7 +122,7 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *comma
 // epicDerivedLocked stores a derived state unless a newer one is stored
 // already; when it differs from the last, the lenses are refreshed and the
 // epic's files republished (story-held). It reports whether it changed.
-func (l *live) epicDerivedLocked(snap *Snapshot, e *liveEpic, st *commands.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
+func (l *live) epicDerivedLocked(snap *Snapshot, e *liveEpic, st *control.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
 	if gen < e.doneGen {
 		return false
 	}
@@ -166,7 +166,7 @@ func (l *live) refreshEpics() {
 	snap := l.s.current()
 	type job struct {
 		e   *liveEpic
-		q   commands.EpicQuery
+		q   control.EpicQuery
 		gen uint64
 		in  epicInputs
 	}
@@ -184,7 +184,7 @@ func (l *live) refreshEpics() {
 	}
 	l.mu.Unlock()
 	for _, j := range jobs {
-		st, err := commands.EpicState(l.ctx, snap.WS, j.q)
+		st, err := control.EpicState(l.ctx, snap.WS, j.q)
 		if err != nil {
 			l.s.log.Debug("live: epic state", "epic", j.e.id, "err", err)
 			continue
@@ -206,12 +206,12 @@ func (l *live) epicParamsLocked(e *liveEpic) *epicProgressParams {
 		Done: st.Done, Total: st.Total, Held: []string{}, Failed: []string{}, Cost: st.Cost, Stories: []epicStoryParams{}}
 	for _, s := range st.Stories {
 		sp := epicStoryParams{ID: s.ID, State: s.State, HeldBy: nonNilStrings(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total}
-		if ls := l.stories[s.ID]; s.State == commands.EpicRunning && ls != nil && len(ls.view) > 0 {
+		if ls := l.stories[s.ID]; s.State == control.EpicRunning && ls != nil && len(ls.view) > 0 {
 			sp.Done, sp.Total = viewCounts(ls.view)
 		}
 		p.Stories = append(p.Stories, sp)
 		switch s.State {
-		case commands.EpicHeld:
+		case control.EpicHeld:
 			p.Held = append(p.Held, s.ID)
 		case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout:
 			p.Failed = append(p.Failed, s.ID)
@@ -265,14 +265,14 @@ func (l *live) epicDiagnosticsLocked(rel string, f *store.File) []store.Diagnost
 	if f.Epic == nil || e == nil || e.status == nil || e.status.Session == "" {
 		return nil
 	}
-	by := make(map[string]commands.EpicStory, len(e.status.Stories))
+	by := make(map[string]control.EpicStory, len(e.status.Stories))
 	for _, s := range e.status.Stories {
 		by[s.ID] = s
 	}
 	var out []store.Diagnostic
 	for _, c := range f.Epic.Children {
 		s, ok := by[c.ID]
-		if !ok || s.State != commands.EpicHeld || c.Node == nil {
+		if !ok || s.State != control.EpicHeld || c.Node == nil {
 			continue
 		}
 		out = append(out, liveDiagnostic(rel, f, c.Node.Start, c.Node.End, store.CodeStoryHeld, heldMessage(e.id, s, by)))
@@ -281,7 +281,7 @@ func (l *live) epicDiagnosticsLocked(rel string, f *store.File) []store.Diagnost
 }
 
 // heldMessage says what holds a story and what to do.
-func heldMessage(epic string, s commands.EpicStory, by map[string]commands.EpicStory) string {
+func heldMessage(epic string, s control.EpicStory, by map[string]control.EpicStory) string {
 	if len(s.Conflicts) > 0 {
 		return fmt.Sprintf("story %s is held: the branches of its blockers %s conflict in %s — merge them by hand, then run epic %s again",
 			s.ID, strings.Join(s.HeldBy, ", "), strings.Join(s.Conflicts, ", "), epic)
@@ -296,7 +296,7 @@ func heldMessage(epic string, s commands.EpicStory, by map[string]commands.EpicS
 			return "timed out"
 		case runs.StatusStopped:
 			return "was stopped"
-		case commands.EpicHeld:
+		case control.EpicHeld:
 			return "is held"
 		}
 		return by[b].State

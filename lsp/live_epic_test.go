@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 // The epic tests drive the server over pipes while the real epic runner
@@ -54,10 +54,10 @@ func waitEpic(c *client, from int, pred func(epicProgressParams) bool) epicProgr
 func epicEnded(p epicProgressParams) bool { return p.State != runs.StateRunning }
 
 // runEpicFromLens runs the epic's "▶ Run epic" lens with extra arguments.
-func runEpicFromLens(c *client, extra map[string]any) commands.Started {
+func runEpicFromLens(c *client, extra map[string]any) control.Started {
 	c.t.Helper()
 	raw := execLens(c, epicRel, "▶ Run epic", extra)
-	var res commands.Started
+	var res control.Started
 	var fields map[string]any
 	json.Unmarshal(raw, &fields)
 	if json.Unmarshal(raw, &res) != nil || res.Session == "" ||
@@ -188,7 +188,7 @@ func TestRunEpicLive(t *testing.T) {
 	if m.Error != nil {
 		t.Fatalf("reviewStory: %+v", m.Error)
 	}
-	var rev commands.Review
+	var rev control.Review
 	json.Unmarshal(m.Result, &rev)
 	paths := map[string]string{}
 	for _, fc := range rev.Files {
@@ -269,7 +269,7 @@ func TestEpicHeldLive(t *testing.T) {
 
 // startSlowEpic runs the epic with the stand-in claude going slowly, from
 // the lens, until a story runs.
-func startSlowEpic(t *testing.T) (c *client, from int, res commands.Started) {
+func startSlowEpic(t *testing.T) (c *client, from int, res control.Started) {
 	t.Helper()
 	f := newEpicFixture(t, "", 400)
 	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/commands"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 // liveRun is one worker run, known from its events file.
@@ -40,7 +40,7 @@ func (r *liveRun) stopper(root string, env func(string) string) (string, func(co
 	}
 	story := r.Story
 	return "stop " + story, func(ctx context.Context) error {
-		_, err := commands.StopStory(ctx, commands.StopOptions{Root: root, Story: story, Env: env})
+		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env})
 		return err
 	}
 }
@@ -109,16 +109,16 @@ func (l *live) listDirOf(r *runs.Run) string {
 		return ""
 	}
 	if l.configDir != "" {
-		d := claudetasks.ListDir(l.configDir, id)
+		d := claudecode.ListDir(l.configDir, id)
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			return d
 		}
 	}
-	if p := r.TaskListDir; filepath.IsAbs(p) && filepath.Base(p) == claudetasks.Sanitize(id) {
+	if p := r.TaskListDir; filepath.IsAbs(p) && filepath.Base(p) == claudecode.Sanitize(id) {
 		return filepath.Clean(p)
 	}
 	if l.configDir != "" {
-		return claudetasks.ListDir(l.configDir, id)
+		return claudecode.ListDir(l.configDir, id)
 	}
 	return ""
 }
@@ -139,7 +139,7 @@ func (l *live) readList(r *liveRun, ef *effects) {
 	if r.listDir == "" || r.Ended {
 		return
 	}
-	tasks, err := claudetasks.Read(r.listDir)
+	tasks, err := claudecode.Read(r.listDir)
 	if err != nil {
 		return
 	}

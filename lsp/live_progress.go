@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store/runs"
+	"github.com/saga-ai/saga-lsp/runs"
 	"go.lsp.dev/protocol"
 )
 

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // statusRank orders statuses so that sources disagreeing during a run

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/runs"
 )
 
 // liveStory is what the server knows of one story beyond its main copy.

@@ -8,9 +8,9 @@ import (
 )
 
 // workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a
-// run's progress stops the run — a worker (commands.StopStory, as
+// run's progress stops the run — a worker (control.StopStory, as
 // `saga-lsp stop <story>`) or an epic runner and its workers
-// (commands.StopEpic, as `saga-lsp stop <epic>`).
+// (control.StopEpic, as `saga-lsp stop <epic>`).
 func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
 	var p struct {
 		Token json.RawMessage `json:"token"`

@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
-	"github.com/saga-ai/saga-lsp/store/claudetasks"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -223,11 +223,11 @@ func TestHooksJSON(t *testing.T) {
 		}
 	}
 	// The same hooks as `saga-lsp install` registers: event, matcher, timeout.
-	if len(h.Hooks) != len(claudetasks.Hooks) {
-		t.Errorf("events %v, want those of claudetasks.Hooks %v", keys(h.Hooks), claudetasks.Hooks)
+	if len(h.Hooks) != len(claudecode.Hooks) {
+		t.Errorf("events %v, want those of claudecode.Hooks %v", keys(h.Hooks), claudecode.Hooks)
 	}
 	const wantCommand = `"${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-hook"`
-	for _, spec := range claudetasks.Hooks {
+	for _, spec := range claudecode.Hooks {
 		groups := h.Hooks[spec.Event]
 		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
 			t.Errorf("%s: want one group with one hook, got %+v", spec.Event, groups)
@@ -894,12 +894,12 @@ func TestStandinLoadsPlugin(t *testing.T) {
 
 	// Hydrate the story's task list as the worker does.
 	ws := workspace.Load(t, worktree)
-	list := claudetasks.ListID(story, time.Now().UnixMilli())
-	listDir := claudetasks.ListDir(config, list)
-	tasks := claudetasks.FromStory(ws.Story(story))
+	list := claudecode.ListID(story, time.Now().UnixMilli())
+	listDir := claudecode.ListDir(config, list)
+	tasks := claudecode.FromStory(ws.Story(story))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := claudetasks.Hydrate(ctx, listDir, tasks); err != nil {
+	if err := claudecode.Hydrate(ctx, listDir, tasks); err != nil {
 		t.Fatal(err)
 	}
 	storyDir := filepath.Join(worktree, ".saga", "stories", story)

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/agentsim"
+	"github.com/saga-ai/saga-lsp/internal/agentsim"
 )
 
 func main() {

@@ -1,0 +1,113 @@
+package control
+
+// Where a story of an epic starts (design.md §11): a dependent story builds
+// on its blockers' work. No unmerged blocker: the base. One: the blocker's
+// branch (a stacked PR). Several: a merge of their branches, made here in
+// the story's new worktree before the worker starts, the PR against the
+// base. The epic runner and `saga-lsp run <story>` both start stories
+// through StartStory, so the rule is the same whoever starts the story.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// ConflictError refuses a story whose blockers' branches do not merge: the
+// runner holds the story with the files listed. Nothing is left behind.
+type ConflictError struct {
+	Story    string
+	Blockers []string
+	Files    []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("not starting story %s: the branches of its blockers %s conflict in %s — merge them by hand (or finish one on the base first), then run it again",
+		e.Story, strings.Join(e.Blockers, ", "), strings.Join(e.Files, ", "))
+}
+
+// storyBranch prepares where the story's worker starts and returns the
+// worker's --base: the base itself (the current branch when base is
+// empty), a blocker's branch, or the base with the merge already in the
+// story's new worktree. A story whose branch exists already resumes on it,
+// from the base its last run recorded.
+func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string) (string, error) {
+	g := git.Repo{Dir: root}
+	branch := "story/" + story
+	from := base
+	if from == "" {
+		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
+		if err != nil {
+			return "", fmt.Errorf("%s: no current branch to start from: pass --base", root)
+		}
+		from = b
+	}
+	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+		if rec, ok := runs.ReadRecord(root, story); ok && base == "" && rec.Base != "" {
+			return rec.Base, nil
+		}
+		return from, nil
+	}
+	// Merged blockers are judged against the base as the remote has it.
+	target := from
+	if g.HasRemote(ctx) {
+		if _, err := g.Retry(ctx, "fetch", "-q", "origin", from); err == nil && g.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+from) {
+			target = "origin/" + from
+		}
+	}
+	var onTop []string
+	for _, b := range ws.EpicBlockers(story) {
+		bb := "story/" + b
+		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
+			continue // never run, or merged and deleted: its work is on the base
+		}
+		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {
+			continue // merged into the base
+		}
+		onTop = append(onTop, b)
+	}
+	switch len(onTop) {
+	case 0:
+		return from, nil
+	case 1:
+		return "story/" + onTop[0], nil
+	}
+	wt := store.WorktreeDir(root, story)
+	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
+		return "", err
+	}
+	// Until every merge is in, a failure or an interruption (Ctrl-C on run)
+	// takes the branch and its worktree away again, uncancellably: a branch
+	// without its blockers' work would be resumed as it is by the next run.
+	undo := context.WithoutCancel(ctx)
+	remove := func() {
+		g.Worktree(undo, "remove", "--force", wt)
+		g.Run(undo, "branch", "-D", branch)
+		os.RemoveAll(wt)
+	}
+	if err := g.ExcludeWorktrees(ctx); err != nil {
+		remove()
+		return "", err
+	}
+	w := g.In(wt)
+	for _, b := range onTop {
+		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
+			fmt.Sprintf("saga(%s): build on story/%s", story, b), "story/"+b)
+		if _, err := w.Run(ctx, args...); err != nil {
+			files, _ := w.Run(undo, "diff", "--name-only", "--diff-filter=U")
+			w.Run(undo, "merge", "--abort")
+			remove()
+			list := strings.Fields(files)
+			if len(list) == 0 {
+				return "", fmt.Errorf("merge story/%s into %s: %w", b, branch, err)
+			}
+			return "", &ConflictError{Story: story, Blockers: onTop, Files: list}
+		}
+	}
+	return from, nil
+}

@@ -1,0 +1,278 @@
+package control
+
+// `saga-lsp run <epic>` and `stop <epic>` (design.md §11): the epic runner
+// runs in tmux like a worker (`saga-lsp epic-runner <epic>`), after a
+// preflight of the whole epic; stop ends it and every worker it started.
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+	"golang.org/x/sys/unix"
+)
+
+// EpicRunOptions configure StartEpic.
+type EpicRunOptions struct {
+	Root   string
+	Epic   string
+	Epic2  runs.EpicFlags
+	Worker runs.WorkerFlags
+	Force  bool // start although the epic's own blockers (none today) are unfinished
+
+	SessionDir string
+	Self       string
+	Tmux       *Tmux
+	Env        func(string) string
+	Now        func() time.Time
+	Wait       time.Duration
+}
+
+// StartEpic checks that the epic can run — its files and every child
+// story's free of error-level diagnostics, each child with tasks, the
+// programs present, no runner of the epic alive — then starts its runner in
+// tmux and waits until the runner holds its lock.
+func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
+	if !store.ValidID(o.Epic) {
+		return nil, store.Usagef("invalid epic id %q", o.Epic)
+	}
+	if err := o.Epic2.Validate(); err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+	if err := o.Worker.Validate(); err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+	if o.SessionDir == "" {
+		o.SessionDir = runs.SessionDir(o.Env)
+	}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env}
+	ws, err := p.load()
+	if err != nil {
+		return nil, err
+	}
+	if err := epicUsage(ctx, ws, o); err != nil {
+		return nil, err
+	}
+	// A live runner first: while it runs, its workers' worktrees are being
+	// made, and their half-written files are no reason to refuse.
+	if o.Tmux == nil {
+		o.Tmux, _ = FindTmux(ctx, o.Env) // missing: the preflight says so
+	}
+	if err := liveRunner(ctx, o); err != nil {
+		return nil, err
+	}
+	reasons := append(p.Programs(ctx), p.Epic(ctx, ws, o.Epic)...)
+	if len(reasons) > 0 {
+		return nil, &RefusedError{What: "epic " + o.Epic, Reasons: reasons}
+	}
+	if o.Tmux == nil {
+		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
+			return nil, err
+		}
+	}
+	eargs, err := o.Epic2.Args()
+	if err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+	wargs, err := o.Worker.Args()
+	if err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+	return launch(ctx, launchSpec{kind: runs.KindEpic, id: o.Epic, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
+		tmux: o.Tmux, env: o.Env, now: o.Now, wait: o.Wait, args: append(eargs, wargs...)})
+}
+
+// liveRunner refuses a second runner of the epic: its lock is held, or a
+// live session started one that has not taken it yet. Dead sessions are
+// removed.
+func liveRunner(ctx context.Context, o EpicRunOptions) error {
+	var sessions []string
+	if o.Tmux != nil {
+		var err error
+		if sessions, err = o.Tmux.KindSessions(ctx, runs.KindEpic, o.Epic); err != nil {
+			return err
+		}
+	}
+	pid, held, err := runs.EpicLock(o.Root, o.Epic, true)
+	if err != nil {
+		return err
+	}
+	var live []string
+	for _, s := range sessions {
+		if alive, _ := o.Tmux.Panes(ctx, s); alive {
+			live = append(live, s)
+		} else {
+			_ = o.Tmux.KillSession(ctx, s)
+		}
+	}
+	if !held && len(live) == 0 {
+		return nil
+	}
+	e := &RunningError{Epic: o.Epic, PID: pid}
+	if len(live) > 0 {
+		e.Session = live[len(live)-1]
+	} else if last := runs.Latest(o.SessionDir, runs.KindEpic, o.Epic); last != nil {
+		e.Session = last.Session
+	}
+	return e
+}
+
+// epicUsage refuses what cannot be an epic run at all (exit 2): an unknown
+// epic, one without children, a child without tasks, --after merged
+// without gh or a remote.
+func epicUsage(ctx context.Context, ws *store.Workspace, o EpicRunOptions) error {
+	e := ws.Epic(o.Epic)
+	if e == nil {
+		return store.Usagef("no epic %q in %s: `saga-lsp status` lists stories and epics, `saga-lsp new epic %s --title …` creates it", o.Epic, o.Root, o.Epic)
+	}
+	if len(e.Children) == 0 {
+		return store.Usagef("epic %s has no stories: add one with `saga-lsp new story <name> --epic %s --title …`", o.Epic, o.Epic)
+	}
+	var empty []string
+	for _, c := range e.Children {
+		if s := ws.Story(c.ID); s != nil && len(s.Tasks) == 0 {
+			empty = append(empty, c.ID)
+		}
+	}
+	if len(empty) > 0 {
+		return store.Usagef("stories of epic %s have no tasks: %s — add tasks with `saga-lsp new task <story> <id> --subject …`", o.Epic, strings.Join(empty, ", "))
+	}
+	if o.Epic2.After == runs.AfterMerged {
+		if o.Worker.DryRun {
+			return store.Usagef("--after merged waits for pull requests to merge, and a dry run opens none: use --after ready with --dry-run")
+		}
+		if err := mergedUsable(ctx, o.Root, o.Env); err != nil {
+			return store.Usagef("--after merged %v", err)
+		}
+	}
+	return nil
+}
+
+// Epic reports why an epic cannot run: error-level diagnostics on its own
+// files or any child story's (cycles, dangling children, broken task
+// files), or a child that does not exist. A story whose worker is alive is
+// judged by its main copy.
+func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) []string {
+	e := ws.Epic(epic)
+	if e == nil {
+		return []string{fmt.Sprintf("no epic %q", epic)}
+	}
+	var out []string
+	var rels []string
+	for _, f := range ws.EpicDefinitions(epic) {
+		rels = append(rels, f.Rel)
+	}
+	for _, c := range e.Children {
+		s := ws.Story(c.ID)
+		if s == nil {
+			continue // unknown-story, reported on the epic file
+		}
+		if s.InWorktree {
+			// A live worker's worktree is its own business, and may be
+			// half checked out right now: the main copy is judged.
+			if _, live, _ := runs.WorkerLock(p.Root, c.ID, false); live {
+				if s = ws.Copies(c.ID).Main; s == nil {
+					continue
+				}
+			}
+		}
+		for _, f := range s.StoryFiles() {
+			rels = append(rels, f.Rel)
+		}
+	}
+	for _, rel := range rels {
+		for _, d := range ws.FileDiagnostics(rel) {
+			if d.Severity == store.SeverityError {
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+			}
+		}
+	}
+	if len(out) > 0 {
+		out = append(out, "fix these first (`saga-lsp check` lists them)")
+	}
+	return out
+}
+
+// mergedUsable checks what --after merged needs: gh and a remote.
+func mergedUsable(ctx context.Context, root string, env func(string) string) error {
+	gh := runs.Getenv(env, runs.EnvGH)
+	if gh == "" {
+		gh = "gh"
+	}
+	if _, err := exec.LookPath(gh); err != nil {
+		return fmt.Errorf("needs gh to see when a PR is merged: install gh (or pass --after ready)")
+	}
+	if !(git.Repo{Dir: root}).HasRemote(ctx) {
+		return fmt.Errorf("needs a remote named origin that the PRs merge into (or pass --after ready)")
+	}
+	return nil
+}
+
+// StopEpic stops an epic's runner (SIGINT; it stops every worker it
+// started, and ends with epic.end stopped), waits for it, then kills its
+// tmux sessions; workers of the epic's stories still alive then (started
+// by a runner that is gone) are stopped too.
+func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
+	if err := o.prepare(ctx, runs.KindEpic); err != nil {
+		return nil, err
+	}
+	res := &Stopped{Epic: o.Story, Sessions: []string{}}
+	pid, held, err := runs.EpicLock(o.Root, o.Story, true)
+	if err != nil {
+		return nil, err
+	}
+	var sessions []string
+	if o.Tmux != nil {
+		if sessions, err = o.Tmux.KindSessions(ctx, runs.KindEpic, o.Story); err != nil {
+			return nil, err
+		}
+	}
+	if held && pid > 0 {
+		res.PID = pid
+		_ = unix.Kill(pid, unix.SIGINT)
+		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !runs.ProcessAlive(pid) }); err != nil {
+			return res, err
+		}
+		res.Forced = runs.ProcessAlive(pid)
+	}
+	// Workers of the epic's stories that are still alive.
+	parser, err := store.NewParser()
+	if err != nil {
+		return res, err
+	}
+	if ws, err := parser.Load(o.Root); err == nil {
+		if e := ws.Epic(o.Story); e != nil {
+			var wg sync.WaitGroup
+			for _, c := range e.Children {
+				if _, held, _ := runs.WorkerLock(o.Root, c.ID, false); held {
+					wg.Add(1)
+					go func(story string) {
+						defer wg.Done()
+						StopStory(ctx, StopOptions{Root: o.Root, Story: story, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Wait: o.Wait})
+					}(c.ID)
+				}
+			}
+			wg.Wait()
+		}
+	}
+	if o.Tmux != nil {
+		for _, s := range sessions {
+			if err := o.Tmux.KillSession(ctx, s); err == nil {
+				res.Sessions = append(res.Sessions, s)
+			}
+		}
+	}
+	if !held && len(sessions) == 0 {
+		return res, fmt.Errorf("%w for epic %s: no runner holds its lock and no tmux session %s%s-* exists",
+			ErrNotRunning, o.Story, runs.EpicSessionPrefix, o.Story)
+	}
+	res.Stopped = true
+	res.ended(runs.Latest(o.SessionDir, runs.KindEpic, o.Story))
+	return res, nil
+}

@@ -1,0 +1,356 @@
+package control
+
+// The state of an epic run, derived from disk, git, worker locks and events
+// files — never only from a runner's memory — so `status <epic>` is right
+// with or without a live runner, and a runner started again after a crash
+// resumes where the last one was (design.md §11).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/store/plan"
+)
+
+// States of a story in an epic run (EpicStory.State) beside the worker end
+// statuses (runs.StatusCompleted, Failed, Timeout, Blocked, Stopped).
+const (
+	EpicWaiting = "waiting" // a blocker is not done yet
+	EpicReady   = "ready"   // every blocker is done: it can start
+	EpicRunning = "running" // its worker lives
+	EpicHeld    = "held"    // a blocker failed, was blocked or stopped, or its blockers' branches conflict
+)
+
+// EpicStory is one child story's state in an epic run.
+type EpicStory struct {
+	ID        string   `json:"id"`
+	State     string   `json:"state"`
+	BlockedBy []string `json:"blockedBy"`
+	HeldBy    []string `json:"heldBy"`
+	Conflicts []string `json:"conflicts"` // files its blockers' branches conflict in (held)
+	Branch    string   `json:"branch"`
+	Base      string   `json:"base"`
+	PR        string   `json:"pr"`
+	Cost      float64  `json:"cost"`
+	Session   string   `json:"session"` // its worker's tmux session, when it runs or ran
+	Done      int      `json:"done"`    // tasks
+	Total     int      `json:"total"`
+	Merged    bool     `json:"merged"` // its PR is merged into the base (looked at with --after merged)
+}
+
+// EpicStatus is an epic run's state: the runner's (when one ran) and every
+// child story's.
+type EpicStatus struct {
+	ID          string      `json:"id"`
+	State       string      `json:"state"` // idle, running, or the last run's epic.end status
+	Session     string      `json:"session"`
+	PID         int         `json:"pid"`
+	MaxParallel int         `json:"maxParallel"`
+	Running     []string    `json:"running"`
+	Done        int         `json:"done"`
+	Total       int         `json:"total"`
+	Cost        float64     `json:"cost"`
+	Stories     []EpicStory `json:"stories"`
+	ExitCode    *int        `json:"exitCode"`
+	// AwaitingMerge are completed stories whose PR is not merged yet while
+	// dependents wait for that (--after merged).
+	AwaitingMerge []string `json:"awaitingMerge"`
+}
+
+// EpicQuery says how to judge an epic's stories.
+type EpicQuery struct {
+	Root       string
+	Epic       string
+	SessionDir string
+	After      string // runs.AfterReady (default) or runs.AfterMerged
+	// Since ignores story outcomes other than completed that ended before
+	// it: a new epic run retries what failed or stopped in an earlier one.
+	Since time.Time
+	// Conflicts are stories held because their blockers' branches
+	// conflict, with the files: the runner's own finding; when nil, the
+	// last epic run's story.held events.
+	Conflicts map[string][]string
+	Env       func(string) string
+	Parser    *store.Parser
+}
+
+// EpicState derives every child story's state. The order of Stories is
+// plan's order for the epic's children.
+func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStatus, error) {
+	e := ws.Epic(q.Epic)
+	if e == nil {
+		return nil, store.Usagef("no epic %q in %s: `saga-lsp status` lists the stories and their epics", q.Epic, q.Root)
+	}
+	if q.SessionDir == "" {
+		q.SessionDir = runs.SessionDir(q.Env)
+	}
+	if q.Parser == nil {
+		var err error
+		if q.Parser, err = store.NewParser(); err != nil {
+			return nil, err
+		}
+	}
+	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
+	if last := runs.Latest(q.SessionDir, runs.KindEpic, e.ID); last != nil {
+		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
+		if q.After == "" {
+			q.After = last.After // judged as the last run judges
+		}
+		if q.Conflicts == nil {
+			// Without the runner's own finding, the last run's: a story
+			// it held for conflicting branches stays held until a run
+			// tries the merge again.
+			q.Conflicts = map[string][]string{}
+			for id, rec := range last.Stories {
+				if len(rec.Conflicts) > 0 {
+					q.Conflicts[id] = rec.Conflicts
+				}
+			}
+		}
+		switch {
+		case last.Ended:
+			st.State, st.ExitCode = last.State, last.ExitCode
+		case last.Alive():
+			st.State = EpicRunning
+		default:
+			st.State = "died"
+		}
+	}
+	latest := runs.ListRuns(q.SessionDir, runs.KindStory)
+	branches := storyBranches(ctx, q.Root)
+
+	stories := map[string]*EpicStory{}
+	var items []plan.Item
+	for _, c := range e.Children {
+		if stories[c.ID] != nil {
+			continue
+		}
+		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}}
+		stories[c.ID] = es
+		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy})
+	}
+	outcome := map[string]string{} // a story's own state, before its blockers are looked at
+	for id, es := range stories {
+		outcome[id] = q.storyOutcome(ctx, ws, es, latest[id], branches)
+	}
+	// Blockers decide the rest, in dependency order; a cycle (refused by the
+	// preflight, possible in a broken workspace) leaves its members waiting.
+	var resolve func(id string, seen map[string]bool) string
+	resolve = func(id string, seen map[string]bool) string {
+		es := stories[id]
+		if es.State != "" {
+			return es.State
+		}
+		if o := outcome[id]; o != "" {
+			es.State = o
+			return o
+		}
+		if seen[id] {
+			return EpicWaiting
+		}
+		seen[id] = true
+		if files := q.Conflicts[id]; len(files) > 0 {
+			es.State, es.Conflicts = EpicHeld, slices.Clone(files)
+			es.HeldBy = append(es.HeldBy, es.BlockedBy...)
+			return EpicHeld
+		}
+		ready := true
+		for _, b := range es.BlockedBy {
+			if stories[b] == nil {
+				ready = false // a dangling blocker (a check error) never clears
+				continue
+			}
+			switch resolve(b, seen) {
+			case runs.StatusCompleted:
+				if q.After == runs.AfterMerged && !stories[b].Merged {
+					ready = false // its work counts once merged into the base
+					if !slices.Contains(st.AwaitingMerge, b) {
+						st.AwaitingMerge = append(st.AwaitingMerge, b)
+					}
+				}
+			case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped, EpicHeld:
+				es.HeldBy = append(es.HeldBy, b)
+				ready = false
+			default:
+				ready = false
+			}
+		}
+		switch {
+		case len(es.HeldBy) > 0:
+			es.State = EpicHeld
+		case ready:
+			es.State = EpicReady
+		default:
+			es.State = EpicWaiting
+		}
+		return es.State
+	}
+	for id := range stories {
+		resolve(id, map[string]bool{})
+	}
+	// plan's order: completed items apart, then the waves.
+	pl := plan.Compute(items, len(items)+1)
+	var order []string
+	for _, w := range pl.Waves {
+		order = append(order, w...)
+	}
+	for _, it := range items {
+		if !slices.Contains(order, it.ID) {
+			order = append(order, it.ID)
+		}
+	}
+	for _, id := range order {
+		es := stories[id]
+		st.Stories = append(st.Stories, *es)
+		st.Total++
+		st.Cost += es.Cost
+		switch es.State {
+		case runs.StatusCompleted:
+			st.Done++
+		case EpicRunning:
+			st.Running = append(st.Running, id)
+		}
+	}
+	return st, nil
+}
+
+// storyOutcome is what a story's own runs and files say: running,
+// completed, or the end status of a run that counts (since q.Since);
+// "" when they say nothing final.
+func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, files []runs.RunFile, branches map[string]bool) string {
+	copies := ws.Copies(es.ID)
+	if s := copies.Live(); s != nil {
+		es.Done, es.Total = s.Done(), len(s.Tasks)
+		es.Branch, es.PR = s.Branch, s.PR
+	}
+	var last *runs.Run
+	if len(files) > 0 {
+		last = runs.ReadRun(files[len(files)-1].EventsFile)
+	}
+	if last != nil {
+		es.Session, es.Cost = last.Session, last.Cost
+		es.Branch, es.Base = first(last.Branch, es.Branch), last.Base
+		es.PR = first(last.PR, es.PR)
+	}
+	if pid, held, err := runs.WorkerLock(q.Root, es.ID, false); err == nil && held && pid > 0 {
+		return EpicRunning
+	}
+	if last != nil && !last.Ended && last.Alive() {
+		return EpicRunning
+	}
+	rec, haveRec := runs.ReadRecord(q.Root, es.ID)
+	if haveRec {
+		es.Branch, es.Base, es.PR = first(rec.Branch, es.Branch), first(rec.Base, es.Base), first(rec.PR, es.PR)
+		if es.Cost == 0 {
+			es.Cost = rec.Cost
+		}
+	}
+	if q.After == runs.AfterMerged && (branches[es.ID] || haveRec) && merged(ctx, q.Root, es.ID, q.Env) {
+		es.Merged = true
+		return runs.StatusCompleted
+	}
+	if completedEvidence(ctx, q.Root, ws, es.ID, last, rec, haveRec, branches[es.ID], q.Parser) {
+		return runs.StatusCompleted
+	}
+	// The last outcome, when it ended after Since.
+	switch {
+	case last != nil && last.Ended && !last.Started.Before(q.Since):
+		return outcomeOf(last.State)
+	case haveRec && !rec.Ended.Before(q.Since):
+		return outcomeOf(rec.Status)
+	case last != nil && !last.Ended && !last.Started.Before(q.Since):
+		return runs.StatusFailed // died without its end (killed)
+	}
+	return ""
+}
+
+// outcomeOf keeps the end statuses that hold a story's dependents.
+func outcomeOf(status string) string {
+	switch status {
+	case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
+		return status
+	}
+	return ""
+}
+
+// completedEvidence tells whether a story is done, from the cheapest
+// evidence first: its durable run record, its last run, its files (the
+// worktree copy, else the main one), then the task files committed on its
+// branch.
+func completedEvidence(ctx context.Context, root string, ws *store.Workspace, story string, last *runs.Run, rec runs.Record, haveRec, hasBranch bool, p *store.Parser) bool {
+	switch {
+	case haveRec && rec.Status == runs.StatusCompleted:
+		return true
+	case last != nil && last.Ended && last.State == runs.StatusCompleted:
+		return true
+	}
+	if s := ws.Copies(story).Live(); s != nil && allDone(s) {
+		return true
+	}
+	return hasBranch && branchDone(ctx, root, story, p)
+}
+
+// storyBranches lists the story/<s> branches of the repository, with one
+// git call.
+func storyBranches(ctx context.Context, root string) map[string]bool {
+	out := map[string]bool{}
+	cmd := exec.CommandContext(ctx, "git", "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/story/")
+	cmd.Dir = root
+	b, err := cmd.Output()
+	if err != nil {
+		return out
+	}
+	for _, name := range strings.Fields(string(b)) {
+		out[name] = true
+	}
+	return out
+}
+
+// merged tells whether the story's PR is merged into its base (gh pr view).
+func merged(ctx context.Context, root, story string, env func(string) string) bool {
+	gh := runs.Getenv(env, runs.EnvGH)
+	if gh == "" {
+		gh = "gh"
+	}
+	cmd := exec.CommandContext(ctx, gh, "pr", "view", "story/"+story, "--json", "state")
+	cmd.Dir = root
+	cmd.Env = append(cmd.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
+	out, err := cmd.Output()
+	var pr struct{ State string }
+	return err == nil && json.Unmarshal(out, &pr) == nil && pr.State == "MERGED"
+}
+
+func refIDs(refs []store.Ref) []string {
+	out := make([]string, 0, len(refs))
+	for _, r := range refs {
+		if !slices.Contains(out, r.ID) {
+			out = append(out, r.ID)
+		}
+	}
+	return out
+}
+
+// GraphStates are the states the dependency graph of the epic's stories
+// draws (plan.WriteMermaid, WriteDot): each story's run state, but broken
+// for a story whose files cannot be trusted.
+func (s *EpicStatus) GraphStates(items []plan.Item) map[string]string {
+	states := plan.States(items)
+	for _, st := range s.Stories {
+		if states[st.ID] != plan.StateBroken {
+			states[st.ID] = st.State
+		}
+	}
+	return states
+}
+
+// String is a one-line summary: "3/8 stories · 2 running".
+func (s *EpicStatus) String() string {
+	return fmt.Sprintf("%d/%d stories · %d running", s.Done, s.Total, len(s.Running))
+}

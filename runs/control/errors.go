@@ -1,0 +1,65 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrNoTmux is returned when tmux is not on PATH.
+var ErrNoTmux = errors.New("tmux is not installed")
+
+// ErrNotRunning is returned by StopStory when no worker and no tmux session
+// of the story exist.
+var ErrNotRunning = errors.New("no worker is running")
+
+// RunningError refuses to start a second worker for a story.
+type RunningError struct {
+	Story   string
+	Epic    string // set for an epic's runner (Story is empty then)
+	Session string // the live tmux session, when known
+	PID     int    // the worker's pid, when known
+}
+
+func (e *RunningError) Error() string {
+	var what []string
+	if e.PID > 0 {
+		what = append(what, "pid "+strconv.Itoa(e.PID))
+	}
+	if e.Session != "" {
+		what = append(what, "tmux session "+e.Session)
+	}
+	who, kind, id := "a worker", "story", e.Story
+	if e.Epic != "" {
+		who, kind, id = "a runner", "epic", e.Epic
+	}
+	if len(what) > 0 {
+		who += " (" + strings.Join(what, ", ") + ")"
+	}
+	return fmt.Sprintf("%s is already running %s %s: follow it with `saga-lsp follow %s`, or stop it with `saga-lsp stop %s`",
+		who, kind, id, id, id)
+}
+
+// StartError reports a worker that died (or failed) right after it started.
+type StartError struct {
+	Story, Epic, Session, OutputFile string
+	Output                           string // the output file's content (its last 64 KiB)
+	ExitCode                         *int   // the worker's exit code when it reported one
+}
+
+func (e *StartError) Error() string {
+	how := "exited at once"
+	if e.ExitCode != nil {
+		how = fmt.Sprintf("exited at once with code %d", *e.ExitCode)
+	}
+	who, cmd, id := "the worker for story", "worker", e.Story
+	if e.Epic != "" {
+		who, cmd, id = "the epic runner for epic", "epic-runner", e.Epic
+	}
+	msg := fmt.Sprintf("%s %s (tmux session %s) %s", who, id, e.Session, how)
+	if strings.TrimSpace(e.Output) == "" {
+		return msg + fmt.Sprintf(" without output; run `saga-lsp %s %s` directly to see why", cmd, id)
+	}
+	return msg + "; its output (" + e.OutputFile + ") is above"
+}

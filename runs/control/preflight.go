@@ -1,0 +1,172 @@
+package control
+
+// A run that cannot work does not start (design.md §6.1): before any tmux
+// session, worktree, branch or commit, `run` checks the programs it needs,
+// the repository, the story's own files and its epic blockers.
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// RefusedError is a run refused by its preflight: nothing was created.
+type RefusedError struct {
+	What    string   // "story x" or "epic y"
+	Reasons []string // each a sentence saying what is wrong and what to do
+}
+
+func (e *RefusedError) Error() string {
+	if len(e.Reasons) == 1 {
+		return fmt.Sprintf("not starting %s: %s", e.What, e.Reasons[0])
+	}
+	return fmt.Sprintf("not starting %s:\n  - %s", e.What, strings.Join(e.Reasons, "\n  - "))
+}
+
+// Preflight is what a run needs checked.
+type Preflight struct {
+	Root   string
+	DryRun bool // the simulated agent stands in for claude
+	Force  bool // start although epic blockers are unfinished
+	Env    func(string) string
+	Parser *store.Parser
+}
+
+// load parses the workspace at p.Root with a new parser, which p keeps.
+func (p *Preflight) load() (*store.Workspace, error) {
+	parser, err := store.NewParser()
+	if err != nil {
+		return nil, err
+	}
+	p.Parser = parser
+	return parser.Load(p.Root)
+}
+
+// Programs reports the programs and repository a run needs that are
+// missing: git and a git repository holding the workspace, tmux, and
+// claude (unless dry).
+func (p Preflight) Programs(ctx context.Context) []string {
+	var out []string
+	if _, err := exec.LookPath("tmux"); err != nil {
+		out = append(out, "tmux is not installed: apt-get install tmux (or run `saga-lsp worker <story>` in a terminal)")
+	}
+	if !p.DryRun {
+		claude := runs.Getenv(p.Env, runs.EnvClaude)
+		if claude == "" {
+			claude = "claude"
+		}
+		if _, err := exec.LookPath(claude); err != nil {
+			out = append(out, fmt.Sprintf("%s is not installed: install Claude Code, set %s to it, or try the run with --dry-run (a simulated agent)", claude, runs.EnvClaude))
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return append(out, "git is not installed: the worker works on a git worktree and branch")
+	}
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
+	cmd.Dir = p.Root
+	top, err := cmd.Output()
+	if err != nil {
+		return append(out, fmt.Sprintf("%s is not inside a git repository: run `git init` and commit .saga/ first", p.Root))
+	}
+	if !sameDir(strings.TrimSpace(string(top)), p.Root) {
+		out = append(out, fmt.Sprintf(".saga/ must be at the repository's top (%s), not in %s", strings.TrimSpace(string(top)), p.Root))
+	}
+	return out
+}
+
+// Story reports why story cannot run: error-level diagnostics in its own
+// files, and (unless Force) epic blockers that are not completed.
+func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string) []string {
+	s := ws.Story(story)
+	if s == nil {
+		return []string{fmt.Sprintf("no story %q in %s", story, p.Root)}
+	}
+	var out []string
+	for _, f := range s.StoryFiles() {
+		for _, d := range ws.FileDiagnostics(f.Rel) {
+			if d.Severity == store.SeverityError {
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s] — fix it (`saga-lsp check` lists them)", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+			}
+		}
+	}
+	if len(s.Tasks) == 0 {
+		out = append(out, fmt.Sprintf("story %s has no tasks: add one with `saga-lsp new task %s <id> --subject …`", story, story))
+	}
+	if p.Force {
+		return out
+	}
+	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser); len(unfinished) > 0 {
+		out = append(out, fmt.Sprintf("its epic blockers are not completed: %s — run them first, or pass --force", strings.Join(unfinished, ", ")))
+	}
+	return out
+}
+
+// UnfinishedBlockers lists the story's epic blockers (its epic child's
+// blockedBy) that are not completed (StoryCompleted).
+func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) []string {
+	var out []string
+	for _, b := range ws.EpicBlockers(story) {
+		if !StoryCompleted(ctx, root, ws, b, sessionDir, p) {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StoryCompleted tells whether a story is done: its run record or last run
+// ended completed, or all its tasks are completed in its worktree, on its
+// branch, or in the main checkout.
+func StoryCompleted(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) bool {
+	last := runs.Latest(sessionDir, runs.KindStory, story)
+	rec, haveRec := runs.ReadRecord(root, story)
+	return completedEvidence(ctx, root, ws, story, last, rec, haveRec, true, p)
+}
+
+func allDone(s *store.Story) bool { return len(s.Tasks) > 0 && s.Done() == len(s.Tasks) }
+
+// branchDone reads the task files committed on story/<story> (the worktree
+// may be gone) and tells whether every one is completed.
+func branchDone(ctx context.Context, root, story string, p *store.Parser) bool {
+	ref := "story/" + story
+	dir := store.StoryDirRel(story)
+	cmd := exec.CommandContext(ctx, "git", "ls-tree", "--name-only", ref+":"+dir)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, name := range strings.Fields(string(out)) {
+		if !strings.HasSuffix(name, ".json") || name == "story.json" {
+			continue
+		}
+		show := exec.CommandContext(ctx, "git", "show", ref+":"+dir+"/"+name)
+		show.Dir = root
+		data, err := show.Output()
+		if err != nil {
+			return false
+		}
+		f := p.Parse(dir+"/"+name, data, 0)
+		if f.Task == nil || f.Task.Status != store.StatusCompleted {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ra == rb
+}

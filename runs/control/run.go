@@ -1,0 +1,305 @@
+package control
+
+// Story workers in tmux (design.md §4): `saga-lsp run <story>` starts
+// `saga-lsp worker <story>` in a detached tmux session named by
+// runs.KindSessionName. The language server's saga.runStory
+// calls the same function. Every name is validated before it reaches tmux
+// or a path.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+const (
+	// DefaultStartWait bounds how long StartStory waits for the worker to
+	// take its lock (or fail) before it reports the session.
+	DefaultStartWait = 30 * time.Second
+	// DefaultStopWait bounds how long StopStory waits for the worker to
+	// clean up after SIGINT before it kills the tmux session.
+	DefaultStopWait = 30 * time.Second
+)
+
+// forwardedEnv are passed from the caller's environment to the worker (or
+// runner) when set: a tmux server started earlier keeps the environment it
+// was started with, so without them `$runs.EnvClaude=… saga-lsp run` would
+// silently run another claude, and a runner would start its workers on
+// another tmux server. Secrets are never forwarded (tmux arguments are
+// visible in the process list); the worker otherwise keeps tmux's
+// environment.
+func forwardedEnv() []string {
+	return []string{"PATH", claudecode.EnvConfigDir, runs.EnvClaude, runs.EnvGH, runs.EnvTmuxSocket}
+}
+
+// RunOptions configure StartStory.
+type RunOptions struct {
+	Root   string // workspace root (holds .saga/)
+	Story  string
+	Worker runs.WorkerFlags
+	Force  bool     // start although its epic blockers are unfinished
+	Env2   []string // more KEY=value for the worker (an epic runner's)
+
+	SessionDir string              // default runs.SessionDir(Env)
+	Self       string              // default runs.SelfPath(Env)
+	Tmux       *Tmux               // default FindTmux(Env)
+	Env        func(string) string // default os.Getenv
+	Now        func() time.Time    // default time.Now
+	Wait       time.Duration       // default DefaultStartWait
+}
+
+// Started describes a worker started in tmux.
+type Started struct {
+	Story      string `json:"story,omitempty"`
+	Epic       string `json:"epic,omitempty"`
+	Session    string `json:"session"`
+	OutputFile string `json:"outputFile"`
+	EventsFile string `json:"eventsFile"`
+	Base       string `json:"base,omitempty"` // a story's: the branch it starts from
+	PID        int    `json:"pid"`            // from the worker.start event; 0 when it had not reported yet
+	// Attach is the command to watch the session (not in JSON: tools get
+	// the session name).
+	Attach string `json:"-"`
+	// Finished is set when the worker completed (exit 0) while run waited.
+	Finished bool `json:"-"`
+}
+
+// StartStory starts `<self> worker <story> --output-file <file> --session
+// <name>` in a detached tmux session, after checking that the name is valid,
+// the story exists, and no worker or session of the story is alive. It then
+// waits (at most o.Wait) for the worker's first events, and fails with a
+// *StartError when the worker died at once. Errors: *UsageError (name,
+// story), ErrNoTmux, *RunningError, *StartError, or I/O.
+func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
+	if err := store.CheckName("story name", o.Story, true, true); err != nil {
+		return nil, err
+	}
+	if err := storyExists(o.Root, o.Story); err != nil {
+		return nil, err
+	}
+	if err := o.Worker.Validate(); err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+	if o.SessionDir == "" {
+		o.SessionDir = runs.SessionDir(o.Env)
+	}
+	ws, err := o.preflight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if o.Tmux == nil {
+		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
+			if errors.Is(err, ErrNoTmux) {
+				return nil, fmt.Errorf("%w: apt-get install tmux, or run `saga-lsp worker %s` directly", ErrNoTmux, o.Story)
+			}
+			return nil, err
+		}
+	}
+
+	// One worker per story: the lock a live worker holds, and any live
+	// session (a worker that has not taken the lock yet). Sessions whose
+	// worker has exited (kept by remain-on-exit) are removed.
+	all, err := o.Tmux.StorySessions(ctx, o.Story)
+	if err != nil {
+		return nil, err
+	}
+	var sessions []string
+	for _, s := range all {
+		if alive, _ := o.Tmux.Panes(ctx, s); alive {
+			sessions = append(sessions, s)
+		} else if err := o.Tmux.KillSession(ctx, s); err != nil { // kept by remain-on-exit
+			return nil, err
+		}
+	}
+	pid, held, err := runs.WorkerLock(o.Root, o.Story, true)
+	if err != nil {
+		return nil, err
+	}
+	if held || len(sessions) > 0 {
+		e := &RunningError{Story: o.Story, PID: pid}
+		if len(sessions) > 0 {
+			e.Session = sessions[len(sessions)-1]
+		}
+		return nil, e
+	}
+	// A dependent story builds on its blockers' work.
+	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base); err != nil {
+		return nil, err
+	}
+	wargs, err := o.Worker.Args()
+	if err != nil {
+		return nil, store.Usagef("%v", err)
+	}
+
+	started, err := launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
+		tmux: o.Tmux, env: o.Env, extraEnv: o.Env2, now: o.Now, wait: o.Wait, args: wargs})
+	if started != nil {
+		started.Base = o.Worker.Base
+	}
+	return started, err
+}
+
+// launchSpec is what launch starts: a worker or an epic runner.
+type launchSpec struct {
+	kind       runs.Kind
+	id         string
+	root       string
+	sessionDir string
+	self       string
+	tmux       *Tmux
+	env        func(string) string
+	extraEnv   []string
+	now        func() time.Time
+	wait       time.Duration
+	args       []string // after <id> --output-file F --session S
+}
+
+// launch starts `<self> worker|epic-runner <id> --output-file <file>
+// --session <name> <args>` in a detached tmux session and waits until it
+// holds its lock (or died: *StartError). Unset, self is runs.SelfPath, now
+// time.Now and wait DefaultStartWait.
+func launch(ctx context.Context, l launchSpec) (*Started, error) {
+	if l.self == "" {
+		var err error
+		if l.self, err = runs.SelfPath(l.env); err != nil {
+			return nil, err
+		}
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	if l.wait <= 0 {
+		l.wait = DefaultStartWait
+	}
+	if err := os.MkdirAll(l.sessionDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", l.sessionDir, err, runs.EnvSessionDir)
+	}
+	session := runs.KindSessionName(l.kind, l.id, l.now())
+	out := runs.OutputFile(l.sessionDir, session)
+	st := &Started{Session: session, OutputFile: out, EventsFile: runs.EventsFile(out), Attach: l.tmux.AttachCommand(session)}
+	cmd := runs.CommandWorker
+	if l.kind == runs.KindEpic {
+		st.Epic, cmd = l.id, runs.CommandEpicRunner
+	} else {
+		st.Story = l.id
+	}
+	argv := append([]string{l.self, cmd, l.id, "--output-file", out, "--session", session}, l.args...)
+	env := []string{runs.EnvSessionDir + "=" + l.sessionDir, runs.EnvSession + "=" + session}
+	for _, k := range forwardedEnv() {
+		if v := runs.Getenv(l.env, k); v != "" && !strings.ContainsAny(v, "\n\x00") {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, l.extraEnv...)
+	if err := l.tmux.NewSession(ctx, session, l.root, env, argv); err != nil {
+		return nil, fmt.Errorf("start tmux session %s: %w", session, err)
+	}
+	return st, waitStarted(ctx, l.tmux, st, l.wait)
+}
+
+// preflight refuses a run that cannot work (*RefusedError), before
+// anything is created, and returns the workspace it read.
+func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
+	reasons := p.Programs(ctx)
+	ws, err := p.load()
+	if err != nil {
+		return nil, err
+	}
+	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
+	if len(reasons) > 0 {
+		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
+	}
+	return ws, nil
+}
+
+// storyExists checks that the story's folder and story.json are there.
+func storyExists(root, story string) error {
+	rel := store.StoryFileRel(story)
+	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	if err == nil && fi.Mode().IsRegular() {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	return store.Usagef("no story %q in %s: %s does not exist (`saga-lsp status` lists the stories; `saga-lsp new story %s --title …` creates it)",
+		story, root, rel, story)
+}
+
+// waitStarted polls the events file until the worker holds its lock (or
+// got past it), ends, or its session dies; at most wait. A worker that has
+// not reported by then is taken as starting slowly.
+func waitStarted(ctx context.Context, t *Tmux, st *Started, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		sum := runs.ReadRun(st.EventsFile)
+		if sum != nil {
+			st.PID = sum.PID
+			if sum.Ended {
+				if sum.ExitCode != nil && *sum.ExitCode == 0 {
+					st.Finished = true
+					return nil
+				}
+				return startError(st, sum.ExitCode)
+			}
+			if sum.Locked {
+				return nil
+			}
+		}
+		if alive, _ := t.Panes(ctx, st.Session); !alive {
+			// Read once more: the worker may have written its end just
+			// before the session closed.
+			if sum = runs.ReadRun(st.EventsFile); sum != nil && sum.Ended && sum.ExitCode != nil && *sum.ExitCode == 0 {
+				st.Finished = true
+				return nil
+			}
+			var code *int
+			if sum != nil {
+				code = sum.ExitCode
+			}
+			// A session kept after its pane died (remain-on-exit) goes too.
+			_ = t.KillSession(context.WithoutCancel(ctx), st.Session)
+			return startError(st, code)
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func startError(st *Started, code *int) error {
+	return &StartError{Story: st.Story, Epic: st.Epic, Session: st.Session, OutputFile: st.OutputFile,
+		Output: tail(st.OutputFile, 64<<10), ExitCode: code}
+}
+
+// tail reads at most the last n bytes of a file ("" when unreadable).
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		if _, err := f.Seek(fi.Size()-n, io.SeekStart); err != nil {
+			return ""
+		}
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, n))
+	return string(b)
+}

@@ -1,0 +1,298 @@
+package control
+
+// `saga-lsp status [<story>]`: stories with their tasks in Claude Code's
+// TaskList form, the worker state (from its lock, its tmux session and its
+// events file) and the PR. While a worker runs, statuses come from the
+// story's worktree copy, where the worker writes.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Worker states (WorkerInfo.State) beside runs.StateStarting (a session or
+// process exists, the lock is not taken yet) and runs.StateRunning (the
+// worker holds its lock). A finished run's state is its worker.end status:
+// completed, failed, timeout, blocked or stopped.
+const (
+	StateIdle = "idle" // no run recorded in the session folder
+	StateDied = "died" // the last run ended without a worker.end event (killed)
+)
+
+// WorkerInfo is the state of a story's worker.
+type WorkerInfo struct {
+	Running    bool    `json:"running"`
+	PID        int     `json:"pid"`        // 0 when unknown
+	Session    string  `json:"session"`    // tmux session of the running or last run
+	OutputFile string  `json:"outputFile"` // its human log
+	State      string  `json:"state"`      // idle, starting, running, died, or the last run's worker.end status
+	Cycle      int     `json:"cycle"`      // the current (or last) headless run, 0 before the first
+	ExitCode   *int    `json:"exitCode"`   // the last run's exit code; null while running or unknown
+	Started    string  `json:"started"`    // RFC 3339 time of worker.start, "" when unknown
+	Bash       string  `json:"bash"`       // how Bash ran: sandboxed, unsandboxed, off; "" when unknown
+	DryRun     bool    `json:"dryRun"`     // the simulated agent stood in for Claude Code
+	Cost       float64 `json:"cost"`       // USD the runs reported
+}
+
+// TaskStatus is one task in TaskList form.
+type TaskStatus struct {
+	ID        string   `json:"id"`
+	Subject   string   `json:"subject"`
+	Status    string   `json:"status"`
+	BlockedBy []string `json:"blockedBy"` // unfinished blockers only, as in TaskList
+	// Broken is set for a task file that is no task (empty, unreadable,
+	// unparsable or schema-invalid): never shown as one.
+	Broken *BrokenFile `json:"broken,omitempty"`
+	// Check is the last result of the task's checks in the last run
+	// (check.end), when it has one.
+	Check *CheckStatus `json:"check,omitempty"`
+}
+
+// BrokenFile is why a file is not what it should be: its first finding.
+type BrokenFile struct {
+	Code    string `json:"code"`
+	Problem string `json:"problem"` // as `check` prints it: path:line:col: severity: message [code]
+}
+
+// CheckStatus is a task's last check result.
+type CheckStatus struct {
+	Command    string `json:"command"`
+	Passed     bool   `json:"passed"`
+	ExitCode   int    `json:"exitCode"`
+	TimedOut   bool   `json:"timedOut"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// StoryStatus is one story's line (and, on request, its tasks).
+type StoryStatus struct {
+	ID       string       `json:"id"`
+	Title    string       `json:"title"`
+	Status   string       `json:"status"` // as the tasks show it (Story.EffectiveStatus)
+	Done     int          `json:"done"`
+	Total    int          `json:"total"`
+	Epic     string       `json:"epic"`
+	PR       string       `json:"pr"`
+	Branch   string       `json:"branch"`
+	Worktree string       `json:"worktree"`
+	Worker   WorkerInfo   `json:"worker"`
+	Tasks    []TaskStatus `json:"tasks,omitzero"` // only when asked for
+
+	// FromWorktree is set when the statuses come from the worktree copy.
+	FromWorktree bool `json:"-"`
+}
+
+// Status is the result of GetStatus.
+type Status struct {
+	Stories []StoryStatus `json:"stories"`
+
+	single     bool
+	epicTitles map[string]string
+}
+
+// StatusOptions configure GetStatus.
+type StatusOptions struct {
+	Root       string
+	Story      string // one story (with its tasks); "" for every story
+	Tasks      bool   // include tasks for every story
+	SessionDir string // default SessionDir(Env)
+	Tmux       *Tmux  // default FindTmux(Env); sessions are not listed without tmux
+	Env        func(string) string
+	Parser     *store.Parser // default store.NewParser()
+}
+
+// GetStatus reads the stories, their worktree copies, tmux sessions, worker
+// locks and events files. An unknown or invalid story is a *UsageError.
+func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
+	p := o.Parser
+	if p == nil {
+		var err error
+		if p, err = store.NewParser(); err != nil {
+			return nil, err
+		}
+	}
+	if o.SessionDir == "" {
+		o.SessionDir = runs.SessionDir(o.Env)
+	}
+	var sessions map[string][]string
+	t := o.Tmux
+	if t == nil {
+		var err error
+		if t, err = FindTmux(ctx, o.Env); err != nil && !errors.Is(err, ErrNoTmux) {
+			return nil, err
+		}
+	}
+	if t != nil {
+		names, err := t.Sessions(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sessions = groupSessions(names, runs.KindStory)
+	}
+	res := &Status{Stories: []StoryStatus{}, epicTitles: map[string]string{}}
+	if o.Story != "" {
+		if err := store.CheckName("story name", o.Story, true, false); err != nil {
+			return nil, err
+		}
+		if err := storyExists(o.Root, o.Story); err != nil {
+			return nil, err
+		}
+		s, err := p.LoadStory(o.Root, o.Story)
+		if err != nil {
+			return nil, store.Usagef("%v", err)
+		}
+		res.single = true
+		res.Stories = append(res.Stories, storyStatus(p, o.Root, s, true, runs.Latest(o.SessionDir, runs.KindStory, o.Story), sessions[o.Story]))
+		return res, nil
+	}
+	ws, err := p.Load(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	all := runs.ListRuns(o.SessionDir, runs.KindStory)
+	for _, id := range ws.SortedStoryIDs() {
+		var last *runs.Run
+		if rs := all[id]; len(rs) > 0 {
+			last = runs.ReadRun(rs[len(rs)-1].EventsFile)
+		}
+		res.Stories = append(res.Stories, storyStatus(p, o.Root, ws.Story(id), o.Tasks, last, sessions[id]))
+	}
+	for _, id := range ws.SortedEpicIDs() {
+		res.epicTitles[id] = ws.Epic(id).Title
+	}
+	// Grouped by epic (epics by id, standalone stories last), then by id.
+	slices.SortStableFunc(res.Stories, func(a, b StoryStatus) int {
+		switch {
+		case a.Epic == b.Epic:
+			return strings.Compare(a.ID, b.ID)
+		case a.Epic == "":
+			return 1
+		case b.Epic == "":
+			return -1
+		}
+		return strings.Compare(a.Epic, b.Epic)
+	})
+	return res, nil
+}
+
+// storyView returns the story as its worktree copy has it when the worker
+// made one (in store.WorktreeDir), else main.
+func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, bool) {
+	wt := store.WorktreeDir(root, main.ID)
+	if fi, err := os.Stat(filepath.Join(wt, ".saga", "stories", main.ID)); err == nil && fi.IsDir() {
+		if s, err := p.LoadStory(wt, main.ID); err == nil {
+			return s, true
+		}
+	}
+	return main, false
+}
+
+func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
+	view, fromWT := storyView(p, root, main)
+	st := StoryStatus{
+		ID: main.ID, Title: first(view.Title, main.Title), Status: view.EffectiveStatus(),
+		Done: view.Done(), Total: len(view.Tasks), Epic: main.EpicID(),
+		PR: first(view.PR, main.PR), Branch: first(view.Branch, main.Branch), Worktree: first(view.Worktree, main.Worktree),
+		FromWorktree: fromWT,
+	}
+	if st.PR == "" && last != nil {
+		st.PR = last.PR
+	}
+	st.Worker = workerInfo(root, main.ID, last, sessions)
+	if withTasks {
+		st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
+		for _, t := range view.Tasks {
+			ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
+			if d, broken := t.File.Broken(); broken {
+				ts.Broken = &BrokenFile{Code: string(d.Code), Problem: d.String()}
+			}
+			if c, ok := last.CheckOf(t.ID); ok {
+				ts.Check = &CheckStatus{Command: c.Command, Passed: c.Passed, ExitCode: c.ExitCode, TimedOut: c.TimedOut, DurationMs: c.DurationMs}
+			}
+			for _, b := range t.BlockedBy {
+				if bt := view.Task(b.ID); (bt != nil && bt.Status == store.StatusCompleted) || slices.Contains(ts.BlockedBy, b.ID) {
+					continue
+				}
+				ts.BlockedBy = append(ts.BlockedBy, b.ID)
+			}
+			st.Tasks = append(st.Tasks, ts)
+		}
+	}
+	return st
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// workerInfo combines the worker lock, the story's live tmux sessions
+// (oldest first) and its newest events file.
+func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInfo {
+	w := WorkerInfo{State: StateIdle}
+	// The live session: the newest one not known to have ended.
+	live := ""
+	for _, s := range slices.Backward(sessions) {
+		if last != nil && last.Session == s && last.Ended {
+			continue
+		}
+		live = s
+		break
+	}
+	useRun := func() {
+		w.Session, w.OutputFile, w.Cycle = last.Session, last.OutputFile, last.Cycle
+		w.Bash, w.DryRun, w.Cost = last.Bash, last.DryRun, last.Cost
+		if !last.Started.IsZero() {
+			w.Started = last.Started.UTC().Format(time.RFC3339)
+		}
+	}
+	lockPID, held, err := runs.WorkerLock(root, story, false)
+	switch {
+	case err == nil && held:
+		w.Running, w.PID, w.State = true, lockPID, runs.StateRunning
+		if last != nil && !last.Ended && (last.PID == lockPID || lockPID == 0) {
+			useRun()
+			if w.PID == 0 {
+				w.PID = last.PID
+			}
+		} else {
+			w.Session = live
+		}
+	case last != nil && !last.Ended && runs.ProcessAlive(last.PID):
+		// Before the lock step, or after the lock's release while the
+		// worker writes its end.
+		w.Running, w.PID, w.State = true, last.PID, runs.StateStarting
+		if last.Locked {
+			w.State = runs.StateRunning
+		}
+		useRun()
+	case live != "":
+		w.Running, w.State, w.Session = true, runs.StateStarting, live
+		if last != nil && last.Session == live {
+			useRun()
+			w.PID = last.PID
+		}
+	case last == nil:
+	case last.Ended:
+		useRun()
+		w.PID, w.State, w.ExitCode = last.PID, last.State, last.ExitCode
+		if w.State == "" {
+			w.State = "ended"
+		}
+	default:
+		useRun()
+		w.PID, w.State = last.PID, StateDied
+	}
+	return w
+}

@@ -1,0 +1,187 @@
+package control
+
+// The text form of `saga-lsp status`: TaskList's lines for tasks, one line
+// per story grouped by epic.
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
+)
+
+// WriteText prints the status: one story with header and tasks, or every
+// story grouped by epic (with tasks when they were asked for).
+func (s *Status) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if s.single && len(s.Stories) == 1 {
+		writeStoryText(&b, s.Stories[0])
+	} else {
+		s.writeListText(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeStoryText(b *strings.Builder, st StoryStatus) {
+	fmt.Fprintf(b, "%s — %s\n", st.ID, st.Title)
+	from := ""
+	if st.FromWorktree {
+		from = " (from the worktree)"
+	}
+	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", st.Status, st.Done, st.Total, from)
+	if st.Epic != "" {
+		fmt.Fprintf(b, "epic:     %s\n", st.Epic)
+	}
+	if st.PR != "" {
+		fmt.Fprintf(b, "PR:       %s\n", st.PR)
+	}
+	if st.Branch != "" {
+		fmt.Fprintf(b, "branch:   %s\n", st.Branch)
+	}
+	if st.Worktree != "" {
+		fmt.Fprintf(b, "worktree: %s\n", st.Worktree)
+	}
+	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
+	if st.Worker.OutputFile != "" {
+		fmt.Fprintf(b, "output:   %s\n", st.Worker.OutputFile)
+	}
+	if len(st.Tasks) > 0 {
+		b.WriteString("\n")
+		writeTasksText(b, st.Tasks, "")
+	} else if st.Total == 0 {
+		fmt.Fprintf(b, "\nno tasks: add one with `saga-lsp new task %s <id> --subject …`\n", st.ID)
+	}
+}
+
+// writeTasksText prints TaskList's text form:
+// #<id> [<status>] <subject> [blocked by #a, #b]; a broken task file
+// #<id> [broken: <code>] <its finding>.
+func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
+	for _, t := range tasks {
+		if t.Broken != nil {
+			fmt.Fprintf(b, "%s#%s [broken: %s] %s\n", indent, t.ID, t.Broken.Code, t.Broken.Problem)
+			continue
+		}
+		status := t.Status
+		if status == "" {
+			status = "unknown"
+		}
+		fmt.Fprintf(b, "%s#%s [%s] %s", indent, t.ID, status, t.Subject)
+		if len(t.BlockedBy) > 0 {
+			b.WriteString(" [blocked by #" + strings.Join(t.BlockedBy, ", #") + "]")
+		}
+		if c := t.Check; c != nil {
+			if c.Passed {
+				b.WriteString(" · ✓ checks")
+			} else {
+				how := fmt.Sprintf("exit status %d", c.ExitCode)
+				if c.TimedOut {
+					how = "timed out"
+				}
+				fmt.Fprintf(b, " · ✗ check failed: %s (%s)", c.Command, how)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+func (s *Status) writeListText(b *strings.Builder) {
+	if len(s.Stories) == 0 {
+		b.WriteString("no stories: create one with `saga-lsp new story <name> --title …`\n")
+		return
+	}
+	width, swidth := 0, 0
+	for _, st := range s.Stories {
+		width = max(width, len(st.ID))
+		swidth = max(swidth, len(st.Status)+2)
+	}
+	group := "\x00"
+	for _, st := range s.Stories {
+		if st.Epic != group {
+			if group != "\x00" {
+				b.WriteString("\n")
+			}
+			group = st.Epic
+			switch title, ok := s.epicTitles[st.Epic]; {
+			case st.Epic == "":
+				b.WriteString("(no epic)\n")
+			case ok && title != "":
+				fmt.Fprintf(b, "%s — %s\n", st.Epic, title)
+			default:
+				fmt.Fprintf(b, "%s\n", st.Epic)
+			}
+		}
+		fmt.Fprintf(b, "  %-*s %-*s %s  %s\n", width, st.ID, swidth, "["+st.Status+"]",
+			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false))
+		if len(st.Tasks) > 0 {
+			writeTasksText(b, st.Tasks, "      ")
+		}
+	}
+}
+
+// workerText describes the worker state; long adds session and start time.
+func workerText(w WorkerInfo, long bool) string {
+	var parts []string
+	if w.PID > 0 && (w.Running || long) {
+		parts = append(parts, "pid "+strconv.Itoa(w.PID))
+	}
+	if long && w.Session != "" {
+		parts = append(parts, "session "+w.Session)
+	}
+	if long && w.Started != "" {
+		if t, err := time.Parse(time.RFC3339, w.Started); err == nil {
+			parts = append(parts, "started "+clock(t))
+		}
+	}
+	if long && w.DryRun {
+		parts = append(parts, "dry run")
+	}
+	if long && w.Bash != "" {
+		parts = append(parts, "Bash "+w.Bash)
+	}
+	if long && w.Cost > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", w.Cost))
+	}
+	if w.Cycle > 0 {
+		parts = append(parts, "cycle "+strconv.Itoa(w.Cycle))
+	}
+	details := ""
+	if len(parts) > 0 {
+		details = " (" + strings.Join(parts, ", ") + ")"
+	}
+	switch w.State {
+	case runs.StateRunning, runs.StateStarting:
+		return w.State + details
+	case StateIdle:
+		return "not running"
+	case StateDied:
+		if !long {
+			return "not running; last run died"
+		}
+		return "not running; the last run ended without a result (killed?)" + details
+	}
+	if w.ExitCode != nil {
+		parts = append([]string{"exit " + strconv.Itoa(*w.ExitCode)}, parts...)
+	}
+	if !long {
+		parts = parts[:min(len(parts), 1)]
+	}
+	details = ""
+	if len(parts) > 0 {
+		details = " (" + strings.Join(parts, ", ") + ")"
+	}
+	return "not running; last run " + w.State + details
+}
+
+// clock shows a time of today as 15:04:05, else with its date.
+func clock(t time.Time) string {
+	t = t.Local()
+	if y, m, d := time.Now().Date(); t.Year() == y && t.Month() == m && t.Day() == d {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04")
+}

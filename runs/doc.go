@@ -1,0 +1,23 @@
+// Package runs owns the run protocol: the contract between the programs that
+// run stories (the worker, `run`/`stop`/`status`, the language server, the
+// epic runner, the hook). It is on-disk and process state, so it lives under
+// store and imports nothing above it.
+//
+// What it owns, spelled nowhere else:
+//   - the session: tmux session names saga-story-<story>-<unixMillis> and
+//     saga-epic-<epic>-<unixMillis>, the session dir ($SAGA_SESSION_DIR,
+//     default /tmp/saga-sessions), the output file <session>.log and the
+//     events file <output file>.events.jsonl;
+//   - the SAGA_* environment a worker sets for its headless runs and hands to
+//     tmux (Claude Code's own variable names live in claudecode);
+//   - the worker's command line (WorkerFlags: flags, defaults, argv);
+//   - what a worker's or an epic runner's process takes from where it was
+//     started, with its defaults (Process: log, session, environment, clock);
+//   - the typed event records (Event, the Kind* and Step* names) and their one
+//     writer (Writer);
+//   - the one reader that folds an events file into a run's state (Run,
+//     Tail, ReadRun), used by status, the language server and the epic
+//     runner alike;
+//   - listing the runs of a session dir;
+//   - worker lock names and pid liveness.
+package runs

@@ -1,0 +1,367 @@
+// Package epicrunner runs an epic (design.md §11): a deterministic
+// scheduler, no model involved, that starts the epic's stories in
+// dependency order — at most K at once, a slot refilled as soon as a story
+// ends — each as an ordinary story worker in its own tmux session
+// (control.StartStory, so a dependent story starts on its blockers'
+// branches exactly as `saga-lsp run <story>` would). A story that ends
+// failed, blocked, timed out or stopped holds its dependents; the run ends
+// when nothing runs and nothing can start.
+//
+// The runner's state is re-derived from disk, git, worker locks and events
+// files (control.EpicState) at every step, never kept only in its memory:
+// `run <epic>` again after a crash, a reboot or a stop resumes — live
+// workers are followed, finished stories are not run again, the rest is
+// scheduled.
+package epic
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// stepEpic labels the runner's own steps in its log.
+const stepEpic = "epic"
+
+// Exit codes of a runner (issue: epic runs).
+const (
+	ExitCompleted = 0 // every story completed
+	ExitFailed    = 1 // a story failed (or the runner could not run)
+	ExitLimit     = 2 // a limit stopped it: the cost cap, a story's max cycles or time
+	ExitBlocked   = 3 // a story is blocked, or held
+)
+
+// Options configure a runner.
+type Options struct {
+	Epic string
+	Dir  string // where the runner was started; the workspace root is found from it
+	runs.EpicFlags
+	Worker runs.WorkerFlags // handed to every story's worker
+	runs.Process
+	Self string // the saga-lsp binary the workers run
+
+	// Tick bounds how long a change can go unseen when file events are
+	// missed (default 250 ms).
+	Tick time.Duration
+}
+
+// runner is one runner's state: what it cannot derive from disk (which
+// stories it has seen running, so each end is reported once; conflicts
+// and refusals it met starting a story).
+type runner struct {
+	o         Options
+	root      string
+	parser    *store.Parser
+	log       *runs.Log
+	since     time.Time
+	seen      map[string]string // story → last state reported
+	conflicts map[string][]string
+	refused   map[string]string
+	capped    bool
+}
+
+// Run runs the epic to its end and returns the exit code. Cancelling ctx
+// (SIGINT, SIGTERM, `saga-lsp stop <epic>`) stops every running story of
+// the epic, then the runner ends with epic.end stopped.
+func Run(ctx context.Context, o Options) int {
+	o.defaults()
+	l, err := o.OpenLog("", o.Epic)
+	if err != nil {
+		fmt.Fprintf(o.Stdout, "saga-lsp epic-runner: error: %v\n", err)
+		return ExitFailed
+	}
+	defer l.Close()
+	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
+		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, o.After))
+	status, code, st := r.execute(ctx)
+	done, total, cost := 0, 0, 0.0
+	if st != nil {
+		done, total, cost = st.Done, st.Total, st.Cost
+	}
+	msg := fmt.Sprintf("epic %s %s: %d/%d stories, $%.2f, exit %d", o.Epic, status, done, total, cost, code)
+	if st != nil && done < total {
+		var left []string
+		for _, s := range st.Stories {
+			if s.State != runs.StatusCompleted {
+				left = append(left, s.ID+" ("+s.State+")")
+			}
+		}
+		msg += "; left: " + strings.Join(left, ", ")
+	}
+	l.Emit(runs.Event{Event: runs.KindEpicEnd, Status: status, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total), Cost: runs.Float(cost), Message: msg}, msg)
+	return code
+}
+
+func (o *Options) defaults() {
+	o.EpicFlags = o.EpicFlags.WithDefaults()
+	o.Process.Fill(runs.KindEpic, o.Epic)
+	if o.Tick <= 0 {
+		o.Tick = 250 * time.Millisecond
+		if o.After == runs.AfterMerged {
+			o.Tick = o.EpicFlags.PollInterval()
+		}
+	}
+}
+
+// execute holds the runner's lock and schedules until the end.
+func (r *runner) execute(ctx context.Context) (status string, code int, st *control.EpicStatus) {
+	var err error
+	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
+		r.log.Error(stepEpic, "%v", err)
+		return runs.StatusFailed, ExitFailed, nil
+	}
+	if r.parser, err = store.NewParser(); err != nil {
+		r.log.Error(stepEpic, "%v", err)
+		return runs.StatusFailed, ExitFailed, nil
+	}
+	lock, ok, err := store.TryLock(r.root, runs.EpicLockName(r.o.Epic))
+	switch {
+	case err != nil:
+		r.log.Error(stepEpic, "%v", err)
+		return runs.StatusFailed, ExitFailed, nil
+	case !ok:
+		pid, _ := store.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
+		r.log.Error(stepEpic, "another runner (pid %d) is running epic %s: follow it with `saga-lsp follow %s`", pid, r.o.Epic, r.o.Epic)
+		return runs.StatusFailed, ExitFailed, nil
+	}
+	defer lock.Unlock()
+
+	wake, stopWatch := r.watch()
+	defer stopWatch()
+	tick := time.NewTicker(r.o.Tick)
+	defer tick.Stop()
+	for {
+		st, err = r.state(ctx)
+		if err != nil {
+			r.log.Error(stepEpic, "%v", err)
+			return runs.StatusFailed, ExitFailed, st
+		}
+		r.report(st)
+		if ctx.Err() != nil {
+			return r.stop(st)
+		}
+		started := r.schedule(ctx, st)
+		if started == 0 && len(st.Running) == 0 && r.nothingCanStart(st) {
+			status, code = r.outcome(st)
+			return status, code, st
+		}
+		if started > 0 {
+			continue // look again at once: the next slot may be free too
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// state derives every story's state now.
+func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
+	ws, err := r.parser.Load(r.root)
+	if err != nil {
+		return nil, err
+	}
+	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
+		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser})
+	if err != nil {
+		return nil, err
+	}
+	for i := range st.Stories {
+		s := &st.Stories[i]
+		if _, ok := r.refused[s.ID]; ok && s.State != control.EpicRunning && s.State != runs.StatusCompleted {
+			s.State = runs.StatusFailed // it could not start (reported then)
+		}
+	}
+	return st, nil
+}
+
+// report announces every story whose state moved since the last step: a
+// start, an end, a hold.
+func (r *runner) report(st *control.EpicStatus) {
+	for _, s := range st.Stories {
+		was := r.seen[s.ID]
+		if was == s.State {
+			continue
+		}
+		r.seen[s.ID] = s.State
+		switch s.State {
+		case control.EpicRunning:
+			if was == "" {
+				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base},
+					fmt.Sprintf("%s: running (session %s) — followed from an earlier run", s.ID, s.Session))
+			}
+		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
+			if was == control.EpicRunning || was == control.EpicReady {
+				r.log.Emit(runs.Event{Event: runs.KindStoryEnd, Story: s.ID, Status: s.State, PR: s.PR, Cost: runs.Float(s.Cost)},
+					fmt.Sprintf("%s: %s (%d/%d tasks)", s.ID, s.State, s.Done, s.Total))
+			}
+		case control.EpicHeld:
+			msg := fmt.Sprintf("%s: held by %s", s.ID, strings.Join(s.HeldBy, ", "))
+			if len(s.Conflicts) > 0 {
+				msg += "; their branches conflict in " + strings.Join(s.Conflicts, ", ")
+			}
+			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts}, msg)
+		}
+	}
+	if !r.capped && r.o.MaxCost > 0 && st.Cost >= r.o.MaxCost {
+		r.capped = true
+		var left []string
+		for _, s := range st.Stories {
+			if s.State != runs.StatusCompleted && s.State != control.EpicRunning {
+				left = append(left, s.ID)
+			}
+		}
+		r.log.Emit(runs.Event{Event: runs.KindEpicCap, Cost: runs.Float(st.Cost), By: left},
+			fmt.Sprintf("the epic's runs cost $%.2f, reaching --max-cost $%.2f: no story and no run starts any more; left: %s",
+				st.Cost, r.o.MaxCost, strings.Join(left, ", ")))
+	}
+}
+
+// schedule starts ready stories, in plan's order, while slots are free.
+func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started int) {
+	if r.capped || ctx.Err() != nil {
+		return 0
+	}
+	slots := r.o.MaxParallel - len(st.Running)
+	for _, s := range st.Stories {
+		if slots <= 0 {
+			break
+		}
+		if s.State != control.EpicReady {
+			continue
+		}
+		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
+		res, err := control.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
+			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, Env2: env, Now: r.o.Now})
+		var ce *control.ConflictError
+		var re *control.RunningError
+		switch {
+		case errors.As(err, &ce):
+			r.conflicts[s.ID] = ce.Files
+		case errors.As(err, &re):
+			// Started by someone else meanwhile: followed from the next step.
+		case err != nil:
+			r.refused[s.ID] = err.Error()
+			r.log.Warn(stepEpic, "%s: could not start: %v", s.ID, err)
+		default:
+			started++
+			slots--
+			r.seen[s.ID] = control.EpicRunning
+			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base},
+				fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID))
+		}
+	}
+	return started
+}
+
+// nothingCanStart tells whether no story is ready (or the cap forbids
+// starting one).
+func (r *runner) nothingCanStart(st *control.EpicStatus) bool {
+	if r.capped {
+		return true
+	}
+	if len(st.AwaitingMerge) > 0 {
+		return false // dependents start once those PRs merge
+	}
+	for _, s := range st.Stories {
+		if s.State == control.EpicReady {
+			return false
+		}
+	}
+	return true
+}
+
+// outcome is the runner's end: exit 1 if any story failed, else 3 if any
+// was blocked or held, else 2 if a limit stopped it, else 0.
+func (r *runner) outcome(st *control.EpicStatus) (string, int) {
+	has := func(states ...string) bool {
+		return slices.ContainsFunc(st.Stories, func(s control.EpicStory) bool { return slices.Contains(states, s.State) })
+	}
+	switch {
+	case has(runs.StatusFailed):
+		return runs.StatusFailed, ExitFailed
+	case has(runs.StatusBlocked, control.EpicHeld, runs.StatusStopped):
+		return runs.StatusBlocked, ExitBlocked
+	case r.capped || has(runs.StatusTimeout):
+		return runs.StatusTimeout, ExitLimit
+	case st.Done < st.Total:
+		return runs.StatusBlocked, ExitBlocked // waiting on something that never ends (a dangling blocker)
+	}
+	return runs.StatusCompleted, ExitCompleted
+}
+
+// stop ends every running story of the epic (each cleans up as a stopped
+// story run does) and reports the runner stopped.
+func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus) {
+	r.log.Step(stepEpic, "stopping: %d running stories", len(st.Running))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for _, id := range st.Running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env}); err != nil {
+				r.log.Warn(stepEpic, "stop %s: %v", id, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if now, err := r.state(ctx); err == nil {
+		r.report(now)
+		st = now
+	}
+	return runs.StatusStopped, ExitFailed, st
+}
+
+// watch wakes the loop when the session dir changes (a worker's events, a
+// new run) — a story's end is seen in milliseconds, not at the next tick.
+func (r *runner) watch() (<-chan struct{}, func()) {
+	wake := make(chan struct{}, 1)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		r.log.Warn(stepEpic, "file watching unavailable (%v); polling every %s", err, r.o.Tick)
+		return wake, func() {}
+	}
+	if err := os.MkdirAll(r.o.SessionDir, 0o755); err == nil {
+		_ = w.Add(r.o.SessionDir)
+	}
+	own := runs.EventsFile(r.o.OutputFile) // its own writes wake nobody
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if runs.IsEventsFile(filepath.Base(ev.Name)) && ev.Name != own {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return wake, func() { close(done); w.Close() }
+}

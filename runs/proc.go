@@ -1,0 +1,124 @@
+package runs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
+	"golang.org/x/sys/unix"
+)
+
+// WorkerLockName is the flock a live worker holds for its story, for its
+// whole life (shared by all worktrees of the repository).
+func WorkerLockName(story string) string { return "worker-" + story }
+
+// EpicLockName is the flock a live epic runner holds.
+func EpicLockName(epic string) string { return "epic-" + epic }
+
+// WorkerHolder returns the pid recorded by the holder of the story's worker
+// lock, 0 when it is free.
+func WorkerHolder(root, story string) (int, error) {
+	return store.LockHolder(root, WorkerLockName(story))
+}
+
+// ProcessAlive reports whether pid is a live (not zombie) process.
+func ProcessAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+		return false
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// Subcommands whose processes LooksLike recognises.
+const (
+	CommandWorker     = "worker"
+	CommandEpicRunner = "epic-runner"
+)
+
+// LooksLike checks, where /proc exists, that pid runs saga-lsp's
+// subcommand for id: a pid read from an old events file may have been
+// reused by another program.
+func LooksLike(pid int, subcommand, id string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		_, statErr := os.Stat("/proc/self/cmdline")
+		return statErr != nil // no /proc: cannot tell
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	return slices.Contains(args, id) && (slices.Contains(args, subcommand) || slices.Contains(args, "--"+subcommand))
+}
+
+// LooksLikeWorker is LooksLike for a story's worker.
+func LooksLikeWorker(pid int, story string) bool { return LooksLike(pid, CommandWorker, story) }
+
+// Alive tells whether the run's process still runs (and is what the run
+// says it is).
+func (r *Run) Alive() bool {
+	if r.PID <= 0 || !ProcessAlive(r.PID) {
+		return false
+	}
+	if r.Epic != "" {
+		return LooksLike(r.PID, CommandEpicRunner, r.Epic)
+	}
+	return LooksLikeWorker(r.PID, r.Story)
+}
+
+// WorkerLockFile is the story's worker lock file, for messages.
+func WorkerLockFile(root, story string) string {
+	dir, err := store.LockDir(root)
+	if err != nil {
+		return WorkerLockName(story) + ".lock"
+	}
+	return filepath.Join(dir, WorkerLockName(story)+".lock")
+}
+
+// WorkerLock reports whether the story's worker lock is held, and the
+// holder's pid when recorded. Non-strict, a lock without a recorded holder
+// counts as free without being probed, so reading the state never makes a
+// worker that starts at that moment fail its own TryLock; strict (before
+// starting or stopping a worker) always probes with TryLock.
+func WorkerLock(root, story string, strict bool) (pid int, held bool, err error) {
+	return probeLock(root, WorkerLockName(story), strict)
+}
+
+// EpicLock is WorkerLock for an epic's runner.
+func EpicLock(root, epic string, strict bool) (pid int, held bool, err error) {
+	return probeLock(root, EpicLockName(epic), strict)
+}
+
+func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
+	pid, err = store.LockHolder(root, name)
+	if err != nil {
+		return 0, false, err
+	}
+	if pid == 0 && !strict {
+		return 0, false, nil
+	}
+	l, ok, err := store.TryLock(root, name)
+	if err != nil {
+		return 0, false, err
+	}
+	if ok {
+		// Free: the recorded pid (if any) was a dead holder's; Unlock
+		// clears it.
+		_ = l.Unlock()
+		return 0, false, nil
+	}
+	if pid == 0 {
+		pid, _ = store.LockHolder(root, name)
+	}
+	return pid, true, nil
+}

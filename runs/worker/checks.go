@@ -1,0 +1,203 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Verified completion in the worker (design.md §12): before any agent runs,
+// the worker reads with git the checks that count — each task file as
+// committed where the story branch forked from its epic's base — and keeps
+// them in the session dir for the TaskCompleted hook (runs.ChecksFile); the
+// headless runs register the hook with a timeout covering the longest
+// task's checks; and before the PR goes ready every task's checks run once
+// more on the final tree.
+
+// checksMarginSeconds is added to the longest task's checks for the hook's
+// registered timeout.
+const checksMarginSeconds = 60
+
+// readChecks finds the fork point and the checks that count, and writes
+// them where the hook reads them. Without a fork point (no common history
+// with the base) the branch's head before any run of this worker stands in
+// for it.
+func (r *run) readChecks(ctx context.Context) error {
+	base := verify.EpicBase(ctx, r.repo, r.root, r.base)
+	fork, err := verify.ForkPoint(ctx, r.wtGit, "HEAD", base)
+	if err != nil {
+		head, herr := r.wtGit.Run(ctx, "rev-parse", "HEAD")
+		if herr != nil {
+			return err
+		}
+		r.j.Warn(runs.StepContext, "%v; the checks are read at the branch's head before this run (%s)", err, head)
+		fork = head
+	}
+	m, err := verify.Resolve(ctx, r.wtGit, r.o.Story, fork, nil)
+	if err != nil {
+		return err
+	}
+	path := runs.ChecksFile(r.o.SessionDir, r.o.Session)
+	if err := verify.WriteManifest(path, m); err != nil {
+		return fmt.Errorf("store the checks for the hook: %w", err)
+	}
+	r.checks, r.checksFile = m, path
+	n := 0
+	for _, tc := range m.Tasks {
+		if len(tc.Commands) > 0 {
+			n++
+		}
+	}
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: base,
+		Message: fmt.Sprintf("checks of %d task(s) read at %s, where %s forked from %s", n, verify.Short(fork), r.branch, base)},
+		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s (the fork from %s)", n, verify.Short(fork), base))
+	return nil
+}
+
+// checksTimeout is the TaskCompleted hook's registered timeout: the
+// longest task's checks and a margin.
+func (r *run) checksTimeout() int {
+	longest := time.Duration(0)
+	if r.checks != nil {
+		for _, tc := range r.checks.Tasks {
+			longest = max(longest, tc.Budget())
+		}
+	}
+	if longest == 0 {
+		return claudecode.HookTimeout
+	}
+	return int(math.Ceil(longest.Seconds())) + checksMarginSeconds
+}
+
+// countedTasks is the story's tasks with the checks that count in place of
+// the worktree copy's own, for hydration: the model reads how it is judged.
+func (r *run) countedTasks(s *store.Story) *store.Story {
+	if r.checks == nil {
+		return s
+	}
+	out := *s
+	out.Tasks = make([]*store.Task, len(s.Tasks))
+	for i, t := range s.Tasks {
+		c := *t
+		tc := r.checks.Tasks[t.ID]
+		c.Checks, c.CheckTimeout = nil, tc.Timeout()
+		for _, cmd := range tc.Commands {
+			c.Checks = append(c.Checks, store.Check{Command: cmd})
+		}
+		out.Tasks[i] = &c
+	}
+	return &out
+}
+
+// runner is how the worker runs checks: confined like the runs' Bash.
+func (r *run) runner(ctx context.Context) *verify.Runner {
+	cache, err := runs.CacheDir(r.root, r.o.Story)
+	if err != nil {
+		r.j.Warn(runs.StepEnd, "build cache: %v", err)
+		cache = ""
+	}
+	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{Bash: r.bash})
+}
+
+// finalChecks runs every task's checks on the final tree (a later task can
+// break an earlier one) and reports each result as a check.end event.
+// A task whose check fails goes back to pending (a task cannot be
+// completed while a check fails), with a journal entry naming it and the
+// command; when all pass, the digest goes into the journal. It reports
+// whether all passed and the digest.
+func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, digest string) {
+	if r.checks == nil {
+		return true, ""
+	}
+	runner := r.runner(ctx)
+	if runner.Why != "" {
+		r.j.Warn(runs.StepEnd, "checks: %s", runner.Why)
+	}
+	var results []verify.TaskResult
+	var failed []string
+	for _, t := range s.Tasks {
+		tc := r.checks.Tasks[t.ID]
+		if len(tc.Commands) == 0 {
+			continue
+		}
+		res := verify.RunTask(ctx, runner, t.ID, tc, time.Time{}, func(c verify.Result) {
+			line := fmt.Sprintf("check %s: %s — %s (%s)", t.ID, c.Command, c.Outcome(), c.Duration.Round(time.Millisecond))
+			r.j.Emit(verify.Event(t.ID, c), line)
+		})
+		results = append(results, res)
+		if f := res.Failed(); f != nil {
+			failed = append(failed, fmt.Sprintf("task %s: `%s` %s", t.ID, f.Command, f.Outcome()))
+			if t.Status == store.StatusCompleted {
+				r.backToPending(ctx, runs.StepEnd, t.ID, fmt.Sprintf("end: %s's check fails on the final tree; back to pending", t.ID))
+			}
+		}
+	}
+	if len(results) == 0 {
+		return true, ""
+	}
+	digest = verify.Digest(results)
+	if len(failed) > 0 {
+		r.journalNote(fmt.Sprintf("the final run of the checks failed, so the pull request stays a draft and the task goes back to pending: %s\n\n%s",
+			strings.Join(failed, "; "), digest))
+		r.j.Error(runs.StepEnd, "the final run of the checks failed: %s; the pull request stays a draft", strings.Join(failed, "; "))
+		return false, digest
+	}
+	r.journalNote("every task's checks passed on the final tree:\n\n" + digest)
+	r.j.Step(runs.StepEnd, "every task's checks passed on the final tree")
+	return true, digest
+}
+
+// unverify puts back to pending the tasks with checks that a run completed
+// while it was being stopped: Claude Code lets a completion through when it
+// kills the TaskCompleted hook on SIGINT, so such a completion proves
+// nothing. It is called with the statuses from before the run.
+func (r *run) unverify(ctx context.Context, before map[string]string) {
+	s, err := r.story()
+	if err != nil || r.checks == nil {
+		return
+	}
+	var reset []string
+	for _, t := range s.Tasks {
+		if t.Status != store.StatusCompleted || before[t.ID] == store.StatusCompleted || len(r.checks.Tasks[t.ID].Commands) == 0 {
+			continue
+		}
+		if r.backToPending(ctx, runs.StepLoop, t.ID, fmt.Sprintf("%s was completed while the run was being stopped, so its checks may not have run; back to pending", t.ID)) {
+			reset = append(reset, t.ID)
+		}
+	}
+	if len(reset) > 0 {
+		slices.Sort(reset)
+		r.journalNote(fmt.Sprintf("completed while the run was being stopped, so their checks may not have run; back to pending: %s", strings.Join(reset, ", ")))
+	}
+}
+
+// backToPending takes a completed task back to pending in the worktree's
+// copy and in the task list (which reconciliation would otherwise copy
+// back), and reports it.
+func (r *run) backToPending(ctx context.Context, step, task, line string) bool {
+	if err := r.setTaskStatus(ctx, task, store.StatusPending); err != nil {
+		r.j.Warn(step, "reset %s: %v", task, err)
+		return false
+	}
+	if r.listDir != "" {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err := claudecode.Update(lctx, r.listDir, task, func(t *claudecode.Task) error {
+			t.Status = claudecode.StatusPending
+			return nil
+		})
+		if err != nil {
+			r.j.Warn(step, "reset %s in the task list: %v", task, err)
+		}
+	}
+	r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: task, From: store.StatusCompleted, To: store.StatusPending, Source: runs.SourceWorktree}, line)
+	return true
+}

@@ -1,0 +1,409 @@
+package worker
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// taskTools are named in --allowedTools: Claude Code offers its Task tools
+// to current models only when asked for by name.
+const taskTools = "TaskList TaskGet TaskUpdate TaskCreate"
+
+// runResult is what one headless run ended with: its exit code and the
+// stream's final result line (claude -p exits 0 when interrupted and
+// retries API errors itself before exiting 1, so the code alone does not
+// tell).
+type runResult struct {
+	exit          int
+	haveResult    bool
+	isError       bool
+	subtype       string
+	terminal      string
+	cost          float64
+	stopRequested bool // the worker asked the run to stop (SIGINT/SIGTERM, --max-time)
+}
+
+// failure describes a run that did not end well, "" for one that did.
+func (res runResult) failure() string {
+	switch {
+	case res.exit != 0:
+		return fmt.Sprintf("exited with code %d", res.exit)
+	case !res.haveResult:
+		return "ended without a result (interrupted, or its output was cut)"
+	case res.isError:
+		why := res.subtype
+		if res.terminal != "" {
+			why += ", " + res.terminal
+		}
+		return "ended with an error result (" + why + ")"
+	}
+	return ""
+}
+
+// loop spawns headless runs until a stop rule fires; after each run the
+// agent's work is committed and pushed.
+func (r *run) loop(ctx context.Context) (status string, code int) {
+	deadline := r.started.Add(r.o.MaxDuration())
+	noProgress := 0
+	for {
+		done, total := r.progress()
+		if total > 0 && done == total {
+			return runs.StatusCompleted, ExitCompleted
+		}
+		switch {
+		case ctx.Err() != nil:
+			return runs.StatusStopped, ExitFailed
+		case r.cycles >= r.o.MaxCycles:
+			r.j.Step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
+			return runs.StatusTimeout, ExitLimit
+		case !r.o.Now().Before(deadline):
+			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
+			return runs.StatusTimeout, ExitLimit
+		case r.o.MaxCost > 0 && r.cost >= r.o.MaxCost:
+			r.j.Step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
+			return runs.StatusTimeout, ExitLimit
+		case r.epicCapped():
+			r.j.Step(runs.StepLoop, "stopping: the epic run's spend reached its --max-cost, with %d/%d tasks done", done, total)
+			return runs.StatusTimeout, ExitLimit
+		}
+		r.cycles++
+		before := r.statuses()
+		res, err := r.headless(ctx, deadline)
+		if res.stopRequested {
+			r.reconcile(context.WithoutCancel(ctx))
+			r.unverify(context.WithoutCancel(ctx), before)
+		}
+		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
+		after, _ := r.progress()
+		if ctx.Err() != nil {
+			return runs.StatusStopped, ExitFailed
+		}
+		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
+			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
+			return runs.StatusTimeout, ExitLimit
+		}
+		if err != nil {
+			r.j.Error(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
+			return runs.StatusFailed, ExitFailed
+		}
+		if why := res.failure(); why != "" {
+			r.j.Step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
+			return runs.StatusFailed, ExitFailed
+		}
+		if blocked, text := r.newBlocker(); blocked {
+			r.j.Step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
+			return runs.StatusBlocked, ExitBlocked
+		}
+		if after > done {
+			noProgress = 0
+		} else if noProgress++; noProgress >= 2 {
+			r.j.Step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
+			return runs.StatusTimeout, ExitLimit
+		}
+	}
+}
+
+// epicCapped tells whether the epic runner that started this worker
+// recorded that the epic's spend reached its cap: no story starts another
+// headless run then (the current one finishes).
+func (r *run) epicCapped() bool {
+	path := runs.Getenv(r.o.Env, runs.EnvEpicEvents)
+	if path == "" {
+		return false
+	}
+	run := runs.ReadRun(path)
+	return run != nil && run.CapReached
+}
+
+// newBlocker reports a blocker written to the journal during the runs.
+func (r *run) newBlocker() (bool, string) {
+	data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md"))
+	if err != nil {
+		return false, ""
+	}
+	blocked, text, n := store.JournalBlocker(data)
+	if blocked && n > r.blockers {
+		r.blockers = n
+		if text == "" {
+			text = "a blocker was recorded"
+		}
+		return true, text
+	}
+	return false, ""
+}
+
+// headless runs one `claude -p` in the worktree and follows its stream.
+func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, error) {
+	res := runResult{exit: 1}
+	s, err := r.story()
+	if err != nil {
+		return res, err
+	}
+	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs))
+	if r.o.DryRun {
+		bin, args = r.o.Self, append([]string{"__agent"}, args...)
+	}
+	path := lookPath(bin)
+	if path == "" {
+		return res, fmt.Errorf("%s not found: install Claude Code, set %s, or use --dry-run", bin, runs.EnvClaude)
+	}
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	cmd := exec.Command(path, args...)
+	cmd.Dir = r.wt
+	cmd.Env = append(os.Environ(), claudecode.EnvTaskListID+"="+r.listID)
+	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
+	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout()}
+	if r.checks != nil {
+		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
+	}
+	cmd.Env = append(cmd.Env, env.Vars()...)
+	// Its own process group: stopping the run reaches the hooks it spawned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return res, err
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return res, err
+	}
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
+		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
+	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
+	stopped := make(chan struct{})
+	var stopRequested atomic.Bool
+	go func() {
+		select {
+		case <-stopped:
+		case <-ctx.Done():
+			stopRequested.Store(true)
+			terminate(cmd, stopped)
+		case <-rctx.Done():
+			stopRequested.Store(true)
+			terminate(cmd, stopped)
+		}
+	}()
+	errDone := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, r.agentName()+": "+sc.Text())
+		}
+		close(errDone)
+	}()
+	res = r.follow(stdout)
+	<-errDone
+	err = cmd.Wait()
+	close(stopped)
+	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
+	r.cost += res.cost
+	done, total := r.progress()
+	r.j.Emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(res.exit), Done: runs.Int(done), Total: runs.Int(total),
+		Cost: runs.Float(res.cost), Status: res.subtype},
+		fmt.Sprintf("run %d ended with exit code %d (%s): %d/%d tasks done", r.cycles, res.exit, cmp.Or(res.subtype, "no result"), done, total))
+	return res, nil
+}
+
+func terminate(cmd *exec.Cmd, stopped <-chan struct{}) {
+	pgid := -cmd.Process.Pid
+	syscall.Kill(pgid, syscall.SIGINT)
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		syscall.Kill(pgid, syscall.SIGKILL)
+	}
+}
+
+// claudeArgs are the flags of a headless run (design.md §6, §6.1): only the
+// user's settings and the worker's own --settings load — never a
+// worktree-local .claude/settings*.json or .mcp.json the agent could have
+// written — and Bash runs as bashMode decided.
+func (r *run) claudeArgs(prompt string) []string {
+	var extra map[string]any
+	allowed := taskTools
+	var deny []string
+	switch r.bash {
+	case runs.BashSandboxed:
+		extra = sandboxSettings(r.cache)
+	case runs.BashUnsandboxed:
+		allowed += " Bash"
+	default:
+		deny = []string{"--disallowedTools", "Bash"}
+	}
+	args := []string{
+		"-p", prompt,
+		"--output-format", "stream-json", "--verbose",
+		"--model", r.o.Model,
+		"--permission-mode", r.o.PermissionMode,
+		"--setting-sources", "user",
+		"--strict-mcp-config",
+		"--settings", claudecode.HookSettings(runs.HookCommand(r.o.Self), r.checksTimeout(), extra),
+		"--allowedTools", allowed,
+	}
+	return append(args, deny...)
+}
+
+// prompt builds a headless run's prompt from the story (empty fields left
+// out), with what the run may do with Bash.
+func prompt(s *store.Story, bash string, handoffs []store.Handoff) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are working on: %s\n", s.Title)
+	if s.Description != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Description)
+	}
+	if s.Guidance != "" {
+		fmt.Fprintf(&b, "\nGuidance: %s\n", s.Guidance)
+	}
+	if s.DoneWhen != "" {
+		fmt.Fprintf(&b, "\nDone when: %s\n", s.DoneWhen)
+	}
+	if s.Avoid != "" {
+		fmt.Fprintf(&b, "\nAvoid: %s\n", s.Avoid)
+	}
+	b.WriteString(handoffPrompt(handoffs))
+	journal := filepath.Join(".saga", "stories", s.ID, "journal.md")
+	fmt.Fprintf(&b, `
+Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take the next pending task whose blockers are completed, set it in_progress, do the work, set it completed, and repeat until every task is completed.
+
+Record key decisions in %s as "## <ISO time> decision" entries. If you hit an obstacle that needs a human decision, append "## <ISO time> blocker" with what you need, leave the task in_progress, and stop.
+
+Commit your work with git after each task (git add, git commit); the worker commits whatever is left after the run either way. Do not edit the task or story JSON files: task statuses are recorded for you.
+`, journal)
+	switch bash {
+	case runs.BashSandboxed:
+		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
+	case runs.BashOff:
+		b.WriteString("Bash is not available in this run: use the file tools.\n")
+	}
+	return b.String()
+}
+
+// follow parses the stream-json output as it arrives: task status changes
+// and the assistant's text become events,
+// and the final result line is returned.
+func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResult) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var m struct {
+			Type    string `json:"type"`
+			Subtype string `json:"subtype"`
+			Message struct {
+				Content []struct {
+					Type  string          `json:"type"`
+					Text  string          `json:"text"`
+					Name  string          `json:"name"`
+					Input json.RawMessage `json:"input"`
+				} `json:"content"`
+			} `json:"message"`
+			ToolUseResult  json.RawMessage `json:"tool_use_result"`
+			IsError        bool            `json:"is_error"`
+			NumTurns       int             `json:"num_turns"`
+			TotalCostUSD   float64         `json:"total_cost_usd"`
+			TerminalReason string          `json:"terminal_reason"`
+		}
+		if json.Unmarshal(line, &m) != nil {
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, r.agentName()+": "+string(line))
+			continue
+		}
+		switch m.Type {
+		case "assistant":
+			for _, c := range m.Message.Content {
+				switch c.Type {
+				case "text":
+					if t := strings.TrimSpace(c.Text); t != "" {
+						r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
+					}
+				case "tool_use":
+					r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))
+				}
+			}
+		case "user":
+			var res struct {
+				TaskID       string `json:"taskId"`
+				Success      bool   `json:"success"`
+				StatusChange *struct {
+					From string `json:"from"`
+					To   string `json:"to"`
+				} `json:"statusChange"`
+			}
+			if len(m.ToolUseResult) > 0 && json.Unmarshal(m.ToolUseResult, &res) == nil && res.Success && res.StatusChange != nil {
+				r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Cycle: r.cycles, Task: res.TaskID, From: res.StatusChange.From, To: res.StatusChange.To, Source: runs.SourceClaude},
+					fmt.Sprintf("task %s: %s → %s", res.TaskID, res.StatusChange.From, res.StatusChange.To))
+			}
+		case "result":
+			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, cost: m.TotalCostUSD}
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
+		}
+	}
+	return res
+}
+
+// agentName labels the agent's lines in the log: the simulated agent of a
+// dry run is never mistaken for Claude Code.
+func (r *run) agentName() string {
+	if r.o.DryRun {
+		return "simulated agent"
+	}
+	return "claude"
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// reconcile copies statuses from the task list into the worktree's .saga,
+// the fallback when a hook failed (the hook normally did it already).
+func (r *run) reconcile(ctx context.Context) {
+	if r.listDir == "" {
+		return
+	}
+	list, err := claudecode.Read(r.listDir)
+	if err != nil {
+		r.j.Warn("reconcile", "read the task list: %v", err)
+		return
+	}
+	s, err := r.story()
+	if err != nil {
+		return
+	}
+	for _, t := range s.Tasks {
+		ct, ok := list[t.ID]
+		if !ok {
+			continue
+		}
+		want := claudecode.FromClaudeTask(ct)
+		if want == t.Status || (want != store.StatusPending && want != store.StatusInProgress && want != store.StatusCompleted) {
+			continue
+		}
+		if err := r.setTaskStatus(ctx, t.ID, want); err != nil {
+			r.j.Warn("reconcile", "%s: %v", t.ID, err)
+			continue
+		}
+		r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: t.Status, To: want, Source: runs.SourceClaude},
+			fmt.Sprintf("reconcile: %s %s → %s (from the task list)", t.ID, t.Status, want))
+	}
+}

@@ -1,0 +1,334 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// worktree makes sure the story's worktree (store.WorktreeDir) is a git worktree on branch
+// story/<story>: reused when it exists, re-added from the branch when only
+// the branch exists, else created from the base (fetched first when there is
+// a remote).
+func (r *run) worktree(ctx context.Context) error {
+	r.repo = git.Repo{Bin: r.o.Git, Dir: r.root}
+	top, err := r.repo.Run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return fmt.Errorf("%s is not inside a git repository: the worker needs git (run `git init` and commit .saga/)", r.root)
+	}
+	if filepath.Clean(top) != filepath.Clean(r.root) {
+		if rt, e1 := filepath.EvalSymlinks(top); e1 == nil {
+			if rr, e2 := filepath.EvalSymlinks(r.root); e2 == nil && rt != rr {
+				return fmt.Errorf(".saga/ must be at the repository's top (%s), not in %s", top, r.root)
+			}
+		}
+	}
+	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
+		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
+	}
+	r.branch = "story/" + r.o.Story
+	r.wt = store.WorktreeDir(r.root, r.o.Story)
+	r.wtGit = r.repo.In(r.wt)
+	r.base = r.o.Base
+	if r.base == "" {
+		if b, err := r.repo.Run(ctx, "symbolic-ref", "--short", "HEAD"); err == nil {
+			r.base = b
+		} else {
+			r.base = "main"
+		}
+	}
+	remote := r.repo.HasRemote(ctx)
+	if removed, err := r.repo.RemoveDeadWorktree(ctx, r.wt); err != nil {
+		r.j.Warn(runs.StepWorktree, "could not remove the half-made %s: %v", rel(r.root, r.wt), err)
+	} else if removed {
+		r.j.Step(runs.StepWorktree, "removed %s: an earlier add of it was interrupted before its checkout was done", rel(r.root, r.wt))
+	}
+	switch {
+	case isWorktree(ctx, r.repo, r.wt):
+		r.j.Step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)
+	case r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch):
+		if _, err := r.repo.AddWorktree(ctx, r.wt, r.branch); err != nil {
+			return err
+		}
+		r.j.Step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
+	default:
+		start := r.base
+		if remote {
+			if _, err := r.repo.Retry(ctx, "fetch", "origin", r.base); err != nil {
+				r.j.Warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
+			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
+				start = "origin/" + r.base
+			}
+		}
+		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
+			return err
+		}
+		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+	}
+	if err := r.excludeAgentFiles(ctx); err != nil {
+		r.j.Warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
+	}
+	// A story not yet committed on the base is copied in and committed on
+	// the story branch at once, so that what the agent does to it later is
+	// told apart from the story itself.
+	if _, err := os.Stat(r.storyDir()); err != nil {
+		if err := copyStory(filepath.Join(r.root, filepath.FromSlash(store.StoryDirRel(r.o.Story))), r.storyDir()); err != nil {
+			return fmt.Errorf("copy the story into the worktree: %w", err)
+		}
+		rel := store.StoryDirRel(r.o.Story)
+		if _, err := r.wtGit.Run(ctx, "add", "--", rel); err != nil {
+			return err
+		}
+		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", fmt.Sprintf("saga(%s): add the story", r.o.Story), "--", rel)
+		if _, err := r.wtGit.Run(ctx, args...); err != nil {
+			return err
+		}
+		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
+	}
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
+	return nil
+}
+
+func isWorktree(ctx context.Context, g git.Repo, path string) bool {
+	if _, err := os.Stat(filepath.Join(path, ".git")); err != nil {
+		return false
+	}
+	top, err := g.In(path).Run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return false
+	}
+	a, _ := filepath.EvalSymlinks(top)
+	b, _ := filepath.EvalSymlinks(path)
+	return a == b
+}
+
+func copyStory(from, to string) error {
+	des, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, de := range des {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, de.Name()))
+		if err != nil {
+			return err
+		}
+		if err := store.WriteFileAtomic(filepath.Join(to, de.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}
+
+// draftPR pushes the branch and opens a draft PR once; anything missing
+// (gh, a remote, auth) is a warning. A dry run has no remote side effects.
+func (r *run) draftPR(ctx context.Context) {
+	gh := lookPath(r.o.GH)
+	switch {
+	case r.o.DryRun:
+		r.j.Step(runs.StepPR, "dry run: no push and no pull request")
+		return
+	case gh == "":
+		r.j.Warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
+		return
+	case !r.repo.HasRemote(ctx):
+		r.j.Warn(runs.StepPR, "the repository has no remote named origin; no pull request")
+		return
+	}
+	if out, err := r.ghRun(ctx, gh, "auth", "status"); err != nil {
+		r.j.Warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
+		return
+	}
+	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
+		args := append(r.wtGit.Identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
+		if _, err := r.wtGit.Run(ctx, args...); err != nil {
+			r.j.Warn(runs.StepPR, "empty start commit: %v", err)
+			return
+		}
+	}
+	if _, err := r.wtGit.Retry(ctx, "push", "-u", "origin", r.branch); err != nil {
+		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
+		return
+	}
+	out, err := r.ghRun(ctx, gh, "pr", "list", "--head", r.branch, "--state", "all", "--json", "number,url,state", "--limit", "1")
+	if err != nil {
+		r.j.Warn(runs.StepPR, "gh pr list: %s", firstLine(out, err))
+		return
+	}
+	var prs []struct {
+		URL   string `json:"url"`
+		State string `json:"state"`
+	}
+	json.Unmarshal([]byte(out), &prs)
+	if len(prs) > 0 && prs[0].URL != "" {
+		r.pr = prs[0].URL
+		r.j.Step(runs.StepPR, "pull request exists: %s", r.pr)
+	} else {
+		title := "Story: " + r.o.Story
+		s, _ := r.story()
+		body := r.prBody(s, "running")
+		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
+		if err != nil {
+			r.j.Warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
+			return
+		}
+		r.pr = lastURL(out)
+		r.j.Step(runs.StepPR, "opened draft pull request %s", r.pr)
+	}
+	if r.pr != "" {
+		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
+			r.j.Warn(runs.StepPR, "record the PR in story.json: %v", err)
+		}
+		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
+	}
+}
+
+func (r *run) ghRun(ctx context.Context, gh string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, gh, args...)
+	cmd.Dir = r.wt
+	cmd.Env = append(os.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func firstLine(out string, err error) string {
+	if out != "" {
+		line, _, _ := strings.Cut(out, "\n")
+		return line
+	}
+	return err.Error()
+}
+
+func lastURL(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "http") {
+			return l
+		}
+	}
+	return ""
+}
+
+// context records the story's branch and worktree in the worktree's
+// story.json, and marks it in progress only where the file has a status
+// (upstream SAGA derives a story's status from its tasks, and its strict
+// story object rejects a status it did not write).
+func (r *run) context(ctx context.Context) error {
+	for _, kv := range [][2]string{{"status", store.StatusInProgress}, {"branch", r.branch}, {"worktree", rel(r.root, r.wt)}} {
+		if err := r.setStoryField(ctx, kv[0], kv[1], kv[0] == "status"); err != nil {
+			return fmt.Errorf("update story.json: %w", err)
+		}
+	}
+	s, err := r.story()
+	if err != nil {
+		return err
+	}
+	if data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md")); err == nil {
+		_, _, r.blockers = store.JournalBlocker(data)
+	}
+	r.committed = r.statuses()
+	r.j.Step(runs.StepContext, "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
+	return nil
+}
+
+// end leaves the story in a clean state whatever happened: tasks stuck in
+// progress back to pending, statuses committed and pushed, the PR marked
+// ready only when everything is done, the task list removed. It reports
+// whether all tasks are completed.
+func (r *run) end(ctx context.Context, completed bool) bool {
+	if r.wt == "" {
+		return false
+	}
+	if r.listDir != "" {
+		r.reconcile(ctx)
+	}
+	s, err := r.story()
+	if err != nil {
+		r.j.Warn(runs.StepEnd, "%v", err)
+		return false
+	}
+	for _, t := range s.Tasks {
+		if t.Status == store.StatusInProgress {
+			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
+				r.j.Warn(runs.StepEnd, "reset %s: %v", t.ID, err)
+				continue
+			}
+			r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
+				fmt.Sprintf("end: %s was still in progress; back to pending", t.ID))
+		}
+	}
+	if s, err = r.story(); err != nil {
+		r.j.Warn(runs.StepEnd, "%v", err)
+		return false
+	}
+	all := len(s.Tasks) > 0 && s.Done() == len(s.Tasks)
+	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
+		r.j.Warn(runs.StepEnd, "story status: %v", err)
+	}
+	// The end's statuses are final (in_progress was reset above): no
+	// reconciliation from the task list after the guard.
+	clean := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
+	digest := ""
+	if all {
+		// Every task's checks once more on the final tree, before the PR
+		// may go ready; their outcome goes into the journal, committed.
+		var passed bool
+		passed, digest = r.finalChecks(ctx, s)
+		if !passed {
+			all = false
+			if s, err := r.story(); err == nil {
+				if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
+					r.j.Warn(runs.StepEnd, "story status: %v", err)
+				}
+			}
+		}
+		if digest != "" {
+			what := "checks passed on the final tree"
+			if !passed {
+				what = "checks failed on the final tree"
+			}
+			clean = r.commitWork(ctx, what, false)
+		}
+	}
+	switch {
+	case !all || r.pr == "":
+	case !clean:
+		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
+	default:
+		if gh := lookPath(r.o.GH); gh != "" {
+			r.refreshPRBody(ctx, gh, digest)
+			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
+				r.j.Warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
+			} else {
+				r.j.Step(runs.StepEnd, "pull request marked ready for review: %s", r.pr)
+			}
+		}
+	}
+	if r.listDir != "" && !r.o.KeepTasks {
+		if err := claudecode.Remove(r.listDir); err != nil {
+			r.j.Warn(runs.StepEnd, "remove the task list: %v", err)
+		}
+	}
+	return all && completed
+}

@@ -1,0 +1,326 @@
+// Package worker executes one story end to end (design.md §6): the per-story
+// lock, an idempotent worktree and branch, a draft PR, hydration of the tasks
+// into Claude Code's task list, a loop of headless `claude -p` runs with
+// live stream parsing and reconciliation, the stop rules, and the end step
+// (commit, push, PR ready, cleanup). It reports a human log and JSON-lines
+// events the language server follows.
+package worker
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Exit codes (design.md §6).
+const (
+	ExitCompleted = 0
+	ExitFailed    = 1
+	ExitLimit     = 2 // max cycles, max time, or no progress
+	ExitBlocked   = 3
+)
+
+// Options configure one worker run.
+type Options struct {
+	Story string
+	Dir   string // where the worker was started; the workspace root is found from it
+	runs.WorkerFlags
+	runs.Process
+
+	Claude string // claude executable (default: $runs.EnvClaude or "claude" on PATH)
+	GH     string // gh executable (default: $runs.EnvGH or "gh" on PATH)
+	Git    string // default "git"
+	Self   string // the saga-lsp binary, for hook commands and the dry-run agent
+}
+
+func (o *Options) defaults() {
+	o.WorkerFlags = o.WorkerFlags.WithDefaults()
+	o.Process.Fill(runs.KindStory, o.Story)
+	if o.Git == "" {
+		o.Git = "git"
+	}
+	if o.Claude == "" {
+		o.Claude = cmp.Or(runs.Getenv(o.Env, runs.EnvClaude), "claude")
+	}
+	if o.GH == "" {
+		o.GH = cmp.Or(runs.Getenv(o.Env, runs.EnvGH), "gh")
+	}
+	if o.Self == "" {
+		o.Self, _ = os.Executable()
+	}
+}
+
+// run is the state of one worker run.
+type run struct {
+	o        Options
+	j        *runs.Log
+	p        *store.Parser
+	root     string   // main checkout root (holds .saga/)
+	repo     git.Repo // git in the main checkout
+	wt       string   // worktree path
+	wtGit    git.Repo
+	branch   string
+	base     string
+	pr       string
+	listID   string
+	listDir  string
+	started  time.Time
+	cycles   int
+	blockers int     // blocker entries in the journal before the runs
+	bash     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
+	cache    string  // the story's build caches
+	cost     float64 // what the runs reported they cost (USD)
+	epic     string  // the epic whose child entry gives the story its blockers
+	handoffs []store.Handoff
+	// checks are the checks that count for the story's tasks (read before
+	// any run), kept for the hook in checksFile.
+	checks     *verify.Manifest
+	checksFile string
+	// committed is each task's status at the last commit, so a commit
+	// names what completed since.
+	committed map[string]string
+}
+
+// Run executes the story and returns the exit code. ctx cancellation
+// (SIGINT/SIGTERM) stops the current headless run, runs the end step, and
+// exits 1.
+func Run(ctx context.Context, o Options) int {
+	o.defaults()
+	if !store.ValidCanonical(o.Story) {
+		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: invalid story name %q\n", o.Story)
+		return ExitFailed
+	}
+	j, err := o.OpenLog(o.Story, "")
+	if err != nil {
+		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: %v\n", err)
+		return ExitFailed
+	}
+	defer j.Close()
+	r := &run{o: o, j: j, started: o.Now()}
+	var why string
+	r.bash, why = r.bashMode()
+	line := fmt.Sprintf("worker for story %s (session %s, pid %d; Bash %s)", o.Story, o.Session, os.Getpid(), r.bash)
+	if o.DryRun {
+		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
+	}
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
+	if why != "" {
+		r.j.Warn(runs.StepStart, "%s", why)
+	}
+	status, code := r.execute(ctx)
+	if status == runs.StatusFailed && ctx.Err() != nil {
+		// A step interrupted by the stop (a git or gh command killed during
+		// set-up) failed because of it: the run was stopped.
+		status = runs.StatusStopped
+	}
+	done, total := r.progress()
+	if r.wt != "" {
+		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
+			Branch: r.branch, Base: r.base, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
+		if err := runs.WriteRecord(r.root, rec); err != nil {
+			r.j.Warn(runs.StepEnd, "run record: %v", err)
+		}
+	}
+	j.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
+		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr,
+		Cost: runs.Float(r.cost)},
+		fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code))
+	return code
+}
+
+// execute runs steps 1–7 and returns the final status and exit code.
+func (r *run) execute(ctx context.Context) (string, int) {
+	var err error
+	if r.p, err = store.NewParser(); err != nil {
+		r.j.Error(runs.StepStart, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
+		r.j.Error(runs.StepStart, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	if _, err := r.p.LoadStory(r.root, r.o.Story); err != nil {
+		r.j.Error(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
+		return runs.StatusFailed, ExitFailed
+	}
+
+	if r.bash == runs.BashSandboxed {
+		if r.cache, err = runs.CacheDir(r.root, r.o.Story); err != nil {
+			r.j.Error(runs.StepStart, "%v", err)
+			return runs.StatusFailed, ExitFailed
+		}
+	}
+
+	// 1. Lock: one worker per story, shared by all worktrees.
+	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
+	if err != nil {
+		r.j.Error(runs.StepLock, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	if !ok {
+		pid, _ := runs.WorkerHolder(r.root, r.o.Story)
+		who := "another worker"
+		if pid > 0 {
+			who = fmt.Sprintf("another worker (pid %d)", pid)
+		}
+		r.j.Error(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
+		return runs.StatusFailed, ExitFailed
+	}
+	defer lock.Unlock()
+	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
+
+	// 2. Worktree and branch.
+	if err := r.worktree(ctx); err != nil {
+		r.j.Error(runs.StepWorktree, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	r.loadHandoff()
+	// 3. Draft PR (a warning, never a failure).
+	r.draftPR(ctx)
+	// 4. Context.
+	if err := r.context(ctx); err != nil {
+		r.j.Error(runs.StepContext, "%v", err)
+		return runs.StatusFailed, ExitFailed
+	}
+	// The checks that count, before any agent runs.
+	if err := r.readChecks(ctx); err != nil {
+		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
+		r.end(context.WithoutCancel(ctx), false)
+		return runs.StatusFailed, ExitFailed
+	}
+	// 5. Hydrate.
+	if err := r.hydrate(ctx); err != nil {
+		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
+		r.end(context.WithoutCancel(ctx), false)
+		return runs.StatusFailed, ExitFailed
+	}
+	// 6. Loop.
+	status, code := r.loop(ctx)
+	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
+	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted)
+	if status == runs.StatusCompleted && !complete {
+		status, code = runs.StatusFailed, ExitFailed
+	}
+	return status, code
+}
+
+// eventsFile is the run's events file ("" without an output file).
+func (r *run) eventsFile() string {
+	if r.o.OutputFile == "" {
+		return ""
+	}
+	return runs.EventsFile(r.o.OutputFile)
+}
+
+// storyDir is the story's folder in the worktree.
+func (r *run) storyDir() string {
+	return filepath.Join(r.wt, ".saga", "stories", r.o.Story)
+}
+
+// story reads the worktree's copy of the story.
+func (r *run) story() (*store.Story, error) {
+	return r.p.LoadStory(r.wt, r.o.Story)
+}
+
+func (r *run) progress() (done, total int) {
+	if r.wt == "" || r.p == nil {
+		return 0, 0
+	}
+	s, err := r.story()
+	if err != nil {
+		return 0, 0
+	}
+	return s.Done(), len(s.Tasks)
+}
+
+// setStoryField sets one string member of the worktree's story.json (only
+// where the file has it, with onlyIfPresent), through the one validated
+// write in store.
+func (r *run) setStoryField(ctx context.Context, key, value string, onlyIfPresent bool) error {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := store.SetStoryField(lctx, r.wt, r.o.Story, key, value, onlyIfPresent)
+	return err
+}
+
+// setTaskStatus writes a task's status in the worktree copy, as the hook
+// does.
+func (r *run) setTaskStatus(ctx context.Context, task, status string) error {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := store.SetTaskStatus(lctx, r.wt, r.o.Story, task, status)
+	return err
+}
+
+// hydrate resets tasks a crashed run left in progress, then writes the task
+// list Claude Code will read.
+func (r *run) hydrate(ctx context.Context) error {
+	s, err := r.story()
+	if err != nil {
+		return err
+	}
+	for _, t := range s.Tasks {
+		if t.Status == store.StatusInProgress {
+			if err := r.setTaskStatus(ctx, t.ID, store.StatusPending); err != nil {
+				return fmt.Errorf("reset %s: %w", t.ID, err)
+			}
+			r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: t.ID, From: store.StatusInProgress, To: store.StatusPending, Source: runs.SourceWorktree},
+				fmt.Sprintf("hydrate: %s was left in progress by an earlier run; back to pending", t.ID))
+		}
+	}
+	if s, err = r.story(); err != nil {
+		return err
+	}
+	if len(s.Tasks) == 0 {
+		return fmt.Errorf("story %s has no tasks; add some with `saga-lsp new task %s <id> --subject …`", r.o.Story, r.o.Story)
+	}
+	cfg, err := claudecode.ConfigDir(r.o.Env)
+	if err != nil {
+		return err
+	}
+	r.listID = claudecode.ListID(r.o.Story, r.o.Now().UnixMilli())
+	r.listDir = claudecode.ListDir(cfg, r.listID)
+	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := claudecode.Hydrate(hctx, r.listDir, claudecode.FromStory(r.countedTasks(s))); err != nil {
+		return err
+	}
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: r.listID, TaskListDir: r.listDir,
+		Done: runs.Int(s.Done()), Total: runs.Int(len(s.Tasks)), Message: fmt.Sprintf("%d tasks written to %s", len(s.Tasks), r.listDir)},
+		fmt.Sprintf("hydrate: %d tasks (%d done) → %s", len(s.Tasks), s.Done(), r.listDir))
+	return nil
+}
+
+// lookPath resolves an executable, reporting "" when it is missing.
+func lookPath(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func exitCodeOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ee.ExitCode() >= 0 {
+			return ee.ExitCode()
+		}
+		return 128 + 9 // killed by a signal
+	}
+	if err != nil {
+		return 1
+	}
+	return 0
+}
