@@ -41,7 +41,7 @@ func runRun(env *Env, args []string) int {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
 		ef.TakeMaxCost(wf)
-		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: r, Epic: pos[0], Epic2: ef, Worker: *wf, Env: env.Getenv})
+		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: r, Epic: pos[0], Flags: ef, Worker: *wf, Env: env.Getenv})
 	} else {
 		for _, f := range []string{"max-parallel", "after"} {
 			if c.isSet(f) {

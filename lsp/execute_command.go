@@ -238,7 +238,7 @@ type epicRunArgs struct {
 // {"epic","session","outputFile","eventsFile","pid"}.
 func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, a epicRunArgs) (any, error) {
 	st, err := control.StartEpic(ctx, control.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
-		Epic2:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
+		Flags:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
 		Worker: runs.WorkerFlags{DryRun: a.DryRun}, Env: s.env})
 	if err != nil {
 		return nil, commandError("runEpic", err)

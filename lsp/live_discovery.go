@@ -162,7 +162,7 @@ func (l *live) discover(snap *Snapshot, path, session, story string, ms int64, e
 			l.skip[path] = true
 			return
 		}
-	case !runs.ProcessAlive(r.PID):
+	case !store.ProcessAlive(r.PID):
 		// Died without a worker.end: remembered as its story's last run.
 		r.Died()
 		if last := l.lastRun(story); last != nil && last.ms > r.ms {

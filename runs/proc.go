@@ -1,8 +1,6 @@
 package runs
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // WorkerLockName is the flock a live worker holds for its story, for its
@@ -24,22 +21,6 @@ func EpicLockName(epic string) string { return "epic-" + epic }
 // lock, 0 when it is free.
 func WorkerHolder(root, story string) (int, error) {
 	return store.LockHolder(root, WorkerLockName(story))
-}
-
-// ProcessAlive reports whether pid is a live (not zombie) process.
-func ProcessAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
-		return false
-	}
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 // Subcommands whose processes LooksLike recognises.
@@ -67,7 +48,7 @@ func LooksLikeWorker(pid int, story string) bool { return LooksLike(pid, Command
 // Alive tells whether the run's process still runs (and is what the run
 // says it is).
 func (r *Run) Alive() bool {
-	if r.PID <= 0 || !ProcessAlive(r.PID) {
+	if r.PID <= 0 || !store.ProcessAlive(r.PID) {
 		return false
 	}
 	if r.Epic != "" {

@@ -280,7 +280,7 @@ func LockHolder(root, name string) (pid int, err error) {
 		return 0, nil
 	}
 	// A SIGKILLed holder leaves its pid behind; the kernel released its lock.
-	if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+	if !ProcessAlive(pid) {
 		return 0, nil
 	}
 	return pid, nil

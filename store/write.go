@@ -234,7 +234,7 @@ func removeStaleTemp(dir, name string) bool {
 	if !ok || err != nil || pid <= 0 {
 		return false // not a name writeTemp makes (or made by an older version)
 	}
-	if err := unix.Kill(pid, 0); err == nil || errors.Is(err, unix.EPERM) {
+	if ProcessAlive(pid) {
 		return false // the writer lives
 	}
 	path := filepath.Join(dir, name)

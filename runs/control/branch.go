@@ -38,7 +38,7 @@ func (e *ConflictError) Error() string {
 // from the base its last run recorded.
 func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string) (string, error) {
 	g := git.Repo{Dir: root}
-	branch := "story/" + story
+	branch := runs.StoryBranch(story)
 	from := base
 	if from == "" {
 		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
@@ -62,7 +62,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	}
 	var onTop []string
 	for _, b := range ws.EpicBlockers(story) {
-		bb := "story/" + b
+		bb := runs.StoryBranch(b)
 		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
 			continue // never run, or merged and deleted: its work is on the base
 		}
@@ -75,7 +75,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	case 0:
 		return from, nil
 	case 1:
-		return "story/" + onTop[0], nil
+		return runs.StoryBranch(onTop[0]), nil
 	}
 	wt := store.WorktreeDir(root, story)
 	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
@@ -97,14 +97,14 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	w := g.In(wt)
 	for _, b := range onTop {
 		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
-			fmt.Sprintf("saga(%s): build on story/%s", story, b), "story/"+b)
+			fmt.Sprintf("saga(%s): build on %s", story, runs.StoryBranch(b)), runs.StoryBranch(b))
 		if _, err := w.Run(ctx, args...); err != nil {
 			files, _ := w.Run(undo, "diff", "--name-only", "--diff-filter=U")
 			w.Run(undo, "merge", "--abort")
 			remove()
 			list := strings.Fields(files)
 			if len(list) == 0 {
-				return "", fmt.Errorf("merge story/%s into %s: %w", b, branch, err)
+				return "", fmt.Errorf("merge %s into %s: %w", runs.StoryBranch(b), branch, err)
 			}
 			return "", &ConflictError{Story: story, Blockers: onTop, Files: list}
 		}

@@ -28,9 +28,6 @@ func trashDir(root, story string) string {
 	return filepath.Join(root, filepath.FromSlash(store.WorktreesRel), trashPrefix+story)
 }
 
-// branchOf is a story's branch.
-func branchOf(story string) string { return "story/" + story }
-
 // judgeBranches decides, for the stories with a branch, whether it is
 // merged and whether it is pushed: against origin, fetched first, when
 // there is one.
@@ -53,16 +50,16 @@ func (c *cleaner) judgeBranches(ctx context.Context, ids []string) {
 	}
 	def := c.defaultBranch(ctx)
 	for _, id := range with {
-		b := "refs/heads/" + branchOf(id)
+		b := "refs/heads/" + runs.StoryBranch(id)
 		head := c.rev(ctx, b)
-		remote := c.rev(ctx, "refs/remotes/origin/"+branchOf(id))
+		remote := c.rev(ctx, "refs/remotes/origin/"+runs.StoryBranch(id))
 		c.pushed[id] = head != "" && head == remote
 		for _, t := range c.targets(id, def) {
 			for _, ref := range []string{"refs/remotes/origin/" + t, "refs/heads/" + t} {
 				if c.rev(ctx, ref) != "" && c.g.OK(ctx, "merge-base", "--is-ancestor", b, ref) {
 					// Also true of a branch a dead worker made and never
 					// committed on: nothing is lost either way.
-					c.merged[id] = fmt.Sprintf("everything on %s is in %s", branchOf(id), strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/"))
+					c.merged[id] = fmt.Sprintf("everything on %s is in %s", runs.StoryBranch(id), strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/"))
 					break
 				}
 			}
@@ -73,7 +70,7 @@ func (c *cleaner) judgeBranches(ctx context.Context, ids []string) {
 		// A squash or rebase merge leaves the branch outside the base: ask
 		// the forge, for branches it has.
 		if c.merged[id] == "" && remote != "" && merged(ctx, c.o.Root, id, c.o.Env) {
-			c.merged[id] = fmt.Sprintf("the pull request of %s is merged", branchOf(id))
+			c.merged[id] = fmt.Sprintf("the pull request of %s is merged", runs.StoryBranch(id))
 		}
 	}
 }
@@ -96,7 +93,7 @@ func (c *cleaner) defaultBranch(ctx context.Context) string {
 			return strings.TrimPrefix(b, "origin/")
 		}
 	}
-	if b, err := c.g.Run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && !strings.HasPrefix(b, "story/") {
+	if b, err := c.g.Run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD"); err == nil && !strings.HasPrefix(b, runs.StoryBranchPrefix) {
 		return b
 	}
 	for _, b := range []string{"main", "master"} {
@@ -119,7 +116,7 @@ func (c *cleaner) targets(id, def string) []string {
 	if rec, ok := runs.ReadRecord(c.o.Root, id); ok && base == "" {
 		base = rec.Base
 	}
-	if base != "" && !strings.HasPrefix(base, "story/") {
+	if base != "" && !strings.HasPrefix(base, runs.StoryBranchPrefix) {
 		out = append(out, base)
 	}
 	if def != "" && def != base {
@@ -154,14 +151,14 @@ func (c *cleaner) finished(id string) string {
 		return why
 	}
 	if c.lastOutcome(id) == runs.StatusCompleted && c.pushed[id] {
-		return fmt.Sprintf("its last run completed and %s is pushed to origin", branchOf(id))
+		return fmt.Sprintf("its last run completed and %s is pushed to origin", runs.StoryBranch(id))
 	}
 	return ""
 }
 
 // unfinished says why a story's worktree stays.
 func (c *cleaner) unfinished(id string) string {
-	b := branchOf(id)
+	b := runs.StoryBranch(id)
 	if !c.branches[id] {
 		return b + " does not exist, so whether its work landed cannot be told"
 	}
@@ -214,12 +211,12 @@ func (c *cleaner) planWorktree(ctx context.Context, p *storyPlan) {
 	case reg.Prunable:
 		p.keep(CleanWorktree, wt, "its .git file is missing, so git cannot tell whether it holds changes: look at it and remove it by hand")
 		return
-	case reg.Branch != branchOf(id):
+	case reg.Branch != runs.StoryBranch(id):
 		on := "a detached HEAD"
 		if reg.Branch != "" {
 			on = "branch " + reg.Branch
 		}
-		c.left(id, CleanWorktree, wt, fmt.Sprintf("it is on %s, not on %s", on, branchOf(id)))
+		c.left(id, CleanWorktree, wt, fmt.Sprintf("it is on %s, not on %s", on, runs.StoryBranch(id)))
 		return
 	}
 	why := c.finished(id)
@@ -273,7 +270,7 @@ func (c *cleaner) changes(ctx context.Context, dir string) (string, error) {
 // planBranch decides the story's branch: deleted (git branch -d) once it
 // is merged and no worktree that stays has it checked out.
 func (c *cleaner) planBranch(p *storyPlan) {
-	id, b := p.id, branchOf(p.id)
+	id, b := p.id, runs.StoryBranch(p.id)
 	if !c.branches[id] {
 		return
 	}

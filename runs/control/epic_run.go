@@ -7,7 +7,6 @@ package control
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +21,7 @@ import (
 type EpicRunOptions struct {
 	Root   string
 	Epic   string
-	Epic2  runs.EpicFlags
+	Flags  runs.EpicFlags
 	Worker runs.WorkerFlags
 	Force  bool // start although the epic's own blockers (none today) are unfinished
 
@@ -42,7 +41,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if !store.ValidID(o.Epic) {
 		return nil, store.Usagef("invalid epic id %q", o.Epic)
 	}
-	if err := o.Epic2.Validate(); err != nil {
+	if err := o.Flags.Validate(); err != nil {
 		return nil, store.Usagef("%v", err)
 	}
 	if err := o.Worker.Validate(); err != nil {
@@ -76,7 +75,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 			return nil, err
 		}
 	}
-	eargs, err := o.Epic2.Args()
+	eargs, err := o.Flags.Args()
 	if err != nil {
 		return nil, store.Usagef("%v", err)
 	}
@@ -143,7 +142,7 @@ func epicUsage(ctx context.Context, ws *store.Workspace, o EpicRunOptions) error
 	if len(empty) > 0 {
 		return store.Usagef("stories of epic %s have no tasks: %s — add tasks with `saga-lsp new task <story> <id> --subject …`", o.Epic, strings.Join(empty, ", "))
 	}
-	if o.Epic2.After == runs.AfterMerged {
+	if o.Flags.After == runs.AfterMerged {
 		if o.Worker.DryRun {
 			return store.Usagef("--after merged waits for pull requests to merge, and a dry run opens none: use --after ready with --dry-run")
 		}
@@ -201,11 +200,7 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 
 // mergedUsable checks what --after merged needs: gh and a remote.
 func mergedUsable(ctx context.Context, root string, env func(string) string) error {
-	gh := runs.Getenv(env, runs.EnvGH)
-	if gh == "" {
-		gh = "gh"
-	}
-	if _, err := exec.LookPath(gh); err != nil {
+	if _, err := runs.LookProgram(env, runs.ProgramGH); err != nil {
 		return fmt.Errorf("needs gh to see when a PR is merged: install gh (or pass --after ready)")
 	}
 	if !(git.Repo{Dir: root}).HasRemote(ctx) {
@@ -236,10 +231,10 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if held && pid > 0 {
 		res.PID = pid
 		_ = unix.Kill(pid, unix.SIGINT)
-		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !runs.ProcessAlive(pid) }); err != nil {
+		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !store.ProcessAlive(pid) }); err != nil {
 			return res, err
 		}
-		res.Forced = runs.ProcessAlive(pid)
+		res.Forced = store.ProcessAlive(pid)
 	}
 	// Workers of the epic's stories that are still alive.
 	parser, err := store.NewParser()

@@ -9,11 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -301,13 +301,11 @@ func completedEvidence(ctx context.Context, root string, ws *store.Workspace, st
 // git call.
 func storyBranches(ctx context.Context, root string) map[string]bool {
 	out := map[string]bool{}
-	cmd := exec.CommandContext(ctx, "git", "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/story/")
-	cmd.Dir = root
-	b, err := cmd.Output()
+	b, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/"+runs.StoryBranchPrefix)
 	if err != nil {
 		return out
 	}
-	for _, name := range strings.Fields(string(b)) {
+	for _, name := range strings.Fields(b) {
 		out[name] = true
 	}
 	return out
@@ -315,14 +313,7 @@ func storyBranches(ctx context.Context, root string) map[string]bool {
 
 // merged tells whether the story's PR is merged into its base (gh pr view).
 func merged(ctx context.Context, root, story string, env func(string) string) bool {
-	gh := runs.Getenv(env, runs.EnvGH)
-	if gh == "" {
-		gh = "gh"
-	}
-	cmd := exec.CommandContext(ctx, gh, "pr", "view", "story/"+story, "--json", "state")
-	cmd.Dir = root
-	cmd.Env = append(cmd.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
-	out, err := cmd.Output()
+	out, err := runs.GHCommand(ctx, runs.Program(env, runs.ProgramGH), root, "pr", "view", runs.StoryBranch(story), "--json", "state").Output()
 	var pr struct{ State string }
 	return err == nil && json.Unmarshal(out, &pr) == nil && pr.State == "MERGED"
 }

@@ -7,11 +7,11 @@ package control
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -53,29 +53,24 @@ func (p *Preflight) load() (*store.Workspace, error) {
 // claude (unless dry).
 func (p Preflight) Programs(ctx context.Context) []string {
 	var out []string
-	if _, err := exec.LookPath("tmux"); err != nil {
+	if _, err := runs.LookProgram(p.Env, runs.ProgramTmux); err != nil {
 		out = append(out, "tmux is not installed: apt-get install tmux (or run `saga-lsp worker <story>` in a terminal)")
 	}
 	if !p.DryRun {
-		claude := runs.Getenv(p.Env, runs.EnvClaude)
-		if claude == "" {
-			claude = "claude"
-		}
-		if _, err := exec.LookPath(claude); err != nil {
+		claude := runs.Program(p.Env, runs.ProgramClaude)
+		if _, err := runs.LookProgram(p.Env, runs.ProgramClaude); err != nil {
 			out = append(out, fmt.Sprintf("%s is not installed: install Claude Code, set %s to it, or try the run with --dry-run (a simulated agent)", claude, runs.EnvClaude))
 		}
 	}
-	if _, err := exec.LookPath("git"); err != nil {
+	if _, err := runs.LookProgram(p.Env, runs.ProgramGit); err != nil {
 		return append(out, "git is not installed: the worker works on a git worktree and branch")
 	}
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
-	cmd.Dir = p.Root
-	top, err := cmd.Output()
+	top, err := git.Repo{Dir: p.Root}.Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return append(out, fmt.Sprintf("%s is not inside a git repository: run `git init` and commit .saga/ first", p.Root))
 	}
-	if !sameDir(strings.TrimSpace(string(top)), p.Root) {
-		out = append(out, fmt.Sprintf(".saga/ must be at the repository's top (%s), not in %s", strings.TrimSpace(string(top)), p.Root))
+	if !sameDir(top, p.Root) {
+		out = append(out, fmt.Sprintf(".saga/ must be at the repository's top (%s), not in %s", top, p.Root))
 	}
 	return out
 }
@@ -134,11 +129,10 @@ func allDone(s *store.Story) bool { return len(s.Tasks) > 0 && s.Done() == len(s
 // branchDone reads the task files committed on story/<story> (the worktree
 // may be gone) and tells whether every one is completed.
 func branchDone(ctx context.Context, root, story string, p *store.Parser) bool {
-	ref := "story/" + story
+	ref := runs.StoryBranch(story)
 	dir := store.StoryDirRel(story)
-	cmd := exec.CommandContext(ctx, "git", "ls-tree", "--name-only", ref+":"+dir)
-	cmd.Dir = root
-	out, err := cmd.Output()
+	repo := git.Repo{Dir: root}
+	out, err := repo.Run(ctx, "ls-tree", "--name-only", ref+":"+dir)
 	if err != nil {
 		return false
 	}
@@ -147,13 +141,11 @@ func branchDone(ctx context.Context, root, story string, p *store.Parser) bool {
 		if !strings.HasSuffix(name, ".json") || name == "story.json" {
 			continue
 		}
-		show := exec.CommandContext(ctx, "git", "show", ref+":"+dir+"/"+name)
-		show.Dir = root
-		data, err := show.Output()
+		data, err := repo.Raw(ctx, "show", ref+":"+dir+"/"+name)
 		if err != nil {
 			return false
 		}
-		f := p.Parse(dir+"/"+name, data, 0)
+		f := p.Parse(dir+"/"+name, []byte(data), 0)
 		if f.Task == nil || f.Task.Status != store.StatusCompleted {
 			return false
 		}

@@ -52,7 +52,7 @@ func ReviewStory(ctx context.Context, o ReviewOptions) (*Review, error) {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	g := git.Repo{Dir: o.Root}
-	branch := "story/" + o.Story
+	branch := runs.StoryBranch(o.Story)
 	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
 		return nil, store.Usagef("story %s has no branch %s in %s: nothing to review until it runs (`saga-lsp run %s`)", o.Story, branch, o.Root, o.Story)
 	}

@@ -44,11 +44,17 @@ func forwardedEnv() []string {
 
 // RunOptions configure StartStory.
 type RunOptions struct {
-	Root   string // workspace root (holds .saga/)
-	Story  string
-	Worker runs.WorkerFlags
-	Force  bool     // start although its epic blockers are unfinished
-	Env2   []string // more KEY=value for the worker (an epic runner's)
+	Root      string // workspace root (holds .saga/)
+	Story     string
+	Worker    runs.WorkerFlags
+	Force     bool     // start although its epic blockers are unfinished
+	WorkerEnv []string // more KEY=value for the worker (an epic runner's)
+
+	// Workspace, when set, is the workspace as the caller just loaded it
+	// with Parser (the epic runner's step): it is not parsed again, and the
+	// programs are not looked up again — the caller's own preflight did.
+	Workspace *store.Workspace
+	Parser    *store.Parser
 
 	SessionDir string              // default runs.SessionDir(Env)
 	Self       string              // default runs.SelfPath(Env)
@@ -142,7 +148,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	}
 
 	started, err := launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
-		tmux: o.Tmux, env: o.Env, extraEnv: o.Env2, now: o.Now, wait: o.Wait, args: wargs})
+		tmux: o.Tmux, env: o.Env, extraEnv: o.WorkerEnv, now: o.Now, wait: o.Wait, args: wargs})
 	if started != nil {
 		started.Base = o.Worker.Base
 	}
@@ -210,11 +216,15 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env}
-	reasons := p.Programs(ctx)
-	ws, err := p.load()
-	if err != nil {
-		return nil, err
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser}
+	var reasons []string
+	ws := o.Workspace
+	if ws == nil {
+		reasons = p.Programs(ctx)
+		var err error
+		if ws, err = p.load(); err != nil {
+			return nil, err
+		}
 	}
 	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
 	if len(reasons) > 0 {

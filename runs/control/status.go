@@ -269,7 +269,7 @@ func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInf
 		} else {
 			w.Session = live
 		}
-	case last != nil && !last.Ended && runs.ProcessAlive(last.PID):
+	case last != nil && !last.Ended && store.ProcessAlive(last.PID):
 		// Before the lock step, or after the lock's release while the
 		// worker writes its end.
 		w.Running, w.PID, w.State = true, last.PID, runs.StateStarting

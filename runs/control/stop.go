@@ -144,7 +144,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	// Wait for the cleanup: the lock released and the processes gone.
 	done := func() bool {
 		for _, p := range targets {
-			if runs.ProcessAlive(p) {
+			if store.ProcessAlive(p) {
 				return false
 			}
 		}

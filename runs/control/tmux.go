@@ -29,7 +29,7 @@ type Tmux struct {
 // FindTmux finds tmux on PATH and reads its version. The socket comes from
 // $SAGA_TMUX_SOCKET. The error wraps ErrNoTmux when tmux is missing.
 func FindTmux(ctx context.Context, env func(string) string) (*Tmux, error) {
-	p, err := exec.LookPath("tmux")
+	p, err := runs.LookProgram(env, runs.ProgramTmux)
 	if err != nil {
 		return nil, ErrNoTmux
 	}
@@ -199,7 +199,7 @@ func (t *Tmux) Panes(ctx context.Context, session string) (alive bool, pids []in
 			continue
 		}
 		n, err := strconv.Atoi(pid)
-		if err == nil && n > 0 && !runs.ProcessAlive(n) {
+		if err == nil && n > 0 && !store.ProcessAlive(n) {
 			continue // gone, and tmux has not noticed yet (a SIGKILL)
 		}
 		alive = true

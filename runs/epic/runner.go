@@ -35,14 +35,6 @@ import (
 // stepEpic labels the runner's own steps in its log.
 const stepEpic = "epic"
 
-// Exit codes of a runner (issue: epic runs).
-const (
-	ExitCompleted = 0 // every story completed
-	ExitFailed    = 1 // a story failed (or the runner could not run)
-	ExitLimit     = 2 // a limit stopped it: the cost cap, a story's max cycles or time
-	ExitBlocked   = 3 // a story is blocked, or held
-)
-
 // Options configure a runner.
 type Options struct {
 	Epic string
@@ -64,6 +56,8 @@ type runner struct {
 	o         Options
 	root      string
 	parser    *store.Parser
+	ws        *store.Workspace // as the last step loaded it: the one parse of a step
+	tmux      *control.Tmux    // found once
 	log       *runs.Log
 	since     time.Time
 	seen      map[string]string // story → last state reported
@@ -80,7 +74,7 @@ func Run(ctx context.Context, o Options) int {
 	l, err := o.OpenLog("", o.Epic)
 	if err != nil {
 		fmt.Fprintf(o.Stdout, "saga-lsp epic-runner: error: %v\n", err)
-		return ExitFailed
+		return runs.ExitFailed
 	}
 	defer l.Close()
 	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
@@ -121,23 +115,24 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 	var err error
 	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
 		r.log.Error(stepEpic, "%v", err)
-		return runs.StatusFailed, ExitFailed, nil
+		return runs.StatusFailed, runs.ExitFailed, nil
 	}
 	if r.parser, err = store.NewParser(); err != nil {
 		r.log.Error(stepEpic, "%v", err)
-		return runs.StatusFailed, ExitFailed, nil
+		return runs.StatusFailed, runs.ExitFailed, nil
 	}
 	lock, ok, err := store.TryLock(r.root, runs.EpicLockName(r.o.Epic))
 	switch {
 	case err != nil:
 		r.log.Error(stepEpic, "%v", err)
-		return runs.StatusFailed, ExitFailed, nil
+		return runs.StatusFailed, runs.ExitFailed, nil
 	case !ok:
 		pid, _ := store.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
 		r.log.Error(stepEpic, "another runner (pid %d) is running epic %s: follow it with `saga-lsp follow %s`", pid, r.o.Epic, r.o.Epic)
-		return runs.StatusFailed, ExitFailed, nil
+		return runs.StatusFailed, runs.ExitFailed, nil
 	}
 	defer lock.Unlock()
+	r.tmux, _ = control.FindTmux(ctx, r.o.Env) // missing: each start says so
 
 	wake, stopWatch := r.watch()
 	defer stopWatch()
@@ -147,7 +142,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 		st, err = r.state(ctx)
 		if err != nil {
 			r.log.Error(stepEpic, "%v", err)
-			return runs.StatusFailed, ExitFailed, st
+			return runs.StatusFailed, runs.ExitFailed, st
 		}
 		r.report(st)
 		if ctx.Err() != nil {
@@ -175,6 +170,7 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.ws = ws
 	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser})
 	if err != nil {
@@ -246,7 +242,8 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 		res, err := control.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
-			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, Env2: env, Now: r.o.Now})
+			Workspace: r.ws, Parser: r.parser, Tmux: r.tmux,
+			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
 		switch {
@@ -293,15 +290,15 @@ func (r *runner) outcome(st *control.EpicStatus) (string, int) {
 	}
 	switch {
 	case has(runs.StatusFailed):
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	case has(runs.StatusBlocked, control.EpicHeld, runs.StatusStopped):
-		return runs.StatusBlocked, ExitBlocked
+		return runs.StatusBlocked, runs.ExitBlocked
 	case r.capped || has(runs.StatusTimeout):
-		return runs.StatusTimeout, ExitLimit
+		return runs.StatusTimeout, runs.ExitLimit
 	case st.Done < st.Total:
-		return runs.StatusBlocked, ExitBlocked // waiting on something that never ends (a dangling blocker)
+		return runs.StatusBlocked, runs.ExitBlocked // waiting on something that never ends (a dangling blocker)
 	}
-	return runs.StatusCompleted, ExitCompleted
+	return runs.StatusCompleted, runs.ExitCompleted
 }
 
 // stop ends every running story of the epic (each cleans up as a stopped
@@ -324,7 +321,7 @@ func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus)
 		r.report(now)
 		st = now
 	}
-	return runs.StatusStopped, ExitFailed, st
+	return runs.StatusStopped, runs.ExitFailed, st
 }
 
 // watch wakes the loop when the session dir changes (a worker's events, a

@@ -28,10 +28,6 @@ import (
 // earliest commit of the story branch's own line (first parents) that adds
 // it.
 
-// storyPrefix marks the branches of stories: a stacked story's worker gets
-// its blocker's branch as --base.
-const storyPrefix = "story/"
-
 // EpicBase is the branch a story's chain of bases starts from: base itself,
 // or for a stacked story (base story/<x>, a blocker's branch) the base that
 // story's last run recorded (runs.Record), followed until a branch that is
@@ -39,15 +35,15 @@ const storyPrefix = "story/"
 // made. When a record is missing, the repository's default branch.
 func EpicBase(ctx context.Context, g git.Repo, root, base string) string {
 	seen := map[string]bool{}
-	for strings.HasPrefix(base, storyPrefix) && !seen[base] {
+	for blocker, stacked := runs.StoryOfBranch(base); stacked && !seen[base]; blocker, stacked = runs.StoryOfBranch(base) {
 		seen[base] = true
-		rec, ok := runs.ReadRecord(root, strings.TrimPrefix(base, storyPrefix))
+		rec, ok := runs.ReadRecord(root, blocker)
 		if !ok || rec.Base == "" {
 			return DefaultBranch(ctx, g)
 		}
 		base = rec.Base
 	}
-	if strings.HasPrefix(base, storyPrefix) { // a loop of records
+	if _, stacked := runs.StoryOfBranch(base); stacked { // a loop of records
 		return DefaultBranch(ctx, g)
 	}
 	return base

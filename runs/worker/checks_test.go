@@ -110,8 +110,8 @@ func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 1"]}`,
 	})
 	code, out := f.run("never", "all", func(o *worker.Options) { o.DryRun = true })
-	if code != worker.ExitLimit {
-		t.Fatalf("exit %d, want %d (no progress)\n%s", code, worker.ExitLimit, out)
+	if code != runs.ExitLimit {
+		t.Fatalf("exit %d, want %d (no progress)\n%s", code, runs.ExitLimit, out)
 	}
 	if st := f.worktreeStatuses("never"); st["build"] != "pending" {
 		t.Errorf("statuses %v", st)
@@ -140,8 +140,8 @@ func TestFinalChecksGatePRReady(t *testing.T) {
 	})
 	f.git("push", "-q", "origin", "main")
 	code, out := f.run("stack", "all", nil)
-	if code != worker.ExitFailed {
-		t.Fatalf("exit %d, want %d\n%s", code, worker.ExitFailed, out)
+	if code != runs.ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, runs.ExitFailed, out)
 	}
 	prs := f.ghPRs()
 	if len(prs) != 1 || prs[0]["isDraft"] != true {
@@ -219,7 +219,7 @@ func TestInterruptedCompletionNotVerified(t *testing.T) {
 	}()
 	code := worker.Run(ctx, worker.Options{Story: "halt", Dir: f.root, Self: f.sagaLSP, Process: runs.Process{OutputFile: f.out, Stdout: os.Stderr},
 		WorkerFlags: runs.WorkerFlags{MaxCycles: 5, MaxTime: 1}})
-	if code != worker.ExitFailed {
+	if code != runs.ExitFailed {
 		t.Fatalf("exit %d", code)
 	}
 	if st := f.worktreeStatuses("halt"); st["a"] != "pending" {
@@ -248,7 +248,7 @@ func TestChecksRegistration(t *testing.T) {
 	fork := f.git("rev-parse", "main")
 	log := filepath.Join(t.TempDir(), "claude.log")
 	t.Setenv("SAGA_STANDIN_LOG", log)
-	if code, out := f.run("reg", "idle", func(o *worker.Options) { o.MaxCycles = 1 }); code != worker.ExitLimit {
+	if code, out := f.run("reg", "idle", func(o *worker.Options) { o.MaxCycles = 1 }); code != runs.ExitLimit {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	inv := firstInvocation(t, log)
@@ -306,7 +306,7 @@ func TestStackedStoryChecksFromTheEpicBase(t *testing.T) {
 			}
 		}
 		code, out := f.run("later", "idle", func(o *worker.Options) { o.MaxCycles = 1; o.Base = "story/first" })
-		if code != worker.ExitLimit {
+		if code != runs.ExitLimit {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
 		if !strings.Contains(out, "checks: 1 task(s) with checks, as committed at "+fork[:12]+" (the fork from main)") {

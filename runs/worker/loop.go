@@ -62,23 +62,23 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 	for {
 		done, total := r.progress()
 		if total > 0 && done == total {
-			return runs.StatusCompleted, ExitCompleted
+			return runs.StatusCompleted, runs.ExitCompleted
 		}
 		switch {
 		case ctx.Err() != nil:
-			return runs.StatusStopped, ExitFailed
+			return runs.StatusStopped, runs.ExitFailed
 		case r.cycles >= r.o.MaxCycles:
 			r.j.Step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		case !r.o.Now().Before(deadline):
 			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		case r.o.MaxCost > 0 && r.cost >= r.o.MaxCost:
 			r.j.Step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		case r.epicCapped():
 			r.j.Step(runs.StepLoop, "stopping: the epic run's spend reached its --max-cost, with %d/%d tasks done", done, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		}
 		r.cycles++
 		before := r.statuses()
@@ -90,29 +90,29 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
 		after, _ := r.progress()
 		if ctx.Err() != nil {
-			return runs.StatusStopped, ExitFailed
+			return runs.StatusStopped, runs.ExitFailed
 		}
 		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
 			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		}
 		if err != nil {
 			r.j.Error(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
-			return runs.StatusFailed, ExitFailed
+			return runs.StatusFailed, runs.ExitFailed
 		}
 		if why := res.failure(); why != "" {
 			r.j.Step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
-			return runs.StatusFailed, ExitFailed
+			return runs.StatusFailed, runs.ExitFailed
 		}
 		if blocked, text := r.newBlocker(); blocked {
 			r.j.Step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
-			return runs.StatusBlocked, ExitBlocked
+			return runs.StatusBlocked, runs.ExitBlocked
 		}
 		if after > done {
 			noProgress = 0
 		} else if noProgress++; noProgress >= 2 {
 			r.j.Step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
-			return runs.StatusTimeout, ExitLimit
+			return runs.StatusTimeout, runs.ExitLimit
 		}
 	}
 }

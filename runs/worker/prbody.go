@@ -33,9 +33,9 @@ func (r *run) prBody(s *store.Story, state string) string {
 	}
 	if len(r.handoffs) > 0 {
 		switch {
-		case len(r.handoffs) == 1 && r.base == "story/"+r.handoffs[0].Story:
+		case len(r.handoffs) == 1 && r.base == runs.StoryBranch(r.handoffs[0].Story):
 			fmt.Fprintf(&b, "Stacked on `%s`: this branch starts from that story's work.\n\n", r.base)
-		case strings.HasPrefix(r.base, "story/"):
+		case strings.HasPrefix(r.base, runs.StoryBranchPrefix):
 			fmt.Fprintf(&b, "Stacked on `%s`. Builds on:\n\n", r.base)
 		default:
 			b.WriteString("Builds on (their work is in this branch):\n\n")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -35,7 +34,7 @@ func (r *run) worktree(ctx context.Context) error {
 	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
-	r.branch = "story/" + r.o.Story
+	r.branch = runs.StoryBranch(r.o.Story)
 	r.wt = store.WorktreeDir(r.root, r.o.Story)
 	r.wtGit = r.repo.In(r.wt)
 	r.base = r.o.Base
@@ -205,10 +204,7 @@ func (r *run) draftPR(ctx context.Context) {
 }
 
 func (r *run) ghRun(ctx context.Context, gh string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, gh, args...)
-	cmd.Dir = r.wt
-	cmd.Env = append(os.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
-	out, err := cmd.CombinedOutput()
+	out, err := runs.GHCommand(ctx, gh, r.wt, args...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
 

@@ -23,14 +23,6 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// Exit codes (design.md §6).
-const (
-	ExitCompleted = 0
-	ExitFailed    = 1
-	ExitLimit     = 2 // max cycles, max time, or no progress
-	ExitBlocked   = 3
-)
-
 // Options configure one worker run.
 type Options struct {
 	Story string
@@ -47,15 +39,9 @@ type Options struct {
 func (o *Options) defaults() {
 	o.WorkerFlags = o.WorkerFlags.WithDefaults()
 	o.Process.Fill(runs.KindStory, o.Story)
-	if o.Git == "" {
-		o.Git = "git"
-	}
-	if o.Claude == "" {
-		o.Claude = cmp.Or(runs.Getenv(o.Env, runs.EnvClaude), "claude")
-	}
-	if o.GH == "" {
-		o.GH = cmp.Or(runs.Getenv(o.Env, runs.EnvGH), "gh")
-	}
+	o.Git = cmp.Or(o.Git, runs.Program(o.Env, runs.ProgramGit))
+	o.Claude = cmp.Or(o.Claude, runs.Program(o.Env, runs.ProgramClaude))
+	o.GH = cmp.Or(o.GH, runs.Program(o.Env, runs.ProgramGH))
 	if o.Self == "" {
 		o.Self, _ = os.Executable()
 	}
@@ -99,12 +85,12 @@ func Run(ctx context.Context, o Options) int {
 	o.defaults()
 	if !store.ValidCanonical(o.Story) {
 		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: invalid story name %q\n", o.Story)
-		return ExitFailed
+		return runs.ExitFailed
 	}
 	j, err := o.OpenLog(o.Story, "")
 	if err != nil {
 		fmt.Fprintf(o.Stdout, "saga-lsp worker: error: %v\n", err)
-		return ExitFailed
+		return runs.ExitFailed
 	}
 	defer j.Close()
 	r := &run{o: o, j: j, started: o.Now()}
@@ -144,21 +130,21 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	var err error
 	if r.p, err = store.NewParser(); err != nil {
 		r.j.Error(runs.StepStart, "%v", err)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
 		r.j.Error(runs.StepStart, "%v", err)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	if _, err := r.p.LoadStory(r.root, r.o.Story); err != nil {
 		r.j.Error(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 
 	if r.bash == runs.BashSandboxed {
 		if r.cache, err = runs.CacheDir(r.root, r.o.Story); err != nil {
 			r.j.Error(runs.StepStart, "%v", err)
-			return runs.StatusFailed, ExitFailed
+			return runs.StatusFailed, runs.ExitFailed
 		}
 	}
 
@@ -166,7 +152,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
 		r.j.Error(runs.StepLock, "%v", err)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	if !ok {
 		pid, _ := runs.WorkerHolder(r.root, r.o.Story)
@@ -175,7 +161,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 			who = fmt.Sprintf("another worker (pid %d)", pid)
 		}
 		r.j.Error(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	defer lock.Unlock()
 	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
@@ -183,7 +169,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
 		r.j.Error(runs.StepWorktree, "%v", err)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	r.loadHandoff()
 	// 3. Draft PR (a warning, never a failure).
@@ -191,26 +177,26 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
 		r.j.Error(runs.StepContext, "%v", err)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	// The checks that count, before any agent runs.
 	if err := r.readChecks(ctx); err != nil {
 		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
 		r.end(context.WithoutCancel(ctx), false)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
 		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
 		r.end(context.WithoutCancel(ctx), false)
-		return runs.StatusFailed, ExitFailed
+		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
 	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted)
 	if status == runs.StatusCompleted && !complete {
-		status, code = runs.StatusFailed, ExitFailed
+		status, code = runs.StatusFailed, runs.ExitFailed
 	}
 	return status, code
 }

@@ -147,24 +147,24 @@ func TestStopRules(t *testing.T) {
 		status   string
 		statuses map[string]string // worktree statuses after
 	}{
-		{name: "finish everything", story: "add-logout-button", script: "all", code: worker.ExitCompleted, status: "completed",
+		{name: "finish everything", story: "add-logout-button", script: "all", code: runs.ExitCompleted, status: "completed",
 			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
-		{name: "one task per run", story: "add-logout-button", script: "one", code: worker.ExitCompleted, status: "completed",
+		{name: "one task per run", story: "add-logout-button", script: "one", code: runs.ExitCompleted, status: "completed",
 			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
 		{name: "max cycles", story: "add-logout-button", script: "one", mod: func(o *worker.Options) { o.MaxCycles = 1 },
-			code: worker.ExitLimit, status: "timeout", statuses: map[string]string{"write-tests": "completed", "implement-button": "pending"}},
-		{name: "crash mid-task", story: "add-logout-button", script: "crash", code: worker.ExitFailed, status: "failed",
+			code: runs.ExitLimit, status: "timeout", statuses: map[string]string{"write-tests": "completed", "implement-button": "pending"}},
+		{name: "crash mid-task", story: "add-logout-button", script: "crash", code: runs.ExitFailed, status: "failed",
 			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
-		{name: "do nothing twice", story: "add-logout-button", script: "idle", code: worker.ExitLimit, status: "timeout",
+		{name: "do nothing twice", story: "add-logout-button", script: "idle", code: runs.ExitLimit, status: "timeout",
 			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
-		{name: "blocker in the journal", story: "add-logout-button", script: "blocker", code: worker.ExitBlocked, status: "blocked",
+		{name: "blocker in the journal", story: "add-logout-button", script: "blocker", code: runs.ExitBlocked, status: "blocked",
 			statuses: map[string]string{"write-tests": "pending", "implement-button": "pending"}},
 		{name: "max time", story: "add-logout-button", script: "slow", mod: func(o *worker.Options) { o.MaxTime = 0.005 },
-			code: worker.ExitLimit, status: "timeout"},
-		{name: "no hooks: reconciliation syncs", story: "add-logout-button", script: "nohooks", code: worker.ExitCompleted, status: "completed",
+			code: runs.ExitLimit, status: "timeout"},
+		{name: "no hooks: reconciliation syncs", story: "add-logout-button", script: "nohooks", code: runs.ExitCompleted, status: "completed",
 			statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
 		{name: "dry run", story: "add-logout-button", script: "crash", mod: func(o *worker.Options) { o.DryRun = true },
-			code: worker.ExitCompleted, status: "completed", statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
+			code: runs.ExitCompleted, status: "completed", statuses: map[string]string{"write-tests": "completed", "implement-button": "completed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -402,7 +402,7 @@ func TestDryRunStaysLocal(t *testing.T) {
 func TestPullRequest(t *testing.T) {
 	f := newFixture(t, true)
 	code, out := f.run("add-logout-button", "one", func(o *worker.Options) { o.MaxCycles = 1 })
-	if code != worker.ExitLimit {
+	if code != runs.ExitLimit {
 		t.Fatalf("first run: exit %d\n%s", code, out)
 	}
 	prs := f.ghPRs()
@@ -574,7 +574,7 @@ func TestSIGTERMDuringSetup(t *testing.T) {
 func TestBadStory(t *testing.T) {
 	f := newFixture(t, false)
 	for _, story := range []string{"Bad_Name", "no-such-story", "../etc"} {
-		if code, out := f.run(story, "all", nil); code != worker.ExitFailed || out == "" {
+		if code, out := f.run(story, "all", nil); code != runs.ExitFailed || out == "" {
 			t.Errorf("%s: exit %d\n%s", story, code, out)
 		}
 	}
@@ -648,7 +648,7 @@ func TestRunJudgedByResult(t *testing.T) {
 			fake := filepath.Join(t.TempDir(), "claude")
 			os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s\\n' '"+stream+"'\nexit 0\n"), 0o755)
 			code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.Claude = fake })
-			if code != worker.ExitFailed || !strings.Contains(out, "run 1 ended with") || !strings.Contains(out, "the story stops here") {
+			if code != runs.ExitFailed || !strings.Contains(out, "run 1 ended with") || !strings.Contains(out, "the story stops here") {
 				t.Errorf("exit %d\n%s", code, out)
 			}
 			if end := lastEnd(f.events()); end.Status != "failed" {

@@ -1,0 +1,60 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// The programs a run drives besides saga-lsp itself (SelfPath). This file is
+// the one place that says where each is found: claude and gh may be
+// overridden ($SAGA_CLAUDE, $SAGA_GH: a pinned install, the tests'
+// stand-ins), git and tmux come from PATH.
+const (
+	ProgramGit    = "git"
+	ProgramGH     = "gh"
+	ProgramClaude = "claude"
+	ProgramTmux   = "tmux"
+)
+
+// Program is the command to run for a program: the override from env, else
+// its name (looked up on PATH when run).
+func Program(env func(string) string, name string) string {
+	switch name {
+	case ProgramClaude:
+		return cmp.Or(Getenv(env, EnvClaude), name)
+	case ProgramGH:
+		return cmp.Or(Getenv(env, EnvGH), name)
+	}
+	return name
+}
+
+// LookProgram resolves Program to an executable's path; an error when it
+// is not installed.
+func LookProgram(env func(string) string, name string) (string, error) {
+	return exec.LookPath(Program(env, name))
+}
+
+// GHCommand is gh run in dir without prompts or update notices, which
+// would hang or clutter a run that no one watches.
+func GHCommand(ctx context.Context, gh, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, gh, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1")
+	return cmd
+}
+
+// StoryBranchPrefix starts the name of every story's branch.
+const StoryBranchPrefix = "story/"
+
+// StoryBranch is the branch a story's worker works on: story/<story>.
+func StoryBranch(story string) string { return StoryBranchPrefix + story }
+
+// StoryOfBranch is the story whose branch is branch (a short name), if it
+// is one.
+func StoryOfBranch(branch string) (string, bool) {
+	s, ok := strings.CutPrefix(branch, StoryBranchPrefix)
+	return s, ok && s != ""
+}
