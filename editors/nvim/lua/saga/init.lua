@@ -9,7 +9,17 @@ local M = {}
 
 local uv = vim.uv or vim.loop
 
-local CLIENT_NAME = 'saga-lsp'
+local compat = require('saga.compat')
+local config = require('saga.config')
+local message = require('saga.message')
+local state = require('saga.state')
+local workspace = require('saga.workspace')
+
+local CLIENT_NAME = config.client_name
+local has, client_request, client_stopped, all_clients, byte_col = compat.has, compat.client_request, compat.client_stopped, compat.all_clients, compat.byte_col
+local notify, err_text = message.notify, message.err_text
+local normalize = workspace.normalize
+
 
 -- Worker states after which a worker no longer runs.
 local FINAL_STATES = {
@@ -20,225 +30,14 @@ local FINAL_STATES = {
   stopped = true,
 }
 
-local defaults = {
-  -- The server command; `--log-file <log_file>` is appended when log_file is set.
-  cmd = { 'saga-lsp' },
-  log_file = nil,
-  -- Prefix of the server's workspace/executeCommand ids (initializationOptions.commandPrefix).
-  command_prefix = 'saga.',
-  -- :SagaRun starts workers with the simulated agent (no tokens spent); :SagaRun! always does.
-  dry_run = false,
-  -- vim.notify for saga/workerProgress and saga/taskStatus: false turns them off (the
-  -- warnings when a run needs you stay: a story that ends failed, blocked, timed out or held).
-  notify = true,
-  notify_level = vim.log.levels.INFO,
-  -- Refresh code lenses on BufEnter, BufWritePost and InsertLeave in saga buffers.
-  codelens = true,
-  -- A buffer-local mapping that runs the code lens on the cursor line (e.g. '<leader>sr'); nil: none.
-  codelens_keymap = nil,
-  -- Where :SagaPlan shows the plan: 'float', 'split', 'vsplit' or 'tab'.
-  plan_window = 'float',
-  -- Passed through to the client.
-  capabilities = nil,
-  on_attach = nil,
-  -- Called with the params of every saga/workerProgress, saga/taskStatus and saga/epicProgress notification.
-  on_worker_progress = nil,
-  on_task_status = nil,
-  on_epic_progress = nil,
-}
+M.is_saga_file = workspace.is_saga_file
+M.root_of = workspace.root_of
+M.root = workspace.root
+M.story_of = workspace.story_of
+M.epic_of = workspace.epic_of
+M.stories = workspace.stories
+M.epics = workspace.epics
 
-M.config = vim.deepcopy(defaults)
-
-local state = {
-  setup_done = false,
-  workers = {}, -- story -> the latest saga/workerProgress params (+ client_id)
-  epics = {}, -- epic -> the latest saga/epicProgress params (+ client_id)
-  notified = {}, -- story -> key of the last progress notification shown
-  needs_you = {}, -- keys of the run ends already announced (never twice)
-  last_buf = nil, -- the last saga buffer entered (for :checkhealth, which runs in a new tab)
-  pending = {}, -- '<client id> <command>' -> executeCommand requests in flight
-  opened = {}, -- path -> when :SagaNew opened it (uv.now())
-}
-
----------------------------------------------------------------------------
--- Version helpers
----------------------------------------------------------------------------
-
-local function has(version)
-  return vim.fn.has('nvim-' .. version) == 1
-end
-
--- client:request / client.request (0.11 made the client's functions methods).
-local function client_request(client, method, params, handler, bufnr)
-  if has('0.11') then
-    return client:request(method, params, handler, bufnr)
-  end
-  return client.request(method, params, handler, bufnr)
-end
-
-local function client_stopped(client)
-  if has('0.11') then
-    return client:is_stopped()
-  end
-  return client.is_stopped()
-end
-
-local function all_clients()
-  if vim.lsp.get_clients then
-    return vim.lsp.get_clients()
-  end
-  return vim.lsp.get_active_clients()
-end
-
--- Byte column of a UTF-16 position in a buffer line.
-local function byte_col(buf, pos)
-  local line = vim.api.nvim_buf_get_lines(buf, pos.line, pos.line + 1, false)[1] or ''
-  local ok, col
-  if has('0.11') then
-    ok, col = pcall(vim.str_byteindex, line, 'utf-16', pos.character, false)
-  else
-    ok, col = pcall(vim.str_byteindex, line, pos.character, true)
-  end
-  if not ok then
-    return #line
-  end
-  return col
-end
-
-local function notify(msg, level)
-  vim.notify(msg, level or vim.log.levels.INFO, { title = 'saga' })
-end
-
-local function err_text(err)
-  if type(err) == 'table' then
-    return err.message or vim.inspect(err)
-  end
-  return tostring(err)
-end
-
----------------------------------------------------------------------------
--- Paths: roots, stories, epics
----------------------------------------------------------------------------
-
-local function normalize(path)
-  if path == nil or path == '' then
-    return nil
-  end
-  path = vim.fn.fnamemodify(path, ':p')
-  if #path > 1 then
-    path = path:gsub('/+$', '')
-  end
-  return path
-end
-
-local function is_dir(path)
-  local st = uv.fs_stat(path)
-  return st ~= nil and st.type == 'directory'
-end
-
---- Whether `path` is a JSON file inside a `.saga/` folder.
-function M.is_saga_file(path)
-  path = normalize(path)
-  return path ~= nil and path:find('/%.saga/') ~= nil and (path:match('%.json$') or path:match('%.jsonc$')) ~= nil
-end
-
---- The workspace root of a path: the folder holding its (outermost) `.saga/`
---- segment, else the nearest folder at or above it that contains `.saga/`.
---- A story worktree (`.saga/worktrees/<story>/.saga/…`) belongs to the
---- repository's root, whose server follows the worktree's live status.
-function M.root_of(path)
-  path = normalize(path)
-  if path == nil then
-    return nil
-  end
-  local root = path:match('^(.-)/%.saga/') or path:match('^(.-)/%.saga$')
-  if root ~= nil then
-    return root == '' and '/' or root
-  end
-  local dir = path
-  if not is_dir(dir) then
-    dir = vim.fn.fnamemodify(dir, ':h')
-  end
-  while dir and dir ~= '' do
-    if is_dir(dir .. '/.saga') then
-      return dir
-    end
-    local parent = vim.fn.fnamemodify(dir, ':h')
-    if parent == dir then
-      break
-    end
-    dir = parent
-  end
-  return nil
-end
-
---- The workspace root for commands: the current buffer's, else the working directory's.
-function M.root(buf)
-  buf = buf or vim.api.nvim_get_current_buf()
-  local name = vim.api.nvim_buf_get_name(buf)
-  return (name ~= '' and vim.bo[buf].buftype == '' and M.root_of(name)) or M.root_of(uv.cwd())
-end
-
---- The story a buffer belongs to (`.saga/stories/<story>/…`), or nil.
-function M.story_of(buf)
-  local name = vim.api.nvim_buf_get_name(buf or 0)
-  return name:match('.*/%.saga/stories/([^/]+)/')
-end
-
---- The epic a buffer is (`.saga/epics/<epic>/epic.json` or `.saga/epics/<epic>.json`), or nil.
-function M.epic_of(buf)
-  local name = vim.api.nvim_buf_get_name(buf or 0)
-  return name:match('.*/%.saga/epics/([^/]+)/epic%.json$') or name:match('.*/%.saga/epics/([^/]+)%.json$')
-end
-
-local function scandir(dir)
-  local out = {}
-  local handle = uv.fs_scandir(dir)
-  if not handle then
-    return out
-  end
-  while true do
-    local name, typ = uv.fs_scandir_next(handle)
-    if not name then
-      break
-    end
-    table.insert(out, { name = name, type = typ })
-  end
-  table.sort(out, function(a, b) return a.name < b.name end)
-  return out
-end
-
---- Story names of a workspace (the folders of `.saga/stories/`).
-function M.stories(root)
-  root = root or M.root()
-  local out = {}
-  if not root then
-    return out
-  end
-  for _, e in ipairs(scandir(root .. '/.saga/stories')) do
-    if e.type == 'directory' then
-      table.insert(out, e.name)
-    end
-  end
-  return out
-end
-
---- Epic ids of a workspace (`.saga/epics/<id>/` and `.saga/epics/<id>.json`).
-function M.epics(root)
-  root = root or M.root()
-  local out, seen = {}, {}
-  if not root then
-    return out
-  end
-  for _, e in ipairs(scandir(root .. '/.saga/epics')) do
-    local id = e.type == 'directory' and e.name or e.name:match('^(.+)%.json$')
-    if id and not seen[id] then
-      seen[id] = true
-      table.insert(out, id)
-    end
-  end
-  return out
-end
 
 ---------------------------------------------------------------------------
 -- Workers: saga/workerProgress, saga/taskStatus, statusline
@@ -1405,13 +1204,7 @@ M._define_commands = define_commands
 
 --- setup(opts): see :help saga-setup.
 function M.setup(opts)
-  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
-  if type(opts) == 'table' and opts.cmd then
-    M.config.cmd = opts.cmd -- a list: replaced, not merged
-  end
-  if type(M.config.cmd) == 'string' then
-    M.config.cmd = { M.config.cmd }
-  end
+  M.config = config.merge(opts)
   state.setup_done = true
   define_commands()
 
@@ -1454,4 +1247,19 @@ function M.last_buffer()
   return nil
 end
 
-return M
+-- M.config is the current options (state.config, which setup() replaces):
+-- read, changed or assigned here, it is what the modules use.
+return setmetatable(M, {
+  __index = function(_, key)
+    if key == 'config' then
+      return state.config
+    end
+  end,
+  __newindex = function(t, key, value)
+    if key == 'config' then
+      state.config = value
+    else
+      rawset(t, key, value)
+    end
+  end,
+})
