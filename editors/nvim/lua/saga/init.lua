@@ -9,26 +9,23 @@ local M = {}
 
 local uv = vim.uv or vim.loop
 
+local codelens = require('saga.codelens')
 local compat = require('saga.compat')
 local config = require('saga.config')
+local handlers = require('saga.handlers')
 local message = require('saga.message')
+local progress = require('saga.progress')
 local state = require('saga.state')
+local ui = require('saga.ui')
 local workspace = require('saga.workspace')
 
 local CLIENT_NAME = config.client_name
-local has, client_request, client_stopped, all_clients, byte_col = compat.has, compat.client_request, compat.client_stopped, compat.all_clients, compat.byte_col
+local client_request, client_stopped, all_clients, has = compat.client_request, compat.client_stopped, compat.all_clients, compat.has
 local notify, err_text = message.notify, message.err_text
 local normalize = workspace.normalize
-
-
--- Worker states after which a worker no longer runs.
-local FINAL_STATES = {
-  completed = true,
-  failed = true,
-  timeout = true,
-  blocked = true,
-  stopped = true,
-}
+local refresh_lenses, on_codelens_refresh, on_progress = codelens.refresh, codelens.on_refresh, codelens.on_progress
+local leave_float, edit_file = ui.leave_float, ui.edit_file
+local on_show_document, on_show_message = handlers.on_show_document, handlers.on_show_message
 
 M.is_saga_file = workspace.is_saga_file
 M.root_of = workspace.root_of
@@ -38,351 +35,18 @@ M.epic_of = workspace.epic_of
 M.stories = workspace.stories
 M.epics = workspace.epics
 
+M.workers = progress.workers
+M.running = progress.running
+M.epic_runs = progress.epic_runs
+M.running_epics = progress.running_epics
+M.statusline = progress.statusline
+M._on_worker_progress = progress.on_worker_progress
+M._on_epic_progress = progress.on_epic_progress
+M._on_task_status = progress.on_task_status
 
----------------------------------------------------------------------------
--- Workers: saga/workerProgress, saga/taskStatus, statusline
----------------------------------------------------------------------------
+M.refresh_codelens = codelens.refresh
+M.show_scratch = ui.show_scratch
 
---- The latest saga/workerProgress of every story seen (running or not).
-function M.workers()
-  return state.workers
-end
-
--- The keys of t whose value keep(value) accepts, sorted.
-local function sorted_keys(t, keep)
-  local out = {}
-  for k, v in pairs(t) do
-    if keep(v) then
-      table.insert(out, k)
-    end
-  end
-  table.sort(out)
-  return out
-end
-
---- Stories whose worker is running (not in a final state), sorted.
-function M.running()
-  return sorted_keys(state.workers, function(w) return not FINAL_STATES[w.state] end)
-end
-
-local function progress_text(w)
-  local s = w.story
-  if type(w.total) == 'number' and w.total > 0 then
-    s = s .. ' ' .. tostring(w.done or 0) .. '/' .. tostring(w.total)
-  end
-  return s .. ' ' .. tostring(w.state or 'running')
-end
-
---- The latest saga/epicProgress of every epic run seen (running or not).
-function M.epic_runs()
-  return state.epics
-end
-
---- Epics whose run is running, sorted.
-function M.running_epics()
-  return sorted_keys(state.epics, function(e) return e.state == 'running' end)
-end
-
--- The running epic a story belongs to, or nil.
-local function epic_of_story(story)
-  for _, epic in ipairs(M.running_epics()) do
-    for _, s in ipairs(state.epics[epic].stories or {}) do
-      if s.id == story then
-        return epic
-      end
-    end
-  end
-  return nil
-end
-
---- Statusline component: "SAGA shop 3/8 ▶2" for a running epic (stories done/total,
---- ▶ stories running), "user-auth--api 3/5 running" for a running worker of no running
---- epic; several joined by ", "; "" when nothing runs.
-function M.statusline()
-  local parts = {}
-  for _, epic in ipairs(M.running_epics()) do
-    local e = state.epics[epic]
-    table.insert(parts, string.format('%s %d/%d ▶%d', epic, e.done or 0, e.total or 0, #(e.running or {})))
-  end
-  for _, story in ipairs(M.running()) do
-    if not epic_of_story(story) then
-      table.insert(parts, progress_text(state.workers[story]))
-    end
-  end
-  if #parts == 0 then
-    return ''
-  end
-  return 'SAGA ' .. table.concat(parts, ', ')
-end
-
-local function fire_user_event(pattern)
-  pcall(vim.cmd, 'doautocmd <nomodeline> User ' .. pattern)
-end
-
-local function saga_buffers(client_id)
-  local out = {}
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) then
-      if client_id then
-        if vim.lsp.buf_is_attached(buf, client_id) then
-          table.insert(out, buf)
-        end
-      elseif M.is_saga_file(vim.api.nvim_buf_get_name(buf)) then
-        table.insert(out, buf)
-      end
-    end
-  end
-  return out
-end
-
--- Ends that need the user (a story's run ended failed, blocked or timed out): one
--- warning each, with what to do.
-local NEEDS_YOU = {
-  failed = '%s failed — :SagaOutput %s shows why',
-  timeout = '%s timed out (a limit stopped it) — :SagaOutput %s shows where it got to',
-  blocked = '%s is blocked (a blocker in its journal) — resolve it, then run it again (:SagaOutput %s)',
-}
-
--- Warns once for the end `key` names (never again for the same end).
-local function needs_you(key, msg)
-  if state.needs_you[key] then
-    return
-  end
-  state.needs_you[key] = true
-  notify('saga: ' .. msg, vim.log.levels.WARN)
-end
-
--- Keeps a notification's params in states[params[key]]: without vim.NIL values,
--- plus the client id. Returns them and the ones they replace; nil unless
--- params[key] is a string.
-local function keep(states, key, params, ctx)
-  if type(params) ~= 'table' or type(params[key]) ~= 'string' then
-    return nil
-  end
-  local out = {}
-  for k, v in pairs(params) do
-    if v ~= vim.NIL then
-      out[k] = v
-    end
-  end
-  out.client_id = ctx and ctx.client_id
-  local before = states[out[key]]
-  states[out[key]] = out
-  return out, before
-end
-
--- What follows a progress notification: the user's hook, the statusline, the User event.
-local function after_progress(hook, params, event)
-  if hook then
-    pcall(hook, params)
-  end
-  pcall(vim.cmd, 'redrawstatus!')
-  fire_user_event(event)
-end
-
-function M._on_worker_progress(params, ctx)
-  local w = keep(state.workers, 'story', params, ctx)
-  if not w then
-    return
-  end
-  local final = FINAL_STATES[w.state] or false
-
-  if final and NEEDS_YOU[w.state] then
-    local msg = string.format(NEEDS_YOU[w.state], w.story, w.story)
-    if w.message and w.message ~= '' then
-      msg = msg .. ' (' .. w.message .. ')'
-    end
-    needs_you('end ' .. w.story .. ' ' .. tostring(w.session), msg)
-  elseif M.config.notify and not epic_of_story(w.story) then
-    -- One message per change of state, step or progress of a worker of its own (an
-    -- epic's workers show in the statusline and the lenses); the statusline shows the rest.
-    local key = table.concat({ tostring(w.state), tostring(w.step), tostring(w.done), tostring(w.total), tostring(w.cycle) }, '|')
-    if state.notified[w.story] ~= key then
-      state.notified[w.story] = key
-      local msg = 'saga: ' .. progress_text(w)
-      if w.step and w.step ~= '' and not final then
-        msg = msg .. ' [' .. w.step .. ']'
-      end
-      if w.message and w.message ~= '' then
-        msg = msg .. ' — ' .. w.message
-      end
-      notify(msg, M.config.notify_level)
-    end
-  end
-  if final then
-    state.notified[w.story] = nil
-  end
-  after_progress(M.config.on_worker_progress, w, 'SagaWorkerProgress')
-end
-
--- saga/epicProgress: the statusline and lenses follow it; a story newly held warns once
--- per run; the run's end is one message.
-function M._on_epic_progress(params, ctx)
-  local e, before = keep(state.epics, 'epic', params, ctx)
-  if not e then
-    return
-  end
-  for _, s in ipairs(e.stories or {}) do
-    if s.state == 'held' then
-      local by = {}
-      for _, b in ipairs(s.heldBy or {}) do
-        local bs = ''
-        for _, o in ipairs(e.stories) do
-          if o.id == b then
-            bs = ' (' .. tostring(o.state) .. ')'
-          end
-        end
-        table.insert(by, b .. bs)
-      end
-      needs_you('held ' .. tostring(e.session) .. ' ' .. s.id,
-        string.format('%s is held by %s — it will not run in this epic run (:SagaPlan %s)', s.id, table.concat(by, ', '), e.epic))
-    end
-  end
-  if M.config.notify and e.state ~= 'running' and not (before and before.session == e.session and before.state == e.state) then
-    notify(string.format('saga: epic %s %s: %d/%d stories', e.epic, tostring(e.state), e.done or 0, e.total or 0), M.config.notify_level)
-  end
-  after_progress(M.config.on_epic_progress, e, 'SagaEpicProgress')
-end
-
-function M._on_task_status(params, ctx)
-  if type(params) ~= 'table' then
-    return
-  end
-  if M.config.notify and not epic_of_story(params.story) then
-    local subject = (params.subject and params.subject ~= vim.NIL and params.subject ~= '') and (' ' .. params.subject) or ''
-    local from = (params.from and params.from ~= vim.NIL and params.from ~= '') and (tostring(params.from) .. ' → ') or ''
-    local source = (params.source and params.source ~= vim.NIL and params.source ~= '') and (' (' .. params.source .. ')') or ''
-    notify(string.format('saga: %s #%s%s: %s%s%s', tostring(params.story), tostring(params.task), subject, from, tostring(params.to), source), M.config.notify_level)
-  end
-  if M.config.on_task_status then
-    pcall(M.config.on_task_status, params)
-  end
-  fire_user_event('SagaTaskStatus')
-end
-
----------------------------------------------------------------------------
--- Code lens
----------------------------------------------------------------------------
-
--- Asks the saga client for a buffer's lenses and shows them.
-local function refresh_lenses(buf)
-  if not vim.api.nvim_buf_is_valid(buf) or not vim.api.nvim_buf_is_loaded(buf) then
-    return
-  end
-  local codelens = vim.lsp.codelens
-  if has('0.12') and codelens.enable then
-    -- 0.12+: enabled once, Neovim refreshes by itself.
-    pcall(codelens.enable, true, { bufnr = buf })
-    return
-  end
-  if has('0.10') then
-    pcall(codelens.refresh, { bufnr = buf })
-    return
-  end
-  -- 0.7–0.9: refresh() only knows the current buffer; ask each saga client directly.
-  for _, client in ipairs(all_clients()) do
-    if client.name == CLIENT_NAME and vim.lsp.buf_is_attached(buf, client.id) then
-      client_request(client, 'textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, codelens.on_codelens, buf)
-    end
-  end
-end
-M.refresh_codelens = refresh_lenses
-
--- workspace/codeLens/refresh (server → client request).
-local function on_codelens_refresh(_, _, ctx)
-  for _, buf in ipairs(saga_buffers(ctx.client_id)) do
-    refresh_lenses(buf)
-  end
-  return vim.NIL
-end
-
----------------------------------------------------------------------------
--- Opening files; window/showDocument
----------------------------------------------------------------------------
-
--- Leaves a floating window (e.g. the :SagaPlan one) for the first normal window of the tab.
-local function leave_float()
-  if vim.api.nvim_win_get_config(0).relative == '' then
-    return
-  end
-  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if vim.api.nvim_win_get_config(win).relative == '' then
-      vim.api.nvim_set_current_win(win)
-      return
-    end
-  end
-end
-
--- Edits a file in the current (normal) window, unless it is already there.
-local function edit_file(path)
-  path = normalize(path)
-  leave_float()
-  if normalize(vim.api.nvim_buf_get_name(0)) ~= path then
-    vim.cmd('edit ' .. vim.fn.fnameescape(path))
-  end
-end
-
-local function on_show_document(_, params, _)
-  if type(params) ~= 'table' or type(params.uri) ~= 'string' then
-    return { success = false }
-  end
-  if params.external then
-    if vim.ui and vim.ui.open then
-      vim.ui.open(params.uri)
-      return { success = true }
-    end
-    return { success = false }
-  end
-  local fname = normalize(vim.uri_to_fname(params.uri))
-  -- :SagaNew opened the file on the server's reply; the server then asks to
-  -- show it too: once is enough (the user may have moved on already).
-  local opened = state.opened[fname]
-  state.opened[fname] = nil
-  if opened and uv.now() - opened < 5000 then
-    return { success = true }
-  end
-  if params.takeFocus == false then
-    local buf = vim.fn.bufadd(fname)
-    vim.fn.bufload(buf)
-    vim.bo[buf].buflisted = true
-    return { success = true }
-  end
-  local ok = pcall(edit_file, fname)
-  if not ok then
-    return { success = false }
-  end
-  local sel = params.selection
-  if type(sel) == 'table' and sel.start then
-    local buf = vim.api.nvim_get_current_buf()
-    pcall(vim.api.nvim_win_set_cursor, 0, { sel.start.line + 1, byte_col(buf, sel.start) })
-  end
-  return { success = true }
-end
-
--- window/showMessage: showPlan also sends the plan as a message (for clients
--- that do not show command results). While our own showPlan is in flight the
--- plan goes to its scratch buffer instead: a many-line message would be a
--- hit-enter prompt.
-local function on_show_message(err, result, ctx, config)
-  if (state.pending[ctx.client_id .. ' showPlan'] or 0) > 0 and type(result) == 'table'
-    and type(result.message) == 'string' and result.message:find('EXECUTION PLAN', 1, true) then
-    return vim.NIL
-  end
-  return vim.lsp.handlers['window/showMessage'](err, result, ctx, config)
-end
-
--- $/progress: Neovim's handler, then, when a work-done progress ends (the
--- workspace finished loading, a worker ended), fresh lenses: the ones asked
--- for while the server was still loading counted nothing yet.
-local function on_progress(err, result, ctx, config)
-  local ret = vim.lsp.handlers['$/progress'](err, result, ctx, config)
-  if type(result) == 'table' and type(result.value) == 'table' and result.value.kind == 'end' then
-    for _, buf in ipairs(saga_buffers(ctx.client_id)) do
-      refresh_lenses(buf)
-    end
-  end
-  return ret
-end
 
 ---------------------------------------------------------------------------
 -- Clients
@@ -840,55 +504,6 @@ local function plan_lines(name, result)
 end
 
 M._plan_lines = plan_lines
-
---- Shows lines in a scratch buffer named `name` (float, split, vsplit or tab). Returns the buffer.
-function M.show_scratch(name, lines, how)
-  how = how or M.config.plan_window
-  local buf
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_get_name(b) == name then -- exact: bufnr() would take a prefix
-      buf = b
-    end
-  end
-  if not buf then
-    buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(buf, name)
-  end
-  vim.bo[buf].buftype = 'nofile'
-  vim.bo[buf].bufhidden = 'hide'
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = 'sagaplan'
-
-  local win
-  if how == 'float' then
-    local width = 20
-    for _, l in ipairs(lines) do
-      width = math.max(width, vim.fn.strdisplaywidth(l))
-    end
-    width = math.min(width + 2, math.max(20, vim.o.columns - 4))
-    local height = math.min(#lines, math.max(1, vim.o.lines - 6))
-    win = vim.api.nvim_open_win(buf, true, {
-      relative = 'editor',
-      width = width,
-      height = height,
-      row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-      col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-      style = 'minimal',
-      border = 'rounded',
-    })
-  else
-    local open = ({ split = 'split', vsplit = 'vsplit', tab = 'tabnew' })[how] or 'split'
-    vim.cmd(open)
-    win = vim.api.nvim_get_current_win()
-    vim.api.nvim_win_set_buf(win, buf)
-  end
-  vim.api.nvim_buf_set_keymap(buf, 'n', 'q', '<cmd>close<CR>', { noremap = true, silent = true, nowait = true })
-  return buf, win
-end
-
 --- :SagaPlan [--story | --epic] [story-or-epic] — the execution plan in a scratch buffer;
 --- for an epic, each story's run state under it.
 M.plan = on_target('SagaPlan', function(name, kind, opts)
