@@ -88,7 +88,7 @@ func BenchmarkCheck(b *testing.B) {
 	b.ReportMetric(float64(found), "diagnostics/op")
 }
 
-// BenchmarkCheckPaired is the budget as design.md §10 states it: the
+// BenchmarkCheckPaired is the budget as docs/architecture.md#budgets states it: the
 // saga-lsp binary checking W against the floor program (bench/floor) reading
 // and decoding W, both as processes, alternating within each op so that a
 // noisy neighbour slows both alike. It reports the median ratio.

@@ -1,4 +1,4 @@
-// Package bench owns the performance benchmarks of design.md §10 on workload
+// Package bench owns the performance benchmarks of docs/architecture.md#budgets on workload
 // W: the floor F (read and decode every file on 2 goroutines, also as the
 // program bench/floor), `saga-lsp check` (in-process, as the binary, and
 // paired with the floor program), the language server (initialize → all

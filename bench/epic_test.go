@@ -16,7 +16,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
-// The epic runner's budgets (design.md §11, issue "Epic runs"): a story's
+// The epic runner's budgets (docs/architecture.md#budgets, issue "Epic runs"): a story's
 // end → its ready dependents' workers started ≤ 1 s; the runner's RSS ≤ 30
 // MB; `status <epic>` on a 200-story epic ≤ 100 ms.
 

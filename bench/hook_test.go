@@ -16,7 +16,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
-// BenchmarkHookSyncPaired is the hook budget (design.md §10): one
+// BenchmarkHookSyncPaired is the hook budget (docs/architecture.md#budgets): one
 // `saga-lsp hook` PostToolUse status sync, process start included, against
 // the start of an empty Go program (bench/empty), alternating in each op.
 // Reports the median of each and of the ratio (budget ≤ 3).

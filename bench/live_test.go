@@ -24,7 +24,7 @@ const liveChangesPerOp = 20
 const liveTasks = 20
 
 // BenchmarkLiveTaskStatus is the budget "a status change on disk →
-// saga/taskStatus published ≤ 100 ms" (design.md §10). The server (bin/
+// saga/taskStatus published ≤ 100 ms" (docs/architecture.md#budgets). The server (bin/
 // saga-lsp, a process, as an editor runs it) starts on a workspace with a
 // running-worker set-up: the story's worktree copy, an events file in the
 // session dir whose worker.start names a live process that passes for the

@@ -19,7 +19,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 )
 
-// The language-server budgets of design.md §10, measured against the built
+// The language-server budgets of docs/architecture.md#budgets, measured against the built
 // binary (bin/saga-lsp) run as an editor runs it: a process spoken to over
 // stdin/stdout.
 //

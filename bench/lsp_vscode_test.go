@@ -18,7 +18,7 @@ import (
 // package vscode-langservers-extracted, installed by bench/vscode-json/run.sh
 // into .bench/vscode-json) validating the same task file of W against the
 // task schema, with the same keystrokes as BenchmarkLSPKeystroke: the
-// side-by-side comparison design.md §10 quotes.
+// side-by-side comparison docs/architecture.md#budgets quotes.
 //
 // The server validates in one of two modes, chosen by the client's
 // capabilities at initialize:

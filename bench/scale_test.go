@@ -18,7 +18,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
-// "Cost follows the edit, not the workspace" (design.md §10):
+// "Cost follows the edit, not the workspace" (docs/architecture.md#budgets):
 //
 //   - BenchmarkLSPScale: the language server on W and on 4W (88,000 files),
 //     side by side in each op: initialize → all diagnostics, keystroke →

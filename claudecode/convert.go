@@ -89,7 +89,7 @@ func FromClaudeTask(t Task) string { return t.Status }
 // FromStory converts every task of s, sorted by id, for hydration: blocks of
 // a task are the ids of the other tasks of s that list it in blockedBy
 // (sorted, unique), and a task left in_progress (by a crashed run) is reset
-// to pending (design §6 step 5).
+// to pending (docs/worker.md#hydration).
 func FromStory(s *store.Story) []Task {
 	if s == nil {
 		return nil

@@ -9,7 +9,7 @@
 // <dir>/<id>.json.lock/, stale after 10 s) with atomic updates through
 // <id>.json.tmp.<8 hex> temp files.
 //
-// The contract is the "Task storage" section of shared/claude-code-facts.md.
+// The contract is docs/claude-code.md#task-storage.
 // A file this package writes is a fixed point of Claude Code's read and
 // write: JSON.stringify(JSON.parse(file), null, 2) gives the same bytes.
 package claudecode

@@ -1,6 +1,6 @@
 package claudecode
 
-// Claude Code's own environment variables (claude-code-facts.md). saga-lsp
+// Claude Code's own environment variables (docs/claude-code.md). saga-lsp
 // sets the first three for a headless run and reads the rest in its hook.
 const (
 	// EnvTaskListID chooses the task list of a claude process.

@@ -28,8 +28,8 @@ func taskPath(dir, id string) string {
 // atomically: <id>.json.tmp.<8 hex>, then rename, so a reader never sees a
 // partial file; the directory is fsynced once at the end.
 //
-// Unlike Update, Hydrate does not fsync each file before its rename (design
-// §8 asks for it; §10's 50 ms budget for 200 tasks does not leave room for
+// Unlike Update, Hydrate does not fsync each file before its rename (docs/architecture.md#writes-and-locks
+// asks for it; the 50 ms budget of docs/architecture.md#budgets for 200 tasks does not leave room for
 // 200 fsyncs on a slow disk, and they buy nothing here): a hydrated list
 // serves one worker run only, and after a crash the worker hydrates a new
 // list (a new <unixMillis>) from .saga, never reading the old one again.
@@ -153,7 +153,7 @@ func writeTemp(path string, data []byte, sync bool) (string, error) {
 	return name, nil
 }
 
-// writeFileAtomic replaces path with data as design §8 asks: temp file,
+// writeFileAtomic replaces path with data as docs/architecture.md#writes-and-locks asks: temp file,
 // fsync, rename, fsync the directory.
 func writeFileAtomic(path string, data []byte) error {
 	tmp, err := writeTemp(path, data, true)

@@ -452,7 +452,7 @@ func story200() *store.Story {
 	return s
 }
 
-// BenchmarkHydrate200 measures design §10's budget (≤ 50 ms): convert a
+// BenchmarkHydrate200 measures the budget of docs/architecture.md#budgets (≤ 50 ms): convert a
 // 200-task story and hydrate it into a new list directory.
 func BenchmarkHydrate200(b *testing.B) {
 	s := story200()

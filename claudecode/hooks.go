@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Hook events saga-lsp handles (claude-code-facts.md, "Hooks").
+// Hook events saga-lsp handles (docs/claude-code.md#hooks).
 const (
 	EventSessionStart  = "SessionStart"
 	EventPreToolUse    = "PreToolUse"

@@ -52,7 +52,7 @@ func cmdSaga(ts *testscript.TestScript, bin string, neg bool, args []string) {
 	}
 }
 
-// Upstream SAGA's strict story and epic objects (design.md §3): only these
+// Upstream SAGA's strict story and epic objects (docs/format.md#two-dialects-both-first-class): only these
 // fields, the first three (and an epic's children) required.
 var upstreamFields = map[string][]string{
 	"story": {"id", "title", "description", "epic", "guidance", "doneWhen", "avoid", "branch", "pr", "worktree"},

@@ -22,7 +22,7 @@ import (
 // start-up time and save little.
 const serveGCPercent = 50
 
-// Once loaded, the collector is sized from the workspace (design.md §10:
+// Once loaded, the collector is sized from the workspace (docs/architecture.md#budgets:
 // peak RSS ≤ 4× its JSON bytes): the heap may grow by what
 // serveMemoryPerByte × the JSON bytes leaves above the runtime's memory in
 // use, but always by serveMinRoom (small workspaces are dominated by the

@@ -21,7 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TaskCompleted (design.md §12): Claude Code runs it before a TaskUpdate
+// TaskCompleted (docs/hooks.md#taskcompleted-the-completion-gate): Claude Code runs it before a TaskUpdate
 // sets a task completed, and exit 2 refuses the completion — the model
 // reads the hook's stderr as the tool's error. The hook runs the task's
 // checks (those that count: package checks) and exits 2 only when one

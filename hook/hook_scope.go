@@ -91,7 +91,7 @@ func pathKey(tool string) string {
 	return ""
 }
 
-// Scope is what a story's agent may write (design.md §7): its worktree
+// Scope is what a story's agent may write (docs/hooks.md#pretooluse-write-scope): its worktree
 // (less the files that set its own powers and its story's JSON), and the
 // OS temp dir (less its repository and saga-lsp's own state).
 type Scope struct {

@@ -1,6 +1,6 @@
 package lsp
 
-// check-failed (design.md §12): the LSP-only diagnostic of a task whose
+// check-failed (docs/worker.md#verified-completion): the LSP-only diagnostic of a task whose
 // last check result (a check.end of the story's last run: the
 // TaskCompleted hook's or the worker's final re-run) failed. It sits on the
 // failing command in the task's "checks", with the command's output

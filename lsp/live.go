@@ -1,7 +1,7 @@
 package lsp
 
 // The language server as the SAGA dashboard: it follows story workers
-// (design.md §5, §6) and epic runners (§11, live_epic*.go) from what they
+// (docs/protocol-extensions.md#live-worker-state) and epic runners (docs/protocol-extensions.md#epic-runs, live_epic*.go) from what they
 // leave on disk and turns that into
 // work-done progress, saga/workerProgress and saga/taskStatus
 // notifications, code-lens refreshes, and the two LSP-only diagnostics

@@ -1,6 +1,6 @@
 package lsp
 
-// Following epic runs (design.md §11) the way live.go follows workers: the
+// Following epic runs (docs/protocol-extensions.md#epic-runs) the way live.go follows workers: the
 // runner's events file in the session dir (saga-epic-<epic>-<ms>), folded
 // by runs.Run, and its pid for liveness. The stories it starts are
 // ordinary workers, followed as any other. What each story's state is

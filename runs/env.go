@@ -30,7 +30,7 @@ const (
 	EnvClaude = "SAGA_CLAUDE"
 	EnvGH     = "SAGA_GH"
 
-	// The story context of a headless run (design.md §6, §7).
+	// The story context of a headless run (docs/worker.md#the-loop, docs/hooks.md#sessionstart-story-context).
 	EnvStoryID         = "SAGA_STORY_ID"
 	EnvStoryPath       = "SAGA_STORY_PATH"
 	EnvStoryTaskListID = "SAGA_STORY_TASK_LIST_ID"
@@ -44,7 +44,7 @@ const (
 	// the epic's spend reached its cap.
 	EnvEpicEvents = "SAGA_EPIC_EVENTS"
 
-	// Verified completion (design.md §12): what the TaskCompleted hook of a
+	// Verified completion (docs/worker.md#verified-completion): what the TaskCompleted hook of a
 	// worker's run needs. EnvForkPoint is the commit the story branch
 	// forked at from its (epic's) base: the task files as committed there
 	// hold the checks that count. EnvChecksFile is the worker's reading of

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Worker defaults (design.md §6).
+// Worker defaults (docs/commands.md#worker).
 const (
 	DefaultMaxCycles      = 10
 	DefaultMaxTime        = 60 // minutes

@@ -8,7 +8,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
-// A task's checks (design.md §12): shell commands that must all pass before
+// A task's checks (docs/format.md#checks): shell commands that must all pass before
 // the task may be completed, and how long each may run. This is the one
 // reading of the two members, shared by the parser (Task.Checks), the hook
 // (which reads a task file as committed, without the schema) and the runner

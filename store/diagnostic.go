@@ -60,7 +60,7 @@ func (s Severity) String() string {
 	}
 }
 
-// Severities gives each code its one severity (design.md §3).
+// Severities gives each code its one severity (docs/format.md#diagnostic-codes).
 var severities = map[Code]Severity{
 	CodeJSONSyntax: SeverityError, CodeSchema: SeverityError, CodeUnknownProperty: SeverityWarning,
 	CodeInvalidID: SeverityError, CodeIDMismatch: SeverityError, CodeDuplicateID: SeverityError,

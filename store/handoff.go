@@ -1,6 +1,6 @@
 package store
 
-// What a story of an epic builds on (design.md §11): its blockers in the
+// What a story of an epic builds on (docs/commands.md#epic-runs-run--follow--status--stop-epic): its blockers in the
 // epic, each with its pull request and the decisions its journal records.
 // The runner starts a dependent story from its blockers' branches; the
 // handoff tells the agent (its prompt) and the reviewer (its PR body) what

@@ -13,7 +13,7 @@ import (
 // The task rules of one story copy, in time linear in its tasks and their
 // blockedBy entries, and an edit of a few tasks in time proportional to the
 // edit plus one pass over the dependency graph: an edit in a story of
-// 100,000 tasks gets its diagnostics without waiting (design.md §10).
+// 100,000 tasks gets its diagnostics without waiting (docs/architecture.md#budgets).
 // Items are addressed by position (Story.Tasks is sorted by id, and
 // Story.index maps an id to its position), the dependency graph is two flat
 // arrays, and a dependency cycle is only worked out in full for the members

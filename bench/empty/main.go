@@ -1,4 +1,4 @@
-// Command empty is the hook budget's reference (design.md §10): a Go program
+// Command empty is the hook budget's reference (docs/architecture.md#budgets): a Go program
 // that starts and exits, so the hook's cost is measured against the bare
 // process start on the same machine.
 package main

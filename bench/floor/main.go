@@ -1,4 +1,4 @@
-// Command floor is the budget's reference program (design.md §10): one pass
+// Command floor is the budget's reference program (docs/architecture.md#budgets): one pass
 // of bench/floorpass over a workspace's .saga folder, and nothing else.
 // `saga-lsp check` is measured against it.
 package main

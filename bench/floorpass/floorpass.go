@@ -1,4 +1,4 @@
-// Package floorpass is the work of the budget's floor F (design.md §10):
+// Package floorpass is the work of the budget's floor F (docs/architecture.md#budgets):
 // list every file under a .saga folder, read each and decode it with
 // encoding/json on Workers goroutines, and nothing else. The program
 // bench/floor makes one pass as a process; BenchmarkFloor makes them

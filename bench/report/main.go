@@ -1,7 +1,7 @@
 // Command report owns the summary of `make bench`: it reads `go test -bench`
 // output on stdin, prints each benchmark's time per op in seconds, and
 // compares the budgeted benchmarks with the floor measured in the same run,
-// or their metrics (latency, memory) with absolute budgets (design.md §10). Budgets are reported, not asserted: it always exits 0,
+// or their metrics (latency, memory) with absolute budgets (docs/architecture.md#budgets). Budgets are reported, not asserted: it always exits 0,
 // and prints only what the input holds.
 //
 //	go test -run '^$' -bench . ./bench | go run ./bench/report
@@ -36,7 +36,7 @@ type budget struct {
 	unit   string
 }
 
-// budgets lists design.md §10's budgets; later ones are added here.
+// budgets lists the budgets of docs/architecture.md#budgets; later ones are added here.
 func budgets() []budget {
 	return []budget{
 		// The budget proper: both as processes, paired. The other two lines
@@ -238,7 +238,7 @@ func printReport(w io.Writer, results []*result) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "budgets (design.md §10; ratios against the floor measured in this run):")
+	fmt.Fprintln(w, "budgets (docs/architecture.md#budgets; ratios against the floor measured in this run):")
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
 	}

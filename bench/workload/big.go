@@ -8,7 +8,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// The workloads of "nothing quadratic" (design.md §10): one story of
+// The workloads of "nothing quadratic" (docs/architecture.md#budgets): one story of
 // BigStoryTasks tasks whose dependencies form a random DAG, and one story of
 // CycleTasks tasks on a single dependency cycle.
 const (

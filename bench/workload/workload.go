@@ -1,5 +1,5 @@
 // Package workload owns the benchmark workspaces of the performance budgets
-// (design.md §10): a deterministic generator of realistic .saga/ trees, with
+// (docs/architecture.md#budgets): a deterministic generator of realistic .saga/ trees, with
 // a few deliberate findings so the checker has real work, and Ensure, which
 // keeps workload W on disk between benchmark runs.
 package workload
@@ -22,7 +22,7 @@ import (
 // what it writes, so Ensure regenerates stale copies of W.
 const Version = 1
 
-// Workload W of design.md §10.
+// Workload W of docs/architecture.md#budgets.
 const (
 	WStories       = 2000
 	WTasksPerStory = 10

@@ -192,7 +192,7 @@ var hookEvents = []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "No
 	"TaskCreated", "TaskCompleted", "Setup", "TeammateIdle", "ConfigChange", "WorktreeCreate", "WorktreeRemove",
 	"InstructionsLoaded", "CwdChanged", "FileChanged", "Elicitation", "ElicitationResult", "PostCompact", "StopFailure"}
 
-// matches is Claude Code's matcher test (claude-code-facts.md): empty or
+// matches is Claude Code's matcher test (docs/claude-code.md#hooks): empty or
 // "*" matches all; only [A-Za-z0-9_|]: an exact name or an A|B list; else an
 // unanchored regular expression.
 func matches(t *testing.T, matcher, query string) bool {

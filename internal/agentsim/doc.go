@@ -4,7 +4,7 @@
 // whole path — flags, task list, hooks, tools, sandbox, stream-json —
 // without the real program or a network.
 //
-// What it reproduces, following ../shared/claude-code-facts.md and what the
+// What it reproduces, following docs/claude-code.md and what the
 // real Claude Code 2.1.330 did when run offline (claude-offline):
 //
 //   - The command line: commander-style parsing of claude's flags (unknown

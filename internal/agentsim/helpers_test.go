@@ -115,7 +115,7 @@ func settingsJSON(hooks map[string][][2]string) string {
 	return string(data)
 }
 
-// workerArgs are the flags saga-lsp's worker passes (design.md §6).
+// workerArgs are the flags saga-lsp's worker passes (docs/worker.md#the-loop).
 func workerArgs(settings string) []string {
 	return []string{"-p", "Work through the story's tasks.", "--output-format", "stream-json", "--verbose",
 		"--model", "opus", "--permission-mode", "acceptEdits", "--settings", settings,

@@ -21,8 +21,8 @@ const (
 	statusCompleted  = "completed"
 )
 
-// task is one stored task, in Claude Code's schema (claude-code-facts.md,
-// "Task storage"). Optional fields are pointers / nil when absent.
+// task is one stored task, in Claude Code's schema (docs/claude-code.md#task-storage).
+// Optional fields are pointers / nil when absent.
 type task struct {
 	ID          string
 	Subject     string

@@ -1,6 +1,6 @@
 package control
 
-// Where a story of an epic starts (design.md §11): a dependent story builds
+// Where a story of an epic starts (docs/commands.md#epic-runs-run--follow--status--stop-epic): a dependent story builds
 // on its blockers' work. No unmerged blocker: the base. One: the blocker's
 // branch (a stacked PR). Several: a merge of their branches, made here in
 // the story's new worktree before the worker starts, the PR against the

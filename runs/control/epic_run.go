@@ -1,6 +1,6 @@
 package control
 
-// `saga-lsp run <epic>` and `stop <epic>` (design.md §11): the epic runner
+// `saga-lsp run <epic>` and `stop <epic>` (docs/commands.md#epic-runs-run--follow--status--stop-epic): the epic runner
 // runs in tmux like a worker (`saga-lsp epic-runner <epic>`), after a
 // preflight of the whole epic; stop ends it and every worker it started.
 

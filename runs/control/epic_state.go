@@ -3,7 +3,7 @@ package control
 // The state of an epic run, derived from disk, git, worker locks and events
 // files — never only from a runner's memory — so `status <epic>` is right
 // with or without a live runner, and a runner started again after a crash
-// resumes where the last one was (design.md §11).
+// resumes where the last one was (docs/commands.md#epic-runs-run--follow--status--stop-epic).
 
 import (
 	"context"

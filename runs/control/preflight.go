@@ -1,6 +1,6 @@
 package control
 
-// A run that cannot work does not start (design.md §6.1): before any tmux
+// A run that cannot work does not start (docs/commands.md#run--stop): before any tmux
 // session, worktree, branch or commit, `run` checks the programs it needs,
 // the repository, the story's own files and its epic blockers.
 

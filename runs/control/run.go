@@ -1,6 +1,6 @@
 package control
 
-// Story workers in tmux (design.md §4): `saga-lsp run <story>` starts
+// Story workers in tmux (docs/commands.md#run--stop): `saga-lsp run <story>` starts
 // `saga-lsp worker <story>` in a detached tmux session named by
 // runs.KindSessionName. The language server's saga.runStory
 // calls the same function. Every name is validated before it reaches tmux

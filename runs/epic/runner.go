@@ -1,4 +1,4 @@
-// Package epicrunner runs an epic (design.md §11): a deterministic
+// Package epicrunner runs an epic (docs/commands.md#epic-runs-run--follow--status--stop-epic): a deterministic
 // scheduler, no model involved, that starts the epic's stories in
 // dependency order — at most K at once, a slot refilled as soon as a story
 // ends — each as an ordinary story worker in its own tmux session

@@ -20,7 +20,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
-// Which checks count (design.md §12): those of the task file as committed
+// Which checks count (docs/format.md#checks): those of the task file as committed
 // where the story branch forked from its base — not the worktree's copy, not
 // the branch's later commits, so an agent cannot weaken its own gate by
 // editing the file or by getting the edit committed. A task absent at the

@@ -14,7 +14,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// Verified completion in the worker (design.md §12): before any agent runs,
+// Verified completion in the worker (docs/worker.md#verified-completion): before any agent runs,
 // the worker reads with git the checks that count — each task file as
 // committed where the story branch forked from its epic's base — and keeps
 // them in the session dir for the TaskCompleted hook (runs.ChecksFile); the

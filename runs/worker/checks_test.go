@@ -17,7 +17,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
-// Verified completion in worker runs (design.md §12), with the stand-in
+// Verified completion in worker runs (docs/worker.md#verified-completion), with the stand-in
 // agent: its TaskCompleted goes through the real hook.
 
 // addStory commits a story with tasks (id → task JSON) on main.

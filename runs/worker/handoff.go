@@ -1,6 +1,6 @@
 package worker
 
-// The handoff between the stories of an epic (design.md §11): what the
+// The handoff between the stories of an epic (docs/commands.md#epic-runs-run--follow--status--stop-epic): what the
 // story builds on goes into its prompt (with the decisions its blockers'
 // journals record) and into its PR body (prbody.go).
 

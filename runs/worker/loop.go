@@ -233,7 +233,7 @@ func terminate(cmd *exec.Cmd, stopped <-chan struct{}) {
 	}
 }
 
-// claudeArgs are the flags of a headless run (design.md §6, §6.1): only the
+// claudeArgs are the flags of a headless run (docs/worker.md#the-loop, docs/worker.md#with-the-real-claude-code): only the
 // user's settings and the worker's own --settings load — never a
 // worktree-local .claude/settings*.json or .mcp.json the agent could have
 // written — and Bash runs as bashMode decided.

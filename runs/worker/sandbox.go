@@ -7,7 +7,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
-// How Bash runs in a headless run (design.md §6.1): a story's tasks need
+// How Bash runs in a headless run (docs/worker.md#bash-confined-to-the-worktree): a story's tasks need
 // tests, builds and commits, so Bash must work, confined to the worktree by
 // Claude Code's own sandbox (bubblewrap and socat on Linux). Without them
 // Bash is off unless the user opted into unconfined Bash. The modes are the

@@ -1,4 +1,4 @@
-// Package worker executes one story end to end (design.md §6): the per-story
+// Package worker executes one story end to end (docs/worker.md#steps): the per-story
 // lock, an idempotent worktree and branch, a draft PR, hydration of the tasks
 // into Claude Code's task list, a loop of headless `claude -p` runs with
 // live stream parsing and reconciliation, the stop rules, and the end step

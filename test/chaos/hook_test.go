@@ -243,7 +243,7 @@ func checkTaskFiles(t *testing.T, dir string) {
 }
 
 // TestChaosHookScope: random write paths — relative and absolute, with
-// "..", symlinks, and the places design.md §7 puts out of an agent's reach
+// "..", symlinks, and the places docs/hooks.md#pretooluse-write-scope puts out of an agent's reach
 // — get exactly the PreToolUse decision the rule gives: inside a story
 // worktree, deny anything outside it (the temp dir excepted), anything in
 // .saga/ but .saga/stories/<story>/, the story's own task and story JSON

@@ -1,6 +1,8 @@
 // Package claudecode drives saga-lsp's worker with the real Claude Code CLI
-// (../shared/tools/claude-offline: the real binary, offline, with a scripted
-// model). The tests skip where that tool is absent.
+// (claude-offline: the real binary, offline, with a scripted model), found
+// through $SAGA_CLAUDE_OFFLINE, by default ../shared/tools/claude-offline
+// beside the repository (docs/claude-code.md). The tests skip where that
+// tool is absent.
 package claudecode
 
 import (
@@ -21,9 +23,12 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // claudeOffline is the real CLI's wrapper, or the test is skipped.
 func claudeOffline(t *testing.T) string {
 	t.Helper()
-	p := filepath.Join(testkit.ModuleRoot(t), "..", "shared", "tools", "claude-offline")
+	p := os.Getenv("SAGA_CLAUDE_OFFLINE")
+	if p == "" {
+		p = filepath.Join(testkit.ModuleRoot(t), "..", "shared", "tools", "claude-offline")
+	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("the real Claude Code CLI wrapper is absent (%s)", p)
+		t.Skipf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p)
 	}
 	for _, prog := range []string{"bwrap", "socat", "python3", "npm"} {
 		if _, err := exec.LookPath(prog); err != nil {

@@ -54,7 +54,7 @@ export interface EpicInfo {
   file: string;
 }
 
-/** saga/workerProgress (design.md §5, docs/protocol-extensions.md). */
+/** saga/workerProgress (docs/protocol-extensions.md#custom-notifications). */
 export interface WorkerProgress {
   story: string;
   session?: string;
