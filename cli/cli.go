@@ -1,6 +1,7 @@
 // Package cli is saga-lsp's command-line face: it parses subcommands and
 // flags, explains a mistaken command line (what was wrong, then the
-// synopsis, with a did-you-mean), calls store and commands, and prints
+// synopsis, with a did-you-mean), calls store, scaffold and the runs
+// packages (runs/control, runs/epic, runs/worker, runs/verify), and prints
 // results for terminals (colour, paths from the working directory) and CI.
 // Exit codes: 0 ok, 1 findings or failure, 2 usage or I/O error.
 package cli

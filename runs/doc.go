@@ -1,7 +1,7 @@
 // Package runs owns the run protocol: the contract between the programs that
 // run stories (the worker, `run`/`stop`/`status`, the language server, the
-// epic runner, the hook). It is on-disk and process state, so it lives under
-// store and imports nothing above it.
+// epic runner, the hook): on-disk and process state about runs, below every
+// package that starts, follows or stops one. Of ours it imports only store.
 //
 // What it owns, spelled nowhere else:
 //   - the session: tmux session names saga-story-<story>-<unixMillis> and

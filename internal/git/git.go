@@ -1,6 +1,8 @@
-// Package git runs git for saga-lsp's faces that drive repositories (the
-// worker, run's branch preparation, the epic runner, clean): argument
-// vectors, never a shell string, and never the repository's own hooks;
+// Package git is the one runner of git in saga-lsp (the worker, run's
+// preflight and branch preparation, the epic state, clean, verified
+// completion, the hook): argument vectors, never a shell string, never the
+// repository's own hooks, a fixed locale, a bounded wait for children git
+// leaves behind;
 // changes to the worktree registry under one repository lock; and reads what
 // git lists of them (Worktrees).
 package git

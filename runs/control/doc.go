@@ -1,17 +1,18 @@
-// Package commands holds the operations the CLI and the language server's
-// executeCommand share, each in its own files:
+// Package control starts, stops and reports on runs — of one story or of an
+// epic — for the CLI and the language server alike (the server never runs a
+// process itself; it calls these):
 //
-//   - new.go: scaffolding new stories, tasks and epics;
 //   - run.go, preflight.go, branch.go, stop.go, tmux.go: starting a story's
 //     worker in tmux (refused before anything is created when it cannot
-//     work, on its blockers' branches in an epic) and stopping it;
+//     work; an epic's story on its blockers' branches) and stopping it;
 //   - epic_run.go, epic_state.go, epic_text.go: starting, stopping and
-//     reading the state of an epic run (the runner itself is epicrunner);
+//     reading the state of an epic run (the scheduler itself is runs/epic);
 //   - status.go, status_text.go: a story's tasks and worker state, as a
 //     model and as text;
 //   - review.go: a story branch's changes against its base;
 //   - clean*.go: removing what finished or abandoned runs left behind.
 //
-// The run protocol they read and write (sessions, events, locks, records)
-// is runs'; commands only combine it with git, tmux and gh.
+// The run protocol they read and write (sessions, events, locks, records,
+// branch names, programs) is package runs'; control combines it with git
+// (internal/git), tmux and gh.
 package control

@@ -1,4 +1,4 @@
-// Package checks owns verified completion (docs/worker.md#verified-completion): which checks
+// Package verify owns verified completion (docs/worker.md#verified-completion): which checks
 // count for a task (read with git from the task file as committed at the
 // story branch's fork point: resolve.go), running them confined like the
 // agent's Bash with bounded output, a timeout and nothing left behind
