@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 // sessionStart exports the SAGA variables to $CLAUDE_ENV_FILE and prints a
@@ -97,19 +95,13 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 }
 
 // summaryTaskInfo is what the summary shows of a task file.
-type summaryTaskInfo struct {
-	id, subject, status string
-	blockedBy           []string
-	broken              bool
-}
-
 // maxSummaryTasks caps the remaining tasks listed in a story summary.
 const maxSummaryTasks = 15
 
 // StorySummary describes the worktree's story in one paragraph: title,
 // status, done/total tasks and what remains. It reads the worktree's copy of
-// the story folder (the main checkout's when the worktree has none) with the
-// tolerant parser: broken files are counted, never fatal.
+// the story folder (the main checkout's when the worktree has none) with
+// store's light reader: broken files are counted, never fatal.
 func StorySummary(wt StoryWorktree) string {
 	rel := filepath.FromSlash(store.StoryDirRel(wt.Story))
 	dir := filepath.Join(wt.Worktree, rel)
@@ -120,84 +112,40 @@ func StorySummary(wt StoryWorktree) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "SAGA story worktree for story %q (%s).", wt.Story, wt.Worktree)
-	entries, err := os.ReadDir(dir)
+	story, err := store.ReadStoryBrief(dir, wt.Story)
 	if err != nil {
 		fmt.Fprintf(&b, " Its folder %s%c was not found, so its tasks are unknown.", store.StoryDirRel(wt.Story), filepath.Separator)
 		b.WriteString(storyScopeNote(wt.Story))
 		return b.String()
 	}
-
-	title, status := "", ""
-	storyBroken := false
-	if src, why := store.ReadBounded(filepath.Join(dir, "story.json"), "story.json"); why == "" {
-		doc := jsonc.Parse(src)
-		storyBroken = len(doc.Errors) > 0
-		title = jsoncString(doc.Root, "title")
-		status = jsoncString(doc.Root, "status")
-	} else {
-		storyBroken = true
+	if story.Title != "" {
+		fmt.Fprintf(&b, " Title: %s.", strings.TrimRight(summaryText(story.Title), "."))
 	}
-	var tasks []summaryTaskInfo
-	for _, e := range entries {
-		name := e.Name()
-		if kind, _, _ := store.Classify(".saga/stories/" + wt.Story + "/" + name); kind != store.KindTask || e.IsDir() {
-			continue
-		}
-		t := summaryTaskInfo{id: strings.TrimSuffix(name, ".json")}
-		src, why := store.ReadBounded(filepath.Join(dir, name), name)
-		if why != "" {
-			t.broken = true
-		} else {
-			doc := jsonc.Parse(src)
-			t.broken = len(doc.Errors) > 0
-			t.subject = jsoncString(doc.Root, "subject")
-			t.status = jsoncString(doc.Root, "status")
-			if arr := doc.Root.Get("blockedBy"); arr != nil && arr.Kind == jsonc.Array {
-				for _, el := range arr.Elems {
-					if el.Kind == jsonc.String {
-						t.blockedBy = append(t.blockedBy, el.Str)
-					}
-				}
-			}
-		}
-		tasks = append(tasks, t)
-	}
-	slices.SortFunc(tasks, func(a, b summaryTaskInfo) int { return compareTaskIDs(a.id, b.id) })
-
-	if title != "" {
-		fmt.Fprintf(&b, " Title: %s.", strings.TrimRight(summaryText(title), "."))
-	}
-	if status == "" {
-		status = store.StatusPending
-	}
+	status := cmp.Or(story.Status, store.StatusPending)
 	done := 0
 	statusOf := map[string]string{}
-	for _, t := range tasks {
-		statusOf[t.id] = t.status
-		if t.status == store.StatusCompleted {
+	for _, t := range story.Tasks {
+		statusOf[t.ID] = t.Status
+		if t.Status == store.StatusCompleted {
 			done++
 		}
 	}
-	fmt.Fprintf(&b, " Status: %s; %d/%d tasks completed.", summaryText(status), done, len(tasks))
+	fmt.Fprintf(&b, " Status: %s; %d/%d tasks completed.", summaryText(status), done, len(story.Tasks))
 	var remaining []string
 	broken := 0
-	for _, t := range tasks {
-		if t.broken {
+	for _, t := range story.Tasks {
+		if t.Broken {
 			broken++
 		}
-		if t.status == store.StatusCompleted {
+		if t.Status == store.StatusCompleted {
 			continue
 		}
-		st := t.status
-		if st == "" {
-			st = "unknown status"
-		}
-		item := fmt.Sprintf("%s [%s]", t.id, summaryText(st))
-		if t.subject != "" {
-			item += " " + summaryText(t.subject)
+		item := fmt.Sprintf("%s [%s]", t.ID, summaryText(cmp.Or(t.Status, "unknown status")))
+		if t.Subject != "" {
+			item += " " + summaryText(t.Subject)
 		}
 		var open []string
-		for _, by := range t.blockedBy {
+		for _, by := range t.BlockedBy {
 			if statusOf[by] != store.StatusCompleted {
 				open = append(open, by)
 			}
@@ -208,7 +156,7 @@ func StorySummary(wt StoryWorktree) string {
 		remaining = append(remaining, item)
 	}
 	switch {
-	case len(tasks) == 0:
+	case len(story.Tasks) == 0:
 		b.WriteString(" The story has no task files yet.")
 	case len(remaining) == 0:
 		b.WriteString(" All tasks are completed.")
@@ -220,12 +168,11 @@ func StorySummary(wt StoryWorktree) string {
 		}
 		b.WriteString(".")
 	}
-	if storyBroken || broken > 0 {
-		n := broken
-		if storyBroken {
-			n++
-		}
-		fmt.Fprintf(&b, " %d file(s) of the story could not be read cleanly; run `saga-lsp check` to see why.", n)
+	if story.Broken {
+		broken++
+	}
+	if broken > 0 {
+		fmt.Fprintf(&b, " %d file(s) of the story could not be read cleanly; run `saga-lsp check` to see why.", broken)
 	}
 	b.WriteString(storyScopeNote(wt.Story))
 	return b.String()
@@ -236,50 +183,11 @@ func storyScopeNote(story string) string {
 }
 
 // WorkspaceSummary is one line about the workspace at root: how many
-// stories and epics it has. It only lists folders, so it stays fast on big
-// workspaces.
+// stories and epics it has (store.CountItems: folders listed only).
 func WorkspaceSummary(root string) string {
-	stories := 0
-	if des, err := os.ReadDir(filepath.Join(root, ".saga", "stories")); err == nil {
-		for _, de := range des {
-			if !strings.HasPrefix(de.Name(), ".") && entryIsDir(filepath.Join(root, ".saga", "stories"), de) {
-				stories++
-			}
-		}
-	}
-	epics := 0
-	epicsDir := filepath.Join(root, ".saga", "epics")
-	if des, err := os.ReadDir(epicsDir); err == nil {
-		seen := map[string]bool{}
-		for _, de := range des {
-			name := de.Name()
-			if strings.HasPrefix(name, ".") {
-				continue
-			}
-			id := ""
-			if entryIsDir(epicsDir, de) {
-				if _, err := os.Stat(filepath.Join(epicsDir, name, "epic.json")); err == nil {
-					id = name
-				}
-			} else if strings.HasSuffix(name, ".json") {
-				id = strings.TrimSuffix(name, ".json")
-			}
-			if id != "" && !seen[id] {
-				seen[id] = true
-				epics++
-			}
-		}
-	}
+	stories, epics := store.CountItems(root)
 	return fmt.Sprintf("SAGA workspace %s: %s, %s. Stories live in .saga/stories/<story>/ (story.json plus one JSON file per task), epics in .saga/epics/; `saga-lsp check` lints them and `saga-lsp plan <story>` shows the order of work.",
 		root, countNoun(stories, "story", "stories"), countNoun(epics, "epic", "epics"))
-}
-
-func entryIsDir(dir string, de os.DirEntry) bool {
-	if de.Type()&os.ModeSymlink == 0 {
-		return de.IsDir()
-	}
-	fi, err := os.Stat(filepath.Join(dir, de.Name()))
-	return err == nil && fi.IsDir()
 }
 
 func countNoun(n int, one, many string) string {
@@ -287,13 +195,6 @@ func countNoun(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-func jsoncString(obj *jsonc.Node, key string) string {
-	if v := obj.Get(key); v != nil && v.Kind == jsonc.String {
-		return v.Str
-	}
-	return ""
 }
 
 // summaryText folds white space runs (line breaks included) to single spaces
@@ -304,44 +205,4 @@ func summaryText(s string) string {
 		s = string(r[:119]) + "…"
 	}
 	return s
-}
-
-// naturalIDCompare orders ids with digit runs compared as numbers
-// (t2 before t10).
-func naturalIDCompare(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digitRunLen(a), digitRunLen(b)
-		if da > 0 && db > 0 {
-			na := strings.TrimLeft(a[:da], "0")
-			nb := strings.TrimLeft(b[:db], "0")
-			if c := cmp.Compare(len(na), len(nb)); c != 0 {
-				return c
-			}
-			if c := strings.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func compareTaskIDs(a, b string) int {
-	if c := naturalIDCompare(a, b); c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
-
-func digitRunLen(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
 }
