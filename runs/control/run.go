@@ -33,7 +33,7 @@ const (
 
 // forwardedEnv are passed from the caller's environment to the worker (or
 // runner) when set: a tmux server started earlier keeps the environment it
-// was started with, so without them `$runs.EnvClaude=… saga-lsp run` would
+// was started with, so without them `SAGA_CLAUDE=… saga-lsp run` would
 // silently run another claude, and a runner would start its workers on
 // another tmux server. Secrets are never forwarded (tmux arguments are
 // visible in the process list); the worker otherwise keeps tmux's

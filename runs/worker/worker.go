@@ -30,8 +30,8 @@ type Options struct {
 	runs.WorkerFlags
 	runs.Process
 
-	Claude string // claude executable (default: $runs.EnvClaude or "claude" on PATH)
-	GH     string // gh executable (default: $runs.EnvGH or "gh" on PATH)
+	Claude string // claude executable (default: runs.Program: $SAGA_CLAUDE, else claude on PATH)
+	GH     string // gh executable (default: runs.Program: $SAGA_GH, else gh on PATH)
 	Git    string // default "git"
 	Self   string // the saga-lsp binary, for hook commands and the dry-run agent
 }
