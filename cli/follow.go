@@ -25,10 +25,11 @@ func runFollow(env *Env, args []string) int {
 	c := newCmdLine("follow")
 	target := addTargetArg(c, "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
 	pos, err := c.parse(args)
-	_, kind, err := target.resolve(env, pos, err)
+	t, err := target.resolve(env, pos, err)
 	if err != nil {
 		return c.fail(env, err)
 	}
+	kind := t.kind
 	dir := runs.SessionDir(env.Getenv)
 	rs := runs.Runs(dir, kind, pos[0])
 	if len(rs) == 0 {

@@ -27,7 +27,7 @@ func runRun(env *Env, args []string) int {
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
 	pos, err := c.parse(args)
-	r, kind, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf))
+	t, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf))
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -36,19 +36,21 @@ func runRun(env *Env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var st *control.Started
-	if kind == runs.KindEpic {
+	if t.kind == runs.KindEpic {
 		if c.isSet("max-parallel") && ef.MaxParallel < 1 {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
 		ef.TakeMaxCost(wf)
-		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: r, Epic: pos[0], Flags: ef, Worker: *wf, Env: env.Getenv})
+		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: t.root, Epic: pos[0], Flags: ef, Worker: *wf, Env: env.Getenv,
+			Workspace: t.ws, Parser: t.parser})
 	} else {
 		for _, f := range []string{"max-parallel", "after"} {
 			if c.isSet(f) {
 				return c.fail(env, usagef("--%s is for an epic; %s is a story", f, pos[0]))
 			}
 		}
-		st, err = control.StartStory(ctx, control.RunOptions{Root: r, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv})
+		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv,
+			Workspace: t.ws, Parser: t.parser})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
 	if err != nil {

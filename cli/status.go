@@ -32,11 +32,11 @@ func runStatus(env *Env, args []string) int {
 	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
 	if len(pos) == 1 {
 		o.Story = pos[0]
-		kind, err := target.kindOf(r, pos[0])
+		t, err := target.kindOf(r, pos[0])
 		if err != nil {
 			return c.fail(env, err)
 		}
-		if kind == runs.KindEpic {
+		if t.kind == runs.KindEpic {
 			return epicStatus(c, env, r, pos[0], *format == "json")
 		}
 	}

@@ -16,12 +16,13 @@ func runStop(env *Env, args []string) int {
 	c := newCmdLine("stop")
 	target := addTargetArg(c, "output `FORMAT`: text or json")
 	pos, err := c.parse(args)
-	r, kind, err := target.resolve(env, pos, err)
+	t, err := target.resolve(env, pos, err)
 	if err != nil {
 		return c.fail(env, err)
 	}
+	r := t.root
 	stop, what := control.StopStory, "story"
-	if kind == runs.KindEpic {
+	if t.kind == runs.KindEpic {
 		stop, what = control.StopEpic, "epic"
 	}
 	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})

@@ -33,27 +33,37 @@ func (t targetFlags) want() (store.NameKind, error) {
 	return store.NameEither, nil
 }
 
+// resolved is what a target names, with the workspace it was resolved in:
+// a command that goes on to run it starts from that one parse.
+type resolved struct {
+	root   string
+	kind   runs.Kind
+	parser *store.Parser
+	ws     *store.Workspace
+}
+
 // kindOf resolves name in the workspace at root to a story or an epic. A
 // name of neither is left to the command (as a story, or an epic with
 // --epic), which says precisely what is wrong with it.
-func (t targetFlags) kindOf(root, name string) (runs.Kind, error) {
+func (t targetFlags) kindOf(root, name string) (resolved, error) {
 	want, err := t.want()
 	if err != nil {
-		return "", err
+		return resolved{}, err
 	}
-	_, ws, err := workspaceAt(root)
+	p, ws, err := workspaceAt(root)
 	if err != nil {
-		return "", err
+		return resolved{}, err
 	}
+	r := resolved{root: root, kind: runs.KindStory, parser: p, ws: ws}
 	kind, err := store.ResolveName(ws, name, want)
 	var amb *store.AmbiguousNameError
 	switch {
 	case errors.As(err, &amb):
-		return "", usagef("%v: pass --story or --epic", amb)
+		return resolved{}, usagef("%v: pass --story or --epic", amb)
 	case kind == store.NameEpic, err != nil && want == store.NameEpic:
-		return runs.KindEpic, nil
+		r.kind = runs.KindEpic
 	}
-	return runs.KindStory, nil
+	return r, nil
 }
 
 // targetArg is the command line of follow, run and stop: --root,
@@ -77,16 +87,16 @@ func (t targetArg) json() bool { return *t.format == "json" }
 // resolve reports the first mistake of the command line — parse's error,
 // a missing or extra name, the format, then those of the command's own
 // checks — else finds the workspace root and what the name is.
-func (t targetArg) resolve(env *Env, pos []string, parseErr error, checks ...error) (root string, kind runs.Kind, err error) {
+func (t targetArg) resolve(env *Env, pos []string, parseErr error, checks ...error) (resolved, error) {
 	first := []error{parseErr, wantArgs(pos, "<story-or-epic>"), oneOf("format", *t.format, "text", "json")}
 	if err := cmp.Or(append(first, checks...)...); err != nil {
-		return "", "", err
+		return resolved{}, err
 	}
-	if root, err = resolveRoot(env, *t.root, false); err != nil {
-		return "", "", err
+	root, err := resolveRoot(env, *t.root, false)
+	if err != nil {
+		return resolved{}, err
 	}
-	kind, err = t.flags.kindOf(root, pos[0])
-	return root, kind, err
+	return t.flags.kindOf(root, pos[0])
 }
 
 // resolve is store.ResolveName with its refusals as usage errors.

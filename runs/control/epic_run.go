@@ -25,6 +25,11 @@ type EpicRunOptions struct {
 	Worker runs.WorkerFlags
 	Force  bool // start although the epic's own blockers (none today) are unfinished
 
+	// Workspace, when set, is the workspace as the caller loaded it with
+	// Parser (the CLI resolving the name): it is not parsed again.
+	Workspace *store.Workspace
+	Parser    *store.Parser
+
 	SessionDir string
 	Self       string
 	Tmux       *Tmux
@@ -50,10 +55,13 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env}
-	ws, err := p.load()
-	if err != nil {
-		return nil, err
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser}
+	ws := o.Workspace
+	if ws == nil || p.Parser == nil {
+		var err error
+		if ws, err = p.load(); err != nil {
+			return nil, err
+		}
 	}
 	if err := epicUsage(ctx, ws, o); err != nil {
 		return nil, err
@@ -71,6 +79,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 		return nil, &RefusedError{What: "epic " + o.Epic, Reasons: reasons}
 	}
 	if o.Tmux == nil {
+		var err error
 		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
 			return nil, err
 		}

@@ -51,10 +51,13 @@ type RunOptions struct {
 	WorkerEnv []string // more KEY=value for the worker (an epic runner's)
 
 	// Workspace, when set, is the workspace as the caller just loaded it
-	// with Parser (the epic runner's step): it is not parsed again, and the
-	// programs are not looked up again — the caller's own preflight did.
+	// with Parser (the CLI resolving the name, the epic runner's step): it
+	// is not parsed again.
 	Workspace *store.Workspace
 	Parser    *store.Parser
+	// Preflighted: the programs and the repository were checked by the
+	// caller's own preflight (an epic's, before its runner started).
+	Preflighted bool
 
 	SessionDir string              // default runs.SessionDir(Env)
 	Self       string              // default runs.SelfPath(Env)
@@ -218,9 +221,11 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser}
 	var reasons []string
-	ws := o.Workspace
-	if ws == nil {
+	if !o.Preflighted {
 		reasons = p.Programs(ctx)
+	}
+	ws := o.Workspace
+	if ws == nil || p.Parser == nil { // blockers' branches are parsed with it
 		var err error
 		if ws, err = p.load(); err != nil {
 			return nil, err

@@ -243,7 +243,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 		res, err := control.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
-			Workspace: r.ws, Parser: r.parser, Tmux: r.tmux,
+			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux,
 			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
