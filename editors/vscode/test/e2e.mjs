@@ -424,7 +424,15 @@ async function main() {
     log(`  graph: ${describeGraph(g)} · ${g.summary}`);
     expectStates(g, { 'checkout--pay': 'failed', 'checkout--receipt': 'held', 'checkout--cart': 'running' });
     await shot('09-needs-you');
-    await toast.locator('a.monaco-button', { hasText: 'Show output' }).click();
+    // The toast hides itself after a while (the graph above may take that
+    // long under load); the notification stays in the notification center.
+    const clicked = await toast.locator('a.monaco-button', { hasText: 'Show output' }).click({ timeout: 3_000 }).then(() => true, () => false);
+    if (!clicked) {
+      await runCommand('Notifications: Show Notifications');
+      const listed = page.locator('.notifications-center .monaco-list-row', { hasText: 'checkout--pay failed' }).first();
+      await listed.locator('a.monaco-button', { hasText: 'Show output' }).click({ timeout: 10_000 });
+      log('  the toast had hidden itself: Show output clicked in the notification center');
+    }
     const out = await until("checkout--pay's worker output", 20_000, async () => {
       const text = (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\u00a0/g, ' ');
       return text.includes('worker failed') && text.includes('checkout--pay') ? text : false;
