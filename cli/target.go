@@ -62,6 +62,10 @@ func (t targetFlags) kindOf(root, name string) (resolved, error) {
 		return resolved{}, usagef("%v: pass --story or --epic", amb)
 	case kind == store.NameEpic, err != nil && want == store.NameEpic:
 		r.kind = runs.KindEpic
+	case err != nil && store.DidYouMean(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)) != "":
+		// A near name exists: the typo is said here, before a command
+		// takes it for an idle story or offers to create it.
+		return resolved{}, usagef("%v", err)
 	}
 	return r, nil
 }

@@ -50,7 +50,7 @@ func runVerify(env *Env, args []string) int {
 	}
 	s := ws.Story(story)
 	if s == nil {
-		return c.fail(env, usagef("no story %q in %s", story, r))
+		return c.fail(env, usagef("no story %q in %s%s", story, r, store.DidYouMean(story, ws.SortedStoryIDs())))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

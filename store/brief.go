@@ -72,39 +72,54 @@ func ReadStoryBrief(dir, story string) (*StoryBrief, error) {
 // CountItems counts the workspace's stories and epics by listing their
 // folders only, so it stays fast on big workspaces.
 func CountItems(root string) (stories, epics int) {
-	storiesDir := filepath.Join(root, ".saga", "stories")
-	if des, err := os.ReadDir(storiesDir); err == nil {
-		for _, de := range des {
-			if !strings.HasPrefix(de.Name(), ".") && entryIsDir(storiesDir, de) {
-				stories++
-			}
+	return len(StoryNames(root)), len(EpicNames(root))
+}
+
+// StoryNames lists the story folders of the workspace at root, sorted: the
+// names a did-you-mean chooses from where no workspace is loaded.
+func StoryNames(root string) []string {
+	dir := filepath.Join(root, ".saga", "stories")
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		if !strings.HasPrefix(de.Name(), ".") && entryIsDir(dir, de) {
+			out = append(out, de.Name())
 		}
 	}
-	epicsDir := filepath.Join(root, ".saga", "epics")
-	des, err := os.ReadDir(epicsDir)
+	return out
+}
+
+// EpicNames lists the epics of the workspace at root, sorted: folders with
+// an epic.json and single-file epics, each once.
+func EpicNames(root string) []string {
+	dir := filepath.Join(root, ".saga", "epics")
+	des, err := os.ReadDir(dir)
 	if err != nil {
-		return stories, 0
+		return nil
 	}
-	seen := map[string]bool{}
+	var out []string
 	for _, de := range des {
 		name := de.Name()
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
 		id := ""
-		if entryIsDir(epicsDir, de) {
-			if _, err := os.Stat(filepath.Join(epicsDir, name, "epic.json")); err == nil {
+		if entryIsDir(dir, de) {
+			if _, err := os.Stat(filepath.Join(dir, name, "epic.json")); err == nil {
 				id = name
 			}
 		} else if strings.HasSuffix(name, ".json") {
 			id = strings.TrimSuffix(name, ".json")
 		}
-		if id != "" && !seen[id] {
-			seen[id] = true
-			epics++
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
 		}
 	}
-	return stories, epics
+	slices.Sort(out)
+	return out
 }
 
 func entryIsDir(dir string, de os.DirEntry) bool {

@@ -248,6 +248,9 @@ func storyExists(root, story string) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", rel, err)
 	}
+	if near := store.DidYouMean(story, store.StoryNames(root)); near != "" {
+		return store.Usagef("no story %q in %s%s (`saga-lsp status` lists the stories)", story, root, near)
+	}
 	return store.Usagef("no story %q in %s: %s does not exist (`saga-lsp status` lists the stories; `saga-lsp new story %s --title …` creates it)",
 		story, root, rel, story)
 }
