@@ -987,8 +987,8 @@ func appendFile(t *testing.T, path, text string) {
 }
 
 // serverGoroutines counts the goroutines of servers and their test
-// clients: those running a method of the package, Serve, the JSON-RPC
-// connection or a file watcher.
+// clients: those running a method of the package or of its run watcher,
+// Serve, the JSON-RPC connection or a file watcher.
 func serverGoroutines() int {
 	buf := make([]byte, 1<<20)
 	for {
@@ -1001,7 +1001,7 @@ func serverGoroutines() int {
 	}
 	count := 0
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "saga-lsp/lsp.(*") || strings.Contains(g, "saga-lsp/lsp.Serve") ||
+		if strings.Contains(g, "saga-lsp/lsp.(*") || strings.Contains(g, "saga-lsp/lsp.Serve") || strings.Contains(g, "saga-lsp/runs/watch.(*") ||
 			strings.Contains(g, "sourcegraph/jsonrpc2") || strings.Contains(g, "fsnotify") {
 			count++
 		}
