@@ -122,7 +122,7 @@ func didChangeWatchedFiles(ctx context.Context, s *Server, params json.RawMessag
 		paths = append(paths, c.URI.FsPath())
 	}
 	s.diskChanged(paths)
-	s.live.diskChanged(paths) // worktree copies and main journals: live.go
+	s.live.diskChanged(paths) // worktree copies and main journals: runs/watch
 	return nil
 }
 
@@ -318,7 +318,7 @@ func (w *watcher) run() {
 			paths := batch
 			batch = nil
 			w.s.diskChanged(paths)
-			w.s.live.diskChanged(paths) // main journals (and worktree copies): live.go
+			w.s.live.diskChanged(paths) // main journals (and worktree copies): runs/watch
 		}
 	}
 }
