@@ -122,7 +122,7 @@ func (l *live) followStartedEpic(st *control.Started) {
 
 // liveStoryInfo is a story's live state for lenses and commands.
 type liveStoryInfo struct {
-	Running bool
+	Running bool              // a worker of the story lives (watch.State.Alive)
 	Run     *watch.Run        // the running worker, else the last run seen (nil when none)
 	View    map[string]string // task statuses of the live view; nil without one
 	HasWT   bool              // a worktree copy exists
@@ -132,15 +132,11 @@ type liveStoryInfo struct {
 
 func (l *live) storyInfo(story string) liveStoryInfo {
 	st := l.state()
-	var info liveStoryInfo
+	info := liveStoryInfo{Running: st.Alive(story)}
 	ss := st.Story(story)
 	if ss != nil && ss.Run != nil {
 		info.Run = ss.Run
-		info.Running = ss.Run.Running
 		info.Checks = ss.Run.Checks
-	}
-	if !info.Running && st.LockHeld(story) {
-		info.Running = true
 	}
 	if ss != nil {
 		info.HasWT = ss.Worktree != nil

@@ -44,11 +44,11 @@ func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 }
 
 // heldLocks lists the held worker locks (story → holder pid) and runner
-// locks of the repository containing root. Only lock files with a holder
+// locks (epic → holder pid) of the repository containing root. Only lock files with a holder
 // recorded are probed: a released lock is emptied (store.Lock.Unlock), and
 // one that was never taken has no file.
-func heldLocks(root string) (workers map[string]int, epics map[string]bool) {
-	workers, epics = map[string]int{}, map[string]bool{}
+func heldLocks(root string) (workers, epics map[string]int) {
+	workers, epics = map[string]int{}, map[string]int{}
 	dir, err := store.LockDir(root)
 	if err != nil {
 		return workers, epics
@@ -77,8 +77,8 @@ func heldLocks(root string) (workers map[string]int, epics map[string]bool) {
 				workers[story] = pid
 			}
 		case isEpic:
-			if _, held, err := runs.EpicLock(root, epic, false); err == nil && held {
-				epics[epic] = true
+			if pid, held, err := runs.EpicLock(root, epic, false); err == nil && held && pid > 0 {
+				epics[epic] = pid
 			}
 		}
 	}

@@ -20,15 +20,17 @@ type State struct {
 	Stories map[string]*Story
 	// Locked are the stories whose worker lock is held, with the holder's
 	// pid: a worker counts as alive by it even when its events file is out
-	// of sight (another session dir).
+	// of sight (another session dir) — unless the holder is the story's
+	// followed worker after its end (Alive).
 	Locked map[string]int
 	// MainJournals are the main checkout's journals that end in an
 	// unresolved blocker, by story.
 	MainJournals map[string]Journal
 	// Epics are the epics with a run or a derived state, by id.
 	Epics map[string]*Epic
-	// EpicLocked are the epics whose runner lock is held.
-	EpicLocked map[string]bool
+	// EpicLocked are the epics whose runner lock is held, with the holder's
+	// pid.
+	EpicLocked map[string]int
 }
 
 // Story is one story's live state.
@@ -49,6 +51,7 @@ type Story struct {
 type Run struct {
 	Session, State, Step, OutputFile, Message string
 	Cycle, Done, Total                        int // Done/Total from the live view when there is one
+	PID                                       int // the worker's, once its worker.start is read
 	Running                                   bool
 	// Checks is each task's last check result in this run.
 	Checks map[string]runs.CheckResult
@@ -73,6 +76,7 @@ type Journal struct {
 type Epic struct {
 	ID    string
 	Alive bool // the newest run's runner lives
+	PID   int  // the newest run's runner, once known
 	// Status is the epic's state as last derived (control.EpicState); nil
 	// before the first derivation.
 	Status *control.EpicStatus
@@ -95,30 +99,33 @@ func (s *State) Epic(id string) *Epic {
 }
 
 // Alive tells whether a worker of the story is alive: a followed run that
-// has not ended, or a holder of the story's worker lock.
+// has not ended, or a holder of the story's worker lock. A followed worker
+// holds its lock a moment past its worker.end (and the locks are probed at
+// ticks): once its run ended, a lock naming its pid does not count.
 func (s *State) Alive(story string) bool {
 	if s == nil {
 		return false
 	}
-	if st := s.Stories[story]; st != nil && st.Running {
+	st := s.Stories[story]
+	if st != nil && st.Running {
 		return true
 	}
-	return s.Locked[story] > 0
+	pid := s.Locked[story]
+	return pid > 0 && (st == nil || st.Run == nil || st.Run.PID != pid)
 }
 
-// LockHeld tells whether the story's worker lock is held.
-func (s *State) LockHeld(story string) bool { return s != nil && s.Locked[story] > 0 }
-
 // EpicRunning tells whether the epic's runner lives: a followed run, else
-// its lock.
+// its lock (unless held by the followed runner, which ended).
 func (s *State) EpicRunning(id string) bool {
 	if s == nil {
 		return false
 	}
-	if e := s.Epics[id]; e != nil && e.Alive {
+	e := s.Epics[id]
+	if e != nil && e.Alive {
 		return true
 	}
-	return s.EpicLocked[id]
+	pid := s.EpicLocked[id]
+	return pid > 0 && (e == nil || e.PID != pid)
 }
 
 // MainJournal is the main checkout's journal state of the story.
@@ -161,7 +168,7 @@ func (w *Watcher) publishLocked() {
 		if r != nil {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
-				Cycle: r.Cycle, Done: done, Total: total, Running: !r.Ended, Checks: maps.Clone(r.Checks)}
+				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks)}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}
@@ -169,7 +176,11 @@ func (w *Watcher) publishLocked() {
 		st.Stories[id] = ss
 	}
 	for id, e := range w.epics {
-		st.Epics[id] = &Epic{ID: id, Alive: e.alive, Status: e.status}
+		ep := &Epic{ID: id, Alive: e.alive, Status: e.status}
+		if e.run != nil {
+			ep.PID = e.run.PID
+		}
+		st.Epics[id] = ep
 	}
 	w.state.Store(st)
 }

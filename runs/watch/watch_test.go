@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,8 +259,8 @@ func TestWorkerLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.rec.filesChanged(t, rel, "the lock released", func(st *watch.State) bool { return !st.Alive(story) })
-	if f.w.State().LockHeld(story) {
-		t.Error("the lock is still held in the State")
+	if pid := f.w.State().Locked[story]; pid != 0 {
+		t.Errorf("the lock is still held by %d in the State", pid)
 	}
 }
 
@@ -279,4 +280,43 @@ func TestMainJournal(t *testing.T) {
 	}
 	f.w.DiskChanged([]string{path})
 	f.rec.filesChanged(t, store.StoryFileRel(story), "the blocker resolved", func(st *watch.State) bool { return !st.MainJournal(story).Blocked })
+}
+
+// TestEndedWorkerHoldsLock: a followed worker holds its lock a moment past
+// its worker.end; that lock does not make its story alive.
+func TestEndedWorkerHoldsLock(t *testing.T) {
+	f := start(t, nil)
+	real, err := filepath.EvalSymlinks(f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := runs.KindSessionName(runs.KindStory, story, time.Now())
+	var lines []byte
+	for _, e := range []runs.Event{
+		// The worker is this process (it takes the lock below); its
+		// worktree says it belongs to the workspace.
+		{Event: runs.KindWorkerStart, PID: os.Getpid(), Worktree: store.WorktreeDir(real, story)},
+		{Event: runs.KindWorkerEnd, Status: runs.StatusCompleted, ExitCode: runs.Int(0)},
+	} {
+		e.Time, e.Story, e.Session = time.Now().UTC(), story, session
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(append(lines, b...), '\n')
+	}
+	// One write: the watcher never sees the run alive without its end.
+	if err := os.WriteFile(runs.EventsFile(runs.OutputFile(f.sessions, session)), lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.progress(t, "the end", func(p watch.WorkerProgress) bool { return p.Ended && p.Session == session })
+	lock, err := store.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	st := f.rec.filesChanged(t, store.StoryFileRel(story), "the lock held", func(st *watch.State) bool { return st.Locked[story] > 0 })
+	if st.Alive(story) || st.Story(story).Run.PID != os.Getpid() {
+		t.Errorf("alive by the lock of its ended worker: %+v", st.Story(story).Run)
+	}
 }

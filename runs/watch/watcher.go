@@ -71,7 +71,7 @@ type Watcher struct {
 	stories     map[string]*story // by story id
 	skip        map[string]bool   // events files of other workspaces, or ended before we came
 	workerLocks map[string]int    // held worker locks (replaced, never modified: the State shares it)
-	epicLocks   map[string]bool   // held runner locks (likewise)
+	epicLocks   map[string]int    // held runner locks (likewise)
 	journals    map[string]Journal
 	watched     map[string]bool
 	lists       map[string]string // task list dir → session
@@ -94,7 +94,7 @@ func Start(opts Options) *Watcher {
 		workspace: opts.Workspace, sink: opts.Sink, ctx: ctx, cancel: cancel,
 		ops: make(chan func(), 64), done: make(chan struct{}), diskBell: newBell(),
 		runs: map[string]*run{}, stories: map[string]*story{}, skip: map[string]bool{},
-		workerLocks: map[string]int{}, epicLocks: map[string]bool{}, journals: map[string]Journal{},
+		workerLocks: map[string]int{}, epicLocks: map[string]int{}, journals: map[string]Journal{},
 		watched: map[string]bool{}, lists: map[string]string{},
 		epics: map[string]*epic{}, epicBell: newBell()}
 	if r, err := filepath.EvalSymlinks(opts.Root); err == nil {
