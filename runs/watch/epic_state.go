@@ -93,18 +93,6 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 	return st
 }
 
-// stepOn is step with a given workspace (the one a state was derived from).
-func (w *Watcher) stepOn(ws *store.Workspace, f func(ef *effects)) {
-	ef := newEffects()
-	func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		defer w.publishLocked()
-		f(ef)
-	}()
-	ef.flush(w.sink)
-}
-
 // epicDerivedLocked stores a derived state unless a newer one is stored
 // already; when it differs from the last, the lenses are refreshed and the
 // epic's files named (story-held). It reports whether it changed.

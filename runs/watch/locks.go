@@ -6,6 +6,8 @@ package watch
 // its story's lock, a runner while it holds its epic's.
 
 import (
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"strings"
@@ -21,7 +23,7 @@ const lockSuffix = ".lock"
 // and lenses of a story whose lock came or went are refreshed, and the
 // lenses when an epic's did.
 func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
-	workers, epics := heldLocks(w.root)
+	workers, epics := w.heldLocks()
 	if !maps.Equal(workers, w.workerLocks) {
 		for story := range w.workerLocks {
 			if workers[story] == 0 {
@@ -44,17 +46,22 @@ func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 }
 
 // heldLocks lists the held worker locks (story → holder pid) and runner
-// locks (epic → holder pid) of the repository containing root. Only lock files with a holder
-// recorded are probed: a released lock is emptied (store.Lock.Unlock), and
-// one that was never taken has no file.
-func heldLocks(root string) (workers, epics map[string]int) {
+// locks (epic → holder pid) of the workspace's repository. Only lock files
+// with a holder recorded are probed: a released lock is emptied
+// (store.Lock.Unlock), and one that was never taken has no file.
+func (w *Watcher) heldLocks() (workers, epics map[string]int) {
 	workers, epics = map[string]int{}, map[string]int{}
+	root := w.root
 	dir, err := store.LockDir(root)
 	if err != nil {
+		w.log.Debug("live: lock dir", "root", root, "err", err)
 		return workers, epics
 	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			w.log.Debug("live: lock dir", "dir", dir, "err", err)
+		}
 		return workers, epics
 	}
 	workerPrefix, epicPrefix := runs.WorkerLockName(""), runs.EpicLockName("")

@@ -266,16 +266,22 @@ func (w *Watcher) guard(what string, f func()) {
 	f()
 }
 
-// step runs f with mu held (released even if f panics), publishes the
-// State it leaves, then sends what f collected.
+// step runs f on the face's current workspace.
 func (w *Watcher) step(f func(ws *store.Workspace, ef *effects)) {
 	ws := w.workspace()
+	w.stepOn(ws, func(ef *effects) { f(ws, ef) })
+}
+
+// stepOn runs f with mu held (released even if f panics), publishes the
+// State it leaves, then sends what f collected: a reader that the Sink
+// sends to the State finds the change there.
+func (w *Watcher) stepOn(ws *store.Workspace, f func(ef *effects)) {
 	ef := newEffects()
 	func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		defer w.publishLocked()
-		f(ws, ef)
+		f(ef)
 	}()
 	ef.flush(w.sink)
 }
