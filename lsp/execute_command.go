@@ -3,8 +3,9 @@ package lsp
 // workspace/executeCommand: the commands of executeCommandProvider, each
 // under the client's prefix (initializationOptions.commandPrefix, default
 // "saga."). Everything with a side effect goes through runs/control (runs)
-// and scaffold (new files), exactly as the CLI does it (`saga-lsp run`, `stop`, `new`); the server
-// itself never shells out and never writes a file.
+// and scaffold (new files), exactly as the CLI does it (`saga-lsp run`,
+// `stop`, `new`); the server itself never shells out and never writes a
+// file.
 //
 // Arguments: one object, or positional strings — both
 //

@@ -51,7 +51,7 @@ func (w *Watcher) rescanSession(ws *store.Workspace, ef *effects) {
 		}
 		by[id] = append(by[id], cand{path, name, ms})
 	}
-	// Each epic's newest run (the one its lenses show).
+	// Each epic's newest run (the one the faces show).
 	for _, id := range slices.Sorted(maps.Keys(epics)) {
 		cs := epics[id]
 		newest := slices.MaxFunc(cs, func(a, b cand) int { return cmp.Compare(a.ms, b.ms) })

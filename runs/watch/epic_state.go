@@ -53,7 +53,7 @@ func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
 	return q
 }
 
-// EpicStatus is the epic's state for a face's lenses and commands: the
+// EpicStatus is the epic's state for a face's views and commands: the
 // stored one while nothing changed since it was derived, else derived now
 // from ws and stored (the epic loop then reports what changed). It may run
 // git, so it is for requests that may wait, never for publishing. nil when
@@ -94,7 +94,7 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 }
 
 // epicDerivedLocked stores a derived state unless a newer one is stored
-// already; when it differs from the last, the lenses are refreshed and the
+// already; when it differs from the last, the views are refreshed and the
 // epic's files named (story-held). It reports whether it changed.
 func (w *Watcher) epicDerivedLocked(ws *store.Workspace, e *epic, st *control.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
 	if gen < e.doneGen {

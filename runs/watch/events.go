@@ -67,7 +67,7 @@ func (w *Watcher) readEvents(ws *store.Workspace, r *run, ef *effects) {
 		if st != nil && e.Event == runs.KindTaskStatus && e.Task != "" {
 			w.restatus(st, cmp.Or(e.Source, runs.SourceClaude), ef)
 		}
-		if e.Event == runs.KindCheckEnd { // check-failed and the task lens follow it
+		if e.Event == runs.KindCheckEnd { // a face's check-failed and task views follow it
 			w.storyRels(ws, r.Story, ef)
 			ef.refresh = true
 		}
@@ -169,7 +169,7 @@ func (w *Watcher) checkAlive(ws *store.Workspace, r *run, ef *effects) {
 }
 
 // finish is a run's end: its sources stop counting, its progress ends, the
-// story's files and lenses are refreshed.
+// story's files named and the views refreshed.
 func (w *Watcher) finish(ws *store.Workspace, r *run, ef *effects) {
 	if r.listDir != "" {
 		delete(w.lists, r.listDir)

@@ -19,9 +19,9 @@ import (
 // lockSuffix ends a lock's file name in store.LockDir.
 const lockSuffix = ".lock"
 
-// probeLocks reads which worker and runner locks are held; the story files
-// and lenses of a story whose lock came or went are refreshed, and the
-// lenses when an epic's did.
+// probeLocks reads which worker and runner locks are held; the files of a
+// story whose lock came or went are named and the views refreshed, and the
+// views when an epic's did.
 func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 	workers, epics := w.heldLocks()
 	if !maps.Equal(workers, w.workerLocks) {
