@@ -1,7 +1,18 @@
 // Package lsp is saga-lsp's language server: JSON-RPC over stdio, the
 // lifecycle, an immutable snapshot of editor overlays plus disk per change,
 // diagnostics pushed for the whole workspace, and one file per LSP feature.
-// It never shells out; operations with side effects go through commands.
+//
+// It also holds the LSP adapter of the live-run watcher (live*.go,
+// check_failed.go, work_done_progress_cancel.go). Following workers and
+// epic runners on disk is runs/watch's; the adapter only turns what the
+// watcher reports into LSP — work-done progress (whose cancel stops the
+// run), saga/workerProgress, saga/epicProgress and saga/taskStatus,
+// code-lens refreshes — and computes the LSP-only diagnostics (stale-task,
+// story-blocked, story-held, check-failed) from the watcher's immutable
+// State, with no lock or I/O on the publishing path.
+//
+// It never shells out; operations with side effects go through runs/control
+// and scaffold.
 package lsp
 
 import (
@@ -129,7 +140,7 @@ type Server struct {
 	client   clientInfo
 	pub      *publisher
 	watcher  *watcher
-	live     *live // workers followed live (live.go); set once in Serve
+	live     *live // the run watcher's LSP adapter (live.go); set once in Serve
 	env      func(string) string
 	bg       sync.WaitGroup
 

@@ -260,7 +260,7 @@ func (s *Server) setDocument(u uri.URI, version int32, text []byte, warned bool)
 		snap.Docs[u] = doc
 		if doc.File == nil {
 			if _, _, ok := isWorktreeRel(doc.Rel); ok {
-				return snap, []string{doc.Rel} // live diagnostics of a worktree copy (live.go)
+				return snap, []string{doc.Rel} // live diagnostics of a worktree copy (live_diagnostics.go)
 			}
 			return snap, nil
 		}

@@ -84,7 +84,7 @@ func (s *Server) load(root string) {
 	s.notify("window/logMessage", &protocol.LogMessageParams{Type: protocol.MessageTypeLog, Message: msg})
 	s.pub.queueAll()
 	// Lenses asked for while loading showed an empty workspace: refresh them.
-	s.live.bell.ring()
+	s.live.Refresh()
 	// Sized after the diagnostics are queued: its collection of the load's
 	// garbage runs beside their publication instead of before it.
 	if s.loaded != nil {
@@ -122,7 +122,7 @@ func didChangeWatchedFiles(ctx context.Context, s *Server, params json.RawMessag
 		paths = append(paths, c.URI.FsPath())
 	}
 	s.diskChanged(paths)
-	s.live.clientChanged(paths) // worktree copies: live.go
+	s.live.diskChanged(paths) // worktree copies and main journals: runs/watch
 	return nil
 }
 
@@ -318,6 +318,7 @@ func (w *watcher) run() {
 			paths := batch
 			batch = nil
 			w.s.diskChanged(paths)
+			w.s.live.diskChanged(paths) // main journals (and worktree copies): runs/watch
 		}
 	}
 }
