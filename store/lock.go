@@ -149,8 +149,11 @@ func validLockName(name string) error {
 	return nil
 }
 
+// lockFileSuffix ends a lock's file name in LockDir; it also keeps "." and
+// ".." harmless as names.
+const lockFileSuffix = ".lock"
+
 // lockPath validates name and returns the lock file's directory and path.
-// The ".lock" suffix also keeps "." and ".." harmless.
 func lockPath(root, name string) (dir, path string, err error) {
 	if err := validLockName(name); err != nil {
 		return "", "", err
@@ -159,7 +162,35 @@ func lockPath(root, name string) (dir, path string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return dir, filepath.Join(dir, name+".lock"), nil
+	return dir, filepath.Join(dir, name+lockFileSuffix), nil
+}
+
+// RecordedLocks lists the names of the repository's locks whose file
+// records a holder — a released lock is emptied (Unlock), one never taken
+// has no file — with one directory listing: the candidates for LockHolder.
+func RecordedLocks(root string) ([]string, error) {
+	dir, err := LockDir(root)
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list locks %s: %w", dir, err)
+	}
+	var out []string
+	for _, de := range des {
+		name, ok := strings.CutSuffix(de.Name(), lockFileSuffix)
+		if !ok || !de.Type().IsRegular() || validLockName(name) != nil {
+			continue
+		}
+		if fi, err := de.Info(); err == nil && fi.Size() > 0 {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // Lock is a held flock (LOCK_EX) on a file in LockDir. It is released by

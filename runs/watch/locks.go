@@ -6,18 +6,12 @@ package watch
 // its story's lock, a runner while it holds its epic's.
 
 import (
-	"errors"
-	"io/fs"
 	"maps"
-	"os"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
-
-// lockSuffix ends a lock's file name in store.LockDir.
-const lockSuffix = ".lock"
 
 // probeLocks reads which worker and runner locks are held; the files of a
 // story whose lock came or went are named and the views refreshed, and the
@@ -47,35 +41,20 @@ func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 
 // heldLocks lists the held worker locks (story → holder pid) and runner
 // locks (epic → holder pid) of the workspace's repository. Only lock files
-// with a holder recorded are probed: a released lock is emptied
-// (store.Lock.Unlock), and one that was never taken has no file.
+// with a holder recorded (store.RecordedLocks) are probed.
 func (w *Watcher) heldLocks() (workers, epics map[string]int) {
 	workers, epics = map[string]int{}, map[string]int{}
 	root := w.root
-	dir, err := store.LockDir(root)
+	names, err := store.RecordedLocks(root)
 	if err != nil {
-		w.log.Debug("live: lock dir", "root", root, "err", err)
-		return workers, epics
-	}
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			w.log.Debug("live: lock dir", "dir", dir, "err", err)
-		}
+		w.log.Debug("live: locks", "root", root, "err", err)
 		return workers, epics
 	}
 	workerPrefix, epicPrefix := runs.WorkerLockName(""), runs.EpicLockName("")
-	for _, de := range des {
-		name, ok := strings.CutSuffix(de.Name(), lockSuffix)
-		if !ok || de.IsDir() {
-			continue
-		}
+	for _, name := range names {
 		story, isWorker := strings.CutPrefix(name, workerPrefix)
 		epic, isEpic := strings.CutPrefix(name, epicPrefix)
 		if (!isWorker || !store.ValidCanonical(story)) && (!isEpic || !store.ValidID(epic)) {
-			continue
-		}
-		if fi, err := de.Info(); err != nil || fi.Size() == 0 {
 			continue
 		}
 		switch {
