@@ -55,6 +55,7 @@ func commandTable() []command {
 		{"run", runSynopsis, "start a story's worker, or an epic's runner, in a tmux session", runRun},
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
+		{"dashboard", dashboardSynopsis, "serve the backlog and its runs, live, as web pages (epics' dependency graphs, stories, output, problems)", runDashboard},
 		{"clean", cleanSynopsis, "remove what finished or abandoned runs left: worktrees, merged branches, task lists, session files", runClean},
 		{"worker", workerSynopsis, "execute a story end to end (normally inside tmux; see run)", runWorker},
 		{"epic-runner", epicRunnerSynopsis, "run an epic's stories in dependency order (normally inside tmux; see run)", runEpicRunner},
