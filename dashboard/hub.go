@@ -203,6 +203,8 @@ func (h *hub) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
+	// The connection ends with the stream: a dropped client's too.
+	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
 	// The sequence the page is at: it fetches itself when it missed one.
 	if !c.write(fmt.Appendf(nil, "retry: 2000\nevent: hello\ndata: {\"seq\":%d}\n\n", seq)) {

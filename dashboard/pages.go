@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -515,13 +516,13 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	v := newRepoView(rp)
 	st := v.ws.Story(id)
-	if st == nil || !store.ValidCanonical(id) {
+	if st == nil || !store.ValidCanonical(id) || !storyInside(rp, st) {
 		s.notFound(w, r, fmt.Sprintf("no story %q in %s", id, rp.key))
 		return
 	}
 	if e := v.ws.Epic(st.EpicID()); e != nil && v.st.Epic(e.ID) != nil {
 		// The story's state in its epic's run, as the epic page shows it.
-		if es := v.st.Epic(e.ID).Status; es != nil {
+		if es := v.st.Epic(e.ID).Status; es != nil && es.Session != "" {
 			v.withEpicStatus(es)
 		}
 	}
@@ -609,6 +610,12 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	c.Output = s.outputOf(rp, v, id)
 	p.Content = c
 	s.render(w, http.StatusOK, "story", p)
+}
+
+// storyInside tells whether the story's folder lies inside the workspace
+// (a folder that is a link to elsewhere is not shown).
+func storyInside(rp *repo, st *store.Story) bool {
+	return within(rp.src.Root, filepath.Join(rp.src.Root, filepath.FromSlash(st.Dir)))
 }
 
 // outputOf is the tail of the story's running (else last) worker's output.

@@ -66,7 +66,9 @@ func newRepoView(r *repo) *repoView {
 	}
 	if v.st != nil {
 		for _, e := range v.st.Epics {
-			if e.Status == nil {
+			// Only an epic that ran says more than its tasks do: an idle
+			// one's waiting and ready are the epic page's to show.
+			if e.Status == nil || e.Status.Session == "" {
 				continue
 			}
 			for i := range e.Status.Stories {

@@ -228,7 +228,14 @@
 
   document.addEventListener('submit', async (e) => {
     const f = e.target;
-    if (f.matches('form.action')) {
+    if (f.matches('form.filters')) {
+      // The filters in the URL, without the empty ones.
+      e.preventDefault();
+      const q = new URLSearchParams();
+      for (const [k, v] of new FormData(f)) if (v) q.set(k, v);
+      const s = q.toString();
+      location.assign(f.getAttribute('action') + (s ? '?' + s : ''));
+    } else if (f.matches('form.action')) {
       e.preventDefault();
       if (await ask(describe(f))) send(f, false);
     } else if (f.matches('form.ack')) {
@@ -364,7 +371,8 @@
     const byEdge = new Map(data.edges.map((e) => [e.from + '\u0000' + e.to, e]));
     const svg = el('svg', { width: Math.ceil(L.width), height: Math.ceil(L.height), viewBox: `0 0 ${Math.ceil(L.width)} ${Math.ceil(L.height)}`, role: 'presentation' });
     const defs = el('defs', {}, svg);
-    const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
+    const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
+      markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
     el('path', { d: 'M0,0 L10,5 L0,10 z' }, marker);
     const edges = el('g', { class: 'edges' }, svg);
     for (const e of L.edges) {
