@@ -35,6 +35,7 @@
         swap(doc);
         dash.refreshes++;
         dash.lastRefresh = performance.now();
+        document.dispatchEvent(new CustomEvent('saga:refreshed'));
       }
     } catch (e) {
       // Offline: the stream's reconnection fetches again.
