@@ -179,6 +179,7 @@ func (b *browser) location() string {
 // (`go test -artifacts` keeps it: make screenshots).
 func (b *browser) screenshot(t *testing.T, name string) {
 	t.Helper()
+	b.eval(`document.querySelector('#toast').replaceChildren(); document.activeElement && document.activeElement.blur(); true`, nil)
 	ctx, cancel := b.ctxFor(30 * time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))

@@ -30,10 +30,11 @@ func liveRepo(t *testing.T, files map[string]string, script string, delayMS int)
 		}
 	}
 	chromium(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	root := filepath.Join(tmp, "shop") // the repository's name in the pages
 	testkit.WriteFiles(t, root, files)
 	testkit.InitRepo(t, root)
 	sessionDir, config := t.TempDir(), t.TempDir()

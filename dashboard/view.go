@@ -30,7 +30,7 @@ type State struct {
 
 var glyphs = map[string]string{
 	"running": "●", "completed": "✓", "failed": "✗", "timeout": "✗", "died": "✗", "blocked": "⊘",
-	"stopped": "■", "held": "⏸", "waiting": "○", "ready": "◎", "pending": "○", "in_progress": "◐",
+	"stopped": "■", "held": "‖", "waiting": "○", "ready": "◎", "pending": "○", "in_progress": "◐",
 	"idle": "–", "broken": "⚠", "starting": "◌", "missing": "?",
 }
 
@@ -57,10 +57,13 @@ type repoView struct {
 	// epicStory is each story's state in its epic's run, from the derived
 	// states the watcher published (epics with a run).
 	epicStory map[string]*control.EpicStory
+	// epics are the derived states of the epics that ran, by id.
+	epics map[string]*control.EpicStatus
 }
 
 func newRepoView(r *repo) *repoView {
-	v := &repoView{key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{}}
+	v := &repoView{key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
+		epics: map[string]*control.EpicStatus{}}
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()
 	}
@@ -71,6 +74,7 @@ func newRepoView(r *repo) *repoView {
 			if e.Status == nil || e.Status.Session == "" {
 				continue
 			}
+			v.epics[e.ID] = e.Status
 			for i := range e.Status.Stories {
 				es := &e.Status.Stories[i]
 				v.epicStory[es.ID] = es
@@ -84,6 +88,9 @@ func newRepoView(r *repo) *repoView {
 func (v *repoView) withEpicStatus(st *control.EpicStatus) {
 	if st == nil {
 		return
+	}
+	if st.Session != "" {
+		v.epics[st.ID] = st
 	}
 	for i := range st.Stories {
 		es := &st.Stories[i]
@@ -246,11 +253,8 @@ func (v *repoView) needs() map[string][]need {
 				Text: cmp.Or(id+": its journal ends in a blocker: "+text, id+": its journal ends in a blocker")})
 		}
 	}
-	for eid, e := range v.st.Epics {
-		if e.Status == nil || e.Status.Session == "" {
-			continue
-		}
-		for _, es := range e.Status.Stories {
+	for eid, st := range v.epics {
+		for _, es := range st.Stories {
 			if es.State != control.EpicHeld {
 				continue
 			}
@@ -261,7 +265,7 @@ func (v *repoView) needs() map[string][]need {
 			if len(es.Conflicts) > 0 {
 				text += " (their branches conflict in " + strings.Join(es.Conflicts, ", ") + ")"
 			}
-			add(need{Key: "held:" + v.key + ":" + eid + ":" + e.Status.Session + ":" + es.ID, Story: es.ID, Epic: eid, Kind: "held", Text: text})
+			add(need{Key: "held:" + v.key + ":" + eid + ":" + st.Session + ":" + es.ID, Story: es.ID, Epic: eid, Kind: "held", Text: text})
 		}
 	}
 	return out
@@ -401,29 +405,28 @@ func (v *repoView) epicRow(e *store.Epic, rows map[string]storyRow) epicRow {
 			row.Failed++
 		}
 	}
-	state := ""
-	if ep := v.st.Epic(e.ID); ep != nil && ep.Status != nil {
-		state = ep.Status.State
-		if ep.Status.Cost > 0 {
-			row.Cost = ep.Status.Cost
-		}
+	// The run's own word once it ended (its epic.end status); liveness
+	// and the stories' states otherwise.
+	run := v.epics[e.ID]
+	if run != nil && run.Cost > 0 {
+		row.Cost = run.Cost
 	}
+	var state string
 	switch {
 	case v.st.EpicRunning(e.ID) || row.Running > 0:
 		state = "running"
 	case row.Stories > 0 && row.StoriesDone == row.Stories:
 		state = "completed"
-	case state == "" || state == "idle":
-		switch {
-		case row.Failed > 0:
-			state = "failed"
-		case row.Held > 0:
-			state = "held"
-		case row.Done > 0 || states["in_progress"]:
-			state = "in_progress"
-		default:
-			state = "pending"
-		}
+	case run != nil && run.State != "running" && run.State != "idle" && run.State != "":
+		state = run.State
+	case row.Failed > 0:
+		state = "failed"
+	case row.Held > 0:
+		state = "held"
+	case row.Done > 0 || states["in_progress"]:
+		state = "in_progress"
+	default:
+		state = "pending"
 	}
 	row.State = stateOf(state)
 	return row
