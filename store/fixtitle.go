@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
 // FixTitles are the titles of the quick fixes the language server offers
@@ -59,9 +61,38 @@ func FixTitles(f *File, d Diagnostic) []string {
 		if fix.Want == "" || (fix.Want == "status" && f.Kind != KindTask) {
 			return nil
 		}
-		if s, ok := stringAt(f, d); ok {
-			return []string{fmt.Sprintf("Rename property %q to %q", s, fix.Want)}
+		// Renaming would make a duplicate key when the object has one.
+		if obj := objectWithKeyAt(f.Doc.Root, d.Start); obj != nil && obj.Member(fix.Want) == nil {
+			if s, ok := stringAt(f, d); ok {
+				return []string{fmt.Sprintf("Rename property %q to %q", s, fix.Want)}
+			}
 		}
+	}
+	return nil
+}
+
+// objectWithKeyAt is the object one of whose keys starts at offset.
+func objectWithKeyAt(n *jsonc.Node, offset int) *jsonc.Node {
+	for n != nil && offset >= n.Start && offset < n.End {
+		var next *jsonc.Node
+		switch n.Kind {
+		case jsonc.Object:
+			for _, m := range n.Members() {
+				if m.Key.Start() == offset {
+					return n
+				}
+				if m.Value != nil && offset >= m.Value.Start && offset < m.Value.End {
+					next = m.Value
+				}
+			}
+		case jsonc.Array:
+			for _, e := range n.Elems {
+				if offset >= e.Start && offset < e.End {
+					next = e
+				}
+			}
+		}
+		n = next
 	}
 	return nil
 }
