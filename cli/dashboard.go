@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 
 	"github.com/saga-ai/saga-lsp/dashboard"
@@ -40,6 +42,10 @@ func runDashboard(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
+	// The language server's collector policy (serve.go): the workspaces'
+	// trees are most of the heap, so the heap may grow in proportion to
+	// their JSON, not to twice the live heap.
+	debug.SetGCPercent(serveGCPercent)
 	var sources []dashboard.Source
 	for _, root := range roots {
 		l, err := dashboard.OpenLocal(root, dashboard.LocalOptions{Parser: parser, Env: env.Getenv, Log: logger})
@@ -49,6 +55,7 @@ func runDashboard(env *Env, args []string) int {
 		defer l.Close()
 		sources = append(sources, l.Source())
 	}
+	sizeDashboardCollector()
 	srv, err := dashboard.Start(dashboard.Options{Sources: sources, Addr: *addr, Env: env.Getenv, Parser: parser, Log: logger})
 	if err != nil {
 		return c.fail(env, err)
@@ -74,6 +81,26 @@ func runDashboard(env *Env, args []string) int {
 	<-ctx.Done()
 	fmt.Fprintln(env.Stderr, "saga-lsp dashboard: stopped")
 	return exitOK
+}
+
+// dashboardRoom is how far the heap may grow above the live heap between
+// collections once the workspaces are loaded: a dashboard allocates per
+// page it serves (the home page of W: about 1.4 MB; a page of 2,000 rows:
+// about 13 MB), not per keystroke, so it gets half the language server's
+// minimum room: its resident size stays within a few percent of a language
+// server's on the same workspace (BenchmarkDashboardHome; 4 MB measured
+// the same).
+const dashboardRoom = 8 << 20
+
+// sizeDashboardCollector collects the load's garbage and sets GOGC from the
+// live heap (between the language server's bounds).
+func sizeDashboardCollector() {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if live := s[0].Value.Uint64(); live > 0 {
+		debug.SetGCPercent(int(min(max(100*dashboardRoom/live, serveMinGCPercent), serveGCPercent)))
+	}
 }
 
 // dashboardRoots are the workspaces at paths (each the nearest folder at

@@ -82,6 +82,19 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+	// bar is done/total as 10 cells of text (a <progress> element per row
+	// of a long table costs its shadow tree).
+	"bar": func(done, total int) string {
+		const cells = 10
+		n := 0
+		if total > 0 {
+			n = min(cells, (done*cells+total/2)/total)
+			if done > 0 && n == 0 {
+				n = 1
+			}
+		}
+		return strings.Repeat("█", n) + strings.Repeat("░", cells-n)
+	},
 	"join":  strings.Join,
 	"state": stateOf,
 	"asset": func(name string) string { return "/assets/" + name + "?v=" + assetVersion() },

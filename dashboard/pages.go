@@ -1,11 +1,13 @@
 package dashboard
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"maps"
 	"net/http"
 	"os"
@@ -57,21 +59,12 @@ func (s *Server) base(r *http.Request, title, scope string, views []*repoView) p
 				}
 			}
 		}
-		p.Problems += problemCount(v.ws)
+		e, w := v.repo.problemCounts(v.ws)
+		p.Problems += e + w
 	}
 	slices.SortFunc(p.Needs, func(a, b need) int { return cmp.Compare(a.Key, b.Key) })
 	p.Epics = slices.Sorted(maps.Keys(epics))
 	return p
-}
-
-func problemCount(ws *store.Workspace) int {
-	n := 0
-	for _, d := range ws.Diagnostics() {
-		if d.Severity <= store.SeverityWarning {
-			n++
-		}
-	}
-	return n
 }
 
 func (s *Server) views() []*repoView {
@@ -82,16 +75,18 @@ func (s *Server) views() []*repoView {
 	return out
 }
 
+// render writes the page as it is made (a page of thousands of rows is
+// never held whole in memory); a template error, which the tests rule out,
+// is logged and ends the page where it happened.
 func (s *Server) render(w http.ResponseWriter, status int, name string, p page) {
-	var b bytes.Buffer
-	if err := s.pages[name].ExecuteTemplate(&b, "layout.html", p); err != nil {
-		s.log.Error("dashboard: render", "page", name, "err", err)
-		http.Error(w, "saga-lsp dashboard: could not render the page: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	w.Write(b.Bytes())
+	bw := bufio.NewWriterSize(w, 32<<10)
+	if err := s.pages[name].ExecuteTemplate(bw, "layout.html", p); err != nil {
+		s.log.Error("dashboard: render", "page", name, "err", err)
+		fmt.Fprintf(bw, "\n<p class=\"message refused\">saga-lsp dashboard: the page could not be made: %s</p>", template.HTMLEscapeString(err.Error()))
+	}
+	bw.Flush()
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request, msg string) {
@@ -147,14 +142,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		}
 		needs := v.needs()
 		hr := homeRepo{Key: v.key, Root: v.root, StoryCount: v.ws.StoryCount(), EpicCount: v.ws.EpicCount()}
-		for _, d := range v.ws.Diagnostics() {
-			switch d.Severity {
-			case store.SeverityError:
-				hr.Errors++
-			case store.SeverityWarning:
-				hr.Warnings++
-			}
-		}
+		hr.Errors, hr.Warnings = v.repo.problemCounts(v.ws)
 		rows := map[string]storyRow{}
 		var ids []string
 		for _, id := range v.ws.SortedStoryIDs() {

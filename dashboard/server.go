@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -66,6 +67,32 @@ type Server struct {
 type repo struct {
 	key string
 	src Source
+	// counts are check's error and warning counts of the last snapshot
+	// asked about: a snapshot is immutable, so they are counted once.
+	counts atomic.Pointer[problemCounts]
+}
+
+type problemCounts struct {
+	ws               *store.Workspace
+	errors, warnings int
+}
+
+// problemCounts are ws's errors and warnings, counted once per snapshot.
+func (r *repo) problemCounts(ws *store.Workspace) (errors, warnings int) {
+	if c := r.counts.Load(); c != nil && c.ws == ws {
+		return c.errors, c.warnings
+	}
+	c := &problemCounts{ws: ws}
+	for _, d := range ws.Diagnostics() {
+		switch d.Severity {
+		case store.SeverityError:
+			c.errors++
+		case store.SeverityWarning:
+			c.warnings++
+		}
+	}
+	r.counts.Store(c)
+	return c.errors, c.warnings
 }
 
 // Start listens and serves the sources; it returns once the address is

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -38,19 +39,28 @@ var glyphs = map[string]string{
 var stateNames = []string{"running", "held", "failed", "timeout", "blocked", "stopped", "in_progress",
 	"ready", "waiting", "pending", "completed", "broken"}
 
+// states are the known states, made once.
+var states = sync.OnceValue(func() map[string]State {
+	m := map[string]State{}
+	for name, g := range glyphs {
+		m[name] = State{Name: name, Glyph: g, Label: strings.ReplaceAll(name, "_", " ")}
+	}
+	return m
+})
+
 func stateOf(name string) State {
 	if name == "" {
 		name = "pending"
 	}
-	g, ok := glyphs[name]
-	if !ok {
-		g = "•"
+	if st, ok := states()[name]; ok {
+		return st
 	}
-	return State{Name: name, Glyph: g, Label: strings.ReplaceAll(name, "_", " ")}
+	return State{Name: name, Glyph: "•", Label: strings.ReplaceAll(name, "_", " ")}
 }
 
 // repoView is one repository at one moment.
 type repoView struct {
+	repo      *repo
 	key, root string
 	ws        *store.Workspace
 	st        *watch.State
@@ -59,10 +69,12 @@ type repoView struct {
 	epicStory map[string]*control.EpicStory
 	// epics are the derived states of the epics that ran, by id.
 	epics map[string]*control.EpicStatus
+	// needed is needs()'s answer, once computed.
+	needed map[string][]need
 }
 
 func newRepoView(r *repo) *repoView {
-	v := &repoView{key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
+	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
 		epics: map[string]*control.EpicStatus{}}
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()
@@ -92,6 +104,7 @@ func (v *repoView) withEpicStatus(st *control.EpicStatus) {
 	if st.Session != "" {
 		v.epics[st.ID] = st
 	}
+	v.needed = nil
 	for i := range st.Stories {
 		es := &st.Stories[i]
 		v.epicStory[es.ID] = es
@@ -209,6 +222,13 @@ func (n need) Href() string {
 
 // needs are what the repository needs of the user now, by story.
 func (v *repoView) needs() map[string][]need {
+	if v.needed == nil {
+		v.needed = v.findNeeds()
+	}
+	return v.needed
+}
+
+func (v *repoView) findNeeds() map[string][]need {
 	out := map[string][]need{}
 	add := func(n need) {
 		n.Repo = v.key
@@ -247,7 +267,21 @@ func (v *repoView) needs() map[string][]need {
 			}
 		}
 	}
-	for _, id := range v.ws.SortedStoryIDs() {
+	// A journal ends in a blocker only where the watcher read one: the
+	// main checkout's journals it reports, the worktree copies it follows.
+	journals := map[string]bool{}
+	for id := range v.st.MainJournals {
+		journals[id] = true
+	}
+	for id, ss := range v.st.Stories {
+		if ss.Worktree != nil {
+			journals[id] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(journals)) {
+		if v.ws.Story(id) == nil {
+			continue
+		}
 		if b, text := v.journalBlocked(id); b {
 			add(need{Key: "journal:" + v.key + ":" + id + ":" + text, Story: id, Kind: "blocked",
 				Text: cmp.Or(id+": its journal ends in a blocker: "+text, id+": its journal ends in a blocker")})

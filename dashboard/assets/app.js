@@ -13,7 +13,7 @@
   // What tests and benchmarks wait for: the stream is connected, the
   // sequence of the last change seen, how many times the page fetched
   // itself, when the graph was last drawn.
-  const dash = { connected: false, seq: 0, refreshes: 0, outputs: 0, graphs: 0, lastRefresh: 0 };
+  const dash = { connected: false, seq: 0, refreshes: 0, outputs: 0, graphs: 0, lastRefresh: 0, graphAt: 0, layoutMs: 0 };
   window.sagaDashboard = dash;
 
   // ---------------------------------------------------------------------
@@ -341,7 +341,9 @@
       g.setNode(n.id, { width: Math.ceil(w), height: 58 });
     }
     for (const e of data.edges) g.setEdge(e.from, e.to);
+    const t0 = performance.now();
     dagre.layout(g);
+    dash.layoutMs = performance.now() - t0;
     const layout = { width: g.graph().width, height: g.graph().height, nodes: {}, edges: [] };
     for (const id of g.nodes()) layout.nodes[id] = g.node(id);
     for (const e of g.edges()) layout.edges.push({ from: e.v, to: e.w, points: g.edge(e).points });
@@ -407,6 +409,7 @@
     }
     box.replaceChildren(svg);
     dash.graphs++;
+    dash.graphAt = performance.now();
   }
 
   // ---------------------------------------------------------------------
