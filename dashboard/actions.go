@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -41,43 +40,36 @@ type actionResult struct {
 	Session string `json:"session,omitempty"`
 }
 
-func wantsJSON(r *http.Request) bool {
+func wantsJSON(r *request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
 // form parses a POST's small form body.
-func form(w http.ResponseWriter, r *http.Request) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "saga-lsp dashboard: bad form: "+err.Error(), http.StatusBadRequest)
-		return false
-	}
-	return true
-}
+func form(w *response, r *request) bool { return true }
 
 // confirmed tells whether the action was confirmed; if not, it answers
 // with the confirmation (a page, or 428 to a script).
-func (s *Server) confirmed(w http.ResponseWriter, r *http.Request, question, back string) bool {
-	if r.PostForm.Get("confirm") == "yes" {
+func (s *Server) confirmed(w *response, r *request, question, back string) bool {
+	if r.Form.Get("confirm") == "yes" {
 		return true
 	}
 	if wantsJSON(r) {
-		writeJSON(w, http.StatusPreconditionRequired, actionResult{Message: "not confirmed: send confirm=yes"})
+		writeJSON(w, statusPreconditionReq, actionResult{Message: "not confirmed: send confirm=yes"})
 		return false
 	}
 	fields := map[string]string{}
-	for k, vs := range r.PostForm {
+	for k, vs := range r.Form {
 		if k != "confirm" && len(vs) > 0 {
 			fields[k] = vs[0]
 		}
 	}
 	p := s.base(r, "Confirm", "message", s.views())
 	p.Content = confirmContent{Question: question, Action: r.URL.Path, Back: back, Fields: fields}
-	s.render(w, http.StatusOK, "confirm", p)
+	s.render(w, statusOK, p, func(h *hw) { h.confirm(p.Content.(confirmContent)) })
 	return false
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w *response, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
@@ -85,19 +77,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // answer reports an action's outcome: JSON to the page's script, a page
 // otherwise.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, res actionResult, err error, back string) {
-	status := http.StatusOK
+func (s *Server) answer(w *response, r *request, res actionResult, err error, back string) {
+	status := statusOK
 	if err != nil {
 		res.OK, res.Message = false, err.Error()
 		var ue *store.UsageError
 		var re *control.RunningError
 		switch {
 		case errors.As(err, &ue):
-			status = http.StatusBadRequest
+			status = statusBadRequest
 		case errors.As(err, &re):
-			status = http.StatusConflict
+			status = statusConflict
 		default:
-			status = http.StatusInternalServerError
+			status = statusInternalError
 			var se *control.StartError
 			if errors.As(err, &se) && strings.TrimSpace(se.Output) != "" {
 				out := se.Output
@@ -116,11 +108,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, res actionResult
 	}
 	p := s.base(r, "Result", "message", s.views())
 	p.Content = message{Title: map[bool]string{true: "Done", false: "Refused"}[res.OK], Text: res.Message, Back: back, OK: res.OK}
-	s.render(w, status, "message", p)
+	s.render(w, status, p, func(h *hw) { h.message(p.Content.(message)) })
 }
 
-func formBool(r *http.Request, name string) bool {
-	switch r.PostForm.Get(name) {
+func formBool(r *request, name string) bool {
+	switch r.Form.Get(name) {
 	case "on", "1", "true", "yes":
 		return true
 	}
@@ -133,7 +125,7 @@ func actionContext() (context.Context, context.CancelFunc) {
 }
 
 // storyAction is POST /r/{repo}/story/{id}/{run|stop}.
-func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
+func (s *Server) storyAction(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
 		return
@@ -190,7 +182,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 }
 
 // epicAction is POST /r/{repo}/epic/{id}/{run|stop}.
-func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
+func (s *Server) epicAction(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
 		return
@@ -205,7 +197,7 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 	case "run":
 		dry := formBool(r, "dryRun")
 		flags := runs.EpicFlags{}
-		if v := strings.TrimSpace(r.PostForm.Get("maxParallel")); v != "" {
+		if v := strings.TrimSpace(r.Form.Get("maxParallel")); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				s.answer(w, r, actionResult{}, store.Usagef("--max-parallel must be a whole number ≥ 1, got %q", v), back)
@@ -213,7 +205,7 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 			}
 			flags.MaxParallel = n
 		}
-		if v := strings.TrimSpace(r.PostForm.Get("maxCost")); v != "" {
+		if v := strings.TrimSpace(r.Form.Get("maxCost")); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 {
 				s.answer(w, r, actionResult{}, store.Usagef("--max-cost must be a number of USD ≥ 0, got %q", v), back)
@@ -267,13 +259,13 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 }
 
 // ack is POST /ack: the user saw what needed them (key).
-func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ack(w *response, r *request) {
 	if !form(w, r) {
 		return
 	}
-	key := r.PostForm.Get("key")
+	key := r.Form.Get("key")
 	if key == "" || len(key) > 4096 {
-		http.Error(w, "saga-lsp dashboard: acknowledge what? (key)", http.StatusBadRequest)
+		httpError(w, "saga-lsp dashboard: acknowledge what? (key)", statusBadRequest)
 		return
 	}
 	s.ackMu.Lock()
@@ -282,15 +274,15 @@ func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 	for _, rp := range s.repos {
 		s.hub.notify(Change{Root: rp.src.Root, All: true})
 	}
-	back := r.PostForm.Get("back")
+	back := r.Form.Get("back")
 	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.Contains(back, "\\") {
 		back = "/"
 	}
 	if wantsJSON(r) {
-		writeJSON(w, http.StatusOK, actionResult{OK: true, Message: "acknowledged"})
+		writeJSON(w, statusOK, actionResult{OK: true, Message: "acknowledged"})
 		return
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	redirect(w, back, statusSeeOther)
 }
 
 func (s *Server) isAcked(key string) bool {

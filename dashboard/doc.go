@@ -26,9 +26,13 @@
 //     visit), the Host header checked against the bound address
 //     (DNS rebinding), same-origin POSTs, no CORS, a strict
 //     Content-Security-Policy, paths from the URL never leaving the
-//     workspace, agent output and titles escaped by html/template, at most
-//     32 event streams and 1 MiB queued for each.
-//   - the pages: Go html/template, a little JavaScript of our own and the
-//     graph laid out by dagre (vendored by `go generate`), all embedded:
-//     the page asks nothing of the network but the dashboard itself.
+//     workspace, agent output and titles escaped (html.go), at most 32
+//     event streams and 1 MiB queued for each.
+//   - the pages: written by Go code that escapes every value by
+//     construction (html.go, render.go), served by a small HTTP/1.1 server
+//     of its own on net and net/textproto (httpd.go) — net/http and
+//     html/template would cost every saga-lsp process, the hook included,
+//     at start —, a little JavaScript of our own and the graph laid out by
+//     dagre (vendored by `go generate`), all embedded: the page asks
+//     nothing of the network but the dashboard itself.
 package dashboard

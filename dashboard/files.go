@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -174,7 +173,7 @@ func plainText(s string) string {
 // renderMarkdown renders the Markdown of a journal — headings, lists,
 // fenced code, paragraphs, `code` and **strong** — from escaped text only:
 // nothing in the source becomes markup but those.
-func renderMarkdown(src string) template.HTML {
+func renderMarkdown(src string) markup {
 	var b strings.Builder
 	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
 	var para []string
@@ -242,7 +241,8 @@ func renderMarkdown(src string) template.HTML {
 	}
 	flushPara()
 	closeList()
-	return template.HTML(b.String())
+	// Built only of escaped text and the tags above: it is markup.
+	return markup(b.String())
 }
 
 // orderedItem is the text of "1. text", else "".

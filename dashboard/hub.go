@@ -9,7 +9,6 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -49,8 +48,7 @@ type client struct {
 	size   int
 	wake   chan struct{}
 	gone   chan struct{}
-	w      http.ResponseWriter
-	rc     *http.ResponseController
+	w      *response
 	active bool // the handler has not returned
 }
 
@@ -167,7 +165,7 @@ func (c *client) dropLocked() {
 	close(c.gone)
 	c.queue, c.size = nil, 0
 	if c.active {
-		c.rc.SetWriteDeadline(time.Now())
+		c.w.SetWriteDeadline(time.Now())
 	}
 }
 
@@ -180,13 +178,13 @@ func (c *client) take() [][]byte {
 }
 
 // serve is GET /events: the page's event stream.
-func (h *hub) serve(w http.ResponseWriter, r *http.Request) {
-	c := &client{wake: make(chan struct{}, 1), gone: make(chan struct{}), w: w, rc: http.NewResponseController(w), active: true}
+func (h *hub) serve(w *response, r *request) {
+	c := &client{wake: make(chan struct{}, 1), gone: make(chan struct{}), w: w, active: true}
 	h.mu.Lock()
 	if h.closed || len(h.clients) >= maxClients {
 		h.mu.Unlock()
 		w.Header().Set("Retry-After", "5")
-		http.Error(w, "too many dashboard pages are open (at most 32): close some", http.StatusServiceUnavailable)
+		httpError(w, "too many dashboard pages are open (at most 32): close some", statusUnavailable)
 		return
 	}
 	h.clients[c] = true
@@ -203,9 +201,7 @@ func (h *hub) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
-	// The connection ends with the stream: a dropped client's too.
-	w.Header().Set("Connection", "close")
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(statusOK)
 	// The sequence the page is at: it fetches itself when it missed one.
 	if !c.write(fmt.Appendf(nil, "retry: 2000\nevent: hello\ndata: {\"seq\":%d}\n\n", seq)) {
 		return
@@ -239,12 +235,12 @@ func (c *client) write(msg []byte) bool {
 		return false
 	default:
 	}
-	c.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.w.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.mu.Unlock()
 	if _, err := c.w.Write(msg); err != nil {
 		return false
 	}
-	return c.rc.Flush() == nil
+	return c.w.Flush() == nil
 }
 
 // close ends every stream.

@@ -1,15 +1,11 @@
 package dashboard
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"maps"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -41,8 +37,8 @@ type page struct {
 }
 
 // base is the layout's part of a page for r.
-func (s *Server) base(r *http.Request, title, scope string, views []*repoView) page {
-	p := page{Title: title, Path: r.URL.Path, Filters: parseFilters(r.URL.Query()), States: stateNames, Scope: scope,
+func (s *Server) base(r *request, title, scope string, views []*repoView) page {
+	p := page{Title: title, Path: r.URL.Path, Filters: parseFilters(r.Query()), States: stateNames, Scope: scope,
 		Seq: s.hub.currentSeq()}
 	epics := map[string]bool{}
 	for _, rp := range s.repos {
@@ -75,24 +71,19 @@ func (s *Server) views() []*repoView {
 	return out
 }
 
-// render writes the page as it is made (a page of thousands of rows is
-// never held whole in memory); a template error, which the tests rule out,
-// is logged and ends the page where it happened.
-func (s *Server) render(w http.ResponseWriter, status int, name string, p page) {
+// render writes the page as it is made: a page of thousands of rows is
+// never held whole in memory.
+func (s *Server) render(w *response, status int, p page, content func(h *hw)) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	bw := bufio.NewWriterSize(w, 32<<10)
-	if err := s.pages[name].ExecuteTemplate(bw, "layout.html", p); err != nil {
-		s.log.Error("dashboard: render", "page", name, "err", err)
-		fmt.Fprintf(bw, "\n<p class=\"message refused\">saga-lsp dashboard: the page could not be made: %s</p>", template.HTMLEscapeString(err.Error()))
-	}
-	bw.Flush()
+	h := &hw{w: w}
+	h.layout(p, func() { content(h) })
 }
 
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request, msg string) {
+func (s *Server) notFound(w *response, r *request, msg string) {
 	p := s.base(r, "Not found", "message", s.views())
 	p.Content = message{Title: "Not found", Text: msg, Back: "/"}
-	s.render(w, http.StatusNotFound, "message", p)
+	s.render(w, statusNotFound, p, func(h *hw) { h.message(p.Content.(message)) })
 }
 
 // message is a page saying one thing, with a way back.
@@ -102,7 +93,7 @@ type message struct {
 }
 
 // repoOf is the request's repository, or nil (a 404 sent).
-func (s *Server) repoOf(w http.ResponseWriter, r *http.Request) *repo {
+func (s *Server) repoOf(w *response, r *request) *repo {
 	rp := s.byKey[r.PathValue("repo")]
 	if rp == nil {
 		s.notFound(w, r, fmt.Sprintf("no repository %q in this dashboard", r.PathValue("repo")))
@@ -131,7 +122,7 @@ type homeContent struct {
 	Rows  int // every row of every table, for the tests and benchmarks
 }
 
-func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+func (s *Server) home(w *response, r *request) {
 	views := s.views()
 	p := s.base(r, "Backlog", "home", views)
 	f := p.Filters
@@ -179,7 +170,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		c.Repos = append(c.Repos, hr)
 	}
 	p.Content = c
-	s.render(w, http.StatusOK, "home", p)
+	s.render(w, statusOK, p, func(h *hw) { h.home(p, c) })
 }
 
 func childState(e *store.Epic, rows map[string]storyRow, state string) bool {
@@ -218,7 +209,7 @@ type problemsContent struct {
 // maxProblemRows bounds the problems table; the filters narrow it.
 const maxProblemRows = 5000
 
-func (s *Server) problems(w http.ResponseWriter, r *http.Request) {
+func (s *Server) problems(w *response, r *request) {
 	views := s.views()
 	p := s.base(r, "Problems", "problems", views)
 	f := p.Filters
@@ -258,7 +249,7 @@ func (s *Server) problems(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Content = c
-	s.render(w, http.StatusOK, "problems", p)
+	s.render(w, statusOK, p, func(h *hw) { h.problems(p, c) })
 }
 
 // ---------------------------------------------------------------------------
@@ -313,7 +304,7 @@ type epicContent struct {
 	ExitCode                     *int
 }
 
-func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
+func (s *Server) epic(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -439,7 +430,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	c.State = epicState
 	p.ScopeStories = strings.Join(member, " ")
 	p.Content = c
-	s.render(w, http.StatusOK, "epic", p)
+	s.render(w, statusOK, p, func(h *hw) { h.epic(p, c) })
 }
 
 // newEpicState is the epic's state as the home page shows it.
@@ -486,7 +477,7 @@ type storyContent struct {
 	PR, Branch, Worktree                                    string
 	Cost                                                    float64
 	Tasks                                                   []taskRow
-	Journal                                                 any // template.HTML
+	Journal                                                 markup // rendered from escaped text (files.go)
 	JournalTruncated                                        bool
 	Runs                                                    []runRow
 	Output                                                  outputView
@@ -496,7 +487,7 @@ type storyContent struct {
 	InWorktree                                              bool
 }
 
-func (s *Server) story(w http.ResponseWriter, r *http.Request) {
+func (s *Server) story(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -597,7 +588,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	}
 	c.Output = s.outputOf(rp, v, id)
 	p.Content = c
-	s.render(w, http.StatusOK, "story", p)
+	s.render(w, statusOK, p, func(h *hw) { h.story(p, c) })
 }
 
 // storyInside tells whether the story's folder lies inside the workspace
@@ -631,7 +622,7 @@ func (s *Server) outputOf(rp *repo, v *repoView, id string) outputView {
 }
 
 // storyOutput is the output fragment alone, fetched as the output grows.
-func (s *Server) storyOutput(w http.ResponseWriter, r *http.Request) {
+func (s *Server) storyOutput(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -639,14 +630,9 @@ func (s *Server) storyOutput(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	v := newRepoView(rp)
 	if v.ws.Story(id) == nil || !store.ValidCanonical(id) {
-		http.NotFound(w, r)
-		return
-	}
-	var b bytes.Buffer
-	if err := s.pages["story"].ExecuteTemplate(&b, "output", s.outputOf(rp, v, id)); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		httpError(w, "saga-lsp dashboard: no such story", statusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(b.Bytes())
+	(&hw{w: w}).output(s.outputOf(rp, v, id))
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -65,7 +64,7 @@ type reviewContent struct {
 	Protected                                  int
 }
 
-func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+func (s *Server) review(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -89,11 +88,11 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("dashboard: review", "story", id, "err", err)
 		}
 		p.Content = c
-		s.render(w, http.StatusOK, "review", p)
+		s.render(w, statusOK, p, func(h *hw) { h.review(p, c) })
 		return
 	}
 	c.Branch, c.Base, c.Worktree = rv.Branch, rv.Base, rv.Worktree
-	want := r.URL.Query().Get("file")
+	want := r.Query().Get("file")
 	var sel *reviewFile
 	for _, f := range rv.Files {
 		rf := reviewFile{Path: f.Path, OldPath: f.OldPath, Status: f.Status, Protected: cmpOr(protectedWhy(f.Path), protectedWhy(f.OldPath)),
@@ -141,7 +140,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Content = c
-	s.render(w, http.StatusOK, "review", p)
+	s.render(w, statusOK, p, func(h *hw) { h.review(p, c) })
 }
 
 func cmpOr(a, b string) string {

@@ -21,7 +21,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -63,8 +62,8 @@ func allowedHosts(bound net.Addr, asked string) map[string]bool {
 }
 
 // guard is every request's gate: headers, Host, token, same origin.
-func (s *Server) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) guard(next handler) handler {
+	return func(w *response, r *request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -74,57 +73,55 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		if !s.hosts[strings.ToLower(r.Host)] {
-			http.Error(w, "saga-lsp dashboard: this address is not the dashboard's (Host "+r.Host+" refused); open the URL it printed", http.StatusMisdirectedRequest)
+			httpError(w, "saga-lsp dashboard: this address is not the dashboard's (Host "+r.Host+" refused); open the URL it printed", statusMisdirected)
 			return
 		}
 		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodPost:
+		case "GET", "HEAD", "POST":
 		default:
 			w.Header().Set("Allow", "GET, HEAD, POST")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			httpError(w, "method not allowed", statusMethodNotAllowed)
 			return
 		}
-		if t := r.URL.Query().Get("token"); t != "" && r.Method == http.MethodGet {
+		if t := r.Query().Get("token"); t != "" && r.Method == "GET" {
 			if !s.tokenOK(t) {
 				s.unauthorized(w)
 				return
 			}
-			http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			w.Header().Add("Set-Cookie", s.cookie+"="+s.token+"; Path=/; HttpOnly; SameSite=Strict")
 			// The same page without the token in the address bar or history.
 			u := *r.URL
 			q := u.Query()
 			q.Del("token")
 			u.RawQuery = q.Encode()
 			u.Scheme, u.Host = "", ""
-			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			redirect(w, u.RequestURI(), statusSeeOther)
 			return
 		}
-		if c, err := r.Cookie(s.cookie); err != nil || !s.tokenOK(c.Value) {
+		if c, ok := r.cookie(s.cookie); !ok || !s.tokenOK(c) {
 			s.unauthorized(w)
 			return
 		}
-		if r.Method == http.MethodPost && !sameOrigin(r) {
-			http.Error(w, "saga-lsp dashboard: refused a request from another site (the dashboard's own pages send them)", http.StatusForbidden)
+		if r.Method == "POST" && !sameOrigin(r) {
+			httpError(w, "saga-lsp dashboard: refused a request from another site (the dashboard's own pages send them)", statusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+		next(w, r)
+	}
 }
 
 func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
 }
 
-func (s *Server) unauthorized(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusUnauthorized)
-	w.Write([]byte("saga-lsp dashboard: open the URL `saga-lsp dashboard` printed — it carries the access token\n"))
+func (s *Server) unauthorized(w *response) {
+	httpError(w, "saga-lsp dashboard: open the URL `saga-lsp dashboard` printed — it carries the access token", statusUnauthorized)
 }
 
 // sameOrigin tells whether a state-changing request comes from the
 // dashboard's own pages: its Origin is this very host over http, or,
 // without an Origin, the browser says it is same-origin.
-func sameOrigin(r *http.Request) bool {
+func sameOrigin(r *request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
 		return err == nil && u.Scheme == "http" && strings.EqualFold(u.Host, r.Host) && u.Path == ""

@@ -1,13 +1,10 @@
 package dashboard
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,10 +48,9 @@ type Server struct {
 	hosts         map[string]bool
 	url           string
 	loopback      bool
-	srv           *http.Server
+	httpd         *httpd
 	hub           *hub
 	out           *outputWatcher
-	pages         map[string]*template.Template
 
 	ackMu sync.Mutex
 	acked map[string]bool
@@ -120,12 +116,8 @@ func Start(o Options) (*Server, error) {
 	if o.Token == "" {
 		o.Token = newToken()
 	}
-	pages, err := parsePages()
-	if err != nil {
-		return nil, err
-	}
 	s := &Server{env: o.Env, parser: o.Parser, log: o.Log, byKey: map[string]*repo{}, byRoot: map[string]*repo{},
-		token: o.Token, pages: pages, acked: map[string]bool{}, done: make(chan struct{})}
+		token: o.Token, acked: map[string]bool{}, done: make(chan struct{})}
 	for _, src := range o.Sources {
 		key := repoKey(src.Root, s.byKey)
 		r := &repo{key: key, src: src}
@@ -154,18 +146,13 @@ func Start(o Options) (*Server, error) {
 	}
 	s.url = "http://" + host + "/?token=" + s.token
 	s.out = newOutputWatcher(s)
-	s.srv = &http.Server{Handler: s.guard(s.routes()), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelDebug)}
+	s.httpd = newHTTPD(ln, s.guard(s.routes()), s.log.Warn)
 	for _, r := range s.repos {
 		if r.src.Bind != nil {
 			r.src.Bind(s.Notify)
 		}
 	}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("dashboard: serve", "err", err)
-		}
-	}()
+	go s.httpd.run()
 	s.out.update()
 	return s, nil
 }
@@ -203,9 +190,7 @@ func (s *Server) Close() error {
 		close(s.done)
 		s.hub.close()
 		s.out.close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err = s.srv.Shutdown(ctx)
+		s.httpd.close(5 * time.Second)
 	})
 	return err
 }
@@ -230,19 +215,30 @@ func repoKey(root string, taken map[string]*repo) string {
 }
 
 // routes are the dashboard's pages, fragments, actions and assets.
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.home)
-	mux.HandleFunc("GET /problems", s.problems)
-	mux.HandleFunc("GET /r/{repo}/epic/{id}", s.epic)
-	mux.HandleFunc("GET /r/{repo}/story/{id}", s.story)
-	mux.HandleFunc("GET /r/{repo}/story/{id}/output", s.storyOutput)
-	mux.HandleFunc("GET /r/{repo}/story/{id}/review", s.review)
-	mux.HandleFunc("POST /r/{repo}/story/{id}/{op}", s.storyAction)
-	mux.HandleFunc("POST /r/{repo}/epic/{id}/{op}", s.epicAction)
-	mux.HandleFunc("POST /ack", s.ack)
-	mux.HandleFunc("GET /events", s.hub.serve)
-	mux.Handle("GET /assets/", http.StripPrefix("/assets/", assetHandler()))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.notFound(w, r, "no such page") })
-	return mux
+func (s *Server) routes() handler {
+	rt := &router{}
+	rt.handle("GET /", s.home)
+	rt.handle("GET /problems", s.problems)
+	rt.handle("GET /r/{repo}/epic/{id}", s.epic)
+	rt.handle("GET /r/{repo}/story/{id}", s.story)
+	rt.handle("GET /r/{repo}/story/{id}/output", s.storyOutput)
+	rt.handle("GET /r/{repo}/story/{id}/review", s.review)
+	rt.handle("POST /r/{repo}/story/{id}/{op}", s.storyAction)
+	rt.handle("POST /r/{repo}/epic/{id}/{op}", s.epicAction)
+	rt.handle("POST /ack", s.ack)
+	rt.handle("GET /events", s.hub.serve)
+	rt.handle("GET /assets/{name...}", serveAsset)
+	return func(w *response, r *request) {
+		h, params, wrongMethod := rt.match(r.Method, r.URL)
+		switch {
+		case h != nil:
+			r.params = params
+			h(w, r)
+		case wrongMethod:
+			w.Header().Set("Allow", "GET, HEAD, POST")
+			httpError(w, "saga-lsp dashboard: method not allowed", statusMethodNotAllowed)
+		default:
+			s.notFound(w, r, "no such page")
+		}
+	}
 }
