@@ -351,10 +351,11 @@ func (d *httpd) conn(c net.Conn) {
 		d.wg.Done()
 	}()
 	c.SetReadDeadline(time.Now().Add(headerTimeout))
-	br := bufio.NewReaderSize(io.LimitReader(c, maxHeaderBytes+maxBodyBytes), 4096)
+	lr := &io.LimitedReader{R: c, N: maxHeaderBytes} // the body's length is added once known
+	br := bufio.NewReaderSize(lr, 4096)
 	w := &response{conn: c, bw: bufio.NewWriterSize(c, 32<<10), header: textproto.MIMEHeader{}}
 	c.SetWriteDeadline(time.Now().Add(pageTimeout))
-	r, code, msg := readRequest(br, w)
+	r, code, msg := readRequest(br, lr, w)
 	if code != 0 {
 		httpError(w, "saga-lsp dashboard: "+msg, code)
 		w.Flush()
@@ -378,7 +379,7 @@ func (d *httpd) conn(c net.Conn) {
 
 // readRequest reads a request line, its header and a POST's form; a
 // non-zero code refuses it with msg.
-func readRequest(br *bufio.Reader, w *response) (r *request, code int, msg string) {
+func readRequest(br *bufio.Reader, lr *io.LimitedReader, w *response) (r *request, code int, msg string) {
 	tp := textproto.NewReader(br)
 	line, err := tp.ReadLine()
 	if err != nil {
@@ -435,6 +436,7 @@ func readRequest(br *bufio.Reader, w *response) (r *request, code int, msg strin
 			w.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 			w.bw.Flush()
 		}
+		lr.N += n
 		body := make([]byte, n)
 		if _, err := io.ReadFull(br, body); err != nil {
 			return nil, statusBadRequest, "the form was cut short"
