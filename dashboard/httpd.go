@@ -57,14 +57,44 @@ const (
 	statusVersionNotSupported = 505
 )
 
-var statusText = map[int]string{
-	statusOK: "OK", statusSeeOther: "See Other", statusBadRequest: "Bad Request", statusUnauthorized: "Unauthorized",
-	statusForbidden: "Forbidden", statusNotFound: "Not Found", statusMethodNotAllowed: "Method Not Allowed",
-	statusConflict: "Conflict", statusLengthRequired: "Length Required", statusTooLarge: "Content Too Large",
-	statusMisdirected: "Misdirected Request", statusPreconditionReq: "Precondition Required",
-	statusHeadersTooLarge: "Request Header Fields Too Large", statusInternalError: "Internal Server Error",
-	statusNotImplemented: "Not Implemented", statusUnavailable: "Service Unavailable",
-	statusVersionNotSupported: "HTTP Version Not Supported",
+// statusText is a status code's reason phrase (a switch, not a map: no
+// table is built when a saga-lsp process starts).
+func statusText(code int) string {
+	switch code {
+	case statusOK:
+		return "OK"
+	case statusSeeOther:
+		return "See Other"
+	case statusBadRequest:
+		return "Bad Request"
+	case statusUnauthorized:
+		return "Unauthorized"
+	case statusForbidden:
+		return "Forbidden"
+	case statusNotFound:
+		return "Not Found"
+	case statusMethodNotAllowed:
+		return "Method Not Allowed"
+	case statusConflict:
+		return "Conflict"
+	case statusLengthRequired:
+		return "Length Required"
+	case statusTooLarge:
+		return "Content Too Large"
+	case statusMisdirected:
+		return "Misdirected Request"
+	case statusPreconditionReq:
+		return "Precondition Required"
+	case statusHeadersTooLarge:
+		return "Request Header Fields Too Large"
+	case statusNotImplemented:
+		return "Not Implemented"
+	case statusUnavailable:
+		return "Service Unavailable"
+	case statusVersionNotSupported:
+		return "HTTP Version Not Supported"
+	}
+	return "Internal Server Error"
 }
 
 const (
@@ -134,7 +164,7 @@ func (w *response) WriteHeader(code int) {
 		return
 	}
 	w.wrote, w.status = true, code
-	text := statusText[code]
+	text := statusText(code)
 	fmt.Fprintf(w.bw, "HTTP/1.1 %d %s\r\n", code, text)
 	w.header.Set("Connection", "close")
 	keys := make([]string, 0, len(w.header))

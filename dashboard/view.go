@@ -29,11 +29,15 @@ type State struct {
 	Label string
 }
 
-var glyphs = map[string]string{
-	"running": "●", "completed": "✓", "failed": "✗", "timeout": "✗", "died": "✗", "blocked": "⊘",
-	"stopped": "■", "held": "‖", "waiting": "○", "ready": "◎", "pending": "○", "in_progress": "◐",
-	"idle": "–", "broken": "⚠", "starting": "◌", "missing": "?",
-}
+// glyphs are the states' glyphs (made on first use: no table is built
+// when a saga-lsp process starts).
+var glyphs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"running": "●", "completed": "✓", "failed": "✗", "timeout": "✗", "died": "✗", "blocked": "⊘",
+		"stopped": "■", "held": "‖", "waiting": "○", "ready": "◎", "pending": "○", "in_progress": "◐",
+		"idle": "–", "broken": "⚠", "starting": "◌", "missing": "?",
+	}
+})
 
 // stateNames are the states a filter can ask for, in the order offered.
 var stateNames = []string{"running", "held", "failed", "timeout", "blocked", "stopped", "in_progress",
@@ -42,7 +46,7 @@ var stateNames = []string{"running", "held", "failed", "timeout", "blocked", "st
 // states are the known states, made once.
 var states = sync.OnceValue(func() map[string]State {
 	m := map[string]State{}
-	for name, g := range glyphs {
+	for name, g := range glyphs() {
 		m[name] = State{Name: name, Glyph: g, Label: strings.ReplaceAll(name, "_", " ")}
 	}
 	return m
