@@ -31,6 +31,9 @@ func runFollow(env *Env, args []string) int {
 	}
 	kind := t.kind
 	dir := runs.SessionDir(env.Getenv)
+	if err := runs.CheckSessionDir(dir); err != nil {
+		return c.fail(env, err)
+	}
 	rs := runs.Runs(dir, kind, pos[0])
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))

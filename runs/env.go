@@ -16,7 +16,7 @@ import (
 // status and the language server read the others.
 const (
 	// EnvSessionDir is where output and events files go (default
-	// DefaultSessionDir).
+	// DefaultSessionDir; see SessionDir).
 	EnvSessionDir = "SAGA_SESSION_DIR"
 	// EnvSession is the tmux session of the worker or runner being started.
 	EnvSession = "SAGA_SESSION"
@@ -73,28 +73,12 @@ const (
 	TaskContextStoryWorktree = "story-worktree"
 )
 
-// DefaultSessionDir holds output and events files when $SAGA_SESSION_DIR is
-// not set.
-const DefaultSessionDir = "/tmp/saga-sessions"
-
 // Getenv looks a variable up with env (os.Getenv when nil), trimmed.
 func Getenv(env func(string) string, key string) string {
 	if env == nil {
 		env = os.Getenv
 	}
 	return strings.TrimSpace(env(key))
-}
-
-// SessionDir is $SAGA_SESSION_DIR (made absolute) or DefaultSessionDir.
-func SessionDir(env func(string) string) string {
-	d := Getenv(env, EnvSessionDir)
-	if d == "" {
-		return DefaultSessionDir
-	}
-	if abs, err := filepath.Abs(d); err == nil {
-		return abs
-	}
-	return d
 }
 
 // StoryEnv is the story context a worker gives each headless run, as

@@ -11,9 +11,9 @@ import (
 
 // Event kinds (Event.Event).
 const (
-	KindWorkerStart = "worker.start" // {pid, outputFile}
+	KindWorkerStart = "worker.start" // {pid, procStart, outputFile}
 	KindStep        = "step"         // {step, message, level?, …the step's facts}
-	KindRunStart    = "run.start"    // a headless run began {cycle, pid, taskList}
+	KindRunStart    = "run.start"    // a headless run began {cycle, pid, procStart, taskList}: the agent's process
 	KindRunOutput   = "run.output"   // assistant text, tool calls, stderr {cycle, message}
 	KindTaskStatus  = "task.status"  // {task, from, to, source}
 	KindRunEnd      = "run.end"      // {cycle, exitCode, done, total, cost}
@@ -21,7 +21,7 @@ const (
 
 	KindCheckEnd = "check.end" // a task's check finished {task, command, exitCode, durationMs, passed, timedOut}
 
-	KindEpicStart  = "epic.start"  // the epic runner began {pid, outputFile, maxParallel}
+	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel}
 	KindStoryStart = "story.start" // {story, session, base}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
@@ -61,8 +61,15 @@ const (
 // LevelWarn marks a warning.
 const LevelWarn = "warn"
 
+// FormatVersion is the version of the events and run records this
+// saga-lsp writes (Event.Version, Record.Version). Readers take every
+// version, the unversioned lines of earlier releases (0) included: a
+// change that old readers could not fold needs a new version.
+const FormatVersion = 1
+
 // Event is one line of an events file (<output file>.events.jsonl).
 type Event struct {
+	Version int       `json:"version,omitempty"` // FormatVersion; 0 in the files of earlier releases
 	Time    time.Time `json:"time"`
 	Story   string    `json:"story,omitempty"`
 	Epic    string    `json:"epic,omitempty"`
@@ -95,7 +102,8 @@ type Event struct {
 	TaskListDir string `json:"taskListDir,omitempty"`
 	OutputFile  string `json:"outputFile,omitempty"`
 	PID         int    `json:"pid,omitempty"`
-	Bash        string `json:"bash,omitempty"` // worker.start: sandboxed | unsandboxed | off
+	ProcStart   uint64 `json:"procStart,omitempty"` // with pid: the process's start (ProcStart), so that a reused pid is never taken for it
+	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 
 	Command     string   `json:"command,omitempty"`
@@ -150,7 +158,7 @@ func (w *Writer) Emit(e Event) Event {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e.Time = w.now().UTC()
+	e.Version, e.Time = FormatVersion, w.now().UTC()
 	if e.Story == "" {
 		e.Story = w.story
 	}
@@ -180,6 +188,7 @@ func Append(path string, e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	e.Version = FormatVersion
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 // still know that a story completed (its statuses are committed on its
 // branch too).
 type Record struct {
+	Version  int       `json:"version,omitempty"` // FormatVersion; 0 in the records of earlier releases
 	Story    string    `json:"story"`
 	Session  string    `json:"session"`
 	Status   string    `json:"status"` // the worker.end status
@@ -51,6 +52,7 @@ func WriteRecord(root string, r Record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run record: %w", err)
 	}
+	r.Version = FormatVersion
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

@@ -106,8 +106,9 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 			return nil, err
 		}
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
 	if o.Parser == nil {
 		p, err := store.NewParser()

@@ -7,6 +7,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,8 +53,9 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if err := o.Worker.Validate(); err != nil {
 		return nil, store.Usagef("%v", err)
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser}
 	ws := o.Workspace
@@ -237,13 +239,22 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 			return nil, err
 		}
 	}
-	if held && pid > 0 {
-		res.PID = pid
-		_ = unix.Kill(pid, unix.SIGINT)
-		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !store.ProcessAlive(pid) }); err != nil {
+	// The runner as its run recorded it, never a pid only the lock file
+	// names (StopOptions.targets).
+	targets := o.targets(ctx, runs.KindEpic, sessions, pid)
+	if held && len(targets) == 0 && len(sessions) == 0 {
+		return res, unverifiedHolder("runner", "epic", o.Story, pid, o.SessionDir, runs.EpicLockFile(o.Root, o.Story))
+	}
+	if len(targets) > 0 {
+		res.PID = targets[0]
+		for _, p := range targets {
+			_ = unix.Kill(p, unix.SIGINT)
+		}
+		gone := func() bool { return !slices.ContainsFunc(targets, store.ProcessAlive) }
+		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {
 			return res, err
 		}
-		res.Forced = store.ProcessAlive(pid)
+		res.Forced = !gone()
 	}
 	// Workers of the epic's stories that are still alive.
 	parser, err := store.NewParser()

@@ -100,7 +100,7 @@ func Run(ctx context.Context, o Options) int {
 	if o.DryRun {
 		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
 	}
-	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: runs.SelfStart(), DryRun: o.DryRun, Bash: r.bash}, line)
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}

@@ -1,0 +1,146 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// The session dir holds what runs write for the programs that follow them:
+// output and events files, the checks a worker read for its hook, the
+// hooks' shared check results. What `stop` signals, what the gate runs and
+// what status says are read there, so it must be the user's alone
+// (docs/security.md, "Processes and locks").
+
+const (
+	// sessionTempDir is where the default session dir lies: the system's
+	// temp dir as every process of the user finds it. Not $TMPDIR, which
+	// differs between a desktop session, a shell, sudo and Claude Code's
+	// sandbox, nor $XDG_RUNTIME_DIR, absent in ssh and sudo shells: the
+	// CLI, the language server, the hook and the workers must agree.
+	sessionTempDir   = "/tmp"
+	sessionDirPrefix = "saga-sessions-"
+	// legacySessionDirName is the default of earlier versions,
+	// /tmp/saga-sessions, one folder shared by every user.
+	legacySessionDirName = "saga-sessions"
+)
+
+// ErrUnsafeSessionDir is wrapped by the refusal of a session dir another
+// user could read or write.
+var ErrUnsafeSessionDir = errors.New("unsafe session folder")
+
+// DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
+// /tmp/saga-sessions-<uid>.
+func DefaultSessionDir() string {
+	return filepath.Join(sessionTempDir, sessionDirPrefix+strconv.Itoa(os.Geteuid()))
+}
+
+// SessionDir is $SAGA_SESSION_DIR (made absolute), else DefaultSessionDir.
+// It is only the path: MakeSessionDir creates it, CheckSessionDir says
+// whether it may be used.
+func SessionDir(env func(string) string) string {
+	d := Getenv(env, EnvSessionDir)
+	if d == "" {
+		return DefaultSessionDir()
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
+// CheckSessionDir refuses a session dir that is not the user's alone: it
+// must be a folder (not a symbolic link) owned by the user, with mode 0700.
+// A missing one passes: nothing was written there yet.
+func CheckSessionDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session folder %s: %w", dir, err)
+	}
+	fix := fmt.Sprintf("or set %s to a folder of yours with mode 0700", EnvSessionDir)
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symbolic link: remove it, %s", ErrUnsafeSessionDir, dir, fix)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s is not a folder: remove it, %s", ErrUnsafeSessionDir, dir, fix)
+	}
+	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
+		return fmt.Errorf("%w: %s belongs to another user (uid %d), who could replace the checks and events saga-lsp reads there: have it removed, %s",
+			ErrUnsafeSessionDir, dir, uid, fix)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o700 {
+		return fmt.Errorf("%w: %s has mode %04o, not 0700, so other users could read or replace its files: `chmod 700 %s`, %s",
+			ErrUnsafeSessionDir, dir, perm, dir, fix)
+	}
+	return nil
+}
+
+// MakeSessionDir creates the session dir with mode 0700 when it is missing,
+// and refuses one CheckSessionDir refuses.
+func MakeSessionDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", dir, err, EnvSessionDir)
+	}
+	switch err := os.Mkdir(dir, 0o700); {
+	case err == nil:
+		// The umask may have taken more than group and other bits.
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("create the session folder %s: %w", dir, err)
+		}
+	case !errors.Is(err, fs.ErrExist):
+		return fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", dir, err, EnvSessionDir)
+	}
+	return CheckSessionDir(dir)
+}
+
+// LegacySessionDir is, when dir is a default session dir, the default of
+// earlier versions beside it (/tmp/saga-sessions); "" otherwise. Runs
+// started before the upgrade are still listed from there while it is safe
+// to read (legacyUsable), until `saga-lsp clean` has removed them.
+func LegacySessionDir(dir string) string {
+	if filepath.Base(dir) != sessionDirPrefix+strconv.Itoa(os.Geteuid()) {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(dir), legacySessionDirName)
+}
+
+// legacyUsable tells whether the old shared default may be read: a folder
+// owned by the user that no one else can write (as the old versions made
+// it); one another user made is never read.
+func legacyUsable(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	uid, ok := ownerOf(fi)
+	return ok && uid == os.Geteuid() && fi.Mode().Perm()&0o022 == 0
+}
+
+// readDirs are the folders runs are listed from: the session dir when it
+// passes CheckSessionDir, and its legacy sibling when usable.
+func readDirs(dir string) []string {
+	var out []string
+	if CheckSessionDir(dir) == nil {
+		out = append(out, dir)
+	}
+	if l := LegacySessionDir(dir); l != "" && legacyUsable(l) {
+		out = append(out, l)
+	}
+	return out
+}
+
+// ownerOf is the uid owning a file, where the system says.
+func ownerOf(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
