@@ -173,8 +173,9 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
 	}
 	cmd.Env = append(cmd.Env, env.Vars()...)
-	// Its own process group: stopping the run reaches the hooks it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, ended with it; on Linux it dies with the
+	// worker (runs.ChildGroup, agent.go).
+	cmd.SysProcAttr = runs.ChildGroup()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return res, err
@@ -186,8 +187,21 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err := cmd.Start(); err != nil {
 		return res, err
 	}
-	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
-		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
+	pid := cmd.Process.Pid
+	// Whatever the agent leaves running in its group (a server started in
+	// the background, a hook) ends with it, killed before it is reaped so
+	// that the group's id cannot have been reused.
+	grouped := make(chan bool, 1)
+	go func() {
+		exited := runs.AwaitExit(pid)
+		if exited {
+			runs.KillGroup(pid)
+		}
+		grouped <- exited
+	}()
+	start, _ := runs.ProcStart(pid)
+	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: pid, ProcStart: start, TaskList: r.listID},
+		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
 	stopped := make(chan struct{})
 	var stopRequested atomic.Bool
@@ -212,7 +226,11 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	}()
 	res = r.follow(stdout)
 	<-errDone
+	killed := <-grouped
 	err = cmd.Wait()
+	if !killed {
+		runs.KillGroup(pid) // where the exit cannot be awaited unreaped (runs/proc_other.go)
+	}
 	close(stopped)
 	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
 	r.cost += res.cost

@@ -165,6 +165,12 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 	defer lock.Unlock()
 	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
+	// No second agent in the worktree: one an earlier worker left alive
+	// ends first.
+	if err := r.endStrayAgents(); err != nil {
+		r.j.Error(runs.StepLock, "%v", err)
+		return runs.StatusFailed, runs.ExitFailed
+	}
 
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
