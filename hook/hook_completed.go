@@ -238,8 +238,13 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		sum := sha256.Sum256([]byte(session))
 		session = hex.EncodeToString(sum[:8])
 	}
-	base := runs.CheckShare(runs.SessionDir(h.env), session, story, task)
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+	dir := runs.SessionDir(h.env)
+	base := runs.CheckShare(dir, session, story, task)
+	if err := runs.MakeSessionDir(dir); err != nil {
+		h.warnf("cannot share check results between hook registrations (%v)", err)
+		return g
+	}
+	if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}

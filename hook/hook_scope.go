@@ -193,7 +193,11 @@ func absPathFrom(base, p string) string {
 // git, and Claude Code's task lists (written only through the Task tools, so
 // that the hooks see every change).
 func (h *hookRun) protected() []string {
-	out := []string{runs.SessionDir(h.env), store.TempLockRoot()}
+	dir := runs.SessionDir(h.env)
+	out := []string{dir, store.TempLockRoot()}
+	if legacy := runs.LegacySessionDir(dir); legacy != "" {
+		out = append(out, legacy) // still read while runs of earlier releases are there
+	}
 	if cfg, err := claudecode.ConfigDir(h.env); err == nil {
 		out = append(out, filepath.Join(cfg, "tasks"))
 	}

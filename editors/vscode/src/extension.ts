@@ -56,7 +56,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const model = new SagaModel(root, serverPath, (m) => log.warn(m));
   const workers = new Workers(model);
-  const epics = new EpicRuns(model);
+  const epics = new EpicRuns(model, () => serverSessionDir(client));
   const graphs = new GraphPanels(context.extensionUri, model, (kind, id) => graphOf(kind, id), log);
   const tree = new SagaTree(model);
   const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
@@ -633,4 +633,11 @@ class PlanDocuments implements vscode.TextDocumentContentProvider {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
   }
+}
+
+/** The session dir the server named in its initialize result (docs/protocol-extensions.md). */
+function serverSessionDir(c: LanguageClient | undefined): string | undefined {
+  const experimental = c?.initializeResult?.capabilities.experimental as { saga?: { sessionDir?: unknown } } | undefined;
+  const dir = experimental?.saga?.sessionDir;
+  return typeof dir === 'string' && dir !== '' ? dir : undefined;
 }
