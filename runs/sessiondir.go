@@ -54,8 +54,10 @@ func SessionDir(env func(string) string) string {
 }
 
 // CheckSessionDir refuses a session dir that is not the user's alone: it
-// must be a folder (not a symbolic link) owned by the user, with mode 0700.
-// A missing one passes: nothing was written there yet.
+// must be a folder (not a symbolic link) owned by the user that no one else
+// can write. One that others can only read (as earlier versions made
+// $SAGA_SESSION_DIR: 0755) is made 0700 first — nothing in it can have been
+// planted. A missing one passes: nothing was written there yet.
 func CheckSessionDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -75,9 +77,15 @@ func CheckSessionDir(dir string) error {
 		return fmt.Errorf("%w: %s belongs to another user (uid %d), who could replace the checks and events saga-lsp reads there: have it removed, %s",
 			ErrUnsafeSessionDir, dir, uid, fix)
 	}
-	if perm := fi.Mode().Perm(); perm != 0o700 {
-		return fmt.Errorf("%w: %s has mode %04o, not 0700, so other users could read or replace its files: `chmod 700 %s`, %s",
+	perm := fi.Mode().Perm()
+	if perm&0o022 != 0 {
+		return fmt.Errorf("%w: %s has mode %04o: other users could have replaced its files; check them, then `chmod 700 %s`, %s",
 			ErrUnsafeSessionDir, dir, perm, dir, fix)
+	}
+	if perm != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("session folder %s: make it private (mode 0700): %w", dir, err)
+		}
 	}
 	return nil
 }
