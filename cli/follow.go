@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,6 +48,7 @@ func runFollow(env *Env, args []string) int {
 type followed struct {
 	tail runs.Tail
 	run  *runs.Run
+	err  error // the last read's, but a file not there yet
 }
 
 func newFollowed(path string) *followed {
@@ -61,6 +64,10 @@ func (fl *followed) read(f func(runs.Event)) {
 				f(e)
 			}
 		})
+		fl.err = err
+		if errors.Is(err, fs.ErrNotExist) {
+			fl.err = nil
+		}
 		if n == 0 || err != nil {
 			return
 		}
@@ -120,6 +127,11 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 				}
 			}
 		})
+		if main.err != nil { // a FIFO or a link where the events file should be
+			out.done()
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: %v\n", main.err)
+			return exitFindings
+		}
 		for _, s := range stories {
 			s.read(nil)
 		}
