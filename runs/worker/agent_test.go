@@ -164,3 +164,25 @@ func TestAgentGroupEndsWithIt(t *testing.T) {
 		t.Errorf("the agent's background process (pid %d) outlived it", bg)
 	}
 }
+
+// Attack 10 at the worker: it keeps the checks its hook runs in the session
+// dir, so it refuses one that others could write, before any agent runs.
+func TestWorkerRefusesSharedSessionDir(t *testing.T) {
+	f := newFixture(t, false)
+	shared := filepath.Join(t.TempDir(), "shared")
+	os.Mkdir(shared, 0o777)
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	t.Setenv("SAGA_SESSION_DIR", shared)
+	log := filepath.Join(t.TempDir(), "claude.log")
+	t.Setenv("SAGA_STANDIN_LOG", log)
+	code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.OutputFile = filepath.Join(shared, "run.log") })
+	if code != runs.ExitFailed || !strings.Contains(out, "chmod 700") || !strings.Contains(out, "SAGA_SESSION_DIR") {
+		t.Errorf("worker in a shared session dir: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(log); err == nil {
+		t.Error("an agent ran")
+	}
+	if des, _ := os.ReadDir(shared); len(des) != 0 {
+		t.Errorf("files written to the shared folder: %v", des)
+	}
+}
