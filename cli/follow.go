@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
@@ -35,7 +36,7 @@ func runFollow(env *Env, args []string) int {
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
-	return followRun(env, rs[len(rs)-1].EventsFile, target.json())
+	return followRun(env, rs[len(rs)-1].EventsFile, target.json(), pos[0], t.ws)
 }
 
 // followed is one events file being read: a story's worker or an epic's
@@ -68,13 +69,17 @@ func (fl *followed) read(f func(runs.Event)) {
 // (text) a progress line per running story and a line per story's end; in
 // a pipe or with json, the events as JSON lines. Ctrl-C detaches and leaves
 // the run going. The exit code is the run's.
-func followRun(env *Env, eventsFile string, jsonOut bool) int {
+//
+// id is what the user named (to follow again after a detach); ws, the
+// workspace as the command loaded it, gives a story's task count until its
+// worker reports one.
+func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.Workspace) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	live := !jsonOut && isTerminal(env.Stdout)
 	main := newFollowed(eventsFile)
 	stories := map[string]*followed{} // an epic run's workers
-	out := &progressView{w: env.Stdout, on: live}
+	out := &progressView{w: env.Stdout, on: live, ws: ws}
 	printEvent := func(e runs.Event) {
 		if !live {
 			b, _ := json.Marshal(e)
@@ -106,11 +111,19 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 				if e.Session != "" && stories[e.Story] == nil {
 					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
 				}
-				out.line(fmt.Sprintf("▶ %s started", e.Story))
+				if e.Adopted {
+					out.line(fmt.Sprintf("↻ %s adopted (started by an earlier runner)", e.Story))
+				} else {
+					out.line(fmt.Sprintf("▶ %s started", e.Story))
+				}
 			case runs.KindStoryEnd:
 				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), e.Story, e.Status))
 			case runs.KindStoryHeld:
-				out.line(fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", ")))
+				held := fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", "))
+				if len(e.Files) > 0 {
+					held += "; their branches conflict in " + strings.Join(e.Files, ", ")
+				}
+				out.line(held)
 			case runs.KindTaskStatus:
 				if e.To == "completed" {
 					out.line(fmt.Sprintf("✓ %s", e.Task))
@@ -147,7 +160,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 		select {
 		case <-ctx.Done():
 			out.done()
-			fmt.Fprintf(env.Stderr, "saga-lsp follow: detached; the run goes on (%s)\n", eventsFile)
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: detached; the run goes on — `saga-lsp follow %s` watches it again (%s)\n", id, eventsFile)
 			return 130
 		case <-wake:
 		case <-tick.C:
@@ -175,7 +188,8 @@ func endMark(status string) string {
 type progressView struct {
 	w     io.Writer
 	on    bool
-	drawn []string // the progress block on screen
+	ws    *store.Workspace // task counts before a worker reports them
+	drawn []string         // the progress block on screen
 }
 
 func (v *progressView) clear() {
@@ -206,7 +220,7 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 	}
 	var lines []string
 	if main.Epic == "" {
-		lines = append(lines, progressLine(main.Story, main))
+		lines = append(lines, v.progressLine(main.Story, main))
 	} else {
 		ids := make([]string, 0, len(stories))
 		for id, s := range stories {
@@ -216,7 +230,7 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			lines = append(lines, progressLine(id, stories[id].run))
+			lines = append(lines, v.progressLine(id, stories[id].run))
 		}
 	}
 	if slices.Equal(lines, v.drawn) {
@@ -229,9 +243,15 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 	v.drawn = lines
 }
 
-// progressLine is "story ▕████░░░░▏ 3/7 · write-tests".
-func progressLine(id string, r *runs.Run) string {
+// progressLine is "story ▕████░░░░▏ 3/7 · write-tests". Until the worker
+// reports its count (hydration), the story's tasks as loaded are shown.
+func (v *progressView) progressLine(id string, r *runs.Run) string {
 	done, total, current := r.Progress()
+	if total == 0 && v.ws != nil {
+		if s := v.ws.Story(id); s != nil {
+			done, total = s.Done(), len(s.Tasks)
+		}
+	}
 	const width = 16
 	filled := 0
 	if total > 0 {

@@ -72,7 +72,7 @@ func runRun(env *Env, args []string) int {
 		}
 	}
 	if *follow {
-		return followRun(env, st.EventsFile, target.json())
+		return followRun(env, st.EventsFile, target.json(), pos[0], t.ws)
 	}
 	return exitOK
 }
