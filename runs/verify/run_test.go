@@ -235,6 +235,38 @@ func TestRunUnconfined(t *testing.T) {
 	}
 }
 
+// Checks run in the checkout itself (`saga-lsp verify` for a story
+// without a worktree, a session started there) have the story's caches
+// under the repository's git dir: those stay writable while the rest of
+// .git is read-only.
+func TestRunConfinedInTheCheckout(t *testing.T) {
+	testkit.Bwrap(t)
+	root := realTemp(t)
+	testkit.InitRepo(t, root)
+	cache, err := runs.CacheDir(root, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cache, filepath.Join(root, ".git")+string(filepath.Separator)) {
+		t.Fatalf("the cache %s is not under the git dir: the test tests nothing", cache)
+	}
+	r := NewRunner(context.Background(), root, cache, Policy{Bash: runs.BashSandboxed})
+	if r.Mode != Confined {
+		t.Fatalf("mode %q (%s)", r.Mode, r.Why)
+	}
+	res := r.Run(context.Background(), `echo tmp > "$TMPDIR/t" && echo c > "$XDG_CACHE_HOME/c" && echo in > inside.txt`, time.Minute)
+	if !res.Passed {
+		t.Errorf("the caches or the checkout are not writable: %s\n%s", res.Outcome(), res.Output)
+	}
+	res = r.Run(context.Background(), "echo evil > .git/evil; echo [hooks] >> .git/config", time.Minute)
+	if res.Passed || strings.Count(res.Output, "Read-only file system") != 2 {
+		t.Errorf("the git dir is writable: %s\n%s", res.Outcome(), res.Output)
+	}
+	if strings.Contains(testkit.FileText(filepath.Join(root, ".git", "config")), "[hooks]") {
+		t.Error("a check changed .git/config")
+	}
+}
+
 // processesRunning lists the pids whose command line is cmdline.
 func processesRunning(cmdline string) []int {
 	var pids []int
