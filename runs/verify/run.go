@@ -181,9 +181,6 @@ func (r *Runner) command(command string) *exec.Cmd {
 	args := []string{"--new-session", "--die-with-parent", "--unshare-pid",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 		"--bind", r.Dir, r.Dir}
-	if r.Cache != "" {
-		args = append(args, "--bind", r.Cache, r.Cache, "--setenv", "TMPDIR", filepath.Join(r.Cache, "tmp"))
-	}
 	// What would change the agent's powers or the user's later commands
 	// stays read-only even inside the worktree: git's own files and Claude
 	// Code's configuration.
@@ -191,6 +188,13 @@ func (r *Runner) command(command string) *exec.Cmd {
 		if p := filepath.Join(r.Dir, n); exists(p) {
 			args = append(args, "--ro-bind", p, p)
 		}
+	}
+	// The caches after those: they live in the repository's git dir
+	// (runs.CachePath), which is the checkout's .git when the checks run
+	// in the checkout itself — a later read-only bind of .git would cover
+	// them.
+	if r.Cache != "" {
+		args = append(args, "--bind", r.Cache, r.Cache, "--setenv", "TMPDIR", filepath.Join(r.Cache, "tmp"))
 	}
 	args = append(args, "--chdir", r.Dir, "--", "/bin/sh", "-c", command)
 	cmd := exec.Command(r.bwrap, args...)
