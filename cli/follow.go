@@ -27,6 +27,9 @@ func runFollow(env *Env, args []string) int {
 	target := addTargetArg(c, "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
 	pos, err := c.parse(args)
 	t, err := target.resolve(env, pos, err)
+	if err == nil {
+		err = t.typo(pos[0])
+	}
 	if err != nil {
 		return c.fail(env, err)
 	}
