@@ -220,11 +220,63 @@ func ReadBounded(abs, rel string) (src []byte, why string) {
 	return src, why
 }
 
+// ErrNotRegular is wrapped by ReadRegularFile's refusal of a FIFO, a device,
+// a socket or a folder; ErrTooLarge by its refusal of a file over the limit.
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("too large")
+)
+
+// ReadRegularFile reads the regular file at path (a symbolic link is
+// followed) of at most limit bytes. Anything else is refused without
+// blocking or reading it: the open does not wait for a FIFO's writer, and
+// a device like /dev/zero is never read. Errors are *fs.PathError, wrapping
+// ErrNotRegular, ErrTooLarge or the system's error (fs.ErrNotExist…).
+func ReadRegularFile(path string, limit int64) ([]byte, error) {
+	src, _, err := readRegularAt(unix.AT_FDCWD, path, limit, func(n int) []byte { return make([]byte, 0, n) })
+	return src, err
+}
+
 // readBoundedAt is ReadBounded of name relative to the folder dir (or a
 // path with unix.AT_FDCWD), reading into space(n), an empty buffer of at
 // least n bytes' capacity, n being the size fstat gave plus one. isDir
 // says that name is a folder (why is set too).
 func readBoundedAt(dir int, name, rel string, space func(n int) []byte) (src []byte, isDir bool, why string) {
+	src, isDir, err := readRegularAt(dir, name, MaxFileSize, space)
+	if err == nil {
+		return src, false, ""
+	}
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, ErrNotRegular):
+		return nil, isDir, fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+	case errors.Is(err, ErrTooLarge) && errors.As(err, &pe) && pe.Op == "read":
+		return nil, false, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+	case errors.Is(err, ErrTooLarge):
+		var big *sizeError
+		errors.As(err, &big)
+		return nil, false, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+			rel, float64(big.size)/(1<<20), MaxFileSize>>20)
+	}
+	if errors.As(err, &pe) {
+		pe.Path = rel
+	}
+	return nil, isDir, readProblem(rel, err)
+}
+
+// sizeError is ErrTooLarge with the size fstat gave.
+type sizeError struct{ size int64 }
+
+func (e *sizeError) Error() string { return fmt.Sprintf("%d bytes: too large", e.size) }
+func (e *sizeError) Unwrap() error { return ErrTooLarge }
+
+// readRegularAt is the one bounded reader of a regular file: name relative
+// to the folder dir (or a path with unix.AT_FDCWD), at most limit bytes,
+// read into space(n) (see readBoundedAt). isDir says name is a folder.
+func readRegularAt(dir int, name string, limit int64, space func(n int) []byte) (src []byte, isDir bool, err error) {
+	fail := func(op string, err error) ([]byte, bool, error) {
+		return nil, isDir, &fs.PathError{Op: op, Path: name, Err: err}
+	}
 	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
 	fd, err := ignoringEINTR(func() (int, error) {
 		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
@@ -233,42 +285,58 @@ func readBoundedAt(dir int, name, rel string, space func(n int) []byte) (src []b
 	if err != nil {
 		// A folder that cannot be opened is still a folder.
 		isDir = unix.Fstatat(dir, name, &st, 0) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
-		return nil, isDir, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+		return fail("open", err)
 	}
 	defer unix.Close(fd)
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, false, readProblem(rel, &fs.PathError{Op: "stat", Path: rel, Err: err})
+		return fail("stat", err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, st.Mode&unix.S_IFMT == unix.S_IFDIR,
-			fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+		isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+		return fail("open", fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode)))
 	}
-	if st.Size > MaxFileSize {
-		return nil, false, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
-			rel, float64(st.Size)/(1<<20), MaxFileSize>>20)
+	if st.Size > limit {
+		return fail("open", &sizeError{size: st.Size})
 	}
 	// The size fstat gave, plus one byte to notice a file that grew
 	// meanwhile; a short read of a regular file is its end.
 	src = space(int(st.Size) + 1)
 	for {
 		if len(src) == cap(src) {
-			if len(src) > MaxFileSize {
-				return nil, false, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+			if int64(len(src)) > limit {
+				return fail("read", &sizeError{size: int64(len(src))})
 			}
 			src = append(src, make([]byte, 4096)...)[:len(src)]
 		}
 		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
 		if err != nil {
-			return nil, false, readProblem(rel, &fs.PathError{Op: "read", Path: rel, Err: err})
+			return fail("read", err)
 		}
 		if n == 0 {
-			return src, false, ""
+			return src, false, nil
 		}
 		src = src[:len(src)+n]
 		if len(src) < cap(src) {
-			return src, false, ""
+			return src, false, nil
 		}
 	}
+}
+
+// fileType names a file type of a stat mode for an error message.
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFDIR:
+		return "a folder"
+	}
+	return "not a regular file"
 }
 
 func ignoringEINTR(f func() (int, error)) (int, error) {
