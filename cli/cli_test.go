@@ -241,6 +241,11 @@ func TestNew(t *testing.T) {
 		{[]string{"new", "task", "billing--invoices", "y", "--subject", "Y", "--priority", "urgent"}, 2, "", "invalid priority"},
 		{[]string{"new", "task", "nope", "z", "--subject", "Z"}, 2, "", "no story \"nope\""},
 		{[]string{"new", "task", "billing--invoices", "a--b", "--subject", "Z"}, 2, "", "invalid task id"},
+		// The format's own file names are never a task's (one list with rename
+		// and the server's Create task fixes).
+		{[]string{"new", "task", "billing--invoices", "story", "--subject", "S"}, 2, "", `task id "story" is reserved`},
+		{[]string{"new", "task", "billing--invoices", "epic", "--subject", "E"}, 2, "", `task id "epic" is reserved`},
+		{[]string{"new", "task", "billing--invoices", "journal", "--subject", "J"}, 2, "", `task id "journal" is reserved`},
 		{[]string{"new", "task", "billing--refunds", "refund", "--subject", "Refund", "--format", "json"}, 0,
 			`"created": [` + "\n" + `    ".saga/stories/billing--refunds/refund.json"`, ""},
 		{[]string{"new", "task", "user-auth--sso", "oidc", "--subject", "OIDC login"}, 0, "created", ""},
