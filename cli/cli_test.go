@@ -163,6 +163,33 @@ func TestCheckUnreadableIsExit2(t *testing.T) {
 	}
 }
 
+// A story folder that is a link out of the workspace (attack 17: the
+// repository holds .saga/stories/x -> /, or a link to a folder of JSON
+// files) is reported, exit 2, and nothing behind it is parsed.
+func TestCheckNeverReadsThroughLinksOut(t *testing.T) {
+	root := testkit.CopyExample(t, "workspace")
+	out := t.TempDir()
+	testkit.WriteFiles(t, out, map[string]string{
+		"story.json": `{"id": "evil", "title": "SECRET", "description": "", "unknown": 1}`,
+		"t.json":     `{"id": "SECRET"`,
+	})
+	for name, target := range map[string]string{"x": "/", "evil": out} {
+		if err := os.Symlink(target, filepath.Join(root, ".saga/stories", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, root, "check")
+	for _, want := range []string{".saga/stories/x:1:1: error: .saga/stories/x is a symbolic link to /, outside the workspace",
+		".saga/stories/evil is a symbolic link to " + out, "[unreadable-file]"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("check lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if r.Code != 2 || strings.Contains(r.Stdout, "SECRET") || strings.Contains(r.Stdout, "stories/x/") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
 func TestPlan(t *testing.T) {
 	good, bad := examples(t, "workspace"), examples(t, "mistakes")
 	r := run(t, good, "plan", "user-auth--api", "--format", "json")
