@@ -82,6 +82,10 @@ type watchdog struct {
 	root   string // /proc/<pid>/root of the check's first process
 	pidfd  int    // that process, to tell a reading of it from one of a reused pid (-1: none)
 	limits store.CheckLimits
+	// hostProc is the device of this process's /proc: until bubblewrap
+	// has mounted the check's own, the check's /proc is still the host's
+	// (bubblewrap reports the process before it sets up its mounts).
+	hostProc uint64
 }
 
 // newWatchdog watches the check whose first process is pid (in the host's
@@ -91,7 +95,9 @@ func newWatchdog(pid int, l store.CheckLimits) *watchdog {
 	if err != nil {
 		fd = -1
 	}
-	return &watchdog{root: filepath.Join("/proc", strconv.Itoa(pid), "root"), pidfd: fd, limits: l}
+	var st unix.Stat_t
+	unix.Stat("/proc", &st)
+	return &watchdog{root: filepath.Join("/proc", strconv.Itoa(pid), "root"), pidfd: fd, limits: l, hostProc: st.Dev}
 }
 
 // run samples until done is closed or a limit is passed, when it sends why
@@ -131,6 +137,13 @@ func (w *watchdog) alive() bool {
 // passed ("" when none); ok is false once the check's /proc is gone.
 func (w *watchdog) sample() (why string, ok bool) {
 	proc := filepath.Join(w.root, "proc")
+	var st unix.Stat_t
+	if err := unix.Stat(proc, &st); err != nil {
+		return "", false
+	}
+	if st.Dev == w.hostProc {
+		return "", true // not set up yet
+	}
 	ents, err := os.ReadDir(proc)
 	if err != nil {
 		return "", false
