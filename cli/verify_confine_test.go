@@ -11,10 +11,11 @@ import (
 )
 
 // Where checks cannot be confined — here a bwrap that fails as the real one
-// does where Ubuntu 24.04's AppArmor blocks user namespaces — `verify`
-// refuses before running any, naming the fix; --allow-unconfined-checks
-// runs them, saying so.
-func TestVerifyRefusesUnconfinedChecks(t *testing.T) {
+// does where Ubuntu 24.04's AppArmor blocks user namespaces — `verify` and
+// `worker` refuse before running any, naming the fix;
+// --allow-unconfined-checks runs them, saying so. (`run`'s refusal:
+// runs/control.)
+func TestUnconfinedChecksRefusedUnlessAllowed(t *testing.T) {
 	root := t.TempDir()
 	testkit.WriteFiles(t, root, map[string]string{
 		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": ""}` + "\n",
@@ -43,6 +44,22 @@ func TestVerifyRefusesUnconfinedChecks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "ran")); err != nil {
 		t.Errorf("the check did not run: %v", err)
+	}
+	os.Remove(filepath.Join(root, "ran"))
+	// The worker refuses the story before any agent runs; allowed, it runs
+	// the checks unconfined.
+	env = append(env, "SAGA_SESSION_DIR="+t.TempDir(), "CLAUDE_CONFIG_DIR="+t.TempDir(), "SAGA_STANDIN_SCRIPT=all")
+	r = testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "s", "--dry-run", "--max-cycles", "1")
+	if r.Code == 0 || !strings.Contains(r.Stdout, "the tasks' checks cannot run: bubblewrap cannot create a user namespace here") ||
+		!strings.Contains(r.Stdout, "no run was started") {
+		t.Errorf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "s", "--dry-run", "--max-cycles", "1", "--allow-unconfined-checks")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "UNCONFINED") {
+		t.Errorf("worker --allow-unconfined-checks: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".saga", "worktrees", "s", "ran")); err != nil {
+		t.Errorf("the check did not run in the worker's worktree: %v", err)
 	}
 }
 
