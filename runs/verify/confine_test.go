@@ -444,9 +444,9 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		}
 	}
 	testkit.WriteFiles(t, b.wt, map[string]string{
-		"gop/go.mod":     "module example.com/gop\n\n" + goLine + "\n\nrequire golang.org/x/sys " + sysVersion + "\n",
-		"gop/go.sum":     strings.Join(sums, "\n") + "\n",
-		"gop/p_test.go":  "package gop\n\nimport (\n\t\"testing\"\n\n\t\"golang.org/x/sys/unix\"\n)\n\nfunc TestPid(t *testing.T) {\n\tif unix.Getpid() <= 0 {\n\t\tt.Fatal(\"no pid\")\n\t}\n\tb := make([]byte, 200<<20)\n\tfor i := range b {\n\t\tb[i] = 1\n\t}\n}\n",
+		"gop/go.mod":      "module example.com/gop\n\n" + goLine + "\n\nrequire golang.org/x/sys " + sysVersion + "\n",
+		"gop/go.sum":      strings.Join(sums, "\n") + "\n",
+		"gop/p_test.go":   "package gop\n\nimport (\n\t\"testing\"\n\n\t\"golang.org/x/sys/unix\"\n)\n\nfunc TestPid(t *testing.T) {\n\tif unix.Getpid() <= 0 {\n\t\tt.Fatal(\"no pid\")\n\t}\n\tb := make([]byte, 200<<20)\n\tfor i := range b {\n\t\tb[i] = 1\n\t}\n}\n",
 		"nodep/a.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => { const a = Buffer.alloc(200 << 20, 1); assert.equal(a[5], 1); });\n",
 		"pyp/test_a.py":   "import unittest\n\nclass T(unittest.TestCase):\n    def test_adds(self):\n        self.assertEqual(len(b'x' * (200 << 20)), 200 << 20)\n\nif __name__ == '__main__':\n    unittest.main()\n",
 	})
