@@ -408,6 +408,12 @@ func TestCheckCPULimit(t *testing.T) {
 	if !strings.HasPrefix(res.Output, "3\nraise: 2") {
 		t.Errorf("the CPU limit of a check with a 3 s timeout:\n%s", res.Output)
 	}
+	// How a CPU-time limit ends a check, whatever the machine's load: the
+	// check may lower its own limit (never raise it).
+	res = b.runLimited(t, `ulimit -S -t 1; while :; do :; done`, 2*time.Minute, store.CheckLimits{})
+	if res.Passed || res.TimedOut || !strings.Contains(res.Outcome(), "exit status 152: ") || !strings.Contains(res.Outcome(), "(SIGXCPU)") {
+		t.Errorf("a busy loop under a 1 s CPU limit: %s", res.Outcome())
+	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
@@ -418,7 +424,7 @@ func TestCheckCPULimit(t *testing.T) {
 	if res.TimedOut {
 		t.Skip("the machine gave the check less than a core: its CPU time could not outrun the clock")
 	}
-	if res.Passed || !strings.Contains(res.Outcome(), "exit status 152: a process used its 4s of CPU time, the check's timeout (SIGXCPU)") {
+	if res.Passed || !strings.Contains(res.Outcome(), "exit status 152: a process reached its CPU-time limit, the check's timeout of 4s (SIGXCPU)") {
 		t.Errorf("twelve busy threads for a check with a 4 s timeout: %s after %s", res.Outcome(), res.Duration)
 	}
 }

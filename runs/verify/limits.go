@@ -72,7 +72,7 @@ func limitExit(code int, l store.CheckLimits, timeout time.Duration) string {
 	case 128 + int(unix.SIGXFSZ):
 		return fmt.Sprintf("exit status %d: a file it wrote reached the file-size limit, %s (SIGXFSZ; checkLimits.fileSize)", code, store.FormatSize(l.FileSize))
 	case 128 + int(unix.SIGXCPU):
-		return fmt.Sprintf("exit status %d: a process used its %s of CPU time, the check's timeout (SIGXCPU)", code, timeout)
+		return fmt.Sprintf("exit status %d: a process reached its CPU-time limit, the check's timeout of %s (SIGXCPU)", code, timeout)
 	}
 	return ""
 }
