@@ -18,7 +18,7 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json]"
+const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json] [--allow-unconfined-checks]"
 
 // runVerify is `saga-lsp verify`: run the checks that would count for the
 // story's tasks (or the given ones) now, where its worker would — its
@@ -28,6 +28,7 @@ func runVerify(env *Env, args []string) int {
 	c := newCmdLine("verify")
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
+	unconfined := c.Bool("allow-unconfined-checks", false, "run the checks unconfined where bubblewrap cannot confine them")
 	pos, err := c.parse(args)
 	if err == nil && len(pos) == 0 {
 		err = usagef("missing the story to verify")
@@ -78,7 +79,10 @@ func runVerify(env *Env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
-	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{Human: true})
+	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{AllowUnconfined: *unconfined})
+	if runner.Mode == verify.Refused {
+		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
+	}
 	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
 	text := *format == "text"
 	if text {

@@ -55,7 +55,8 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -204,7 +205,13 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 	if len(out) > 0 {
 		out = append(out, "fix these first (`saga-lsp check` lists them)")
 	}
-	return out
+	var stories []*store.Story
+	for _, c := range e.Children {
+		if s := ws.Story(c.ID); s != nil {
+			stories = append(stories, s)
+		}
+	}
+	return append(out, p.Checks(ctx, stories...)...)
 }
 
 // mergedUsable checks what --after merged needs: gh and a remote.

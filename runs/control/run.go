@@ -219,7 +219,8 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	var reasons []string
 	if !o.Preflighted {
 		reasons = p.Programs(ctx)

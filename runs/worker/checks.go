@@ -56,6 +56,11 @@ func (r *run) readChecks(ctx context.Context) error {
 			n++
 		}
 	}
+	if n > 0 && !r.o.AllowUnconfinedChecks {
+		if why := verify.Unconfinable(ctx); why != "" {
+			return fmt.Errorf("the tasks' checks cannot run: %s", why)
+		}
+	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: base,
 		Message: fmt.Sprintf("checks of %d task(s) read at %s, where %s forked from %s", n, verify.Short(fork), r.branch, base)},
 		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s (the fork from %s)", n, verify.Short(fork), base))
@@ -97,14 +102,15 @@ func (r *run) countedTasks(s *store.Story) *store.Story {
 	return &out
 }
 
-// runner is how the worker runs checks: confined like the runs' Bash.
+// runner is how the worker runs checks: confined (verify.NewRunner), or
+// unconfined where --allow-unconfined-checks allows it.
 func (r *run) runner(ctx context.Context) *verify.Runner {
 	cache, err := runs.CacheDir(r.root, r.o.Story)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{Bash: r.bash})
+	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can

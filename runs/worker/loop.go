@@ -168,7 +168,8 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	cmd.Env = append(os.Environ(), claudecode.EnvTaskListID+"="+r.listID)
 	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
 	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
-		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout()}
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout(),
+		AllowUnconfinedChecks: r.o.AllowUnconfinedChecks}
 	if r.checks != nil {
 		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
 	}
