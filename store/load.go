@@ -236,6 +236,13 @@ func readBoundedAt(dir int, name, rel string, space func(n int) []byte) (src []b
 		return nil, isDir, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
 	}
 	defer unix.Close(fd)
+	return readOpened(fd, rel, space)
+}
+
+// readOpened is readBoundedAt's read of the file open as fd: refused when
+// not a regular file or over MaxFileSize, else read whole.
+func readOpened(fd int, rel string, space func(n int) []byte) (src []byte, isDir bool, why string) {
+	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, false, readProblem(rel, &fs.PathError{Op: "stat", Path: rel, Err: err})
 	}
