@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -55,6 +56,33 @@ func AppendInside(root, rel string, data []byte) error {
 			return &fs.PathError{Op: "write", Path: rel, Err: err}
 		}
 		data = data[n:]
+	}
+	return nil
+}
+
+// RemoveInside removes the entry rel under root — a file, a link (never
+// what it points to), a FIFO, a socket; never a folder — its folder reached
+// as ReadInside reaches it. A missing entry is not an error.
+func RemoveInside(root, rel string) error {
+	dirRel, name := path.Split(rel)
+	if name == "" || name == "." || name == ".." {
+		return fmt.Errorf("%q is not a plain relative path", rel)
+	}
+	var dir int
+	var err error
+	if dirRel == "" {
+		dir, err = ignoringEINTR(func() (int, error) {
+			return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		})
+	} else {
+		dir, err = openInside(root, strings.TrimSuffix(dirRel, "/"), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if err := unix.Unlinkat(dir, name, 0); err != nil && err != unix.ENOENT {
+		return &fs.PathError{Op: "remove", Path: rel, Err: err}
 	}
 	return nil
 }

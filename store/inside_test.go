@@ -71,14 +71,29 @@ func TestInside(t *testing.T) {
 	if err := store.AppendInside(root, "d/s/fifo.md", []byte("x")); err == nil || !strings.Contains(err.Error(), "FIFO") {
 		t.Errorf("append to a read FIFO: %v", err)
 	}
+	// Removing takes the link, never what it points to, and never a folder.
+	for _, rel := range []string{"d/s/link.md", "d/s/fifo.md", "d/out/rc2", "d/s/gone.md"} {
+		err := store.RemoveInside(root, rel)
+		if wantErr := rel == "d/out/rc2"; (err != nil) != wantErr {
+			t.Errorf("remove %s: %v", rel, err)
+		}
+	}
+	if err := store.RemoveInside(root, "d/s"); err == nil {
+		t.Error("a folder was removed")
+	}
+	for _, rel := range []string{"d/s/link.md", "d/s/fifo.md"} {
+		if _, err := os.Lstat(filepath.Join(root, rel)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s not removed: %v", rel, err)
+		}
+	}
 	if got, _ := os.ReadFile(target); string(got) != "original\n" {
 		t.Errorf("written through a link: %q", got)
 	}
 	if _, err := os.Lstat(filepath.Join(outside, "new")); err == nil {
 		t.Error("a dangling link's target was created")
 	}
-	if got, _ := os.ReadFile(filepath.Join(outside, "rc2")); string(got) != "x" {
-		t.Errorf("written through a linked folder: %q", got)
+	if got, err := os.ReadFile(filepath.Join(outside, "rc2")); string(got) != "x" {
+		t.Errorf("written or removed through a linked folder: %q %v", got, err)
 	}
 }
 
