@@ -66,10 +66,10 @@ const stopGrace = 60 * time.Second
 
 // stopOnSignal is the worker's context, cancelled by the first SIGINT or
 // SIGTERM, after which the worker ends its run. A stop always ends the
-// process: a second signal ends it at once (the default action is back),
-// and so does stopGrace passing. done is called when the worker returns.
+// process: a second signal ends it at once, and so does stopGrace passing.
+// done is called when the worker returns.
 func stopOnSignal(env *Env) (ctx context.Context, done func()) {
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2) // the second is never dropped
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
@@ -80,13 +80,18 @@ func stopOnSignal(env *Env) (ctx context.Context, done func()) {
 		case <-sigs:
 		}
 		cancel()
-		signal.Stop(sigs)
+		fmt.Fprintln(env.Stdout, "saga-lsp worker: stopping: the run ends and its work is committed (another SIGINT or SIGTERM exits at once)")
+		why := ""
 		select {
 		case <-finished:
+			return
+		case s := <-sigs:
+			why = fmt.Sprintf("stopped again (%v)", s)
 		case <-time.After(stopGrace):
-			fmt.Fprintf(env.Stdout, "saga-lsp worker: stopped, and its end step did not finish within %s; exiting now (run the story again to finish it)\n", stopGrace)
-			os.Exit(runs.ExitFailed)
+			why = fmt.Sprintf("stopped, and the end step did not finish within %s", stopGrace)
 		}
+		fmt.Fprintf(env.Stdout, "saga-lsp worker: %s; exiting now without finishing the end step (run the story again to finish it)\n", why)
+		os.Exit(runs.ExitFailed)
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
