@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
@@ -106,14 +107,15 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 				if e.Session != "" && stories[e.Story] == nil {
 					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
 				}
-				out.line(fmt.Sprintf("▶ %s started", e.Story))
+				out.line(fmt.Sprintf("▶ %s started", termtext.Escape(e.Story)))
 			case runs.KindStoryEnd:
-				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), e.Story, e.Status))
+				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status)))
 			case runs.KindStoryHeld:
-				out.line(fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", ")))
+				out.line(fmt.Sprintf("⏸ %s held by %s", termtext.Escape(e.Story), strings.Join(termtext.Escapes(e.By), ", ")))
 			case runs.KindTaskStatus:
 				if e.To == "completed" {
-					out.line(fmt.Sprintf("✓ %s", e.Task))
+					// The task's id is the model's (TaskUpdate's taskId).
+					out.line(fmt.Sprintf("✓ %s", termtext.Escape(e.Task)))
 				}
 			}
 		})
@@ -130,7 +132,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 		// waited for long.
 		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
-			fmt.Fprintln(env.Stderr, main.run.Message)
+			fmt.Fprintln(env.Stderr, termtext.Escape(main.run.Message))
 			if main.run.ExitCode != nil {
 				return *main.run.ExitCode
 			}
@@ -238,9 +240,9 @@ func progressLine(id string, r *runs.Run) string {
 		filled = done * width / total
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	line := fmt.Sprintf("%s ▕%s▏ %d/%d", id, bar, done, total)
+	line := fmt.Sprintf("%s ▕%s▏ %d/%d", termtext.Escape(id), bar, done, total)
 	if current != "" {
-		line += " · " + current
+		line += " · " + termtext.Escape(current)
 	}
 	return line
 }

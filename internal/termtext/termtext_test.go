@@ -9,7 +9,7 @@ import (
 
 func TestEscape(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text — ünïcode ✓":            "plain text — ünïcode ✓",
+		"plain text — ünïcode ✓":              "plain text — ünïcode ✓",
 		`C:\path\kept`:                        `C:\path\kept`,
 		"title\x1b]0;pwned\x07":               `title\x1b]0;pwned\x07`,
 		"clear\x1b[2J\x1b[H":                  `clear\x1b[2J\x1b[H`,
