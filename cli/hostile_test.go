@@ -78,7 +78,7 @@ func TestHostileTextEscaped(t *testing.T) {
 	r := testkit.Run(t, root, env, "", testkit.Binary(t), "status", "add-logout-button", "--format", "json")
 	var st struct {
 		Stories []struct {
-			Title string `json:"title"`
+			Title string                     `json:"title"`
 			Tasks []struct{ Subject string } `json:"tasks"`
 		} `json:"stories"`
 	}
