@@ -94,7 +94,7 @@ func regular(fd int, rel string) error {
 		return &fs.PathError{Op: "stat", Path: rel, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fmt.Errorf("%s is not a regular file (%s)", rel, fileType(st.Mode))
+		return fmt.Errorf("%s is not a regular file (%s)", rel, fileType(uint32(st.Mode)))
 	}
 	return nil
 }
@@ -143,9 +143,9 @@ func insideProblem(dir int, name, rel string, last bool, err error) error {
 		case t == unix.S_IFLNK:
 			return fmt.Errorf("%s is a symbolic link; links are not followed here", rel)
 		case !last && t != unix.S_IFDIR:
-			return fmt.Errorf("%s is not a folder (%s)", rel, fileType(st.Mode))
+			return fmt.Errorf("%s is not a folder (%s)", rel, fileType(uint32(st.Mode)))
 		case last && t != unix.S_IFREG && t != unix.S_IFDIR:
-			return fmt.Errorf("%s is not a regular file (%s)", rel, fileType(st.Mode))
+			return fmt.Errorf("%s is not a regular file (%s)", rel, fileType(uint32(st.Mode)))
 		}
 	}
 	return &fs.PathError{Op: "open", Path: rel, Err: err}
