@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"fmt"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // The worker commits to one ref, the story branch (runs.StoryBranch), and
@@ -33,7 +35,7 @@ func (r *run) ensureHead(ctx context.Context, step string) error {
 	if err == nil && head == ref {
 		return nil
 	}
-	was := head
+	was := termtext.Escape(head) // what the agent wrote in HEAD
 	if err != nil {
 		was = "a detached commit"
 		if sha, err := r.wtGit.Run(ctx, "rev-parse", "--short", "HEAD"); err == nil {
