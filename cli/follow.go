@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -115,21 +116,22 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
 				}
 				if e.Adopted {
-					out.line(fmt.Sprintf("↻ %s adopted (started by an earlier runner)", e.Story))
+					out.line(fmt.Sprintf("↻ %s adopted (started by an earlier runner)", termtext.Escape(e.Story)))
 				} else {
-					out.line(fmt.Sprintf("▶ %s started", e.Story))
+					out.line(fmt.Sprintf("▶ %s started", termtext.Escape(e.Story)))
 				}
 			case runs.KindStoryEnd:
-				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), e.Story, e.Status))
+				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status)))
 			case runs.KindStoryHeld:
-				held := fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", "))
+				held := fmt.Sprintf("⏸ %s held by %s", termtext.Escape(e.Story), strings.Join(termtext.Escapes(e.By), ", "))
 				if len(e.Files) > 0 {
-					held += "; their branches conflict in " + strings.Join(e.Files, ", ")
+					held += "; their branches conflict in " + strings.Join(termtext.Escapes(e.Files), ", ")
 				}
 				out.line(held)
 			case runs.KindTaskStatus:
 				if e.To == "completed" {
-					out.line(fmt.Sprintf("✓ %s", e.Task))
+					// The task's id is the model's (TaskUpdate's taskId).
+					out.line(fmt.Sprintf("✓ %s", termtext.Escape(e.Task)))
 				}
 			}
 		})
@@ -146,7 +148,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 		// waited for long.
 		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
-			fmt.Fprintln(env.Stderr, main.run.Message)
+			fmt.Fprintln(env.Stderr, termtext.Escape(main.run.Message))
 			if main.run.ExitCode != nil {
 				return *main.run.ExitCode
 			}
@@ -261,9 +263,9 @@ func (v *progressView) progressLine(id string, r *runs.Run) string {
 		filled = done * width / total
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	line := fmt.Sprintf("%s ▕%s▏ %d/%d", id, bar, done, total)
+	line := fmt.Sprintf("%s ▕%s▏ %d/%d", termtext.Escape(id), bar, done, total)
 	if current != "" {
-		line += " · " + current
+		line += " · " + termtext.Escape(current)
 	}
 	return line
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
@@ -174,10 +175,11 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 	if !r.Passed {
 		mark = "✗"
 	}
-	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, r.Command, r.Outcome, time.Duration(r.DurationMs)*time.Millisecond)
+	// The command and its output are the repository's and the agent's.
+	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, termtext.Escape(r.Command), termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
 	if !r.Passed && r.Output != "" {
 		for _, line := range strings.Split(r.Output, "\n") {
-			fmt.Fprintf(w, "      %s\n", line)
+			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))
 		}
 	}
 }

@@ -274,25 +274,31 @@ func readBoundedAt(dir int, name, rel string, space func(n int) []byte, c *confi
 	if err == nil {
 		return src, false, ""
 	}
+	return nil, isDir, boundedProblem(rel, isDir, err)
+}
+
+// boundedProblem says what is wrong with the SAGA file rel that a bounded
+// read refused with err, and what to do.
+func boundedProblem(rel string, isDir bool, err error) string {
 	var pe *fs.PathError
 	if target, ok := isOutside(err); ok {
-		return nil, false, outsideProblem(rel, target)
+		return outsideProblem(rel, target)
 	}
 	switch {
 	case errors.Is(err, ErrNotRegular):
-		return nil, isDir, fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+		return fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
 	case errors.Is(err, ErrTooLarge) && errors.As(err, &pe) && pe.Op == "read":
-		return nil, false, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+		return fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
 	case errors.Is(err, ErrTooLarge):
 		var big *sizeError
 		errors.As(err, &big)
-		return nil, false, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+		return fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
 			rel, float64(big.size)/(1<<20), MaxFileSize>>20)
 	}
 	if errors.As(err, &pe) {
 		pe.Path = rel
 	}
-	return nil, isDir, readProblem(rel, err)
+	return readProblem(rel, err)
 }
 
 // sizeError is ErrTooLarge with the size fstat gave.
@@ -318,6 +324,13 @@ func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []b
 		return nil, isDir, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
+	return readOpened(fd, name, limit, space)
+}
+
+// readOpened is readRegularAt's read of the file open as fd (named name in
+// errors): refused when not a regular file or over limit, else read whole.
+func readOpened(fd int, name string, limit int64, space func(n int) []byte) (src []byte, isDir bool, err error) {
+	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, false, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
@@ -350,23 +363,6 @@ func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []b
 			return src, false, nil
 		}
 	}
-}
-
-// fileType names a file type of a stat mode for an error message.
-func fileType(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFIFO:
-		return "a FIFO"
-	case unix.S_IFCHR:
-		return "a character device"
-	case unix.S_IFBLK:
-		return "a block device"
-	case unix.S_IFSOCK:
-		return "a socket"
-	case unix.S_IFDIR:
-		return "a folder"
-	}
-	return "not a regular file"
 }
 
 // isLink: path's last component is a symbolic link.

@@ -198,7 +198,7 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 	for _, rel := range rels {
 		for _, d := range ws.FileDiagnostics(rel) {
 			if d.Severity == store.SeverityError {
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", esc(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, esc(d.Message), d.Code))
 			}
 		}
 	}

@@ -110,7 +110,7 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 	for _, f := range s.StoryFiles() {
 		for _, d := range ws.FileDiagnostics(f.Rel) {
 			if d.Severity == store.SeverityError {
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s] — fix it (`saga-lsp check` lists them)", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s] — fix it (`saga-lsp check` lists them)", esc(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, esc(d.Message), d.Code))
 			}
 		}
 	}

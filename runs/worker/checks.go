@@ -32,9 +32,10 @@ const checksMarginSeconds = 60
 // for it.
 func (r *run) readChecks(ctx context.Context) error {
 	base := verify.EpicBase(ctx, r.repo, r.root, r.base)
-	fork, err := verify.ForkPoint(ctx, r.wtGit, "HEAD", base)
+	// The branch, never HEAD, which an agent of an earlier run could move.
+	fork, err := verify.ForkPoint(ctx, r.wtGit, r.branchRef(), base)
 	if err != nil {
-		head, herr := r.wtGit.Run(ctx, "rev-parse", "HEAD")
+		head, herr := r.wtGit.Run(ctx, "rev-parse", r.branchRef())
 		if herr != nil {
 			return err
 		}
