@@ -245,6 +245,15 @@ func atLeast(flagName string, got, low int) error {
 	return nil
 }
 
+// setAtLeast is atLeast for a flag the user set (an unset one keeps its
+// default, which may be decided later).
+func setAtLeast(c *cmdLine, flagName string, got, low int) error {
+	if !c.isSet(flagName) {
+		return nil
+	}
+	return atLeast(flagName, got, low)
+}
+
 // nearest is the candidate a mistyped word most likely meant: one it is a
 // prefix of, else the closest within two edits (and fewer edits than the
 // word has letters), or "" when none is close. Ties go to the earlier

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -17,11 +18,12 @@ func runPlan(env *Env, args []string) int {
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text, json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\"}), "+
 		"or the dependency graph with states and the critical path: mermaid or dot")
-	maxParallel := c.Int("max-parallel", plan.DefaultMaxParallel, "split waves into groups of at most `N`")
+	maxParallel := c.Int("max-parallel", 0, fmt.Sprintf("split waves into groups of at most `N` (default %d for a story's tasks, %d for an epic's stories, as `run` runs them)",
+		plan.DefaultMaxParallel, runs.DefaultMaxParallel))
 	target := addTargetFlags(c)
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<story-or-epic>"), oneOf("format", *format, "text", "json", "mermaid", "dot"),
-		atLeast("max-parallel", *maxParallel, 1)); err != nil {
+		setAtLeast(c, "max-parallel", *maxParallel, 1)); err != nil {
 		return c.fail(env, err)
 	}
 	want, err := target.want()
@@ -41,6 +43,9 @@ func runPlan(env *Env, args []string) int {
 		return c.fail(env, err)
 	}
 	items := planned.Items
+	if *maxParallel == 0 && kind == store.NameEpic {
+		*maxParallel = runs.DefaultMaxParallel // what `run <epic>` starts at once
+	}
 	pl := plan.Compute(items, *maxParallel)
 	// The states drawn: a task's status; for an epic's stories their run
 	// states (waiting, ready, running, held, …) as the epic runner sees them.

@@ -13,7 +13,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
-const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--story]
+const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--story]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
 
 // runRun starts a story's worker, or an epic's runner, in a detached tmux
@@ -72,7 +72,7 @@ func runRun(env *Env, args []string) int {
 		}
 	}
 	if *follow {
-		return followRun(env, st.EventsFile, target.json())
+		return followRun(env, st.EventsFile, target.json(), pos[0], t.ws)
 	}
 	return exitOK
 }

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json]"
+const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json] [--allow-unconfined-checks]"
 
 // runVerify is `saga-lsp verify`: run the checks that would count for the
 // story's tasks (or the given ones) now, where its worker would — its
@@ -28,6 +29,7 @@ func runVerify(env *Env, args []string) int {
 	c := newCmdLine("verify")
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
+	unconfined := c.Bool("allow-unconfined-checks", false, "run the checks unconfined where bubblewrap cannot confine them")
 	pos, err := c.parse(args)
 	if err == nil && len(pos) == 0 {
 		err = usagef("missing the story to verify")
@@ -50,7 +52,7 @@ func runVerify(env *Env, args []string) int {
 	}
 	s := ws.Story(story)
 	if s == nil {
-		return c.fail(env, usagef("no story %q in %s", story, r))
+		return c.fail(env, usagef("no story %q in %s%s", story, r, store.DidYouMean(story, ws.SortedStoryIDs())))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -78,7 +80,10 @@ func runVerify(env *Env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
-	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{Human: true})
+	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{AllowUnconfined: *unconfined})
+	if runner.Mode == verify.Refused {
+		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
+	}
 	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
 	text := *format == "text"
 	if text {
@@ -170,10 +175,11 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 	if !r.Passed {
 		mark = "✗"
 	}
-	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, r.Command, r.Outcome, time.Duration(r.DurationMs)*time.Millisecond)
+	// The command and its output are the repository's and the agent's.
+	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, termtext.Escape(r.Command), termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
 	if !r.Passed && r.Output != "" {
 		for _, line := range strings.Split(r.Output, "\n") {
-			fmt.Fprintf(w, "      %s\n", line)
+			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))
 		}
 	}
 }

@@ -117,7 +117,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	if err != nil {
 		cache = ""
 	}
-	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{Bash: h.getenv(runs.EnvBash)})
+	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"})
 	events := h.getenv(runs.EnvEventsFile)
 	res := verify.RunTask(ctx, runner, task, tc, deadline, func(r verify.Result) {
 		if r.Problem == "interrupted" || events == "" {

@@ -13,34 +13,32 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
 // checkExcerptLines bounds the output shown in the diagnostic.
 const checkExcerptLines = 12
 
-// lastCheckLocked is a task's last check result in its story's newest run
-// (l.mu held).
-func (l *live) lastCheckLocked(story, task string) (runs.CheckResult, bool) {
-	r := l.activeRun(story)
-	if r == nil {
-		r = l.lastRun(story)
-	}
-	if r == nil {
+// lastCheck is a task's last check result in its story's newest run (the
+// running one, else the last seen).
+func lastCheck(st *watch.State, story, task string) (runs.CheckResult, bool) {
+	ss := st.Story(story)
+	if ss == nil || ss.Run == nil {
 		return runs.CheckResult{}, false
 	}
-	return r.CheckOf(task)
+	c, ok := ss.Run.Checks[task]
+	return c, ok
 }
 
-// checkFailed is the check-failed diagnostic of a task file, if any (l.mu
-// held). A file without "checks" gets none: the result is about checks it
-// no longer has.
-func (l *live) checkFailed(rel string, f *store.File, story string) []store.Diagnostic {
+// checkFailed is the check-failed diagnostic of a task file, if any. A file
+// without "checks" gets none: the result is about checks it no longer has.
+func checkFailed(st *watch.State, rel string, f *store.File, story string) []store.Diagnostic {
 	obj := f.Root()
 	if f.Kind != store.KindTask || obj == nil {
 		return nil
 	}
-	c, ok := l.lastCheckLocked(story, f.Name)
+	c, ok := lastCheck(st, story, f.Name)
 	arr := obj.Member("checks")
 	if !ok || c.Passed || arr == nil || arr.Value == nil {
 		return nil
@@ -60,22 +58,26 @@ func (l *live) checkFailed(rel string, f *store.File, story string) []store.Diag
 }
 
 // failedCheckFiles lists the files of the tasks whose last check failed, in
-// both copies of their story (l.mu held).
-func (l *live) failedCheckFiles(snap *Snapshot) map[string]*store.File {
+// both copies of their story.
+func failedCheckFiles(snap *Snapshot, st *watch.State) map[string]*store.File {
 	out := map[string]*store.File{}
-	for _, r := range l.sortedRuns() {
-		for _, task := range slices.Sorted(maps.Keys(r.Checks)) {
-			if c, ok := l.lastCheckLocked(r.Story, task); !ok || c.Passed {
+	for _, id := range slices.Sorted(maps.Keys(st.Stories)) {
+		ss := st.Stories[id]
+		if ss.Run == nil {
+			continue
+		}
+		for _, task := range slices.Sorted(maps.Keys(ss.Run.Checks)) {
+			if ss.Run.Checks[task].Passed {
 				continue
 			}
-			if s := snap.WS.Copies(r.Story).Main; s != nil {
+			if s := snap.WS.Copies(id).Main; s != nil {
 				if t := s.Task(task); t != nil && t.File != nil {
 					out[t.File.Rel] = t.File
 				}
 			}
-			if st := l.stories[r.Story]; st != nil {
-				rel := store.WorktreeStoryDirRel(r.Story) + "/" + task + ".json"
-				if f := st.wtFiles[rel]; f != nil {
+			if ss.Worktree != nil {
+				rel := store.WorktreeStoryDirRel(id) + "/" + task + ".json"
+				if f := ss.Worktree.Files[rel]; f != nil {
 					out[rel] = f
 				}
 			}

@@ -34,16 +34,16 @@ import (
 //     lives "■ Stop epic" (saga.stopEpic), then "3/8 stories done"; on each
 //     children[] entry the story's run state in the epic ("✓ completed",
 //     "● running 3/5", "⏸ held by shop--a", …) from the epic's state
-//     (live_epic_state.go), or "no such story", and "▶ Run" / "■ Stop".
+//     (runs/watch), or "no such story", and "▶ Run" / "■ Stop".
 //
 // Informational lenses carry a Command with an empty command id: VS Code
 // renders such a lens as plain, unclickable text (and never tries to run
 // it), and other clients show the title too. Action lenses name commands of
 // executeCommandProvider, under the client's prefix, with arguments
 // [{"story": "<name>"}] ([{"epic": "<id>"}] for the epic's). The live state
-// is the server's own (live.go); an epic's state is derived once per change
-// and kept (control.EpicState asks git which story branches exist), so
-// only an epic's lenses may wait for it.
+// is the run watcher's State (runs/watch, live.go); an epic's state is
+// derived once per change and kept (control.EpicState asks git which story
+// branches exist), so only an epic's lenses may wait for it.
 func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeLensParams
 	if err := decode(params, &p); err != nil {

@@ -92,8 +92,10 @@ func (p *publisher) run() {
 }
 
 // fileDiagnostics is what one file shows: the workspace's findings plus
-// the LSP-only ones that depend on live worker state (live.go: stale-task,
-// story-blocked), which also cover the files of worktree copies.
+// the LSP-only ones that depend on live run state (live_diagnostics.go:
+// stale-task, story-blocked, story-held, check-failed), which also cover the
+// files of worktree copies. The latter read the run watcher's published
+// State: no lock, no I/O.
 func (p *publisher) fileDiagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 	ds := snap.WS.FileDiagnostics(rel)
 	if extra := p.s.live.diagnostics(snap, rel); len(extra) > 0 {

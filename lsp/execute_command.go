@@ -2,9 +2,10 @@ package lsp
 
 // workspace/executeCommand: the commands of executeCommandProvider, each
 // under the client's prefix (initializationOptions.commandPrefix, default
-// "saga."). Everything with a side effect goes through package commands,
-// exactly as the CLI does it (`saga-lsp run`, `stop`, `new`); the server
-// itself never shells out and never writes a file.
+// "saga."). Everything with a side effect goes through runs/control (runs)
+// and scaffold (new files), exactly as the CLI does it (`saga-lsp run`,
+// `stop`, `new`); the server itself never shells out and never writes a
+// file.
 //
 // Arguments: one object, or positional strings — both
 //

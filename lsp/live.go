@@ -1,108 +1,55 @@
 package lsp
 
-// The language server as the SAGA dashboard: it follows story workers
-// (docs/protocol-extensions.md#live-worker-state) and epic runners (docs/protocol-extensions.md#epic-runs, live_epic*.go) from what they
-// leave on disk and turns that into
-// work-done progress, saga/workerProgress and saga/taskStatus
-// notifications, code-lens refreshes, and the two LSP-only diagnostics
-// (stale-task, story-blocked). What a run is comes from runs (the one
-// fold of an events file); this layer only adapts it to LSP.
+// The LSP adapter of the live-run watcher (runs/watch): the watcher follows
+// the workspace's story workers and epic runners from what they leave on
+// disk (docs/protocol-extensions.md#live-worker-state, #epic-runs) and
+// publishes an immutable watch.State; this adapter turns its changes into
+// LSP — work-done progress (whose cancel stops the run), saga/workerProgress,
+// saga/epicProgress and saga/taskStatus notifications, code-lens refreshes
+// (live_progress.go), the LSP-only diagnostics stale-task, story-blocked
+// (live_diagnostics.go), story-held (live_epic.go) and check-failed
+// (check_failed.go) — and answers lenses and commands from the State.
 //
-// Sources, all read, never written:
-//   - the session dir (runs.SessionDir): each worker's events file,
-//     followed line by line (live_events.go, live_discovery.go);
-//   - each story's worktree copy (store.WorktreeDir),
-//     where a running worker and its hooks write statuses and the journal
-//     (live_worktree.go);
-//   - the hydrated task list of a running worker (Claude Code's own store),
-//     named by the worker's hydrate event;
-//   - the worker's pid and the story's worker lock, for liveness: a worker
-//     killed with SIGKILL writes nothing more.
-//
-// These are watched with the server's own fsnotify watcher whatever the
-// client offers (live_watch.go): the session dir and the task lists lie
-// outside the workspace, and a run changes them many times a second, faster
-// than clients' debounced file events. One goroutine (run) owns the state;
-// readers (code lens, the diagnostics publisher) take mu. Notifications are
-// sent in order, outside mu (effects).
+// Reading run state costs one atomic load (watch.Watcher.State): the
+// diagnostics publisher never waits for the watcher, probes a lock or reads
+// a file.
 
 import (
 	"context"
-	"maps"
-	"os"
-	"path/filepath"
-	"runtime/debug"
-	"slices"
 	"sync"
-	"time"
+	"sync/atomic"
 
-	"github.com/fsnotify/fsnotify"
-	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-// Timing of the live watcher.
-const (
-	liveSettle     = 5 * time.Millisecond   // quiet time before a batch of file events is read
-	liveMaxDelay   = 30 * time.Millisecond  // a busy run never holds a batch back longer than this
-	liveTickBusy   = 250 * time.Millisecond // liveness and events polling while a worker runs
-	liveTickIdle   = time.Second            // session dir polling otherwise
-	liveStartGrace = 30 * time.Second       // a run with no worker.start after this is taken as dead
-	liveLockTTL    = 3 * time.Second        // how long a worker-lock lookup is trusted
-)
-
-type lockCheck struct {
-	pid int
-	at  time.Time
-}
-
-// live follows the workers of one workspace.
+// live is the server's adapter of the watcher: it implements watch.Sink.
 type live struct {
 	s   *Server
 	env func(string) string
+	w   atomic.Pointer[watch.Watcher] // set once by start
 
-	root, realRoot string
-	sessionDir     string
-	configDir      string
-
-	ctx    context.Context
+	ctx    context.Context // ends at close: progress creation and stops in flight give up
 	cancel context.CancelFunc
-	fsw    *fsnotify.Watcher
-	ops    chan func()
 	done   chan struct{}
 	bell   bell // code lens refresh requests
 	wg     sync.WaitGroup
 	once   sync.Once
 
-	mu       sync.Mutex
-	started  bool
-	scanned  bool
-	closed   bool
-	runs     map[string]*liveRun   // by session
-	stories  map[string]*liveStory // by story id
-	tokens   map[string]stoppable  // progress token → the run it stops
-	skip     map[string]bool       // events files of other workspaces, or ended before we came
-	locks    map[string]lockCheck  // story → worker lock holder
-	journals map[string]journalState
-	watched  map[string]bool
-	lists    map[string]string // task list dir → session
-
-	epics    map[string]*liveEpic // by epic id (live_epic.go)
-	epicBell bell                 // an epic's state may have moved
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	root    string
+	progs   map[string]*runProgress // by run: a worker's session, "epic <id>" for an epic's runs
+	tokens  map[string]*runProgress // by progress token
 }
 
 func newLive(s *Server, env func(string) string) *live {
-	if env == nil {
-		env = os.Getenv
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &live{s: s, env: env, ctx: ctx, cancel: cancel, ops: make(chan func(), 64),
-		done: make(chan struct{}), bell: newBell(),
-		runs: map[string]*liveRun{}, stories: map[string]*liveStory{}, tokens: map[string]stoppable{},
-		skip: map[string]bool{}, locks: map[string]lockCheck{}, journals: map[string]journalState{},
-		watched: map[string]bool{}, lists: map[string]string{},
-		epics: map[string]*liveEpic{}, epicBell: newBell()}
+	return &live{s: s, env: env, ctx: ctx, cancel: cancel, done: make(chan struct{}), bell: newBell(),
+		progs: map[string]*runProgress{}, tokens: map[string]*runProgress{}}
 }
 
 // start begins watching root's workers. It does not scan: scan does, once
@@ -113,255 +60,110 @@ func (l *live) start(root string) {
 	if l.started || l.closed || root == "" {
 		return
 	}
-	l.started = true
-	l.root = root
-	l.realRoot = root
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		l.realRoot = r
-	}
-	l.sessionDir = runs.SessionDir(l.env)
-	if d, err := claudecode.ConfigDir(l.env); err == nil {
-		l.configDir = d
-	}
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		l.s.log.Warn("live: file watching unavailable; polling worker state instead", "err", err)
-	} else {
-		l.fsw = fsw
-	}
-	l.watchLocked(filepath.Join(root, ".saga"))
-	l.watchLocked(filepath.Join(root, filepath.FromSlash(store.WorktreesRel)))
-	l.watchLocked(l.sessionDir)
-	l.wg.Add(3)
-	go l.run()
+	l.started, l.root = true, root
+	l.w.Store(watch.Start(watch.Options{Root: root, Env: l.env, Parser: l.s.parser, Log: l.s.log,
+		Workspace: func() *store.Workspace { return l.s.current().WS }, Sink: l}))
+	l.wg.Add(1)
 	go l.refresher()
-	go l.epicLoop()
 }
 
-// close stops the goroutines and the watcher, and waits for them.
+// scan runs the watcher's start-up discovery; it returns once the State is
+// ready, before the workspace's first diagnostics are published.
+func (l *live) scan() {
+	if w := l.w.Load(); w != nil {
+		w.Scan()
+	}
+}
+
+// close stops the watcher and the adapter's goroutines, and waits for them.
 func (l *live) close() {
 	l.once.Do(func() {
 		l.mu.Lock()
 		l.closed = true
-		started := l.started
 		l.mu.Unlock()
-		l.cancel()
+		l.cancel() // a Sink call waiting for the client returns
+		if w := l.w.Load(); w != nil {
+			w.Close()
+		}
 		close(l.done)
-		if l.fsw != nil {
-			l.fsw.Close()
-		}
-		if started {
-			l.wg.Wait()
-		}
+		l.wg.Wait()
 	})
 }
 
-// do runs f on the live goroutine and waits for it (false when closed).
-func (l *live) do(f func()) bool {
-	l.mu.Lock()
-	ok := l.started && !l.closed
-	l.mu.Unlock()
-	if !ok {
-		return false
+// state is the watcher's State now (nil before start).
+func (l *live) state() *watch.State {
+	if w := l.w.Load(); w != nil {
+		return w.State()
 	}
-	finished := make(chan struct{})
-	select {
-	case l.ops <- func() { defer close(finished); f() }:
-	case <-l.done:
-		return false
-	}
-	select {
-	case <-finished:
-		return true
-	case <-l.done:
-		return false
+	return nil
+}
+
+// diskChanged hands the watcher the file events the server gets (its own
+// watcher's or the client's): worktree copies and main journals.
+func (l *live) diskChanged(paths []string) {
+	if w := l.w.Load(); w != nil {
+		w.DiskChanged(paths)
 	}
 }
 
-func (l *live) run() {
-	defer l.wg.Done()
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if l.fsw != nil {
-		events, errs = l.fsw.Events, l.fsw.Errors
-	}
-	batch := newBatch()
-	var first time.Time
-	settle := time.NewTimer(time.Hour)
-	settle.Stop()
-	tick := time.NewTimer(liveTickIdle)
-	defer tick.Stop()
-	defer settle.Stop()
-	for {
-		select {
-		case <-l.done:
-			return
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			l.classify(ev, batch)
-			if batch.empty() {
-				continue
-			}
-			now := time.Now()
-			if first.IsZero() {
-				first = now
-			}
-			wait := liveSettle
-			if left := liveMaxDelay - now.Sub(first); left < wait {
-				wait = max(left, 0)
-			}
-			settle.Reset(wait)
-		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			l.s.log.Warn("live: file watcher", "err", err)
-		case f := <-l.ops:
-			l.guard("op", f)
-		case <-settle.C:
-			b := batch
-			batch, first = newBatch(), time.Time{}
-			l.guard("batch", func() { l.process(b) })
-		case <-tick.C:
-			l.guard("tick", l.tick)
-			tick.Reset(l.tickInterval())
-		}
+// followStarted follows a worker this server just started with runStory.
+func (l *live) followStarted(st *control.Started) {
+	if w := l.w.Load(); w != nil {
+		w.FollowStory(st)
 	}
 }
 
-// guard runs f, logging a panic instead of losing the live goroutine: a bad
-// events line or a strange file must never take the server down.
-func (l *live) guard(what string, f func()) {
-	defer func() {
-		if p := recover(); p != nil {
-			l.s.log.Error("live: panic", "in", what, "panic", p, "stack", string(debug.Stack()))
-		}
-	}()
-	f()
-}
-
-// step runs f with mu held (released even if f panics), then sends what f
-// collected.
-func (l *live) step(f func(snap *Snapshot, ef *effects)) {
-	snap := l.s.current()
-	ef := l.newEffects()
-	func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		f(snap, ef)
-	}()
-	ef.flush()
-}
-
-func (l *live) tickInterval() time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, r := range l.runs {
-		if !r.Ended {
-			return liveTickBusy
-		}
-	}
-	for _, e := range l.epics {
-		if e.alive {
-			return liveTickBusy
-		}
-	}
-	return liveTickIdle
-}
-
-// effects are what a step of the loop sends, in order, once mu is released.
-type effects struct {
-	l       *live
-	actions []func()
-	rels    map[string]bool
-	refresh bool
-}
-
-func (l *live) newEffects() *effects { return &effects{l: l, rels: map[string]bool{}} }
-
-func (ef *effects) add(f func()) { ef.actions = append(ef.actions, f) }
-
-// flush sends what was collected; mu must not be held.
-func (ef *effects) flush() {
-	for _, f := range ef.actions {
-		f()
-	}
-	if len(ef.rels) > 0 {
-		ef.l.s.pub.queue(slices.Sorted(maps.Keys(ef.rels)))
-	}
-	if ef.refresh {
-		ef.l.bell.ring()
+// followStartedEpic follows a runner this server just started with runEpic.
+func (l *live) followStartedEpic(st *control.Started) {
+	if w := l.w.Load(); w != nil {
+		w.FollowEpic(st)
 	}
 }
 
-// process reads what a batch of file events names.
-func (l *live) process(b *liveBatch) {
-	l.step(func(snap *Snapshot, ef *effects) { l.processLocked(snap, b, ef) })
+// liveStoryInfo is a story's live state for lenses and commands.
+type liveStoryInfo struct {
+	Running bool              // a worker of the story lives (watch.State.Alive)
+	Run     *watch.Run        // the running worker, else the last run seen (nil when none)
+	View    map[string]string // task statuses of the live view; nil without one
+	HasWT   bool              // a worktree copy exists
+	// Checks is each task's last check result in that run.
+	Checks map[string]runs.CheckResult
 }
 
-func (l *live) processLocked(snap *Snapshot, b *liveBatch, ef *effects) {
-	if b.rescanWT {
-		l.watchLocked(filepath.Join(l.root, filepath.FromSlash(store.WorktreesRel)))
-		for _, id := range l.worktreeDirs() {
-			b.worktrees[id] = true
+func (l *live) storyInfo(story string) liveStoryInfo {
+	st := l.state()
+	info := liveStoryInfo{Running: st.Alive(story)}
+	ss := st.Story(story)
+	if ss != nil && ss.Run != nil {
+		info.Run = ss.Run
+		info.Checks = ss.Run.Checks
+	}
+	if ss != nil {
+		info.HasWT = ss.Worktree != nil
+		if info.Running || info.HasWT {
+			info.View = ss.View
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(b.session)) {
-		l.sessionFile(snap, name, ef)
-	}
-	for _, session := range slices.Sorted(maps.Keys(b.lists)) {
-		if r := l.runs[session]; r != nil {
-			l.readList(r, ef)
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(b.worktrees)) {
-		l.loadWorktree(snap, id, false, ef)
-	}
+	return info
 }
 
-// tick polls what file events may have missed: new events of running
-// workers, their liveness, a session dir that appeared, workers seen only
-// by their lock.
-func (l *live) tick() {
-	l.step(l.tickLocked)
+// epicStatus is the epic's state for lenses and showPlan (derived when
+// something moved since: it may run git). nil when the workspace has no
+// such epic.
+func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *control.EpicStatus {
+	if w := l.w.Load(); w != nil {
+		return w.EpicStatus(ctx, snap.WS, id)
+	}
+	if snap.WS.Epic(id) == nil {
+		return nil
+	}
+	st, err := control.EpicState(ctx, snap.WS, control.EpicQuery{Root: snap.Root, Epic: id, Env: l.env, Parser: l.s.parser})
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
-func (l *live) tickLocked(snap *Snapshot, ef *effects) {
-	if !l.watched[l.sessionDir] && l.watchLocked(l.sessionDir) {
-		l.rescanSession(snap, ef)
-	}
-	for _, r := range l.sortedRuns() {
-		if r.Ended {
-			continue
-		}
-		l.readEvents(r, ef)
-		if r.Ended {
-			continue
-		}
-		if l.fsw == nil {
-			l.readList(r, ef)
-		}
-		l.checkAlive(r, ef)
-	}
-	l.tickEpics()
-	if l.fsw == nil {
-		l.rescanSession(snap, ef)
-		for id := range l.stories {
-			l.loadWorktree(snap, id, false, ef)
-		}
-	}
-	now := time.Now()
-	for story, c := range l.locks {
-		if c.pid > 0 && now.Sub(c.at) > liveLockTTL {
-			delete(l.locks, story)
-			if !l.lockAliveLocked(story) {
-				l.storyRels(snap, story, ef)
-				ef.refresh = true
-			}
-		}
-	}
-}
+// epicRunning tells whether the epic's runner lives, as far as the watcher
+// sees: a followed run, else its lock.
+func (l *live) epicRunning(id string) bool { return l.state().EpicRunning(id) }

@@ -1,8 +1,11 @@
 package lsp
 
-// What the server tells the client of runs: saga/workerProgress and
-// saga/taskStatus for clients that opt in, a cancellable work-done progress
-// per running worker, and code-lens refreshes.
+// What the server tells the client of runs, as the watcher reports them
+// (watch.Sink): saga/workerProgress, saga/epicProgress and saga/taskStatus
+// for clients that opt in, a cancellable work-done progress per running
+// worker and per announced epic run, diagnostics republished, and code-lens
+// refreshes. The watcher calls these in order from its goroutines, so a
+// progress's end never overtakes its begin.
 
 import (
 	"context"
@@ -12,6 +15,8 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/watch"
 	"go.lsp.dev/protocol"
 )
 
@@ -38,26 +43,64 @@ type taskStatusParams struct {
 	Source  string `json:"source"` // hook | worktree | claude
 }
 
-// progressUpdate sends saga/workerProgress and the work-done progress when
-// what a run shows has changed.
-func (l *live) progressUpdate(r *liveRun, ef *effects) {
-	if !r.verified {
-		return
-	}
-	done, total := l.counts(r)
-	p := &workerProgressParams{Story: r.Story, Session: r.Session, State: r.State, Step: r.Step, Cycle: r.Cycle,
-		Done: done, Total: total, Message: r.Message, OutputFile: r.OutputFile}
-	if r.sent != nil && *r.sent == *p {
-		return
-	}
-	first := r.sent == nil
-	moved := first || r.Ended || r.sent.State != p.State
-	r.sent = p
-	ef.refresh = true
-	l.storyMoved(r.Story, moved)
-	ef.add(func() { l.notifySaga("saga/workerProgress", p) })
-	l.progressStep(ef, r, first, r.Ended, "SAGA "+r.Story, progressText(p), percent(done, total))
+// epicProgressParams is the saga/epicProgress notification.
+type epicProgressParams struct {
+	Epic    string            `json:"epic"`
+	Session string            `json:"session"`
+	State   string            `json:"state"`
+	Running []string          `json:"running"`
+	Done    int               `json:"done"`
+	Total   int               `json:"total"`
+	Held    []string          `json:"held"`
+	Failed  []string          `json:"failed"`
+	Cost    float64           `json:"cost"`
+	Stories []epicStoryParams `json:"stories"`
 }
+
+// epicStoryParams is one story of saga/epicProgress.
+type epicStoryParams struct {
+	ID     string   `json:"id"`
+	State  string   `json:"state"`
+	HeldBy []string `json:"heldBy"`
+	Done   int      `json:"done"`
+	Total  int      `json:"total"`
+}
+
+// WorkerProgress implements watch.Sink: saga/workerProgress, then the
+// worker's work-done progress.
+func (l *live) WorkerProgress(p watch.WorkerProgress) {
+	wp := &workerProgressParams{Story: p.Story, Session: p.Session, State: p.State, Step: p.Step, Cycle: p.Cycle,
+		Done: p.Done, Total: p.Total, Message: p.Message, OutputFile: p.OutputFile}
+	l.notifySaga("saga/workerProgress", wp)
+	l.progressStep(p.Session, stopTarget{story: p.Story, session: p.Session}, p.First, p.Ended,
+		"SAGA "+p.Story, progressText(wp), percent(p.Done, p.Total))
+}
+
+// TaskStatus implements watch.Sink: saga/taskStatus.
+func (l *live) TaskStatus(c watch.TaskStatus) {
+	l.notifySaga("saga/taskStatus", &taskStatusParams{Story: c.Story, Task: c.Task, Subject: c.Subject,
+		From: c.From, To: c.To, Source: c.Source})
+}
+
+// EpicProgress implements watch.Sink: saga/epicProgress, then the epic
+// run's work-done progress.
+func (l *live) EpicProgress(p watch.EpicProgress) {
+	ep := &epicProgressParams{Epic: p.Epic, Session: p.Session, State: p.State, Running: p.Running, Done: p.Done,
+		Total: p.Total, Held: p.Held, Failed: p.Failed, Cost: p.Cost, Stories: make([]epicStoryParams, 0, len(p.Stories))}
+	for _, s := range p.Stories {
+		ep.Stories = append(ep.Stories, epicStoryParams{ID: s.ID, State: s.State, HeldBy: s.HeldBy, Done: s.Done, Total: s.Total})
+	}
+	l.notifySaga("saga/epicProgress", ep)
+	l.progressStep("epic "+p.Epic, stopTarget{epic: p.Epic}, p.First, p.Ended,
+		"SAGA epic "+p.Epic, epicProgressText(ep), percent(p.Done, p.Total))
+}
+
+// FilesChanged implements watch.Sink: the files' diagnostics are
+// republished (their LSP-only findings follow the runs).
+func (l *live) FilesChanged(rels []string) { l.s.pub.queue(rels) }
+
+// Refresh implements watch.Sink: the lenses are refreshed.
+func (l *live) Refresh() { l.bell.ring() }
 
 // percent is a work-done progress's percentage.
 func percent(done, total int) uint32 {
@@ -67,55 +110,71 @@ func percent(done, total int) uint32 {
 	return uint32(done * 100 / total)
 }
 
-// runProgress is a followed run's cancellable work-done progress.
+// runProgress is a run's cancellable work-done progress.
 type runProgress struct {
 	prog       *progress
 	token      string
+	target     stopTarget
 	cancelling bool // a stop asked for by cancelling it is under way
 }
 
-// stoppable is a run whose work-done progress stops it when cancelled: a
-// worker or an epic runner (work_done_progress_cancel.go).
-type stoppable interface {
-	progressOf() *runProgress
-	// stopper says what cancelling does now; a nil stop once the run is over.
-	stopper(root string, env func(string) string) (what string, stop func(context.Context) error)
+// stopTarget is the run a progress's cancel stops: a worker's (story and
+// session) or an epic's runner.
+type stopTarget struct {
+	story, session, epic string
 }
 
-// progressStep adds to ef what a run's work-done progress shows now: begin
-// on its first state (unless it ended already), end at its end, else a
-// report. Effects run in order on one goroutine, so an end never overtakes
-// its begin.
-func (l *live) progressStep(ef *effects, run stoppable, first, ending bool, title, text string, pct uint32) {
-	rp := run.progressOf()
+// stopper says what cancelling does now, from the watcher's State: a nil
+// stop once the run is over.
+func (t stopTarget) stopper(st *watch.State, root string, env func(string) string) (string, func(context.Context) error) {
+	if t.epic != "" {
+		if e := st.Epic(t.epic); e == nil || !e.Alive {
+			return "", nil
+		}
+		epic := t.epic
+		return "stop epic " + epic, func(ctx context.Context) error {
+			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env})
+			return err
+		}
+	}
+	if s := st.Story(t.story); s == nil || s.Run == nil || s.Run.Session != t.session || !s.Run.Running {
+		return "", nil
+	}
+	story := t.story
+	return "stop " + story, func(ctx context.Context) error {
+		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env})
+		return err
+	}
+}
+
+// progressStep shows a run's work-done progress now: begin on its first
+// state (unless it ended already), end at its end, else a report.
+func (l *live) progressStep(key string, target stopTarget, first, ending bool, title, text string, pct uint32) {
 	switch {
 	case first && !ending:
-		ef.add(func() {
-			l.beginCancellableProgress(title, text, pct, func(pr *progress, token string) {
-				rp.prog, rp.token = pr, token
-				l.tokens[token] = run
-			})
+		l.beginCancellableProgress(title, text, pct, func(pr *progress, token string) {
+			rp := &runProgress{prog: pr, token: token, target: target}
+			l.progs[key] = rp
+			l.tokens[token] = rp
 		})
 	case ending:
-		ef.add(func() {
-			l.mu.Lock()
-			pr := rp.prog
-			rp.prog = nil
+		l.mu.Lock()
+		rp := l.progs[key]
+		delete(l.progs, key)
+		if rp != nil {
 			delete(l.tokens, rp.token)
-			l.mu.Unlock()
-			if pr != nil {
-				pr.end(text)
-			}
-		})
+		}
+		l.mu.Unlock()
+		if rp != nil {
+			rp.prog.end(text)
+		}
 	default:
-		ef.add(func() {
-			l.mu.Lock()
-			pr := rp.prog
-			l.mu.Unlock()
-			if pr != nil {
-				pr.reportPercent(text, pct)
-			}
-		})
+		l.mu.Lock()
+		rp := l.progs[key]
+		l.mu.Unlock()
+		if rp != nil {
+			rp.prog.reportPercent(text, pct)
+		}
 	}
 }
 
@@ -134,6 +193,23 @@ func progressText(p *workerProgressParams) string {
 		parts = append([]string{p.State}, parts...)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// epicProgressText is the work-done progress message: "3/8 stories · 2
+// running" while the run lives, "failed · 5/8 stories · held: shop--d" at
+// its end.
+func epicProgressText(p *epicProgressParams) string {
+	if p.State == runs.StateRunning {
+		return fmt.Sprintf("%d/%d stories · %d running", p.Done, p.Total, len(p.Running))
+	}
+	s := fmt.Sprintf("%s · %d/%d stories", p.State, p.Done, p.Total)
+	if len(p.Failed) > 0 {
+		s += " · not completed: " + strings.Join(p.Failed, ", ")
+	}
+	if len(p.Held) > 0 {
+		s += " · held: " + strings.Join(p.Held, ", ")
+	}
+	return s
 }
 
 func (l *live) notifySaga(method string, params any) {

@@ -1,7 +1,18 @@
 // Package lsp is saga-lsp's language server: JSON-RPC over stdio, the
 // lifecycle, an immutable snapshot of editor overlays plus disk per change,
 // diagnostics pushed for the whole workspace, and one file per LSP feature.
-// It never shells out; operations with side effects go through commands.
+//
+// It also holds the LSP adapter of the live-run watcher (live*.go,
+// check_failed.go, work_done_progress_cancel.go). Following workers and
+// epic runners on disk is runs/watch's; the adapter only turns what the
+// watcher reports into LSP — work-done progress (whose cancel stops the
+// run), saga/workerProgress, saga/epicProgress and saga/taskStatus,
+// code-lens refreshes — and computes the LSP-only diagnostics (stale-task,
+// story-blocked, story-held, check-failed) from the watcher's immutable
+// State, with no lock or I/O on the publishing path.
+//
+// It never shells out; operations with side effects go through runs/control
+// and scaffold.
 package lsp
 
 import (
@@ -55,6 +66,9 @@ type Options struct {
 	// onServe receives the server when it starts; tests use it to compare
 	// the server's copy of a buffer with the editor's.
 	onServe func(*Server)
+	// watchAdd stands between the file watcher and each watch it adds
+	// (add); tests use it to inject the watch limit's ENOSPC.
+	watchAdd func(dir string, add func(string) error) error
 }
 
 // requestFunc answers a request from a snapshot. It runs on its own
@@ -115,11 +129,13 @@ type Server struct {
 	version string
 	hook    func(ctx context.Context, method string)
 	loaded  func(srcBytes int64) // Options.Loaded
-	parser  *store.Parser
-	methods methods
-	conn    *jsonrpc2.Conn
-	stream  *frameStream // writes results and notifications encoded once (frameStream.writeMessage)
-	exit    chan int
+	// watchAdd is Options.watchAdd.
+	watchAdd func(dir string, add func(string) error) error
+	parser   *store.Parser
+	methods  methods
+	conn     *jsonrpc2.Conn
+	stream   *frameStream // writes results and notifications encoded once (frameStream.writeMessage)
+	exit     chan int
 
 	// mu guards everything below. Handlers never hold it while doing I/O.
 	mu       sync.Mutex
@@ -129,7 +145,7 @@ type Server struct {
 	client   clientInfo
 	pub      *publisher
 	watcher  *watcher
-	live     *live // workers followed live (live.go); set once in Serve
+	live     *live // the run watcher's LSP adapter (live.go); set once in Serve
 	env      func(string) string
 	bg       sync.WaitGroup
 
@@ -153,6 +169,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		version:  opts.Version,
 		hook:     opts.requestHook,
 		loaded:   opts.Loaded,
+		watchAdd: opts.watchAdd,
 		parser:   parser,
 		methods:  methodTable(),
 		exit:     make(chan int, 1),

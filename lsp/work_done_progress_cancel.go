@@ -10,7 +10,8 @@ import (
 // workDoneProgressCancel is window/workDoneProgress/cancel: cancelling a
 // run's progress stops the run — a worker (control.StopStory, as
 // `saga-lsp stop <story>`) or an epic runner and its workers
-// (control.StopEpic, as `saga-lsp stop <epic>`).
+// (control.StopEpic, as `saga-lsp stop <epic>`). Whether the run still
+// lives is read from the watcher's State.
 func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessage) error {
 	var p struct {
 		Token json.RawMessage `json:"token"`
@@ -23,18 +24,18 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 		tok = string(p.Token) // an integer token
 	}
 	l := s.live
+	st := l.state()
 	l.mu.Lock()
-	run := l.tokens[tok]
-	if run == nil || !l.started || l.closed || run.progressOf().cancelling {
+	rp := l.tokens[tok]
+	if rp == nil || !l.started || l.closed || rp.cancelling {
 		l.mu.Unlock()
 		return nil
 	}
-	what, stop := run.stopper(l.root, l.env)
+	what, stop := rp.target.stopper(st, l.root, l.env)
 	if stop == nil {
 		l.mu.Unlock()
 		return nil
 	}
-	rp := run.progressOf()
 	rp.cancelling = true
 	l.wg.Add(1)
 	l.mu.Unlock()

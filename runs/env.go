@@ -56,6 +56,12 @@ const (
 	EnvChecksFile    = "SAGA_CHECKS_FILE"
 	EnvBash          = "SAGA_BASH"
 	EnvChecksTimeout = "SAGA_CHECKS_TIMEOUT"
+	// EnvAllowUnconfinedChecks is "1" when the checks may run unconfined
+	// where bubblewrap cannot confine them (--allow-unconfined-checks; a
+	// user may set it for a Claude Code session started by hand). The
+	// worker always sets it, so that a value in the user's shell does not
+	// override the flag.
+	EnvAllowUnconfinedChecks = "SAGA_ALLOW_UNCONFINED_CHECKS"
 )
 
 // How a worker's headless runs use Bash (worker.start's bash, EnvBash):
@@ -95,6 +101,8 @@ type StoryEnv struct {
 	ChecksFile    string
 	Bash          string
 	ChecksTimeout int // seconds
+	// AllowUnconfinedChecks: --allow-unconfined-checks.
+	AllowUnconfinedChecks bool
 }
 
 // Vars returns the SAGA_* variables of the context.
@@ -116,7 +124,11 @@ func (e StoryEnv) Vars() []string {
 	if e.ChecksTimeout > 0 {
 		vars = append(vars, EnvChecksTimeout+"="+strconv.Itoa(e.ChecksTimeout))
 	}
-	return vars
+	allow := "0"
+	if e.AllowUnconfinedChecks {
+		allow = "1"
+	}
+	return append(vars, EnvAllowUnconfinedChecks+"="+allow)
 }
 
 // CachePath is the story's build caches (Go, npm, pip, XDG, and a temp

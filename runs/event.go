@@ -113,7 +113,8 @@ type Event struct {
 	By          []string `json:"by,omitempty"`
 	Files       []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
 	MaxParallel int      `json:"maxParallel,omitempty"`
-	After       string   `json:"after,omitempty"` // epic.start: ready | merged
+	After       string   `json:"after,omitempty"`   // epic.start: ready | merged
+	Adopted     bool     `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
 }
 
 // Int, Int64, Float and Bool make the optional fields of an Event.

@@ -55,6 +55,9 @@ func CreateStory(ctx context.Context, p *store.Parser, root string, s NewStory) 
 		}
 		epicRel = existingEpicFile(root, s.Epic)
 		if epicRel == "" {
+			if near := store.DidYouMean(s.Epic, store.EpicNames(root)); near != "" {
+				return ch, store.Usagef("no epic %q%s", s.Epic, near)
+			}
 			return ch, store.Usagef("no epic %q: create it first with `saga-lsp new epic %s --title …`", s.Epic, s.Epic)
 		}
 		e, err := readEpic(p, root, epicRel)
@@ -168,6 +171,9 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	if err := checkNewName("task id", t.ID, false); err != nil {
 		return ch, err
 	}
+	if store.ReservedTaskID(t.ID) {
+		return ch, store.Usagef("%s", store.ReservedTaskIDProblem("task id", t.ID))
+	}
 	if strings.TrimSpace(t.Subject) == "" {
 		return ch, store.Usagef("a task needs a subject: --subject \"…\"")
 	}
@@ -184,6 +190,9 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	}
 	dir := filepath.Join(root, filepath.FromSlash(store.StoryDirRel(t.Story)))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if near := store.DidYouMean(t.Story, store.StoryNames(root)); near != "" {
+			return ch, store.Usagef("no story %q%s", t.Story, near)
+		}
 		return ch, store.Usagef("no story %q: create it first with `saga-lsp new story %s --title …`", t.Story, t.Story)
 	}
 	for _, b := range t.BlockedBy {

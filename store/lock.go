@@ -61,6 +61,19 @@ func LockDir(root string) (string, error) {
 	return filepath.Join(common, "saga-lsp", "locks"), nil
 }
 
+// GitCommonDir is the common git dir of the repository holding dir (found
+// as LockDir finds it, without running git); found is false outside git.
+func GitCommonDir(dir string) (common string, found bool, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return gitCommonDir(abs)
+}
+
 // gitCommonDir walks up from dir (absolute, clean) to the first ".git" and
 // returns the repository's common dir; found is false at the filesystem root.
 func gitCommonDir(dir string) (common string, found bool, err error) {
@@ -149,8 +162,11 @@ func validLockName(name string) error {
 	return nil
 }
 
+// lockFileSuffix ends a lock's file name in LockDir; it also keeps "." and
+// ".." harmless as names.
+const lockFileSuffix = ".lock"
+
 // lockPath validates name and returns the lock file's directory and path.
-// The ".lock" suffix also keeps "." and ".." harmless.
 func lockPath(root, name string) (dir, path string, err error) {
 	if err := validLockName(name); err != nil {
 		return "", "", err
@@ -159,7 +175,35 @@ func lockPath(root, name string) (dir, path string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return dir, filepath.Join(dir, name+".lock"), nil
+	return dir, filepath.Join(dir, name+lockFileSuffix), nil
+}
+
+// RecordedLocks lists the names of the repository's locks whose file
+// records a holder — a released lock is emptied (Unlock), one never taken
+// has no file — with one directory listing: the candidates for LockHolder.
+func RecordedLocks(root string) ([]string, error) {
+	dir, err := LockDir(root)
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list locks %s: %w", dir, err)
+	}
+	var out []string
+	for _, de := range des {
+		name, ok := strings.CutSuffix(de.Name(), lockFileSuffix)
+		if !ok || !de.Type().IsRegular() || validLockName(name) != nil {
+			continue
+		}
+		if fi, err := de.Info(); err == nil && fi.Size() > 0 {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // Lock is a held flock (LOCK_EX) on a file in LockDir. It is released by

@@ -57,7 +57,8 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -199,14 +200,20 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 	for _, rel := range rels {
 		for _, d := range ws.FileDiagnostics(rel) {
 			if d.Severity == store.SeverityError {
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", esc(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, esc(d.Message), d.Code))
 			}
 		}
 	}
 	if len(out) > 0 {
 		out = append(out, "fix these first (`saga-lsp check` lists them)")
 	}
-	return out
+	var stories []*store.Story
+	for _, c := range e.Children {
+		if s := ws.Story(c.ID); s != nil {
+			stories = append(stories, s)
+		}
+	}
+	return append(out, p.Checks(ctx, stories...)...)
 }
 
 // mergedUsable checks what --after merged needs: gh and a remote.

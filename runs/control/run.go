@@ -221,7 +221,8 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	var reasons []string
 	if !o.Preflighted {
 		reasons = p.Programs(ctx)
@@ -249,6 +250,9 @@ func storyExists(root, story string) error {
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	if near := store.DidYouMean(story, store.StoryNames(root)); near != "" {
+		return store.Usagef("no story %q in %s%s (`saga-lsp status` lists the stories)", story, root, near)
 	}
 	return store.Usagef("no story %q in %s: %s does not exist (`saga-lsp status` lists the stories; `saga-lsp new story %s --title …` creates it)",
 		story, root, rel, story)

@@ -211,10 +211,13 @@ func (t *Tmux) Panes(ctx context.Context, session string) (alive bool, pids []in
 }
 
 // KillSession ends a session; one that is already gone is not an error.
+// tmux 3.3 says "no current target" for a session that ended while the
+// command looked it up (seen when a stopped worker's session closed itself
+// under load); the target is always explicit here, so that means gone too.
 func (t *Tmux) KillSession(ctx context.Context, session string) error {
 	_, err := t.run(ctx, "kill-session", "-t", t.target(session))
 	if err != nil && (noServer(err) || strings.Contains(err.Error(), "can't find session") ||
-		strings.Contains(err.Error(), "session not found")) {
+		strings.Contains(err.Error(), "session not found") || strings.Contains(err.Error(), "no current target")) {
 		return nil
 	}
 	return err

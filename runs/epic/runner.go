@@ -198,7 +198,7 @@ func (r *runner) report(st *control.EpicStatus) {
 		switch s.State {
 		case control.EpicRunning:
 			if was == "" {
-				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base},
+				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base, Adopted: true},
 					fmt.Sprintf("%s: running (session %s) — followed from an earlier run", s.ID, s.Session))
 			}
 		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:

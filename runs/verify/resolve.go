@@ -110,6 +110,8 @@ type TaskChecks struct {
 	TimeoutSeconds float64 `json:"timeoutSeconds"`
 	// From is the commit the task file was read at.
 	From string `json:"from"`
+	// Limits bound each check (zero ones: the defaults).
+	Limits store.CheckLimits `json:"limits,omitzero"`
 }
 
 // Timeout is the per-check timeout.
@@ -155,7 +157,7 @@ func ReadManifest(path string) (*Manifest, error) {
 func FromSource(src []byte, from string) TaskChecks {
 	doc := jsonc.Parse(src)
 	checks, timeout := store.TaskChecks(doc.Root)
-	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from}
+	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from, Limits: store.TaskCheckLimits(doc.Root)}
 	for _, c := range checks {
 		tc.Commands = append(tc.Commands, c.Command)
 	}

@@ -32,9 +32,10 @@ const checksMarginSeconds = 60
 // for it.
 func (r *run) readChecks(ctx context.Context) error {
 	base := verify.EpicBase(ctx, r.repo, r.root, r.base)
-	fork, err := verify.ForkPoint(ctx, r.wtGit, "HEAD", base)
+	// The branch, never HEAD, which an agent of an earlier run could move.
+	fork, err := verify.ForkPoint(ctx, r.wtGit, r.branchRef(), base)
 	if err != nil {
-		head, herr := r.wtGit.Run(ctx, "rev-parse", "HEAD")
+		head, herr := r.wtGit.Run(ctx, "rev-parse", r.branchRef())
 		if herr != nil {
 			return err
 		}
@@ -54,6 +55,11 @@ func (r *run) readChecks(ctx context.Context) error {
 	for _, tc := range m.Tasks {
 		if len(tc.Commands) > 0 {
 			n++
+		}
+	}
+	if n > 0 && !r.o.AllowUnconfinedChecks {
+		if why := verify.Unconfinable(ctx); why != "" {
+			return fmt.Errorf("the tasks' checks cannot run: %s", why)
 		}
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: base,
@@ -97,14 +103,15 @@ func (r *run) countedTasks(s *store.Story) *store.Story {
 	return &out
 }
 
-// runner is how the worker runs checks: confined like the runs' Bash.
+// runner is how the worker runs checks: confined (verify.NewRunner), or
+// unconfined where --allow-unconfined-checks allows it.
 func (r *run) runner(ctx context.Context) *verify.Runner {
 	cache, err := runs.CacheDir(r.root, r.o.Story)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{Bash: r.bash})
+	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can

@@ -188,19 +188,19 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// The checks that count, before any agent runs.
 	if err := r.readChecks(ctx); err != nil {
 		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false)
+		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
 		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
 		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false)
+		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
 		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
-	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted)
+	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted, ctx.Err() != nil)
 	if status == runs.StatusCompleted && !complete {
 		status, code = runs.StatusFailed, runs.ExitFailed
 	}

@@ -488,7 +488,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const startServer = async (configChanged: boolean): Promise<void> => {
     const cmd = serverPath();
     if (!resolvable(cmd)) {
-      const msg = `saga-lsp not found (saga.serverPath is "${vscode.workspace.getConfiguration('saga').get('serverPath')}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
+      const msg = `saga-lsp not found (saga.serverPath is "${configuredServerPath()}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
       log.error(`${msg} PATH=${process.env.PATH ?? ''}`);
       if (reported !== cmd) {
         reported = cmd;
@@ -541,9 +541,18 @@ async function openJournal(model: SagaModel, story: string): Promise<void> {
   await vscode.window.showTextDocument(vscode.Uri.file(model.storyFile(story)), { preview: false });
 }
 
+/**
+ * saga.serverPath as the user set it. It names a program to run, so only the
+ * user's (or remote) settings count, never a workspace's or folder's: its
+ * scope is `machine` (package.json), and it is read so here as well.
+ */
+function configuredServerPath(): string {
+  return (vscode.workspace.getConfiguration('saga').inspect<string>('serverPath')?.globalValue ?? '').trim();
+}
+
 /** The configured server binary, else `saga-lsp` (from PATH). */
 function serverPath(): string {
-  const configured = vscode.workspace.getConfiguration('saga').get<string>('serverPath', '').trim();
+  const configured = configuredServerPath();
   if (!configured) {
     return 'saga-lsp';
   }

@@ -1,0 +1,224 @@
+package watch
+
+// An epic's state: derived by control.EpicState — the one derivation
+// `saga-lsp status <epic>` and the runner itself use — at most once every
+// epicMinInterval per epic, and reported as EpicProgress.
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// epicMinInterval paces deriving an epic's state and so EpicProgress: a
+// busy run never reports more than a few per second.
+const epicMinInterval = 250 * time.Millisecond
+
+// epicInputs is what of the workspace an epic's state was derived from:
+// the epic and its stories, immutable and shared between workspaces while
+// untouched, so pointers tell whether they changed.
+type epicInputs struct {
+	epic    *store.Epic
+	stories []*store.Story
+}
+
+func inputsOf(ws *store.Workspace, id string) epicInputs {
+	in := epicInputs{epic: ws.Epic(id)}
+	if in.epic != nil {
+		for _, c := range in.epic.Children {
+			in.stories = append(in.stories, ws.Story(c.ID))
+		}
+	}
+	return in
+}
+
+func (a epicInputs) same(b epicInputs) bool {
+	return a.epic == b.epic && slices.Equal(a.stories, b.stories)
+}
+
+// epicQueryLocked is what deriving the epic's state needs: judged from its
+// run's start (and, by EpicState, with the conflicts its runner met), as the
+// runner judges it.
+func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
+	q := control.EpicQuery{Root: w.root, Epic: e.id, SessionDir: w.sessionDir, Env: w.env, Parser: w.parser}
+	if e.run != nil {
+		q.Since = e.run.Started
+	}
+	return q
+}
+
+// EpicStatus is the epic's state for a face's views and commands: the
+// stored one while nothing changed since it was derived, else derived now
+// from ws and stored (the epic loop then reports what changed). It may run
+// git, so it is for requests that may wait, never for publishing. nil when
+// ws has no such epic or the derivation failed.
+func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string) *control.EpicStatus {
+	in := inputsOf(ws, id)
+	if in.epic == nil {
+		return nil
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: w.root, Epic: id, Env: w.env, Parser: w.parser})
+		if err != nil {
+			return nil
+		}
+		return st
+	}
+	e := w.ensureEpic(id)
+	if e.status != nil && e.doneGen == e.gen && e.key.same(in) {
+		st := e.status
+		w.mu.Unlock()
+		return st
+	}
+	q, gen := w.epicQueryLocked(e), e.gen
+	w.mu.Unlock()
+	st, err := control.EpicState(ctx, ws, q)
+	if err != nil {
+		w.log.Debug("live: epic state", "epic", id, "err", err)
+		return nil
+	}
+	w.stepOn(ws, func(ef *effects) {
+		if w.epicDerivedLocked(ws, e, st, in, gen, ef) {
+			w.epicBell.ring()
+		}
+	})
+	return st
+}
+
+// epicDerivedLocked stores a derived state unless a newer one is stored
+// already; when it differs from the last, the views are refreshed and the
+// epic's files named (story-held). It reports whether it changed.
+func (w *Watcher) epicDerivedLocked(ws *store.Workspace, e *epic, st *control.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
+	if gen < e.doneGen {
+		return false
+	}
+	old := e.status
+	e.status, e.key, e.doneGen = st, in, gen
+	if old != nil && reflect.DeepEqual(old, st) {
+		return false
+	}
+	ef.refresh = true
+	for _, f := range ws.EpicDefinitions(e.id) {
+		ef.rels[f.Rel] = true
+	}
+	return true
+}
+
+// epicLoop derives epics' states when something moved, then waits
+// epicMinInterval: changes in between are folded into the next pass.
+func (w *Watcher) epicLoop() {
+	defer w.wg.Done()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.epicBell:
+		}
+		w.guard("epics", w.refreshEpics)
+		t := time.NewTimer(epicMinInterval)
+		select {
+		case <-w.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refreshEpics derives the state of every epic something moved since (those
+// with a run, and those a face asked for), then reports each announced
+// run's progress when it changed.
+func (w *Watcher) refreshEpics() {
+	ws := w.workspace()
+	type job struct {
+		e   *epic
+		q   control.EpicQuery
+		gen uint64
+		in  epicInputs
+	}
+	var jobs []job
+	w.mu.Lock()
+	for _, id := range slices.Sorted(maps.Keys(w.epics)) {
+		e := w.epics[id]
+		in := inputsOf(ws, id)
+		if in.epic == nil || (e.run == nil && e.status == nil) {
+			continue
+		}
+		if e.status == nil || e.doneGen != e.gen || !e.key.same(in) {
+			jobs = append(jobs, job{e, w.epicQueryLocked(e), e.gen, in})
+		}
+	}
+	w.mu.Unlock()
+	for _, j := range jobs {
+		st, err := control.EpicState(w.ctx, ws, j.q)
+		if err != nil {
+			w.log.Debug("live: epic state", "epic", j.e.id, "err", err)
+			continue
+		}
+		w.stepOn(ws, func(ef *effects) { w.epicDerivedLocked(ws, j.e, st, j.in, j.gen, ef) })
+	}
+	w.stepOn(ws, func(ef *effects) {
+		for _, id := range slices.Sorted(maps.Keys(w.epics)) {
+			w.epicProgressLocked(w.epics[id], ef)
+		}
+	})
+}
+
+// epicProgressOf builds EpicProgress from the stored state, with the live
+// task counts of the stories that run.
+func (w *Watcher) epicProgressOf(e *epic) EpicProgress {
+	st := e.status
+	p := EpicProgress{Epic: e.id, Session: st.Session, State: st.State, Running: nonNil(slices.Clone(st.Running)),
+		Done: st.Done, Total: st.Total, Held: []string{}, Failed: []string{}, Cost: st.Cost, Stories: []EpicStoryProgress{}}
+	for _, s := range st.Stories {
+		sp := EpicStoryProgress{ID: s.ID, State: s.State, HeldBy: nonNil(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total}
+		if ls := w.stories[s.ID]; s.State == control.EpicRunning && ls != nil && len(ls.view) > 0 {
+			sp.Done, sp.Total = viewCounts(ls.view)
+		}
+		p.Stories = append(p.Stories, sp)
+		switch s.State {
+		case control.EpicHeld:
+			p.Held = append(p.Held, s.ID)
+		case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout:
+			p.Failed = append(p.Failed, s.ID)
+		}
+	}
+	return p
+}
+
+// epicProgressLocked reports an announced run's progress when what it
+// shows changed; the end is reported once.
+func (w *Watcher) epicProgressLocked(e *epic, ef *effects) {
+	if !e.announce || e.status == nil || e.run == nil || e.status.Session != e.run.Session {
+		return
+	}
+	p := w.epicProgressOf(e)
+	if e.sent != nil && reflect.DeepEqual(*e.sent, p) {
+		return
+	}
+	first := e.sent == nil
+	e.sent = &p
+	ending := p.State != runs.StateRunning
+	if ending {
+		e.announce = false
+	}
+	ef.refresh = true
+	sent := p
+	sent.First, sent.Ended = first, ending
+	ef.add(func(s Sink) { s.EpicProgress(sent) })
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}

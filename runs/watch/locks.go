@@ -1,0 +1,72 @@
+package watch
+
+// The repository's worker and runner locks, probed at every tick (and by
+// Scan) so that no reader ever probes one: a worker whose events the
+// watcher cannot see (another session dir) counts as alive while it holds
+// its story's lock, a runner while it holds its epic's.
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// probeLocks reads which worker and runner locks are held; the files of a
+// story whose lock came or went are named and the views refreshed, and the
+// views when an epic's did.
+func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
+	workers, epics := w.heldLocks()
+	if !maps.Equal(workers, w.workerLocks) {
+		for story := range w.workerLocks {
+			if workers[story] == 0 {
+				w.storyRels(ws, story, ef)
+				ef.refresh = true
+			}
+		}
+		for story := range workers {
+			if w.workerLocks[story] == 0 {
+				w.storyRels(ws, story, ef)
+				ef.refresh = true
+			}
+		}
+		w.workerLocks = workers
+	}
+	if !maps.Equal(epics, w.epicLocks) {
+		w.epicLocks = epics
+		ef.refresh = true
+	}
+}
+
+// heldLocks lists the held worker locks (story → holder pid) and runner
+// locks (epic → holder pid) of the workspace's repository. Only lock files
+// with a holder recorded (store.RecordedLocks) are probed.
+func (w *Watcher) heldLocks() (workers, epics map[string]int) {
+	workers, epics = map[string]int{}, map[string]int{}
+	root := w.root
+	names, err := store.RecordedLocks(root)
+	if err != nil {
+		w.log.Debug("live: locks", "root", root, "err", err)
+		return workers, epics
+	}
+	workerPrefix, epicPrefix := runs.WorkerLockName(""), runs.EpicLockName("")
+	for _, name := range names {
+		story, isWorker := strings.CutPrefix(name, workerPrefix)
+		epic, isEpic := strings.CutPrefix(name, epicPrefix)
+		if (!isWorker || !store.ValidCanonical(story)) && (!isEpic || !store.ValidID(epic)) {
+			continue
+		}
+		switch {
+		case isWorker:
+			if pid, err := runs.WorkerHolder(root, story); err == nil && pid > 0 {
+				workers[story] = pid
+			}
+		case isEpic:
+			if pid, held, err := runs.EpicLock(root, epic, false); err == nil && held && pid > 0 {
+				epics[epic] = pid
+			}
+		}
+	}
+	return workers, epics
+}
