@@ -25,9 +25,15 @@ type Record struct {
 	Ended    time.Time `json:"ended"`
 	Branch   string    `json:"branch,omitempty"`
 	Base     string    `json:"base,omitempty"`
-	PR       string    `json:"pr,omitempty"`
-	Cost     float64   `json:"cost,omitempty"`
-	DryRun   bool      `json:"dryRun,omitempty"`
+	// Reference is the run's reference commit R (a full hash): the tip of
+	// the base (for a stacked story, of the epic's base) when the run
+	// started, which the worker made the story branch's fork point. The
+	// definitions and checks that count are read at it, never at a ref an
+	// agent could have moved. Empty in records of saga-lsp before issue 22.
+	Reference string  `json:"reference,omitempty"`
+	PR        string  `json:"pr,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+	DryRun    bool    `json:"dryRun,omitempty"`
 }
 
 // recordDir holds the run records of the repository holding root.

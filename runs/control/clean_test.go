@@ -87,7 +87,7 @@ func (h *cleanEnv) run(t *testing.T, story string, args ...string) string {
 // cache is the story's build caches folder.
 func (h *cleanEnv) cache(t *testing.T, story string) string {
 	t.Helper()
-	dir, err := runs.CachePath(h.root, story)
+	dir, err := runs.CachePath(h.root, story, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
