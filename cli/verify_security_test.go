@@ -116,3 +116,21 @@ func TestVerifyIgnoresPlantedObjects(t *testing.T) {
 		}
 	})
 }
+
+// verify runs the checks with the story's checks caches, never with the
+// caches its agent's Bash writes (runs.ChecksCacheDir).
+func TestVerifyUsesTheChecksCaches(t *testing.T) {
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": ""}` + "\n",
+		".saga/stories/s/c.json":     `{"id": "c", "subject": "C", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo \"cache=$GOCACHE\"; exit 1"]}` + "\n",
+	})
+	testkit.InitRepo(t, root)
+	checks, err := runs.ChecksCachePath(root, "s", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, root, "verify", "s"); !strings.Contains(r.Stdout, "cache="+checks+"/go-build") {
+		t.Errorf("verify's checks ran with another cache:\n%s%s", r.Stdout, r.Stderr)
+	}
+}

@@ -241,3 +241,27 @@ func TestRunBringsInTheReferenceCommit(t *testing.T) {
 func (f *fixture) gitOK(dir string, args ...string) bool {
 	return exec.Command("git", append([]string{"-C", dir}, args...)...).Run() == nil
 }
+
+// The suspected cache poisoning of issue 22: the TaskCompleted gate runs
+// a task's checks with the story's own caches (those its agent's Bash
+// writes), the final re-run with caches no agent's Bash writes — so a
+// result the agent planted in its caches (a cached go test result) cannot
+// pass for the final checks. (That another story's agent cannot write
+// either: TestAgentWritesOnlyItsWork.)
+func TestFinalChecksUseTheirOwnCaches(t *testing.T) {
+	sandboxed(t)
+	f := newFixture(t, false)
+	f.addStory("cached", map[string]string{
+		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo \"cache=$GOCACHE\""]}`,
+	})
+	code, out := f.run("cached", "all", func(o *worker.Options) { o.DryRun = true })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	agent, _ := runs.CachePath(f.root, "cached", nil)
+	checks, _ := runs.ChecksCachePath(f.root, "cached", nil)
+	evs := f.checkEvents()
+	if len(evs) != 2 || !strings.Contains(evs[0].Message, "cache="+agent+"/go-build") || !strings.Contains(evs[1].Message, "cache="+checks+"/go-build") {
+		t.Errorf("want the gate in %s and the final re-run in %s:\n%+v", agent, checks, evs)
+	}
+}
