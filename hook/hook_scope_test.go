@@ -317,7 +317,7 @@ func TestPreToolUseDeniesTheCaches(t *testing.T) {
 		for path, deny := range map[string]bool{
 			filepath.Join(caches, "repo-1", "agent", "other-story", "go-build", "x"): true,
 			filepath.Join(caches, "repo-1", "checks", "my-story", "x"):               true,
-			filepath.Join(f.scratch, "notes.txt"):                                   false,
+			filepath.Join(f.scratch, "notes.txt"):                                    false,
 		} {
 			r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": path, "content": "x"}, f.wt), env)
 			if reason, denied := hookDenyReason(t, r); denied != deny || (deny && !strings.Contains(reason, "saga-lsp's own state")) {
