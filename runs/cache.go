@@ -155,7 +155,7 @@ func ownedPrivate(dir string) error {
 	case !fi.IsDir():
 		return fmt.Errorf("%s is not a folder (a link?): remove it and run again", dir)
 	case ok && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s belongs to another user (uid %d): remove it (or set XDG_CACHE_HOME elsewhere) and run again", dir, st.Uid)
+		return fmt.Errorf("%s belongs to another user (uid %d): remove it and run again", dir, st.Uid)
 	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("%s may be written by other users (mode %04o): `chmod 700 %s`, then run again", dir, fi.Mode().Perm(), dir)
 	}

@@ -36,7 +36,8 @@ type Record struct {
 	DryRun    bool    `json:"dryRun,omitempty"`
 }
 
-// recordDir holds the run records of the repository holding root.
+// recordDir holds the run records of the repository holding root: inside
+// its git dir, which no story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {
 	locks, err := store.LockDir(root)
 	if err != nil {
@@ -45,12 +46,25 @@ func recordDir(root string) (string, error) {
 	return filepath.Join(filepath.Dir(locks), "runs"), nil
 }
 
+// trustedRecordDir is recordDir when it is the user's folder that no one
+// else may write (a record there decides which stories an epic runs).
+func trustedRecordDir(root string) (string, error) {
+	dir, err := recordDir(root)
+	if err != nil {
+		return "", err
+	}
+	if err := ownedPrivate(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("run records: %w", err)
+	}
+	return dir, nil
+}
+
 // WriteRecord stores a story's record (atomically, replacing the last one).
 func WriteRecord(root string, r Record) error {
 	if !store.ValidCanonical(r.Story) {
 		return fmt.Errorf("invalid story name %q", r.Story)
 	}
-	dir, err := recordDir(root)
+	dir, err := trustedRecordDir(root)
 	if err != nil {
 		return err
 	}
@@ -70,7 +84,7 @@ func ReadRecord(root, story string) (r Record, ok bool) {
 	if !store.ValidCanonical(story) {
 		return r, false
 	}
-	dir, err := recordDir(root)
+	dir, err := trustedRecordDir(root)
 	if err != nil {
 		return r, false
 	}
