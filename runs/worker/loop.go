@@ -286,11 +286,11 @@ Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take
 
 Record key decisions in %s as "## <ISO time> decision" entries. If you hit an obstacle that needs a human decision, append "## <ISO time> blocker" with what you need, leave the task in_progress, and stop.
 
-Do not commit: the worker commits and pushes everything you leave in this working directory after each run. The repository's git directory is read-only to you (git status, log, diff and show work; add, commit, branch and checkout do not). Do not edit the task or story JSON files: task statuses are recorded for you.
+Do not commit: the worker commits and pushes everything you leave in this working directory after each run. Do not edit the task or story JSON files: task statuses are recorded for you.
 `, journal)
 	switch bash {
 	case runs.BashSandboxed:
-		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
+		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you. The repository's git directory is read-only: git status, log, diff and show work; add, commit, branch and checkout do not.\n")
 	case runs.BashOff:
 		b.WriteString("Bash is not available in this run: use the file tools.\n")
 	}
