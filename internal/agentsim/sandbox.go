@@ -188,7 +188,8 @@ func (s *session) bwrapCommand(script string) (args []string, placeholders []str
 				args = append(args, "--ro-bind", filepath.Join(commonDir, n), filepath.Join(commonDir, n))
 			}
 		}
-		readOnly(filepath.Join(commonDir, "config.lock")) // `git config` cannot take the lock
+		readOnly(filepath.Join(commonDir, "config.lock"))                   // `git config` cannot take the lock
+		readOnly(filepath.Join(commonDir, "objects", "info", "alternates")) // as 2.1.330: no planted object store
 	}
 	if gitDir != commonDir {
 		for _, n := range []string{"config.worktree", "commondir", "gitdir"} {
