@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -64,7 +65,7 @@ func sandboxSettings(cache string, deny []string) map[string]any {
 func (r *run) denyWrite() []string {
 	var deny []string
 	for _, p := range []string{r.gitCommon, filepath.Join(r.wt, ".git"), r.o.SessionDir} {
-		if p != "" {
+		if _, err := os.Stat(p); p != "" && err == nil {
 			deny = append(deny, p)
 		}
 	}
