@@ -76,7 +76,9 @@ func runVerify(env *Env, args []string) int {
 	if len(only) > 0 {
 		ids = only
 	}
-	cache, err := runs.CacheDir(r, story)
+	// Not the agent's caches: a result its Bash planted there (a cached
+	// go test result) must not pass for a check's.
+	cache, err := runs.ChecksCacheDir(r, story, env.Getenv)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
@@ -84,7 +86,7 @@ func runVerify(env *Env, args []string) int {
 	if runner.Mode == verify.Refused {
 		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
 	}
-	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
+	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Recorded: where.Recorded, Mode: runner.Mode, Note: runner.Why, Passed: true}
 	text := *format == "text"
 	if text {
 		rep.header(env.Stdout, r)
@@ -136,7 +138,8 @@ type verifyReport struct {
 	Dir       string       `json:"dir"`
 	Base      string       `json:"base"`
 	ForkPoint string       `json:"forkPoint"`
-	Mode      string       `json:"mode"` // confined or unconfined
+	Recorded  bool         `json:"recorded"` // ForkPoint is the reference commit the story's last run recorded
+	Mode      string       `json:"mode"`     // confined or unconfined
 	Note      string       `json:"note,omitempty"`
 	Passed    bool         `json:"passed"`
 	Tasks     []verifyTask `json:"tasks"`
@@ -164,7 +167,11 @@ func (rep *verifyReport) header(w io.Writer, root string) {
 	if rel, err := filepath.Rel(root, dir); err == nil {
 		dir = rel
 	}
-	fmt.Fprintf(w, "story %s: checks as committed at %s (where it forked from %s), run in %s (%s)\n", rep.Story, verify.Short(rep.ForkPoint), rep.Base, dir, rep.Mode)
+	at := fmt.Sprintf("where it forked from %s", rep.Base)
+	if rep.Recorded {
+		at = fmt.Sprintf("the reference commit its last run recorded, from %s", rep.Base)
+	}
+	fmt.Fprintf(w, "story %s: checks as committed at %s (%s), run in %s (%s)\n", rep.Story, verify.Short(rep.ForkPoint), at, dir, rep.Mode)
 	if rep.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", rep.Note)
 	}

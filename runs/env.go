@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Environment variables of the run protocol. The worker sets the story ones
@@ -48,12 +46,18 @@ const (
 	// worker's run needs. EnvForkPoint is the commit the story branch
 	// forked at from its (epic's) base: the task files as committed there
 	// hold the checks that count. EnvChecksFile is the worker's reading of
-	// them (ChecksFile), so that the hook needs no git. EnvBash is how the
+	// them (ChecksFile), so that the hook needs no git. The worker makes the
+	// run's reference commit R (the base's tip at its start) the fork
+	// point, so EnvForkPoint is R. EnvBash is how the
 	// run's Bash runs (Bash* values): the checks run confined like it.
 	// EnvChecksTimeout is the timeout, in seconds, the worker registered
 	// for the TaskCompleted hook: the checks must end before it.
-	EnvForkPoint     = "SAGA_FORK_POINT"
-	EnvChecksFile    = "SAGA_CHECKS_FILE"
+	EnvForkPoint  = "SAGA_FORK_POINT"
+	EnvChecksFile = "SAGA_CHECKS_FILE"
+	// EnvCacheDir is the story's build caches (CacheDir) the worker gave
+	// its runs: the hook's checks use it, since the run's own
+	// XDG_CACHE_HOME points into it.
+	EnvCacheDir      = "SAGA_CACHE_DIR"
 	EnvBash          = "SAGA_BASH"
 	EnvChecksTimeout = "SAGA_CHECKS_TIMEOUT"
 	// EnvAllowUnconfinedChecks is "1" when the checks may run unconfined
@@ -97,8 +101,9 @@ type StoryEnv struct {
 	Session    string
 	EventsFile string
 
-	ForkPoint     string
+	ForkPoint     string // the run's reference commit R
 	ChecksFile    string
+	CacheDir      string
 	Bash          string
 	ChecksTimeout int // seconds
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
@@ -116,7 +121,7 @@ func (e StoryEnv) Vars() []string {
 		EnvSessionDir + "=" + e.SessionDir,
 		EnvSession + "=" + e.Session,
 	}
-	for _, kv := range [][2]string{{EnvEventsFile, e.EventsFile}, {EnvForkPoint, e.ForkPoint}, {EnvChecksFile, e.ChecksFile}, {EnvBash, e.Bash}} {
+	for _, kv := range [][2]string{{EnvEventsFile, e.EventsFile}, {EnvForkPoint, e.ForkPoint}, {EnvChecksFile, e.ChecksFile}, {EnvCacheDir, e.CacheDir}, {EnvBash, e.Bash}} {
 		if kv[1] != "" {
 			vars = append(vars, kv[0]+"="+kv[1])
 		}
@@ -129,44 +134,6 @@ func (e StoryEnv) Vars() []string {
 		allow = "1"
 	}
 	return append(vars, EnvAllowUnconfinedChecks+"="+allow)
-}
-
-// CachePath is the story's build caches (Go, npm, pip, XDG, and a temp
-// dir): writable for the agent's sandboxed Bash and for the checks, where
-// /tmp and $HOME/.cache are read-only, and kept out of the worktree so they
-// are never committed. It lives beside the locks, in the repository's git
-// dir. CacheDir creates it; clean only looks.
-func CachePath(root, story string) (string, error) {
-	if !store.ValidCanonical(story) {
-		return "", fmt.Errorf("invalid story name %q", story)
-	}
-	locks, err := store.LockDir(root)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(locks), "cache", story), nil
-}
-
-// CacheDir is CachePath, created (with its temp dir) when missing.
-func CacheDir(root, story string) (string, error) {
-	dir, err := CachePath(root, story)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
-		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
-	}
-	return dir, nil
-}
-
-// CacheEnv points the common toolchains' caches into a CacheDir.
-func CacheEnv(dir string) []string {
-	return []string{
-		"GOCACHE=" + filepath.Join(dir, "go-build"),
-		"npm_config_cache=" + filepath.Join(dir, "npm"),
-		"PIP_CACHE_DIR=" + filepath.Join(dir, "pip"),
-		"XDG_CACHE_HOME=" + dir,
-	}
 }
 
 // SelfPath is the saga-lsp binary to run as worker, runner and hook:

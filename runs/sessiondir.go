@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // The session dir holds what runs write for the programs that follow them:
@@ -66,23 +65,10 @@ func CheckSessionDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("session folder %s: %w", dir, err)
 	}
-	fix := fmt.Sprintf("or set %s to a folder of yours with mode 0700", EnvSessionDir)
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("%w: %s is a symbolic link: remove it, %s", ErrUnsafeSessionDir, dir, fix)
-	case !fi.IsDir():
-		return fmt.Errorf("%w: %s is not a folder: remove it, %s", ErrUnsafeSessionDir, dir, fix)
+	if err := ownedPrivate(dir); err != nil {
+		return fmt.Errorf("%w: %v; or set %s to a folder of yours with mode 0700", ErrUnsafeSessionDir, err, EnvSessionDir)
 	}
-	if uid, ok := ownerOf(fi); ok && uid != os.Geteuid() {
-		return fmt.Errorf("%w: %s belongs to another user (uid %d), who could replace the checks and events saga-lsp reads there: have it removed, %s",
-			ErrUnsafeSessionDir, dir, uid, fix)
-	}
-	perm := fi.Mode().Perm()
-	if perm&0o022 != 0 {
-		return fmt.Errorf("%w: %s has mode %04o: other users could have replaced its files; check them, then `chmod 700 %s`, %s",
-			ErrUnsafeSessionDir, dir, perm, dir, fix)
-	}
-	if perm != 0o700 {
+	if fi.Mode().Perm() != 0o700 {
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return fmt.Errorf("session folder %s: make it private (mode 0700): %w", dir, err)
 		}
@@ -122,14 +108,7 @@ func LegacySessionDir(dir string) string {
 // legacyUsable tells whether the old shared default may be read: a folder
 // owned by the user that no one else can write (as the old versions made
 // it); one another user made is never read.
-func legacyUsable(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return false
-	}
-	uid, ok := ownerOf(fi)
-	return ok && uid == os.Geteuid() && fi.Mode().Perm()&0o022 == 0
-}
+func legacyUsable(dir string) bool { return ownedPrivate(dir) == nil }
 
 // readDirs are the folders runs are listed from: the session dir when it
 // passes CheckSessionDir, and its legacy sibling when usable.
@@ -142,13 +121,4 @@ func readDirs(dir string) []string {
 		out = append(out, l)
 	}
 	return out
-}
-
-// ownerOf is the uid owning a file, where the system says.
-func ownerOf(fi fs.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
 }

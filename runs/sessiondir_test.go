@@ -74,7 +74,7 @@ func TestSessionDirMustBeTheUsers(t *testing.T) {
 		{mk("group-writable", 0o770), "chmod 700"},
 		{otherUsersDir(t), "belongs to another user"},
 		{file, "not a folder"},
-		{link, "symbolic link"},
+		{link, "not a folder"},
 	} {
 		for name, check := range map[string]func(string) error{"CheckSessionDir": CheckSessionDir, "MakeSessionDir": MakeSessionDir} {
 			err := check(c.dir)

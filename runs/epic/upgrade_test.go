@@ -12,20 +12,27 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // deadPID is above any pid_max: never a live process.
 const deadPID = 2147483605
 
-// An epic started by the previous release resumes after the upgrade. Its
-// layout: the session dir was /tmp/saga-sessions (shared, 0755), events
-// and run records carried no format version. Here: the epic runner was
-// killed after story a completed (its branch, its record, its events) and
-// while e ran. The new release's default dir is saga-sessions-<uid> beside
-// the old one; status still finds the old run, and `run` resumes it: a is
-// not run again, e is retried, b and c stack on a's branch.
-func TestEpicOfPreviousReleaseResumes(t *testing.T) {
+// An epic started by saga-lsp before issue 22 resumes after the upgrade.
+// The fixture is the layout that version left when its runner was killed
+// after story a completed and while e ran:
+//   - a completed on its branch, with its worktree, its run record in
+//     <git dir>/saga-lsp/runs/ as that version wrote it (no reference
+//     commit, no format version) and its build caches in
+//     <git dir>/saga-lsp/cache/;
+//   - the session dir was the shared /tmp/saga-sessions (0755; here its
+//     sibling of the new default saga-sessions-<uid>), holding the runner's,
+//     a's and e's events without a format version or start times.
+//
+// status still finds the old run; the upgraded runner does not run a
+// again, retries e, and b and c build on a's branch and read their checks
+// at main's tip (a's record's base), which they record as their reference
+// commit; the epic completes, and what the new version writes is versioned.
+func TestEpicOfThePreviousVersionResumes(t *testing.T) {
 	f := newEpicFixture(t, false)
 	tmp := t.TempDir()
 	legacy := filepath.Join(tmp, "saga-sessions")
@@ -42,37 +49,49 @@ func TestEpicOfPreviousReleaseResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Story a's branch: its tasks completed, its work committed.
-	testkit.Git(t, f.root, "checkout", "-q", "-b", "story/shop--a")
-	testkit.WriteFiles(t, f.root, map[string]string{
+	main := testkit.Git(t, f.root, "rev-parse", "main")
+	wt := testkit.Worktree(t, f.root, ".saga/worktrees/shop--a", "story/shop--a")
+	testkit.WriteFiles(t, wt, map[string]string{
+		"a.txt":                         "a's work\n",
 		".saga/stories/shop--a/a1.json": strings.Replace(task("a1"), `"pending"`, `"completed"`, 1),
 		".saga/stories/shop--a/a2.json": strings.Replace(task("a2", "a1"), `"pending"`, `"completed"`, 1),
-		"saga-work/a1.md":               "a1\n",
-		"saga-work/a2.md":               "a2\n",
 	})
-	testkit.Git(t, f.root, "add", "-A")
-	testkit.Git(t, f.root, "commit", "-q", "-m", "saga(shop--a): a1, a2 completed")
-	testkit.Git(t, f.root, "checkout", "-q", "main")
+	testkit.Git(t, wt, "add", "-A")
+	testkit.Git(t, wt, "commit", "-qm", "saga(shop--a): run 1 — completed a1, a2")
 
-	// The old release's files, byte for byte as it wrote them: no
-	// "version", no "procStart".
+	// The old version's files, byte for byte as it wrote them.
 	t0 := time.Now().Add(-time.Hour).UTC()
 	at := func(d time.Duration) string { return strconv.Quote(t0.Add(d).Format(time.RFC3339Nano)) }
 	ms := func(d time.Duration) string { return strconv.FormatInt(t0.Add(d).UnixMilli(), 10) }
 	epicSession, aSession, eSession := "saga-epic-shop-"+ms(0), "saga-story-shop--a-"+ms(time.Second), "saga-story-shop--e-"+ms(2*time.Second)
+	git := filepath.Join(f.root, ".git")
+	testkit.WriteFiles(t, git, map[string]string{
+		"info/exclude": ".saga/worktrees/\n",
+		"saga-lsp/runs/shop--a.json": fmt.Sprintf(`{
+  "story": "shop--a",
+  "session": %q,
+  "status": "completed",
+  "exitCode": 0,
+  "ended": %s,
+  "branch": "story/shop--a",
+  "base": "main",
+  "dryRun": true
+}
+`, aSession, at(29*time.Second)),
+		"saga-lsp/cache/shop--a/go-build/README": "Go's build cache of the old layout\n",
+	})
 	write := func(session string, lines ...string) {
 		path := runs.EventsFile(runs.OutputFile(legacy, session))
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(runs.OutputFile(legacy, session), []byte("the old release's log\n"), 0o644)
+		os.WriteFile(runs.OutputFile(legacy, session), []byte("the old version's log\n"), 0o644)
 	}
 	write(epicSession,
 		fmt.Sprintf(`{"time":%s,"epic":"shop","session":%q,"event":"epic.start","outputFile":%q,"pid":%d,"maxParallel":2,"after":"ready"}`, at(0), epicSession, runs.OutputFile(legacy, epicSession), deadPID),
 		fmt.Sprintf(`{"time":%s,"story":"shop--a","epic":"shop","session":%q,"event":"story.start","base":"main"}`, at(time.Second), aSession),
 		fmt.Sprintf(`{"time":%s,"story":"shop--a","epic":"shop","session":%q,"event":"story.end","status":"completed"}`, at(30*time.Second), epicSession),
 		fmt.Sprintf(`{"time":%s,"story":"shop--e","epic":"shop","session":%q,"event":"story.start","base":"main"}`, at(2*time.Second), eSession))
-	wt := filepath.Join(f.root, ".saga", "worktrees", "shop--a")
 	write(aSession,
 		fmt.Sprintf(`{"time":%s,"story":"shop--a","session":%q,"event":"worker.start","outputFile":%q,"pid":%d,"bash":"sandboxed"}`, at(time.Second), aSession, runs.OutputFile(legacy, aSession), deadPID-1),
 		fmt.Sprintf(`{"time":%s,"story":"shop--a","session":%q,"event":"step","step":"lock","message":"holding the worker lock for shop--a"}`, at(time.Second), aSession),
@@ -83,17 +102,6 @@ func TestEpicOfPreviousReleaseResumes(t *testing.T) {
 	write(eSession,
 		fmt.Sprintf(`{"time":%s,"story":"shop--e","session":%q,"event":"worker.start","outputFile":%q,"pid":%d,"bash":"sandboxed"}`, at(2*time.Second), eSession, runs.OutputFile(legacy, eSession), deadPID-3),
 		fmt.Sprintf(`{"time":%s,"story":"shop--e","session":%q,"event":"step","step":"lock","message":"holding the worker lock for shop--e"}`, at(2*time.Second), eSession))
-	locks, err := store.LockDir(f.root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	records := filepath.Join(filepath.Dir(locks), "runs")
-	os.MkdirAll(records, 0o755)
-	record := fmt.Sprintf("{\n  \"story\": \"shop--a\",\n  \"session\": %q,\n  \"status\": \"completed\",\n  \"exitCode\": 0,\n  \"ended\": %s,\n  \"branch\": \"story/shop--a\",\n  \"base\": \"main\",\n  \"cost\": 0.25\n}\n",
-		aSession, at(29*time.Second))
-	if err := os.WriteFile(filepath.Join(records, "shop--a.json"), []byte(record), 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	// Before the resume, status finds the old run: its runner died, a
 	// completed in its session.
@@ -114,28 +122,31 @@ func TestEpicOfPreviousReleaseResumes(t *testing.T) {
 	}
 	st = f.status()
 	if st.Done != 5 || st.State != runs.StatusCompleted || st.Session == epicSession {
-		t.Fatalf("after the resume: %+v", st)
+		t.Fatalf("after the upgrade: %+v", st)
 	}
 	evs := f.events()
 	if n := count(evs, runs.KindStoryStart, "shop--a"); n != 0 {
-		t.Errorf("a started again (%d times) though the old release completed it", n)
+		t.Errorf("a ran again (%d) though the old record says it completed", n)
 	}
 	if n := count(evs, runs.KindStoryStart, "shop--e"); n != 1 {
 		t.Errorf("e, killed with the old runner, started %d times, want 1", n)
 	}
 	if rs := runs.Runs(f.sessionDir, runs.KindStory, "shop--a"); len(rs) != 1 || filepath.Dir(rs[0].EventsFile) != legacy {
-		t.Errorf("a's runs: %+v, want the old release's only", rs)
+		t.Errorf("a's runs: %+v, want the old version's only", rs)
 	}
-	if files := testkit.Git(t, f.root, "ls-tree", "-r", "--name-only", "story/shop--b"); !strings.Contains(files, "saga-work/a1.md") {
-		t.Errorf("b did not build on a's branch:\n%s", files)
+	for _, s := range []string{"shop--b", "shop--c"} {
+		rec, ok := runs.ReadRecord(f.root, s)
+		if !ok || rec.Status != runs.StatusCompleted || rec.Reference != main || rec.Base != "story/shop--a" || rec.Version != runs.FormatVersion {
+			t.Errorf("%s's record %+v: want completed on story/shop--a with reference %s, version %d", s, rec, main, runs.FormatVersion)
+		}
+		if files := testkit.Git(t, f.root, "ls-tree", "-r", "--name-only", "story/"+s); !strings.Contains(files, "a.txt") {
+			t.Errorf("story/%s does not build on a's work:\n%s", s, files)
+		}
 	}
-	// What the new release wrote carries the format version; the old
-	// record is read as it is.
+	// What the new version wrote carries the format version; the old
+	// record reads as it is.
 	if !slices.ContainsFunc(evs, func(e runs.Event) bool { return e.Event == runs.KindEpicStart && e.Version == runs.FormatVersion }) {
 		t.Error("the new epic.start carries no format version")
-	}
-	if rec, ok := runs.ReadRecord(f.root, "shop--b"); !ok || rec.Version != runs.FormatVersion {
-		t.Errorf("b's record: %+v %v", rec, ok)
 	}
 	if rec, ok := runs.ReadRecord(f.root, "shop--a"); !ok || rec.Version != 0 || rec.Status != runs.StatusCompleted {
 		t.Errorf("a's old record: %+v %v", rec, ok)

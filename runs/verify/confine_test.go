@@ -52,11 +52,14 @@ func newBox(t *testing.T) *box {
 	return b
 }
 
-// hostDir is a new directory in the user's cache dir, removed at the end:
-// a place of the host that a check's sandbox shows read-only.
+// hostDir is a new directory in the user's ~/.cache, removed at the end: a
+// place of the host that a check's sandbox shows read-only. (Not
+// $XDG_CACHE_HOME: testkit.Main points it into the temp dir, which the
+// sandbox replaces wholesale.)
 func hostDir(t *testing.T) string {
 	t.Helper()
-	parent, err := os.UserCacheDir()
+	home, err := os.UserHomeDir()
+	parent := filepath.Join(home, ".cache")
 	if err == nil {
 		err = os.MkdirAll(parent, 0o755)
 	}

@@ -141,9 +141,8 @@ func (r *Runner) sandboxArgs(env map[string]string) []string {
 			l.args = append(l.args, "--ro-bind", p, p)
 		}
 	}
-	// The cache after those: it lives in the repository's git dir
-	// (runs.CachePath), which is the checkout's .git when the checks run in
-	// the checkout itself — a later read-only bind of .git would cover it.
+	// The cache after those, so that no read-only bind covers it (caches
+	// of the previous version lived in the repository's git dir).
 	if r.Cache != "" {
 		l.args = append(l.args, "--bind", r.Cache, r.Cache)
 	}

@@ -166,7 +166,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	cmd.Env = append(os.Environ(), claudecode.EnvTaskListID+"="+r.listID)
 	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
 	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
-		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout(),
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), CacheDir: r.cache, Bash: r.bash, ChecksTimeout: r.checksTimeout(),
 		AllowUnconfinedChecks: r.o.AllowUnconfinedChecks}
 	if r.checks != nil {
 		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
@@ -266,7 +266,7 @@ func (r *run) claudeArgs(prompt string) []string {
 	var deny []string
 	switch r.bash {
 	case runs.BashSandboxed:
-		extra = sandboxSettings(r.cache)
+		extra = sandboxSettings(r.cache, r.denyWrite())
 	case runs.BashUnsandboxed:
 		allowed += " Bash"
 	default:
@@ -309,11 +309,11 @@ Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take
 
 Record key decisions in %s as "## <ISO time> decision" entries. If you hit an obstacle that needs a human decision, append "## <ISO time> blocker" with what you need, leave the task in_progress, and stop.
 
-Commit your work with git after each task (git add, git commit); the worker commits whatever is left after the run either way. Do not edit the task or story JSON files: task statuses are recorded for you.
+Do not commit: the worker commits and pushes everything you leave in this working directory after each run. Do not edit the task or story JSON files: task statuses are recorded for you.
 `, journal)
 	switch bash {
 	case runs.BashSandboxed:
-		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
+		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you. The repository's git directory is read-only: git status, log, diff and show work; add, commit, branch and checkout do not.\n")
 	case runs.BashOff:
 		b.WriteString("Bash is not available in this run: use the file tools.\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // story/<story>: reused when it exists, re-added from the branch when only
 // the branch exists, else created from the base (fetched first when there is
 // a remote).
-func (r *run) worktree(ctx context.Context) error {
+func (r *run) worktree(ctx context.Context) (err error) {
 	r.repo = git.Repo{Bin: r.o.Git, Dir: r.root}
 	top, err := r.repo.Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -46,6 +47,13 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	remote := r.repo.HasRemote(ctx)
+	if r.gitCommon, err = r.gitCommonDir(ctx); err != nil {
+		return err
+	}
+	refBase := verify.EpicBase(ctx, r.repo, r.root, r.base)
+	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, remote); err != nil {
+		return err
+	}
 	if removed, err := r.repo.RemoveDeadWorktree(ctx, r.wt); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not remove the half-made %s: %v", rel(r.root, r.wt), err)
 	} else if removed {
@@ -60,18 +68,16 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 		r.j.Step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
 	default:
-		start := r.base
-		if remote {
-			if _, err := r.repo.Retry(ctx, "fetch", "origin", r.base); err != nil {
-				r.j.Warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
-			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
-				start = "origin/" + r.base
-			}
+		// From R itself, unless the base is a blocker's branch, whose work
+		// the story builds on (R is brought in below).
+		start, from := r.reference, fmt.Sprintf("%s at %s", r.referenceFrom, verify.Short(r.reference))
+		if refBase != r.base {
+			start, from = r.base, r.base
 		}
 		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
-		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, from)
 	}
 	if err := r.excludeAgentFiles(ctx); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
@@ -97,6 +103,9 @@ func (r *run) worktree(ctx context.Context) error {
 			return err
 		}
 		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
+	}
+	if err := r.bringIn(ctx); err != nil {
+		return err
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
 	return nil
