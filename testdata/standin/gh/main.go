@@ -85,7 +85,9 @@ func fail(code int, format string, args ...any) error {
 
 // run is the whole command; it returns the exit code.
 func run(args []string, getenv func(string) string, cwd string, stdout, stderr io.Writer) (code int) {
-	defer func() { logInvocation(getenv("GH_STANDIN_LOG"), args, cwd, code) }()
+	if len(args) == 0 || args[0] != "__job" {
+		defer func() { logInvocation(getenv("GH_STANDIN_LOG"), args, cwd, code) }()
+	}
 	g := &gh{getenv: getenv, cwd: cwd, stdout: stdout, stderr: stderr}
 	err := g.dispatch(args)
 	if err == nil {
