@@ -10,6 +10,7 @@ import (
 	"text/template"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // The workflow: its file, its inputs (`gh workflow run saga-story.yml -f
@@ -103,6 +104,7 @@ func Render(src Source) ([]byte, error) {
 		Module, ClaudeCode, ClaudeVersion, APIKey, OAuthToken string
 		Timeout                                               int
 		Worker, ArtifactPrefix, RunName                       string
+		SessionPrefix, OutputFile                             string
 		Inputs                                                [3]string
 	}{
 		Source: src, Module: Module, ClaudeCode: claudecode.NPMPackage, ClaudeVersion: claudecode.Version,
@@ -110,6 +112,8 @@ func Render(src Source) ([]byte, error) {
 		Worker: WorkerStep, ArtifactPrefix: ArtifactPrefix,
 		RunName: RunName("${{ inputs."+InputStory+" }}", "${{ inputs."+InputRunID+" }}"),
 		Inputs:  [3]string{InputStory, InputBase, InputRunID},
+		// The session as `run` names it in tmux: status and follow read it.
+		SessionPrefix: runs.StorySessionPrefix, OutputFile: runs.OutputFile("$SAGA_SESSION_DIR", "$session"),
 	})
 	if err != nil {
 		return nil, err
@@ -296,7 +300,8 @@ jobs:
         run: |
           [ -n "${%.APIKey%}" ] || unset {%.APIKey%}
           [ -n "${%.OAuthToken%}" ] || unset {%.OAuthToken%}
-          saga-lsp worker "$STORY" --base "$BASE"
+          session="{%.SessionPrefix%}$STORY-$(date +%s%3N)"
+          saga-lsp worker "$STORY" --base "$BASE" --session "$session" --output-file "{%.OutputFile%}"
 
       - name: Summarise the run
         id: summary
