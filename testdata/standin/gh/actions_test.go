@@ -191,9 +191,9 @@ func TestWorkflowRunEndToEnd(t *testing.T) {
 	o = r.ok("run", "view", id, "--json", "status,conclusion,jobs,headBranch,headSha,event,number,workflowName,createdAt")
 	var view struct {
 		Status, Conclusion, HeadBranch, HeadSha, Event, WorkflowName string
-		Number                                                      int
-		CreatedAt                                                   time.Time
-		Jobs                                                        []struct {
+		Number                                                       int
+		CreatedAt                                                    time.Time
+		Jobs                                                         []struct {
 			DatabaseID  int64 `json:"databaseId"`
 			Name        string
 			Status      string
