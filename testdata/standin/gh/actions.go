@@ -52,6 +52,7 @@ type wfRun struct {
 	CreatedAt    time.Time         `json:"createdAt"`
 	StartedAt    time.Time         `json:"startedAt"`
 	UpdatedAt    time.Time         `json:"updatedAt"`
+	DispatchedAt time.Time         `json:"dispatchedAt"` // to the nanosecond, for GH_STANDIN_LIST_DELAY
 	Inputs       map[string]string `json:"inputs"`
 	Group        string            `json:"group,omitempty"`  // its concurrency group
 	PID          int               `json:"pid,omitempty"`    // its job process
@@ -228,7 +229,7 @@ func (g *gh) workflowRun(args []string) error {
 			}
 		}
 		run.Number++
-		run.CreatedAt = now()
+		run.CreatedAt, run.DispatchedAt = now(), time.Now()
 		run.StartedAt, run.UpdatedAt = run.CreatedAt, run.CreatedAt
 		run.Dir = g.statePath() + ".actions/" + strconv.FormatInt(run.ID, 10)
 		if err := os.MkdirAll(run.Dir, 0o755); err != nil {
@@ -397,12 +398,14 @@ func (g *gh) runList(args []string) error {
 	if err != nil {
 		return err
 	}
+	// GitHub lists a dispatched run only some time after the dispatch.
+	delay := duration(g.getenv("GH_STANDIN_LIST_DELAY"), 0)
 	var found []*wfRun
 	err = g.withState(func(st *state) (bool, error) {
 		known := false
 		for i := len(st.Runs) - 1; i >= 0; i-- {
 			r := st.Runs[i]
-			if r.Repo != repo {
+			if r.Repo != repo || time.Since(r.DispatchedAt) < delay {
 				continue
 			}
 			if w := f.vals["workflow"]; w != "" && w != r.Workflow && w != r.WorkflowName {

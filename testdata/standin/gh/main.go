@@ -41,6 +41,8 @@
 //	GH_STANDIN_PROVIDED        run: step ids taken as done (default
 //	                  saga-lsp,claude-code,confinement: the test's PATH
 //	                  provides what they install)
+//	GH_STANDIN_LIST_DELAY      run list leaves out runs younger than this
+//	                  (GitHub lists a dispatched run a little later)
 //	GH_STANDIN_DISPATCH_DETAILS "1": workflow run prints the run's URL, as
 //	                  gh does when GitHub returns the run's details
 //
