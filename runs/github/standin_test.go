@@ -30,21 +30,31 @@ type actions struct {
 
 func newActions(t *testing.T, secrets ...string) *actions {
 	t.Helper()
+	return newActionsRepo(t, true, secrets...)
+}
+
+// newActionsRepo is newActions, with the workflow pushed to origin's main
+// or not.
+func newActionsRepo(t *testing.T, workflow bool, secrets ...string) *actions {
+	t.Helper()
 	base := t.TempDir()
 	a := &actions{t: t, root: testkit.GitRepo(t, filepath.Join(testkit.ModuleRoot(t), "examples", "workspace")),
 		gh: testkit.Build(t, "./testdata/standin/gh"), state: filepath.Join(base, "gh.json"), log: filepath.Join(base, "claude.log")}
 	a.origin = testkit.BareOrigin(t, a.root)
-	if _, err := github.Install(a.root, github.Source{Version: "v1.4.2", GoVersion: "1.26"}, false); err != nil {
-		t.Fatal(err)
+	if workflow {
+		if _, err := github.Install(a.root, github.Source{Version: "v1.4.2", GoVersion: "1.26"}, false); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Git(t, a.root, "add", ".github")
+		testkit.Git(t, a.root, "commit", "-q", "-m", "saga-story workflow")
+		testkit.Git(t, a.root, "push", "-q", "origin", "main")
 	}
-	testkit.Git(t, a.root, "add", ".github")
-	testkit.Git(t, a.root, "commit", "-q", "-m", "saga-story workflow")
-	testkit.Git(t, a.root, "push", "-q", "origin", "main")
 	a.env = append(testkit.CleanEnv(),
 		"PATH="+filepath.Dir(testkit.Binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
 		"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_GH="+a.gh,
-		"SAGA_STANDIN_SCRIPT=all", "SAGA_STANDIN_LOG="+a.log, "GH_STANDIN_STATE="+a.state)
+		"SAGA_STANDIN_SCRIPT=all", "SAGA_STANDIN_LOG="+a.log, "GH_STANDIN_STATE="+a.state,
+		"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"))
 	for _, s := range secrets {
 		a.env = append(a.env, "GH_STANDIN_SECRET_"+s)
 	}
