@@ -43,6 +43,8 @@ type Backend struct {
 	Poll time.Duration // default DefaultPoll
 }
 
+var _ control.Backend = Backend{}
+
 func (Backend) Name() string { return control.BackendGitHub }
 
 // StartStory dispatches the story; of the worker's flags only the base
