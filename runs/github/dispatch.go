@@ -305,7 +305,8 @@ func Follow(ctx context.Context, gh, dir string, id int64, poll time.Duration, r
 	}
 }
 
-// CurrentStep is the step in progress, else the first that failed ("").
+// CurrentStep is the step in progress, else the first that failed or was
+// cancelled ("").
 func CurrentStep(r RunInfo) string {
 	failed := ""
 	for _, j := range r.Jobs {
@@ -313,7 +314,7 @@ func CurrentStep(r RunInfo) string {
 			if s.Status == "in_progress" {
 				return s.Name
 			}
-			if s.Conclusion == "failure" && failed == "" {
+			if (s.Conclusion == "failure" || s.Conclusion == "cancelled") && failed == "" {
 				failed = s.Name
 			}
 		}

@@ -3,9 +3,11 @@ package github_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -135,5 +137,48 @@ func TestRunOnGitHubNoWorkflow(t *testing.T) {
 	}
 	if _, err := os.Stat(a.state); err == nil && len(a.runs()) > 0 {
 		t.Error("dispatched without a workflow")
+	}
+}
+
+// TestRunOnGitHubCancelledFromTheWeb: a run followed by `run --follow`
+// and cancelled on GitHub ends the follow with the cancelled conclusion
+// (exit 1); the worker was interrupted and the run record still uploaded.
+func TestRunOnGitHubCancelledFromTheWeb(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	a.env = append(a.env, "SAGA_STANDIN_SCRIPT=slow", "SAGA_STANDIN_DELAY_MS=600000", "GH_STANDIN_CANCEL_GRACE=30s")
+	cmd := exec.Command(testkit.Binary(t), "run", "user-auth--api", "--on", "github", "--follow")
+	cmd.Dir, cmd.Env = a.root, a.env
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	// The agent is at work once claude logged its invocation.
+	if !testkit.WaitUntil(60*time.Second, func() bool {
+		fi, err := os.Stat(a.log)
+		return err == nil && fi.Size() > 0 && len(a.runs()) == 1
+	}) {
+		t.Fatalf("claude never started: %+v\n%s", a.runs(), out.String())
+	}
+	id := a.runs()[0].ID
+	a.ghOK("run", "cancel", jsonNumber(id))
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(out.String(), "\ncompleted: cancelled (at Run the story)\n") {
+		data, _ := os.ReadFile(a.state)
+		t.Fatalf("follow: exit %d (%v)\n%s\n%s", code, err, out.String(), data)
+	}
+	r := a.runs()[0]
+	if stepOf(r, "Run the story") != "completed/cancelled" || stepOf(r, "Upload the run record and events") != "completed/success" {
+		t.Errorf("steps %+v\n%s", r.Jobs, a.jobLog(r))
+	}
+	dl := t.TempDir()
+	a.ghOK("run", "download", jsonNumber(id), "-D", dl)
+	events, _ := filepath.Glob(filepath.Join(dl, "*", "*"+runs.EventsSuffix))
+	if len(events) != 1 {
+		t.Fatalf("artifact events %v", events)
+	}
+	if end := runs.ReadRun(events[0]); !end.Ended || end.State == "completed" {
+		t.Errorf("the interrupted worker's run: ended %v, state %q", end.Ended, end.State)
 	}
 }

@@ -448,7 +448,7 @@ func (x *jobExec) upload(with map[string]string) string {
 }
 
 // script runs a run: step's script with bash, as the runner does, stopping
-// it when the job is cancelled or times out.
+// it when the job is cancelled or times out while it runs.
 func (x *jobExec) script(body, dir string, stepEnv map[string]string) string {
 	tmp := x.ctx.runner["temp"]
 	f, err := os.CreateTemp(tmp, "step-*.sh")
@@ -485,10 +485,15 @@ func (x *jobExec) script(body, dir string, stepEnv map[string]string) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// A step that runs after the cancel (always()) is not interrupted by it.
+	stop := x.stop
+	if x.halted() {
+		stop = nil
+	}
 	var werr error
 	select {
 	case werr = <-done:
-	case <-x.stop:
+	case <-stop:
 		grace := duration(x.g.getenv("GH_STANDIN_CANCEL_GRACE"), 7500*time.Millisecond)
 		pgid := -cmd.Process.Pid
 		for _, s := range []struct {
