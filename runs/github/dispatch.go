@@ -83,7 +83,7 @@ type Dispatched struct {
 	Session    string `json:"session"`
 	OutputFile string `json:"outputFile"`
 	EventsFile string `json:"eventsFile"`
-	Warnings   []string
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // DispatchError refuses a dispatch before anything was asked of GitHub,
@@ -98,7 +98,6 @@ func (e *DispatchError) Error() string { return e.Reason }
 type NotFoundError struct {
 	RunName string
 	Wait    time.Duration
-	Repo    string // OWNER/REPO when known
 }
 
 func (e *NotFoundError) Error() string {
