@@ -73,16 +73,16 @@ type DispatchOptions struct {
 
 // Dispatched is a story dispatched to GitHub Actions.
 type Dispatched struct {
-	Story      string `json:"story"`
-	Base       string `json:"base"`
-	RunID      string `json:"runId"`   // saga-lsp's id of the dispatch
-	RunName    string `json:"runName"` // the Actions run's name
-	ActionsRun int64  `json:"actionsRun,omitempty"`
-	URL        string `json:"url,omitempty"`
-	Status     string `json:"status,omitempty"` // GitHub's: queued, in_progress, completed, …
-	Session    string `json:"session"`
-	OutputFile string `json:"outputFile"`
-	EventsFile string `json:"eventsFile"`
+	Story      string   `json:"story"`
+	Base       string   `json:"base"`
+	RunID      string   `json:"runId"`   // saga-lsp's id of the dispatch
+	RunName    string   `json:"runName"` // the Actions run's name
+	ActionsRun int64    `json:"actionsRun,omitempty"`
+	URL        string   `json:"url,omitempty"`
+	Status     string   `json:"status,omitempty"` // GitHub's: queued, in_progress, completed, …
+	Session    string   `json:"session"`
+	OutputFile string   `json:"outputFile"`
+	EventsFile string   `json:"eventsFile"`
 	Warnings   []string `json:"warnings,omitempty"`
 }
 
