@@ -106,6 +106,9 @@ func TestRunOnGitHubRefusals(t *testing.T) {
 	if r := a.saga(nil, "run", "local-only", "--on", "github"); r.Code != 1 || !strings.Contains(r.Stderr, "story local-only is not on origin's main: commit and push it") {
 		t.Errorf("story not pushed: exit %d\n%s", r.Code, r.Stderr)
 	}
+	if r := a.saga(nil, "run", "user-auth", "--on", "github"); r.Code != 2 || !strings.Contains(r.Stderr, "--on github runs one story for now; user-auth is an epic") {
+		t.Errorf("an epic: exit %d\n%s", r.Code, r.Stderr)
+	}
 	if n := len(a.runs()); n != 0 {
 		t.Fatalf("%d runs dispatched by refused commands", n)
 	}
