@@ -214,7 +214,7 @@ func TestResolveErrors(t *testing.T) {
 		want              string // in the error; "" none
 	}{
 		{name: "an invalid story name", story: "../s", fork: r.fork, want: `invalid story name "../s"`},
-		{name: "an unknown fork point", story: "s", fork: strings.Repeat("0", 40), want: "list .saga/stories/s/ at 000000000000"},
+		{name: "an unknown fork point", story: "s", fork: strings.Repeat("0", 40), want: "read .saga/stories/s/ at 000000000000"},
 		{name: "a story without files", story: "later", fork: r.fork},
 	}
 	for _, tt := range tests {
@@ -278,7 +278,9 @@ func TestForkPoint(t *testing.T) {
 		{name: "HEAD of the worktree", dir: r.wt, head: "HEAD", base: "main", want: r.fork},
 		{name: "head empty is HEAD", dir: r.wt, head: "", base: "main", want: r.fork},
 		{name: "a branch named", dir: r.root, head: "story/s", base: "main", want: r.fork},
-		{name: "origin's base further along counts", dir: r.root, head: "story/t", base: "main", want: m3},
+		// A remote-tracking ref is never preferred on its own: an agent
+		// could have moved it (attack 13); the local base's fork counts.
+		{name: "origin's base further along does not count", dir: r.root, head: "story/t", base: "main", want: m2},
 		{name: "origin's base named", dir: r.root, head: "story/t", base: "origin/main", want: m3},
 		{name: "origin's base behind: the local fork", dir: r.root, head: "story/u", base: "local-ahead", want: m4},
 		{name: "a base origin has not got", dir: r.root, head: "story/u", base: "no-origin", want: m4},

@@ -35,34 +35,6 @@ func realTemp(t *testing.T) string {
 	return dir
 }
 
-// hostDir is a new directory in the user's cache dir, symlinks resolved,
-// removed at the end: a place of the host outside every place a check's
-// sandbox hides wholesale (/tmp, /var/tmp, /run), as a real worktree is.
-func hostDir(t *testing.T) string {
-	t.Helper()
-	parent, err := os.UserCacheDir()
-	if err == nil {
-		err = os.MkdirAll(parent, 0o755)
-	}
-	if err != nil {
-		t.Skipf("no user cache dir to hold the test's files outside /tmp: %v", err)
-	}
-	dir, err := os.MkdirTemp(parent, "saga-verify-")
-	if err != nil {
-		t.Skipf("cannot write in %s: %v", parent, err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("remove the test's files: %v", err)
-		}
-	})
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return real
-}
-
 // hostTmp is a new directory in the host's /tmp, symlinks resolved,
 // removed at the end: a place a check's sandbox replaces wholesale.
 func hostTmp(t *testing.T) string {
@@ -86,7 +58,7 @@ type sandbox struct{ dir, cache, outside string }
 
 func newSandbox(t *testing.T) sandbox {
 	t.Helper()
-	base := hostDir(t)
+	base := testkit.HostDir(t)
 	s := sandbox{dir: filepath.Join(base, "wt"), cache: filepath.Join(base, "cache"), outside: filepath.Join(base, "outside")}
 	testkit.WriteFiles(t, s.dir, map[string]string{".claude/settings.json": "{}\n", ".mcp.json": "{}\n"})
 	testkit.InitRepo(t, s.dir)
@@ -295,20 +267,16 @@ func TestRunUnconfined(t *testing.T) {
 	}
 }
 
-// Checks run in the checkout itself (`saga-lsp verify` for a story
-// without a worktree, a session started there) have the story's caches
-// under the repository's git dir: those stay writable while the rest of
-// .git is read-only.
+// A cache under a path the sandbox binds read-only (the checkout's .git,
+// where caches of the previous version lived, runs.LegacyCachePath) stays
+// writable while the rest of .git is read-only: the cache is bound last.
 func TestRunConfinedInTheCheckout(t *testing.T) {
 	testkit.Bwrap(t)
 	root := realTemp(t)
 	testkit.InitRepo(t, root)
-	cache, err := runs.CacheDir(root, "s")
-	if err != nil {
+	cache := filepath.Join(root, ".git", "saga-lsp", "cache", "s")
+	if err := os.MkdirAll(filepath.Join(cache, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
-	}
-	if !strings.HasPrefix(cache, filepath.Join(root, ".git")+string(filepath.Separator)) {
-		t.Fatalf("the cache %s is not under the git dir: the test tests nothing", cache)
 	}
 	r := NewRunner(context.Background(), root, cache, Policy{})
 	if r.Mode != Confined {
