@@ -27,6 +27,11 @@ const (
 	KindStoryHeld  = "story.held"  // {story, by, files}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
 	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
+
+	// KindDispatch: a story's worker was started on another backend than
+	// tmux (runs/github: a GitHub Actions run) {backend, base, runName,
+	// actionsRun?, url?}; written again once the run is found.
+	KindDispatch = "dispatch"
 )
 
 // Worker steps (Event.Step of KindStep).
@@ -115,6 +120,11 @@ type Event struct {
 	MaxParallel int      `json:"maxParallel,omitempty"`
 	After       string   `json:"after,omitempty"`   // epic.start: ready | merged
 	Adopted     bool     `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
+
+	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
+	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
+	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
+	URL        string `json:"url,omitempty"`        // dispatch: the run's page
 }
 
 // Int, Int64, Float and Bool make the optional fields of an Event.

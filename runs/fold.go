@@ -63,6 +63,11 @@ type Run struct {
 	MaxParallel int
 	After       string
 	CapReached  bool
+	// Backend, ActionsRun and URL are where a dispatched worker runs
+	// (KindDispatch): "" for tmux.
+	Backend    string
+	ActionsRun int64
+	URL        string
 
 	completedSince int    // task completions since Done was last reported
 	current        string // the task last set in progress
@@ -156,6 +161,12 @@ func (r *Run) Apply(e Event) {
 		r.TaskListDir = e.TaskListDir
 	}
 	switch e.Event {
+	case KindDispatch:
+		if r.Started.IsZero() {
+			r.Started = e.Time
+		}
+		r.Backend, r.Message = e.Backend, cmp.Or(e.Message, "dispatched to "+e.Backend)
+		r.ActionsRun, r.URL = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL)
 	case KindWorkerStart, KindEpicStart:
 		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
 		if e.PID > 0 {

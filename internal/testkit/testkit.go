@@ -286,3 +286,31 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// HostDir is a new directory outside the temp dir (in the user's
+// ~/.cache), removed at the end, its real path: for tests of a sandbox
+// that replaces the temp dir wholesale, whose files must be hidden by the
+// sandbox's own rules rather than by where the test put them. ($XDG_CACHE_HOME
+// is not used: Main points it into the temp dir.) The test is skipped where
+// there is no such place.
+func HostDir(tb testing.TB) string {
+	tb.Helper()
+	home, err := os.UserHomeDir()
+	parent := filepath.Join(home, ".cache")
+	if err == nil {
+		err = os.MkdirAll(parent, 0o755)
+	}
+	if err != nil {
+		tb.Skipf("no ~/.cache to hold the test's files outside the temp dir: %v", err)
+	}
+	dir, err := os.MkdirTemp(parent, "saga-host-")
+	if err != nil {
+		tb.Skipf("cannot write in %s: %v", parent, err)
+	}
+	tb.Cleanup(func() { removeAll(dir) })
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return real
+}

@@ -82,6 +82,10 @@ type Started struct {
 	Attach string `json:"-"`
 	// Finished is set when the worker completed (exit 0) while run waited.
 	Finished bool `json:"-"`
+	// Backend is where the worker runs ("" or BackendTmux: this machine's
+	// tmux); URL, when it runs elsewhere, the page of its run.
+	Backend string `json:"backend,omitempty"`
+	URL     string `json:"url,omitempty"`
 }
 
 // StartStory starts `<self> worker <story> --output-file <file> --session

@@ -38,7 +38,7 @@ type box struct {
 func newBox(t *testing.T) *box {
 	t.Helper()
 	testkit.Bwrap(t)
-	base := hostDir(t)
+	base := testkit.HostDir(t)
 	b := &box{base: base, wt: filepath.Join(base, "repo"), cache: filepath.Join(base, "cache"), home: filepath.Join(base, "home")}
 	testkit.WriteFiles(t, b.wt, map[string]string{"README": "a worktree\n"})
 	testkit.InitRepo(t, b.wt)
@@ -50,40 +50,6 @@ func newBox(t *testing.T) *box {
 	}
 	b.env = append(testkit.CleanEnv(), "HOME="+b.home)
 	return b
-}
-
-// hostDir is a new directory in the user's ~/.cache, removed at the end: a
-// place of the host that a check's sandbox shows read-only. (Not
-// $XDG_CACHE_HOME: testkit.Main points it into the temp dir, which the
-// sandbox replaces wholesale.)
-func hostDir(t *testing.T) string {
-	t.Helper()
-	home, err := os.UserHomeDir()
-	parent := filepath.Join(home, ".cache")
-	if err == nil {
-		err = os.MkdirAll(parent, 0o755)
-	}
-	if err != nil {
-		t.Skipf("no user cache dir to hold the test's files outside /tmp: %v", err)
-	}
-	dir, err := os.MkdirTemp(parent, "saga-confine-")
-	if err != nil {
-		t.Skipf("cannot write in %s: %v", parent, err)
-	}
-	t.Cleanup(func() {
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				os.Chmod(p, 0o755) // a check's read-only leftovers
-			}
-			return nil
-		})
-		os.RemoveAll(dir)
-	})
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return real
 }
 
 // runner is a Runner for the box's worktree, drawing on the box's env.

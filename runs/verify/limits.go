@@ -139,14 +139,16 @@ func (w *watchdog) sample() (why string, ok bool) {
 	proc := filepath.Join(w.root, "proc")
 	var st unix.Stat_t
 	if err := unix.Stat(proc, &st); err != nil {
-		return "", false
+		// Its root may be unreadable for a moment while bubblewrap sets
+		// it up; only a check that has ended is no longer watched.
+		return "", w.alive()
 	}
 	if st.Dev == w.hostProc {
 		return "", true // not set up yet
 	}
 	ents, err := os.ReadDir(proc)
 	if err != nil {
-		return "", false
+		return "", w.alive()
 	}
 	var pids []string
 	for _, e := range ents {

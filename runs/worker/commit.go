@@ -68,13 +68,18 @@ func (r *run) excludeAgentFiles(ctx context.Context) error {
 	if err := store.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
 		return err
 	}
+	// The writes run uncancellably: git killed while it writes a config
+	// leaves config.lock behind, and every later config write of the
+	// repository — the user's too — then fails until someone removes it
+	// (seen when a worker was stopped during set-up). Each is short.
+	wctx := context.WithoutCancel(ctx)
 	// Written once per repository (the workers of an epic share it).
 	if on, _ := r.repo.Run(ctx, "config", "--bool", "extensions.worktreeConfig"); on != "true" {
-		if _, err := r.repo.Retry(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
+		if _, err := r.repo.Retry(wctx, "config", "extensions.worktreeConfig", "true"); err != nil {
 			return err
 		}
 	}
-	_, err = r.wtGit.Retry(ctx, "config", "--worktree", "core.excludesFile", file)
+	_, err = r.wtGit.Retry(wctx, "config", "--worktree", "core.excludesFile", file)
 	return err
 }
 

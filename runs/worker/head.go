@@ -35,6 +35,9 @@ func (r *run) ensureHead(ctx context.Context, step string) error {
 	if err == nil && head == ref {
 		return nil
 	}
+	if ctx.Err() != nil {
+		return ctx.Err() // stopped: HEAD was not read, so nothing is said of it
+	}
 	was := termtext.Escape(head) // what the agent wrote in HEAD
 	if err != nil {
 		was = "a detached commit"

@@ -163,7 +163,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	defer cancel()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = r.wt
-	cmd.Env = append(os.Environ(), claudecode.EnvTaskListID+"="+r.listID)
+	cmd.Env = append(agentEnviron(os.Environ()), claudecode.EnvTaskListID+"="+r.listID)
 	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
 	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
 		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), CacheDir: r.cache, Bash: r.bash, ChecksTimeout: r.checksTimeout(),

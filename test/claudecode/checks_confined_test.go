@@ -27,18 +27,7 @@ func TestCheckLeaksNothingWithRealClaudeCode(t *testing.T) {
 		}
 		tools = filepath.Join(home, ".cache", "saga-tools")
 	}
-	parent, err := os.UserCacheDir()
-	if err == nil {
-		err = os.MkdirAll(parent, 0o755)
-	}
-	if err != nil {
-		t.Skipf("no user cache dir to hold a home outside /tmp: %v", err)
-	}
-	base, err := os.MkdirTemp(parent, "saga-confine-")
-	if err != nil {
-		t.Skipf("cannot write in %s: %v", parent, err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	base := testkit.HostDir(t)
 	secret := "SECRET-" + filepath.Base(base)
 	home, root := filepath.Join(base, "home"), filepath.Join(base, "repo")
 	testkit.WriteFiles(t, home, map[string]string{".ssh/id_ed25519": secret + "\n", ".netrc": "machine github.com password " + secret + "\n"})
