@@ -148,7 +148,7 @@ type Writer struct {
 // OpenWriter opens (creating) the events file. Events get the story (or
 // epic) and session given here and the time from now.
 func OpenWriter(path, story, epic, session string, now func() time.Time) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the session folder: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

@@ -31,7 +31,8 @@ func OpenLog(outputFile, story, epic, session string, stdout io.Writer, now func
 	l := &Log{now: now}
 	writers := []io.Writer{stdout}
 	if outputFile != "" {
-		if err := os.MkdirAll(filepath.Dir(outputFile), 0o755); err != nil {
+		// Private, as the session dir it usually is.
+		if err := os.MkdirAll(filepath.Dir(outputFile), 0o700); err != nil {
 			return nil, fmt.Errorf("create the output folder: %w", err)
 		}
 		out, err := os.OpenFile(outputFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

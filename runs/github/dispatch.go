@@ -122,6 +122,9 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if o.SessionDir == "" {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
+	if err := runs.MakeSessionDir(o.SessionDir); err != nil { // the user's alone
+		return nil, err
+	}
 	o.Wait, o.Poll = cmp.Or(o.Wait, DefaultAppearWait), cmp.Or(o.Poll, DefaultPoll)
 	gh, err := runs.LookProgram(o.Env, runs.ProgramGH)
 	if err != nil {
