@@ -17,3 +17,18 @@ const (
 	// EnvEnvFile is the file a SessionStart hook appends `export` lines to.
 	EnvEnvFile = "CLAUDE_ENV_FILE"
 )
+
+// The Claude Code release saga-lsp is built and tested against
+// (docs/claude-code.md), as its npm package: what a GitHub Actions job
+// installs (runs/github).
+const (
+	Version    = "2.1.330"
+	NPMPackage = "@anthropic-ai/claude-code"
+)
+
+// The credentials Claude Code authenticates with, one of which a headless
+// run needs: an API key, or the long-lived token of `claude setup-token`.
+const (
+	EnvAPIKey     = "ANTHROPIC_API_KEY"
+	EnvOAuthToken = "CLAUDE_CODE_OAUTH_TOKEN"
+)

@@ -186,7 +186,9 @@ func Read(dir string) (map[string]Task, error) {
 		if !ok || id == "" || Sanitize(id) != id || e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		// Regular files only, bounded, never blocking, no link followed:
+		// a FIFO or a link to /dev/zero in the list never stalls a reader.
+		b, err := store.ReadInside(dir, e.Name())
 		if err != nil {
 			continue
 		}
@@ -229,7 +231,7 @@ func update(ctx context.Context, dir, id string, fn func(*Task) error, tm lockTi
 	}
 	defer release()
 	path := taskPath(dir, id)
-	old, err := os.ReadFile(path)
+	old, err := store.ReadInside(dir, filepath.Base(path))
 	if err != nil {
 		return fmt.Errorf("update task %q: %w", id, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,6 +219,44 @@ func TestRead(t *testing.T) {
 	}
 	if got["unknown-keys"].Status != StatusCompleted || FromClaudeTask(got["unknown-keys"]) != StatusCompleted {
 		t.Errorf("unknown-keys = %+v", got["unknown-keys"])
+	}
+}
+
+// A task list the agent could reach (unconfined Bash) with a FIFO and a
+// link to /dev/zero among its tasks: Read and Update neither block nor
+// read without end; the FIFO and the link are not tasks.
+func TestReadSpecialFiles(t *testing.T) {
+	dir := ListDir(t.TempDir(), "saga__s__4")
+	if err := Hydrate(within(t, 5*time.Second), dir, pending("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "a.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "a.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan map[string]Task, 1)
+	go func() { got, _ := Read(dir); done <- got }()
+	select {
+	case got := <-done:
+		if len(got) != 0 {
+			t.Errorf("Read = %v, want no tasks", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Read hung on a FIFO")
+	}
+	for _, id := range []string{"a", "b"} {
+		err := Update(within(t, 5*time.Second), dir, id, func(t *Task) error { t.Status = StatusCompleted; return nil })
+		if err == nil {
+			t.Errorf("Update %s: no error", id)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -131,7 +132,8 @@ func writeCheckJSON(w io.Writer, ds []store.Diagnostic) error {
 
 // writeText prints `file:line:col: severity: message [code]`, 1-based for
 // humans, and a summary line; the location is bold, errors red and
-// warnings yellow when st is on.
+// warnings yellow when st is on. Paths and messages (which quote the
+// files' text) are escaped for the terminal (termtext.Escape).
 func writeText(w io.Writer, ds []store.Diagnostic, shown func(string) string, st styles) error {
 	bw := bufio.NewWriter(w)
 	counts := map[store.Severity]int{}
@@ -139,8 +141,8 @@ func writeText(w io.Writer, ds []store.Diagnostic, shown func(string) string, st
 	for _, d := range ds {
 		counts[d.Severity]++
 		files[d.File] = true
-		loc := fmt.Sprintf("%s:%d:%d:", shown(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1)
-		fmt.Fprintf(bw, "%s %s: %s [%s]\n", st.fileName(loc), severityText(st, d.Severity), d.Message, d.Code)
+		loc := fmt.Sprintf("%s:%d:%d:", termtext.Escape(shown(d.File)), d.Range.Start.Line+1, d.Range.Start.Character+1)
+		fmt.Fprintf(bw, "%s %s: %s [%s]\n", st.fileName(loc), severityText(st, d.Severity), termtext.Escape(d.Message), d.Code)
 	}
 	if len(ds) == 0 {
 		fmt.Fprintln(bw, "no problems found")
@@ -188,13 +190,14 @@ func writeGitHub(w io.Writer, ds []store.Diagnostic, shown func(string) string) 
 	return bw.Flush()
 }
 
-// ghData and ghProperty escape as the Actions toolkit does.
+// ghData and ghProperty escape as the Actions toolkit does, then what is
+// left of control characters as on a terminal (the workflow log is one).
 func ghData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	return termtext.Escape(strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s))
 }
 
 func ghProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return termtext.Escape(strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s))
 }
 
 func plural(n int) string {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 )
@@ -73,14 +74,15 @@ var cleanNouns = map[string][2]string{ // singular, plural
 }
 
 func writeClean(w io.Writer, res *control.CleanResult, show func(string) string) error {
+	// Paths and reasons name what is on disk: escaped for the terminal.
 	what := func(kind, path string) string {
 		switch kind {
 		case control.CleanBranch, control.CleanTmux:
-			return cleanNouns[kind][0] + " " + path
+			return cleanNouns[kind][0] + " " + termtext.Escape(path)
 		case control.CleanRunFiles:
-			return "run files " + show(path) + " and its " + runs.EventsSuffix
+			return "run files " + termtext.Escape(show(path)) + " and its " + runs.EventsSuffix
 		}
-		return cleanNouns[kind][0] + " " + show(path)
+		return cleanNouns[kind][0] + " " + termtext.Escape(show(path))
 	}
 	var b strings.Builder
 	counts := map[string]int{}
@@ -88,16 +90,16 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	item := func(it control.CleanItem) {
 		switch {
 		case it.Kept:
-			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path), it.Reason)
+			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
 			return
 		case it.Removed && it.Kind == control.CleanTmux:
-			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
 		case it.Removed:
-			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
 		case it.Kind == control.CleanTmux:
-			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
 		default:
-			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path), it.Reason)
+			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
 		}
 		counts[it.Kind]++
 		done++
@@ -133,7 +135,7 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 		}
 		for _, l := range res.Left {
 			if l.Story == s {
-				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path), l.Reason)
+				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path), termtext.Escape(l.Reason))
 			}
 		}
 	}

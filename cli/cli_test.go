@@ -163,6 +163,33 @@ func TestCheckUnreadableIsExit2(t *testing.T) {
 	}
 }
 
+// A story folder that is a link out of the workspace (attack 17: the
+// repository holds .saga/stories/x -> /, or a link to a folder of JSON
+// files) is reported, exit 2, and nothing behind it is parsed.
+func TestCheckNeverReadsThroughLinksOut(t *testing.T) {
+	root := testkit.CopyExample(t, "workspace")
+	out := t.TempDir()
+	testkit.WriteFiles(t, out, map[string]string{
+		"story.json": `{"id": "evil", "title": "SECRET", "description": "", "unknown": 1}`,
+		"t.json":     `{"id": "SECRET"`,
+	})
+	for name, target := range map[string]string{"x": "/", "evil": out} {
+		if err := os.Symlink(target, filepath.Join(root, ".saga/stories", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, root, "check")
+	for _, want := range []string{".saga/stories/x:1:1: error: .saga/stories/x is a symbolic link to /, outside the workspace",
+		".saga/stories/evil is a symbolic link to " + out, "[unreadable-file]"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("check lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	if r.Code != 2 || strings.Contains(r.Stdout, "SECRET") || strings.Contains(r.Stdout, "stories/x/") {
+		t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
 func TestPlan(t *testing.T) {
 	good, bad := examples(t, "workspace"), examples(t, "mistakes")
 	r := run(t, good, "plan", "user-auth--api", "--format", "json")
@@ -241,6 +268,11 @@ func TestNew(t *testing.T) {
 		{[]string{"new", "task", "billing--invoices", "y", "--subject", "Y", "--priority", "urgent"}, 2, "", "invalid priority"},
 		{[]string{"new", "task", "nope", "z", "--subject", "Z"}, 2, "", "no story \"nope\""},
 		{[]string{"new", "task", "billing--invoices", "a--b", "--subject", "Z"}, 2, "", "invalid task id"},
+		// The format's own file names are never a task's (one list with rename
+		// and the server's Create task fixes).
+		{[]string{"new", "task", "billing--invoices", "story", "--subject", "S"}, 2, "", `task id "story" is reserved`},
+		{[]string{"new", "task", "billing--invoices", "epic", "--subject", "E"}, 2, "", `task id "epic" is reserved`},
+		{[]string{"new", "task", "billing--invoices", "journal", "--subject", "J"}, 2, "", `task id "journal" is reserved`},
 		{[]string{"new", "task", "billing--refunds", "refund", "--subject", "Refund", "--format", "json"}, 0,
 			`"created": [` + "\n" + `    ".saga/stories/billing--refunds/refund.json"`, ""},
 		{[]string{"new", "task", "user-auth--sso", "oidc", "--subject", "OIDC login"}, 0, "created", ""},

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,7 +16,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 const followSynopsis = "follow <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
@@ -26,16 +30,22 @@ func runFollow(env *Env, args []string) int {
 	target := addTargetArg(c, "output `FORMAT`: text (progress on a terminal) or json (the events, one per line)")
 	pos, err := c.parse(args)
 	t, err := target.resolve(env, pos, err)
+	if err == nil {
+		err = t.typo(pos[0])
+	}
 	if err != nil {
 		return c.fail(env, err)
 	}
 	kind := t.kind
 	dir := runs.SessionDir(env.Getenv)
+	if err := runs.CheckSessionDir(dir); err != nil {
+		return c.fail(env, err)
+	}
 	rs := runs.Runs(dir, kind, pos[0])
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
-	return followRun(env, rs[len(rs)-1].EventsFile, target.json())
+	return followRun(env, rs[len(rs)-1].EventsFile, target.json(), pos[0], t.ws)
 }
 
 // followed is one events file being read: a story's worker or an epic's
@@ -43,6 +53,7 @@ func runFollow(env *Env, args []string) int {
 type followed struct {
 	tail runs.Tail
 	run  *runs.Run
+	err  error // the last read's, but a file not there yet
 }
 
 func newFollowed(path string) *followed {
@@ -58,6 +69,10 @@ func (fl *followed) read(f func(runs.Event)) {
 				f(e)
 			}
 		})
+		fl.err = err
+		if errors.Is(err, fs.ErrNotExist) {
+			fl.err = nil
+		}
 		if n == 0 || err != nil {
 			return
 		}
@@ -68,13 +83,17 @@ func (fl *followed) read(f func(runs.Event)) {
 // (text) a progress line per running story and a line per story's end; in
 // a pipe or with json, the events as JSON lines. Ctrl-C detaches and leaves
 // the run going. The exit code is the run's.
-func followRun(env *Env, eventsFile string, jsonOut bool) int {
+//
+// id is what the user named (to follow again after a detach); ws, the
+// workspace as the command loaded it, gives a story's task count until its
+// worker reports one.
+func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.Workspace) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	live := !jsonOut && isTerminal(env.Stdout)
 	main := newFollowed(eventsFile)
 	stories := map[string]*followed{} // an epic run's workers
-	out := &progressView{w: env.Stdout, on: live}
+	out := &progressView{w: env.Stdout, on: live, ws: ws}
 	printEvent := func(e runs.Event) {
 		if !live {
 			b, _ := json.Marshal(e)
@@ -106,17 +125,31 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 				if e.Session != "" && stories[e.Story] == nil {
 					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
 				}
-				out.line(fmt.Sprintf("▶ %s started", e.Story))
+				if e.Adopted {
+					out.line(fmt.Sprintf("↻ %s adopted (started by an earlier runner)", termtext.Escape(e.Story)))
+				} else {
+					out.line(fmt.Sprintf("▶ %s started", termtext.Escape(e.Story)))
+				}
 			case runs.KindStoryEnd:
-				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), e.Story, e.Status))
+				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status)))
 			case runs.KindStoryHeld:
-				out.line(fmt.Sprintf("⏸ %s held by %s", e.Story, strings.Join(e.By, ", ")))
+				held := fmt.Sprintf("⏸ %s held by %s", termtext.Escape(e.Story), strings.Join(termtext.Escapes(e.By), ", "))
+				if len(e.Files) > 0 {
+					held += "; their branches conflict in " + strings.Join(termtext.Escapes(e.Files), ", ")
+				}
+				out.line(held)
 			case runs.KindTaskStatus:
 				if e.To == "completed" {
-					out.line(fmt.Sprintf("✓ %s", e.Task))
+					// The task's id is the model's (TaskUpdate's taskId).
+					out.line(fmt.Sprintf("✓ %s", termtext.Escape(e.Task)))
 				}
 			}
 		})
+		if main.err != nil { // a FIFO or a link where the events file should be
+			out.done()
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: %v\n", main.err)
+			return exitFindings
+		}
 		for _, s := range stories {
 			s.read(nil)
 		}
@@ -130,7 +163,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 		// waited for long.
 		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
-			fmt.Fprintln(env.Stderr, main.run.Message)
+			fmt.Fprintln(env.Stderr, termtext.Escape(main.run.Message))
 			if main.run.ExitCode != nil {
 				return *main.run.ExitCode
 			}
@@ -147,7 +180,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool) int {
 		select {
 		case <-ctx.Done():
 			out.done()
-			fmt.Fprintf(env.Stderr, "saga-lsp follow: detached; the run goes on (%s)\n", eventsFile)
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: detached; the run goes on — `saga-lsp follow %s` watches it again (%s)\n", id, eventsFile)
 			return 130
 		case <-wake:
 		case <-tick.C:
@@ -175,7 +208,8 @@ func endMark(status string) string {
 type progressView struct {
 	w     io.Writer
 	on    bool
-	drawn []string // the progress block on screen
+	ws    *store.Workspace // task counts before a worker reports them
+	drawn []string         // the progress block on screen
 }
 
 func (v *progressView) clear() {
@@ -206,7 +240,7 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 	}
 	var lines []string
 	if main.Epic == "" {
-		lines = append(lines, progressLine(main.Story, main))
+		lines = append(lines, v.progressLine(main.Story, main))
 	} else {
 		ids := make([]string, 0, len(stories))
 		for id, s := range stories {
@@ -216,7 +250,7 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			lines = append(lines, progressLine(id, stories[id].run))
+			lines = append(lines, v.progressLine(id, stories[id].run))
 		}
 	}
 	if slices.Equal(lines, v.drawn) {
@@ -229,18 +263,24 @@ func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
 	v.drawn = lines
 }
 
-// progressLine is "story ▕████░░░░▏ 3/7 · write-tests".
-func progressLine(id string, r *runs.Run) string {
+// progressLine is "story ▕████░░░░▏ 3/7 · write-tests". Until the worker
+// reports its count (hydration), the story's tasks as loaded are shown.
+func (v *progressView) progressLine(id string, r *runs.Run) string {
 	done, total, current := r.Progress()
+	if total == 0 && v.ws != nil {
+		if s := v.ws.Story(id); s != nil {
+			done, total = s.Done(), len(s.Tasks)
+		}
+	}
 	const width = 16
 	filled := 0
 	if total > 0 {
 		filled = done * width / total
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	line := fmt.Sprintf("%s ▕%s▏ %d/%d", id, bar, done, total)
+	line := fmt.Sprintf("%s ▕%s▏ %d/%d", termtext.Escape(id), bar, done, total)
 	if current != "" {
-		line += " · " + current
+		line += " · " + termtext.Escape(current)
 	}
 	return line
 }

@@ -13,17 +13,22 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-const installSynopsis = "install [--root DIR] [--claude-settings project|user] [--dry-run]"
+const installSynopsis = "install [--root DIR] [--claude-settings project|user] [--dry-run]\n" +
+	"install --github-actions [--root DIR] [--from-source] [--force] [--remove] [--dry-run]"
 
 // runInstall registers the Claude Code hooks and prints editor setup.
 func runInstall(env *Env, args []string) int {
 	c := newCmdLine("install")
 	root := c.String("root", "", "project root `DIR` (default: nearest folder above the working directory with .saga/, else with .git, else the working directory)")
 	scope := c.String("claude-settings", hook.ScopeProject, "which settings.json (`SCOPE`): project (<root>/.claude/settings.json) or user (~/.claude/settings.json)")
-	dryRun := c.Bool("dry-run", false, "print the resulting settings.json instead of writing it")
+	dryRun := c.Bool("dry-run", false, "print the resulting settings.json (or workflow) instead of writing it")
+	gha := githubActionsFlags(c)
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos), oneOf("--claude-settings scope", *scope, hook.ScopeProject, hook.ScopeUser)); err != nil {
 		return c.fail(env, err)
+	}
+	if *gha.on || gha.used(c) {
+		return installGitHubActions(env, c, gha, *root, *dryRun)
 	}
 	r := ""
 	if *scope == hook.ScopeProject {

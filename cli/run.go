@@ -13,7 +13,8 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
-const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--max-cost USD] [--story]
+const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--story]
+run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
 
 // runRun starts a story's worker, or an epic's runner, in a detached tmux
@@ -26,10 +27,14 @@ func runRun(env *Env, args []string) int {
 	ef.Register(c.FlagSet)
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
+	on := addOnFlags(c)
 	pos, err := c.parse(args)
-	t, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf))
+	t, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf), on.check(c))
 	if err != nil {
 		return c.fail(env, err)
+	}
+	if *on.backend == control.BackendGitHub {
+		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.
@@ -72,7 +77,7 @@ func runRun(env *Env, args []string) int {
 		}
 	}
 	if *follow {
-		return followRun(env, st.EventsFile, target.json())
+		return followRun(env, st.EventsFile, target.json(), pos[0], t.ws)
 	}
 	return exitOK
 }

@@ -17,6 +17,9 @@ func runStop(env *Env, args []string) int {
 	target := addTargetArg(c, "output `FORMAT`: text or json")
 	pos, err := c.parse(args)
 	t, err := target.resolve(env, pos, err)
+	if err == nil {
+		err = t.typo(pos[0])
+	}
 	if err != nil {
 		return c.fail(env, err)
 	}

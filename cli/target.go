@@ -40,6 +40,19 @@ type resolved struct {
 	kind   runs.Kind
 	parser *store.Parser
 	ws     *store.Workspace
+	// unknown says why the name is neither a story nor an epic (with a
+	// did-you-mean when a name is near), for commands that would otherwise
+	// take it for an idle story (stop, follow).
+	unknown error
+}
+
+// typo refuses a name that is no story or epic when a near name exists:
+// said before a command takes it for an idle story.
+func (r resolved) typo(name string) error {
+	if r.unknown != nil && store.DidYouMean(name, append(r.ws.SortedStoryIDs(), r.ws.SortedEpicIDs()...)) != "" {
+		return usagef("%v", r.unknown)
+	}
+	return nil
 }
 
 // kindOf resolves name in the workspace at root to a story or an epic. A
@@ -62,10 +75,8 @@ func (t targetFlags) kindOf(root, name string) (resolved, error) {
 		return resolved{}, usagef("%v: pass --story or --epic", amb)
 	case kind == store.NameEpic, err != nil && want == store.NameEpic:
 		r.kind = runs.KindEpic
-	case err != nil && store.DidYouMean(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)) != "":
-		// A near name exists: the typo is said here, before a command
-		// takes it for an idle story or offers to create it.
-		return resolved{}, usagef("%v", err)
+	case err != nil:
+		r.unknown = err
 	}
 	return r, nil
 }

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
-const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json]"
+const verifySynopsis = "verify <story> [<task>…] [--root DIR] [--format text|json] [--allow-unconfined-checks]"
 
 // runVerify is `saga-lsp verify`: run the checks that would count for the
 // story's tasks (or the given ones) now, where its worker would — its
@@ -28,6 +29,7 @@ func runVerify(env *Env, args []string) int {
 	c := newCmdLine("verify")
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
+	unconfined := c.Bool("allow-unconfined-checks", false, "run the checks unconfined where bubblewrap cannot confine them")
 	pos, err := c.parse(args)
 	if err == nil && len(pos) == 0 {
 		err = usagef("missing the story to verify")
@@ -74,12 +76,17 @@ func runVerify(env *Env, args []string) int {
 	if len(only) > 0 {
 		ids = only
 	}
-	cache, err := runs.CacheDir(r, story)
+	// Not the agent's caches: a result its Bash planted there (a cached
+	// go test result) must not pass for a check's.
+	cache, err := runs.ChecksCacheDir(r, story, env.Getenv)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
-	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{Human: true})
-	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Mode: runner.Mode, Note: runner.Why, Passed: true}
+	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{AllowUnconfined: *unconfined})
+	if runner.Mode == verify.Refused {
+		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
+	}
+	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Recorded: where.Recorded, Mode: runner.Mode, Note: runner.Why, Passed: true}
 	text := *format == "text"
 	if text {
 		rep.header(env.Stdout, r)
@@ -131,7 +138,8 @@ type verifyReport struct {
 	Dir       string       `json:"dir"`
 	Base      string       `json:"base"`
 	ForkPoint string       `json:"forkPoint"`
-	Mode      string       `json:"mode"` // confined or unconfined
+	Recorded  bool         `json:"recorded"` // ForkPoint is the reference commit the story's last run recorded
+	Mode      string       `json:"mode"`     // confined or unconfined
 	Note      string       `json:"note,omitempty"`
 	Passed    bool         `json:"passed"`
 	Tasks     []verifyTask `json:"tasks"`
@@ -159,7 +167,11 @@ func (rep *verifyReport) header(w io.Writer, root string) {
 	if rel, err := filepath.Rel(root, dir); err == nil {
 		dir = rel
 	}
-	fmt.Fprintf(w, "story %s: checks as committed at %s (where it forked from %s), run in %s (%s)\n", rep.Story, verify.Short(rep.ForkPoint), rep.Base, dir, rep.Mode)
+	at := fmt.Sprintf("where it forked from %s", rep.Base)
+	if rep.Recorded {
+		at = fmt.Sprintf("the reference commit its last run recorded, from %s", rep.Base)
+	}
+	fmt.Fprintf(w, "story %s: checks as committed at %s (%s), run in %s (%s)\n", rep.Story, verify.Short(rep.ForkPoint), at, dir, rep.Mode)
 	if rep.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", rep.Note)
 	}
@@ -170,10 +182,11 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 	if !r.Passed {
 		mark = "✗"
 	}
-	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, r.Command, r.Outcome, time.Duration(r.DurationMs)*time.Millisecond)
+	// The command and its output are the repository's and the agent's.
+	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, termtext.Escape(r.Command), termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
 	if !r.Passed && r.Output != "" {
 		for _, line := range strings.Split(r.Output, "\n") {
-			fmt.Fprintf(w, "      %s\n", line)
+			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))
 		}
 	}
 }

@@ -3,14 +3,17 @@ package cli
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
-const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--max-cost USD] [--session NAME]"
+const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--session NAME]"
 
 // addWorkerFlags defines the worker's options (runs.WorkerFlags, their one
 // definition), shared by worker and run (which passes them on). Zero values
@@ -49,10 +52,50 @@ func runWorker(env *Env, args []string) int {
 	if err := cmp.Or(err, wantArgs(pos, "<story>"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx, stopped := stopOnSignal(env)
+	defer stopped()
 	return worker.Run(ctx, worker.Options{
 		Story: pos[0], Dir: env.Dir, WorkerFlags: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv},
 	})
+}
+
+// stopGrace bounds a stopped worker's end step (commit, push): a worker
+// still running that long after SIGINT or SIGTERM exits at once.
+const stopGrace = 60 * time.Second
+
+// stopOnSignal is the worker's context, cancelled by the first SIGINT or
+// SIGTERM, after which the worker ends its run. A stop always ends the
+// process: a second signal ends it at once, and so does stopGrace passing.
+// done is called when the worker returns.
+func stopOnSignal(env *Env) (ctx context.Context, done func()) {
+	sigs := make(chan os.Signal, 2) // the second is never dropped
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-finished:
+			return
+		case <-sigs:
+		}
+		cancel()
+		fmt.Fprintln(env.Stdout, "saga-lsp worker: stopping: the run ends and its work is committed (another SIGINT or SIGTERM exits at once)")
+		why := ""
+		select {
+		case <-finished:
+			return
+		case s := <-sigs:
+			why = fmt.Sprintf("stopped again (%v)", s)
+		case <-time.After(stopGrace):
+			why = fmt.Sprintf("stopped, and the end step did not finish within %s", stopGrace)
+		}
+		fmt.Fprintf(env.Stdout, "saga-lsp worker: %s; exiting now without finishing the end step (run the story again to finish it)\n", why)
+		os.Exit(runs.ExitFailed)
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(finished)
+		cancel()
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -80,7 +81,11 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	}
 	dir = absPathFrom(cwd, dir)
 
-	tc, found := h.countedChecks(story, task, dir)
+	tc, found, bad := h.countedChecks(story, task, dir)
+	if bad != nil {
+		fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: its checks cannot be read as committed: %v\n", task, bad)
+		return exitRefuse
+	}
 	if !found || len(tc.Commands) == 0 {
 		return 0
 	}
@@ -113,11 +118,16 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 		return exitRefuse
 	}
 
-	cache, err := runs.CacheDir(dir, story)
-	if err != nil {
-		cache = ""
+	// In a worker's run, the caches it gave the agent (the run's own
+	// XDG_CACHE_HOME points inside them, so they cannot be found again).
+	cache := h.getenv(runs.EnvCacheDir)
+	if cache == "" {
+		var err error
+		if cache, err = runs.CacheDir(dir, story, h.getenv); err != nil {
+			cache = ""
+		}
 	}
-	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{Bash: h.getenv(runs.EnvBash)})
+	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"})
 	events := h.getenv(runs.EnvEventsFile)
 	res := verify.RunTask(ctx, runner, task, tc, deadline, func(r verify.Result) {
 		if r.Problem == "interrupted" || events == "" {
@@ -146,8 +156,12 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 
 // countedChecks finds the task's checks that count: from the worker's
 // manifest when the run has one for this story and fork point, else read
-// with git in dir. found is false for a task that is not the story's.
-func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, found bool) {
+// with git in dir — at the reference commit the story's last run recorded
+// when HEAD holds it, else at HEAD's fork from the default branch. found
+// is false for a task that is not the story's. bad is set when the
+// repository holds a replacement for an object of the commit (planted:
+// the completion is refused, never checked against the working copy).
+func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, found bool, bad error) {
 	fork := h.getenv(runs.EnvForkPoint)
 	if path := h.getenv(runs.EnvChecksFile); path != "" {
 		m, err := verify.ReadManifest(path)
@@ -158,24 +172,34 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, 
 			h.warnf("%s is for story %s at %s, not %s at %s; reading the checks with git", path, m.Story, m.ForkPoint, story, fork)
 		default:
 			tc, found = m.Tasks[task]
-			return tc, found
+			return tc, found, nil
 		}
 	}
 	g := git.Repo{Dir: dir}
 	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
 	if fork == "" {
+		if rec, ok := runs.ReadRecord(dir, story); ok && rec.Reference != "" && g.OK(ctx, "merge-base", "--is-ancestor", rec.Reference, "HEAD") {
+			fork = rec.Reference
+		}
+	}
+	if fork == "" {
 		var err error
 		if fork, err = verify.ForkPoint(ctx, g, "HEAD", verify.DefaultBranch(ctx, g)); err != nil {
-			return h.uncommittedChecks(story, task, dir, err)
+			tc, found = h.uncommittedChecks(story, task, dir, err)
+			return tc, found, nil
 		}
 	}
 	m, err := verify.Resolve(ctx, g, story, fork, []string{task})
+	if errors.Is(err, git.ErrBadObject) {
+		return tc, false, err
+	}
 	if err != nil {
-		return h.uncommittedChecks(story, task, dir, err)
+		tc, found = h.uncommittedChecks(story, task, dir, err)
+		return tc, found, nil
 	}
 	tc, found = m.Tasks[task]
-	return tc, found
+	return tc, found, nil
 }
 
 // uncommittedChecks reads the task file itself where git cannot say what
@@ -238,8 +262,13 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		sum := sha256.Sum256([]byte(session))
 		session = hex.EncodeToString(sum[:8])
 	}
-	base := runs.CheckShare(runs.SessionDir(h.env), session, story, task)
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+	dir := runs.SessionDir(h.env)
+	base := runs.CheckShare(dir, session, story, task)
+	if err := runs.MakeSessionDir(dir); err != nil {
+		h.warnf("cannot share check results between hook registrations (%v)", err)
+		return g
+	}
+	if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}

@@ -87,7 +87,10 @@ func (f *checksFixture) git(t *testing.T, args ...string) string {
 func TestTaskCompletedChecks(t *testing.T) {
 	testkit.Bwrap(t)
 	f := newChecksFixture(t)
-	outside := filepath.Join(hookBaseDir(t), "escape.txt")
+	// Outside the worktree: the repository's git dir, read-only to a check
+	// (the rest of a temp dir is the check's private /tmp).
+	outside := filepath.Join(f.repo, ".git", "escape.txt")
+	hookWriteFile(t, filepath.Join(f.wt, "outside-path"), []byte(outside))
 	tests := []struct {
 		name    string
 		task    string
@@ -127,7 +130,7 @@ func TestTaskCompletedChecks(t *testing.T) {
 			if tc.prepare != nil {
 				tc.prepare(t)
 			}
-			stderr, code := f.complete(t, f.payload(t, tc.task, nil), f.env(map[string]string{"SAGA_TEST_OUTSIDE": outside}))
+			stderr, code := f.complete(t, f.payload(t, tc.task, nil), f.env(nil))
 			if code != tc.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, stderr)
 			}
@@ -173,10 +176,11 @@ func TestTaskCompletedKillsWhatChecksStart(t *testing.T) {
 	for _, mode := range []string{"confined", "unconfined"} {
 		t.Run(mode, func(t *testing.T) {
 			marker := strconv.Itoa(800000 + rand.IntN(100000)) // sleep's argument names the daemon
-			env := f.env(map[string]string{"SAGA_TEST_SLEEP": marker})
+			hookWriteFile(t, filepath.Join(f.wt, "sleep-for"), []byte(marker))
+			env := f.env(nil)
 			if mode == "unconfined" {
 				env["PATH"] = noBwrapPath(t)
-				env["SAGA_BASH"] = runs.BashUnsandboxed
+				env[runs.EnvAllowUnconfinedChecks] = "1"
 			}
 			stderr, code := f.complete(t, f.payload(t, "daemon", nil), env)
 			if code != 0 {
@@ -356,16 +360,23 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 }
 
 // Without bubblewrap a check runs unconfined only where the user allowed
-// it; a worker run that did not refuses the completion and says what to do.
+// it (SAGA_ALLOW_UNCONFINED_CHECKS=1, which a worker started with
+// --allow-unconfined-checks sets); otherwise the completion is refused,
+// saying what to do — unconfined Bash does not imply unconfined checks.
 func TestTaskCompletedWithoutBubblewrap(t *testing.T) {
 	f := newChecksFixture(t)
 	path := noBwrapPath(t)
-	stderr, code := f.complete(t, f.payload(t, "fail", nil), f.env(map[string]string{"PATH": path, "SAGA_BASH": runs.BashOff}))
-	if code != 2 || !strings.Contains(stderr, "result: not run: bubblewrap (bwrap) is not installed and this run does not allow unconfined commands: install bubblewrap, or run the story with --allow-unsandboxed-bash") {
-		t.Errorf("exit %d:\n%s", code, stderr)
+	for _, env := range []map[string]string{{"SAGA_BASH": runs.BashOff}, {"SAGA_BASH": runs.BashUnsandboxed}, {runs.EnvAllowUnconfinedChecks: "0"}, nil} {
+		env = f.env(env)
+		env["PATH"] = path
+		stderr, code := f.complete(t, f.payload(t, "fail", nil), env)
+		if code != 2 || !strings.Contains(stderr, "result: not run: bubblewrap (bwrap) is not installed, and unconfined checks are not allowed: install it (apt-get install bubblewrap") ||
+			!strings.Contains(stderr, "--allow-unconfined-checks") {
+			t.Errorf("%v: exit %d:\n%s", env, code, stderr)
+		}
 	}
-	stderr, code = f.complete(t, f.payload(t, "fail", nil), f.env(map[string]string{"PATH": path, "SAGA_BASH": runs.BashUnsandboxed}))
-	if code != 2 || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, "note: bubblewrap (bwrap) is not installed; running UNCONFINED as the run allows unconfined Bash") {
+	stderr, code := f.complete(t, f.payload(t, "fail", nil), f.env(map[string]string{"PATH": path, runs.EnvAllowUnconfinedChecks: "1"}))
+	if code != 2 || !strings.Contains(stderr, "exit status 3") || !strings.Contains(stderr, "note: bubblewrap (bwrap) is not installed; running UNCONFINED as allowed (--allow-unconfined-checks)") {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 }
@@ -413,14 +424,17 @@ func TestTaskCompletedRegisteredTwice(t *testing.T) {
 	}
 	// The model retries: the transcript grew.
 	hookWriteFile(t, transcript, []byte(`{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n"))
-	both(f.env(map[string]string{"SAGA_TEST_HOLD": "1"}))
+	hold := filepath.Join(f.wt, "hold")
+	hookWriteFile(t, hold, []byte("1"))
+	both(f.env(nil))
 	if n := runs(); n != 2 {
 		t.Fatalf("after a retry the checks ran %d times in all, want 2", n)
 	}
 	// One arriving while the other runs (and no transcript to tell): it
 	// waits for the result.
 	payload = f.payload(t, "counted", map[string]any{"transcript_path": filepath.Join(f.sessions, "none")})
-	first := hookProc(t, f.env(map[string]string{"SAGA_TEST_HOLD": "2"}))
+	hookWriteFile(t, hold, []byte("2"))
+	first := hookProc(t, f.env(nil))
 	first.Stdin = bytes.NewReader(payload)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)

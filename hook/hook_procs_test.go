@@ -26,7 +26,7 @@ import (
 func hookProc(t testing.TB, env map[string]string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(testkit.Binary(t), "hook")
-	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "XDG_CACHE_HOME"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

@@ -190,10 +190,22 @@ func absPathFrom(base, p string) string {
 // protected is saga-lsp's own state a hook's agent must never write, even
 // where it lies in the temp dir: the session dir (output and events files
 // that status and the editor trust), the lock dirs of repositories outside
-// git, and Claude Code's task lists (written only through the Task tools, so
-// that the hooks see every change).
+// git, the build caches (its own are for its Bash; other stories' and the
+// checks' are not its to write), and Claude Code's task lists (written
+// only through the Task tools, so that the hooks see every change).
 func (h *hookRun) protected() []string {
-	out := []string{runs.SessionDir(h.env), store.TempLockRoot()}
+	dir := runs.SessionDir(h.env)
+	out := []string{dir, store.TempLockRoot()}
+	if legacy := runs.LegacySessionDir(dir); legacy != "" {
+		out = append(out, legacy) // still read while runs of earlier releases are there
+	}
+	// In a worker's run XDG_CACHE_HOME points into the story's own caches:
+	// the root is found from them (<root>/<repo>/agent/<story>).
+	if c := h.getenv(runs.EnvCacheDir); c != "" {
+		out = append(out, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(c)))))
+	} else if c, err := runs.CacheRoot(h.env); err == nil {
+		out = append(out, c)
+	}
 	if cfg, err := claudecode.ConfigDir(h.env); err == nil {
 		out = append(out, filepath.Join(cfg, "tasks"))
 	}

@@ -301,3 +301,28 @@ func TestPreToolUseProtectsOwnState(t *testing.T) {
 		t.Errorf("the temp dir itself denied: %s", r.stdout)
 	}
 }
+
+// The build caches are not the file tools' to write even where they lie in
+// the temp dir (another story's, the checks' own): in a worker's run the
+// root is found from the story's caches (SAGA_CACHE_DIR; the run's
+// XDG_CACHE_HOME points inside them), elsewhere from XDG_CACHE_HOME.
+func TestPreToolUseDeniesTheCaches(t *testing.T) {
+	f := newHookScopeFixture(t)
+	caches := filepath.Join(f.scratch, "caches", "saga-lsp")
+	own := filepath.Join(caches, "repo-1", "agent", "my-story")
+	for _, env := range []map[string]string{
+		{"SAGA_CACHE_DIR": own, "XDG_CACHE_HOME": own},
+		{"XDG_CACHE_HOME": filepath.Join(f.scratch, "caches")},
+	} {
+		for path, deny := range map[string]bool{
+			filepath.Join(caches, "repo-1", "agent", "other-story", "go-build", "x"): true,
+			filepath.Join(caches, "repo-1", "checks", "my-story", "x"):               true,
+			filepath.Join(f.scratch, "notes.txt"):                                    false,
+		} {
+			r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": path, "content": "x"}, f.wt), env)
+			if reason, denied := hookDenyReason(t, r); denied != deny || (deny && !strings.Contains(reason, "saga-lsp's own state")) {
+				t.Errorf("env %v: Write %s: denied %v (%q), want %v", env, path, denied, reason, deny)
+			}
+		}
+	}
+}

@@ -104,15 +104,15 @@ const maxSummaryTasks = 15
 // store's light reader: broken files are counted, never fatal.
 func StorySummary(wt StoryWorktree) string {
 	rel := filepath.FromSlash(store.StoryDirRel(wt.Story))
-	dir := filepath.Join(wt.Worktree, rel)
-	if fi, err := os.Stat(dir); (err != nil || !fi.IsDir()) && wt.Repo != "" {
+	root := wt.Worktree
+	if fi, err := os.Stat(filepath.Join(root, rel)); (err != nil || !fi.IsDir()) && wt.Repo != "" {
 		if fi, err := os.Stat(filepath.Join(wt.Repo, rel)); err == nil && fi.IsDir() {
-			dir = filepath.Join(wt.Repo, rel)
+			root = wt.Repo
 		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "SAGA story worktree for story %q (%s).", wt.Story, wt.Worktree)
-	story, err := store.ReadStoryBrief(dir, wt.Story)
+	story, err := store.ReadStoryBrief(root, wt.Story)
 	if err != nil {
 		fmt.Fprintf(&b, " Its folder %s%c was not found, so its tasks are unknown.", store.StoryDirRel(wt.Story), filepath.Separator)
 		b.WriteString(storyScopeNote(wt.Story))

@@ -64,7 +64,7 @@ func TestSessionStartMain(t *testing.T) {
 	want := "export FOO=bar\n" + hookEnvLines(
 		"SAGA_PROJECT_DIR", repo,
 		"SAGA_TASK_CONTEXT", "main",
-		"SAGA_SESSION_DIR", "/tmp/saga-sessions")
+		"SAGA_SESSION_DIR", runs.DefaultSessionDir())
 	if got := testkit.ReadFile(t, envFile); got != want {
 		t.Errorf("env file:\n%s\nwant:\n%s", got, want)
 	}
@@ -126,7 +126,7 @@ func TestSessionStartStoryWorktree(t *testing.T) {
 				"SAGA_TASK_CONTEXT", "story-worktree",
 				"SAGA_STORY_ID", tc.story,
 				"SAGA_STORY_PATH", tc.story,
-				"SAGA_SESSION_DIR", "/tmp/saga-sessions")
+				"SAGA_SESSION_DIR", runs.DefaultSessionDir())
 			if got := testkit.ReadFile(t, envFile); got != want {
 				t.Errorf("env file:\n%s\nwant:\n%s", got, want)
 			}

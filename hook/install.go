@@ -103,12 +103,12 @@ func Install(o InstallOptions) (*Installed, error) {
 	}
 	res := &Installed{Path: path}
 	res.Command, res.Note = hookCommandFor(o.Scope, o.Self)
-	old, err := os.ReadFile(real)
+	old, err := readSettings(path, real)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.Created = true
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	src := old
 	if len(bytes.TrimSpace(src)) == 0 {
@@ -135,6 +135,29 @@ func Install(o InstallOptions) (*Installed, error) {
 	}
 	res.Written = true
 	return res, nil
+}
+
+// maxSettingsSize bounds what install reads of a settings file: Claude
+// Code's settings are a few kilobytes.
+const maxSettingsSize = 4 << 20
+
+// readSettings reads the settings file (real: path with its link
+// resolved). A FIFO, a device or a folder is refused without blocking or
+// reading it, a file over maxSettingsSize too; a missing file is
+// fs.ErrNotExist.
+func readSettings(path, real string) ([]byte, error) {
+	src, err := store.ReadRegularFile(real, maxSettingsSize)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+		return src, err
+	case errors.Is(err, store.ErrNotRegular):
+		var pe *fs.PathError
+		errors.As(err, &pe)
+		return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("%v, not a settings file: install reads and replaces regular files only", pe.Err)}
+	case errors.Is(err, store.ErrTooLarge):
+		return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("over %d MB, too large for a settings file", maxSettingsSize>>20)}
+	}
+	return nil, fmt.Errorf("read %s: %w", path, err)
 }
 
 // hookCommandFor is the hook command a scope's settings should name.

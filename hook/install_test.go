@@ -1,11 +1,15 @@
 package hook_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -374,4 +378,106 @@ func TestInstallNamesHookOnPath(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "note: saga-lsp is not on PATH") {
 		t.Errorf("off PATH: exit %d\n%s", r.Code, r.Stdout)
 	}
+}
+
+// A settings file that is a FIFO, a link to /dev/zero or a folder is
+// refused at once, untouched: reading it would hang install for ever or
+// grow its memory without bound (attack 15). The command runs with a
+// deadline and an address-space limit, so a regression fails the test
+// instead of hanging it or exhausting the machine.
+func TestInstallRefusesSpecialSettings(t *testing.T) {
+	_, env := installEnv(t)
+	for _, c := range []struct {
+		name, says string
+		make       func(settings string) error
+	}{
+		{"FIFO", "a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"link to /dev/zero", "a character device", func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"folder", "a folder", func(p string) error { return os.Mkdir(p, 0o755) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, settings := project(t, "")
+			if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.make(settings); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(settings)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "sh", "-c", `ulimit -v 2097152 && exec "$0" install`, testkit.Binary(t))
+			cmd.Dir, cmd.Env = dir, env
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("install still running after 30 s: it blocked on the %s", c.name)
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), settings) ||
+				!strings.Contains(stderr.String(), c.says) || !strings.Contains(stderr.String(), "left untouched") {
+				t.Fatalf("install: %v\n%s%s", err, stdout.String(), stderr.String())
+			}
+			after, err := os.Lstat(settings)
+			if err != nil || after.Mode() != before.Mode() || !os.SameFile(before, after) {
+				t.Errorf("the settings entry was replaced: %v, %v", after, err)
+			}
+		})
+	}
+}
+
+// A settings.json that is a link to a regular file (dotfile managers) is
+// followed: its target gets the hooks, replaced atomically (a new inode,
+// no temp file left), and the link stays a link to it.
+func TestInstallFollowsLinkedSettings(t *testing.T) {
+	home, env := installEnv(t)
+	dotfiles := filepath.Join(home, "dotfiles", "claude")
+	if err := os.MkdirAll(dotfiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dotfiles, "settings.json")
+	data, err := os.ReadFile(filepath.Join("testdata", "install", "existing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := "../dotfiles/claude/settings.json"
+	if err := os.Symlink(link, settings); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(target)
+	dir, _ := project(t, "")
+	if r := install(t, dir, env, "--claude-settings", "user"); r.Code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got, err := os.Readlink(settings); err != nil || got != link {
+		t.Errorf("settings.json is no longer the link: %q, %v", got, err)
+	}
+	after, err := os.Stat(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Error("the target was rewritten in place, not replaced by a rename")
+	}
+	if after.Mode().Perm() != 0o600 {
+		t.Errorf("the target's mode is %v, want 0600 kept", after.Mode().Perm())
+	}
+	got, _ := os.ReadFile(target)
+	if !strings.Contains(string(got), testkit.Binary(t)+" hook") || !strings.Contains(string(got), `"permissions"`) {
+		t.Errorf("target:\n%s", got)
+	}
+	for _, d := range []string{dotfiles, filepath.Dir(settings)} {
+		if entries, _ := os.ReadDir(d); len(entries) != 1 {
+			t.Errorf("stray files in %s: %v", d, entries)
+		}
+	}
+	installTwice(t, dir, env, target, "--claude-settings", "user")
 }

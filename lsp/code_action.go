@@ -362,10 +362,10 @@ func (ca *codeActions) encodeValid(rel string, doc any) ([]byte, bool) {
 // createTaskFix: "Create task <ref>" for an unknown blockedBy entry.
 func (ca *codeActions) createTaskFix(ref string, diag *protocol.Diagnostic) *protocol.CodeAction {
 	story := ca.f.Owner
-	if !ca.canCreate() || !store.ValidID(ref) || !store.ValidCanonical(story) || store.CheckNameLength("task id", ref) != nil {
+	if !ca.canCreate() || !store.ValidID(ref) || store.ReservedTaskID(ref) || !store.ValidCanonical(story) || store.CheckNameLength("task id", ref) != nil {
 		return nil
 	}
-	if st := ca.snap.WS.Story(story); st != nil && st.Task(ref) != nil {
+	if st := ca.snap.WS.Story(story); (st != nil && st.Task(ref) != nil) || ca.snap.WS.File(store.TaskFileRel(story, ref)) != nil {
 		return nil
 	}
 	rel, data, ok := ca.newTaskContent(story, ref)

@@ -45,7 +45,11 @@ type docChangeJSON struct {
 		URI     string `json:"uri"`
 		Version *int   `json:"version"`
 	} `json:"textDocument"`
-	Edits []textEditJSON `json:"edits"`
+	Edits   []textEditJSON `json:"edits"`
+	Options *struct {
+		Overwrite      *bool `json:"overwrite"`
+		IgnoreIfExists *bool `json:"ignoreIfExists"`
+	} `json:"options"`
 }
 
 // editSession is a workspace as an editor holds it: open buffers with

@@ -7,6 +7,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 	s.phase = phaseRunning
 	s.mu.Unlock()
 	s.log.Info("initialize", "client", ci.name, "root", root)
-	return initializeResult(ci, s.version), nil
+	return initializeResult(ci, s.version, runs.SessionDir(s.env)), nil
 }
 
 func readClientInfo(p *protocol.InitializeParams) clientInfo {
@@ -110,7 +111,18 @@ func rootOf(p *protocol.InitializeParams) string {
 	return wd
 }
 
-func initializeResult(ci clientInfo, version string) *protocol.InitializeResult {
+// experimental is the server's own capabilities (docs/protocol-extensions.md):
+// the session dir, so that clients never compute it.
+type experimental struct {
+	Saga struct {
+		SessionDir string `json:"sessionDir"`
+	} `json:"saga"`
+}
+
+func initializeResult(ci clientInfo, version, sessionDir string) *protocol.InitializeResult {
+	var x experimental
+	x.Saga.SessionDir = sessionDir
+	exp, _ := json.Marshal(x)
 	yes := true
 	change := protocol.TextDocumentSyncKindIncremental
 	return &protocol.InitializeResult{
@@ -138,6 +150,7 @@ func initializeResult(ci clientInfo, version string) *protocol.InitializeResult 
 			ExecuteCommandProvider: protocol.ExecuteCommandOptions{
 				Commands: commandNames(ci.commandPrefix),
 			},
+			Experimental: exp,
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -127,5 +129,32 @@ func TestLoadedGivesTheJSONBytes(t *testing.T) {
 	c.initialize(root, "") // returns on the "loaded" message; Loaded comes after it
 	if n := <-got; n != want || n == 0 {
 		t.Errorf("Loaded(%d), want the %d bytes of the workspace's JSON files", n, want)
+	}
+}
+
+// The initialize result names the session dir (capabilities.experimental.
+// saga.sessionDir): clients read it there and never compute it.
+func TestInitializeNamesSessionDir(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"", runs.DefaultSessionDir()},
+		{"/var/tmp/sessions-of-mine", "/var/tmp/sessions-of-mine"},
+	} {
+		c := startWith(t, Options{Env: func(k string) string {
+			if k == runs.EnvSessionDir {
+				return tc.env
+			}
+			return ""
+		}})
+		res := c.initialize(testkit.CopyExample(t, "workspace"), "")
+		var got struct {
+			Capabilities struct {
+				Experimental struct {
+					Saga struct{ SessionDir string }
+				}
+			}
+		}
+		if err := json.Unmarshal(res, &got); err != nil || got.Capabilities.Experimental.Saga.SessionDir != tc.want {
+			t.Errorf("SAGA_SESSION_DIR=%q: sessionDir %q (%v), want %q\n%s", tc.env, got.Capabilities.Experimental.Saga.SessionDir, err, tc.want, res)
+		}
 	}
 }

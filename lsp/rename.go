@@ -3,7 +3,11 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -96,8 +100,8 @@ func rename(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessa
 	if newID == oldID {
 		return &protocol.WorkspaceEdit{}, nil
 	}
-	if other := rs.story.Task(newID); other != nil {
-		return nil, renameFailed("story %q already has a task %q (%s); pick another name", rs.story.ID, newID, other.File.Rel)
+	if err := renameTargetFree(snap, rs.story, newID); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	ci := s.client
@@ -117,6 +121,26 @@ func rename(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessa
 		b.renameFile(oldRel, store.TaskFileRel(rs.story.ID, newID))
 	}
 	return b.build(), nil
+}
+
+// renameTargetFree refuses a new id whose file would land on one that
+// exists — a task, a file the snapshot holds, anything on disk — or whose
+// name the format reserves (store.ReservedTaskID): renaming a task to
+// "story" would otherwise move its file over story.json, and a client
+// that honours no options would destroy the story.
+func renameTargetFree(snap *Snapshot, story *store.Story, newID string) error {
+	if other := story.Task(newID); other != nil {
+		return renameFailed("story %q already has a task %q (%s); pick another name", story.ID, newID, other.File.Rel)
+	}
+	if store.ReservedTaskID(newID) {
+		return renameFailed("%s", store.ReservedTaskIDProblem("task id", newID))
+	}
+	rel := store.TaskFileRel(story.ID, newID)
+	_, err := os.Lstat(filepath.Join(snap.Root, filepath.FromSlash(rel)))
+	if snap.WS.File(rel) != nil || snap.DocByRel(rel) != nil || !errors.Is(err, fs.ErrNotExist) {
+		return renameFailed("%s already exists; a rename never replaces a file: pick another name, or move that file away first", rel)
+	}
+	return nil
 }
 
 // renameEdits replaces, inside the quotes, every blockedBy entry of f naming

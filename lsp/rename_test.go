@@ -81,6 +81,10 @@ func TestRename(t *testing.T) {
 						if e.relOf(dc.OldURI) != renameSetup || e.relOf(dc.NewURI) != ".saga/stories/demo/prepare.json" {
 							t.Errorf("RenameFile %s → %s", dc.OldURI, dc.NewURI)
 						}
+						// Said, not left to the client's defaults: never over a file.
+						if o := dc.Options; o == nil || o.Overwrite == nil || *o.Overwrite || o.IgnoreIfExists == nil || *o.IgnoreIfExists {
+							t.Errorf("RenameFile options %+v, want overwrite: false, ignoreIfExists: false", o)
+						}
 					case dc.TextDocument != nil:
 						rel := e.relOf(dc.TextDocument.URI)
 						edited = append(edited, rel)
@@ -159,6 +163,29 @@ func TestRename(t *testing.T) {
 			})
 			assertStoryHasTask(t, c, e, "prepare")
 		})
+	}
+}
+
+// TestRenameNeverOverwrites: a file that appeared on disk behind the
+// server's back (no watcher told it yet) still refuses a rename to its
+// name — a RenameFile would land on it.
+func TestRenameNeverOverwrites(t *testing.T) {
+	root := archiveWorkspace(t, renameArchive)
+	c := startOn(t, root, capsFull)
+	e := newEditSession(t, c, root)
+	from := c.mark()
+	text := e.openFile(renameSetup)
+	c.diagnostics(from, renameSetup, nil)
+	taken := filepath.Join(root, ".saga/stories/demo/notes.json")
+	if err := os.WriteFile(taken, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := c.call("textDocument/rename", renameParams(c, renameSetup, at(t, text, `"setup"`, 0, 2), "notes"))
+	if m.Error == nil || !strings.Contains(m.Error.Message, "notes.json already exists; a rename never replaces a file") {
+		t.Fatalf("rename onto an existing file: %+v", m)
+	}
+	if b, _ := os.ReadFile(taken); string(b) != "keep me" {
+		t.Errorf("notes.json: %q", b)
 	}
 }
 

@@ -66,6 +66,9 @@ type Options struct {
 	// onServe receives the server when it starts; tests use it to compare
 	// the server's copy of a buffer with the editor's.
 	onServe func(*Server)
+	// watchAdd stands between the file watcher and each watch it adds
+	// (add); tests use it to inject the watch limit's ENOSPC.
+	watchAdd func(dir string, add func(string) error) error
 }
 
 // requestFunc answers a request from a snapshot. It runs on its own
@@ -126,11 +129,13 @@ type Server struct {
 	version string
 	hook    func(ctx context.Context, method string)
 	loaded  func(srcBytes int64) // Options.Loaded
-	parser  *store.Parser
-	methods methods
-	conn    *jsonrpc2.Conn
-	stream  *frameStream // writes results and notifications encoded once (frameStream.writeMessage)
-	exit    chan int
+	// watchAdd is Options.watchAdd.
+	watchAdd func(dir string, add func(string) error) error
+	parser   *store.Parser
+	methods  methods
+	conn     *jsonrpc2.Conn
+	stream   *frameStream // writes results and notifications encoded once (frameStream.writeMessage)
+	exit     chan int
 
 	// mu guards everything below. Handlers never hold it while doing I/O.
 	mu       sync.Mutex
@@ -165,6 +170,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		version:  opts.Version,
 		hook:     opts.requestHook,
 		loaded:   opts.Loaded,
+		watchAdd: opts.watchAdd,
 		parser:   parser,
 		methods:  methodTable(),
 		exit:     make(chan int, 1),

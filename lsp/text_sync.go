@@ -27,6 +27,7 @@ func didOpen(ctx context.Context, s *Server, params json.RawMessage) error {
 	}
 	td := p.TextDocument
 	s.setDocument(td.URI, td.Version, []byte(td.Text), false)
+	s.reReadUnwatched(td.URI)
 	return nil
 }
 
@@ -239,7 +240,14 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 }
 
 func didSave(ctx context.Context, s *Server, params json.RawMessage) error {
-	return nil // the buffer is already the overlay; the watcher sees the write
+	// The buffer is already the overlay and the watcher sees the write —
+	// unless the watch limit left its folder unwatched.
+	var p protocol.DidSaveTextDocumentParams
+	if err := decode(params, &p); err != nil {
+		return err
+	}
+	s.reReadUnwatched(p.TextDocument.URI)
+	return nil
 }
 
 // setDocument records a buffer's new text and reparses it. warned says

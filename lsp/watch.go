@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -154,6 +156,23 @@ func (s *Server) diskChanged(paths []string) {
 			if inWorktree && copyDir == "" {
 				continue
 			}
+			// A link out of the workspace: one diagnostic for it, nothing
+			// read through it, and what we knew under it is gone.
+			if why := store.OutsideWorkspace(old.Root, rel); why != "" {
+				seen[rel] = true
+				changed = append(changed, store.Unreadable(rel, why))
+				for _, f := range old.WS.Files() {
+					if strings.HasPrefix(f.Rel, rel+"/") && old.DocByRel(f.Rel) == nil {
+						removed = append(removed, f.Rel)
+					}
+				}
+				continue
+			}
+			// A folder the load refused as a whole (such a link, a loop):
+			// its diagnostic goes once the path is gone or a folder again.
+			if f := old.WS.File(rel); f != nil && f.ReadErr != "" && !isModelFile(rel) && folderFixed(p) {
+				removed = append(removed, rel)
+			}
 			// A folder: what it holds now, and what we knew under it.
 			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 				list := rel
@@ -179,6 +198,15 @@ func (s *Server) diskChanged(paths []string) {
 		snap.WS, affected = old.WS.Update(changed, removed)
 		return snap, affected
 	})
+}
+
+// folderFixed: the path is gone, or a folder that can be listed.
+func folderFixed(p string) bool {
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // worktreeCopyDir tells whether rel is under .saga/worktrees/ and, if so,
@@ -207,7 +235,7 @@ func (s *Server) readDisk(root, rel string) *store.File {
 	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
 		return s.parser.Parse(rel, nil, -1) // presence is what matters
 	}
-	src, why := store.ReadBounded(abs, rel)
+	src, why := store.ReadWorkspaceFile(root, rel) // never through a link out of the workspace
 	if why != "" {
 		return store.Unreadable(rel, why)
 	}
@@ -240,12 +268,21 @@ func listModelFiles(root, rel string) []string {
 // watcher watches .saga with fsnotify when the client cannot: one watch per
 // folder, new folders added as they appear. Events are batched for a few
 // milliseconds so an atomic write (temp file + rename) is read once.
+//
+// On Linux each watch counts against the user's fs.inotify.max_user_watches.
+// A folder the limit leaves unwatched (ENOSPC) is remembered; the user is
+// told once how to raise the limit, and such a folder is re-read from disk
+// when a file in it is opened or saved (reReadUnwatched).
 type watcher struct {
-	s    *Server
-	fsw  *fsnotify.Watcher
-	root string
-	once sync.Once
-	done chan struct{}
+	s     *Server
+	fsw   *fsnotify.Watcher
+	addFn func(dir string) error // fsw.Add, through Options.watchAdd in tests
+	root  string
+	once  sync.Once
+	done  chan struct{}
+
+	mu        sync.Mutex
+	unwatched map[string]bool // folders the watch limit left unwatched
 }
 
 func newWatcher(s *Server, root string) (*watcher, error) {
@@ -253,7 +290,10 @@ func newWatcher(s *Server, root string) (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{s: s, fsw: fsw, root: root, done: make(chan struct{})}
+	w := &watcher{s: s, fsw: fsw, addFn: fsw.Add, root: root, done: make(chan struct{}), unwatched: map[string]bool{}}
+	if seam := s.watchAdd; seam != nil {
+		w.addFn = func(dir string) error { return seam(dir, fsw.Add) }
+	}
 	w.add(root)
 	w.addTree(filepath.Join(root, ".saga"))
 	go w.run()
@@ -261,8 +301,55 @@ func newWatcher(s *Server, root string) (*watcher, error) {
 }
 
 func (w *watcher) add(dir string) {
-	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err := w.addFn(dir)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, syscall.ENOSPC):
+		w.mu.Lock()
+		first := len(w.unwatched) == 0
+		w.unwatched[dir] = true
+		w.mu.Unlock()
+		if first {
+			w.s.log.Warn("inotify watch limit reached; folders past it are re-read on open and save", "dir", dir)
+			w.s.showMessage(protocol.MessageTypeWarning, "saga-lsp: the inotify watch limit (fs.inotify.max_user_watches) is reached, "+
+				"so changes made outside the editor to some .saga folders are not seen as they happen; saga-lsp re-reads such a folder "+
+				"when you open or save a file in it. To watch them all, raise the limit: "+
+				"sudo sysctl fs.inotify.max_user_watches=524288 (to keep it, put that setting in /etc/sysctl.d/90-inotify.conf), "+
+				"then restart the language server.")
+		}
+	default:
 		w.s.log.Debug("watch", "dir", dir, "err", err)
+	}
+}
+
+// unwatchedDir: the folder dir, or one above it (whose new subfolders were
+// never seen), was left unwatched by the watch limit.
+func (w *watcher) unwatchedDir(dir string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.unwatched) == 0 {
+		return false
+	}
+	for d := dir; len(d) > len(w.root); d = filepath.Dir(d) {
+		if w.unwatched[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// reReadUnwatched re-reads the folder of a file just opened or saved when
+// no watch covers it: the editor's own buffer is current, its neighbours
+// may have changed on disk unseen.
+func (s *Server) reReadUnwatched(u uri.URI) {
+	s.mu.Lock()
+	w := s.watcher
+	s.mu.Unlock()
+	if w == nil {
+		return
+	}
+	if dir := filepath.Dir(u.FsPath()); w.unwatchedDir(dir) {
+		s.diskChanged([]string{dir})
 	}
 }
 
@@ -276,6 +363,10 @@ func (w *watcher) addTree(dir string) {
 			return
 		}
 	} else if strings.Count(rel, "/") > 2 {
+		return
+	}
+	// Never a watch (nor a listing) through a link out of the workspace.
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && store.OutsideWorkspace(w.root, rel) != "" {
 		return
 	}
 	fi, err := os.Stat(dir)

@@ -71,6 +71,8 @@ func (b *editBuilder) createFile(rel string, content []byte) {
 		ResourceOperation: protocol.ResourceOperation{Kind: "create"},
 		Kind:              "create",
 		URI:               u,
+		// A create never replaces a file that appeared meanwhile.
+		Options: &protocol.CreateFileOptions{Overwrite: new(false), IgnoreIfExists: new(false)},
 	})
 	b.ops = append(b.ops, &protocol.TextDocumentEdit{
 		TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}},
@@ -87,6 +89,9 @@ func (b *editBuilder) renameFile(oldRel, newRel string) {
 		Kind:              "rename",
 		OldURI:            oldURI,
 		NewURI:            newURI,
+		// Said explicitly: a client must fail the edit rather than
+		// replace a file that appeared since the rename was computed.
+		Options: &protocol.RenameFileOptions{Overwrite: new(false), IgnoreIfExists: new(false)},
 	})
 	delete(b.docEdit, oldURI)
 	delete(b.docEdit, newURI)

@@ -6,8 +6,9 @@
 // What it owns, spelled nowhere else:
 //   - the session: tmux session names saga-story-<story>-<unixMillis> and
 //     saga-epic-<epic>-<unixMillis>, the session dir ($SAGA_SESSION_DIR,
-//     default /tmp/saga-sessions), the output file <session>.log and the
-//     events file <output file>.events.jsonl;
+//     default /tmp/saga-sessions-<uid>, the user's alone; the shared default
+//     of earlier releases still read while safe: sessiondir.go), the output
+//     file <session>.log and the events file <output file>.events.jsonl;
 //   - the SAGA_* environment a worker sets for its headless runs and hands to
 //     tmux (Claude Code's own variable names live in claudecode);
 //   - the worker's command line (WorkerFlags: flags, defaults, argv);
@@ -19,5 +20,8 @@
 //     Tail, ReadRun), used by status, the language server and the epic
 //     runner alike;
 //   - listing the runs of a session dir;
-//   - worker lock names and pid liveness.
+//   - worker lock names and pid liveness; who a recorded process is (pid,
+//     start time, command line: Run.Alive, SameProcess) and how a supervised
+//     child is started and ended with its group (ChildGroup, AwaitExit,
+//     KillGroup; Linux-only parts in proc_linux.go).
 package runs

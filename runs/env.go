@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Environment variables of the run protocol. The worker sets the story ones
@@ -16,7 +14,7 @@ import (
 // status and the language server read the others.
 const (
 	// EnvSessionDir is where output and events files go (default
-	// DefaultSessionDir).
+	// DefaultSessionDir; see SessionDir).
 	EnvSessionDir = "SAGA_SESSION_DIR"
 	// EnvSession is the tmux session of the worker or runner being started.
 	EnvSession = "SAGA_SESSION"
@@ -48,14 +46,26 @@ const (
 	// worker's run needs. EnvForkPoint is the commit the story branch
 	// forked at from its (epic's) base: the task files as committed there
 	// hold the checks that count. EnvChecksFile is the worker's reading of
-	// them (ChecksFile), so that the hook needs no git. EnvBash is how the
+	// them (ChecksFile), so that the hook needs no git. The worker makes the
+	// run's reference commit R (the base's tip at its start) the fork
+	// point, so EnvForkPoint is R. EnvBash is how the
 	// run's Bash runs (Bash* values): the checks run confined like it.
 	// EnvChecksTimeout is the timeout, in seconds, the worker registered
 	// for the TaskCompleted hook: the checks must end before it.
-	EnvForkPoint     = "SAGA_FORK_POINT"
-	EnvChecksFile    = "SAGA_CHECKS_FILE"
+	EnvForkPoint  = "SAGA_FORK_POINT"
+	EnvChecksFile = "SAGA_CHECKS_FILE"
+	// EnvCacheDir is the story's build caches (CacheDir) the worker gave
+	// its runs: the hook's checks use it, since the run's own
+	// XDG_CACHE_HOME points into it.
+	EnvCacheDir      = "SAGA_CACHE_DIR"
 	EnvBash          = "SAGA_BASH"
 	EnvChecksTimeout = "SAGA_CHECKS_TIMEOUT"
+	// EnvAllowUnconfinedChecks is "1" when the checks may run unconfined
+	// where bubblewrap cannot confine them (--allow-unconfined-checks; a
+	// user may set it for a Claude Code session started by hand). The
+	// worker always sets it, so that a value in the user's shell does not
+	// override the flag.
+	EnvAllowUnconfinedChecks = "SAGA_ALLOW_UNCONFINED_CHECKS"
 )
 
 // How a worker's headless runs use Bash (worker.start's bash, EnvBash):
@@ -73,28 +83,12 @@ const (
 	TaskContextStoryWorktree = "story-worktree"
 )
 
-// DefaultSessionDir holds output and events files when $SAGA_SESSION_DIR is
-// not set.
-const DefaultSessionDir = "/tmp/saga-sessions"
-
 // Getenv looks a variable up with env (os.Getenv when nil), trimmed.
 func Getenv(env func(string) string, key string) string {
 	if env == nil {
 		env = os.Getenv
 	}
 	return strings.TrimSpace(env(key))
-}
-
-// SessionDir is $SAGA_SESSION_DIR (made absolute) or DefaultSessionDir.
-func SessionDir(env func(string) string) string {
-	d := Getenv(env, EnvSessionDir)
-	if d == "" {
-		return DefaultSessionDir
-	}
-	if abs, err := filepath.Abs(d); err == nil {
-		return abs
-	}
-	return d
 }
 
 // StoryEnv is the story context a worker gives each headless run, as
@@ -107,10 +101,13 @@ type StoryEnv struct {
 	Session    string
 	EventsFile string
 
-	ForkPoint     string
+	ForkPoint     string // the run's reference commit R
 	ChecksFile    string
+	CacheDir      string
 	Bash          string
 	ChecksTimeout int // seconds
+	// AllowUnconfinedChecks: --allow-unconfined-checks.
+	AllowUnconfinedChecks bool
 }
 
 // Vars returns the SAGA_* variables of the context.
@@ -124,7 +121,7 @@ func (e StoryEnv) Vars() []string {
 		EnvSessionDir + "=" + e.SessionDir,
 		EnvSession + "=" + e.Session,
 	}
-	for _, kv := range [][2]string{{EnvEventsFile, e.EventsFile}, {EnvForkPoint, e.ForkPoint}, {EnvChecksFile, e.ChecksFile}, {EnvBash, e.Bash}} {
+	for _, kv := range [][2]string{{EnvEventsFile, e.EventsFile}, {EnvForkPoint, e.ForkPoint}, {EnvChecksFile, e.ChecksFile}, {EnvCacheDir, e.CacheDir}, {EnvBash, e.Bash}} {
 		if kv[1] != "" {
 			vars = append(vars, kv[0]+"="+kv[1])
 		}
@@ -132,45 +129,11 @@ func (e StoryEnv) Vars() []string {
 	if e.ChecksTimeout > 0 {
 		vars = append(vars, EnvChecksTimeout+"="+strconv.Itoa(e.ChecksTimeout))
 	}
-	return vars
-}
-
-// CachePath is the story's build caches (Go, npm, pip, XDG, and a temp
-// dir): writable for the agent's sandboxed Bash and for the checks, where
-// /tmp and $HOME/.cache are read-only, and kept out of the worktree so they
-// are never committed. It lives beside the locks, in the repository's git
-// dir. CacheDir creates it; clean only looks.
-func CachePath(root, story string) (string, error) {
-	if !store.ValidCanonical(story) {
-		return "", fmt.Errorf("invalid story name %q", story)
+	allow := "0"
+	if e.AllowUnconfinedChecks {
+		allow = "1"
 	}
-	locks, err := store.LockDir(root)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(locks), "cache", story), nil
-}
-
-// CacheDir is CachePath, created (with its temp dir) when missing.
-func CacheDir(root, story string) (string, error) {
-	dir, err := CachePath(root, story)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
-		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
-	}
-	return dir, nil
-}
-
-// CacheEnv points the common toolchains' caches into a CacheDir.
-func CacheEnv(dir string) []string {
-	return []string{
-		"GOCACHE=" + filepath.Join(dir, "go-build"),
-		"npm_config_cache=" + filepath.Join(dir, "npm"),
-		"PIP_CACHE_DIR=" + filepath.Join(dir, "pip"),
-		"XDG_CACHE_HOME=" + dir,
-	}
+	return append(vars, EnvAllowUnconfinedChecks+"="+allow)
 }
 
 // SelfPath is the saga-lsp binary to run as worker, runner and hook:

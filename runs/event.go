@@ -11,9 +11,9 @@ import (
 
 // Event kinds (Event.Event).
 const (
-	KindWorkerStart = "worker.start" // {pid, outputFile}
+	KindWorkerStart = "worker.start" // {pid, procStart, outputFile}
 	KindStep        = "step"         // {step, message, level?, …the step's facts}
-	KindRunStart    = "run.start"    // a headless run began {cycle, pid, taskList}
+	KindRunStart    = "run.start"    // a headless run began {cycle, pid, procStart, taskList}: the agent's process
 	KindRunOutput   = "run.output"   // assistant text, tool calls, stderr {cycle, message}
 	KindTaskStatus  = "task.status"  // {task, from, to, source}
 	KindRunEnd      = "run.end"      // {cycle, exitCode, done, total, cost}
@@ -21,12 +21,17 @@ const (
 
 	KindCheckEnd = "check.end" // a task's check finished {task, command, exitCode, durationMs, passed, timedOut}
 
-	KindEpicStart  = "epic.start"  // the epic runner began {pid, outputFile, maxParallel}
+	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel}
 	KindStoryStart = "story.start" // {story, session, base}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
 	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
+
+	// KindDispatch: a story's worker was started on another backend than
+	// tmux (runs/github: a GitHub Actions run) {backend, base, runName,
+	// actionsRun?, url?}; written again once the run is found.
+	KindDispatch = "dispatch"
 )
 
 // Worker steps (Event.Step of KindStep).
@@ -61,8 +66,15 @@ const (
 // LevelWarn marks a warning.
 const LevelWarn = "warn"
 
+// FormatVersion is the version of the events and run records this
+// saga-lsp writes (Event.Version, Record.Version). Readers take every
+// version, the unversioned lines of earlier releases (0) included: a
+// change that old readers could not fold needs a new version.
+const FormatVersion = 1
+
 // Event is one line of an events file (<output file>.events.jsonl).
 type Event struct {
+	Version int       `json:"version,omitempty"` // FormatVersion; 0 in the files of earlier releases
 	Time    time.Time `json:"time"`
 	Story   string    `json:"story,omitempty"`
 	Epic    string    `json:"epic,omitempty"`
@@ -95,7 +107,8 @@ type Event struct {
 	TaskListDir string `json:"taskListDir,omitempty"`
 	OutputFile  string `json:"outputFile,omitempty"`
 	PID         int    `json:"pid,omitempty"`
-	Bash        string `json:"bash,omitempty"` // worker.start: sandboxed | unsandboxed | off
+	ProcStart   uint64 `json:"procStart,omitempty"` // with pid: the process's start (ProcStart), so that a reused pid is never taken for it
+	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 
 	Command     string   `json:"command,omitempty"`
@@ -105,7 +118,13 @@ type Event struct {
 	By          []string `json:"by,omitempty"`
 	Files       []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
 	MaxParallel int      `json:"maxParallel,omitempty"`
-	After       string   `json:"after,omitempty"` // epic.start: ready | merged
+	After       string   `json:"after,omitempty"`   // epic.start: ready | merged
+	Adopted     bool     `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
+
+	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
+	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
+	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
+	URL        string `json:"url,omitempty"`        // dispatch: the run's page
 }
 
 // Int, Int64, Float and Bool make the optional fields of an Event.
@@ -129,7 +148,7 @@ type Writer struct {
 // OpenWriter opens (creating) the events file. Events get the story (or
 // epic) and session given here and the time from now.
 func OpenWriter(path, story, epic, session string, now func() time.Time) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the session folder: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -150,7 +169,7 @@ func (w *Writer) Emit(e Event) Event {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	e.Time = w.now().UTC()
+	e.Version, e.Time = FormatVersion, w.now().UTC()
 	if e.Story == "" {
 		e.Story = w.story
 	}
@@ -180,6 +199,7 @@ func Append(path string, e Event) error {
 	if e.Time.IsZero() {
 		e.Time = time.Now().UTC()
 	}
+	e.Version = FormatVersion
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err

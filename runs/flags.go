@@ -31,6 +31,9 @@ type WorkerFlags struct {
 	// AllowUnsandboxedBash lets Bash run without Claude Code's sandbox where
 	// it cannot be confined.
 	AllowUnsandboxedBash bool `json:"allowUnsandboxedBash,omitempty"` // --allow-unsandboxed-bash
+	// AllowUnconfinedChecks lets the tasks' checks run unconfined where
+	// bubblewrap cannot confine them (verify.NewRunner).
+	AllowUnconfinedChecks bool `json:"allowUnconfinedChecks,omitempty"` // --allow-unconfined-checks
 	// MaxCost stops starting headless runs once the story's spend (USD)
 	// reaches it; 0 is no cap.
 	MaxCost float64 `json:"maxCost,omitempty"` // --max-cost
@@ -47,6 +50,7 @@ func (f *WorkerFlags) Register(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&f.KeepTasks, "keep-tasks", false, prefix+"keep the hydrated task list after the end")
 	fs.BoolVar(&f.DryRun, "dry-run", false, prefix+"use the built-in simulated agent instead of claude; nothing is pushed and gh is not called")
 	fs.BoolVar(&f.AllowUnsandboxedBash, "allow-unsandboxed-bash", false, prefix+"let Bash run unconfined where Claude Code's sandbox (bubblewrap, socat) is missing")
+	fs.BoolVar(&f.AllowUnconfinedChecks, "allow-unconfined-checks", false, prefix+"run the tasks' checks unconfined where bubblewrap cannot confine them")
 	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost `USD` in all")
 }
 
@@ -91,7 +95,7 @@ func (f WorkerFlags) Args() ([]string, error) {
 	for _, b := range []struct {
 		on   bool
 		name string
-	}{{f.KeepTasks, "keep-tasks"}, {f.DryRun, "dry-run"}, {f.AllowUnsandboxedBash, "allow-unsandboxed-bash"}} {
+	}{{f.KeepTasks, "keep-tasks"}, {f.DryRun, "dry-run"}, {f.AllowUnsandboxedBash, "allow-unsandboxed-bash"}, {f.AllowUnconfinedChecks, "allow-unconfined-checks"}} {
 		if b.on {
 			args = append(args, "--"+b.name)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,12 @@ type Run struct {
 	OutputFile  string
 	Started     time.Time
 	PID         int
+	ProcStart   uint64 // the worker's or runner's start (ProcStart), when it recorded it
+	// AgentPID and AgentStart are the headless run in progress (its
+	// run.start): the agent process, until its run.end.
+	AgentPID    int
+	AgentStart  uint64
+	Version     int    // the newest FormatVersion among the events; 0 for an earlier release's
 	Locked      bool   // the worker got past its lock
 	Ended       bool   // worker.end (or epic.end) seen
 	State       string // StateStarting, StateRunning, or the end status
@@ -56,6 +63,11 @@ type Run struct {
 	MaxParallel int
 	After       string
 	CapReached  bool
+	// Backend, ActionsRun and URL are where a dispatched worker runs
+	// (KindDispatch): "" for tmux.
+	Backend    string
+	ActionsRun int64
+	URL        string
 
 	completedSince int    // task completions since Done was last reported
 	current        string // the task last set in progress
@@ -117,6 +129,7 @@ func (r *Run) Apply(e Event) {
 	if r.Session == "" && e.Event != KindStoryStart {
 		r.Session = e.Session
 	}
+	r.Version = max(r.Version, e.Version)
 	if r.Story == "" && r.Epic == "" {
 		r.Story, r.Epic = e.Story, e.Epic
 	}
@@ -148,10 +161,16 @@ func (r *Run) Apply(e Event) {
 		r.TaskListDir = e.TaskListDir
 	}
 	switch e.Event {
+	case KindDispatch:
+		if r.Started.IsZero() {
+			r.Started = e.Time
+		}
+		r.Backend, r.Message = e.Backend, cmp.Or(e.Message, "dispatched to "+e.Backend)
+		r.ActionsRun, r.URL = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL)
 	case KindWorkerStart, KindEpicStart:
 		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
 		if e.PID > 0 {
-			r.PID = e.PID
+			r.PID, r.ProcStart = e.PID, e.ProcStart
 		}
 		if e.OutputFile != "" {
 			r.OutputFile = e.OutputFile
@@ -171,11 +190,13 @@ func (r *Run) Apply(e Event) {
 		}
 	case KindRunStart:
 		r.Locked, r.State, r.Step = true, StateRunning, StepLoop
+		r.AgentPID, r.AgentStart = e.PID, e.ProcStart
 		r.Message = fmt.Sprintf("run %d started", e.Cycle)
 	case KindRunOutput:
 		r.Locked, r.State = true, StateRunning
 	case KindRunEnd:
 		r.Locked, r.State, r.Step = true, StateRunning, StepLoop
+		r.AgentPID, r.AgentStart = 0, 0
 		r.Message = fmt.Sprintf("run %d ended with exit code %d", e.Cycle, deref(e.ExitCode))
 		if e.Cost != nil {
 			r.Cost += *e.Cost
@@ -307,7 +328,9 @@ type Tail struct {
 // Read hands each new event to f, in order, and returns how many bytes it
 // consumed. Events naming another story than the file's are skipped.
 func (t *Tail) Read(f func(Event)) (int, error) {
-	file, err := os.Open(t.Path)
+	// Neither a FIFO (the open would wait for a writer) nor a link is
+	// followed; fstat then refuses what is not a regular file.
+	file, err := os.OpenFile(t.Path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, err
 	}

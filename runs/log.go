@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // Log is a worker's or runner's record of its run: a human log (stdout and
@@ -29,7 +31,8 @@ func OpenLog(outputFile, story, epic, session string, stdout io.Writer, now func
 	l := &Log{now: now}
 	writers := []io.Writer{stdout}
 	if outputFile != "" {
-		if err := os.MkdirAll(filepath.Dir(outputFile), 0o755); err != nil {
+		// Private, as the session dir it usually is.
+		if err := os.MkdirAll(filepath.Dir(outputFile), 0o700); err != nil {
 			return nil, fmt.Errorf("create the output folder: %w", err)
 		}
 		out, err := os.OpenFile(outputFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -49,7 +52,10 @@ func OpenLog(outputFile, story, epic, session string, stdout io.Writer, now func
 	return l, nil
 }
 
-// Emit records an event and prints its human line (when line is not "").
+// Emit records an event and prints its human line (when line is not ""),
+// escaped (termtext.Escape): a line quotes subjects, file names and the
+// agent's output, which must not reach a terminal as control characters
+// or break into lines of their own. The event keeps the exact text.
 func (l *Log) Emit(e Event, line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -59,7 +65,7 @@ func (l *Log) Emit(e Event, line string) {
 		e.Time = l.now()
 	}
 	if line != "" {
-		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), line)
+		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), termtext.Escape(line))
 	}
 }
 

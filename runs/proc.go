@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -45,10 +46,40 @@ func LooksLike(pid int, subcommand, id string) bool {
 // LooksLikeWorker is LooksLike for a story's worker.
 func LooksLikeWorker(pid int, story string) bool { return LooksLike(pid, CommandWorker, story) }
 
-// Alive tells whether the run's process still runs (and is what the run
-// says it is).
+// SameProcess tells whether pid is still the process whose start
+// (ProcStart's) was recorded with it. Without a recorded start (an earlier
+// version's events) or where the system cannot tell, only the pid is
+// known: true.
+func SameProcess(pid int, start uint64) bool {
+	if start == 0 || !procStartKnown {
+		return true
+	}
+	now, ok := ProcStart(pid)
+	return ok && now == start
+}
+
+// KillGroup ends the process group pgid and everything in it (see
+// AwaitExit for when that is safe).
+func KillGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// SelfStart is the running process's ProcStart (0 where unknown), for the
+// events that record who a worker or runner is.
+func SelfStart() uint64 {
+	start, _ := ProcStart(os.Getpid())
+	return start
+}
+
+// Alive tells whether the run's process still runs and is the one the run
+// recorded: the same pid and start time (SameProcess), running saga-lsp's
+// worker or runner for the run's story or epic (LooksLike). A run's record
+// is in the session dir, which no agent writes; a lock file's pid is never
+// trusted on its own.
 func (r *Run) Alive() bool {
-	if r.PID <= 0 || !store.ProcessAlive(r.PID) {
+	if r.PID <= 0 || !store.ProcessAlive(r.PID) || !SameProcess(r.PID, r.ProcStart) {
 		return false
 	}
 	if r.Epic != "" {
@@ -58,12 +89,17 @@ func (r *Run) Alive() bool {
 }
 
 // WorkerLockFile is the story's worker lock file, for messages.
-func WorkerLockFile(root, story string) string {
+func WorkerLockFile(root, story string) string { return lockFile(root, WorkerLockName(story)) }
+
+// EpicLockFile is the epic's runner lock file, for messages.
+func EpicLockFile(root, epic string) string { return lockFile(root, EpicLockName(epic)) }
+
+func lockFile(root, name string) string {
 	dir, err := store.LockDir(root)
 	if err != nil {
-		return WorkerLockName(story) + ".lock"
+		return name + ".lock"
 	}
-	return filepath.Join(dir, WorkerLockName(story)+".lock")
+	return filepath.Join(dir, name+".lock")
 }
 
 // WorkerLock reports whether the story's worker lock is held, and the

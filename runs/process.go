@@ -40,7 +40,11 @@ func (p *Process) Fill(k Kind, id string) {
 }
 
 // OpenLog opens the process's log (OpenLog) for a story's worker or an
-// epic's runner.
+// epic's runner, after making sure its session dir is the user's alone
+// (MakeSessionDir): the worker keeps its checks there for the hook.
 func (p *Process) OpenLog(story, epic string) (*Log, error) {
+	if err := MakeSessionDir(p.SessionDir); err != nil {
+		return nil, err
+	}
 	return OpenLog(p.OutputFile, story, epic, p.Session, p.Stdout, p.Now)
 }

@@ -18,6 +18,7 @@ import (
 // still know that a story completed (its statuses are committed on its
 // branch too).
 type Record struct {
+	Version  int       `json:"version,omitempty"` // FormatVersion; 0 in the records of earlier releases
 	Story    string    `json:"story"`
 	Session  string    `json:"session"`
 	Status   string    `json:"status"` // the worker.end status
@@ -25,12 +26,19 @@ type Record struct {
 	Ended    time.Time `json:"ended"`
 	Branch   string    `json:"branch,omitempty"`
 	Base     string    `json:"base,omitempty"`
-	PR       string    `json:"pr,omitempty"`
-	Cost     float64   `json:"cost,omitempty"`
-	DryRun   bool      `json:"dryRun,omitempty"`
+	// Reference is the run's reference commit R (a full hash): the tip of
+	// the base (for a stacked story, of the epic's base) when the run
+	// started, which the worker made the story branch's fork point. The
+	// definitions and checks that count are read at it, never at a ref an
+	// agent could have moved. Empty in records of saga-lsp before issue 22.
+	Reference string  `json:"reference,omitempty"`
+	PR        string  `json:"pr,omitempty"`
+	Cost      float64 `json:"cost,omitempty"`
+	DryRun    bool    `json:"dryRun,omitempty"`
 }
 
-// recordDir holds the run records of the repository holding root.
+// recordDir holds the run records of the repository holding root: inside
+// its git dir, which no story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {
 	locks, err := store.LockDir(root)
 	if err != nil {
@@ -39,18 +47,32 @@ func recordDir(root string) (string, error) {
 	return filepath.Join(filepath.Dir(locks), "runs"), nil
 }
 
+// trustedRecordDir is recordDir when it is the user's folder that no one
+// else may write (a record there decides which stories an epic runs).
+func trustedRecordDir(root string) (string, error) {
+	dir, err := recordDir(root)
+	if err != nil {
+		return "", err
+	}
+	if err := ownedPrivate(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("run records: %w", err)
+	}
+	return dir, nil
+}
+
 // WriteRecord stores a story's record (atomically, replacing the last one).
 func WriteRecord(root string, r Record) error {
 	if !store.ValidCanonical(r.Story) {
 		return fmt.Errorf("invalid story name %q", r.Story)
 	}
-	dir, err := recordDir(root)
+	dir, err := trustedRecordDir(root)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("run record: %w", err)
 	}
+	r.Version = FormatVersion
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -64,7 +86,7 @@ func ReadRecord(root, story string) (r Record, ok bool) {
 	if !store.ValidCanonical(story) {
 		return r, false
 	}
-	dir, err := recordDir(root)
+	dir, err := trustedRecordDir(root)
 	if err != nil {
 		return r, false
 	}

@@ -130,21 +130,24 @@ type RunFile struct {
 	EventsFile string
 }
 
-// ListRuns finds the events files of kind k in the session dir, by story or
-// epic, oldest first. A missing dir has none.
+// ListRuns finds the events files of kind k in the session dir (and in
+// the legacy one beside it: readDirs), by story or epic, oldest first. A
+// missing dir, or one CheckSessionDir refuses, has none.
 func ListRuns(dir string, k Kind) map[string][]RunFile {
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
 	out := map[string][]RunFile{}
-	for _, de := range des {
-		if de.IsDir() {
+	for _, d := range readDirs(dir) {
+		des, err := os.ReadDir(d)
+		if err != nil {
 			continue
 		}
-		rf, ok := runFileOf(dir, de.Name())
-		if ok && rf.Kind == k {
-			out[rf.ID] = append(out[rf.ID], rf)
+		for _, de := range des {
+			if de.IsDir() {
+				continue
+			}
+			rf, ok := runFileOf(d, de.Name())
+			if ok && rf.Kind == k {
+				out[rf.ID] = append(out[rf.ID], rf)
+			}
 		}
 	}
 	for _, rs := range out {
@@ -153,13 +156,16 @@ func ListRuns(dir string, k Kind) map[string][]RunFile {
 	return out
 }
 
-// Runs lists the events files of one story or epic, oldest first.
+// Runs lists the events files of one story or epic, oldest first (from
+// readDirs, as ListRuns).
 func Runs(dir string, k Kind, id string) []RunFile {
-	matches, _ := filepath.Glob(filepath.Join(dir, prefixOf(k)+id+"-*"+outputSuffix+EventsSuffix))
 	var rs []RunFile
-	for _, m := range matches {
-		if rf, ok := runFileOf(dir, filepath.Base(m)); ok && rf.Kind == k && rf.ID == id {
-			rs = append(rs, rf)
+	for _, d := range readDirs(dir) {
+		matches, _ := filepath.Glob(filepath.Join(d, prefixOf(k)+id+"-*"+outputSuffix+EventsSuffix))
+		for _, m := range matches {
+			if rf, ok := runFileOf(d, filepath.Base(m)); ok && rf.Kind == k && rf.ID == id {
+				rs = append(rs, rf)
+			}
 		}
 	}
 	sortRuns(rs)
@@ -223,15 +229,18 @@ func CheckShare(sessionDir, claudeSession, story, task string) string {
 	return filepath.Join(sessionDir, "checks", claudeSession+"--"+story+"--"+task)
 }
 
-// CheckSharesOf are the story's CheckShare bases in the session dir.
+// CheckSharesOf are the story's CheckShare bases in the session dir (and
+// the legacy one: readDirs).
 func CheckSharesOf(sessionDir, story string) []string {
-	locks, _ := filepath.Glob(filepath.Join(sessionDir, "checks", "*--"+story+"--*.lock"))
 	var out []string
-	for _, l := range locks {
-		base := strings.TrimSuffix(filepath.Base(l), ".lock")
-		first, last := strings.Index(base, "--"), strings.LastIndex(base, "--")
-		if first >= 0 && last > first && base[first+2:last] == story {
-			out = append(out, strings.TrimSuffix(l, ".lock"))
+	for _, d := range readDirs(sessionDir) {
+		locks, _ := filepath.Glob(filepath.Join(d, "checks", "*--"+story+"--*.lock"))
+		for _, l := range locks {
+			base := strings.TrimSuffix(filepath.Base(l), ".lock")
+			first, last := strings.Index(base, "--"), strings.LastIndex(base, "--")
+			if first >= 0 && last > first && base[first+2:last] == story {
+				out = append(out, strings.TrimSuffix(l, ".lock"))
+			}
 		}
 	}
 	return out

@@ -171,6 +171,9 @@ func CreateTask(ctx context.Context, p *store.Parser, root string, t NewTask) (C
 	if err := checkNewName("task id", t.ID, false); err != nil {
 		return ch, err
 	}
+	if store.ReservedTaskID(t.ID) {
+		return ch, store.Usagef("%s", store.ReservedTaskIDProblem("task id", t.ID))
+	}
 	if strings.TrimSpace(t.Subject) == "" {
 		return ch, store.Usagef("a task needs a subject: --subject \"…\"")
 	}

@@ -15,8 +15,8 @@ import (
 // tolerant JSON parser only — no schema, no workspace, no rules — for the
 // hook's SessionStart context, which Claude Code waits for at every session
 // start (docs/hooks.md#sessionstart-story-context). Files are read as the
-// loader reads them (ReadBounded: regular files, bounded); a broken one is
-// marked, never fatal.
+// loader reads them (ReadWorkspaceFile: regular files, bounded, never
+// through a link out of the workspace); a broken one is marked, never fatal.
 
 // StoryBrief is one story folder read lightly.
 type StoryBrief struct {
@@ -32,26 +32,30 @@ type TaskBrief struct {
 	Broken              bool // unreadable or not clean JSON
 }
 
-// ReadStoryBrief reads the story folder dir of story; an error when the
-// folder cannot be listed.
-func ReadStoryBrief(dir, story string) (*StoryBrief, error) {
-	entries, err := os.ReadDir(dir)
+// ReadStoryBrief reads the folder of story in the workspace at root; an
+// error when the folder cannot be listed or leads out of the workspace.
+func ReadStoryBrief(root, story string) (*StoryBrief, error) {
+	rel := StoryDirRel(story)
+	if why := OutsideWorkspace(root, rel); why != "" {
+		return nil, fmt.Errorf("story %s: %s", story, why)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil, fmt.Errorf("list story %s: %w", story, err)
 	}
 	b := &StoryBrief{Broken: true}
-	if src, why := ReadBounded(filepath.Join(dir, "story.json"), "story.json"); why == "" {
+	if src, why := ReadWorkspaceFile(root, rel+"/story.json"); why == "" {
 		doc := jsonc.Parse(src)
 		b.Broken = len(doc.Errors) > 0
 		b.Title, b.Status = briefString(doc.Root, "title"), briefString(doc.Root, "status")
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if kind, _, _ := Classify(StoryDirRel(story) + "/" + name); kind != KindTask || e.IsDir() {
+		if kind, _, _ := Classify(rel + "/" + name); kind != KindTask || e.IsDir() {
 			continue
 		}
 		t := TaskBrief{ID: strings.TrimSuffix(name, ".json"), Broken: true}
-		if src, why := ReadBounded(filepath.Join(dir, name), name); why == "" {
+		if src, why := ReadWorkspaceFile(root, rel+"/"+name); why == "" {
 			doc := jsonc.Parse(src)
 			t.Broken = len(doc.Errors) > 0
 			t.Subject, t.Status = briefString(doc.Root, "subject"), briefString(doc.Root, "status")

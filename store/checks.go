@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +53,105 @@ func TaskChecks(obj *jsonc.Node) (checks []Check, timeout time.Duration) {
 		}
 	}
 	return checks, timeout
+}
+
+// Check limits (docs/format.md#checks): the defaults of a task's
+// "checkLimits", and the most processes it may allow (the schema's
+// maximum).
+const (
+	DefaultCheckMemory    = 2 << 30
+	DefaultCheckFileSize  = 1 << 30
+	DefaultCheckProcesses = 512
+	MaxCheckProcesses     = 65536
+)
+
+// CheckLimits bound each of a task's checks: the memory its processes hold
+// in all, the size of any file it writes, and how many processes it runs at
+// once (CPU time is the check's timeout). Zero means the default.
+type CheckLimits struct {
+	Memory    int64 `json:"memory,omitempty"`   // bytes
+	FileSize  int64 `json:"fileSize,omitempty"` // bytes
+	Processes int   `json:"processes,omitempty"`
+}
+
+// WithDefaults fills the zero limits with the defaults.
+func (l CheckLimits) WithDefaults() CheckLimits {
+	if l.Memory <= 0 {
+		l.Memory = DefaultCheckMemory
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = DefaultCheckFileSize
+	}
+	if l.Processes <= 0 {
+		l.Processes = DefaultCheckProcesses
+	}
+	return l
+}
+
+// TaskCheckLimits reads "checkLimits" of a task document's top-level
+// object: "memory" and "fileSize" as sizes ("512MiB", "2GiB": ParseSize),
+// "processes" as a whole number in [1, MaxCheckProcesses]. A member that is
+// missing or invalid (a schema finding) keeps its default.
+func TaskCheckLimits(obj *jsonc.Node) CheckLimits {
+	var l CheckLimits
+	if obj == nil || obj.Kind != jsonc.Object {
+		return l
+	}
+	lim := obj.Get("checkLimits")
+	if lim == nil || lim.Kind != jsonc.Object {
+		return l
+	}
+	for _, m := range []struct {
+		name string
+		dst  *int64
+	}{{"memory", &l.Memory}, {"fileSize", &l.FileSize}} {
+		if n := lim.Get(m.name); n != nil && n.Kind == jsonc.String {
+			if v, ok := ParseSize(n.Str); ok {
+				*m.dst = v
+			}
+		}
+	}
+	if n := lim.Get("processes"); n != nil && n.Kind == jsonc.Number {
+		if v, err := strconv.ParseFloat(n.Raw, 64); err == nil && v == math.Trunc(v) && v >= 1 && v <= MaxCheckProcesses {
+			l.Processes = int(v)
+		}
+	}
+	return l
+}
+
+// sizeUnits are the units a checkLimits size takes (the schema's pattern).
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}}
+
+// ParseSize reads a size of checkLimits: a whole number of KiB, MiB or GiB
+// ("512MiB"), at most 7 digits.
+func ParseSize(s string) (int64, bool) {
+	for _, u := range sizeUnits {
+		digits, ok := strings.CutSuffix(s, u.suffix)
+		if !ok || len(digits) == 0 || len(digits) > 7 || digits[0] == '0' {
+			continue
+		}
+		n, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, false
+		}
+		return n << u.shift, true
+	}
+	return 0, false
+}
+
+// FormatSize writes a byte count the way checkLimits spells sizes, in the
+// largest unit that divides it ("2GiB", "1536MiB"), else in bytes.
+func FormatSize(n int64) string {
+	for i := len(sizeUnits) - 1; i >= 0; i-- {
+		u := sizeUnits[i]
+		if n > 0 && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // blankChecks reports the checks entries that hold only white space (an

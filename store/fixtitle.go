@@ -28,7 +28,8 @@ func FixTitles(f *File, d Diagnostic) []string {
 		}
 	case CodeUnknownDependency:
 		out := []string{fmt.Sprintf("Remove %s from blockedBy", fix.Ref)}
-		if f.Kind == KindTask {
+		// As the server's createTaskFix: never a task named like a reserved file.
+		if f.Kind == KindTask && !ReservedTaskID(fix.Ref) {
 			out = append(out, fmt.Sprintf("Create task %s", fix.Ref))
 		}
 		return out

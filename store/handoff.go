@@ -6,8 +6,6 @@ package store
 // handoff tells the agent (its prompt) and the reviewer (its PR body) what
 // that work is.
 
-import "path/filepath"
-
 // Handoff is one blocker a story builds on.
 type Handoff struct {
 	Story     string
@@ -50,7 +48,9 @@ func (w *Workspace) journal(s *Story) []byte {
 	if s.Journal.Src != nil {
 		return s.Journal.Src
 	}
-	src, _ := ReadBounded(filepath.Join(w.Root, filepath.FromSlash(s.Journal.Rel)), s.Journal.Rel)
+	// Confined: a blocker's journal made a link to a file outside the
+	// workspace must not reach the next story's prompt.
+	src, _ := ReadWorkspaceFile(w.Root, s.Journal.Rel)
 	return src
 }
 

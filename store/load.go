@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"unicode/utf8"
@@ -55,7 +56,11 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w in %s: pass --root DIR pointing at a folder that contains .saga/", ErrNoWorkspace, root)
 	}
-	storyDirs, top, err := listSaga(root)
+	c := newConfiner(root)
+	if why := c.checkPath(sagaDir, ".saga"); why != "" {
+		return nil, fmt.Errorf("%s", why)
+	}
+	storyDirs, top, err := listSaga(root, c)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +71,7 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
-			l := loader{p: p, root: root, shared: true}
+			l := loader{p: p, root: root, shared: true, c: c}
 			for i := range next {
 				if i < len(storyDirs) {
 					results[i] = l.loadStory(storyDirs[i])
@@ -99,6 +104,7 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 type loader struct {
 	p      *Parser
 	root   string
+	c      confiner // what links may lead to
 	shared bool
 	docs   jsonc.Batch // when shared
 	bytes  []byte      // when shared: the current chunk; files are read into its free tail
@@ -128,12 +134,31 @@ func (l *loader) load(e entry) *File {
 // was killed is removed as it is seen.
 func (l *loader) loadStory(rel string) []*File {
 	abs := filepath.Join(l.root, filepath.FromSlash(rel))
-	dir, err := ignoringEINTR(func() (int, error) {
-		return unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	})
+	// Not following first: a story folder that is no link (the common
+	// case) needs no more checking — the folders above it were checked when
+	// .saga was listed. Else what was opened is checked, not what a path
+	// said before: a link swapped in since (an agent's worktree copy) is
+	// caught here; a worktree's copy, which its agent controls up to the
+	// worktree, always is.
+	dir, err := openat(unix.AT_FDCWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+	linked := err == unix.ELOOP || (err == unix.ENOTDIR && isLink(abs))
+	if linked {
+		dir, err = openat(unix.AT_FDCWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	}
 	if err == nil {
 		defer unix.Close(dir)
-		err = l.list(dir)
+		if linked || strings.HasPrefix(rel, WorktreesRel+"/") {
+			var real string
+			if real, err = l.c.checkFd(dir, abs); err == nil {
+				linked = real != filepath.Join(l.c.root, filepath.FromSlash(rel))
+			}
+		}
+		if err == nil {
+			err = l.list(dir)
+		}
+	}
+	if target, ok := isOutside(err); ok {
+		return []*File{Unreadable(rel+"/story.json", outsideProblem(rel, target))}
 	}
 	if err != nil {
 		return []*File{Unreadable(rel+"/story.json", fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, err))}
@@ -143,7 +168,9 @@ func (l *loader) loadStory(rel string) []*File {
 		frel := rel + "/" + name
 		kind, _, _ := Classify(frel)
 		if kind == KindOther {
-			removeStaleTemp(abs, name)
+			if !linked { // removed by path: only where the path is the folder
+				removeStaleTemp(abs, name)
+			}
 			continue
 		}
 		files = append(files, l.loadAt(dir, name, frel, kind))
@@ -179,7 +206,7 @@ func (l *loader) loadAt(dir int, name, rel string, kind FileKind) *File {
 		kind, owner, name := Classify(rel)
 		return &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
 	}
-	src, isDir, why := readBoundedAt(dir, name, rel, l.space)
+	src, isDir, why := readBoundedAt(dir, name, rel, l.space, &l.c)
 	if isDir {
 		why = fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", rel, kind)
 	}
@@ -216,59 +243,132 @@ func (l *loader) space(n int) []byte {
 // would also register the descriptor with the runtime poller, which costs a
 // fcntl per file and a third of the syscall time on a 22,000-file workspace.
 func ReadBounded(abs, rel string) (src []byte, why string) {
-	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) })
+	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, nil)
 	return src, why
+}
+
+// ErrNotRegular is wrapped by ReadRegularFile's refusal of a FIFO, a device,
+// a socket or a folder; ErrTooLarge by its refusal of a file over the limit.
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("too large")
+)
+
+// ReadRegularFile reads the regular file at path (a symbolic link is
+// followed) of at most limit bytes. Anything else is refused without
+// blocking or reading it: the open does not wait for a FIFO's writer, and
+// a device like /dev/zero is never read. Errors are *fs.PathError, wrapping
+// ErrNotRegular, ErrTooLarge or the system's error (fs.ErrNotExist…).
+func ReadRegularFile(path string, limit int64) ([]byte, error) {
+	src, _, err := readRegularAt(unix.AT_FDCWD, path, path, limit, func(n int) []byte { return make([]byte, 0, n) }, nil)
+	return src, err
 }
 
 // readBoundedAt is ReadBounded of name relative to the folder dir (or a
 // path with unix.AT_FDCWD), reading into space(n), an empty buffer of at
 // least n bytes' capacity, n being the size fstat gave plus one. isDir
-// says that name is a folder (why is set too).
-func readBoundedAt(dir int, name, rel string, space func(n int) []byte) (src []byte, isDir bool, why string) {
+// says that name is a folder (why is set too). With c set, a file reached
+// through a link out of the workspace is refused (openConfined).
+func readBoundedAt(dir int, name, rel string, space func(n int) []byte, c *confiner) (src []byte, isDir bool, why string) {
+	src, isDir, err := readRegularAt(dir, name, rel, MaxFileSize, space, c)
+	if err == nil {
+		return src, false, ""
+	}
+	return nil, isDir, boundedProblem(rel, isDir, err)
+}
+
+// boundedProblem says what is wrong with the SAGA file rel that a bounded
+// read refused with err, and what to do.
+func boundedProblem(rel string, isDir bool, err error) string {
+	var pe *fs.PathError
+	if target, ok := isOutside(err); ok {
+		return outsideProblem(rel, target)
+	}
+	switch {
+	case errors.Is(err, ErrNotRegular):
+		return fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+	case errors.Is(err, ErrTooLarge) && errors.As(err, &pe) && pe.Op == "read":
+		return fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+	case errors.Is(err, ErrTooLarge):
+		var big *sizeError
+		errors.As(err, &big)
+		return fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
+			rel, float64(big.size)/(1<<20), MaxFileSize>>20)
+	}
+	if errors.As(err, &pe) {
+		pe.Path = rel
+	}
+	return readProblem(rel, err)
+}
+
+// sizeError is ErrTooLarge with the size fstat gave.
+type sizeError struct{ size int64 }
+
+func (e *sizeError) Error() string { return fmt.Sprintf("%d bytes: too large", e.size) }
+func (e *sizeError) Unwrap() error { return ErrTooLarge }
+
+// readRegularAt is the one bounded reader of a regular file: name relative
+// to the folder dir (or a path with unix.AT_FDCWD), at most limit bytes,
+// read into space(n) (see readBoundedAt), confined by c when set (rel is
+// then name's path from the root). isDir says name is a folder.
+func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []byte, c *confiner) (src []byte, isDir bool, err error) {
 	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
-	fd, err := ignoringEINTR(func() (int, error) {
-		return unix.Openat(dir, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	})
+	fd, err := openConfined(dir, name, rel, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, c)
 	var st unix.Stat_t
 	if err != nil {
+		if _, ok := isOutside(err); ok {
+			return nil, false, err
+		}
 		// A folder that cannot be opened is still a folder.
 		isDir = unix.Fstatat(dir, name, &st, 0) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
-		return nil, isDir, readProblem(rel, &fs.PathError{Op: "open", Path: rel, Err: err})
+		return nil, isDir, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
+	return readOpened(fd, name, limit, space)
+}
+
+// readOpened is readRegularAt's read of the file open as fd (named name in
+// errors): refused when not a regular file or over limit, else read whole.
+func readOpened(fd int, name string, limit int64, space func(n int) []byte) (src []byte, isDir bool, err error) {
+	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, false, readProblem(rel, &fs.PathError{Op: "stat", Path: rel, Err: err})
+		return nil, false, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, st.Mode&unix.S_IFMT == unix.S_IFDIR,
-			fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
+			&fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode))}
 	}
-	if st.Size > MaxFileSize {
-		return nil, false, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
-			rel, float64(st.Size)/(1<<20), MaxFileSize>>20)
+	if st.Size > limit {
+		return nil, false, &fs.PathError{Op: "open", Path: name, Err: &sizeError{size: st.Size}}
 	}
 	// The size fstat gave, plus one byte to notice a file that grew
 	// meanwhile; a short read of a regular file is its end.
 	src = space(int(st.Size) + 1)
 	for {
 		if len(src) == cap(src) {
-			if len(src) > MaxFileSize {
-				return nil, false, fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
+			if int64(len(src)) > limit {
+				return nil, false, &fs.PathError{Op: "read", Path: name, Err: &sizeError{size: int64(len(src))}}
 			}
 			src = append(src, make([]byte, 4096)...)[:len(src)]
 		}
 		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
 		if err != nil {
-			return nil, false, readProblem(rel, &fs.PathError{Op: "read", Path: rel, Err: err})
+			return nil, false, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
 		if n == 0 {
-			return src, false, ""
+			return src, false, nil
 		}
 		src = src[:len(src)+n]
 		if len(src) < cap(src) {
-			return src, false, ""
+			return src, false, nil
 		}
 	}
+}
+
+// isLink: path's last component is a symbolic link.
+func isLink(path string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }
 
 func ignoringEINTR(f func() (int, error)) (int, error) {
@@ -298,7 +398,7 @@ func readProblem(rel string, err error) string {
 // nothing recurses and symlink loops cannot trap the walk. Of a worktree
 // (.saga/worktrees/<id>/, a whole checkout) only its copy of story <id> is
 // read, as upstream SAGA does.
-func listSaga(root string) (storyDirs []string, entries []entry, err error) {
+func listSaga(root string, c confiner) (storyDirs []string, entries []entry, err error) {
 	des, err := os.ReadDir(filepath.Join(root, ".saga"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list .saga: %w", err)
@@ -309,7 +409,7 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			entries = append(entries, entry{rel: rel, kind: kind})
 		}
 	}
-	err = listChildren(root, ".saga/stories", &entries,
+	err = listChildren(root, ".saga/stories", c, &entries,
 		func(rel string) {
 			if kind, _, _ := Classify(rel); kind == KindMisplaced {
 				entries = append(entries, entry{rel: rel, kind: kind})
@@ -325,8 +425,10 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel)))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	des = nil
+	if why := c.checkPath(filepath.Join(root, filepath.FromSlash(WorktreesRel)), WorktreesRel); why != "" {
+		entries = append(entries, entry{rel: WorktreesRel, bad: why})
+	} else if des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("list .saga/worktrees: %w", err)
 	}
 	for _, de := range des {
@@ -335,11 +437,14 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 			continue // not a story's worktree
 		}
 		rel := WorktreeStoryDirRel(id)
-		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
+		abs := filepath.Join(root, filepath.FromSlash(rel))
+		if why := c.checkPath(abs, rel); why != "" {
+			entries = append(entries, entry{rel: rel, bad: why})
+		} else if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			storyDirs = append(storyDirs, rel)
 		}
 	}
-	err = listChildren(root, ".saga/epics", &entries,
+	err = listChildren(root, ".saga/epics", c, &entries,
 		func(rel string) {
 			if kind, _, _ := Classify(rel); kind == KindEpic {
 				entries = append(entries, entry{rel: rel, kind: kind})
@@ -360,14 +465,19 @@ func listSaga(root string) (storyDirs []string, entries []entry, err error) {
 // listChildren lists the folder rel of root (a missing one lists nothing):
 // an entry that cannot be told a file or a folder becomes a bad entry, dot
 // entries are passed over, and the rest go to file or dir.
-func listChildren(root, rel string, entries *[]entry, file func(rel string), dir func(rel, name string)) error {
-	des, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+func listChildren(root, rel string, c confiner, entries *[]entry, file func(rel string), dir func(rel, name string)) error {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if why := c.checkPath(abs, rel); why != "" {
+		*entries = append(*entries, entry{rel: rel, bad: why})
+		return nil
+	}
+	des, err := os.ReadDir(abs)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("list %s: %w", rel, err)
 	}
 	for _, de := range des {
 		crel := rel + "/" + de.Name()
-		isDir, why := dirEntryIsDir(root, crel, de)
+		isDir, why := dirEntryIsDir(root, crel, de, c)
 		switch {
 		case why != "":
 			*entries = append(*entries, entry{rel: crel, bad: why})
@@ -381,12 +491,17 @@ func listChildren(root, rel string, entries *[]entry, file func(rel string), dir
 	return nil
 }
 
-// dirEntryIsDir follows a symlink to tell whether the entry is a folder.
-func dirEntryIsDir(root, rel string, de fs.DirEntry) (bool, string) {
+// dirEntryIsDir follows a symlink to tell whether the entry is a folder;
+// a link out of the workspace is not followed but refused (why).
+func dirEntryIsDir(root, rel string, de fs.DirEntry, c confiner) (bool, string) {
 	if de.Type()&fs.ModeSymlink == 0 {
 		return de.IsDir(), ""
 	}
-	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	if why := c.checkPath(abs, rel); why != "" {
+		return false, why
+	}
+	fi, err := os.Stat(abs)
 	if err != nil {
 		return false, readProblem(rel, err)
 	}
@@ -404,6 +519,6 @@ func (p *Parser) LoadStory(root, story string) (*Story, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
 	}
-	l := loader{p: p, root: root}
+	l := loader{p: p, root: root, c: newConfiner(root)}
 	return assembleStory(StoryDirRel(story), l.loadStory(StoryDirRel(story))), nil
 }

@@ -61,6 +61,19 @@ func LockDir(root string) (string, error) {
 	return filepath.Join(common, "saga-lsp", "locks"), nil
 }
 
+// GitCommonDir is the common git dir of the repository holding dir (found
+// as LockDir finds it, without running git); found is false outside git.
+func GitCommonDir(dir string) (common string, found bool, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false, err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return gitCommonDir(abs)
+}
+
 // gitCommonDir walks up from dir (absolute, clean) to the first ".git" and
 // returns the repository's common dir; found is false at the filesystem root.
 func gitCommonDir(dir string) (common string, found bool, err error) {

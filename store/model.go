@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
@@ -130,6 +131,24 @@ func SplitWorktreeRel(rel string) (story, mainRel string, ok bool) {
 func isTaskFileName(name string) bool {
 	return strings.HasSuffix(name, ".json") && len(name) > len(".json") &&
 		name != "story.json" && !strings.HasPrefix(name, ".")
+}
+
+// ReservedTaskID tells whether a task may not take id: the names the
+// format keeps for a story folder's own files (story.json, journal.md) and
+// for an epic's (epic.json). This is the one list: `new task`, the server's
+// rename and its "Create task" fixes all refuse these, so no task file ever
+// lands on — or is renamed over — one of them.
+func ReservedTaskID(id string) bool {
+	switch id {
+	case "story", "epic", "journal":
+		return true
+	}
+	return false
+}
+
+// ReservedTaskIDProblem says why id is reserved and what to do.
+func ReservedTaskIDProblem(what, id string) string {
+	return fmt.Sprintf("%s %q is reserved: story, epic and journal name a story's or an epic's own files; pick another name (e.g. %s-task)", what, id, id)
 }
 
 // StoryFileRel, TaskFileRel and EpicFileRel give the canonical locations.

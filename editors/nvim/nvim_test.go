@@ -114,7 +114,7 @@ func runScript(t *testing.T, script, ws string, timeout time.Duration, env []str
 	sessionDir := filepath.Join(tmp, "sessions")
 	claudeDir := filepath.Join(tmp, "claude")
 	for _, d := range []string{sessionDir, claudeDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+		if err := os.MkdirAll(d, 0o700); err != nil { // a session dir must be the user's alone
 			t.Fatal(err)
 		}
 	}
@@ -446,6 +446,10 @@ func TestPlugin(t *testing.T) {
 			if !healthOK(res.Health, want) {
 				t.Errorf("no OK line containing %q in :checkhealth saga:\n%s", want, text)
 			}
+		}
+		// The session dir as the server named it (runScript's).
+		if !healthOK(res.Health, "session dir /") || !strings.Contains(text, string(filepath.Separator)+"sessions") {
+			t.Errorf("no session dir in :checkhealth saga:\n%s", text)
 		}
 		if strings.Contains(text, "ERROR") {
 			t.Errorf(":checkhealth saga reports an error:\n%s", text)

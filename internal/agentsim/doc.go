@@ -55,8 +55,10 @@
 //     file changes there in acceptEdits; nested commands and variables are
 //     refused) with Claude Code's refusal texts. With the sandbox settings
 //     (sandbox.enabled, autoAllowBashIfSandboxed, allowUnsandboxedCommands,
-//     filesystem.allowWrite) commands really run under bubblewrap laid out as
-//     Claude Code's (bwrapCommand), leaving its placeholder files when
+//     filesystem.allowWrite, filesystem.denyWrite) commands really run
+//     under bubblewrap laid out as Claude Code's (bwrapCommand): a
+//     worktree's common git dir writable unless denied, a denied path
+//     read-only even around an allowed one; leaving its placeholder files when
 //     interrupted; without bwrap or socat the sandbox is off with Claude
 //     Code's warning. The network is not confined.
 //   - stream-json output: system/init, hook_started/hook_response,

@@ -19,6 +19,7 @@ type sandboxSettings struct {
 	AllowUnsandboxedCommands *bool `json:"allowUnsandboxedCommands"`
 	Filesystem               struct {
 		AllowWrite []string `json:"allowWrite"`
+		DenyWrite  []string `json:"denyWrite"`
 	} `json:"filesystem"`
 }
 
@@ -28,6 +29,7 @@ type sandboxConfig struct {
 	autoAllow       bool // sandboxed commands need no permission
 	allowUnsandbox  bool // dangerouslyDisableSandbox may ask to run outside
 	allowWrite      []string
+	denyWrite       []string
 	tmpDir          string // TMPDIR inside: <tmp>/claude-<uid>
 	ccWritesCreated bool
 }
@@ -39,9 +41,10 @@ type sourcedDoc struct {
 }
 
 // decideSandbox merges the sandbox settings of the loaded sources (later
-// ones win; allowWrite paths add up). As 2.1.330 does, project and local
-// allowWrite paths are ignored when the --settings flag sets
-// allowUnsandboxedCommands to false. An enabled sandbox without bwrap or
+// ones win; allowWrite and denyWrite paths add up). As 2.1.330 does, project
+// and local allowWrite paths are ignored when the --settings flag sets
+// allowUnsandboxedCommands to false; denyWrite paths, which only take
+// away, count from every source. An enabled sandbox without bwrap or
 // socat on PATH is off, with Claude Code's warning on stderr.
 func (s *session) decideSandbox(docs []sourcedDoc) {
 	sb := &sandboxConfig{autoAllow: true, allowUnsandbox: true}
@@ -64,6 +67,9 @@ func (s *session) decideSandbox(docs []sourcedDoc) {
 		}
 		if c.AllowUnsandboxedCommands != nil {
 			sb.allowUnsandbox = *c.AllowUnsandboxedCommands
+		}
+		for _, p := range c.Filesystem.DenyWrite {
+			sb.denyWrite = append(sb.denyWrite, s.settingsPath(p))
 		}
 		if lockedByFlag && (d.source == "project" || d.source == "local") {
 			continue
@@ -140,7 +146,9 @@ func protectedNames() []string {
 // / read-only (so /tmp and $HOME/.cache too), the working directories, the
 // allowWrite paths and TMPDIR writable, the protected entries and the git
 // hooks and config read-only — a worktree's common git dir writable for
-// commits, its hooks and config not. It returns the placeholder files the
+// commits, its hooks and config not — and last the denyWrite paths
+// read-only, which wins over a writable path around or inside them (as
+// 2.1.330 does: an allowWrite path inside a denied one is not writable). It returns the placeholder files the
 // mounts will create, for the caller to remove once the command has run.
 func (s *session) bwrapCommand(script string) (args []string, placeholders []string, err error) {
 	sb := s.sandbox
@@ -180,7 +188,8 @@ func (s *session) bwrapCommand(script string) (args []string, placeholders []str
 				args = append(args, "--ro-bind", filepath.Join(commonDir, n), filepath.Join(commonDir, n))
 			}
 		}
-		readOnly(filepath.Join(commonDir, "config.lock")) // `git config` cannot take the lock
+		readOnly(filepath.Join(commonDir, "config.lock"))                   // `git config` cannot take the lock
+		readOnly(filepath.Join(commonDir, "objects", "info", "alternates")) // as 2.1.330: no planted object store
 	}
 	if gitDir != commonDir {
 		for _, n := range []string{"config.worktree", "commondir", "gitdir"} {
@@ -195,6 +204,11 @@ func (s *session) bwrapCommand(script string) (args []string, placeholders []str
 	args = append(args, "--ro-bind", filepath.Join(s.cwd, ".claude", ".cc-writes"), filepath.Join(s.cwd, ".claude", ".cc-writes"))
 	for _, n := range protectedNames() {
 		readOnly(filepath.Join(s.cwd, n))
+	}
+	for _, p := range sb.denyWrite {
+		if _, err := os.Lstat(p); err == nil {
+			args = append(args, "--ro-bind", p, p)
+		}
 	}
 	args = append(args, "--chdir", s.cwd, "--setenv", "TMPDIR", sb.tmpDir, "--", "/bin/bash", "-c", script)
 	return args, placeholders, nil

@@ -1,8 +1,9 @@
 // Package git is the one runner of git in saga-lsp (the worker, run's
 // preflight and branch preparation, the epic state, clean, verified
 // completion, the hook): argument vectors, never a shell string, never the
-// repository's own hooks, a fixed locale, a bounded wait for children git
-// leaves behind;
+// repository's own hooks, never replace refs or grafts, a fixed locale, a
+// bounded wait for children git leaves behind; reads of files at a commit
+// verified against the commit's hash (objects.go);
 // changes to the worktree registry under one repository lock; and reads what
 // git lists of them (Worktrees).
 package git
@@ -46,11 +47,9 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 	if bin == "" {
 		bin = "git"
 	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"-c", "core.hooksPath=/dev/null"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, fixedArgs(args)...)
 	cmd.Dir = g.Dir
-	// Messages in English whatever the user's locale: errors are matched
-	// (lockHeld) and worktree lock reasons read (RemoveDeadWorktree).
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = fixedEnv(os.Environ())
 	// A filter, credential helper or ssh that git started can outlive it
 	// (killed on cancel, or a daemon) holding the output pipes open: wait
 	// for them that long at most, not forever. git stays in our process
@@ -68,6 +67,37 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil
+}
+
+// fixedArgs and fixedEnv are given to every git saga-lsp runs. Hooks
+// off: nothing planted in the repository runs outside a sandbox. Replace
+// refs and grafts off (GIT_NO_REPLACE_OBJECTS alone leaves info/grafts in
+// force): a commit is what its hash says, so "the checks as committed at
+// <sha>" cannot be swapped by a ref in refs/replace/ or a line in
+// info/grafts (the advice is the graft file's deprecation hint, printed
+// even for /dev/null). Messages in English whatever the user's locale:
+// errors are matched (lockHeld) and worktree lock reasons read
+// (RemoveDeadWorktree). An alternates file (objects/info/alternates) cannot
+// be switched off by git's environment: reads that decide what counts go
+// through FilesAt, which checks every object against its hash.
+func fixedArgs(args []string) []string {
+	return append([]string{"-c", "core.hooksPath=/dev/null", "-c", "advice.graftFileDeprecated=false"}, args...)
+}
+
+// fixedEnv also drops the variables that would point git at other
+// objects, another index or another repository than Dir's (a saga-lsp
+// started from a git hook inherits GIT_DIR).
+func fixedEnv(env []string) []string {
+	out := make([]string, 0, len(env)+4)
+	for _, kv := range env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_SHALLOW_FILE", "GIT_QUARANTINE_PATH":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null")
 }
 
 // Retry is Run for a command that is safe to repeat (fetch, push, config),

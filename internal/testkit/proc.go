@@ -156,13 +156,15 @@ func waitExitPolling(pid int, timeout time.Duration) bool {
 }
 
 // Bwrap skips the test unless bubblewrap can confine a command here (it is
-// installed and may create its namespaces), as the checks of tasks need.
+// installed and may create its namespaces, a user namespace among them), as
+// the checks of tasks need.
 func Bwrap(tb testing.TB) {
 	tb.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		tb.Skip("bwrap is not installed")
 	}
-	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--unshare-pid", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
+	if out, err := exec.Command("bwrap", "--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+		"--ro-bind", "/", "/", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
 		tb.Skipf("bwrap cannot create its namespaces here: %v %s", err, out)
 	}
 }

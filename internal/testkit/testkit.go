@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,8 +40,10 @@ type kit struct {
 // binary is built once however many tests ask for it.
 var shared = &kit{built: map[string]string{}, errors: map[string]error{}}
 
-// Main runs the tests, then the cleanups, and removes what the tests built.
+// Main runs the tests, then the cleanups, and removes what the tests built
+// and the caches their runs made.
 func Main(m *testing.M, cleanups ...func()) {
+	caches := privateCaches()
 	code := m.Run()
 	for _, c := range cleanups {
 		c()
@@ -50,7 +53,39 @@ func Main(m *testing.M, cleanups ...func()) {
 		os.RemoveAll(shared.dir)
 	}
 	shared.mu.Unlock()
+	if caches != "" {
+		removeAll(caches)
+	}
 	os.Exit(code)
+}
+
+// privateCaches points XDG_CACHE_HOME at a temp dir for the test process
+// and the programs it starts, so that the story build caches saga-lsp
+// keeps in the user's cache dir (runs.CacheRoot) do not pile up there; Go's
+// own build cache is pinned where it was first, so builds stay warm.
+func privateCaches() string {
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+			os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
+		}
+	}
+	d, err := os.MkdirTemp("", "saga-lsp-test-caches-")
+	if err != nil {
+		return ""
+	}
+	os.Setenv("XDG_CACHE_HOME", d)
+	return d
+}
+
+// removeAll removes a tree, read-only folders (Go's module cache) too.
+func removeAll(dir string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	os.RemoveAll(dir)
 }
 
 // ModuleRoot is the folder holding the module's go.mod.
@@ -250,4 +285,32 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return true
+}
+
+// HostDir is a new directory outside the temp dir (in the user's
+// ~/.cache), removed at the end, its real path: for tests of a sandbox
+// that replaces the temp dir wholesale, whose files must be hidden by the
+// sandbox's own rules rather than by where the test put them. ($XDG_CACHE_HOME
+// is not used: Main points it into the temp dir.) The test is skipped where
+// there is no such place.
+func HostDir(tb testing.TB) string {
+	tb.Helper()
+	home, err := os.UserHomeDir()
+	parent := filepath.Join(home, ".cache")
+	if err == nil {
+		err = os.MkdirAll(parent, 0o755)
+	}
+	if err != nil {
+		tb.Skipf("no ~/.cache to hold the test's files outside the temp dir: %v", err)
+	}
+	dir, err := os.MkdirTemp(parent, "saga-host-")
+	if err != nil {
+		tb.Skipf("cannot write in %s: %v", parent, err)
+	}
+	tb.Cleanup(func() { removeAll(dir) })
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return real
 }

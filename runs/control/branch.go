@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -28,7 +29,7 @@ type ConflictError struct {
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("not starting story %s: the branches of its blockers %s conflict in %s — merge them by hand (or finish one on the base first), then run it again",
-		e.Story, strings.Join(e.Blockers, ", "), strings.Join(e.Files, ", "))
+		e.Story, strings.Join(e.Blockers, ", "), strings.Join(termtext.Escapes(e.Files), ", ")) // the files' names are the repository's
 }
 
 // storyBranch prepares where the story's worker starts and returns the

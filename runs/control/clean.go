@@ -40,7 +40,7 @@ const (
 	CleanTaskList = "task-list"    // <claude config>/tasks/saga__<story>__<ms>
 	CleanRunFiles = "run-files"    // <session dir>/<session>.log and its .events.jsonl
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
-	CleanCache    = "build-cache"  // <git dir>/saga-lsp/cache/<story>: its sandboxed runs' Go, npm, pip caches
+	CleanCache    = "build-cache"  // runs.CachePath, runs.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
 	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
 )
 
@@ -106,8 +106,9 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 			return nil, err
 		}
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
 	if o.Parser == nil {
 		p, err := store.NewParser()
@@ -281,19 +282,32 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 
 // planCache: the story's build caches go with its worktree (planned for
 // removal, or gone already): a finished story builds nothing more.
+// Those of its checks outside the runs go too, and those an earlier
+// saga-lsp kept in the git dir.
 func (c *cleaner) planCache(p *storyPlan) {
-	dir, err := runs.CachePath(c.o.Root, p.id)
-	if err != nil {
-		return
-	}
-	if _, err := os.Lstat(dir); err != nil {
-		return
-	}
 	if _, err := os.Lstat(store.WorktreeDir(c.o.Root, p.id)); err == nil && !c.wtPlanned[p.id] {
 		return // its worktree stays: its runs may build again
 	}
-	p.add(CleanCache, dir, "the build caches of its runs; its worktree goes",
-		func(context.Context) error { return removeCache(dir) })
+	agent, err1 := runs.CachePath(c.o.Root, p.id, c.o.Env)
+	checks, err2 := runs.ChecksCachePath(c.o.Root, p.id, c.o.Env)
+	legacy, err3 := runs.LegacyCachePath(c.o.Root, p.id)
+	for _, d := range []struct {
+		dir, why string
+		err      error
+	}{
+		{agent, "the build caches of its runs; its worktree goes", err1},
+		{checks, "the build caches of its checks; its worktree goes", err2},
+		{legacy, "the build caches of its runs, where an earlier saga-lsp kept them; its worktree goes", err3},
+	} {
+		if d.err != nil {
+			continue
+		}
+		if _, err := os.Lstat(d.dir); err != nil {
+			continue
+		}
+		dir := d.dir
+		p.add(CleanCache, dir, d.why, func(context.Context) error { return removeCache(dir) })
+	}
 }
 
 // planShares: the check results the story's TaskCompleted hooks shared

@@ -87,7 +87,7 @@ func (h *cleanEnv) run(t *testing.T, story string, args ...string) string {
 // cache is the story's build caches folder.
 func (h *cleanEnv) cache(t *testing.T, story string) string {
 	t.Helper()
-	dir, err := runs.CachePath(h.root, story)
+	dir, err := runs.CachePath(h.root, story, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +120,19 @@ func (h *cleanEnv) clean(t *testing.T, code int, args ...string) cleanResult {
 	return res
 }
 
-// kinds lists the items as "kind path" (paths relative to the root or
-// the session dir), "kept " before the kept ones.
+// kinds lists the items as "kind path" (paths relative to the root, the
+// session dir or the repository's folder of build caches), "kept " before
+// the kept ones.
 func (h *cleanEnv) kinds(items []cleanItem) []string {
 	var out []string
 	for _, it := range items {
 		p := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(it.Path, h.root+"/"), h.sessionDir+"/"), h.cfg+"/")
+		if cache, err := runs.CacheRoot(nil); err == nil {
+			p = strings.TrimPrefix(p, cache+"/") // <repo>/agent/<story>
+			if _, rest, ok := strings.Cut(p, "/agent/"); ok {
+				p = "agent/" + rest
+			}
+		}
 		s := it.Kind + " " + p
 		if it.Kept {
 			s = "kept " + s
@@ -190,7 +197,7 @@ func TestCleanMergedStory(t *testing.T) {
 	r = h.saga(t, nil, "clean")
 	sess := sessionOf(ev)
 	want = "would remove worktree .saga/worktrees/" + story + " (everything on story/" + story + " is in main)\n" +
-		"would remove build cache .git/saga-lsp/cache/" + story + " (the build caches of its runs; its worktree goes)\n" +
+		"would remove build cache " + cache + " (the build caches of its runs; its worktree goes)\n" +
 		"would remove branch story/" + story + " (everything on story/" + story + " is in main)\n" +
 		"would remove run files " + h.sessionDir + "/" + sess + ".log and its .events.jsonl (a completed run, the latest, and its worktree goes too)\n" +
 		"would remove 1 worktree, 1 build cache, 1 branch, 1 run's files — run again with --yes to remove them\n"
@@ -221,7 +228,7 @@ func TestCleanMergedStory(t *testing.T) {
 	}
 
 	res = h.clean(t, 0, "--yes")
-	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story, "check-shares checks", "run-files " + sess + ".log"}) {
+	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache agent/" + story, "branch story/" + story, "check-shares checks", "run-files " + sess + ".log"}) {
 		t.Errorf("clean --yes: %v", got)
 	}
 	if exists(done+".json") || exists(done+".lock") || !exists(held+".json") || !exists(other+".json") {
@@ -392,7 +399,7 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 
 	r := h.saga(t, nil, "clean", "--yes")
 	want := "removed worktree .saga/worktrees/" + story + " (its last run completed and story/" + story + " is pushed to origin)\n" +
-		"removed build cache .git/saga-lsp/cache/" + story + " (the build caches of its runs; its worktree goes)\n" +
+		"removed build cache " + h.cache(t, story) + " (the build caches of its runs; its worktree goes)\n" +
 		"removed run files " + runs.OutputOfEvents(ev) + " and its .events.jsonl (a completed run, the latest, and its worktree goes too)\n" +
 		"removed 1 worktree, 1 build cache, 1 run's files\n" +
 		"left alone: " + story + " (not finished with; `saga-lsp clean <story>` says why)\n"
@@ -484,7 +491,7 @@ func TestCleanLeavesOtherCheckouts(t *testing.T) {
 	// Here, all of it goes, the kept task list too.
 	list := findEvent(readEvents(t, ev), "step", "hydrate")["taskListDir"].(string)
 	res := h.clean(t, 0, "--yes")
-	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache .git/saga-lsp/cache/" + story, "branch story/" + story,
+	if got := h.kinds(res.Items); !slices.Equal(got, []string{"worktree .saga/worktrees/" + story, "build-cache agent/" + story, "branch story/" + story,
 		"task-list tasks/" + filepath.Base(list), "tmux-session " + sessionOf(ev), "run-files " + sessionOf(ev) + ".log"}) {
 		t.Errorf("clean --yes: %v", got)
 	}

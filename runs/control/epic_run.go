@@ -7,6 +7,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,10 +53,12 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if err := o.Worker.Validate(); err != nil {
 		return nil, store.Usagef("%v", err)
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -197,14 +200,20 @@ func (p Preflight) Epic(ctx context.Context, ws *store.Workspace, epic string) [
 	for _, rel := range rels {
 		for _, d := range ws.FileDiagnostics(rel) {
 			if d.Severity == store.SeverityError {
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s]", esc(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, esc(d.Message), d.Code))
 			}
 		}
 	}
 	if len(out) > 0 {
 		out = append(out, "fix these first (`saga-lsp check` lists them)")
 	}
-	return out
+	var stories []*store.Story
+	for _, c := range e.Children {
+		if s := ws.Story(c.ID); s != nil {
+			stories = append(stories, s)
+		}
+	}
+	return append(out, p.Checks(ctx, stories...)...)
 }
 
 // mergedUsable checks what --after merged needs: gh and a remote.
@@ -237,13 +246,22 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 			return nil, err
 		}
 	}
-	if held && pid > 0 {
-		res.PID = pid
-		_ = unix.Kill(pid, unix.SIGINT)
-		if err := waitUntil(ctx, time.Now().Add(o.Wait), func() bool { return !store.ProcessAlive(pid) }); err != nil {
+	// The runner as its run recorded it, never a pid only the lock file
+	// names (StopOptions.targets).
+	targets := o.targets(ctx, runs.KindEpic, sessions, pid)
+	if held && len(targets) == 0 && len(sessions) == 0 {
+		return res, unverifiedHolder("runner", "epic", o.Story, pid, o.SessionDir, runs.EpicLockFile(o.Root, o.Story))
+	}
+	if len(targets) > 0 {
+		res.PID = targets[0]
+		for _, p := range targets {
+			_ = unix.Kill(p, unix.SIGINT)
+		}
+		gone := func() bool { return !slices.ContainsFunc(targets, store.ProcessAlive) }
+		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {
 			return res, err
 		}
-		res.Forced = store.ProcessAlive(pid)
+		res.Forced = !gone()
 	}
 	// Workers of the epic's stories that are still alive.
 	parser, err := store.NewParser()

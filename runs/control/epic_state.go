@@ -88,11 +88,11 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	if e == nil {
 		return nil, store.Usagef("no epic %q in %s: `saga-lsp status` lists the stories and their epics", q.Epic, q.Root)
 	}
-	if q.SessionDir == "" {
-		q.SessionDir = runs.SessionDir(q.Env)
+	var err error
+	if q.SessionDir, err = sessionDirOf(q.SessionDir, q.Env); err != nil {
+		return nil, err
 	}
 	if q.Parser == nil {
-		var err error
 		if q.Parser, err = store.NewParser(); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // WriteText prints the epic's header (id and title), the run's summary,
@@ -14,13 +16,13 @@ import (
 // waits for, its branch and base, its PR.
 func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 	var b strings.Builder
-	header := s.ID
+	header := esc(s.ID)
 	if title != "" && title != s.ID {
-		header += " — " + title
+		header += " — " + esc(title)
 	}
 	run := "no run"
 	if s.Session != "" {
-		run = fmt.Sprintf("runner %s (session %s)", s.State, s.Session)
+		run = fmt.Sprintf("runner %s (session %s)", esc(s.State), esc(s.Session))
 	}
 	fmt.Fprintf(&b, "%s\n%s · %s", header, s.String(), run)
 	if s.Cost > 0 {
@@ -29,27 +31,27 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 	b.WriteByte('\n')
 	width := 0
 	for _, st := range s.Stories {
-		width = max(width, len(st.ID))
+		width = max(width, len(esc(st.ID)))
 	}
 	for _, st := range s.Stories {
-		fmt.Fprintf(&b, "  %-*s %-9s %d/%d", width, st.ID, st.State, st.Done, st.Total)
+		fmt.Fprintf(&b, "  %-*s %-9s %d/%d", width, esc(st.ID), esc(st.State), st.Done, st.Total)
 		switch {
 		case len(st.HeldBy) > 0:
-			b.WriteString("  held by " + strings.Join(st.HeldBy, ", "))
+			b.WriteString("  held by " + strings.Join(termtext.Escapes(st.HeldBy), ", "))
 			if len(st.Conflicts) > 0 {
-				b.WriteString(" (conflicts: " + strings.Join(st.Conflicts, ", ") + ")")
+				b.WriteString(" (conflicts: " + strings.Join(termtext.Escapes(st.Conflicts), ", ") + ")")
 			}
 		case len(st.BlockedBy) > 0 && st.State == EpicWaiting:
-			b.WriteString("  after " + strings.Join(st.BlockedBy, ", "))
+			b.WriteString("  after " + strings.Join(termtext.Escapes(st.BlockedBy), ", "))
 		}
 		if st.Branch != "" {
-			b.WriteString("  " + st.Branch)
+			b.WriteString("  " + esc(st.Branch))
 			if st.Base != "" {
-				b.WriteString(" ← " + st.Base)
+				b.WriteString(" ← " + esc(st.Base))
 			}
 		}
 		if st.PR != "" {
-			b.WriteString("  " + st.PR)
+			b.WriteString("  " + esc(st.PR))
 		}
 		b.WriteByte('\n')
 	}

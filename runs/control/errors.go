@@ -5,10 +5,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // ErrNoTmux is returned when tmux is not on PATH.
 var ErrNoTmux = errors.New("tmux is not installed")
+
+// sessionDirOf is dir, else the environment's session dir, refused when
+// it is not the user's alone (runs.CheckSessionDir): its files decide what
+// is signalled, shown and checked.
+func sessionDirOf(dir string, env func(string) string) (string, error) {
+	if dir == "" {
+		dir = runs.SessionDir(env)
+	}
+	return dir, runs.CheckSessionDir(dir)
+}
 
 // ErrNotRunning is returned by StopStory when no worker and no tmux session
 // of the story exist.

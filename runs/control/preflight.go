@@ -13,6 +13,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -36,6 +37,8 @@ type Preflight struct {
 	Force  bool // start although epic blockers are unfinished
 	Env    func(string) string
 	Parser *store.Parser
+	// AllowUnconfinedChecks: --allow-unconfined-checks.
+	AllowUnconfinedChecks bool
 }
 
 // load parses the workspace at p.Root with a new parser, which p keeps.
@@ -75,6 +78,27 @@ func (p Preflight) Programs(ctx context.Context) []string {
 	return out
 }
 
+// Checks reports that the stories' checks cannot be confined here, when a
+// task of theirs has checks and unconfined checks are not allowed: the run
+// would refuse every completion of such a task.
+func (p Preflight) Checks(ctx context.Context, stories ...*store.Story) []string {
+	if p.AllowUnconfinedChecks {
+		return nil
+	}
+	for _, s := range stories {
+		for _, t := range s.Tasks {
+			if len(t.Checks) == 0 {
+				continue
+			}
+			if why := verify.Unconfinable(ctx); why != "" {
+				return []string{fmt.Sprintf("task %s/%s has checks, which cannot run here: %s", s.ID, t.ID, why)}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // Story reports why story cannot run: error-level diagnostics in its own
 // files, and (unless Force) epic blockers that are not completed.
 func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string) []string {
@@ -86,13 +110,14 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 	for _, f := range s.StoryFiles() {
 		for _, d := range ws.FileDiagnostics(f.Rel) {
 			if d.Severity == store.SeverityError {
-				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s] — fix it (`saga-lsp check` lists them)", d.File, d.Range.Start.Line+1, d.Range.Start.Character+1, d.Message, d.Code))
+				out = append(out, fmt.Sprintf("%s:%d:%d: %s [%s] — fix it (`saga-lsp check` lists them)", esc(d.File), d.Range.Start.Line+1, d.Range.Start.Character+1, esc(d.Message), d.Code))
 			}
 		}
 	}
 	if len(s.Tasks) == 0 {
 		out = append(out, fmt.Sprintf("story %s has no tasks: add one with `saga-lsp new task %s <id> --subject …`", story, story))
 	}
+	out = append(out, p.Checks(ctx, s)...)
 	if p.Force {
 		return out
 	}

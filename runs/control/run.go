@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -81,6 +82,10 @@ type Started struct {
 	Attach string `json:"-"`
 	// Finished is set when the worker completed (exit 0) while run waited.
 	Finished bool `json:"-"`
+	// Backend is where the worker runs ("" or BackendTmux: this machine's
+	// tmux); URL, when it runs elsewhere, the page of its run.
+	Backend string `json:"backend,omitempty"`
+	URL     string `json:"url,omitempty"`
 }
 
 // StartStory starts `<self> worker <story> --output-file <file> --session
@@ -99,8 +104,9 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if err := o.Worker.Validate(); err != nil {
 		return nil, store.Usagef("%v", err)
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
 	ws, err := o.preflight(ctx)
 	if err != nil {
@@ -190,8 +196,8 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 	if l.wait <= 0 {
 		l.wait = DefaultStartWait
 	}
-	if err := os.MkdirAll(l.sessionDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create the session folder %s: %w (set %s to a writable folder)", l.sessionDir, err, runs.EnvSessionDir)
+	if err := runs.MakeSessionDir(l.sessionDir); err != nil {
+		return nil, err
 	}
 	session := runs.KindSessionName(l.kind, l.id, l.now())
 	out := runs.OutputFile(l.sessionDir, session)
@@ -219,7 +225,8 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser}
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser,
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
 	var reasons []string
 	if !o.Preflighted {
 		reasons = p.Programs(ctx)
@@ -306,14 +313,19 @@ func startError(st *Started, code *int) error {
 		Output: tail(st.OutputFile, 64<<10), ExitCode: code}
 }
 
-// tail reads at most the last n bytes of a file ("" when unreadable).
+// tail reads at most the last n bytes of a regular file ("" when
+// unreadable, or a FIFO or device: never waited for).
 func tail(path string, n int64) string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	if fi.Size() > n {
 		if _, err := f.Seek(fi.Size()-n, io.SeekStart); err != nil {
 			return ""
 		}

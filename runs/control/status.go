@@ -118,8 +118,9 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			return nil, err
 		}
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return nil, err
 	}
 	var sessions map[string][]string
 	t := o.Tmux

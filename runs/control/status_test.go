@@ -19,10 +19,9 @@ import (
 func statusEnv(t *testing.T) (root string, env []string) {
 	t.Helper()
 	root = testkit.CopyTree(t, "testdata/status/workspace")
-	sessions, err := filepath.Abs("testdata/status/sessions")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A copy: the session dir must be the user's alone (mode 0700), and
+	// a checkout's folders are not.
+	sessions := testkit.CopyTree(t, "testdata/status/sessions")
 	env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions,
 		fmt.Sprintf("SAGA_TMUX_SOCKET=saga-test-none-%d", os.Getpid()))
 	return root, env

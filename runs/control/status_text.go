@@ -10,8 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 )
+
+// esc escapes what a repository, a model or a run wrote for the terminal
+// (termtext.Escape): every field of the text form but the numbers.
+func esc(s string) string { return termtext.Escape(s) }
 
 // WriteText prints the status: one story with header and tasks, or every
 // story grouped by epic (with tasks when they were asked for).
@@ -27,33 +32,33 @@ func (s *Status) WriteText(w io.Writer) error {
 }
 
 func writeStoryText(b *strings.Builder, st StoryStatus) {
-	fmt.Fprintf(b, "%s — %s\n", st.ID, st.Title)
+	fmt.Fprintf(b, "%s — %s\n", esc(st.ID), esc(st.Title))
 	from := ""
 	if st.FromWorktree {
 		from = " (from the worktree)"
 	}
-	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", st.Status, st.Done, st.Total, from)
+	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", esc(st.Status), st.Done, st.Total, from)
 	if st.Epic != "" {
-		fmt.Fprintf(b, "epic:     %s\n", st.Epic)
+		fmt.Fprintf(b, "epic:     %s\n", esc(st.Epic))
 	}
 	if st.PR != "" {
-		fmt.Fprintf(b, "PR:       %s\n", st.PR)
+		fmt.Fprintf(b, "PR:       %s\n", esc(st.PR))
 	}
 	if st.Branch != "" {
-		fmt.Fprintf(b, "branch:   %s\n", st.Branch)
+		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))
 	}
 	if st.Worktree != "" {
-		fmt.Fprintf(b, "worktree: %s\n", st.Worktree)
+		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}
 	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
 	if st.Worker.OutputFile != "" {
-		fmt.Fprintf(b, "output:   %s\n", st.Worker.OutputFile)
+		fmt.Fprintf(b, "output:   %s\n", esc(st.Worker.OutputFile))
 	}
 	if len(st.Tasks) > 0 {
 		b.WriteString("\n")
 		writeTasksText(b, st.Tasks, "")
 	} else if st.Total == 0 {
-		fmt.Fprintf(b, "\nno tasks: add one with `saga-lsp new task %s <id> --subject …`\n", st.ID)
+		fmt.Fprintf(b, "\nno tasks: add one with `saga-lsp new task %s <id> --subject …`\n", esc(st.ID))
 	}
 }
 
@@ -63,16 +68,16 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
 	for _, t := range tasks {
 		if t.Broken != nil {
-			fmt.Fprintf(b, "%s#%s [broken: %s] %s\n", indent, t.ID, t.Broken.Code, t.Broken.Problem)
+			fmt.Fprintf(b, "%s#%s [broken: %s] %s\n", indent, esc(t.ID), t.Broken.Code, esc(t.Broken.Problem))
 			continue
 		}
 		status := t.Status
 		if status == "" {
 			status = "unknown"
 		}
-		fmt.Fprintf(b, "%s#%s [%s] %s", indent, t.ID, status, t.Subject)
+		fmt.Fprintf(b, "%s#%s [%s] %s", indent, esc(t.ID), esc(status), esc(t.Subject))
 		if len(t.BlockedBy) > 0 {
-			b.WriteString(" [blocked by #" + strings.Join(t.BlockedBy, ", #") + "]")
+			b.WriteString(" [blocked by #" + strings.Join(termtext.Escapes(t.BlockedBy), ", #") + "]")
 		}
 		if c := t.Check; c != nil {
 			if c.Passed {
@@ -82,7 +87,7 @@ func writeTasksText(b *strings.Builder, tasks []TaskStatus, indent string) {
 				if c.TimedOut {
 					how = "timed out"
 				}
-				fmt.Fprintf(b, " · ✗ check failed: %s (%s)", c.Command, how)
+				fmt.Fprintf(b, " · ✗ check failed: %s (%s)", esc(c.Command), how)
 			}
 		}
 		b.WriteString("\n")
@@ -96,8 +101,8 @@ func (s *Status) writeListText(b *strings.Builder) {
 	}
 	width, swidth := 0, 0
 	for _, st := range s.Stories {
-		width = max(width, len(st.ID))
-		swidth = max(swidth, len(st.Status)+2)
+		width = max(width, len(esc(st.ID)))
+		swidth = max(swidth, len(esc(st.Status))+2)
 	}
 	group := "\x00"
 	for _, st := range s.Stories {
@@ -110,12 +115,12 @@ func (s *Status) writeListText(b *strings.Builder) {
 			case st.Epic == "":
 				b.WriteString("(no epic)\n")
 			case ok && title != "":
-				fmt.Fprintf(b, "%s — %s\n", st.Epic, title)
+				fmt.Fprintf(b, "%s — %s\n", esc(st.Epic), esc(title))
 			default:
-				fmt.Fprintf(b, "%s\n", st.Epic)
+				fmt.Fprintf(b, "%s\n", esc(st.Epic))
 			}
 		}
-		fmt.Fprintf(b, "  %-*s %-*s %s  %s\n", width, st.ID, swidth, "["+st.Status+"]",
+		fmt.Fprintf(b, "  %-*s %-*s %s  %s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false))
 		if len(st.Tasks) > 0 {
 			writeTasksText(b, st.Tasks, "      ")
@@ -130,7 +135,7 @@ func workerText(w WorkerInfo, long bool) string {
 		parts = append(parts, "pid "+strconv.Itoa(w.PID))
 	}
 	if long && w.Session != "" {
-		parts = append(parts, "session "+w.Session)
+		parts = append(parts, "session "+esc(w.Session))
 	}
 	if long && w.Started != "" {
 		if t, err := time.Parse(time.RFC3339, w.Started); err == nil {
@@ -155,7 +160,7 @@ func workerText(w WorkerInfo, long bool) string {
 	}
 	switch w.State {
 	case runs.StateRunning, runs.StateStarting:
-		return w.State + details
+		return esc(w.State) + details
 	case StateIdle:
 		return "not running"
 	case StateDied:
@@ -174,7 +179,7 @@ func workerText(w WorkerInfo, long bool) string {
 	if len(parts) > 0 {
 		details = " (" + strings.Join(parts, ", ") + ")"
 	}
-	return "not running; last run " + w.State + details
+	return "not running; last run " + esc(w.State) + details
 }
 
 // clock shows a time of today as 15:04:05, else with its date.

@@ -50,8 +50,9 @@ func (o *StopOptions) prepare(ctx context.Context, k runs.Kind) error {
 	if o.Wait <= 0 {
 		o.Wait = DefaultStopWait
 	}
-	if o.SessionDir == "" {
-		o.SessionDir = runs.SessionDir(o.Env)
+	var err error
+	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+		return err
 	}
 	if o.Tmux == nil {
 		t, err := FindTmux(ctx, o.Env)
@@ -74,6 +75,53 @@ func (res *Stopped) ended(run *runs.Run) {
 	}
 }
 
+// targets are the processes a stop of k's o.Story may signal, the lock's
+// holder first: its live runs' processes as the session dir recorded them
+// (runs.Run.Alive: pid, start time, command line) and the panes of its
+// tmux sessions that run its worker or runner.
+func (o *StopOptions) targets(ctx context.Context, k runs.Kind, sessions []string, lockPID int) []int {
+	cmd := runs.CommandWorker
+	if k == runs.KindEpic {
+		cmd = runs.CommandEpicRunner
+	}
+	var out []int
+	add := func(pid int) {
+		if !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
+	rs := runs.Runs(o.SessionDir, k, o.Story)
+	for i := len(rs) - 1; i >= 0 && i >= len(rs)-5; i-- {
+		if r := runs.ReadRun(rs[i].EventsFile); r != nil && !r.Ended && r.Alive() {
+			add(r.PID)
+		}
+	}
+	if i := slices.Index(out, lockPID); i > 0 {
+		out[0], out[i] = out[i], out[0]
+	}
+	for _, s := range sessions {
+		if _, pids := o.Tmux.Panes(ctx, s); len(pids) > 0 {
+			for _, p := range pids {
+				if runs.LooksLike(p, cmd, o.Story) {
+					add(p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unverifiedHolder refuses to signal the holder of a lock that no recorded
+// run vouches for.
+func unverifiedHolder(who, kind, id string, lockPID int, sessionDir, lockFile string) error {
+	names := ""
+	if lockPID > 0 {
+		names = fmt.Sprintf("; the lock file names pid %d, which was not signalled: any process that can write the file could have put it there", lockPID)
+	}
+	return fmt.Errorf("the %s lock of %s %s is held, but no live %s of it is recorded in %s%s. Find the holder with `fuser %s` and stop it yourself",
+		who, kind, id, who, sessionDir, names, lockFile)
+}
+
 // waitUntil polls done every 50 ms until it holds or the deadline passes;
 // it returns ctx's error when ctx ends first.
 func waitUntil(ctx context.Context, deadline time.Time, done func() bool) error {
@@ -87,8 +135,9 @@ func waitUntil(ctx context.Context, deadline time.Time, done func() bool) error 
 	return nil
 }
 
-// StopStory sends SIGINT to the story's worker (found by its lock, the
-// newest events file, or its tmux session's pane), waits up to o.Wait for it
+// StopStory sends SIGINT to the story's worker (found by its recorded runs
+// or its tmux session's pane, never by the lock file's content: targets),
+// waits up to o.Wait for it
 // to clean up and exit, then kills the story's tmux sessions that are still
 // there. It returns ErrNotRunning (wrapped) when there was nothing to stop.
 func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
@@ -104,35 +153,21 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 			return nil, err
 		}
 	}
-	// Who to signal: the lock holder, else the newest run's pid when it
-	// still runs a worker for the story, plus the sessions' pane processes.
-	var targets []int
+	// Who to signal: the story's workers as their runs recorded them in
+	// the session dir, and the panes of its sessions that run its worker
+	// (one that has not recorded itself yet). Never a pid only the lock
+	// file names: the agent can write that file.
 	lockPID, held, err := runs.WorkerLock(o.Root, o.Story, true)
 	if err != nil {
 		return nil, err
 	}
-	latest := runs.Latest(o.SessionDir, runs.KindStory, o.Story)
-	if held && lockPID > 0 {
-		targets = append(targets, lockPID)
-	} else if latest != nil && !latest.Ended && latest.Alive() {
-		targets = append(targets, latest.PID)
-	}
-	for _, s := range sessions {
-		if _, pids := o.Tmux.Panes(ctx, s); len(pids) > 0 {
-			for _, p := range pids {
-				if !slices.Contains(targets, p) {
-					targets = append(targets, p)
-				}
-			}
-		}
-	}
+	targets := o.targets(ctx, runs.KindStory, sessions, lockPID)
 	if len(targets) == 0 && len(sessions) == 0 && !held {
 		return res, fmt.Errorf("%w for story %s: no worker holds its lock and no tmux session %s%s-* exists",
 			ErrNotRunning, o.Story, runs.StorySessionPrefix, o.Story)
 	}
 	if len(targets) == 0 && len(sessions) == 0 {
-		return res, fmt.Errorf("the worker lock of story %s is held by a process that did not record its pid: find it with `fuser %s`",
-			o.Story, runs.WorkerLockFile(o.Root, o.Story))
+		return res, unverifiedHolder("worker", "story", o.Story, lockPID, o.SessionDir, runs.WorkerLockFile(o.Root, o.Story))
 	}
 	if len(targets) > 0 {
 		res.PID = targets[0]

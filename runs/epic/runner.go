@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer l.Close()
 	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
 		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0
@@ -198,7 +198,7 @@ func (r *runner) report(st *control.EpicStatus) {
 		switch s.State {
 		case control.EpicRunning:
 			if was == "" {
-				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base},
+				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base, Adopted: true},
 					fmt.Sprintf("%s: running (session %s) — followed from an earlier run", s.ID, s.Session))
 			}
 		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
@@ -334,7 +334,7 @@ func (r *runner) watch() (<-chan struct{}, func()) {
 		r.log.Warn(stepEpic, "file watching unavailable (%v); polling every %s", err, r.o.Tick)
 		return wake, func() {}
 	}
-	if err := os.MkdirAll(r.o.SessionDir, 0o755); err == nil {
+	if err := runs.MakeSessionDir(r.o.SessionDir); err == nil {
 		_ = w.Add(r.o.SessionDir)
 	}
 	own := runs.EventsFile(r.o.OutputFile) // its own writes wake nobody

@@ -1,16 +1,13 @@
 package verify
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,8 +18,10 @@ import (
 )
 
 // Which checks count (docs/format.md#checks): those of the task file as committed
-// where the story branch forked from its base — not the worktree's copy, not
-// the branch's later commits, so an agent cannot weaken its own gate by
+// at the run's reference commit R — the base's tip when the run started,
+// which the worker makes the story branch's fork point (runs.Record's
+// Reference) — not the worktree's copy, not the branch's later commits, not
+// a ref an agent could move, so an agent cannot weaken its own gate by
 // editing the file or by getting the edit committed. A task absent at the
 // fork point (a story planned on its own branch) takes its checks from the
 // earliest commit of the story branch's own line (first parents) that adds
@@ -72,9 +71,9 @@ func DefaultBranch(ctx context.Context, g git.Repo) string {
 }
 
 // ForkPoint is the commit where head (a story branch, or HEAD) forked from
-// base: their merge-base, as a full hash. When origin has the base too and
-// is further along, the fork from origin's copy counts (the worker starts
-// a new story from it).
+// base: their merge-base, as a full hash. base is taken as given — a
+// remote-tracking ref is never preferred on its own: nothing says who
+// moved it last (Locate fetches one before it trusts it).
 func ForkPoint(ctx context.Context, g git.Repo, head, base string) (string, error) {
 	if head == "" {
 		head = "HEAD"
@@ -82,12 +81,6 @@ func ForkPoint(ctx context.Context, g git.Repo, head, base string) (string, erro
 	fork, err := g.Run(ctx, "merge-base", head, base)
 	if err != nil {
 		return "", fmt.Errorf("find where %s forked from %s: %w", head, base, err)
-	}
-	if !strings.HasPrefix(base, "origin/") && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+base) {
-		if other, err := g.Run(ctx, "merge-base", head, "origin/"+base); err == nil && other != fork &&
-			g.OK(ctx, "merge-base", "--is-ancestor", fork, other) {
-			fork = other
-		}
 	}
 	return fork, nil
 }
@@ -110,6 +103,8 @@ type TaskChecks struct {
 	TimeoutSeconds float64 `json:"timeoutSeconds"`
 	// From is the commit the task file was read at.
 	From string `json:"from"`
+	// Limits bound each check (zero ones: the defaults).
+	Limits store.CheckLimits `json:"limits,omitzero"`
 }
 
 // Timeout is the per-check timeout.
@@ -155,7 +150,7 @@ func ReadManifest(path string) (*Manifest, error) {
 func FromSource(src []byte, from string) TaskChecks {
 	doc := jsonc.Parse(src)
 	checks, timeout := store.TaskChecks(doc.Root)
-	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from}
+	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from, Limits: store.TaskCheckLimits(doc.Root)}
 	for _, c := range checks {
 		tc.Commands = append(tc.Commands, c.Command)
 	}
@@ -164,15 +159,18 @@ func FromSource(src []byte, from string) TaskChecks {
 
 // Resolve reads, with git in the story's worktree (or checkout) wt, the
 // checks that count for the story's tasks: every task file of the story at
-// fork, and those the story branch (HEAD's first-parent line since fork)
-// added later, from the earliest commit adding each. only, when not nil,
-// limits it to those task ids.
+// fork (a full commit hash: the run's reference commit), and those the
+// story branch (HEAD's first-parent line since fork) added later, from the
+// earliest commit adding each. Every file is read with its objects checked
+// against the commit's hash (git.Repo.FilesAt), so nothing planted in the
+// repository's object store passes for it. only, when not nil, limits it
+// to those task ids.
 func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string) (*Manifest, error) {
 	if !store.ValidCanonical(story) {
 		return nil, fmt.Errorf("invalid story name %q", story)
 	}
 	m := &Manifest{Story: story, ForkPoint: fork, Tasks: map[string]TaskChecks{}}
-	dir := store.StoryDirRel(story) + "/"
+	dir := store.StoryDirRel(story)
 	want := func(rel string) (string, bool) {
 		kind, owner, id := store.Classify(rel)
 		if kind != store.KindTask || owner != story || (only != nil && !slices.Contains(only, id)) {
@@ -180,20 +178,28 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 		}
 		return id, true
 	}
-	// Where each task is read: at the fork point, else where it was added.
-	at := map[string]string{} // task id → revision holding its file
-	var order []string
-	names, err := wt.Raw(ctx, "ls-tree", "-z", "--name-only", fork, "--", dir)
-	if err != nil {
-		return nil, fmt.Errorf("list %s at %s: %w", dir, Short(fork), err)
+	read := func(commit string) (map[string][]byte, error) {
+		files, err := wt.FilesAt(ctx, commit, dir)
+		if err != nil {
+			return nil, fmt.Errorf("read %s/ at %s: %w", dir, Short(commit), err)
+		}
+		for name, src := range files {
+			if len(src) > store.MaxFileSize {
+				return nil, fmt.Errorf("read %s/%s at %s: the file is over %d MB", dir, name, Short(commit), store.MaxFileSize>>20)
+			}
+		}
+		return files, nil
 	}
-	for _, rel := range strings.Split(names, "\x00") {
-		if id, ok := want(rel); ok {
-			at[id] = fork
-			order = append(order, id)
+	files, err := read(fork)
+	if err != nil {
+		return nil, err
+	}
+	for name, src := range files {
+		if id, ok := want(path.Join(dir, name)); ok {
+			m.Tasks[id] = FromSource(src, fork)
 		}
 	}
-	added, err := wt.Raw(ctx, "log", "--first-parent", "--reverse", "--diff-filter=A", "--name-only", "-z", "--format=%x01%H", fork+"..HEAD", "--", dir)
+	added, err := wt.Raw(ctx, "log", "--first-parent", "--reverse", "--diff-filter=A", "--name-only", "-z", "--format=%x01%H", fork+"..HEAD", "--", dir+"/")
 	if err != nil {
 		return nil, fmt.Errorf("list the tasks the story branch added since %s: %w", Short(fork), err)
 	}
@@ -206,51 +212,22 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 				commit, field = commit[:i], strings.TrimLeft(commit[i:], "\n")
 			}
 		}
-		if id, ok := want(field); ok && commit != "" && at[id] == "" {
-			at[id] = commit
-			order = append(order, id)
+		id, ok := want(field)
+		if !ok || commit == "" {
+			continue
 		}
-	}
-	if len(order) == 0 {
-		return m, nil
-	}
-	var in bytes.Buffer
-	for _, id := range order {
-		fmt.Fprintf(&in, "%s:%s\n", at[id], path.Join(dir, id+".json"))
-	}
-	out, err := wt.RawInput(ctx, in.Bytes(), "cat-file", "--batch")
-	if err != nil {
-		return nil, fmt.Errorf("read the task files: %w", err)
-	}
-	for _, id := range order {
-		src, rest, err := nextBlob(out)
+		if _, done := m.Tasks[id]; done {
+			continue
+		}
+		files, err := read(commit)
 		if err != nil {
-			return nil, fmt.Errorf("read %s at %s: %w", path.Join(dir, id+".json"), Short(at[id]), err)
+			return nil, err
 		}
-		out = rest
-		m.Tasks[id] = FromSource(src, at[id])
+		if src, ok := files[id+".json"]; ok {
+			m.Tasks[id] = FromSource(src, commit)
+		}
 	}
 	return m, nil
-}
-
-// nextBlob splits one answer of `git cat-file --batch` off out.
-func nextBlob(out string) (blob []byte, rest string, err error) {
-	header, rest, ok := strings.Cut(out, "\n")
-	if !ok {
-		return nil, "", errors.New("git cat-file ended early")
-	}
-	f := strings.Fields(header)
-	if len(f) != 3 {
-		return nil, "", fmt.Errorf("git cat-file: %s", header)
-	}
-	n, err := strconv.Atoi(f[2])
-	if err != nil || n > len(rest) {
-		return nil, "", fmt.Errorf("git cat-file: bad header %q", header)
-	}
-	if n > store.MaxFileSize {
-		return nil, "", fmt.Errorf("the file is over %d MB", store.MaxFileSize>>20)
-	}
-	return []byte(rest[:n]), strings.TrimPrefix(rest[n:], "\n"), nil
 }
 
 // Short is a commit hash as messages show it.
@@ -262,33 +239,57 @@ func Short(sha string) string {
 }
 
 // Where is where checks run for a story outside a worker run (`saga-lsp
-// verify`), and the fork point that decides which count: the story's
-// worktree when it exists (its fork from the base of the story's last run,
-// followed to the epic's base — or the default branch), else the checkout
-// (its HEAD's fork from the default branch).
+// verify`), and the commit that decides which count: the story's worktree
+// when it exists, else the checkout; the reference commit R its last run
+// recorded (runs.Record) when Dir's HEAD holds it, else the fork of HEAD
+// from the base (the base of the story's last run, followed to the epic's
+// base — or the default branch).
 type Where struct {
 	Dir       string // the worktree or the checkout
 	Worktree  bool
 	Base      string
 	ForkPoint string
+	Recorded  bool // ForkPoint is the last run's recorded reference commit
 }
 
-// Locate finds Where for story in the repository at root.
+// Locate finds Where for story in the repository at root. It never trusts a
+// remote-tracking ref it did not fetch itself: without a recorded reference
+// commit the fork is taken from the local base branch, and where there is
+// none, from origin's fetched now.
 func Locate(ctx context.Context, root, story string) (Where, error) {
 	w := Where{Dir: root}
 	repo := git.Repo{Dir: root}
 	if wt := store.WorktreeDir(root, story); exists(filepath.Join(wt, ".git")) {
 		w.Dir, w.Worktree = wt, true
 	}
+	here := git.Repo{Dir: w.Dir}
+	rec, haveRec := runs.ReadRecord(root, story)
 	base := ""
-	if rec, ok := runs.ReadRecord(root, story); ok && w.Worktree {
+	if haveRec && w.Worktree {
 		base = rec.Base
 	}
 	if base == "" {
 		base = DefaultBranch(ctx, repo)
 	}
 	w.Base = EpicBase(ctx, repo, root, base)
-	fork, err := ForkPoint(ctx, git.Repo{Dir: w.Dir}, "HEAD", w.Base)
+	if haveRec && rec.Reference != "" {
+		if c, err := here.Commit(ctx, rec.Reference); err == nil && c == rec.Reference && here.OK(ctx, "merge-base", "--is-ancestor", c, "HEAD") {
+			w.ForkPoint, w.Recorded = c, true
+			return w, nil
+		}
+	}
+	local := strings.TrimPrefix(w.Base, "origin/")
+	trusted := w.Base
+	switch {
+	case repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+local):
+		trusted = "refs/heads/" + local
+	case repo.HasRemote(ctx):
+		if _, err := repo.Retry(ctx, "fetch", "--no-tags", "origin", "+refs/heads/"+local+":refs/remotes/origin/"+local); err != nil {
+			return w, fmt.Errorf("there is no local branch %s and fetching it from origin failed (%v): create the branch or fetch it", local, err)
+		}
+		trusted = "refs/remotes/origin/" + local
+	}
+	fork, err := ForkPoint(ctx, here, "HEAD", trusted)
 	if err != nil {
 		return w, err
 	}

@@ -3,33 +3,38 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
 	"golang.org/x/sys/unix"
 )
 
 // Checks run code the agent wrote (its tests, its build), so they run
-// confined like the agent's Bash: under bubblewrap, the worktree and the
-// story's caches writable, everything else read-only (the repository's git
-// dir too, and the worktree's .git), in their own pid namespace so that
-// nothing they start outlives them, stdin /dev/null, output bounded. Where
-// bubblewrap is missing, a check runs unconfined only where the user allowed
-// unconfined commands; the result says so.
+// confined at least as tightly as the agent's Bash (sandbox.go): under
+// bubblewrap, in their own user namespace without capabilities, with no
+// network, no host sockets, no /tmp or runtime dir of the host, no
+// credential stores, a scrubbed environment, the worktree and the story's
+// caches writable and everything else read-only (the repository's git dir
+// too, and the worktree's .git), in their own pid namespace so that nothing
+// they start outlives them, within limits (limits.go), stdin /dev/null,
+// output bounded. Where bubblewrap cannot confine them, they run unconfined
+// only where the user allowed it (--allow-unconfined-checks); the result
+// says so.
 
 // Confinement modes of a Runner.
 const (
 	Confined   = "confined"   // under bubblewrap
 	Unconfined = "unconfined" // sh -c, as the user allowed
-	Refused    = "refused"    // no bubblewrap, and unconfined commands not allowed
+	Refused    = "refused"    // cannot be confined, and unconfined checks not allowed
 )
 
 // Output limits: what a check prints is kept as its last tailBytes, of which
@@ -50,45 +55,79 @@ type Runner struct {
 	Cache string // the story's caches (runs.CacheDir): writable, TMPDIR inside
 	Mode  string // Confined, Unconfined or Refused
 	// Why explains an Unconfined or Refused mode ("" when Confined).
-	Why   string
+	Why string
+	// Env is the environment a check's is drawn from (checkEnv) and that
+	// names the sockets and stores to hide; nil: this process's.
+	Env   []string
 	bwrap string
 }
 
-// Policy is who may allow unconfined checks when bubblewrap is missing.
+// Policy is whether the user allowed unconfined checks.
 type Policy struct {
-	// Bash is how the worker's run uses Bash (runs.Bash*), "" outside a
-	// worker run.
-	Bash string
-	// Human: a person runs the checks by hand (`saga-lsp verify`).
-	Human bool
+	// AllowUnconfined: checks run unconfined where bubblewrap cannot
+	// confine them (--allow-unconfined-checks of run, worker and verify;
+	// runs.EnvAllowUnconfinedChecks for the hook).
+	AllowUnconfined bool
 }
 
-// NewRunner decides how checks in dir run: confined when bubblewrap works;
-// otherwise unconfined when the user opted into unconfined Bash for the
-// run (runs.BashUnsandboxed), runs them by hand, or runs Claude Code without
-// a worker; else refused.
+// AllowUnconfinedFlag is the flag that allows unconfined checks.
+const AllowUnconfinedFlag = "--allow-unconfined-checks"
+
+// NewRunner decides how checks in dir run: confined when bubblewrap can
+// confine them here; else unconfined where p allows it; else refused.
 func NewRunner(ctx context.Context, dir, cache string, p Policy) *Runner {
 	r := &Runner{Dir: dir, Cache: cache}
-	why := ""
-	if bw, err := exec.LookPath("bwrap"); err != nil {
-		why = "bubblewrap (bwrap) is not installed"
-	} else if out, err := exec.CommandContext(ctx, bw, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
-		why = fmt.Sprintf("bubblewrap cannot confine commands here (%s)", firstLine(string(out), err))
-	} else {
-		r.bwrap, r.Mode = bw, Confined
-		return r
-	}
+	bw, problem, fix := probe(ctx)
 	switch {
-	case p.Bash == runs.BashUnsandboxed:
-		r.Mode, r.Why = Unconfined, why+"; running UNCONFINED as the run allows unconfined Bash (--allow-unsandboxed-bash)"
-	case p.Human:
-		r.Mode, r.Why = Unconfined, why+"; running UNCONFINED"
-	case p.Bash == "":
-		r.Mode, r.Why = Unconfined, why+"; running UNCONFINED (a Claude Code session outside a worker run)"
+	case problem == "":
+		r.bwrap, r.Mode = bw, Confined
+	case p.AllowUnconfined:
+		r.Mode, r.Why = Unconfined, problem+"; running UNCONFINED as allowed ("+AllowUnconfinedFlag+"): with the network, the host's sockets and files, only the per-process limits"
 	default:
-		r.Mode, r.Why = Refused, why+" and this run does not allow unconfined commands: install bubblewrap, or run the story with --allow-unsandboxed-bash"
+		r.Mode, r.Why = Refused, refusal(problem, fix)
 	}
 	return r
+}
+
+// Unconfinable says why checks cannot be confined here and what to do
+// ("" when they can): what `run` refuses a story with checks for unless
+// unconfined checks are allowed.
+func Unconfinable(ctx context.Context) string {
+	if _, problem, fix := probe(ctx); problem != "" {
+		return refusal(problem, fix)
+	}
+	return ""
+}
+
+func refusal(problem, fix string) string {
+	return fmt.Sprintf("%s, and unconfined checks are not allowed: %s — or run them unconfined with %s (run, worker, verify; %s=1 in a Claude Code session started by hand)",
+		problem, fix, AllowUnconfinedFlag, runs.EnvAllowUnconfinedChecks)
+}
+
+// probeArgs are the namespaces every confined check gets: a probe with
+// them fails where user namespaces are blocked (Ubuntu 24.04's AppArmor
+// default, a container's seccomp profile) as the check would.
+var probeArgs = []string{"--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+	"--ro-bind", "/", "/", "--die-with-parent", "--", "/bin/sh", "-c", ":"}
+
+// probe finds bubblewrap and tries its namespaces: problem and fix say
+// what stops confinement ("" when nothing does).
+func probe(ctx context.Context) (bwrap, problem, fix string) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		return "", "bubblewrap (bwrap) is not installed", "install it (apt-get install bubblewrap, dnf install bubblewrap)"
+	}
+	out, err := exec.CommandContext(ctx, bw, probeArgs...).CombinedOutput()
+	if err == nil {
+		return bw, "", ""
+	}
+	line := firstLine(string(out), err)
+	if strings.Contains(line, "uid map") || strings.Contains(line, "namespace") {
+		return "", fmt.Sprintf("bubblewrap cannot create a user namespace here (%s)", line),
+			"allow unprivileged user namespaces: on Ubuntu 23.10 and later `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile for bwrap), on older Debian `sudo sysctl kernel.unprivileged_userns_clone=1`, in a container a seccomp profile that allows unshare"
+	}
+	return "", fmt.Sprintf("bubblewrap cannot confine commands here (%s)", line),
+		"make `bwrap " + strings.Join(probeArgs, " ") + "` work"
 }
 
 // Result is one check's run.
@@ -104,25 +143,47 @@ type Result struct {
 	// Problem says why it did not run or was cut short ("" when it ran to
 	// its end).
 	Problem string
-	Mode    string
+	// Limit says which of its limits ended it ("" when none did).
+	Limit string
+	Mode  string
 }
 
-// Run runs one check with `sh -c` and the given timeout. It returns once
-// the check has ended and its process group was killed (under bubblewrap
-// the kernel then ends the rest of its pid namespace).
+// Run runs one check with `sh -c`, the given timeout and the default
+// limits.
 func (r *Runner) Run(ctx context.Context, command string, timeout time.Duration) Result {
+	return r.RunLimited(ctx, command, timeout, store.CheckLimits{})
+}
+
+// RunLimited runs one check with `sh -c`, the given timeout and limits
+// (zero ones: the defaults). It returns once the check has ended and its
+// process group was killed (under bubblewrap the kernel then ends the rest
+// of its pid namespace).
+func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Duration, limits store.CheckLimits) Result {
 	res := Result{Command: command, ExitCode: -1, Timeout: timeout, Mode: r.Mode}
 	if r.Mode == Refused {
 		res.Problem = "not run: " + r.Why
 		return res
 	}
-	cmd := r.command(command)
+	limits = limits.WithDefaults()
+	cmd, info, gate, err := r.command(command)
+	if err != nil {
+		res.Problem = fmt.Sprintf("could not start: %v", err)
+		return res
+	}
+	defer gate.Close()
+	if info != nil {
+		defer info.Close()
+	}
 	tail := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = tail, tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = killGrace
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child's ends
+	}
+	if err != nil {
 		res.Problem = fmt.Sprintf("could not start: %v", err)
 		return res
 	}
@@ -141,16 +202,21 @@ func (r *Runner) Run(ctx context.Context, command string, timeout time.Duration)
 	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
-	select {
-	case <-exited:
-	case <-timer.C:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Problem = "interrupted"
+	fired := make(chan string, 1)
+	res.Problem = r.release(pid, info, gate, exited, limits, timeout, fired)
+	if res.Problem == "" {
+		select {
+		case <-exited:
+		case <-timer.C:
+			res.TimedOut = true
+		case <-ctx.Done():
+			res.Problem = "interrupted"
+		case res.Limit = <-fired:
+		}
 	}
 	syscall.Kill(-pid, syscall.SIGKILL) // what it left running, or all of it
 	<-exited
-	err := cmd.Wait()
+	err = cmd.Wait()
 	res.Duration = time.Since(start)
 	res.Output = tail.lines(TailLines)
 	if res.TimedOut || res.Problem != "" || cmd.ProcessState == nil {
@@ -160,42 +226,86 @@ func (r *Runner) Run(ctx context.Context, command string, timeout time.Duration)
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.ExitCode = 128 + int(ws.Signal())
 	}
-	res.Passed = res.ExitCode == 0
+	res.Passed = res.ExitCode == 0 && res.Limit == ""
+	if res.Limit == "" {
+		res.Limit = limitExit(res.ExitCode, limits, timeout)
+	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		res.Problem = "a process it started kept its output open after it ended; the output was cut"
 	}
 	return res
 }
 
-// command is the process of one check: sh -c under bubblewrap, or plain.
-func (r *Runner) command(command string) *exec.Cmd {
-	env := os.Environ()
-	if r.Cache != "" {
-		env = append(env, runs.CacheEnv(r.Cache)...)
-	}
-	if r.Mode == Unconfined {
-		cmd := exec.Command("/bin/sh", "-c", command)
-		cmd.Dir, cmd.Env = r.Dir, env
-		return cmd
-	}
-	args := []string{"--new-session", "--die-with-parent", "--unshare-pid",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-		"--bind", r.Dir, r.Dir}
-	if r.Cache != "" {
-		args = append(args, "--bind", r.Cache, r.Cache, "--setenv", "TMPDIR", filepath.Join(r.Cache, "tmp"))
-	}
-	// What would change the agent's powers or the user's later commands
-	// stays read-only even inside the worktree: git's own files and Claude
-	// Code's configuration.
-	for _, n := range []string{".git", ".claude", ".mcp.json"} {
-		if p := filepath.Join(r.Dir, n); exists(p) {
-			args = append(args, "--ro-bind", p, p)
+// release lets the check waiting at its gate run once its limits are set,
+// and starts the watchdog of a confined one. It returns why the check
+// could not run ("" when it runs).
+func (r *Runner) release(pid int, info, gate *os.File, exited <-chan struct{}, limits store.CheckLimits, timeout time.Duration, fired chan<- string) string {
+	first := pid
+	if info != nil {
+		// bubblewrap reports its first process in the check's namespaces
+		// once they are set up, then waits at the gate; it reports nothing
+		// when it cannot set them up.
+		got := make(chan int, 1)
+		go func() {
+			var v struct {
+				ChildPid int `json:"child-pid"`
+			}
+			json.NewDecoder(info).Decode(&v)
+			got <- v.ChildPid
+		}()
+		select {
+		case first = <-got:
+		case <-exited:
+			first = 0
+		case <-time.After(timeout):
+			return "not run: bubblewrap did not set up the check's sandbox within its timeout"
+		}
+		if first <= 0 {
+			return "not run: bubblewrap could not set up the check's sandbox (its output says why)"
 		}
 	}
-	args = append(args, "--chdir", r.Dir, "--", "/bin/sh", "-c", command)
-	cmd := exec.Command(r.bwrap, args...)
-	cmd.Dir, cmd.Env = r.Dir, env
-	return cmd
+	if err := setLimits(first, limits, timeout); err != nil {
+		return fmt.Sprintf("not run: %v", err)
+	}
+	if _, err := gate.Write([]byte("\n")); err != nil {
+		return fmt.Sprintf("not run: %v", err)
+	}
+	gate.Close()
+	if info != nil {
+		go newWatchdog(first, limits).run(exited, fired)
+	}
+	return ""
+}
+
+// command is the process of one check, held at a gate (a pipe it reads
+// first) until release: sh -c under bubblewrap, which also reports its
+// first process on info, or plain. Its ExtraFiles are the child's ends.
+func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, err error) {
+	src := r.Env
+	if src == nil {
+		src = os.Environ()
+	}
+	gateR, gate, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if r.Mode == Unconfined {
+		// fd 3 is the gate: the shell waits for a line on it, then runs the
+		// check with its limits in place.
+		cmd = exec.Command("/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`, "saga-check", command)
+		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, false), []*os.File{gateR}
+		return cmd, nil, gate, nil
+	}
+	info, infoW, err := os.Pipe()
+	if err != nil {
+		gateR.Close()
+		gate.Close()
+		return nil, nil, nil, err
+	}
+	args := append(r.sandboxArgs(envMap(src)), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
+	cmd = exec.Command(r.bwrap, args...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{infoW, gateR}
+	return cmd, info, gate, nil
 }
 
 func exists(p string) bool {

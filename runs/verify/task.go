@@ -68,7 +68,7 @@ func RunTask(ctx context.Context, r *Runner, task string, tc TaskChecks, deadlin
 			res = Result{Command: c, ExitCode: -1, Mode: r.Mode,
 				Problem: "not run: the time for the task's checks ran out (the hook's registered timeout)"}
 		} else {
-			res = r.Run(ctx, c, timeout)
+			res = r.RunLimited(ctx, c, timeout, tc.Limits)
 			if res.TimedOut && cut {
 				res.Problem = fmt.Sprintf("the hook's registered timeout left it %s of its %s", timeout, tc.Timeout())
 			}
@@ -90,6 +90,8 @@ func (r Result) Outcome() string {
 	switch {
 	case r.Passed:
 		return "passed"
+	case r.Limit != "":
+		return r.Limit
 	case r.TimedOut:
 		s := fmt.Sprintf("timed out after %s (killed)", r.Timeout)
 		if r.Problem != "" {

@@ -16,7 +16,7 @@ import (
 
 // Verified completion in the worker (docs/worker.md#verified-completion): before any agent runs,
 // the worker reads with git the checks that count — each task file as
-// committed where the story branch forked from its epic's base — and keeps
+// committed at the run's reference commit (reference.go) — and keeps
 // them in the session dir for the TaskCompleted hook (runs.ChecksFile); the
 // headless runs register the hook with a timeout covering the longest
 // task's checks; and before the PR goes ready every task's checks run once
@@ -26,22 +26,11 @@ import (
 // registered timeout.
 const checksMarginSeconds = 60
 
-// readChecks finds the fork point and the checks that count, and writes
-// them where the hook reads them. Without a fork point (no common history
-// with the base) the branch's head before any run of this worker stands in
-// for it.
+// readChecks reads the checks that count at the run's reference commit R
+// (the story branch's fork point since bringIn) and the tasks the branch
+// added itself, and writes them where the hook reads them.
 func (r *run) readChecks(ctx context.Context) error {
-	base := verify.EpicBase(ctx, r.repo, r.root, r.base)
-	fork, err := verify.ForkPoint(ctx, r.wtGit, "HEAD", base)
-	if err != nil {
-		head, herr := r.wtGit.Run(ctx, "rev-parse", "HEAD")
-		if herr != nil {
-			return err
-		}
-		r.j.Warn(runs.StepContext, "%v; the checks are read at the branch's head before this run (%s)", err, head)
-		fork = head
-	}
-	m, err := verify.Resolve(ctx, r.wtGit, r.o.Story, fork, nil)
+	m, err := verify.Resolve(ctx, r.wtGit, r.o.Story, r.reference, nil)
 	if err != nil {
 		return err
 	}
@@ -56,9 +45,15 @@ func (r *run) readChecks(ctx context.Context) error {
 			n++
 		}
 	}
-	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: base,
-		Message: fmt.Sprintf("checks of %d task(s) read at %s, where %s forked from %s", n, verify.Short(fork), r.branch, base)},
-		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s (the fork from %s)", n, verify.Short(fork), base))
+	if n > 0 && !r.o.AllowUnconfinedChecks {
+		if why := verify.Unconfinable(ctx); why != "" {
+			return fmt.Errorf("the tasks' checks cannot run: %s", why)
+		}
+	}
+	at := fmt.Sprintf("%s (%s's tip when the run started)", verify.Short(r.reference), r.referenceFrom)
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: r.referenceFrom,
+		Message: fmt.Sprintf("checks of %d task(s) read at %s, the fork point of %s", n, at, r.branch)},
+		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s", n, at))
 	return nil
 }
 
@@ -97,14 +92,16 @@ func (r *run) countedTasks(s *store.Story) *store.Story {
 	return &out
 }
 
-// runner is how the worker runs checks: confined like the runs' Bash.
+// runner is how the worker runs checks: confined (verify.NewRunner), or
+// unconfined where --allow-unconfined-checks allows it; with build caches
+// the agent's Bash never wrote (runs.ChecksCacheDir).
 func (r *run) runner(ctx context.Context) *verify.Runner {
-	cache, err := runs.CacheDir(r.root, r.o.Story)
+	cache, err := runs.ChecksCacheDir(r.root, r.o.Story, r.o.Env)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{Bash: r.bash})
+	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can
@@ -114,7 +111,7 @@ func (r *run) runner(ctx context.Context) *verify.Runner {
 // command; when all pass, the digest goes into the journal. It reports
 // whether all passed and the digest.
 func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, digest string) {
-	if r.checks == nil {
+	if r.checks == nil || !slices.ContainsFunc(s.Tasks, func(t *store.Task) bool { return len(r.checks.Tasks[t.ID].Commands) > 0 }) {
 		return true, ""
 	}
 	runner := r.runner(ctx)

@@ -278,8 +278,8 @@ func TestChecksRegistration(t *testing.T) {
 }
 
 // A stacked story (its worker's base is a blocker's branch) takes its
-// checks from where the chain forked from the epic's base, never from the
-// blocker's branch, whose agent may have changed them.
+// checks at the epic's base's tip (the run's reference commit), never from
+// the blocker's branch, whose agent may have changed them.
 func TestStackedStoryChecksFromTheEpicBase(t *testing.T) {
 	f := newFixture(t, false)
 	f.addStory("later", map[string]string{
@@ -309,8 +309,8 @@ func TestStackedStoryChecksFromTheEpicBase(t *testing.T) {
 		if code != runs.ExitLimit {
 			t.Fatalf("exit %d\n%s", code, out)
 		}
-		if !strings.Contains(out, "checks: 1 task(s) with checks, as committed at "+fork[:12]+" (the fork from main)") {
-			t.Errorf("record %v: the checks were not read where the chain forked from main:\n%s", record, out)
+		if !strings.Contains(out, "checks: 1 task(s) with checks, as committed at "+fork[:12]+" (main's tip when the run started)") {
+			t.Errorf("record %v: the checks were not read at main's tip:\n%s", record, out)
 		}
 	}
 }

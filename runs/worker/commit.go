@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -66,13 +68,18 @@ func (r *run) excludeAgentFiles(ctx context.Context) error {
 	if err := store.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
 		return err
 	}
+	// The writes run uncancellably: git killed while it writes a config
+	// leaves config.lock behind, and every later config write of the
+	// repository — the user's too — then fails until someone removes it
+	// (seen when a worker was stopped during set-up). Each is short.
+	wctx := context.WithoutCancel(ctx)
 	// Written once per repository (the workers of an epic share it).
 	if on, _ := r.repo.Run(ctx, "config", "--bool", "extensions.worktreeConfig"); on != "true" {
-		if _, err := r.repo.Retry(ctx, "config", "extensions.worktreeConfig", "true"); err != nil {
+		if _, err := r.repo.Retry(wctx, "config", "extensions.worktreeConfig", "true"); err != nil {
 			return err
 		}
 	}
-	_, err = r.wtGit.Retry(ctx, "config", "--worktree", "core.excludesFile", file)
+	_, err = r.wtGit.Retry(wctx, "config", "--worktree", "core.excludesFile", file)
 	return err
 }
 
@@ -93,32 +100,51 @@ func (r *run) globalExcludes(ctx context.Context) string {
 // commitWork commits what the agent left in the worktree (after guarding
 // .saga/ and, with reconcile, taking the statuses from the task list again
 // for the files it reverted) with a message naming the story and the tasks
-// completed since the last commit, and pushes the branch. It reports
-// whether the branch is pushed and the worktree clean.
-func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (clean bool) {
+// completed since the last commit, and pushes the branch. It returns ""
+// when the branch holds everything the agent left — committed, pushed where
+// there is a remote (not in a dry run), the worktree clean — else what
+// failed and what to do, as also logged.
+func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (problem string) {
+	if err := r.ensureHead(ctx, runs.StepCommit); err != nil {
+		return r.commitProblem("commit", err)
+	}
 	r.guardSaga(ctx)
 	if reconcile {
 		r.reconcile(ctx)
 	}
 	if _, err := r.wtGit.Run(ctx, "add", "-A"); err != nil {
-		r.j.Warn(runs.StepCommit, "%v", err)
-		return false
+		return r.commitProblem("git add", fmt.Errorf("%w — the agent left something git cannot commit", err))
 	}
-	if !r.wtGit.OK(ctx, "diff", "--cached", "--quiet") {
-		msg := r.commitMessage(what, r.committed)
-		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", msg)
-		if _, err := r.wtGit.Run(ctx, args...); err != nil {
-			r.j.Warn(runs.StepCommit, "commit: %v", err)
-			return false
-		}
-		files, _ := r.wtGit.Run(ctx, "show", "--name-only", "--format=", "HEAD")
+	msg := r.commitMessage(what, r.committed)
+	commit, err := r.commitIndex(ctx, msg)
+	if err != nil {
+		return r.commitProblem("commit", err)
+	}
+	if commit != "" {
+		files, _ := r.wtGit.Run(ctx, "show", "--name-only", "--format=", commit)
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepCommit, Branch: r.branch, Message: msg},
 			fmt.Sprintf("commit: %s (%d files)", msg, len(strings.Fields(files))))
 		r.committed = r.statuses()
 	}
-	pushed := r.push(ctx)
-	status, err := r.wtGit.Run(ctx, "status", "--porcelain")
-	return pushed && err == nil && status == ""
+	if err := r.push(ctx); err != nil {
+		return r.commitProblem("push", err)
+	}
+	if status, err := r.wtGit.Run(ctx, "status", "--porcelain"); err != nil || status != "" {
+		return r.commitProblem("commit", fmt.Errorf("the worktree is not clean after the commit: %s", firstLine(status, err)))
+	}
+	return ""
+}
+
+// commitProblem logs a failed step of committing the work and returns it,
+// with what to do.
+func (r *run) commitProblem(step string, err error) string {
+	todo := fmt.Sprintf("see `git -C %s status`, fix what it shows, then run the story again (`saga-lsp run %s`)", r.wt, r.o.Story)
+	if step == "push" {
+		todo = fmt.Sprintf("push it yourself (`git -C %s push -u origin %s`) or run the story again (`saga-lsp run %s`)", r.wt, r.branch, r.o.Story)
+	}
+	p := fmt.Sprintf("%s failed: %v; %s", step, err, todo)
+	r.j.Warn(runs.StepCommit, "%s", p)
+	return p
 }
 
 // commitMessage names the story and what completed since before.
@@ -140,16 +166,13 @@ func (r *run) commitMessage(what string, before map[string]string) string {
 }
 
 // push pushes the story branch when there is a remote (never in a dry
-// run). It reports whether the remote has the branch's head.
-func (r *run) push(ctx context.Context) bool {
+// run).
+func (r *run) push(ctx context.Context) error {
 	if r.o.DryRun || !r.repo.HasRemote(ctx) {
-		return true // nowhere to push to
+		return nil // nowhere to push to
 	}
-	if _, err := r.wtGit.Retry(ctx, "push", "-q", "-u", "origin", r.branch); err != nil {
-		r.j.Warn(runs.StepCommit, "push %s: %v", r.branch, err)
-		return false
-	}
-	return true
+	_, err := r.wtGit.Retry(ctx, "push", "-q", "-u", "origin", r.branch)
+	return err
 }
 
 // statuses is every task's status in the worktree copy.
@@ -167,11 +190,12 @@ func (r *run) statuses() map[string]string {
 // journal and the status values of its task files, and reports it in the
 // log and the journal.
 func (r *run) guardSaga(ctx context.Context) {
+	r.guardStoryFolder(ctx)
 	out, err := r.wtGit.Raw(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".saga")
 	if err != nil || out == "" {
 		return
 	}
-	storyDir := path.Join(".saga", "stories", r.o.Story) + "/"
+	storyDir := store.StoryDirRel(r.o.Story) + "/"
 	var reverted []string
 	entries := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 	for i := 0; i < len(entries); i++ {
@@ -184,7 +208,7 @@ func (r *run) guardSaga(ctx context.Context) {
 			i++
 		}
 		switch {
-		case rel == storyDir+"journal.md":
+		case rel == store.JournalFileRel(r.o.Story):
 			continue
 		case strings.HasPrefix(rel, storyDir) && code != "??" && code[1] != 'D' && path.Dir(rel)+"/" == storyDir:
 			if r.keepFieldChanges(ctx, rel) {
@@ -192,7 +216,7 @@ func (r *run) guardSaga(ctx context.Context) {
 			}
 		}
 		if err := r.revert(ctx, rel, code); err != nil {
-			r.j.Warn(runs.StepCommit, "revert %s: %v", rel, err)
+			r.j.Warn(runs.StepCommit, "revert %s: %v", termtext.Escape(rel), err)
 			continue
 		}
 		reverted = append(reverted, rel)
@@ -200,24 +224,112 @@ func (r *run) guardSaga(ctx context.Context) {
 	if len(reverted) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("reverted changes the agent made in .saga/ outside its journal and task statuses: %s", strings.Join(reverted, ", "))
+	msg := fmt.Sprintf("reverted changes the agent made in .saga/ outside its journal and task statuses: %s", names(reverted))
 	r.j.Warn(runs.StepCommit, "%s", msg)
 	r.journalNote(msg)
 }
 
-// keepFieldChanges tells whether a story file differs from HEAD only in
-// the members the worker and the hook write (a task's status; story.json's
-// branch, worktree, pr and status). When it differs in more, the file is
-// restored to HEAD with those members kept, and false is returned.
+// guardStoryFolder keeps the worktree's story folder a folder of regular
+// files: .saga, .saga/stories and the story's folder must be folders, not
+// links, and nothing in the story's folder may be a link, FIFO, socket or
+// device (a journal linked to a file outside, a task file made a FIFO or a
+// link to /dev/zero). Such an entry is removed — the link itself, never
+// what it points to — put back from the story branch when the branch has
+// it, and reported. The worker's own reads and writes refuse such files
+// anyway (store.ReadInside); this keeps them off the branch, and the story
+// readable.
+func (r *run) guardStoryFolder(ctx context.Context) {
+	var removed, restored []string
+	drop := func(rel, kind string) {
+		if err := store.RemoveInside(r.wt, rel); err != nil {
+			r.j.Warn(runs.StepCommit, "remove %s: %v", termtext.Escape(rel), err)
+			return
+		}
+		removed = append(removed, termtext.Escape(rel)+" ("+kind+")")
+		if r.wtGit.OK(ctx, "cat-file", "-e", r.branchRef()+":"+rel) {
+			if _, err := r.wtGit.Run(ctx, "checkout", r.branchRef(), "--", rel); err != nil {
+				r.j.Warn(runs.StepCommit, "restore %s: %v", termtext.Escape(rel), err)
+				return
+			}
+			restored = append(restored, termtext.Escape(rel))
+		}
+	}
+	dir := ""
+	chain := true
+	for _, part := range []string{".saga", "stories", r.o.Story} {
+		dir = path.Join(dir, part)
+		fi, err := os.Lstat(filepath.Join(r.wt, filepath.FromSlash(dir)))
+		if err != nil {
+			chain = false // missing: the status pass restores what the branch has
+			break
+		}
+		if !fi.IsDir() {
+			drop(dir, kindOf(fi.Mode()))
+			chain = false
+			break
+		}
+	}
+	if chain {
+		des, _ := os.ReadDir(filepath.Join(r.wt, filepath.FromSlash(dir)))
+		for _, de := range des {
+			if t := de.Type(); !t.IsRegular() && !t.IsDir() {
+				drop(path.Join(dir, de.Name()), kindOf(t))
+			}
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("removed what the agent made in its story's folder that is not a plain folder or file: %s", strings.Join(removed, ", "))
+	if len(restored) > 0 {
+		msg += fmt.Sprintf("; restored from %s: %s", r.branch, strings.Join(restored, ", "))
+	}
+	r.j.Warn(runs.StepCommit, "%s", msg)
+	r.journalNote(msg)
+}
+
+// kindOf names a file type for the log.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m.IsRegular():
+		return "a file"
+	}
+	return "an unusual file"
+}
+
+// names lists paths for the log and the journal, each escaped: a name the
+// agent chose never brings a newline or a control character into either.
+func names(rels []string) string {
+	return strings.Join(termtext.Escapes(rels), ", ")
+}
+
+// keepFieldChanges tells whether a story file differs from the branch only
+// in the members the worker and the hook write (a task's status;
+// story.json's branch, worktree, pr and status). When it differs in more,
+// the file is restored to the branch's with those members kept, and false
+// is returned. The file is read without following a link and bounded.
 func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
-	abs := filepath.Join(r.wt, filepath.FromSlash(rel))
-	cur, err := os.ReadFile(abs)
+	cur, err := store.ReadInside(r.wt, rel)
 	if err != nil {
+		return false // reverted from the branch
+	}
+	blob := r.branchRef() + ":" + rel
+	if size, err := r.wtGit.Run(ctx, "cat-file", "-s", blob); err != nil {
+		return false // new in the worktree: reverted (removed)
+	} else if n, err := strconv.Atoi(size); err != nil || n > store.MaxFileSize {
 		return false
 	}
-	head, err := r.wtGit.Raw(ctx, "show", "HEAD:"+rel)
+	head, err := r.wtGit.Raw(ctx, "show", blob)
 	if err != nil {
-		return false // new in the worktree: reverted (removed)
+		return false
 	}
 	fields := []string{"status"}
 	if path.Base(rel) == "story.json" {
@@ -246,13 +358,14 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 		}
 		head = string(restored)
 	}
-	if err := store.WriteFileAtomic(abs, []byte(head), 0o644); err != nil {
-		r.j.Warn(runs.StepCommit, "restore %s: %v", rel, err)
+	if err := store.WriteFileAtomic(filepath.Join(r.wt, filepath.FromSlash(rel)), []byte(head), 0o644); err != nil {
+		r.j.Warn(runs.StepCommit, "restore %s: %v", termtext.Escape(rel), err)
 	}
 	return false
 }
 
-// revert restores a path of the worktree to HEAD (a new file is removed).
+// revert restores a path of the worktree to the branch's (a new file is
+// removed: the entry itself, never through a link).
 func (r *run) revert(ctx context.Context, rel, code string) error {
 	if code == "??" || code[0] == 'A' {
 		if code[0] == 'A' {
@@ -260,24 +373,28 @@ func (r *run) revert(ctx context.Context, rel, code string) error {
 				return err
 			}
 		}
-		err := os.Remove(filepath.Join(r.wt, filepath.FromSlash(rel)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
+		return store.RemoveInside(r.wt, rel)
 	}
-	_, err := r.wtGit.Run(ctx, "checkout", "HEAD", "--", rel)
+	_, err := r.wtGit.Run(ctx, "checkout", r.branchRef(), "--", rel)
 	return err
 }
 
-// journalNote appends a worker entry to the story's journal.
+// journalNote appends a worker entry to the story's journal, never through
+// a link and never to anything but a regular file (store.AppendInside).
 func (r *run) journalNote(text string) {
-	p := filepath.Join(r.storyDir(), "journal.md")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	note := fmt.Sprintf("\n## %s worker note\n%s\n", r.o.Now().UTC().Format(time.RFC3339), text)
+	if err := store.AppendInside(r.wt, store.JournalFileRel(r.o.Story), []byte(note)); err != nil {
 		r.j.Warn(runs.StepCommit, "journal: %v", err)
-		return
 	}
-	defer f.Close()
-	fmt.Fprintf(f, "\n## %s worker note\n%s\n", r.o.Now().UTC().Format(time.RFC3339), text)
+}
+
+// readJournal reads the story's journal in the worktree as journalNote
+// writes it: nil when there is none; a journal that cannot be read is
+// reported and taken as empty.
+func (r *run) readJournal(step string) []byte {
+	data, err := store.ReadInside(r.wt, store.JournalFileRel(r.o.Story))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.j.Warn(step, "journal: %v", err)
+	}
+	return data
 }

@@ -2,10 +2,12 @@ package worker
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,11 +133,7 @@ func (r *run) epicCapped() bool {
 
 // newBlocker reports a blocker written to the journal during the runs.
 func (r *run) newBlocker() (bool, string) {
-	data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md"))
-	if err != nil {
-		return false, ""
-	}
-	blocked, text, n := store.JournalBlocker(data)
+	blocked, text, n := store.JournalBlocker(r.readJournal(runs.StepLoop))
 	if blocked && n > r.blockers {
 		r.blockers = n
 		if text == "" {
@@ -165,16 +163,18 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	defer cancel()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = r.wt
-	cmd.Env = append(os.Environ(), claudecode.EnvTaskListID+"="+r.listID)
+	cmd.Env = append(agentEnviron(os.Environ()), claudecode.EnvTaskListID+"="+r.listID)
 	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
 	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
-		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), Bash: r.bash, ChecksTimeout: r.checksTimeout()}
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), CacheDir: r.cache, Bash: r.bash, ChecksTimeout: r.checksTimeout(),
+		AllowUnconfinedChecks: r.o.AllowUnconfinedChecks}
 	if r.checks != nil {
 		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile
 	}
 	cmd.Env = append(cmd.Env, env.Vars()...)
-	// Its own process group: stopping the run reaches the hooks it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, ended with it; on Linux it dies with the
+	// worker (runs.ChildGroup, agent.go).
+	cmd.SysProcAttr = runs.ChildGroup()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return res, err
@@ -186,8 +186,21 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err := cmd.Start(); err != nil {
 		return res, err
 	}
-	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: cmd.Process.Pid, TaskList: r.listID},
-		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), cmd.Process.Pid))
+	pid := cmd.Process.Pid
+	// Whatever the agent leaves running in its group (a server started in
+	// the background, a hook) ends with it, killed before it is reaped so
+	// that the group's id cannot have been reused.
+	grouped := make(chan bool, 1)
+	go func() {
+		exited := runs.AwaitExit(pid)
+		if exited {
+			runs.KillGroup(pid)
+		}
+		grouped <- exited
+	}()
+	start, _ := runs.ProcStart(pid)
+	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: pid, ProcStart: start, TaskList: r.listID},
+		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
 	stopped := make(chan struct{})
 	var stopRequested atomic.Bool
@@ -204,16 +217,26 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	}()
 	errDone := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: sc.Text(), Level: runs.LevelWarn}, r.agentName()+": "+sc.Text())
+		skipped := eachLine(stderr, maxStderrLine, func(line []byte) {
+			text := string(line)
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: text, Level: runs.LevelWarn}, r.agentName()+": "+text)
+		})
+		if skipped > 0 {
+			r.j.Warn(runs.StepLoop, "run %d: skipped %d line(s) of its stderr longer than %d KB", r.cycles, skipped, maxStderrLine>>10)
 		}
 		close(errDone)
 	}()
 	res = r.follow(stdout)
 	<-errDone
+	killed := <-grouped
 	err = cmd.Wait()
+	if !killed {
+		runs.KillGroup(pid) // where the exit cannot be awaited unreaped (runs/proc_other.go)
+	}
 	close(stopped)
+	// What the agent left in its story's folder is put in order before
+	// the story is read again (its links are never followed).
+	r.guardStoryFolder(context.WithoutCancel(ctx))
 	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
 	r.cost += res.cost
 	done, total := r.progress()
@@ -243,7 +266,7 @@ func (r *run) claudeArgs(prompt string) []string {
 	var deny []string
 	switch r.bash {
 	case runs.BashSandboxed:
-		extra = sandboxSettings(r.cache)
+		extra = sandboxSettings(r.cache, r.denyWrite())
 	case runs.BashUnsandboxed:
 		allowed += " Bash"
 	default:
@@ -286,11 +309,11 @@ Execute the tasks in the task list using TaskList, TaskGet, and TaskUpdate: take
 
 Record key decisions in %s as "## <ISO time> decision" entries. If you hit an obstacle that needs a human decision, append "## <ISO time> blocker" with what you need, leave the task in_progress, and stop.
 
-Commit your work with git after each task (git add, git commit); the worker commits whatever is left after the run either way. Do not edit the task or story JSON files: task statuses are recorded for you.
+Do not commit: the worker commits and pushes everything you leave in this working directory after each run. Do not edit the task or story JSON files: task statuses are recorded for you.
 `, journal)
 	switch bash {
 	case runs.BashSandboxed:
-		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you.\n")
+		b.WriteString("Bash runs in a sandbox: you may write inside this working directory only; build caches are set up for you. The repository's git directory is read-only: git status, log, diff and show work; add, commit, branch and checkout do not.\n")
 	case runs.BashOff:
 		b.WriteString("Bash is not available in this run: use the file tools.\n")
 	}
@@ -300,11 +323,8 @@ Commit your work with git after each task (git add, git commit); the worker comm
 // follow parses the stream-json output as it arrives: task status changes
 // and the assistant's text become events,
 // and the final result line is returned.
-func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResult) {
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
+func (r *run) follow(stdout io.Reader) (res runResult) {
+	skipped := eachLine(stdout, maxStreamLine, func(line []byte) {
 		var m struct {
 			Type    string `json:"type"`
 			Subtype string `json:"subtype"`
@@ -323,8 +343,9 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResu
 			TerminalReason string          `json:"terminal_reason"`
 		}
 		if json.Unmarshal(line, &m) != nil {
-			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: string(line)}, r.agentName()+": "+string(line))
-			continue
+			text := clip(string(line), 2000)
+			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: text}, r.agentName()+": "+text)
+			return
 		}
 		switch m.Type {
 		case "assistant":
@@ -355,8 +376,50 @@ func (r *run) follow(stdout interface{ Read([]byte) (int, error) }) (res runResu
 			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, cost: m.TotalCostUSD}
 			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
 		}
+	})
+	if skipped > 0 {
+		r.j.Warn(runs.StepLoop, "run %d: skipped %d line(s) of its output longer than %d MB", r.cycles, skipped, maxStreamLine>>20)
 	}
 	return res
+}
+
+// The longest line of a run's output the worker looks at: a stream-json
+// line (a tool result quoting a big file) and a line of stderr. A longer
+// line is skipped — its bytes read and dropped, never held — and the rest
+// of the output still read: the run is never left blocked on a full pipe.
+const (
+	maxStreamLine = 16 << 20
+	maxStderrLine = 64 << 10
+)
+
+// eachLine calls f with each line of rd (without its newline) up to max
+// bytes long, reading rd to its end whatever it holds, and returns how many
+// longer lines it skipped.
+func eachLine(rd io.Reader, max int, f func(line []byte)) (skipped int) {
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var line []byte
+	skipping := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case skipping:
+		case len(line)+len(chunk) > max+1:
+			skipping, line = true, line[:0]
+			skipped++
+		default:
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if !skipping && len(line) > 0 {
+			f(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))
+		}
+		line, skipping = line[:0], false
+		if err != nil {
+			return skipped
+		}
+	}
 }
 
 // agentName labels the agent's lines in the log: the simulated agent of a

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -33,15 +35,41 @@ func (r *run) bashMode() (mode, why string) {
 }
 
 // sandboxSettings are the --settings members confining Bash: sandboxed
-// commands are allowed without asking, nothing may escape the sandbox, and
-// the build caches are writable.
-func sandboxSettings(cache string) map[string]any {
+// commands are allowed without asking, nothing may escape the sandbox, the
+// story's build caches are writable and deny is not. Claude Code's
+// sandbox makes the working directory writable and, for a git worktree,
+// the repository's whole git dir too (so that the agent can commit);
+// denyWrite takes it back, and wins over an allowWrite inside it
+// (measured with 2.1.330): the build caches therefore live outside the
+// git dir (runs.CacheDir).
+func sandboxSettings(cache string, deny []string) map[string]any {
+	fs := map[string]any{"allowWrite": []string{cache}}
+	if len(deny) > 0 {
+		fs["denyWrite"] = deny
+	}
 	return map[string]any{"sandbox": map[string]any{
 		"enabled":                  true,
 		"autoAllowBashIfSandboxed": true,
 		"allowUnsandboxedCommands": false,
-		"filesystem":               map[string]any{"allowWrite": []string{cache}},
+		"filesystem":               fs,
 	}}
+}
+
+// denyWrite is what the agent's sandbox must not write although Claude
+// Code's would let it (docs/security.md#the-agents-writes-and-saga-lsps-state):
+// the repository's git dir — its refs, HEAD, index, packed-refs, config,
+// info/ and objects/, the worktree's own HEAD and index, and saga-lsp's
+// state kept there (run records, locks) — the worktree's .git file, and
+// the session dir (events, the checks file). The worker commits the
+// agent's work after every run; git stays readable.
+func (r *run) denyWrite() []string {
+	var deny []string
+	for _, p := range []string{r.gitCommon, filepath.Join(r.wt, ".git"), r.o.SessionDir} {
+		if _, err := os.Stat(p); p != "" && err == nil {
+			deny = append(deny, p)
+		}
+	}
+	return deny
 }
 
 // runEnv is the environment of a headless run beyond the story context:

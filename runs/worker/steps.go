@@ -11,6 +11,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // story/<story>: reused when it exists, re-added from the branch when only
 // the branch exists, else created from the base (fetched first when there is
 // a remote).
-func (r *run) worktree(ctx context.Context) error {
+func (r *run) worktree(ctx context.Context) (err error) {
 	r.repo = git.Repo{Bin: r.o.Git, Dir: r.root}
 	top, err := r.repo.Run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -46,6 +47,13 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 	}
 	remote := r.repo.HasRemote(ctx)
+	if r.gitCommon, err = r.gitCommonDir(ctx); err != nil {
+		return err
+	}
+	refBase := verify.EpicBase(ctx, r.repo, r.root, r.base)
+	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, remote); err != nil {
+		return err
+	}
 	if removed, err := r.repo.RemoveDeadWorktree(ctx, r.wt); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not remove the half-made %s: %v", rel(r.root, r.wt), err)
 	} else if removed {
@@ -60,22 +68,26 @@ func (r *run) worktree(ctx context.Context) error {
 		}
 		r.j.Step(runs.StepWorktree, "re-added %s from the existing branch %s", rel(r.root, r.wt), r.branch)
 	default:
-		start := r.base
-		if remote {
-			if _, err := r.repo.Retry(ctx, "fetch", "origin", r.base); err != nil {
-				r.j.Warn(runs.StepWorktree, "fetch origin %s: %v; starting from the local %s", r.base, err, r.base)
-			} else if r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "origin/"+r.base) {
-				start = "origin/" + r.base
-			}
+		// From R itself, unless the base is a blocker's branch, whose work
+		// the story builds on (R is brought in below).
+		start, from := r.reference, fmt.Sprintf("%s at %s", r.referenceFrom, verify.Short(r.reference))
+		if refBase != r.base {
+			start, from = r.base, r.base
 		}
 		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
-		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, start)
+		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, from)
 	}
 	if err := r.excludeAgentFiles(ctx); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not set the worktree's exclude file: %v", err)
 	}
+	// A reused worktree is as an earlier run's agent left it: HEAD on the
+	// story branch, and its .saga/ guarded, before anything reads it.
+	if err := r.ensureHead(ctx, runs.StepWorktree); err != nil {
+		return err
+	}
+	r.guardSaga(ctx)
 	// A story not yet committed on the base is copied in and committed on
 	// the story branch at once, so that what the agent does to it later is
 	// told apart from the story itself.
@@ -87,11 +99,13 @@ func (r *run) worktree(ctx context.Context) error {
 		if _, err := r.wtGit.Run(ctx, "add", "--", rel); err != nil {
 			return err
 		}
-		args := append(r.wtGit.Identity(ctx), "commit", "-q", "-m", fmt.Sprintf("saga(%s): add the story", r.o.Story), "--", rel)
-		if _, err := r.wtGit.Run(ctx, args...); err != nil {
+		if _, err := r.commitIndex(ctx, fmt.Sprintf("saga(%s): add the story", r.o.Story)); err != nil {
 			return err
 		}
 		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
+	}
+	if err := r.bringIn(ctx); err != nil {
+		return err
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
 	return nil
@@ -160,8 +174,7 @@ func (r *run) draftPR(ctx context.Context) {
 		return
 	}
 	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
-		args := append(r.wtGit.Identity(ctx), "commit", "--allow-empty", "-m", "Start story "+r.o.Story)
-		if _, err := r.wtGit.Run(ctx, args...); err != nil {
+		if _, err := r.commitEmpty(ctx, "Start story "+r.o.Story); err != nil {
 			r.j.Warn(runs.StepPR, "empty start commit: %v", err)
 			return
 		}
@@ -240,9 +253,7 @@ func (r *run) context(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if data, err := os.ReadFile(filepath.Join(r.storyDir(), "journal.md")); err == nil {
-		_, _, r.blockers = store.JournalBlocker(data)
-	}
+	_, _, r.blockers = store.JournalBlocker(r.readJournal(runs.StepContext))
 	r.committed = r.statuses()
 	r.j.Step(runs.StepContext, "%s — %q, %d/%d tasks done", r.o.Story, s.Title, s.Done(), len(s.Tasks))
 	return nil
@@ -251,8 +262,11 @@ func (r *run) context(ctx context.Context) error {
 // end leaves the story in a clean state whatever happened: tasks stuck in
 // progress back to pending, statuses committed and pushed, the PR marked
 // ready only when everything is done, the task list removed. It reports
-// whether all tasks are completed.
-func (r *run) end(ctx context.Context, completed bool) bool {
+// whether the story is complete: every task completed (completed says the
+// loop thought so), the checks passed on the final tree, and the work on
+// the branch — committed, and pushed where there is a remote. A worker
+// that was stopped skips the final checks: the story is not complete then.
+func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 	if r.wt == "" {
 		return false
 	}
@@ -284,9 +298,13 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 	}
 	// The end's statuses are final (in_progress was reset above): no
 	// reconciliation from the task list after the guard.
-	clean := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
+	problem := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
 	digest := ""
-	if all {
+	switch {
+	case all && stopped:
+		all = false
+		r.j.Step(runs.StepEnd, "stopped: the checks are not run on the final tree, so the pull request stays a draft")
+	case all:
 		// Every task's checks once more on the final tree, before the PR
 		// may go ready; their outcome goes into the journal, committed.
 		var passed bool
@@ -304,12 +322,20 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 			if !passed {
 				what = "checks failed on the final tree"
 			}
-			clean = r.commitWork(ctx, what, false)
+			problem = r.commitWork(ctx, what, false)
+		}
+	}
+	if problem == "" {
+		switch {
+		case r.o.DryRun:
+			r.j.Step(runs.StepEnd, "dry run: the work is committed on %s, not pushed", r.branch)
+		case !r.repo.HasRemote(ctx):
+			r.j.Step(runs.StepEnd, "no remote named origin: the work is committed on %s only, not pushed", r.branch)
 		}
 	}
 	switch {
 	case !all || r.pr == "":
-	case !clean:
+	case problem != "":
 		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
 	default:
 		if gh := lookPath(r.o.GH); gh != "" {
@@ -325,6 +351,11 @@ func (r *run) end(ctx context.Context, completed bool) bool {
 		if err := claudecode.Remove(r.listDir); err != nil {
 			r.j.Warn(runs.StepEnd, "remove the task list: %v", err)
 		}
+	}
+	if all && completed && problem != "" {
+		// Dependents would start without the work: not completed.
+		r.j.Error(runs.StepEnd, "every task is done, but the work is not saved on %s: %s", r.branch, problem)
+		return false
 	}
 	return all && completed
 }

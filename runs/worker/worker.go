@@ -49,26 +49,30 @@ func (o *Options) defaults() {
 
 // run is the state of one worker run.
 type run struct {
-	o        Options
-	j        *runs.Log
-	p        *store.Parser
-	root     string   // main checkout root (holds .saga/)
-	repo     git.Repo // git in the main checkout
-	wt       string   // worktree path
-	wtGit    git.Repo
-	branch   string
-	base     string
-	pr       string
-	listID   string
-	listDir  string
-	started  time.Time
-	cycles   int
-	blockers int     // blocker entries in the journal before the runs
-	bash     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
-	cache    string  // the story's build caches
-	cost     float64 // what the runs reported they cost (USD)
-	epic     string  // the epic whose child entry gives the story its blockers
-	handoffs []store.Handoff
+	o      Options
+	j      *runs.Log
+	p      *store.Parser
+	root   string   // main checkout root (holds .saga/)
+	repo   git.Repo // git in the main checkout
+	wt     string   // worktree path
+	wtGit  git.Repo
+	branch string
+	base   string
+	// reference is the run's reference commit R (docs/worker.md#the-reference-commit),
+	// read from referenceFrom (origin/<base> or <base>) before any agent ran.
+	reference, referenceFrom string
+	gitCommon                string // the repository's common git dir
+	pr                       string
+	listID                   string
+	listDir                  string
+	started                  time.Time
+	cycles                   int
+	blockers                 int     // blocker entries in the journal before the runs
+	bash                     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
+	cache                    string  // the story's build caches
+	cost                     float64 // what the runs reported they cost (USD)
+	epic                     string  // the epic whose child entry gives the story its blockers
+	handoffs                 []store.Handoff
 	// checks are the checks that count for the story's tasks (read before
 	// any run), kept for the hook in checksFile.
 	checks     *verify.Manifest
@@ -100,7 +104,7 @@ func Run(ctx context.Context, o Options) int {
 	if o.DryRun {
 		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
 	}
-	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), DryRun: o.DryRun, Bash: r.bash}, line)
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: runs.SelfStart(), DryRun: o.DryRun, Bash: r.bash}, line)
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}
@@ -113,7 +117,7 @@ func Run(ctx context.Context, o Options) int {
 	done, total := r.progress()
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
-			Branch: r.branch, Base: r.base, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
+			Branch: r.branch, Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
@@ -142,7 +146,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 
 	if r.bash == runs.BashSandboxed {
-		if r.cache, err = runs.CacheDir(r.root, r.o.Story); err != nil {
+		if r.cache, err = runs.CacheDir(r.root, r.o.Story, r.o.Env); err != nil {
 			r.j.Error(runs.StepStart, "%v", err)
 			return runs.StatusFailed, runs.ExitFailed
 		}
@@ -165,6 +169,12 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 	defer lock.Unlock()
 	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
+	// No second agent in the worktree: one an earlier worker left alive
+	// ends first.
+	if err := r.endStrayAgents(); err != nil {
+		r.j.Error(runs.StepLock, "%v", err)
+		return runs.StatusFailed, runs.ExitFailed
+	}
 
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
@@ -182,19 +192,19 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	// The checks that count, before any agent runs.
 	if err := r.readChecks(ctx); err != nil {
 		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false)
+		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
 		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
 		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false)
+		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
 		return runs.StatusFailed, runs.ExitFailed
 	}
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
-	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted)
+	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted, ctx.Err() != nil)
 	if status == runs.StatusCompleted && !complete {
 		status, code = runs.StatusFailed, runs.ExitFailed
 	}

@@ -230,7 +230,9 @@ func TestHeadlessInvocation(t *testing.T) {
 	}
 	if inv.Args[0] != "-p" || !strings.Contains(inv.Args[1], "You are working on: Authentication API") ||
 		!strings.Contains(inv.Args[1], "Guidance: Follow the handler style") || !strings.Contains(inv.Args[1], "TaskList, TaskGet, and TaskUpdate") ||
-		strings.Contains(inv.Args[1], "Avoid:") {
+		strings.Contains(inv.Args[1], "Avoid:") ||
+		// The worker commits; the agent's sandbox cannot (issue 22).
+		!strings.Contains(inv.Args[1], "Do not commit: the worker commits and pushes everything you leave") || strings.Contains(inv.Args[1], "git add, git commit") {
 		t.Errorf("prompt: %q", inv.Args[1])
 	}
 	if flag("--output-format") != "stream-json" || !slices.Contains(inv.Args, "--verbose") || flag("--model") != "sonnet" ||

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // stateStyle is how a state is drawn: fill and border colours.
@@ -126,7 +128,7 @@ func WriteDot(w io.Writer, items []Item, states map[string]string) error {
 		for i, l := range lines {
 			lines[i] = strings.ReplaceAll(l, "&", "&amp;")
 		}
-		fmt.Fprintf(&b, "  %s [label=%s", dotQuote(id), dotQuote(strings.Join(lines, "\n")))
+		fmt.Fprintf(&b, "  %s [label=%s", dotID(id), dotQuote(strings.Join(lines, "\n")))
 		if s, ok := styleOf(d.states[v]); ok {
 			fmt.Fprintf(&b, ", fillcolor=%q", s.fill)
 			if !d.onPath[v] {
@@ -139,7 +141,7 @@ func WriteDot(w io.Writer, items []Item, states map[string]string) error {
 		b.WriteString("];\n")
 	}
 	for _, e := range d.edges {
-		fmt.Fprintf(&b, "  %s -> %s", dotQuote(d.g.ids[e.from]), dotQuote(d.g.ids[e.to]))
+		fmt.Fprintf(&b, "  %s -> %s", dotID(d.g.ids[e.from]), dotID(d.g.ids[e.to]))
 		switch {
 		case e.cycle:
 			fmt.Fprintf(&b, " [style=dashed, color=%q, fontcolor=%q, label=\"cycle\"]", cycleColour, cycleColour)
@@ -154,15 +156,16 @@ func WriteDot(w io.Writer, items []Item, states map[string]string) error {
 }
 
 // label is a node's text, a line each: "id · state", then the title
-// (flattened to one line and shortened) when there is one. Not yet escaped
-// for either format.
+// (flattened to one line and shortened) when there is one; what is left of
+// control characters escaped (termtext.Escape), as on a terminal, which may
+// show the graph's text. Not yet escaped for either format.
 func (d *drawing) label(v int) []string {
-	lines := []string{d.g.ids[v] + " · " + oneLine(d.states[v])}
+	lines := []string{termtext.Escape(d.g.ids[v] + " · " + oneLine(d.states[v]))}
 	if title := oneLine(d.g.items[v].Subject); title != "" {
 		if r := []rune(title); len(r) > maxTitle {
 			title = strings.TrimSpace(string(r[:maxTitle-1])) + "…"
 		}
-		lines = append(lines, title)
+		lines = append(lines, termtext.Escape(title))
 	}
 	return lines
 }
@@ -189,6 +192,10 @@ func mermaidText(s string) string {
 	}
 	return b.String()
 }
+
+// dotID is an item's id as a DOT node id: escaped (termtext.Escape), then
+// quoted.
+func dotID(id string) string { return dotQuote(termtext.Escape(id)) }
 
 // dotQuote quotes s as a DOT string: backslashes doubled (so that the
 // text forms no label escape such as \N or \l), quotes escaped, a newline

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // WriteText prints p as the EXECUTION PLAN block of `saga-lsp plan`.
@@ -23,14 +25,18 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 		noun = "items"
 	}
 	g := newGraph(items)
-	// One-line fields: a newline in a subject would break the block's layout.
+	// One-line fields: a newline in a subject would break the block's
+	// layout; then escaped like every name (termtext.Escape), the file's
+	// text being the repository's.
 	flat := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ")
+	line := func(s string) string { return termtext.Escape(flat.Replace(s)) }
+	names := func(ids []string) string { return strings.Join(termtext.Escapes(ids), ", ") }
 
 	var b strings.Builder
 	rule := strings.Repeat("━", 36)
 	b.WriteString(rule + "\n")
 	if title != "" {
-		fmt.Fprintf(&b, "EXECUTION PLAN — %s\n", flat.Replace(title))
+		fmt.Fprintf(&b, "EXECUTION PLAN — %s\n", line(title))
 	} else {
 		b.WriteString("EXECUTION PLAN\n")
 	}
@@ -50,21 +56,21 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 			fmt.Fprintf(&b, "%s (%d %s):\n", labels[i], len(wave), noun)
 			for _, id := range wave {
 				num++
-				fmt.Fprintf(&b, "  %d. [%s]", num, id)
+				fmt.Fprintf(&b, "  %d. [%s]", num, termtext.Escape(id))
 				v, ok := g.index[id]
 				if !ok {
 					b.WriteString("\n")
 					continue
 				}
 				it := g.items[v]
-				if s := flat.Replace(it.Subject); s != "" {
+				if s := line(it.Subject); s != "" {
 					b.WriteString(" " + s)
 				}
 				if it.Priority != "" {
-					fmt.Fprintf(&b, " (%s)", it.Priority)
+					fmt.Fprintf(&b, " (%s)", termtext.Escape(it.Priority))
 				}
 				if len(g.deps[v]) > 0 {
-					fmt.Fprintf(&b, " -- after [%s]", strings.Join(g.names(g.deps[v]), ", "))
+					fmt.Fprintf(&b, " -- after [%s]", names(g.names(g.deps[v])))
 				}
 				b.WriteString("\n")
 			}
@@ -74,36 +80,36 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 	if len(p.Blocked) > 0 {
 		b.WriteString("\nBLOCKED (unresolvable dependencies):\n")
 		for _, bl := range p.Blocked {
-			fmt.Fprintf(&b, "  [%s]", bl.ID)
+			fmt.Fprintf(&b, "  [%s]", termtext.Escape(bl.ID))
 			if v, ok := g.index[bl.ID]; ok {
-				if s := flat.Replace(g.items[v].Subject); s != "" {
+				if s := line(g.items[v].Subject); s != "" {
 					b.WriteString(" " + s)
 				}
 			}
-			fmt.Fprintf(&b, " -- blocked by: %s\n", strings.Join(bl.By, ", "))
+			fmt.Fprintf(&b, " -- blocked by: %s\n", names(bl.By))
 		}
 	}
 
 	if len(p.Broken) > 0 {
 		b.WriteString("\nBROKEN (fix these files first; nothing they block can start):\n")
 		for _, br := range p.Broken {
-			fmt.Fprintf(&b, "  [%s] %s\n", br.ID, flat.Replace(br.Problem))
+			fmt.Fprintf(&b, "  [%s] %s\n", termtext.Escape(br.ID), line(br.Problem))
 		}
 	}
 
 	if len(p.Cycles) > 0 {
 		b.WriteString("\nCYCLES:\n")
 		for i, c := range p.Cycles {
-			b.WriteString("  " + strings.Join(c, " → "))
+			b.WriteString("  " + strings.Join(termtext.Escapes(c), " → "))
 			if i < len(p.WeakLinks) {
-				fmt.Fprintf(&b, "  (weakest link: %s → %s)", p.WeakLinks[i].From, p.WeakLinks[i].To)
+				fmt.Fprintf(&b, "  (weakest link: %s → %s)", termtext.Escape(p.WeakLinks[i].From), termtext.Escape(p.WeakLinks[i].To))
 			}
 			b.WriteString("\n")
 		}
 	}
 
 	if len(p.Completed) > 0 {
-		fmt.Fprintf(&b, "\nCOMPLETED:\n  %d already completed: %s\n", len(p.Completed), strings.Join(p.Completed, ", "))
+		fmt.Fprintf(&b, "\nCOMPLETED:\n  %d already completed: %s\n", len(p.Completed), names(p.Completed))
 	}
 	b.WriteString(rule + "\n")
 

@@ -3,7 +3,9 @@
 // streaming its runner's log. The state is the model's (saga/epicProgress and
 // `status <epic>`); the runner's log file is the runEpic answer's
 // `outputFile`, or for a run started elsewhere `<session dir>/<session>.log`
-// (docs/commands.md, run).
+// (docs/commands.md, run), the session dir as the server names it in its
+// initialize result (capabilities.experimental.saga.sessionDir): never
+// computed here, since only the server knows its environment's default.
 
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -23,7 +25,10 @@ export class EpicRuns implements vscode.Disposable {
   private hideTimer: NodeJS.Timeout | undefined;
   private readonly subscription: vscode.Disposable;
 
-  constructor(private readonly model: SagaModel) {
+  constructor(
+    private readonly model: SagaModel,
+    private readonly sessionDir: () => string | undefined,
+  ) {
     this.item = vscode.window.createStatusBarItem('saga.epics', vscode.StatusBarAlignment.Left, 11);
     this.item.name = 'SAGA epic runs';
     this.subscription = model.onDidChange(() => this.render());
@@ -72,7 +77,8 @@ export class EpicRuns implements vscode.Disposable {
     if (known && (!session || path.basename(known).startsWith(session))) {
       return known;
     }
-    return session ? path.join(process.env.SAGA_SESSION_DIR || '/tmp/saga-sessions', `${session}.log`) : undefined;
+    const dir = this.sessionDir();
+    return session && dir ? path.join(dir, `${session}.log`) : undefined;
   }
 
   private render(): void {

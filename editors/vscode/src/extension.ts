@@ -57,7 +57,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const model = new SagaModel(root, serverPath, (m) => log.warn(m));
   const workers = new Workers(model);
-  const epics = new EpicRuns(model);
+  const epics = new EpicRuns(model, () => serverSessionDir(client));
   const graphs = new GraphPanels(context.extensionUri, model, (kind, id) => graphOf(kind, id), log);
   const tree = new SagaTree(model);
   const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
@@ -503,7 +503,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const startServer = async (configChanged: boolean): Promise<void> => {
     const cmd = serverPath();
     if (!resolvable(cmd)) {
-      const msg = `saga-lsp not found (saga.serverPath is "${vscode.workspace.getConfiguration('saga').get('serverPath')}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
+      const msg = `saga-lsp not found (saga.serverPath is "${configuredServerPath()}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
       log.error(`${msg} PATH=${process.env.PATH ?? ''}`);
       if (reported !== cmd) {
         reported = cmd;
@@ -556,9 +556,18 @@ async function openJournal(model: SagaModel, story: string): Promise<void> {
   await vscode.window.showTextDocument(vscode.Uri.file(model.storyFile(story)), { preview: false });
 }
 
+/**
+ * saga.serverPath as the user set it. It names a program to run, so only the
+ * user's (or remote) settings count, never a workspace's or folder's: its
+ * scope is `machine` (package.json), and it is read so here as well.
+ */
+function configuredServerPath(): string {
+  return (vscode.workspace.getConfiguration('saga').inspect<string>('serverPath')?.globalValue ?? '').trim();
+}
+
 /** The configured server binary, else `saga-lsp` (from PATH). */
 function serverPath(): string {
-  const configured = vscode.workspace.getConfiguration('saga').get<string>('serverPath', '').trim();
+  const configured = configuredServerPath();
   if (!configured) {
     return 'saga-lsp';
   }
@@ -648,4 +657,11 @@ class PlanDocuments implements vscode.TextDocumentContentProvider {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
   }
+}
+
+/** The session dir the server named in its initialize result (docs/protocol-extensions.md). */
+function serverSessionDir(c: LanguageClient | undefined): string | undefined {
+  const experimental = c?.initializeResult?.capabilities.experimental as { saga?: { sessionDir?: unknown } } | undefined;
+  const dir = experimental?.saga?.sessionDir;
+  return typeof dir === 'string' && dir !== '' ? dir : undefined;
 }

@@ -1,7 +1,9 @@
 // The VS Code extension in a real VS Code: code-server with the packaged .vsix,
 // driven in headless Chromium by playwright-core. Started by run.sh, which
 // sets the environment below. Checks, in order:
-//   1. the Problems panel shows the broken task's diagnostic with its code;
+//   1. the Problems panel shows the broken task's diagnostic with its code,
+//      from the user's saga-lsp — never the program the workspace's own
+//      .vscode/settings.json names as saga.serverPath;
 //   2. the SAGA view lists epics and stories with done/total and status icons;
 //   3. story.json shows the server's "▶ Run story" code lens;
 //   4. clicking it starts a (dry) run that completes, and the view follows:
@@ -47,6 +49,7 @@ const WORK = env('WORK'); // temp dir for code-server's and Chromium's state
 const ART = env('ART');
 const PW_DIR = env('PW_DIR'); // where playwright-core is installed
 const SERVER_BIN = env('SAGA_LSP_BIN'); // the saga-lsp under test
+const REPO_SERVER_MARK = env('REPO_SERVER_MARK'); // left if the workspace's own saga.serverPath ran
 const STORY = process.env.STORY || 'add-logout-button';
 const BROKEN_CODE = process.env.BROKEN_CODE || 'unknown-dependency';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -205,6 +208,9 @@ async function main() {
     await row.waitFor({ timeout: 10_000 });
     log(`problem: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
     await shot('01-problems');
+    // The server runs — and it is the user's, not the one the workspace's
+    // .vscode/settings.json names (run.sh): saga.serverPath is a machine setting.
+    if (fs.existsSync(REPO_SERVER_MARK)) throw new Error(`the workspace's saga.serverPath was run (${REPO_SERVER_MARK} exists)`);
   });
 
   // --- 2. the SAGA view ---------------------------------------------------------

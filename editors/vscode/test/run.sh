@@ -138,6 +138,15 @@ EOF
 # holds receipt, cart runs slowly) for the needs-you notification, the status
 # bar and Stop; gift-wrap (its agent writes a blocker) for Open journal.
 cp -r "$EXT/test/workspace/.saga" "$WS/"
+# The repository's own .vscode/settings.json names a program as saga.serverPath
+# (a hostile repository would): it must never run — saga.serverPath is a
+# machine setting, read from the user's settings only. Were it run, it would
+# leave $REPO_SERVER_MARK (and start the real server, so the rest goes on).
+export REPO_SERVER_MARK=$WORK/repo-chosen-server-ran
+printf '#!/bin/sh\ntouch "%s"\nexec "%s" "$@"\n' "$REPO_SERVER_MARK" "$SAGA_LSP_BIN" > "$WORK/bin/repo-chosen-server"
+chmod +x "$WORK/bin/repo-chosen-server"
+mkdir -p "$WS/.vscode"
+printf '{ "saga.serverPath": "%s" }\n' "$WORK/bin/repo-chosen-server" > "$WS/.vscode/settings.json"
 (cd "$WS" && git init -q -b main && git add -A && git commit -qm "example workspace")
 
 # --- the test ------------------------------------------------------------------

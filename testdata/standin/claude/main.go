@@ -9,7 +9,8 @@
 // to it: {"time","args","cwd","env"} where env holds the process
 // environment minus variables whose names suggest secrets (TOKEN, SECRET,
 // PASSWORD, KEY), so tests can assert the exact flags and environment a
-// caller passed.
+// caller passed; "secrets" names those variables (never their values), so
+// tests can assert which credentials reached the agent.
 package main
 
 import (
@@ -42,22 +43,25 @@ func logInvocation() {
 		return
 	}
 	env := map[string]string{}
+	secrets := []string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
 		up := strings.ToUpper(k)
 		if strings.Contains(up, "TOKEN") || strings.Contains(up, "SECRET") ||
 			strings.Contains(up, "PASSWORD") || strings.Contains(up, "KEY") {
+			secrets = append(secrets, k)
 			continue
 		}
 		env[k] = v
 	}
 	cwd, _ := os.Getwd()
 	line, err := json.Marshal(struct {
-		Time string            `json:"time"`
-		Args []string          `json:"args"`
-		Cwd  string            `json:"cwd"`
-		Env  map[string]string `json:"env"`
-	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env})
+		Time    string            `json:"time"`
+		Args    []string          `json:"args"`
+		Cwd     string            `json:"cwd"`
+		Env     map[string]string `json:"env"`
+		Secrets []string          `json:"secrets"`
+	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env, secrets})
 	if err != nil {
 		return
 	}

@@ -8,7 +8,20 @@
 //	gh pr ready  [<number>|<url>|<branch>] [--undo] [-R O/R]
 //	gh pr view   [<number>|<url>|<branch>] [--json F,…] [-R O/R]
 //	gh pr edit   [<number>|<url>|<branch>] [--title T] [--body B] [--base B] [-R O/R]
+//	gh workflow run <file> [-f K=V]… [-F K=V]… [--ref B] [-R O/R]
+//	gh run list  [--workflow F] [--branch B] [--status S] [--event E] [--limit N] [--json F,…] [-R O/R]
+//	gh run view  <run-id> [--json F,…] [--exit-status] [-R O/R]
+//	gh run cancel <run-id> [--force] [-R O/R]
+//	gh run download <run-id> [-D DIR] [-n NAME]… [-p PATTERN]… [-R O/R]
 //	gh --version
+//
+// GitHub Actions (actions.go, job.go): `workflow run` reads the workflow
+// from origin's default branch (or --ref), checks the inputs as GitHub
+// does, records a queued run whose displayTitle is the evaluated run-name,
+// and starts its job in a detached `gh __job <id>`, which executes it
+// locally in a fresh clone of origin and reports queued → (pending →)
+// in_progress → completed with a conclusion. The JSON fields and their
+// names are the real gh's (gh 2.23 lists the same ones).
 //
 // Environment:
 //
@@ -21,6 +34,21 @@
 //	                  remote "standin/<basename without .git>")
 //	GH_STANDIN_LOG    when set, one JSON line per invocation is appended:
 //	                  {"time","args","cwd","exitCode"}
+//	GH_STANDIN_SECRET_<NAME>   the repository secret NAME of workflow runs
+//	GH_STANDIN_HOLD   while this file exists, dispatched runs stay queued
+//	GH_STANDIN_MINUTE how long a minute of timeout-minutes lasts (default 1m)
+//	GH_STANDIN_CANCEL_GRACE    SIGINT → SIGTERM of a cancelled step (7.5s)
+//	GH_STANDIN_PROVIDED        run: step ids taken as done (default
+//	                  saga-lsp,claude-code,confinement: the test's PATH
+//	                  provides what they install)
+//	GH_STANDIN_LIST_DELAY      run list leaves out runs younger than this
+//	                  (GitHub lists a dispatched run a little later)
+//	GH_STANDIN_DISPATCH_DETAILS "1": workflow run prints the run's URL, as
+//	                  gh does when GitHub returns the run's details
+//
+// Each run's files are in "<state>.actions/<run id>/": workflow.yml (as
+// dispatched), job.log, workspace/ (the clone), temp/ (runner.temp),
+// artifacts/<name>/, summary.md (the steps' GITHUB_STEP_SUMMARY).
 //
 // The repository is the git repository of the working directory; its
 // "origin" remote stands for GitHub: pr create refuses a head branch that is
@@ -36,6 +64,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -58,7 +87,9 @@ func fail(code int, format string, args ...any) error {
 
 // run is the whole command; it returns the exit code.
 func run(args []string, getenv func(string) string, cwd string, stdout, stderr io.Writer) (code int) {
-	defer func() { logInvocation(getenv("GH_STANDIN_LOG"), args, cwd, code) }()
+	if len(args) == 0 || args[0] != "__job" {
+		defer func() { logInvocation(getenv("GH_STANDIN_LOG"), args, cwd, code) }()
+	}
 	g := &gh{getenv: getenv, cwd: cwd, stdout: stdout, stderr: stderr}
 	err := g.dispatch(args)
 	if err == nil {
@@ -111,7 +142,9 @@ USAGE
 
 AVAILABLE COMMANDS (stand-in)
   auth:        Authenticate gh and git with GitHub
-  pr:          Manage pull requests`
+  pr:          Manage pull requests
+  run:         View details about workflow runs
+  workflow:    View details about GitHub Actions workflows`
 
 func (g *gh) dispatch(args []string) error {
 	if len(args) == 0 {
@@ -149,6 +182,28 @@ func (g *gh) dispatch(args []string) error {
 			return g.prEdit(args[2:])
 		}
 		return fail(1, "unknown command %q for \"gh pr\" (not simulated by the stand-in)", args[1])
+	case "workflow":
+		if len(args) >= 2 && args[1] == "run" {
+			return g.workflowRun(args[2:])
+		}
+		return fail(1, "unknown command %q for \"gh workflow\" (not simulated by the stand-in)", strings.Join(args[1:2], ""))
+	case "run":
+		if len(args) < 2 {
+			return fail(1, "unknown command \"\" for \"gh run\"")
+		}
+		switch args[1] {
+		case "list", "ls":
+			return g.runList(args[2:])
+		case "view":
+			return g.runView(args[2:])
+		case "cancel":
+			return g.runCancel(args[2:])
+		case "download":
+			return g.runDownload(args[2:])
+		}
+		return fail(1, "unknown command %q for \"gh run\" (not simulated by the stand-in)", args[1])
+	case "__job":
+		return g.job(args[1:])
 	}
 	return fail(1, "unknown command %q for \"gh\"\n\nUsage:  gh <command> <subcommand> [flags]", args[0])
 }

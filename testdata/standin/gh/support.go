@@ -28,12 +28,13 @@ type flagSpec struct {
 
 type flags struct {
 	vals       map[string]string
+	all        map[string][]string // every value of a repeated flag (-f a=1 -f b=2)
 	set        map[string]bool
 	positional []string
 }
 
 func parseFlags(cmd string, args []string, specs ...flagSpec) (*flags, error) {
-	f := &flags{vals: map[string]string{}, set: map[string]bool{}}
+	f := &flags{vals: map[string]string{}, all: map[string][]string{}, set: map[string]bool{}}
 	byLong, byShort := map[string]flagSpec{}, map[string]flagSpec{}
 	for _, s := range specs {
 		byLong[s.long] = s
@@ -90,6 +91,7 @@ func parseFlags(cmd string, args []string, specs ...flagSpec) (*flags, error) {
 			}
 		}
 		f.vals[spec.long] = val
+		f.all[spec.long] = append(f.all[spec.long], val)
 		f.set[spec.long] = true
 	}
 	return f, nil
@@ -221,7 +223,8 @@ type pr struct {
 }
 
 type state struct {
-	PRs []*pr `json:"prs"`
+	PRs  []*pr    `json:"prs"`
+	Runs []*wfRun `json:"runs,omitempty"` // GitHub Actions runs (actions.go)
 }
 
 // withState loads the state file under its lock, runs fn, and saves the
@@ -305,15 +308,19 @@ func jsonFieldsOf(f *flags) ([]string, error) {
 	return fieldList(f.vals["json"])
 }
 
-func fieldList(spec string) ([]string, error) {
+func fieldList(spec string) ([]string, error) { return fieldsOf(spec, jsonFields) }
+
+// fieldsOf is --json's list of fields among those available (sorted, as gh
+// lists them).
+func fieldsOf(spec string, available []string) ([]string, error) {
 	if strings.TrimSpace(spec) == "" {
-		return nil, fail(1, "Specify one or more comma-separated fields for `--json`:\n  %s", strings.Join(jsonFields, "\n  "))
+		return nil, fail(1, "Specify one or more comma-separated fields for `--json`:\n  %s", strings.Join(available, "\n  "))
 	}
 	var out []string
 	for _, f := range strings.Split(spec, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains(jsonFields, f) {
-			return nil, fail(1, "Unknown JSON field: %q\nAvailable fields:\n  %s", f, strings.Join(jsonFields, "\n  "))
+		if !slices.Contains(available, f) {
+			return nil, fail(1, "Unknown JSON field: %q\nAvailable fields:\n  %s", f, strings.Join(available, "\n  "))
 		}
 		out = append(out, f)
 	}

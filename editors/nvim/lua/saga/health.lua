@@ -102,6 +102,10 @@ function M.check()
         end
       end
       local msg = string.format('client %d attached to %d buffer(s), root %s', client.id, #bufs, tostring(client.config.root_dir))
+      local dir = saga.session_dir(client)
+      if dir then
+        msg = msg .. ', session dir ' .. dir
+      end
       if not client.initialized then
         r.warn(msg .. ': not initialized')
       elseif buf and vim.lsp.buf_is_attached(buf, client.id) then

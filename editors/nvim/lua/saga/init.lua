@@ -64,6 +64,7 @@ M.client_for_root = lsp.client_for_root
 M.client_for_buf = lsp.client_for_buf
 M.attach = lsp.attach
 M.execute = lsp.execute
+M.session_dir = lsp.session_dir
 
 -- What the commands do.
 M.run = actions.run

@@ -210,6 +210,21 @@ function M.execute(name, arguments, callback)
   end)
 end
 
+--- The session dir the client's server named in its initialize result
+--- (capabilities.experimental.saga.sessionDir), or nil: where the workers'
+--- output and events files are. Never computed here: only the server knows
+--- its environment's default.
+function M.session_dir(client)
+  local caps = client and client.server_capabilities
+  local exp = type(caps) == 'table' and caps.experimental or nil
+  local saga = type(exp) == 'table' and exp.saga or nil
+  local dir = type(saga) == 'table' and saga.sessionDir or nil
+  if type(dir) == 'string' and dir ~= '' then
+    return dir
+  end
+  return nil
+end
+
 -- M.execute(command, arguments) whose error is one message, 'saga: <what>: <error>';
 -- on_result(result, client) gets the rest.
 function M.execute_or_notify(command, arguments, what, on_result)

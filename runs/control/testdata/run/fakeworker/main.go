@@ -75,7 +75,7 @@ func main() {
 		os.Exit(code)
 	}
 
-	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), Message: "fake worker for " + story})
+	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), ProcStart: runs.SelfStart(), Message: "fake worker for " + story})
 	if mode == "fail" {
 		end("failed", 1)
 	}

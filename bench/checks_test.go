@@ -1,0 +1,88 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs/verify"
+)
+
+// BenchmarkHookTaskCompletedChecks is the budget of a completion with
+// checks (issue 14, kept by issue 22's confinement): the hook, process
+// start included, running a task's one check takes at most the check's own
+// run time + 150 ms. The check is `sleep 0.05`; its own time is measured
+// as a plain `sh -c` in the same op, alternately. The difference is the
+// hook's start, the bubblewrap probe and the sandbox's start (user, pid,
+// network, IPC and UTS namespaces, the mounts), the limits and the
+// watchdog.
+func BenchmarkHookTaskCompletedChecks(b *testing.B) {
+	testkit.Bwrap(b)
+	bin := builtBinary(b)
+	wt, fork := checksRepo(b)
+	const check = "sleep 0.05"
+	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
+	m := &verify.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]verify.TaskChecks{"c": {Commands: []string{check}, From: fork}}}
+	if err := verify.WriteManifest(manifest, m); err != nil {
+		b.Fatal(err)
+	}
+	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,
+		"SAGA_CHECKS_FILE="+manifest, "SAGA_FORK_POINT="+fork, "SAGA_BASH=sandboxed")
+	payload := completedPayload(wt, "c")()
+	var hookS, checkS, over []float64
+	for b.Loop() {
+		start := time.Now()
+		plain := exec.Command("/bin/sh", "-c", check)
+		plain.Dir = wt
+		if err := plain.Run(); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		cmd := exec.Command(bin, "hook")
+		cmd.Env, cmd.Stdin = env, strings.NewReader(payload)
+		out, err := cmd.CombinedOutput()
+		end := time.Now()
+		if err != nil || len(out) > 0 {
+			b.Fatalf("hook: %v %s", err, out)
+		}
+		c, h := mid.Sub(start).Seconds(), end.Sub(mid).Seconds()
+		checkS, hookS, over = append(checkS, c), append(hookS, h), append(over, (h-c)*1000)
+	}
+	b.ReportMetric(median(checkS), "check-s")
+	b.ReportMetric(median(hookS), "hook-s")
+	b.ReportMetric(median(over), "overhead-ms")
+}
+
+// BenchmarkSandboxStart is what confinement costs one check: `true` run by
+// verify.Runner under bubblewrap (probe excluded: once per runner) against
+// a plain `sh -c true`, alternately. Reported, not budgeted: the hook's
+// budget above holds it.
+func BenchmarkSandboxStart(b *testing.B) {
+	testkit.Bwrap(b)
+	ctx := context.Background()
+	dir := b.TempDir()
+	r := verify.NewRunner(ctx, dir, "", verify.Policy{})
+	if r.Mode != verify.Confined {
+		b.Fatalf("%s: %s", r.Mode, r.Why)
+	}
+	var plainS, boxS []float64
+	for b.Loop() {
+		start := time.Now()
+		if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if res := r.Run(ctx, "true", time.Minute); !res.Passed {
+			b.Fatalf("%s", res.Outcome())
+		}
+		end := time.Now()
+		plainS, boxS = append(plainS, mid.Sub(start).Seconds()), append(boxS, end.Sub(mid).Seconds())
+	}
+	b.ReportMetric(median(plainS)*1000, "plain-ms")
+	b.ReportMetric(median(boxS)*1000, "sandboxed-ms")
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
+)
+
+// onFlags choose where run starts the worker.
+type onFlags struct {
+	backend *string
+	wait    *time.Duration
+}
+
+func addOnFlags(c *cmdLine) onFlags {
+	return onFlags{
+		backend: c.String("on", control.BackendTmux, "where the worker runs (`BACKEND`): tmux (this machine) or github (a GitHub Actions job of "+github.WorkflowFile+")"),
+		wait:    c.Duration("dispatch-wait", github.DefaultAppearWait, "with --on github: how long the dispatched run may take to show up (`DURATION`)"),
+	}
+}
+
+// onGitHubFlags are run's flags that --on github takes: the workflow
+// runs the worker with its defaults, from a base.
+var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story"}
+
+// check refuses what --on github cannot do.
+func (o onFlags) check(c *cmdLine) error {
+	if err := oneOf("--on", *o.backend, control.BackendTmux, control.BackendGitHub); err != nil {
+		return err
+	}
+	if *o.backend != control.BackendGitHub {
+		if c.isSet("dispatch-wait") {
+			return usagef("--dispatch-wait goes with --on github")
+		}
+		return nil
+	}
+	if c.isSet("dry-run") {
+		return usagef("--on github takes no --dry-run: a dry run stays on this machine (leave out --on github)")
+	}
+	if *o.wait <= 0 {
+		return usagef("--dispatch-wait must be > 0, got %s", *o.wait)
+	}
+	var bad error
+	c.Visit(func(f *flag.Flag) {
+		if bad == nil && !slices.Contains(onGitHubFlags, f.Name) {
+			bad = usagef("--%s does not reach a GitHub Actions job (the workflow runs the worker with its defaults): leave it out, or leave out --on github", f.Name)
+		}
+	})
+	return bad
+}
+
+// runOnGitHub dispatches a story to GitHub Actions, and with --follow
+// follows its run until it ends (exit 0 when it succeeded).
+func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags, jsonOut, follow bool) int {
+	if t.kind == runs.KindEpic {
+		return c.fail(env, usagef("--on github runs one story for now; %s is an epic", name))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Env: env.Getenv, Wait: *on.wait})
+	var de *github.DispatchError
+	var nf *github.NotFoundError
+	switch {
+	case errors.As(err, &de), errors.As(err, &nf):
+		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+		return exitFindings
+	case err != nil:
+		return c.fail(env, err)
+	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if jsonOut {
+		if err := printJSON(env.Stdout, d); err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "dispatched story %s to GitHub Actions (base %s)\nrun %s (%s)\nfollow: gh run watch %d  |  saga-lsp status %s\n",
+			name, d.Base, d.URL, d.Status, d.ActionsRun, name)
+	}
+	if !follow {
+		return exitOK
+	}
+	gh, err := runs.LookProgram(env.Getenv, runs.ProgramGH)
+	if err != nil {
+		return c.fail(env, err)
+	}
+	r, err := github.Follow(ctx, gh, t.root, d.ActionsRun, 0, func(r github.RunInfo, step string) {
+		if jsonOut {
+			printJSON(env.Stdout, struct {
+				Status, Conclusion, Step string
+			}{r.Status, r.Conclusion, step})
+			return
+		}
+		switch {
+		case r.Status == "completed":
+			fmt.Fprintf(env.Stdout, "completed: %s%s\n", r.Conclusion, ifStep(" (at %s)", step))
+		default:
+			fmt.Fprintf(env.Stdout, "%s%s\n", r.Status, ifStep(": %s", step))
+		}
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitOK // detached; the run goes on
+		}
+		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+		return exitFindings
+	}
+	if r.Conclusion != "success" {
+		return exitFindings
+	}
+	return exitOK
+}
+
+func ifStep(format, step string) string {
+	if step == "" {
+		return ""
+	}
+	return fmt.Sprintf(format, step)
+}

@@ -1,0 +1,195 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"strconv"
+	"strings"
+)
+
+// Reads at a commit that decide what counts (a task's checks, the
+// definitions) trust nothing but the commit's hash: every object from the
+// commit down to each file is checked against the hash that names it. git
+// itself honours an alternates file (objects/info/alternates) it cannot be
+// told to ignore, and does not check a loose object's content when it
+// reads it; a forged object found that way fails here, as would a
+// replacement that slipped past GIT_NO_REPLACE_OBJECTS.
+
+// ErrBadObject is wrapped by FilesAt's error when an object's content does
+// not match its hash.
+var ErrBadObject = errors.New("an object does not match its hash")
+
+// FilesAt returns the regular files directly in dir (a slash path from the
+// repository's top; "" is the top) as committed at commit (a full hash),
+// by name. A dir absent at commit gives none and no error.
+func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byte, error) {
+	if !fullHash(commit) {
+		return nil, fmt.Errorf("read %s at %q: not a full commit hash", dir, commit)
+	}
+	raw, err := g.object(ctx, commit, "commit")
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	treeID, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok || len(treeID) != len(commit) {
+		return nil, fmt.Errorf("commit %s: no tree line", commit)
+	}
+	tree := string(treeID)
+	for _, name := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		entries, err := g.tree(ctx, tree)
+		if err != nil {
+			return nil, err
+		}
+		next, found := "", false
+		for _, e := range entries {
+			if e.name == name && e.mode == "40000" {
+				next, found = e.id, true
+			}
+		}
+		if !found {
+			return nil, nil
+		}
+		tree = next
+	}
+	entries, err := g.tree(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var names []string
+	for _, e := range entries {
+		if e.mode == "100644" || e.mode == "100755" {
+			ids, names = append(ids, e.id), append(names, e.name)
+		}
+	}
+	blobs, err := g.objects(ctx, ids, "blob")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(names))
+	for i, n := range names {
+		out[n] = blobs[i]
+	}
+	return out, nil
+}
+
+// treeEntry is one entry of a tree object.
+type treeEntry struct {
+	mode, name, id string
+}
+
+// tree reads and parses a tree object, checked.
+func (g Repo) tree(ctx context.Context, id string) ([]treeEntry, error) {
+	raw, err := g.object(ctx, id, "tree")
+	if err != nil {
+		return nil, err
+	}
+	size := len(id) / 2 // the raw hash in a tree entry
+	var out []treeEntry
+	for len(raw) > 0 {
+		head, rest, ok := bytes.Cut(raw, []byte{0})
+		mode, name, ok2 := bytes.Cut(head, []byte(" "))
+		if !ok || !ok2 || len(rest) < size {
+			return nil, fmt.Errorf("tree %s: %w (cannot parse it)", id, ErrBadObject)
+		}
+		out = append(out, treeEntry{mode: string(mode), name: string(name), id: hex.EncodeToString(rest[:size])})
+		raw = rest[size:]
+	}
+	return out, nil
+}
+
+// object reads one object of the given type, checked against its hash.
+func (g Repo) object(ctx context.Context, id, typ string) ([]byte, error) {
+	objs, err := g.objects(ctx, []string{id}, typ)
+	if err != nil {
+		return nil, err
+	}
+	return objs[0], nil
+}
+
+// objects reads objects of one type with one `git cat-file --batch`, each
+// checked against its hash.
+func (g Repo) objects(ctx context.Context, ids []string, typ string) ([][]byte, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var in strings.Builder
+	for _, id := range ids {
+		in.WriteString(id + "\n")
+	}
+	out, err := g.RawInput(ctx, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	objs := make([][]byte, 0, len(ids))
+	for _, id := range ids {
+		header, rest, ok := strings.Cut(out, "\n")
+		f := strings.Fields(header)
+		if !ok || len(f) != 3 || f[0] != id {
+			if len(f) == 2 && f[1] == "missing" {
+				return nil, fmt.Errorf("object %s is missing from the repository", id)
+			}
+			return nil, fmt.Errorf("git cat-file: unexpected %q for %s", header, id)
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n > len(rest) {
+			return nil, fmt.Errorf("git cat-file: bad header %q", header)
+		}
+		if f[1] != typ {
+			return nil, fmt.Errorf("object %s is a %s, not a %s", id, f[1], typ)
+		}
+		content := []byte(rest[:n])
+		if objectHash(typ, content, len(id)) != id {
+			return nil, fmt.Errorf("%s %s: %w: the repository holds a replacement for it (an alternates file or a forged object in .git/objects)", typ, id, ErrBadObject)
+		}
+		objs = append(objs, content)
+		out = strings.TrimPrefix(rest[n:], "\n")
+	}
+	return objs, nil
+}
+
+// objectHash is git's name for an object: the hash of "<type> <size>\0"
+// and the content, SHA-1 or SHA-256 by the length of the names in use.
+func objectHash(typ string, content []byte, hexLen int) string {
+	var h hash.Hash
+	if hexLen == sha256.Size*2 {
+		h = sha256.New()
+	} else {
+		h = sha1.New()
+	}
+	fmt.Fprintf(h, "%s %d\x00", typ, len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fullHash tells a full SHA-1 or SHA-256 object name in lower-case hex.
+func fullHash(s string) bool {
+	if len(s) != sha1.Size*2 && len(s) != sha256.Size*2 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Commit resolves rev to a full commit hash (rev-parse rev^{commit}).
+func (g Repo) Commit(ctx context.Context, rev string) (string, error) {
+	out, err := g.Run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	if err != nil || !fullHash(out) {
+		return "", fmt.Errorf("%s is not a commit of the repository in %s", rev, g.Dir)
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package git
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// plantRepo is a repository whose main has two commits: the first holds
+// .saga/stories/s/t.json with a strict check, the second a change
+// elsewhere; and a commit on another branch whose task file carries a
+// weakened check (what an agent would want read instead).
+type plantRepo struct {
+	root               string
+	first, real, evil  string // commits
+	realBlob, realTask string
+}
+
+const (
+	strictTask = `{"id": "t", "subject": "T", "description": "", "status": "pending", "blockedBy": [], "checks": ["false"]}` + "\n"
+	weakTask   = `{"id": "t", "subject": "T", "description": "", "status": "pending", "blockedBy": [], "checks": ["true"]}` + "\n"
+)
+
+func newPlantRepo(t *testing.T) plantRepo {
+	t.Helper()
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/s/t.json": strictTask, "README": "one\n"})
+	testkit.InitRepo(t, root)
+	p := plantRepo{root: root, first: testkit.Git(t, root, "rev-parse", "HEAD"), realTask: strictTask}
+	testkit.WriteFiles(t, root, map[string]string{"README": "two\n"})
+	testkit.Git(t, root, "commit", "-qam", "two")
+	p.real = testkit.Git(t, root, "rev-parse", "HEAD")
+	p.realBlob = testkit.Git(t, root, "rev-parse", p.real+":.saga/stories/s/t.json")
+	testkit.Git(t, root, "checkout", "-q", "-b", "evil")
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/s/t.json": weakTask})
+	testkit.Git(t, root, "commit", "-qam", "weaken")
+	p.evil = testkit.Git(t, root, "rev-parse", "HEAD")
+	testkit.Git(t, root, "checkout", "-q", "main")
+	return p
+}
+
+// readTask reads the task file at the real commit the two ways saga-lsp
+// reads at a commit: git show (any Run) and FilesAt.
+func (p plantRepo) readTask(t *testing.T) (shown string, files map[string][]byte, err error) {
+	t.Helper()
+	g := Repo{Dir: p.root}
+	ctx := context.Background()
+	shown, _ = g.Raw(ctx, "show", p.real+":.saga/stories/s/t.json")
+	files, err = g.FilesAt(ctx, p.real, ".saga/stories/s")
+	return shown, files, err
+}
+
+// Attack 4 of issue 22 and its kin: a ref in refs/replace/ naming the
+// commit whose checks count, a graft, an alternates file with a forged
+// object. Each planted in turn, saga-lsp's git reads what the commit holds
+// (or refuses: never the planted content).
+func TestPlantedObjectsIgnored(t *testing.T) {
+	t.Run("replace ref", func(t *testing.T) {
+		p := newPlantRepo(t)
+		testkit.Git(t, p.root, "update-ref", "refs/replace/"+p.real, p.evil)
+		if got := testkit.Git(t, p.root, "show", p.real+":.saga/stories/s/t.json"); got != strings.TrimSpace(weakTask) {
+			t.Fatalf("plain git does not see the replacement (the test proves nothing): %s", got)
+		}
+		shown, files, err := p.readTask(t)
+		if err != nil || shown != strictTask || string(files["t.json"]) != strictTask {
+			t.Errorf("read through the replace ref: show %q, FilesAt %q, %v", shown, files["t.json"], err)
+		}
+	})
+	t.Run("graft", func(t *testing.T) {
+		p := newPlantRepo(t)
+		// The real commit grafted onto the weakened one: its first parent,
+		// the merge-base with evil, every walk of history changes.
+		os.WriteFile(filepath.Join(p.root, ".git", "info", "grafts"), []byte(p.real+" "+p.evil+"\n"), 0o644)
+		if got := testkit.Git(t, p.root, "-c", "advice.graftFileDeprecated=false", "rev-parse", p.real+"^"); got != p.evil {
+			t.Fatalf("plain git does not follow the graft (the test proves nothing): %s", got)
+		}
+		g := Repo{Dir: p.root}
+		ctx := context.Background()
+		if got, err := g.Run(ctx, "rev-parse", p.real+"^"); err != nil || got != p.first {
+			t.Errorf("the parent through the graft: %q %v, want %s", got, err, p.first)
+		}
+		if got, err := g.Run(ctx, "merge-base", p.real, p.evil); err != nil || got != p.real {
+			t.Errorf("merge-base through the graft: %q %v, want %s", got, err, p.real)
+		}
+		if out, err := g.Raw(ctx, "log", "--format=%H", p.real); err != nil || strings.Contains(out, p.evil) {
+			t.Errorf("log through the graft: %q %v", out, err)
+		}
+	})
+	t.Run("alternate", func(t *testing.T) {
+		// A clone sharing its origin's objects through an alternates file
+		// (git clone --shared, --reference), as a repository may
+		// legitimately be; the planted file puts a folder first that holds
+		// a forged object under the real task file's name.
+		p := newPlantRepo(t)
+		clone := filepath.Join(t.TempDir(), "clone")
+		testkit.Git(t, p.root, "clone", "-q", "--shared", p.root, clone)
+		evilObjects := t.TempDir()
+		writeLoose(t, evilObjects, p.realBlob, "blob", []byte(weakTask))
+		alternates := filepath.Join(clone, ".git", "objects", "info", "alternates")
+		legit, err := os.ReadFile(alternates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(alternates, append([]byte(evilObjects+"\n"), legit...), 0o644)
+		if got := testkit.Git(t, clone, "cat-file", "blob", p.realBlob); got != strings.TrimSpace(weakTask) {
+			t.Fatalf("plain git does not read the forged object (the test proves nothing): %s", got)
+		}
+		_, err = Repo{Dir: clone}.FilesAt(context.Background(), p.real, ".saga/stories/s")
+		if !errors.Is(err, ErrBadObject) {
+			t.Errorf("FilesAt through the planted alternate: %v, want %v", err, ErrBadObject)
+		}
+		// The legitimate alternates file alone: read as committed.
+		os.WriteFile(alternates, legit, 0o644)
+		files, err := Repo{Dir: clone}.FilesAt(context.Background(), p.real, ".saga/stories/s")
+		if err != nil || string(files["t.json"]) != strictTask {
+			t.Errorf("FilesAt with the clone's own alternates: %q %v", files["t.json"], err)
+		}
+	})
+}
+
+// writeLoose stores content as a loose object named id (whatever its real
+// hash) in an objects folder.
+func writeLoose(t *testing.T, objects, id, typ string, content []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	z := zlib.NewWriter(&b)
+	fmt.Fprintf(z, "%s %d\x00", typ, len(content))
+	z.Write(content)
+	z.Close()
+	dir := filepath.Join(objects, id[:2])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, id[2:]), b.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// FilesAt lists a folder's regular files at a commit; an absent folder is
+// no files; a name that is not a full hash is refused.
+func TestFilesAt(t *testing.T) {
+	p := newPlantRepo(t)
+	g := Repo{Dir: p.root}
+	ctx := context.Background()
+	files, err := g.FilesAt(ctx, p.real, "")
+	if err != nil || string(files["README"]) != "two\n" || files[".saga"] != nil {
+		t.Errorf("top: %v %v", files, err)
+	}
+	if files, err := g.FilesAt(ctx, p.real, ".saga/stories/nope"); err != nil || len(files) != 0 {
+		t.Errorf("absent folder: %v %v", files, err)
+	}
+	if _, err := g.FilesAt(ctx, "main", ""); err == nil {
+		t.Error("a ref name was accepted as a commit hash")
+	}
+	if c, err := g.Commit(ctx, "main"); err != nil || c != p.real {
+		t.Errorf("Commit(main) = %q %v", c, err)
+	}
+}

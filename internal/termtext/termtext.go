@@ -1,0 +1,100 @@
+// Package termtext makes text from a repository or a model safe to print on
+// a terminal: the one escaping of what saga-lsp did not write itself
+// (subjects, titles, file names, ids, messages quoting them, the agent's
+// output) before it reaches a terminal or a log read on one.
+package termtext
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Escape returns s as one line that a terminal shows as text: every
+// control character — C0 (newline, carriage return and tab included), DEL
+// and C1 — becomes a Go-style escape (\n, \r, \t, \x1b, \u009b), as do the
+// bytes of invalid UTF-8 (\xff: a terminal decoding Latin-1 would take
+// 0x9b for CSI) and the bidirectional embeddings, overrides and isolates
+// (\u202e: they reorder what follows on screen). Everything else is kept,
+// backslashes included; text that needs none of this is returned as is.
+func Escape(s string) string {
+	i := firstUnsafe(s)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x`)
+			b.WriteByte(hex[s[i]>>4])
+			b.WriteByte(hex[s[i]&0xf])
+		case unsafeRune(r):
+			writeEscape(&b, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+const hex = "0123456789abcdef"
+
+// firstUnsafe is the index of the first byte Escape changes, -1 for none.
+func firstUnsafe(s string) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || unsafeRune(r) {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+func unsafeRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || // C0, DEL, C1
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) // bidi embeddings, overrides, isolates
+}
+
+func writeEscape(b *strings.Builder, r rune) {
+	switch r {
+	case '\n':
+		b.WriteString(`\n`)
+	case '\r':
+		b.WriteString(`\r`)
+	case '\t':
+		b.WriteString(`\t`)
+	default:
+		if r < 0x80 {
+			b.WriteString(`\x`)
+			b.WriteByte(hex[r>>4])
+			b.WriteByte(hex[r&0xf])
+			return
+		}
+		b.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			b.WriteByte(hex[(r>>shift)&0xf])
+		}
+	}
+}
+
+// Escapes is Escape of each string, for lists joined into one line.
+func Escapes(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Escape(s)
+	}
+	return out
+}

@@ -1,0 +1,43 @@
+package termtext_test
+
+import (
+	"testing"
+	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
+)
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text — ünïcode ✓":              "plain text — ünïcode ✓",
+		`C:\path\kept`:                        `C:\path\kept`,
+		"title\x1b]0;pwned\x07":               `title\x1b]0;pwned\x07`,
+		"clear\x1b[2J\x1b[H":                  `clear\x1b[2J\x1b[H`,
+		"line\r\nnext\tcol":                   `line\r\nnext\tcol`,
+		"nul\x00del\x7f":                      `nul\x00del\x7f`,
+		"c1 csi \u009b31m":                    `c1 csi \u009b31m`,
+		"raw \x9b byte and \xff":              `raw \x9b byte and \xff`,
+		"bidi \u202eevil\u202c \u2066x\u2069": `bidi \u202eevil\u202c \u2066x\u2069`,
+		"":                                    "",
+	} {
+		if got := termtext.Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Whatever goes in, nothing a terminal acts on comes out.
+func FuzzEscape(f *testing.F) {
+	f.Add("a\x1b[31mb\u009b\xff\u202e\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		out := termtext.Escape(s)
+		for i, r := range out {
+			if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+				t.Fatalf("Escape(%q) = %q: %U at %d", s, out, r, i)
+			}
+		}
+		if !utf8.ValidString(out) {
+			t.Fatalf("Escape(%q) = %q: invalid UTF-8 kept", s, out)
+		}
+	})
+}

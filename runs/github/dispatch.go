@@ -1,0 +1,341 @@
+package github
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Dispatching: `saga-lsp run <story> --on github` asks GitHub for a
+// workflow_dispatch of saga-story.yml, finds the run it created by its
+// run-name (GitHub's dispatch answers with no run id; a run is never
+// guessed from its timing) and records both in a local events file, as
+// tmux runs are recorded.
+
+const (
+	// DefaultAppearWait bounds how long a dispatched run may take to show
+	// up in `gh run list`.
+	DefaultAppearWait = 60 * time.Second
+	// DefaultPoll is the pause between two questions to GitHub.
+	DefaultPoll = 2 * time.Second
+)
+
+// Backend is the GitHub Actions backend of control: a story's worker as
+// a job of saga-story.yml.
+type Backend struct {
+	Wait time.Duration // for the run to appear; default DefaultAppearWait
+	Poll time.Duration // default DefaultPoll
+}
+
+var _ control.Backend = Backend{}
+
+func (Backend) Name() string { return control.BackendGitHub }
+
+// StartStory dispatches the story; of the worker's flags only the base
+// reaches the job (the workflow runs the worker with its defaults).
+func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control.Started, error) {
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Env: o.Env,
+		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
+	if d == nil {
+		return nil, err
+	}
+	return &control.Started{Story: d.Story, Session: d.Session, OutputFile: d.OutputFile, EventsFile: d.EventsFile,
+		Base: d.Base, Backend: control.BackendGitHub, URL: d.URL}, err
+}
+
+// DispatchOptions configure Dispatch.
+type DispatchOptions struct {
+	Root       string // the workspace (a clone whose origin is on GitHub)
+	Story      string
+	Base       string // the pushed branch the story starts from; default the current branch
+	Env        func(string) string
+	SessionDir string           // default runs.SessionDir(Env)
+	Now        func() time.Time // default time.Now
+	Wait       time.Duration    // default DefaultAppearWait
+	Poll       time.Duration    // default DefaultPoll
+}
+
+// Dispatched is a story dispatched to GitHub Actions.
+type Dispatched struct {
+	Story      string   `json:"story"`
+	Base       string   `json:"base"`
+	RunID      string   `json:"runId"`   // saga-lsp's id of the dispatch
+	RunName    string   `json:"runName"` // the Actions run's name
+	ActionsRun int64    `json:"actionsRun,omitempty"`
+	URL        string   `json:"url,omitempty"`
+	Status     string   `json:"status,omitempty"` // GitHub's: queued, in_progress, completed, …
+	Session    string   `json:"session"`
+	OutputFile string   `json:"outputFile"`
+	EventsFile string   `json:"eventsFile"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// DispatchError refuses a dispatch before anything was asked of GitHub,
+// saying what to do.
+type DispatchError struct{ Reason string }
+
+func (e *DispatchError) Error() string { return e.Reason }
+
+// NotFoundError: GitHub accepted the dispatch, but no run by its name
+// showed up in time. Nothing was dispatched twice; the run may still
+// appear.
+type NotFoundError struct {
+	RunName string
+	Wait    time.Duration
+}
+
+func (e *NotFoundError) Error() string {
+	where := "`gh run list --workflow " + WorkflowFile + "`"
+	return fmt.Sprintf("GitHub accepted the dispatch, but no run named %q showed up within %s: it may still start (see %s); "+
+		"dispatching again would queue a second run behind it", e.RunName, e.Wait, where)
+}
+
+// Dispatch checks that the story can run on GitHub Actions — gh found and
+// logged in, the workflow on origin's default branch, the base and the
+// story pushed — records the dispatch in a new session's events file,
+// dispatches, and finds the run. The *Dispatched is returned with a
+// *NotFoundError too.
+func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
+	if err := store.CheckName("story name", o.Story, true, true); err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	if o.SessionDir == "" {
+		o.SessionDir = runs.SessionDir(o.Env)
+	}
+	if err := runs.MakeSessionDir(o.SessionDir); err != nil { // the user's alone
+		return nil, err
+	}
+	o.Wait, o.Poll = cmp.Or(o.Wait, DefaultAppearWait), cmp.Or(o.Poll, DefaultPoll)
+	gh, err := runs.LookProgram(o.Env, runs.ProgramGH)
+	if err != nil {
+		return nil, &DispatchError{"gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set " + runs.EnvGH}
+	}
+	if _, err := ghRun(ctx, gh, o.Root, "auth", "status"); err != nil {
+		return nil, &DispatchError{"gh is not logged in to GitHub: run `gh auth login` (" + err.Error() + ")"}
+	}
+	g := git.Repo{Dir: o.Root}
+	d := &Dispatched{Story: o.Story, Base: o.Base}
+	if d.Base == "" {
+		if d.Base, err = g.Run(ctx, "symbolic-ref", "--short", "HEAD"); err != nil {
+			return nil, &DispatchError{"no --base, and HEAD is on no branch: pass --base with a pushed branch"}
+		}
+	}
+	if err := checkOrigin(ctx, g, d); err != nil {
+		return nil, err
+	}
+	var suffix [3]byte
+	rand.Read(suffix[:])
+	start := now()
+	d.RunID = strconv.FormatInt(start.UnixMilli(), 10) + "-" + hex.EncodeToString(suffix[:])
+	d.RunName = RunName(o.Story, d.RunID)
+	d.Session = runs.KindSessionName(runs.KindStory, o.Story, start)
+	d.OutputFile = runs.OutputFile(o.SessionDir, d.Session)
+	d.EventsFile = runs.EventsFile(d.OutputFile)
+	log, err := runs.OpenLog(d.OutputFile, o.Story, "", d.Session, io.Discard, now)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName},
+		fmt.Sprintf("dispatching story %s to GitHub Actions (%s, base %s)", o.Story, WorkflowFile, d.Base))
+	for _, w := range d.Warnings {
+		log.Warn(runs.StepStart, "%s", w)
+	}
+	if _, err := ghRun(ctx, gh, o.Root, "workflow", "run", WorkflowFile,
+		"-f", InputStory+"="+o.Story, "-f", InputBase+"="+d.Base, "-f", InputRunID+"="+d.RunID); err != nil {
+		log.Error(runs.StepStart, "gh workflow run: %v", err)
+		return nil, fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
+	}
+	found, err := FindRun(ctx, gh, o.Root, d.RunName, o.Wait, o.Poll)
+	if err != nil {
+		log.Error(runs.StepStart, "%v", err)
+		return d, err
+	}
+	d.ActionsRun, d.URL, d.Status = found.ID, found.URL, found.Status
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName,
+		ActionsRun: found.ID, URL: found.URL, Status: found.Status},
+		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
+	return d, nil
+}
+
+// checkOrigin checks, against origin, what the job will see: the workflow
+// on the default branch, the base branch, and the story on it.
+func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
+	if !g.HasRemote(ctx) {
+		return &DispatchError{"the repository has no origin remote: GitHub Actions runs what is pushed to it"}
+	}
+	head, err := g.Run(ctx, "ls-remote", "--symref", "origin", "HEAD")
+	if err != nil {
+		return &DispatchError{fmt.Sprintf("cannot reach origin: %v", err)}
+	}
+	def := ""
+	for line := range strings.Lines(head) {
+		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+			def, _, _ = strings.Cut(rest, "\t")
+		}
+	}
+	if def == "" {
+		return &DispatchError{"cannot tell origin's default branch (`git ls-remote --symref origin HEAD` names none)"}
+	}
+	refs := []string{"+refs/heads/" + def + ":refs/remotes/origin/" + def}
+	if d.Base != def {
+		refs = append(refs, "+refs/heads/"+d.Base+":refs/remotes/origin/"+d.Base)
+	}
+	if _, err := g.Retry(ctx, append([]string{"fetch", "-q", "origin"}, refs...)...); err != nil {
+		if !g.OK(ctx, "ls-remote", "--exit-code", "origin", "refs/heads/"+d.Base) {
+			return &DispatchError{fmt.Sprintf("the base branch %s is not on origin: push it (`git push origin %s`), or pass --base with a pushed branch", d.Base, d.Base)}
+		}
+		return &DispatchError{fmt.Sprintf("git fetch origin: %v", err)}
+	}
+	content, err := g.Raw(ctx, "show", "refs/remotes/origin/"+def+":"+WorkflowPath)
+	if err != nil {
+		return &DispatchError{fmt.Sprintf("origin's default branch %s has no %s: run `saga-lsp install --github-actions`, commit the file and push it to %s (GitHub runs a dispatched workflow from the default branch)", def, WorkflowPath, def)}
+	}
+	if !Pristine([]byte(content)) {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s on %s was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id", WorkflowPath, def))
+	}
+	if !g.OK(ctx, "cat-file", "-e", "refs/remotes/origin/"+d.Base+":"+path.Join(store.StoryDirRel(d.Story), "story.json")) {
+		return &DispatchError{fmt.Sprintf("story %s is not on origin's %s: commit and push it (the job sees only what is pushed)", d.Story, d.Base)}
+	}
+	return nil
+}
+
+// RunInfo is a workflow run as `gh run list` and `gh run view` print it.
+type RunInfo struct {
+	ID           int64  `json:"databaseId"`
+	DisplayTitle string `json:"displayTitle"`
+	Status       string `json:"status"`
+	Conclusion   string `json:"conclusion"`
+	URL          string `json:"url"`
+	Jobs         []struct {
+		Name       string `json:"name"`
+		Status     string `json:"status"`
+		Conclusion string `json:"conclusion"`
+		Steps      []struct {
+			Name       string `json:"name"`
+			Status     string `json:"status"`
+			Conclusion string `json:"conclusion"`
+			Number     int    `json:"number"`
+		} `json:"steps"`
+	} `json:"jobs"`
+}
+
+// FindRun waits until a run of saga-story.yml named runName is listed,
+// asking every poll, at most wait.
+func FindRun(ctx context.Context, gh, dir, runName string, wait, poll time.Duration) (RunInfo, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		out, err := ghRun(ctx, gh, dir, "run", "list", "--workflow", WorkflowFile, "--json", "databaseId,displayTitle,status,conclusion,url")
+		if err != nil {
+			return RunInfo{}, fmt.Errorf("gh run list: %w", err)
+		}
+		var list []RunInfo
+		if err := json.Unmarshal(out, &list); err != nil {
+			return RunInfo{}, fmt.Errorf("gh run list printed what is not its JSON: %v", err)
+		}
+		for _, r := range list {
+			if r.DisplayTitle == runName {
+				return r, nil
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return RunInfo{}, &NotFoundError{RunName: runName, Wait: wait}
+		}
+		select {
+		case <-ctx.Done():
+			return RunInfo{}, ctx.Err()
+		case <-time.After(min(poll, time.Until(deadline))):
+		}
+	}
+}
+
+// ViewRun is `gh run view <id>` with its status, conclusion, URL and jobs.
+func ViewRun(ctx context.Context, gh, dir string, id int64) (RunInfo, error) {
+	out, err := ghRun(ctx, gh, dir, "run", "view", strconv.FormatInt(id, 10), "--json", "databaseId,displayTitle,status,conclusion,url,jobs")
+	if err != nil {
+		return RunInfo{}, fmt.Errorf("gh run view: %w", err)
+	}
+	var r RunInfo
+	if err := json.Unmarshal(out, &r); err != nil {
+		return RunInfo{}, fmt.Errorf("gh run view printed what is not its JSON: %v", err)
+	}
+	return r, nil
+}
+
+// Follow reports the run each time its state or current step changes,
+// until it completes; it returns the completed run.
+func Follow(ctx context.Context, gh, dir string, id int64, poll time.Duration, report func(r RunInfo, step string)) (RunInfo, error) {
+	last := ""
+	for {
+		r, err := ViewRun(ctx, gh, dir, id)
+		if err != nil {
+			return r, err
+		}
+		step := CurrentStep(r)
+		if now := r.Status + "\x00" + r.Conclusion + "\x00" + step; now != last {
+			last = now
+			report(r, step)
+		}
+		if r.Status == "completed" {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(cmp.Or(poll, DefaultPoll)):
+		}
+	}
+}
+
+// CurrentStep is the step in progress, else the first that failed or was
+// cancelled ("").
+func CurrentStep(r RunInfo) string {
+	failed := ""
+	for _, j := range r.Jobs {
+		for _, s := range j.Steps {
+			if s.Status == "in_progress" {
+				return s.Name
+			}
+			if (s.Conclusion == "failure" || s.Conclusion == "cancelled") && failed == "" {
+				failed = s.Name
+			}
+		}
+	}
+	return failed
+}
+
+// ghRun runs gh in dir and returns its stdout; an error carries its
+// stderr.
+func ghRun(ctx context.Context, gh, dir string, args ...string) ([]byte, error) {
+	cmd := runs.GHCommand(ctx, gh, dir, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if msg := strings.TrimSpace(errb.String()); msg != "" && errors.As(err, &ee) {
+			return out.Bytes(), errors.New(msg)
+		}
+		return out.Bytes(), err
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,12 @@
+// Package github is the GitHub Actions backend: a story run by saga-lsp's
+// worker in a job on a GitHub-hosted runner, ending as a pull request
+// (docs/github-actions.md).
+//
+//   - workflow.go: the workflow every such job runs, saga-story.yml — its
+//     inputs, its run-name (how a dispatched run is found again), how it
+//     installs saga-lsp and Claude Code, confines the agent and keeps the
+//     job's token from it — rendered from one template, with a digest that
+//     tells a file saga-lsp wrote from one a person edited;
+//   - install.go: `saga-lsp install --github-actions` writing, updating and
+//     removing it, never over a person's edits unless forced.
+package github

@@ -1,0 +1,68 @@
+package runs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Run records decide which stories an epic runs: they are read and written
+// only in a folder of the user's that no one else may write. (No story's
+// agent can write it: it is in the git dir its sandbox is denied.)
+func TestRecordsOnlyInAPrivateFolder(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := Record{Story: "a", Status: StatusCompleted, Base: "main", Reference: strings.Repeat("a", 40)}
+	if err := WriteRecord(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ReadRecord(root, "a"); !ok || got.Reference != rec.Reference {
+		t.Fatalf("ReadRecord = %+v, %v", got, ok)
+	}
+	dir := filepath.Join(root, ".git", "saga-lsp", "runs")
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ReadRecord(root, "a"); ok {
+		t.Error("a record in a folder anyone may write was read")
+	}
+	if err := WriteRecord(root, rec); err == nil || !strings.Contains(err.Error(), "chmod 700 "+dir) {
+		t.Errorf("WriteRecord in a folder anyone may write: %v", err)
+	}
+}
+
+// The stories' build caches live outside the git dir, one folder per
+// story and kind, under a saga-lsp folder of the user's cache dir that no
+// one else may write.
+func TestCacheDirs(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	xdg := t.TempDir()
+	env := func(k string) string { return map[string]string{"XDG_CACHE_HOME": xdg, "HOME": "/nonexistent"}[k] }
+	agent, err := CacheDir(root, "s", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := ChecksCacheDir(root, "s", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := filepath.Join(xdg, "saga-lsp")
+	if !strings.HasPrefix(agent, top+"/") || !strings.HasSuffix(agent, "/agent/s") || filepath.Dir(filepath.Dir(agent)) != filepath.Dir(filepath.Dir(checks)) ||
+		!strings.HasSuffix(checks, "/checks/s") || strings.HasPrefix(agent, root) {
+		t.Errorf("caches %s and %s", agent, checks)
+	}
+	if fi, err := os.Stat(top); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v", top, fi.Mode(), err)
+	}
+	os.Chmod(top, 0o777)
+	if _, err := CacheDir(root, "s", env); err == nil || !strings.Contains(err.Error(), "chmod 700 "+top) {
+		t.Errorf("a cache root anyone may write: %v", err)
+	}
+	if _, err := CacheDir(root, "../x", env); err == nil {
+		t.Error("an invalid story name was accepted")
+	}
+}

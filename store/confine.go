@@ -1,0 +1,167 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A symbolic link in .saga/ (a story folder, an epic, a task file, the
+// stories folder itself) is followed only when what it leads to lies inside
+// the workspace: a repository that links .saga/stories/x to / or to a
+// home folder must not have the loader, `check` or the language server
+// parse JSON from there. A link that stays inside the workspace is followed
+// as before (a story kept elsewhere in the repository).
+
+// confiner tells whether a real path lies inside the workspace: the real
+// path of its root, resolved once.
+type confiner struct {
+	root string // the real path of the workspace root
+	lex  string // the root as given, made absolute
+}
+
+func newConfiner(root string) confiner {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		abs = root
+	}
+	c := confiner{root: filepath.Clean(abs), lex: abs}
+	if real, err := realPath(abs); err == nil {
+		c.root = real
+	}
+	return c
+}
+
+// inside: real is the root or below it.
+func (c confiner) inside(real string) bool {
+	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, "/")+"/")
+}
+
+// errOutside is a link (somewhere along a path) leading out of the
+// workspace, to target.
+type errOutside struct{ target string }
+
+func (e *errOutside) Error() string { return "leads outside the workspace, to " + e.target }
+
+// outsideProblem is the diagnostic of rel leading out of the workspace.
+func outsideProblem(rel, target string) string {
+	return fmt.Sprintf("%s is a symbolic link to %s, outside the workspace; saga-lsp never reads through it: put the folder or file itself inside the workspace (or remove the link)", rel, target)
+}
+
+// checkPath refuses a path (abs, relative to the root rel) that resolves
+// outside the workspace; "" when it is inside, or missing (nothing is read
+// through a missing path). Used where a folder is listed by path; what is
+// opened is checked again by its descriptor (checkFd).
+func (c confiner) checkPath(path, rel string) string {
+	real, err := realPath(path)
+	if err != nil || c.inside(real) {
+		return ""
+	}
+	return outsideProblem(rel, real)
+}
+
+// realPath is path with every link resolved, made absolute.
+func realPath(path string) (string, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(real)
+}
+
+// checkFd returns the real path of the open file fd (whose path is abs)
+// and an *errOutside when it lies outside the workspace. The kernel's own
+// name for the descriptor is used, so a link swapped between a check and
+// the open cannot slip through; where /proc is not mounted, abs resolved
+// and checked to be the same file as fd stands in for it.
+func (c confiner) checkFd(fd int, abs string) (string, error) {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		if real, err = realPath(abs); err != nil {
+			return "", err
+		}
+		var a, b unix.Stat_t
+		if unix.Fstat(fd, &a) != nil || unix.Stat(real, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+			return "", fmt.Errorf("%s changed while being opened", abs)
+		}
+	}
+	if !c.inside(real) {
+		return real, &errOutside{target: real}
+	}
+	return real, nil
+}
+
+// ReadWorkspaceFile is ReadBounded of the file rel of the workspace at root
+// that also refuses a file reached through a symbolic link leading out of
+// the workspace (the language server's reads of what changed on disk).
+func ReadWorkspaceFile(root, rel string) (src []byte, why string) {
+	c := newConfiner(root)
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, &c)
+	return src, why
+}
+
+// OutsideWorkspace says why the folder or file rel of the workspace at root
+// is not read: it resolves, through a symbolic link, outside the workspace;
+// "" when it does not (or does not exist).
+func OutsideWorkspace(root, rel string) string {
+	return newConfiner(root).checkPath(filepath.Join(root, filepath.FromSlash(rel)), rel)
+}
+
+// isOutside: err is a refusal of a link out of the workspace; target is
+// where it leads.
+func isOutside(err error) (target string, ok bool) {
+	if err == nil {
+		return "", false // before the pointer below escapes: once per story folder
+	}
+	var o *errOutside
+	if errors.As(err, &o) {
+		return o.target, true
+	}
+	return "", false
+}
+
+// openConfined opens name relative to the folder dir (or a path with
+// unix.AT_FDCWD) with flags; with c set, a symbolic link is followed only
+// when the file it leads to lies inside the workspace (an *errOutside
+// otherwise). rel is the file's path from the root. Relative to a folder
+// already checked, the common case — no link — costs one open: without
+// following first; a path from the working directory may cross a link
+// anywhere, so what it opens is always checked.
+func openConfined(dir int, name, rel string, flags int, c *confiner) (int, error) {
+	if c == nil {
+		return openat(dir, name, flags)
+	}
+	if dir != unix.AT_FDCWD {
+		fd, err := openat(dir, name, flags|unix.O_NOFOLLOW)
+		if err != unix.ELOOP {
+			return fd, err
+		}
+	}
+	// A link (or a loop, which this open reports as such).
+	fd, err := openat(dir, name, flags)
+	if err != nil {
+		return fd, err
+	}
+	if _, err := c.checkFd(fd, filepath.Join(c.lex, filepath.FromSlash(rel))); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// openat is unix.Openat retried on EINTR (no closure: it runs once per
+// file of a load).
+func openat(dir int, name string, flags int) (int, error) {
+	for {
+		fd, err := unix.Openat(dir, name, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
