@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"syscall"
 
 	"github.com/saga-ai/saga-lsp/dashboard"
@@ -97,9 +96,9 @@ const dashboardRoom = 8 << 20
 // live heap (between the language server's bounds).
 func sizeDashboardCollector() {
 	runtime.GC()
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if live := s[0].Value.Uint64(); live > 0 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m) // as sizeCollector
+	if live := m.HeapAlloc; live > 0 {
 		debug.SetGCPercent(int(min(max(100*dashboardRoom/live, serveMinGCPercent), serveGCPercent)))
 	}
 }
