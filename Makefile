@@ -1,8 +1,10 @@
 # saga-lsp — make demo (run it on the example workspace), make test (everything).
 GO       ?= go
 BIN      := bin/saga-lsp
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION)
+# The version stamped into the binary; without git (a source archive) none
+# is, and saga-lsp reports what the Go toolchain recorded (cli/version.go).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := $(if $(VERSION),-X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION))
 
 .PHONY: build test bench demo install lint fuzz clean screenshots
 

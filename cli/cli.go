@@ -7,7 +7,6 @@
 package cli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,9 +16,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 )
-
-// Version is stamped by the build (-ldflags "-X …/cli.Version=…").
-var Version = "dev"
 
 const (
 	exitOK       = 0
@@ -237,18 +233,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-const versionSynopsis = "version"
-
-func runVersion(env *Env, args []string) int {
-	c := newCmdLine("version")
-	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos)); err != nil {
-		return c.fail(env, err)
-	}
-	fmt.Fprintf(env.Stdout, "saga-lsp %s\n", Version)
-	return exitOK
 }
 
 // printJSON writes v as indented JSON, the form of every --format json.
