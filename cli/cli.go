@@ -29,6 +29,11 @@ type Env struct {
 	Stdin          io.Reader
 	Dir            string              // working directory, for root discovery and relative paths
 	Getenv         func(string) string // the environment (default os.Getenv)
+
+	// describe, when set, receives a command's command line instead of its
+	// --help text: how completion and the man page read the flags from
+	// the same definitions as --help (describe.go).
+	describe func(*cmdLine)
 }
 
 type command struct {
@@ -58,6 +63,7 @@ func commandTable() []command {
 		{"install", installSynopsis, "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
 		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse, TaskCompleted): the event payload on stdin; exits 2 only to refuse a completion whose check fails", runHook},
 		{"serve", serveSynopsis, "run the language server on stdin/stdout (the default without a command)", runServe},
+		{"completion", completionSynopsis, "print the shell completion script for bash, zsh or fish", runCompletion},
 		{"version", versionSynopsis, "print the version (also: saga-lsp --version, -v)", runVersion},
 	}
 }
@@ -98,6 +104,10 @@ func Main(args []string, env *Env) int {
 		return runWorker(env, args[1:])
 	case "__agent": // hidden: worker --dry-run's simulated claude
 		return runAgent(env, args[1:])
+	case "__complete": // hidden: the ids the shell completions offer
+		return runCompleteIDs(env, args[1:])
+	case "__manpage": // hidden: saga-lsp.1, for make dist
+		return runManpage(env, args[1:])
 	case "help", "-h", "-help", "--help":
 		return runHelp(env, args[1:])
 	case "-v", "-version", "--version":
