@@ -6,7 +6,7 @@ BIN      := bin/saga-lsp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS  := $(if $(VERSION),-X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION))
 
-.PHONY: build test bench demo install lint fuzz clean screenshots
+.PHONY: build test bench demo install lint fuzz clean dist screenshots
 
 # CGO_ENABLED=0: a static binary. go.lsp.dev/jsonrpc2 imports net, whose
 # cgo resolver would link libc dynamically: ~0.7 ms more at every start, and
@@ -59,8 +59,13 @@ screenshots:
 demo: build
 	@scripts/demo.sh $(BIN)
 
+# The release (docs/releasing.md): archives for six targets, per-platform
+# VS Code extensions, checksums.txt, in dist/.
+dist:
+	$(GO) run ./scripts/dist -out dist $(if $(VERSION),-version $(VERSION)) -vsix
+
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp
 
 clean:
-	rm -rf bin .bench .bench-result.txt
+	rm -rf bin dist .bench .bench-result.txt
