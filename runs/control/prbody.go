@@ -66,10 +66,14 @@ func WithGraph(body, section string) string {
 }
 
 // WithChecks is body with its checks section — from its marker to the end
-// — replaced by one headed heading with text.
+// — replaced by one headed heading with text; removed when heading is "".
 func WithChecks(body, heading, text string) string {
-	if i := strings.Index(body, checksMarker); i >= 0 {
-		body = body[:i]
+	i := strings.Index(body, checksMarker)
+	if i >= 0 {
+		body = strings.TrimRight(body[:i], "\n")
+	}
+	if heading == "" {
+		return body
 	}
 	return strings.TrimRight(body, "\n") + "\n\n" + checksMarker + "\n### " + heading + "\n\n" + text
 }

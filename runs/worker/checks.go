@@ -144,8 +144,8 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 	if len(failed) > 0 {
 		r.journalNote(fmt.Sprintf("the final run of the checks failed, so the pull request stays a draft and the task goes back to pending: %s\n\n%s",
 			strings.Join(failed, "; "), digest))
-		r.why = fmt.Sprintf("the final run of the checks failed: %s; the pull request stays a draft. Fix what the check found (on %s: the next run takes it in; or in %s, committed on %s), then `saga-lsp run %s`",
-			strings.Join(failed, "; "), r.base, rel(r.root, r.wt), r.branch, r.o.Story)
+		r.why = fmt.Sprintf("the final run of the checks failed: %s; the pull request stays a draft. Fix what the check found (on %s: the next run takes it in; or in %s, committed on %s), then %s",
+			strings.Join(failed, "; "), r.refBase, rel(r.root, r.wt), r.branch, r.runAgain())
 		r.j.Fail(runs.StepEnd, r.why)
 		return false, digest
 	}

@@ -62,7 +62,7 @@ func (res runResult) failure() string {
 func (r *run) loop(ctx context.Context) (status string, code int) {
 	deadline := r.started.Add(r.o.MaxDuration())
 	noProgress := 0
-	again := fmt.Sprintf("`saga-lsp run %s` continues from here", r.o.Story)
+	again := r.runAgain() + " continues from here"
 	for {
 		done, total := r.progress()
 		if total > 0 && done == total {
@@ -101,10 +101,10 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			return r.stopped(runs.StatusFailed, runs.ExitFailed, "run %d could not start: %v", r.cycles, err)
 		}
 		if why := res.failure(); why != "" {
-			return r.stopped(runs.StatusFailed, runs.ExitFailed, "run %d %s; the story stops here (no automatic retry): see the run's output above, then `saga-lsp run %s`", r.cycles, why, r.o.Story)
+			return r.stopped(runs.StatusFailed, runs.ExitFailed, "run %d %s; the story stops here (no automatic retry): see the run's output above, then %s", r.cycles, why, r.runAgain())
 		}
 		if blocked, text := r.newBlocker(); blocked {
-			return r.stopped(runs.StatusBlocked, runs.ExitBlocked, "blocked: %s — resolve it in %s, then `saga-lsp run %s`", text, store.JournalFileRel(r.o.Story), r.o.Story)
+			return r.stopped(runs.StatusBlocked, runs.ExitBlocked, "blocked: %s — resolve it in %s, then %s", text, store.JournalFileRel(r.o.Story), r.runAgain())
 		}
 		if exhausted != nil {
 			r.failedCheck = r.failedText(exhausted)
@@ -119,7 +119,7 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 		case noProgress < 1:
 			noProgress++
 		default:
-			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: two runs in a row completed no task (%d/%d done); see the runs' output above, then `saga-lsp run %s`", after, total, r.o.Story)
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: two runs in a row completed no task (%d/%d done); see the runs' output above, then %s", after, total, r.runAgain())
 		}
 	}
 }

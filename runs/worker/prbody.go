@@ -73,6 +73,8 @@ func (r *run) refreshPRBody(ctx context.Context, gh, state, digest string) {
 		case r.failedCheck != "":
 			body = control.WithChecks(body, "The story failed: a check kept refusing a task",
 				"    "+strings.ReplaceAll(r.failedCheck, "\n", "\n    ")+"\n")
+		default: // what an earlier run said is stale now
+			body = control.WithChecks(body, "", "")
 		}
 		return body
 	}

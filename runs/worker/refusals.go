@@ -133,8 +133,8 @@ func (r *run) failedText(ref *refusal) string {
 	if ref.output != "" {
 		b.WriteString("\nlast lines of its output:\n" + ref.output)
 	}
-	fmt.Fprintf(&b, "\nnext: fix what the check found — the code on %s (the next run takes it in) or in %s, committed on %s; or the check itself, on %s in %s — then `saga-lsp run %s`",
-		r.base, rel(r.root, r.wt), r.branch, r.refBase, store.TaskFileRel(r.o.Story, ref.task), r.o.Story)
+	fmt.Fprintf(&b, "\nnext: fix what the check found — the code on %s (the next run takes it in) or in %s, committed on %s; or the check itself, on %s in %s — then %s",
+		r.refBase, rel(r.root, r.wt), r.branch, r.refBase, store.TaskFileRel(r.o.Story, ref.task), r.runAgain())
 	return b.String()
 }
 

@@ -130,7 +130,7 @@ func Run(ctx context.Context, o Options) int {
 		status = runs.StatusStopped
 	}
 	if status == runs.StatusStopped {
-		r.why = fmt.Sprintf("stopped; `saga-lsp run %s` continues from here", o.Story)
+		r.why = r.runAgain() + " continues from here"
 	}
 	done, total := r.progress()
 	endLine := fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code)
@@ -239,6 +239,15 @@ func (r *run) earlierSpend() float64 {
 		}
 	}
 	return runs.Spent(rec, ok, prev)
+}
+
+// runAgain is the command that runs the story again: its epic's run when
+// an epic runner started it.
+func (r *run) runAgain() string {
+	if r.epic != "" && runs.Getenv(r.o.Env, runs.EnvEpicEvents) != "" {
+		return fmt.Sprintf("`saga-lsp run %s`", r.epic)
+	}
+	return fmt.Sprintf("`saga-lsp run %s`", r.o.Story)
 }
 
 // fail ends a step of the worker failed: the error is logged and kept as
