@@ -53,8 +53,12 @@ func Spent(rec Record, haveRec bool, last *Run) float64 {
 	if haveRec {
 		spent = max(rec.Spent, rec.Cost)
 	}
-	if last != nil && (!haveRec || last.Session != rec.Session) {
+	switch {
+	case last == nil:
+	case !haveRec || last.Session != rec.Session:
 		spent += last.Cost
+	default: // the recorded run (a record of an earlier release may lack its cost)
+		spent = max(spent, last.Cost)
 	}
 	return spent
 }

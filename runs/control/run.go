@@ -239,6 +239,7 @@ func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 		}
 	}
 	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
+	reasons = append(reasons, p.WorktreeEdits(ctx, o.Story)...)
 	if len(reasons) > 0 {
 		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
 	}

@@ -51,7 +51,7 @@ func (r *run) readChecks(ctx context.Context) error {
 		}
 	}
 	at := fmt.Sprintf("%s (%s's tip when the run started)", verify.Short(r.reference), r.referenceFrom)
-	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: r.referenceFrom,
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext,
 		Message: fmt.Sprintf("checks of %d task(s) read at %s, the fork point of %s", n, at, r.branch)},
 		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s", n, at))
 	return nil
