@@ -153,3 +153,34 @@ func TestRefusedCompletionToldAndRetried(t *testing.T) {
 		t.Errorf("run record after the fix %+v", rec)
 	}
 }
+
+// A stacked story (its base a blocker's branch, forked before the story's
+// definition changed on main) runs with its definition as main has it now
+// — the run's reference commit is main's tip, brought into the branch —
+// while its code stacks on the blocker's work.
+func TestStackedStoryReadsItsDefinitionAtMain(t *testing.T) {
+	f := newFixture(t, false)
+	f.addStory("later", map[string]string{
+		"t": `{"id": "t", "subject": "T", "description": "", "status": "pending", "blockedBy": []}`,
+	})
+	f.git("checkout", "-q", "-b", "story/first")
+	os.WriteFile(filepath.Join(f.root, "first-work.txt"), []byte("the blocker's work\n"), 0o644)
+	f.git("add", "first-work.txt")
+	f.git("commit", "-qm", "the blocker's work")
+	f.git("checkout", "-q", "main")
+	story := filepath.Join(f.root, ".saga", "stories", "later", "story.json")
+	os.WriteFile(story, []byte(`{"id": "later", "title": "Checked story", "description": "Work with checks, as fixed on main."}`+"\n"), 0o644)
+	f.git("commit", "-qam", "fix the story's description on main")
+	log := filepath.Join(t.TempDir(), "claude.jsonl")
+	t.Setenv("SAGA_STANDIN_LOG", log)
+	code, out := f.run("later", "idle", func(o *worker.Options) { o.MaxCycles = 1; o.Base = "story/first" })
+	if code != runs.ExitLimit {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if p := promptOf(firstInvocation(t, log)); !strings.Contains(p, "Work with checks, as fixed on main.") {
+		t.Errorf("the prompt has not main's definition:\n%s", p)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, ".saga", "worktrees", "later", "first-work.txt")); err != nil {
+		t.Errorf("the story does not stack on its blocker's work: %v", err)
+	}
+}
