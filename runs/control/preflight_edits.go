@@ -10,6 +10,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -89,4 +90,32 @@ func clipLines(s string, n int) string {
 		return s
 	}
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n[… %d more lines]", len(lines)-n)
+}
+
+// BaseConflicts reports, for a story whose branch exists, the files in
+// which the branch conflicts with its base's tip as this repository last
+// saw it (origin's when it has one): the run brings that tip in as its
+// reference commit before any agent runs, and could not. workerBase is the
+// worker's --base (a stacked story's blocker branch: its definitions come
+// from the epic's base). Nothing when the branch is new or merges cleanly.
+func (p Preflight) BaseConflicts(ctx context.Context, story, workerBase string) []string {
+	g := git.Repo{Dir: p.Root}
+	branch := runs.StoryBranch(story)
+	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+		return nil
+	}
+	base := verify.EpicBase(ctx, g, p.Root, workerBase)
+	tip := base
+	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+base) {
+		tip = "origin/" + base
+	}
+	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", tip+"^{commit}") || g.OK(ctx, "merge-base", "--is-ancestor", tip, "refs/heads/"+branch) {
+		return nil
+	}
+	files, err := g.MergeConflicts(ctx, "refs/heads/"+branch, tip)
+	if err != nil || len(files) == 0 {
+		return nil // clean, or git cannot tell (older than 2.38): the worker's merge decides
+	}
+	return []string{fmt.Sprintf("%s conflicts with %s in %s: a run takes %s in first (its reference commit) and could not. Merge it yourself — `git -C %s merge %s`, resolve the conflicts, commit — then run again",
+		branch, tip, strings.Join(termtext.Escapes(files), ", "), tip, store.WorktreeDirRel(story), tip)}
 }

@@ -52,3 +52,27 @@ func TestRunRefusesDefinitionEditsInTheWorktree(t *testing.T) {
 		t.Errorf("run with a status changed in the copy: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
+
+// A story whose branch conflicts with its base's tip — the run's
+// reference commit, which the worker brings in before any agent runs — is
+// refused by `run` before anything starts, naming the files and the merge
+// to make.
+func TestRunRefusesABranchThatConflictsWithTheBase(t *testing.T) {
+	h := newTmuxEnv(t)
+	testkit.Git(t, h.root, "checkout", "-q", "-b", runs.StoryBranch(story))
+	os.WriteFile(filepath.Join(h.root, "notes.txt"), []byte("the story's\n"), 0o644)
+	testkit.Git(t, h.root, "add", "notes.txt")
+	testkit.Git(t, h.root, "commit", "-qm", "the story's work")
+	testkit.Git(t, h.root, "checkout", "-q", "main")
+	os.WriteFile(filepath.Join(h.root, "notes.txt"), []byte("main's\n"), 0o644)
+	testkit.Git(t, h.root, "add", "notes.txt")
+	testkit.Git(t, h.root, "commit", "-qm", "a fix on main")
+	r := h.saga(t, nil, "run", story)
+	want := "story/" + story + " conflicts with main in notes.txt: a run takes main in first (its reference commit) and could not. Merge it yourself — `git -C .saga/worktrees/" + story + " merge main`"
+	if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+		t.Errorf("run: exit %d, want 1 and %q:\n%s%s", r.Code, want, r.Stdout, r.Stderr)
+	}
+	if n := len(runs.Runs(h.sessionDir, runs.KindStory, story)); n != 0 {
+		t.Errorf("a refused run started a worker (%d runs)", n)
+	}
+}
