@@ -27,12 +27,11 @@ const promptOutputLines = 20
 
 // refusal is a task's completion refused by a check in a run.
 type refusal struct {
-	task     string
-	command  string
-	outcome  string // "exit status 1", "timed out after 10s (killed)", …
-	output   string // the last lines of its output
-	exitCode int
-	runs     int // how many runs in a row refused it, this one included
+	task    string
+	command string
+	outcome string // "exit status 1", "timed out after 10s (killed)", …
+	output  string // the last lines of its output
+	runs    int    // how many runs in a row refused it, this one included
 }
 
 // skipEvents moves the reading of the events file past what it holds now,
@@ -60,11 +59,7 @@ func (r *run) reportedRefusals() map[string]refusal {
 				return
 			}
 			outcome, output, _ := strings.Cut(e.Message, "\n")
-			code := -1
-			if e.ExitCode != nil {
-				code = *e.ExitCode
-			}
-			out[e.Task] = refusal{task: e.Task, command: e.Command, outcome: outcome, output: lastLines(output, promptOutputLines), exitCode: code}
+			out[e.Task] = refusal{task: e.Task, command: e.Command, outcome: outcome, output: lastLines(output, promptOutputLines)}
 		})
 		if n == 0 || err != nil {
 			return out
