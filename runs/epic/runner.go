@@ -95,7 +95,7 @@ func Run(ctx context.Context, o Options) int {
 				left = append(left, s.ID+" ("+s.State+")")
 			}
 		}
-		msg += "; left: " + strings.Join(left, ", ")
+		msg += "; left: " + strings.Join(left, ", ") + fmt.Sprintf(" — `saga-lsp status %s` says why and what to do", o.Epic)
 	}
 	l.Emit(runs.Event{Event: runs.KindEpicEnd, Status: status, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total), Cost: runs.Float(cost), Message: msg}, msg)
 	return code
