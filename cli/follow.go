@@ -133,7 +133,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 			case runs.KindStoryEnd:
 				line := fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status))
 				if e.Message != "" { // what stopped it and the next step
-					line += " — " + termtext.Escape(e.Message)
+					line += " — " + termtext.Block(e.Message, "    ")
 				}
 				out.line(line)
 			case runs.KindStoryHeld:
