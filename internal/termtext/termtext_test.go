@@ -46,7 +46,7 @@ func FuzzEscape(f *testing.F) {
 // the first: no line of it can pass for a line of its own or carry a
 // control character.
 func TestBlock(t *testing.T) {
-	got := Block("check failed\nout\x1b]0;title\x07\r\nlast\n", "  ")
+	got := termtext.Block("check failed\nout\x1b]0;title\x07\r\nlast\n", "  ")
 	want := "check failed\n  out\\x1b]0;title\\x07\\r\n  last"
 	if got != want {
 		t.Errorf("Block = %q, want %q", got, want)
