@@ -131,10 +131,17 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 					out.line(fmt.Sprintf("▶ %s started", termtext.Escape(e.Story)))
 				}
 			case runs.KindStoryEnd:
-				out.line(fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status)))
+				line := fmt.Sprintf("%s %s %s", endMark(e.Status), termtext.Escape(e.Story), termtext.Escape(e.Status))
+				if e.Message != "" { // what stopped it and the next step
+					line += " — " + termtext.Block(e.Message, "    ")
+				}
+				out.line(line)
 			case runs.KindStoryHeld:
 				held := fmt.Sprintf("⏸ %s held by %s", termtext.Escape(e.Story), strings.Join(termtext.Escapes(e.By), ", "))
-				if len(e.Files) > 0 {
+				switch {
+				case e.Message != "": // the next step, conflicting files included
+					held += ": " + termtext.Escape(e.Message)
+				case len(e.Files) > 0:
 					held += "; their branches conflict in " + strings.Join(termtext.Escapes(e.Files), ", ")
 				}
 				out.line(held)
@@ -163,7 +170,7 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 		// waited for long.
 		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
-			fmt.Fprintln(env.Stderr, termtext.Escape(main.run.Message))
+			fmt.Fprintln(env.Stderr, termtext.Block(main.run.Message, "  "))
 			if main.run.ExitCode != nil {
 				return *main.run.ExitCode
 			}

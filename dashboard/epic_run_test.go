@@ -54,10 +54,11 @@ func TestEpicNeedsUser(t *testing.T) {
 	b.do(chromedp.SetValue(chromedp.CSS(`form.action input[name=maxParallel]`), "2"))
 	b.confirmAction("#run-epic")
 	b.do(visible("#stop-epic"))
-	// The run ends: b's check never passes, so b stops without progress
-	// and d, behind it, is held; a, c and e complete.
+	// The run ends: b's check never passes, so b fails once the check
+	// refused it in --max-check-failures runs in a row, and d, behind it,
+	// is held; a, c and e complete.
 	b.waitJS(`document.querySelector('#run-epic') && document.querySelector('#graph .node[data-id="shop--d"]').dataset.state === 'held'`, 240*time.Second)
-	want := map[string]string{"shop--a": "completed", "shop--b": "timeout", "shop--c": "completed", "shop--d": "held", "shop--e": "completed"}
+	want := map[string]string{"shop--a": "completed", "shop--b": "failed", "shop--c": "completed", "shop--d": "held", "shop--e": "completed"}
 	var got map[string]string
 	b.eval(`Object.fromEntries(Array.from(document.querySelectorAll('#graph .node')).map(n => [n.dataset.id, n.dataset.state]))`, &got)
 	for id, st := range want {
@@ -73,7 +74,7 @@ func TestEpicNeedsUser(t *testing.T) {
 	}
 	// Both need the user, each said once.
 	banners := b.text("#banners")
-	if !contains(banners, "shop--b: its run ended timeout", `check "echo not yet; exit 1" failed`, "shop--d is held in epic shop by shop--b") {
+	if !contains(banners, "shop--b: its run ended failed", "its check refused the completion in 3 runs in a row", `check "echo not yet; exit 1" failed`, "shop--d is held in epic shop by shop--b") {
 		t.Errorf("banners: %q", banners)
 	}
 	if n := b.count("#banners .banner"); n != 2 {

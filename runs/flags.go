@@ -14,6 +14,9 @@ const (
 	DefaultMaxTime        = 60 // minutes
 	DefaultModel          = "opus"
 	DefaultPermissionMode = "acceptEdits"
+	// DefaultMaxCheckFailures is how many runs in a row may refuse a task's
+	// completion (its check failed) before the story ends failed.
+	DefaultMaxCheckFailures = 3
 )
 
 // WorkerFlags are the worker's options as `saga-lsp worker` takes them on
@@ -37,6 +40,9 @@ type WorkerFlags struct {
 	// MaxCost stops starting headless runs once the story's spend (USD)
 	// reaches it; 0 is no cap.
 	MaxCost float64 `json:"maxCost,omitempty"` // --max-cost
+	// MaxCheckFailures ends the story failed once a task's completion was
+	// refused by its checks in that many headless runs in a row.
+	MaxCheckFailures int `json:"maxCheckFailures,omitempty"` // --max-check-failures
 }
 
 // Register defines the flags on fs. prefix starts each usage text (e.g.
@@ -52,6 +58,7 @@ func (f *WorkerFlags) Register(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&f.AllowUnsandboxedBash, "allow-unsandboxed-bash", false, prefix+"let Bash run unconfined where Claude Code's sandbox (bubblewrap, socat) is missing")
 	fs.BoolVar(&f.AllowUnconfinedChecks, "allow-unconfined-checks", false, prefix+"run the tasks' checks unconfined where bubblewrap cannot confine them")
 	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost `USD` in all")
+	fs.IntVar(&f.MaxCheckFailures, "max-check-failures", 0, prefix+"end the story failed once a task's checks refused its completion in `N` runs in a row (default "+strconv.Itoa(DefaultMaxCheckFailures)+")")
 }
 
 // Validate reports the first flag out of range, as a usage message.
@@ -63,6 +70,8 @@ func (f WorkerFlags) Validate() error {
 		return fmt.Errorf("--max-time must be > 0 minutes, got %g", f.MaxTime)
 	case f.MaxCost < 0:
 		return fmt.Errorf("--max-cost must be ≥ 0, got %g", f.MaxCost)
+	case f.MaxCheckFailures < 0:
+		return fmt.Errorf("--max-check-failures must be ≥ 1, got %d", f.MaxCheckFailures)
 	}
 	for _, kv := range [][2]string{{"model", f.Model}, {"permission-mode", f.PermissionMode}, {"base", f.Base}} {
 		if strings.HasPrefix(kv[1], "-") || strings.ContainsFunc(kv[1], func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }) {
@@ -92,6 +101,9 @@ func (f WorkerFlags) Args() ([]string, error) {
 	if f.MaxCost > 0 {
 		args = append(args, "--max-cost", strconv.FormatFloat(f.MaxCost, 'f', -1, 64))
 	}
+	if f.MaxCheckFailures > 0 {
+		args = append(args, "--max-check-failures", strconv.Itoa(f.MaxCheckFailures))
+	}
 	for _, b := range []struct {
 		on   bool
 		name string
@@ -116,6 +128,9 @@ func (f WorkerFlags) WithDefaults() WorkerFlags {
 	}
 	if f.PermissionMode == "" {
 		f.PermissionMode = DefaultPermissionMode
+	}
+	if f.MaxCheckFailures <= 0 {
+		f.MaxCheckFailures = DefaultMaxCheckFailures
 	}
 	return f
 }

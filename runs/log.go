@@ -69,6 +69,21 @@ func (l *Log) Emit(e Event, line string) {
 	}
 }
 
+// Fail records what stops the run, as Error, its message's lines after
+// the first (a check's output quoted under what failed) printed as
+// indented lines (termtext.Block).
+func (l *Log) Fail(step, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := Event{Event: KindStep, Step: step, Level: LevelWarn, Message: msg}
+	if l.events != nil {
+		e = l.events.Emit(e)
+	} else {
+		e.Time = l.now()
+	}
+	fmt.Fprintf(l.human, "[%s] error: %s\n", e.Time.Local().Format("15:04:05"), termtext.Block(msg, "           "))
+}
+
 // Step records a step with a message.
 func (l *Log) Step(step, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)

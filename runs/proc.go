@@ -18,6 +18,10 @@ func WorkerLockName(story string) string { return "worker-" + story }
 // EpicLockName is the flock a live epic runner holds.
 func EpicLockName(epic string) string { return "epic-" + epic }
 
+// PRBodyLockName is the flock held while a story's pull request body is
+// read and rewritten (its worker and an epic runner both edit it).
+func PRBodyLockName(story string) string { return "pr-" + story }
+
 // WorkerHolder returns the pid recorded by the holder of the story's worker
 // lock, 0 when it is free.
 func WorkerHolder(root, story string) (int, error) {

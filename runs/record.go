@@ -33,8 +33,34 @@ type Record struct {
 	// agent could have moved. Empty in records of saga-lsp before issue 22.
 	Reference string  `json:"reference,omitempty"`
 	PR        string  `json:"pr,omitempty"`
-	Cost      float64 `json:"cost,omitempty"`
-	DryRun    bool    `json:"dryRun,omitempty"`
+	Cost      float64 `json:"cost,omitempty"` // this run's headless runs (USD)
+	// Spent is what every headless run of the story cost up to this one,
+	// this one included (USD): reruns count (docs/commands.md#epic-runs-run--follow--status--stop-epic).
+	// 0 in records of saga-lsp before it (Cost is all there is then).
+	Spent  float64 `json:"spent,omitempty"`
+	DryRun bool    `json:"dryRun,omitempty"`
+	// Why says, for a run that did not complete, what stopped it and the
+	// next step (its worker.end message).
+	Why string `json:"why,omitempty"`
+}
+
+// Spent is what every headless run of a story has cost (USD): the total
+// its record keeps, plus the newest run (last, nil for none) when the
+// record does not hold it yet — a worker still running, or one killed
+// before it wrote its record.
+func Spent(rec Record, haveRec bool, last *Run) float64 {
+	spent := 0.0
+	if haveRec {
+		spent = max(rec.Spent, rec.Cost)
+	}
+	switch {
+	case last == nil:
+	case !haveRec || last.Session != rec.Session:
+		spent += last.Cost
+	default: // the recorded run (a record of an earlier release may lack its cost)
+		spent = max(spent, last.Cost)
+	}
+	return spent
 }
 
 // recordDir holds the run records of the repository holding root: inside

@@ -3,11 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -123,4 +126,29 @@ func checkStoryTarget(root, story, path, rel string) error {
 		return fmt.Errorf("%s is a link to %s, outside story %s's own folder; refusing to write through it", StoryDirRel(story), realDir, story)
 	}
 	return nil
+}
+
+// RunFields are the members of a story's file (rel) that runs write — a
+// task's status; story.json's branch, worktree, pr and status. Everything
+// else is the story's definition, which a person changes on the base.
+func RunFields(rel string) []string {
+	if path.Base(rel) == "story.json" {
+		return []string{"branch", "worktree", "pr", "status"}
+	}
+	return []string{"status"}
+}
+
+// SameDefinition tells whether two versions of a story's file (rel) hold
+// the same definition: they differ in RunFields at most. Versions that are
+// not both JSON objects are the same only byte for byte.
+func SameDefinition(rel string, a, b []byte) bool {
+	var av, bv map[string]any
+	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+		return bytes.Equal(a, b)
+	}
+	for _, k := range RunFields(rel) {
+		delete(av, k)
+		delete(bv, k)
+	}
+	return reflect.DeepEqual(av, bv)
 }

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,6 +68,27 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil
+}
+
+// MergeConflicts tries a merge of theirs into ours without touching a
+// worktree, the index or a ref (git merge-tree --write-tree, git ≥ 2.38):
+// the files that would conflict, none when it merges cleanly.
+func (g Repo) MergeConflicts(ctx context.Context, ours, theirs string) ([]string, error) {
+	args := []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs}
+	cmd := exec.CommandContext(ctx, cmp.Or(g.Bin, "git"), fixedArgs(args)...)
+	cmd.Dir, cmd.Env, cmd.WaitDelay = g.Dir, fixedEnv(os.Environ()), 2*time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &ee) && ee.ExitCode() == 1: // conflicts: the tree, then the files
+		parts := strings.Split(strings.TrimRight(out.String(), "\x00"), "\x00")
+		return parts[1:], nil
+	}
+	return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(strings.TrimSpace(errb.String()), err.Error()))
 }
 
 // fixedArgs and fixedEnv are given to every git saga-lsp runs. Hooks

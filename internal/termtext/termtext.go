@@ -98,3 +98,17 @@ func Escapes(ss []string) []string {
 	}
 	return out
 }
+
+// Block is s as lines, each escaped and each after the first indented by
+// indent: a multi-line message (a check's output quoted under what
+// failed) shown as lines, none of which can pass for a line of its own.
+func Block(s, indent string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = Escape(l)
+		if i > 0 {
+			lines[i] = indent + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -41,3 +41,14 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// Block keeps a message's lines as lines, each escaped and indented after
+// the first: no line of it can pass for a line of its own or carry a
+// control character.
+func TestBlock(t *testing.T) {
+	got := termtext.Block("check failed\nout\x1b]0;title\x07\r\nlast\n", "  ")
+	want := "check failed\n  out\\x1b]0;title\\x07\\r\n  last"
+	if got != want {
+		t.Errorf("Block = %q, want %q", got, want)
+	}
+}

@@ -38,11 +38,14 @@ type EpicStory struct {
 	Branch    string   `json:"branch"`
 	Base      string   `json:"base"`
 	PR        string   `json:"pr"`
-	Cost      float64  `json:"cost"`
+	Cost      float64  `json:"cost"`    // USD, every headless run of the story (runs.Spent)
 	Session   string   `json:"session"` // its worker's tmux session, when it runs or ran
 	Done      int      `json:"done"`    // tasks
 	Total     int      `json:"total"`
 	Merged    bool     `json:"merged"` // its PR is merged into the base (looked at with --after merged)
+	// Why says, for a story whose last run did not complete, what stopped
+	// it and the next step.
+	Why string `json:"why,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -56,7 +59,7 @@ type EpicStatus struct {
 	Running     []string    `json:"running"`
 	Done        int         `json:"done"`
 	Total       int         `json:"total"`
-	Cost        float64     `json:"cost"`
+	Cost        float64     `json:"cost"` // USD, every headless run of every story, reruns included
 	Stories     []EpicStory `json:"stories"`
 	ExitCode    *int        `json:"exitCode"`
 	// AwaitingMerge are completed stories whose PR is not merged yet while
@@ -235,22 +238,21 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 		last = runs.ReadRun(files[len(files)-1].EventsFile)
 	}
 	if last != nil {
-		es.Session, es.Cost = last.Session, last.Cost
+		es.Session = last.Session
 		es.Branch, es.Base = first(last.Branch, es.Branch), last.Base
 		es.PR = first(last.PR, es.PR)
 	}
+	rec, haveRec := runs.ReadRecord(q.Root, es.ID)
+	// Every run of the story counts, reruns and the one in progress too.
+	es.Cost = runs.Spent(rec, haveRec, last)
 	if pid, held, err := runs.WorkerLock(q.Root, es.ID, false); err == nil && held && pid > 0 {
 		return EpicRunning
 	}
 	if last != nil && !last.Ended && last.Alive() {
 		return EpicRunning
 	}
-	rec, haveRec := runs.ReadRecord(q.Root, es.ID)
 	if haveRec {
 		es.Branch, es.Base, es.PR = first(rec.Branch, es.Branch), first(rec.Base, es.Base), first(rec.PR, es.PR)
-		if es.Cost == 0 {
-			es.Cost = rec.Cost
-		}
 	}
 	if q.After == runs.AfterMerged && (branches[es.ID] || haveRec) && merged(ctx, q.Root, es.ID, q.Env) {
 		es.Merged = true
@@ -262,11 +264,14 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	// The last outcome, when it ended after Since.
 	switch {
 	case last != nil && last.Ended && !last.Started.Before(q.Since):
+		es.Why = last.Message
 		return outcomeOf(last.State)
 	case haveRec && !rec.Ended.Before(q.Since):
+		es.Why = rec.Why
 		return outcomeOf(rec.Status)
 	case last != nil && !last.Ended && !last.Started.Before(q.Since):
-		return runs.StatusFailed // died without its end (killed)
+		es.Why = fmt.Sprintf("its worker ended without reporting an end (killed?): see %s, then `saga-lsp run %s`", last.OutputFile, es.ID)
+		return runs.StatusFailed
 	}
 	return ""
 }

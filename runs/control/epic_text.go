@@ -26,7 +26,7 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 	}
 	fmt.Fprintf(&b, "%s\n%s · %s", header, s.String(), run)
 	if s.Cost > 0 {
-		fmt.Fprintf(&b, " · $%.2f", s.Cost)
+		fmt.Fprintf(&b, " · $%.2f spent (every run of its stories)", s.Cost)
 	}
 	b.WriteByte('\n')
 	width := 0
@@ -37,10 +37,7 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		fmt.Fprintf(&b, "  %-*s %-9s %d/%d", width, esc(st.ID), esc(st.State), st.Done, st.Total)
 		switch {
 		case len(st.HeldBy) > 0:
-			b.WriteString("  held by " + strings.Join(termtext.Escapes(st.HeldBy), ", "))
-			if len(st.Conflicts) > 0 {
-				b.WriteString(" (conflicts: " + strings.Join(termtext.Escapes(st.Conflicts), ", ") + ")")
-			}
+			b.WriteString("  " + esc(HeldText(s.ID, st)))
 		case len(st.BlockedBy) > 0 && st.State == EpicWaiting:
 			b.WriteString("  after " + strings.Join(termtext.Escapes(st.BlockedBy), ", "))
 		}
@@ -53,8 +50,33 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if st.PR != "" {
 			b.WriteString("  " + esc(st.PR))
 		}
+		if st.Cost > 0 {
+			fmt.Fprintf(&b, "  $%.2f", st.Cost)
+		}
 		b.WriteByte('\n')
+		if st.Why != "" && st.State != EpicRunning && st.State != "completed" {
+			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", termtext.Block(st.Why, strings.Repeat(" ", width+5)))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// HeldText says what holds a story of the epic and the next step: the
+// blockers that did not complete (`saga-lsp status <blocker>` says why),
+// or the files their branches conflict in.
+func HeldText(epic string, st EpicStory) string {
+	if len(st.HeldBy) == 0 {
+		return ""
+	}
+	return "held by " + strings.Join(st.HeldBy, ", ") + ": " + HeldNext(epic, st)
+}
+
+// HeldNext is the next step for a held story.
+func HeldNext(epic string, st EpicStory) string {
+	if len(st.Conflicts) > 0 {
+		return fmt.Sprintf("their branches conflict in %s — merge them by hand (or finish one on the base first), then `saga-lsp run %s`",
+			strings.Join(st.Conflicts, ", "), epic)
+	}
+	return fmt.Sprintf("`saga-lsp status %s` says why they stopped; fix that, then `saga-lsp run %s` runs them and then %s", strings.Join(st.HeldBy, "`, `saga-lsp status "), epic, st.ID)
 }

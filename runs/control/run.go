@@ -151,6 +151,9 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base); err != nil {
 		return nil, err
 	}
+	if reasons := (Preflight{Root: o.Root}).BaseConflicts(ctx, o.Story, o.Worker.Base); len(reasons) > 0 {
+		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
+	}
 	wargs, err := o.Worker.Args()
 	if err != nil {
 		return nil, store.Usagef("%v", err)
@@ -239,6 +242,7 @@ func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 		}
 	}
 	reasons = append(reasons, p.Story(ctx, ws, o.Story)...)
+	reasons = append(reasons, p.WorktreeEdits(ctx, o.Story)...)
 	if len(reasons) > 0 {
 		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
 	}

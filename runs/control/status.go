@@ -40,6 +40,9 @@ type WorkerInfo struct {
 	Bash       string  `json:"bash"`       // how Bash ran: sandboxed, unsandboxed, off; "" when unknown
 	DryRun     bool    `json:"dryRun"`     // the simulated agent stood in for Claude Code
 	Cost       float64 `json:"cost"`       // USD the runs reported
+	// Why says, for a last run that did not complete, what stopped it and
+	// the next step (its worker.end message).
+	Why string `json:"why,omitempty"`
 }
 
 // TaskStatus is one task in TaskList form.
@@ -290,6 +293,9 @@ func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInf
 		w.PID, w.State, w.ExitCode = last.PID, last.State, last.ExitCode
 		if w.State == "" {
 			w.State = "ended"
+		}
+		if w.State != runs.StatusCompleted {
+			w.Why = last.Message
 		}
 	default:
 		useRun()

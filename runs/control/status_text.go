@@ -51,6 +51,9 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}
 	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
+	if st.Worker.Why != "" {
+		fmt.Fprintf(b, "why:      %s\n", termtext.Block(st.Worker.Why, "          "))
+	}
 	if st.Worker.OutputFile != "" {
 		fmt.Fprintf(b, "output:   %s\n", esc(st.Worker.OutputFile))
 	}

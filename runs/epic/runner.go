@@ -65,6 +65,7 @@ type runner struct {
 	conflicts map[string][]string
 	refused   map[string]string
 	capped    bool
+	graphs    *prGraphs // rewrites the graph in the stories' PRs
 }
 
 // Run runs the epic to its end and returns the exit code. Cancelling ctx
@@ -94,7 +95,7 @@ func Run(ctx context.Context, o Options) int {
 				left = append(left, s.ID+" ("+s.State+")")
 			}
 		}
-		msg += "; left: " + strings.Join(left, ", ")
+		msg += "; left: " + strings.Join(left, ", ") + fmt.Sprintf(" — `saga-lsp status %s` says why and what to do", o.Epic)
 	}
 	l.Emit(runs.Event{Event: runs.KindEpicEnd, Status: status, ExitCode: runs.Int(code), Done: runs.Int(done), Total: runs.Int(total), Cost: runs.Float(cost), Message: msg}, msg)
 	return code
@@ -137,6 +138,8 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 
 	wake, stopWatch := r.watch()
 	defer stopWatch()
+	r.graphs = r.startPRGraphs()
+	defer r.graphs.close(2 * time.Minute)
 	tick := time.NewTicker(r.o.Tick)
 	defer tick.Stop()
 	for {
@@ -189,12 +192,18 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 // report announces every story whose state moved since the last step: a
 // start, an end, a hold.
 func (r *runner) report(st *control.EpicStatus) {
+	moved := false
+	defer func() {
+		if moved {
+			r.graphs.update(st)
+		}
+	}()
 	for _, s := range st.Stories {
 		was := r.seen[s.ID]
 		if was == s.State {
 			continue
 		}
-		r.seen[s.ID] = s.State
+		r.seen[s.ID], moved = s.State, true
 		switch s.State {
 		case control.EpicRunning:
 			if was == "" {
@@ -203,15 +212,19 @@ func (r *runner) report(st *control.EpicStatus) {
 			}
 		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
 			if was == control.EpicRunning || was == control.EpicReady {
-				r.log.Emit(runs.Event{Event: runs.KindStoryEnd, Story: s.ID, Status: s.State, PR: s.PR, Cost: runs.Float(s.Cost)},
-					fmt.Sprintf("%s: %s (%d/%d tasks)", s.ID, s.State, s.Done, s.Total))
+				why := ""
+				if s.State != runs.StatusCompleted {
+					why = s.Why
+				}
+				line := fmt.Sprintf("%s: %s (%d/%d tasks)", s.ID, s.State, s.Done, s.Total)
+				if why != "" {
+					line += " — " + why
+				}
+				r.log.Emit(runs.Event{Event: runs.KindStoryEnd, Story: s.ID, Status: s.State, PR: s.PR, Cost: runs.Float(s.Cost), Message: why}, line)
 			}
 		case control.EpicHeld:
-			msg := fmt.Sprintf("%s: held by %s", s.ID, strings.Join(s.HeldBy, ", "))
-			if len(s.Conflicts) > 0 {
-				msg += "; their branches conflict in " + strings.Join(s.Conflicts, ", ")
-			}
-			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts}, msg)
+			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts, Message: control.HeldNext(r.o.Epic, s)},
+				fmt.Sprintf("%s: %s", s.ID, control.HeldText(r.o.Epic, s)))
 		}
 	}
 	if !r.capped && r.o.MaxCost > 0 && st.Cost >= r.o.MaxCost {

@@ -51,7 +51,7 @@ func (r *run) readChecks(ctx context.Context) error {
 		}
 	}
 	at := fmt.Sprintf("%s (%s's tip when the run started)", verify.Short(r.reference), r.referenceFrom)
-	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext, Base: r.referenceFrom,
+	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepContext,
 		Message: fmt.Sprintf("checks of %d task(s) read at %s, the fork point of %s", n, at, r.branch)},
 		fmt.Sprintf("checks: %d task(s) with checks, as committed at %s", n, at))
 	return nil
@@ -144,7 +144,9 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 	if len(failed) > 0 {
 		r.journalNote(fmt.Sprintf("the final run of the checks failed, so the pull request stays a draft and the task goes back to pending: %s\n\n%s",
 			strings.Join(failed, "; "), digest))
-		r.j.Error(runs.StepEnd, "the final run of the checks failed: %s; the pull request stays a draft", strings.Join(failed, "; "))
+		r.why = fmt.Sprintf("the final run of the checks failed: %s; the pull request stays a draft. Fix what the check found (on %s: the next run takes it in; or in %s, committed on %s), then %s",
+			strings.Join(failed, "; "), r.refBase, rel(r.root, r.wt), r.branch, r.runAgain())
+		r.j.Fail(runs.StepEnd, r.why)
 		return false, digest
 	}
 	r.journalNote("every task's checks passed on the final tree:\n\n" + digest)
@@ -176,10 +178,15 @@ func (r *run) unverify(ctx context.Context, before map[string]string) {
 	}
 }
 
-// backToPending takes a completed task back to pending in the worktree's
-// copy and in the task list (which reconciliation would otherwise copy
-// back), and reports it.
+// backToPending takes a completed task back to pending (toPending).
 func (r *run) backToPending(ctx context.Context, step, task, line string) bool {
+	return r.toPending(ctx, step, task, store.StatusCompleted, line)
+}
+
+// toPending takes a task back to pending from status from, in the
+// worktree's copy and in the task list (which reconciliation would
+// otherwise copy back), and reports it.
+func (r *run) toPending(ctx context.Context, step, task, from, line string) bool {
 	if err := r.setTaskStatus(ctx, task, store.StatusPending); err != nil {
 		r.j.Warn(step, "reset %s: %v", task, err)
 		return false
@@ -195,6 +202,6 @@ func (r *run) backToPending(ctx context.Context, step, task, line string) bool {
 			r.j.Warn(step, "reset %s in the task list: %v", task, err)
 		}
 	}
-	r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: task, From: store.StatusCompleted, To: store.StatusPending, Source: runs.SourceWorktree}, line)
+	r.j.Emit(runs.Event{Event: runs.KindTaskStatus, Task: task, From: from, To: store.StatusPending, Source: runs.SourceWorktree}, line)
 	return true
 }

@@ -102,16 +102,21 @@ func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 }
 
 // A check that never passes leaves the task unfinished: the simulated
-// agent gives up after three refusals, and the run ends without it.
+// agent gives up after three refusals in a run, the task is retried in the
+// next runs, and the story ends failed — not a timeout — once it was
+// refused in --max-check-failures runs in a row.
 func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 	testkit.Bwrap(t)
 	f := newFixture(t, false)
 	f.addStory("never", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 1"]}`,
 	})
-	code, out := f.run("never", "all", func(o *worker.Options) { o.DryRun = true })
-	if code != runs.ExitLimit {
-		t.Fatalf("exit %d, want %d (no progress)\n%s", code, runs.ExitLimit, out)
+	code, out := f.run("never", "all", func(o *worker.Options) { o.DryRun = true; o.MaxCheckFailures = 2 })
+	if code != runs.ExitFailed {
+		t.Fatalf("exit %d, want %d (failed)\n%s", code, runs.ExitFailed, out)
+	}
+	if end := lastEnd(f.events()); end.Status != runs.StatusFailed || *end.Cycles != 2 || !strings.Contains(end.Message, "refused the completion in 2 runs in a row (--max-check-failures 2)") {
+		t.Errorf("worker.end %+v", end)
 	}
 	if st := f.worktreeStatuses("never"); st["build"] != "pending" {
 		t.Errorf("statuses %v", st)

@@ -331,10 +331,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 	if err != nil {
 		return false
 	}
-	fields := []string{"status"}
-	if path.Base(rel) == "story.json" {
-		fields = []string{"branch", "worktree", "pr", "status"}
-	}
+	fields := store.RunFields(rel)
 	var curV, headV map[string]any
 	if json.Unmarshal(cur, &curV) == nil && json.Unmarshal([]byte(head), &headV) == nil {
 		kept := map[string]any{}

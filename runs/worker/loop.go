@@ -57,10 +57,12 @@ func (res runResult) failure() string {
 }
 
 // loop spawns headless runs until a stop rule fires; after each run the
-// agent's work is committed and pushed.
+// agent's work is committed and pushed. Every stop but completion says
+// what stopped it and the next step (r.why).
 func (r *run) loop(ctx context.Context) (status string, code int) {
 	deadline := r.started.Add(r.o.MaxDuration())
 	noProgress := 0
+	again := r.runAgain() + " continues from here"
 	for {
 		done, total := r.progress()
 		if total > 0 && done == total {
@@ -70,53 +72,68 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 		case ctx.Err() != nil:
 			return runs.StatusStopped, runs.ExitFailed
 		case r.cycles >= r.o.MaxCycles:
-			r.j.Step(runs.StepLoop, "stopping: %d runs reached --max-cycles with %d/%d tasks done", r.cycles, done, total)
-			return runs.StatusTimeout, runs.ExitLimit
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: %d runs reached --max-cycles with %d/%d tasks done; %s (--max-cycles to allow more)", r.cycles, done, total, again)
 		case !r.o.Now().Before(deadline):
-			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, done, total)
-			return runs.StatusTimeout, runs.ExitLimit
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: --max-time %g minutes reached with %d/%d tasks done; %s (--max-time to allow more)", r.o.MaxTime, done, total, again)
 		case r.o.MaxCost > 0 && r.cost >= r.o.MaxCost:
-			r.j.Step(runs.StepLoop, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done", r.cost, r.o.MaxCost, done, total)
-			return runs.StatusTimeout, runs.ExitLimit
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: the runs cost $%.2f, reaching --max-cost $%.2f, with %d/%d tasks done; %s (--max-cost to allow more)", r.cost, r.o.MaxCost, done, total, again)
 		case r.epicCapped():
-			r.j.Step(runs.StepLoop, "stopping: the epic run's spend reached its --max-cost, with %d/%d tasks done", done, total)
-			return runs.StatusTimeout, runs.ExitLimit
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: the epic run's spend reached its --max-cost, with %d/%d tasks done; `saga-lsp run <epic> --max-cost USD` with a higher cap continues", done, total)
 		}
 		r.cycles++
 		before := r.statuses()
+		r.skipEvents()
 		res, err := r.headless(ctx, deadline)
 		if res.stopRequested {
 			r.reconcile(context.WithoutCancel(ctx))
 			r.unverify(context.WithoutCancel(ctx), before)
 		}
+		exhausted := r.takeRefusals(context.WithoutCancel(ctx))
 		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
 		after, _ := r.progress()
 		if ctx.Err() != nil {
 			return runs.StatusStopped, runs.ExitFailed
 		}
 		if !r.o.Now().Before(deadline) { // the run was interrupted by --max-time
-			r.j.Step(runs.StepLoop, "stopping: --max-time %g minutes reached with %d/%d tasks done", r.o.MaxTime, after, total)
-			return runs.StatusTimeout, runs.ExitLimit
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: --max-time %g minutes reached with %d/%d tasks done; %s (--max-time to allow more)", r.o.MaxTime, after, total, again)
 		}
 		if err != nil {
-			r.j.Error(runs.StepLoop, "run %d could not start: %v", r.cycles, err)
-			return runs.StatusFailed, runs.ExitFailed
+			return r.stopped(runs.StatusFailed, runs.ExitFailed, "run %d could not start: %v", r.cycles, err)
 		}
 		if why := res.failure(); why != "" {
-			r.j.Step(runs.StepLoop, "run %d %s; the story stops here (no automatic retry)", r.cycles, why)
-			return runs.StatusFailed, runs.ExitFailed
+			return r.stopped(runs.StatusFailed, runs.ExitFailed, "run %d %s; the story stops here (no automatic retry): see the run's output above, then %s", r.cycles, why, r.runAgain())
 		}
 		if blocked, text := r.newBlocker(); blocked {
-			r.j.Step(runs.StepLoop, "blocked: %s — resolve it in journal.md, then run the story again", text)
-			return runs.StatusBlocked, runs.ExitBlocked
+			return r.stopped(runs.StatusBlocked, runs.ExitBlocked, "blocked: %s — resolve it in %s, then %s", text, store.JournalFileRel(r.o.Story), r.runAgain())
 		}
-		if after > done {
+		if exhausted != nil {
+			r.failedCheck = r.failedText(exhausted)
+			r.journalNote("the story stops: " + r.failedCheck)
+			return r.stopped(runs.StatusFailed, runs.ExitFailed, "%s", r.failedCheck)
+		}
+		switch {
+		case after > done || len(r.refusals) > 0:
+			// A refused completion is an attempt: the refusals' own count
+			// (--max-check-failures) decides when to stop.
 			noProgress = 0
-		} else if noProgress++; noProgress >= 2 {
-			r.j.Step(runs.StepLoop, "stopping: two runs in a row completed no task (%d/%d done)", after, total)
-			return runs.StatusTimeout, runs.ExitLimit
+		case noProgress < 1:
+			noProgress++
+		default:
+			return r.stopped(runs.StatusTimeout, runs.ExitLimit, "stopping: two runs in a row completed no task (%d/%d done); see the runs' output above, then %s", after, total, r.runAgain())
 		}
 	}
+}
+
+// stopped ends the loop with status and code, logging why (an error for a
+// failed run) and keeping it for the worker's end event.
+func (r *run) stopped(status string, code int, format string, args ...any) (string, int) {
+	r.why = fmt.Sprintf(format, args...)
+	if status == runs.StatusFailed {
+		r.j.Fail(runs.StepLoop, r.why)
+	} else {
+		r.j.Step(runs.StepLoop, "%s", r.why)
+	}
+	return status, code
 }
 
 // epicCapped tells whether the epic runner that started this worker
@@ -151,7 +168,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err != nil {
 		return res, err
 	}
-	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs))
+	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs)+r.refusalPrompt())
 	if r.o.DryRun {
 		bin, args = r.o.Self, append([]string{"__agent"}, args...)
 	}

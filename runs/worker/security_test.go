@@ -169,8 +169,8 @@ func TestPlantedReplaceRefIgnored(t *testing.T) {
 		t.Fatalf("git does not see the replacement (the test proves nothing): %s", got)
 	}
 	code, out := f.run("gated", "all", func(o *worker.Options) { o.DryRun = true })
-	if code != runs.ExitLimit {
-		t.Fatalf("exit %d, want %d: the weakened check let the task through\n%s", code, runs.ExitLimit, out)
+	if code != runs.ExitFailed || !strings.Contains(out, "`echo strict; exit 1` — exit status 1") {
+		t.Fatalf("exit %d, want %d (the strict check kept refusing the task): the weakened check let the task through\n%s", code, runs.ExitFailed, out)
 	}
 	if st := f.worktreeStatuses("gated"); st["build"] != "pending" {
 		t.Errorf("statuses %v", st)

@@ -11,6 +11,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -51,6 +52,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		return err
 	}
 	refBase := verify.EpicBase(ctx, r.repo, r.root, r.base)
+	r.refBase = refBase
 	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, remote); err != nil {
 		return err
 	}
@@ -199,7 +201,7 @@ func (r *run) draftPR(ctx context.Context) {
 	} else {
 		title := "Story: " + r.o.Story
 		s, _ := r.story()
-		body := r.prBody(s, "running")
+		body := r.prBody(ctx, s, control.EpicRunning)
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
 			r.j.Warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
@@ -260,16 +262,19 @@ func (r *run) context(ctx context.Context) error {
 }
 
 // end leaves the story in a clean state whatever happened: tasks stuck in
-// progress back to pending, statuses committed and pushed, the PR marked
-// ready only when everything is done, the task list removed. It reports
-// whether the story is complete: every task completed (completed says the
-// loop thought so), the checks passed on the final tree, and the work on
-// the branch — committed, and pushed where there is a remote. A worker
-// that was stopped skips the final checks: the story is not complete then.
-func (r *run) end(ctx context.Context, completed, stopped bool) bool {
+// progress back to pending, statuses committed and pushed, the PR's
+// description brought up to date and the PR marked ready only when
+// everything is done, the task list removed. status is how the loop
+// ended. It reports whether the story is complete: every task completed
+// (the loop ended completed), the checks passed on the final tree, and the
+// work on the branch — committed, and pushed where there is a remote. A
+// worker that was stopped skips the final checks: the story is not
+// complete then.
+func (r *run) end(ctx context.Context, status string, stopped bool) bool {
 	if r.wt == "" {
 		return false
 	}
+	completed := status == runs.StatusCompleted
 	if r.listDir != "" {
 		r.reconcile(ctx)
 	}
@@ -333,13 +338,24 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 			r.j.Step(runs.StepEnd, "no remote named origin: the work is committed on %s only, not pushed", r.branch)
 		}
 	}
-	switch {
-	case !all || r.pr == "":
-	case problem != "":
-		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
-	default:
-		if gh := lookPath(r.o.GH); gh != "" {
-			r.refreshPRBody(ctx, gh, digest)
+	complete := all && completed && problem == ""
+	if gh := lookPath(r.o.GH); r.pr != "" && gh != "" {
+		// The description says how the story ended, whatever it was.
+		final := status
+		switch {
+		case complete:
+			final = runs.StatusCompleted
+		case stopped:
+			final = runs.StatusStopped
+		case final == runs.StatusCompleted:
+			final = runs.StatusFailed
+		}
+		r.refreshPRBody(ctx, gh, final, digest)
+		switch {
+		case !all:
+		case problem != "":
+			r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
+		default:
 			if out, err := r.ghRun(ctx, gh, "pr", "ready", r.pr); err != nil {
 				r.j.Warn(runs.StepEnd, "gh pr ready: %s", firstLine(out, err))
 			} else {
@@ -354,8 +370,9 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 	}
 	if all && completed && problem != "" {
 		// Dependents would start without the work: not completed.
-		r.j.Error(runs.StepEnd, "every task is done, but the work is not saved on %s: %s", r.branch, problem)
+		r.why = fmt.Sprintf("every task is done, but the work is not saved on %s: %s", r.branch, problem)
+		r.j.Fail(runs.StepEnd, r.why)
 		return false
 	}
-	return all && completed
+	return complete
 }

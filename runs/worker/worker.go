@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -61,6 +62,7 @@ type run struct {
 	// reference is the run's reference commit R (docs/worker.md#the-reference-commit),
 	// read from referenceFrom (origin/<base> or <base>) before any agent ran.
 	reference, referenceFrom string
+	refBase                  string // the branch R is read from: the base, or a stacked story's epic base
 	gitCommon                string // the repository's common git dir
 	pr                       string
 	listID                   string
@@ -71,6 +73,7 @@ type run struct {
 	bash                     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
 	cache                    string  // the story's build caches
 	cost                     float64 // what the runs reported they cost (USD)
+	spentBefore              float64 // what the story's earlier runs cost (USD): the record keeps the sum
 	epic                     string  // the epic whose child entry gives the story its blockers
 	handoffs                 []store.Handoff
 	// checks are the checks that count for the story's tasks (read before
@@ -80,6 +83,17 @@ type run struct {
 	// committed is each task's status at the last commit, so a commit
 	// names what completed since.
 	committed map[string]string
+	// hookEvents reads the check results the runs' TaskCompleted hooks
+	// report in the events file; refusedRuns counts, by task, the runs in
+	// a row that refused its completion, and refusals are the last run's,
+	// told to the next one (refusals.go).
+	hookEvents  runs.Tail
+	refusedRuns map[string]int
+	refusals    []refusal
+	// why says, for a run that did not complete, what stopped it and the
+	// next step: the worker.end event's message. failedCheck is why, when
+	// a task's checks kept refusing it (for the PR's description).
+	why, failedCheck string
 }
 
 // Run executes the story and returns the exit code. ctx cancellation
@@ -98,6 +112,7 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer j.Close()
 	r := &run{o: o, j: j, started: o.Now()}
+	r.hookEvents = runs.Tail{Path: r.eventsFile()}
 	var why string
 	r.bash, why = r.bashMode()
 	line := fmt.Sprintf("worker for story %s (session %s, pid %d; Bash %s)", o.Story, o.Session, os.Getpid(), r.bash)
@@ -114,18 +129,26 @@ func Run(ctx context.Context, o Options) int {
 		// set-up) failed because of it: the run was stopped.
 		status = runs.StatusStopped
 	}
+	if status == runs.StatusStopped {
+		r.why = r.runAgain() + " continues from here"
+	}
 	done, total := r.progress()
+	endLine := fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code)
+	msg := ""
+	if status != runs.StatusCompleted && r.why != "" {
+		// What stopped it and the next step, for status and follow.
+		msg = endLine + " — " + r.why
+	}
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
-			Branch: r.branch, Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
+			Branch: r.branch, Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
 	}
 	j.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, ExitCode: runs.Int(code), Cycles: runs.Int(r.cycles),
 		ElapsedMs: runs.Int64(o.Now().Sub(r.started).Milliseconds()), Done: runs.Int(done), Total: runs.Int(total), PR: r.pr,
-		Cost: runs.Float(r.cost)},
-		fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code))
+		Cost: runs.Float(r.cost), Message: msg}, endLine)
 	return code
 }
 
@@ -133,30 +156,26 @@ func Run(ctx context.Context, o Options) int {
 func (r *run) execute(ctx context.Context) (string, int) {
 	var err error
 	if r.p, err = store.NewParser(); err != nil {
-		r.j.Error(runs.StepStart, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepStart, "%v", err)
 	}
 	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
-		r.j.Error(runs.StepStart, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepStart, "%v", err)
 	}
 	if _, err := r.p.LoadStory(r.root, r.o.Story); err != nil {
-		r.j.Error(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
 	}
+	r.spentBefore = r.earlierSpend()
 
 	if r.bash == runs.BashSandboxed {
 		if r.cache, err = runs.CacheDir(r.root, r.o.Story, r.o.Env); err != nil {
-			r.j.Error(runs.StepStart, "%v", err)
-			return runs.StatusFailed, runs.ExitFailed
+			return r.fail(runs.StepStart, "%v", err)
 		}
 	}
 
 	// 1. Lock: one worker per story, shared by all worktrees.
 	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
-		r.j.Error(runs.StepLock, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepLock, "%v", err)
 	}
 	if !ok {
 		pid, _ := runs.WorkerHolder(r.root, r.o.Story)
@@ -164,51 +183,79 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		if pid > 0 {
 			who = fmt.Sprintf("another worker (pid %d)", pid)
 		}
-		r.j.Error(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepLock, "%s is already running story %s; stop it with `saga-lsp stop %s`", who, r.o.Story, r.o.Story)
 	}
 	defer lock.Unlock()
 	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
 	// No second agent in the worktree: one an earlier worker left alive
 	// ends first.
 	if err := r.endStrayAgents(); err != nil {
-		r.j.Error(runs.StepLock, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepLock, "%v", err)
 	}
 
 	// 2. Worktree and branch.
 	if err := r.worktree(ctx); err != nil {
-		r.j.Error(runs.StepWorktree, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepWorktree, "%v", err)
 	}
 	r.loadHandoff()
 	// 3. Draft PR (a warning, never a failure).
 	r.draftPR(ctx)
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
-		r.j.Error(runs.StepContext, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed
+		return r.fail(runs.StepContext, "%v", err)
 	}
 	// The checks that count, before any agent runs.
 	if err := r.readChecks(ctx); err != nil {
-		r.j.Error(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
-		return runs.StatusFailed, runs.ExitFailed
+		status, code := r.fail(runs.StepContext, "read the tasks' checks: %v; no run was started", err)
+		r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
+		return status, code
 	}
 	// 5. Hydrate.
 	if err := r.hydrate(ctx); err != nil {
-		r.j.Error(runs.StepHydrate, "%v; no run was started", err)
-		r.end(context.WithoutCancel(ctx), false, ctx.Err() != nil)
-		return runs.StatusFailed, runs.ExitFailed
+		status, code := r.fail(runs.StepHydrate, "%v; no run was started", err)
+		r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
+		return status, code
 	}
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
-	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted, ctx.Err() != nil)
+	complete := r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
 	if status == runs.StatusCompleted && !complete {
 		status, code = runs.StatusFailed, runs.ExitFailed
 	}
 	return status, code
+}
+
+// earlierSpend is what the story's earlier runs cost (runs.Spent): the
+// total its record keeps, and the run before this one when the record
+// does not hold it (killed before writing it).
+func (r *run) earlierSpend() float64 {
+	rec, ok := runs.ReadRecord(r.root, r.o.Story)
+	var prev *runs.Run
+	for _, f := range slices.Backward(runs.Runs(r.o.SessionDir, runs.KindStory, r.o.Story)) {
+		if f.Session != r.o.Session && f.EventsFile != r.eventsFile() {
+			prev = runs.ReadRun(f.EventsFile)
+			break
+		}
+	}
+	return runs.Spent(rec, ok, prev)
+}
+
+// runAgain is the command that runs the story again: its epic's run when
+// an epic runner started it.
+func (r *run) runAgain() string {
+	if r.epic != "" && runs.Getenv(r.o.Env, runs.EnvEpicEvents) != "" {
+		return fmt.Sprintf("`saga-lsp run %s`", r.epic)
+	}
+	return fmt.Sprintf("`saga-lsp run %s`", r.o.Story)
+}
+
+// fail ends a step of the worker failed: the error is logged and kept as
+// the end's reason.
+func (r *run) fail(step, format string, args ...any) (string, int) {
+	r.why = fmt.Sprintf(format, args...)
+	r.j.Fail(step, r.why)
+	return runs.StatusFailed, runs.ExitFailed
 }
 
 // eventsFile is the run's events file ("" without an output file).
