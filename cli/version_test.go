@@ -41,8 +41,10 @@ func TestVersionOfPlainBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
-		t.Skip("not a git checkout: the build records no commit")
+	// A clone, not a linked worktree (.git a file), where the toolchain
+	// records no commit either.
+	if fi, err := os.Stat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
+		t.Skip("not a git clone: the build records no commit")
 	}
 	bin := filepath.Join(t.TempDir(), "saga-lsp")
 	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/saga-lsp")
