@@ -93,6 +93,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 			done, total = viewCounts(info.View)
 		}
 		title = fmt.Sprintf("● running · %d/%d tasks done", done, total)
+		if info.Run != nil && info.Run.DryRun {
+			title = "● dry run"
+		}
 		if info.Run != nil && info.Run.Running && info.Run.Cycle > 0 {
 			title += fmt.Sprintf(" · cycle %d", info.Run.Cycle)
 		}
@@ -106,7 +109,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 				title += fmt.Sprintf(" · worktree: %d/%d", d, t)
 			}
 		}
-		if info.Run != nil {
+		if info.Run != nil && info.Run.DryRun {
+			title += " · last dry run: " + info.Run.State
+		} else if info.Run != nil {
 			title += " · last run: " + info.Run.State
 		}
 	}

@@ -136,7 +136,9 @@ func (l *live) storyInfo(story string) liveStoryInfo {
 	ss := st.Story(story)
 	if ss != nil && ss.Run != nil {
 		info.Run = ss.Run
-		info.Checks = ss.Run.Checks
+		if !ss.Run.DryRun { // a dry run's checks judged the simulated agent's work
+			info.Checks = ss.Run.Checks
+		}
 	}
 	if ss != nil {
 		info.HasWT = ss.Worktree != nil

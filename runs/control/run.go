@@ -148,7 +148,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		return nil, e
 	}
 	// A dependent story builds on its blockers' work.
-	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base); err != nil {
+	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base, o.Worker.DryRun); err != nil {
 		return nil, err
 	}
 	wargs, err := o.Worker.Args()

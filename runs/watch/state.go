@@ -53,6 +53,9 @@ type Run struct {
 	Cycle, Done, Total                        int // Done/Total from the live view when there is one
 	PID                                       int // the worker's, once its worker.start is read
 	Running                                   bool
+	// DryRun: the simulated agent's run, in the story's dry-run worktree
+	// (docs/worker.md#dry-runs): what it did is never the story's.
+	DryRun bool
 	// Checks is each task's last check result in this run.
 	Checks map[string]runs.CheckResult
 }
@@ -168,7 +171,7 @@ func (w *Watcher) publishLocked() {
 		if r != nil {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
-				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks)}
+				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, DryRun: r.DryRun, Checks: maps.Clone(r.Checks)}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}

@@ -35,8 +35,9 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
-	r.branch = runs.StoryBranch(r.o.Story)
-	r.wt = store.WorktreeDir(r.root, r.o.Story)
+	// A dry run lives apart (docs/worker.md#dry-runs): no real run reads it.
+	r.branch = runs.RunBranch(r.o.Story, r.o.DryRun)
+	r.wt = store.RunWorktreeDir(r.root, r.o.Story, r.o.DryRun)
 	r.wtGit = r.repo.In(r.wt)
 	r.base = r.o.Base
 	if r.base == "" {
