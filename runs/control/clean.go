@@ -256,6 +256,7 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 	c.planWorktree(ctx, p)
 	c.planCache(p)
 	c.planBranch(p)
+	c.planDry(ctx, p)
 	c.planShares(p)
 	for _, r := range c.runs[id] {
 		if r.TaskListDir == "" || (!r.Ended && r.Alive()) {
