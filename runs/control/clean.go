@@ -28,7 +28,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -106,27 +105,8 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 			return nil, err
 		}
 	}
-	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
-		return nil, err
-	}
-	if o.Parser == nil {
-		p, err := store.NewParser()
-		if err != nil {
-			return nil, err
-		}
-		o.Parser = p
-	}
-	if o.Tmux == nil {
-		t, err := FindTmux(ctx, o.Env)
-		if err != nil && !errors.Is(err, ErrNoTmux) {
-			return nil, err
-		}
-		o.Tmux = t
-	}
-	c := &cleaner{o: o, g: git.Repo{Dir: o.Root},
-		res: &CleanResult{DryRun: !o.Yes, Items: []CleanItem{}, Left: []CleanLeft{}, Warnings: []string{}, Named: o.Stories}}
-	if err := c.gather(ctx); err != nil {
+	c, err := newCleaner(ctx, o)
+	if err != nil {
 		return nil, err
 	}
 	ids, err := c.selectStories(o.Stories)

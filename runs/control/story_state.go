@@ -112,7 +112,8 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)
 		st.Session, st.Cost, st.Ended = last.Session, last.Cost, last.Started
 	}
-	st.PR = first(st.PR, livePR(ws, id))
+	branch, pr := workerFields(ws, id)
+	st.PR, st.Branch = first(st.PR, pr), first(st.Branch, branch)
 	if st.Branch == "" && (ev.refs["refs/heads/"+runs.StoryBranch(id)] || ev.refs["refs/remotes/origin/"+runs.StoryBranch(id)]) {
 		st.Branch = runs.StoryBranch(id)
 	}
@@ -266,12 +267,13 @@ func (ev *Evidence) dry(id string, last *runs.Run) *DryState {
 	return d
 }
 
-// livePR is the PR the story's files name (the worker writes it into its
-// worktree copy's story.json): the one place it is read from a story's
-// files, so that moving it into the run record is a change here only.
-func livePR(ws *store.Workspace, id string) string {
+// workerFields are the branch and PR the story's files name (the worker
+// writes them into its worktree copy's story.json): the one place they are
+// read from a story's files, so that moving them into the run record is a
+// change here only.
+func workerFields(ws *store.Workspace, id string) (branch, pr string) {
 	if s := ws.Copies(id).Live(); s != nil {
-		return s.PR
+		return s.Branch, s.PR
 	}
-	return ""
+	return "", ""
 }

@@ -78,6 +78,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
+		r.fresh = true
 		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, from)
 	}
 	if err := r.excludeAgentFiles(ctx); err != nil {
@@ -180,7 +181,7 @@ func (r *run) draftPR(ctx context.Context) {
 			return
 		}
 	}
-	if _, err := r.wtGit.Retry(ctx, "push", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Retry(ctx, r.pushArgs(ctx)...); err != nil {
 		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}
@@ -197,6 +198,14 @@ func (r *run) draftPR(ctx context.Context) {
 	if len(prs) > 0 && prs[0].URL != "" {
 		r.pr = prs[0].URL
 		r.j.Step(runs.StepPR, "pull request exists: %s", r.pr)
+		if r.fresh && prs[0].State == "OPEN" {
+			// A new attempt: the PR is a draft again until it completes.
+			if out, err := r.ghRun(ctx, gh, "pr", "ready", "--undo", r.pr); err != nil {
+				r.j.Warn(runs.StepPR, "gh pr ready --undo: %s", firstLine(out, err))
+			} else {
+				r.j.Step(runs.StepPR, "a new attempt: %s is a draft again", r.pr)
+			}
+		}
 	} else {
 		title := "Story: " + r.o.Story
 		s, _ := r.story()
@@ -215,6 +224,25 @@ func (r *run) draftPR(ctx context.Context) {
 		}
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
+}
+
+// pushArgs push the story branch. A branch this run created replaces one
+// origin still has from an earlier attempt (reset, run --again) — with a
+// lease on what was fetched, so nothing pushed since is lost unseen; else a
+// push that is not a fast-forward is refused as always.
+func (r *run) pushArgs(ctx context.Context) []string {
+	args := []string{"push", "-q", "-u", "origin", r.branch}
+	if !r.fresh || r.replaced {
+		return args
+	}
+	r.replaced = true // asked once: after this push origin has this attempt
+	r.repo.Retry(ctx, "fetch", "-q", "--no-tags", "origin", "+refs/heads/"+r.branch+":refs/remotes/origin/"+r.branch)
+	old, err := r.repo.Commit(ctx, "refs/remotes/origin/"+r.branch)
+	if err != nil || r.wtGit.OK(ctx, "merge-base", "--is-ancestor", old, r.branch) {
+		return args
+	}
+	r.j.Step(runs.StepPR, "a new attempt: %s replaces origin's %s (%s, an earlier attempt's)", r.branch, r.branch, verify.Short(old))
+	return []string{"push", "-q", "-u", "--force-with-lease=refs/heads/" + r.branch + ":" + old, "origin", r.branch}
 }
 
 func (r *run) ghRun(ctx context.Context, gh string, args ...string) (string, error) {
