@@ -127,8 +127,9 @@ func newCleaner(ctx context.Context, o CleanOptions) (*cleaner, error) {
 	return c, c.gather(ctx)
 }
 
-// builtOn names a story whose branch is built on the story's (its real
-// branch on story/<id>, its dry branch on saga-dry/<id>) and what to do;
+// builtOn names a dependent of the story (its epic sibling blocked by it)
+// whose branch is built on the story's (its real branch on story/<id>,
+// its dry branch on saga-dry/<id>) and what to do;
 // "" when none is. Resetting under it would leave its dependent on commits
 // no branch of the story holds.
 func (c *cleaner) builtOn(ctx context.Context, id string) string {
@@ -143,7 +144,7 @@ func (c *cleaner) builtOn(ctx context.Context, id string) string {
 		}
 		for _, d := range slices.Sorted(maps.Keys(has)) {
 			db := runs.RunBranch(d, dry)
-			if d == id || !c.g.OK(ctx, "merge-base", "--is-ancestor", b, db) {
+			if !slices.Contains(c.ws.EpicBlockers(d), id) || !c.g.OK(ctx, "merge-base", "--is-ancestor", b, db) {
 				continue
 			}
 			// Only a branch that stacks on this one's own commits: one both
