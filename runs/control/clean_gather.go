@@ -29,16 +29,16 @@ type cleaner struct {
 	res *CleanResult
 
 	remote    bool
-	worktrees []git.Worktree         // git's registrations
-	branches  map[string]bool        // stories with a story/<s> branch
-	dirs      map[string]bool        // stories with a folder in .saga/worktrees
-	trash     map[string]bool        // stories with an interrupted removal (.removing-<s>)
+	worktrees []git.Worktree  // git's registrations
+	branches  map[string]bool // stories with a story/<s> branch
+	dirs      map[string]bool // stories with a folder in .saga/worktrees
+	trash     map[string]bool // stories with an interrupted removal (.removing-<s>)
 	// What dry runs left: saga-dry/<s> branches, .saga/worktrees/<s>.dry
 	// folders, interrupted removals of them.
 	dryBranches, dryDirs, dryTrash map[string]bool
-	runs      map[string][]*runs.Run // this repository's story runs, oldest first
-	epicRuns  map[string][]*runs.Run // this repository's epic runs, oldest first
-	named     map[string]bool        // task lists (by name) some run in the session dir names
+	runs                           map[string][]*runs.Run // this repository's story runs, oldest first
+	epicRuns                       map[string][]*runs.Run // this repository's epic runs, oldest first
+	named                          map[string]bool        // task lists (by name) some run in the session dir names
 	// tmux sessions of this repository: dead ones to kill, live ones by
 	// story (the newest).
 	storySessions map[string][]string

@@ -276,4 +276,3 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
-
