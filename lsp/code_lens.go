@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,13 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 		return []protocol.CodeLens{lensInfo(r, title)}
 	}
 	info := s.live.storyInfo(f.Owner)
+	// A story completed as plan and status say it (control.Evidence, when
+	// its epic's state was derived) whose statuses are no longer in the
+	// workspace — its worktree cleaned away, its work on its branch — is
+	// completed here too.
+	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
+		title = fmt.Sprintf("%d/%d tasks done · status: completed (on %s)", es.Done, es.Total, cmp.Or(es.Branch, "its branch"))
+	}
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
 	switch {

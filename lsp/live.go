@@ -166,6 +166,20 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *contr
 	return st
 }
 
+// epicStory is a story's state in its epic as last derived
+// (control.EpicState, the one derivation of a story's state) — never
+// derived here: a story's lens must not wait for git.
+func (l *live) epicStory(epic, story string) (control.EpicStory, bool) {
+	if e := l.state().Epic(epic); e != nil && e.Status != nil {
+		for _, es := range e.Status.Stories {
+			if es.ID == story {
+				return es, true
+			}
+		}
+	}
+	return control.EpicStory{}, false
+}
+
 // epicRunning tells whether the epic's runner lives, as far as the watcher
 // sees: a followed run, else its lock.
 func (l *live) epicRunning(id string) bool { return l.state().EpicRunning(id) }
