@@ -53,13 +53,14 @@ func newCleanEnv(t *testing.T) *cleanEnv {
 	return &cleanEnv{tmuxEnv: h, cfg: h.realWorker(t)}
 }
 
-// runMerged runs each story (the stand-in claude) to its end, then merges their branches
-// into main.
+// runMerged runs each story to its end (the stand-in claude; --again: one
+// completed on main is run all the same), then merges their branches into
+// main.
 func (h *cleanEnv) runMerged(t *testing.T, stories ...string) {
 	t.Helper()
 	args := []string{"merge", "-q", "--no-edit"}
 	for _, s := range stories {
-		h.run(t, s)
+		h.run(t, s, "--again")
 		args = append(args, "story/"+s)
 	}
 	testkit.Git(t, h.root, args...)

@@ -66,7 +66,7 @@ func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 	f.addStory("gated", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "Build.", "status": "pending", "blockedBy": [], "checks": [` + quote(check) + `]}`,
 	})
-	code, out := f.run("gated", "all", func(o *worker.Options) { o.DryRun = true; o.KeepTasks = true })
+	code, out := f.run("gated", "all", func(o *worker.Options) { o.KeepTasks = true })
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -109,7 +109,7 @@ func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 	f.addStory("never", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 1"]}`,
 	})
-	code, out := f.run("never", "all", func(o *worker.Options) { o.DryRun = true })
+	code, out := f.run("never", "all", nil)
 	if code != runs.ExitLimit {
 		t.Fatalf("exit %d, want %d (no progress)\n%s", code, runs.ExitLimit, out)
 	}
