@@ -71,7 +71,7 @@ var cleanNouns = map[string][2]string{ // singular, plural
 	control.CleanTmux:         {"tmux session", "tmux sessions"},
 	control.CleanCache:        {"build cache", "build caches"},
 	control.CleanShares:       {"shared check results", "shared check results"},
-	control.ResetRecord:       {"run record", "run records"},
+	control.CleanRecord:       {"run record", "run records"},
 	control.ResetRemoteBranch: {"remote branch", "remote branches"},
 	control.ResetPR:           {"pull request", "pull requests"},
 }
@@ -151,7 +151,7 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	kept := res.Kept()
 	var parts []string
 	for _, kind := range []string{control.CleanWorktree, control.CleanCache, control.CleanBranch, control.CleanTaskList, control.CleanRunFiles, control.CleanTmux, control.CleanShares,
-		control.ResetRecord, control.ResetRemoteBranch, control.ResetPR} {
+		control.CleanRecord, control.ResetRemoteBranch, control.ResetPR} {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
 		}

@@ -41,6 +41,7 @@ const (
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
 	CleanCache    = "build-cache"  // runs.CachePath, runs.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
 	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
+	CleanRecord   = "run-record"   // <git common dir>/saga-lsp/runs/<story>[.dry].json (a dry run's with clean; either with reset)
 )
 
 // CleanOptions configure Clean.

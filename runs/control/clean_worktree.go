@@ -165,15 +165,24 @@ func (c *cleaner) planDry(ctx context.Context, p *storyPlan) {
 		p.add(CleanWorktree, trashDir(c.o.Root, id, true), "dry run: an earlier clean was interrupted while removing it",
 			func(ctx context.Context) error { return c.finishTrash(ctx, id, true) })
 	}
+	kept := false
 	if c.dryDirs[id] {
 		if _, registered := c.registration(wt); !registered {
 			p.keep(CleanWorktree, wt, "dry run: git does not list it as a worktree: look at it and remove it by hand")
+			kept = true
 		} else if changes, err := c.changes(ctx, wt); err != nil || changes != "" {
 			p.keep(CleanWorktree, wt, "dry run: "+cmpErr(err, changes))
+			kept = true
 		} else {
 			p.add(CleanWorktree, wt, "dry run: what the simulated agent did, never a real result",
 				func(ctx context.Context) error { return c.removeWorktree(ctx, id, true) })
 		}
+	}
+	// Its record goes with it (a record without its worktree and branch
+	// would keep status showing a dry attempt that is gone).
+	if files, err := runs.RecordFiles(c.o.Root, id); err == nil && exists(files[1]) && !kept {
+		rec := files[1]
+		p.add(CleanRecord, rec, "dry run: what it ended with", func(context.Context) error { return os.Remove(rec) })
 	}
 	if c.dryBranches[id] {
 		p.add(CleanBranch, b, "dry run: never pushed, never a real result", func(ctx context.Context) error {

@@ -26,9 +26,8 @@ import (
 )
 
 // Kinds of reset items beside clean's (CleanWorktree, CleanBranch,
-// CleanTaskList, CleanRunFiles, CleanShares).
+// CleanRecord, CleanTaskList, CleanRunFiles, CleanShares).
 const (
-	ResetRecord       = "run-record"    // <git common dir>/saga-lsp/runs/<story>[.dry].json
 	ResetRemoteBranch = "remote-branch" // origin's story/<story>
 	ResetPR           = "pull-request"  // its open pull request, closed
 )
@@ -203,7 +202,7 @@ func (c *cleaner) planReset(ctx context.Context, p *storyPlan, o ResetOptions) {
 	if files, err := runs.RecordFiles(c.o.Root, id); err == nil {
 		for _, f := range files {
 			if exists(f) {
-				p.add(ResetRecord, f, "what its last run ended with", func(context.Context) error { return os.Remove(f) })
+				p.add(CleanRecord, f, "what its last run ended with", func(context.Context) error { return os.Remove(f) })
 			}
 		}
 	}
