@@ -228,15 +228,16 @@ func (r *run) draftPR(ctx context.Context) {
 
 // pushArgs push the story branch. A branch this run created replaces one
 // origin still has from an earlier attempt (reset, run --again) — with a
-// lease on what was fetched, so nothing pushed since is lost unseen; else a
-// push that is not a fast-forward is refused as always.
+// lease on what this clone last saw of it, so nothing pushed since is lost
+// unseen; else a push that is not a fast-forward is refused as always.
 func (r *run) pushArgs(ctx context.Context) []string {
 	args := []string{"push", "-q", "-u", "origin", r.branch}
 	if !r.fresh || r.replaced {
 		return args
 	}
 	r.replaced = true // asked once: after this push origin has this attempt
-	r.repo.Retry(ctx, "fetch", "-q", "--no-tags", "origin", "+refs/heads/"+r.branch+":refs/remotes/origin/"+r.branch)
+	// What this clone last saw of origin's branch (no fetch: a first
+	// attempt pays nothing; origin moved since, the lease refuses the push).
 	old, err := r.repo.Commit(ctx, "refs/remotes/origin/"+r.branch)
 	if err != nil || r.wtGit.OK(ctx, "merge-base", "--is-ancestor", old, r.branch) {
 		return args
