@@ -333,7 +333,7 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 	if r := h.saga(t, nil, "status", story); !strings.Contains(r.Stdout, "worker:   not running; last run completed (exit 0") {
 		t.Errorf("status:\n%s", r.Stdout)
 	}
-	second := h.startJSON(t, nil, story)
+	second := h.startJSON(t, nil, story, "--again") // the first completed
 	if h.hasSession(first["session"].(string)) || !h.hasSession(second["session"].(string)) {
 		t.Errorf("sessions after the second run: first %v, second %v", h.hasSession(first["session"].(string)), h.hasSession(second["session"].(string)))
 	}
