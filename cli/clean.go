@@ -64,20 +64,23 @@ func shownPath(env *Env, root, p string) string {
 
 // cleanNouns name the item kinds in text.
 var cleanNouns = map[string][2]string{ // singular, plural
-	control.CleanWorktree: {"worktree", "worktrees"},
-	control.CleanBranch:   {"branch", "branches"},
-	control.CleanTaskList: {"task list", "task lists"},
-	control.CleanRunFiles: {"run's files", "runs' files"},
-	control.CleanTmux:     {"tmux session", "tmux sessions"},
-	control.CleanCache:    {"build cache", "build caches"},
-	control.CleanShares:   {"shared check results", "shared check results"},
+	control.CleanWorktree:     {"worktree", "worktrees"},
+	control.CleanBranch:       {"branch", "branches"},
+	control.CleanTaskList:     {"task list", "task lists"},
+	control.CleanRunFiles:     {"run's files", "runs' files"},
+	control.CleanTmux:         {"tmux session", "tmux sessions"},
+	control.CleanCache:        {"build cache", "build caches"},
+	control.CleanShares:       {"shared check results", "shared check results"},
+	control.CleanRecord:       {"run record", "run records"},
+	control.ResetRemoteBranch: {"remote branch", "remote branches"},
+	control.ResetPR:           {"pull request", "pull requests"},
 }
 
 func writeClean(w io.Writer, res *control.CleanResult, show func(string) string) error {
 	// Paths and reasons name what is on disk: escaped for the terminal.
 	what := func(kind, path string) string {
 		switch kind {
-		case control.CleanBranch, control.CleanTmux:
+		case control.CleanBranch, control.CleanTmux, control.ResetRemoteBranch, control.ResetPR:
 			return cleanNouns[kind][0] + " " + termtext.Escape(path)
 		case control.CleanRunFiles:
 			return "run files " + termtext.Escape(show(path)) + " and its " + runs.EventsSuffix
@@ -147,7 +150,8 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	}
 	kept := res.Kept()
 	var parts []string
-	for _, kind := range []string{control.CleanWorktree, control.CleanCache, control.CleanBranch, control.CleanTaskList, control.CleanRunFiles, control.CleanTmux, control.CleanShares} {
+	for _, kind := range []string{control.CleanWorktree, control.CleanCache, control.CleanBranch, control.CleanTaskList, control.CleanRunFiles, control.CleanTmux, control.CleanShares,
+		control.CleanRecord, control.ResetRemoteBranch, control.ResetPR} {
 		if n := counts[kind]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
 		}

@@ -58,6 +58,7 @@ func commandTable() []command {
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
 		{"dashboard", dashboardSynopsis, "serve the backlog and its runs, live, as web pages (epics' dependency graphs, stories, output, problems)", runDashboard},
 		{"clean", cleanSynopsis, "remove what finished or abandoned runs left: worktrees, merged branches, task lists, session files", runClean},
+		{"reset", resetSynopsis, "discard a story's unfinished, failed or dry-run attempt: worktree, branch, run records, check results", runReset},
 		{"worker", workerSynopsis, "execute a story end to end (normally inside tmux; see run)", runWorker},
 		{"epic-runner", epicRunnerSynopsis, "run an epic's stories in dependency order (normally inside tmux; see run)", runEpicRunner},
 		{"install", installSynopsis, "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},

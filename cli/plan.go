@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -46,14 +47,34 @@ func runPlan(env *Env, args []string) int {
 	if *maxParallel == 0 && kind == store.NameEpic {
 		*maxParallel = runs.DefaultMaxParallel // what `run <epic>` starts at once
 	}
+	// What is done is what the one derivation of a story's state says
+	// (control.Evidence), as status, run and the editor say it — also once
+	// a finished story's worktree is cleaned away.
+	ctx := context.Background()
+	var epicState *control.EpicStatus
+	if kind == store.NameEpic {
+		if epicState, err = control.EpicState(ctx, ws, control.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
+			for _, es := range epicState.Stories {
+				if i := slices.IndexFunc(items, func(it plan.Item) bool { return it.ID == es.ID }); i >= 0 && es.State == runs.StatusCompleted {
+					items[i].Status = store.StatusCompleted
+				}
+			}
+		}
+	} else {
+		ev := control.NewEvidence(ctx, r, runs.SessionDir(env.Getenv), p)
+		st := ev.Story(ctx, ws, pos[0])
+		for i := range items {
+			if s, ok := st.Tasks[items[i].ID]; ok && items[i].Broken == "" {
+				items[i].Status = s
+			}
+		}
+	}
 	pl := plan.Compute(items, *maxParallel)
 	// The states drawn: a task's status; for an epic's stories their run
 	// states (waiting, ready, running, held, …) as the epic runner sees them.
 	states := plan.States(items)
-	if kind == store.NameEpic {
-		if st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
-			states = st.GraphStates(items)
-		}
+	if epicState != nil {
+		states = epicState.GraphStates(items)
 	}
 	switch *format {
 	case "json":

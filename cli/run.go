@@ -13,7 +13,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
-const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
+const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
 run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
 
@@ -26,6 +26,7 @@ func runRun(env *Env, args []string) int {
 	var ef runs.EpicFlags
 	ef.Register(c.FlagSet)
 	force := c.Bool("force", false, "start a story although its epic blockers are not completed")
+	again := c.Bool("again", false, "run a completed story again: its local attempt (worktree, branch, run records) is discarded first, and the new run starts from the base's tip, reusing its open pull request (back to draft)")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
 	on := addOnFlags(c)
 	pos, err := c.parse(args)
@@ -42,6 +43,9 @@ func runRun(env *Env, args []string) int {
 	defer stop()
 	var st *control.Started
 	if t.kind == runs.KindEpic {
+		if *again {
+			return c.fail(env, usagef("--again is for a story; %s is an epic (run each completed story with `saga-lsp run <story> --again`)", pos[0]))
+		}
 		if c.isSet("max-parallel") && ef.MaxParallel < 1 {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
@@ -54,10 +58,25 @@ func runRun(env *Env, args []string) int {
 				return c.fail(env, usagef("--%s is for an epic; %s is a story", f, pos[0]))
 			}
 		}
-		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Env: env.Getenv,
+		if *again && wf.DryRun {
+			return c.fail(env, usagef("--again is for a real run: a dry run never touches the story's attempt"))
+		}
+		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Again: *again, Env: env.Getenv,
 			Workspace: t.ws, Parser: t.parser})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
+	var done *control.CompletedError
+	if errors.As(err, &done) {
+		if target.json() {
+			err = printJSON(env.Stdout, map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR})
+		} else {
+			_, err = fmt.Fprintln(env.Stdout, done.Error())
+		}
+		if err != nil {
+			return c.fail(env, fmt.Errorf("write output: %w", err))
+		}
+		return exitOK
+	}
 	if err != nil {
 		return runFailed(c, env, err)
 	}

@@ -58,7 +58,7 @@ func TestUnconfinedChecksRefusedUnlessAllowed(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "UNCONFINED") {
 		t.Errorf("worker --allow-unconfined-checks: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if _, err := os.Stat(filepath.Join(root, ".saga", "worktrees", "s", "ran")); err != nil {
+	if _, err := os.Stat(filepath.Join(root, ".saga", "worktrees", "s.dry", "ran")); err != nil { // a dry run's worktree
 		t.Errorf("the check did not run in the worker's worktree: %v", err)
 	}
 }
@@ -86,10 +86,11 @@ func TestCheckLeaksNothingIntoTheBranch(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if got := testkit.Git(t, root, "show", "story/s:leak.txt"); !strings.Contains(got, "PATH=") {
+	// A dry run's branch (docs/worker.md#dry-runs).
+	if got := testkit.Git(t, root, "show", "saga-dry/s:leak.txt"); !strings.Contains(got, "PATH=") {
 		t.Fatalf("the check's file is not on the branch:\n%s", got)
 	}
-	if log := testkit.Git(t, root, "log", "-p", "main..story/s"); strings.Contains(log, secret) {
+	if log := testkit.Git(t, root, "log", "-p", "main..saga-dry/s"); strings.Contains(log, secret) {
 		t.Errorf("a secret reached the story branch:\n%s", log)
 	}
 }

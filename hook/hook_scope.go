@@ -28,7 +28,8 @@ var worktreesMarker = string(filepath.Separator) + filepath.FromSlash(store.Work
 
 // DetectStoryWorktree reports the story worktree containing dir: dir is
 // inside <repo>/<worktrees>/<story>/ or the legacy
-// <repo>/<worktrees>/stories/<story>/. The path decides, not git: a hook
+// <repo>/<worktrees>/stories/<story>/, or a dry run's
+// <repo>/<worktrees>/<story>.dry/. The path decides, not git: a hook
 // must answer without forking git. "stories" is read as the legacy folder
 // unless <worktrees>/stories/ is itself a worktree (has .git).
 // A folder name that is not a valid canonical name is no story context.
@@ -67,7 +68,8 @@ func detectLexical(abs string) (StoryWorktree, bool) {
 	if len(rest) == 0 || rest[0] == "" {
 		return StoryWorktree{}, false
 	}
-	w := StoryWorktree{Story: rest[0], Worktree: filepath.Join(wts, rest[0]), Repo: repo}
+	// <story>.dry is the story's dry-run worktree (docs/worker.md#dry-runs).
+	w := StoryWorktree{Story: strings.TrimSuffix(rest[0], store.DrySuffix), Worktree: filepath.Join(wts, rest[0]), Repo: repo}
 	if rest[0] == "stories" && len(rest) >= 2 {
 		if _, err := os.Lstat(filepath.Join(wts, "stories", ".git")); err != nil {
 			w = StoryWorktree{Story: rest[1], Worktree: filepath.Join(wts, "stories", rest[1]), Repo: repo, Legacy: true}

@@ -51,9 +51,12 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	worker := func(wantCode int) {
 		t.Helper()
 		session := fmt.Sprintf("saga-story-gated-%d", time.Now().UnixMilli())
-		cmd := exec.Command(testkit.Binary(t), "worker", "gated", "--dry-run", "--output-file", filepath.Join(sessions, session+".log"))
+		// A real run (the stand-in claude): a dry run's checks are never
+		// the story's (docs/worker.md#dry-runs).
+		cmd := exec.Command(testkit.Binary(t), "worker", "gated", "--output-file", filepath.Join(sessions, session+".log"))
 		cmd.Dir = root
-		cmd.Env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions, "SAGA_SESSION="+session, "CLAUDE_CONFIG_DIR="+config)
+		cmd.Env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions, "SAGA_SESSION="+session, "CLAUDE_CONFIG_DIR="+config,
+			"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_GH="+filepath.Join(config, "no-gh"))
 		out, err := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != wantCode {
 			t.Fatalf("worker: exit %d (%v), want %d\n%s", code, err, wantCode, out)

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -80,6 +81,13 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 		return []protocol.CodeLens{lensInfo(r, title)}
 	}
 	info := s.live.storyInfo(f.Owner)
+	// A story completed as plan and status say it (control.Evidence, when
+	// its epic's state was derived) whose statuses are no longer in the
+	// workspace — its worktree cleaned away, its work on its branch — is
+	// completed here too.
+	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
+		title = fmt.Sprintf("%d/%d tasks done · status: completed (on %s)", es.Done, es.Total, cmp.Or(es.Branch, "its branch"))
+	}
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
 	switch {
@@ -93,6 +101,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 			done, total = viewCounts(info.View)
 		}
 		title = fmt.Sprintf("● running · %d/%d tasks done", done, total)
+		if info.Run != nil && info.Run.DryRun {
+			title = "● dry run"
+		}
 		if info.Run != nil && info.Run.Running && info.Run.Cycle > 0 {
 			title += fmt.Sprintf(" · cycle %d", info.Run.Cycle)
 		}
@@ -106,7 +117,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 				title += fmt.Sprintf(" · worktree: %d/%d", d, t)
 			}
 		}
-		if info.Run != nil {
+		if info.Run != nil && info.Run.DryRun {
+			title += " · last dry run: " + info.Run.State
+		} else if info.Run != nil {
 			title += " · last run: " + info.Run.State
 		}
 	}

@@ -136,7 +136,9 @@ func (l *live) storyInfo(story string) liveStoryInfo {
 	ss := st.Story(story)
 	if ss != nil && ss.Run != nil {
 		info.Run = ss.Run
-		info.Checks = ss.Run.Checks
+		if !ss.Run.DryRun { // a dry run's checks judged the simulated agent's work
+			info.Checks = ss.Run.Checks
+		}
 	}
 	if ss != nil {
 		info.HasWT = ss.Worktree != nil
@@ -162,6 +164,20 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *contr
 		return nil
 	}
 	return st
+}
+
+// epicStory is a story's state in its epic as last derived
+// (control.EpicState, the one derivation of a story's state) — never
+// derived here: a story's lens must not wait for git.
+func (l *live) epicStory(epic, story string) (control.EpicStory, bool) {
+	if e := l.state().Epic(epic); e != nil && e.Status != nil {
+		for _, es := range e.Status.Stories {
+			if es.ID == story {
+				return es, true
+			}
+		}
+	}
+	return control.EpicStory{}, false
 }
 
 // epicRunning tells whether the epic's runner lives, as far as the watcher

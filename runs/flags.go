@@ -54,7 +54,7 @@ func (f *WorkerFlags) Register(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&f.PermissionMode, "permission-mode", "", prefix+"permission `mode` for the headless runs (default "+DefaultPermissionMode+")")
 	fs.StringVar(&f.Base, "base", "", prefix+"base `branch` of story/<story> (default: the current branch)")
 	fs.BoolVar(&f.KeepTasks, "keep-tasks", false, prefix+"keep the hydrated task list after the end")
-	fs.BoolVar(&f.DryRun, "dry-run", false, prefix+"use the built-in simulated agent instead of claude; nothing is pushed and gh is not called")
+	fs.BoolVar(&f.DryRun, "dry-run", false, prefix+"use the built-in simulated agent instead of claude, apart from the story's own attempt: it leaves branch saga-dry/<story> and worktree .saga/worktrees/<story>.dry, never pushed and never read by a real run (`saga-lsp reset <story>` or `clean` removes them); gh is not called")
 	fs.BoolVar(&f.AllowUnsandboxedBash, "allow-unsandboxed-bash", false, prefix+"let Bash run unconfined where Claude Code's sandbox (bubblewrap, socat) is missing")
 	fs.BoolVar(&f.AllowUnconfinedChecks, "allow-unconfined-checks", false, prefix+"run the tasks' checks unconfined where bubblewrap cannot confine them")
 	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost `USD` in all")

@@ -151,7 +151,11 @@ func (r *Run) Apply(e Event) {
 	if e.Branch != "" {
 		r.Branch = e.Branch
 	}
-	if e.Base != "" && e.Event != KindStoryStart {
+	// The base the story's branch is built on: the worktree step's (or a
+	// dispatch's). An epic run's story.start names its stories' bases, and
+	// the context step of releases before issue 24 named where the
+	// reference commit was read (the epic's base, not a stacked story's).
+	if e.Base != "" && e.Event != KindStoryStart && !(e.Event == KindStep && e.Step == StepContext) {
 		r.Base = e.Base
 	}
 	if e.TaskList != "" {

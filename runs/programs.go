@@ -58,3 +58,32 @@ func StoryOfBranch(branch string) (string, bool) {
 	s, ok := strings.CutPrefix(branch, StoryBranchPrefix)
 	return s, ok && s != ""
 }
+
+// DryBranchPrefix starts the branch of a story's dry run: saga-dry/<story>.
+// A dry run lives apart from the story's real attempt, so that no real run
+// ever reads, resumes or pushes what the simulated agent did
+// (docs/worker.md#dry-runs).
+const DryBranchPrefix = "saga-dry/"
+
+// DryBranch is the branch a story's dry run works on: saga-dry/<story>,
+// never pushed.
+func DryBranch(story string) string { return DryBranchPrefix + story }
+
+// RunBranch is the branch a run of the story works on: DryBranch for a dry
+// run, else StoryBranch.
+func RunBranch(story string, dry bool) string {
+	if dry {
+		return DryBranch(story)
+	}
+	return StoryBranch(story)
+}
+
+// StoryOfRunBranch is the story whose real or dry branch is branch, and
+// whether it is the dry one.
+func StoryOfRunBranch(branch string) (story string, dry, ok bool) {
+	if s, ok := strings.CutPrefix(branch, DryBranchPrefix); ok && s != "" {
+		return s, true, true
+	}
+	s, ok := StoryOfBranch(branch)
+	return s, false, ok
+}

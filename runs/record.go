@@ -86,7 +86,31 @@ func trustedRecordDir(root string) (string, error) {
 	return dir, nil
 }
 
-// WriteRecord stores a story's record (atomically, replacing the last one).
+// recordFile is the record's file in dir: <story>.json for a real run,
+// <story>.dry.json for a dry run — no story id has a dot, so the two never
+// meet, and a dry run's end is never read as the story's (docs/worker.md#dry-runs).
+func recordFile(dir, story string, dry bool) string {
+	if dry {
+		return filepath.Join(dir, story+".dry.json")
+	}
+	return filepath.Join(dir, story+".json")
+}
+
+// RecordFiles are the story's record files, real and dry, whether they
+// exist or not (reset removes them).
+func RecordFiles(root, story string) ([]string, error) {
+	if !store.ValidCanonical(story) {
+		return nil, fmt.Errorf("invalid story name %q", story)
+	}
+	dir, err := recordDir(root)
+	if err != nil {
+		return nil, err
+	}
+	return []string{recordFile(dir, story, false), recordFile(dir, story, true)}, nil
+}
+
+// WriteRecord stores a story's record (atomically, replacing the last one
+// of its kind: a dry run's record is kept apart, see recordFile).
 func WriteRecord(root string, r Record) error {
 	if !store.ValidCanonical(r.Story) {
 		return fmt.Errorf("invalid story name %q", r.Story)
@@ -103,12 +127,31 @@ func WriteRecord(root string, r Record) error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(filepath.Join(dir, r.Story+".json"), append(data, '\n'), 0o644)
+	return store.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
 }
 
-// ReadRecord returns a story's record; ok is false when there is none (or it
-// does not parse: a record is a cache of what the branch also says).
+// ReadRecord returns a story's record of its last real run; ok is false
+// when there is none (or it does not parse: a record is a cache of what
+// the branch also says). A record of a dry run is never returned: releases
+// before dry runs lived apart wrote theirs here, with dryRun set.
 func ReadRecord(root, story string) (r Record, ok bool) {
+	r, ok = readRecord(root, story, false)
+	if ok && r.DryRun {
+		return Record{}, false
+	}
+	return r, ok
+}
+
+// ReadDryRecord returns the record of the story's last dry run.
+func ReadDryRecord(root, story string) (r Record, ok bool) {
+	r, ok = readRecord(root, story, true)
+	if ok && !r.DryRun {
+		return Record{}, false
+	}
+	return r, ok
+}
+
+func readRecord(root, story string, dry bool) (r Record, ok bool) {
 	if !store.ValidCanonical(story) {
 		return r, false
 	}
@@ -116,7 +159,7 @@ func ReadRecord(root, story string) (r Record, ok bool) {
 	if err != nil {
 		return r, false
 	}
-	data, err := os.ReadFile(filepath.Join(dir, story+".json"))
+	data, err := os.ReadFile(recordFile(dir, story, dry))
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
 		return r, false
 	}

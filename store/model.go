@@ -178,6 +178,30 @@ func WorktreeDir(root, story string) string {
 	return filepath.Join(root, filepath.FromSlash(WorktreeDirRel(story)))
 }
 
+// DrySuffix ends the folder of a story's dry-run worktree,
+// .saga/worktrees/<story>.dry. No id has a dot (ValidID), so it is never a
+// story's worktree: the loader, and so every real run, `plan` and the
+// editor's model, never read its copy as the story's.
+const DrySuffix = ".dry"
+
+// DryWorktreeDirRel is the worktree of a story's dry run, relative to the
+// root.
+func DryWorktreeDirRel(story string) string { return path.Join(WorktreesRel, story+DrySuffix) }
+
+// DryWorktreeDir is a story's dry-run worktree: <root>/.saga/worktrees/<story>.dry.
+func DryWorktreeDir(root, story string) string {
+	return filepath.Join(root, filepath.FromSlash(DryWorktreeDirRel(story)))
+}
+
+// RunWorktreeDir is the worktree a run of the story works in: DryWorktreeDir
+// for a dry run, else WorktreeDir.
+func RunWorktreeDir(root, story string, dry bool) string {
+	if dry {
+		return DryWorktreeDir(root, story)
+	}
+	return WorktreeDir(root, story)
+}
+
 // Ref is a reference to another task or story by id, with the JSON string
 // node that holds it (nil when it came from elsewhere).
 type Ref struct {

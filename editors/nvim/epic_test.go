@@ -128,13 +128,15 @@ func TestPluginEpic(t *testing.T) {
 	t.Run("review", func(t *testing.T) {
 		partErr(t, "review")
 		r := res.Review
-		if r.Title != "saga review site--about: story/site--about against story/site--home" || !r.QuickfixOpen {
+		// :SagaRun! site was a dry run: what it did is on the dry branches,
+		// stacked alike (docs/worker.md#dry-runs).
+		if r.Title != "saga review site--about: saga-dry/site--about against saga-dry/site--home" || !r.QuickfixOpen {
 			t.Errorf("quickfix title %q, open %v", r.Title, r.QuickfixOpen)
 		}
 		found := false
 		for _, it := range r.Items {
 			t.Logf("quickfix %s: %s", it.File, it.Text)
-			if it.File == filepath.Join(ws, ".saga/worktrees/site--about/saga-work/about1.md") && it.Text == "added" {
+			if it.File == filepath.Join(ws, ".saga/worktrees/site--about.dry/saga-work/about1.md") && it.Text == "added" {
 				found = true
 			}
 			if strings.Contains(it.File, "home1.md") {

@@ -400,14 +400,17 @@ func TestPlugin(t *testing.T) {
 		if !sawCompleted {
 			t.Error("no vim.notify message saying user-auth--api completed")
 		}
-		// saga/taskStatus: "saga: user-auth--api #login-endpoint Add POST /login: in_progress → completed (claude)".
+		// saga/taskStatus: a dry run's statuses are the simulated agent's,
+		// in its own worktree, never the story's (docs/worker.md#dry-runs):
+		// none is announced, and the lens says it was a dry run.
 		taskDone := regexp.MustCompile(`^saga: user-auth--api #[a-z-]+ .*→ completed \((claude|hook|worktree)\)$`)
-		sawTask := false
 		for _, n := range run.Notifications {
-			sawTask = sawTask || taskDone.MatchString(n.Msg)
+			if taskDone.MatchString(n.Msg) {
+				t.Errorf("a dry run's task status was announced as the story's: %s", n.Msg)
+			}
 		}
-		if !sawTask {
-			t.Error("no saga/taskStatus message saying a task of user-auth--api completed")
+		if !strings.Contains(run.LensAfter, "last dry run: completed") {
+			t.Errorf("the lens after a dry run: %s", run.LensAfter)
 		}
 		// Lenses follow the run (the server's workspace/codeLens/refresh).
 		t.Logf("story.json lenses after the run: %s", run.LensAfter)

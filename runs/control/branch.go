@@ -36,10 +36,12 @@ func (e *ConflictError) Error() string {
 // worker's --base: the base itself (the current branch when base is
 // empty), a blocker's branch, or the base with the merge already in the
 // story's new worktree. A story whose branch exists already resumes on it,
-// from the base its last run recorded.
-func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string) (string, error) {
+// from the base its last run recorded. A dry run works on the story's dry
+// branch and worktree and builds on its blockers' dry branches where they
+// have one (docs/worker.md#dry-runs); a real run never reads a dry one.
+func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string, dry bool) (string, error) {
 	g := git.Repo{Dir: root}
-	branch := runs.StoryBranch(story)
+	branch := runs.RunBranch(story, dry)
 	from := base
 	if from == "" {
 		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
@@ -49,7 +51,11 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		from = b
 	}
 	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
-		if rec, ok := runs.ReadRecord(root, story); ok && base == "" && rec.Base != "" {
+		rec, ok := runs.ReadRecord(root, story)
+		if dry {
+			rec, ok = runs.ReadDryRecord(root, story)
+		}
+		if ok && base == "" && rec.Base != "" {
 			return rec.Base, nil
 		}
 		return from, nil
@@ -61,24 +67,27 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 			target = "origin/" + from
 		}
 	}
-	var onTop []string
+	var onTop []string // the blockers' branches
 	for _, b := range ws.EpicBlockers(story) {
 		bb := runs.StoryBranch(b)
+		if db := runs.DryBranch(b); dry && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+db) {
+			bb = db
+		}
 		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
 			continue // never run, or merged and deleted: its work is on the base
 		}
 		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {
 			continue // merged into the base
 		}
-		onTop = append(onTop, b)
+		onTop = append(onTop, bb)
 	}
 	switch len(onTop) {
 	case 0:
 		return from, nil
 	case 1:
-		return runs.StoryBranch(onTop[0]), nil
+		return onTop[0], nil
 	}
-	wt := store.WorktreeDir(root, story)
+	wt := store.RunWorktreeDir(root, story, dry)
 	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
 		return "", err
 	}
@@ -96,18 +105,23 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		return "", err
 	}
 	w := g.In(wt)
-	for _, b := range onTop {
+	for _, bb := range onTop {
 		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
-			fmt.Sprintf("saga(%s): build on %s", story, runs.StoryBranch(b)), runs.StoryBranch(b))
+			fmt.Sprintf("saga(%s): build on %s", story, bb), bb)
 		if _, err := w.Run(ctx, args...); err != nil {
 			files, _ := w.Run(undo, "diff", "--name-only", "--diff-filter=U")
 			w.Run(undo, "merge", "--abort")
 			remove()
 			list := strings.Fields(files)
 			if len(list) == 0 {
-				return "", fmt.Errorf("merge %s into %s: %w", runs.StoryBranch(b), branch, err)
+				return "", fmt.Errorf("merge %s into %s: %w", bb, branch, err)
 			}
-			return "", &ConflictError{Story: story, Blockers: onTop, Files: list}
+			var blockers []string
+			for _, b := range onTop {
+				s, _, _ := runs.StoryOfRunBranch(b)
+				blockers = append(blockers, s)
+			}
+			return "", &ConflictError{Story: story, Blockers: blockers, Files: list}
 		}
 	}
 	return from, nil

@@ -60,7 +60,7 @@ func TestStoryBranchInterruptedMergeLeavesNothing(t *testing.T) {
 		testkit.Git(t, root, "config", "--unset", "filter.slow.smudge")
 		cancel()
 	}()
-	if _, err := storyBranch(ctx, root, workspace.Load(t, root), "shop--d", "main"); err == nil {
+	if _, err := storyBranch(ctx, root, workspace.Load(t, root), "shop--d", "main", false); err == nil {
 		t.Fatal("the interrupted merges succeeded")
 	}
 	if r := testkit.Run(t, root, nil, "", "git", "rev-parse", "--verify", "--quiet", "refs/heads/story/shop--d"); r.Code == 0 {

@@ -28,7 +28,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -42,6 +41,7 @@ const (
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
 	CleanCache    = "build-cache"  // runs.CachePath, runs.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
 	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
+	CleanRecord   = "run-record"   // <git common dir>/saga-lsp/runs/<story>[.dry].json (a dry run's with clean; either with reset)
 )
 
 // CleanOptions configure Clean.
@@ -106,27 +106,8 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 			return nil, err
 		}
 	}
-	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
-		return nil, err
-	}
-	if o.Parser == nil {
-		p, err := store.NewParser()
-		if err != nil {
-			return nil, err
-		}
-		o.Parser = p
-	}
-	if o.Tmux == nil {
-		t, err := FindTmux(ctx, o.Env)
-		if err != nil && !errors.Is(err, ErrNoTmux) {
-			return nil, err
-		}
-		o.Tmux = t
-	}
-	c := &cleaner{o: o, g: git.Repo{Dir: o.Root},
-		res: &CleanResult{DryRun: !o.Yes, Items: []CleanItem{}, Left: []CleanLeft{}, Warnings: []string{}, Named: o.Stories}}
-	if err := c.gather(ctx); err != nil {
+	c, err := newCleaner(ctx, o)
+	if err != nil {
 		return nil, err
 	}
 	ids, err := c.selectStories(o.Stories)
@@ -256,6 +237,7 @@ func (c *cleaner) planStory(ctx context.Context, id string) *storyPlan {
 	c.planWorktree(ctx, p)
 	c.planCache(p)
 	c.planBranch(p)
+	c.planDry(ctx, p)
 	c.planShares(p)
 	for _, r := range c.runs[id] {
 		if r.TaskListDir == "" || (!r.Ended && r.Alive()) {

@@ -29,13 +29,16 @@ type cleaner struct {
 	res *CleanResult
 
 	remote    bool
-	worktrees []git.Worktree         // git's registrations
-	branches  map[string]bool        // stories with a story/<s> branch
-	dirs      map[string]bool        // stories with a folder in .saga/worktrees
-	trash     map[string]bool        // stories with an interrupted removal (.removing-<s>)
-	runs      map[string][]*runs.Run // this repository's story runs, oldest first
-	epicRuns  map[string][]*runs.Run // this repository's epic runs, oldest first
-	named     map[string]bool        // task lists (by name) some run in the session dir names
+	worktrees []git.Worktree  // git's registrations
+	branches  map[string]bool // stories with a story/<s> branch
+	dirs      map[string]bool // stories with a folder in .saga/worktrees
+	trash     map[string]bool // stories with an interrupted removal (.removing-<s>)
+	// What dry runs left: saga-dry/<s> branches, .saga/worktrees/<s>.dry
+	// folders, interrupted removals of them.
+	dryBranches, dryDirs, dryTrash map[string]bool
+	runs                           map[string][]*runs.Run // this repository's story runs, oldest first
+	epicRuns                       map[string][]*runs.Run // this repository's epic runs, oldest first
+	named                          map[string]bool        // task lists (by name) some run in the session dir names
 	// tmux sessions of this repository: dead ones to kill, live ones by
 	// story (the newest).
 	storySessions map[string][]string
@@ -64,16 +67,25 @@ func (c *cleaner) gather(ctx context.Context) error {
 		return err
 	}
 	c.branches = storyBranches(ctx, c.o.Root)
-	c.dirs, c.trash = map[string]bool{}, map[string]bool{}
+	c.dryBranches = dryBranches(ctx, c.o.Root)
+	c.dirs, c.trash, c.dryDirs, c.dryTrash = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	des, err := os.ReadDir(filepath.Join(c.o.Root, filepath.FromSlash(store.WorktreesRel)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("list %s: %w", store.WorktreesRel, err)
 	}
 	for _, de := range des {
-		if id, ok := strings.CutPrefix(de.Name(), trashPrefix); ok && store.ValidCanonical(id) {
+		name, trash := strings.CutPrefix(de.Name(), trashPrefix)
+		id, dry := strings.CutSuffix(name, store.DrySuffix)
+		switch {
+		case !store.ValidCanonical(id):
+		case trash && dry:
+			c.dryTrash[id] = true
+		case trash:
 			c.trash[id] = true
-		} else if store.ValidCanonical(de.Name()) {
-			c.dirs[de.Name()] = true
+		case dry:
+			c.dryDirs[id] = true
+		default:
+			c.dirs[id] = true
 		}
 	}
 	for _, w := range c.worktrees {
@@ -182,7 +194,7 @@ func (c *cleaner) gatherSessions(ctx context.Context, paths map[string]string) {
 // session.
 func (c *cleaner) leftoverStories() []string {
 	set := map[string]bool{}
-	for _, m := range []map[string]bool{c.dirs, c.trash, c.branches} {
+	for _, m := range []map[string]bool{c.dirs, c.trash, c.branches, c.dryDirs, c.dryTrash, c.dryBranches} {
 		for id := range m {
 			set[id] = true
 		}
@@ -206,13 +218,16 @@ func (c *cleaner) isWorktreeOf(path, story string) bool {
 		return false
 	}
 	path = filepath.Clean(path)
-	want := store.WorktreeDir(c.o.Root, story)
-	if path == want {
-		return true
+	for _, dry := range []bool{false, true} { // a dry run's worktree too
+		if path == store.RunWorktreeDir(c.o.Root, story, dry) {
+			return true
+		}
+		rel := filepath.FromSlash(store.RunWorktreeDir("", story, dry))
+		if root, ok := strings.CutSuffix(path, string(filepath.Separator)+rel); ok && sameDir(root, c.o.Root) {
+			return true
+		}
 	}
-	rel := filepath.FromSlash(store.WorktreesRel)
-	root, ok := strings.CutSuffix(path, string(filepath.Separator)+filepath.Join(rel, story))
-	return ok && sameDir(root, c.o.Root)
+	return false
 }
 
 // worktreeStory is the story whose worktree (or interrupted removal) git's

@@ -40,7 +40,7 @@ func helperHold(args []string) error {
 	return l.Unlock()
 }
 
-// cleanEnv runs the real worker: dry runs, or with --real the stand-in
+// cleanEnv runs the real worker with the stand-in
 // claude and gh.
 type cleanEnv struct {
 	*tmuxEnv
@@ -53,13 +53,14 @@ func newCleanEnv(t *testing.T) *cleanEnv {
 	return &cleanEnv{tmuxEnv: h, cfg: h.realWorker(t)}
 }
 
-// runMerged dry-runs each story to its end, then merges their branches
-// into main.
+// runMerged runs each story to its end (the stand-in claude; --again: one
+// completed on main is run all the same), then merges their branches into
+// main.
 func (h *cleanEnv) runMerged(t *testing.T, stories ...string) {
 	t.Helper()
 	args := []string{"merge", "-q", "--no-edit"}
 	for _, s := range stories {
-		h.run(t, s, "--dry-run")
+		h.run(t, s, "--again")
 		args = append(args, "story/"+s)
 	}
 	testkit.Git(t, h.root, args...)
@@ -175,7 +176,7 @@ func sessionOf(eventsFile string) string {
 // listed and stay; with --yes they go; a second clean finds nothing.
 func TestCleanMergedStory(t *testing.T) {
 	h := newCleanEnv(t)
-	ev := h.run(t, story, "--dry-run")
+	ev := h.run(t, story)
 	wt := store.WorktreeDir(h.root, story)
 
 	// Not merged yet: nothing to clean, and the named story says why.
@@ -266,7 +267,7 @@ func TestCleanMergedStory(t *testing.T) {
 // it): exit 1, with the reason.
 func TestCleanKeepsUncommittedChanges(t *testing.T) {
 	h := newCleanEnv(t)
-	ev := h.run(t, story, "--dry-run")
+	ev := h.run(t, story)
 	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story)
 	wt := store.WorktreeDir(h.root, story)
 	if err := os.WriteFile(filepath.Join(wt, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
@@ -371,9 +372,13 @@ func TestCleanDeadWorker(t *testing.T) {
 		t.Errorf("after clean: task list %v, session %v, events %v", exists(list), h.hasSession(session), exists(ev))
 	}
 
-	// A second run completes: the killed run's files go, the latest stay
-	// (the worktree is not merged); so does the new run's dead session.
-	ev2 := h.run(t, story, "--dry-run")
+	// A second run completes (the stand-in without its pause): the killed
+	// run's files go, the latest stay (the worktree is not merged); so does
+	// the new run's dead session.
+	if out, err := h.tmux("set-environment", "-g", "SAGA_STANDIN_SCRIPT", "all"); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	ev2 := h.run(t, story)
 	r := h.saga(t, nil, "clean", story)
 	want := "would kill tmux session " + sessionOf(ev2) + " (its worker has exited; remain-on-exit keeps its dead pane)\n" +
 		"would remove run files " + runs.OutputOfEvents(ev) + " and its .events.jsonl (a killed run, not the latest of " + story + ")\n"
@@ -478,7 +483,7 @@ func TestCleanNamedAndUnknownStory(t *testing.T) {
 func TestCleanLeavesOtherCheckouts(t *testing.T) {
 	h := newCleanEnv(t)
 	h.remainOnExit(t)
-	ev := h.run(t, story, "--dry-run", "--keep-tasks")
+	ev := h.run(t, story, "--keep-tasks")
 	testkit.Git(t, h.root, "merge", "-q", "--no-edit", "story/"+story)
 	other := testkit.GitRepo(t, "../../examples/workspace")
 	r := sagaLSP(t, other, h.env, "clean", "--yes")
@@ -537,7 +542,7 @@ func TestCleanFinishesInterruptedRemoval(t *testing.T) {
 // runner's own run files, go once the stories are merged.
 func TestCleanEpicRun(t *testing.T) {
 	h := newCleanEnv(t)
-	m := h.startJSON(t, nil, "user-auth", "--dry-run", "--max-parallel", "1")
+	m := h.startJSON(t, nil, "user-auth", "--max-parallel", "1")
 	if r := h.saga(t, nil, "follow", "user-auth", "--format", "json"); r.Code != 0 {
 		t.Fatalf("follow: exit %d\n%s%s\n%s", r.Code, r.Stdout, r.Stderr, testkit.FileText(m["outputFile"].(string)))
 	}

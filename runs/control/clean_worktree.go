@@ -24,8 +24,8 @@ import (
 // and a removal that was interrupted is recognised and finished.
 const trashPrefix = ".removing-"
 
-func trashDir(root, story string) string {
-	return filepath.Join(root, filepath.FromSlash(store.WorktreesRel), trashPrefix+story)
+func trashDir(root, story string, dry bool) string {
+	return filepath.Join(root, filepath.FromSlash(store.WorktreesRel), trashPrefix+filepath.Base(store.RunWorktreeDir(root, story, dry)))
 }
 
 // judgeBranches decides, for the stories with a branch, whether it is
@@ -110,8 +110,8 @@ func (c *cleaner) defaultBranch(ctx context.Context) string {
 func (c *cleaner) targets(id, def string) []string {
 	var out []string
 	base := ""
-	if rs := c.runs[id]; len(rs) > 0 {
-		base = rs[len(rs)-1].Base
+	if r := c.lastReal(id); r != nil {
+		base = r.Base
 	}
 	if rec, ok := runs.ReadRecord(c.o.Root, id); ok && base == "" {
 		base = rec.Base
@@ -128,8 +128,7 @@ func (c *cleaner) targets(id, def string) []string {
 // lastOutcome is how the story's last run ended: its end status, "killed"
 // for a dead run without an end, "running", or "" when none is known.
 func (c *cleaner) lastOutcome(id string) string {
-	if rs := c.runs[id]; len(rs) > 0 {
-		r := rs[len(rs)-1]
+	if r := c.lastReal(id); r != nil {
 		switch {
 		case r.Ended:
 			return r.State
@@ -142,6 +141,61 @@ func (c *cleaner) lastOutcome(id string) string {
 		return rec.Status
 	}
 	return ""
+}
+
+// lastReal is the story's newest run that was not a dry run; nil when none.
+func (c *cleaner) lastReal(id string) *runs.Run {
+	rs := c.runs[id]
+	for i := len(rs) - 1; i >= 0; i-- {
+		if !rs[i].DryRun {
+			return rs[i]
+		}
+	}
+	return nil
+}
+
+// planDry decides what the story's dry run left (docs/worker.md#dry-runs):
+// its worktree and branch go once no worker of the story lives — a dry
+// run is never a result anything waits for — except a worktree with
+// changes no dry run made (git refuses to remove it, and clean says so).
+func (c *cleaner) planDry(ctx context.Context, p *storyPlan) {
+	id := p.id
+	wt, b := store.DryWorktreeDir(c.o.Root, id), runs.DryBranch(id)
+	if c.dryTrash[id] {
+		p.add(CleanWorktree, trashDir(c.o.Root, id, true), "dry run: an earlier clean was interrupted while removing it",
+			func(ctx context.Context) error { return c.finishTrash(ctx, id, true) })
+	}
+	kept := false
+	if c.dryDirs[id] {
+		if _, registered := c.registration(wt); !registered {
+			p.keep(CleanWorktree, wt, "dry run: git does not list it as a worktree: look at it and remove it by hand")
+			kept = true
+		} else if changes, err := c.changes(ctx, wt); err != nil || changes != "" {
+			p.keep(CleanWorktree, wt, "dry run: "+cmpErr(err, changes))
+			kept = true
+		} else {
+			p.add(CleanWorktree, wt, "dry run: what the simulated agent did, never a real result",
+				func(ctx context.Context) error { return c.removeWorktree(ctx, id, true) })
+		}
+	}
+	// Its record goes with it (a record without its worktree and branch
+	// would keep status showing a dry attempt that is gone).
+	if files, err := runs.RecordFiles(c.o.Root, id); err == nil && exists(files[1]) && !kept {
+		rec := files[1]
+		p.add(CleanRecord, rec, "dry run: what it ended with", func(context.Context) error { return os.Remove(rec) })
+	}
+	if c.dryBranches[id] {
+		p.add(CleanBranch, b, "dry run: never pushed, never a real result", func(ctx context.Context) error {
+			if c.rev(ctx, "refs/heads/"+b) == "" {
+				return nil // gone already
+			}
+			if _, err := os.Lstat(wt); err == nil {
+				return fmt.Errorf("its dry-run worktree %s stays", wt)
+			}
+			_, err := c.g.Run(ctx, "branch", "-D", b)
+			return err
+		})
+	}
 }
 
 // finished says why the story's worktree can go ("" when it cannot): its
@@ -186,8 +240,8 @@ func (c *cleaner) planWorktree(ctx context.Context, p *storyPlan) {
 	id := p.id
 	wt := store.WorktreeDir(c.o.Root, id)
 	if c.trash[id] {
-		p.add(CleanWorktree, trashDir(c.o.Root, id), "an earlier clean was interrupted while removing it",
-			func(ctx context.Context) error { return c.finishTrash(ctx, id) })
+		p.add(CleanWorktree, trashDir(c.o.Root, id, false), "an earlier clean was interrupted while removing it",
+			func(ctx context.Context) error { return c.finishTrash(ctx, id, false) })
 	}
 	if !c.dirs[id] {
 		return
@@ -237,7 +291,7 @@ func (c *cleaner) planWorktree(ctx context.Context, p *storyPlan) {
 		return
 	}
 	c.wtPlanned[id] = p.live == ""
-	p.add(CleanWorktree, wt, why, func(ctx context.Context) error { return c.removeWorktree(ctx, id) })
+	p.add(CleanWorktree, wt, why, func(ctx context.Context) error { return c.removeWorktree(ctx, id, false) })
 }
 
 func cmpErr(err error, changes string) string {
@@ -320,10 +374,10 @@ func (c *cleaner) worktreeStays(id string) bool {
 // then lets git remove it, which refuses if it holds changes by then (it
 // is moved back). An interruption leaves .removing-<story>, which the next
 // clean finishes.
-func (c *cleaner) removeWorktree(ctx context.Context, id string) error {
-	wt, trash := store.WorktreeDir(c.o.Root, id), trashDir(c.o.Root, id)
+func (c *cleaner) removeWorktree(ctx context.Context, id string, dry bool) error {
+	wt, trash := store.RunWorktreeDir(c.o.Root, id, dry), trashDir(c.o.Root, id, dry)
 	if _, err := os.Lstat(trash); err == nil {
-		if err := c.finishTrash(ctx, id); err != nil {
+		if err := c.finishTrash(ctx, id, dry); err != nil {
 			return fmt.Errorf("an earlier removal of it is unfinished: %w", err)
 		}
 	}
@@ -349,8 +403,8 @@ func (c *cleaner) removeWorktree(ctx context.Context, id string) error {
 // With its .git file the checkout was moved aside but not deleted: git
 // removes it (refusing if it holds changes: then it goes back). Without,
 // git had found it clean and was deleting it: the rest goes.
-func (c *cleaner) finishTrash(ctx context.Context, id string) error {
-	wt, trash := store.WorktreeDir(c.o.Root, id), trashDir(c.o.Root, id)
+func (c *cleaner) finishTrash(ctx context.Context, id string, dry bool) error {
+	wt, trash := store.RunWorktreeDir(c.o.Root, id, dry), trashDir(c.o.Root, id, dry)
 	if _, err := os.Lstat(trash); errors.Is(err, fs.ErrNotExist) {
 		return c.unregister(ctx, trash)
 	}

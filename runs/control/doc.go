@@ -9,8 +9,11 @@
 //     reading the state of an epic run (the scheduler itself is runs/epic);
 //   - status.go, status_text.go: a story's tasks and worker state, as a
 //     model and as text;
+//   - story_state.go: the one derivation of a story's state (Evidence.Story)
+//     that plan, status, run, the epic runner and the editor all read;
 //   - review.go: a story branch's changes against its base;
-//   - clean*.go: removing what finished or abandoned runs left behind.
+//   - clean*.go: removing what finished or abandoned runs left behind;
+//     reset.go: discarding a story's attempt (and run --again's reset).
 //
 // The run protocol they read and write (sessions, events, locks, records,
 // branch names, programs) is package runs'; control combines it with git

@@ -46,6 +46,9 @@ type EpicStory struct {
 	// Why says, for a story whose last run did not complete, what stopped
 	// it and the next step.
 	Why string `json:"why,omitempty"`
+	// DryRun is the state of the story's dry-run attempt, apart from its
+	// own ("" when no dry run left anything): docs/worker.md#dry-runs.
+	DryRun string `json:"dryRun,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -82,6 +85,9 @@ type EpicQuery struct {
 	Conflicts map[string][]string
 	Env       func(string) string
 	Parser    *store.Parser
+	// DryRun judges the stories as a dry epic run schedules them: a
+	// story's dry attempt counts where it did not really complete.
+	DryRun bool
 }
 
 // EpicState derives every child story's state. The order of Stories is
@@ -126,8 +132,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 			st.State = "died"
 		}
 	}
-	latest := runs.ListRuns(q.SessionDir, runs.KindStory)
-	branches := storyBranches(ctx, q.Root)
+	ev := NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item
@@ -141,7 +146,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	}
 	outcome := map[string]string{} // a story's own state, before its blockers are looked at
 	for id, es := range stories {
-		outcome[id] = q.storyOutcome(ctx, ws, es, latest[id], branches)
+		outcome[id] = q.storyOutcome(ctx, ws, es, ev)
 	}
 	// Blockers decide the rest, in dependency order; a cycle (refused by the
 	// preflight, possible in a broken workspace) leaves its members waiting.
@@ -224,54 +229,36 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	return st, nil
 }
 
-// storyOutcome is what a story's own runs and files say: running,
-// completed, or the end status of a run that counts (since q.Since);
-// "" when they say nothing final.
-func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, files []runs.RunFile, branches map[string]bool) string {
-	copies := ws.Copies(es.ID)
-	if s := copies.Live(); s != nil {
-		es.Done, es.Total = s.Done(), len(s.Tasks)
-		es.Branch, es.PR = s.Branch, s.PR
+// storyOutcome is what the story's own evidence says (Evidence.Story):
+// running, completed, or the end status of a run that counts (one that
+// ended since q.Since); "" when it says nothing final. A dry epic run
+// (q.DryRun) counts its stories' dry attempts where they did not
+// really complete.
+func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, ev *Evidence) string {
+	st := ev.Story(ctx, ws, es.ID)
+	es.Done, es.Total, es.Branch, es.Base, es.PR, es.Cost, es.Session = st.Done, st.Total, st.Branch, st.Base, st.PR, st.Cost, st.Session
+	if st.Dry != nil {
+		es.DryRun = st.Dry.State
 	}
-	var last *runs.Run
-	if len(files) > 0 {
-		last = runs.ReadRun(files[len(files)-1].EventsFile)
+	state, ended := st.State, st.Ended
+	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
+		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session
+		ended = q.Since // a dry attempt's outcome counts in the dry run that made it
+		if d, ok := runs.ReadDryRecord(q.Root, es.ID); ok {
+			ended, es.Base = d.Ended, d.Base
+		}
 	}
-	if last != nil {
-		es.Session = last.Session
-		es.Branch, es.Base = first(last.Branch, es.Branch), last.Base
-		es.PR = first(last.PR, es.PR)
-	}
-	rec, haveRec := runs.ReadRecord(q.Root, es.ID)
-	// Every run of the story counts, reruns and the one in progress too.
-	es.Cost = runs.Spent(rec, haveRec, last)
-	if pid, held, err := runs.WorkerLock(q.Root, es.ID, false); err == nil && held && pid > 0 {
+	switch {
+	case state == EpicRunning:
 		return EpicRunning
-	}
-	if last != nil && !last.Ended && last.Alive() {
-		return EpicRunning
-	}
-	if haveRec {
-		es.Branch, es.Base, es.PR = first(rec.Branch, es.Branch), first(rec.Base, es.Base), first(rec.PR, es.PR)
-	}
-	if q.After == runs.AfterMerged && (branches[es.ID] || haveRec) && merged(ctx, q.Root, es.ID, q.Env) {
+	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") && merged(ctx, q.Root, es.ID, q.Env):
 		es.Merged = true
 		return runs.StatusCompleted
-	}
-	if completedEvidence(ctx, q.Root, ws, es.ID, last, rec, haveRec, branches[es.ID], q.Parser) {
-		return runs.StatusCompleted
-	}
-	// The last outcome, when it ended after Since.
-	switch {
-	case last != nil && last.Ended && !last.Started.Before(q.Since):
-		es.Why = last.Message
-		return outcomeOf(last.State)
-	case haveRec && !rec.Ended.Before(q.Since):
-		es.Why = rec.Why
-		return outcomeOf(rec.Status)
-	case last != nil && !last.Ended && !last.Started.Before(q.Since):
-		es.Why = fmt.Sprintf("its worker ended without reporting an end (killed?): see %s, then `saga-lsp run %s`", last.OutputFile, es.ID)
-		return runs.StatusFailed
+	case state == runs.StatusCompleted:
+		return state
+	case !ended.Before(q.Since):
+		es.Why = st.Why
+		return outcomeOf(state)
 	}
 	return ""
 }
@@ -285,28 +272,24 @@ func outcomeOf(status string) string {
 	return ""
 }
 
-// completedEvidence tells whether a story is done, from the cheapest
-// evidence first: its durable run record, its last run, its files (the
-// worktree copy, else the main one), then the task files committed on its
-// branch.
-func completedEvidence(ctx context.Context, root string, ws *store.Workspace, story string, last *runs.Run, rec runs.Record, haveRec, hasBranch bool, p *store.Parser) bool {
-	switch {
-	case haveRec && rec.Status == runs.StatusCompleted:
-		return true
-	case last != nil && last.Ended && last.State == runs.StatusCompleted:
-		return true
-	}
-	if s := ws.Copies(story).Live(); s != nil && allDone(s) {
-		return true
-	}
-	return hasBranch && branchDone(ctx, root, story, p)
-}
-
 // storyBranches lists the story/<s> branches of the repository, with one
 // git call.
 func storyBranches(ctx context.Context, root string) map[string]bool {
 	out := map[string]bool{}
 	b, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/"+runs.StoryBranchPrefix)
+	if err != nil {
+		return out
+	}
+	for _, name := range strings.Fields(b) {
+		out[name] = true
+	}
+	return out
+}
+
+// dryBranches lists the stories with a dry-run branch saga-dry/<s>.
+func dryBranches(ctx context.Context, root string) map[string]bool {
+	out := map[string]bool{}
+	b, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/"+runs.DryBranchPrefix)
 	if err != nil {
 		return out
 	}

@@ -75,3 +75,20 @@ func (e *StartError) Error() string {
 	}
 	return msg + "; its output (" + e.OutputFile + ") is above"
 }
+
+// CompletedError declines to run a story that is completed (StoryState):
+// nothing was started. `run --again` runs it again.
+type CompletedError struct {
+	Story       string
+	Done, Total int
+	PR          string
+}
+
+func (e *CompletedError) Error() string {
+	pr := ""
+	if e.PR != "" {
+		pr = ", PR " + e.PR
+	}
+	return fmt.Sprintf("story %s is already completed (%d/%d tasks%s): nothing to run — `saga-lsp status %s` shows it; `saga-lsp run %s --again` discards this attempt and runs it again from the base's tip",
+		e.Story, e.Done, e.Total, pr, e.Story, e.Story)
+}

@@ -121,62 +121,26 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 	if p.Force {
 		return out
 	}
-	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser); len(unfinished) > 0 {
+	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser, p.DryRun); len(unfinished) > 0 {
 		out = append(out, fmt.Sprintf("its epic blockers are not completed: %s — run them first, or pass --force", strings.Join(unfinished, ", ")))
 	}
 	return out
 }
 
 // UnfinishedBlockers lists the story's epic blockers (its epic child's
-// blockedBy) that are not completed (StoryCompleted).
-func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) []string {
+// blockedBy) whose state (Evidence.Story) is not completed; for a dry run
+// (dry), whose dry attempt did not complete either.
+func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser, dry bool) []string {
 	var out []string
+	ev := NewEvidence(ctx, root, sessionDir, p)
 	for _, b := range ws.EpicBlockers(story) {
-		if !StoryCompleted(ctx, root, ws, b, sessionDir, p) {
+		st := ev.Story(ctx, ws, b)
+		if st.State != runs.StatusCompleted && !(dry && st.Dry != nil && st.Dry.State == runs.StatusCompleted) {
 			out = append(out, b)
 		}
 	}
 	slices.Sort(out)
 	return out
-}
-
-// StoryCompleted tells whether a story is done: its run record or last run
-// ended completed, or all its tasks are completed in its worktree, on its
-// branch, or in the main checkout.
-func StoryCompleted(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser) bool {
-	last := runs.Latest(sessionDir, runs.KindStory, story)
-	rec, haveRec := runs.ReadRecord(root, story)
-	return completedEvidence(ctx, root, ws, story, last, rec, haveRec, true, p)
-}
-
-func allDone(s *store.Story) bool { return len(s.Tasks) > 0 && s.Done() == len(s.Tasks) }
-
-// branchDone reads the task files committed on story/<story> (the worktree
-// may be gone) and tells whether every one is completed.
-func branchDone(ctx context.Context, root, story string, p *store.Parser) bool {
-	ref := runs.StoryBranch(story)
-	dir := store.StoryDirRel(story)
-	repo := git.Repo{Dir: root}
-	out, err := repo.Run(ctx, "ls-tree", "--name-only", ref+":"+dir)
-	if err != nil {
-		return false
-	}
-	n := 0
-	for _, name := range strings.Fields(string(out)) {
-		if !strings.HasSuffix(name, ".json") || name == "story.json" {
-			continue
-		}
-		data, err := repo.Raw(ctx, "show", ref+":"+dir+"/"+name)
-		if err != nil {
-			return false
-		}
-		f := p.Parse(dir+"/"+name, []byte(data), 0)
-		if f.Task == nil || f.Task.Status != store.StatusCompleted {
-			return false
-		}
-		n++
-	}
-	return n > 0
 }
 
 func sameDir(a, b string) bool {

@@ -24,6 +24,9 @@ type Review struct {
 	Repo     string        `json:"repo"`     // the repository's top-level folder: Files' paths are relative to it
 	Worktree string        `json:"worktree"` // the story's worktree while it exists, else ""
 	Files    []ChangedFile `json:"files"`
+	// DryRun: the story has no attempt of its own, and this is what its dry
+	// run did (saga-dry/<story>: docs/worker.md#dry-runs).
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ChangedFile is one file the branch changed.
@@ -52,7 +55,10 @@ func ReviewStory(ctx context.Context, o ReviewOptions) (*Review, error) {
 		o.SessionDir = runs.SessionDir(o.Env)
 	}
 	g := git.Repo{Dir: o.Root}
-	branch := runs.StoryBranch(o.Story)
+	branch, dry := runs.StoryBranch(o.Story), false
+	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+runs.DryBranch(o.Story)) {
+		branch, dry = runs.DryBranch(o.Story), true // only a dry run: what it did, labelled
+	}
 	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
 		return nil, store.Usagef("story %s has no branch %s in %s: nothing to review until it runs (`saga-lsp run %s`)", o.Story, branch, o.Root, o.Story)
 	}
@@ -60,7 +66,7 @@ func ReviewStory(ctx context.Context, o ReviewOptions) (*Review, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := reviewBase(ctx, g, o)
+	base := reviewBase(ctx, g, o, dry)
 	if base == "" {
 		return nil, fmt.Errorf("story %s: no base to compare %s with: the repository has no current branch and no run recorded one", o.Story, branch)
 	}
@@ -68,8 +74,8 @@ func ReviewStory(ctx context.Context, o ReviewOptions) (*Review, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Review{Story: o.Story, Branch: branch, Base: base, Repo: top, Files: parseNameStatus(out)}
-	wt := store.WorktreeDir(o.Root, o.Story)
+	r := &Review{Story: o.Story, Branch: branch, Base: base, Repo: top, Files: parseNameStatus(out), DryRun: dry}
+	wt := store.RunWorktreeDir(o.Root, o.Story, dry)
 	if fi, err := os.Stat(wt); err == nil && fi.IsDir() {
 		r.Worktree = filepath.Clean(wt)
 	}
@@ -78,12 +84,16 @@ func ReviewStory(ctx context.Context, o ReviewOptions) (*Review, error) {
 
 // reviewBase is the base of the story's last run (its record, else its
 // newest events file) while that branch exists, else the current branch.
-func reviewBase(ctx context.Context, g git.Repo, o ReviewOptions) string {
+func reviewBase(ctx context.Context, g git.Repo, o ReviewOptions, dry bool) string {
 	var candidates []string
-	if rec, ok := runs.ReadRecord(o.Root, o.Story); ok {
+	rec, ok := runs.ReadRecord(o.Root, o.Story)
+	if dry {
+		rec, ok = runs.ReadDryRecord(o.Root, o.Story)
+	}
+	if ok {
 		candidates = append(candidates, rec.Base)
 	}
-	if last := runs.Latest(o.SessionDir, runs.KindStory, o.Story); last != nil {
+	if last := runs.Latest(o.SessionDir, runs.KindStory, o.Story); last != nil && last.DryRun == dry {
 		candidates = append(candidates, last.Base)
 	}
 	for _, b := range candidates {

@@ -45,10 +45,13 @@ func forwardedEnv() []string {
 
 // RunOptions configure StartStory.
 type RunOptions struct {
-	Root      string // workspace root (holds .saga/)
-	Story     string
-	Worker    runs.WorkerFlags
-	Force     bool     // start although its epic blockers are unfinished
+	Root   string // workspace root (holds .saga/)
+	Story  string
+	Worker runs.WorkerFlags
+	Force  bool // start although its epic blockers are unfinished
+	// Again runs a completed story again: its local attempt is reset
+	// first (Reset, its pushed branch and PR kept for the new attempt).
+	Again     bool
 	WorkerEnv []string // more KEY=value for the worker (an epic runner's)
 
 	// Workspace, when set, is the workspace as the caller just loaded it
@@ -147,8 +150,15 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		}
 		return nil, e
 	}
+	// A completed story is not run again, unless asked (a dry run leaves
+	// the story alone).
+	if !o.Worker.DryRun {
+		if err := o.again(ctx, ws); err != nil {
+			return nil, err
+		}
+	}
 	// A dependent story builds on its blockers' work.
-	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base); err != nil {
+	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base, o.Worker.DryRun); err != nil {
 		return nil, err
 	}
 	if reasons := (Preflight{Root: o.Root}).BaseConflicts(ctx, o.Story, o.Worker.Base); len(reasons) > 0 {
@@ -165,6 +175,28 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		started.Base = o.Worker.Base
 	}
 	return started, err
+}
+
+// again declines a completed story (*CompletedError) and, with Again,
+// resets the story's local attempt so the new run starts from the base's
+// tip.
+func (o RunOptions) again(ctx context.Context, ws *store.Workspace) error {
+	p := o.Parser
+	if p == nil {
+		var err error
+		if p, err = store.NewParser(); err != nil {
+			return err
+		}
+	}
+	st := NewEvidence(ctx, o.Root, o.SessionDir, p).Story(ctx, ws, o.Story)
+	if !o.Again {
+		if st.State == runs.StatusCompleted {
+			return &CompletedError{Story: o.Story, Done: st.Done, Total: st.Total, PR: st.PR}
+		}
+		return nil
+	}
+	_, err := Reset(ctx, ResetOptions{Root: o.Root, Story: o.Story, Yes: true, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Parser: p})
+	return err
 }
 
 // launchSpec is what launch starts: a worker or an epic runner.

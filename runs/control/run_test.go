@@ -333,7 +333,7 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 	if r := h.saga(t, nil, "status", story); !strings.Contains(r.Stdout, "worker:   not running; last run completed (exit 0") {
 		t.Errorf("status:\n%s", r.Stdout)
 	}
-	second := h.startJSON(t, nil, story)
+	second := h.startJSON(t, nil, story, "--again") // the first completed
 	if h.hasSession(first["session"].(string)) || !h.hasSession(second["session"].(string)) {
 		t.Errorf("sessions after the second run: first %v, second %v", h.hasSession(first["session"].(string)), h.hasSession(second["session"].(string)))
 	}
@@ -549,41 +549,99 @@ func TestStatusShowsRunningWorker(t *testing.T) {
 func TestRunEndToEndDryRun(t *testing.T) {
 	h := newTmuxEnv(t)
 	h.realWorker(t)
-	m := h.startJSON(t, nil, story, "--dry-run", "--max-cycles", "5")
-	eventsFile := m["eventsFile"].(string)
-	var end event
-	if !testkit.WaitUntil(60*time.Second, func() bool {
-		end = findEvent(readEvents(t, eventsFile), "worker.end", "")
-		return end != nil
-	}) {
-		t.Fatalf("no worker.end after 60 s; output:\n%s", testkit.FileText(m["outputFile"].(string)))
-	}
-	if end["status"] != "completed" || end["exitCode"] != 0.0 {
-		t.Fatalf("worker.end %v; output:\n%s", end, testkit.FileText(m["outputFile"].(string)))
-	}
-	r := h.saga(t, nil, "status", story, "--format", "json")
-	var st struct {
-		Stories []struct {
-			Status      string
-			Done, Total int
-			Worker      map[string]any
-			Tasks       []struct{ ID, Status string }
+	claudeLog := filepath.Join(t.TempDir(), "claude.jsonl")
+	h.env = append(h.env, "SAGA_STANDIN_LOG="+claudeLog)
+	waitEnd := func(m map[string]any) event {
+		t.Helper()
+		eventsFile := m["eventsFile"].(string)
+		var end event
+		if !testkit.WaitUntil(60*time.Second, func() bool {
+			end = findEvent(readEvents(t, eventsFile), "worker.end", "")
+			return end != nil
+		}) {
+			t.Fatalf("no worker.end after 60 s; output:\n%s", testkit.FileText(m["outputFile"].(string)))
 		}
-	}
-	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
-		t.Fatalf("status: %v\n%s%s", err, r.Stdout, r.Stderr)
-	}
-	s := st.Stories[0]
-	if s.Status != "completed" || s.Done != 2 || s.Total != 2 || s.Worker["state"] != "completed" || s.Worker["running"] != false {
-		t.Errorf("status after the run: %+v", s)
-	}
-	for _, task := range s.Tasks {
-		if task.Status != "completed" {
-			t.Errorf("task %s is %s", task.ID, task.Status)
+		if end["status"] != "completed" || end["exitCode"] != 0.0 {
+			t.Fatalf("worker.end %v; output:\n%s", end, testkit.FileText(m["outputFile"].(string)))
 		}
+		return end
+	}
+	type storyJSON struct {
+		State, Status string
+		Done, Total   int
+		Branch        string
+		Worker        map[string]any
+		DryRun        *struct{ State, Branch, Worktree string }
+		Tasks         []struct{ ID, Status string }
+	}
+	status := func() storyJSON {
+		t.Helper()
+		r := h.saga(t, nil, "status", story, "--format", "json")
+		var st struct{ Stories []storyJSON }
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
+			t.Fatalf("status: %v\n%s%s", err, r.Stdout, r.Stderr)
+		}
+		return st.Stories[0]
+	}
+
+	// A dry run lives apart: its branch and worktree are its own, and the
+	// story is as it was — pending, 0/2 — with the dry attempt labelled.
+	waitEnd(h.startJSON(t, nil, story, "--dry-run", "--max-cycles", "5"))
+	if _, err := os.Stat(store.DryWorktreeDir(h.root, story)); err != nil {
+		t.Fatalf("no dry-run worktree: %v", err)
+	}
+	if _, err := os.Stat(store.WorktreeDir(h.root, story)); err == nil {
+		t.Fatal("a dry run made the story's own worktree")
+	}
+	if out := testkit.Git(t, h.root, "for-each-ref", "--format=%(refname:short)", "refs/heads/story/", "refs/heads/saga-dry/"); strings.TrimSpace(out) != "saga-dry/"+story {
+		t.Fatalf("branches after a dry run: %q", out)
+	}
+	s := status()
+	if s.State != "pending" || s.Status != "pending" || s.Done != 0 || s.Total != 2 || s.DryRun == nil ||
+		s.DryRun.State != "completed" || s.DryRun.Branch != "saga-dry/"+story || s.DryRun.Worktree != ".saga/worktrees/"+story+".dry" {
+		t.Errorf("status after a dry run: %+v (dry %+v)", s, s.DryRun)
+	}
+	r := h.saga(t, nil, "status", story)
+	if !strings.Contains(r.Stdout, "status:   pending, 0/2 tasks done") || !strings.Contains(r.Stdout, "dry run:  completed on saga-dry/"+story) {
+		t.Errorf("status text after a dry run:\n%s", r.Stdout)
+	}
+	if data, _ := os.ReadFile(claudeLog); len(data) != 0 {
+		t.Fatalf("a dry run ran claude:\n%s", data)
+	}
+
+	// A real run after it runs the agent, on story/<story>, from the base.
+	m := h.startJSON(t, nil, story, "--max-cycles", "5")
+	end := waitEnd(m)
+	if end["cycles"] == 0.0 {
+		t.Errorf("the real run ran no agent: %v", end)
+	}
+	if data, _ := os.ReadFile(claudeLog); len(data) == 0 {
+		t.Fatalf("the real run after a dry run did not run claude; output:\n%s", testkit.FileText(m["outputFile"].(string)))
+	}
+	if hydrate := findEvent(readEvents(t, m["eventsFile"].(string)), "step", "hydrate"); hydrate == nil || !strings.Contains(fmt.Sprint(hydrate["message"]), "2 tasks") {
+		t.Errorf("hydrate: %v", hydrate)
+	}
+	if strings.Contains(testkit.FileText(m["outputFile"].(string)), "hydrate: 2 tasks (2 done)") {
+		t.Errorf("the real run took the dry run's statuses:\n%s", testkit.FileText(m["outputFile"].(string)))
+	}
+	s = status()
+	if s.State != "completed" || s.Status != "completed" || s.Done != 2 || s.Worker["dryRun"] != false || s.Branch != "story/"+story {
+		t.Errorf("status after the real run: %+v", s)
 	}
 	r = h.saga(t, nil, "status", story)
-	if !strings.Contains(r.Stdout, "(from the worktree)") || !strings.Contains(r.Stdout, "#write-tests [completed]") {
+	if !strings.Contains(r.Stdout, "(from the worktree)") || !strings.Contains(r.Stdout, "#write-tests [completed]") || !strings.Contains(r.Stdout, "dry run:  completed") {
 		t.Errorf("status text:\n%s", r.Stdout)
+	}
+
+	// clean takes what the dry run left and nothing of the story's.
+	c := h.saga(t, nil, "clean", story, "--yes")
+	if _, err := os.Stat(store.DryWorktreeDir(h.root, story)); err == nil || strings.TrimSpace(testkit.Git(t, h.root, "for-each-ref", "refs/heads/saga-dry/")) != "" {
+		t.Errorf("clean left the dry run's worktree or branch:\n%s%s", c.Stdout, c.Stderr)
+	}
+	if !strings.Contains(c.Stdout, "removed worktree .saga/worktrees/"+story+".dry (dry run:") {
+		t.Errorf("clean output:\n%s", c.Stdout)
+	}
+	if _, err := os.Stat(store.WorktreeDir(h.root, story)); err != nil {
+		t.Errorf("clean took the story's own worktree: %v", err)
 	}
 }

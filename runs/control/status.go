@@ -8,8 +8,6 @@ package control
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -76,9 +74,12 @@ type CheckStatus struct {
 
 // StoryStatus is one story's line (and, on request, its tasks).
 type StoryStatus struct {
-	ID       string       `json:"id"`
-	Title    string       `json:"title"`
-	Status   string       `json:"status"` // as the tasks show it (Story.EffectiveStatus)
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// State is the story's state (Evidence.Story): pending, running,
+	// completed, failed, timeout, blocked, stopped.
+	State    string       `json:"state"`
+	Status   string       `json:"status"` // as its tasks show it where they are read (pending, in_progress, completed); completed when State is
 	Done     int          `json:"done"`
 	Total    int          `json:"total"`
 	Epic     string       `json:"epic"`
@@ -87,9 +88,12 @@ type StoryStatus struct {
 	Worktree string       `json:"worktree"`
 	Worker   WorkerInfo   `json:"worker"`
 	Tasks    []TaskStatus `json:"tasks,omitzero"` // only when asked for
+	// DryRun is what the story's dry run left, apart from the story's own
+	// state (docs/worker.md#dry-runs); absent when nothing.
+	DryRun *DryState `json:"dryRun,omitempty"`
 
-	// FromWorktree is set when the statuses come from the worktree copy.
-	FromWorktree bool `json:"-"`
+	// From is where the statuses were read (StoryState.From).
+	From string `json:"-"`
 }
 
 // Status is the result of GetStatus.
@@ -148,17 +152,19 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		if err := storyExists(o.Root, o.Story); err != nil {
 			return nil, err
 		}
-		s, err := p.LoadStory(o.Root, o.Story)
-		if err != nil {
-			return nil, store.Usagef("%v", err)
-		}
-		res.single = true
-		res.Stories = append(res.Stories, storyStatus(p, o.Root, s, true, runs.Latest(o.SessionDir, runs.KindStory, o.Story), sessions[o.Story]))
-		return res, nil
 	}
 	ws, err := p.Load(o.Root)
 	if err != nil {
 		return nil, err
+	}
+	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
+	if o.Story != "" {
+		if ws.Story(o.Story) == nil {
+			return nil, store.Usagef("no story %q in %s", o.Story, o.Root)
+		}
+		res.single = true
+		res.Stories = append(res.Stories, storyStatus(ctx, ev, ws, o.Story, true, runs.Latest(o.SessionDir, runs.KindStory, o.Story), sessions[o.Story]))
+		return res, nil
 	}
 	all := runs.ListRuns(o.SessionDir, runs.KindStory)
 	for _, id := range ws.SortedStoryIDs() {
@@ -166,7 +172,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		if rs := all[id]; len(rs) > 0 {
 			last = runs.ReadRun(rs[len(rs)-1].EventsFile)
 		}
-		res.Stories = append(res.Stories, storyStatus(p, o.Root, ws.Story(id), o.Tasks, last, sessions[id]))
+		res.Stories = append(res.Stories, storyStatus(ctx, ev, ws, id, o.Tasks, last, sessions[id]))
 	}
 	for _, id := range ws.SortedEpicIDs() {
 		res.epicTitles[id] = ws.Epic(id).Title
@@ -186,50 +192,75 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	return res, nil
 }
 
-// storyView returns the story as its worktree copy has it when the worker
-// made one (in store.WorktreeDir), else main.
-func storyView(p *store.Parser, root string, main *store.Story) (*store.Story, bool) {
-	wt := store.WorktreeDir(root, main.ID)
-	if fi, err := os.Stat(filepath.Join(wt, ".saga", "stories", main.ID)); err == nil && fi.IsDir() {
-		if s, err := p.LoadStory(wt, main.ID); err == nil {
-			return s, true
-		}
+// storyStatus is the story's line: its state, statuses and counts as
+// Evidence.Story reads them (the worktree copy, else its branch, else the
+// checkout's copy), its worker (from the newest run, dry or not: labelled)
+// and, on request, its tasks.
+func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id string, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
+	state := ev.Story(ctx, ws, id)
+	copies := ws.Copies(id)
+	view := copies.Live()
+	main := copies.Main
+	if main == nil {
+		main = view
 	}
-	return main, false
-}
-
-func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
-	view, fromWT := storyView(p, root, main)
 	st := StoryStatus{
-		ID: main.ID, Title: first(view.Title, main.Title), Status: view.EffectiveStatus(),
-		Done: view.Done(), Total: len(view.Tasks), Epic: main.EpicID(),
-		PR: first(view.PR, main.PR), Branch: first(view.Branch, main.Branch), Worktree: first(view.Worktree, main.Worktree),
-		FromWorktree: fromWT,
+		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
+		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
+		PR: state.PR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
 	}
-	if st.PR == "" && last != nil {
-		st.PR = last.PR
+	if st.Worktree == "" {
+		st.Worktree = view.Worktree
 	}
-	st.Worker = workerInfo(root, main.ID, last, sessions)
-	if withTasks {
-		st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
-		for _, t := range view.Tasks {
-			ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
-			if d, broken := t.File.Broken(); broken {
-				ts.Broken = &BrokenFile{Code: string(d.Code), Problem: d.String()}
+	st.Worker = workerInfo(ev.Root, id, last, sessions)
+	if !withTasks {
+		return st
+	}
+	var checks *runs.Run // the check results of the last real run
+	if last != nil && !last.DryRun {
+		checks = last
+	} else if r, _ := ev.lastRuns(id); r != nil {
+		checks = r
+	}
+	st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
+	for _, t := range view.Tasks {
+		ts := TaskStatus{ID: t.ID, Subject: t.Subject, Status: t.Status, BlockedBy: []string{}}
+		if s, ok := state.Tasks[t.ID]; ok {
+			ts.Status = s
+		}
+		if d, broken := t.File.Broken(); broken {
+			ts.Broken = &BrokenFile{Code: string(d.Code), Problem: d.String()}
+		}
+		if c, ok := checks.CheckOf(t.ID); ok {
+			ts.Check = &CheckStatus{Command: c.Command, Passed: c.Passed, ExitCode: c.ExitCode, TimedOut: c.TimedOut, DurationMs: c.DurationMs}
+		}
+		for _, b := range t.BlockedBy {
+			status, read := state.Tasks[b.ID]
+			if bt := view.Task(b.ID); !read && bt != nil {
+				status = bt.Status
 			}
-			if c, ok := last.CheckOf(t.ID); ok {
-				ts.Check = &CheckStatus{Command: c.Command, Passed: c.Passed, ExitCode: c.ExitCode, TimedOut: c.TimedOut, DurationMs: c.DurationMs}
-			}
-			for _, b := range t.BlockedBy {
-				if bt := view.Task(b.ID); (bt != nil && bt.Status == store.StatusCompleted) || slices.Contains(ts.BlockedBy, b.ID) {
-					continue
-				}
+			if status != store.StatusCompleted && !slices.Contains(ts.BlockedBy, b.ID) {
 				ts.BlockedBy = append(ts.BlockedBy, b.ID)
 			}
-			st.Tasks = append(st.Tasks, ts)
 		}
+		st.Tasks = append(st.Tasks, ts)
 	}
 	return st
+}
+
+// tasksStatus is a story's status as its tasks show it where they were
+// read: completed (also whenever its state is), in_progress once one is
+// started or done, else pending.
+func tasksStatus(st StoryState) string {
+	if st.State == runs.StatusCompleted || (st.Total > 0 && st.Done == st.Total) {
+		return store.StatusCompleted
+	}
+	for _, s := range st.Tasks {
+		if s == store.StatusInProgress || s == store.StatusCompleted {
+			return store.StatusInProgress
+		}
+	}
+	return store.StatusPending
 }
 
 func first(vals ...string) string {

@@ -34,10 +34,19 @@ func (s *Status) WriteText(w io.Writer) error {
 func writeStoryText(b *strings.Builder, st StoryStatus) {
 	fmt.Fprintf(b, "%s — %s\n", esc(st.ID), esc(st.Title))
 	from := ""
-	if st.FromWorktree {
+	switch st.From {
+	case FromWorktree:
 		from = " (from the worktree)"
+	case FromBranch:
+		from = " (from " + runs.StoryBranch(st.ID) + ")"
+	case FromOrigin:
+		from = " (from origin/" + runs.StoryBranch(st.ID) + ")"
 	}
-	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", esc(st.Status), st.Done, st.Total, from)
+	state := ""
+	if st.State != st.Status && st.State != StoryPending {
+		state = "; " + esc(st.State)
+	}
+	fmt.Fprintf(b, "status:   %s%s, %d/%d tasks done%s\n", esc(st.Status), state, st.Done, st.Total, from)
 	if st.Epic != "" {
 		fmt.Fprintf(b, "epic:     %s\n", esc(st.Epic))
 	}
@@ -53,6 +62,9 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
 	if st.Worker.Why != "" {
 		fmt.Fprintf(b, "why:      %s\n", termtext.Block(st.Worker.Why, "          "))
+	}
+	if d := st.DryRun; d != nil {
+		fmt.Fprintf(b, "dry run:  %s\n", dryText(st.ID, d))
 	}
 	if st.Worker.OutputFile != "" {
 		fmt.Fprintf(b, "output:   %s\n", esc(st.Worker.OutputFile))
@@ -123,8 +135,12 @@ func (s *Status) writeListText(b *strings.Builder) {
 				fmt.Fprintf(b, "%s\n", esc(st.Epic))
 			}
 		}
-		fmt.Fprintf(b, "  %-*s %-*s %s  %s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
-			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false))
+		dry := ""
+		if st.DryRun != nil {
+			dry = "; dry run " + esc(st.DryRun.State)
+		}
+		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
+			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)
 		if len(st.Tasks) > 0 {
 			writeTasksText(b, st.Tasks, "      ")
 		}
@@ -183,6 +199,21 @@ func workerText(w WorkerInfo, long bool) string {
 		details = " (" + strings.Join(parts, ", ") + ")"
 	}
 	return "not running; last run " + esc(w.State) + details
+}
+
+// dryText says what a story's dry run left: never the story's own result.
+func dryText(story string, d *DryState) string {
+	var where []string
+	for _, w := range []string{d.Branch, d.Worktree} {
+		if w != "" {
+			where = append(where, esc(w))
+		}
+	}
+	text := esc(d.State)
+	if len(where) > 0 {
+		text += " on " + strings.Join(where, " in ")
+	}
+	return text + " — the simulated agent's work, never the story's; `saga-lsp reset " + esc(story) + "` or `saga-lsp clean` removes it"
 }
 
 // clock shows a time of today as 15:04:05, else with its date.

@@ -176,7 +176,7 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 	}
 	r.ws = ws
 	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
-		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser})
+		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun})
 	if err != nil {
 		return nil, err
 	}

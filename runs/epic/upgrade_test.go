@@ -74,8 +74,7 @@ func TestEpicOfThePreviousVersionResumes(t *testing.T) {
   "exitCode": 0,
   "ended": %s,
   "branch": "story/shop--a",
-  "base": "main",
-  "dryRun": true
+  "base": "main"
 }
 `, aSession, at(29*time.Second)),
 		"saga-lsp/cache/shop--a/go-build/README": "Go's build cache of the old layout\n",

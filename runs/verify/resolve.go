@@ -34,15 +34,18 @@ import (
 // made. When a record is missing, the repository's default branch.
 func EpicBase(ctx context.Context, g git.Repo, root, base string) string {
 	seen := map[string]bool{}
-	for blocker, stacked := runs.StoryOfBranch(base); stacked && !seen[base]; blocker, stacked = runs.StoryOfBranch(base) {
+	for blocker, dry, stacked := runs.StoryOfRunBranch(base); stacked && !seen[base]; blocker, dry, stacked = runs.StoryOfRunBranch(base) {
 		seen[base] = true
 		rec, ok := runs.ReadRecord(root, blocker)
+		if dry { // a dry run stacked on a blocker's dry run
+			rec, ok = runs.ReadDryRecord(root, blocker)
+		}
 		if !ok || rec.Base == "" {
 			return DefaultBranch(ctx, g)
 		}
 		base = rec.Base
 	}
-	if _, stacked := runs.StoryOfBranch(base); stacked { // a loop of records
+	if _, _, stacked := runs.StoryOfRunBranch(base); stacked { // a loop of records
 		return DefaultBranch(ctx, g)
 	}
 	return base

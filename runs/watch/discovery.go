@@ -200,9 +200,9 @@ func (w *Watcher) belongs(r *run) bool {
 	if r.ours {
 		return true
 	}
-	want := store.WorktreeDir(w.realRoot, r.Story)
 	if r.Worktree != "" {
-		return sameFile(r.Worktree, want)
+		return sameFile(r.Worktree, store.WorktreeDir(w.realRoot, r.Story)) ||
+			sameFile(r.Worktree, store.DryWorktreeDir(w.realRoot, r.Story))
 	}
 	if r.Ended || r.PID <= 0 {
 		return false

@@ -48,7 +48,8 @@ func (a epicInputs) same(b epicInputs) bool {
 func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
 	q := control.EpicQuery{Root: w.root, Epic: e.id, SessionDir: w.sessionDir, Env: w.env, Parser: w.parser}
 	if e.run != nil {
-		q.Since = e.run.Started
+		// A dry epic run's progress is its stories' dry attempts'.
+		q.Since, q.DryRun = e.run.Started, e.run.DryRun
 	}
 	return q
 }

@@ -55,7 +55,9 @@ type Run struct {
 	Running                                   bool
 	Cost                                      float64 // USD the run's headless runs reported
 	PR                                        string  // the pull request it opened
-	DryRun                                    bool    // the simulated agent stood in for Claude Code
+	// DryRun: the simulated agent's run, in the story's dry-run worktree
+	// (docs/worker.md#dry-runs): what it did is never the story's.
+	DryRun bool
 	// Checks is each task's last check result in this run.
 	Checks map[string]runs.CheckResult
 }

@@ -45,7 +45,9 @@ func (w *Watcher) computeView(st *story) map[string]string {
 	if view == nil {
 		view = map[string]string{}
 	}
-	if r := w.activeRun(st.id); r != nil {
+	// A dry run's statuses are the simulated agent's, in its own worktree:
+	// never the story's (docs/worker.md#dry-runs).
+	if r := w.activeRun(st.id); r != nil && !r.DryRun {
 		for t, v := range view {
 			for _, s := range []string{r.Tasks[t], r.list[t]} {
 				if statusRank(s) > statusRank(v) {

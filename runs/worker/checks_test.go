@@ -66,7 +66,7 @@ func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 	f.addStory("gated", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "Build.", "status": "pending", "blockedBy": [], "checks": [` + quote(check) + `]}`,
 	})
-	code, out := f.run("gated", "all", func(o *worker.Options) { o.DryRun = true; o.KeepTasks = true })
+	code, out := f.run("gated", "all", func(o *worker.Options) { o.KeepTasks = true })
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -111,7 +111,7 @@ func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 	f.addStory("never", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo not yet; exit 1"]}`,
 	})
-	code, out := f.run("never", "all", func(o *worker.Options) { o.DryRun = true; o.MaxCheckFailures = 2 })
+	code, out := f.run("never", "all", func(o *worker.Options) { o.MaxCheckFailures = 2 })
 	if code != runs.ExitFailed {
 		t.Fatalf("exit %d, want %d (failed)\n%s", code, runs.ExitFailed, out)
 	}

@@ -171,7 +171,7 @@ func (r *run) push(ctx context.Context) error {
 	if r.o.DryRun || !r.repo.HasRemote(ctx) {
 		return nil // nowhere to push to
 	}
-	_, err := r.wtGit.Retry(ctx, "push", "-q", "-u", "origin", r.branch)
+	_, err := r.wtGit.Retry(ctx, r.pushArgs(ctx)...)
 	return err
 }
 

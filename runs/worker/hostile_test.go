@@ -258,7 +258,7 @@ func TestCompletedNeedsTheWorkSaved(t *testing.T) {
 		mod    func(*worker.Options)
 		says   string
 	}{
-		"dry run":   {true, func(o *worker.Options) { o.DryRun = true }, "dry run: the work is committed on story/add-logout-button, not pushed"},
+		"dry run":   {true, func(o *worker.Options) { o.DryRun = true }, "dry run: the work is committed on saga-dry/add-logout-button, not pushed"},
 		"no origin": {false, nil, "no remote named origin: the work is committed on story/add-logout-button only"},
 	} {
 		t.Run(name, func(t *testing.T) {

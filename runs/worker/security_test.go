@@ -105,7 +105,7 @@ func TestAgentWritesOnlyItsWork(t *testing.T) {
 		{"git-reads", "git log -1 --format=%H && git diff HEAD --stat && git status --short && git show HEAD:.saga/stories/probe/t.json"},
 	})
 	before := f.git("for-each-ref")
-	code, out := f.run("probe", "all", func(o *worker.Options) { o.DryRun = true })
+	code, out := f.run("probe", "all", nil)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -168,7 +168,7 @@ func TestPlantedReplaceRefIgnored(t *testing.T) {
 	if got := f.git("show", ref+":.saga/stories/gated/build.json"); !strings.Contains(got, `"true"`) {
 		t.Fatalf("git does not see the replacement (the test proves nothing): %s", got)
 	}
-	code, out := f.run("gated", "all", func(o *worker.Options) { o.DryRun = true })
+	code, out := f.run("gated", "all", nil)
 	if code != runs.ExitFailed || !strings.Contains(out, "`echo strict; exit 1` — exit status 1") {
 		t.Fatalf("exit %d, want %d (the strict check kept refusing the task): the weakened check let the task through\n%s", code, runs.ExitFailed, out)
 	}
@@ -254,7 +254,7 @@ func TestFinalChecksUseTheirOwnCaches(t *testing.T) {
 	f.addStory("cached", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo \"cache=$GOCACHE\""]}`,
 	})
-	code, out := f.run("cached", "all", func(o *worker.Options) { o.DryRun = true })
+	code, out := f.run("cached", "all", nil)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}

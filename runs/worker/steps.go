@@ -36,8 +36,9 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
-	r.branch = runs.StoryBranch(r.o.Story)
-	r.wt = store.WorktreeDir(r.root, r.o.Story)
+	// A dry run lives apart (docs/worker.md#dry-runs): no real run reads it.
+	r.branch = runs.RunBranch(r.o.Story, r.o.DryRun)
+	r.wt = store.RunWorktreeDir(r.root, r.o.Story, r.o.DryRun)
 	r.wtGit = r.repo.In(r.wt)
 	r.base = r.o.Base
 	if r.base == "" {
@@ -79,6 +80,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		if _, err := r.repo.AddWorktree(ctx, "--no-track", "-b", r.branch, r.wt, start); err != nil {
 			return err
 		}
+		r.fresh = true
 		r.j.Step(runs.StepWorktree, "created %s on new branch %s from %s", rel(r.root, r.wt), r.branch, from)
 	}
 	if err := r.excludeAgentFiles(ctx); err != nil {
@@ -181,7 +183,7 @@ func (r *run) draftPR(ctx context.Context) {
 			return
 		}
 	}
-	if _, err := r.wtGit.Retry(ctx, "push", "-u", "origin", r.branch); err != nil {
+	if _, err := r.wtGit.Retry(ctx, r.pushArgs(ctx)...); err != nil {
 		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
 		return
 	}
@@ -198,6 +200,14 @@ func (r *run) draftPR(ctx context.Context) {
 	if len(prs) > 0 && prs[0].URL != "" {
 		r.pr = prs[0].URL
 		r.j.Step(runs.StepPR, "pull request exists: %s", r.pr)
+		if r.fresh && prs[0].State == "OPEN" {
+			// A new attempt: the PR is a draft again until it completes.
+			if out, err := r.ghRun(ctx, gh, "pr", "ready", "--undo", r.pr); err != nil {
+				r.j.Warn(runs.StepPR, "gh pr ready --undo: %s", firstLine(out, err))
+			} else {
+				r.j.Step(runs.StepPR, "a new attempt: %s is a draft again", r.pr)
+			}
+		}
 	} else {
 		title := "Story: " + r.o.Story
 		s, _ := r.story()
@@ -216,6 +226,26 @@ func (r *run) draftPR(ctx context.Context) {
 		}
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
+}
+
+// pushArgs push the story branch. A branch this run created replaces one
+// origin still has from an earlier attempt (reset, run --again) — with a
+// lease on what this clone last saw of it, so nothing pushed since is lost
+// unseen; else a push that is not a fast-forward is refused as always.
+func (r *run) pushArgs(ctx context.Context) []string {
+	args := []string{"push", "-q", "-u", "origin", r.branch}
+	if !r.fresh || r.replaced {
+		return args
+	}
+	r.replaced = true // asked once: after this push origin has this attempt
+	// What this clone last saw of origin's branch (no fetch: a first
+	// attempt pays nothing; origin moved since, the lease refuses the push).
+	old, err := r.repo.Commit(ctx, "refs/remotes/origin/"+r.branch)
+	if err != nil || r.wtGit.OK(ctx, "merge-base", "--is-ancestor", old, r.branch) {
+		return args
+	}
+	r.j.Step(runs.StepPR, "a new attempt: %s replaces origin's %s (%s, an earlier attempt's)", r.branch, r.branch, verify.Short(old))
+	return []string{"push", "-q", "-u", "--force-with-lease=refs/heads/" + r.branch + ":" + old, "origin", r.branch}
 }
 
 func (r *run) ghRun(ctx context.Context, gh string, args ...string) (string, error) {

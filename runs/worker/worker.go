@@ -65,17 +65,22 @@ type run struct {
 	refBase                  string // the branch R is read from: the base, or a stacked story's epic base
 	gitCommon                string // the repository's common git dir
 	pr                       string
-	listID                   string
-	listDir                  string
-	started                  time.Time
-	cycles                   int
-	blockers                 int     // blocker entries in the journal before the runs
-	bash                     string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
-	cache                    string  // the story's build caches
-	cost                     float64 // what the runs reported they cost (USD)
-	spentBefore              float64 // what the story's earlier runs cost (USD): the record keeps the sum
-	epic                     string  // the epic whose child entry gives the story its blockers
-	handoffs                 []store.Handoff
+	// fresh: this run created the story branch (a first attempt, or a new
+	// one after reset / run --again): a branch origin still has from an
+	// earlier attempt is replaced, and its PR goes back to draft.
+	fresh       bool
+	replaced    bool // pushArgs decided the replacing push
+	listID      string
+	listDir     string
+	started     time.Time
+	cycles      int
+	blockers    int     // blocker entries in the journal before the runs
+	bash        string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
+	cache       string  // the story's build caches
+	cost        float64 // what the runs reported they cost (USD)
+	spentBefore float64 // what the story's earlier runs cost (USD): the record keeps the sum
+	epic        string  // the epic whose child entry gives the story its blockers
+	handoffs    []store.Handoff
 	// checks are the checks that count for the story's tasks (read before
 	// any run), kept for the hook in checksFile.
 	checks     *verify.Manifest

@@ -91,7 +91,14 @@ func (f *fixture) run(story, script string, mod func(*worker.Options)) (int, str
 // worktreeStatuses reads the task statuses from the story's worktree copy.
 func (f *fixture) worktreeStatuses(story string) map[string]string {
 	f.t.Helper()
-	s := workspace.Story(f.t, filepath.Join(f.root, ".saga", "worktrees", story), story)
+	return f.worktreeStatusesIn(story, story)
+}
+
+// worktreeStatusesIn reads them from the copy in .saga/worktrees/<dir>
+// (<story>.dry: a dry run's).
+func (f *fixture) worktreeStatusesIn(dir, story string) map[string]string {
+	f.t.Helper()
+	s := workspace.Story(f.t, filepath.Join(f.root, ".saga", "worktrees", dir), story)
 	out := map[string]string{}
 	for _, t := range s.Tasks {
 		out[t.ID] = t.Status
@@ -180,22 +187,27 @@ func TestStopRules(t *testing.T) {
 			if end.Status != tt.status || end.ExitCode == nil || *end.ExitCode != tt.code {
 				t.Errorf("worker.end %+v, want status %s", end, tt.status)
 			}
+			dry := tt.name == "dry run" // apart: docs/worker.md#dry-runs
+			wtName, branch := tt.story, "story/"+tt.story
+			if dry {
+				wtName, branch = tt.story+".dry", "saga-dry/"+tt.story
+			}
 			if tt.statuses != nil {
-				if got := f.worktreeStatuses(tt.story); !maps.Equal(got, tt.statuses) {
+				if got := f.worktreeStatusesIn(wtName, tt.story); !maps.Equal(got, tt.statuses) {
 					t.Errorf("statuses %v, want %v\n%s", got, tt.statuses, out)
 				}
 			}
 			// The end step always leaves nothing in progress and commits.
-			for id, st := range f.worktreeStatuses(tt.story) {
+			for id, st := range f.worktreeStatusesIn(wtName, tt.story) {
 				if st == store.StatusInProgress {
 					t.Errorf("%s left in progress", id)
 				}
 			}
-			if msg := f.git("log", "-1", "--format=%s", "story/"+tt.story); !strings.HasPrefix(msg, "saga("+tt.story+"): ") {
+			if msg := f.git("log", "-1", "--format=%s", branch); !strings.HasPrefix(msg, "saga("+tt.story+"): ") {
 				t.Errorf("last commit on the branch: %q", msg)
 			}
 			// Everything the agent left is committed: the worktree is clean.
-			if st := f.gitIn(filepath.Join(f.root, ".saga/worktrees", tt.story), "status", "--porcelain"); st != "" {
+			if st := f.gitIn(filepath.Join(f.root, ".saga/worktrees", wtName), "status", "--porcelain"); st != "" {
 				t.Errorf("worktree not clean after the end:\n%s", st)
 			}
 			// The hydrated list is removed (no --keep-tasks).
@@ -376,8 +388,9 @@ exec ` + testkit.Build(t, "./testdata/standin/claude") + ` "$@"
 	}
 }
 
-// A dry run has no remote side effects: the worktree and local commits
-// only, no push, no gh; its output says so and labels the simulated agent.
+// A dry run has no remote side effects: its own worktree and local commits
+// only, on saga-dry/<story> (docs/worker.md#dry-runs), no push, no gh; its
+// output says so and labels the simulated agent; its record is its own.
 func TestDryRunStaysLocal(t *testing.T) {
 	f := newFixture(t, true)
 	code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.DryRun = true })
@@ -391,11 +404,20 @@ func TestDryRunStaysLocal(t *testing.T) {
 	if log, _ := os.ReadFile(f.ghLog); len(log) != 0 {
 		t.Errorf("gh was called:\n%s", log)
 	}
-	if out, err := exec.Command("git", "-C", f.origin, "branch", "--list", "story/*").Output(); err != nil || len(bytes.TrimSpace(out)) != 0 {
+	if out, err := exec.Command("git", "-C", f.origin, "for-each-ref", "refs/heads/story/", "refs/heads/saga-dry/").Output(); err != nil || len(bytes.TrimSpace(out)) != 0 {
 		t.Errorf("pushed to the origin: %q %v", out, err)
 	}
-	if n := f.git("rev-list", "--count", "main..story/add-logout-button"); n == "0" {
-		t.Errorf("no local commit on the story branch")
+	if n := f.git("rev-list", "--count", "main..saga-dry/add-logout-button"); n == "0" {
+		t.Errorf("no local commit on the dry-run branch")
+	}
+	if f.git("for-each-ref", "refs/heads/story/") != "" {
+		t.Error("a dry run made the story's own branch")
+	}
+	if _, ok := runs.ReadRecord(f.root, "add-logout-button"); ok {
+		t.Error("a dry run wrote the story's run record")
+	}
+	if rec, ok := runs.ReadDryRecord(f.root, "add-logout-button"); !ok || rec.Status != runs.StatusCompleted || rec.Branch != "saga-dry/add-logout-button" {
+		t.Errorf("the dry run's record: %+v %v", rec, ok)
 	}
 }
 
@@ -680,7 +702,7 @@ func TestResumesAfterInterruptedWorktreeAdd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	code, out := f.run(story, "all", func(o *worker.Options) { o.DryRun = true })
+	code, out := f.run(story, "all", nil)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}

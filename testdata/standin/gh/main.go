@@ -176,6 +176,8 @@ func (g *gh) dispatch(args []string) error {
 			return g.prCreate(args[2:])
 		case "ready":
 			return g.prReady(args[2:])
+		case "close":
+			return g.prClose(args[2:])
 		case "view":
 			return g.prView(args[2:])
 		case "edit":

@@ -374,3 +374,35 @@ func (g *gh) prView(args []string) error {
 		found.Title, st, g.user(), found.Number, found.URL, found.Body)
 	return nil
 }
+
+// prClose closes an open pull request (gh pr close <number|url|branch>
+// [--comment text] [--delete-branch is not simulated]).
+func (g *gh) prClose(args []string) error {
+	f, err := parseFlags("pr close", args, flagSpec{long: "comment", short: "c", value: true}, flagSpec{long: "repo", short: "R", value: true})
+	if err != nil {
+		return err
+	}
+	repo, arg, err := g.prTarget(f)
+	if err != nil {
+		return err
+	}
+	var msg string
+	err = g.withState(func(st *state) (bool, error) {
+		p, err := g.find(st, repo, arg)
+		if err != nil {
+			return false, err
+		}
+		if p.State != "OPEN" {
+			msg = fmt.Sprintf("! Pull request #%d (%s) is already %s", p.Number, p.Title, strings.ToLower(p.State))
+			return false, nil
+		}
+		p.State = "CLOSED"
+		msg = fmt.Sprintf("✓ Closed pull request #%d (%s)", p.Number, p.Title)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stderr, msg)
+	return nil
+}
