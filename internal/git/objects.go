@@ -193,3 +193,76 @@ func (g Repo) Commit(ctx context.Context, rev string) (string, error) {
 	}
 	return out, nil
 }
+
+// Blob is a file as committed: its content and whether it is executable.
+type Blob struct {
+	Data []byte
+	Exec bool
+}
+
+// BlobsAt returns the regular files at paths (slash paths from the
+// repository's top) as committed at commit (a full hash), every object
+// checked against its hash like FilesAt. A path that is not a regular file
+// at commit is left out.
+func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[string]Blob, error) {
+	if !fullHash(commit) {
+		return nil, fmt.Errorf("read files at %q: not a full commit hash", commit)
+	}
+	raw, err := g.object(ctx, commit, "commit")
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	root, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok || len(root) != len(commit) {
+		return nil, fmt.Errorf("commit %s: no tree line", commit)
+	}
+	trees := map[string][]treeEntry{} // by tree id
+	entries := func(id string) ([]treeEntry, error) {
+		if es, ok := trees[id]; ok {
+			return es, nil
+		}
+		es, err := g.tree(ctx, id)
+		trees[id] = es
+		return es, err
+	}
+	var ids, names []string
+	var exec []bool
+	for _, p := range paths {
+		tree, found := string(root), true
+		parts := strings.Split(strings.Trim(p, "/"), "/")
+		for i, name := range parts {
+			es, err := entries(tree)
+			if err != nil {
+				return nil, err
+			}
+			found = false
+			for _, e := range es {
+				if e.name != name {
+					continue
+				}
+				last := i == len(parts)-1
+				switch {
+				case !last && e.mode == "40000":
+					tree, found = e.id, true
+				case last && (e.mode == "100644" || e.mode == "100755"):
+					ids, names, exec = append(ids, e.id), append(names, p), append(exec, e.mode == "100755")
+					found = true
+				}
+				break
+			}
+			if !found {
+				break
+			}
+		}
+	}
+	blobs, err := g.objects(ctx, ids, "blob")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Blob, len(names))
+	for i, n := range names {
+		out[n] = Blob{Data: blobs[i], Exec: exec[i]}
+	}
+	return out, nil
+}
