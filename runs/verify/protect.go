@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -71,6 +72,18 @@ func (c FileChange) String() string {
 		s += ", listed, not protected"
 	}
 	return s + ")"
+}
+
+// ProtectedEvent reports changes in the run protocol (runs.KindProtected).
+func ProtectedEvent(changes []FileChange) runs.Event {
+	e := runs.Event{Event: runs.KindProtected, Protected: []runs.ProtectedFile{}}
+	for _, c := range changes {
+		e.Protected = append(e.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: c.Blocks()})
+	}
+	if b := Blocking(changes); len(b) > 0 {
+		e.Message = "protected files changed: " + Paths(b)
+	}
+	return e
 }
 
 // Blocking are the changes that keep the PR a draft.

@@ -306,9 +306,17 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 		r.j.Step(runs.StepEnd, "stopped: the checks are not run on the final tree, so the pull request stays a draft")
 	case all:
 		// Every task's checks once more on the final tree, before the PR
-		// may go ready; their outcome goes into the journal, committed.
+		// may go ready, with the reference commit's protected files and on
+		// the full tree; their outcome goes into the journal, committed.
 		var passed bool
-		passed, digest = r.finalChecks(ctx, s)
+		prot := r.protected(ctx)
+		passed, digest = r.finalChecks(ctx, s, prot)
+		if prot != nil && passed {
+			if r.blocked = verify.Blocking(prot.Changes); len(r.blocked) > 0 {
+				r.blockedByProtected(r.blocked)
+				passed = false
+			}
+		}
 		if !passed {
 			all = false
 			if s, err := r.story(); err == nil {
@@ -317,9 +325,12 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 				}
 			}
 		}
-		if digest != "" {
+		if digest != "" || len(r.blocked) > 0 {
 			what := "checks passed on the final tree"
-			if !passed {
+			switch {
+			case len(r.blocked) > 0:
+				what = "protected files changed"
+			case !passed:
 				what = "checks failed on the final tree"
 			}
 			problem = r.commitWork(ctx, what, false)

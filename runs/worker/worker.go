@@ -77,6 +77,9 @@ type run struct {
 	// any run), kept for the hook in checksFile.
 	checks     *verify.Manifest
 	checksFile string
+	// blocked are the protected files the story changed that keep its PR
+	// a draft (the end: the story ends blocked).
+	blocked []verify.FileChange
 	// committed is each task's status at the last commit, so a commit
 	// names what completed since.
 	committed map[string]string
@@ -207,6 +210,9 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	complete := r.end(context.WithoutCancel(ctx), status == runs.StatusCompleted, ctx.Err() != nil)
 	if status == runs.StatusCompleted && !complete {
 		status, code = runs.StatusFailed, runs.ExitFailed
+		if len(r.blocked) > 0 {
+			status, code = runs.StatusBlocked, runs.ExitBlocked
+		}
 	}
 	return status, code
 }
