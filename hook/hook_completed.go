@@ -132,8 +132,11 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	// story's protected files as they are there, and on the full tree.
 	var prot *verify.Protected
 	if m != nil {
+		pctx, cancel := context.WithTimeout(sigCtx, 30*time.Second)
 		var err error
-		if prot, err = verify.Protect(ctx, git.Repo{Dir: dir}, dir, m.ForkPoint, verify.RulesOf(m)); err != nil {
+		prot, err = verify.Protect(pctx, git.Repo{Dir: dir}, dir, m.ForkPoint, verify.RulesOf(m))
+		cancel()
+		if err != nil {
 			fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: its checks cannot be run against the fork point's protected files: %v\n", task, err)
 			return exitRefuse
 		}

@@ -115,17 +115,17 @@ type Event struct {
 	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 
-	Command     string   `json:"command,omitempty"`
-	DurationMs  *int64   `json:"durationMs,omitempty"`
-	Passed      *bool    `json:"passed,omitempty"`
-	TimedOut    bool     `json:"timedOut,omitempty"`
-	By          []string `json:"by,omitempty"`
-	Files       []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
+	Command    string   `json:"command,omitempty"`
+	DurationMs *int64   `json:"durationMs,omitempty"`
+	Passed     *bool    `json:"passed,omitempty"`
+	TimedOut   bool     `json:"timedOut,omitempty"`
+	By         []string `json:"by,omitempty"`
+	Files      []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
 	// Protected (KindProtected) are the protected files the story changed.
-	Protected []ProtectedFile `json:"protected,omitempty"`
-	MaxParallel int      `json:"maxParallel,omitempty"`
-	After       string   `json:"after,omitempty"`   // epic.start: ready | merged
-	Adopted     bool     `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
+	Protected   []ProtectedFile `json:"protected,omitempty"`
+	MaxParallel int             `json:"maxParallel,omitempty"`
+	After       string          `json:"after,omitempty"`   // epic.start: ready | merged
+	Adopted     bool            `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
 
 	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
 	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by

@@ -24,8 +24,12 @@ type Record struct {
 	Status   string    `json:"status"` // the worker.end status
 	ExitCode int       `json:"exitCode"`
 	Ended    time.Time `json:"ended"`
-	Branch   string    `json:"branch,omitempty"`
-	Base     string    `json:"base,omitempty"`
+	// Branch, Worktree (relative to the checkout) and PR are the run's:
+	// story.json kept them before issue 23 (readers still take them from
+	// there for such runs).
+	Branch   string `json:"branch,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	Base     string `json:"base,omitempty"`
 	// Reference is the run's reference commit R (a full hash): the tip of
 	// the base (for a stacked story, of the epic's base) when the run
 	// started, which the worker made the story branch's fork point. The

@@ -312,8 +312,7 @@ func names(rels []string) string {
 }
 
 // keepFieldChanges tells whether a story file differs from the branch only
-// in the members the worker and the hook write (a task's status;
-// story.json's branch, worktree, pr and status). When it differs in more,
+// in the member the worker and the hook write (status). When it differs in more,
 // the file is restored to the branch's with those members kept, and false
 // is returned. The file is read without following a link and bounded.
 func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
@@ -332,9 +331,6 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 		return false
 	}
 	fields := []string{"status"}
-	if path.Base(rel) == "story.json" {
-		fields = []string{"branch", "worktree", "pr", "status"}
-	}
 	var curV, headV map[string]any
 	if json.Unmarshal(cur, &curV) == nil && json.Unmarshal([]byte(head), &headV) == nil {
 		kept := map[string]any{}

@@ -209,9 +209,8 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.Step(runs.StepPR, "opened draft pull request %s", r.pr)
 	}
 	if r.pr != "" {
-		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
-			r.j.Warn(runs.StepPR, "record the PR in story.json: %v", err)
-		}
+		// In the run's events and record, not in story.json: definitions on
+		// the branch are the person's (definitions.go).
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
 }
@@ -239,15 +238,14 @@ func lastURL(out string) string {
 	return ""
 }
 
-// context records the story's branch and worktree in the worktree's
-// story.json, and marks it in progress only where the file has a status
-// (upstream SAGA derives a story's status from its tasks, and its strict
-// story object rejects a status it did not write).
+// context marks the story in progress only where its story.json has a
+// status (upstream SAGA derives a story's status from its tasks, and its
+// strict story object rejects a status it did not write). Its branch,
+// worktree and PR are the run's: in its events and record
+// (definitions.go).
 func (r *run) context(ctx context.Context) error {
-	for _, kv := range [][2]string{{"status", store.StatusInProgress}, {"branch", r.branch}, {"worktree", rel(r.root, r.wt)}} {
-		if err := r.setStoryField(ctx, kv[0], kv[1], kv[0] == "status"); err != nil {
-			return fmt.Errorf("update story.json: %w", err)
-		}
+	if err := r.setStoryField(ctx, "status", store.StatusInProgress, true); err != nil {
+		return fmt.Errorf("update story.json: %w", err)
 	}
 	s, err := r.story()
 	if err != nil {
@@ -296,6 +294,7 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
 		r.j.Warn(runs.StepEnd, "story status: %v", err)
 	}
+	r.restoreDefinitions(ctx)
 	// The end's statuses are final (in_progress was reset above): no
 	// reconciliation from the task list after the guard.
 	problem := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
@@ -345,7 +344,13 @@ func (r *run) end(ctx context.Context, completed, stopped bool) bool {
 		}
 	}
 	switch {
-	case !all || r.pr == "":
+	case r.pr == "":
+	case !all && len(r.blocked) > 0 && problem == "":
+		// A draft whose description lists the protected files changed.
+		if gh := lookPath(r.o.GH); gh != "" {
+			r.refreshPRBody(ctx, gh, digest)
+		}
+	case !all:
 	case problem != "":
 		r.j.Warn(runs.StepEnd, "the pull request stays a draft: the branch is not pushed with a clean worktree (see `git -C %s status`)", r.wt)
 	default:

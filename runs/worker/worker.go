@@ -120,7 +120,7 @@ func Run(ctx context.Context, o Options) int {
 	done, total := r.progress()
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
-			Branch: r.branch, Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
+			Branch: r.branch, Worktree: rel(r.root, r.wt), Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, DryRun: o.DryRun}
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
