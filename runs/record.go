@@ -35,10 +35,13 @@ type Record struct {
 	// started, which the worker made the story branch's fork point. The
 	// definitions and checks that count are read at it, never at a ref an
 	// agent could have moved. Empty in records of saga-lsp before issue 22.
-	Reference string  `json:"reference,omitempty"`
-	PR        string  `json:"pr,omitempty"`
-	Cost      float64 `json:"cost,omitempty"`
-	DryRun    bool    `json:"dryRun,omitempty"`
+	Reference string `json:"reference,omitempty"`
+	PR        string `json:"pr,omitempty"`
+	// Protected are the protected files the run's end found changed that
+	// keep the PR a draft (docs/worker.md#protected-files).
+	Protected []ProtectedFile `json:"protected,omitempty"`
+	Cost      float64         `json:"cost,omitempty"`
+	DryRun    bool            `json:"dryRun,omitempty"`
 }
 
 // recordDir holds the run records of the repository holding root: inside

@@ -84,6 +84,9 @@ type StoryStatus struct {
 	Worktree string       `json:"worktree"`
 	Worker   WorkerInfo   `json:"worker"`
 	Tasks    []TaskStatus `json:"tasks,omitzero"` // only when asked for
+	// Protected are the protected files the story's last run found changed
+	// that keep its PR a draft (docs/worker.md#protected-files).
+	Protected []runs.ProtectedFile `json:"protected,omitzero"`
 
 	// FromWorktree is set when the statuses come from the worktree copy.
 	FromWorktree bool `json:"-"`
@@ -200,11 +203,24 @@ func storyStatus(p *store.Parser, root string, main *store.Story, withTasks bool
 	st := StoryStatus{
 		ID: main.ID, Title: first(view.Title, main.Title), Status: view.EffectiveStatus(),
 		Done: view.Done(), Total: len(view.Tasks), Epic: main.EpicID(),
-		PR: first(view.PR, main.PR), Branch: first(view.Branch, main.Branch), Worktree: first(view.Worktree, main.Worktree),
 		FromWorktree: fromWT,
 	}
-	if st.PR == "" && last != nil {
-		st.PR = last.PR
+	// The run's branch, worktree and PR: its events, else its record, else
+	// story.json, where saga-lsp before issue 23 kept them.
+	rec, _ := runs.ReadRecord(root, main.ID)
+	var run runs.Run
+	st.Protected = rec.Protected
+	if last != nil {
+		run = *last
+		if last.ProtectedSeen {
+			st.Protected = last.ProtectedBlocking()
+		}
+	}
+	st.PR = first(run.PR, rec.PR, view.PR, main.PR)
+	st.Branch = first(run.Branch, rec.Branch, view.Branch, main.Branch)
+	st.Worktree = first(run.Worktree, rec.Worktree, view.Worktree, main.Worktree)
+	if r, err := filepath.Rel(root, st.Worktree); err == nil && filepath.IsAbs(st.Worktree) && !strings.HasPrefix(r, "..") {
+		st.Worktree = filepath.ToSlash(r)
 	}
 	st.Worker = workerInfo(root, main.ID, last, sessions)
 	if withTasks {

@@ -51,6 +51,13 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}
 	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
+	if len(st.Protected) > 0 {
+		files := make([]string, len(st.Protected))
+		for i, p := range st.Protected {
+			files[i] = esc(p.Path) + " (" + esc(p.Change) + ")"
+		}
+		fmt.Fprintf(b, "protected files changed: %s — the PR stays a draft; revert them, or allow it with \"mayChangeTests\" in a task on the base\n", strings.Join(files, ", "))
+	}
 	if st.Worker.OutputFile != "" {
 		fmt.Fprintf(b, "output:   %s\n", esc(st.Worker.OutputFile))
 	}

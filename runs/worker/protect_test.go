@@ -102,6 +102,11 @@ func TestProtectedFileChangedBlocksThePR(t *testing.T) {
 	if b := run.ProtectedBlocking(); len(b) != 1 || b[0].Path != "tests/check.sh" || b[0].Change != verify.Modified {
 		t.Errorf("the run's protected files: %+v", run.Protected)
 	}
+	st := testkit.Run(t, f.root, nil, "", f.sagaLSP, "status", "prot")
+	if !strings.Contains(st.Stdout, "protected files changed: tests/check.sh (modified)") || !strings.Contains(st.Stdout, "branch:   story/prot") ||
+		!strings.Contains(st.Stdout, "worktree: .saga/worktrees/prot\n") || !strings.Contains(st.Stdout, "PR:       "+prs[0]["url"].(string)) {
+		t.Errorf("status:\n%s%s", st.Stdout, st.Stderr)
+	}
 	// Definitions on the branch are the person's: the task file equals
 	// main's but for its status, and the restoration is reported.
 	got := f.git("show", "story/prot:.saga/stories/prot/fix.json")
