@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,6 +95,11 @@ func (g Repo) tree(ctx context.Context, id string) ([]treeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTree(id, raw)
+}
+
+// parseTree parses the content of tree object id.
+func parseTree(id string, raw []byte) ([]treeEntry, error) {
 	size := len(id) / 2 // the raw hash in a tree entry
 	var out []treeEntry
 	for len(raw) > 0 {
@@ -217,44 +223,53 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 	if !ok || len(root) != len(commit) {
 		return nil, fmt.Errorf("commit %s: no tree line", commit)
 	}
-	trees := map[string][]treeEntry{} // by tree id
-	entries := func(id string) ([]treeEntry, error) {
-		if es, ok := trees[id]; ok {
-			return es, nil
-		}
-		es, err := g.tree(ctx, id)
-		trees[id] = es
-		return es, err
+	// The paths' folders level by level, each level's trees in one
+	// batch: a handful of git processes however many paths.
+	type walk struct {
+		path  string
+		parts []string
+		tree  string
 	}
+	var pending []walk
+	for _, p := range paths {
+		pending = append(pending, walk{p, strings.Split(strings.Trim(p, "/"), "/"), string(root)})
+	}
+	trees := map[string][]treeEntry{} // by tree id
 	var ids, names []string
 	var exec []bool
-	for _, p := range paths {
-		tree, found := string(root), true
-		parts := strings.Split(strings.Trim(p, "/"), "/")
-		for i, name := range parts {
-			es, err := entries(tree)
-			if err != nil {
+	for len(pending) > 0 {
+		var need []string
+		for _, w := range pending {
+			if _, ok := trees[w.tree]; !ok && !slices.Contains(need, w.tree) {
+				need = append(need, w.tree)
+			}
+		}
+		raws, err := g.objects(ctx, need, "tree")
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range need {
+			if trees[id], err = parseTree(id, raws[i]); err != nil {
 				return nil, err
 			}
-			found = false
-			for _, e := range es {
-				if e.name != name {
+		}
+		next := pending[:0]
+		for _, w := range pending {
+			last := len(w.parts) == 1
+			for _, e := range trees[w.tree] {
+				if e.name != w.parts[0] {
 					continue
 				}
-				last := i == len(parts)-1
 				switch {
 				case !last && e.mode == "40000":
-					tree, found = e.id, true
+					next = append(next, walk{w.path, w.parts[1:], e.id})
 				case last && (e.mode == "100644" || e.mode == "100755"):
-					ids, names, exec = append(ids, e.id), append(names, p), append(exec, e.mode == "100755")
-					found = true
+					ids, names, exec = append(ids, e.id), append(names, w.path), append(exec, e.mode == "100755")
 				}
-				break
-			}
-			if !found {
 				break
 			}
 		}
+		pending = next
 	}
 	blobs, err := g.objects(ctx, ids, "blob")
 	if err != nil {

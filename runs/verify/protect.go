@@ -276,13 +276,21 @@ type Protected struct {
 // rules. R's versions of the files the protected run restores are read
 // with every object checked against R's hash.
 func Protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
+	// Both at once: the gate's budget counts every millisecond.
+	var others string
+	var oerr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		others, oerr = g.Raw(ctx, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga")
+	}()
 	diff, err := g.Raw(ctx, "diff", "--no-renames", "--ignore-submodules", "--name-status", "-z", fork, "--", ".", ":(exclude).saga")
+	<-done
 	if err != nil {
 		return nil, fmt.Errorf("compare the worktree with %s: %w", Short(fork), err)
 	}
-	others, err := g.Raw(ctx, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga")
-	if err != nil {
-		return nil, fmt.Errorf("list the worktree's new files: %w", err)
+	if oerr != nil {
+		return nil, fmt.Errorf("list the worktree's new files: %w", oerr)
 	}
 	type entry struct{ status, path string }
 	var entries []entry
