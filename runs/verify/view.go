@@ -112,11 +112,9 @@ func (v View) build(m *mounted, whole bool) error {
 	if whole {
 		differ["."] = true
 	}
-	missing := map[string]bool{} // folders of restored files the worktree lacks
 	for _, p := range append(slices.Collect(maps.Keys(v.Restore)), v.Hide...) {
 		d := path.Dir(p)
 		for d != "." && !isRealDir(filepath.Join(v.Dir, filepath.FromSlash(d))) {
-			missing[d] = true
 			d = path.Dir(d)
 		}
 		differ[d] = true
