@@ -231,13 +231,24 @@ func mirrorFolder(real, mirror, rel string, hide map[string]bool) (subs []string
 }
 
 // mirrorTree mirrors the whole tree below real into mirror (hard links),
-// leaving out hide.
+// leaving out hide. A .git (the repository's, where the mirrors live) is
+// a link to the real one, never mirrored.
 func mirrorTree(real, mirror, rel string, hide map[string]bool) error {
 	subs, err := mirrorFolder(real, mirror, rel, hide)
 	if err != nil {
 		return err
 	}
 	for _, s := range subs {
+		if s == ".git" {
+			dst := filepath.Join(mirror, s)
+			if err := os.Remove(dst); err != nil {
+				return err
+			}
+			if err := os.Symlink(filepath.Join(real, s), dst); err != nil {
+				return err
+			}
+			continue
+		}
 		r := path.Join(rel, s)
 		if rel == "." {
 			r = s
