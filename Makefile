@@ -1,10 +1,12 @@
 # saga-lsp — make demo (run it on the example workspace), make test (everything).
 GO       ?= go
 BIN      := bin/saga-lsp
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION)
+# The version stamped into the binary; without git (a source archive) none
+# is, and saga-lsp reports what the Go toolchain recorded (cli/version.go).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS  := $(if $(VERSION),-X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION))
 
-.PHONY: build test bench demo install lint fuzz clean
+.PHONY: build test bench demo install lint fuzz clean dist screenshots
 
 # CGO_ENABLED=0: a static binary. go.lsp.dev/jsonrpc2 imports net, whose
 # cgo resolver would link libc dynamically: ~0.7 ms more at every start, and
@@ -39,11 +41,31 @@ fuzz:
 	done
 	SAGA_CHAOS_TIME=$(CHAOSTIME) $(GO) test -count=1 -timeout 0 -run 'Chaos|Random' ./test/chaos ./lsp
 
+# The dashboard's pictures in docs/: its browser test photographs the pages
+# of an epic run (dashboard/epic_run_test.go, TestEpicNeedsUser) into its
+# artifact folder; they are copied into docs/. Look at them before
+# committing. (make test keeps its pictures in a temporary folder.)
+SHOTS := $(CURDIR)/.screenshots
+screenshots:
+	@rm -rf $(SHOTS) && mkdir -p $(SHOTS)
+	$(GO) test -count=1 -run '^TestEpicNeedsUser$$' -artifacts -outputdir $(SHOTS) ./dashboard
+	@for f in home epic story; do \
+		src=$$(find $(SHOTS)/_artifacts -name $$f.png | head -1); \
+		test -n "$$src" || { echo "no $$f.png: is chromium installed?"; exit 1; }; \
+		cp "$$src" docs/dashboard-$$f.png && echo "docs/dashboard-$$f.png"; \
+	done
+	@rm -rf $(SHOTS)
+
 demo: build
 	@scripts/demo.sh $(BIN)
+
+# The release (docs/releasing.md): archives for six targets, per-platform
+# VS Code extensions, checksums.txt, in dist/.
+dist:
+	$(GO) run ./scripts/dist -out dist $(if $(VERSION),-version $(VERSION)) -vsix
 
 install:
 	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp
 
 clean:
-	rm -rf bin .bench .bench-result.txt
+	rm -rf bin dist .bench .bench-result.txt

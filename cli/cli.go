@@ -7,7 +7,6 @@
 package cli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -17,9 +16,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/store"
 )
-
-// Version is stamped by the build (-ldflags "-X …/cli.Version=…").
-var Version = "dev"
 
 const (
 	exitOK       = 0
@@ -33,6 +29,11 @@ type Env struct {
 	Stdin          io.Reader
 	Dir            string              // working directory, for root discovery and relative paths
 	Getenv         func(string) string // the environment (default os.Getenv)
+
+	// describe, when set, receives a command's command line instead of its
+	// --help text: how completion and the man page read the flags from
+	// the same definitions as --help (describe.go).
+	describe func(*cmdLine)
 }
 
 type command struct {
@@ -55,12 +56,14 @@ func commandTable() []command {
 		{"run", runSynopsis, "start a story's worker, or an epic's runner, in a tmux session", runRun},
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
+		{"dashboard", dashboardSynopsis, "serve the backlog and its runs, live, as web pages (epics' dependency graphs, stories, output, problems)", runDashboard},
 		{"clean", cleanSynopsis, "remove what finished or abandoned runs left: worktrees, merged branches, task lists, session files", runClean},
 		{"worker", workerSynopsis, "execute a story end to end (normally inside tmux; see run)", runWorker},
 		{"epic-runner", epicRunnerSynopsis, "run an epic's stories in dependency order (normally inside tmux; see run)", runEpicRunner},
 		{"install", installSynopsis, "register saga-lsp's hooks in .claude/settings.json and print editor setup", runInstall},
 		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse, TaskCompleted): the event payload on stdin; exits 2 only to refuse a completion whose check fails", runHook},
 		{"serve", serveSynopsis, "run the language server on stdin/stdout (the default without a command)", runServe},
+		{"completion", completionSynopsis, "print the shell completion script for bash, zsh or fish", runCompletion},
 		{"version", versionSynopsis, "print the version (also: saga-lsp --version, -v)", runVersion},
 	}
 }
@@ -101,6 +104,10 @@ func Main(args []string, env *Env) int {
 		return runWorker(env, args[1:])
 	case "__agent": // hidden: worker --dry-run's simulated claude
 		return runAgent(env, args[1:])
+	case "__complete": // hidden: the ids the shell completions offer
+		return runCompleteIDs(env, args[1:])
+	case "__manpage": // hidden: saga-lsp.1, for make dist
+		return runManpage(env, args[1:])
 	case "help", "-h", "-help", "--help":
 		return runHelp(env, args[1:])
 	case "-v", "-version", "--version":
@@ -236,18 +243,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-const versionSynopsis = "version"
-
-func runVersion(env *Env, args []string) int {
-	c := newCmdLine("version")
-	pos, err := c.parse(args)
-	if err := cmp.Or(err, wantArgs(pos)); err != nil {
-		return c.fail(env, err)
-	}
-	fmt.Fprintf(env.Stdout, "saga-lsp %s\n", Version)
-	return exitOK
 }
 
 // printJSON writes v as indented JSON, the form of every --format json.

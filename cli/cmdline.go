@@ -144,6 +144,9 @@ func (c *cmdLine) fail(env *Env, err error) int {
 	var ue *usageError
 	var ce *store.UsageError
 	switch {
+	case errors.Is(err, flag.ErrHelp) && env.describe != nil:
+		env.describe(c)
+		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		c.help(env.Stdout)
 		return exitOK

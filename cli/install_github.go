@@ -52,7 +52,7 @@ func installGitHubActions(env *Env, c *cmdLine, g ghaFlags, root string, dryRun 
 	shown := shownPath(env, top, filepath.Join(top, filepath.FromSlash(github.WorkflowPath)))
 	src := github.Source{FromSource: *g.fromSource}
 	if !src.FromSource {
-		if src, err = github.ReleaseSource(Version, runtime.Version()); err != nil && !*g.remove {
+		if src, err = github.ReleaseSource(version(), runtime.Version()); err != nil && !*g.remove {
 			return c.fail(env, err)
 		}
 	}

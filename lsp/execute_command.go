@@ -59,7 +59,7 @@ func decoded[A any](run func(ctx context.Context, s *Server, snap *Snapshot, a A
 
 // commandOrder is the order of executeCommandProvider.commands.
 var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput",
-	"runEpic", "stopEpic", "reviewStory"}
+	"runEpic", "stopEpic", "reviewStory", "openDashboard"}
 
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
@@ -73,6 +73,8 @@ func commandTable() map[string]commandFunc {
 		"runEpic":     decoded(cmdRunEpic, "epic"),
 		"stopEpic":    decoded(cmdStopEpic, "epic"),
 		"reviewStory": decoded(cmdReviewStory, "story"),
+		// No arguments: the workspace's dashboard (dashboard.go).
+		"openDashboard": cmdOpenDashboard,
 	}
 }
 

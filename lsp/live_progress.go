@@ -72,6 +72,7 @@ func (l *live) WorkerProgress(p watch.WorkerProgress) {
 	wp := &workerProgressParams{Story: p.Story, Session: p.Session, State: p.State, Step: p.Step, Cycle: p.Cycle,
 		Done: p.Done, Total: p.Total, Message: p.Message, OutputFile: p.OutputFile}
 	l.notifySaga("saga/workerProgress", wp)
+	l.s.dash.sink(l.root).WorkerProgress(p)
 	l.progressStep(p.Session, stopTarget{story: p.Story, session: p.Session}, p.First, p.Ended,
 		"SAGA "+p.Story, progressText(wp), percent(p.Done, p.Total))
 }
@@ -80,6 +81,7 @@ func (l *live) WorkerProgress(p watch.WorkerProgress) {
 func (l *live) TaskStatus(c watch.TaskStatus) {
 	l.notifySaga("saga/taskStatus", &taskStatusParams{Story: c.Story, Task: c.Task, Subject: c.Subject,
 		From: c.From, To: c.To, Source: c.Source})
+	l.s.dash.sink(l.root).TaskStatus(c)
 }
 
 // EpicProgress implements watch.Sink: saga/epicProgress, then the epic
@@ -91,16 +93,23 @@ func (l *live) EpicProgress(p watch.EpicProgress) {
 		ep.Stories = append(ep.Stories, epicStoryParams{ID: s.ID, State: s.State, HeldBy: s.HeldBy, Done: s.Done, Total: s.Total})
 	}
 	l.notifySaga("saga/epicProgress", ep)
+	l.s.dash.sink(l.root).EpicProgress(p)
 	l.progressStep("epic "+p.Epic, stopTarget{epic: p.Epic}, p.First, p.Ended,
 		"SAGA epic "+p.Epic, epicProgressText(ep), percent(p.Done, p.Total))
 }
 
 // FilesChanged implements watch.Sink: the files' diagnostics are
 // republished (their LSP-only findings follow the runs).
-func (l *live) FilesChanged(rels []string) { l.s.pub.queue(rels) }
+func (l *live) FilesChanged(rels []string) {
+	l.s.pub.queue(rels)
+	l.s.dash.sink(l.root).FilesChanged(rels)
+}
 
 // Refresh implements watch.Sink: the lenses are refreshed.
-func (l *live) Refresh() { l.bell.ring() }
+func (l *live) Refresh() {
+	l.bell.ring()
+	l.s.dash.sink(l.root).Refresh()
+}
 
 // percent is a work-done progress's percentage.
 func percent(done, total int) uint32 {

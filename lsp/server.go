@@ -145,7 +145,8 @@ type Server struct {
 	client   clientInfo
 	pub      *publisher
 	watcher  *watcher
-	live     *live // the run watcher's LSP adapter (live.go); set once in Serve
+	live     *live        // the run watcher's LSP adapter (live.go); set once in Serve
+	dash     lspDashboard // saga.openDashboard's (dashboard.go)
 	env      func(string) string
 	bg       sync.WaitGroup
 
@@ -473,6 +474,7 @@ func (s *Server) stopBackground() {
 	if w != nil {
 		w.close()
 	}
+	s.dash.close()
 	s.live.close()
 	s.pub.close()
 }

@@ -285,6 +285,7 @@ func (s *Server) update(f func(old *Snapshot) (*Snapshot, []string)) {
 	s.snap = snap
 	s.mu.Unlock()
 	s.pub.queue(affected)
+	s.dash.filesChanged(snap.Root, affected)
 }
 
 // current returns the snapshot in force.

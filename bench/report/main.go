@@ -74,6 +74,14 @@ func budgets() []budget {
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
 		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
+		// The dashboard (bench/dashboard_test.go): a process, and chromium.
+		{label: "dashboard: navigation → W's home table, every row in the DOM", bench: "DashboardHome", metric: "home-ms", max: 1000, unit: "ms"},
+		{label: "dashboard: W's home page ÷ status --format json (paired)", bench: "DashboardHome", metric: "home/status", max: 2, unit: "×"},
+		{label: "dashboard: peak RSS ÷ the language server's on W", bench: "DashboardHome", metric: "dash/lsp-RSS", max: 1, unit: "×"},
+		{label: "dashboard: a 200-story epic's graph drawn", bench: "DashboardEpicGraph", metric: "graph-ms", max: 1000, unit: "ms"},
+		{label: "dashboard: status change on disk → the open page p95", bench: "DashboardLiveTaskStatus", metric: "p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: one open page, 30 s without change: CPU", bench: "DashboardIdle", metric: "idle-cpu-ms", max: 50, unit: "ms"},
+		{label: "dashboard: gh and tmux calls meanwhile", bench: "DashboardIdle", metric: "gh+tmux-calls", max: 0.5, unit: "calls"},
 		// Issue 17's hostile file: 60,000 blockedBy entries (bench/longlist_test.go).
 		{label: "60,000-entry blockedBy: slowest request or edit → diagnostics", bench: "LongList", metric: "slowest-ms", max: 1000, unit: "ms"},
 		{label: "60,000-entry blockedBy: slowest ÷ the same at 15,000 (4 linear, 16 quadratic)", bench: "LongList", metric: "growth-x4", max: 8, unit: "×"},

@@ -175,7 +175,14 @@ type pluginResult struct {
 	Codelens                 []string `json:"codelens"`
 	CodelensRefreshHandler   bool     `json:"codelens_refresh_handler"`
 	CodelensRefreshSupported bool     `json:"codelens_refresh_supported"`
-	Plan                     *struct {
+	Dashboard                *struct {
+		Message string `json:"message"`
+		Again   *struct {
+			URL     string `json:"url"`
+			Started bool   `json:"started"`
+		} `json:"again"`
+	} `json:"dashboard"`
+	Plan *struct {
 		Buffer  string   `json:"buffer"`
 		Lines   []string `json:"lines"`
 		Current bool     `json:"current"`
@@ -279,6 +286,17 @@ func TestPlugin(t *testing.T) {
 		}
 		if !res.CodelensRefreshHandler || !res.CodelensRefreshSupported {
 			t.Errorf("workspace/codeLens/refresh: handler %v, capability %v", res.CodelensRefreshHandler, res.CodelensRefreshSupported)
+		}
+	})
+
+	t.Run("dashboard", func(t *testing.T) {
+		partErr(t, "dashboard")
+		d := res.Dashboard
+		if d == nil || !regexp.MustCompile(`^saga: dashboard http://127\.0\.0\.1:\d+/\?token=[0-9a-f]{48}$`).MatchString(d.Message) {
+			t.Fatalf(":SagaDashboard! showed %+v", d)
+		}
+		if d.Again == nil || d.Again.Started || !strings.HasSuffix(d.Message, d.Again.URL) {
+			t.Errorf("a second call: %+v, want the same URL, not started again", d.Again)
 		}
 	})
 

@@ -53,16 +53,17 @@ type Source struct {
 // releaseVersion is a release tag: vMAJOR.MINOR.PATCH, perhaps with a
 // pre-release; what `git describe` adds to a commit past a tag
 // (-N-gHASH) or to a dirty tree is no release.
-var (
-	releaseVersion = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-	describeSuffix = regexp.MustCompile(`-[0-9]+-g[0-9a-f]+|dirty`)
-	goMinor        = regexp.MustCompile(`^go?(1\.[0-9]+)`)
+// Compiled where used, not at init (as workflowSource).
+const (
+	releaseVersion = `^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`
+	describeSuffix = `-[0-9]+-g[0-9a-f]+|dirty`
+	goMinor        = `^go?(1\.[0-9]+)`
 )
 
 // Release tells whether version (cli.Version, set by the build) names a
 // release that `go install …@version` can fetch.
 func Release(version string) bool {
-	return releaseVersion.MatchString(version) && !describeSuffix.MatchString(version)
+	return regexp.MustCompile(releaseVersion).MatchString(version) && !regexp.MustCompile(describeSuffix).MatchString(version)
 }
 
 // NotReleaseError refuses to write a workflow that could not pin the
@@ -81,7 +82,7 @@ func ReleaseSource(version, goVersion string) (Source, error) {
 	if !Release(version) {
 		return Source{}, &NotReleaseError{Version: version}
 	}
-	m := goMinor.FindStringSubmatch(goVersion)
+	m := regexp.MustCompile(goMinor).FindStringSubmatch(goVersion)
 	if m == nil {
 		return Source{}, fmt.Errorf("cannot tell the Go release from %q", goVersion)
 	}
@@ -99,7 +100,11 @@ func Render(src Source) ([]byte, error) {
 		return nil, fmt.Errorf("render %s: a release version and its Go release, or --from-source", WorkflowFile)
 	}
 	var b bytes.Buffer
-	err := workflowTemplate.Execute(&b, struct {
+	tmpl, err := template.New(WorkflowFile).Delims("{%", "%}").Parse(workflowSource)
+	if err != nil {
+		return nil, fmt.Errorf("the workflow template: %w", err)
+	}
+	err = tmpl.Execute(&b, struct {
 		Source
 		Module, ClaudeCode, ClaudeVersion, APIKey, OAuthToken string
 		Timeout                                               int
@@ -155,7 +160,9 @@ func Pristine(content []byte) bool {
 // input interpolated into a script is a script injection); secrets and the
 // job token only the steps that need them; the worker keeps GH_TOKEN and
 // the git credential helper from the agent (runs/worker/agentenv.go).
-var workflowTemplate = template.Must(template.New(WorkflowFile).Delims("{%", "%}").Parse(`# saga-story.yml: one SAGA story run end to end by saga-lsp's worker on a
+// Parsed where rendered, not at init: every start of saga-lsp, the
+// hook's included, would pay for it.
+const workflowSource = `# saga-story.yml: one SAGA story run end to end by saga-lsp's worker on a
 # GitHub-hosted runner, ending as a pull request. ` + "`saga-lsp run <story> --on github`" + `
 # dispatches it; saga-lsp's docs/github-actions.md says what a repository
 # sets up once.
@@ -338,4 +345,4 @@ jobs:
           path: ${{ runner.temp }}/saga-run
           if-no-files-found: ignore
           retention-days: 30
-`))
+`

@@ -53,6 +53,9 @@ type Run struct {
 	Cycle, Done, Total                        int // Done/Total from the live view when there is one
 	PID                                       int // the worker's, once its worker.start is read
 	Running                                   bool
+	Cost                                      float64 // USD the run's headless runs reported
+	PR                                        string  // the pull request it opened
+	DryRun                                    bool    // the simulated agent stood in for Claude Code
 	// Checks is each task's last check result in this run.
 	Checks map[string]runs.CheckResult
 	// Protected are the protected files the story changed that keep its
@@ -172,7 +175,7 @@ func (w *Watcher) publishLocked() {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
 				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks),
-				Protected: r.ProtectedBlocking()}
+				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking()}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}

@@ -55,3 +55,47 @@ func TestCheckLeaksNothingWithRealClaudeCode(t *testing.T) {
 		}
 	}
 }
+
+// Attack 3 of issue 22 with the real Claude Code: saga-lsp runs as root
+// (containers, CI, devcontainers) and a task's check remounts / read-write
+// and writes outside the worktree, then tries to mount over a host path.
+// The check's sandbox holds no capability even for root: nothing outside
+// changes; the check's own report, committed by the worker, says why.
+func TestRootCheckCannotRemountWithRealClaudeCode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("attack 3 is saga-lsp run as root; this test runs as uid", os.Geteuid())
+	}
+	claude := claudeOffline(t)
+	testkit.Bwrap(t)
+	base := testkit.HostDir(t)
+	outside := filepath.Join(base, "outside")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	probe := "{ mount -o remount,rw / && echo pwned > " + outside + "/remount; mount -t tmpfs none " + outside + " && echo mounted; echo pwned > " + outside + "/direct; } > probe.txt 2>&1; true"
+	root := filepath.Join(base, "repo")
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/root/story.json": `{"id": "root", "title": "Root", "description": "Do the task."}` + "\n",
+		".saga/stories/root/t.json":     `{"id": "t", "subject": "Do it", "description": "Do it.", "status": "pending", "blockedBy": [], "checks": [` + jsonc.Quote(probe) + `]}` + "\n",
+	})
+	testkit.InitRepo(t, root)
+	env := append(testkit.CleanEnv(), "SAGA_CLAUDE="+claude,
+		"CLAUDE_OFFLINE_LOG="+filepath.Join(base, "api.jsonl"), "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
+		"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"), "SAGA_GH="+filepath.Join(base, "no-gh"))
+	if tools := os.Getenv("SAGA_TOOLS_CACHE"); tools != "" {
+		env = append(env, "SAGA_TOOLS_CACHE="+tools)
+	}
+	r := testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "root", "--max-cycles", "2")
+	if r.Code != 0 {
+		t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	got := testkit.Git(t, root, "show", "story/root:probe.txt")
+	t.Logf("the check's report:\n%s", got)
+	entries, err := os.ReadDir(outside)
+	if err != nil || len(entries) > 0 {
+		t.Fatalf("the check reached outside its worktree (%v, %d entries); its report:\n%s", err, len(entries), got)
+	}
+	if strings.Contains(got, "mounted") || !strings.Contains(got, "ermission denied") && !strings.Contains(got, "Read-only") {
+		t.Fatalf("the check's report does not show the refusals:\n%s", got)
+	}
+}

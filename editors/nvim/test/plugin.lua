@@ -202,6 +202,24 @@ h.main(function()
     r.epic_content = file_exists(epic) and table.concat(vim.fn.readfile(epic), '\n') or nil
   end)
 
+  -- 5b. :SagaDashboard! → the server's dashboard, its URL shown (not opened).
+  part('dashboard', function()
+    local r = {}
+    result.dashboard = r
+    local n0 = #result.notifications
+    vim.cmd('SagaDashboard!')
+    h.wait(10000, function() return notified(n0, 'saga: dashboard') end)
+    for i = n0 + 1, #result.notifications do
+      if result.notifications[i].msg:sub(1, 15) == 'saga: dashboard' then
+        r.message = result.notifications[i].msg
+      end
+    end
+    -- A second call: the same dashboard.
+    n0 = #result.notifications
+    saga.dashboard({ print = true, callback = function(res) r.again = res end })
+    h.wait(10000, function() return r.again ~= nil end)
+  end)
+
   -- 6. :SagaRun! (dry run) from a file of the story → saga/workerProgress to completed.
   part('run', function()
     local r = {}

@@ -34,6 +34,7 @@ const SERVER_COMMANDS = [
   'createEpic',
   'showPlan',
   'showOutput',
+  'openDashboard',
 ] as const;
 type ServerCommand = (typeof SERVER_COMMANDS)[number];
 
@@ -145,6 +146,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case 'stopStory':
       case 'stopEpic':
         model.scheduleRefresh(200);
+        break;
+      case 'openDashboard':
+        // {url, started}: the workspace's dashboard, served by the server;
+        // the URL carries its access token.
+        if (typeof r.url === 'string') {
+          log.info(`dashboard ${r.started ? 'started' : 'running'}: ${r.url.replace(/token=.*/, 'token=…')}`);
+          await vscode.env.openExternal(vscode.Uri.parse(r.url, true));
+        }
         break;
       case 'reviewStory':
         // {story, branch, base, repo, worktree, files: [{path, status, oldPath?}]}
@@ -460,6 +469,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       void quickPickStory(model, 'Output of which story?', (s) => !!s.worker.outputFile).then((s) => s && workers.show(s));
     }),
+    vscode.commands.registerCommand(
+      'saga.openDashboard',
+      guarded(async () => {
+        await callServer('openDashboard', {});
+      }),
+    ),
     vscode.commands.registerCommand('saga.refresh', () => model.refresh()),
     vscode.commands.registerCommand(
       'saga.restartServer',
@@ -599,7 +614,7 @@ function findRoot(): string | undefined {
 function registerFallbackCommands(context: vscode.ExtensionContext): void {
   const hint = () =>
     void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
-  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'refresh', 'restartServer']) {
+  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer']) {
     context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
   }
   context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));

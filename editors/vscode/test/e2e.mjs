@@ -17,7 +17,8 @@
 //      SAGA view and the status bar reach completed; a click on a node opens
 //      that story's story.json.
 //   7. SAGA: Review story opens the story branch's changes in the multi-file
-//      diff editor.
+//      diff editor; SAGA: Open dashboard gets the workspace's dashboard URL
+//      from the server and opens it externally; the dashboard answers.
 //   8. epic checkout, not a dry run (the stand-in claude: checkout--pay
 //      crashes, checkout--cart is slow), started from the view's Run epic
 //      button: one "needs you" notification for the failure (with the story
@@ -393,6 +394,19 @@ async function main() {
     });
     log(`  ${files.title.split(' - ')[0]}: ${files.text.split('\n').filter((l) => /\.(md|json)\b/.test(l)).slice(0, 6).join(' | ')}`);
     await shot('08-review');
+  });
+
+  await step('SAGA: Open dashboard opens the dashboard the server serves', async () => {
+    await runCommand('SAGA: Open dashboard');
+    const line = await until('the extension to open the dashboard', 30_000, async () => {
+      const m = extensionLog().match(/dashboard (started|running): (http:\/\/127\.0\.0\.1:\d+)\/\?token=/);
+      return m ? m[2] : false;
+    });
+    // The dashboard is the server's: without the token it refuses.
+    const r = await fetch(`${line}/`);
+    if (r.status !== 401) throw new Error(`the dashboard at ${line} answered ${r.status} without its token`);
+    log(`  dashboard at ${line}`);
+    await dismissNotifications();
   });
 
   // --- 8. a run that needs you ----------------------------------------------------

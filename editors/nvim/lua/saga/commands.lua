@@ -5,6 +5,7 @@
 local M = {}
 
 local actions = require('saga.actions')
+local dashboard = require('saga.dashboard')
 local message = require('saga.message')
 local new = require('saga.new')
 local progress = require('saga.progress')
@@ -163,7 +164,8 @@ function M.complete_new(lead, line)
   return {}
 end
 
---- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaNew and :SagaOutput.
+--- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaNew, :SagaOutput and
+--- :SagaDashboard.
 function M.define()
   local cmd = vim.api.nvim_create_user_command
   -- The name and the flags of :SagaRun, :SagaStop and :SagaPlan; a mistake is a message.
@@ -199,6 +201,9 @@ function M.define()
   })
   cmd('SagaOutput', function(o) actions.output(o.args) end, {
     nargs = '?', complete = complete_stop, desc = "saga: open a worker's output file",
+  })
+  cmd('SagaDashboard', function(o) dashboard.open({ print = o.bang }) end, {
+    nargs = 0, bang = true, desc = 'saga: open the live dashboard of the backlog and its runs in the browser (! : only show its URL)',
   })
 end
 

@@ -21,12 +21,14 @@
 --   actions    :SagaRun, :SagaStop, :SagaPlan, :SagaOutput, lens commands
 --   new        :SagaNew
 --   review     :SagaReview
+--   dashboard  :SagaDashboard
 --   commands   the user commands: parsing, completion, definition
 
 local actions = require('saga.actions')
 local codelens = require('saga.codelens')
 local commands = require('saga.commands')
 local config = require('saga.config')
+local dashboard = require('saga.dashboard')
 local lsp = require('saga.lsp')
 local new = require('saga.new')
 local progress = require('saga.progress')
@@ -75,6 +77,7 @@ M.show_scratch = ui.show_scratch
 M.new = new.new
 M._new_argument = new.argument
 M.review = review.review
+M.dashboard = dashboard.open
 M._review_items = review.items
 
 -- The user commands.

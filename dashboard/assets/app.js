@@ -1,0 +1,425 @@
+// SAGA dashboard: live updates over server-sent events (the page fetches
+// itself again when the server says something changed), confirmed
+// actions, keyboard navigation, and the dependency graph laid out by dagre
+// and drawn as SVG. Everything the server sends is text: it is put in the
+// page with textContent or as the server's own escaped HTML, never built
+// into markup here.
+(() => {
+  'use strict';
+  const $ = (sel, root = document) => root.querySelector(sel);
+  const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+  const SVG = 'http://www.w3.org/2000/svg';
+
+  // What tests and benchmarks wait for: the stream is connected, the
+  // sequence of the last change seen, how many times the page fetched
+  // itself, when the graph was last drawn.
+  const dash = { connected: false, seq: 0, refreshes: 0, outputs: 0, graphs: 0, lastRefresh: 0, graphAt: 0, layoutMs: 0 };
+  window.sagaDashboard = dash;
+
+  // ---------------------------------------------------------------------
+  // Live updates
+
+  let refreshing = false;
+  let again = false;
+
+  async function refresh() {
+    if (refreshing) {
+      again = true;
+      return;
+    }
+    refreshing = true;
+    try {
+      const res = await fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { 'X-Dashboard-Refresh': '1' } });
+      if (res.ok) {
+        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+        swap(doc);
+        dash.refreshes++;
+        dash.lastRefresh = performance.now();
+        document.dispatchEvent(new CustomEvent('saga:refreshed'));
+      }
+    } catch (e) {
+      // Offline: the stream's reconnection fetches again.
+    } finally {
+      refreshing = false;
+      if (again) {
+        again = false;
+        refresh();
+      }
+    }
+  }
+
+  // keyOf names an element so that it can be found again in the new page.
+  function keyOf(el) {
+    if (!el || el === document.body) return null;
+    if (el.id) return '#' + CSS.escape(el.id);
+    if (el.matches('a[href]')) return 'a[href="' + CSS.escape(el.getAttribute('href')) + '"]';
+    if (el.matches('summary')) {
+      const d = el.closest('details');
+      if (d && d.id) return '#' + CSS.escape(d.id) + ' > summary';
+    }
+    if (el.matches('.graph .node')) return '.graph .node[data-id="' + CSS.escape(el.dataset.id) + '"]';
+    return null;
+  }
+
+  function swap(doc) {
+    const focus = keyOf(document.activeElement);
+    const open = new Set($$('details[open]').map((d) => d.id));
+    const out = $('#output pre');
+    const outState = out && { bottom: out.scrollTop + out.clientHeight >= out.scrollHeight - 4, top: out.scrollTop };
+    const graph = $('#graph');
+    const graphScroll = graph && [graph.scrollLeft, graph.scrollTop];
+    for (const sel of ['#banners', '#problem-count']) {
+      const n = $(sel, doc);
+      const o = $(sel);
+      if (n && o) o.innerHTML = n.innerHTML;
+    }
+    const nm = $('#main', doc);
+    const om = $('#main');
+    if (nm && om) {
+      for (const a of ['data-scope', 'data-repo', 'data-id', 'data-stories']) om.setAttribute(a, nm.getAttribute(a) || '');
+      om.innerHTML = nm.innerHTML;
+    }
+    for (const id of open) {
+      const d = document.getElementById(id);
+      if (d && d.tagName === 'DETAILS') d.open = true;
+    }
+    const no = $('#output pre');
+    if (no && outState) no.scrollTop = outState.bottom ? no.scrollHeight : outState.top;
+    else if (no) no.scrollTop = no.scrollHeight;
+    drawGraph();
+    const ng = $('#graph');
+    if (ng && graphScroll) [ng.scrollLeft, ng.scrollTop] = graphScroll;
+    if (focus) {
+      const el = $(focus);
+      if (el) el.focus({ preventScroll: true });
+    }
+  }
+
+  let outputBusy = false;
+  let outputAgain = false;
+
+  async function refreshOutput() {
+    const box = $('#output-box');
+    if (!box) return;
+    if (outputBusy) {
+      outputAgain = true;
+      return;
+    }
+    outputBusy = true;
+    try {
+      const res = await fetch(box.dataset.outputUrl, { credentials: 'same-origin', cache: 'no-store' });
+      if (res.ok) {
+        const pre = $('#output pre');
+        const bottom = !pre || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+        const top = pre ? pre.scrollTop : 0;
+        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+        const n = $('#output', doc);
+        const o = $('#output');
+        if (n && o) o.replaceWith(document.adoptNode(n));
+        const np = $('#output pre');
+        if (np) np.scrollTop = bottom ? np.scrollHeight : top;
+        dash.outputs++;
+      }
+    } catch (e) {
+      // the next change fetches again
+    } finally {
+      outputBusy = false;
+      if (outputAgain) {
+        outputAgain = false;
+        refreshOutput();
+      }
+    }
+  }
+
+  function setLive(on) {
+    const l = $('#live');
+    dash.connected = on;
+    if (!l) return;
+    l.dataset.state = on ? 'live' : 'offline';
+    l.textContent = on ? 'live' : 'offline — reconnecting';
+  }
+
+  function onChange(n) {
+    const m = $('#main');
+    const scope = m ? m.dataset.scope : '';
+    const repo = m ? m.dataset.repo : '';
+    const id = m ? m.dataset.id : '';
+    const outputs = (n.output && n.output[repo]) || [];
+    const onlyOutput = Object.keys(n.stories).length === 0 && Object.keys(n.epics).length === 0 && n.all.length === 0;
+    if (scope === 'story' && outputs.includes(id)) refreshOutput();
+    if (onlyOutput || scope === 'review' || scope === 'message') return;
+    refresh();
+  }
+
+  function connect() {
+    const es = new EventSource('/events');
+    es.addEventListener('hello', (e) => {
+      const d = JSON.parse(e.data);
+      const rendered = Number(document.body.dataset.seq || 0);
+      const missed = d.seq !== (dash.connected || dash.seq ? dash.seq : rendered);
+      dash.seq = d.seq;
+      setLive(true);
+      if (missed) refresh();
+    });
+    es.addEventListener('change', (e) => {
+      const n = JSON.parse(e.data);
+      dash.seq = n.seq;
+      onChange(n);
+    });
+    es.onerror = () => setLive(false);
+  }
+
+  // ---------------------------------------------------------------------
+  // Actions: confirmed in a dialog, sent as same-origin POSTs.
+
+  function ask(question) {
+    const d = $('#confirm');
+    if (!d || !d.showModal) return Promise.resolve(window.confirm(question));
+    $('#confirm-q').textContent = question;
+    d.returnValue = '';
+    d.showModal();
+    $('#confirm-cancel').focus();
+    return new Promise((resolve) => d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true }));
+  }
+
+  function toast(text, error) {
+    const t = $('#toast');
+    if (!t) return;
+    const div = document.createElement('div');
+    div.className = 'msg' + (error ? ' error' : '');
+    div.textContent = text;
+    t.appendChild(div);
+    setTimeout(() => div.remove(), error ? 15000 : 8000);
+  }
+
+  function describe(f) {
+    let q = f.dataset.confirm || 'Are you sure?';
+    const extra = [];
+    const mp = f.elements.maxParallel;
+    if (mp && mp.value) extra.push(mp.value + ' at once');
+    const mc = f.elements.maxCost;
+    if (mc && mc.value) extra.push('at most $' + mc.value);
+    const dry = f.elements.dryRun;
+    if (dry && dry.checked) extra.push('dry run: the simulated agent');
+    if (extra.length) q = q.replace(/\?$/, '') + ' (' + extra.join(', ') + ')?';
+    return q;
+  }
+
+  async function send(f, quiet) {
+    const body = new URLSearchParams(new FormData(f));
+    body.set('confirm', 'yes');
+    const buttons = $$('button', f);
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const res = await fetch(f.action, { method: 'POST', body, credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      let j;
+      try {
+        j = await res.json();
+      } catch (e) {
+        j = { ok: false, message: res.status + ' ' + res.statusText };
+      }
+      if (!quiet || !j.ok) toast(j.message, !j.ok);
+    } catch (e) {
+      toast('The dashboard did not answer: ' + e, true);
+    } finally {
+      buttons.forEach((b) => (b.disabled = false));
+      refresh();
+    }
+  }
+
+  document.addEventListener('submit', async (e) => {
+    const f = e.target;
+    if (f.matches('form.filters')) {
+      // The filters in the URL, without the empty ones.
+      e.preventDefault();
+      const q = new URLSearchParams();
+      for (const [k, v] of new FormData(f)) if (v) q.set(k, v);
+      const s = q.toString();
+      location.assign(f.getAttribute('action') + (s ? '?' + s : ''));
+    } else if (f.matches('form.action')) {
+      e.preventDefault();
+      if (await ask(describe(f))) send(f, false);
+    } else if (f.matches('form.ack')) {
+      e.preventDefault();
+      send(f, true);
+    }
+  });
+
+  // A filter select applies at once.
+  document.addEventListener('change', (e) => {
+    const el = e.target;
+    if (el.form && el.form.matches('form.filters') && el.tagName !== 'INPUT') el.form.requestSubmit();
+    else if (el.form && el.form.matches('form.filters') && el.type === 'checkbox') el.form.requestSubmit();
+  });
+
+  // ---------------------------------------------------------------------
+  // Keyboard
+
+  let chord = false;
+  function navigables() {
+    return $$('#main a[data-nav], #main summary[data-nav], #graph .node').filter((el) => el.offsetParent !== null || el.closest('svg'));
+  }
+  function move(step) {
+    const items = navigables();
+    if (!items.length) return;
+    let i = items.indexOf(document.activeElement);
+    i = i < 0 ? (step > 0 ? 0 : items.length - 1) : Math.min(items.length - 1, Math.max(0, i + step));
+    items[i].focus();
+    items[i].scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }
+  document.addEventListener('keydown', (e) => {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t.closest && t.closest('input, select, textarea, [contenteditable]')) {
+      if (e.key === 'Escape') t.blur();
+      return;
+    }
+    if ($('dialog[open]')) return;
+    if (chord) {
+      chord = false;
+      if (e.key === 'h') location.href = '/';
+      else if (e.key === 'p') location.href = '/problems';
+      return;
+    }
+    switch (e.key) {
+      case '/':
+        e.preventDefault();
+        $('#filter-q').focus();
+        break;
+      case 'j':
+      case 'ArrowDown':
+        if (e.key === 'ArrowDown' && !(t.matches && t.matches('#graph .node'))) return;
+        e.preventDefault();
+        move(1);
+        break;
+      case 'k':
+      case 'ArrowUp':
+        if (e.key === 'ArrowUp' && !(t.matches && t.matches('#graph .node'))) return;
+        e.preventDefault();
+        move(-1);
+        break;
+      case 'g':
+        chord = true;
+        break;
+      case '?':
+        $('#help').showModal();
+        break;
+      case 'Enter':
+      case ' ':
+        if (t.matches && t.matches('#graph .node')) {
+          e.preventDefault();
+          location.href = t.getAttribute('href');
+        }
+        break;
+    }
+  });
+
+  // ---------------------------------------------------------------------
+  // The dependency graph: dagre lays it out, we draw it.
+
+  let layoutCache = { key: '', layout: null };
+  let measurer = null;
+
+  function textWidth(text, bold) {
+    if (!measurer) measurer = document.createElement('canvas').getContext('2d');
+    measurer.font = (bold ? '600 ' : '') + '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+    return measurer.measureText(text).width;
+  }
+
+  function clip(s, n) {
+    return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  }
+
+  function layoutOf(data) {
+    const key = JSON.stringify([data.nodes.map((n) => [n.id, n.title]), data.edges.map((e) => [e.from, e.to])]);
+    if (layoutCache.key === key) return layoutCache.layout;
+    const g = new dagre.graphlib.Graph();
+    g.setGraph({ rankdir: 'TB', nodesep: 16, ranksep: 44, edgesep: 8, marginx: 6, marginy: 6 });
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const n of data.nodes) {
+      const w = Math.max(textWidth(n.id, true), textWidth(clip(n.title, 34)), textWidth('● in progress · 10/10 tasks', true)) + 20;
+      g.setNode(n.id, { width: Math.ceil(w), height: 58 });
+    }
+    for (const e of data.edges) g.setEdge(e.from, e.to);
+    const t0 = performance.now();
+    dagre.layout(g);
+    dash.layoutMs = performance.now() - t0;
+    const layout = { width: g.graph().width, height: g.graph().height, nodes: {}, edges: [] };
+    for (const id of g.nodes()) layout.nodes[id] = g.node(id);
+    for (const e of g.edges()) layout.edges.push({ from: e.v, to: e.w, points: g.edge(e).points });
+    layoutCache = { key, layout };
+    return layout;
+  }
+
+  function el(name, attrs, parent) {
+    const x = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs || {})) x.setAttribute(k, v);
+    if (parent) parent.appendChild(x);
+    return x;
+  }
+
+  function drawGraph() {
+    const box = $('#graph');
+    if (!box || !box.dataset.graph) return;
+    if (!window.dagre) {
+      box.textContent = 'The graph needs JavaScript; the table below lists the same stories.';
+      return;
+    }
+    const data = JSON.parse(box.dataset.graph);
+    if (!data.nodes.length) {
+      box.textContent = 'The epic lists no story.';
+      return;
+    }
+    const L = layoutOf(data);
+    const byEdge = new Map(data.edges.map((e) => [e.from + '\u0000' + e.to, e]));
+    const svg = el('svg', { width: Math.ceil(L.width), height: Math.ceil(L.height), viewBox: `0 0 ${Math.ceil(L.width)} ${Math.ceil(L.height)}`, role: 'presentation' });
+    const defs = el('defs', {}, svg);
+    const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
+      markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
+    el('path', { d: 'M0,0 L10,5 L0,10 z' }, marker);
+    const edges = el('g', { class: 'edges' }, svg);
+    for (const e of L.edges) {
+      const info = byEdge.get(e.from + '\u0000' + e.to) || {};
+      const cls = ['edge'];
+      if (info.critical) cls.push('critical');
+      if (info.cycle) cls.push('cycle');
+      const g = el('g', { class: cls.join(' '), 'data-from': e.from, 'data-to': e.to }, edges);
+      const d = e.points.map((p, i) => (i ? 'L' : 'M') + p.x.toFixed(1) + ',' + p.y.toFixed(1)).join(' ');
+      el('path', { d, 'marker-end': 'url(#arrow)' }, g);
+    }
+    const nodes = el('g', { class: 'nodes' }, svg);
+    for (const n of data.nodes) {
+      const p = L.nodes[n.id];
+      if (!p) continue;
+      const cls = ['node', 'st-' + n.state];
+      if (n.critical) cls.push('critical');
+      if (!n.match) cls.push('unmatched');
+      const a = el('a', { class: cls.join(' '), href: n.href, tabindex: '0', 'data-id': n.id, 'data-state': n.state,
+        transform: `translate(${(p.x - p.width / 2).toFixed(1)},${(p.y - p.height / 2).toFixed(1)})` }, nodes);
+      a.setAttribute('aria-label', `${n.id}: ${n.label}, ${n.done} of ${n.total} tasks${n.critical ? ', on the critical path' : ''}. ${n.title}`);
+      el('rect', { width: p.width, height: p.height, rx: 6 }, a);
+      const st = el('text', { x: 10, y: 17, class: 'st' }, a);
+      st.textContent = `${n.glyph} ${n.label} · ${n.done}/${n.total} tasks`;
+      const id = el('text', { x: 10, y: 33, class: 'id' }, a);
+      id.textContent = n.id;
+      const title = el('text', { x: 10, y: 49, class: 'title' }, a);
+      title.textContent = clip(n.title, 34);
+      const tip = el('title', {}, a);
+      tip.textContent = `${n.id} · ${n.label}\n${n.title}`;
+    }
+    box.replaceChildren(svg);
+    dash.graphs++;
+    dash.graphAt = performance.now();
+  }
+
+  // ---------------------------------------------------------------------
+
+  function start() {
+    drawGraph();
+    const out = $('#output pre');
+    if (out) out.scrollTop = out.scrollHeight;
+    connect();
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

@@ -1,0 +1,112 @@
+package dashboard
+
+// Writing HTML safely by construction. A page is written by Go code, not a
+// template engine: text and attribute values go through hw.t and hw.a,
+// which escape them; markup goes through hw.m, which takes a markup — a
+// string type only constants convert to implicitly, so data can never be
+// written as markup without an explicit, greppable markup(…) conversion
+// (there is one: the journal, rendered from escaped text in files.go).
+//
+// Why not html/template: its package initialisation and the reflection its
+// execution needs (every exported method of every reachable type kept in
+// the binary) cost every saga-lsp process — the hook at each tool call —
+// about 0.4 ms at start (docs/architecture.md#dependencies). The pages put
+// data in two contexts only, element text and double-quoted attribute
+// values, where escaping & < > " ' is all that is needed; no data is ever
+// written into a script, a style, an event handler or a URL scheme.
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// markup is HTML written as it is.
+type markup string
+
+// hw writes a page; the first write error is kept and ends the writing.
+type hw struct {
+	w   io.Writer
+	err error
+}
+
+func (h *hw) write(s string) {
+	if h.err == nil {
+		_, h.err = io.WriteString(h.w, s)
+	}
+}
+
+// m writes markup.
+func (h *hw) m(s markup) { h.write(string(s)) }
+
+// t writes text, escaped.
+func (h *hw) t(s string) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case 0:
+			esc = "\uFFFD"
+		default:
+			continue
+		}
+		h.write(s[start:i])
+		h.write(esc)
+		start = i + 1
+	}
+	h.write(s[start:])
+}
+
+// tf writes formatted text, escaped.
+func (h *hw) tf(format markup, args ...any) { h.t(fmt.Sprintf(string(format), args...)) }
+
+// d writes a number.
+func (h *hw) d(n int) { h.write(strconv.Itoa(n)) }
+
+// a writes ` name="value"`, the value escaped.
+func (h *hw) a(name markup, value string) {
+	h.write(" ")
+	h.write(string(name))
+	h.write(`="`)
+	h.t(value)
+	h.write(`"`)
+}
+
+// flag writes ` name` when on (a boolean attribute).
+func (h *hw) flag(name markup, on bool) {
+	if on {
+		h.write(" ")
+		h.write(string(name))
+	}
+}
+
+// escapeHTML is s escaped as hw.t writes it.
+func escapeHTML(s string) string {
+	var b stringsBuilder
+	h := &hw{w: &b}
+	h.t(s)
+	return string(b)
+}
+
+// stringsBuilder is an io.Writer collecting a string.
+type stringsBuilder []byte
+
+func (b *stringsBuilder) Write(p []byte) (int, error) {
+	*b = append(*b, p...)
+	return len(p), nil
+}
+
+func (b *stringsBuilder) WriteString(s string) (int, error) {
+	*b = append(*b, s...)
+	return len(s), nil
+}

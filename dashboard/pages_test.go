@@ -1,0 +1,245 @@
+package dashboard_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+)
+
+// task is a task file's text.
+func task(id, status string, blockedBy ...string) string {
+	b, _ := json.Marshal(blockedBy)
+	if blockedBy == nil {
+		b = []byte("[]")
+	}
+	return fmt.Sprintf(`{"id": %q, "subject": "Do %s", "description": "Work on %s.", "status": %q, "blockedBy": %s}`+"\n", id, id, id, status, b)
+}
+
+// shopFiles is the pages' fixture: epic shop, a diamond schema → (api,
+// ui) → e2e and docs on its own; a story outside the epic whose title and
+// journal hold markup; a task naming a task that does not exist.
+func shopFiles() map[string]string {
+	files := map[string]string{
+		".saga/epics/shop/epic.json": `{"id": "shop", "title": "Shop", "description": "Sell things.", "children": [
+    {"id": "shop--schema", "blockedBy": []},
+    {"id": "shop--api", "blockedBy": ["shop--schema"]},
+    {"id": "shop--ui", "blockedBy": ["shop--schema"]},
+    {"id": "shop--e2e", "blockedBy": ["shop--api", "shop--ui"]},
+    {"id": "shop--docs", "blockedBy": []}
+  ]}` + "\n",
+		".saga/stories/shop--api/story.json": `{"id": "shop--api", "title": "Items API", "description": "Serve the items.", "guidance": "Keep handlers small.", "doneWhen": "GET /items answers."}` + "\n",
+		".saga/stories/shop--api/list.json":  task("list", "completed"),
+		".saga/stories/shop--api/get.json": `{"id": "get", "subject": "Get one item", "description": "GET /items/{id}.", "status": "in_progress", "blockedBy": ["list"],
+  "guidance": "Reuse the list query.", "doneWhen": "It answers 404 for an unknown id.", "checks": ["go test ./items"]}` + "\n",
+		".saga/stories/shop--api/put.json":       task("put", "pending", "get", "ghost"),
+		".saga/stories/shop--api/journal.md":     "# Journal: shop--api\n\n## 2026-11-20T10:12:00Z decision\nPrices are **integers** in `cents`.\n\n- one\n- two\n",
+		".saga/stories/fix-typo/story.json":      `{"id": "fix-typo", "title": "Fix the <script>document.title='pwned'</script> typo", "description": "<img src=x onerror=\"document.title='pwned'\">"}` + "\n",
+		".saga/stories/fix-typo/edit.json":       task("edit", "pending"),
+		".saga/stories/fix-typo/journal.md":      "# Journal\n\n## 2026-11-21T09:00:00Z blocker\nWaiting for <img src=x onerror=\"document.title='pwned'\"> copy.\n",
+		".saga/stories/shop--schema/story.json":  `{"id": "shop--schema", "title": "Base schema", "description": ""}` + "\n",
+		".saga/stories/shop--schema/tables.json": task("tables", "completed"),
+		".saga/stories/shop--ui/story.json":      `{"id": "shop--ui", "title": "Shop UI", "description": ""}` + "\n",
+		".saga/stories/shop--ui/page.json":       task("page", "pending"),
+		".saga/stories/shop--e2e/story.json":     `{"id": "shop--e2e", "title": "End-to-end tests", "description": ""}` + "\n",
+		".saga/stories/shop--e2e/run.json":       task("run", "pending"),
+		".saga/stories/shop--docs/story.json":    `{"id": "shop--docs", "title": "Docs", "description": ""}` + "\n",
+		".saga/stories/shop--docs/write.json":    task("write", "pending"),
+		".saga/stories/shop--docs/review.json":   task("review", "pending", "write"),
+	}
+	return files
+}
+
+func shopRepo(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.WriteFiles(t, root, shopFiles())
+	testkit.InitRepo(t, root)
+	return root
+}
+
+// TestPages: every page of a fixture workspace, its links, filters in the
+// URL with the back button, keyboard navigation, and markup from the
+// workspace shown as text.
+func TestPages(t *testing.T) {
+	root := shopRepo(t)
+	s := serve(t, root)
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	if loc := b.location(); strings.Contains(loc, "token=") {
+		t.Errorf("the token stays in the address bar: %s", loc)
+	}
+
+	// Home: the epic with its progress, the story outside it.
+	epicRow := b.text(`table[data-table=epics] tr[data-id=shop]`)
+	if !contains(epicRow, "shop", "Shop", "in progress", "2/8 tasks", "1/5") {
+		t.Errorf("epic row: %q", epicRow)
+	}
+	typo := b.text(`table[data-table=stories] tr[data-id=fix-typo]`)
+	if !contains(typo, "<script>document.title='pwned'</script>", "blocked") {
+		t.Errorf("story row: %q", typo)
+	}
+	// The journal's blocker needs the user.
+	if banner := b.text("#banners"); !contains(banner, "Needs you", "fix-typo", "blocker") {
+		t.Errorf("banners: %q", banner)
+	}
+	b.screenshot(t, "home-fixture")
+
+	// The epic's graph: five nodes, the critical path schema's dependents.
+	b.navigateBy(click(`a[href="/r/` + repoKeyOf(root) + `/epic/shop"]`))
+	b.waitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	nodes := b.nodes()
+	for id, want := range map[string]string{"shop--schema": "st-completed", "shop--api": "st-ready", "shop--e2e": "st-waiting"} {
+		if !strings.Contains(nodes[id], want) {
+			t.Errorf("node %s: class %q, want %s", id, nodes[id], want)
+		}
+	}
+	var critical []string
+	b.eval(`Array.from(document.querySelectorAll('#graph .node.critical')).map(n => n.dataset.id)`, &critical)
+	if !slices.Equal(critical, []string{"shop--api", "shop--e2e"}) {
+		t.Errorf("critical path %v, want shop--api → shop--e2e", critical)
+	}
+	if n := b.count(`#graph .edge.critical`); n != 1 {
+		t.Errorf("%d critical edges, want 1", n)
+	}
+	if n := b.count(`#graph .edge`); n != 4 {
+		t.Errorf("%d edges, want 4", n)
+	}
+	// A node is a link to its story; back returns to the graph.
+	epicURL := b.location()
+	b.navigateBy(click(`#graph .node[data-id="shop--api"]`))
+	b.do(visible(`#tasks`))
+	if loc := b.location(); !strings.HasSuffix(loc, "/story/shop--api") {
+		t.Fatalf("clicked node → %s", loc)
+	}
+	// The story: tasks TaskList-style, its fields, the journal rendered.
+	tasks := b.text("#tasks")
+	for _, want := range []string{"#get [◐ in progress] Get one item", "#list [✓ completed] Do list", "#put [○ pending] Do put blocked by #get, #ghost"} {
+		if !strings.Contains(tasks, want) {
+			t.Errorf("tasks lack %q:\n%s", want, tasks)
+		}
+	}
+	b.do(click(`#details-get > summary`))
+	if d := b.text("#details-get"); !contains(d, "Reuse the list query.", "It answers 404", "go test ./items") {
+		t.Errorf("task details: %q", d)
+	}
+	if about := b.text("section.about"); !contains(about, "Serve the items.", "Keep handlers small.", "GET /items answers.") {
+		t.Errorf("about: %q", about)
+	}
+	var strong string
+	b.eval(`(document.querySelector('.journal strong')||{}).textContent`, &strong)
+	if strong != "integers" || b.count(".journal li") != 2 || b.count(".journal code") != 1 {
+		t.Errorf("journal not rendered: %q", b.text(".journal"))
+	}
+	b.screenshot(t, "story-fixture")
+	b.do(chromedp.NavigateBack(), visible("#graph .node"))
+	if loc := b.location(); loc != epicURL {
+		t.Errorf("back → %s, want %s", loc, epicURL)
+	}
+	b.screenshot(t, "epic-fixture")
+
+	// Markup in a title, a description or a journal is text.
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/story/fix-typo")
+	var title string
+	b.eval(`document.title`, &title)
+	if strings.Contains(title, "pwned") || b.count("main img") > 0 || b.count("main script") > 0 {
+		t.Errorf("markup from the workspace ran: title %q, %d img", title, b.count("main img"))
+	}
+	if j := b.text(".journal"); !strings.Contains(j, `<img src=x onerror="document.title='pwned'"> copy.`) {
+		t.Errorf("journal text: %q", j)
+	}
+	if h := b.text(".journal h3.blocker"); !strings.Contains(h, "blocker") {
+		t.Errorf("blocker heading: %q", h)
+	}
+
+	// Problems: check's finding with the quick fix's titles.
+	b.open(s.base + "/problems")
+	row := b.text(`table[data-table=problems] tr[data-code=unknown-dependency]`)
+	if !contains(row, ".saga/stories/shop--api/put.json", "unknown-dependency", "Remove ghost from blockedBy", "Create task ghost") {
+		t.Errorf("problem row: %q", row)
+	}
+
+	// Filters live in the URL; back undoes one.
+	b.open(s.base + "/")
+	b.navigateBy(js(`(s => { s.value = 'pending'; s.dispatchEvent(new Event('change', {bubbles: true})) })(document.querySelector('select[name=state]'))`))
+	if loc := b.location(); !strings.HasSuffix(loc, "/?state=pending") {
+		t.Fatalf("the filter is not in the URL: %s", loc)
+	}
+	var states []string
+	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.state)`, &states)
+	if len(states) == 0 || slices.ContainsFunc(states, func(s string) bool { return s != "pending" }) {
+		t.Errorf("state=pending lists %v", states)
+	}
+	var ids []string
+	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
+	if !slices.Contains(ids, "shop--e2e") || slices.Contains(ids, "shop--schema") {
+		t.Errorf("state=pending lists %v: every pending story, in an epic or not", ids)
+	}
+	b.do(chromedp.NavigateBack())
+	if loc := b.location(); strings.Contains(loc, "state=") {
+		t.Errorf("back → %s", loc)
+	}
+	b.open(s.base + "/?needs=1")
+	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
+	if !slices.Equal(ids, []string{"fix-typo"}) {
+		t.Errorf("needs=1 lists %v", ids)
+	}
+
+	// Keyboard: / to the filter, j to the first row, Enter opens it.
+	b.open(s.base + "/")
+	var active string
+	b.do(chromedp.KeyEvent("/"))
+	b.eval(`document.activeElement.id`, &active)
+	if active != "filter-q" {
+		t.Errorf("/ focused %q", active)
+	}
+	b.do(chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent("j"))
+	b.eval(`document.activeElement.getAttribute('href')`, &active)
+	if !strings.HasSuffix(active, "/epic/shop") {
+		t.Errorf("j focused %q", active)
+	}
+	b.do(chromedp.KeyEvent("j"))
+	b.navigateBy(chromedp.KeyEvent(kb.Enter))
+	if loc := b.location(); !strings.HasSuffix(loc, "/story/fix-typo") {
+		t.Errorf("j j Enter → %s", loc)
+	}
+
+	// Acknowledged, the banner goes, on every page.
+	b.open(s.base + "/")
+	b.do(click(`#banners form.ack button`))
+	b.waitJS(`document.querySelectorAll('#banners .banner').length === 0`, 10*time.Second)
+	b.open(s.base + "/problems")
+	if n := b.count("#banners .banner"); n != 0 {
+		t.Errorf("%d banners after acknowledging", n)
+	}
+}
+
+// TestSavedEditLive: a task file saved on disk shows on the open page
+// without a reload.
+func TestSavedEditLive(t *testing.T) {
+	root := shopRepo(t)
+	s := serve(t, root)
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/story/shop--ui")
+	b.waitJS(`document.querySelector('#task-page').dataset.status === 'pending'`, 5*time.Second)
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--ui/page.json": task("page", "completed")})
+	b.waitJS(`document.querySelector('#task-page').dataset.status === 'completed'`, 10*time.Second)
+	if f := b.text("#story-facts"); !contains(f, "completed", "1/1 tasks") {
+		t.Errorf("facts after the edit: %q", f)
+	}
+}
+
+// repoKeyOf is the key the dashboard gives the repository at root.
+func repoKeyOf(root string) string { return filepath.Base(root) }

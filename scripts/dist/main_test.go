@@ -1,0 +1,127 @@
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestDist builds the release for the host's target (all six, and the
+// VS Code extensions, with SAGA_DIST_TEST=1 as CI sets it) twice: the
+// archives hold what docs/releasing.md lists, the host's binary reports the
+// stamped version, checksums.txt verifies with sha256sum, and the second
+// build is byte for byte the first.
+func TestDist(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-builds saga-lsp")
+	}
+	if err := os.Chdir("../.."); err != nil {
+		t.Fatal(err)
+	}
+	only, vsix := runtime.GOOS+"/"+runtime.GOARCH, false
+	if os.Getenv("SAGA_DIST_TEST") == "1" {
+		only, vsix = "", true
+	}
+	first, second := filepath.Join(t.TempDir(), "dist"), filepath.Join(t.TempDir(), "dist")
+	for _, out := range []string{first, second} {
+		if err := run(out, "v1.2.3-test", only, vsix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums, err := os.ReadFile(filepath.Join(first, "checksums.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 6
+	if only != "" {
+		want = 1
+	}
+	if vsix {
+		want *= 2
+	}
+	if n := strings.Count(string(sums), "\n"); n != want {
+		t.Fatalf("checksums.txt lists %d files, want %d:\n%s", n, want, sums)
+	}
+	check := exec.Command("sha256sum", "-c", "checksums.txt")
+	check.Dir = first
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
+		name := strings.Fields(line)[1]
+		a, _ := os.ReadFile(filepath.Join(first, name))
+		b, _ := os.ReadFile(filepath.Join(second, name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two builds of the same commit", name)
+		}
+		if strings.HasSuffix(name, ".vsix") {
+			continue
+		}
+		files := archiveFiles(t, filepath.Join(first, name))
+		base := strings.TrimSuffix(strings.TrimSuffix(name, ".tar.gz"), ".zip")
+		exe := "saga-lsp"
+		if strings.Contains(name, "_windows_") {
+			exe += ".exe"
+		}
+		for _, f := range []string{exe, "README.md", "LICENSE", "man/saga-lsp.1", "completions/saga-lsp.bash", "completions/_saga-lsp", "completions/saga-lsp.fish"} {
+			if len(files[base+"/"+f]) == 0 {
+				t.Errorf("%s: no %s", name, f)
+			}
+		}
+		if strings.Contains(name, "_"+runtime.GOOS+"_"+runtime.GOARCH+".") {
+			bin := filepath.Join(t.TempDir(), exe)
+			os.WriteFile(bin, files[base+"/"+exe], 0o755)
+			out, err := exec.Command(bin, "--version").Output()
+			if err != nil || string(out) != "saga-lsp v1.2.3-test\n" {
+				t.Errorf("%s --version: %q %v", name, out, err)
+			}
+		}
+	}
+}
+
+func archiveFiles(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	if strings.HasSuffix(path, ".zip") {
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			r, _ := f.Open()
+			files[f.Name], _ = io.ReadAll(r)
+			r.Close()
+		}
+		return files
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name], _ = io.ReadAll(tr)
+	}
+	return files
+}
