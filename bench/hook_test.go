@@ -83,6 +83,10 @@ func checksRepo(b *testing.B) (wt, fork string) {
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "story.json"), []byte(`{"id": "s", "title": "S", "description": ""}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "t.json"), []byte("{\n  \"id\": \"t\",\n  \"subject\": \"s\",\n  \"description\": \"\",\n  \"status\": \"in_progress\",\n  \"blockedBy\": []\n}\n"), 0o644)
+	// Code and its test (a protected file), for the protected run's view.
+	os.MkdirAll(filepath.Join(repo, "calc"), 0o755)
+	os.WriteFile(filepath.Join(repo, "calc", "calc.go"), []byte("package calc\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "calc", "calc_test.go"), []byte("package calc\n"), 0o644)
 	testkit.InitRepo(b, repo)
 	wt = testkit.Worktree(b, repo, ".saga/worktrees/s", "story/s")
 	return wt, testkit.Git(b, repo, "rev-parse", "main")

@@ -86,10 +86,17 @@ func runVerify(env *Env, args []string) int {
 	if runner.Mode == verify.Refused {
 		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
 	}
-	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Recorded: where.Recorded, Mode: runner.Mode, Note: runner.Why, Passed: true}
+	// The tests that count are the fork point's (docs/worker.md#protected-files).
+	prot, err := verify.Protect(ctx, git.Repo{Dir: where.Dir}, where.Dir, where.ForkPoint, verify.RulesOf(m))
+	if err != nil {
+		return c.fail(env, err)
+	}
+	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Recorded: where.Recorded, Mode: runner.Mode, Note: runner.Why,
+		Passed: len(verify.Blocking(prot.Changes)) == 0, Protected: verify.ProtectedEvent(prot.Changes).Protected}
 	text := *format == "text"
 	if text {
 		rep.header(env.Stdout, r)
+		rep.protectedText(env.Stdout)
 	}
 	for _, id := range ids {
 		tc, ok := m.Tasks[id]
@@ -104,17 +111,17 @@ func runVerify(env *Env, args []string) int {
 			rep.Tasks = append(rep.Tasks, tr)
 			continue
 		}
-		res := verify.RunTask(ctx, runner, id, tc, time.Time{}, func(r verify.Result) {
+		res := verify.RunTask(ctx, runner, id, tc, prot, time.Time{}, func(r verify.Result) {
 			vr := verifyResult{Command: r.Command, ExitCode: r.ExitCode, DurationMs: r.Duration.Milliseconds(), Passed: r.Passed,
-				TimedOut: r.TimedOut, Outcome: r.Outcome(), Output: r.Output}
+				TimedOut: r.TimedOut, Outcome: r.Outcome(), Output: r.Output, Protected: r.Protected}
 			tr.Results = append(tr.Results, vr)
 			if text {
 				vr.writeText(env.Stdout, id)
 			}
 		})
 		tr.Passed = res.Passed()
-		if len(res.Results) < len(tc.Commands) && text {
-			fmt.Fprintf(env.Stdout, "    (%d more check(s) of %s not run after the failure)\n", len(tc.Commands)-len(res.Results), id)
+		if ran := ranCommands(res); ran < len(tc.Commands) && text {
+			fmt.Fprintf(env.Stdout, "    (%d more check(s) of %s not run after the failure)\n", len(tc.Commands)-ran, id)
 		}
 		rep.Passed = rep.Passed && tr.Passed
 		rep.Tasks = append(rep.Tasks, tr)
@@ -143,6 +150,9 @@ type verifyReport struct {
 	Note      string       `json:"note,omitempty"`
 	Passed    bool         `json:"passed"`
 	Tasks     []verifyTask `json:"tasks"`
+	// Protected are the protected files the story changed against the
+	// fork point; one that blocks fails the verification.
+	Protected []runs.ProtectedFile `json:"protected"`
 }
 
 type verifyTask struct {
@@ -160,6 +170,38 @@ type verifyResult struct {
 	TimedOut   bool   `json:"timedOut"`
 	Outcome    string `json:"outcome"`
 	Output     string `json:"output"`
+	// Protected: the run with the fork point's protected files.
+	Protected bool `json:"protected,omitempty"`
+}
+
+// ranCommands is how many of a task's checks ran (each once or twice).
+func ranCommands(res verify.TaskResult) int {
+	n := 0
+	for _, r := range res.Results {
+		if !r.Protected {
+			n++
+		}
+	}
+	if f := res.Failed(); f != nil && f.Protected {
+		n++
+	}
+	return n
+}
+
+// protectedText lists the protected files the story changed.
+func (rep *verifyReport) protectedText(w io.Writer) {
+	for _, p := range rep.Protected {
+		mark, what := "·", "listed"
+		switch {
+		case p.Blocks:
+			mark, what = "✗", "protected: the fork point's version counts, the pull request would stay a draft"
+		case p.Rule == verify.RuleAllowed:
+			what = "allowed by mayChangeTests"
+		case p.Rule == verify.RuleAddedTest:
+			what = "a test file added: left out of the run with the fork point's protected files"
+		}
+		fmt.Fprintf(w, "  %s %s %s — %s\n", mark, termtext.Escape(p.Path), p.Change, what)
+	}
 }
 
 func (rep *verifyReport) header(w io.Writer, root string) {
@@ -183,7 +225,11 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 		mark = "✗"
 	}
 	// The command and its output are the repository's and the agent's.
-	fmt.Fprintf(w, "  %s %s: %s — %s (%s)\n", mark, task, termtext.Escape(r.Command), termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
+	run := ""
+	if r.Protected {
+		run = " (" + verify.ProtectedRun + ")"
+	}
+	fmt.Fprintf(w, "  %s %s: %s%s — %s (%s)\n", mark, task, termtext.Escape(r.Command), run, termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
 	if !r.Passed && r.Output != "" {
 		for _, line := range strings.Split(r.Output, "\n") {
 			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))

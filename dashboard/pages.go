@@ -518,6 +518,12 @@ func (s *Server) story(w *response, r *request) {
 	copies := v.ws.Copies(id)
 	if wt := copies.WorktreeDir(); wt != "" {
 		c.Worktree = wt
+		if c.Branch == "" { // the run's: story.json keeps it only for runs before issue 23
+			c.Branch = runs.StoryBranch(id)
+		}
+	}
+	if ss := v.st.Story(id); ss != nil && ss.Run != nil && ss.Run.PR != "" {
+		c.PR = ss.Run.PR
 	}
 	// Tasks, TaskList-style: unfinished blockers only; a broken file is
 	// never shown as a task.

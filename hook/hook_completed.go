@@ -81,7 +81,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	}
 	dir = absPathFrom(cwd, dir)
 
-	tc, found, bad := h.countedChecks(story, task, dir)
+	m, tc, found, bad := h.countedChecks(story, task, dir)
 	if bad != nil {
 		fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: its checks cannot be read as committed: %v\n", task, bad)
 		return exitRefuse
@@ -128,8 +128,28 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 		}
 	}
 	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"})
+	// The tests that count are the fork point's: each check runs with the
+	// story's protected files as they are there, and on the full tree.
+	var prot *verify.Protected
+	if m != nil {
+		pctx, cancel := context.WithTimeout(sigCtx, 30*time.Second)
+		var err error
+		prot, err = verify.Protect(pctx, git.Repo{Dir: dir}, dir, m.ForkPoint, verify.RulesOf(m))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: its checks cannot be run against the fork point's protected files: %v\n", task, err)
+			return exitRefuse
+		}
+	}
 	events := h.getenv(runs.EnvEventsFile)
-	res := verify.RunTask(ctx, runner, task, tc, deadline, func(r verify.Result) {
+	if prot != nil && events != "" {
+		e := verify.ProtectedEvent(prot.Changes)
+		e.Story, e.Session = story, h.getenv(runs.EnvSession)
+		if err := runs.Append(events, e); err != nil {
+			h.warnf("report the protected files of %s: %v", story, err)
+		}
+	}
+	res := verify.RunTask(ctx, runner, task, tc, prot, deadline, func(r verify.Result) {
 		if r.Problem == "interrupted" || events == "" {
 			return
 		}
@@ -154,14 +174,16 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	return exitRefuse
 }
 
-// countedChecks finds the task's checks that count: from the worker's
-// manifest when the run has one for this story and fork point, else read
-// with git in dir — at the reference commit the story's last run recorded
-// when HEAD holds it, else at HEAD's fork from the default branch. found
-// is false for a task that is not the story's. bad is set when the
-// repository holds a replacement for an object of the commit (planted:
-// the completion is refused, never checked against the working copy).
-func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, found bool, bad error) {
+// countedChecks finds the task's checks that count, and the story's whole
+// manifest (nil where nothing was committed: the file itself is read
+// then): from the worker's manifest when the run has one for this story
+// and fork point, else read with git in dir — at the reference commit the
+// story's last run recorded when HEAD holds it, else at HEAD's fork from
+// the default branch. found is false for a task that is not the story's.
+// bad is set when the repository holds a replacement for an object of the
+// commit (planted: the completion is refused, never checked against the
+// working copy).
+func (h *hookRun) countedChecks(story, task, dir string) (m *verify.Manifest, tc verify.TaskChecks, found bool, bad error) {
 	fork := h.getenv(runs.EnvForkPoint)
 	if path := h.getenv(runs.EnvChecksFile); path != "" {
 		m, err := verify.ReadManifest(path)
@@ -172,7 +194,7 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, 
 			h.warnf("%s is for story %s at %s, not %s at %s; reading the checks with git", path, m.Story, m.ForkPoint, story, fork)
 		default:
 			tc, found = m.Tasks[task]
-			return tc, found, nil
+			return m, tc, found, nil
 		}
 	}
 	g := git.Repo{Dir: dir}
@@ -187,19 +209,20 @@ func (h *hookRun) countedChecks(story, task, dir string) (tc verify.TaskChecks, 
 		var err error
 		if fork, err = verify.ForkPoint(ctx, g, "HEAD", verify.DefaultBranch(ctx, g)); err != nil {
 			tc, found = h.uncommittedChecks(story, task, dir, err)
-			return tc, found, nil
+			return nil, tc, found, nil
 		}
 	}
-	m, err := verify.Resolve(ctx, g, story, fork, []string{task})
+	// Every task: the story's protection is all its tasks' together.
+	m, err := verify.Resolve(ctx, g, story, fork, nil)
 	if errors.Is(err, git.ErrBadObject) {
-		return tc, false, err
+		return nil, tc, false, err
 	}
 	if err != nil {
 		tc, found = h.uncommittedChecks(story, task, dir, err)
-		return tc, found, nil
+		return nil, tc, found, nil
 	}
 	tc, found = m.Tasks[task]
-	return tc, found, nil
+	return m, tc, found, nil
 }
 
 // uncommittedChecks reads the task file itself where git cannot say what

@@ -335,7 +335,7 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 	hookWriteFile(t, events, nil)
 	env := f.env(map[string]string{"SAGA_STORY_ID": "s", "SAGA_PROJECT_DIR": f.wt, "SAGA_SESSION": "saga-story-s-1",
 		"SAGA_CHECKS_FILE": manifest, "SAGA_FORK_POINT": fork, "SAGA_EVENTS_FILE": events, "SAGA_BASH": runs.BashSandboxed,
-		"PATH": pathOf(t, "bwrap")}) // no git: the hook must not need it in a worker's run
+		"PATH": pathOf(t, "bwrap", "git")}) // git only compares the tree with the fork point: the checks are the manifest's
 	stderr, code := f.complete(t, f.payload(t, "fail", nil), env)
 	if code != 2 || !strings.Contains(stderr, "check: echo from the manifest; exit 4") || !strings.Contains(stderr, "from the manifest\n") {
 		t.Errorf("exit %d, want 2 from the manifest's check:\n%s", code, stderr)

@@ -154,6 +154,9 @@ func lensTask(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node) protoc
 		} else if ok {
 			title += " · ✗ check failed"
 		}
+		if len(info.Protected) > 0 {
+			title += " · ✗ protected files changed"
+		}
 	}
 	return lensInfo(lensIDRange(f, root), title)
 }

@@ -128,6 +128,9 @@ type liveStoryInfo struct {
 	HasWT   bool              // a worktree copy exists
 	// Checks is each task's last check result in that run.
 	Checks map[string]runs.CheckResult
+	// Protected are the protected files the story changed that keep its
+	// PR a draft, as that run last compared them.
+	Protected []runs.ProtectedFile
 }
 
 func (l *live) storyInfo(story string) liveStoryInfo {
@@ -137,7 +140,7 @@ func (l *live) storyInfo(story string) liveStoryInfo {
 	if ss != nil && ss.Run != nil {
 		info.Run = ss.Run
 		if !ss.Run.DryRun { // a dry run's checks judged the simulated agent's work
-			info.Checks = ss.Run.Checks
+			info.Checks, info.Protected = ss.Run.Checks, ss.Run.Protected
 		}
 	}
 	if ss != nil {

@@ -34,7 +34,7 @@ func (l *live) diagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 		if f == nil {
 			return nil
 		}
-		return append(fileDiagnostics(st, rel, f, story, worktreeJournal(ss), "the worktree copy"), checkFailed(st, rel, f, story)...)
+		return slices.Concat(fileDiagnostics(st, rel, f, story, worktreeJournal(ss), "the worktree copy"), checkFailed(st, rel, f, story), protectedChanged(st, rel, f, story))
 	}
 	kind, owner, _ := store.Classify(rel)
 	if kind == store.KindEpic {
@@ -50,7 +50,7 @@ func (l *live) diagnostics(snap *Snapshot, rel string) []store.Diagnostic {
 	if f == nil {
 		return nil
 	}
-	return append(fileDiagnostics(st, rel, f, owner, liveJournal(snap, st, owner), ""), checkFailed(st, rel, f, owner)...)
+	return slices.Concat(fileDiagnostics(st, rel, f, owner, liveJournal(snap, st, owner), ""), checkFailed(st, rel, f, owner), protectedChanged(st, rel, f, owner))
 }
 
 // allDiagnostics returns every file's LSP-only diagnostics.
@@ -90,6 +90,16 @@ func (l *live) allDiagnostics(snap *Snapshot) []store.Diagnostic {
 			}
 		}
 		out = append(out, checkFailed(st, rel, f, f.Owner)...)
+	}
+	changed := protectedFiles(snap, st)
+	for _, rel := range slices.Sorted(maps.Keys(changed)) {
+		f := changed[rel]
+		if _, _, ok := isWorktreeRel(rel); ok {
+			if d := snap.DocByRel(rel); d != nil && d.File != nil {
+				f = d.File
+			}
+		}
+		out = append(out, protectedChanged(st, rel, f, f.Owner)...)
 	}
 	return append(out, epicFileDiagnostics(snap, st)...)
 }

@@ -20,6 +20,10 @@ const (
 	KindWorkerEnd   = "worker.end"   // {status, exitCode, cycles, elapsedMs, done, total}
 
 	KindCheckEnd = "check.end" // a task's check finished {task, command, exitCode, durationMs, passed, timedOut}
+	// KindProtected: what the story changed of its protected files, as the
+	// gate or the worker's end compared them with the reference commit
+	// {protected, message} (docs/worker.md#protected-files).
+	KindProtected = "protected"
 
 	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel}
 	KindStoryStart = "story.start" // {story, session, base}
@@ -111,20 +115,32 @@ type Event struct {
 	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 
-	Command     string   `json:"command,omitempty"`
-	DurationMs  *int64   `json:"durationMs,omitempty"`
-	Passed      *bool    `json:"passed,omitempty"`
-	TimedOut    bool     `json:"timedOut,omitempty"`
-	By          []string `json:"by,omitempty"`
-	Files       []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
-	MaxParallel int      `json:"maxParallel,omitempty"`
-	After       string   `json:"after,omitempty"`   // epic.start: ready | merged
-	Adopted     bool     `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
+	Command    string   `json:"command,omitempty"`
+	DurationMs *int64   `json:"durationMs,omitempty"`
+	Passed     *bool    `json:"passed,omitempty"`
+	TimedOut   bool     `json:"timedOut,omitempty"`
+	By         []string `json:"by,omitempty"`
+	Files      []string `json:"files,omitempty"` // story.held: the files its blockers' branches conflict in
+	// Protected (KindProtected) are the protected files the story changed.
+	Protected   []ProtectedFile `json:"protected,omitempty"`
+	MaxParallel int             `json:"maxParallel,omitempty"`
+	After       string          `json:"after,omitempty"`   // epic.start: ready | merged
+	Adopted     bool            `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
 
 	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
 	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
 	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
 	URL        string `json:"url,omitempty"`        // dispatch: the run's page
+}
+
+// ProtectedFile is a protected file a story changed against its reference
+// commit: Change is modified, deleted or added; Blocks tells that it keeps
+// the story's pull request a draft.
+type ProtectedFile struct {
+	Path   string `json:"path"`
+	Change string `json:"change"`
+	Rule   string `json:"rule,omitempty"`
+	Blocks bool   `json:"blocks,omitempty"`
 }
 
 // Int, Int64, Float and Bool make the optional fields of an Event.

@@ -56,6 +56,10 @@ type Run struct {
 	Tasks map[string]string
 	// Checks is each task's last check result.
 	Checks map[string]CheckResult
+	// Protected are the protected files the story changed, as last
+	// compared (KindProtected); ProtectedSeen tells that they were.
+	Protected     []ProtectedFile
+	ProtectedSeen bool
 	// Stories is an epic run's stories by the last event naming them.
 	Stories map[string]StoryRecord
 	// MaxParallel and CapReached are an epic run's limit and whether its
@@ -81,6 +85,21 @@ type CheckResult struct {
 	Passed     bool
 	TimedOut   bool
 	Message    string
+}
+
+// ProtectedBlocking are the protected files the story changed that keep
+// its pull request a draft.
+func (r *Run) ProtectedBlocking() []ProtectedFile {
+	if r == nil {
+		return nil
+	}
+	var out []ProtectedFile
+	for _, p := range r.Protected {
+		if p.Blocks {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // CheckOf is a task's last check result; ok is false without one (or
@@ -227,6 +246,8 @@ func (r *Run) Apply(e Event) {
 			r.Checks[e.Task] = CheckResult{Command: e.Command, ExitCode: deref(e.ExitCode),
 				DurationMs: deref(e.DurationMs), Passed: e.Passed != nil && *e.Passed, TimedOut: e.TimedOut, Message: e.Message}
 		}
+	case KindProtected:
+		r.Protected, r.ProtectedSeen = slices.Clone(e.Protected), true
 	case KindEpicCap:
 		r.CapReached = true
 	case KindStoryStart, KindStoryEnd, KindStoryHeld:

@@ -24,16 +24,23 @@ type Record struct {
 	Status   string    `json:"status"` // the worker.end status
 	ExitCode int       `json:"exitCode"`
 	Ended    time.Time `json:"ended"`
-	Branch   string    `json:"branch,omitempty"`
-	Base     string    `json:"base,omitempty"`
+	// Branch, Worktree (relative to the checkout) and PR are the run's:
+	// story.json kept them before issue 23 (readers still take them from
+	// there for such runs).
+	Branch   string `json:"branch,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	Base     string `json:"base,omitempty"`
 	// Reference is the run's reference commit R (a full hash): the tip of
 	// the base (for a stacked story, of the epic's base) when the run
 	// started, which the worker made the story branch's fork point. The
 	// definitions and checks that count are read at it, never at a ref an
 	// agent could have moved. Empty in records of saga-lsp before issue 22.
-	Reference string  `json:"reference,omitempty"`
-	PR        string  `json:"pr,omitempty"`
-	Cost      float64 `json:"cost,omitempty"` // this run's headless runs (USD)
+	Reference string `json:"reference,omitempty"`
+	PR        string `json:"pr,omitempty"`
+	// Protected are the protected files the run's end found changed that
+	// keep the PR a draft (docs/worker.md#protected-files).
+	Protected []ProtectedFile `json:"protected,omitempty"`
+	Cost      float64         `json:"cost,omitempty"` // this run's headless runs (USD)
 	// Spent is what every headless run of the story cost up to this one,
 	// this one included (USD): reruns count (docs/commands.md#epic-runs-run--follow--status--stop-epic).
 	// 0 in records of saga-lsp before it (Cost is all there is then).

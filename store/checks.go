@@ -168,3 +168,45 @@ func (b *diagBuilder) blankChecks(obj *jsonc.Node) {
 		}
 	}
 }
+
+// Protection is what a task says about the files its checks are run
+// against at the run's reference commit (docs/format.md#protected-files):
+// "protect" adds paths to the protected ones, "mayChangeTests" lets the
+// story modify or delete protected files — all of them (true) or those
+// its globs match.
+type Protection struct {
+	Protect        []string `json:"protect,omitempty"`
+	MayChangeAll   bool     `json:"mayChangeAll,omitempty"`
+	MayChangeGlobs []string `json:"mayChange,omitempty"`
+}
+
+// TaskProtection reads "protect" and "mayChangeTests" of a task document's
+// top-level object: non-blank strings of the arrays (anything else is a
+// schema finding, never a glob), and mayChangeTests true or an array.
+func TaskProtection(obj *jsonc.Node) Protection {
+	var p Protection
+	if obj == nil || obj.Kind != jsonc.Object {
+		return p
+	}
+	globs := func(arr *jsonc.Node) []string {
+		var out []string
+		if arr != nil && arr.Kind == jsonc.Array {
+			for _, e := range arr.Elems {
+				if e != nil && e.Kind == jsonc.String && strings.TrimSpace(e.Str) != "" {
+					out = append(out, e.Str)
+				}
+			}
+		}
+		return out
+	}
+	p.Protect = globs(obj.Get("protect"))
+	if m := obj.Get("mayChangeTests"); m != nil {
+		switch {
+		case m.Kind == jsonc.Bool:
+			p.MayChangeAll = m.Bool
+		case m.Kind == jsonc.Array:
+			p.MayChangeGlobs = globs(m)
+		}
+	}
+	return p
+}

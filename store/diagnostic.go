@@ -35,6 +35,9 @@ const (
 	CodeStoryBlocked Code = "story-blocked"
 	CodeStoryHeld    Code = "story-held"
 	CodeCheckFailed  Code = "check-failed" // the task's last check result failed
+	// CodeProtectedFileChanged: the story's last run found protected files
+	// changed (docs/worker.md#protected-files).
+	CodeProtectedFileChanged Code = "protected-file-changed"
 )
 
 // Severity follows LSP's DiagnosticSeverity numbering.
@@ -69,7 +72,7 @@ var severities = map[Code]Severity{
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
 	CodeStoryHeld:   SeverityInfo,
-	CodeCheckFailed: SeverityWarning,
+	CodeCheckFailed: SeverityWarning, CodeProtectedFileChanged: SeverityWarning,
 }
 
 // SeverityOf returns the severity of a code.

@@ -128,9 +128,11 @@ func checkStoryTarget(root, story, path, rel string) error {
 	return nil
 }
 
-// RunFields are the members of a story's file (rel) that runs write — a
-// task's status; story.json's branch, worktree, pr and status. Everything
-// else is the story's definition, which a person changes on the base.
+// RunFields are the members of a story's file (rel) that runs write or
+// wrote — a task's status; story.json's status, and the branch, worktree
+// and pr workers before issue 23 kept there (now in the run record).
+// Everything else is the story's definition, which a person changes on
+// the base.
 func RunFields(rel string) []string {
 	if path.Base(rel) == "story.json" {
 		return []string{"branch", "worktree", "pr", "status"}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,6 +95,11 @@ func (g Repo) tree(ctx context.Context, id string) ([]treeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseTree(id, raw)
+}
+
+// parseTree parses the content of tree object id.
+func parseTree(id string, raw []byte) ([]treeEntry, error) {
 	size := len(id) / 2 // the raw hash in a tree entry
 	var out []treeEntry
 	for len(raw) > 0 {
@@ -190,6 +196,88 @@ func (g Repo) Commit(ctx context.Context, rev string) (string, error) {
 	out, err := g.Run(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil || !fullHash(out) {
 		return "", fmt.Errorf("%s is not a commit of the repository in %s", rev, g.Dir)
+	}
+	return out, nil
+}
+
+// Blob is a file as committed: its content and whether it is executable.
+type Blob struct {
+	Data []byte
+	Exec bool
+}
+
+// BlobsAt returns the regular files at paths (slash paths from the
+// repository's top) as committed at commit (a full hash), every object
+// checked against its hash like FilesAt. A path that is not a regular file
+// at commit is left out.
+func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[string]Blob, error) {
+	if !fullHash(commit) {
+		return nil, fmt.Errorf("read files at %q: not a full commit hash", commit)
+	}
+	raw, err := g.object(ctx, commit, "commit")
+	if err != nil {
+		return nil, err
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	root, ok := bytes.CutPrefix(line, []byte("tree "))
+	if !ok || len(root) != len(commit) {
+		return nil, fmt.Errorf("commit %s: no tree line", commit)
+	}
+	// The paths' folders level by level, each level's trees in one
+	// batch: a handful of git processes however many paths.
+	type walk struct {
+		path  string
+		parts []string
+		tree  string
+	}
+	var pending []walk
+	for _, p := range paths {
+		pending = append(pending, walk{p, strings.Split(strings.Trim(p, "/"), "/"), string(root)})
+	}
+	trees := map[string][]treeEntry{} // by tree id
+	var ids, names []string
+	var exec []bool
+	for len(pending) > 0 {
+		var need []string
+		for _, w := range pending {
+			if _, ok := trees[w.tree]; !ok && !slices.Contains(need, w.tree) {
+				need = append(need, w.tree)
+			}
+		}
+		raws, err := g.objects(ctx, need, "tree")
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range need {
+			if trees[id], err = parseTree(id, raws[i]); err != nil {
+				return nil, err
+			}
+		}
+		next := pending[:0]
+		for _, w := range pending {
+			last := len(w.parts) == 1
+			for _, e := range trees[w.tree] {
+				if e.name != w.parts[0] {
+					continue
+				}
+				switch {
+				case !last && e.mode == "40000":
+					next = append(next, walk{w.path, w.parts[1:], e.id})
+				case last && (e.mode == "100644" || e.mode == "100755"):
+					ids, names, exec = append(ids, e.id), append(names, w.path), append(exec, e.mode == "100755")
+				}
+				break
+			}
+		}
+		pending = next
+	}
+	blobs, err := g.objects(ctx, ids, "blob")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Blob, len(names))
+	for i, n := range names {
+		out[n] = Blob{Data: blobs[i], Exec: exec[i]}
 	}
 	return out, nil
 }

@@ -361,11 +361,14 @@ func TestCleanDeadWorker(t *testing.T) {
 		t.Fatalf("no task list %s", list)
 	}
 
-	// The worker was killed before it committed story.json's new fields:
-	// the worktree (whose branch has nothing main lacks yet) stays.
+	// The agent was killed before its work was committed: the worktree
+	// (whose branch has nothing main lacks yet) stays.
+	if err := os.WriteFile(filepath.Join(store.WorktreeDir(h.root, story), "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	res := h.clean(t, 1, "--yes")
 	if got := h.kinds(res.Items); !slices.Equal(got, []string{"kept worktree .saga/worktrees/" + story, "kept branch story/" + story,
-		"task-list tasks/" + filepath.Base(list), "tmux-session " + session}) || res.Items[0].Reason != "uncommitted changes: M .saga/stories/"+story+"/story.json" {
+		"task-list tasks/" + filepath.Base(list), "tmux-session " + session}) || res.Items[0].Reason != "uncommitted changes: ?? work.txt" {
 		t.Errorf("clean --yes: %v\n%+v", got, res.Items[0])
 	}
 	if exists(list) || h.hasSession(session) || !exists(ev) {

@@ -8,6 +8,7 @@ package control
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -91,6 +92,9 @@ type StoryStatus struct {
 	// DryRun is what the story's dry run left, apart from the story's own
 	// state (docs/worker.md#dry-runs); absent when nothing.
 	DryRun *DryState `json:"dryRun,omitempty"`
+	// Protected are the protected files the story's last run found changed
+	// that keep its PR a draft (docs/worker.md#protected-files).
+	Protected []runs.ProtectedFile `json:"protected,omitzero"`
 
 	// From is where the statuses were read (StoryState.From).
 	From string `json:"-"`
@@ -209,8 +213,22 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
 		PR: state.PR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
 	}
+	// The worktree on disk, else the run's (its events, its record), else
+	// story.json, where saga-lsp before issue 23 kept it.
+	rec, _ := runs.ReadRecord(ev.Root, id)
+	var run runs.Run
+	if last != nil && !last.DryRun {
+		run = *last
+	}
+	st.Protected = rec.Protected
+	if run.ProtectedSeen {
+		st.Protected = run.ProtectedBlocking()
+	}
 	if st.Worktree == "" {
-		st.Worktree = view.Worktree
+		st.Worktree = first(run.Worktree, rec.Worktree, view.Worktree)
+		if r, err := filepath.Rel(ev.Root, st.Worktree); err == nil && filepath.IsAbs(st.Worktree) && !strings.HasPrefix(r, "..") {
+			st.Worktree = filepath.ToSlash(r)
+		}
 	}
 	st.Worker = workerInfo(ev.Root, id, last, sessions)
 	if !withTasks {

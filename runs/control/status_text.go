@@ -66,6 +66,13 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	if d := st.DryRun; d != nil {
 		fmt.Fprintf(b, "dry run:  %s\n", dryText(st.ID, d))
 	}
+	if len(st.Protected) > 0 {
+		files := make([]string, len(st.Protected))
+		for i, p := range st.Protected {
+			files[i] = esc(p.Path) + " (" + esc(p.Change) + ")"
+		}
+		fmt.Fprintf(b, "protected files changed: %s — the PR stays a draft; revert them, or allow it with \"mayChangeTests\" in a task on the base\n", strings.Join(files, ", "))
+	}
 	if st.Worker.OutputFile != "" {
 		fmt.Fprintf(b, "output:   %s\n", esc(st.Worker.OutputFile))
 	}

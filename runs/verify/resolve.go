@@ -108,6 +108,8 @@ type TaskChecks struct {
 	From string `json:"from"`
 	// Limits bound each check (zero ones: the defaults).
 	Limits store.CheckLimits `json:"limits,omitzero"`
+	// Protection adjusts the story's protected files (protect.go).
+	Protection store.Protection `json:"protection,omitzero"`
 }
 
 // Timeout is the per-check timeout.
@@ -153,7 +155,7 @@ func ReadManifest(path string) (*Manifest, error) {
 func FromSource(src []byte, from string) TaskChecks {
 	doc := jsonc.Parse(src)
 	checks, timeout := store.TaskChecks(doc.Root)
-	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from, Limits: store.TaskCheckLimits(doc.Root)}
+	tc := TaskChecks{TimeoutSeconds: timeout.Seconds(), From: from, Limits: store.TaskCheckLimits(doc.Root), Protection: store.TaskProtection(doc.Root)}
 	for _, c := range checks {
 		tc.Commands = append(tc.Commands, c.Command)
 	}

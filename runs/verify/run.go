@@ -146,6 +146,9 @@ type Result struct {
 	// Limit says which of its limits ended it ("" when none did).
 	Limit string
 	Mode  string
+	// Protected: it ran with the protected files as they are at the
+	// reference commit (the protected run), not on the full tree.
+	Protected bool
 }
 
 // Run runs one check with `sh -c`, the given timeout and the default
@@ -159,13 +162,20 @@ func (r *Runner) Run(ctx context.Context, command string, timeout time.Duration)
 // process group was killed (under bubblewrap the kernel then ends the rest
 // of its pid namespace).
 func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Duration, limits store.CheckLimits) Result {
-	res := Result{Command: command, ExitCode: -1, Timeout: timeout, Mode: r.Mode}
+	return r.run(ctx, command, timeout, limits, nil)
+}
+
+// run runs one check, on the view v when it is not nil (the protected
+// run): under bubblewrap mounted over the worktree, unconfined in its
+// whole mirror.
+func (r *Runner) run(ctx context.Context, command string, timeout time.Duration, limits store.CheckLimits, v *mounted) Result {
+	res := Result{Command: command, ExitCode: -1, Timeout: timeout, Mode: r.Mode, Protected: v != nil}
 	if r.Mode == Refused {
 		res.Problem = "not run: " + r.Why
 		return res
 	}
 	limits = limits.WithDefaults()
-	cmd, info, gate, err := r.command(command)
+	cmd, info, gate, err := r.command(command, v)
 	if err != nil {
 		res.Problem = fmt.Sprintf("could not start: %v", err)
 		return res
@@ -280,7 +290,7 @@ func (r *Runner) release(pid int, info, gate *os.File, exited <-chan struct{}, l
 // command is the process of one check, held at a gate (a pipe it reads
 // first) until release: sh -c under bubblewrap, which also reports its
 // first process on info, or plain. Its ExtraFiles are the child's ends.
-func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, err error) {
+func (r *Runner) command(command string, v *mounted) (cmd *exec.Cmd, info, gate *os.File, err error) {
 	src := r.Env
 	if src == nil {
 		src = os.Environ()
@@ -294,6 +304,9 @@ func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, er
 		// check with its limits in place.
 		cmd = exec.Command("/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`, "saga-check", command)
 		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, false), []*os.File{gateR}
+		if v != nil {
+			cmd.Dir = v.dir
+		}
 		return cmd, nil, gate, nil
 	}
 	info, infoW, err := os.Pipe()
@@ -302,7 +315,11 @@ func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, er
 		gate.Close()
 		return nil, nil, nil, err
 	}
-	args := append(r.sandboxArgs(envMap(src)), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
+	var view []string
+	if v != nil {
+		view = v.args
+	}
+	args := append(r.sandboxArgs(envMap(src), view), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
 	cmd = exec.Command(r.bwrap, args...)
 	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{infoW, gateR}
 	return cmd, info, gate, nil

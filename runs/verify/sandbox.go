@@ -81,8 +81,9 @@ type layout struct {
 
 // sandboxArgs are the bubblewrap arguments confining a check in r.Dir, up
 // to and without the command; env is the environment the check's own is
-// drawn from (it also says where sockets and stores are).
-func (r *Runner) sandboxArgs(env map[string]string) []string {
+// drawn from (it also says where sockets and stores are); view are the
+// binds of the protected run's view (view.go), put over the worktree.
+func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 	l := &layout{args: []string{"--new-session", "--die-with-parent",
 		"--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}}
@@ -133,6 +134,7 @@ func (r *Runner) sandboxArgs(env map[string]string) []string {
 		}
 	}
 	l.args = append(l.args, "--bind", r.Dir, r.Dir)
+	l.args = append(l.args, view...)
 	// What would change the agent's powers or the user's later commands
 	// stays read-only even inside the worktree: git's own files and Claude
 	// Code's configuration.

@@ -20,14 +20,25 @@ import (
 
 // TaskResult is one task's checks run in order, up to the first failure.
 type TaskResult struct {
-	Task    string
-	Checks  TaskChecks
-	Results []Result
+	Task   string
+	Checks TaskChecks
+	// Protected is what the story changed of its protected files (nil:
+	// not looked at); when its view differs from the worktree, each check
+	// ran twice, on the protected view first.
+	Protected *Protected
+	Results   []Result
 }
+
+// twice tells whether each check runs twice.
+func (t TaskResult) twice() bool { return t.Protected != nil && !t.Protected.View.Empty() }
 
 // Passed tells whether every check ran and passed.
 func (t TaskResult) Passed() bool {
-	if len(t.Results) != len(t.Checks.Commands) {
+	want := len(t.Checks.Commands)
+	if t.twice() {
+		want *= 2
+	}
+	if len(t.Results) != want {
 		return false
 	}
 	for _, r := range t.Results {
@@ -48,40 +59,68 @@ func (t TaskResult) Failed() *Result {
 	return nil
 }
 
-// RunTask runs a task's checks in order and stops at the first failure. A
-// non-zero deadline bounds them all (the hook's registered timeout): a check
-// gets what is left when that is less than its own timeout, and one that
-// would start after the deadline fails unrun — never passes. report, when
-// not nil, gets each result as it comes.
-func RunTask(ctx context.Context, r *Runner, task string, tc TaskChecks, deadline time.Time, report func(Result)) TaskResult {
-	out := TaskResult{Task: task, Checks: tc}
+// RunTask runs a task's checks in order and stops at the first failure.
+// With p, each check runs first on the protected view (the story's tree
+// with its protected files as they are at the reference commit) and then
+// on the full tree, and must pass on both; the protected run is skipped
+// when the view is the worktree itself. A non-zero deadline bounds them
+// all (the hook's registered timeout): a check gets what is left when that
+// is less than its own timeout, and one that would start after the
+// deadline fails unrun — never passes. report, when not nil, gets each
+// result as it comes.
+func RunTask(ctx context.Context, r *Runner, task string, tc TaskChecks, p *Protected, deadline time.Time, report func(Result)) TaskResult {
+	out := TaskResult{Task: task, Checks: tc, Protected: p}
+	var view *mounted
+	if out.twice() && r.Mode != Refused && len(tc.Commands) > 0 {
+		var err error
+		if view, err = p.View.mount(r.Mode == Unconfined); err != nil {
+			res := Result{Command: tc.Commands[0], ExitCode: -1, Mode: r.Mode, Protected: true, Problem: "not run: " + err.Error()}
+			out.Results = append(out.Results, res)
+			if report != nil {
+				report(res)
+			}
+			return out
+		}
+		defer view.remove()
+	}
+	views := []*mounted{nil}
+	if view != nil {
+		views = []*mounted{view, nil}
+	}
 	for _, c := range tc.Commands {
-		timeout, cut := tc.Timeout(), false
-		if !deadline.IsZero() {
-			left := time.Until(deadline).Truncate(time.Second)
-			if left < timeout {
-				timeout, cut = left, true
+		for _, v := range views {
+			res := runOne(ctx, r, c, tc, v, deadline)
+			out.Results = append(out.Results, res)
+			if report != nil {
+				report(res)
 			}
-		}
-		var res Result
-		if timeout <= 0 {
-			res = Result{Command: c, ExitCode: -1, Mode: r.Mode,
-				Problem: "not run: the time for the task's checks ran out (the hook's registered timeout)"}
-		} else {
-			res = r.RunLimited(ctx, c, timeout, tc.Limits)
-			if res.TimedOut && cut {
-				res.Problem = fmt.Sprintf("the hook's registered timeout left it %s of its %s", timeout, tc.Timeout())
+			if !res.Passed {
+				return out
 			}
-		}
-		out.Results = append(out.Results, res)
-		if report != nil {
-			report(res)
-		}
-		if !res.Passed {
-			break
 		}
 	}
 	return out
+}
+
+// runOne runs one check once, on view v (nil: the full tree), within the
+// deadline.
+func runOne(ctx context.Context, r *Runner, c string, tc TaskChecks, v *mounted, deadline time.Time) Result {
+	timeout, cut := tc.Timeout(), false
+	if !deadline.IsZero() {
+		left := time.Until(deadline).Truncate(time.Second)
+		if left < timeout {
+			timeout, cut = left, true
+		}
+	}
+	if timeout <= 0 {
+		return Result{Command: c, ExitCode: -1, Mode: r.Mode, Protected: v != nil,
+			Problem: "not run: the time for the task's checks ran out (the hook's registered timeout)"}
+	}
+	res := r.run(ctx, c, timeout, tc.Limits, v)
+	if res.TimedOut && cut {
+		res.Problem = fmt.Sprintf("the hook's registered timeout left it %s of its %s", timeout, tc.Timeout())
+	}
+	return res
 }
 
 // Outcome is a result in a few words: "passed", "exit status 1", "timed
@@ -117,10 +156,27 @@ func (t TaskResult) Refusal(why string) string {
 	if f.Mode == Unconfined && why != "" {
 		fmt.Fprintf(&b, "note: %s\n", why)
 	}
+	if f.Protected {
+		restored, hidden := t.Protected.View.Restored()
+		fmt.Fprintf(&b, "It failed on your tree with the protected files as they are at the fork point %s", Short(t.Protected.Fork))
+		if len(restored) > 0 {
+			fmt.Fprintf(&b, " (put back: %s)", strings.Join(restored, ", "))
+		}
+		if len(hidden) > 0 {
+			fmt.Fprintf(&b, " (left out, test files you added: %s)", strings.Join(hidden, ", "))
+		}
+		b.WriteString("; each check runs there and on your full tree, and must pass on both.\n")
+	}
 	if f.Output != "" {
 		fmt.Fprintf(&b, "last lines of its output:\n%s\n", f.Output)
 	} else if f.ExitCode >= 0 || f.TimedOut {
 		b.WriteString("(it printed nothing)\n")
+	}
+	if t.Protected != nil {
+		if changed := Blocking(t.Protected.Changes); len(changed) > 0 {
+			fmt.Fprintf(&b, "You changed protected files: %s. Their versions at the fork point %s are what count, whatever the story's copy says, and while they differ the pull request stays a draft: put them back and fix the code instead (a person can allow a story to change them with \"mayChangeTests\" in the task on the base).\n",
+				Paths(changed), Short(t.Protected.Fork))
+		}
 	}
 	if t.Checks.From == WorkingTree {
 		b.WriteString("Fix what the check found, then mark the task completed again.\n")
@@ -136,13 +192,20 @@ func Event(task string, r Result) runs.Event {
 	if !r.Passed {
 		msg = strings.TrimSpace(r.Outcome() + "\n" + r.Output)
 	}
+	if r.Protected {
+		msg = strings.TrimSpace(ProtectedRun + ": " + msg)
+	}
 	return runs.Event{Event: runs.KindCheckEnd, Task: task, Command: r.Command, ExitCode: runs.Int(r.ExitCode),
 		DurationMs: runs.Int64(r.Duration.Milliseconds()), Passed: runs.Bool(r.Passed), TimedOut: r.TimedOut, Message: msg}
 }
 
+// ProtectedRun names the protected run in results.
+const ProtectedRun = "with the fork point's protected files"
+
 // Digest is the Markdown summary of a final re-run for the PR body and the
-// journal: one row per check that ran.
-func Digest(results []TaskResult) string {
+// journal: one row per check that ran (the protected run's marked), then
+// every protected file the story modified, deleted or added.
+func Digest(results []TaskResult, changes []FileChange) string {
 	var b strings.Builder
 	b.WriteString("| task | check | result | time |\n|---|---|---|---|\n")
 	for _, t := range results {
@@ -151,8 +214,41 @@ func Digest(results []TaskResult) string {
 			if !r.Passed {
 				mark = "✗ " + r.Outcome()
 			}
+			if r.Protected {
+				mark += " (" + ProtectedRun + ")"
+			} else if t.twice() {
+				mark += " (full tree)"
+			}
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", t.Task, tableCell(r.Command), tableCell(mark), r.Duration.Round(time.Millisecond))
 		}
+	}
+	b.WriteString(ChangesText(changes))
+	return b.String()
+}
+
+// ChangesText lists the protected files a story changed, as Markdown ("" for
+// none).
+func ChangesText(changes []FileChange) string {
+	if len(changes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nProtected files the story changed:\n\n")
+	for _, c := range changes {
+		what := ""
+		switch c.Rule {
+		case RuleProtected:
+			what = "protected: the fork point's version counts, and the pull request stays a draft"
+		case RuleSection:
+			what = "its test-runner section changed: the pull request stays a draft"
+		case RuleAllowed:
+			what = "allowed by mayChangeTests: the story's version is used"
+		case RuleAddedTest:
+			what = "a test file added: left out of the run with the fork point's protected files"
+		case RuleListed:
+			what = "listed, not protected"
+		}
+		fmt.Fprintf(&b, "- `%s` %s — %s\n", tableCell(c.Path), c.Change, what)
 	}
 	return b.String()
 }

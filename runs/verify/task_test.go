@@ -72,7 +72,7 @@ func TestRunTask(t *testing.T) {
 				deadline = time.Now().Add(tt.deadline)
 			}
 			var reported []Result
-			res := RunTask(ctx, r, "t", tc, deadline, func(r Result) { reported = append(reported, r) })
+			res := RunTask(ctx, r, "t", tc, nil, deadline, func(r Result) { reported = append(reported, r) })
 			if res.Task != "t" || !reflect.DeepEqual(res.Checks, tc) {
 				t.Errorf("task %q, checks %+v", res.Task, res.Checks)
 			}
@@ -321,11 +321,11 @@ func TestDigest(t *testing.T) {
 		"| a | `exit 3` | ✗ exit status 3 | 1.235s |\n" +
 		"| b | `sleep 9` | ✗ timed out after 1s (killed) | 1s |\n" +
 		"| c | `make` | ✗ " + notRun + " | 0s |\n"
-	if got := Digest(results); got != want {
+	if got := Digest(results, nil); got != want {
 		t.Errorf("Digest:\n%s\nwant:\n%s", got, want)
 	}
-	if got, want := Digest(nil), "| task | check | result | time |\n|---|---|---|---|\n"; got != want {
-		t.Errorf("Digest(nil) = %q", got)
+	if got, want := Digest(nil, nil), "| task | check | result | time |\n|---|---|---|---|\n"; got != want {
+		t.Errorf("Digest(nil, nil) = %q", got)
 	}
 
 	tests := []struct {
@@ -345,7 +345,7 @@ func TestDigest(t *testing.T) {
 			if tt.problem != "" {
 				r = Result{Command: tt.command, ExitCode: -1, TimedOut: true, Timeout: time.Second, Problem: tt.problem}
 			}
-			d := Digest([]TaskResult{{Task: "t", Results: []Result{r, {Command: "true", Passed: true}}}})
+			d := Digest([]TaskResult{{Task: "t", Results: []Result{r, {Command: "true", Passed: true}}}}, nil)
 			lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
 			if len(lines) != 4 {
 				t.Fatalf("%d lines, want 4:\n%s", len(lines), d)

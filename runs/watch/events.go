@@ -67,7 +67,7 @@ func (w *Watcher) readEvents(ws *store.Workspace, r *run, ef *effects) {
 		if st != nil && e.Event == runs.KindTaskStatus && e.Task != "" {
 			w.restatus(st, cmp.Or(e.Source, runs.SourceClaude), ef)
 		}
-		if e.Event == runs.KindCheckEnd { // a face's check-failed and task views follow it
+		if e.Event == runs.KindCheckEnd || e.Event == runs.KindProtected { // a face's check-failed, protected-file-changed and task views follow them
 			w.storyRels(ws, r.Story, ef)
 			ef.refresh = true
 		}

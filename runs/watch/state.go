@@ -60,6 +60,9 @@ type Run struct {
 	DryRun bool
 	// Checks is each task's last check result in this run.
 	Checks map[string]runs.CheckResult
+	// Protected are the protected files the story changed that keep its
+	// PR a draft, as this run last compared them.
+	Protected []runs.ProtectedFile
 }
 
 // Worktree is a story's worktree copy as last read.
@@ -174,7 +177,7 @@ func (w *Watcher) publishLocked() {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
 				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks),
-				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun}
+				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking()}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}

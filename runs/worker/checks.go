@@ -105,14 +105,24 @@ func (r *run) runner(ctx context.Context) *verify.Runner {
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can
-// break an earlier one) and reports each result as a check.end event.
-// A task whose check fails goes back to pending (a task cannot be
-// completed while a check fails), with a journal entry naming it and the
-// command; when all pass, the digest goes into the journal. It reports
-// whether all passed and the digest.
-func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, digest string) {
+// break an earlier one), each with the story's protected files as they are
+// at the reference commit and on the full tree (prot), and reports each
+// result as a check.end event. A task whose check fails goes back to
+// pending (a task cannot be completed while a check fails), with a journal
+// entry naming it and the command; when all pass, the digest goes into the
+// journal. It reports whether all passed and the digest, which also lists
+// the protected files the story changed.
+func (r *run) finalChecks(ctx context.Context, s *store.Story, prot *verify.Protected) (passed bool, digest string) {
+	var changes []verify.FileChange
+	if prot != nil {
+		changes = prot.Changes
+	}
 	if r.checks == nil || !slices.ContainsFunc(s.Tasks, func(t *store.Task) bool { return len(r.checks.Tasks[t.ID].Commands) > 0 }) {
-		return true, ""
+		if len(changes) > 0 {
+			digest = verify.ChangesText(changes)
+			r.journalNote(strings.TrimSpace(digest))
+		}
+		return true, digest
 	}
 	runner := r.runner(ctx)
 	if runner.Why != "" {
@@ -125,8 +135,11 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 		if len(tc.Commands) == 0 {
 			continue
 		}
-		res := verify.RunTask(ctx, runner, t.ID, tc, time.Time{}, func(c verify.Result) {
+		res := verify.RunTask(ctx, runner, t.ID, tc, prot, time.Time{}, func(c verify.Result) {
 			line := fmt.Sprintf("check %s: %s — %s (%s)", t.ID, c.Command, c.Outcome(), c.Duration.Round(time.Millisecond))
+			if c.Protected {
+				line = fmt.Sprintf("check %s (%s): %s — %s (%s)", t.ID, verify.ProtectedRun, c.Command, c.Outcome(), c.Duration.Round(time.Millisecond))
+			}
 			r.j.Emit(verify.Event(t.ID, c), line)
 		})
 		results = append(results, res)
@@ -137,10 +150,7 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 			}
 		}
 	}
-	if len(results) == 0 {
-		return true, ""
-	}
-	digest = verify.Digest(results)
+	digest = verify.Digest(results, changes)
 	if len(failed) > 0 {
 		r.journalNote(fmt.Sprintf("the final run of the checks failed, so the pull request stays a draft and the task goes back to pending: %s\n\n%s",
 			strings.Join(failed, "; "), digest))
@@ -152,6 +162,53 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story) (passed bool, dig
 	r.journalNote("every task's checks passed on the final tree:\n\n" + digest)
 	r.j.Step(runs.StepEnd, "every task's checks passed on the final tree")
 	return true, digest
+}
+
+// protected compares the story's tree with the reference commit (after the
+// end's commit) and reports what it changed of its protected files: an
+// event, and the log; nil when it cannot be told (said in the log).
+func (r *run) protected(ctx context.Context) *verify.Protected {
+	if r.reference == "" {
+		return nil
+	}
+	prot, err := verify.Protect(ctx, r.wtGit, r.wt, r.reference, verify.RulesOf(r.checks))
+	if err != nil {
+		r.j.Warn(runs.StepEnd, "protected files: %v", err)
+		return nil
+	}
+	line := ""
+	if len(prot.Changes) > 0 {
+		line = "protected files the story changed: " + verify.Paths(prot.Changes)
+	}
+	r.j.Emit(verify.ProtectedEvent(prot.Changes), line)
+	return prot
+}
+
+// blockedByProtected ends a story whose tree changes protected files it
+// may not: the pull request stays a draft, and the log and the journal say
+// which files and what to do.
+func (r *run) blockedByProtected(changed []verify.FileChange) {
+	var tasks []string
+	if r.checks != nil {
+		for id, tc := range r.checks.Tasks {
+			if len(tc.Commands) > 0 {
+				tasks = append(tasks, id)
+			}
+		}
+	}
+	slices.Sort(tasks)
+	which := "the story's task"
+	if len(tasks) > 0 {
+		which = "task " + strings.Join(tasks, " or ")
+	}
+	var files []string
+	for _, c := range changed {
+		files = append(files, c.Path)
+	}
+	msg := fmt.Sprintf("protected files changed: %s. The pull request stays a draft: their versions at the reference commit %s are what count. Allow it with \"mayChangeTests\" on %s on %s, or revert them (`git -C %s checkout %s -- %s`), then run the story again",
+		verify.Paths(changed), verify.Short(r.reference), which, r.referenceFrom, r.wt, verify.Short(r.reference), strings.Join(files, " "))
+	r.j.Error(runs.StepEnd, "%s", msg)
+	r.journalNote(msg)
 }
 
 // unverify puts back to pending the tasks with checks that a run completed

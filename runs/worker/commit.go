@@ -312,8 +312,7 @@ func names(rels []string) string {
 }
 
 // keepFieldChanges tells whether a story file differs from the branch only
-// in the members the worker and the hook write (a task's status;
-// story.json's branch, worktree, pr and status). When it differs in more,
+// in the member the worker and the hook write (status). When it differs in more,
 // the file is restored to the branch's with those members kept, and false
 // is returned. The file is read without following a link and bounded.
 func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
@@ -331,7 +330,10 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 	if err != nil {
 		return false
 	}
-	fields := store.RunFields(rel)
+	// Only a status is the run's: the agent's edits to the fields older
+	// workers wrote (store.RunFields) are reverted too
+	// (docs/worker.md#definitions-on-the-branch).
+	fields := []string{"status"}
 	var curV, headV map[string]any
 	if json.Unmarshal(cur, &curV) == nil && json.Unmarshal([]byte(head), &headV) == nil {
 		kept := map[string]any{}

@@ -221,9 +221,8 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.Step(runs.StepPR, "opened draft pull request %s", r.pr)
 	}
 	if r.pr != "" {
-		if err := r.setStoryField(ctx, "pr", r.pr, false); err != nil {
-			r.j.Warn(runs.StepPR, "record the PR in story.json: %v", err)
-		}
+		// In the run's events and record, not in story.json: definitions on
+		// the branch are the person's (definitions.go).
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
 }
@@ -271,15 +270,14 @@ func lastURL(out string) string {
 	return ""
 }
 
-// context records the story's branch and worktree in the worktree's
-// story.json, and marks it in progress only where the file has a status
-// (upstream SAGA derives a story's status from its tasks, and its strict
-// story object rejects a status it did not write).
+// context marks the story in progress only where its story.json has a
+// status (upstream SAGA derives a story's status from its tasks, and its
+// strict story object rejects a status it did not write). Its branch,
+// worktree and PR are the run's: in its events and record
+// (definitions.go).
 func (r *run) context(ctx context.Context) error {
-	for _, kv := range [][2]string{{"status", store.StatusInProgress}, {"branch", r.branch}, {"worktree", rel(r.root, r.wt)}} {
-		if err := r.setStoryField(ctx, kv[0], kv[1], kv[0] == "status"); err != nil {
-			return fmt.Errorf("update story.json: %w", err)
-		}
+	if err := r.setStoryField(ctx, "status", store.StatusInProgress, true); err != nil {
+		return fmt.Errorf("update story.json: %w", err)
 	}
 	s, err := r.story()
 	if err != nil {
@@ -331,6 +329,7 @@ func (r *run) end(ctx context.Context, status string, stopped bool) bool {
 	if err := r.setStoryField(ctx, "status", s.EffectiveStatus(), true); err != nil {
 		r.j.Warn(runs.StepEnd, "story status: %v", err)
 	}
+	r.restoreDefinitions(ctx)
 	// The end's statuses are final (in_progress was reset above): no
 	// reconciliation from the task list after the guard.
 	problem := r.commitWork(ctx, fmt.Sprintf("end, %d/%d tasks done", s.Done(), len(s.Tasks)), false)
@@ -341,9 +340,17 @@ func (r *run) end(ctx context.Context, status string, stopped bool) bool {
 		r.j.Step(runs.StepEnd, "stopped: the checks are not run on the final tree, so the pull request stays a draft")
 	case all:
 		// Every task's checks once more on the final tree, before the PR
-		// may go ready; their outcome goes into the journal, committed.
+		// may go ready, with the reference commit's protected files and on
+		// the full tree; their outcome goes into the journal, committed.
 		var passed bool
-		passed, digest = r.finalChecks(ctx, s)
+		prot := r.protected(ctx)
+		passed, digest = r.finalChecks(ctx, s, prot)
+		if prot != nil && passed {
+			if r.blocked = verify.Blocking(prot.Changes); len(r.blocked) > 0 {
+				r.blockedByProtected(r.blocked)
+				passed = false
+			}
+		}
 		if !passed {
 			all = false
 			if s, err := r.story(); err == nil {
@@ -352,9 +359,12 @@ func (r *run) end(ctx context.Context, status string, stopped bool) bool {
 				}
 			}
 		}
-		if digest != "" {
+		if digest != "" || len(r.blocked) > 0 {
 			what := "checks passed on the final tree"
-			if !passed {
+			switch {
+			case len(r.blocked) > 0:
+				what = "protected files changed"
+			case !passed:
 				what = "checks failed on the final tree"
 			}
 			problem = r.commitWork(ctx, what, false)

@@ -85,6 +85,9 @@ type run struct {
 	// any run), kept for the hook in checksFile.
 	checks     *verify.Manifest
 	checksFile string
+	// blocked are the protected files the story changed that keep its PR
+	// a draft (the end: the story ends blocked).
+	blocked []verify.FileChange
 	// committed is each task's status at the last commit, so a commit
 	// names what completed since.
 	committed map[string]string
@@ -146,7 +149,10 @@ func Run(ctx context.Context, o Options) int {
 	}
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
-			Branch: r.branch, Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
+			Branch: r.branch, Worktree: rel(r.root, r.wt), Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
+		for _, c := range r.blocked {
+			rec.Protected = append(rec.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: true})
+		}
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
@@ -227,6 +233,9 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	complete := r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
 	if status == runs.StatusCompleted && !complete {
 		status, code = runs.StatusFailed, runs.ExitFailed
+		if len(r.blocked) > 0 {
+			status, code = runs.StatusBlocked, runs.ExitBlocked
+		}
 	}
 	return status, code
 }

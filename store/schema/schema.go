@@ -154,6 +154,15 @@ func describe(name string, p map[string]any, required bool) Property {
 	prop := Property{Name: name, Required: required}
 	prop.Description, _ = p["description"].(string)
 	prop.Type, _ = p["type"].(string)
+	if types, ok := p["type"].([]any); ok { // "boolean | array"
+		names := make([]string, 0, len(types))
+		for _, t := range types {
+			if s, ok := t.(string); ok {
+				names = append(names, s)
+			}
+		}
+		prop.Type = strings.Join(names, " | ")
+	}
 	if d, ok := p["default"]; ok {
 		if b, err := json.Marshal(d); err == nil {
 			prop.Default = string(b)

@@ -1,0 +1,422 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// Protected files (docs/worker.md#protected-files): the tests that count
+// are the reference commit's. A check passes only when it passes on the
+// story's tree with its protected files as they are at R — those the
+// story modified or deleted put back, test files it added left out — and
+// on the full tree. Which files are protected is decided here, from paths
+// alone: the default set per ecosystem, the tasks' "protect" globs and the
+// files a check command names; "mayChangeTests" lets the story change
+// them. A story that modified or deleted a protected file (not allowed)
+// keeps its PR a draft.
+
+// Changes of a file, against R.
+const (
+	Modified = "modified"
+	Deleted  = "deleted"
+	Added    = "added"
+)
+
+// Rules: what becomes of a changed file.
+const (
+	// RuleProtected: a protected file modified or deleted — R's version in
+	// the protected run, and the PR stays a draft.
+	RuleProtected = "protected"
+	// RuleAllowed: a protected file the tasks' mayChangeTests lets the
+	// story change — the story's version in both runs.
+	RuleAllowed = "allowed"
+	// RuleAddedTest: a test file the story added — left out of the
+	// protected run; never stops the PR.
+	RuleAddedTest = "added test"
+	// RuleSection: a manifest whose test-runner section changed
+	// (package.json's test scripts and runner configs, pyproject.toml's
+	// [tool.pytest…]) — compared, never restored; the PR stays a draft.
+	RuleSection = "test-runner section"
+	// RuleListed: go.mod and go.sum — listed, not protected.
+	RuleListed = "listed"
+)
+
+// FileChange is a file the story changed that the rule looks at.
+type FileChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // Modified, Deleted or Added
+	Rule   string `json:"rule"`
+}
+
+// Blocks tells whether the change keeps the story's PR a draft.
+func (c FileChange) Blocks() bool { return c.Rule == RuleProtected || c.Rule == RuleSection }
+
+func (c FileChange) String() string {
+	s := c.Path + " (" + c.Change
+	switch c.Rule {
+	case RuleAllowed:
+		s += ", allowed by mayChangeTests"
+	case RuleSection:
+		s += ": its test-runner section"
+	case RuleListed:
+		s += ", listed, not protected"
+	}
+	return s + ")"
+}
+
+// ProtectedEvent reports changes in the run protocol (runs.KindProtected).
+func ProtectedEvent(changes []FileChange) runs.Event {
+	e := runs.Event{Event: runs.KindProtected, Protected: []runs.ProtectedFile{}}
+	for _, c := range changes {
+		e.Protected = append(e.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: c.Blocks()})
+	}
+	if b := Blocking(changes); len(b) > 0 {
+		e.Message = "protected files changed: " + Paths(b)
+	}
+	return e
+}
+
+// Blocking are the changes that keep the PR a draft.
+func Blocking(changes []FileChange) []FileChange {
+	var out []FileChange
+	for _, c := range changes {
+		if c.Blocks() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Paths lists the changes' paths, each with its change.
+func Paths(changes []FileChange) string {
+	s := make([]string, len(changes))
+	for i, c := range changes {
+		s[i] = c.Path + " (" + c.Change + ")"
+	}
+	return strings.Join(s, ", ")
+}
+
+// Rules are a story's protection: the union of its tasks' (as they count,
+// at R), with the files its checks name.
+type Rules struct {
+	protect, mayChange []string
+	mayChangeAll       bool
+	words              map[string]bool
+}
+
+// RulesOf gathers the protection of the manifest's tasks.
+func RulesOf(m *Manifest) Rules {
+	r := Rules{words: map[string]bool{}}
+	if m == nil {
+		return r
+	}
+	for _, tc := range m.Tasks {
+		r.protect = append(r.protect, tc.Protection.Protect...)
+		r.mayChange = append(r.mayChange, tc.Protection.MayChangeGlobs...)
+		r.mayChangeAll = r.mayChangeAll || tc.Protection.MayChangeAll
+		for _, c := range tc.Commands {
+			for _, w := range commandPaths(c) {
+				r.words[w] = true
+			}
+		}
+	}
+	return r
+}
+
+// commandPaths are the words of a command that could name a file of the
+// repository: relative paths, cleaned ("./run-tests.sh" → "run-tests.sh").
+// Only those that are files at R count (the caller only asks about files
+// R has).
+func commandPaths(command string) []string {
+	fields := strings.FieldsFunc(command, func(c rune) bool {
+		return strings.ContainsRune(" \t\n;|&<>()`'\"=", c)
+	})
+	var out []string
+	for _, f := range fields {
+		if f == "" || f[0] == '-' || f[0] == '/' || f[0] == '$' || f[0] == '~' {
+			continue
+		}
+		if p := path.Clean(f); p != "." && !strings.HasPrefix(p, "../") && p != ".." {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// testDirs are folders everything in is a test file.
+var testDirs = []string{"testdata", "tests", "__tests__"}
+
+// TestFile tells whether rel (a slash path from the repository's top) is a
+// test file by the defaults: Go's *_test.go and testdata/, Python's
+// test_*.py, *_test.py, conftest.py and tests/, JS/TS *.test.*, *.spec.*
+// and __tests__/, Rust's tests/.
+func TestFile(rel string) bool {
+	dir, base := path.Split(rel)
+	for _, d := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if slices.Contains(testDirs, d) {
+			return true
+		}
+	}
+	switch {
+	case strings.HasSuffix(base, "_test.go"), base == "conftest.py":
+		return true
+	case strings.HasSuffix(base, ".py"):
+		return strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")
+	}
+	for _, mid := range []string{".test.", ".spec."} {
+		if i := strings.Index(base, mid); i > 0 && i+len(mid) < len(base) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildFiles are the build and test-runner files protected whole, by
+// name; buildPrefixes by the start of their name (jest.config.js, …).
+var (
+	buildFiles    = []string{"Makefile", "GNUmakefile", "makefile", "justfile", "Justfile", ".justfile", "pytest.ini", "tox.ini", "setup.cfg"}
+	buildPrefixes = []string{"jest.config.", "vitest.config.", ".mocharc.", "karma.conf."}
+)
+
+// BuildFile tells whether rel is a build or test-runner file protected
+// whole.
+func BuildFile(rel string) bool {
+	base := path.Base(rel)
+	if slices.Contains(buildFiles, base) {
+		return true
+	}
+	for _, p := range buildPrefixes {
+		if strings.HasPrefix(base, p) && len(base) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// manifests are the files only whose test-runner sections are compared.
+var manifests = []string{"package.json", "pyproject.toml"}
+
+// listedFiles are changed files the digest lists without protecting them.
+var listedFiles = []string{"go.mod", "go.sum"}
+
+// protected tells whether a file R has is protected by the rules.
+func (r Rules) protected(rel string) bool {
+	return TestFile(rel) || BuildFile(rel) || r.words[rel] || matchAny(r.protect, rel)
+}
+
+// mayChangeFile tells whether the story may change a protected file.
+func (r Rules) mayChangeFile(rel string) bool {
+	return r.mayChangeAll || matchAny(r.mayChange, rel)
+}
+
+// matchAny tells whether one of globs matches rel: a glob without a slash
+// matches a file's name in any folder; one with a slash the whole path,
+// where ** stands for any number of folders (a trailing / for everything
+// below).
+func matchAny(globs []string, rel string) bool {
+	for _, g := range globs {
+		g = strings.TrimPrefix(g, "./")
+		if strings.HasSuffix(g, "/") {
+			g += "**"
+		}
+		if !strings.Contains(g, "/") {
+			if ok, _ := path.Match(g, path.Base(rel)); ok {
+				return true
+			}
+			continue
+		}
+		if matchParts(strings.Split(g, "/"), strings.Split(rel, "/")) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchParts(pat, parts []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(parts); i++ {
+				if matchParts(pat[1:], parts[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(parts) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], parts[0]); !ok {
+			return false
+		}
+		pat, parts = pat[1:], parts[1:]
+	}
+	return len(parts) == 0
+}
+
+// Protected is what the protection rule makes of a story's tree: the
+// changes it looks at, and the view the protected run sees.
+type Protected struct {
+	Fork    string // R
+	Changes []FileChange
+	View    View
+}
+
+// Protect compares the tree in dir (a worktree: its working files, not
+// only what is committed) with R (fork, a full hash) and applies the
+// rules. R's versions of the files the protected run restores are read
+// with every object checked against R's hash.
+func Protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
+	// Both at once: the gate's budget counts every millisecond.
+	var others string
+	var oerr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		others, oerr = g.Raw(ctx, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga")
+	}()
+	diff, err := g.Raw(ctx, "diff", "--no-renames", "--ignore-submodules", "--name-status", "-z", fork, "--", ".", ":(exclude).saga")
+	<-done
+	if err != nil {
+		return nil, fmt.Errorf("compare the worktree with %s: %w", Short(fork), err)
+	}
+	if oerr != nil {
+		return nil, fmt.Errorf("list the worktree's new files: %w", oerr)
+	}
+	type entry struct{ status, path string }
+	var entries []entry
+	fields := strings.Split(strings.TrimRight(diff, "\x00"), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		entries = append(entries, entry{fields[i], fields[i+1]})
+	}
+	for _, p := range strings.Split(strings.TrimRight(others, "\x00"), "\x00") {
+		if p != "" {
+			entries = append(entries, entry{"A", p})
+		}
+	}
+	out := &Protected{Fork: fork, View: View{Dir: dir}}
+	var atR []string // files whose version at R is needed
+	for _, e := range entries {
+		change := Modified
+		switch e.status {
+		case "A":
+			change = Added
+		case "D":
+			change = Deleted
+		}
+		base := path.Base(e.path)
+		switch {
+		case change == Added:
+			if TestFile(e.path) || matchAny(rules.protect, e.path) {
+				out.Changes = append(out.Changes, FileChange{e.path, change, RuleAddedTest})
+				out.View.Hide = append(out.View.Hide, e.path)
+			}
+		case slices.Contains(listedFiles, base):
+			out.Changes = append(out.Changes, FileChange{e.path, change, RuleListed})
+		case slices.Contains(manifests, base) && !rules.words[e.path] && !matchAny(rules.protect, e.path):
+			atR = append(atR, e.path)
+			out.Changes = append(out.Changes, FileChange{e.path, change, RuleSection})
+		case !rules.protected(e.path):
+		case rules.mayChangeFile(e.path):
+			out.Changes = append(out.Changes, FileChange{e.path, change, RuleAllowed})
+		default:
+			atR = append(atR, e.path)
+			out.Changes = append(out.Changes, FileChange{e.path, change, RuleProtected})
+		}
+	}
+	if len(atR) == 0 {
+		return out, nil
+	}
+	blobs, err := g.BlobsAt(ctx, fork, atR)
+	if err != nil {
+		return nil, fmt.Errorf("read the protected files at %s: %w", Short(fork), err)
+	}
+	out.View.Restore = map[string]git.Blob{}
+	kept := out.Changes[:0]
+	for _, c := range out.Changes {
+		switch c.Rule {
+		case RuleSection:
+			var now []byte
+			if c.Change != Deleted {
+				now, _ = store.ReadInside(dir, c.Path)
+			}
+			if sameSections(path.Base(c.Path), blobs[c.Path].Data, now) {
+				continue // only what is not the test runner's changed
+			}
+		case RuleProtected:
+			b, ok := blobs[c.Path]
+			if !ok {
+				continue // not a regular file at R (a link): nothing to restore
+			}
+			out.View.Restore[c.Path] = b
+		}
+		kept = append(kept, c)
+	}
+	out.Changes = kept
+	return out, nil
+}
+
+// sameSections tells whether two versions of a manifest have the same
+// test-runner sections.
+func sameSections(name string, a, b []byte) bool {
+	if name == "package.json" {
+		return reflect.DeepEqual(jsonSections(a), jsonSections(b))
+	}
+	return slices.Equal(tomlSections(a), tomlSections(b))
+}
+
+// jsonSections are package.json's test-runner members: its test scripts
+// (test, test:*, pretest, posttest) and the runners' configurations.
+func jsonSections(src []byte) map[string]any {
+	var v map[string]any
+	if json.Unmarshal(src, &v) != nil {
+		return map[string]any{"unreadable": string(src)}
+	}
+	out := map[string]any{}
+	if scripts, ok := v["scripts"].(map[string]any); ok {
+		for k, s := range scripts {
+			if k == "test" || k == "pretest" || k == "posttest" || strings.HasPrefix(k, "test:") {
+				out["scripts."+k] = s
+			}
+		}
+	}
+	for _, k := range []string{"jest", "mocha", "ava", "vitest", "tap", "c8", "nyc"} {
+		if s, ok := v[k]; ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// tomlSections are pyproject.toml's test-runner tables ([tool.pytest…],
+// [tool.tox…], [tool.coverage…]), their lines trimmed, blank ones
+// dropped.
+func tomlSections(src []byte) []string {
+	var out []string
+	in := false
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		l := strings.TrimSpace(string(line))
+		if strings.HasPrefix(l, "[") {
+			name := strings.Trim(l, "[] ")
+			in = false
+			for _, p := range []string{"tool.pytest", "tool.tox", "tool.coverage"} {
+				if name == p || strings.HasPrefix(name, p+".") {
+					in = true
+				}
+			}
+		}
+		if in && l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
