@@ -40,9 +40,12 @@ func TestProtectedFileChangedFromAWorkerRun(t *testing.T) {
 	worker := func(wantCode int) {
 		t.Helper()
 		session := fmt.Sprintf("saga-story-prot-%d", time.Now().UnixMilli())
-		cmd := exec.Command(testkit.Binary(t), "worker", "prot", "--dry-run", "--output-file", filepath.Join(sessions, session+".log"))
+		// A real run (the stand-in claude): a dry run is never the story's
+		// (docs/worker.md#dry-runs).
+		cmd := exec.Command(testkit.Binary(t), "worker", "prot", "--output-file", filepath.Join(sessions, session+".log"))
 		cmd.Dir = root
-		cmd.Env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions, "SAGA_SESSION="+session, "CLAUDE_CONFIG_DIR="+config)
+		cmd.Env = append(testkit.CleanEnv(), "SAGA_SESSION_DIR="+sessions, "SAGA_SESSION="+session, "CLAUDE_CONFIG_DIR="+config,
+			"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_GH="+filepath.Join(config, "no-gh"))
 		out, err := cmd.CombinedOutput()
 		if code := cmd.ProcessState.ExitCode(); code != wantCode {
 			t.Fatalf("worker: exit %d (%v), want %d\n%s", code, err, wantCode, out)
