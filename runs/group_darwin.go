@@ -1,15 +1,6 @@
-//go:build !linux
-
 package runs
 
 import "syscall"
-
-// procStartKnown says that ProcStart works on this system: not here, so a
-// recorded pid is checked by its command line only (LooksLike).
-const procStartKnown = false
-
-// ProcStart is when pid started, where the system tells (Linux: proc_linux.go).
-func ProcStart(pid int) (start uint64, ok bool) { return 0, false }
 
 // ChildGroup starts a supervised process in its own process group. There
 // is no parent-death signal here: an agent whose worker was killed is
