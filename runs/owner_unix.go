@@ -5,6 +5,8 @@ package runs
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -25,4 +27,10 @@ func ownedPrivate(dir string) error {
 		return fmt.Errorf("%s may be written by other users (mode %04o): `chmod 700 %s`, then run again", dir, fi.Mode().Perm(), dir)
 	}
 	return nil
+}
+
+// DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
+// /tmp/saga-sessions-<uid>.
+func DefaultSessionDir() string {
+	return filepath.Join(sessionTempDir, sessionDirPrefix+strconv.Itoa(os.Geteuid()))
 }

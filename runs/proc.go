@@ -130,3 +130,7 @@ func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
 	}
 	return pid, true, nil
 }
+
+// StopSignals are the signals that ask a saga-lsp process to stop: ^C and
+// TerminateSignal.
+func StopSignals() []os.Signal { return []os.Signal{os.Interrupt, TerminateSignal()} }

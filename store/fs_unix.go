@@ -45,8 +45,8 @@ func closeFolder(dir folder) { unix.Close(dir) }
 // isLoop: err is a symbolic link loop.
 func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
 
-// isNotDir: err says a path's parent is not a folder.
-func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+// IsNotDir: err says a path's parent is not a folder.
+func IsNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 // syncUnsupported: a folder's fsync failed because the filesystem cannot
 // fsync folders at all.
@@ -272,4 +272,25 @@ func (l *loader) list(dir folder) error {
 	}
 	slices.Sort(l.names)
 	return nil
+}
+
+// OpenRegular opens path with flag (and perm, when it creates the file)
+// without waiting for a FIFO's writer and, unless follow, without
+// following a link at its end; anything but a regular file is refused
+// (ErrNotRegular). For files others may have put in the way: events,
+// outputs, an env file named by Claude Code.
+func OpenRegular(path string, flag int, perm fs.FileMode, follow bool) (*os.File, error) {
+	how := flag | unix.O_NONBLOCK
+	if !follow {
+		how |= unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, how, perm)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
 }

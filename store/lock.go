@@ -2,15 +2,18 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TempLockRoot holds the lock dirs of workspaces outside git.
@@ -82,7 +85,7 @@ func gitCommonDir(dir string) (common string, found bool, err error) {
 				return "", false, err
 			}
 			return common, true, nil
-		case !errors.Is(err, fs.ErrNotExist) && !isNotDir(err):
+		case !errors.Is(err, fs.ErrNotExist) && !IsNotDir(err):
 			return "", false, err
 		}
 		parent := filepath.Dir(dir)
@@ -197,6 +200,67 @@ func RecordedLocks(root string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// AcquireLock blocks until the named lock of the repository containing root
+// is held. Names match [a-zA-Z0-9._-]+ (e.g. "story-<id>", "worker-<id>").
+// When ctx ends first it returns ctx.Err() and holds nothing.
+func AcquireLock(ctx context.Context, root, name string) (*Lock, error) {
+	path, err := makeLockPath(root, name)
+	if err != nil {
+		return nil, err
+	}
+	return AcquireLockFile(ctx, path)
+}
+
+// TryLock takes the named lock without waiting; ok is false (with a nil
+// error) when another holder has it.
+func TryLock(root, name string) (l *Lock, ok bool, err error) {
+	path, err := makeLockPath(root, name)
+	if err != nil {
+		return nil, false, err
+	}
+	return TryLockFile(path)
+}
+
+// AcquireLockFile blocks until the lock of the file at path is held (see
+// TryLockFile); when ctx ends first it returns ctx.Err() and holds nothing.
+//
+// Waiting polls with a 1ms→20ms backoff rather than blocking in the
+// system: a blocked flock cannot be cancelled, and one that completes after
+// the caller gave up would leave the lock held.
+func AcquireLockFile(ctx context.Context, path string) (*Lock, error) {
+	delay := time.Millisecond
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		l, ok, err := TryLockFile(path)
+		if err != nil || ok {
+			return l, err
+		}
+		// Jitter keeps many waiting hook processes from polling in lockstep.
+		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 20*time.Millisecond)
+	}
+}
+
+// makeLockPath is the named lock's file, its folder created.
+func makeLockPath(root, name string) (string, error) {
+	dir, path, err := lockPath(root, name)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("lock %s: %w", path, err)
+	}
+	return path, nil
 }
 
 // LockHolder returns the pid of the process holding the named lock, or 0

@@ -3,14 +3,11 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,51 +27,15 @@ type Lock struct {
 	path string
 }
 
-// AcquireLock blocks until the named lock of the repository containing root
-// is held. Names match [a-zA-Z0-9._-]+ (e.g. "story-<id>", "worker-<id>").
-// When ctx ends first it returns ctx.Err() and holds nothing.
-//
-// Waiting polls with LOCK_NB and a 1ms→20ms backoff rather than blocking in
-// flock: a blocked flock cannot be cancelled, and one that completes after
-// the caller gave up would leave the lock held.
-func AcquireLock(ctx context.Context, root, name string) (*Lock, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f, path, err := openLockFile(root, name)
-	if err != nil {
-		return nil, err
-	}
-	delay := time.Millisecond
-	for {
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		// Jitter keeps many waiting hook processes from polling in lockstep.
-		t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			_ = f.Close()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, 20*time.Millisecond)
-	}
-	return newLock(f, path), nil
-}
-
-// TryLock takes the named lock without waiting; ok is false (with a nil
+// TryLockFile takes the lock of the file at path (created when missing,
+// never through a symbolic link) without waiting; ok is false (with a nil
 // error) when another holder has it.
-func TryLock(root, name string) (l *Lock, ok bool, err error) {
-	f, path, err := openLockFile(root, name)
+func TryLockFile(path string) (l *Lock, ok bool, err error) {
+	// os.OpenFile sets O_CLOEXEC, so children (claude, git) never inherit
+	// the descriptor and with it the lock.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = f.Close()
@@ -106,23 +67,6 @@ func (l *Lock) Unlock() error {
 		return fmt.Errorf("unlock %s: %w", l.path, err)
 	}
 	return nil
-}
-
-func openLockFile(root, name string) (*os.File, string, error) {
-	dir, path, err := lockPath(root, name)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", fmt.Errorf("lock %s: %w", path, err)
-	}
-	// os.OpenFile sets O_CLOEXEC, so children (claude, git) never inherit
-	// the descriptor and with it the lock.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, "", fmt.Errorf("lock %s: %w", path, err)
-	}
-	return f, path, nil
 }
 
 func newLock(f *os.File, path string) *Lock {

@@ -10,12 +10,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // Checks run code the agent wrote (its tests, its build), so they run
@@ -139,7 +137,7 @@ func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Du
 		return res
 	}
 	limits = limits.WithDefaults()
-	cmd, info, gate, err := r.command(command)
+	cmd, info, gate, err := r.command(command, limits, timeout)
 	if err != nil {
 		res.Problem = fmt.Sprintf("could not start: %v", err)
 		return res
@@ -150,7 +148,7 @@ func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Du
 	}
 	tail := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = tail, tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = runs.ChildGroup()
 	cmd.WaitDelay = killGrace
 	start := time.Now()
 	err = cmd.Start()
@@ -166,12 +164,7 @@ func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Du
 	go func() {
 		// Wait for the exit without reaping, so the group id stays the
 		// leader's (never reused) while the rest of the group is killed.
-		var info unix.Siginfo
-		for {
-			if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		runs.AwaitExit(pid)
 		close(exited)
 	}()
 	timer := time.NewTimer(timeout)
@@ -188,7 +181,7 @@ func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Du
 		case res.Limit = <-fired:
 		}
 	}
-	syscall.Kill(-pid, syscall.SIGKILL) // what it left running, or all of it
+	runs.KillGroup(pid) // what it left running, or all of it
 	<-exited
 	err = cmd.Wait()
 	res.Duration = time.Since(start)
@@ -196,10 +189,7 @@ func (r *Runner) RunLimited(ctx context.Context, command string, timeout time.Du
 	if res.TimedOut || res.Problem != "" || cmd.ProcessState == nil {
 		return res
 	}
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.ExitCode = 128 + int(ws.Signal())
-	}
+	res.ExitCode = runs.ExitStatus(cmd.ProcessState)
 	res.Passed = res.ExitCode == 0 && res.Limit == ""
 	if res.Limit == "" {
 		res.Limit = limitExit(res.ExitCode, limits, timeout)
@@ -252,9 +242,10 @@ func (r *Runner) release(pid int, info, gate *os.File, exited <-chan struct{}, l
 }
 
 // command is the process of one check, held at a gate (a pipe it reads
-// first) until release: sh -c under bubblewrap, which also reports its
-// first process on info, or plain. Its ExtraFiles are the child's ends.
-func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, err error) {
+// first) until release: sh -c confined (confined: under bubblewrap, which
+// also reports its first process on info; under Seatbelt), or plain. Its
+// ExtraFiles are the child's ends.
+func (r *Runner) command(command string, limits store.CheckLimits, timeout time.Duration) (cmd *exec.Cmd, info, gate *os.File, err error) {
 	src := r.Env
 	if src == nil {
 		src = os.Environ()
@@ -266,21 +257,16 @@ func (r *Runner) command(command string) (cmd *exec.Cmd, info, gate *os.File, er
 	if r.Mode == Unconfined {
 		// fd 3 is the gate: the shell waits for a line on it, then runs the
 		// check with its limits in place.
-		cmd = exec.Command("/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`, "saga-check", command)
+		cmd = exec.Command("/bin/sh", "-c", limitsScript(limits, timeout)+gated, "saga-check", command)
 		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, false), []*os.File{gateR}
 		return cmd, nil, gate, nil
 	}
-	info, infoW, err := os.Pipe()
-	if err != nil {
-		gateR.Close()
-		gate.Close()
-		return nil, nil, nil, err
-	}
-	args := append(r.sandboxArgs(envMap(src)), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
-	cmd = exec.Command(r.bwrap, args...)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{infoW, gateR}
-	return cmd, info, gate, nil
+	return r.confined(command, src, gateR, gate, limits, timeout)
 }
+
+// gated is the shell script of a check's first shell past its limits: wait
+// for the gate's line on fd 3, then run the check ("$1").
+const gated = `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)
