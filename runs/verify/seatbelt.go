@@ -63,8 +63,7 @@ func seatbelt(p seatbeltPaths) string {
 		b.WriteString("\n  (global-name " + sbString(s) + ")")
 	}
 	b.WriteString(")\n")
-	b.WriteString("; reads: everything but the credential stores\n(allow file-read*)\n")
-	rule(&b, "deny file-read* file-write*", p.Secrets)
+	b.WriteString("; reads: everything but the credential stores (denied last)\n(allow file-read*)\n")
 	b.WriteString("; writes: the worktree and the story's caches\n")
 	writable := []string{p.Worktree}
 	if p.Cache != "" {
@@ -81,8 +80,9 @@ func seatbelt(p seatbeltPaths) string {
 		protected = append(protected, p.GitDir)
 	}
 	rule(&b, "deny file-write*", protected)
-	// The credential stores again, last: a later rule wins, and a store
-	// inside the worktree or a cache stays denied.
+	// The credential stores last: a later rule wins, so a store inside the
+	// worktree or a cache stays denied.
+	b.WriteString("; never: the credential stores\n")
 	rule(&b, "deny file-read* file-write*", p.Secrets)
 	return b.String()
 }
