@@ -35,7 +35,7 @@ func newConfiner(root string) confiner {
 
 // inside: real is the root or below it.
 func (c confiner) inside(real string) bool {
-	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, "/")+"/")
+	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // errOutside is a link (somewhere along a path) leading out of the
