@@ -6,7 +6,7 @@ BIN      := bin/saga-lsp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS  := $(if $(VERSION),-X github.com/saga-ai/saga-lsp/cli.Version=$(VERSION))
 
-.PHONY: build test bench demo install lint fuzz clean dist screenshots
+.PHONY: build test bench demo install lint fuzz clean dist screenshots cross test-portable
 
 # CGO_ENABLED=0: a static binary. go.lsp.dev/jsonrpc2 imports net, whose
 # cgo resolver would link libc dynamically: ~0.7 ms more at every start, and
@@ -18,8 +18,27 @@ lint:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
-test: lint
+test: lint cross test-portable
 	$(GO) test -count=1 ./... ./testdata/standin/...
+
+# Every face builds for the six targets, and go vet passes for each GOOS
+# (docs/platforms.md). CGO_ENABLED=0 as for the release binary.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@set -e; for p in $(PLATFORMS); do \
+		echo "== go build $$p"; CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+	done
+	@set -e; for os in linux darwin windows; do \
+		echo "== go vet GOOS=$$os"; GOOS=$$os $(GO) vet ./...; \
+	done
+
+# The portable implementations (directory reading, locks, liveness, atomic
+# replace; what Windows uses) tested on Linux: the store's, the hook's and
+# the language server's tests, the security ones among them, built with
+# -tags portable (docs/platforms.md#the-portable-build).
+PORTABLE_TESTS := ./store/... ./hook ./lsp
+test-portable:
+	$(GO) test -count=1 -tags portable $(PORTABLE_TESTS)
 
 # Benchmarks against workload W (generated once into .bench/, reused after).
 bench: build

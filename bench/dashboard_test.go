@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 // The dashboard's budgets (issue 26; docs/architecture.md#budgets), each

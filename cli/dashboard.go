@@ -12,9 +12,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/dashboard"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -75,7 +75,7 @@ func runDashboard(env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "saga-lsp dashboard: could not open a browser (%v): open the URL above\n", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, runs.TerminateSignal())
 	defer stop()
 	<-ctx.Done()
 	fmt.Fprintln(env.Stderr, "saga-lsp dashboard: stopped")

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"os/signal"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/epic"
@@ -29,7 +28,10 @@ func runEpicRunner(env *Env, args []string) int {
 	if err := ef.Validate(); err != nil {
 		return c.fail(env, usagef("%v", err))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	if err := runs.Supervised(); err != nil {
+		return c.fail(env, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	return epic.Run(ctx, epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}})

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -88,7 +86,7 @@ func (fl *followed) read(f func(runs.Event)) {
 // workspace as the command loaded it, gives a story's task count until its
 // worker reports one.
 func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.Workspace) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	live := !jsonOut && isTerminal(env.Stdout)
 	main := newFollowed(eventsFile)

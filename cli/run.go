@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -39,7 +37,7 @@ func runRun(env *Env, args []string) int {
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	var st *control.Started
 	if t.kind == runs.KindEpic {

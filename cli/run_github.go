@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -65,7 +63,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	if t.kind == runs.KindEpic {
 		return c.fail(env, usagef("--on github runs one story for now; %s is an epic", name))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError

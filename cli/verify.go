@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
@@ -54,7 +52,7 @@ func runVerify(env *Env, args []string) int {
 	if s == nil {
 		return c.fail(env, usagef("no story %q in %s%s", story, r, store.DidYouMean(story, ws.SortedStoryIDs())))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	where, err := verify.Locate(ctx, r, story)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -52,6 +51,9 @@ func runWorker(env *Env, args []string) int {
 	if err := cmp.Or(err, wantArgs(pos, "<story>"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
 	}
+	if err := runs.Supervised(); err != nil {
+		return c.fail(env, err)
+	}
 	ctx, stopped := stopOnSignal(env)
 	defer stopped()
 	return worker.Run(ctx, worker.Options{
@@ -70,7 +72,7 @@ const stopGrace = 60 * time.Second
 // done is called when the worker returns.
 func stopOnSignal(env *Env) (ctx context.Context, done func()) {
 	sigs := make(chan os.Signal, 2) // the second is never dropped
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sigs, runs.StopSignals()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
 	go func() {

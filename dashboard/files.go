@@ -8,15 +8,15 @@ package dashboard
 // journal's Markdown rendered from escaped text only.
 
 import (
-	"errors"
 	"fmt"
 	"html"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode/utf8"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 const (
@@ -24,13 +24,10 @@ const (
 	maxTail    = 64 << 10 // output bytes shown
 )
 
-var errNotRegular = errors.New("not a regular file")
-
-// openRegular opens path for reading without following a symbolic link in
-// its last component and without blocking on a FIFO; it refuses anything
-// but a regular file.
+// openRegular opens path for reading as store.OpenRegular does — not
+// through a link at its end, never waiting on a FIFO, regular files only.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := store.OpenRegular(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -38,10 +35,6 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		f.Close()
 		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, errNotRegular)
 	}
 	return f, fi, nil
 }

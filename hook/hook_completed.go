@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -19,7 +18,6 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // TaskCompleted (docs/hooks.md#taskcompleted-the-completion-gate): Claude Code runs it before a TaskUpdate
@@ -102,7 +100,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	// SIGINT/SIGTERM (Claude Code or the worker stopping the run) kill the
 	// checks; Claude Code lets the completion through then, which is why
 	// the worker runs every check again before the PR goes ready.
-	sigCtx, stop := signal.NotifyContext(h.ctx, syscall.SIGINT, syscall.SIGTERM)
+	sigCtx, stop := signal.NotifyContext(h.ctx, runs.StopSignals()...)
 	defer stop()
 	ctx, cancel := context.WithDeadline(sigCtx, deadline.Add(checksMargin/2))
 	defer cancel()
@@ -257,7 +255,7 @@ type sharedResult struct {
 // completion and grows before any retry.
 type gate struct {
 	h        *hookRun
-	lock     *os.File
+	lock     *store.Lock
 	path     string // the result file
 	stamp    string
 	shared   *sharedResult
@@ -295,7 +293,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}
-	f, err := os.OpenFile(base+".lock", os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	lock, free, err := store.TryLockFile(base + ".lock")
 	if err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
@@ -303,26 +301,21 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 	if fi, err := os.Stat(p.TranscriptPath); err == nil && p.TranscriptPath != "" {
 		g.stamp = fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
 	}
-	g.lock, g.path, g.disabled = f, base+".json", false
-	waited := false
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		waited = true
-		locked := make(chan error, 1)
-		go func() { locked <- unix.Flock(int(f.Fd()), unix.LOCK_EX) }()
-		select {
-		case err := <-locked:
-			if err != nil {
-				g.release()
-				return &gate{h: h, disabled: true}
-			}
-		case <-time.After(time.Until(deadline)):
+	waited := !free
+	if waited {
+		ctx, cancel := context.WithDeadline(h.ctx, deadline)
+		lock, err = store.AcquireLockFile(ctx, base+".lock")
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
 			// The other one still runs them: run them here too rather
 			// than let the completion through unchecked.
 			h.warnf("the other saga-lsp hook is still running the checks of %s; running them here too", task)
-			g.lock.Close()
+		}
+		if err != nil {
 			return &gate{h: h, disabled: true}
 		}
 	}
+	g.lock, g.path, g.disabled = lock, base+".json", false
 	data, err := os.ReadFile(g.path)
 	if err != nil {
 		return g
@@ -354,7 +347,7 @@ func (g *gate) record(res verify.TaskResult) {
 
 func (g *gate) release() {
 	if g.lock != nil {
-		g.lock.Close() // drops the flock
+		_ = g.lock.Unlock()
 		g.lock = nil
 	}
 }

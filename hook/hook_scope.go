@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -369,7 +368,7 @@ func resolveAllLinks(p string) (string, error) {
 			// Below a missing component nothing exists (and so no link
 			// either), but ".." from a link target may climb back out of
 			// it, so later components are still looked at.
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			if errors.Is(err, fs.ErrNotExist) || store.IsNotDir(err) {
 				resolved = next
 				continue
 			}

@@ -2,11 +2,11 @@ package hook
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -75,14 +75,13 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 		}
 		b.WriteString("export " + kv[0] + "=" + runs.ShellQuote(kv[1]) + "\n")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
-	if err != nil {
-		h.warnf("%s: %v", claudecode.EnvEnvFile, err)
+	f, err := store.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600, true)
+	if errors.Is(err, store.ErrNotRegular) {
+		h.warnf("%s=%s is not a regular file; variables not exported", claudecode.EnvEnvFile, path)
 		return
 	}
-	if fi, serr := f.Stat(); serr != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		h.warnf("%s=%s is not a regular file; variables not exported", claudecode.EnvEnvFile, path)
+	if err != nil {
+		h.warnf("%s: %v", claudecode.EnvEnvFile, err)
 		return
 	}
 	_, err = f.WriteString(b.String())

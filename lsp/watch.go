@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -304,7 +303,7 @@ func (w *watcher) add(dir string) {
 	err := w.addFn(dir)
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
-	case errors.Is(err, syscall.ENOSPC):
+	case isWatchLimit(err):
 		w.mu.Lock()
 		first := len(w.unwatched) == 0
 		w.unwatched[dir] = true

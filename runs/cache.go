@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -141,23 +140,4 @@ func makeCache(dir string, err error) (string, error) {
 		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
 	}
 	return dir, nil
-}
-
-// ownedPrivate checks that dir is a folder (not a link) of the current
-// user that no one else may write, naming the fix when it is not.
-func ownedPrivate(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a folder (a link?): remove it and run again", dir)
-	case ok && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("%s belongs to another user (uid %d): remove it and run again", dir, st.Uid)
-	case fi.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%s may be written by other users (mode %04o): `chmod 700 %s`, then run again", dir, fi.Mode().Perm(), dir)
-	}
-	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"syscall"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Run states while a worker lives; after its end, State is its worker.end
@@ -355,7 +357,10 @@ type Tail struct {
 func (t *Tail) Read(f func(Event)) (int, error) {
 	// Neither a FIFO (the open would wait for a writer) nor a link is
 	// followed; fstat then refuses what is not a regular file.
-	file, err := os.OpenFile(t.Path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	file, err := store.OpenRegular(t.Path, os.O_RDONLY, 0, false)
+	if errors.Is(err, store.ErrNotRegular) {
+		return 0, fmt.Errorf("%s is not a regular file", t.Path)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -363,9 +368,6 @@ func (t *Tail) Read(f func(Event)) (int, error) {
 	fi, err := file.Stat()
 	if err != nil {
 		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s is not a regular file", t.Path)
 	}
 	if fi.Size() < t.offset {
 		t.bad("", "the file shrank; reading it again")

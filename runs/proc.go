@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -60,14 +59,6 @@ func SameProcess(pid int, start uint64) bool {
 	}
 	now, ok := ProcStart(pid)
 	return ok && now == start
-}
-
-// KillGroup ends the process group pgid and everything in it (see
-// AwaitExit for when that is safe).
-func KillGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
 }
 
 // SelfStart is the running process's ProcStart (0 where unknown), for the
@@ -143,3 +134,7 @@ func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
 	}
 	return pid, true, nil
 }
+
+// StopSignals are the signals that ask a saga-lsp process to stop: ^C and
+// TerminateSignal.
+func StopSignals() []os.Signal { return []os.Signal{os.Interrupt, TerminateSignal()} }

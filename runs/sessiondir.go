@@ -32,12 +32,6 @@ const (
 // user could read or write.
 var ErrUnsafeSessionDir = errors.New("unsafe session folder")
 
-// DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
-// /tmp/saga-sessions-<uid>.
-func DefaultSessionDir() string {
-	return filepath.Join(sessionTempDir, sessionDirPrefix+strconv.Itoa(os.Geteuid()))
-}
-
 // SessionDir is $SAGA_SESSION_DIR (made absolute), else DefaultSessionDir.
 // It is only the path: MakeSessionDir creates it, CheckSessionDir says
 // whether it may be used.

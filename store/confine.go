@@ -3,12 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // A symbolic link in .saga/ (a story folder, an epic, a task file, the
@@ -39,7 +35,7 @@ func newConfiner(root string) confiner {
 
 // inside: real is the root or below it.
 func (c confiner) inside(real string) bool {
-	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, "/")+"/")
+	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, string(filepath.Separator))+string(filepath.Separator))
 }
 
 // errOutside is a link (somewhere along a path) leading out of the
@@ -74,35 +70,13 @@ func realPath(path string) (string, error) {
 	return filepath.Abs(real)
 }
 
-// checkFd returns the real path of the open file fd (whose path is abs)
-// and an *errOutside when it lies outside the workspace. The kernel's own
-// name for the descriptor is used, so a link swapped between a check and
-// the open cannot slip through; where /proc is not mounted, abs resolved
-// and checked to be the same file as fd stands in for it.
-func (c confiner) checkFd(fd int, abs string) (string, error) {
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil {
-		if real, err = realPath(abs); err != nil {
-			return "", err
-		}
-		var a, b unix.Stat_t
-		if unix.Fstat(fd, &a) != nil || unix.Stat(real, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
-			return "", fmt.Errorf("%s changed while being opened", abs)
-		}
-	}
-	if !c.inside(real) {
-		return real, &errOutside{target: real}
-	}
-	return real, nil
-}
-
 // ReadWorkspaceFile is ReadBounded of the file rel of the workspace at root
 // that also refuses a file reached through a symbolic link leading out of
 // the workspace (the language server's reads of what changed on disk).
 func ReadWorkspaceFile(root, rel string) (src []byte, why string) {
 	c := newConfiner(root)
 	abs := filepath.Join(root, filepath.FromSlash(rel))
-	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, &c)
+	src, _, why = readBoundedAt(cwd, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, &c)
 	return src, why
 }
 
@@ -124,44 +98,4 @@ func isOutside(err error) (target string, ok bool) {
 		return o.target, true
 	}
 	return "", false
-}
-
-// openConfined opens name relative to the folder dir (or a path with
-// unix.AT_FDCWD) with flags; with c set, a symbolic link is followed only
-// when the file it leads to lies inside the workspace (an *errOutside
-// otherwise). rel is the file's path from the root. Relative to a folder
-// already checked, the common case — no link — costs one open: without
-// following first; a path from the working directory may cross a link
-// anywhere, so what it opens is always checked.
-func openConfined(dir int, name, rel string, flags int, c *confiner) (int, error) {
-	if c == nil {
-		return openat(dir, name, flags)
-	}
-	if dir != unix.AT_FDCWD {
-		fd, err := openat(dir, name, flags|unix.O_NOFOLLOW)
-		if err != unix.ELOOP {
-			return fd, err
-		}
-	}
-	// A link (or a loop, which this open reports as such).
-	fd, err := openat(dir, name, flags)
-	if err != nil {
-		return fd, err
-	}
-	if _, err := c.checkFd(fd, filepath.Join(c.lex, filepath.FromSlash(rel))); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
-}
-
-// openat is unix.Openat retried on EINTR (no closure: it runs once per
-// file of a load).
-func openat(dir int, name string, flags int) (int, error) {
-	for {
-		fd, err := unix.Openat(dir, name, flags, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
 }

@@ -7,14 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
@@ -125,7 +121,7 @@ func (l *loader) load(e entry) *File {
 	case e.kind == KindMisplaced:
 		return Misplaced(e.rel)
 	}
-	return l.loadAt(unix.AT_FDCWD, filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, e.kind)
+	return l.loadAt(cwd, filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, e.kind)
 }
 
 // loadStory lists one story folder (relative to the root) and loads the
@@ -140,13 +136,9 @@ func (l *loader) loadStory(rel string) []*File {
 	// said before: a link swapped in since (an agent's worktree copy) is
 	// caught here; a worktree's copy, which its agent controls up to the
 	// worktree, always is.
-	dir, err := openat(unix.AT_FDCWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW)
-	linked := err == unix.ELOOP || (err == unix.ENOTDIR && isLink(abs))
-	if linked {
-		dir, err = openat(unix.AT_FDCWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
-	}
+	dir, linked, err := openFolder(abs)
 	if err == nil {
-		defer unix.Close(dir)
+		defer closeFolder(dir)
 		if linked || strings.HasPrefix(rel, WorktreesRel+"/") {
 			var real string
 			if real, err = l.c.checkFd(dir, abs); err == nil {
@@ -179,29 +171,9 @@ func (l *loader) loadStory(rel string) []*File {
 	return files
 }
 
-// list reads the names in the folder dir into l.names, sorted.
-func (l *loader) list(dir int) error {
-	if l.dirBuf == nil {
-		l.dirBuf = make([]byte, 8192)
-	}
-	l.names = l.names[:0]
-	for {
-		n, err := ignoringEINTR(func() (int, error) { return unix.ReadDirent(dir, l.dirBuf) })
-		if err != nil {
-			return err
-		}
-		if n <= 0 {
-			break
-		}
-		_, _, l.names = unix.ParseDirent(l.dirBuf[:n], -1, l.names)
-	}
-	slices.Sort(l.names)
-	return nil
-}
-
 // loadAt loads the file name (relative to the folder dir, or a path with
-// unix.AT_FDCWD) whose path from the root is rel.
-func (l *loader) loadAt(dir int, name, rel string, kind FileKind) *File {
+// cwd) whose path from the root is rel.
+func (l *loader) loadAt(dir folder, name, rel string, kind FileKind) *File {
 	if kind == KindJournal {
 		kind, owner, name := Classify(rel)
 		return &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
@@ -243,7 +215,7 @@ func (l *loader) space(n int) []byte {
 // would also register the descriptor with the runtime poller, which costs a
 // fcntl per file and a third of the syscall time on a 22,000-file workspace.
 func ReadBounded(abs, rel string) (src []byte, why string) {
-	src, _, why = readBoundedAt(unix.AT_FDCWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, nil)
+	src, _, why = readBoundedAt(cwd, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, nil)
 	return src, why
 }
 
@@ -260,16 +232,16 @@ var (
 // a device like /dev/zero is never read. Errors are *fs.PathError, wrapping
 // ErrNotRegular, ErrTooLarge or the system's error (fs.ErrNotExist…).
 func ReadRegularFile(path string, limit int64) ([]byte, error) {
-	src, _, err := readRegularAt(unix.AT_FDCWD, path, path, limit, func(n int) []byte { return make([]byte, 0, n) }, nil)
+	src, _, err := readRegularAt(cwd, path, path, limit, func(n int) []byte { return make([]byte, 0, n) }, nil)
 	return src, err
 }
 
 // readBoundedAt is ReadBounded of name relative to the folder dir (or a
-// path with unix.AT_FDCWD), reading into space(n), an empty buffer of at
+// path with cwd), reading into space(n), an empty buffer of at
 // least n bytes' capacity, n being the size fstat gave plus one. isDir
 // says that name is a folder (why is set too). With c set, a file reached
 // through a link out of the workspace is refused (openConfined).
-func readBoundedAt(dir int, name, rel string, space func(n int) []byte, c *confiner) (src []byte, isDir bool, why string) {
+func readBoundedAt(dir folder, name, rel string, space func(n int) []byte, c *confiner) (src []byte, isDir bool, why string) {
 	src, isDir, err := readRegularAt(dir, name, rel, MaxFileSize, space, c)
 	if err == nil {
 		return src, false, ""
@@ -307,86 +279,13 @@ type sizeError struct{ size int64 }
 func (e *sizeError) Error() string { return fmt.Sprintf("%d bytes: too large", e.size) }
 func (e *sizeError) Unwrap() error { return ErrTooLarge }
 
-// readRegularAt is the one bounded reader of a regular file: name relative
-// to the folder dir (or a path with unix.AT_FDCWD), at most limit bytes,
-// read into space(n) (see readBoundedAt), confined by c when set (rel is
-// then name's path from the root). isDir says name is a folder.
-func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []byte, c *confiner) (src []byte, isDir bool, err error) {
-	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
-	fd, err := openConfined(dir, name, rel, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, c)
-	var st unix.Stat_t
-	if err != nil {
-		if _, ok := isOutside(err); ok {
-			return nil, false, err
-		}
-		// A folder that cannot be opened is still a folder.
-		isDir = unix.Fstatat(dir, name, &st, 0) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
-		return nil, isDir, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer unix.Close(fd)
-	return readOpened(fd, name, limit, space)
-}
-
-// readOpened is readRegularAt's read of the file open as fd (named name in
-// errors): refused when not a regular file or over limit, else read whole.
-func readOpened(fd int, name string, limit int64, space func(n int) []byte) (src []byte, isDir bool, err error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, false, &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, st.Mode&unix.S_IFMT == unix.S_IFDIR,
-			&fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode))}
-	}
-	if st.Size > limit {
-		return nil, false, &fs.PathError{Op: "open", Path: name, Err: &sizeError{size: st.Size}}
-	}
-	// The size fstat gave, plus one byte to notice a file that grew
-	// meanwhile; a short read of a regular file is its end.
-	src = space(int(st.Size) + 1)
-	for {
-		if len(src) == cap(src) {
-			if int64(len(src)) > limit {
-				return nil, false, &fs.PathError{Op: "read", Path: name, Err: &sizeError{size: int64(len(src))}}
-			}
-			src = append(src, make([]byte, 4096)...)[:len(src)]
-		}
-		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
-		if err != nil {
-			return nil, false, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n == 0 {
-			return src, false, nil
-		}
-		src = src[:len(src)+n]
-		if len(src) < cap(src) {
-			return src, false, nil
-		}
-	}
-}
-
-// isLink: path's last component is a symbolic link.
-func isLink(path string) bool {
-	var st unix.Stat_t
-	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
-}
-
-func ignoringEINTR(f func() (int, error)) (int, error) {
-	for {
-		n, err := f()
-		if err != unix.EINTR {
-			return n, err
-		}
-	}
-}
-
 func readProblem(rel string, err error) string {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Sprintf("cannot read %s: permission denied; fix its permissions (chmod u+r)", rel)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Sprintf("cannot read %s: it is a broken link or was removed; fix or delete it", rel)
-	case errors.Is(err, syscall.ELOOP):
+	case isLoop(err):
 		return fmt.Sprintf("cannot read %s: symbolic link loop; replace the link with the file", rel)
 	}
 	return fmt.Sprintf("cannot read %s: %v", rel, errors.Unwrap(err))

@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // TempFilePattern matches the temp files of atomic writes, as a gitignore
@@ -113,25 +108,6 @@ func UpdateFile(path string, fn func(old []byte) ([]byte, error)) error {
 	return WriteFileAtomic(path, data, 0o644)
 }
 
-// readRegular reads a whole regular file. Anything else — a FIFO, a
-// device, a folder — is refused without blocking: the open does not wait
-// for a FIFO's writer, so a hostile file cannot hang a hook or a writer.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	return io.ReadAll(f)
-}
-
 // maxTempBase keeps ".<base>.tmp-<pid>-<random>" within the usual
 // 255-byte name limit when base itself is near it.
 const maxTempBase = 200
@@ -167,7 +143,7 @@ func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.Fi
 			continue
 		}
 		if err == nil {
-			if lerr := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); lerr != nil {
+			if lerr := lockTemp(f); lerr != nil {
 				// Only a cleaner that took this pid for dead can hold it
 				// (another pid namespace): leave it the name, pick another.
 				_ = f.Close()
@@ -216,48 +192,6 @@ func removeStaleTemps(dir string) {
 	}
 }
 
-// removeStaleTemp removes dir/name when it is the temp file of an atomic
-// write whose writer is gone, and reports whether it did. Gone means both:
-// the pid in the name is not a live process, and the flock the writer held
-// while writing is free (the kernel drops it when its holder dies). A pid
-// alone could be another namespace's; a free lock alone could be a writer
-// between creating and locking. Never by age: a slow writer is still a
-// writer. Anything else — another name, not a regular file, any error — is
-// left alone.
-func removeStaleTemp(dir, name string) bool {
-	i := strings.LastIndex(name, tempMark)
-	if !strings.HasPrefix(name, ".") || i < 0 {
-		return false
-	}
-	pidText, _, ok := strings.Cut(name[i+len(tempMark):], "-")
-	pid, err := strconv.Atoi(pidText)
-	if !ok || err != nil || pid <= 0 {
-		return false // not a name writeTemp makes (or made by an older version)
-	}
-	if ProcessAlive(pid) {
-		return false // the writer lives
-	}
-	path := filepath.Join(dir, name)
-	// O_NONBLOCK: a FIFO given such a name must not block the opener.
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var st, now unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false
-	}
-	if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		return false // its lock is held: a writer lives
-	}
-	// Still the same file under that name (held locked while removed).
-	if unix.Lstat(path, &now) != nil || now.Dev != st.Dev || now.Ino != st.Ino {
-		return false
-	}
-	return os.Remove(path) == nil
-}
-
 // SyncDir fsyncs a directory so a rename or link in it survives a crash.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -270,7 +204,7 @@ func SyncDir(dir string) error {
 	}
 	// Some filesystems cannot fsync a directory at all; the rename itself has
 	// happened, so that is not this write's failure.
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+	if syncUnsupported(err) {
 		return nil
 	}
 	return err

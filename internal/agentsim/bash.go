@@ -11,8 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // Bash command timeouts (the input's timeout is in milliseconds).
@@ -65,8 +66,8 @@ func (s *session) bashTool(in *obj) toolResult {
 	cmd.Env = append(append([]string(nil), s.environ...), "CLAUDECODE=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = runs.OwnGroup()
+	cmd.Cancel = func() error { runs.KillGroup(cmd.Process.Pid); return nil }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	if !s.interrupted.Load() {
@@ -86,7 +87,7 @@ func (s *session) bashTool(in *obj) toolResult {
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 		if code < 0 {
-			code = 128 + int(syscall.SIGKILL)
+			code = 137 // 128 + SIGKILL, as a shell reports a killed command
 		}
 	case err != nil:
 		return errResult(err.Error())

@@ -13,8 +13,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // defaultHookTimeout applies when a hook sets no "timeout" (seconds).
@@ -263,8 +264,8 @@ func (s *session) runHook(event string, c hookCmd, input string, extraEnv []stri
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = runs.OwnGroup()
+	cmd.Cancel = func() error { runs.KillGroup(cmd.Process.Pid); return nil }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	r.stdout, r.stderr = stdout.String(), stderr.String()

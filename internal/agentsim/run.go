@@ -14,8 +14,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // Version is the Claude Code version the simulation follows.
@@ -63,7 +64,7 @@ type Options struct {
 // it ends a run interrupted by SIGINT with exit 0 (see Options.Interrupt) and
 // stops at once with exit 143 on SIGTERM.
 func Main(args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, script Script) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), runs.TerminateSignal())
 	defer stop()
 	sigint := make(chan os.Signal, 1)
 	signal.Notify(sigint, os.Interrupt)

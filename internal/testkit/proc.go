@@ -3,7 +3,6 @@ package testkit
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // WaitExit waits until the process pid has ended (a zombie counts as
@@ -147,12 +144,6 @@ func StartHelperLine(cmd *exec.Cmd) (line string, stdin io.WriteCloser, stderr *
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	return "", nil, nil, fmt.Errorf("helper printed no line in 30 s; stderr: %s", stderr)
-}
-
-// waitExitPolling is waitExit where no event tells: kill(pid, 0) is polled
-// until the process is gone.
-func waitExitPolling(pid int, timeout time.Duration) bool {
-	return WaitUntil(timeout, func() bool { return errors.Is(unix.Kill(pid, 0), unix.ESRCH) })
 }
 
 // Bwrap skips the test unless bubblewrap can confine a command here (it is

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -131,7 +132,13 @@ func Build(tb testing.TB, pkg string) string {
 	// Named as go build would name it (the hook recognises saga-lsp by its
 	// name), in a folder of its own.
 	out := filepath.Join(shared.dir, strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./")), filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	// With the test's own build tags: a test built -tags portable drives
+	// programs built so, or two lock implementations would meet.
+	args := []string{"build", "-o", out}
+	if tags := buildTags(); tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		shared.errors[pkg] = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
@@ -313,4 +320,17 @@ func HostDir(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return real
+}
+
+// buildTags are the -tags the running test binary was built with ("" for
+// none).
+func buildTags() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-tags" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }

@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -308,15 +307,14 @@ func (c *cleaner) planShares(p *storyPlan) {
 // removeShares removes shared check results whose lock nobody holds.
 func removeShares(bases []string) error {
 	for _, b := range bases {
-		f, err := os.OpenFile(b+".lock", os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
-		if err != nil {
+		if _, err := os.Lstat(b + ".lock"); err != nil {
 			continue // gone meanwhile
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		if l, free, err := store.TryLockFile(b + ".lock"); err == nil && free {
 			os.Remove(b + ".json")
 			os.Remove(b + ".lock")
+			_ = l.Unlock()
 		}
-		f.Close()
 	}
 	return nil
 }

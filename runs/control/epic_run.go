@@ -15,7 +15,6 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // EpicRunOptions configure StartEpic.
@@ -44,6 +43,9 @@ type EpicRunOptions struct {
 // programs present, no runner of the epic alive — then starts its runner in
 // tmux and waits until the runner holds its lock.
 func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
+	if err := runs.Supervised(); err != nil {
+		return nil, err
+	}
 	if !store.ValidID(o.Epic) {
 		return nil, store.Usagef("invalid epic id %q", o.Epic)
 	}
@@ -255,7 +257,7 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if len(targets) > 0 {
 		res.PID = targets[0]
 		for _, p := range targets {
-			_ = unix.Kill(p, unix.SIGINT)
+			_ = runs.Interrupt(p)
 		}
 		gone := func() bool { return !slices.ContainsFunc(targets, store.ProcessAlive) }
 		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {

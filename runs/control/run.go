@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -98,6 +97,9 @@ type Started struct {
 // *StartError when the worker died at once. Errors: *UsageError (name,
 // story), ErrNoTmux, *RunningError, *StartError, or I/O.
 func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
+	if err := runs.Supervised(); err != nil {
+		return nil, err
+	}
 	if err := store.CheckName("story name", o.Story, true, true); err != nil {
 		return nil, err
 	}
@@ -352,7 +354,7 @@ func startError(st *Started, code *int) error {
 // tail reads at most the last n bytes of a regular file ("" when
 // unreadable, or a FIFO or device: never waited for).
 func tail(path string, n int64) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	f, err := store.OpenRegular(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // StopOptions configure StopStory.
@@ -173,7 +172,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		res.PID = targets[0]
 	}
 	for _, p := range targets {
-		_ = unix.Kill(p, unix.SIGINT)
+		_ = runs.Interrupt(p)
 	}
 
 	// Wait for the cleanup: the lock released and the processes gone.

@@ -1,3 +1,5 @@
+//go:build unix
+
 package epic_test
 
 // The epic runner driven as users drive it: the real binary (`saga-lsp run

@@ -10,12 +10,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
-	"golang.org/x/sys/unix"
 )
 
 // Checks run code the agent wrote (its tests, its build), so they run
@@ -104,32 +102,6 @@ func refusal(problem, fix string) string {
 		problem, fix, AllowUnconfinedFlag, runs.EnvAllowUnconfinedChecks)
 }
 
-// probeArgs are the namespaces every confined check gets: a probe with
-// them fails where user namespaces are blocked (Ubuntu 24.04's AppArmor
-// default, a container's seccomp profile) as the check would.
-var probeArgs = []string{"--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-	"--ro-bind", "/", "/", "--die-with-parent", "--", "/bin/sh", "-c", ":"}
-
-// probe finds bubblewrap and tries its namespaces: problem and fix say
-// what stops confinement ("" when nothing does).
-func probe(ctx context.Context) (bwrap, problem, fix string) {
-	bw, err := exec.LookPath("bwrap")
-	if err != nil {
-		return "", "bubblewrap (bwrap) is not installed", "install it (apt-get install bubblewrap, dnf install bubblewrap)"
-	}
-	out, err := exec.CommandContext(ctx, bw, probeArgs...).CombinedOutput()
-	if err == nil {
-		return bw, "", ""
-	}
-	line := firstLine(string(out), err)
-	if strings.Contains(line, "uid map") || strings.Contains(line, "namespace") {
-		return "", fmt.Sprintf("bubblewrap cannot create a user namespace here (%s)", line),
-			"allow unprivileged user namespaces: on Ubuntu 23.10 and later `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` (or an AppArmor profile for bwrap), on older Debian `sudo sysctl kernel.unprivileged_userns_clone=1`, in a container a seccomp profile that allows unshare"
-	}
-	return "", fmt.Sprintf("bubblewrap cannot confine commands here (%s)", line),
-		"make `bwrap " + strings.Join(probeArgs, " ") + "` work"
-}
-
 // Result is one check's run.
 type Result struct {
 	Command  string
@@ -175,7 +147,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 		return res
 	}
 	limits = limits.WithDefaults()
-	cmd, info, gate, err := r.command(command, v)
+	cmd, info, gate, err := r.command(command, v, limits, timeout)
 	if err != nil {
 		res.Problem = fmt.Sprintf("could not start: %v", err)
 		return res
@@ -186,7 +158,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	}
 	tail := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = tail, tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = runs.ChildGroup()
 	cmd.WaitDelay = killGrace
 	start := time.Now()
 	err = cmd.Start()
@@ -202,12 +174,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	go func() {
 		// Wait for the exit without reaping, so the group id stays the
 		// leader's (never reused) while the rest of the group is killed.
-		var info unix.Siginfo
-		for {
-			if err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
+		runs.AwaitExit(pid)
 		close(exited)
 	}()
 	timer := time.NewTimer(timeout)
@@ -224,7 +191,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 		case res.Limit = <-fired:
 		}
 	}
-	syscall.Kill(-pid, syscall.SIGKILL) // what it left running, or all of it
+	runs.KillGroup(pid) // what it left running, or all of it
 	<-exited
 	err = cmd.Wait()
 	res.Duration = time.Since(start)
@@ -232,10 +199,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	if res.TimedOut || res.Problem != "" || cmd.ProcessState == nil {
 		return res
 	}
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.ExitCode = 128 + int(ws.Signal())
-	}
+	res.ExitCode = runs.ExitStatus(cmd.ProcessState)
 	res.Passed = res.ExitCode == 0 && res.Limit == ""
 	if res.Limit == "" {
 		res.Limit = limitExit(res.ExitCode, limits, timeout)
@@ -288,9 +252,11 @@ func (r *Runner) release(pid int, info, gate *os.File, exited <-chan struct{}, l
 }
 
 // command is the process of one check, held at a gate (a pipe it reads
-// first) until release: sh -c under bubblewrap, which also reports its
-// first process on info, or plain. Its ExtraFiles are the child's ends.
-func (r *Runner) command(command string, v *mounted) (cmd *exec.Cmd, info, gate *os.File, err error) {
+// first) until release: sh -c confined (under bubblewrap, which also
+// reports its first process on info; under Seatbelt), or plain; on the
+// view v when it is not nil (the protected run). Its ExtraFiles are the
+// child's ends.
+func (r *Runner) command(command string, v *mounted, limits store.CheckLimits, timeout time.Duration) (cmd *exec.Cmd, info, gate *os.File, err error) {
 	src := r.Env
 	if src == nil {
 		src = os.Environ()
@@ -302,28 +268,19 @@ func (r *Runner) command(command string, v *mounted) (cmd *exec.Cmd, info, gate 
 	if r.Mode == Unconfined {
 		// fd 3 is the gate: the shell waits for a line on it, then runs the
 		// check with its limits in place.
-		cmd = exec.Command("/bin/sh", "-c", `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`, "saga-check", command)
+		cmd = exec.Command("/bin/sh", "-c", limitsScript(limits, timeout)+gated, "saga-check", command)
 		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, false), []*os.File{gateR}
 		if v != nil {
 			cmd.Dir = v.dir
 		}
 		return cmd, nil, gate, nil
 	}
-	info, infoW, err := os.Pipe()
-	if err != nil {
-		gateR.Close()
-		gate.Close()
-		return nil, nil, nil, err
-	}
-	var view []string
-	if v != nil {
-		view = v.args
-	}
-	args := append(r.sandboxArgs(envMap(src), view), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
-	cmd = exec.Command(r.bwrap, args...)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{infoW, gateR}
-	return cmd, info, gate, nil
+	return r.confined(command, src, gateR, gate, limits, timeout, v)
 }
+
+// gated is the shell script of a check's first shell past its limits: wait
+// for the gate's line on fd 3, then run the check ("$1").
+const gated = `read -r _ <&3; exec 3<&-; exec /bin/sh -c "$1"`
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)

@@ -73,7 +73,7 @@ func RunTask(ctx context.Context, r *Runner, task string, tc TaskChecks, p *Prot
 	var view *mounted
 	if out.twice() && r.Mode != Refused && len(tc.Commands) > 0 {
 		var err error
-		if view, err = p.View.mount(r.Mode == Unconfined); err != nil {
+		if view, err = p.View.mount(r.Mode == Unconfined || !viewsMounted); err != nil {
 			res := Result{Command: tc.Commands[0], ExitCode: -1, Mode: r.Mode, Protected: true, Problem: "not run: " + err.Error()}
 			out.Results = append(out.Results, res)
 			if report != nil {

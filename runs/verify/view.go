@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/store"
@@ -260,11 +259,12 @@ func mirrorTree(real, mirror, rel string, hide map[string]bool) error {
 	return nil
 }
 
-// linkOrCopy hard-links src at dst, or copies it where the two lie on
-// different file systems.
+// linkOrCopy hard-links src at dst, or copies it where a link is refused
+// (the two on different file systems, fs.protected_hardlinks, a file
+// system without links).
 func linkOrCopy(src, dst string) error {
 	err := os.Link(src, dst)
-	if err == nil || !isCrossDevice(err) {
+	if err == nil || errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	in, err := os.Open(src)
@@ -285,12 +285,6 @@ func linkOrCopy(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// isCrossDevice tells a link refused because it would cross file systems
-// (or by fs.protected_hardlinks).
-func isCrossDevice(err error) bool {
-	return errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM)
 }
 
 func isRealDir(p string) bool {

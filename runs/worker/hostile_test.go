@@ -1,3 +1,5 @@
+//go:build unix
+
 package worker_test
 
 // The worker trusts nothing its agent could have touched (docs/security.md,

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -261,16 +260,6 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 		Cost: runs.Float(res.cost), Status: res.subtype},
 		fmt.Sprintf("run %d ended with exit code %d (%s): %d/%d tasks done", r.cycles, res.exit, cmp.Or(res.subtype, "no result"), done, total))
 	return res, nil
-}
-
-func terminate(cmd *exec.Cmd, stopped <-chan struct{}) {
-	pgid := -cmd.Process.Pid
-	syscall.Kill(pgid, syscall.SIGINT)
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		syscall.Kill(pgid, syscall.SIGKILL)
-	}
 }
 
 // claudeArgs are the flags of a headless run (docs/worker.md#the-loop, docs/worker.md#with-the-real-claude-code): only the

@@ -11,7 +11,8 @@ import (
 
 // How Bash runs in a headless run (docs/worker.md#bash-confined-to-the-worktree): a story's tasks need
 // tests, builds and commits, so Bash must work, confined to the worktree by
-// Claude Code's own sandbox (bubblewrap and socat on Linux). Without them
+// Claude Code's own sandbox (bubblewrap and socat on Linux, Seatbelt's
+// sandbox-exec on macOS: bashSandboxNeeds). Without them
 // Bash is off unless the user opted into unconfined Bash. The modes are the
 // run protocol's (runs.BashSandboxed, …): the TaskCompleted hook confines
 // the task's checks the same way.
@@ -19,7 +20,8 @@ import (
 // bashMode decides how Bash runs, and why when it is not sandboxed.
 func (r *run) bashMode() (mode, why string) {
 	var missing []string
-	for _, p := range []string{"bwrap", "socat"} {
+	programs, install := bashSandboxNeeds()
+	for _, p := range programs {
 		if lookPath(p) == "" {
 			missing = append(missing, p)
 		}
@@ -27,7 +29,7 @@ func (r *run) bashMode() (mode, why string) {
 	if len(missing) == 0 {
 		return runs.BashSandboxed, ""
 	}
-	why = fmt.Sprintf("Claude Code's Bash sandbox needs %v on PATH (apt-get install bubblewrap socat)", missing)
+	why = fmt.Sprintf("Claude Code's Bash sandbox needs %v on PATH (%s)", missing, install)
 	if r.o.AllowUnsandboxedBash {
 		return runs.BashUnsandboxed, why + "; Bash runs UNCONFINED (--allow-unsandboxed-bash)"
 	}

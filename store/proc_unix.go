@@ -1,3 +1,5 @@
+//go:build unix && !portable
+
 package store
 
 import (

@@ -65,18 +65,6 @@ func setLimits(pid int, l store.CheckLimits, timeout time.Duration) error {
 	return nil
 }
 
-// limitExit explains an exit status that a limit's signal causes (the
-// shell reports a child killed by signal N as 128+N), or "".
-func limitExit(code int, l store.CheckLimits, timeout time.Duration) string {
-	switch code {
-	case 128 + int(unix.SIGXFSZ):
-		return fmt.Sprintf("exit status %d: a file it wrote reached the file-size limit, %s (SIGXFSZ; checkLimits.fileSize)", code, store.FormatSize(l.FileSize))
-	case 128 + int(unix.SIGXCPU):
-		return fmt.Sprintf("exit status %d: a process reached its CPU-time limit, the check's timeout of %s (SIGXCPU)", code, timeout)
-	}
-	return ""
-}
-
 // watchdog counts a confined check's processes and memory.
 type watchdog struct {
 	root   string // /proc/<pid>/root of the check's first process
@@ -196,3 +184,7 @@ func rssPrivate(status string) int64 {
 	}
 	return n
 }
+
+// limitsScript: nothing for the check's shell to set; setLimits sets them
+// on its first process at the gate.
+func limitsScript(store.CheckLimits, time.Duration) string { return "" }
