@@ -487,7 +487,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(
       'saga.restartServer',
       guarded(async () => {
-        await client?.restart();
+        model.scheduleRefresh(0);
+        await startServer('restart');
       }),
     ),
     vscode.commands.registerCommand('saga.setupServer', () => offerSetup(missingMessage(resolveServer(context.extensionPath)))),
@@ -501,16 +502,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       if (e.affectsConfiguration('saga.serverPath')) {
         model.scheduleRefresh(0);
-        void startServer(true);
+        void startServer('settings');
       }
     }),
   );
 
   void model.refresh();
 
-  /** Starts (or, with a new saga.serverPath, restarts) the server. */
+  /**
+   * Starts the server: at activation, after saga.serverPath changed (a
+   * restart when it names another binary), or on Restart language server.
+   */
   let reported = '';
-  const startServer = async (configChanged: boolean): Promise<void> => {
+  const startServer = async (why: 'activation' | 'settings' | 'restart'): Promise<void> => {
     const server = resolveServer(context.extensionPath);
     const cmd = server.command;
     if (!server.found) {
@@ -522,7 +526,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await client.stop().catch(() => undefined);
       }
       status.set('missing', server);
-      if (reported !== cmd) {
+      if (reported !== cmd || why === 'restart') {
         reported = cmd;
         void offerSetup(msg);
       }
@@ -534,7 +538,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     try {
       if (client.state === State.Running || client.state === State.Starting) {
-        if (!configChanged || serverOptions.command === cmd) {
+        if (why === 'activation' || (why === 'settings' && serverOptions.command === cmd)) {
           return;
         }
         serverOptions.command = cmd;
@@ -552,7 +556,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       log.error(`saga-lsp did not start: ${msg}`);
     }
   };
-  await startServer(false);
+  await startServer('activation');
 }
 
 export async function deactivate(): Promise<void> {

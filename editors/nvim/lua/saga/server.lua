@@ -74,9 +74,11 @@ function M.restart(on_done)
       vim.lsp.enable(config.native_name)
     end
     for _, b in ipairs(bufs) do
-      local id = vim.api.nvim_buf_is_valid(b) and (lsp.client_for_buf(b) or {}).id or lsp.attach(b)
-      if id and not vim.tbl_contains(ids, id) then
-        table.insert(ids, id)
+      if vim.api.nvim_buf_is_valid(b) then
+        local id = (lsp.client_for_buf(b) or {}).id or lsp.attach(b)
+        if id and not vim.tbl_contains(ids, id) then
+          table.insert(ids, id)
+        end
       end
     end
     notify(string.format('saga: restarted saga-lsp (%d client(s), %d buffer(s))', #ids, #bufs), state.config.notify_level)
