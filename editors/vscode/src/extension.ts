@@ -63,7 +63,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const workers = new Workers(model);
   const epics = new EpicRuns(model, () => serverSessionDir(client));
   const graphs = new GraphPanels(context.extensionUri, model, (kind, id) => graphOf(kind, id), log);
-  const tree = new SagaTree(model);
+  const tree = new SagaTree(model, () => status.state === 'missing');
+  context.subscriptions.push(status.onDidChange(() => tree.refresh()));
   const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
   const needsYou = new NeedsYou(model, context.workspaceState, log, {
     openJournal: (story) => openJournal(model, story),

@@ -98,6 +98,8 @@ export type ServerState = 'starting' | 'running' | 'stopped' | 'missing' | 'fail
  */
 export class ServerStatus implements vscode.Disposable {
   private readonly item: vscode.LanguageStatusItem;
+  private readonly changed = new vscode.EventEmitter<ServerState>();
+  readonly onDidChange = this.changed.event;
   state: ServerState = 'starting';
 
   constructor(private readonly log: vscode.LogOutputChannel) {
@@ -110,9 +112,11 @@ export class ServerStatus implements vscode.Disposable {
 
   dispose(): void {
     this.item.dispose();
+    this.changed.dispose();
   }
 
   set(state: ServerState, s: Server, detail = ''): void {
+    const before = this.state;
     this.state = state;
     void vscode.commands.executeCommand('setContext', 'saga.serverMissing', state === 'missing');
     const where = s.source === 'bundled' ? 'bundled' : s.source === 'setting' ? 'saga.serverPath' : 'PATH';
@@ -132,6 +136,9 @@ export class ServerStatus implements vscode.Disposable {
           ? { title: 'Restart', command: 'saga.restartServer' }
           : { title: 'Show log', command: 'saga.showServerLog' };
     this.log.info(`server: ${state} (${where}: ${s.command})${detail ? ` ${detail}` : ''}`);
+    if (state !== before) {
+      this.changed.fire(state);
+    }
   }
 }
 
