@@ -26,7 +26,7 @@ test: lint cross test-portable
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 cross:
 	@set -e; for p in $(PLATFORMS); do \
-		echo "== go build $$p"; CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build ./...; \
+		echo "== go build $$p"; CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath ./...; \
 	done
 	@set -e; for os in linux darwin windows; do \
 		echo "== go vet GOOS=$$os"; GOOS=$$os $(GO) vet ./...; \

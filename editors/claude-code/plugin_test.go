@@ -112,21 +112,29 @@ func TestManifest(t *testing.T) {
 			t.Errorf("%q is not an https URL", u)
 		}
 	}
-	// Everything a plugin loads from its standard layout is there.
-	for _, p := range []string{"hooks/hooks.json", ".lsp.json", "bin/saga-lsp-hook"} {
+	// Everything a plugin loads from its standard layout is there, and the
+	// licence `claude plugin validate` looks for.
+	for _, p := range []string{"hooks/hooks.json", ".lsp.json", "bin/saga-lsp-run", "LICENSE"} {
 		if _, err := os.Stat(filepath.Join(pluginDir(), p)); err != nil {
 			t.Errorf("standard layout: %v", err)
 		}
 	}
-	// Nothing but the manifest (and the marketplace file) inside .claude-plugin/.
+	// Nothing but the manifest inside .claude-plugin/ (the marketplace is
+	// the repository's, at its root).
 	entries, err := os.ReadDir(filepath.Join(pluginDir(), ".claude-plugin"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != "plugin.json" && e.Name() != "marketplace.json" {
-			t.Errorf(".claude-plugin/%s: components belong at the plugin root", e.Name())
+		if e.Name() != "plugin.json" {
+			t.Errorf(".claude-plugin/%s: components belong at the plugin root, the marketplace at the repository's", e.Name())
 		}
+	}
+	// The repository's licence, the same text as the VS Code extension's.
+	mine, err1 := os.ReadFile(filepath.Join(pluginDir(), "LICENSE"))
+	vscode, err2 := os.ReadFile(filepath.Join(pluginDir(), "..", "vscode", "LICENSE"))
+	if err1 != nil || err2 != nil || !bytes.Equal(mine, vscode) {
+		t.Errorf("LICENSE differs from editors/vscode/LICENSE (%v, %v)", err1, err2)
 	}
 }
 
@@ -145,9 +153,16 @@ type marketplace struct {
 	} `json:"plugins"`
 }
 
+// repoRoot is the repository this plugin is part of.
+func repoRoot() string { return filepath.Dir(filepath.Dir(pluginDir())) }
+
+// The repository is the marketplace (`/plugin marketplace add
+// saga-ai/saga-lsp`), listing this folder as its one plugin. The version
+// lives in plugin.json alone (scripts/set-version.sh stamps it), so the
+// entry has none that could disagree.
 func TestMarketplace(t *testing.T) {
 	var mp marketplace
-	decodeStrict(t, filepath.Join(pluginDir(), ".claude-plugin", "marketplace.json"), &mp)
+	decodeStrict(t, filepath.Join(repoRoot(), ".claude-plugin", "marketplace.json"), &mp)
 	m := readManifest(t)
 	if !kebab.MatchString(mp.Name) || mp.Owner == nil || mp.Owner.Name == "" {
 		t.Errorf("marketplace needs a kebab-case name and owner.name: %+v", mp)
@@ -156,9 +171,11 @@ func TestMarketplace(t *testing.T) {
 		t.Fatalf("want one plugin entry, got %d", len(mp.Plugins))
 	}
 	p := mp.Plugins[0]
-	// The marketplace is this folder, and so is the plugin.
-	if p.Name != m.Name || p.Source != "./" || p.Version != m.Version || p.Description == "" {
-		t.Errorf("plugin entry %+v: want name %q, source ./, version %q", p, m.Name, m.Version)
+	if p.Name != m.Name || p.Description == "" || p.Version != "" {
+		t.Errorf("plugin entry %+v: want name %q, a description, no version (plugin.json's is the one)", p, m.Name)
+	}
+	if !strings.HasPrefix(p.Source, "./") || filepath.Join(repoRoot(), filepath.FromSlash(p.Source)) != pluginDir() {
+		t.Errorf("plugin entry source %q: want ./editors/claude-code, this folder", p.Source)
 	}
 }
 
@@ -226,7 +243,7 @@ func TestHooksJSON(t *testing.T) {
 	if len(h.Hooks) != len(claudecode.Hooks) {
 		t.Errorf("events %v, want those of claudecode.Hooks %v", keys(h.Hooks), claudecode.Hooks)
 	}
-	const wantCommand = `"${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-hook"`
+	const wantCommand = `"${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-run" hook`
 	for _, spec := range claudecode.Hooks {
 		groups := h.Hooks[spec.Event]
 		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
@@ -273,7 +290,7 @@ func TestHooksJSON(t *testing.T) {
 	}
 	// The command, expanded as Claude Code does, names the executable wrapper.
 	cmd := strings.ReplaceAll(wantCommand, "${CLAUDE_PLUGIN_ROOT}", pluginDir())
-	path := strings.Trim(cmd, `"`)
+	path := strings.Trim(strings.TrimSuffix(cmd, " hook"), `"`)
 	if fi, err := os.Stat(path); err != nil || fi.Mode()&0o111 == 0 {
 		t.Errorf("%s must be an executable file: %v", path, err)
 	}
@@ -288,7 +305,7 @@ func keys[M ~map[string]V, V any](m M) []string {
 	return out
 }
 
-// ---- bin/saga-lsp-hook ----
+// ---- bin/saga-lsp-run ----
 
 // fakeSaga writes an executable "saga-lsp" that prints its name, its
 // arguments and its stdin.
@@ -310,7 +327,7 @@ func TestHookWrapper(t *testing.T) {
 	root := t.TempDir()
 	plugin := filepath.Join(root, "plugin") // a copy: the real plugin has no bundled binary
 	testkit.CopyInto(t, pluginDir(), plugin)
-	wrapper := filepath.Join(plugin, "bin", "saga-lsp-hook")
+	wrapper := filepath.Join(plugin, "bin", "saga-lsp-run")
 	empty := filepath.Join(root, "empty") // a PATH without saga-lsp
 	if err := os.MkdirAll(empty, 0o755); err != nil {
 		t.Fatal(err)
@@ -326,7 +343,7 @@ func TestHookWrapper(t *testing.T) {
 
 	run := func(env ...string) (string, string, int) {
 		t.Helper()
-		r := testkit.Run(t, "", append([]string{"HOME=" + home}, env...), `{"hook_event_name":"SessionStart"}`+"\n", wrapper)
+		r := testkit.Run(t, "", append([]string{"HOME=" + home}, env...), `{"hook_event_name":"SessionStart"}`+"\n", wrapper, "hook")
 		return r.Stdout, r.Stderr, r.Code
 	}
 	want := func(name, out string) {
@@ -363,6 +380,11 @@ func TestHookWrapper(t *testing.T) {
 	// (dirname is the one outside tool it needs then).
 	out, _, _ = run("PATH=" + onPath + ":/usr/bin:/bin")
 	want("bundled", out)
+	// The arguments pass through as they are (.lsp.json's `serve`).
+	r := testkit.Run(t, "", []string{"HOME=" + home, "PATH=" + onPath, "CLAUDE_PLUGIN_ROOT=" + plugin}, "", wrapper, "serve", "--log-file", "a b")
+	if r.Stdout != "bundled serve --log-file a b\n" {
+		t.Errorf("saga-lsp-run serve …: ran %q", r.Stdout)
+	}
 	// $SAGA_LSP_BIN beats everything.
 	out, _, _ = run("PATH="+onPath, "CLAUDE_PLUGIN_ROOT="+plugin, "SAGA_LSP_BIN="+explicit)
 	want("explicit", out)
@@ -372,10 +394,10 @@ func TestHookWrapper(t *testing.T) {
 
 	// With the real binary: an event outside any story is allowed silently.
 	os.Remove(filepath.Join(plugin, "bin", "saga-lsp"))
-	r := testkit.Run(t, root, []string{"HOME=" + home, "PATH=" + filepath.Dir(testkit.Binary(t)), "CLAUDE_PLUGIN_ROOT=" + plugin},
+	r = testkit.Run(t, root, []string{"HOME=" + home, "PATH=" + filepath.Dir(testkit.Binary(t)), "CLAUDE_PLUGIN_ROOT=" + plugin},
 		`{"session_id":"s","transcript_path":"/dev/null","cwd":"`+root+
 			`","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"/etc/x","content":""},"tool_use_id":"toolu_1"}`+"\n",
-		wrapper)
+		wrapper, "hook")
 	if r.Code != 0 || r.Stdout+r.Stderr != "" {
 		t.Errorf("real saga-lsp hook outside a story: exit %d, output %q", r.Code, r.Stdout+r.Stderr)
 	}
@@ -410,7 +432,7 @@ func TestLSPJSON(t *testing.T) {
 		if name == "" {
 			t.Error("empty server name")
 		}
-		if s.Command == "" || strings.ContainsAny(s.Command, " \t") {
+		if s.Command == "" || (strings.ContainsAny(s.Command, " \t") && !strings.HasPrefix(s.Command, "/")) {
 			t.Errorf("%s: command %q must be one word (arguments go in args)", name, s.Command)
 		}
 		for _, a := range s.Args {
@@ -434,8 +456,9 @@ func TestLSPJSON(t *testing.T) {
 				t.Errorf("%s: %s must be a positive integer (ms)", name, what)
 			}
 		}
-		if s.Command != "saga-lsp" || !slices.Equal(s.Args, []string{"serve"}) || s.ExtensionToLanguage[".json"] != "json" {
-			t.Errorf("%s: want saga-lsp serve for .json files, got %+v", name, s)
+		// Found the way the hooks find it (bin/saga-lsp-run), not on PATH only.
+		if s.Command != "${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-run" || !slices.Equal(s.Args, []string{"serve"}) || s.ExtensionToLanguage[".json"] != "json" {
+			t.Errorf("%s: want ${CLAUDE_PLUGIN_ROOT}/bin/saga-lsp-run serve for .json files, got %+v", name, s)
 		}
 	}
 }
@@ -459,10 +482,24 @@ func TestLanguageServerStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// s.Command as Claude Code finds it on PATH: the built binary.
-	cmd := exec.Command(filepath.Join(filepath.Dir(testkit.Binary(t)), s.Command), s.Args...)
+	// s.Command expanded as Claude Code does; the wrapper finds the built
+	// binary in a Go install dir, with nothing on PATH (a GUI-started editor's).
+	home := t.TempDir()
+	gobin := filepath.Join(home, "go", "bin")
+	if err := os.MkdirAll(gobin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(testkit.Binary(t), filepath.Join(gobin, "saga-lsp")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Expand(s.Command, func(k string) string {
+		if k == "CLAUDE_PLUGIN_ROOT" {
+			return pluginDir()
+		}
+		return "${" + k + "}"
+	}), s.Args...)
 	cmd.Dir = root
-	cmd.Env = testEnv(t)
+	cmd.Env = append(testEnv(t), "PATH=/usr/bin:/bin", "HOME="+home, "CLAUDE_PLUGIN_ROOT="+pluginDir())
 	cmd.Stderr = io.Discard
 	c, err := lspclient.Start(cmd, lspclient.Options{})
 	if err != nil {

@@ -18,6 +18,7 @@ package nvim_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -214,8 +215,18 @@ type pluginResult struct {
 		OutputBuffer    string         `json:"output_buffer"`
 		StopMessage     string         `json:"stop_message"`
 	} `json:"run"`
-	Health  []string `json:"health"`
-	Stopped bool     `json:"stopped"`
+	Health []string `json:"health"`
+	Server *struct {
+		WantLog      string   `json:"want_log"`
+		Info         []string `json:"info"`
+		InfoBuffer   string   `json:"info_buffer"`
+		LogBuffer    string   `json:"log_buffer"`
+		ClientBefore int      `json:"client_before"`
+		ClientAfter  int      `json:"client_after"`
+		OldStopped   bool     `json:"old_stopped"`
+		Restarted    int      `json:"restarted"`
+	} `json:"server"`
+	Stopped bool `json:"stopped"`
 }
 
 func TestPlugin(t *testing.T) {
@@ -457,6 +468,37 @@ func TestPlugin(t *testing.T) {
 		if strings.Contains(text, "ERROR") {
 			t.Errorf(":checkhealth saga reports an error:\n%s", text)
 		}
+		// What the workers run: gh is $SAGA_GH here, which does not exist;
+		// Claude Code's sandbox needs bwrap and socat (when this machine has them).
+		if !healthLine(res.Health, "WARN", "$SAGA_GH") {
+			t.Errorf("no warning about the missing gh ($SAGA_GH) in :checkhealth saga:\n%s", text)
+		}
+		if !slicesContain(res.Health, "claude") {
+			t.Errorf("no line about claude in :checkhealth saga:\n%s", text)
+		}
+		for _, p := range []string{"bwrap", "socat"} {
+			if _, err := exec.LookPath(p); err == nil && !healthOK(res.Health, p+": ") {
+				t.Errorf("no OK line for %s in :checkhealth saga:\n%s", p, text)
+			}
+		}
+	})
+
+	t.Run("info, log, restart", func(t *testing.T) {
+		partErr(t, "server")
+		s := res.Server
+		info := strings.Join(s.Info, "\n")
+		t.Logf(":SagaInfo (%s):\n%s", s.InfoBuffer, info)
+		for _, want := range []string{"root " + ws, "command      " + testkit.Binary(t) + " serve --log-file", "session dir  /", "buffers      ", "log          " + s.WantLog} {
+			if !strings.Contains(info, want) {
+				t.Errorf(":SagaInfo lacks %q", want)
+			}
+		}
+		if s.LogBuffer != s.WantLog {
+			t.Errorf(":SagaLog opened %q, want the server's log %s", s.LogBuffer, s.WantLog)
+		}
+		if s.ClientAfter == 0 || s.ClientAfter == s.ClientBefore || !s.OldStopped || s.Restarted == 0 {
+			t.Errorf(":SagaRestart: client %d → %d, old stopped %v, %d restarted; want a new initialized client for the buffer", s.ClientBefore, s.ClientAfter, s.OldStopped, s.Restarted)
+		}
 	})
 
 	t.Run("shutdown", func(t *testing.T) {
@@ -472,6 +514,16 @@ func TestPlugin(t *testing.T) {
 func healthOK(lines []string, want string) bool {
 	for _, l := range lines {
 		if strings.Contains(l, "OK") && strings.Contains(l, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// healthLine: a line of :checkhealth output at that level (OK, WARN, ERROR) containing want.
+func healthLine(lines []string, level, want string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, level) && strings.Contains(l, want) {
 			return true
 		}
 	}

@@ -32,3 +32,10 @@ await Promise.all([
 // Mermaid's own licence beside the bundle (the LEGAL.txt files carry its
 // dependencies' notices).
 fs.copyFileSync('node_modules/mermaid/LICENSE', 'out/webview/mermaid.LICENSE');
+// The .saga file schemas for VS Code's own JSON support (package.json's
+// jsonValidation): copied from their one home, store/schema/schemas, which
+// the server embeds, so the two never differ.
+fs.mkdirSync('out/schemas', { recursive: true });
+for (const kind of ['epic', 'story', 'task']) {
+  fs.copyFileSync(`../../store/schema/schemas/${kind}.schema.json`, `out/schemas/${kind}.schema.json`);
+}

@@ -3,6 +3,7 @@ package vscode_test
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,12 +59,20 @@ func TestSettingsNamingProgramsAreMachineScoped(t *testing.T) {
 		t.Errorf("capabilities.untrustedWorkspaces = %+v: want supported false, saying saga.serverPath never comes from the workspace", u)
 	}
 	// The extension reads it as a machine setting too: the user's value only.
-	src, err := os.ReadFile("src/extension.ts")
-	if err != nil {
-		t.Fatal(err)
+	srcs, err := filepath.Glob("src/*.ts")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no src/*.ts (%v)", err)
+	}
+	var src []byte
+	for _, f := range srcs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, b...)
 	}
 	if !strings.Contains(string(src), "inspect<string>('serverPath')?.globalValue") ||
 		regexp.MustCompile(`\.get(<[^>]*>)?\('serverPath'`).Match(src) {
-		t.Error("src/extension.ts must read saga.serverPath with inspect(…).globalValue, never get('serverPath')")
+		t.Error("src/*.ts must read saga.serverPath with inspect(…).globalValue, never get('serverPath')")
 	}
 }

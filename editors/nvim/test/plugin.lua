@@ -298,7 +298,36 @@ h.main(function()
     result.health = vim.api.nvim_buf_get_lines(b, 0, -1, false)
   end)
 
-  -- 8. Shut the clients down.
+  -- 8. :SagaInfo, :SagaLog, :SagaRestart.
+  part('server', function()
+    local r = { want_log = log } -- the log_file setup() was given
+    result.server = r
+    vim.cmd('SagaInfo')
+    r.info = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+    r.info_buffer = vim.api.nvim_buf_get_name(0)
+    vim.cmd('close')
+    vim.cmd('SagaLog')
+    r.log_buffer = vim.api.nvim_buf_get_name(0)
+    vim.cmd('close')
+    local buf = story_buf
+    local before = saga.client_for_buf(buf)
+    r.client_before = before and before.id
+    local done
+    saga.restart(function(ids) done = ids end)
+    if not h.wait(15000, function() return done ~= nil end) then
+      error(':SagaRestart did not finish')
+    end
+    h.wait(10000, function()
+      local c = saga.client_for_buf(buf)
+      return c ~= nil and c.initialized
+    end)
+    local after = saga.client_for_buf(buf)
+    r.client_after = after and after.id
+    r.old_stopped = before ~= nil and h.stopped(before)
+    r.restarted = #done
+  end)
+
+  -- 9. Shut the clients down.
   part('stop', function()
     local clients = {}
     for _, client in ipairs(h.get_clients()) do

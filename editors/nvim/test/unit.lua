@@ -201,7 +201,7 @@ h.main(function()
   for _, l in ipairs(vim.fn.filereadable(doc .. '/tags') == 1 and vim.fn.readfile(doc .. '/tags') or {}) do
     tags[l:match('^[^\t]+')] = true
   end
-  check('help tags', { tags['saga.txt'], tags[':SagaRun'], tags[':SagaStop'], tags[':SagaPlan'], tags[':SagaNew'], tags[':SagaOutput'], tags[':SagaReview'], tags['saga-setup'], tags['saga.statusline()'] }, { true, true, true, true, true, true, true, true, true })
+  check('help tags', { tags['saga.txt'], tags[':SagaRun'], tags[':SagaStop'], tags[':SagaPlan'], tags[':SagaNew'], tags[':SagaOutput'], tags[':SagaReview'], tags['saga-setup'], tags['saga.statusline()'], tags[':SagaRestart'], tags[':SagaLog'], tags[':SagaInfo'], tags['saga-native'] }, { true, true, true, true, true, true, true, true, true, true, true, true, true })
 
   check('commands', { vim.fn.exists(':SagaRun'), vim.fn.exists(':SagaStop'), vim.fn.exists(':SagaPlan'), vim.fn.exists(':SagaNew'), vim.fn.exists(':SagaOutput'), vim.fn.exists(':SagaReview') }, { 2, 2, 2, 2, 2, 2 })
 end)

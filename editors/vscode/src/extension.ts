@@ -20,6 +20,7 @@ import { EpicProgress, SagaModel, StoryInfo, TaskStatus, WorkerProgress } from '
 import { NeedsYou } from './needsyou';
 import { epicFromArg, pickEpic, quickPickEpic, quickPickStory, storyFromArg } from './picks';
 import { GIT_SCHEME, GitFiles, openReview, Review } from './review';
+import { missingMessage, offerSetup, resolveServer, ServerStatus } from './server';
 import { SagaNode, SagaTree } from './tree';
 import { Workers } from './workers';
 
@@ -55,11 +56,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
   log.info(`workspace root: ${root}`);
 
+  const serverPath = () => resolveServer(context.extensionPath).command;
+  const status = new ServerStatus(log);
+  context.subscriptions.push(status);
   const model = new SagaModel(root, serverPath, (m) => log.warn(m));
   const workers = new Workers(model);
   const epics = new EpicRuns(model, () => serverSessionDir(client));
   const graphs = new GraphPanels(context.extensionUri, model, (kind, id) => graphOf(kind, id), log);
-  const tree = new SagaTree(model);
+  const tree = new SagaTree(model, () => status.state === 'missing');
+  context.subscriptions.push(status.onDidChange(() => tree.refresh()));
   const view = vscode.window.createTreeView<SagaNode>('sagaView', { treeDataProvider: tree, showCollapseAll: true });
   const needsYou = new NeedsYou(model, context.workspaceState, log, {
     openJournal: (story) => openJournal(model, story),
@@ -226,6 +231,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   client = new LanguageClient('saga', 'SAGA Language Server', serverOptions, clientOptions);
   context.subscriptions.push(
+    client.onDidChangeState((e) => {
+      const s = resolveServer(context.extensionPath);
+      status.set(e.newState === State.Running ? 'running' : e.newState === State.Starting ? 'starting' : 'stopped', s);
+    }),
     client.onNotification('saga/workerProgress', (p: WorkerProgress) => {
       const before = model.stories.get(p.story)?.worker.state;
       if (before !== p.state || p.step === 'end') {
@@ -479,9 +488,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(
       'saga.restartServer',
       guarded(async () => {
-        await client?.restart();
+        model.scheduleRefresh(0);
+        await startServer('restart');
       }),
     ),
+    vscode.commands.registerCommand('saga.setupServer', () => offerSetup(missingMessage(resolveServer(context.extensionPath)))),
+    vscode.commands.registerCommand('saga.showServerLog', () => client?.outputChannel.show(true)),
     vscode.commands.registerCommand('saga.openItem', async (file: string) => {
       await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
     }),
@@ -491,36 +503,43 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       if (e.affectsConfiguration('saga.serverPath')) {
         model.scheduleRefresh(0);
-        void startServer(true);
+        void startServer('settings');
       }
     }),
   );
 
   void model.refresh();
 
-  /** Starts (or, with a new saga.serverPath, restarts) the server. */
+  /**
+   * Starts the server: at activation, after saga.serverPath changed (a
+   * restart when it names another binary), or on Restart language server.
+   */
   let reported = '';
-  const startServer = async (configChanged: boolean): Promise<void> => {
-    const cmd = serverPath();
-    if (!resolvable(cmd)) {
-      const msg = `saga-lsp not found (saga.serverPath is "${configuredServerPath()}", and PATH has none). Install it with \`make install\` or \`go install github.com/saga-ai/saga-lsp/cmd/saga-lsp@latest\`, or set saga.serverPath.`;
+  const startServer = async (why: 'activation' | 'settings' | 'restart'): Promise<void> => {
+    const server = resolveServer(context.extensionPath);
+    const cmd = server.command;
+    if (!server.found) {
+      // Never VS Code's bare "spawn saga-lsp ENOENT": the view's welcome
+      // content, the status item, and one notification say what to do.
+      const msg = missingMessage(server);
       log.error(`${msg} PATH=${process.env.PATH ?? ''}`);
-      if (reported !== cmd) {
+      if (client && (client.state === State.Running || client.state === State.Starting)) {
+        await client.stop().catch(() => undefined);
+      }
+      status.set('missing', server);
+      if (reported !== cmd || why === 'restart') {
         reported = cmd;
-        void vscode.window.showErrorMessage(`SAGA: ${msg}`, 'Open settings').then((a) => {
-          if (a) {
-            void vscode.commands.executeCommand('workbench.action.openSettings', 'saga.serverPath');
-          }
-        });
+        void offerSetup(msg);
       }
       return;
     }
+    reported = '';
     if (!client) {
       return;
     }
     try {
       if (client.state === State.Running || client.state === State.Starting) {
-        if (!configChanged || serverOptions.command === cmd) {
+        if (why === 'activation' || (why === 'settings' && serverOptions.command === cmd)) {
           return;
         }
         serverOptions.command = cmd;
@@ -528,14 +547,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await client.restart();
       } else {
         serverOptions.command = cmd;
+        status.set('starting', server);
         await client.start();
       }
-      log.info(`saga-lsp started (${cmd}); server commands: ${(client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []).join(', ')}`);
+      log.info(`saga-lsp started (${server.source}: ${cmd}); server commands: ${(client.initializeResult?.capabilities.executeCommandProvider?.commands ?? []).join(', ')}`);
     } catch (e) {
-      log.error(`saga-lsp did not start: ${e instanceof Error ? e.message : String(e)}`);
+      const msg = e instanceof Error ? e.message : String(e);
+      status.set('failed', server, msg);
+      log.error(`saga-lsp did not start: ${msg}`);
     }
   };
-  await startServer(false);
+  await startServer('activation');
 }
 
 export async function deactivate(): Promise<void> {
@@ -554,39 +576,6 @@ async function openJournal(model: SagaModel, story: string): Promise<void> {
   }
   void vscode.window.showInformationMessage(`SAGA: ${story} has no journal yet; its story.json is open.`);
   await vscode.window.showTextDocument(vscode.Uri.file(model.storyFile(story)), { preview: false });
-}
-
-/**
- * saga.serverPath as the user set it. It names a program to run, so only the
- * user's (or remote) settings count, never a workspace's or folder's: its
- * scope is `machine` (package.json), and it is read so here as well.
- */
-function configuredServerPath(): string {
-  return (vscode.workspace.getConfiguration('saga').inspect<string>('serverPath')?.globalValue ?? '').trim();
-}
-
-/** The configured server binary, else `saga-lsp` (from PATH). */
-function serverPath(): string {
-  const configured = configuredServerPath();
-  if (!configured) {
-    return 'saga-lsp';
-  }
-  if (configured.startsWith('~/')) {
-    return path.join(process.env.HOME ?? '', configured.slice(2));
-  }
-  return configured;
-}
-
-function resolvable(cmd: string): boolean {
-  if (cmd.includes(path.sep)) {
-    return fs.existsSync(cmd);
-  }
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && fs.existsSync(path.join(dir, cmd))) {
-      return true;
-    }
-  }
-  return false;
 }
 
 /** The first workspace folder with a .saga/ at or above it. */
@@ -614,7 +603,7 @@ function findRoot(): string | undefined {
 function registerFallbackCommands(context: vscode.ExtensionContext): void {
   const hint = () =>
     void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
-  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer']) {
+  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer', 'setupServer', 'showServerLog']) {
     context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
   }
   context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));

@@ -16,13 +16,26 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
   private readonly changed = new vscode.EventEmitter<SagaNode | undefined | void>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly model: SagaModel) {
+  constructor(
+    private readonly model: SagaModel,
+    // No server: nothing to list, so that the view's welcome content
+    // (package.json, saga.serverMissing) says how to get one.
+    private readonly serverMissing: () => boolean,
+  ) {
     model.onDidChange(() => this.changed.fire());
+  }
+
+  /** Draws the view again (the server came or went). */
+  refresh(): void {
+    this.changed.fire();
   }
 
   getChildren(node?: SagaNode): SagaNode[] {
     const m = this.model;
     if (!node) {
+      if (this.serverMissing()) {
+        return [];
+      }
       if (!m.loaded) {
         return [{ kind: 'message', text: 'Loading…' }];
       }

@@ -1,9 +1,14 @@
-// The VS Code extension in a real VS Code: code-server with the packaged .vsix,
-// driven in headless Chromium by playwright-core. Started by run.sh, which
-// sets the environment below. Checks, in order:
+// The VS Code extension in a real VS Code: code-server with this platform's
+// packaged .vsix (the server inside), driven in headless Chromium by
+// playwright-core. Started by run.sh, which sets the environment below: no
+// saga-lsp on PATH, no saga.serverPath in the user's settings, workspace trust
+// on. Checks, in order:
+//   0. the workspace opens in Restricted Mode, and the extension starts once
+//      the user trusts it;
 //   1. the Problems panel shows the broken task's diagnostic with its code,
-//      from the user's saga-lsp — never the program the workspace's own
-//      .vscode/settings.json names as saga.serverPath;
+//      from the saga-lsp bundled in the .vsix — never the program the
+//      workspace's own .vscode/settings.json names as saga.serverPath; the
+//      language status item says the server runs, and which one;
 //   2. the SAGA view lists epics and stories with done/total and status icons;
 //   3. story.json shows the server's "▶ Run story" code lens;
 //   4. clicking it starts a (dry) run that completes, and the view follows:
@@ -29,6 +34,9 @@
 //   9. a story whose agent writes a blocker (gift-wrap, run from the view):
 //      the notification's "Open journal" opens the journal with the blocker;
 //      its graph (a story without an epic) shows its task.
+//  10. no server (saga.serverPath names none, the window reloaded): the SAGA
+//      view's welcome content and one notification say how to get one, the
+//      language status says so, and no "spawn … ENOENT" is shown.
 // Screenshots go to $ART (test/artifacts).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -48,7 +56,7 @@ const WS = env('WS'); // the workspace (a git repository)
 const WORK = env('WORK'); // temp dir for code-server's and Chromium's state
 const ART = env('ART');
 const PW_DIR = env('PW_DIR'); // where playwright-core is installed
-const SERVER_BIN = env('SAGA_LSP_BIN'); // the saga-lsp under test
+const TARGET = env('TARGET'); // the .vsix's platform, e.g. linux-x64
 const REPO_SERVER_MARK = env('REPO_SERVER_MARK'); // left if the workspace's own saga.serverPath ran
 const STORY = process.env.STORY || 'add-logout-button';
 const BROKEN_CODE = process.env.BROKEN_CODE || 'unknown-dependency';
@@ -81,7 +89,10 @@ const csEnv = {
 const settings = JSON.stringify(
   {
     'workbench.startupEditor': 'none',
-    'security.workspace.trust.enabled': false,
+    // Trust on, as users have it: the workspace opens restricted, and the
+    // test answers the prompt.
+    'security.workspace.trust.enabled': true,
+    'security.workspace.trust.startupPrompt': 'always',
     'telemetry.telemetryLevel': 'off',
     'extensions.autoCheckUpdates': false,
     'extensions.autoUpdate': false,
@@ -95,9 +106,6 @@ const settings = JSON.stringify(
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'workbench.layoutControl.enabled': false,
     'explorer.openEditors.visible': 0,
-    // code-server's extension host takes PATH from a login shell, not from
-    // its own environment: name the binary.
-    'saga.serverPath': SERVER_BIN,
     'saga.dryRun': true,
   },
   null,
@@ -123,6 +131,7 @@ function freePort() {
 
 const csArgs = ['--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
 
+let installedDir; // saga-ai.saga-lsp-<version>-<target> under dirs.extensions
 let cs; // the code-server process
 let context; // the browser
 let page;
@@ -136,7 +145,10 @@ async function main() {
   if (inst.status !== 0) throw new Error(`code-server --install-extension exited ${inst.status}: ${inst.stderr || inst.stdout}`);
   const installed = fs.readdirSync(dirs.extensions).filter((d) => d.startsWith('saga-ai.saga-lsp-'));
   if (installed.length !== 1) throw new Error(`extension not installed: ${fs.readdirSync(dirs.extensions)}`);
-  log(`installed ${installed[0]}`);
+  installedDir = installed[0];
+  // The platform build: its server inside, runnable.
+  fs.accessSync(path.join(dirs.extensions, installedDir, 'server', 'saga-lsp'), fs.constants.X_OK);
+  log(`installed ${installedDir} (${TARGET}, server/saga-lsp inside)`);
 
   const port = await freePort();
   const csLog = fs.openSync(path.join(ART, 'code-server.log'), 'w');
@@ -148,7 +160,6 @@ async function main() {
       '--auth', 'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
       '--disable-getting-started-override',
       '--reconnection-grace-time', '5',
       WS,
@@ -193,6 +204,17 @@ async function main() {
   await page.goto(`${base}/?folder=${encodeURIComponent(WS)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
   log('workbench loaded');
+
+  // --- 0. Restricted Mode until the user trusts the folder ----------------------
+  await step('the extension waits for workspace trust, then starts', async () => {
+    const trust = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Yes, I trust the authors/ }).first();
+    await trust.waitFor({ timeout: 60_000 });
+    await shot('00-trust-prompt');
+    if (extensionLog().includes('server: ')) throw new Error('the extension started before the workspace was trusted');
+    await trust.click();
+    await until('Restricted Mode to end', 20_000, async () => (await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) === 0);
+    log('  trusted the workspace');
+  });
   await dismissNotifications();
   await layout();
 
@@ -208,9 +230,30 @@ async function main() {
     await row.waitFor({ timeout: 10_000 });
     log(`problem: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
     await shot('01-problems');
-    // The server runs — and it is the user's, not the one the workspace's
-    // .vscode/settings.json names (run.sh): saga.serverPath is a machine setting.
+    // The server runs — and it is the .vsix's own, not the one the
+    // workspace's .vscode/settings.json names (run.sh): saga.serverPath is a
+    // machine setting.
     if (fs.existsSync(REPO_SERVER_MARK)) throw new Error(`the workspace's saga.serverPath was run (${REPO_SERVER_MARK} exists)`);
+    const want = path.join(dirs.extensions, installedDir, 'server', 'saga-lsp');
+    // The log reaches the disk a little after the diagnostics reach the panel.
+    const started = await until(`the bundled server ${want} running, in the extension log`, 15_000, async () => extensionLog().match(/server: running \((\w+): (\S+)\)/));
+    if (started[1] !== 'bundled' || started[2] !== want) throw new Error(`want the bundled server ${want} running, the extension log says: ${started[0]}`);
+    log(`  ${started[0]}`);
+  });
+
+  await step('the language status item shows the server running', async () => {
+    await openFile(`.saga/stories/${STORY}/story.json`);
+    const item = page.locator('.statusbar-item[id="status.languageStatus"]').first();
+    await item.waitFor({ timeout: 20_000 });
+    const hover = page.locator('.monaco-hover, .context-view');
+    const text = await until('saga-lsp running in the language status hover', 20_000, async () => {
+      await item.hover();
+      const t = (await hover.allInnerTexts().catch(() => [])).join(' ');
+      return t.includes('saga-lsp running') && t.includes('bundled') ? t : false;
+    });
+    log(`  language status: ${text.replace(/\s+/g, ' ').slice(0, 160)}`);
+    await shot('01-language-status');
+    await page.mouse.move(5, 5);
   });
 
   // --- 2. the SAGA view ---------------------------------------------------------
@@ -512,6 +555,42 @@ async function main() {
     await until('choose-paper.json open', 15_000, async () => (await page.title()).startsWith('choose-paper.json'));
     log('  clicked choose-paper in the graph: its task file is open');
   });
+
+  // --- 10. no server ----------------------------------------------------------------
+  await step('no server: the welcome view and the set-up action say how to get one', async () => {
+    const missing = path.join(WORK, 'no-such-dir', 'saga-lsp');
+    setSettings({ 'saga.serverPath': missing });
+    await runCommand('Developer: Reload Window');
+    await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
+    const toast = page.locator('.notification-toast', { hasText: 'saga-lsp not found' }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    const said = (await toast.innerText()).replace(/\s+/g, ' ');
+    log(`  notification: ${said}`);
+    if (!said.includes(missing) || !said.includes('Open settings') || !said.includes('How to install')) {
+      throw new Error(`the notification should name ${missing} and offer Open settings and How to install: ${said}`);
+    }
+    await runCommand('Focus on SAGA View');
+    const welcome = await until('the SAGA view to say how to get saga-lsp', 30_000, async () => {
+      const header = page.locator('.pane-header', { hasText: 'SAGA' }).first();
+      const t = await header.locator('xpath=..').locator('.welcome-view-content').innerText().catch(() => '');
+      return t.includes('saga-lsp') && t.includes('Set saga.serverPath') && t.includes('How to install') ? t : false;
+    });
+    log(`  welcome view: ${welcome.replace(/\s+/g, ' ')}`);
+    await shot('12-no-server');
+    const all = await notificationTexts();
+    if (all.some((t) => /ENOENT|spawn /.test(t))) throw new Error(`a bare spawn error was shown: ${all.join(' / ')}`);
+    if (!/server: missing \(saga.serverPath: /.test(extensionLog())) throw new Error('the language status was not set to missing');
+  });
+}
+
+/** The text of every notification, toast or in the notification center. */
+async function notificationTexts() {
+  await runCommand('Notifications: Show Notifications');
+  const center = page.locator('.notifications-center');
+  await center.waitFor({ timeout: 10_000 });
+  const texts = await center.locator('.monaco-list-row').allInnerTexts();
+  await page.keyboard.press('Escape');
+  return texts.map((t) => t.replace(/\s+/g, ' '));
 }
 
 /** The frame of an epic's (or story's) dependency-graph webview (code-server nests it in two iframes). */

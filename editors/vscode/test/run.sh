@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Real-editor test of the VS Code extension: build and package it (.vsix), then
-# drive code-server (VS Code in a browser) in headless Chromium with
-# playwright-core against a copy of examples/workspace. See e2e.mjs for what is
-# checked.
+# Real-editor test of the VS Code extension: build saga-lsp and package this
+# platform's .vsix with it inside (scripts/package-target.sh, as make dist
+# does), then drive code-server (VS Code in a browser) in headless Chromium
+# with playwright-core against a copy of examples/workspace — workspace trust
+# on, no saga-lsp on PATH and no saga.serverPath, so the bundled server is the
+# one that runs. See e2e.mjs for what is checked.
 #
 # Needs: go, git, tmux, npm (any Node), /usr/bin/chromium (apt-get install -y
 # chromium libkrb5-dev). Network: the npm registry only. Tools are cached in
@@ -70,19 +72,6 @@ if [ ! -f "$PW/node_modules/playwright-core/package.json" ]; then
 fi
 export PW_DIR=$PW/node_modules/playwright-core
 
-# --- the extension: npm ci, vsce package (its prepublish: tsc, esbuild) --------
-phase "building the extension"
-cd "$EXT"
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci "${npm_quiet[@]}"
-fi
-[ -f LICENSE ] || cp "$REPO/LICENSE" LICENSE 2>/dev/null || die "no LICENSE in editors/vscode"
-VSIX=$EXT/saga-lsp.vsix
-rm -f "$VSIX"
-npx --no-install vsce package --no-dependencies --allow-missing-repository --out "$VSIX" >/dev/null
-[ -f "$VSIX" ] || die "vsce produced no .vsix"
-phase "packaged $(basename "$VSIX") ($(du -k "$VSIX" | cut -f1) KiB)"
-
 # --- saga-lsp, a workspace, private tmux/session/claude dirs -------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/saga-vscode-test.XXXXXX")
 export WORK
@@ -95,14 +84,29 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-mkdir -p "$WORK/bin"
+# saga-lsp goes into the .vsix only: $WORK/server is on no PATH.
+mkdir -p "$WORK/bin" "$WORK/server"
 if [ -n "${SAGA_LSP_PREBUILT:-}" ]; then
   phase "using saga-lsp $SAGA_LSP_PREBUILT"
-  cp "$SAGA_LSP_PREBUILT" "$WORK/bin/saga-lsp"
+  cp "$SAGA_LSP_PREBUILT" "$WORK/server/saga-lsp"
 else
   phase "building saga-lsp"
-  (cd "$REPO" && go build -o "$WORK/bin/saga-lsp" ./cmd/saga-lsp)
+  (cd "$REPO" && CGO_ENABLED=0 go build -o "$WORK/server/saga-lsp" ./cmd/saga-lsp)
 fi
+
+# --- the extension: this platform's .vsix, the server inside ------------------
+case $(uname -m) in
+  x86_64|amd64) arch=x64 ;;
+  aarch64|arm64) arch=arm64 ;;
+  *) die "no VS Code target for $(uname -m)" ;;
+esac
+TARGET=linux-$arch
+phase "packaging the $TARGET .vsix (scripts/package-target.sh)"
+[ -f "$EXT/LICENSE" ] || die "no LICENSE in editors/vscode"
+VSIX=$WORK/saga-lsp-$TARGET.vsix
+"$EXT/scripts/package-target.sh" "$TARGET" "$WORK/server/saga-lsp" "$VSIX" >/dev/null || die "packaging failed"
+phase "packaged $(basename "$VSIX") ($(du -k "$VSIX" | cut -f1) KiB)"
+
 # The tests' stand-in for claude: the epic run that is not a dry run uses it,
 # with a story that crashes and one that writes a blocker (needs-you), and one
 # slow enough to be seen running.
@@ -110,8 +114,19 @@ fi
 export SAGA_CLAUDE=$WORK/bin/claude-standin
 export SAGA_STANDIN_SCRIPTS=checkout--pay=crash,checkout--cart=slow,gift-wrap=blocker
 export SAGA_STANDIN_DELAY_MS=20000   # a stop cuts the pause short
-export PATH=$WORK/bin:$PATH
-export SAGA_LSP_BIN=$WORK/bin/saga-lsp
+# No saga-lsp on PATH: the directories that hold one are dropped, and the
+# workers run the server's own binary (SAGA_LSP_BIN unset).
+clean_path=$WORK/bin
+IFS=: read -ra dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+  [ -n "$d" ] && [ ! -x "$d/saga-lsp" ] && clean_path=$clean_path:$d
+done
+export PATH=$clean_path
+unset SAGA_LSP_BIN
+if command -v saga-lsp >/dev/null || bash -lc 'command -v saga-lsp' >/dev/null 2>&1; then
+  die "a saga-lsp is on PATH ($(bash -lc 'command -v saga-lsp')): the test could not tell the bundled server ran"
+fi
+export SAGA_TEST_SERVER=$WORK/server/saga-lsp
 export SAGA_SESSION_DIR=$WORK/sessions
 export CLAUDE_CONFIG_DIR=$WORK/claude
 mkdir -p "$SAGA_SESSION_DIR" "$CLAUDE_CONFIG_DIR"
@@ -143,7 +158,7 @@ cp -r "$EXT/test/workspace/.saga" "$WS/"
 # machine setting, read from the user's settings only. Were it run, it would
 # leave $REPO_SERVER_MARK (and start the real server, so the rest goes on).
 export REPO_SERVER_MARK=$WORK/repo-chosen-server-ran
-printf '#!/bin/sh\ntouch "%s"\nexec "%s" "$@"\n' "$REPO_SERVER_MARK" "$SAGA_LSP_BIN" > "$WORK/bin/repo-chosen-server"
+printf '#!/bin/sh\ntouch "%s"\nexec "%s" "$@"\n' "$REPO_SERVER_MARK" "$SAGA_TEST_SERVER" > "$WORK/bin/repo-chosen-server"
 chmod +x "$WORK/bin/repo-chosen-server"
 mkdir -p "$WS/.vscode"
 printf '{ "saga.serverPath": "%s" }\n' "$WORK/bin/repo-chosen-server" > "$WS/.vscode/settings.json"
@@ -151,7 +166,7 @@ printf '{ "saga.serverPath": "%s" }\n' "$WORK/bin/repo-chosen-server" > "$WS/.vs
 
 # --- the test ------------------------------------------------------------------
 rm -rf "$ART"; mkdir -p "$ART"
-export CS_BIN VSIX ART
+export CS_BIN VSIX ART TARGET
 phase "running e2e.mjs (code-server + headless Chromium)"
 status=0
 node "$EXT/test/e2e.mjs" || status=$?

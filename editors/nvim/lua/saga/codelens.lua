@@ -7,7 +7,7 @@ local M = {}
 local compat = require('saga.compat')
 local workspace = require('saga.workspace')
 
-local CLIENT_NAME = require('saga.config').client_name
+local config = require('saga.config')
 
 -- The loaded buffers the client client_id is attached to (nil: the saga files).
 local function saga_buffers(client_id)
@@ -43,7 +43,7 @@ function M.refresh(buf)
   end
   -- 0.7–0.9: refresh() only knows the current buffer; ask each saga client directly.
   for _, client in ipairs(compat.all_clients()) do
-    if client.name == CLIENT_NAME and vim.lsp.buf_is_attached(buf, client.id) then
+    if config.is_client(client) and vim.lsp.buf_is_attached(buf, client.id) then
       compat.client_request(client, 'textDocument/codeLens', { textDocument = { uri = vim.uri_from_bufnr(buf) } }, codelens.on_codelens, buf)
     end
   end

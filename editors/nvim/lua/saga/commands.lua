@@ -10,6 +10,7 @@ local message = require('saga.message')
 local new = require('saga.new')
 local progress = require('saga.progress')
 local review = require('saga.review')
+local server = require('saga.server')
 local workspace = require('saga.workspace')
 
 local notify = message.notify
@@ -164,8 +165,8 @@ function M.complete_new(lead, line)
   return {}
 end
 
---- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaNew, :SagaOutput and
---- :SagaDashboard.
+--- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaNew, :SagaOutput,
+--- :SagaDashboard, :SagaRestart, :SagaLog and :SagaInfo.
 function M.define()
   local cmd = vim.api.nvim_create_user_command
   -- The name and the flags of :SagaRun, :SagaStop and :SagaPlan; a mistake is a message.
@@ -204,6 +205,13 @@ function M.define()
   })
   cmd('SagaDashboard', function(o) dashboard.open({ print = o.bang }) end, {
     nargs = 0, bang = true, desc = 'saga: open the live dashboard of the backlog and its runs in the browser (! : only show its URL)',
+  })
+  cmd('SagaRestart', function() server.restart() end, {
+    nargs = 0, desc = 'saga: stop the saga-lsp clients and start them again for their buffers',
+  })
+  cmd('SagaLog', function() server.log() end, { nargs = 0, desc = "saga: open saga-lsp's log" })
+  cmd('SagaInfo', function() server.info() end, {
+    nargs = 0, desc = 'saga: the running saga-lsp clients, their roots, servers, buffers and log',
   })
 end
 

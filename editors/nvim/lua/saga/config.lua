@@ -4,12 +4,23 @@
 
 local M = {}
 
--- The name saga-lsp clients are started under (and found by).
+-- The name saga-lsp clients are started under by setup(), and the name of
+-- the configuration lsp/saga_lsp.lua gives vim.lsp.config (0.11+), whose
+-- clients carry it instead. The plugin's commands find both.
 M.client_name = 'saga-lsp'
+M.native_name = 'saga_lsp'
+
+--- Whether a client is saga-lsp (started by setup() or by vim.lsp.enable('saga_lsp')).
+function M.is_client(client)
+  return client.name == M.client_name or client.name == M.native_name
+end
 
 M.defaults = {
   -- The server command; `--log-file <log_file>` is appended when log_file is set.
   cmd = { 'saga-lsp' },
+  -- Start saga-lsp for `.saga/` JSON buffers. false: the commands, handlers and
+  -- options only, for a client started otherwise (vim.lsp.enable('saga_lsp') on 0.11+).
+  autostart = true,
   log_file = nil,
   -- Prefix of the server's workspace/executeCommand ids (initializationOptions.commandPrefix).
   command_prefix = 'saga.',

@@ -40,6 +40,44 @@ local function first_line(cmd)
   return out[1]
 end
 
+-- A program a worker runs, named by an environment variable or found on
+-- PATH: ok with its path, else a warning saying what does not work without it.
+local function program(r, name, env, without, advice)
+  local exe = (os.getenv(env) ~= nil and os.getenv(env) ~= '') and os.getenv(env) or name
+  if vim.fn.executable(exe) == 1 then
+    r.ok(string.format('%s: %s', name, vim.fn.exepath(exe)))
+  else
+    r.warn(string.format('%s is not on PATH%s: %s', exe, exe ~= name and (' ($' .. env .. ')') or '', without), advice)
+  end
+end
+
+-- What :SagaRun's workers run besides git and tmux: Claude Code, gh for the
+-- draft pull request, and Claude Code's Bash sandbox (docs/worker.md).
+function M.check_run_programs(r)
+  program(r, 'claude', 'SAGA_CLAUDE', ':SagaRun can only dry-run (:SagaRun!, the simulated agent)',
+    { 'install Claude Code: https://docs.anthropic.com/en/docs/claude-code' })
+  program(r, 'gh', 'SAGA_GH', 'workers do not open a draft pull request per story', { 'install the GitHub CLI and run gh auth login' })
+  local sys = (vim.uv or vim.loop).os_uname().sysname
+  if sys == 'Linux' then
+    for _, p in ipairs({ 'bwrap', 'socat' }) do
+      if vim.fn.executable(p) == 1 then
+        r.ok(p .. ': ' .. vim.fn.exepath(p) .. " (Claude Code's Bash sandbox)")
+      else
+        r.warn(p .. " is not on PATH: Claude Code's Bash sandbox, which confines a worker's commands, cannot start",
+          { 'install bubblewrap and socat (e.g. apt-get install bubblewrap socat)' })
+      end
+    end
+  elseif sys == 'Darwin' then
+    if vim.fn.executable('sandbox-exec') == 1 then
+      r.ok("sandbox-exec: " .. vim.fn.exepath('sandbox-exec') .. " (Claude Code's Bash sandbox)")
+    else
+      r.warn("sandbox-exec is not on PATH: Claude Code's Bash sandbox cannot start")
+    end
+  elseif sys:match('Windows') then
+    r.info(':SagaRun needs tmux and a sandbox: run workers from WSL, where the Linux build works')
+  end
+end
+
 function M.check()
   local r = reporter()
   local saga = require('saga')
@@ -81,6 +119,7 @@ function M.check()
   else
     r.warn('git is not on PATH: workers need it for their worktrees')
   end
+  M.check_run_programs(r)
 
   r.start('saga: workspace')
   local buf = saga.last_buffer()
@@ -93,7 +132,7 @@ function M.check()
 
   local found = false
   for _, client in ipairs(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) do
-    if client.name == 'saga-lsp' then
+    if require('saga.config').is_client(client) then
       found = true
       local bufs = {}
       for _, b in ipairs(vim.api.nvim_list_bufs()) do

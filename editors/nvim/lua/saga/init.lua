@@ -22,6 +22,7 @@
 --   new        :SagaNew
 --   review     :SagaReview
 --   dashboard  :SagaDashboard
+--   server     :SagaRestart, :SagaLog, :SagaInfo
 --   commands   the user commands: parsing, completion, definition
 
 local actions = require('saga.actions')
@@ -33,6 +34,7 @@ local lsp = require('saga.lsp')
 local new = require('saga.new')
 local progress = require('saga.progress')
 local review = require('saga.review')
+local server = require('saga.server')
 local state = require('saga.state')
 local ui = require('saga.ui')
 local workspace = require('saga.workspace')
@@ -80,6 +82,11 @@ M.review = review.review
 M.dashboard = dashboard.open
 M._review_items = review.items
 
+-- The server, from the user's side.
+M.restart = server.restart
+M.log_path = server.log_path
+M.info_lines = server.info_lines
+
 -- The user commands.
 M._split_args = commands.split_args
 M._target_args = commands.target_args
@@ -92,15 +99,9 @@ function M.setup(opts)
   state.config = config.merge(opts)
   state.setup_done = true
   commands.define()
+  M.helptags()
 
   local group = vim.api.nvim_create_augroup('saga', { clear = true })
-  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
-    group = group,
-    pattern = { '*.json', '*.jsonc' },
-    callback = function(args)
-      lsp.attach(args.buf)
-    end,
-  })
   vim.api.nvim_create_autocmd('BufEnter', {
     group = group,
     pattern = { '*.json', '*.jsonc' },
@@ -110,12 +111,39 @@ function M.setup(opts)
       end
     end,
   })
+  if not state.config.autostart then
+    -- Clients come from elsewhere (vim.lsp.enable('saga_lsp')): the
+    -- commands and options only.
+    return
+  end
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    pattern = { '*.json', '*.jsonc' },
+    callback = function(args)
+      lsp.attach(args.buf)
+    end,
+  })
   -- Buffers loaded before setup (e.g. a lazily loaded plugin).
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) then
       lsp.attach(buf)
     end
   end
+end
+
+--- Generates the plugin's doc/tags when it is missing or older than
+--- doc/saga.txt (the tags are not in the repository, so that they are never
+--- stale): :help saga then works however the plugin was installed. Quiet
+--- when the folder is read-only.
+function M.helptags()
+  -- This plugin's doc/ (lua/saga/init.lua → ../../doc), not another saga.txt on 'runtimepath'.
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h:h') .. '/doc'
+  local uv = vim.uv or vim.loop
+  local src, tags = uv.fs_stat(doc .. '/saga.txt'), uv.fs_stat(doc .. '/tags')
+  if not src or (tags and tags.mtime.sec >= src.mtime.sec) then
+    return
+  end
+  pcall(vim.cmd, 'silent! helptags ' .. vim.fn.fnameescape(doc))
 end
 
 --- Whether setup() has run.

@@ -15,13 +15,14 @@ local progress = require('saga.progress')
 local state = require('saga.state')
 local workspace = require('saga.workspace')
 
-local CLIENT_NAME = require('saga.config').client_name
+local config = require('saga.config')
+local CLIENT_NAME = config.client_name
 local notify, err_text = message.notify, message.err_text
 
 --- The running saga-lsp client of a root, or nil.
 function M.client_for_root(root)
   for _, client in ipairs(compat.all_clients()) do
-    if client.name == CLIENT_NAME and client.config.root_dir == root and not compat.client_stopped(client) then
+    if config.is_client(client) and client.config.root_dir == root and not compat.client_stopped(client) then
       return client
     end
   end
@@ -32,7 +33,7 @@ end
 function M.client_for_buf(buf)
   buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
   for _, client in ipairs(compat.all_clients()) do
-    if client.name == CLIENT_NAME and vim.lsp.buf_is_attached(buf, client.id) then
+    if config.is_client(client) and vim.lsp.buf_is_attached(buf, client.id) then
       return client
     end
   end
@@ -92,7 +93,7 @@ local function client_config(root)
     name = CLIENT_NAME,
     cmd = cmd,
     root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    workspace_folders = root and { { uri = vim.uri_from_fname(root), name = root } } or nil,
     capabilities = caps,
     init_options = {
       sagaNotifications = true,
@@ -102,8 +103,31 @@ local function client_config(root)
     -- Required here, not above: the lens commands run through M.execute.
     commands = require('saga.actions').lens_commands(opts.command_prefix),
     on_attach = on_attach,
+    -- 0.11 keeps the server's name and version (client.server_info); :SagaInfo shows them on 0.7 too.
+    on_init = function(client, result)
+      client.server_info = client.server_info or (type(result) == 'table' and result.serverInfo) or nil
+    end,
     flags = { debounce_text_changes = 150 },
   }
+end
+
+--- The configuration lsp/saga_lsp.lua gives vim.lsp.config (Neovim 0.11+):
+--- setup()'s, from the current options, for the JSON buffers of `.saga/`
+--- files only, rooted at the folder that holds `.saga/` (vim.lsp.enable
+--- names its clients saga_lsp, after the file).
+function M.native_config()
+  local c = client_config(nil)
+  c.name = nil
+  c.filetypes = { 'json', 'jsonc' }
+  -- 0.11's root_dir(bufnr, on_dir): no on_dir, no client for the buffer.
+  c.root_dir = function(buf, on_dir)
+    local name = vim.api.nvim_buf_get_name(buf)
+    local root = vim.bo[buf].buftype == '' and workspace.is_saga_file(name) and workspace.root_of(name)
+    if root then
+      on_dir(root)
+    end
+  end
+  return c
 end
 
 -- Starts a client that is attached to no buffer (for commands run from outside `.saga/`).

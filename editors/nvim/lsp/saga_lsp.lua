@@ -1,0 +1,11 @@
+-- saga-lsp for Neovim 0.11+'s own LSP configuration:
+--
+--   vim.lsp.enable('saga_lsp')
+--   require('saga').setup({ autostart = false })  -- the :Saga* commands and options
+--
+-- Neovim finds this file on 'runtimepath' (lsp/<name>.lua) when the config is
+-- first used; vim.lsp.config('saga_lsp', {...}) overrides any field. The
+-- configuration is the one setup() starts clients with (saga.lsp), read from
+-- the options setup() was given; it attaches to JSON files under `.saga/`
+-- only. On Neovim 0.7-0.10, require('saga').setup({}) alone does it all.
+return require('saga.lsp').native_config()
