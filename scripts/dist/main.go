@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -146,9 +147,14 @@ func run(out, version, only string, vsix bool) error {
 			name := fmt.Sprintf("saga-lsp-%s-%s.vsix", t.vsce, strings.TrimPrefix(version, "v"))
 			abs, _ := filepath.Abs(filepath.Join(out, name))
 			absBin, _ := filepath.Abs(bin)
-			cmd := exec.Command("editors/vscode/scripts/package-target.sh", t.vsce, absBin, abs)
+			args := []string{t.vsce, absBin, abs}
+			// The Marketplace takes major.minor.patch only: other versions
+			// (a commit past a tag) keep package.json's.
+			if v := strings.TrimPrefix(version, "v"); regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
+				args = append(args, v)
+			}
+			cmd := exec.Command("editors/vscode/scripts/package-target.sh", args...)
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			cmd.Env = append(os.Environ(), "SAGA_VERSION="+strings.TrimPrefix(version, "v"))
 			if err := cmd.Run(); err != nil {
 				return fmt.Errorf("package %s: %w", name, err)
 			}
