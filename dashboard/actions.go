@@ -3,6 +3,8 @@ package dashboard
 // The actions: Run and Stop of a story or an epic (Run again is Run on a
 // story that ran), each the runs/control call `saga-lsp run`/`stop` and
 // the language server's runStory, stopStory, runEpic and stopEpic make;
+// Reset of a story's local attempt, the call `saga-lsp reset <story>
+// --yes` makes (never --remote from a page);
 // and acknowledging what needed the user. Each is a same-origin POST
 // (security.go) confirmed in the page: the page's script asks in a dialog
 // and sends confirm=yes; without a script the POST answers with a
@@ -124,7 +126,7 @@ func actionContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), actionTimeout)
 }
 
-// storyAction is POST /r/{repo}/story/{id}/{run|stop}.
+// storyAction is POST /r/{repo}/story/{id}/{run|stop|reset}.
 func (s *Server) storyAction(w *response, r *request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
@@ -174,6 +176,19 @@ func (s *Server) storyAction(w *response, r *request) {
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped story %s (%s)", id, res.State)
 			s.log.Info("dashboard: stop story", "story", id)
+		}
+		s.answer(w, r, ar, err, back)
+	case "reset":
+		if !s.confirmed(w, r, fmt.Sprintf("Reset story %s: remove its worktree, local branch, run records and check results (docs/commands.md#reset)?", id), back) {
+			return
+		}
+		ctx, cancel := actionContext()
+		defer cancel()
+		res, err := control.Reset(ctx, control.ResetOptions{Root: rp.src.Root, Story: id, Yes: true, Env: s.env, Parser: s.parser})
+		ar := actionResult{}
+		if err == nil {
+			ar.Message = fmt.Sprintf("Reset story %s: %d removed, %d kept", id, len(res.Items)-res.Kept(), res.Kept())
+			s.log.Info("dashboard: reset story", "story", id)
 		}
 		s.answer(w, r, ar, err, back)
 	default:

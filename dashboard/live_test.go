@@ -164,6 +164,13 @@ func TestLiveStoryRuns(t *testing.T) {
 	if diff := b.text("pre.diff"); !contains(diff, "+++ b/saga-work/t1.md", "+") {
 		t.Errorf("diff: %q", diff)
 	}
+	// Reset from the page: the dry run's worktree, branch and runs go.
+	b.open(s.base + "/r/" + key + "/story/ship")
+	b.confirmAction("#reset-story")
+	b.waitJS(`!(document.querySelector('table[data-table=runs] tbody')||{textContent:''}).textContent.includes('dry run')`, 60*time.Second)
+	if _, err := os.Stat(filepath.Join(root, ".saga", "worktrees", "ship.dry")); !os.IsNotExist(err) {
+		t.Errorf("after Reset the dry run's worktree is still there (%v)", err)
+	}
 
 	// The stand-in claude, slow: Stop from the page while it runs.
 	b.open(s.base + "/r/" + key + "/story/pack")

@@ -654,6 +654,15 @@ func (h *hw) story(p page, c storyContent) {
 		h.m(`> dry run (simulated agent)</label>
   </form>
 `)
+		if c.LastRun != nil {
+			h.m(`  <form method="post" class="action"`)
+			h.a("action", storyHref(c.Repo, c.ID)+"/reset")
+			h.a("data-confirm", fmt.Sprintf("Reset story %s: remove its worktree, local branch, run records and check results?", c.ID))
+			h.m(`>
+    <button type="submit" class="danger" id="reset-story">↺ Reset</button>
+  </form>
+`)
+		}
 	}
 	h.m(`  <a class="button" id="review-story"`)
 	h.a("href", storyHref(c.Repo, c.ID)+"/review")
