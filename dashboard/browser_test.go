@@ -130,8 +130,19 @@ func (b *browser) waitJS(expr string, timeout time.Duration) {
 	b.t.Helper()
 	ctx, cancel := b.ctxFor(timeout + 5*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout))); err != nil {
-		b.t.Fatalf("waiting for %s: %v\npage:\n%s", expr, err, b.text("body"))
+	deadline := time.Now().Add(timeout)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline))))
+		// A document replaced while the poll ran (a navigation the test
+		// started just before) takes its execution context along: poll
+		// again in the new one.
+		if err != nil && strings.Contains(err.Error(), "Cannot find context with specified id") && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil {
+			b.t.Fatalf("waiting for %s: %v\npage:\n%s", expr, err, b.text("body"))
+		}
+		return
 	}
 }
 
@@ -194,11 +205,19 @@ func (b *browser) screenshot(t *testing.T, name string) {
 }
 
 // click clicks the first element matching the CSS selector.
-func click(sel string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(sel)) }
+//
+// Found and clicked in one evaluation in the page (an SVG element, which
+// has no click(), gets the click event), once it is there and visible: a live update swapping the page's content between a DevTools
+// lookup of the node and its click left chromedp.Click a stale node id
+// ("Could not find node with given id", seen under load in CI).
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e || !e.getClientRects().length) return false; if (typeof e.click === 'function') e.click(); else e.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window})); return true; })()`, sel))
+}
 
-// visible waits until an element matching the CSS selector is visible.
+// visible waits until an element matching the CSS selector is visible
+// (evaluated in the page, as click).
 func visible(sel string) chromedp.Action[chromedp.Void] {
-	return chromedp.WaitVisible(chromedp.CSS(sel))
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!(e && e.getClientRects().length); })()`, sel))
 }
 
 // js evaluates expr for its effect.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
@@ -51,7 +50,7 @@ func TestEpicNeedsUser(t *testing.T) {
 	b.open(s.srv.URL())
 	b.open(s.base + "/r/" + key + "/epic/shop")
 	b.waitJS(`document.querySelectorAll('#graph .node').length === 5`, 10*time.Second)
-	b.do(chromedp.SetValue(chromedp.CSS(`form.action input[name=maxParallel]`), "2"))
+	b.do(js(`document.querySelector("form.action input[name=maxParallel]").value = "2"`))
 	b.confirmAction("#run-epic")
 	b.do(visible("#stop-epic"))
 	// The run ends: b's check never passes, so b fails once the check

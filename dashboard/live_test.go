@@ -146,6 +146,9 @@ func TestLiveStoryRuns(t *testing.T) {
 	if runs := b.text(`table[data-table=runs] tbody`); !contains(runs, "(dry run)", "completed", "exit 0") {
 		t.Errorf("runs: %q", runs)
 	}
+	// Once its worker has let go of the story's lock (just after its
+	// last event), the story is pending again, not completed.
+	b.waitJS(`document.querySelector('#story-facts').dataset.state !== 'running'`, 60*time.Second)
 	var storyState string
 	b.eval(`document.querySelector('#story-facts').dataset.state`, &storyState)
 	if storyState != "pending" {
