@@ -244,6 +244,7 @@ func TestNeovimRunStory(t *testing.T) {
 			"SAGA_LSP_BIN=" + server,
 			"CLAUDE_CONFIG_DIR=" + filepath.Join(tmp, "claude"),
 			"SAGA_GH=" + filepath.Join(tmp, "no-gh"),
+			"SAGA_CLAUDE=" + testkit.Build(t, "./testdata/standin/claude"),
 		},
 		Logs: map[string]string{"saga-lsp log": serverLog}}, &res)
 	t.Logf("Neovim %s, steps %v, lenses %q", res.NvimVersion, res.Steps, res.Lenses)

@@ -8,14 +8,15 @@
 --   SAGA_LSP_STORY   the story to run
 --   SAGA_LSP_LOG     the server's --log-file
 -- and, for the server and the worker it starts in tmux: SAGA_SESSION_DIR,
--- SAGA_TMUX_SOCKET, SAGA_LSP_BIN, CLAUDE_CONFIG_DIR, SAGA_GH.
+-- SAGA_TMUX_SOCKET, SAGA_LSP_BIN, CLAUDE_CONFIG_DIR, SAGA_GH, SAGA_CLAUDE.
 --
 -- The client opts in to the saga/* notifications (init_options
 -- sagaNotifications) and records them with handlers; it asks for the
 -- story.json's code lenses, takes the "▶ Run story" lens's command and
--- arguments, adds dryRun = true (the worker's built-in agent: no claude
--- needed) and runs it with workspace/executeCommand, then waits for the
--- worker to end and for its tasks' last saga/taskStatus.
+-- arguments and runs it with workspace/executeCommand — a real run, with
+-- the stand-in claude (a dry run's statuses are never the story's) —
+-- then waits for the worker to end and for its tasks' last
+-- saga/taskStatus.
 
 local h = dofile(os.getenv('SAGA_NVIM_HARNESS'))
 local result = h.result
@@ -74,9 +75,8 @@ h.main(function()
   result.lens_arguments = lens.command.arguments
   h.step('lens')
 
-  -- Run it, as the lens would, with dryRun added to its argument.
+  -- Run it, as the lens would.
   local args = vim.deepcopy(lens.command.arguments)
-  args[1].dryRun = true
   result.run = h.request(buf, client_id, 'workspace/executeCommand',
     { command = lens.command.command, arguments = args }, 30000)
   h.step('executed')

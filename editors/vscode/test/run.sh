@@ -107,7 +107,8 @@ VSIX=$WORK/saga-lsp-$TARGET.vsix
 "$EXT/scripts/package-target.sh" "$TARGET" "$WORK/server/saga-lsp" "$VSIX" >/dev/null || die "packaging failed"
 phase "packaged $(basename "$VSIX") ($(du -k "$VSIX" | cut -f1) KiB)"
 
-# The tests' stand-in for claude: the epic run that is not a dry run uses it,
+# The tests' stand-in for claude: every run uses it (a dry run is never the
+# story's: docs/worker.md#dry-runs),
 # with a story that crashes and one that writes a blocker (needs-you), and one
 # slow enough to be seen running.
 (cd "$REPO" && go build -o "$WORK/bin/claude-standin" ./testdata/standin/claude)
