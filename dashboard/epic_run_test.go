@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
