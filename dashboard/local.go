@@ -212,7 +212,7 @@ func rereadPaths(p *store.Parser, ws *store.Workspace, paths []string) (changed 
 	root := ws.Root
 	seen := map[string]bool{}
 	consider := func(rel string) {
-		if seen[rel] || !isModelFile(rel) {
+		if seen[rel] || !store.IsModelFile(rel) {
 			return
 		}
 		seen[rel] = true
@@ -245,7 +245,7 @@ func rereadPaths(p *store.Parser, ws *store.Workspace, paths []string) (changed 
 			if inWorktree {
 				list = copyDir
 			}
-			for _, f := range listModelFiles(root, list) {
+			for _, f := range store.ListModelFiles(root, list) {
 				consider(f)
 			}
 		}
@@ -258,12 +258,6 @@ func rereadPaths(p *store.Parser, ws *store.Workspace, paths []string) (changed 
 		consider(rel)
 	}
 	return changed, removed
-}
-
-// isModelFile tells whether rel is a file the workspace model holds.
-func isModelFile(rel string) bool {
-	kind, _, _ := store.Classify(rel)
-	return kind != store.KindOther
 }
 
 // readDisk parses a file from disk as the loader does; nil when it does
@@ -297,28 +291,4 @@ func worktreeCopyDir(rel string) (dir string, inWorktree bool) {
 		return copyDir, true
 	}
 	return "", true
-}
-
-// listModelFiles lists the model files under a .saga folder (a few levels
-// at most: the layout is fixed). Symbolic links to folders are not
-// followed.
-func listModelFiles(root, rel string) []string {
-	var out []string
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
-		des, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return
-		}
-		for _, de := range des {
-			child := rel + "/" + de.Name()
-			if isModelFile(child) {
-				out = append(out, child)
-			} else if de.IsDir() && depth < 3 {
-				walk(child, depth+1)
-			}
-		}
-	}
-	walk(rel, strings.Count(rel, "/"))
-	return out
 }

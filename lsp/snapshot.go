@@ -110,9 +110,3 @@ func (s *Snapshot) Version(rel string) int32 {
 	}
 	return -1
 }
-
-// isModelFile tells whether rel is a file the workspace model holds.
-func isModelFile(rel string) bool {
-	kind, _, _ := store.Classify(rel)
-	return kind != store.KindOther
-}

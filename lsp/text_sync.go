@@ -223,7 +223,7 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 		}
 		snap := old.clone()
 		delete(snap.Docs, u)
-		if doc.Rel == "" || !isModelFile(doc.Rel) {
+		if doc.Rel == "" || !store.IsModelFile(doc.Rel) {
 			return snap, nil
 		}
 		// Back to what disk says.
@@ -257,7 +257,7 @@ func (s *Server) setDocument(u uri.URI, version int32, text []byte, warned bool)
 		snap := old.clone()
 		path := u.FsPath()
 		doc := &Document{URI: u, Path: path, Rel: snap.RelOf(path), Version: version, Text: text, warnedRefusal: warned}
-		if doc.Rel != "" && isModelFile(doc.Rel) && filepath.Ext(path) == ".json" {
+		if doc.Rel != "" && store.IsModelFile(doc.Rel) && filepath.Ext(path) == ".json" {
 			doc.File = s.parser.Parse(doc.Rel, text, version)
 		}
 		if doc.File == nil || doc.File.Doc == nil {

@@ -135,7 +135,7 @@ func (s *Server) diskChanged(paths []string) {
 		var removed []string
 		seen := map[string]bool{}
 		consider := func(rel string) {
-			if seen[rel] || old.DocByRel(rel) != nil || !isModelFile(rel) {
+			if seen[rel] || old.DocByRel(rel) != nil || !store.IsModelFile(rel) {
 				return
 			}
 			seen[rel] = true
@@ -169,7 +169,7 @@ func (s *Server) diskChanged(paths []string) {
 			}
 			// A folder the load refused as a whole (such a link, a loop):
 			// its diagnostic goes once the path is gone or a folder again.
-			if f := old.WS.File(rel); f != nil && f.ReadErr != "" && !isModelFile(rel) && folderFixed(p) {
+			if f := old.WS.File(rel); f != nil && f.ReadErr != "" && !store.IsModelFile(rel) && folderFixed(p) {
 				removed = append(removed, rel)
 			}
 			// A folder: what it holds now, and what we knew under it.
@@ -178,7 +178,7 @@ func (s *Server) diskChanged(paths []string) {
 				if inWorktree {
 					list = copyDir
 				}
-				for _, f := range listModelFiles(old.Root, list) {
+				for _, f := range store.ListModelFiles(old.Root, list) {
 					consider(f)
 				}
 			}
@@ -239,29 +239,6 @@ func (s *Server) readDisk(root, rel string) *store.File {
 		return store.Unreadable(rel, why)
 	}
 	return s.parser.Parse(rel, src, -1)
-}
-
-// listModelFiles lists the model files under a .saga folder (a few levels
-// at most: the layout is fixed; a worktree copy's folder is one level).
-func listModelFiles(root, rel string) []string {
-	var out []string
-	var walk func(rel string, depth int)
-	walk = func(rel string, depth int) {
-		des, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return
-		}
-		for _, de := range des {
-			child := rel + "/" + de.Name()
-			if isModelFile(child) {
-				out = append(out, child)
-			} else if de.IsDir() && depth < 3 {
-				walk(child, depth+1)
-			}
-		}
-	}
-	walk(rel, strings.Count(rel, "/"))
-	return out
 }
 
 // watcher watches .saga with fsnotify when the client cannot: one watch per

@@ -49,7 +49,7 @@ func openFolder(abs string) (dir folder, linked bool, err error) {
 		return cwd, linked, pathErr(err)
 	}
 	if !fi.IsDir() {
-		return cwd, linked, fmt.Errorf("%s (%s)", errNotFolder, modeType(fi.Mode()))
+		return cwd, linked, fmt.Errorf("%s (%s)", errNotFolder, FileTypeName(fi.Mode()))
 	}
 	return abs, linked, nil
 }
@@ -160,7 +160,7 @@ func readRegularAt(dir folder, name, rel string, limit int64, space func(n int) 
 // open (swapped meanwhile) after it.
 func openChecked(path string, fi fs.FileInfo, flag int) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, modeType(fi.Mode()))
+		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, FileTypeName(fi.Mode()))
 	}
 	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
@@ -238,27 +238,6 @@ func removeStaleTemp(dir, name string) bool {
 		return false
 	}
 	return os.Remove(path) == nil
-}
-
-// modeType names a file type for an error message.
-func modeType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a folder"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "of an unknown kind"
 }
 
 // OpenRegular opens path with flag (and perm, when it creates the file)

@@ -28,7 +28,7 @@ func ReadInside(root, rel string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", rel, modeType(fi.Mode()))
+		return nil, fmt.Errorf("%s is not a regular file (%s)", rel, FileTypeName(fi.Mode()))
 	}
 	f, err := openChecked(p, fi, os.O_RDONLY)
 	if err != nil {
@@ -65,7 +65,7 @@ func AppendInside(root, rel string, data []byte) error {
 		}
 	} else {
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file (%s)", rel, modeType(fi.Mode()))
+			return fmt.Errorf("%s is not a regular file (%s)", rel, FileTypeName(fi.Mode()))
 		}
 		f, err = openChecked(p, fi, os.O_WRONLY|os.O_APPEND)
 	}
@@ -125,9 +125,9 @@ func walkInside(root, rel string) (string, fs.FileInfo, error) {
 		case t&fs.ModeSymlink != 0:
 			return p, fi, fmt.Errorf("%s is a symbolic link; links are not followed here", sofar)
 		case !last && !t.IsDir():
-			return p, nil, fmt.Errorf("%s is not a folder (%s)", sofar, modeType(t))
+			return p, nil, fmt.Errorf("%s is not a folder (%s)", sofar, FileTypeName(t))
 		case last && !t.IsRegular() && !t.IsDir():
-			return p, fi, fmt.Errorf("%s is not a regular file (%s)", sofar, modeType(t))
+			return p, fi, fmt.Errorf("%s is not a regular file (%s)", sofar, FileTypeName(t))
 		}
 	}
 	return p, fi, nil

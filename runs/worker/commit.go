@@ -264,7 +264,7 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 			break
 		}
 		if !fi.IsDir() {
-			drop(dir, kindOf(fi.Mode()))
+			drop(dir, store.FileTypeName(fi.Mode()))
 			chain = false
 			break
 		}
@@ -273,7 +273,7 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 		des, _ := os.ReadDir(filepath.Join(r.wt, filepath.FromSlash(dir)))
 		for _, de := range des {
 			if t := de.Type(); !t.IsRegular() && !t.IsDir() {
-				drop(path.Join(dir, de.Name()), kindOf(t))
+				drop(path.Join(dir, de.Name()), store.FileTypeName(t))
 			}
 		}
 	}
@@ -286,23 +286,6 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 	}
 	r.j.Warn(runs.StepCommit, "%s", msg)
 	r.journalNote(msg)
-}
-
-// kindOf names a file type for the log.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsRegular():
-		return "a file"
-	}
-	return "an unusual file"
 }
 
 // names lists paths for the log and the journal, each escaped: a name the
