@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -36,17 +37,8 @@ const staleEmpty = 10 * time.Second
 // false (with a nil error) when another holder has it.
 func TryLockFile(path string) (l *Lock, ok bool, err error) {
 	for range 2 {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		fi, err := createWithPid(path)
 		if err == nil {
-			_, werr := f.WriteString("pid " + strconv.Itoa(os.Getpid()) + "\n")
-			fi, serr := f.Stat()
-			if cerr := f.Close(); werr == nil && serr == nil {
-				werr = cerr
-			}
-			if werr != nil || serr != nil {
-				_ = os.Remove(path)
-				return nil, false, fmt.Errorf("lock %s: %w", path, errors.Join(werr, serr))
-			}
 			return &Lock{path: path, mine: fi}, true, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -70,16 +62,36 @@ func takeOver(path string) bool {
 		return false
 	}
 	guard := path + ".takeover"
-	if err := os.Mkdir(guard, 0o700); err != nil {
-		// A taker that crashed leaves its guard: old enough, it is removed
-		// and the next attempt takes over.
-		if fi, serr := os.Lstat(guard); serr == nil && time.Since(fi.ModTime()) > staleEmpty {
+	if _, err := createWithPid(guard); err != nil {
+		// A taker that was killed leaves its guard, holding its pid: it is
+		// removed, and the next attempt takes over.
+		if errors.Is(err, fs.ErrExist) && staleLock(guard) {
 			_ = os.Remove(guard)
 		}
 		return false
 	}
 	defer os.Remove(guard)
 	return staleLock(path) && os.Remove(path) == nil
+}
+
+// createWithPid creates path holding "pid N" whole, or fails with an
+// error wrapping fs.ErrExist when it exists. The content is written under
+// a temp name and hard-linked into place (a link fails atomically on an
+// existing name), so no file it makes is ever seen empty: a holder killed
+// between a create and its write would leave a lock no one could judge
+// but by its age (staleEmpty), longer than a hook waits.
+func createWithPid(path string) (fs.FileInfo, error) {
+	tmp := fmt.Sprintf("%s.%d-%d.tmp", path, os.Getpid(), rand.Uint64())
+	if err := os.WriteFile(tmp, []byte("pid "+strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	err := os.Link(tmp, path)
+	_ = os.Remove(tmp)
+	if err != nil {
+		return nil, err
+	}
+	return os.Lstat(path)
 }
 
 // staleLock: the lock file at path records a holder that is not alive, or
