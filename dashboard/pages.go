@@ -572,7 +572,9 @@ func (s *Server) story(w *response, r *request) {
 		}
 		rr := runRow{Session: run.Session, State: run.State, Message: run.Message, Cost: run.Cost, ExitCode: run.ExitCode,
 			DryRun: run.DryRun, Running: !run.Ended, Cycles: run.Cycle, OutputFile: run.OutputFile}
-		if ss != nil && ss.Run != nil && ss.Run.Session == run.Session {
+		// The live snapshot may lag the record just read: once the record
+		// has its end, the run's outcome is that end.
+		if ss != nil && ss.Run != nil && ss.Run.Session == run.Session && !run.Ended {
 			rr.State, rr.Running, rr.Message = ss.Run.State, ss.Run.Running, cmp.Or(ss.Run.Message, rr.Message)
 		}
 		if !run.Started.IsZero() {

@@ -696,6 +696,12 @@ async function step(name, fn) {
     failed = true;
     log(`✗ ${name}: ${e.message}`);
     await shot(`fail-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 40)}`).catch(() => {});
+    // CI keeps only this output, not the artifacts: the extension's log
+    // (server start, its stderr) and what the workbench showed say why.
+    const tail = extensionLog().split('\n').slice(-60).join('\n');
+    log(`  extension log (last 60 lines):\n${tail || '(empty: the extension never logged)'}`);
+    const shown = await page?.locator('.markers-panel, .notifications-toasts').allInnerTexts().catch(() => []);
+    if (shown?.length) log(`  problems and notifications shown:\n${shown.join('\n').slice(0, 3000)}`);
     throw e;
   }
 }
