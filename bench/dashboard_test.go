@@ -240,7 +240,7 @@ func BenchmarkDashboardHome(b *testing.B) {
 		b.ReportMetric(homeRSS, "dash-RSS-MB")
 		b.ReportMetric(dashRSS, "dash-all-RSS-MB")
 		b.ReportMetric(lspRSS, "lsp-RSS-MB")
-		b.ReportMetric(homeRSS/lspRSS, "dash/lsp-RSS")
+		b.ReportMetric(dashRSS/lspRSS, "dash/lsp-RSS") // its peak: the 2,000-row pages served too
 	}
 }
 

@@ -83,23 +83,24 @@ func runDashboard(env *Env, args []string) int {
 }
 
 // dashboardRoom is how far the heap may grow above the live heap between
-// collections once the workspaces are loaded: a dashboard allocates per
-// page it serves (the home page of W: about 1.4 MB; a page of 2,000 rows:
-// about 13 MB), not per keystroke, so it gets half the language server's
-// minimum room: its resident size stays within a few percent of a language
-// server's on the same workspace (BenchmarkDashboardHome: 1.03× after
-// serving W's home page; 4 MB measured the same, 2 MB with GOGC 3 cost
-// ~50 ms of collection per page view for 1 MB less).
-const dashboardRoom = 8 << 20
+// collections once the workspaces are loaded. A dashboard allocates per
+// page it serves (W's home page: 0.63 MB; a page of its 2,000 stories:
+// 0.9 MB), not per keystroke, and sits idle in between, so a collection
+// every few page views costs little, while the language server's minimum
+// room (GOGC 10 of W's live heap, ~5 MB) put the dashboard's resident size
+// above a language server's on the same workspace (BenchmarkDashboardHome:
+// 1.01×; 0.98× with this room, the 2,000-row pages included).
+const dashboardRoom = 3 << 20
 
 // sizeDashboardCollector collects the load's garbage and sets GOGC from the
-// live heap (between the language server's bounds).
+// live heap: dashboardRoom above it, at most the language server's load
+// ratio.
 func sizeDashboardCollector() {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m) // as sizeCollector
 	if live := m.HeapAlloc; live > 0 {
-		debug.SetGCPercent(int(min(max(100*dashboardRoom/live, serveMinGCPercent), serveGCPercent)))
+		debug.SetGCPercent(int(min(max(100*dashboardRoom/live, 1), serveGCPercent)))
 	}
 }
 

@@ -110,7 +110,7 @@ type homeRepo struct {
 	EpicCount         int
 	Errors, Warnings  int
 	Epics             []epicRow
-	Stories           []storyRow
+	Stories           []*storyRow
 	StoriesCaption    string
 	HiddenEpics       int
 	StandaloneHidden  bool
@@ -134,15 +134,18 @@ func (s *Server) home(w *response, r *request) {
 		needs := v.needs()
 		hr := homeRepo{Key: v.key, Root: v.root, StoryCount: v.ws.StoryCount(), EpicCount: v.ws.EpicCount()}
 		hr.Errors, hr.Warnings = v.repo.problemCounts(v.ws)
-		rows := map[string]storyRow{}
-		var ids []string
-		for _, id := range v.ws.SortedStoryIDs() {
-			st := v.ws.Story(id)
-			if st == nil {
-				continue
+		// One row per story, built once and pointed at from the map and
+		// the tables: a page of W's 2,000 stories allocated twice over.
+		sorted := v.ws.SortedStoryIDs()
+		all := make([]storyRow, 0, len(sorted))
+		rows := make(map[string]*storyRow, len(sorted))
+		for _, id := range sorted {
+			if st := v.ws.Story(id); st != nil {
+				all = append(all, v.storyRow(st, needs))
 			}
-			rows[id] = v.storyRow(st, needs)
-			ids = append(ids, id)
+		}
+		for i := range all {
+			rows[all[i].ID] = &all[i]
 		}
 		for _, id := range v.ws.SortedEpicIDs() {
 			e := v.ws.Epic(id)
@@ -157,8 +160,8 @@ func (s *Server) home(w *response, r *request) {
 		} else {
 			hr.StoriesCaption = "Stories outside an epic"
 		}
-		for _, id := range ids {
-			row := rows[id]
+		for i := range all {
+			row := &all[i]
 			if !f.stories() && row.Epic != "" {
 				continue
 			}
@@ -173,16 +176,16 @@ func (s *Server) home(w *response, r *request) {
 	s.render(w, statusOK, p, func(h *hw) { h.home(p, c) })
 }
 
-func childState(e *store.Epic, rows map[string]storyRow, state string) bool {
+func childState(e *store.Epic, rows map[string]*storyRow, state string) bool {
 	for _, ch := range e.Children {
-		if rows[ch.ID].State.Name == state {
+		if r := rows[ch.ID]; r != nil && r.State.Name == state {
 			return true
 		}
 	}
 	return false
 }
 
-func childText(e *store.Epic, rows map[string]storyRow, f filters) bool {
+func childText(e *store.Epic, rows map[string]*storyRow, f filters) bool {
 	for _, ch := range e.Children {
 		if r, ok := rows[ch.ID]; ok && f.text(r.ID, r.Title) {
 			return true
@@ -381,7 +384,7 @@ func (s *Server) epic(w *response, r *request) {
 			}
 		}
 		row.Critical = onPath[it.ID] > 0
-		row.Match = f.matchStory(row.storyRow)
+		row.Match = f.matchStory(&row.storyRow)
 		c.Stories++
 		c.Done += row.Done
 		c.Total += row.Total
@@ -435,9 +438,9 @@ func (s *Server) epic(w *response, r *request) {
 
 // newEpicState is the epic's state as the home page shows it.
 func newEpicState(v *repoView, e *store.Epic, c epicContent) State {
-	rows := map[string]storyRow{}
-	for _, r := range c.Rows {
-		rows[r.ID] = r.storyRow
+	rows := make(map[string]*storyRow, len(c.Rows))
+	for i := range c.Rows {
+		rows[c.Rows[i].ID] = &c.Rows[i].storyRow
 	}
 	return v.epicRow(e, rows).State
 }

@@ -398,7 +398,7 @@ func (v *repoView) storyRow(s *store.Story, needs map[string][]need) storyRow {
 	return row
 }
 
-func (f filters) matchStory(r storyRow) bool {
+func (f filters) matchStory(r *storyRow) bool {
 	return (f.State == "" || r.State.Name == f.State) && (f.Epic == "" || r.Epic == f.Epic) &&
 		(!f.Needs || r.Needs > 0) && f.text(r.ID, r.Title)
 }
@@ -418,7 +418,7 @@ type epicRow struct {
 
 func (r epicRow) Href() string { return epicHref(r.Repo, r.ID) }
 
-func (v *repoView) epicRow(e *store.Epic, rows map[string]storyRow) epicRow {
+func (v *repoView) epicRow(e *store.Epic, rows map[string]*storyRow) epicRow {
 	row := epicRow{Repo: v.key, ID: e.ID, Title: e.Title}
 	states := map[string]bool{}
 	for _, c := range e.Children {
