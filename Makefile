@@ -18,8 +18,10 @@ lint:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
+# -timeout 30m: go test's default (10 minutes a package) is shorter than
+# the VS Code package on a fresh machine (it installs code-server first).
 test: lint cross test-portable
-	$(GO) test -count=1 ./... ./testdata/standin/...
+	$(GO) test -count=1 -timeout 30m ./... ./testdata/standin/...
 
 # Every face builds for the six targets, and go vet passes for each GOOS
 # (docs/platforms.md). CGO_ENABLED=0 as for the release binary.

@@ -236,11 +236,13 @@ type Result struct {
 	Code           int
 }
 
-// Run runs bin with args in dir with env (nil: CleanEnv) and stdin, at most
-// 90 s, and returns its output and exit code.
+// Run runs bin with args in dir with env (nil: CleanEnv) and stdin, and
+// returns its output and exit code. A hang guard, not a budget: at most 5
+// minutes (a worker run with the real Claude Code compiles the story's
+// code cold, which took over 90 s on a loaded 2-core machine).
 func Run(tb testing.TB, dir string, env []string, stdin string, bin string, args ...string) Result {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
