@@ -17,6 +17,7 @@ import (
 	"github.com/saga-ai/saga-lsp/bench/workload"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -31,6 +32,18 @@ func builtBinary(b *testing.B) string {
 		b.Skipf("%s is missing: run make build first", bin)
 	}
 	return bin
+}
+
+// builtHookProgram is the hook program beside builtBinary that the worker
+// registers (runs.HookProgram): make build leaves saga-lsp-hook there.
+func builtHookProgram(b *testing.B) string {
+	b.Helper()
+	bin := builtBinary(b)
+	prog := runs.HookProgram(bin)
+	if prog == bin {
+		b.Skipf("no saga-lsp-hook of the same build beside %s: run make build first", bin)
+	}
+	return prog
 }
 
 // workloadW returns the root of W, generating it into <repo>/.bench/W on

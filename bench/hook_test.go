@@ -17,11 +17,12 @@ import (
 )
 
 // BenchmarkHookSyncPaired is the hook budget (docs/architecture.md#budgets): one
-// `saga-lsp hook` PostToolUse status sync, process start included, against
+// PostToolUse status sync by the hook program the worker registers
+// (saga-lsp-hook, docs/hooks.md#the-hook-program), process start included, against
 // the start of an empty Go program (bench/empty), alternating in each op.
 // Reports the median of each and of the ratio (budget ≤ 3).
 func BenchmarkHookSyncPaired(b *testing.B) {
-	bin := builtBinary(b)
+	bin := builtHookProgram(b)
 	empty := testkit.Build(b, "./bench/empty")
 	// A project as the hook sees it during a run: a git repository (the
 	// story lock lives in its common dir) with one story.
@@ -51,7 +52,7 @@ func BenchmarkHookSyncPaired(b *testing.B) {
 // alternately. The worker read the checks that count with git before the
 // run (SAGA_CHECKS_FILE); the hook reads that file and no git runs.
 func BenchmarkHookTaskCompletedPaired(b *testing.B) {
-	bin := builtBinary(b)
+	bin := builtHookProgram(b)
 	empty := testkit.Build(b, "./bench/empty")
 	wt, fork := checksRepo(b)
 	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
@@ -69,7 +70,7 @@ func BenchmarkHookTaskCompletedPaired(b *testing.B) {
 // checks to take): the hook asks git for the fork point and the committed
 // file. Reported, not budgeted.
 func BenchmarkHookTaskCompletedGit(b *testing.B) {
-	bin := builtBinary(b)
+	bin := builtHookProgram(b)
 	empty := testkit.Build(b, "./bench/empty")
 	wt, _ := checksRepo(b)
 	pairedHook(b, bin, empty, os.Environ(), completedPayload(wt, "t"))

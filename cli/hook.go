@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,9 +31,5 @@ func runHook(env *Env, args []string) int {
 	if in == nil {
 		in = os.Stdin
 	}
-	if isTerminal(in) {
-		fmt.Fprintln(env.Stderr, "saga-lsp hook: stdin is a terminal; Claude Code pipes the event payload in (`saga-lsp hook --help`)")
-		return exitOK
-	}
-	return hook.Hook(context.Background(), in, env.Getenv, env.Stdout, env.Stderr)
+	return hook.Run(in, env.Getenv, env.Stdout, env.Stderr)
 }

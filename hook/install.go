@@ -165,14 +165,21 @@ func readSettings(path, real string) ([]byte, error) {
 // as found on PATH, never one machine's absolute path; only user
 // settings, or a saga-lsp that is not on PATH, get the absolute path (and
 // then a note saying so).
+// Either names saga-lsp-hook instead when it is saga-lsp's own, beside it
+// (runs.HookProgram).
 func hookCommandFor(scope, self string) (command, note string) {
 	if scope == ScopeUser {
-		return runs.HookCommand(self), ""
+		return runs.HookCommand(runs.HookProgram(self)), ""
 	}
-	if _, err := exec.LookPath("saga-lsp"); err == nil {
+	if onPath, err := exec.LookPath("saga-lsp"); err == nil {
+		if prog := runs.HookProgram(onPath); prog != onPath {
+			if found, err := exec.LookPath(runs.HookBinary); err == nil && filepath.Clean(found) == filepath.Clean(prog) {
+				return runs.HookCommand(runs.HookBinary), ""
+			}
+		}
 		return runs.HookCommand("saga-lsp"), ""
 	}
-	return runs.HookCommand(self), fmt.Sprintf("saga-lsp is not on PATH, so the project settings name %s; teammates need the same path — put saga-lsp on PATH (make install) and run install again to register `saga-lsp hook`", self)
+	return runs.HookCommand(runs.HookProgram(self)), fmt.Sprintf("saga-lsp is not on PATH, so the project settings name %s; teammates need the same path — put saga-lsp on PATH (make install) and run install again to register `saga-lsp hook`", self)
 }
 
 // MergeHooks returns settings src with saga-lsp's hooks (command) merged in.
@@ -329,8 +336,8 @@ func matcherOK(g *jsonc.Node, want string) bool {
 	return m != nil && m.Kind == jsonc.String && m.Str == want
 }
 
-// isOurHook recognises a command hook running a saga-lsp binary with the
-// argument "hook" (any path, quoted or not).
+// isOurHook recognises a command hook running saga-lsp or saga-lsp-hook
+// with the argument "hook" (any path, quoted or not).
 func isOurHook(h *jsonc.Node) bool {
 	c := h.Get("command")
 	return h.Kind == jsonc.Object && c != nil && c.Kind == jsonc.String && IsSagaHookCommand(c.Str)
@@ -343,8 +350,8 @@ func IsSagaHookCommand(cmd string) bool {
 		return false
 	}
 	prog := words[len(words)-2]
-	base := prog[strings.LastIndexByte(prog, '/')+1:]
-	return base == "saga-lsp" || base == "saga-lsp.exe"
+	base := strings.TrimSuffix(prog[strings.LastIndexByte(prog, '/')+1:], ".exe")
+	return base == "saga-lsp" || base == runs.HookBinary
 }
 
 // shellWords splits a command line as a POSIX shell would (quotes and

@@ -18,6 +18,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/hook"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // installEnv has HOME in a temp dir and no CLAUDE_CONFIG_DIR, so the user
@@ -118,7 +119,7 @@ func TestInstallEmptyProject(t *testing.T) {
 	}
 	settingsGolden(t, settings, "empty.golden")
 	for _, want := range []string{"created " + filepath.Join(".claude", "settings.json"),
-		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate), TaskCompleted run `" + testkit.Binary(t) + " hook`",
+		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate), TaskCompleted run `" + hookProgram(t) + " hook`",
 		"VS Code", "glspc.server.command", "Neovim", "vim.lsp.start", "Helix", "[language-server.saga-lsp]", "Claude Code", "--plugin-dir"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("install output lacks %q:\n%s", want, r.Stdout)
@@ -184,7 +185,7 @@ func TestInstallKeepsExistingSettings(t *testing.T) {
 func TestInstallUpdatesOurEntries(t *testing.T) {
 	_, _, after := installOver(t, "stale.json", "stale.golden")
 	got := string(after)
-	if strings.Count(got, testkit.Binary(t)+" hook") != len(claudecode.Hooks) || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
+	if strings.Count(got, hookProgram(t)+" hook") != len(claudecode.Hooks) || strings.Contains(got, "/old/place") || strings.Contains(got, "/usr/local/bin/saga-lsp") ||
 		!strings.Contains(got, "~/bin/lint-on-write.sh") {
 		t.Errorf("stale entries not updated in place:\n%s", got)
 	}
@@ -227,7 +228,7 @@ func TestInstallUserScope(t *testing.T) {
 	}
 	user := filepath.Join(home, ".claude", "settings.json")
 	data, err := os.ReadFile(user)
-	if err != nil || !strings.Contains(string(data), testkit.Binary(t)+" hook") || !strings.Contains(r.Stdout, "created "+user) {
+	if err != nil || !strings.Contains(string(data), hookProgram(t)+" hook") || !strings.Contains(r.Stdout, "created "+user) {
 		t.Errorf("user settings (%v):\n%s\n%s", err, data, r.Stdout)
 	}
 	if _, err := os.Stat(settings); err == nil {
@@ -314,6 +315,8 @@ func TestIsSagaHookCommand(t *testing.T) {
 		"saga-lsp check":                            false,
 		"/bin/other hook":                           false,
 		"saga-lsp-dev hook":                         false,
+		"/usr/local/bin/saga-lsp-hook hook":         true,
+		"saga-lsp-hook.exe hook":                    true,
 		"'unterminated saga-lsp hook":               false,
 		"echo saga-lsp hook | sh":                   false,
 	} {
@@ -351,9 +354,10 @@ func TestMergeHooksIdempotent(t *testing.T) {
 	}
 }
 
-// Project settings are shared: with saga-lsp on PATH they name `saga-lsp
-// hook`, not one machine's path; user settings keep the absolute path; off
-// PATH the absolute path comes with a note.
+// Project settings are shared: with saga-lsp and its saga-lsp-hook on PATH
+// they name `saga-lsp-hook hook`, not one machine's path; user settings keep
+// the absolute path; off PATH the absolute path comes with a note. (Without
+// a saga-lsp-hook beside it, saga-lsp's own: TestInstallQuotedPath.)
 func TestInstallNamesHookOnPath(t *testing.T) {
 	_, env := installEnv(t)
 	bin := testkit.Binary(t)
@@ -368,11 +372,11 @@ func TestInstallNamesHookOnPath(t *testing.T) {
 	dir, settings := project(t, "")
 	r := install(t, dir, onPath)
 	data, _ := os.ReadFile(settings)
-	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp hook"`) != len(claudecode.Hooks) || strings.Contains(r.Stdout, "note:") {
+	if r.Code != 0 || strings.Contains(string(data), bin) || strings.Count(string(data), `"command": "saga-lsp-hook hook"`) != len(claudecode.Hooks) || strings.Contains(r.Stdout, "note:") {
 		t.Errorf("on PATH: exit %d\n%s\n%s", r.Code, data, r.Stdout)
 	}
 	r = install(t, dir, onPath, "--claude-settings", "user")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "run `"+bin+" hook`") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "run `"+hookProgram(t)+" hook`") {
 		t.Errorf("user scope: exit %d\n%s", r.Code, r.Stdout)
 	}
 	dir2, _ := project(t, "")
@@ -473,7 +477,7 @@ func TestInstallFollowsLinkedSettings(t *testing.T) {
 		t.Errorf("the target's mode is %v, want 0600 kept", after.Mode().Perm())
 	}
 	got, _ := os.ReadFile(target)
-	if !strings.Contains(string(got), testkit.Binary(t)+" hook") || !strings.Contains(string(got), `"permissions"`) {
+	if !strings.Contains(string(got), hookProgram(t)+" hook") || !strings.Contains(string(got), `"permissions"`) {
 		t.Errorf("target:\n%s", got)
 	}
 	for _, d := range []string{dotfiles, filepath.Dir(settings)} {
@@ -482,4 +486,16 @@ func TestInstallFollowsLinkedSettings(t *testing.T) {
 		}
 	}
 	installTwice(t, dir, env, target, "--claude-settings", "user")
+}
+
+// hookProgram is the hook program install registers for the test binary:
+// the saga-lsp-hook built beside it.
+func hookProgram(t *testing.T) string {
+	t.Helper()
+	bin := testkit.Binary(t)
+	prog := runs.HookProgram(bin)
+	if prog != filepath.Join(filepath.Dir(bin), runs.HookBinary) {
+		t.Fatalf("the test binary's hook program is %s, not the saga-lsp-hook beside it", prog)
+	}
+	return prog
 }

@@ -132,6 +132,16 @@ func Build(tb testing.TB, pkg string) string {
 	// Named as go build would name it (the hook recognises saga-lsp by its
 	// name), in a folder of its own.
 	out := filepath.Join(shared.dir, strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./")), filepath.Base(pkg))
+	if err := goBuild(root, pkg, out); err != nil {
+		shared.errors[pkg] = err
+		tb.Fatal(err)
+	}
+	shared.built[pkg] = out
+	return out
+}
+
+// goBuild builds pkg into out.
+func goBuild(root, pkg, out string) error {
 	// With the test's own build tags: a test built -tags portable drives
 	// programs built so, or two lock implementations would meet.
 	args := []string{"build", "-o", out}
@@ -141,17 +151,32 @@ func Build(tb testing.TB, pkg string) string {
 	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		shared.errors[pkg] = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-		tb.Fatal(shared.errors[pkg])
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
-	shared.built[pkg] = out
-	return out
+	return nil
 }
 
-// Binary is the saga-lsp binary, built once per test process.
+// Binary is the saga-lsp binary, built once per test process, with
+// saga-lsp-hook beside it as make build leaves them: the worker's runs in
+// tests register the hook program (runs.HookProgram).
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	return Build(tb, "./cmd/saga-lsp")
+	bin := Build(tb, "./cmd/saga-lsp")
+	const hook = "./cmd/saga-lsp-hook"
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if err, ok := shared.errors[hook]; ok {
+		tb.Fatal(err)
+	}
+	if _, ok := shared.built[hook]; !ok {
+		out := filepath.Join(filepath.Dir(bin), "saga-lsp-hook")
+		if err := goBuild(shared.moduleRoot(tb), hook, out); err != nil {
+			shared.errors[hook] = err
+			tb.Fatal(err)
+		}
+		shared.built[hook] = out
+	}
+	return bin
 }
 
 // CopyTree copies the tree src into a new temporary folder and returns it,

@@ -285,7 +285,7 @@ func (r *run) claudeArgs(prompt string) []string {
 		"--permission-mode", r.o.PermissionMode,
 		"--setting-sources", "user",
 		"--strict-mcp-config",
-		"--settings", claudecode.HookSettings(runs.HookCommand(r.o.Self), r.checksTimeout(), extra),
+		"--settings", claudecode.HookSettings(runs.HookCommand(runs.HookProgram(r.o.Self)), r.checksTimeout(), extra),
 		"--allowedTools", allowed,
 	}
 	return append(args, deny...)

@@ -88,7 +88,7 @@ func run(out, version, only string, vsix bool) error {
 	defer os.RemoveAll(work)
 
 	// The man page and completions come from a binary that runs here.
-	host, err := build(work, target{goos: runtime.GOOS, goarch: runtime.GOARCH}, version, "host")
+	host, _, err := build(work, target{goos: runtime.GOOS, goarch: runtime.GOARCH}, version, "host")
 	if err != nil {
 		return err
 	}
@@ -115,15 +115,16 @@ func run(out, version, only string, vsix bool) error {
 
 	var made []string
 	for _, t := range chosen {
-		bin, err := build(work, t, version, t.goos+"-"+t.goarch)
+		bin, hookBin, err := build(work, t, version, t.goos+"-"+t.goarch)
 		if err != nil {
 			return err
 		}
-		exe, err := os.ReadFile(bin)
-		if err != nil {
-			return err
+		files := map[string][]byte{}
+		for _, b := range []string{bin, hookBin} {
+			if files[filepath.Base(b)], err = os.ReadFile(b); err != nil {
+				return err
+			}
 		}
-		files := map[string][]byte{filepath.Base(bin): exe}
 		for k, v := range extras {
 			files[k] = v
 		}
@@ -183,19 +184,23 @@ func git(args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// build cross-compiles saga-lsp for t into work/dir.
-func build(work string, t target, version, dir string) (string, error) {
-	name := "saga-lsp"
+// build cross-compiles saga-lsp and saga-lsp-hook (docs/hooks.md#the-hook-program)
+// for t into work/dir, with the same flags: the worker runs the hook
+// program only when its build record matches saga-lsp's.
+func build(work string, t target, version, dir string) (bin, hookBin string, err error) {
+	exe := ""
 	if t.goos == "windows" {
-		name += ".exe"
+		exe = ".exe"
 	}
-	bin := filepath.Join(work, dir, name)
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/saga-ai/saga-lsp/cli.Version="+version, "-o", bin, "./cmd/saga-lsp")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build for %s/%s: %w\n%s", t.goos, t.goarch, err, out)
+	bin, hookBin = filepath.Join(work, dir, "saga-lsp"+exe), filepath.Join(work, dir, "saga-lsp-hook"+exe)
+	for out, pkg := range map[string]string{bin: "./cmd/saga-lsp", hookBin: "./cmd/saga-lsp-hook"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/saga-ai/saga-lsp/cli.Version="+version, "-o", out, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("go build %s for %s/%s: %w\n%s", pkg, t.goos, t.goarch, err, msg)
+		}
 	}
-	return bin, nil
+	return bin, hookBin, nil
 }
 
 // sortedNames are the archive's entries in a fixed order.

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // TestDist builds the release for the host's target (all six, and the
@@ -69,21 +71,27 @@ func TestDist(t *testing.T) {
 		}
 		files := archiveFiles(t, filepath.Join(first, name))
 		base := strings.TrimSuffix(strings.TrimSuffix(name, ".tar.gz"), ".zip")
-		exe := "saga-lsp"
+		exe, hookExe := "saga-lsp", "saga-lsp-hook"
 		if strings.Contains(name, "_windows_") {
-			exe += ".exe"
+			exe, hookExe = exe+".exe", hookExe+".exe"
 		}
-		for _, f := range []string{exe, "README.md", "LICENSE", "man/saga-lsp.1", "completions/saga-lsp.bash", "completions/_saga-lsp", "completions/saga-lsp.fish"} {
+		for _, f := range []string{exe, hookExe, "README.md", "LICENSE", "man/saga-lsp.1", "completions/saga-lsp.bash", "completions/_saga-lsp", "completions/saga-lsp.fish"} {
 			if len(files[base+"/"+f]) == 0 {
 				t.Errorf("%s: no %s", name, f)
 			}
 		}
 		if strings.Contains(name, "_"+runtime.GOOS+"_"+runtime.GOARCH+".") {
-			bin := filepath.Join(t.TempDir(), exe)
+			dir := t.TempDir()
+			bin := filepath.Join(dir, exe)
 			os.WriteFile(bin, files[base+"/"+exe], 0o755)
+			os.WriteFile(filepath.Join(dir, hookExe), files[base+"/"+hookExe], 0o755)
 			out, err := exec.Command(bin, "--version").Output()
 			if err != nil || string(out) != "saga-lsp v1.2.3-test\n" {
 				t.Errorf("%s --version: %q %v", name, out, err)
+			}
+			// The hook program in the archive is the one the worker runs.
+			if got := runs.HookProgram(bin); got != filepath.Join(dir, hookExe) {
+				t.Errorf("%s: the worker would run %s, not the archive's %s", name, got, hookExe)
 			}
 		}
 	}
