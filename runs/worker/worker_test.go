@@ -278,7 +278,8 @@ func TestHeadlessInvocation(t *testing.T) {
 		!strings.HasPrefix(inv.Env["GOCACHE"], sb.Filesystem.AllowWrite[0]) || inv.Env["ENABLE_TOOL_SEARCH"] != "false" {
 		t.Errorf("sandbox %+v, GOCACHE %q, ENABLE_TOOL_SEARCH %q", sb, inv.Env["GOCACHE"], inv.Env["ENABLE_TOOL_SEARCH"])
 	}
-	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != f.sagaLSP+" hook" {
+	if m := settings.Hooks["PostToolUse"]; len(m) != 1 || m[0].Matcher != "TaskUpdate" || m[0].Hooks[0].Command != filepath.Join(filepath.Dir(f.sagaLSP), runs.HookBinary)+" hook" {
+		// saga-lsp-hook, built beside saga-lsp (docs/hooks.md#the-hook-program).
 		t.Errorf("PostToolUse hooks %+v", m)
 	}
 	if m := settings.Hooks["PreToolUse"]; len(m) != 1 || m[0].Matcher != "Write|Edit|MultiEdit|NotebookEdit" {
