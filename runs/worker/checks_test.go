@@ -270,7 +270,7 @@ func TestChecksRegistration(t *testing.T) {
 	}
 	json.Unmarshal([]byte(inv.Args[slices.Index(inv.Args, "--settings")+1]), &settings)
 	tc := settings.Hooks["TaskCompleted"]
-	if len(tc) != 1 || tc[0].Matcher != "" || len(tc[0].Hooks) != 1 || tc[0].Hooks[0].Command != f.sagaLSP+" hook" || tc[0].Hooks[0].Timeout != 600+60 {
+	if len(tc) != 1 || tc[0].Matcher != "" || len(tc[0].Hooks) != 1 || tc[0].Hooks[0].Command != filepath.Join(filepath.Dir(f.sagaLSP), runs.HookBinary)+" hook" || tc[0].Hooks[0].Timeout != 600+60 {
 		t.Errorf("TaskCompleted registration %+v, want timeout 660 (b: one check of 600 s, and the margin)", tc)
 	}
 	env := inv.Env
