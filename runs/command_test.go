@@ -18,6 +18,13 @@ func TestHookProgram(t *testing.T) {
 	if got := runs.HookProgram(bin); got != companion {
 		t.Errorf("beside its own saga-lsp-hook: %s, want %s", got, companion)
 	}
+	// And back: the hook's checks run saga-lsp's subcommands.
+	if got := runs.SagaLSPOf(companion); got != bin {
+		t.Errorf("SagaLSPOf(its saga-lsp-hook) = %s, want %s", got, bin)
+	}
+	if got := runs.SagaLSPOf(bin); got != bin {
+		t.Errorf("SagaLSPOf(saga-lsp) = %s, want itself", got)
+	}
 	copyTo := func(dir, src, name string, mode os.FileMode) string {
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -52,5 +59,8 @@ func TestHookProgram(t *testing.T) {
 	}
 	if got := runs.HookProgram(self); got != self {
 		t.Errorf("beside a saga-lsp-hook of another build: %s, want saga-lsp itself", got)
+	}
+	if hook := filepath.Join(other, runs.HookBinary); runs.SagaLSPOf(hook) != hook {
+		t.Errorf("a saga-lsp-hook of another build took the saga-lsp beside it for its own")
 	}
 }

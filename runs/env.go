@@ -161,5 +161,21 @@ func SelfPath(env func(string) string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot find the saga-lsp binary (%v): set %s to its path", err, EnvBin)
 	}
-	return p, nil
+	return SagaLSPOf(p), nil
+}
+
+// SagaLSPOf is the saga-lsp binary of the running executable exe: exe
+// itself, or, when exe is saga-lsp-hook, the saga-lsp beside it whose
+// companion it is (HookProgram) — a hook's checks run saga-lsp's hidden
+// subcommands, which saga-lsp-hook does not have.
+func SagaLSPOf(exe string) string {
+	dir, base := filepath.Split(exe)
+	if strings.TrimSuffix(base, ".exe") != HookBinary {
+		return exe
+	}
+	main := filepath.Join(dir, "saga-lsp"+strings.TrimPrefix(base, HookBinary))
+	if HookProgram(main) == exe {
+		return main
+	}
+	return exe
 }
