@@ -101,7 +101,9 @@ func (r *run) runner(ctx context.Context) *verify.Runner {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
+	runner := verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
+	runner.Warm = r.warm
+	return runner
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can
