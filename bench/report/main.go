@@ -54,6 +54,9 @@ func budgets() []budget {
 		{label: "hook TaskCompleted, a task without checks, vs empty Go program start (paired)", bench: "HookTaskCompletedPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted with a check: time beyond the check's own (paired)", bench: "HookTaskCompletedChecks", metric: "overhead-ms", max: 150, unit: "ms"},
 		{label: "hook TaskCompleted with a check, protected files changed: time beyond the check's two runs (paired)", bench: "HookTaskCompletedProtected", metric: "overhead-ms", max: 150, unit: "ms"},
+		// Warm build caches (bench/gocache_test.go).
+		{label: "a fresh story's first go test ./... gate check ÷ the same with the user's warm cache", bench: "WarmFirstCheck", metric: "first/warm", max: 2, unit: "×"},
+		{label: "a fresh story's first go test ./... gate check, cold (before: no warm cache)", bench: "WarmFirstCheck", metric: "story-cold-s", unit: "s"},
 		{label: "one check's sandbox start: plain sh -c true", bench: "SandboxStart", metric: "plain-ms", unit: "ms"},
 		{label: "one check's sandbox start: confined true", bench: "SandboxStart", metric: "sandboxed-ms", unit: "ms"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
