@@ -1,7 +1,17 @@
 package cli_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,4 +158,92 @@ func TestChecksCannotWriteTheWarmCache(t *testing.T) {
 	if out, code := verifyJSON(t, root, withGoCache(lower), "b"); code != 0 || strings.Contains(out, "(cached)") {
 		t.Errorf("story b's check saw story a's results (exit %d):\n%s", code, out)
 	}
+}
+
+// npmRegistry serves one package, left-x 1.0.0, the way a registry does
+// (its packument and its tarball), on the loopback address.
+func npmRegistry(t *testing.T) string {
+	t.Helper()
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	for name, body := range map[string]string{
+		"package/package.json": `{"name": "left-x", "version": "1.0.0", "main": "index.js"}`,
+		"package/index.js":     "module.exports = s => '<' + s;\n",
+	} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	gz.Close()
+	sum512, sum1 := sha512.Sum512(tgz.Bytes()), sha1.Sum(tgz.Bytes())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := "http://" + r.Host
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
+		switch r.URL.Path {
+		case "/left-x":
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"name": "left-x", "dist-tags": map[string]string{"latest": "1.0.0"},
+				"versions": map[string]any{"1.0.0": map[string]any{"name": "left-x", "version": "1.0.0", "dist": map[string]string{
+					"tarball": base + "/left-x/-/left-x-1.0.0.tgz", "integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]), "shasum": hex.EncodeToString(sum1[:])}}}})
+		case "/left-x/-/left-x-1.0.0.tgz":
+			w.Write(tgz.Bytes())
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A story's npm cache starts warm from the user's: `npm ci --offline` in a
+// check (no network in it) installs what the user's cache holds, copied
+// into the story's cache, and the user's cache stays as it was.
+func TestVerifyNpmWarm(t *testing.T) {
+	testkit.Bwrap(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed")
+	}
+	root := goStoryRepo(t, `npm ci --offline --no-audit --no-fund && node -e "console.log(require('left-x')('warm'))"`, "s")
+	user := filepath.Join(t.TempDir(), "npm")
+	env := append(withGoCache(os.Getenv("GOCACHE")), "npm_config_cache="+user, "npm_config_update_notifier=false")
+	testkit.WriteFiles(t, root, map[string]string{"package.json": `{"name": "app", "version": "1.0.0", "dependencies": {"left-x": "1.0.0"}}` + "\n", ".gitignore": "node_modules/\n"})
+	// The user installed it once, from the registry: the lockfile and the
+	// user's npm cache.
+	testkit.WriteFiles(t, root, map[string]string{".npmrc": "registry=" + npmRegistry(t) + "/\n"})
+	install := exec.Command("npm", "install", "--no-audit", "--no-fund")
+	// With the tarballs' URLs in the lockfile, as npm writes it by default
+	// (without them, npm ci asks for the registry's document in a form
+	// npm install did not cache, and fails offline for the user too).
+	install.Dir, install.Env = root, append(env, "npm_config_omit_lockfile_registry_resolved=false")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("npm install: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(root, "node_modules"))
+	testkit.Git(t, root, "add", "-A")
+	testkit.Git(t, root, "commit", "-qm", "left-x")
+	before := dirState(t, user)
+	r := testkit.Run(t, root, env, "", testkit.Binary(t), "verify", "s")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "✓ t: npm ci") {
+		t.Errorf("npm ci --offline in the story's first check (exit %d):\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if after := dirState(t, user); after != before {
+		t.Errorf("the user's npm cache changed:\n%s\nnow:\n%s", before, after)
+	}
+}
+
+// dirState lists a tree's files with their sizes and modification times.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, _ := d.Info()
+		fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return b.String()
 }

@@ -10,12 +10,14 @@ import (
 
 // Warm is what a story's build caches start warm from, read only
 // (docs/security.md#warm-build-caches): the user's own Go build cache,
-// served to the go command by saga-lsp's GOCACHEPROG under the story's.
-// Nothing a story runs can write it: it is neither the story's cache, nor in
+// served to the go command by saga-lsp's GOCACHEPROG under the story's,
+// and the user's npm cache, which seeds the story's (SeedNpm). Nothing a
+// story runs can write them: they are neither the story's caches, nor in
 // the repository, nor in saga-lsp's cache root.
 type Warm struct {
 	Go   string // the user's GOCACHE ("" none)
 	Prog string // the saga-lsp binary serving GOCACHEPROG
+	Npm  string // the user's npm cache ("" none)
 }
 
 // GoCacheProgCommand is saga-lsp's hidden subcommand serving GOCACHEPROG
@@ -28,25 +30,34 @@ const GoCacheProgCommand = "__gocacheprog"
 const EnvWarmGoCache = "SAGA_WARM_GOCACHE"
 
 // FindWarm is the warm caches of a story of the repository at root: the
-// ones a worker handed down (EnvWarmGoCache), else the user's as env says.
+// Go cache a worker handed down (EnvWarmGoCache), else the user's as env
+// says. In a worker's run env names the story's own caches, which are never
+// warm ones (usableWarm).
 func FindWarm(root string, env func(string) string) Warm {
+	var w Warm
+	if npm := userNpmCache(env); usableWarm(npm, root, env) {
+		w.Npm = npm
+	}
 	dir := Getenv(env, EnvWarmGoCache)
 	if dir == "" {
 		dir = userGoCache(env)
 	}
 	prog, err := SelfPath(env)
-	if dir == "none" || err != nil || !usableWarm(dir, root, env) {
-		return Warm{}
+	if dir != "none" && err == nil && usableWarm(dir, root, env) {
+		w.Go, w.Prog = dir, prog
 	}
-	return Warm{Go: dir, Prog: prog}
+	return w
 }
 
 // usableWarm tells whether dir may be read as a warm cache: an existing
 // directory outside what a story's agent or checks write — the repository
 // (its worktrees are in it) and saga-lsp's cache root.
 func usableWarm(dir, root string, env func(string) string) bool {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return false
+	}
 	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || !filepath.IsAbs(dir) {
+	if err != nil {
 		return false
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
