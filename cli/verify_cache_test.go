@@ -117,10 +117,15 @@ func TestVerifyBeforeTheFirstRunIsWarm(t *testing.T) {
 	if s := checksStats(t, root, "s"); s.LowerHits == 0 {
 		t.Errorf("the checks' Go cache read nothing from the user's: %+v", s)
 	}
-	// clean removes the story's caches, never the warm one: the next
-	// check is warm again.
+	// clean removes the story's caches with its worktree (merged: its
+	// branch has nothing main lacks), never the warm one: the next check
+	// is warm again.
+	testkit.Worktree(t, root, ".saga/worktrees/s", "story/s")
 	if r := testkit.Run(t, root, withGoCache(user), "", testkit.Binary(t), "clean", "--yes"); r.Code != 0 {
 		t.Fatalf("clean: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if checks, _ := runs.ChecksCachePath(root, "s", nil); dirExists(checks) {
+		t.Fatalf("clean left the story's checks cache %s", checks)
 	}
 	if out, code := verifyJSON(t, root, withGoCache(user), "s"); code != 0 || strings.Count(out, "(cached)") != 2 {
 		t.Errorf("after clean, the story's check was not warm (exit %d):\n%s", code, out)
@@ -231,6 +236,11 @@ func TestVerifyNpmWarm(t *testing.T) {
 	if after := dirState(t, user); after != before {
 		t.Errorf("the user's npm cache changed:\n%s\nnow:\n%s", before, after)
 	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // dirState lists a tree's files with their sizes and modification times.
