@@ -57,6 +57,7 @@ func budgets() []budget {
 		// Warm build caches (bench/gocache_test.go).
 		{label: "a fresh story's first go test ./... gate check ÷ the same with the user's warm cache", bench: "WarmFirstCheck", metric: "first/warm", max: 2, unit: "×"},
 		{label: "a fresh story's first go test ./... gate check, cold (before: no warm cache)", bench: "WarmFirstCheck", metric: "story-cold-s", unit: "s"},
+		{label: "a one-task story run by the worker with the stand-in claude: time outside it", bench: "StoryOverhead", metric: "overhead-s", max: 0.5, unit: "s"},
 		{label: "one check's sandbox start: plain sh -c true", bench: "SandboxStart", metric: "plain-ms", unit: "ms"},
 		{label: "one check's sandbox start: confined true", bench: "SandboxStart", metric: "sandboxed-ms", unit: "ms"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},
