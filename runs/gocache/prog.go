@@ -66,8 +66,8 @@ type Options struct {
 	Lower string // the warm GOCACHE, read only ("" none)
 }
 
-// Serve answers the go command on in/out until it closes the cache; stderr
-// reaches the user through the go command's.
+// Serve answers the go command on in/out until it closes the cache or its
+// input ends, and returns what it counted.
 func Serve(in io.Reader, out io.Writer, o Options) (Stats, error) {
 	if !filepath.IsAbs(o.Upper) || o.Lower != "" && !filepath.IsAbs(o.Lower) {
 		return Stats{}, fmt.Errorf("GOCACHEPROG: --upper and --lower must be absolute paths")

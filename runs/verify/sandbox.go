@@ -163,9 +163,10 @@ func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 
 // needed are the directories (clean absolute paths, as named) a check may
 // need that a hidden place could hold: the toolchains the environment
-// names, the warm Go cache (runs.Warm), and the repository's git dir. The worktree's .git file says where
-// that is, and the agent can write it: only a ".git" beside the worktree
-// or above it counts, never a place the agent chose.
+// names, the warm Go cache (runs.Warm), and the repository's git dir. The
+// worktree's .git file says where that is, and the agent can write it:
+// only a ".git" beside the worktree or above it counts, never a place the
+// agent chose.
 func (r *Runner) needed(env map[string]string) []string {
 	var out []string
 	for _, k := range envToolDirs {
@@ -327,8 +328,8 @@ var envAllowed = []string{
 }
 
 // checkEnv is a check's environment: the allowed variables of src, the
-// story's caches (TMPDIR inside them) warm from warm, and for a confined check
-// GOPROXY=off — there is no network, so a module missing from the module
+// story's caches (TMPDIR inside them) warm from warm, and for a confined
+// check GOPROXY=off — there is no network, so a module missing from the module
 // cache fails at once, naming the module, instead of after a timeout.
 func checkEnv(src []string, cache string, warm runs.Warm, confined bool) []string {
 	var env []string
