@@ -30,6 +30,10 @@ const (
 	entrySize = 2 + 1 + hexSize + 1 + hexSize + 1 + 20 + 1 + 20 + 1
 )
 
+// errExecutable is the miss of an executable `go run` cached (a directory
+// output): not served, and no sign of corruption.
+var errExecutable = errors.New("a cached executable")
+
 // entry is an action's index entry.
 type entry struct {
 	output [hashSize]byte
@@ -78,6 +82,9 @@ func (l layer) check(p string, output [hashSize]byte, size int64) error {
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return err
+	}
+	if fi.IsDir() {
+		return errExecutable
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file (%s)", p, fi.Mode().Type())

@@ -154,7 +154,7 @@ func (s *server) get(req request) response {
 	}
 	e, p, err := s.lower.get(req.ActionID)
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, errExecutable):
 		return miss
 	case err != nil:
 		s.rejected.Add(1)
