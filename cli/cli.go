@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/gocache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -107,6 +109,8 @@ func Main(args []string, env *Env) int {
 		return runAgent(env, args[1:])
 	case "__complete": // hidden: the ids the shell completions offer
 		return runCompleteIDs(env, args[1:])
+	case runs.GoCacheProgCommand: // hidden: the go command's GOCACHEPROG in a story's runs and checks
+		return gocache.Main(args[1:], env.Stdin, env.Stdout, env.Stderr)
 	case "__manpage": // hidden: saga-lsp.1, for make dist
 		return runManpage(env, args[1:])
 	case "help", "-h", "-help", "--help":

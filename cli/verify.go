@@ -81,6 +81,10 @@ func runVerify(env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
 	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{AllowUnconfined: *unconfined})
+	runner.Warm = runs.FindWarm(r, env.Getenv)
+	if _, err := runs.SeedNpm(cache, where.Dir, runner.Warm); err != nil {
+		fmt.Fprintf(env.Stderr, "saga-lsp verify: npm cache: %v\n", err)
+	}
 	if runner.Mode == verify.Refused {
 		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
 	}

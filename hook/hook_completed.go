@@ -126,6 +126,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 		}
 	}
 	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"})
+	runner.Warm = runs.FindWarm(dir, h.getenv)
 	// The tests that count are the fork point's: each check runs with the
 	// story's protected files as they are there, and on the full tree.
 	var prot *verify.Protected

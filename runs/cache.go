@@ -64,10 +64,16 @@ func LegacyCachePath(root, story string) (string, error) {
 	return filepath.Join(filepath.Dir(locks), "cache", story), nil
 }
 
-// CacheEnv points the common toolchains' caches into a CacheDir.
-func CacheEnv(dir string) []string {
+// CacheEnv points the common toolchains' caches into a CacheDir, warm
+// from w (docs/security.md#warm-build-caches): Go's through GOCACHEPROG,
+// which reads w.Go and writes GOCACHE only; without a warm cache
+// GOCACHEPROG is emptied, so that a program of the user's (a remote cache)
+// is never handed a story's writes.
+func CacheEnv(dir string, w Warm) []string {
+	gocache := filepath.Join(dir, "go-build")
 	return []string{
-		"GOCACHE=" + filepath.Join(dir, "go-build"),
+		"GOCACHE=" + gocache,
+		"GOCACHEPROG=" + w.goCacheProg(gocache),
 		"npm_config_cache=" + filepath.Join(dir, "npm"),
 		"PIP_CACHE_DIR=" + filepath.Join(dir, "pip"),
 		"XDG_CACHE_HOME=" + dir,

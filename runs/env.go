@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -104,6 +105,7 @@ type StoryEnv struct {
 	ForkPoint     string // the run's reference commit R
 	ChecksFile    string
 	CacheDir      string
+	WarmGoCache   string // Warm.Go ("" none)
 	Bash          string
 	ChecksTimeout int // seconds
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
@@ -125,6 +127,9 @@ func (e StoryEnv) Vars() []string {
 		if kv[1] != "" {
 			vars = append(vars, kv[0]+"="+kv[1])
 		}
+	}
+	if e.CacheDir != "" {
+		vars = append(vars, EnvWarmGoCache+"="+cmp.Or(e.WarmGoCache, "none"))
 	}
 	if e.ChecksTimeout > 0 {
 		vars = append(vars, EnvChecksTimeout+"="+strconv.Itoa(e.ChecksTimeout))

@@ -54,6 +54,12 @@ func budgets() []budget {
 		{label: "hook TaskCompleted, a task without checks, vs empty Go program start (paired)", bench: "HookTaskCompletedPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted with a check: time beyond the check's own (paired)", bench: "HookTaskCompletedChecks", metric: "overhead-ms", max: 150, unit: "ms"},
 		{label: "hook TaskCompleted with a check, protected files changed: time beyond the check's two runs (paired)", bench: "HookTaskCompletedProtected", metric: "overhead-ms", max: 150, unit: "ms"},
+		// Warm build caches (bench/gocache_test.go).
+		{label: "a fresh story's first go test ./... gate check in a new worktree ÷ the same with the user's warm cache", bench: "WarmFirstCheck", metric: "first/warm", max: 2, unit: "×"},
+		{label: "a fresh story's first go test ./... gate check in a new worktree", bench: "WarmFirstCheck", metric: "story-first-s", unit: "s"},
+		{label: "the same, cold (every story before warm caches)", bench: "WarmFirstCheck", metric: "story-cold-s", unit: "s"},
+		{label: "verify before the first run, in the checkout ÷ the user's go test there (results cached)", bench: "WarmFirstCheck", metric: "checkout-first/warm", unit: "×"},
+		{label: "a one-task story run by the worker with the stand-in claude: time outside it", bench: "StoryOverhead", metric: "overhead-s", max: 0.5, unit: "s"},
 		{label: "one check's sandbox start: plain sh -c true", bench: "SandboxStart", metric: "plain-ms", unit: "ms"},
 		{label: "one check's sandbox start: confined true", bench: "SandboxStart", metric: "sandboxed-ms", unit: "ms"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},

@@ -19,7 +19,7 @@ const viewsMounted = false
 // Nothing reports on info: release starts no watchdog.
 func (r *Runner) confined(command string, src []string, gateR, gate *os.File, limits store.CheckLimits, timeout time.Duration, v *mounted) (cmd *exec.Cmd, info, _ *os.File, err error) {
 	cmd = exec.Command(r.bwrap, "-p", r.seatbeltProfile(envMap(src)), "/bin/sh", "-c", limitsScript(limits, timeout)+gated, "saga-check", command)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{gateR}
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, r.Warm, true), []*os.File{gateR}
 	if v != nil {
 		cmd.Dir = v.dir // a whole mirror: Seatbelt mounts nothing (viewsMounted)
 	}

@@ -28,6 +28,6 @@ func (r *Runner) confined(command string, src []string, gateR, gate *os.File, _ 
 	}
 	args := append(r.sandboxArgs(envMap(src), view), "--info-fd", "3", "--block-fd", "4", "--", "/bin/sh", "-c", command)
 	cmd = exec.Command(r.bwrap, args...)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, true), []*os.File{infoW, gateR}
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, r.Warm, true), []*os.File{infoW, gateR}
 	return cmd, info, gate, nil
 }

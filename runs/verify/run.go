@@ -51,7 +51,10 @@ const killGrace = 2 * time.Second
 type Runner struct {
 	Dir   string // the worktree (or checkout) the checks run in
 	Cache string // the story's caches (runs.CacheDir): writable, TMPDIR inside
-	Mode  string // Confined, Unconfined or Refused
+	// Warm is what Cache starts warm from, read only (set by the caller;
+	// none when zero).
+	Warm runs.Warm
+	Mode string // Confined, Unconfined or Refused
 	// Why explains an Unconfined or Refused mode ("" when Confined).
 	Why string
 	// Env is the environment a check's is drawn from (checkEnv) and that
@@ -269,7 +272,7 @@ func (r *Runner) command(command string, v *mounted, limits store.CheckLimits, t
 		// fd 3 is the gate: the shell waits for a line on it, then runs the
 		// check with its limits in place.
 		cmd = exec.Command("/bin/sh", "-c", limitsScript(limits, timeout)+gated, "saga-check", command)
-		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, false), []*os.File{gateR}
+		cmd.Dir, cmd.Env, cmd.ExtraFiles = r.Dir, checkEnv(src, r.Cache, r.Warm, false), []*os.File{gateR}
 		if v != nil {
 			cmd.Dir = v.dir
 		}

@@ -112,6 +112,13 @@ func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 			l.args = append(l.args, "--ro-bind", real, real)
 		}
 	}
+	// The saga-lsp serving the warm Go cache, alone (a test's may be in
+	// /tmp).
+	if p := r.Warm.Prog; p != "" {
+		if real, err := filepath.EvalSymlinks(p); err == nil && l.coveredStrictly(real) {
+			l.args = append(l.args, "--ro-bind", real, real)
+		}
+	}
 	keep := append([]string{r.Dir, r.Cache, env["HOME"]}, needed...)
 	for _, s := range socketPaths(env) {
 		l.hideSocket(s, keep)
@@ -156,9 +163,10 @@ func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 
 // needed are the directories (clean absolute paths, as named) a check may
 // need that a hidden place could hold: the toolchains the environment
-// names, and the repository's git dir. The worktree's .git file says where
-// that is, and the agent can write it: only a ".git" beside the worktree
-// or above it counts, never a place the agent chose.
+// names, the warm Go cache (runs.Warm), and the repository's git dir. The
+// worktree's .git file says where that is, and the agent can write it:
+// only a ".git" beside the worktree or above it counts, never a place the
+// agent chose.
 func (r *Runner) needed(env map[string]string) []string {
 	var out []string
 	for _, k := range envToolDirs {
@@ -167,6 +175,9 @@ func (r *Runner) needed(env map[string]string) []string {
 				out = append(out, filepath.Clean(p))
 			}
 		}
+	}
+	if r.Warm.Go != "" {
+		out = append(out, filepath.Clean(r.Warm.Go))
 	}
 	if common, found, err := store.GitCommonDir(r.Dir); err == nil && found && filepath.Base(common) == ".git" {
 		if top := filepath.Dir(common); realDir(r.Dir) == top || under(realDir(r.Dir), top) {
@@ -317,10 +328,10 @@ var envAllowed = []string{
 }
 
 // checkEnv is a check's environment: the allowed variables of src, the
-// story's caches (TMPDIR inside them), and for a confined check
-// GOPROXY=off — there is no network, so a module missing from the module
+// story's caches (TMPDIR inside them) warm from warm, and for a confined
+// check GOPROXY=off — there is no network, so a module missing from the module
 // cache fails at once, naming the module, instead of after a timeout.
-func checkEnv(src []string, cache string, confined bool) []string {
+func checkEnv(src []string, cache string, warm runs.Warm, confined bool) []string {
 	var env []string
 	for _, kv := range src {
 		k, _, ok := strings.Cut(kv, "=")
@@ -329,7 +340,7 @@ func checkEnv(src []string, cache string, confined bool) []string {
 		}
 	}
 	if cache != "" {
-		env = append(env, runs.CacheEnv(cache)...)
+		env = append(env, runs.CacheEnv(cache, warm)...)
 		env = append(env, "TMPDIR="+filepath.Join(cache, "tmp"))
 	}
 	if confined {

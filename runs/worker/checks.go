@@ -101,7 +101,20 @@ func (r *run) runner(ctx context.Context) *verify.Runner {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	return verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
+	r.seedNpm(runs.StepEnd, cache, "the checks'")
+	runner := verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
+	runner.Warm = r.warm
+	return runner
+}
+
+// seedNpm copies what the worktree's npm lockfile needs from the user's
+// npm cache into the story's cache (runs.SeedNpm), saying so in the log.
+func (r *run) seedNpm(step, cache, whose string) {
+	if n, err := runs.SeedNpm(cache, r.wt, r.warm); err != nil {
+		r.j.Warn(step, "npm cache: %v", err)
+	} else if n > 0 {
+		r.j.Step(step, "%s npm cache: %d package(s) copied from %s", whose, n, r.warm.Npm)
+	}
 }
 
 // finalChecks runs every task's checks on the final tree (a later task can

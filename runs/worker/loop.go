@@ -180,9 +180,9 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	cmd := exec.Command(path, args...)
 	cmd.Dir = r.wt
 	cmd.Env = append(agentEnviron(os.Environ()), claudecode.EnvTaskListID+"="+r.listID)
-	cmd.Env = append(cmd.Env, runEnv(r.cache)...)
+	cmd.Env = append(cmd.Env, runEnv(r.cache, r.warm)...)
 	env := runs.StoryEnv{Story: r.o.Story, TaskList: r.listID, ProjectDir: r.wt,
-		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), CacheDir: r.cache, Bash: r.bash, ChecksTimeout: r.checksTimeout(),
+		SessionDir: r.o.SessionDir, Session: r.o.Session, EventsFile: r.eventsFile(), CacheDir: r.cache, WarmGoCache: r.warm.Go, Bash: r.bash, ChecksTimeout: r.checksTimeout(),
 		AllowUnconfinedChecks: r.o.AllowUnconfinedChecks}
 	if r.checks != nil {
 		env.ForkPoint, env.ChecksFile = r.checks.ForkPoint, r.checksFile

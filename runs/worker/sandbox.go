@@ -76,11 +76,11 @@ func (r *run) denyWrite() []string {
 
 // runEnv is the environment of a headless run beyond the story context:
 // the Task tools on and offered as ordinary tools (not deferred behind a
-// ToolSearch turn), and the build caches.
-func runEnv(cache string) []string {
+// ToolSearch turn), and the build caches, warm from warm.
+func runEnv(cache string, warm runs.Warm) []string {
 	env := []string{claudecode.EnvEnableTasks + "=true", claudecode.EnvToolSearch + "=false"}
 	if cache != "" {
-		env = append(env, runs.CacheEnv(cache)...)
+		env = append(env, runs.CacheEnv(cache, warm)...)
 	}
 	return env
 }

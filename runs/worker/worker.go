@@ -74,9 +74,10 @@ type run struct {
 	listDir     string
 	started     time.Time
 	cycles      int
-	blockers    int     // blocker entries in the journal before the runs
-	bash        string  // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
-	cache       string  // the story's build caches
+	blockers    int    // blocker entries in the journal before the runs
+	bash        string // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
+	cache       string // the story's build caches
+	warm        runs.Warm
 	cost        float64 // what the runs reported they cost (USD)
 	spentBefore float64 // what the story's earlier runs cost (USD): the record keeps the sum
 	epic        string  // the epic whose child entry gives the story its blockers
@@ -182,6 +183,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 			return r.fail(runs.StepStart, "%v", err)
 		}
 	}
+	r.warm = runs.FindWarm(r.root, r.o.Env)
 
 	// 1. Lock: one worker per story, shared by all worktrees.
 	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
@@ -227,6 +229,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
 		return status, code
 	}
+	r.seedNpm(runs.StepHydrate, r.cache, "the agent's")
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
