@@ -186,3 +186,23 @@ func TestStackedStoryReadsItsDefinitionAtMain(t *testing.T) {
 		t.Errorf("the story does not stack on its blocker's work: %v", err)
 	}
 }
+
+// A worker started by hand, without --output-file, keeps its events in the
+// session dir as a started one does: its runs' refusals reach the next
+// run, and the story ends failed after --max-check-failures, not timeout.
+func TestHandStartedWorkerSeesRefusals(t *testing.T) {
+	testkit.Bwrap(t)
+	f := newFixture(t, true)
+	f.addStory("never", map[string]string{
+		"build": `{"id": "build", "subject": "Build it", "description": "", "status": "pending", "blockedBy": [], "checks": ["exit 1"]}`,
+	})
+	f.git("push", "-q", "origin", "main")
+	code, out := f.run("never", "all", func(o *worker.Options) { o.Session, o.OutputFile = "saga-story-never-hand", "" })
+	if code != runs.ExitFailed || !strings.Contains(out, "its check refused the completion in 3 runs in a row") {
+		t.Fatalf("exit %d, want %d (failed) after 3 refusals\n%s", code, runs.ExitFailed, out)
+	}
+	events := runs.EventsFile(runs.OutputFile(os.Getenv("SAGA_SESSION_DIR"), "saga-story-never-hand"))
+	if r := runs.ReadRun(events); r == nil || r.State != runs.StatusFailed {
+		t.Errorf("the session dir's record of the run: %+v", r)
+	}
+}

@@ -40,6 +40,12 @@ type Options struct {
 func (o *Options) defaults() {
 	o.WorkerFlags = o.WorkerFlags.WithDefaults()
 	o.Process.Fill(runs.KindStory, o.Story)
+	// A worker started by hand keeps its log and events where `run` puts
+	// a started one's (docs/worker.md#events): status, follow and
+	// the editors see it, and its hooks' check results reach its next runs.
+	if o.OutputFile == "" {
+		o.OutputFile = runs.OutputFile(o.SessionDir, o.Session)
+	}
 	o.Git = cmp.Or(o.Git, runs.Program(o.Env, runs.ProgramGit))
 	o.Claude = cmp.Or(o.Claude, runs.Program(o.Env, runs.ProgramClaude))
 	o.GH = cmp.Or(o.GH, runs.Program(o.Env, runs.ProgramGH))
