@@ -25,8 +25,8 @@ const (
 	// {protected, message} (docs/worker.md#protected-files).
 	KindProtected = "protected"
 
-	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel}
-	KindStoryStart = "story.start" // {story, session, base}
+	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel, backend?}
+	KindStoryStart = "story.start" // {story, session, base, backend?}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
@@ -127,7 +127,7 @@ type Event struct {
 	After       string          `json:"after,omitempty"`   // epic.start: ready | merged
 	Adopted     bool            `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
 
-	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
+	Backend    string `json:"backend,omitempty"`    // dispatch, epic.start, story.start: where the worker runs (github; "" tmux)
 	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
 	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
 	URL        string `json:"url,omitempty"`        // dispatch: the run's page

@@ -222,11 +222,12 @@ func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
 
 // RunInfo is a workflow run as `gh run list` and `gh run view` print it.
 type RunInfo struct {
-	ID           int64  `json:"databaseId"`
-	DisplayTitle string `json:"displayTitle"`
-	Status       string `json:"status"`
-	Conclusion   string `json:"conclusion"`
-	URL          string `json:"url"`
+	ID           int64     `json:"databaseId"`
+	DisplayTitle string    `json:"displayTitle"`
+	Status       string    `json:"status"`
+	Conclusion   string    `json:"conclusion"`
+	URL          string    `json:"url"`
+	CreatedAt    time.Time `json:"createdAt"`
 	Jobs         []struct {
 		Name       string `json:"name"`
 		Status     string `json:"status"`
