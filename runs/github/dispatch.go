@@ -50,7 +50,7 @@ func (Backend) Name() string { return control.BackendGitHub }
 // StartStory dispatches the story; of the worker's flags only the base
 // reaches the job (the workflow runs the worker with its defaults).
 func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control.Started, error) {
-	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Env: o.Env,
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
@@ -63,7 +63,10 @@ func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control
 type DispatchOptions struct {
 	Root       string // the workspace (a clone whose origin is on GitHub)
 	Story      string
-	Base       string // the pushed branch the story starts from; default the current branch
+	Base       string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
+	// Workspace, when set, places the story on its blockers' pushed work
+	// when Base is empty: the story's branch is stacked on theirs.
+	Workspace *store.Workspace
 	Env        func(string) string
 	SessionDir string           // default runs.SessionDir(Env)
 	Now        func() time.Time // default time.Now
@@ -135,6 +138,20 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	}
 	g := git.Repo{Dir: o.Root}
 	d := &Dispatched{Story: o.Story, Base: o.Base}
+	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story); err != nil {
+		return nil, &DispatchError{fmt.Sprintf("cannot ask GitHub whether story %s runs already: %v", o.Story, err)}
+	} else if ok {
+		return nil, &control.RunningError{Story: o.Story, URL: live.URL} // a story never runs twice
+	}
+	if d.Base == "" && o.Workspace != nil {
+		if d.Base, err = control.PushedBase(ctx, o.Root, o.Workspace, o.Story, ""); err != nil {
+			var ce *control.ConflictError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			return nil, &DispatchError{err.Error()}
+		}
+	}
 	if d.Base == "" {
 		if d.Base, err = g.Run(ctx, "symbolic-ref", "--short", "HEAD"); err != nil {
 			return nil, &DispatchError{"no --base, and HEAD is on no branch: pass --base with a pushed branch"}
@@ -218,6 +235,20 @@ func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
 		return &DispatchError{fmt.Sprintf("story %s is not on origin's %s: commit and push it (the job sees only what is pushed)", d.Story, d.Base)}
 	}
 	return nil
+}
+
+// liveRun is the story's Actions run that has not completed, if any.
+func liveRun(ctx context.Context, gh, dir, story string) (RunInfo, bool, error) {
+	list, err := listRuns(ctx, gh, dir)
+	if err != nil {
+		return RunInfo{}, false, err
+	}
+	for _, r := range list {
+		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != control.ActionsCompleted {
+			return r, true, nil
+		}
+	}
+	return RunInfo{}, false, nil
 }
 
 // RunInfo is a workflow run as `gh run list` and `gh run view` print it.
