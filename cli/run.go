@@ -13,7 +13,8 @@ import (
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
 run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
-run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
+run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]
+run <epic> --on github [--max-parallel K] [--after ready|merged] [--max-cost USD] [--root DIR] [--format text|json] [--follow] [--epic]`
 
 // runRun starts a story's worker, or an epic's runner, in a detached tmux
 // session.
@@ -32,8 +33,11 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	if *on.backend == control.BackendGitHub {
+	if *on.backend == control.BackendGitHub && t.kind != runs.KindEpic {
 		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
+	}
+	if *on.backend == control.BackendGitHub {
+		ef.On = control.BackendGitHub
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.

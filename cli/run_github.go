@@ -29,7 +29,8 @@ func addOnFlags(c *cmdLine) onFlags {
 
 // onGitHubFlags are run's flags that --on github takes: the workflow
 // runs the worker with its defaults, from a base.
-var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story"}
+var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story",
+	"max-parallel", "after", "max-cost", "poll", "epic"} // the last an epic's: its runner runs here
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
@@ -60,16 +61,20 @@ func (o onFlags) check(c *cmdLine) error {
 // runOnGitHub dispatches a story to GitHub Actions, and with --follow
 // follows its run until it ends (exit 0 when it succeeded).
 func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags, jsonOut, follow bool) int {
-	if t.kind == runs.KindEpic {
-		return c.fail(env, usagef("--on github runs one story for now; %s is an epic", name))
+	for _, f := range []string{"max-parallel", "after", "max-cost", "poll"} {
+		if c.isSet(f) {
+			return c.fail(env, usagef("--%s is for an epic; %s is a story", f, name))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
-	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Env: env.Getenv, Wait: *on.wait})
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError
+	var re *control.RunningError
+	var ce *control.ConflictError
 	switch {
-	case errors.As(err, &de), errors.As(err, &nf):
+	case errors.As(err, &de), errors.As(err, &nf), errors.As(err, &re), errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
 		return exitFindings
 	case err != nil:

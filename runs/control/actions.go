@@ -59,6 +59,15 @@ func (a ActionsRun) State() string {
 	return a.Status
 }
 
+// Text is the run for a terminal: "GitHub Actions <state> <url>".
+func (a ActionsRun) Text() string {
+	t := "GitHub Actions " + esc(a.State())
+	if a.URL != "" {
+		t += " " + esc(a.URL)
+	}
+	return t
+}
+
 // Actions asks GitHub about stories run on Actions (runs/github.Source).
 type Actions interface {
 	// Latest is the story's newest Actions run (ok false: it has none);

@@ -39,6 +39,10 @@ type Preflight struct {
 	Parser *store.Parser
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
 	AllowUnconfinedChecks bool
+	// Elsewhere: the stories' workers run on other machines (GitHub
+	// Actions), which install claude and confine the checks themselves;
+	// here gh dispatches them.
+	Elsewhere bool
 }
 
 // load parses the workspace at p.Root with a new parser, which p keeps.
@@ -59,7 +63,12 @@ func (p Preflight) Programs(ctx context.Context) []string {
 	if _, err := runs.LookProgram(p.Env, runs.ProgramTmux); err != nil {
 		out = append(out, "tmux is not installed: apt-get install tmux (or run `saga-lsp worker <story>` in a terminal)")
 	}
-	if !p.DryRun {
+	if p.Elsewhere {
+		if _, err := runs.LookProgram(p.Env, runs.ProgramGH); err != nil {
+			out = append(out, "gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set "+runs.EnvGH)
+		}
+	}
+	if !p.DryRun && !p.Elsewhere {
 		claude := runs.Program(p.Env, runs.ProgramClaude)
 		if _, err := runs.LookProgram(p.Env, runs.ProgramClaude); err != nil {
 			out = append(out, fmt.Sprintf("%s is not installed: install Claude Code, set %s to it, or try the run with --dry-run (a simulated agent)", claude, runs.EnvClaude))
@@ -82,7 +91,7 @@ func (p Preflight) Programs(ctx context.Context) []string {
 // task of theirs has checks and unconfined checks are not allowed: the run
 // would refuse every completion of such a task.
 func (p Preflight) Checks(ctx context.Context, stories ...*store.Story) []string {
-	if p.AllowUnconfinedChecks {
+	if p.AllowUnconfinedChecks || p.Elsewhere {
 		return nil
 	}
 	for _, s := range stories {

@@ -48,6 +48,12 @@ type Options struct {
 	// Tick bounds how long a change can go unseen when file events are
 	// missed (default 250 ms).
 	Tick time.Duration
+
+	// Backend starts the stories (default control.TmuxBackend); Actions,
+	// set for GitHub Actions, is asked about every story's state
+	// (control.Evidence.Discover) and cancels their runs on a stop.
+	Backend control.Backend
+	Actions control.Actions
 }
 
 // runner is one runner's state: what it cannot derive from disk (which
@@ -80,8 +86,12 @@ func Run(ctx context.Context, o Options) int {
 	}
 	defer l.Close()
 	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
-		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, o.After))
+	backend, where := "", ""
+	if o.Backend.Name() != control.BackendTmux {
+		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
+	}
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend},
+		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once%s, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, where, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0
 	if st != nil {
@@ -104,6 +114,9 @@ func Run(ctx context.Context, o Options) int {
 func (o *Options) defaults() {
 	o.EpicFlags = o.EpicFlags.WithDefaults()
 	o.Process.Fill(runs.KindEpic, o.Epic)
+	if o.Backend == nil {
+		o.Backend = control.TmuxBackend{}
+	}
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
 		if o.After == runs.AfterMerged {
@@ -176,7 +189,8 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 	}
 	r.ws = ws
 	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
-		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun})
+		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
+		Actions: r.o.Actions, Discover: r.o.Backend.Name() == control.BackendGitHub})
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +269,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 			continue
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
-		res, err := control.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
+		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
 			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux,
 			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
@@ -272,8 +286,14 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 			started++
 			slots--
 			r.seen[s.ID] = control.EpicRunning
-			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base},
-				fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID))
+			if res.Backend == control.BackendTmux {
+				res.Backend = ""
+			}
+			line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID)
+			if res.URL != "" {
+				line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", s.ID, res.Base, res.URL)
+			}
+			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
 		}
 	}
 	return started
@@ -325,7 +345,7 @@ func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env}); err != nil {
+			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env, Actions: r.o.Actions}); err != nil {
 				r.log.Warn(stepEpic, "stop %s: %v", id, err)
 			}
 		}()
