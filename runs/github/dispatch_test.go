@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,9 @@ func TestRunOnGitHub(t *testing.T) {
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
+// sessions is the session dir: the environment's last (as exec takes it).
 func (a *actions) sessions() string {
-	for _, kv := range a.env {
+	for _, kv := range slices.Backward(a.env) {
 		if v, ok := strings.CutPrefix(kv, "SAGA_SESSION_DIR="); ok {
 			return v
 		}
@@ -106,8 +108,8 @@ func TestRunOnGitHubRefusals(t *testing.T) {
 	if r := a.saga(nil, "run", "local-only", "--on", "github"); r.Code != 1 || !strings.Contains(r.Stderr, "story local-only is not on origin's main: commit and push it") {
 		t.Errorf("story not pushed: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := a.saga(nil, "run", "user-auth", "--on", "github"); r.Code != 2 || !strings.Contains(r.Stderr, "--on github runs one story for now; user-auth is an epic") {
-		t.Errorf("an epic: exit %d\n%s", r.Code, r.Stderr)
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github", "--max-parallel", "2"); r.Code != 2 || !strings.Contains(r.Stderr, "--max-parallel is for an epic; user-auth--api is a story") {
+		t.Errorf("an epic's flag: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if n := len(a.runs()); n != 0 {
 		t.Fatalf("%d runs dispatched by refused commands", n)

@@ -1,0 +1,384 @@
+package github_test
+
+// Epics on GitHub Actions, driven as users drive them: the real binary
+// (`run <epic> --on github`, `status`, `stop`, `follow`), its runner in a
+// private tmux server, real git with a bare origin, the gh stand-in
+// running each dispatched job in a fresh clone of origin with the
+// stand-in claude.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
+)
+
+// newEpicOnActions is a repository holding epic shop — a diamond a → (b,
+// c) → d — with the workflow on origin's main; the gh stand-in's state is
+// shared by every clone of origin (it is "GitHub").
+func newEpicOnActions(t *testing.T, secrets ...string) *actions {
+	t.Helper()
+	task := func(id string, blockedBy ...string) string {
+		b, _ := json.Marshal(append([]string{}, blockedBy...))
+		return fmt.Sprintf(`{"id": %q, "subject": "Do %s", "description": "", "status": "pending", "blockedBy": %s}`+"\n", id, id, b)
+	}
+	files := map[string]string{".saga/epics/shop/epic.json": `{"id": "shop", "title": "Shop", "description": "", "children": [
+    {"id": "shop--a", "blockedBy": []},
+    {"id": "shop--b", "blockedBy": ["shop--a"]},
+    {"id": "shop--c", "blockedBy": ["shop--a"]},
+    {"id": "shop--d", "blockedBy": ["shop--b", "shop--c"]}
+  ]}` + "\n"}
+	for _, s := range []string{"a", "b", "c", "d"} {
+		id := "shop--" + s
+		files[".saga/stories/"+id+"/story.json"] = fmt.Sprintf(`{"id": %q, "title": "Story %s", "description": "Part %s of the shop."}`+"\n", id, s, s)
+		files[".saga/stories/"+id+"/"+s+"1.json"] = task(s + "1")
+		files[".saga/stories/"+id+"/"+s+"2.json"] = task(s+"2", s+"1")
+	}
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, files)
+	testkit.InitRepo(t, root)
+	if _, err := github.Install(root, github.Source{Version: "v1.4.2", GoVersion: "1.26"}, false); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Git(t, root, "add", ".github")
+	testkit.Git(t, root, "commit", "-q", "-m", "saga-story workflow")
+	base := t.TempDir()
+	a := &actions{t: t, root: root, gh: testkit.Build(t, "./testdata/standin/gh"), state: filepath.Join(base, "gh.json"), log: filepath.Join(base, "claude.log")}
+	a.origin = testkit.BareOrigin(t, root)
+	a.env = append(testkit.CleanEnv(),
+		"PATH="+filepath.Dir(testkit.Binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
+		"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_GH="+a.gh, "SAGA_LSP_BIN="+testkit.Binary(t),
+		"SAGA_TMUX_SOCKET="+testkit.TmuxServer(t), "SAGA_STANDIN_LOG="+a.log, "GH_STANDIN_STATE="+a.state,
+		"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"))
+	for _, s := range secrets {
+		a.env = append(a.env, "GH_STANDIN_SECRET_"+s)
+	}
+	t.Cleanup(a.kill)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, r := range a.runs() {
+				t.Logf("run %d %q %s/%s:\n%s", r.ID, r.Title, r.Status, r.Conclusion, a.jobLog(r))
+			}
+		}
+	})
+	return a
+}
+
+// dispatches counts the Actions runs of each story.
+func (a *actions) dispatches() map[string]int {
+	out := map[string]int{}
+	for _, r := range a.runs() {
+		if s, _, ok := github.ParseRunName(r.Title); ok {
+			out[s]++
+		}
+	}
+	return out
+}
+
+// epicStatus is `status shop --format json`.
+func (a *actions) epicStatus(more ...string) control.EpicStatus {
+	a.t.Helper()
+	r := a.saga(more, "status", "shop", "--format", "json")
+	var st struct{ Epic control.EpicStatus }
+	if err := json.Unmarshal([]byte(r.Stdout), &st); r.Code != 0 || err != nil {
+		a.t.Fatalf("status: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	return st.Epic
+}
+
+func epicStory(st control.EpicStatus, id string) control.EpicStory {
+	for _, s := range st.Stories {
+		if s.ID == id {
+			return s
+		}
+	}
+	return control.EpicStory{}
+}
+
+// runnerEvents are the events of the newest run of epic shop.
+func (a *actions) runnerEvents() []runs.Event {
+	rs := runs.Runs(a.sessions(), runs.KindEpic, "shop")
+	if len(rs) == 0 {
+		return nil
+	}
+	var out []runs.Event
+	tl := runs.Tail{Path: rs[len(rs)-1].EventsFile}
+	tl.Read(func(e runs.Event) { out = append(out, e) })
+	return out
+}
+
+// runEpic starts `run shop --on github` and waits for the runner's end
+// (follow); it returns the runner's epic.end.
+func (a *actions) runEpic(more []string, args ...string) runs.Event {
+	a.t.Helper()
+	r := a.saga(more, append([]string{"run", "shop", "--on", "github"}, args...)...)
+	if r.Code != 0 {
+		a.t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	return a.followEpic(more)
+}
+
+func (a *actions) followEpic(more []string) runs.Event {
+	a.t.Helper()
+	fr := a.saga(more, "follow", "shop", "--format", "json")
+	var last runs.Event
+	for line := range strings.Lines(fr.Stdout) {
+		json.Unmarshal([]byte(line), &last)
+	}
+	if last.Event != runs.KindEpicEnd {
+		a.t.Fatalf("follow: exit %d, last event %+v\n%s%s", fr.Code, last, fr.Stdout, fr.Stderr)
+	}
+	return last
+}
+
+// TestEpicOnGitHub: a diamond epic run entirely on GitHub Actions with
+// --max-parallel 2 completes in dependency order, one dispatch per story,
+// at most two jobs at once, each story's branch stacked on its blockers'
+// pushed branches (d on their merge); status shows every story completed
+// from GitHub's state, with its Actions run.
+func TestEpicOnGitHub(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	end := a.runEpic(nil, "--max-parallel", "2")
+	if end.Status != runs.StatusCompleted || end.ExitCode == nil || *end.ExitCode != 0 {
+		t.Fatalf("epic.end %+v\n%+v", end, a.epicStatus())
+	}
+	if n := a.dispatches(); len(n) != 4 || n["shop--a"] != 1 || n["shop--b"] != 1 || n["shop--c"] != 1 || n["shop--d"] != 1 {
+		t.Errorf("dispatches %v, want one per story", n)
+	}
+	ended := map[string]bool{}
+	running, most := 0, 0
+	for _, e := range a.runnerEvents() {
+		switch e.Event {
+		case runs.KindEpicStart:
+			if e.Backend != control.BackendGitHub {
+				t.Errorf("epic.start backend %q", e.Backend)
+			}
+		case runs.KindStoryStart:
+			running++
+			most = max(most, running)
+			if want := map[string]string{"shop--a": "main", "shop--b": "story/shop--a", "shop--c": "story/shop--a", "shop--d": "main"}[e.Story]; e.Base != want || e.Backend != control.BackendGitHub || e.URL == "" {
+				t.Errorf("story.start %s: base %q (want %q), backend %q, url %q", e.Story, e.Base, want, e.Backend, e.URL)
+			}
+			for _, b := range map[string][]string{"shop--b": {"shop--a"}, "shop--c": {"shop--a"}, "shop--d": {"shop--b", "shop--c"}}[e.Story] {
+				if !ended[b] {
+					t.Errorf("%s started before %s ended", e.Story, b)
+				}
+			}
+		case runs.KindStoryEnd:
+			running--
+			ended[e.Story] = true
+			if e.Status != runs.StatusCompleted {
+				t.Errorf("%s ended %s: %s", e.Story, e.Status, e.Message)
+			}
+		}
+	}
+	if most > 2 || len(ended) != 4 {
+		t.Errorf("at most %d at once (want ≤ 2); %d stories ended", most, len(ended))
+	}
+	// Stacked on origin: b and c on a's work, d on the merge of b and c.
+	testkit.Git(t, a.root, "fetch", "-q", "origin")
+	for story, want := range map[string][]string{"shop--b": {"a1", "b2"}, "shop--c": {"a1", "c2"}, "shop--d": {"a2", "b1", "c2", "d2"}} {
+		files := testkit.Git(t, a.root, "ls-tree", "-r", "--name-only", "origin/story/"+story)
+		for _, w := range want {
+			if !strings.Contains(files, "saga-work/"+w+".md") {
+				t.Errorf("origin/story/%s lacks saga-work/%s.md:\n%s", story, w, files)
+			}
+		}
+	}
+	merges := testkit.Git(t, a.root, "log", "--format=%s", "--merges", "origin/story/shop--d")
+	if !strings.Contains(merges, "build on story/shop--b") || !strings.Contains(merges, "build on story/shop--c") {
+		t.Errorf("story/shop--d is no merge of b and c:\n%s", merges)
+	}
+	st := a.epicStatus()
+	if st.Done != 4 || st.Total != 4 || st.State != runs.StatusCompleted || st.Backend != control.BackendGitHub {
+		t.Errorf("status: %+v", st)
+	}
+	for _, s := range st.Stories {
+		if s.State != runs.StatusCompleted || s.Actions == nil || s.Actions.State() != "success" || !strings.Contains(s.Actions.URL, "/actions/runs/") || s.PR == "" {
+			t.Errorf("%s: %+v %+v", s.ID, s, s.Actions)
+		}
+	}
+	text := a.saga(nil, "status", "shop")
+	if !strings.Contains(text.Stdout, "GitHub Actions success https://github.com/standin/origin/actions/runs/") {
+		t.Errorf("status text:\n%s", text.Stdout)
+	}
+}
+
+// holdJobs keeps every dispatched run queued until release is called.
+func (a *actions) holdJobs() (release func()) {
+	hold := filepath.Join(a.t.TempDir(), "hold")
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		a.t.Fatal(err)
+	}
+	a.env = append(a.env, "GH_STANDIN_HOLD="+hold)
+	return func() { os.Remove(hold) }
+}
+
+// waitRun waits for the story's Actions run in the given status.
+func (a *actions) waitRun(story, status string) standinRun {
+	a.t.Helper()
+	var got standinRun
+	if !testkit.WaitUntil(90*time.Second, func() bool {
+		for _, r := range a.runs() {
+			if s, _, _ := github.ParseRunName(r.Title); s == story && r.Status == status {
+				got = r
+				return true
+			}
+		}
+		return false
+	}) {
+		a.t.Fatalf("no %s run of %s: %+v", status, story, a.runs())
+	}
+	return got
+}
+
+// TestEpicOnGitHubResumesInFreshClone: a runner killed while its story's
+// run is queued, started again in a fresh clone of origin with an empty
+// session dir and no run records, resumes from GitHub's state: it follows
+// the run it finds by its name, never dispatching that story again, and
+// runs the rest.
+func TestEpicOnGitHubResumesInFreshClone(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	release := a.holdJobs()
+	if r := a.saga(nil, "run", "shop", "--on", "github", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	a.waitRun("shop--a", "queued")
+	// The runner's machine goes away: the runner killed, its tmux server too.
+	st := a.epicStatus()
+	if st.PID == 0 {
+		t.Fatalf("no runner: %+v", st)
+	}
+	if err := exec.Command("kill", "-KILL", fmt.Sprint(st.PID)).Run(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitExit(st.PID, 30*time.Second)
+
+	// Another machine: a fresh clone, an empty session dir.
+	clone := filepath.Join(t.TempDir(), "clone")
+	testkit.Git(t, a.root, "clone", "-q", a.origin, clone)
+	testkit.Git(t, clone, "config", "user.email", "other@example.com")
+	testkit.Git(t, clone, "config", "user.name", "Other")
+	a.root = clone
+	a.env = append(a.env, "SAGA_SESSION_DIR="+filepath.Join(t.TempDir(), "sessions"), "SAGA_TMUX_SOCKET="+testkit.TmuxServer(t))
+	if r := a.saga(nil, "run", "shop", "--on", "github", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run again: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// It found a's run on GitHub and follows it.
+	if !testkit.WaitUntil(60*time.Second, func() bool {
+		return slices.ContainsFunc(a.runnerEvents(), func(e runs.Event) bool {
+			return e.Event == runs.KindStoryStart && e.Story == "shop--a" && e.Adopted
+		})
+	}) {
+		t.Fatalf("the new runner did not find a's run: %+v", a.runnerEvents())
+	}
+	if s := epicStory(a.epicStatus(), "shop--a"); s.State != control.EpicRunning || s.Actions == nil || s.Actions.Status != "queued" {
+		t.Errorf("a while queued: %+v", s)
+	}
+	release()
+	end := a.followEpic(nil)
+	if end.Status != runs.StatusCompleted {
+		t.Fatalf("epic.end %+v", end)
+	}
+	if n := a.dispatches(); n["shop--a"] != 1 || n["shop--b"] != 1 || n["shop--c"] != 1 || n["shop--d"] != 1 {
+		t.Errorf("dispatches %v: a story dispatched twice (or never)", n)
+	}
+}
+
+// TestEpicOnGitHubCancelledFromTheWeb: a story's run cancelled on GitHub
+// ends the story stopped, with the run's URL and the next step in status;
+// its dependents are held and the runner ends; nothing is dispatched
+// again.
+func TestEpicOnGitHubCancelledFromTheWeb(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	release := a.holdJobs()
+	defer release()
+	if r := a.saga(nil, "run", "shop", "--on", "github"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	run := a.waitRun("shop--a", "queued")
+	a.ghOK("run", "cancel", jsonNumber(run.ID)) // "the web"
+	end := a.followEpic(nil)
+	if end.Status != runs.StatusBlocked || end.ExitCode == nil || *end.ExitCode != runs.ExitBlocked {
+		t.Errorf("epic.end %+v", end)
+	}
+	st := a.epicStatus()
+	s := epicStory(st, "shop--a")
+	if s.State != runs.StatusStopped || !strings.Contains(s.Why, "its Actions run was cancelled") || !strings.Contains(s.Why, run.url()) ||
+		!strings.Contains(s.Why, "`saga-lsp run shop--a --on github` runs it again") {
+		t.Errorf("a: %+v", s)
+	}
+	if b := epicStory(st, "shop--b"); b.State != control.EpicHeld {
+		t.Errorf("b: %+v", b)
+	}
+	if n := a.dispatches(); len(n) != 1 || n["shop--a"] != 1 {
+		t.Errorf("dispatches %v", n)
+	}
+	text := a.saga(nil, "status", "shop--a")
+	if !strings.Contains(text.Stdout, "worker:   GitHub Actions cancelled "+run.url()) || !strings.Contains(text.Stdout, "why:      its Actions run was cancelled") {
+		t.Errorf("status shop--a:\n%s", text.Stdout)
+	}
+}
+
+func (r standinRun) url() string {
+	return "https://github.com/standin/origin/actions/runs/" + jsonNumber(r.ID)
+}
+
+// TestEpicOnGitHubMissingSecret: without the Claude Code secret the first
+// job fails at once; status says the story failed and why; its dependents
+// are held.
+func TestEpicOnGitHubMissingSecret(t *testing.T) {
+	a := newEpicOnActions(t)
+	end := a.runEpic(nil)
+	if end.Status != runs.StatusFailed {
+		t.Errorf("epic.end %+v", end)
+	}
+	st := a.epicStatus()
+	s := epicStory(st, "shop--a")
+	if s.State != runs.StatusFailed || !strings.Contains(s.Why, `failed at step "Check the Claude Code secret": neither the secret ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set`) {
+		t.Errorf("a: %+v", s)
+	}
+	if c := epicStory(st, "shop--c"); c.State != control.EpicHeld {
+		t.Errorf("c: %+v", c)
+	}
+	text := a.saga(nil, "status", "shop")
+	if !strings.Contains(text.Stdout, "neither the secret ANTHROPIC_API_KEY") {
+		t.Errorf("status shop:\n%s", text.Stdout)
+	}
+}
+
+// TestStopEpicOnGitHub: `stop <epic>` cancels the runs of its stories on
+// GitHub Actions; they end stopped.
+func TestStopEpicOnGitHub(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	release := a.holdJobs()
+	defer release()
+	if r := a.saga(nil, "run", "shop", "--on", "github"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	a.waitRun("shop--a", "queued")
+	if r := a.saga(nil, "stop", "shop"); r.Code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	a.waitRun("shop--a", "completed")
+	if r := a.runs()[0]; r.Conclusion != "cancelled" {
+		t.Errorf("a's run %+v", r)
+	}
+	if s := epicStory(a.epicStatus(), "shop--a"); s.State != runs.StatusStopped {
+		t.Errorf("a: %+v", s)
+	}
+	if n := a.dispatches(); len(n) != 1 {
+		t.Errorf("dispatches %v", n)
+	}
+}
