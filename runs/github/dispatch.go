@@ -61,12 +61,12 @@ func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control
 
 // DispatchOptions configure Dispatch.
 type DispatchOptions struct {
-	Root       string // the workspace (a clone whose origin is on GitHub)
-	Story      string
-	Base       string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
+	Root  string // the workspace (a clone whose origin is on GitHub)
+	Story string
+	Base  string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
 	// Workspace, when set, places the story on its blockers' pushed work
 	// when Base is empty: the story's branch is stacked on theirs.
-	Workspace *store.Workspace
+	Workspace  *store.Workspace
 	Env        func(string) string
 	SessionDir string           // default runs.SessionDir(Env)
 	Now        func() time.Time // default time.Now
