@@ -94,11 +94,19 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	if !follow {
 		return exitOK
 	}
+	return followActions(ctx, env, "run", t.root, d.ActionsRun, jsonOut)
+}
+
+// followActions follows a GitHub Actions run until it completes (`run
+// --on github --follow`, `follow <story>` of a dispatched story): exit 0
+// when it succeeded.
+func followActions(ctx context.Context, env *Env, cmd, root string, id int64, jsonOut bool) int {
 	gh, err := runs.LookProgram(env.Getenv, runs.ProgramGH)
 	if err != nil {
-		return c.fail(env, err)
+		fmt.Fprintf(env.Stderr, "saga-lsp %s: gh (GitHub's CLI) is not installed: %v\n", cmd, err)
+		return exitFindings
 	}
-	r, err := github.Follow(ctx, gh, t.root, d.ActionsRun, 0, func(r github.RunInfo, step string) {
+	r, err := github.Follow(ctx, gh, root, id, 0, func(r github.RunInfo, step string) {
 		if jsonOut {
 			printJSON(env.Stdout, struct {
 				Status, Conclusion, Step string
@@ -116,10 +124,10 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 		if ctx.Err() != nil {
 			return exitOK // detached; the run goes on
 		}
-		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+		fmt.Fprintf(env.Stderr, "saga-lsp %s: %v\n", cmd, err)
 		return exitFindings
 	}
-	if r.Conclusion != "success" {
+	if r.Conclusion != control.ActionsSuccess {
 		return exitFindings
 	}
 	return exitOK

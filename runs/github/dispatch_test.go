@@ -80,6 +80,45 @@ func TestRunOnGitHubJSON(t *testing.T) {
 		d.RunName != github.RunName("user-auth--api", d.RunID) || !strings.HasPrefix(d.Session, "saga-story-user-auth--api-") {
 		t.Errorf("%+v, %v\n%s", d, err, r.Stdout)
 	}
+	// follow and status of a dispatched story: its Actions run.
+	f := a.saga(nil, "follow", "user-auth--api")
+	if f.Code != 0 || !strings.HasPrefix(f.Stdout, "story user-auth--api on GitHub Actions: "+d.URL+"\n") || !strings.HasSuffix(f.Stdout, "completed: success\n") {
+		t.Errorf("follow: exit %d\n%s%s", f.Code, f.Stdout, f.Stderr)
+	}
+	st := a.saga(nil, "status", "user-auth--api")
+	for _, want := range []string{"worker:   GitHub Actions success " + d.URL + "\n", "status:   completed, 5/5 tasks done (from origin/story/user-auth--api)"} {
+		if !strings.Contains(st.Stdout, want) {
+			t.Errorf("status lacks %q:\n%s%s", want, st.Stdout, st.Stderr)
+		}
+	}
+}
+
+// TestRunOnGitHubNeverTwice: a story whose Actions run is queued or in
+// progress is not dispatched again; `stop` cancels that run.
+func TestRunOnGitHubNeverTwice(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	defer a.holdJobs()()
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	url := a.runs()[0].url()
+	r := a.saga(nil, "run", "user-auth--api", "--on", "github")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "a GitHub Actions job ("+url+") is already running story user-auth--api") {
+		t.Errorf("second dispatch: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if n := len(a.runs()); n != 1 {
+		t.Errorf("%d runs dispatched", n)
+	}
+	r = a.saga(nil, "stop", "user-auth--api")
+	if r.Code != 0 || r.Stdout != "stopped story user-auth--api: cancelled its GitHub Actions run "+url+"\n" {
+		t.Errorf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if run := a.runs()[0]; run.Conclusion != "cancelled" {
+		t.Errorf("run %+v", run)
+	}
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "status:   in_progress; stopped, 1/5 tasks done") || !strings.Contains(st.Stdout, "why:      its Actions run was cancelled ("+url+")") {
+		t.Errorf("status:\n%s", st.Stdout)
+	}
 }
 
 // TestRunOnGitHubRefusals: what is refused before anything is dispatched,
