@@ -44,7 +44,7 @@ func runEpicRunner(env *Env, args []string) int {
 		if err != nil {
 			return c.fail(env, err)
 		}
-		o.Backend, o.Actions = github.Backend{}, github.NewRuns(root, runs.SessionDir(env.Getenv), env.Getenv)
+		o.Backend, o.Actions = github.Backend{Workflow: releaseWorkflow()}, github.NewRuns(root, runs.SessionDir(env.Getenv), env.Getenv)
 	}
 	return epic.Run(ctx, o)
 }

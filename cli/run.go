@@ -9,6 +9,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
@@ -37,7 +38,16 @@ func runRun(env *Env, args []string) int {
 		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
 	}
 	if *on.backend == control.BackendGitHub {
+		// What every job needs is checked once, before the runner starts.
 		ef.On = control.BackendGitHub
+		rd, err := github.CheckReady(context.Background(), t.root, env.Getenv, releaseWorkflow())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+			return exitFindings
+		}
+		for _, w := range rd.Warnings {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.

@@ -68,7 +68,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
-	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Env: env.Getenv, Wait: *on.wait})
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError
 	var re *control.RunningError

@@ -39,8 +39,9 @@ const (
 // Backend is the GitHub Actions backend of control: a story's worker as
 // a job of saga-story.yml.
 type Backend struct {
-	Wait time.Duration // for the run to appear; default DefaultAppearWait
-	Poll time.Duration // default DefaultPoll
+	Wait     time.Duration // for the run to appear; default DefaultAppearWait
+	Poll     time.Duration // default DefaultPoll
+	Workflow []byte        // DispatchOptions.Workflow
 }
 
 var _ control.Backend = Backend{}
@@ -50,7 +51,7 @@ func (Backend) Name() string { return control.BackendGitHub }
 // StartStory dispatches the story; of the worker's flags only the base
 // reaches the job (the workflow runs the worker with its defaults).
 func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control.Started, error) {
-	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Env: o.Env,
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
@@ -66,7 +67,10 @@ type DispatchOptions struct {
 	Base  string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
 	// Workspace, when set, places the story on its blockers' pushed work
 	// when Base is empty: the story's branch is stacked on theirs.
-	Workspace  *store.Workspace
+	Workspace *store.Workspace
+	// Workflow is the workflow this saga-lsp writes (nil: not a release):
+	// one on origin that another release wrote is outdated (a warning).
+	Workflow   []byte
 	Env        func(string) string
 	SessionDir string           // default runs.SessionDir(Env)
 	Now        func() time.Time // default time.Now
@@ -129,15 +133,13 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	o.Wait, o.Poll = cmp.Or(o.Wait, DefaultAppearWait), cmp.Or(o.Poll, DefaultPoll)
-	gh, err := runs.LookProgram(o.Env, runs.ProgramGH)
+	rd, err := CheckReady(ctx, o.Root, o.Env, o.Workflow)
 	if err != nil {
-		return nil, &DispatchError{"gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set " + runs.EnvGH}
+		return nil, err
 	}
-	if _, err := ghRun(ctx, gh, o.Root, "auth", "status"); err != nil {
-		return nil, &DispatchError{"gh is not logged in to GitHub: run `gh auth login` (" + err.Error() + ")"}
-	}
+	gh := rd.GH
 	g := git.Repo{Dir: o.Root}
-	d := &Dispatched{Story: o.Story, Base: o.Base}
+	d := &Dispatched{Story: o.Story, Base: o.Base, Warnings: rd.Warnings}
 	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story); err != nil {
 		return nil, &DispatchError{fmt.Sprintf("cannot ask GitHub whether story %s runs already: %v", o.Story, err)}
 	} else if ok {
@@ -157,7 +159,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 			return nil, &DispatchError{"no --base, and HEAD is on no branch: pass --base with a pushed branch"}
 		}
 	}
-	if err := checkOrigin(ctx, g, d); err != nil {
+	if err := checkBase(ctx, g, rd.Default, d); err != nil {
 		return nil, err
 	}
 	var suffix [3]byte
@@ -195,41 +197,16 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	return d, nil
 }
 
-// checkOrigin checks, against origin, what the job will see: the workflow
-// on the default branch, the base branch, and the story on it.
-func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
-	if !g.HasRemote(ctx) {
-		return &DispatchError{"the repository has no origin remote: GitHub Actions runs what is pushed to it"}
-	}
-	head, err := g.Run(ctx, "ls-remote", "--symref", "origin", "HEAD")
-	if err != nil {
-		return &DispatchError{fmt.Sprintf("cannot reach origin: %v", err)}
-	}
-	def := ""
-	for line := range strings.Lines(head) {
-		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
-			def, _, _ = strings.Cut(rest, "\t")
-		}
-	}
-	if def == "" {
-		return &DispatchError{"cannot tell origin's default branch (`git ls-remote --symref origin HEAD` names none)"}
-	}
-	refs := []string{"+refs/heads/" + def + ":refs/remotes/origin/" + def}
+// checkBase checks, against origin, the base branch the job starts from
+// and the story on it.
+func checkBase(ctx context.Context, g git.Repo, def string, d *Dispatched) error {
 	if d.Base != def {
-		refs = append(refs, "+refs/heads/"+d.Base+":refs/remotes/origin/"+d.Base)
-	}
-	if _, err := g.Retry(ctx, append([]string{"fetch", "-q", "origin"}, refs...)...); err != nil {
-		if !g.OK(ctx, "ls-remote", "--exit-code", "origin", "refs/heads/"+d.Base) {
-			return &DispatchError{fmt.Sprintf("the base branch %s is not on origin: push it (`git push origin %s`), or pass --base with a pushed branch", d.Base, d.Base)}
+		if _, err := g.Retry(ctx, "fetch", "-q", "origin", "+refs/heads/"+d.Base+":refs/remotes/origin/"+d.Base); err != nil {
+			if !g.OK(ctx, "ls-remote", "--exit-code", "origin", "refs/heads/"+d.Base) {
+				return &DispatchError{fmt.Sprintf("the base branch %s is not on origin: push it (`git push origin %s`), or pass --base with a pushed branch", d.Base, d.Base)}
+			}
+			return &DispatchError{fmt.Sprintf("git fetch origin: %v", err)}
 		}
-		return &DispatchError{fmt.Sprintf("git fetch origin: %v", err)}
-	}
-	content, err := g.Raw(ctx, "show", "refs/remotes/origin/"+def+":"+WorkflowPath)
-	if err != nil {
-		return &DispatchError{fmt.Sprintf("origin's default branch %s has no %s: run `saga-lsp install --github-actions`, commit the file and push it to %s (GitHub runs a dispatched workflow from the default branch)", def, WorkflowPath, def)}
-	}
-	if !Pristine([]byte(content)) {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%s on %s was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id", WorkflowPath, def))
 	}
 	if !g.OK(ctx, "cat-file", "-e", "refs/remotes/origin/"+d.Base+":"+path.Join(store.StoryDirRel(d.Story), "story.json")) {
 		return &DispatchError{fmt.Sprintf("story %s is not on origin's %s: commit and push it (the job sees only what is pushed)", d.Story, d.Base)}
