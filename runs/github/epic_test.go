@@ -382,3 +382,117 @@ func TestStopEpicOnGitHub(t *testing.T) {
 		t.Errorf("dispatches %v", n)
 	}
 }
+
+// TestEpicOnGitHubRefusals: what every job needs is checked before the
+// runner starts — gh, its login, the workflow on origin's default branch —
+// each refusal saying what to do; nothing starts, nothing is dispatched.
+func TestEpicOnGitHubRefusals(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	try := func(env []string, code int, want string, args ...string) {
+		t.Helper()
+		r := a.saga(env, append([]string{"run", "shop", "--on", "github"}, args...)...)
+		if r.Code != code || !strings.Contains(r.Stderr, want) {
+			t.Errorf("%v %v: exit %d, want %d and %q\n%s%s", env, args, r.Code, code, want, r.Stdout, r.Stderr)
+		}
+	}
+	try([]string{"SAGA_GH=/nonexistent/gh"}, 1, "gh (GitHub's CLI) is not installed: install it and run `gh auth login`")
+	try([]string{"GH_STANDIN_AUTH=none"}, 1, "gh is not logged in to GitHub: run `gh auth login`")
+	try(nil, 2, "--on github takes no --dry-run", "--dry-run")
+	try(nil, 2, "--model does not reach a GitHub Actions job", "--model", "opus")
+	testkit.Git(t, a.root, "rm", "-q", github.WorkflowPath)
+	testkit.Git(t, a.root, "commit", "-q", "-m", "no workflow")
+	testkit.Git(t, a.root, "push", "-q", "origin", "main")
+	try(nil, 1, "origin's default branch main has no .github/workflows/saga-story.yml: run `saga-lsp install --github-actions`, commit the file and push it to main")
+	if rs := runs.Runs(a.sessions(), runs.KindEpic, "shop"); len(rs) != 0 {
+		t.Errorf("runners started: %v", rs)
+	}
+	if n := a.dispatches(); len(n) != 0 {
+		t.Errorf("dispatched %v", n)
+	}
+}
+
+// TestCheckReadyWorkflow: a workflow on the default branch that a person
+// edited, or that another saga-lsp release wrote, is dispatched with a
+// warning saying what to do.
+func TestCheckReadyWorkflow(t *testing.T) {
+	a := newEpicOnActions(t)
+	env := func(k string) string {
+		for _, kv := range slices.Backward(a.env) {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	ctx := t.Context()
+	this, err := github.Render(github.Source{Version: "v1.5.0", GoVersion: "1.26"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := github.CheckReady(ctx, a.root, env, this)
+	if err != nil || rd.Default != "main" || len(rd.Warnings) != 1 ||
+		!strings.Contains(rd.Warnings[0], ".github/workflows/saga-story.yml on main was written by saga-lsp v1.4.2, not by this one: its jobs run that saga-lsp — bring it up to date with `saga-lsp install --github-actions`, then commit and push it to main") {
+		t.Errorf("outdated: %+v, %v", rd, err)
+	}
+	old, _ := github.Render(github.Source{Version: "v1.4.2", GoVersion: "1.26"})
+	if rd, err := github.CheckReady(ctx, a.root, env, old); err != nil || len(rd.Warnings) != 0 {
+		t.Errorf("up to date: %+v, %v", rd, err)
+	}
+	path := filepath.Join(a.root, github.WorkflowPath)
+	testkit.WriteFiles(t, a.root, map[string]string{github.WorkflowPath: testkit.ReadFile(t, path) + "# mine\n"})
+	testkit.Git(t, a.root, "commit", "-q", "-am", "edited")
+	testkit.Git(t, a.root, "push", "-q", "origin", "main")
+	if rd, err := github.CheckReady(ctx, a.root, env, this); err != nil || len(rd.Warnings) != 1 || !strings.Contains(rd.Warnings[0], "was edited since saga-lsp wrote it") {
+		t.Errorf("edited: %+v, %v", rd, err)
+	}
+}
+
+// TestEpicOnGitHubNetworkLost: while gh cannot reach GitHub, a story
+// running there is in an unknown state — running for the runner, which
+// neither fails it nor dispatches it again, and says so in status — and
+// the run goes on once GitHub answers again.
+func TestEpicOnGitHubNetworkLost(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	release := a.holdJobs()
+	defer release()
+	dir := t.TempDir()
+	offline, calls := filepath.Join(dir, "offline"), filepath.Join(dir, "offline.log")
+	wrapper := filepath.Join(dir, "gh")
+	script := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then echo \"$*\" >> %q; echo 'error connecting to api.github.com' >&2; exit 1; fi\nexec %q \"$@\"\n", offline, calls, a.gh)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.env = append(a.env, "SAGA_GH="+wrapper)
+	if r := a.saga(nil, "run", "shop", "--on", "github"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	a.waitRun("shop--a", "queued")
+	if err := os.WriteFile(offline, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The runner asked GitHub, in vain, several times.
+	if !testkit.WaitUntil(60*time.Second, func() bool { return strings.Count(testkit.FileText(calls), "run list") >= 3 }) {
+		t.Fatalf("the runner did not ask GitHub: %q", testkit.FileText(calls))
+	}
+	s := epicStory(a.epicStatus(), "shop--a")
+	if s.State != control.EpicRunning || s.Actions == nil || !strings.Contains(s.Actions.Unknown, "error connecting to api.github.com") ||
+		!strings.Contains(s.Why, "GitHub could not be asked") {
+		t.Errorf("a while offline: %+v %+v", s, s.Actions)
+	}
+	if text := a.saga(nil, "status", "shop"); !strings.Contains(text.Stdout, "GitHub Actions unknown") {
+		t.Errorf("status offline:\n%s", text.Stdout)
+	}
+	os.Remove(offline)
+	release()
+	if end := a.followEpic(nil); end.Status != runs.StatusCompleted {
+		t.Fatalf("epic.end %+v", end)
+	}
+	if n := a.dispatches(); n["shop--a"] != 1 || len(n) != 4 {
+		t.Errorf("dispatches %v", n)
+	}
+	for _, e := range a.runnerEvents() {
+		if e.Event == runs.KindStoryEnd && e.Status != runs.StatusCompleted {
+			t.Errorf("story.end %+v", e)
+		}
+	}
+}
