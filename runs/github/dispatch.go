@@ -237,10 +237,12 @@ type RunInfo struct {
 	URL          string    `json:"url"`
 	CreatedAt    time.Time `json:"createdAt"`
 	Jobs         []struct {
-		Name       string `json:"name"`
-		Status     string `json:"status"`
-		Conclusion string `json:"conclusion"`
-		Steps      []struct {
+		Name        string     `json:"name"`
+		Status      string     `json:"status"`
+		Conclusion  string     `json:"conclusion"`
+		StartedAt   time.Time  `json:"startedAt"`
+		CompletedAt *time.Time `json:"completedAt"`
+		Steps       []struct {
 			Name       string `json:"name"`
 			Status     string `json:"status"`
 			Conclusion string `json:"conclusion"`

@@ -42,10 +42,11 @@ type Runs struct {
 }
 
 type endedRun struct {
-	rec  runs.Record
-	ok   bool
-	why  string
-	when time.Time // when origin's branch was fetched
+	rec      runs.Record
+	ok       bool
+	why      string
+	timedOut bool
+	when     time.Time // when origin's branch was fetched
 }
 
 var _ control.Actions = (*Runs)(nil)
@@ -138,7 +139,10 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 			if err != nil {
 				return runs.Record{}, false, err
 			}
-			e.why = stepWhy(r, run.Conclusion)
+			if e.why = stepWhy(r, run.Conclusion); run.Conclusion == control.ActionsCancelled && timedOut(r) {
+				e.timedOut = true
+				e.why = fmt.Sprintf("its Actions job ran into its timeout-minutes (%d)%s: split the story, or run it locally", TimeoutMinutes, ifAt(CurrentStep(r)))
+			}
 		}
 		var err error
 		if e.rec, e.ok, err = g.record(ctx, gh, run.ID); err != nil {
@@ -152,6 +156,9 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 	g.ended[run.ID] = e
 	g.mu.Unlock()
 	run.Why = e.why
+	if e.timedOut {
+		run.Conclusion = control.ActionsTimedOut
+	}
 	return e.rec, e.ok, nil
 }
 
@@ -236,4 +243,23 @@ func stepWhy(r RunInfo, conclusion string) string {
 		return fmt.Sprintf("its Actions job failed at step %q: %s", step, why)
 	}
 	return fmt.Sprintf("its Actions job failed at step %q", step)
+}
+
+// timedOut tells a run cancelled by its job's timeout-minutes, which
+// GitHub reports as cancelled like any other cancel, by how long its job
+// ran.
+func timedOut(r RunInfo) bool {
+	for _, j := range r.Jobs {
+		if j.CompletedAt != nil && !j.StartedAt.IsZero() && j.CompletedAt.Sub(j.StartedAt) >= TimeoutMinutes*time.Minute {
+			return true
+		}
+	}
+	return false
+}
+
+func ifAt(step string) string {
+	if step == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (at step %q)", step)
 }
