@@ -82,6 +82,16 @@ type Actions interface {
 	Cancel(ctx context.Context, run ActionsRun) error
 }
 
+// Dispatched is the Actions run a local run dispatched, as last recorded
+// (GitHub not asked: Status "dispatched"); nil for a run of this machine
+// or one that ended.
+func Dispatched(r *runs.Run) *ActionsRun {
+	if r == nil || r.Backend != BackendGitHub || r.Ended {
+		return nil
+	}
+	return &ActionsRun{ID: r.ActionsRun, URL: r.URL, Status: "dispatched", Created: r.Started}
+}
+
 // actionsRun is the Actions run that decides the story's state, when one
 // does: the newest of the story's runs on GitHub, unless a local run or
 // record is newer. GitHub is asked about a story dispatched from here, or
@@ -90,8 +100,8 @@ type Actions interface {
 func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, rec runs.Record, haveRec bool) (*ActionsRun, bool) {
 	dispatched := last != nil && last.Backend == BackendGitHub
 	if ev.Actions == nil || !(dispatched || ev.Discover) {
-		if dispatched && !last.Ended {
-			return &ActionsRun{ID: last.ActionsRun, URL: last.URL, Status: "dispatched", Created: last.Started}, true
+		if a := Dispatched(last); a != nil {
+			return a, true
 		}
 		return nil, false
 	}
