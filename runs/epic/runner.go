@@ -1,10 +1,12 @@
 // Package epic runs an epic (docs/commands.md#epic-runs-run--follow--status--stop-epic): a deterministic
 // scheduler, no model involved, that starts the epic's stories in
 // dependency order — at most K at once, a slot refilled as soon as a story
-// ends — each as an ordinary story worker in its own tmux session
-// (control.StartStory, so a dependent story starts on its blockers'
-// branches exactly as `saga-lsp run <story>` would, from the workspace the
-// runner's step already loaded: one parse per step). A story that ends
+// ends — each as an ordinary story worker started by the run's backend: in
+// its own tmux session (control.StartStory, so a dependent story starts on
+// its blockers' branches exactly as `saga-lsp run <story>` would, from the
+// workspace the runner's step already loaded: one parse per step), or as
+// a GitHub Actions job (runs/github, chosen by the CLI: Options.Backend),
+// whose state then comes from GitHub (Options.Actions). A story that ends
 // failed, blocked, timed out or stopped holds its dependents; the run ends
 // when nothing runs and nothing can start.
 //
