@@ -21,6 +21,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -171,7 +172,7 @@ func (s *Server) storyAction(w *response, r *request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopStory(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env})
+		res, err := control.StopStory(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, runs.SessionDir(s.env), s.env)})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped story %s (%s)", id, res.State)
@@ -261,7 +262,7 @@ func (s *Server) epicAction(w *response, r *request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopEpic(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env})
+		res, err := control.StopEpic(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, runs.SessionDir(s.env), s.env)})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped epic %s (%s)", id, res.State)

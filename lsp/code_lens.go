@@ -104,6 +104,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 		if info.Run != nil && info.Run.DryRun {
 			title = "● dry run"
 		}
+		if info.Run != nil && info.Run.Actions != nil {
+			title = "● " + info.Run.Actions.Text()
+		}
 		if info.Run != nil && info.Run.Running && info.Run.Cycle > 0 {
 			title += fmt.Sprintf(" · cycle %d", info.Run.Cycle)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -221,7 +222,7 @@ type storyArgs struct {
 // cmdStopStory stops the story's worker (control.StopStory, as `saga-lsp
 // stop`: SIGINT, the worker's clean-up, then its tmux session).
 func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
-	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env, Actions: actionsOf(snap.Root, s.env)})
 	return res, commandError("stopStory", err)
 }
 
@@ -258,7 +259,7 @@ type epicArgs struct {
 // cmdStopEpic stops the epic's runner and every worker it started
 // (control.StopEpic, as `saga-lsp stop <epic>`).
 func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (any, error) {
-	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
+	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env, Actions: actionsOf(snap.Root, s.env)})
 	return res, commandError("stopEpic", err)
 }
 
@@ -506,4 +507,10 @@ func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, a planArgs) (an
 	}
 	return &planResult{Name: name, Title: planned.Title, Kind: string(planned.Kind), Text: b.String(), Plan: pl,
 		States: states, CriticalPath: nonNilStrings(plan.CriticalPath(items, states)), Mermaid: graph.String()}, nil
+}
+
+// actionsOf asks GitHub about the workspace's stories run on GitHub
+// Actions: a stop cancels their runs (control.StopOptions.Actions).
+func actionsOf(root string, env func(string) string) control.Actions {
+	return github.NewRuns(root, runs.SessionDir(env), env)
 }

@@ -150,7 +150,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 		}
 		epic := t.epic
 		return "stop epic " + epic, func(ctx context.Context) error {
-			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env})
+			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env, Actions: actionsOf(root, env)})
 			return err
 		}
 	}
@@ -159,7 +159,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 	}
 	story := t.story
 	return "stop " + story, func(ctx context.Context) error {
-		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env})
+		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env, Actions: actionsOf(root, env)})
 		return err
 	}
 }

@@ -76,6 +76,8 @@ type Run struct {
 	ActionsRun int64
 	URL        string
 	RunName    string
+	Root       string // the workspace that dispatched it
+	Conclusion string // its Actions run's conclusion, once an end was recorded from GitHub
 
 	completedSince int    // task completions since Done was last reported
 	current        string // the task last set in progress
@@ -194,6 +196,7 @@ func (r *Run) Apply(e Event) {
 		}
 		r.Backend, r.Message = e.Backend, cmp.Or(e.Message, "dispatched to "+e.Backend)
 		r.ActionsRun, r.URL, r.RunName = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL), cmp.Or(e.RunName, r.RunName)
+		r.Root = cmp.Or(e.Root, r.Root)
 	case KindWorkerStart, KindEpicStart:
 		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
 		if e.PID > 0 {
@@ -273,7 +276,7 @@ func (r *Run) Apply(e Event) {
 		r.Stories[e.Story] = rec
 	case KindWorkerEnd, KindEpicEnd:
 		r.Ended, r.ExitCode, r.Step = true, e.ExitCode, StepEnd
-		r.State = cmp.Or(e.Status, StatusFailed)
+		r.State, r.Conclusion = cmp.Or(e.Status, StatusFailed), e.Conclusion
 		if e.Cost != nil {
 			r.Cost = *e.Cost
 		}

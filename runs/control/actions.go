@@ -12,6 +12,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -86,10 +87,31 @@ type Actions interface {
 // (GitHub not asked: Status "dispatched"); nil for a run of this machine
 // or one that ended.
 func Dispatched(r *runs.Run) *ActionsRun {
-	if r == nil || r.Backend != BackendGitHub || r.Ended {
+	if r == nil || r.Backend != BackendGitHub {
 		return nil
 	}
-	return &ActionsRun{ID: r.ActionsRun, URL: r.URL, Status: "dispatched", Created: r.Started}
+	a := &ActionsRun{ID: r.ActionsRun, URL: r.URL, Status: "dispatched", Created: r.Started}
+	if r.Ended { // as GitHub gave it to whoever asked last (recordEnd)
+		a.Status, a.Conclusion, a.Why = ActionsCompleted, r.Conclusion, r.Message
+	}
+	return a
+}
+
+// recordEnd writes what GitHub said of a dispatched run's end into its
+// local events file, once: readers that never ask GitHub (the language
+// server's watcher, the lenses, the dashboard) see it ended.
+func recordEnd(last *runs.Run, st *StoryState, ar *ActionsRun) {
+	if last == nil || last.Backend != BackendGitHub || last.Ended || ar.ID == 0 || (last.ActionsRun != 0 && last.ActionsRun != ar.ID) {
+		return
+	}
+	l, err := runs.OpenLog(last.OutputFile, last.Story, "", last.Session, io.Discard, nil)
+	if err != nil {
+		return // the next reader asks GitHub again
+	}
+	defer l.Close()
+	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: st.State, Message: st.Why, Conclusion: ar.Conclusion,
+		ActionsRun: ar.ID, Done: runs.Int(st.Done), Total: runs.Int(st.Total), Cost: runs.Float(st.Cost)},
+		fmt.Sprintf("GitHub Actions run %d ended %s: story %s %s", ar.ID, ar.Conclusion, st.ID, st.State))
 }
 
 // actionsRun is the Actions run that decides the story's state, when one
@@ -100,10 +122,10 @@ func Dispatched(r *runs.Run) *ActionsRun {
 func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, rec runs.Record, haveRec bool) (*ActionsRun, bool) {
 	dispatched := last != nil && last.Backend == BackendGitHub
 	if ev.Actions == nil || !(dispatched || ev.Discover) {
-		if a := Dispatched(last); a != nil {
-			return a, true
+		if a := Dispatched(last); a != nil && !last.Ended {
+			return a, true // running, as last known
 		}
-		return nil, false
+		return nil, false // an end recorded from GitHub folds as any run's
 	}
 	ar, ok, err := ev.Actions.Latest(ctx, id)
 	switch {
@@ -201,4 +223,5 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 			st.State, st.Why = rec.Status, fmt.Sprintf("its worker on GitHub Actions ended %s%s: %s", rec.Status, where, rec.Why)
 		}
 	}
+	recordEnd(last, st, ar)
 }

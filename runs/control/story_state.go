@@ -157,6 +157,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		if last.Ended {
 			st.State, st.Why = outcomeOr(last.State), last.Message
 		}
+		st.Actions = Dispatched(last) // its end as recorded from GitHub (actions.go)
 	case haveRec:
 		st.State, st.Why = outcomeOr(rec.Status), rec.Why
 	}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -162,6 +163,10 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if err := checkBase(ctx, g, rd.Default, d); err != nil {
 		return nil, err
 	}
+	root := o.Root
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	var suffix [3]byte
 	rand.Read(suffix[:])
 	start := now()
@@ -175,7 +180,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	defer log.Close()
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName},
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root},
 		fmt.Sprintf("dispatching story %s to GitHub Actions (%s, base %s)", o.Story, WorkflowFile, d.Base))
 	for _, w := range d.Warnings {
 		log.Warn(runs.StepStart, "%s", w)
@@ -191,7 +196,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return d, err
 	}
 	d.ActionsRun, d.URL, d.Status = found.ID, found.URL, found.Status
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName,
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
 		ActionsRun: found.ID, URL: found.URL, Status: found.Status},
 		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
 	return d, nil

@@ -91,6 +91,11 @@ func TestRunOnGitHubJSON(t *testing.T) {
 			t.Errorf("status lacks %q:\n%s%s", want, st.Stdout, st.Stderr)
 		}
 	}
+	// What GitHub said is recorded in the dispatch's events for readers that
+	// never ask GitHub (the language server).
+	if run := runs.ReadRun(d.EventsFile); run == nil || !run.Ended || run.State != runs.StatusCompleted || run.Conclusion != "success" {
+		t.Errorf("the dispatch's run after status: %+v", run)
+	}
 }
 
 // TestRunOnGitHubNeverTwice: a story whose Actions run is queued or in
