@@ -39,12 +39,15 @@ func runEpicRunner(env *Env, args []string) int {
 	defer stop()
 	o := epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}}
+	// GitHub is asked about stories dispatched there — all of them when the
+	// stories go there (control.EpicQuery.Discover).
+	root, err := store.FindRoot(cmp.Or(env.Dir, "."))
+	if err != nil {
+		return c.fail(env, err)
+	}
+	o.Actions = github.NewRuns(root, runs.SessionDir(env.Getenv), env.Getenv)
 	if ef.On == control.BackendGitHub {
-		root, err := store.FindRoot(cmp.Or(env.Dir, "."))
-		if err != nil {
-			return c.fail(env, err)
-		}
-		o.Backend, o.Actions = github.Backend{Workflow: releaseWorkflow()}, github.NewRuns(root, runs.SessionDir(env.Getenv), env.Getenv)
+		o.Backend = github.Backend{Workflow: releaseWorkflow()}
 	}
 	return epic.Run(ctx, o)
 }

@@ -152,7 +152,7 @@ func (s *Server) storyAction(w *response, r *request) {
 		ctx, cancel := actionContext()
 		defer cancel()
 		st, err := control.StartStory(ctx, control.RunOptions{Root: rp.src.Root, Story: id, Worker: runs.WorkerFlags{DryRun: dry},
-			Env: s.env, Parser: s.parser})
+			Env: s.env, Parser: s.parser, Actions: github.NewRuns(rp.src.Root, runs.SessionDir(s.env), s.env)})
 		res := actionResult{}
 		if err == nil {
 			if rp.src.Watcher != nil {

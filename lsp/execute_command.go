@@ -205,7 +205,7 @@ type runResult struct {
 // cmdRunStory starts the story's worker in tmux (control.StartStory, as
 // `saga-lsp run`), then follows it.
 func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
-	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
+	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env, Actions: actionsOf(snap.Root, s.env)})
 	if err != nil {
 		return nil, commandError("runStory", err)
 	}

@@ -51,9 +51,10 @@ type Options struct {
 	// missed (default 250 ms).
 	Tick time.Duration
 
-	// Backend starts the stories (default control.TmuxBackend); Actions,
-	// set for GitHub Actions, is asked about every story's state
-	// (control.Evidence.Discover) and cancels their runs on a stop.
+	// Backend starts the stories (default control.TmuxBackend). Actions
+	// is asked about stories dispatched to GitHub Actions — about every
+	// story when Backend is GitHub's (control.Evidence.Discover) — and
+	// cancels their runs on a stop.
 	Backend control.Backend
 	Actions control.Actions
 }
@@ -272,7 +273,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
-			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux,
+			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux, Actions: r.o.Actions,
 			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
