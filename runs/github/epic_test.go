@@ -496,3 +496,49 @@ func TestEpicOnGitHubNetworkLost(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedBackends: the base is a pushed branch whoever ran the blockers —
+// a story on GitHub Actions after a blocker run locally, and a local story
+// after blockers run on GitHub Actions (their branches taken from origin,
+// merged).
+func TestMixedBackends(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	// a locally (tmux), its branch pushed by its worker.
+	if r := a.saga(nil, "run", "shop--a"); r.Code != 0 {
+		t.Fatalf("run a: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := a.saga(nil, "follow", "shop--a"); r.Code != 0 {
+		t.Fatalf("follow a: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// b and c on GitHub Actions, stacked on a's pushed branch.
+	for _, s := range []string{"shop--b", "shop--c"} {
+		r := a.saga(nil, "run", s, "--on", "github", "--follow")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "dispatched story "+s+" to GitHub Actions (base story/shop--a)") || !strings.HasSuffix(r.Stdout, "completed: success\n") {
+			t.Fatalf("run %s --on github: exit %d\n%s%s", s, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// d locally: b and c completed on GitHub, their branches from origin.
+	if r := a.saga(nil, "run", "shop--d"); r.Code != 0 {
+		t.Fatalf("run d: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := a.saga(nil, "follow", "shop--d"); r.Code != 0 {
+		t.Fatalf("follow d: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	merges := testkit.Git(t, a.root, "log", "--format=%s", "--merges", "story/shop--d")
+	if !strings.Contains(merges, "build on story/shop--b") || !strings.Contains(merges, "build on story/shop--c") {
+		t.Errorf("story/shop--d is no merge of b and c:\n%s", merges)
+	}
+	files := testkit.Git(t, a.root, "ls-tree", "-r", "--name-only", "story/shop--d")
+	for _, w := range []string{"a2", "b2", "c2", "d2"} {
+		if !strings.Contains(files, "saga-work/"+w+".md") {
+			t.Errorf("story/shop--d lacks saga-work/%s.md:\n%s", w, files)
+		}
+	}
+	st := a.epicStatus()
+	if st.Done != 4 {
+		t.Errorf("status: %+v", st)
+	}
+	if n := a.dispatches(); len(n) != 2 {
+		t.Errorf("dispatches %v", n)
+	}
+}
