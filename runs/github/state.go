@@ -46,7 +46,6 @@ type endedRun struct {
 	ok       bool
 	why      string
 	timedOut bool
-	when     time.Time // when origin's branch was fetched
 }
 
 var _ control.Actions = (*Runs)(nil)
@@ -116,23 +115,26 @@ func listRuns(ctx context.Context, gh, dir string) ([]RunInfo, error) {
 	return list, nil
 }
 
-// Ended reads what the completed run left, once per run (origin's branch
-// again after a Poll: a later push of the story's PR is seen).
+// Ended reads what the completed run left, once per run: a runner asks
+// about its completed stories at every step.
 func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun) (runs.Record, bool, error) {
 	g.mu.Lock()
 	e, seen := g.ended[run.ID]
 	g.mu.Unlock()
-	repo := git.Repo{Dir: g.Root}
-	if !seen || time.Since(e.when) >= cmp.Or(g.Poll, DefaultPoll) {
+	if !seen {
+		repo := git.Repo{Dir: g.Root}
 		b := runs.StoryBranch(story)
-		if repo.OK(ctx, "ls-remote", "--exit-code", "--heads", "origin", "refs/heads/"+b) {
+		// Its statuses are read from origin's branch (none: the job pushed
+		// nothing); origin out of reach is no answer.
+		heads, err := repo.Run(ctx, "ls-remote", "--heads", "origin", "refs/heads/"+b)
+		if err != nil {
+			return runs.Record{}, false, fmt.Errorf("git ls-remote origin: %w", err)
+		}
+		if heads != "" {
 			if _, err := repo.Retry(ctx, "fetch", "-q", "origin", "+refs/heads/"+b+":refs/remotes/origin/"+b); err != nil {
 				return runs.Record{}, false, fmt.Errorf("git fetch origin %s: %w", b, err)
 			}
 		}
-		e.when = time.Now()
-	}
-	if !seen {
 		gh := runs.Program(g.Env, runs.ProgramGH)
 		if run.Conclusion != control.ActionsSuccess {
 			r, err := ViewRun(ctx, gh, g.Root, run.ID)
@@ -144,7 +146,6 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 				e.why = fmt.Sprintf("its Actions job ran into its timeout-minutes (%d)%s: split the story, or run it locally", TimeoutMinutes, ifAt(CurrentStep(r)))
 			}
 		}
-		var err error
 		if e.rec, e.ok, err = g.record(ctx, gh, run.ID); err != nil {
 			return runs.Record{}, false, err
 		}
