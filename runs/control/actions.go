@@ -40,6 +40,7 @@ type ActionsRun struct {
 	Status     string    `json:"status"`               // queued, in_progress, completed, …
 	Conclusion string    `json:"conclusion,omitempty"` // success, failure, cancelled, timed_out, …
 	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"` // GitHub's last change: a completed run's end
 	// Why says, for a completed run that did not succeed, where it
 	// stopped and why (its failed step's meaning).
 	Why string `json:"why,omitempty"`
@@ -160,10 +161,16 @@ func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, r
 // fromActions sets the story's state from its Actions run.
 func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *ActionsRun, last *runs.Run) {
 	st.Actions = ar
+	// When its outcome was reached (the epic runner retries what ended
+	// before its own start): GitHub's times are to the second, so a run
+	// dispatched from here counts from its dispatch at the latest.
+	st.Ended = ar.Updated
 	if last != nil && last.Backend == BackendGitHub {
 		st.Session = last.Session
+		if last.ActionsRun == ar.ID || last.ActionsRun == 0 {
+			st.Ended = maxTime(st.Ended, last.Started)
+		}
 	}
-	st.Ended = ar.Created
 	if ar.Unknown != "" || ar.Status != ActionsCompleted {
 		st.State = EpicRunning
 		if ar.Unknown != "" {
@@ -224,4 +231,11 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 		}
 	}
 	recordEnd(last, st, ar)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -241,6 +241,7 @@ type RunInfo struct {
 	Conclusion   string    `json:"conclusion"`
 	URL          string    `json:"url"`
 	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 	Jobs         []struct {
 		Name        string     `json:"name"`
 		Status      string     `json:"status"`

@@ -82,7 +82,7 @@ func (g *Runs) Latest(ctx context.Context, story string) (control.ActionsRun, bo
 	if best == nil {
 		return control.ActionsRun{}, false, nil
 	}
-	return control.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt}, true, nil
+	return control.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt, Updated: best.UpdatedAt}, true, nil
 }
 
 // runs lists the workflow's runs, at most once every Poll.
@@ -101,7 +101,7 @@ func (g *Runs) runs(ctx context.Context) ([]RunInfo, error) {
 // whose workflow GitHub does not know has none.
 func listRuns(ctx context.Context, gh, dir string) ([]RunInfo, error) {
 	out, err := ghRun(ctx, gh, dir, "run", "list", "--workflow", WorkflowFile, "--limit", "200",
-		"--json", "databaseId,displayTitle,status,conclusion,url,createdAt")
+		"--json", "databaseId,displayTitle,status,conclusion,url,createdAt,updatedAt")
 	if err != nil {
 		if strings.Contains(err.Error(), "could not find any workflows named") {
 			return nil, nil
