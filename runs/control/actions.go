@@ -70,7 +70,7 @@ func (a ActionsRun) Text() string {
 	return t
 }
 
-// Actions asks GitHub about stories run on Actions (runs/github.Source).
+// Actions asks GitHub about stories run on Actions (runs/github.Runs).
 type Actions interface {
 	// Latest is the story's newest Actions run (ok false: it has none);
 	// an error when GitHub cannot be asked.
@@ -84,9 +84,9 @@ type Actions interface {
 	Cancel(ctx context.Context, run ActionsRun) error
 }
 
-// Dispatched is the Actions run a local run dispatched, as last recorded
-// (GitHub not asked: Status "dispatched"); nil for a run of this machine
-// or one that ended.
+// Dispatched is the Actions run a local run dispatched, as recorded here
+// (GitHub not asked: Status "dispatched", or the end recordEnd wrote); nil
+// for a run of this machine.
 func Dispatched(r *runs.Run) *ActionsRun {
 	if r == nil || r.Backend != BackendGitHub {
 		return nil
@@ -131,9 +131,6 @@ func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, r
 	ar, ok, err := ev.Actions.Latest(ctx, id)
 	switch {
 	case err != nil:
-		if !dispatched && !ev.Discover {
-			return nil, false
-		}
 		a := &ActionsRun{Unknown: err.Error(), Status: "unknown"}
 		if dispatched {
 			a.ID, a.URL, a.Created = last.ActionsRun, last.URL, last.Started
@@ -226,7 +223,7 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 		// The worker's own end, when it got that far, says more than the
 		// job's conclusion.
 		st.State, st.Why = runs.StatusFailed, first(ar.Why, "its Actions run ended "+ar.Conclusion)+where
-		if haveRec && rec.Status != runs.StatusCompleted && outcomeOf(rec.Status) != "" {
+		if haveRec && outcomeOf(rec.Status) != "" {
 			st.State, st.Why = rec.Status, fmt.Sprintf("its worker on GitHub Actions ended %s%s: %s", rec.Status, where, rec.Why)
 		}
 	}
