@@ -74,7 +74,7 @@ func runRun(env *Env, args []string) int {
 			return c.fail(env, usagef("--again is for a real run: a dry run never touches the story's attempt"))
 		}
 		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Again: *again, Env: env.Getenv,
-			Workspace: t.ws, Parser: t.parser, Actions: github.NewRuns(t.root, runs.SessionDir(env.Getenv), env.Getenv)})
+			Workspace: t.ws, Parser: t.parser, Actions: github.NewRuns(t.root, env.Getenv)})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
 	var done *control.CompletedError

@@ -30,7 +30,7 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv, Actions: github.NewRuns(r, runs.SessionDir(env.Getenv), env.Getenv)}
+	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv, Actions: github.NewRuns(r, env.Getenv)}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 		t, err := target.kindOf(r, pos[0])
@@ -65,7 +65,7 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 		return c.fail(env, err)
 	}
 	st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p,
-		Actions: github.NewRuns(root, runs.SessionDir(env.Getenv), env.Getenv)})
+		Actions: github.NewRuns(root, env.Getenv)})
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -30,7 +30,7 @@ func runStop(env *Env, args []string) int {
 		stop, what = control.StopEpic, "epic"
 	}
 	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv,
-		Actions: github.NewRuns(r, runs.SessionDir(env.Getenv), env.Getenv)})
+		Actions: github.NewRuns(r, env.Getenv)})
 	if err != nil {
 		if target.json() && res != nil {
 			printJSON(env.Stdout, res)

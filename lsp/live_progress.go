@@ -16,6 +16,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"go.lsp.dev/protocol"
 )
@@ -150,7 +151,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 		}
 		epic := t.epic
 		return "stop epic " + epic, func(ctx context.Context) error {
-			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env, Actions: actionsOf(root, env)})
+			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env, Actions: github.NewRuns(root, env)})
 			return err
 		}
 	}
@@ -159,7 +160,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 	}
 	story := t.story
 	return "stop " + story, func(ctx context.Context) error {
-		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env, Actions: actionsOf(root, env)})
+		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env, Actions: github.NewRuns(root, env)})
 		return err
 	}
 }

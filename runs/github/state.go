@@ -50,9 +50,10 @@ type endedRun struct {
 
 var _ control.Actions = (*Runs)(nil)
 
-// NewRuns asks GitHub about the stories of the repository at root.
-func NewRuns(root, sessionDir string, env func(string) string) *Runs {
-	return &Runs{Root: root, SessionDir: sessionDir, Env: env}
+// NewRuns asks GitHub about the stories of the repository at root, with
+// the session dir env names.
+func NewRuns(root string, env func(string) string) *Runs {
+	return &Runs{Root: root, SessionDir: runs.SessionDir(env), Env: env}
 }
 
 // ParseRunName is RunName's inverse: the story and saga-lsp's run id a
