@@ -60,6 +60,7 @@ func newEpicOnActions(t *testing.T, secrets ...string) *actions {
 		"HOME="+base, "GIT_CONFIG_NOSYSTEM=1", "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"),
 		"SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_GH="+a.gh, "SAGA_LSP_BIN="+testkit.Binary(t),
 		"SAGA_TMUX_SOCKET="+testkit.TmuxServer(t), "SAGA_STANDIN_LOG="+a.log, "GH_STANDIN_STATE="+a.state,
+		"GH_STANDIN_LOG="+filepath.Join(base, "gh.jsonl"),
 		"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"))
 	for _, s := range secrets {
 		a.env = append(a.env, "GH_STANDIN_SECRET_"+s)
@@ -213,6 +214,20 @@ func TestEpicOnGitHub(t *testing.T) {
 	if !strings.Contains(text.Stdout, "GitHub Actions success https://github.com/standin/origin/actions/runs/") {
 		t.Errorf("status text:\n%s", text.Stdout)
 	}
+	t.Logf("gh invocations (the runner, follow, status and the jobs' workers): %v", a.ghCalls())
+}
+
+// ghCalls counts the gh invocations by command (the stand-in's log): what
+// a run asks of GitHub.
+func (a *actions) ghCalls() map[string]int {
+	out := map[string]int{}
+	for line := range strings.Lines(testkit.FileText(filepath.Join(filepath.Dir(a.state), "gh.jsonl"))) {
+		var inv struct{ Args []string }
+		if json.Unmarshal([]byte(line), &inv) == nil && len(inv.Args) >= 2 {
+			out[inv.Args[0]+" "+inv.Args[1]]++
+		}
+	}
+	return out
 }
 
 // holdJobs keeps every dispatched run queued until release is called.
