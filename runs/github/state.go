@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -184,8 +183,8 @@ func (g *Runs) record(ctx context.Context, gh string, id int64) (runs.Record, bo
 			!strings.Contains(err.Error(), "no valid artifacts") && !strings.Contains(err.Error(), "no artifact matches") {
 			return runs.Record{}, false, fmt.Errorf("gh run download %d: %w", id, err)
 		}
-		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
-			if _, serr := os.Stat(dir); serr != nil { // not another process's download
+		if err := os.Rename(tmp, dir); err != nil {
+			if _, serr := os.Stat(dir); serr != nil { // not another process's download, done first
 				return runs.Record{}, false, err
 			}
 		}

@@ -38,3 +38,17 @@ func TestTimedOut(t *testing.T) {
 		t.Errorf("why %q", why)
 	}
 }
+
+// TestStepReasonsNameSteps: the steps whose failure stepReason explains
+// are the workflow's.
+func TestStepReasonsNameSteps(t *testing.T) {
+	content, err := Render(Source{Version: "v1.4.2", GoVersion: "1.26"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []string{"Check the inputs", "Check the Claude Code secret", "Make confinement work", "Check out"} {
+		if stepReason(step) == "" || !strings.Contains(string(content), "      - name: "+step+"\n") {
+			t.Errorf("step %q: reason %q, in the workflow: %v", step, stepReason(step), strings.Contains(string(content), step))
+		}
+	}
+}
