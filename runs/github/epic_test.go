@@ -557,3 +557,24 @@ func TestMixedBackends(t *testing.T) {
 		t.Errorf("dispatches %v", n)
 	}
 }
+
+// TestEpicOnGitHubMaxCost: --max-cost counts the jobs' spend, read from
+// the run records they uploaded: once it reaches the cap nothing more is
+// dispatched and the runner exits 2.
+func TestEpicOnGitHubMaxCost(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	a.env = append(a.env, "SAGA_STANDIN_COST_USD=0.6") // the jobs' claude, priced
+	end := a.runEpic(nil, "--max-parallel", "1", "--max-cost", "1")
+	if end.Status != runs.StatusTimeout || end.ExitCode == nil || *end.ExitCode != runs.ExitLimit || end.Cost == nil || *end.Cost < 1 {
+		t.Errorf("epic.end %+v", end)
+	}
+	if n := a.dispatches(); len(n) != 2 || n["shop--a"] != 1 {
+		t.Errorf("dispatches %v, want a and one of b, c", n)
+	}
+	if !slices.ContainsFunc(a.runnerEvents(), func(e runs.Event) bool { return e.Event == runs.KindEpicCap }) {
+		t.Error("no epic.cap")
+	}
+	if s := epicStory(a.epicStatus(), "shop--a"); s.Cost < 0.6 {
+		t.Errorf("a's cost %+v", s)
+	}
+}
