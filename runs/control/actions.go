@@ -92,8 +92,11 @@ func Dispatched(r *runs.Run) *ActionsRun {
 		return nil
 	}
 	a := &ActionsRun{ID: r.ActionsRun, URL: r.URL, Status: "dispatched", Created: r.Started}
-	if r.Ended { // as GitHub gave it to whoever asked last (recordEnd)
+	switch {
+	case r.Ended && r.Conclusion != "": // as GitHub gave it to whoever asked last (recordEnd)
 		a.Status, a.Conclusion, a.Why = ActionsCompleted, r.Conclusion, r.Message
+	case r.Ended: // the dispatch failed (Dispatch)
+		a.Status, a.Why = "not dispatched", r.Message
 	}
 	return a
 }

@@ -38,6 +38,10 @@ import (
 // stepEpic labels the runner's own steps in its log.
 const stepEpic = "epic"
 
+// retryPause is how long a story whose start found its service
+// unreachable waits before the next try.
+const retryPause = 5 * time.Second
+
 // Options configure a runner.
 type Options struct {
 	Epic string
@@ -73,6 +77,7 @@ type runner struct {
 	seen      map[string]string // story → last state reported
 	conflicts map[string][]string
 	refused   map[string]string
+	retry     map[string]time.Time // stories whose start found its service unreachable: not before then
 	capped    bool
 	graphs    *prGraphs // rewrites the graph in the stories' PRs
 }
@@ -88,7 +93,7 @@ func Run(ctx context.Context, o Options) int {
 		return runs.ExitFailed
 	}
 	defer l.Close()
-	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
+	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}, retry: map[string]time.Time{}}
 	backend, where := "", ""
 	if o.Backend.Name() != control.BackendTmux {
 		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
@@ -268,7 +273,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		if slots <= 0 {
 			break
 		}
-		if s.State != control.EpicReady {
+		if s.State != control.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
 			continue
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
@@ -277,11 +282,15 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
+		var ue *control.UnreachableError
 		switch {
 		case errors.As(err, &ce):
 			r.conflicts[s.ID] = ce.Files
 		case errors.As(err, &re):
 			// Started by someone else meanwhile: followed from the next step.
+		case errors.As(err, &ue):
+			r.retry[s.ID] = r.o.Now().Add(retryPause)
+			r.log.Warn(stepEpic, "%s: could not be started now, tried again in %s: %v", s.ID, retryPause, err)
 		case err != nil:
 			r.refused[s.ID] = err.Error()
 			r.log.Warn(stepEpic, "%s: could not start: %v", s.ID, err)

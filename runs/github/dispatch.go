@@ -142,7 +142,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	g := git.Repo{Dir: o.Root}
 	d := &Dispatched{Story: o.Story, Base: o.Base, Warnings: rd.Warnings}
 	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story); err != nil {
-		return nil, &DispatchError{fmt.Sprintf("cannot ask GitHub whether story %s runs already: %v", o.Story, err)}
+		return nil, &control.UnreachableError{Err: fmt.Errorf("cannot ask GitHub whether story %s runs already: %w", o.Story, err)}
 	} else if ok {
 		return nil, &control.RunningError{Story: o.Story, URL: live.URL} // a story never runs twice
 	}
@@ -187,8 +187,18 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	}
 	if _, err := ghRun(ctx, gh, o.Root, "workflow", "run", WorkflowFile,
 		"-f", InputStory+"="+o.Story, "-f", InputBase+"="+d.Base, "-f", InputRunID+"="+d.RunID); err != nil {
-		log.Error(runs.StepStart, "gh workflow run: %v", err)
-		return nil, fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
+		err = fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
+		// Its end, so that no reader waits for a run: failed when GitHub
+		// refused it (its refusals carry their HTTP status); pending when
+		// GitHub gave no answer — it may have got the dispatch all the
+		// same, which a retry finds (liveRun, the run-name) instead of
+		// dispatching again.
+		status := runs.StatusFailed
+		if !strings.Contains(err.Error(), "HTTP ") {
+			status, err = control.StoryPending, &control.UnreachableError{Err: err}
+		}
+		log.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, Message: err.Error()}, "not dispatched: "+err.Error())
+		return nil, err
 	}
 	found, err := FindRun(ctx, gh, o.Root, d.RunName, o.Wait, o.Poll)
 	if err != nil {

@@ -578,3 +578,45 @@ func TestEpicOnGitHubMaxCost(t *testing.T) {
 		t.Errorf("a's cost %+v", s)
 	}
 }
+
+// TestEpicOnGitHubDispatchUnanswered: a dispatch GitHub did not answer —
+// once after taking it, once without — is tried again later, never failed,
+// and no story runs twice: the retry finds the run GitHub took.
+func TestEpicOnGitHubDispatchUnanswered(t *testing.T) {
+	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	dir := t.TempDir()
+	taken, lost := filepath.Join(dir, "taken"), filepath.Join(dir, "lost")
+	for _, f := range []string{taken, lost} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapper := filepath.Join(dir, "gh")
+	script := fmt.Sprintf(`#!/bin/sh
+if [ "$1 $2" = "workflow run" ]; then
+  if [ -e %[1]q ]; then rm %[1]q; %[3]q "$@" >/dev/null 2>&1; echo 'error connecting to api.github.com' >&2; exit 1; fi
+  if [ -e %[2]q ]; then rm %[2]q; echo 'error connecting to api.github.com' >&2; exit 1; fi
+fi
+exec %[3]q "$@"
+`, taken, lost, a.gh)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.env = append(a.env, "SAGA_GH="+wrapper)
+	end := a.runEpic(nil, "--max-parallel", "1")
+	if end.Status != runs.StatusCompleted {
+		t.Errorf("epic.end %+v", end)
+	}
+	if n := a.dispatches(); len(n) != 4 || n["shop--a"] != 1 || n["shop--b"]+n["shop--c"] != 2 || n["shop--d"] != 1 {
+		t.Errorf("dispatches %v, want one per story", n)
+	}
+	tries := 0
+	for _, e := range a.runnerEvents() {
+		if e.Level == runs.LevelWarn && strings.Contains(e.Message, "could not be started now, tried again") {
+			tries++
+		}
+	}
+	if tries != 2 {
+		t.Errorf("%d retries announced, want 2: %+v", tries, a.runnerEvents())
+	}
+}
