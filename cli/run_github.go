@@ -73,7 +73,11 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	var nf *github.NotFoundError
 	var re *control.RunningError
 	var ce *control.ConflictError
+	var ue *control.UnreachableError
 	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "saga-lsp run: %v — GitHub may have taken the dispatch all the same: `saga-lsp status %s` shows it; running it again refuses while its run is live\n", err, name)
+		return exitFindings
 	case errors.As(err, &de), errors.As(err, &nf), errors.As(err, &re), errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
 		return exitFindings
