@@ -231,3 +231,26 @@ func TestRunOnGitHubCancelledFromTheWeb(t *testing.T) {
 		t.Errorf("the interrupted worker's run: ended %v, state %q", end.Ended, end.State)
 	}
 }
+
+// TestRunOnGitHubUnanswered: a dispatch GitHub took without answering
+// exits 1 saying where to look; status finds the run by its name, and a
+// second dispatch while it is live is refused.
+func TestRunOnGitHubUnanswered(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	defer a.holdJobs()()
+	a.unreliableGH(`if [ "$1 $2" = "workflow run" ]; then "$GH" "$@" >/dev/null 2>&1; echo 'error connecting to api.github.com' >&2; exit 1; fi`)
+	r := a.saga(nil, "run", "user-auth--api", "--on", "github")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error connecting to api.github.com — GitHub may have taken the dispatch all the same: `saga-lsp status user-auth--api` shows it") {
+		t.Errorf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	url := a.runs()[0].url()
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "worker:   GitHub Actions queued "+url) {
+		t.Errorf("status:\n%s%s", st.Stdout, st.Stderr)
+	}
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github"); r.Code != 1 || !strings.Contains(r.Stderr, "is already running story user-auth--api") {
+		t.Errorf("again: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if n := len(a.runs()); n != 1 {
+		t.Errorf("%d runs", n)
+	}
+}

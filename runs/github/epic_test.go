@@ -472,12 +472,7 @@ func TestEpicOnGitHubNetworkLost(t *testing.T) {
 	defer release()
 	dir := t.TempDir()
 	offline, calls := filepath.Join(dir, "offline"), filepath.Join(dir, "offline.log")
-	wrapper := filepath.Join(dir, "gh")
-	script := fmt.Sprintf("#!/bin/sh\nif [ -e %q ]; then echo \"$*\" >> %q; echo 'error connecting to api.github.com' >&2; exit 1; fi\nexec %q \"$@\"\n", offline, calls, a.gh)
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a.env = append(a.env, "SAGA_GH="+wrapper)
+	a.unreliableGH(fmt.Sprintf(`if [ -e %q ]; then echo "$*" >> %q; echo 'error connecting to api.github.com' >&2; exit 1; fi`, offline, calls))
 	if r := a.saga(nil, "run", "shop", "--on", "github"); r.Code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -591,18 +586,10 @@ func TestEpicOnGitHubDispatchUnanswered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wrapper := filepath.Join(dir, "gh")
-	script := fmt.Sprintf(`#!/bin/sh
-if [ "$1 $2" = "workflow run" ]; then
-  if [ -e %[1]q ]; then rm %[1]q; %[3]q "$@" >/dev/null 2>&1; echo 'error connecting to api.github.com' >&2; exit 1; fi
+	a.unreliableGH(fmt.Sprintf(`if [ "$1 $2" = "workflow run" ]; then
+  if [ -e %[1]q ]; then rm %[1]q; "$GH" "$@" >/dev/null 2>&1; echo 'error connecting to api.github.com' >&2; exit 1; fi
   if [ -e %[2]q ]; then rm %[2]q; echo 'error connecting to api.github.com' >&2; exit 1; fi
-fi
-exec %[3]q "$@"
-`, taken, lost, a.gh)
-	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a.env = append(a.env, "SAGA_GH="+wrapper)
+fi`, taken, lost))
 	end := a.runEpic(nil, "--max-parallel", "1")
 	if end.Status != runs.StatusCompleted {
 		t.Errorf("epic.end %+v", end)
@@ -619,4 +606,16 @@ exec %[3]q "$@"
 	if tries != 2 {
 		t.Errorf("%d retries announced, want 2: %+v", tries, a.runnerEvents())
 	}
+}
+
+// unreliableGH puts gh behind a shell script that runs first (with $GH,
+// the stand-in), standing for a network that fails as it says.
+func (a *actions) unreliableGH(first string) {
+	a.t.Helper()
+	wrapper := filepath.Join(a.t.TempDir(), "gh")
+	script := fmt.Sprintf("#!/bin/sh\nGH=%q\n%s\nexec \"$GH\" \"$@\"\n", a.gh, first)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		a.t.Fatal(err)
+	}
+	a.env = append(a.env, "SAGA_GH="+wrapper)
 }
