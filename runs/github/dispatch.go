@@ -115,10 +115,12 @@ func (e *NotFoundError) Error() string {
 }
 
 // Dispatch checks that the story can run on GitHub Actions — gh found and
-// logged in, the workflow on origin's default branch, the base and the
-// story pushed — records the dispatch in a new session's events file,
-// dispatches, and finds the run. The *Dispatched is returned with a
-// *NotFoundError too.
+// logged in, the workflow on origin's default branch (CheckReady), no run
+// of the story queued or in progress (*control.RunningError), the base
+// (its blockers' pushed work: control.PushedBase) and the story pushed —
+// records the dispatch in a new session's events file, dispatches, and
+// finds the run. The *Dispatched is returned with a *NotFoundError too;
+// GitHub out of reach is a *control.UnreachableError.
 func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if err := store.CheckName("story name", o.Story, true, true); err != nil {
 		return nil, err
