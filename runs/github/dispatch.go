@@ -32,7 +32,7 @@ import (
 const (
 	// DefaultAppearWait bounds how long a dispatched run may take to show
 	// up in `gh run list`.
-	DefaultAppearWait = 60 * time.Second
+	DefaultAppearWait = control.ActionsAppearWait
 	// DefaultPoll is the pause between two questions to GitHub.
 	DefaultPoll = 2 * time.Second
 )
