@@ -60,14 +60,18 @@ func runDashboard(env *Env, args []string) int {
 		return c.fail(env, err)
 	}
 	defer srv.Close()
+	// Ctrl-C stops it cleanly from the moment its URL is out, and the
+	// warning comes first: whoever reads the URL may stop it at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, runs.TerminateSignal())
+	defer stop()
+	if !srv.Loopback() {
+		fmt.Fprintf(env.Stderr, "saga-lsp dashboard: warning: listening on %s, reachable from other machines; anyone with the URL can run stories\n", srv.Addr())
+	}
 	if *format == "json" {
 		line, _ := json.Marshal(map[string]string{"url": srv.URL()})
 		fmt.Fprintf(env.Stdout, "%s\n", line)
 	} else {
 		fmt.Fprintln(env.Stdout, srv.URL())
-	}
-	if !srv.Loopback() {
-		fmt.Fprintf(env.Stderr, "saga-lsp dashboard: warning: listening on %s, reachable from other machines; anyone with the URL can run stories\n", srv.Addr())
 	}
 	fmt.Fprintf(env.Stderr, "saga-lsp dashboard: serving %d repositor%s; Ctrl-C stops\n", len(roots), map[bool]string{true: "y", false: "ies"}[len(roots) == 1])
 	if *open {
@@ -75,8 +79,6 @@ func runDashboard(env *Env, args []string) int {
 			fmt.Fprintf(env.Stderr, "saga-lsp dashboard: could not open a browser (%v): open the URL above\n", err)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, runs.TerminateSignal())
-	defer stop()
 	<-ctx.Done()
 	fmt.Fprintln(env.Stderr, "saga-lsp dashboard: stopped")
 	return exitOK

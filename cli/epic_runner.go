@@ -6,10 +6,13 @@ import (
 	"os/signal"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/epic"
+	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
-const epicRunnerSynopsis = "epic-runner <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--output-file PATH] [--session NAME] [worker flags…]"
+const epicRunnerSynopsis = "epic-runner <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--on tmux|github] [--output-file PATH] [--session NAME] [worker flags…]"
 
 // runEpicRunner runs an epic (normally inside the tmux session `run
 // <epic>` made). SIGINT/SIGTERM stop it and every worker it started.
@@ -20,6 +23,7 @@ func runEpicRunner(env *Env, args []string) int {
 	ef.Register(c.FlagSet)
 	outputFile := c.String("output-file", "", "also write the log to `PATH`; events go to "+runs.EventsFile("<PATH>"))
 	session := c.String("session", "", "session `name` for events (default: $"+runs.EnvSession+" or "+runs.EpicSessionPrefix+"<epic>-<ms>)")
+	c.StringVar(&ef.On, "on", control.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions jobs)")
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<epic>"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
@@ -33,6 +37,17 @@ func runEpicRunner(env *Env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
-	return epic.Run(ctx, epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
-		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}})
+	o := epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
+		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}}
+	// GitHub is asked about stories dispatched there — all of them when the
+	// stories go there (control.EpicQuery.Discover).
+	root, err := store.FindRoot(cmp.Or(env.Dir, "."))
+	if err != nil {
+		return c.fail(env, err)
+	}
+	o.Actions = github.NewRuns(root, env.Getenv)
+	if ef.On == control.BackendGitHub {
+		o.Backend = github.Backend{Workflow: releaseWorkflow()}
+	}
+	return epic.Run(ctx, o)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -43,7 +45,30 @@ func runFollow(env *Env, args []string) int {
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
+	if r := runs.ReadRun(rs[len(rs)-1].EventsFile); r != nil && r.Backend == control.BackendGitHub && r.Story != "" {
+		return followDispatched(env, t.root, r, target.json())
+	}
 	return followRun(env, rs[len(rs)-1].EventsFile, target.json(), pos[0], t.ws)
+}
+
+// followDispatched follows a story dispatched to GitHub Actions: its
+// Actions run, found by its run-name when the dispatch did not see it.
+func followDispatched(env *Env, root string, r *runs.Run, jsonOut bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	defer stop()
+	id := r.ActionsRun
+	if id == 0 {
+		found, err := github.FindRun(ctx, runs.Program(env.Getenv, runs.ProgramGH), root, r.RunName, 0, 0)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "saga-lsp follow: story %s was dispatched to GitHub Actions, but its run is not found: %v\n", termtext.Escape(r.Story), err)
+			return exitFindings
+		}
+		id = found.ID
+	}
+	if !jsonOut {
+		fmt.Fprintf(env.Stdout, "story %s on GitHub Actions: %s\n", termtext.Escape(r.Story), termtext.Escape(r.URL))
+	}
+	return followActions(ctx, env, "follow", root, id, jsonOut)
 }
 
 // followed is one events file being read: a story's worker or an epic's
@@ -123,9 +148,12 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 				if e.Session != "" && stories[e.Story] == nil {
 					stories[e.Story] = newFollowed(runs.EventsFile(runs.OutputFile(filepath.Dir(eventsFile), e.Session)))
 				}
-				if e.Adopted {
+				switch {
+				case e.Adopted:
 					out.line(fmt.Sprintf("↻ %s adopted (started by an earlier runner)", termtext.Escape(e.Story)))
-				} else {
+				case e.URL != "":
+					out.line(fmt.Sprintf("▶ %s dispatched to GitHub Actions: %s", termtext.Escape(e.Story), termtext.Escape(e.URL)))
+				default:
 					out.line(fmt.Sprintf("▶ %s started", termtext.Escape(e.Story)))
 				}
 			case runs.KindStoryEnd:

@@ -102,3 +102,17 @@ func installGitHubActions(env *Env, c *cmdLine, g ghaFlags, root string, dryRun 
 	}
 	return exitOK
 }
+
+// releaseWorkflow is the workflow this saga-lsp writes, nil when it is no
+// release (a build from source cannot tell which workflow is current).
+func releaseWorkflow() []byte {
+	src, err := github.ReleaseSource(version(), runtime.Version())
+	if err != nil {
+		return nil
+	}
+	content, err := github.Render(src)
+	if err != nil {
+		return nil
+	}
+	return content
+}

@@ -9,11 +9,13 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
 run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
-run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]`
+run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]
+run <epic> --on github [--max-parallel K] [--after ready|merged] [--max-cost USD] [--root DIR] [--format text|json] [--follow] [--epic]`
 
 // runRun starts a story's worker, or an epic's runner, in a detached tmux
 // session.
@@ -32,8 +34,20 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	if *on.backend == control.BackendGitHub {
+	if *on.backend == control.BackendGitHub && t.kind != runs.KindEpic {
 		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
+	}
+	if *on.backend == control.BackendGitHub {
+		// What every job needs is checked once, before the runner starts.
+		ef.On = control.BackendGitHub
+		rd, err := github.CheckReady(context.Background(), t.root, env.Getenv, releaseWorkflow())
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+			return exitFindings
+		}
+		for _, w := range rd.Warnings {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.
@@ -60,7 +74,7 @@ func runRun(env *Env, args []string) int {
 			return c.fail(env, usagef("--again is for a real run: a dry run never touches the story's attempt"))
 		}
 		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Again: *again, Env: env.Getenv,
-			Workspace: t.ws, Parser: t.parser})
+			Workspace: t.ws, Parser: t.parser, Actions: github.NewRuns(t.root, env.Getenv)})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
 	var done *control.CompletedError

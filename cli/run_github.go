@@ -29,7 +29,8 @@ func addOnFlags(c *cmdLine) onFlags {
 
 // onGitHubFlags are run's flags that --on github takes: the workflow
 // runs the worker with its defaults, from a base.
-var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story"}
+var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story",
+	"max-parallel", "after", "max-cost", "poll", "epic"} // the last an epic's: its runner runs here
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
@@ -60,16 +61,24 @@ func (o onFlags) check(c *cmdLine) error {
 // runOnGitHub dispatches a story to GitHub Actions, and with --follow
 // follows its run until it ends (exit 0 when it succeeded).
 func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags, jsonOut, follow bool) int {
-	if t.kind == runs.KindEpic {
-		return c.fail(env, usagef("--on github runs one story for now; %s is an epic", name))
+	for _, f := range []string{"max-parallel", "after", "max-cost", "poll"} {
+		if c.isSet(f) {
+			return c.fail(env, usagef("--%s is for an epic; %s is a story", f, name))
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
-	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Env: env.Getenv, Wait: *on.wait})
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError
+	var re *control.RunningError
+	var ce *control.ConflictError
+	var ue *control.UnreachableError
 	switch {
-	case errors.As(err, &de), errors.As(err, &nf):
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "saga-lsp run: %v — GitHub may have taken the dispatch all the same: `saga-lsp status %s` shows it; running it again refuses while its run is live\n", err, name)
+		return exitFindings
+	case errors.As(err, &de), errors.As(err, &nf), errors.As(err, &re), errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
 		return exitFindings
 	case err != nil:
@@ -89,11 +98,19 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	if !follow {
 		return exitOK
 	}
+	return followActions(ctx, env, "run", t.root, d.ActionsRun, jsonOut)
+}
+
+// followActions follows a GitHub Actions run until it completes (`run
+// --on github --follow`, `follow <story>` of a dispatched story): exit 0
+// when it succeeded.
+func followActions(ctx context.Context, env *Env, cmd, root string, id int64, jsonOut bool) int {
 	gh, err := runs.LookProgram(env.Getenv, runs.ProgramGH)
 	if err != nil {
-		return c.fail(env, err)
+		fmt.Fprintf(env.Stderr, "saga-lsp %s: gh (GitHub's CLI) is not installed: %v\n", cmd, err)
+		return exitFindings
 	}
-	r, err := github.Follow(ctx, gh, t.root, d.ActionsRun, 0, func(r github.RunInfo, step string) {
+	r, err := github.Follow(ctx, gh, root, id, 0, func(r github.RunInfo, step string) {
 		if jsonOut {
 			printJSON(env.Stdout, struct {
 				Status, Conclusion, Step string
@@ -111,10 +128,10 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 		if ctx.Err() != nil {
 			return exitOK // detached; the run goes on
 		}
-		fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+		fmt.Fprintf(env.Stderr, "saga-lsp %s: %v\n", cmd, err)
 		return exitFindings
 	}
-	if r.Conclusion != "success" {
+	if r.Conclusion != control.ActionsSuccess {
 		return exitFindings
 	}
 	return exitOK

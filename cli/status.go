@@ -7,6 +7,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--epic] [--story]"
@@ -29,7 +30,7 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv}
+	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv, Actions: github.NewRuns(r, env.Getenv)}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 		t, err := target.kindOf(r, pos[0])
@@ -63,7 +64,8 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p})
+	st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p,
+		Actions: github.NewRuns(root, env.Getenv)})
 	if err != nil {
 		return c.fail(env, err)
 	}

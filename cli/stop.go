@@ -7,6 +7,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const stopSynopsis = "stop <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story]"
@@ -28,7 +29,8 @@ func runStop(env *Env, args []string) int {
 	if t.kind == runs.KindEpic {
 		stop, what = control.StopEpic, "epic"
 	}
-	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv})
+	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv,
+		Actions: github.NewRuns(r, env.Getenv)})
 	if err != nil {
 		if target.json() && res != nil {
 			printJSON(env.Stdout, res)
@@ -46,6 +48,12 @@ func runStop(env *Env, args []string) int {
 		return exitOK
 	}
 	switch {
+	case res.URL != "":
+		fmt.Fprintf(env.Stdout, "stopped %s %s: cancelled its GitHub Actions run %s", what, pos[0], res.URL)
+		if res.Forced {
+			fmt.Fprint(env.Stdout, " — GitHub has not ended it yet")
+		}
+		fmt.Fprintln(env.Stdout)
 	case res.PID > 0:
 		fmt.Fprintf(env.Stdout, "stopped %s %s: pid %d", what, pos[0], res.PID)
 		if res.State != "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -151,7 +152,7 @@ func (s *Server) storyAction(w *response, r *request) {
 		ctx, cancel := actionContext()
 		defer cancel()
 		st, err := control.StartStory(ctx, control.RunOptions{Root: rp.src.Root, Story: id, Worker: runs.WorkerFlags{DryRun: dry},
-			Env: s.env, Parser: s.parser})
+			Env: s.env, Parser: s.parser, Actions: github.NewRuns(rp.src.Root, s.env)})
 		res := actionResult{}
 		if err == nil {
 			if rp.src.Watcher != nil {
@@ -171,7 +172,7 @@ func (s *Server) storyAction(w *response, r *request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopStory(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env})
+		res, err := control.StopStory(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, s.env)})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped story %s (%s)", id, res.State)
@@ -261,7 +262,7 @@ func (s *Server) epicAction(w *response, r *request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopEpic(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env})
+		res, err := control.StopEpic(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, s.env)})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped epic %s (%s)", id, res.State)

@@ -263,7 +263,8 @@ type epicStoryRow struct {
 	HeldBy    []string
 	Conflicts []string
 	Branch    string
-	Checks    string // the checks digest: "✓ 3 · ✗ 1"
+	Actions   *control.ActionsRun // its GitHub Actions run, when it runs or ran there
+	Checks    string              // the checks digest: "✓ 3 · ✗ 1"
 	Critical  bool
 	Match     bool
 	Exists    bool
@@ -368,7 +369,7 @@ func (s *Server) epic(w *response, r *request) {
 			row.State = stateOf("missing")
 		}
 		if es := v.epicStory[it.ID]; es != nil {
-			row.HeldBy, row.Conflicts, row.Branch = es.HeldBy, es.Conflicts, es.Branch
+			row.HeldBy, row.Conflicts, row.Branch, row.Actions = es.HeldBy, es.Conflicts, es.Branch, es.Actions
 		}
 		if ss := v.st.Story(it.ID); ss != nil && ss.Run != nil {
 			pass, fail := 0, 0

@@ -574,6 +574,15 @@ func (h *hw) epic(p page, c epicContent) {
 			h.t(r.Detail)
 			h.m(`</small>`)
 		}
+		if a := r.Actions; a != nil {
+			h.m(` <small class="detail">`)
+			if webURL(a.URL) != "" {
+				h.pr(a.URL, "GitHub Actions: "+a.State())
+			} else {
+				h.t("GitHub Actions: " + a.State())
+			}
+			h.m(`</small>`)
+		}
 		h.m(`</td><td>`)
 		h.progress(r.Done, r.Total)
 		h.m(`</td><td>`)

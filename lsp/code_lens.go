@@ -104,6 +104,9 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 		if info.Run != nil && info.Run.DryRun {
 			title = "● dry run"
 		}
+		if info.Run != nil && info.Run.Actions != nil {
+			title = "● " + info.Run.Actions.Text()
+		}
 		if info.Run != nil && info.Run.Running && info.Run.Cycle > 0 {
 			title += fmt.Sprintf(" · cycle %d", info.Run.Cycle)
 		}
@@ -117,9 +120,15 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 				title += fmt.Sprintf(" · worktree: %d/%d", d, t)
 			}
 		}
-		if info.Run != nil && info.Run.DryRun {
+		es, _ := s.live.epicStory(st.EpicID(), f.Owner)
+		switch {
+		case es.Actions != nil: // GitHub's state, as the epic's last look saw it
+			title += " · " + es.Actions.Text()
+		case info.Run != nil && info.Run.Actions != nil:
+			title += " · " + info.Run.Actions.Text()
+		case info.Run != nil && info.Run.DryRun:
 			title += " · last dry run: " + info.Run.State
-		} else if info.Run != nil {
+		case info.Run != nil:
 			title += " · last run: " + info.Run.State
 		}
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -204,7 +205,7 @@ type runResult struct {
 // cmdRunStory starts the story's worker in tmux (control.StartStory, as
 // `saga-lsp run`), then follows it.
 func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
-	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env})
+	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
 	if err != nil {
 		return nil, commandError("runStory", err)
 	}
@@ -221,7 +222,7 @@ type storyArgs struct {
 // cmdStopStory stops the story's worker (control.StopStory, as `saga-lsp
 // stop`: SIGINT, the worker's clean-up, then its tmux session).
 func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
-	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env})
+	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
 	return res, commandError("stopStory", err)
 }
 
@@ -258,7 +259,7 @@ type epicArgs struct {
 // cmdStopEpic stops the epic's runner and every worker it started
 // (control.StopEpic, as `saga-lsp stop <epic>`).
 func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (any, error) {
-	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env})
+	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
 	return res, commandError("stopEpic", err)
 }
 

@@ -372,3 +372,28 @@ func TestLiveShutdownNoLeak(t *testing.T) {
 		t.Errorf("%d goroutines after exit, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestLensDispatchedStory: a story dispatched to GitHub Actions from here
+// shows its Actions run in its lens, as recorded (the server never asks
+// GitHub): running while no end is recorded, then the end a `status` or
+// the runner recorded from GitHub.
+func TestLensDispatchedStory(t *testing.T) {
+	root, sessions := liveSessions(t)
+	w := newEventsWriter(t, sessions, "ship-it")
+	w.event(fmt.Sprintf(`"event":"dispatch","backend":"github","base":"main","runName":"saga story ship-it run 1-a","root":%q`, root))
+	w.event(fmt.Sprintf(`"event":"dispatch","backend":"github","base":"main","runName":"saga story ship-it run 1-a","root":%q,"actionsRun":42,"url":"https://github.com/acme/shop/actions/runs/42","status":"queued"`, root))
+	c := startLive(t, root)
+	lenses := func(want ...string) {
+		t.Helper()
+		var got []string
+		if !testkit.WaitUntil(10*time.Second, func() bool {
+			got = lensTitles(codeLenses(c, ".saga/stories/ship-it/story.json"))
+			return slices.Equal(got, want)
+		}) {
+			t.Errorf("lenses %q, want %q", got, want)
+		}
+	}
+	lenses("■ Stop", "Show output", "● GitHub Actions dispatched https://github.com/acme/shop/actions/runs/42")
+	w.event(`"event":"worker.end","status":"stopped","conclusion":"cancelled","actionsRun":42,"message":"its Actions run was cancelled"`)
+	lenses("▶ Run story", "Show output", "0/2 tasks done · status: pending · GitHub Actions cancelled https://github.com/acme/shop/actions/runs/42")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"go.lsp.dev/protocol"
 )
@@ -64,6 +65,10 @@ type epicStoryParams struct {
 	HeldBy []string `json:"heldBy"`
 	Done   int      `json:"done"`
 	Total  int      `json:"total"`
+	// URL and Actions are its GitHub Actions run's page and state, when it
+	// runs or ran there.
+	URL     string `json:"url,omitempty"`
+	Actions string `json:"actions,omitempty"`
 }
 
 // WorkerProgress implements watch.Sink: saga/workerProgress, then the
@@ -90,7 +95,11 @@ func (l *live) EpicProgress(p watch.EpicProgress) {
 	ep := &epicProgressParams{Epic: p.Epic, Session: p.Session, State: p.State, Running: p.Running, Done: p.Done,
 		Total: p.Total, Held: p.Held, Failed: p.Failed, Cost: p.Cost, Stories: make([]epicStoryParams, 0, len(p.Stories))}
 	for _, s := range p.Stories {
-		ep.Stories = append(ep.Stories, epicStoryParams{ID: s.ID, State: s.State, HeldBy: s.HeldBy, Done: s.Done, Total: s.Total})
+		sp := epicStoryParams{ID: s.ID, State: s.State, HeldBy: s.HeldBy, Done: s.Done, Total: s.Total}
+		if s.Actions != nil {
+			sp.URL, sp.Actions = s.Actions.URL, s.Actions.State()
+		}
+		ep.Stories = append(ep.Stories, sp)
 	}
 	l.notifySaga("saga/epicProgress", ep)
 	l.s.dash.sink(l.root).EpicProgress(p)
@@ -142,7 +151,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 		}
 		epic := t.epic
 		return "stop epic " + epic, func(ctx context.Context) error {
-			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env})
+			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env, Actions: github.NewRuns(root, env)})
 			return err
 		}
 	}
@@ -151,7 +160,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 	}
 	story := t.story
 	return "stop " + story, func(ctx context.Context) error {
-		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env})
+		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env, Actions: github.NewRuns(root, env)})
 		return err
 	}
 }

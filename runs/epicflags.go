@@ -24,6 +24,9 @@ type EpicFlags struct {
 	After       string  `json:"after,omitempty"`       // --after ready|merged
 	MaxCost     float64 `json:"maxCost,omitempty"`     // --max-cost, USD for the whole epic
 	Poll        float64 `json:"poll,omitempty"`        // --poll, seconds between looks at the PRs (--after merged)
+	// On is where the stories run (--on): "" or "tmux" this machine,
+	// "github" GitHub Actions jobs; the runner itself runs here either way.
+	On string `json:"on,omitempty"`
 }
 
 // DefaultPoll is how often --after merged asks gh about the PRs.
@@ -62,6 +65,8 @@ func (f EpicFlags) Validate() error {
 		return fmt.Errorf("unknown --after %q (ready, merged)", f.After)
 	case f.Poll < 0:
 		return fmt.Errorf("--poll must be > 0 seconds, got %g", f.Poll)
+	case f.On != "" && f.On != "tmux" && f.On != "github":
+		return fmt.Errorf("unknown --on %q (tmux, github)", f.On)
 	}
 	return nil
 }
@@ -89,6 +94,9 @@ func (f EpicFlags) Args() ([]string, error) {
 	}
 	if f.Poll > 0 {
 		args = append(args, "--poll", strconv.FormatFloat(f.Poll, 'f', -1, 64))
+	}
+	if f.On == "github" {
+		args = append(args, "--on", f.On)
 	}
 	return args, nil
 }

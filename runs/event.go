@@ -25,8 +25,8 @@ const (
 	// {protected, message} (docs/worker.md#protected-files).
 	KindProtected = "protected"
 
-	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel}
-	KindStoryStart = "story.start" // {story, session, base}
+	KindEpicStart  = "epic.start"  // the epic runner began {pid, procStart, outputFile, maxParallel, backend?}
+	KindStoryStart = "story.start" // {story, session, base, backend?}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
@@ -34,7 +34,7 @@ const (
 
 	// KindDispatch: a story's worker was started on another backend than
 	// tmux (runs/github: a GitHub Actions run) {backend, base, runName,
-	// actionsRun?, url?}; written again once the run is found.
+	// root, actionsRun?, url?}; written again once the run is found.
 	KindDispatch = "dispatch"
 )
 
@@ -127,10 +127,12 @@ type Event struct {
 	After       string          `json:"after,omitempty"`   // epic.start: ready | merged
 	Adopted     bool            `json:"adopted,omitempty"` // story.start: a worker an earlier runner started, followed now
 
-	Backend    string `json:"backend,omitempty"`    // dispatch: where the worker runs (github)
+	Backend    string `json:"backend,omitempty"`    // dispatch, epic.start, story.start: where the worker runs (github; "" tmux)
 	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
 	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
-	URL        string `json:"url,omitempty"`        // dispatch: the run's page
+	URL        string `json:"url,omitempty"`        // dispatch, story.start: the run's page
+	Root       string `json:"root,omitempty"`       // dispatch: the workspace that dispatched (the run's, for its watchers)
+	Conclusion string `json:"conclusion,omitempty"` // worker.end of a dispatched run: its Actions run's conclusion, as GitHub gave it
 }
 
 // ProtectedFile is a protected file a story changed against its reference

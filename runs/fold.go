@@ -69,11 +69,15 @@ type Run struct {
 	MaxParallel int
 	After       string
 	CapReached  bool
-	// Backend, ActionsRun and URL are where a dispatched worker runs
-	// (KindDispatch): "" for tmux.
+	// Backend, ActionsRun, URL and RunName are where a dispatched worker
+	// runs (KindDispatch): "" for tmux. An epic run's Backend is where it
+	// runs its stories (epic.start).
 	Backend    string
 	ActionsRun int64
 	URL        string
+	RunName    string
+	Root       string // the workspace that dispatched it
+	Conclusion string // its Actions run's conclusion, once an end was recorded from GitHub
 
 	completedSince int    // task completions since Done was last reported
 	current        string // the task last set in progress
@@ -191,7 +195,8 @@ func (r *Run) Apply(e Event) {
 			r.Started = e.Time
 		}
 		r.Backend, r.Message = e.Backend, cmp.Or(e.Message, "dispatched to "+e.Backend)
-		r.ActionsRun, r.URL = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL)
+		r.ActionsRun, r.URL, r.RunName = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL), cmp.Or(e.RunName, r.RunName)
+		r.Root = cmp.Or(e.Root, r.Root)
 	case KindWorkerStart, KindEpicStart:
 		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
 		if e.PID > 0 {
@@ -202,7 +207,7 @@ func (r *Run) Apply(e Event) {
 		}
 		r.Bash, r.DryRun = e.Bash, e.DryRun
 		if e.Event == KindEpicStart {
-			r.Locked, r.State, r.MaxParallel, r.After = true, StateRunning, e.MaxParallel, e.After
+			r.Locked, r.State, r.MaxParallel, r.After, r.Backend = true, StateRunning, e.MaxParallel, e.After, e.Backend
 		}
 	case KindStep:
 		r.Step = e.Step
@@ -271,7 +276,7 @@ func (r *Run) Apply(e Event) {
 		r.Stories[e.Story] = rec
 	case KindWorkerEnd, KindEpicEnd:
 		r.Ended, r.ExitCode, r.Step = true, e.ExitCode, StepEnd
-		r.State = cmp.Or(e.Status, StatusFailed)
+		r.State, r.Conclusion = cmp.Or(e.Status, StatusFailed), e.Conclusion
 		if e.Cost != nil {
 			r.Cost = *e.Cost
 		}

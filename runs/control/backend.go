@@ -31,3 +31,12 @@ func (TmuxBackend) StartStory(ctx context.Context, o RunOptions) (*Started, erro
 	}
 	return st, err
 }
+
+// UnreachableError is a start that failed because a backend's service
+// could not be reached (GitHub, the network): nothing is known to have
+// started, and the runner tries again later instead of failing the story.
+// The backend makes sure a retry never starts a story twice.
+type UnreachableError struct{ Err error }
+
+func (e *UnreachableError) Error() string { return e.Err.Error() }
+func (e *UnreachableError) Unwrap() error { return e.Err }

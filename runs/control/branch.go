@@ -73,7 +73,12 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		if db := runs.DryBranch(b); dry && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+db) {
 			bb = db
 		}
-		if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb) {
+		local := g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb)
+		if !local && !dry {
+			// A blocker run elsewhere (GitHub Actions) has its branch on origin only.
+			local = FetchBranch(ctx, g, bb)
+		}
+		if !local {
 			continue // never run, or merged and deleted: its work is on the base
 		}
 		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {

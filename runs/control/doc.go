@@ -11,6 +11,11 @@
 //     model and as text;
 //   - story_state.go: the one derivation of a story's state (Evidence.Story)
 //     that plan, status, run, the epic runner and the editor all read;
+//     actions.go: a story run on GitHub Actions, its state from GitHub
+//     (the Actions interface, which runs/github implements);
+//   - backend.go, branch_pushed.go: where a story's worker runs (tmux or
+//     another backend) and, for a worker on another machine, its base on
+//     its blockers' pushed branches;
 //   - review.go: a story branch's changes against its base;
 //   - clean*.go: removing what finished or abandoned runs left behind;
 //     reset.go: discarding a story's attempt (and run --again's reset).

@@ -60,7 +60,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 		return nil, err
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
-		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == BackendGitHub}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -274,11 +274,12 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 		if e := ws.Epic(o.Story); e != nil {
 			var wg sync.WaitGroup
 			for _, c := range e.Children {
-				if _, held, _ := runs.WorkerLock(o.Root, c.ID, false); held {
+				// Its Actions runs too: a runner that is gone left them running.
+				if _, held, _ := runs.WorkerLock(o.Root, c.ID, false); held || o.Actions != nil {
 					wg.Add(1)
 					go func(story string) {
 						defer wg.Done()
-						StopStory(ctx, StopOptions{Root: o.Root, Story: story, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Wait: o.Wait})
+						StopStory(ctx, StopOptions{Root: o.Root, Story: story, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Wait: o.Wait, Actions: o.Actions})
 					}(c.ID)
 				}
 			}

@@ -49,6 +49,8 @@ type EpicStory struct {
 	// DryRun is the state of the story's dry-run attempt, apart from its
 	// own ("" when no dry run left anything): docs/worker.md#dry-runs.
 	DryRun string `json:"dryRun,omitempty"`
+	// Actions is its GitHub Actions run, when it runs or ran there.
+	Actions *ActionsRun `json:"actions,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -68,6 +70,8 @@ type EpicStatus struct {
 	// AwaitingMerge are completed stories whose PR is not merged yet while
 	// dependents wait for that (--after merged).
 	AwaitingMerge []string `json:"awaitingMerge"`
+	// Backend is where the last run ran its stories ("" tmux, github).
+	Backend string `json:"backend,omitempty"`
 }
 
 // EpicQuery says how to judge an epic's stories.
@@ -88,6 +92,11 @@ type EpicQuery struct {
 	// DryRun judges the stories as a dry epic run schedules them: a
 	// story's dry attempt counts where it did not really complete.
 	DryRun bool
+	// Actions asks GitHub about stories run on GitHub Actions
+	// (Evidence.Actions); Discover about every story — set when the epic's
+	// runs go to GitHub Actions, and implied when its last run's did.
+	Actions  Actions
+	Discover bool
 }
 
 // EpicState derives every child story's state. The order of Stories is
@@ -123,6 +132,8 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 				}
 			}
 		}
+		st.Backend = last.Backend
+		q.Discover = q.Discover || last.Backend == BackendGitHub
 		switch {
 		case last.Ended:
 			st.State, st.ExitCode = last.State, last.ExitCode
@@ -133,6 +144,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	ev := NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
+	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item
@@ -237,6 +249,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, ev *Evidence) string {
 	st := ev.Story(ctx, ws, es.ID)
 	es.Done, es.Total, es.Branch, es.Base, es.PR, es.Cost, es.Session = st.Done, st.Total, st.Branch, st.Base, st.PR, st.Cost, st.Session
+	es.Actions = st.Actions
 	if st.Dry != nil {
 		es.DryRun = st.Dry.State
 	}
@@ -250,6 +263,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	}
 	switch {
 	case state == EpicRunning:
+		es.Why = st.Why // GitHub's state unknown, for one
 		return EpicRunning
 	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") && merged(ctx, q.Root, es.ID, q.Env):
 		es.Merged = true

@@ -53,8 +53,11 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if st.Cost > 0 {
 			fmt.Fprintf(&b, "  $%.2f", st.Cost)
 		}
+		if a := st.Actions; a != nil {
+			b.WriteString("  " + a.Text())
+		}
 		b.WriteByte('\n')
-		if st.Why != "" && st.State != EpicRunning && st.State != "completed" {
+		if st.Why != "" && st.State != "completed" && (st.State != EpicRunning || st.Actions != nil) {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", termtext.Block(st.Why, strings.Repeat(" ", width+5)))
 		}
 	}

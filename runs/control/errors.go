@@ -32,6 +32,7 @@ type RunningError struct {
 	Epic    string // set for an epic's runner (Story is empty then)
 	Session string // the live tmux session, when known
 	PID     int    // the worker's pid, when known
+	URL     string // its GitHub Actions run, when it runs there
 }
 
 func (e *RunningError) Error() string {
@@ -42,7 +43,13 @@ func (e *RunningError) Error() string {
 	if e.Session != "" {
 		what = append(what, "tmux session "+e.Session)
 	}
+	if e.URL != "" {
+		what = append(what, e.URL)
+	}
 	who, kind, id := "a worker", "story", e.Story
+	if e.URL != "" {
+		who = "a GitHub Actions job"
+	}
 	if e.Epic != "" {
 		who, kind, id = "a runner", "epic", e.Epic
 	}

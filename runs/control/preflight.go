@@ -39,6 +39,12 @@ type Preflight struct {
 	Parser *store.Parser
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
 	AllowUnconfinedChecks bool
+	// Actions asks GitHub about blockers dispatched to GitHub Actions.
+	Actions Actions
+	// Elsewhere: the stories' workers run on other machines (GitHub
+	// Actions), which install claude and confine the checks themselves;
+	// here gh dispatches them.
+	Elsewhere bool
 }
 
 // load parses the workspace at p.Root with a new parser, which p keeps.
@@ -59,7 +65,12 @@ func (p Preflight) Programs(ctx context.Context) []string {
 	if _, err := runs.LookProgram(p.Env, runs.ProgramTmux); err != nil {
 		out = append(out, "tmux is not installed: apt-get install tmux (or run `saga-lsp worker <story>` in a terminal)")
 	}
-	if !p.DryRun {
+	if p.Elsewhere {
+		if _, err := runs.LookProgram(p.Env, runs.ProgramGH); err != nil {
+			out = append(out, "gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set "+runs.EnvGH)
+		}
+	}
+	if !p.DryRun && !p.Elsewhere {
 		claude := runs.Program(p.Env, runs.ProgramClaude)
 		if _, err := runs.LookProgram(p.Env, runs.ProgramClaude); err != nil {
 			out = append(out, fmt.Sprintf("%s is not installed: install Claude Code, set %s to it, or try the run with --dry-run (a simulated agent)", claude, runs.EnvClaude))
@@ -82,7 +93,7 @@ func (p Preflight) Programs(ctx context.Context) []string {
 // task of theirs has checks and unconfined checks are not allowed: the run
 // would refuse every completion of such a task.
 func (p Preflight) Checks(ctx context.Context, stories ...*store.Story) []string {
-	if p.AllowUnconfinedChecks {
+	if p.AllowUnconfinedChecks || p.Elsewhere {
 		return nil
 	}
 	for _, s := range stories {
@@ -121,18 +132,20 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 	if p.Force {
 		return out
 	}
-	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser, p.DryRun); len(unfinished) > 0 {
+	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser, p.DryRun, p.Actions); len(unfinished) > 0 {
 		out = append(out, fmt.Sprintf("its epic blockers are not completed: %s — run them first, or pass --force", strings.Join(unfinished, ", ")))
 	}
 	return out
 }
 
 // UnfinishedBlockers lists the story's epic blockers (its epic child's
-// blockedBy) whose state (Evidence.Story) is not completed; for a dry run
-// (dry), whose dry attempt did not complete either.
-func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser, dry bool) []string {
+// blockedBy) whose state (Evidence.Story, asking actions about those run on
+// GitHub Actions) is not completed; for a dry run (dry), whose dry attempt
+// did not complete either.
+func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser, dry bool, actions Actions) []string {
 	var out []string
 	ev := NewEvidence(ctx, root, sessionDir, p)
+	ev.Actions = actions // blockers run on GitHub Actions
 	for _, b := range ws.EpicBlockers(story) {
 		st := ev.Story(ctx, ws, b)
 		if st.State != runs.StatusCompleted && !(dry && st.Dry != nil && st.Dry.State == runs.StatusCompleted) {

@@ -62,12 +62,15 @@ type RunOptions struct {
 	// caller's own preflight (an epic's, before its runner started).
 	Preflighted bool
 
-	SessionDir string              // default runs.SessionDir(Env)
-	Self       string              // default runs.SelfPath(Env)
-	Tmux       *Tmux               // default FindTmux(Env)
-	Env        func(string) string // default os.Getenv
-	Now        func() time.Time    // default time.Now
-	Wait       time.Duration       // default DefaultStartWait
+	SessionDir string // default runs.SessionDir(Env)
+	Self       string // default runs.SelfPath(Env)
+	Tmux       *Tmux  // default FindTmux(Env)
+	// Actions asks GitHub about its blockers run on GitHub Actions (a
+	// local story after blockers dispatched there).
+	Actions Actions
+	Env     func(string) string // default os.Getenv
+	Now     func() time.Time    // default time.Now
+	Wait    time.Duration       // default DefaultStartWait
 }
 
 // Started describes a worker started in tmux.
@@ -190,7 +193,9 @@ func (o RunOptions) again(ctx context.Context, ws *store.Workspace) error {
 			return err
 		}
 	}
-	st := NewEvidence(ctx, o.Root, o.SessionDir, p).Story(ctx, ws, o.Story)
+	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
+	ev.Actions = o.Actions
+	st := ev.Story(ctx, ws, o.Story)
 	if !o.Again {
 		if st.State == runs.StatusCompleted {
 			return &CompletedError{Story: o.Story, Done: st.Done, Total: st.Total, PR: st.PR}
@@ -263,7 +268,7 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser,
-		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks}
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Actions: o.Actions}
 	var reasons []string
 	if !o.Preflighted {
 		reasons = p.Programs(ctx)

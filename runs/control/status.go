@@ -95,6 +95,10 @@ type StoryStatus struct {
 	// Protected are the protected files the story's last run found changed
 	// that keep its PR a draft (docs/worker.md#protected-files).
 	Protected []runs.ProtectedFile `json:"protected,omitzero"`
+	// Actions is its GitHub Actions run, when it runs or ran there; Why
+	// then says what stopped it (or why its state is unknown).
+	Actions *ActionsRun `json:"actions,omitempty"`
+	Why     string      `json:"why,omitempty"`
 
 	// From is where the statuses were read (StoryState.From).
 	From string `json:"-"`
@@ -117,6 +121,7 @@ type StatusOptions struct {
 	Tmux       *Tmux  // default FindTmux(Env); sessions are not listed without tmux
 	Env        func(string) string
 	Parser     *store.Parser // default store.NewParser()
+	Actions    Actions       // asks GitHub about stories dispatched to GitHub Actions (Evidence.Actions)
 }
 
 // GetStatus reads the stories, their worktree copies, tmux sessions, worker
@@ -162,6 +167,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		return nil, err
 	}
 	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
+	ev.Actions = o.Actions
 	if o.Story != "" {
 		if ws.Story(o.Story) == nil {
 			return nil, store.Usagef("no story %q in %s", o.Story, o.Root)
@@ -231,6 +237,9 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 		}
 	}
 	st.Worker = workerInfo(ev.Root, id, last, sessions)
+	if st.Actions = state.Actions; st.Actions != nil {
+		st.Why = state.Why
+	}
 	if !withTasks {
 		return st
 	}

@@ -59,8 +59,15 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	if st.Worktree != "" {
 		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}
-	fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
-	if st.Worker.Why != "" {
+	if a := st.Actions; a != nil {
+		fmt.Fprintf(b, "worker:   %s\n", a.Text())
+		if st.Why != "" {
+			fmt.Fprintf(b, "why:      %s\n", termtext.Block(st.Why, "          "))
+		}
+	} else {
+		fmt.Fprintf(b, "worker:   %s\n", workerText(st.Worker, true))
+	}
+	if st.Worker.Why != "" && st.Actions == nil {
 		fmt.Fprintf(b, "why:      %s\n", termtext.Block(st.Worker.Why, "          "))
 	}
 	if d := st.DryRun; d != nil {

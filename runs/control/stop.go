@@ -22,6 +22,9 @@ type StopOptions struct {
 	Tmux       *Tmux               // default FindTmux(Env); without tmux only the process is signalled
 	Env        func(string) string // default os.Getenv
 	Wait       time.Duration       // default DefaultStopWait
+	// Actions, when set, cancels the story's GitHub Actions run instead
+	// (StopActions).
+	Actions Actions
 }
 
 // Stopped reports what StopStory ended.
@@ -29,12 +32,13 @@ type Stopped struct {
 	Story      string   `json:"story,omitempty"`
 	Epic       string   `json:"epic,omitempty"`
 	Stopped    bool     `json:"stopped"`
-	PID        int      `json:"pid"`        // the worker signalled (0 when only sessions were killed)
-	Sessions   []string `json:"sessions"`   // tmux sessions of the story that were killed
-	State      string   `json:"state"`      // the worker's final status (worker.end), or "" when unknown
-	ExitCode   *int     `json:"exitCode"`   // the worker's exit code (worker.end)
-	OutputFile string   `json:"outputFile"` // the stopped worker's output file, when known
-	Forced     bool     `json:"forced"`     // the worker did not end within the wait: its session was killed
+	PID        int      `json:"pid"`           // the worker signalled (0 when only sessions were killed)
+	Sessions   []string `json:"sessions"`      // tmux sessions of the story that were killed
+	State      string   `json:"state"`         // the worker's final status (worker.end), or "" when unknown
+	ExitCode   *int     `json:"exitCode"`      // the worker's exit code (worker.end)
+	OutputFile string   `json:"outputFile"`    // the stopped worker's output file, when known
+	Forced     bool     `json:"forced"`        // the worker did not end within the wait: its session was killed
+	URL        string   `json:"url,omitempty"` // the GitHub Actions run cancelled
 }
 
 // prepare refuses an invalid name of what k stops (o.Story: a story's name or
@@ -144,6 +148,11 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		return nil, err
 	}
 	res := &Stopped{Story: o.Story, Sessions: []string{}}
+	if o.Actions != nil {
+		if done, err := o.stopActions(ctx, res); done || err != nil {
+			return res, err
+		}
+	}
 
 	var sessions []string
 	if o.Tmux != nil {
@@ -220,4 +229,39 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	// The final status from the stopped worker's events file.
 	res.ended(runs.RunOf(o.SessionDir, o.Story, res.PID))
 	return res, nil
+}
+
+// stopActions cancels the story's Actions run when it is queued or in
+// progress (`gh run cancel`) and waits up to o.Wait for GitHub to report
+// it completed: the story is stopped then (Evidence.Story). done is false
+// when the story has no live Actions run.
+func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool, err error) {
+	ar, ok, err := o.Actions.Latest(ctx, o.Story)
+	if err != nil {
+		// Unless dispatched from here, the story may well be local.
+		if last := runs.Latest(o.SessionDir, runs.KindStory, o.Story); last != nil && last.Backend == BackendGitHub && !last.Ended {
+			return false, fmt.Errorf("cannot ask GitHub about story %s's Actions run %s: %w", o.Story, last.URL, err)
+		}
+		return false, nil
+	}
+	if !ok || ar.Status == ActionsCompleted {
+		return false, nil
+	}
+	if err := o.Actions.Cancel(ctx, ar); err != nil {
+		return true, fmt.Errorf("gh run cancel %d (%s): %w", ar.ID, ar.URL, err)
+	}
+	res.Stopped, res.URL = true, ar.URL
+	ended := func() bool {
+		now, ok, err := o.Actions.Latest(ctx, o.Story)
+		if err == nil && ok && now.ID == ar.ID && now.Status == ActionsCompleted {
+			res.State = runs.StatusStopped
+			return true
+		}
+		return false
+	}
+	if err := waitUntil(ctx, time.Now().Add(o.Wait), ended); err != nil {
+		return true, err
+	}
+	res.Forced = res.State == "" // cancel asked; GitHub ends the job later
+	return true, nil
 }

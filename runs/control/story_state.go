@@ -61,6 +61,9 @@ type StoryState struct {
 	Ended time.Time `json:"-"`
 	// Dry is what its dry run left, apart from the rest; nil when nothing.
 	Dry *DryState `json:"dryRun,omitempty"`
+	// Actions is its Actions run, when that decides its state (a story run
+	// on GitHub Actions: actions.go).
+	Actions *ActionsRun `json:"actions,omitempty"`
 }
 
 // DryState is a story's dry-run attempt (docs/worker.md#dry-runs).
@@ -78,6 +81,11 @@ type Evidence struct {
 	Root       string
 	SessionDir string
 	Parser     *store.Parser
+	// Actions, when set, asks GitHub about stories dispatched to GitHub
+	// Actions from here; with Discover, about every story (a runner resumed
+	// in a fresh clone, with no local trace of its dispatches).
+	Actions  Actions
+	Discover bool
 
 	runs map[string][]runs.RunFile // story → its runs, oldest first
 	refs map[string]bool           // full ref names of story and dry branches, local and origin's
@@ -123,6 +131,10 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		st.Branch = runs.StoryBranch(id)
 	}
 	st.Dry = ev.dry(id, lastDry)
+	if ar, ok := ev.actionsRun(ctx, id, last, rec, haveRec); ok {
+		ev.fromActions(ctx, &st, ar, last)
+		return st
+	}
 
 	// The lock is shared by a story's real and dry workers: a live dry run
 	// is the dry attempt's, not the story's.
@@ -145,6 +157,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		if last.Ended {
 			st.State, st.Why = outcomeOr(last.State), last.Message
 		}
+		st.Actions = Dispatched(last) // its end as recorded from GitHub (actions.go)
 	case haveRec:
 		st.State, st.Why = outcomeOr(rec.Status), rec.Why
 	}

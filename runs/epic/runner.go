@@ -1,10 +1,12 @@
 // Package epic runs an epic (docs/commands.md#epic-runs-run--follow--status--stop-epic): a deterministic
 // scheduler, no model involved, that starts the epic's stories in
 // dependency order — at most K at once, a slot refilled as soon as a story
-// ends — each as an ordinary story worker in its own tmux session
-// (control.StartStory, so a dependent story starts on its blockers'
-// branches exactly as `saga-lsp run <story>` would, from the workspace the
-// runner's step already loaded: one parse per step). A story that ends
+// ends — each as an ordinary story worker started by the run's backend: in
+// its own tmux session (control.StartStory, so a dependent story starts on
+// its blockers' branches exactly as `saga-lsp run <story>` would, from the
+// workspace the runner's step already loaded: one parse per step), or as
+// a GitHub Actions job (runs/github, chosen by the CLI: Options.Backend),
+// whose state then comes from GitHub (Options.Actions). A story that ends
 // failed, blocked, timed out or stopped holds its dependents; the run ends
 // when nothing runs and nothing can start.
 //
@@ -36,6 +38,10 @@ import (
 // stepEpic labels the runner's own steps in its log.
 const stepEpic = "epic"
 
+// retryPause is how long a story whose start found its service
+// unreachable waits before the next try.
+const retryPause = 5 * time.Second
+
 // Options configure a runner.
 type Options struct {
 	Epic string
@@ -48,6 +54,13 @@ type Options struct {
 	// Tick bounds how long a change can go unseen when file events are
 	// missed (default 250 ms).
 	Tick time.Duration
+
+	// Backend starts the stories (default control.TmuxBackend). Actions
+	// is asked about stories dispatched to GitHub Actions — about every
+	// story when Backend is GitHub's (control.Evidence.Discover) — and
+	// cancels their runs on a stop.
+	Backend control.Backend
+	Actions control.Actions
 }
 
 // runner is one runner's state: what it cannot derive from disk (which
@@ -64,6 +77,7 @@ type runner struct {
 	seen      map[string]string // story → last state reported
 	conflicts map[string][]string
 	refused   map[string]string
+	retry     map[string]time.Time // stories whose start found its service unreachable: not before then
 	capped    bool
 	graphs    *prGraphs // rewrites the graph in the stories' PRs
 }
@@ -79,9 +93,13 @@ func Run(ctx context.Context, o Options) int {
 		return runs.ExitFailed
 	}
 	defer l.Close()
-	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}}
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun},
-		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, o.After))
+	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}, retry: map[string]time.Time{}}
+	backend, where := "", ""
+	if o.Backend.Name() != control.BackendTmux {
+		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
+	}
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend},
+		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once%s, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, where, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0
 	if st != nil {
@@ -104,6 +122,9 @@ func Run(ctx context.Context, o Options) int {
 func (o *Options) defaults() {
 	o.EpicFlags = o.EpicFlags.WithDefaults()
 	o.Process.Fill(runs.KindEpic, o.Epic)
+	if o.Backend == nil {
+		o.Backend = control.TmuxBackend{}
+	}
 	if o.Tick <= 0 {
 		o.Tick = 250 * time.Millisecond
 		if o.After == runs.AfterMerged {
@@ -176,7 +197,8 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 	}
 	r.ws = ws
 	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
-		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun})
+		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
+		Actions: r.o.Actions, Discover: r.o.Backend.Name() == control.BackendGitHub})
 	if err != nil {
 		return nil, err
 	}
@@ -251,20 +273,24 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		if slots <= 0 {
 			break
 		}
-		if s.State != control.EpicReady {
+		if s.State != control.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
 			continue
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
-		res, err := control.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
-			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux,
+		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
+			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux, Actions: r.o.Actions,
 			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
+		var ue *control.UnreachableError
 		switch {
 		case errors.As(err, &ce):
 			r.conflicts[s.ID] = ce.Files
 		case errors.As(err, &re):
 			// Started by someone else meanwhile: followed from the next step.
+		case errors.As(err, &ue):
+			r.retry[s.ID] = r.o.Now().Add(retryPause)
+			r.log.Warn(stepEpic, "%s: could not be started now, tried again in %s: %v", s.ID, retryPause, err)
 		case err != nil:
 			r.refused[s.ID] = err.Error()
 			r.log.Warn(stepEpic, "%s: could not start: %v", s.ID, err)
@@ -272,8 +298,14 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 			started++
 			slots--
 			r.seen[s.ID] = control.EpicRunning
-			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base},
-				fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID))
+			if res.Backend == control.BackendTmux {
+				res.Backend = ""
+			}
+			line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID)
+			if res.URL != "" {
+				line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", s.ID, res.Base, res.URL)
+			}
+			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
 		}
 	}
 	return started
@@ -325,7 +357,7 @@ func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env}); err != nil {
+			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env, Actions: r.o.Actions}); err != nil {
 				r.log.Warn(stepEpic, "stop %s: %v", id, err)
 			}
 		}()

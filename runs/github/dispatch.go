@@ -12,6 +12,7 @@ import (
 	"io"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ import (
 const (
 	// DefaultAppearWait bounds how long a dispatched run may take to show
 	// up in `gh run list`.
-	DefaultAppearWait = 60 * time.Second
+	DefaultAppearWait = control.ActionsAppearWait
 	// DefaultPoll is the pause between two questions to GitHub.
 	DefaultPoll = 2 * time.Second
 )
@@ -39,8 +40,9 @@ const (
 // Backend is the GitHub Actions backend of control: a story's worker as
 // a job of saga-story.yml.
 type Backend struct {
-	Wait time.Duration // for the run to appear; default DefaultAppearWait
-	Poll time.Duration // default DefaultPoll
+	Wait     time.Duration // for the run to appear; default DefaultAppearWait
+	Poll     time.Duration // default DefaultPoll
+	Workflow []byte        // DispatchOptions.Workflow
 }
 
 var _ control.Backend = Backend{}
@@ -50,7 +52,7 @@ func (Backend) Name() string { return control.BackendGitHub }
 // StartStory dispatches the story; of the worker's flags only the base
 // reaches the job (the workflow runs the worker with its defaults).
 func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control.Started, error) {
-	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Env: o.Env,
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
@@ -61,9 +63,15 @@ func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control
 
 // DispatchOptions configure Dispatch.
 type DispatchOptions struct {
-	Root       string // the workspace (a clone whose origin is on GitHub)
-	Story      string
-	Base       string // the pushed branch the story starts from; default the current branch
+	Root  string // the workspace (a clone whose origin is on GitHub)
+	Story string
+	Base  string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
+	// Workspace, when set, places the story on its blockers' pushed work
+	// when Base is empty: the story's branch is stacked on theirs.
+	Workspace *store.Workspace
+	// Workflow is the workflow this saga-lsp writes (nil: not a release):
+	// one on origin that another release wrote is outdated (a warning).
+	Workflow   []byte
 	Env        func(string) string
 	SessionDir string           // default runs.SessionDir(Env)
 	Now        func() time.Time // default time.Now
@@ -107,10 +115,12 @@ func (e *NotFoundError) Error() string {
 }
 
 // Dispatch checks that the story can run on GitHub Actions — gh found and
-// logged in, the workflow on origin's default branch, the base and the
-// story pushed — records the dispatch in a new session's events file,
-// dispatches, and finds the run. The *Dispatched is returned with a
-// *NotFoundError too.
+// logged in, the workflow on origin's default branch (CheckReady), no run
+// of the story queued or in progress (*control.RunningError), the base
+// (its blockers' pushed work: control.PushedBase) and the story pushed —
+// records the dispatch in a new session's events file, dispatches, and
+// finds the run. The *Dispatched is returned with a *NotFoundError too;
+// GitHub out of reach is a *control.UnreachableError.
 func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if err := store.CheckName("story name", o.Story, true, true); err != nil {
 		return nil, err
@@ -126,22 +136,38 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	o.Wait, o.Poll = cmp.Or(o.Wait, DefaultAppearWait), cmp.Or(o.Poll, DefaultPoll)
-	gh, err := runs.LookProgram(o.Env, runs.ProgramGH)
+	rd, err := CheckReady(ctx, o.Root, o.Env, o.Workflow)
 	if err != nil {
-		return nil, &DispatchError{"gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set " + runs.EnvGH}
+		return nil, err
 	}
-	if _, err := ghRun(ctx, gh, o.Root, "auth", "status"); err != nil {
-		return nil, &DispatchError{"gh is not logged in to GitHub: run `gh auth login` (" + err.Error() + ")"}
-	}
+	gh := rd.GH
 	g := git.Repo{Dir: o.Root}
-	d := &Dispatched{Story: o.Story, Base: o.Base}
+	d := &Dispatched{Story: o.Story, Base: o.Base, Warnings: rd.Warnings}
+	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story); err != nil {
+		return nil, &control.UnreachableError{Err: fmt.Errorf("cannot ask GitHub whether story %s runs already: %w", o.Story, err)}
+	} else if ok {
+		return nil, &control.RunningError{Story: o.Story, URL: live.URL} // a story never runs twice
+	}
+	if d.Base == "" && o.Workspace != nil {
+		if d.Base, err = control.PushedBase(ctx, o.Root, o.Workspace, o.Story, ""); err != nil {
+			var ce *control.ConflictError
+			if errors.As(err, &ce) {
+				return nil, err
+			}
+			return nil, &DispatchError{err.Error()}
+		}
+	}
 	if d.Base == "" {
 		if d.Base, err = g.Run(ctx, "symbolic-ref", "--short", "HEAD"); err != nil {
 			return nil, &DispatchError{"no --base, and HEAD is on no branch: pass --base with a pushed branch"}
 		}
 	}
-	if err := checkOrigin(ctx, g, d); err != nil {
+	if err := checkBase(ctx, g, rd.Default, d); err != nil {
 		return nil, err
+	}
+	root := o.Root
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
 	}
 	var suffix [3]byte
 	rand.Read(suffix[:])
@@ -156,15 +182,25 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	defer log.Close()
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName},
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root},
 		fmt.Sprintf("dispatching story %s to GitHub Actions (%s, base %s)", o.Story, WorkflowFile, d.Base))
 	for _, w := range d.Warnings {
 		log.Warn(runs.StepStart, "%s", w)
 	}
 	if _, err := ghRun(ctx, gh, o.Root, "workflow", "run", WorkflowFile,
 		"-f", InputStory+"="+o.Story, "-f", InputBase+"="+d.Base, "-f", InputRunID+"="+d.RunID); err != nil {
-		log.Error(runs.StepStart, "gh workflow run: %v", err)
-		return nil, fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
+		err = fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
+		// Its end, so that no reader waits for a run: failed when GitHub
+		// refused it (its refusals carry their HTTP status); pending when
+		// GitHub gave no answer — it may have got the dispatch all the
+		// same, which a retry finds (liveRun, the run-name) instead of
+		// dispatching again.
+		status := runs.StatusFailed
+		if !strings.Contains(err.Error(), "HTTP ") {
+			status, err = control.StoryPending, &control.UnreachableError{Err: err}
+		}
+		log.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, Message: err.Error()}, "not dispatched: "+err.Error())
+		return nil, err
 	}
 	found, err := FindRun(ctx, gh, o.Root, d.RunName, o.Wait, o.Poll)
 	if err != nil {
@@ -172,47 +208,22 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return d, err
 	}
 	d.ActionsRun, d.URL, d.Status = found.ID, found.URL, found.Status
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName,
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
 		ActionsRun: found.ID, URL: found.URL, Status: found.Status},
 		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
 	return d, nil
 }
 
-// checkOrigin checks, against origin, what the job will see: the workflow
-// on the default branch, the base branch, and the story on it.
-func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
-	if !g.HasRemote(ctx) {
-		return &DispatchError{"the repository has no origin remote: GitHub Actions runs what is pushed to it"}
-	}
-	head, err := g.Run(ctx, "ls-remote", "--symref", "origin", "HEAD")
-	if err != nil {
-		return &DispatchError{fmt.Sprintf("cannot reach origin: %v", err)}
-	}
-	def := ""
-	for line := range strings.Lines(head) {
-		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
-			def, _, _ = strings.Cut(rest, "\t")
-		}
-	}
-	if def == "" {
-		return &DispatchError{"cannot tell origin's default branch (`git ls-remote --symref origin HEAD` names none)"}
-	}
-	refs := []string{"+refs/heads/" + def + ":refs/remotes/origin/" + def}
+// checkBase checks, against origin, the base branch the job starts from
+// and the story on it.
+func checkBase(ctx context.Context, g git.Repo, def string, d *Dispatched) error {
 	if d.Base != def {
-		refs = append(refs, "+refs/heads/"+d.Base+":refs/remotes/origin/"+d.Base)
-	}
-	if _, err := g.Retry(ctx, append([]string{"fetch", "-q", "origin"}, refs...)...); err != nil {
-		if !g.OK(ctx, "ls-remote", "--exit-code", "origin", "refs/heads/"+d.Base) {
-			return &DispatchError{fmt.Sprintf("the base branch %s is not on origin: push it (`git push origin %s`), or pass --base with a pushed branch", d.Base, d.Base)}
+		if _, err := g.Retry(ctx, "fetch", "-q", "origin", "+refs/heads/"+d.Base+":refs/remotes/origin/"+d.Base); err != nil {
+			if !g.OK(ctx, "ls-remote", "--exit-code", "origin", "refs/heads/"+d.Base) {
+				return &DispatchError{fmt.Sprintf("the base branch %s is not on origin: push it (`git push origin %s`), or pass --base with a pushed branch", d.Base, d.Base)}
+			}
+			return &DispatchError{fmt.Sprintf("git fetch origin: %v", err)}
 		}
-		return &DispatchError{fmt.Sprintf("git fetch origin: %v", err)}
-	}
-	content, err := g.Raw(ctx, "show", "refs/remotes/origin/"+def+":"+WorkflowPath)
-	if err != nil {
-		return &DispatchError{fmt.Sprintf("origin's default branch %s has no %s: run `saga-lsp install --github-actions`, commit the file and push it to %s (GitHub runs a dispatched workflow from the default branch)", def, WorkflowPath, def)}
-	}
-	if !Pristine([]byte(content)) {
-		d.Warnings = append(d.Warnings, fmt.Sprintf("%s on %s was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id", WorkflowPath, def))
 	}
 	if !g.OK(ctx, "cat-file", "-e", "refs/remotes/origin/"+d.Base+":"+path.Join(store.StoryDirRel(d.Story), "story.json")) {
 		return &DispatchError{fmt.Sprintf("story %s is not on origin's %s: commit and push it (the job sees only what is pushed)", d.Story, d.Base)}
@@ -220,18 +231,36 @@ func checkOrigin(ctx context.Context, g git.Repo, d *Dispatched) error {
 	return nil
 }
 
+// liveRun is the story's Actions run that has not completed, if any.
+func liveRun(ctx context.Context, gh, dir, story string) (RunInfo, bool, error) {
+	list, err := listRuns(ctx, gh, dir)
+	if err != nil {
+		return RunInfo{}, false, err
+	}
+	for _, r := range list {
+		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != control.ActionsCompleted {
+			return r, true, nil
+		}
+	}
+	return RunInfo{}, false, nil
+}
+
 // RunInfo is a workflow run as `gh run list` and `gh run view` print it.
 type RunInfo struct {
-	ID           int64  `json:"databaseId"`
-	DisplayTitle string `json:"displayTitle"`
-	Status       string `json:"status"`
-	Conclusion   string `json:"conclusion"`
-	URL          string `json:"url"`
+	ID           int64     `json:"databaseId"`
+	DisplayTitle string    `json:"displayTitle"`
+	Status       string    `json:"status"`
+	Conclusion   string    `json:"conclusion"`
+	URL          string    `json:"url"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 	Jobs         []struct {
-		Name       string `json:"name"`
-		Status     string `json:"status"`
-		Conclusion string `json:"conclusion"`
-		Steps      []struct {
+		Name        string     `json:"name"`
+		Status      string     `json:"status"`
+		Conclusion  string     `json:"conclusion"`
+		StartedAt   time.Time  `json:"startedAt"`
+		CompletedAt *time.Time `json:"completedAt"`
+		Steps       []struct {
 			Name       string `json:"name"`
 			Status     string `json:"status"`
 			Conclusion string `json:"conclusion"`

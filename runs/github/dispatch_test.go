@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,9 @@ func TestRunOnGitHub(t *testing.T) {
 
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
+// sessions is the session dir: the environment's last (as exec takes it).
 func (a *actions) sessions() string {
-	for _, kv := range a.env {
+	for _, kv := range slices.Backward(a.env) {
 		if v, ok := strings.CutPrefix(kv, "SAGA_SESSION_DIR="); ok {
 			return v
 		}
@@ -77,6 +79,50 @@ func TestRunOnGitHubJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil || d.Story != "user-auth--api" || d.Base != "main" || d.ActionsRun == 0 ||
 		d.RunName != github.RunName("user-auth--api", d.RunID) || !strings.HasPrefix(d.Session, "saga-story-user-auth--api-") {
 		t.Errorf("%+v, %v\n%s", d, err, r.Stdout)
+	}
+	// follow and status of a dispatched story: its Actions run.
+	f := a.saga(nil, "follow", "user-auth--api")
+	if f.Code != 0 || !strings.HasPrefix(f.Stdout, "story user-auth--api on GitHub Actions: "+d.URL+"\n") || !strings.HasSuffix(f.Stdout, "completed: success\n") {
+		t.Errorf("follow: exit %d\n%s%s", f.Code, f.Stdout, f.Stderr)
+	}
+	st := a.saga(nil, "status", "user-auth--api")
+	for _, want := range []string{"worker:   GitHub Actions success " + d.URL + "\n", "status:   completed, 5/5 tasks done (from origin/story/user-auth--api)"} {
+		if !strings.Contains(st.Stdout, want) {
+			t.Errorf("status lacks %q:\n%s%s", want, st.Stdout, st.Stderr)
+		}
+	}
+	// What GitHub said is recorded in the dispatch's events for readers that
+	// never ask GitHub (the language server).
+	if run := runs.ReadRun(d.EventsFile); run == nil || !run.Ended || run.State != runs.StatusCompleted || run.Conclusion != "success" {
+		t.Errorf("the dispatch's run after status: %+v", run)
+	}
+}
+
+// TestRunOnGitHubNeverTwice: a story whose Actions run is queued or in
+// progress is not dispatched again; `stop` cancels that run.
+func TestRunOnGitHubNeverTwice(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	defer a.holdJobs()()
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	url := a.runs()[0].url()
+	r := a.saga(nil, "run", "user-auth--api", "--on", "github")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "a GitHub Actions job ("+url+") is already running story user-auth--api") {
+		t.Errorf("second dispatch: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if n := len(a.runs()); n != 1 {
+		t.Errorf("%d runs dispatched", n)
+	}
+	r = a.saga(nil, "stop", "user-auth--api")
+	if r.Code != 0 || r.Stdout != "stopped story user-auth--api: cancelled its GitHub Actions run "+url+"\n" {
+		t.Errorf("stop: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if run := a.runs()[0]; run.Conclusion != "cancelled" {
+		t.Errorf("run %+v", run)
+	}
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "status:   in_progress; stopped, 1/5 tasks done") || !strings.Contains(st.Stdout, "why:      its Actions run was cancelled ("+url+")") {
+		t.Errorf("status:\n%s", st.Stdout)
 	}
 }
 
@@ -106,8 +152,8 @@ func TestRunOnGitHubRefusals(t *testing.T) {
 	if r := a.saga(nil, "run", "local-only", "--on", "github"); r.Code != 1 || !strings.Contains(r.Stderr, "story local-only is not on origin's main: commit and push it") {
 		t.Errorf("story not pushed: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := a.saga(nil, "run", "user-auth", "--on", "github"); r.Code != 2 || !strings.Contains(r.Stderr, "--on github runs one story for now; user-auth is an epic") {
-		t.Errorf("an epic: exit %d\n%s", r.Code, r.Stderr)
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github", "--max-parallel", "2"); r.Code != 2 || !strings.Contains(r.Stderr, "--max-parallel is for an epic; user-auth--api is a story") {
+		t.Errorf("an epic's flag: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if n := len(a.runs()); n != 0 {
 		t.Fatalf("%d runs dispatched by refused commands", n)
@@ -183,5 +229,28 @@ func TestRunOnGitHubCancelledFromTheWeb(t *testing.T) {
 	}
 	if end := runs.ReadRun(events[0]); !end.Ended || end.State == "completed" {
 		t.Errorf("the interrupted worker's run: ended %v, state %q", end.Ended, end.State)
+	}
+}
+
+// TestRunOnGitHubUnanswered: a dispatch GitHub took without answering
+// exits 1 saying where to look; status finds the run by its name, and a
+// second dispatch while it is live is refused.
+func TestRunOnGitHubUnanswered(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	defer a.holdJobs()()
+	a.unreliableGH(`if [ "$1 $2" = "workflow run" ]; then "$GH" "$@" >/dev/null 2>&1; echo 'error connecting to api.github.com' >&2; exit 1; fi`)
+	r := a.saga(nil, "run", "user-auth--api", "--on", "github")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "error connecting to api.github.com — GitHub may have taken the dispatch all the same: `saga-lsp status user-auth--api` shows it") {
+		t.Errorf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	url := a.runs()[0].url()
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "worker:   GitHub Actions queued "+url) {
+		t.Errorf("status:\n%s%s", st.Stdout, st.Stderr)
+	}
+	if r := a.saga(nil, "run", "user-auth--api", "--on", "github"); r.Code != 1 || !strings.Contains(r.Stderr, "is already running story user-auth--api") {
+		t.Errorf("again: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if n := len(a.runs()); n != 1 {
+		t.Errorf("%d runs", n)
 	}
 }

@@ -8,5 +8,12 @@
 //     job's token from it — rendered from one template, with a digest that
 //     tells a file saga-lsp wrote from one a person edited;
 //   - install.go: `saga-lsp install --github-actions` writing, updating and
-//     removing it, never over a person's edits unless forced.
+//     removing it, never over a person's edits unless forced;
+//   - ready.go, dispatch.go: what every dispatch needs checked once
+//     (CheckReady), dispatching a story (Backend, control's GitHub Actions
+//     backend: its run found by its run-name, never twice while one is
+//     live), following its run;
+//   - state.go: the stories' state from GitHub (Runs, control.Actions over
+//     gh: runs listed by name, a completed run's step, artifact and pushed
+//     branch, cancelling).
 package github

@@ -114,6 +114,13 @@ func (w *Watcher) discover(ws *store.Workspace, path, session, id string, ms int
 	r := w.newRun(path, ms)
 	replay(r)
 	switch {
+	case r.Backend != "":
+		// Dispatched to another machine: no process here; the dispatching
+		// workspace says whose it is.
+		if !w.belongs(r) {
+			w.skip[path] = true
+			return
+		}
 	case r.PID == 0 && !r.Ended:
 		// Nothing readable yet (the worker is writing its first line), or a
 		// worker that never started: give it the start grace.
@@ -138,12 +145,13 @@ func (w *Watcher) discover(ws *store.Workspace, path, session, id string, ms int
 		}
 	}
 	w.runs[session] = r
-	if r.PID == 0 && !r.Ended {
+	if r.PID == 0 && !r.Ended && r.Backend == "" {
 		return // verified when its worker.start arrives (readEvents)
 	}
 	r.verified = true
 	st := w.ensureStory(ws, id)
-	if r.Ended {
+	if r.Ended || r.Backend != "" {
+		ef.refresh = true
 		return
 	}
 	// A live worker: follow it from here on, as if it had just started.
@@ -199,6 +207,9 @@ func (w *Watcher) followStoryLocked(ws *store.Workspace, st *control.Started, ef
 func (w *Watcher) belongs(r *run) bool {
 	if r.ours {
 		return true
+	}
+	if r.Backend != "" {
+		return r.Root != "" && sameFile(r.Root, w.realRoot)
 	}
 	if r.Worktree != "" {
 		return sameFile(r.Worktree, store.WorktreeDir(w.realRoot, r.Story)) ||

@@ -180,7 +180,7 @@ func (w *Watcher) epicProgressOf(e *epic) EpicProgress {
 	p := EpicProgress{Epic: e.id, Session: st.Session, State: st.State, Running: nonNil(slices.Clone(st.Running)),
 		Done: st.Done, Total: st.Total, Held: []string{}, Failed: []string{}, Cost: st.Cost, Stories: []EpicStoryProgress{}}
 	for _, s := range st.Stories {
-		sp := EpicStoryProgress{ID: s.ID, State: s.State, HeldBy: nonNil(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total}
+		sp := EpicStoryProgress{ID: s.ID, State: s.State, HeldBy: nonNil(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total, Actions: s.Actions}
 		if ls := w.stories[s.ID]; s.State == control.EpicRunning && ls != nil && len(ls.view) > 0 {
 			sp.Done, sp.Total = viewCounts(ls.view)
 		}

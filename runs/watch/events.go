@@ -49,7 +49,7 @@ func (w *Watcher) readEvents(ws *store.Workspace, r *run, ef *effects) {
 		was := r.Ended
 		r.Apply(e)
 		if !r.verified {
-			if r.PID == 0 && !r.Ended {
+			if r.PID == 0 && !r.Ended && r.Backend == "" {
 				return
 			}
 			if !w.belongs(r) {

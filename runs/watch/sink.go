@@ -3,6 +3,8 @@ package watch
 import (
 	"maps"
 	"slices"
+
+	"github.com/saga-ai/saga-lsp/runs/control"
 )
 
 // Sink is told what changed. Its methods are called in the order things
@@ -61,6 +63,7 @@ type EpicStoryProgress struct {
 	ID, State   string
 	HeldBy      []string
 	Done, Total int
+	Actions     *control.ActionsRun // its GitHub Actions run, when it runs or ran there
 }
 
 // effects are what a step collects for the Sink, sent in order once the

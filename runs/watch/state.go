@@ -63,6 +63,9 @@ type Run struct {
 	// Protected are the protected files the story changed that keep its
 	// PR a draft, as this run last compared them.
 	Protected []runs.ProtectedFile
+	// Actions is the GitHub Actions run it dispatched (the watcher never
+	// asks GitHub: as recorded), nil for a run on this machine.
+	Actions *control.ActionsRun
 }
 
 // Worktree is a story's worktree copy as last read.
@@ -177,7 +180,7 @@ func (w *Watcher) publishLocked() {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
 				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks),
-				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking()}
+				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking(), Actions: control.Dispatched(r.Run)}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}

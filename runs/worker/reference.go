@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -41,6 +42,22 @@ func (r *run) referenceCommit(ctx context.Context, base string, remote bool) (sh
 		}
 	}
 	return "", "", fmt.Errorf("the base %s is neither a branch of this repository nor of origin: pass an existing branch with --base", base)
+}
+
+// fromOrigin makes local what this clone has of the run only on origin:
+// a stacked story's base (its blocker's branch, pushed from another
+// machine) and, in a GitHub Actions job — always a fresh clone — the
+// story's own pushed branch, which the run continues as a local run
+// continues its branch: an earlier attempt's work, or the merge of its
+// blockers the dispatch pushed (docs/github-actions.md#stacked-stories).
+func (r *run) fromOrigin(ctx context.Context) {
+	if r.base != r.refBase {
+		control.FetchBranch(ctx, r.repo, r.base)
+	}
+	if !r.o.DryRun && runs.Getenv(r.o.Env, "GITHUB_ACTIONS") == "true" &&
+		!r.repo.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+r.branch) && control.FetchBranch(ctx, r.repo, r.branch) {
+		r.j.Step(runs.StepWorktree, "continuing %s as pushed to origin", r.branch)
+	}
 }
 
 // bringIn merges R into the story branch when the branch does not hold it

@@ -62,6 +62,9 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	} else if removed {
 		r.j.Step(runs.StepWorktree, "removed %s: an earlier add of it was interrupted before its checkout was done", rel(r.root, r.wt))
 	}
+	if remote {
+		r.fromOrigin(ctx)
+	}
 	switch {
 	case isWorktree(ctx, r.repo, r.wt):
 		r.j.Step(runs.StepWorktree, "reusing %s on %s", rel(r.root, r.wt), r.branch)

@@ -91,6 +91,24 @@ export interface EpicStoryRun {
   session: string;
   done: number;
   total: number;
+  /** Its GitHub Actions run, when it runs or ran there (docs/github-actions.md#state-from-github). */
+  actions?: ActionsRun;
+}
+
+/** A story's GitHub Actions run: `status`'s `actions`, or saga/epicProgress's `url` and `actions` (its state as `status`). */
+export interface ActionsRun {
+  url?: string;
+  status?: string;
+  conclusion?: string;
+  unknown?: string;
+}
+
+/** The Actions run's state as saga-lsp shows it: GitHub's status, its conclusion once completed, or unknown. */
+export function actionsState(a: ActionsRun): string {
+  if (a.unknown) {
+    return 'unknown';
+  }
+  return a.status === 'completed' && a.conclusion ? a.conclusion : a.status ?? '';
 }
 
 /** An epic's run (`status <epic> --format json`'s `epic`). */
@@ -119,7 +137,7 @@ export interface EpicProgress {
   /** Ended without completing and holding dependents: failed, blocked or timeout (stories[].state says which). */
   failed?: string[];
   cost?: number;
-  stories?: { id: string; state: string; heldBy?: string[]; done?: number; total?: number }[];
+  stories?: { id: string; state: string; heldBy?: string[]; done?: number; total?: number; url?: string; actions?: string }[];
 }
 
 /** What a run of the CLI printed. */
@@ -358,6 +376,9 @@ export class SagaModel implements vscode.Disposable {
       s.heldBy = ps.heldBy ?? [];
       s.done = ps.done ?? s.done;
       s.total = ps.total ?? s.total;
+      if (ps.actions !== undefined) {
+        s.actions = { url: ps.url, status: ps.actions };
+      }
     }
     this.epicRuns.set(p.epic, run);
     this.changed.fire();

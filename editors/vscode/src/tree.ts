@@ -4,7 +4,7 @@
 // state in it (`waiting`, `running`, `held by shop--a`, …).
 
 import * as vscode from 'vscode';
-import { EpicInfo, EpicStoryRun, SagaModel, StoryInfo, TaskInfo } from './model';
+import { actionsState, EpicInfo, EpicStoryRun, SagaModel, StoryInfo, TaskInfo } from './model';
 
 export type SagaNode =
   | { kind: 'epic'; epic: EpicInfo }
@@ -152,6 +152,11 @@ export class SagaTree implements vscode.TreeDataProvider<SagaNode> {
     }
     if (story.pr) {
       lines.push(`PR: ${story.pr}`);
+    }
+    if (epicRun?.actions) {
+      const a = epicRun.actions;
+      lines.push(`GitHub Actions: ${actionsState(a)}${a.url ? ` — ${a.url}` : ''}`);
+      item.description += ' · GitHub Actions';
     }
     const w = story.worker;
     if (running) {

@@ -1,0 +1,77 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+)
+
+// Ready is what every dispatch of a repository needs, checked once: gh,
+// origin's default branch, what is wrong with the workflow there but does
+// not stop a dispatch.
+type Ready struct {
+	GH       string
+	Default  string // origin's default branch
+	Warnings []string
+}
+
+// CheckReady checks, before anything is dispatched, what every job needs:
+// gh installed and logged in, origin reachable, the workflow on its
+// default branch (GitHub dispatches it from there). A workflow a person
+// edited, or that another saga-lsp release wrote than the one whose
+// workflow is want (nil: unknown), is a warning: its jobs run what it says.
+func CheckReady(ctx context.Context, root string, env func(string) string, want []byte) (*Ready, error) {
+	gh, err := runs.LookProgram(env, runs.ProgramGH)
+	if err != nil {
+		return nil, &DispatchError{"gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set " + runs.EnvGH}
+	}
+	if _, err := ghRun(ctx, gh, root, "auth", "status"); err != nil {
+		return nil, &DispatchError{"gh is not logged in to GitHub: run `gh auth login` (" + err.Error() + ")"}
+	}
+	g := git.Repo{Dir: root}
+	if !g.HasRemote(ctx) {
+		return nil, &DispatchError{"the repository has no origin remote: GitHub Actions runs what is pushed to it"}
+	}
+	head, err := g.Run(ctx, "ls-remote", "--symref", "origin", "HEAD")
+	if err != nil {
+		return nil, &DispatchError{fmt.Sprintf("cannot reach origin: %v", err)}
+	}
+	rd := &Ready{GH: gh}
+	for line := range strings.Lines(head) {
+		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+			rd.Default, _, _ = strings.Cut(rest, "\t")
+		}
+	}
+	def := rd.Default
+	if def == "" {
+		return nil, &DispatchError{"cannot tell origin's default branch (`git ls-remote --symref origin HEAD` names none)"}
+	}
+	if _, err := g.Retry(ctx, "fetch", "-q", "origin", "+refs/heads/"+def+":refs/remotes/origin/"+def); err != nil {
+		return nil, &DispatchError{fmt.Sprintf("git fetch origin %s: %v", def, err)}
+	}
+	content, err := g.Raw(ctx, "show", "refs/remotes/origin/"+def+":"+WorkflowPath)
+	if err != nil {
+		return nil, &DispatchError{fmt.Sprintf("origin's default branch %s has no %s: run `saga-lsp install --github-actions`, commit the file and push it to %s (GitHub runs a dispatched workflow from the default branch)", def, WorkflowPath, def)}
+	}
+	switch {
+	case !Pristine([]byte(content)):
+		rd.Warnings = append(rd.Warnings, fmt.Sprintf("%s on %s was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id", WorkflowPath, def))
+	case want != nil && !bytes.Equal([]byte(content), want):
+		rd.Warnings = append(rd.Warnings, fmt.Sprintf("%s on %s was written by %s, not by this one: its jobs run that saga-lsp — bring it up to date with `saga-lsp install --github-actions`, then commit and push it to %s",
+			WorkflowPath, def, writer(content), def))
+	}
+	return rd, nil
+}
+
+// writer is the saga-lsp a workflow's header names as its writer.
+func writer(content string) string {
+	_, rest, ok := strings.Cut(content, "(saga-lsp ")
+	if v, _, ok2 := strings.Cut(rest, ")"); ok && ok2 && !strings.ContainsAny(v, "\n") {
+		return "saga-lsp " + v
+	}
+	return "another saga-lsp"
+}
