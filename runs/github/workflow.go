@@ -262,11 +262,12 @@ jobs:
         run: |
           mkdir -p "$RUNNER_TEMP/saga-lsp"
           CGO_ENABLED=0 go build -o "$RUNNER_TEMP/saga-lsp/saga-lsp" ./cmd/saga-lsp
+          CGO_ENABLED=0 go build -o "$RUNNER_TEMP/saga-lsp/saga-lsp-hook" ./cmd/saga-lsp-hook
           echo "$RUNNER_TEMP/saga-lsp" >> "$GITHUB_PATH"
 {%- else%}      - name: Install saga-lsp {%.Version%}
         id: saga-lsp
         run: |
-          CGO_ENABLED=0 go install -ldflags "-X {%.Module%}/cli.Version={%.Version%}" {%.Module%}/cmd/saga-lsp@{%.Version%}
+          CGO_ENABLED=0 go install -ldflags "-X {%.Module%}/cli.Version={%.Version%}" {%.Module%}/cmd/saga-lsp@{%.Version%} {%.Module%}/cmd/saga-lsp-hook@{%.Version%}
           echo "$(go env GOPATH)/bin" >> "$GITHUB_PATH"
 {%- end%}
 
