@@ -37,6 +37,13 @@ type Record struct {
 	// agent could have moved. Empty in records of saga-lsp before issue 22.
 	Reference string `json:"reference,omitempty"`
 	PR        string `json:"pr,omitempty"`
+	// PRState is the pull request's state as last seen, in gh's words
+	// (OPEN, MERGED, CLOSED): set by the worker that opened or reused it
+	// (OPEN) and by whoever asked gh since (RecordPRState: the epic runner
+	// waiting for merges, `clean`), so that readers of local evidence
+	// (control.Evidence) know a merged PR without a network call.
+	PRState   string    `json:"prState,omitempty"`
+	PRStateAt time.Time `json:"prStateAt,omitzero"`
 	// Protected are the protected files the run's end found changed that
 	// keep the PR a draft (docs/worker.md#protected-files).
 	Protected []ProtectedFile `json:"protected,omitempty"`
@@ -135,6 +142,25 @@ func WriteRecord(root string, r Record) error {
 		return err
 	}
 	return store.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
+}
+
+// PR states as gh prints them (`gh pr view --json state`).
+const (
+	PROpen   = "OPEN"
+	PRMerged = "MERGED"
+	PRClosed = "CLOSED"
+)
+
+// RecordPRState keeps state, seen at at, as the PR state of the story's
+// last real run's record; without a record there is no run to say it of,
+// and nothing is written.
+func RecordPRState(root, story, state string, at time.Time) error {
+	rec, ok := ReadRecord(root, story)
+	if !ok || rec.PRState == state {
+		return nil
+	}
+	rec.PRState, rec.PRStateAt = state, at.UTC()
+	return WriteRecord(root, rec)
 }
 
 // ReadRecord returns a story's record of its last real run; ok is false

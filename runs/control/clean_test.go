@@ -406,6 +406,9 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 	h.env = append(h.env, "SAGA_GH="+testkit.Build(t, "./testdata/standin/gh"), "GH_STANDIN_STATE="+state, "GH_STANDIN_REPO=acme/shop")
 	ev := h.run(t, story)
 	wt := store.WorktreeDir(h.root, story)
+	if rec, ok := runs.ReadRecord(h.root, story); !ok || rec.PR == "" || rec.PRState != runs.PROpen {
+		t.Errorf("the worker's record of the PR it opened: %+v", rec)
+	}
 
 	r := h.saga(t, nil, "clean", "--yes")
 	want := "removed worktree .saga/worktrees/" + story + " (its last run completed and story/" + story + " is pushed to origin)\n" +
@@ -448,6 +451,15 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 	}
 	if h.branchExists(t, "story/"+story) {
 		t.Error("the branch of the merged pull request stayed")
+	}
+	// What gh said is recorded: status knows the PR merged without asking
+	// (gh is gone now), and the story stays completed with its branch gone.
+	if rec, ok := runs.ReadRecord(h.root, story); !ok || rec.PRState != runs.PRMerged || rec.PRStateAt.IsZero() {
+		t.Errorf("run record after clean: %+v", rec)
+	}
+	noGH := []string{"SAGA_GH=" + filepath.Join(t.TempDir(), "no-gh")}
+	if r := h.saga(t, noGH, "status", story); r.Code != 0 || !strings.Contains(r.Stdout, "(merged, as last seen)") {
+		t.Errorf("status without gh: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 

@@ -317,7 +317,13 @@ func dryBranches(ctx context.Context, root string) map[string]bool {
 func merged(ctx context.Context, root, story string, env func(string) string) bool {
 	out, err := runs.GHCommand(ctx, runs.Program(env, runs.ProgramGH), root, "pr", "view", runs.StoryBranch(story), "--json", "state").Output()
 	var pr struct{ State string }
-	return err == nil && json.Unmarshal(out, &pr) == nil && pr.State == "MERGED"
+	if err != nil || json.Unmarshal(out, &pr) != nil || pr.State == "" {
+		return false
+	}
+	// What gh said, kept for readers of local evidence (Evidence.Story);
+	// a record that cannot be written only leaves them asking gh again.
+	_ = runs.RecordPRState(root, story, pr.State, time.Now())
+	return pr.State == runs.PRMerged
 }
 
 func refIDs(refs []store.Ref) []string {

@@ -85,6 +85,7 @@ type StoryStatus struct {
 	Total    int          `json:"total"`
 	Epic     string       `json:"epic"`
 	PR       string       `json:"pr"`
+	PRState  string       `json:"prState,omitempty"` // as last recorded (StoryState.PRState)
 	Branch   string       `json:"branch"`
 	Worktree string       `json:"worktree"`
 	Worker   WorkerInfo   `json:"worker"`
@@ -217,7 +218,7 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 	st := StoryStatus{
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
-		PR: state.PR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
+		PR: state.PR, PRState: state.PRState, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

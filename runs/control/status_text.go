@@ -51,7 +51,11 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 		fmt.Fprintf(b, "epic:     %s\n", esc(st.Epic))
 	}
 	if st.PR != "" {
-		fmt.Fprintf(b, "PR:       %s\n", esc(st.PR))
+		state := ""
+		if st.PRState != "" {
+			state = " (" + strings.ToLower(st.PRState) + ", as last seen)"
+		}
+		fmt.Fprintf(b, "PR:       %s%s\n", esc(st.PR), esc(state))
 	}
 	if st.Branch != "" {
 		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))

@@ -48,9 +48,12 @@ type StoryState struct {
 	// Tasks are its tasks' statuses as read (From), by id.
 	Tasks map[string]string `json:"-"`
 
-	Branch  string  `json:"branch"` // its branch, when it has one (locally or on origin)
-	Base    string  `json:"base"`   // the base its last run built on (a stacked story: its blocker's branch)
-	PR      string  `json:"pr"`
+	Branch string `json:"branch"` // its branch, when it has one (locally or on origin)
+	Base   string `json:"base"`   // the base its last run built on (a stacked story: its blocker's branch)
+	PR     string `json:"pr"`
+	// PRState is its PR's state as last recorded (runs.Record.PRState:
+	// OPEN, MERGED, CLOSED), never asked of GitHub here.
+	PRState string  `json:"prState,omitempty"`
 	Session string  `json:"session"` // its last real run's
 	Cost    float64 `json:"cost"`    // every headless run of every attempt, reruns and the one in progress too
 	// Why says, when its last run did not complete, what stopped it and
@@ -119,6 +122,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	ev.readTasks(ctx, ws, &st)
 	if haveRec {
 		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
+		st.PRState = rec.PRState
 	}
 	if last != nil {
 		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)
@@ -162,6 +166,10 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		st.State, st.Why = outcomeOr(rec.Status), rec.Why
 	}
 	if st.Total > 0 && st.Done == st.Total {
+		st.State = runs.StatusCompleted
+	}
+	// Its PR merged, as last recorded: the work landed, whatever ended last.
+	if haveRec && rec.PRState == runs.PRMerged && (last == nil || last.Session == rec.Session) {
 		st.State = runs.StatusCompleted
 	}
 	if st.State == runs.StatusCompleted || st.State == StoryPending {

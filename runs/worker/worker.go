@@ -157,6 +157,9 @@ func Run(ctx context.Context, o Options) int {
 	if r.wt != "" {
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
 			Branch: r.branch, Worktree: rel(r.root, r.wt), Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
+		if r.pr != "" && !o.DryRun {
+			rec.PRState, rec.PRStateAt = runs.PROpen, rec.Ended // it opened or reused it just now
+		}
 		for _, c := range r.blocked {
 			rec.Protected = append(rec.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: true})
 		}
