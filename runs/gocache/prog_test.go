@@ -256,7 +256,10 @@ func TestProtocol(t *testing.T) {
 	action := sha256.Sum256([]byte("action"))
 	req := func(v any) string { b, _ := json.Marshal(v); return string(b) + "\n" }
 	b64, _ := json.Marshal(body)
-	in := req(map[string]any{"ID": 1, "Command": "get", "ActionID": action[:]}) +
+	// Requests are served concurrently, as cmd/go sends them: the miss is
+	// asked of an action never put, not of one put in the same stream.
+	absent := sha256.Sum256([]byte("absent"))
+	in := req(map[string]any{"ID": 1, "Command": "get", "ActionID": absent[:]}) +
 		req(map[string]any{"ID": 2, "Command": "put", "ActionID": action[:], "OutputID": sum[:], "BodySize": len(body)}) + string(b64) + "\n" +
 		req(map[string]any{"ID": 3, "Command": "put", "ActionID": action[:], "OutputID": action[:], "BodySize": len(body)}) + string(b64) + "\n" +
 		req(map[string]any{"ID": 4, "Command": "frobnicate"})
