@@ -254,3 +254,64 @@ func TestRunOnGitHubUnanswered(t *testing.T) {
 		t.Errorf("%d runs", n)
 	}
 }
+
+// A dispatch GitHub never lists (taken, then lost): `run` says so after
+// --dispatch-wait; `status` shows it dispatched while it may still appear,
+// and once control.ActionsAppearWait has passed since (the events' times
+// moved back, as if that long had gone by), the story failed: lost, with
+// how to look and how to dispatch it again.
+func TestRunOnGitHubLost(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	a.unreliableGH(`if [ "$1 $2" = "workflow run" ]; then exit 0; fi`)
+	r := a.saga(nil, "run", "user-auth--api", "--on", "github", "--dispatch-wait", "1s")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "GitHub accepted the dispatch, but no run named") {
+		t.Errorf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "worker:   GitHub Actions dispatched\n") {
+		t.Errorf("status just after:\n%s%s", st.Stdout, st.Stderr)
+	}
+	var sessions string
+	for _, kv := range a.env {
+		if v, ok := strings.CutPrefix(kv, "SAGA_SESSION_DIR="); ok {
+			sessions = v
+		}
+	}
+	files := runs.Runs(sessions, runs.KindStory, "user-auth--api")
+	if len(files) != 1 {
+		t.Fatalf("%d runs in the session dir, want the dispatch", len(files))
+	}
+	backdate(t, files[0].EventsFile, control.ActionsAppearWait+time.Minute)
+	st := a.saga(nil, "status", "user-auth--api")
+	if !strings.Contains(st.Stdout, "but GitHub lists no run named") || !strings.Contains(st.Stdout, "dispatches it again") || strings.Contains(st.Stdout, "GitHub Actions dispatched\n") {
+		t.Errorf("status once the wait is over:\n%s%s", st.Stdout, st.Stderr)
+	}
+	if n := len(a.runs()); n != 0 {
+		t.Errorf("%d runs listed by the stand-in, want none", n)
+	}
+}
+
+// backdate moves every event of an events file back by d.
+func backdate(t *testing.T, events string, d time.Duration) {
+	t.Helper()
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		at, err := time.Parse(time.RFC3339Nano, e["time"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e["time"] = at.Add(-d).Format(time.RFC3339Nano)
+		b, _ := json.Marshal(e)
+		out = append(append(out, b...), '\n')
+	}
+	if err := os.WriteFile(events, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
