@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -387,5 +388,57 @@ func TestWorkflowRunConcurrency(t *testing.T) {
 	o := r.ok("run", "list", "--workflow", "test.yml", "--json", "displayTitle,number", "-L", "2")
 	if o.Stdout != `[{"displayTitle":"test same run 4","number":4},{"displayTitle":"test other run 3","number":3}]`+"\n" {
 		t.Errorf("run list, newest first: %s", o.Stdout)
+	}
+}
+
+// The stand-in's JSON fields are gh's: where Debian's gh is installed,
+// every field it lists for `run list` and `run view` (`--json` without a
+// value prints them, offline) is one the stand-in answers, and none it
+// answers beyond them.
+func TestJSONFieldsAreDebianGH(t *testing.T) {
+	real, err := exec.LookPath("gh")
+	if err != nil {
+		t.Skip("no gh on PATH to compare with (Debian's package: gh)")
+	}
+	fields := func(args ...string) []string {
+		out, _ := exec.Command(real, append(slices.Clone(args), "--json")...).CombinedOutput()
+		var fs []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if f, ok := strings.CutPrefix(line, "  "); ok && f != "" && !strings.Contains(f, " ") {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 {
+			t.Fatalf("gh %v --json listed no fields:\n%s", args, out)
+		}
+		return fs
+	}
+	r := withWorkflow(t)
+	r.ok("workflow", "run", "test.yml", "-f", "story=alpha", "-f", "run-id=r1")
+	run := r.waitRun("test alpha run r1", "completed", completed)
+	id := strconv.FormatInt(run.ID, 10)
+	for _, cmd := range [][]string{{"run", "list"}, {"run", "view", id}} {
+		want := fields(cmd[:2]...)
+		o := r.ok(append(cmd, "--json", strings.Join(want, ","))...)
+		var got map[string]any
+		if cmd[1] == "list" {
+			var list []map[string]any
+			if err := json.Unmarshal([]byte(o.Stdout), &list); err != nil || len(list) != 1 {
+				t.Fatalf("gh %v: %q %v", cmd, o.Stdout, err)
+			}
+			got = list[0]
+		} else if err := json.Unmarshal([]byte(o.Stdout), &got); err != nil {
+			t.Fatalf("gh %v: %q %v", cmd, o.Stdout, err)
+		}
+		for _, f := range want {
+			if _, ok := got[f]; !ok {
+				t.Errorf("gh %v: Debian's gh has field %q, the stand-in's answer lacks it", cmd[:2], f)
+			}
+		}
+		for f := range got {
+			if !slices.Contains(want, f) {
+				t.Errorf("gh %v: the stand-in answers field %q, which Debian's gh does not list", cmd[:2], f)
+			}
+		}
 	}
 }
