@@ -99,16 +99,36 @@ func Escapes(ss []string) []string {
 	return out
 }
 
-// Block is s as lines, each escaped and each after the first indented by
-// indent: a multi-line message (a check's output quoted under what
-// failed) shown as lines, none of which can pass for a line of its own.
-func Block(s, indent string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = Escape(l)
-		if i > 0 {
-			lines[i] = indent + lines[i]
+// Lines returns s as text a person reads line by line — a check's output,
+// a log, a description: newlines and tabs are kept (a CRLF becomes a
+// newline), and everything else Escape changes is escaped as Escape does,
+// so no byte of it can move the cursor, recolour, retitle or reorder what a
+// terminal shows. The one rule for output shown as lines, on a terminal,
+// in a log and (HTML-escaped on top) in the dashboard.
+func Lines(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	if !strings.ContainsFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && (unsafeRune(r) || r == utf8.RuneError) }) {
+		return s
+	}
+	parts := strings.Split(s, "\n")
+	for i, p := range parts {
+		fields := strings.Split(p, "\t")
+		for j, f := range fields {
+			fields[j] = Escape(f)
 		}
+		parts[i] = strings.Join(fields, "\t")
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Block is s as lines (Lines: tabs kept, everything else escaped), each
+// after the first indented by indent: a multi-line message (a check's
+// output quoted under what failed) shown as lines, none of which can pass
+// for a line of its own.
+func Block(s, indent string) string {
+	lines := strings.Split(strings.TrimRight(Lines(s), "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		lines[i] = indent + lines[i]
 	}
 	return strings.Join(lines, "\n")
 }

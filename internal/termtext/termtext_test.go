@@ -46,9 +46,24 @@ func FuzzEscape(f *testing.F) {
 // the first: no line of it can pass for a line of its own or carry a
 // control character.
 func TestBlock(t *testing.T) {
-	got := termtext.Block("check failed\nout\x1b]0;title\x07\r\nlast\n", "  ")
-	want := "check failed\n  out\\x1b]0;title\\x07\\r\n  last"
+	got := termtext.Block("check failed\nout\x1b]0;title\x07\r\nok  \texample.com/shop\t(cached)\nlast\r\n", "  ")
+	want := "check failed\n  out\\x1b]0;title\\x07\n  ok  \texample.com/shop\t(cached)\n  last"
 	if got != want {
 		t.Errorf("Block = %q, want %q", got, want)
+	}
+}
+
+// Lines keeps what a person reads as layout (newlines, tabs) and escapes
+// the rest as Escape does.
+func TestLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok  \texample.com/shop/cart\t(cached)\nFAIL\tx\n": "ok  \texample.com/shop/cart\t(cached)\nFAIL\tx\n",
+		"a\r\nb":                   "a\nb",
+		"over\rwrite":              `over\rwrite`,
+		"\x1b[2J\tbidi \u202e\xff": `\x1b[2J` + "\t" + `bidi \u202e\xff`,
+	} {
+		if got := termtext.Lines(in); got != want {
+			t.Errorf("Lines(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
