@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -123,19 +123,9 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 			fmt.Fprintf(env.Stdout, "%s\n", b)
 		}
 	}
-	wake := make(chan struct{}, 1)
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		_ = w.Add(filepath.Dir(eventsFile))
-		go func() {
-			for range w.Events {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
+	// Without file watching (err) the tick below still reads on.
+	wake, stopWake, _ := fswatch.Wake([]string{filepath.Dir(eventsFile)}, nil)
+	defer stopWake()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	dead := 0

@@ -16,7 +16,7 @@
 //   - live updates: what the watcher's Sink reports and what .saga/ file
 //     events change become Change notices, coalesced, sent to the open pages
 //     over server-sent events (hub.go); a page fetches itself again. A
-//     running worker's output file is watched with fsnotify while it runs
+//     running worker's output file is watched (fswatch) while it runs
 //     (output.go). No timer polls anything, and nothing here calls gh or
 //     tmux except the actions below.
 //   - the actions: Run and Stop of a story or an epic, Run again, Review —

@@ -1,44 +1,27 @@
 package dashboard
 
 // Local: a repository the dashboard loads and watches itself (`saga-lsp
-// dashboard`), as the language server does without a client's file
-// events: store's loader once, then fsnotify on .saga/ (one watch per
-// folder, new folders added as they appear; of a worktree, only the
-// folders leading to its copy of its story), each batch of events read
-// again into the next snapshot by Workspace.Update — and the live-run
-// watcher (runs/watch) over it, whose Sink calls become Change notices.
+// dashboard`): the workspace service (workspace) loads it, watches .saga/
+// and reads each change through the one funnel the language server uses
+// too, keeping the snapshot; the live-run watcher (runs/watch) runs over
+// it, and both become Change notices.
 
 import (
-	"errors"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/workspace"
 )
-
-// settle is the quiet time before a batch of .saga file events is read:
-// an atomic write (temp file, rename) is read once.
-const settle = 15 * time.Millisecond
 
 // Local is a repository loaded and watched by the dashboard itself.
 type Local struct {
 	root   string
-	parser *store.Parser
-	log    *slog.Logger
-	ws     atomic.Pointer[store.Workspace]
-	w      *watch.Watcher
-	fsw    *fsnotify.Watcher
+	disk   *workspace.Service
+	w      atomic.Pointer[watch.Watcher] // set once loaded; the funnel may run before
 	notify atomic.Pointer[func(Change)]
-	done   chan struct{}
-	wg     sync.WaitGroup
 	once   sync.Once
 }
 
@@ -63,54 +46,39 @@ func OpenLocal(root string, o LocalOptions) (*Local, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	l := &Local{root: root, parser: o.Parser, log: o.Log, done: make(chan struct{})}
-	// Watch before loading: a file saved meanwhile is read again.
-	if fsw, err := fsnotify.NewWatcher(); err != nil {
-		l.log.Warn("dashboard: file watching unavailable; saved edits show after a restart", "err", err)
-	} else {
-		l.fsw = fsw
-		l.add(root)
-		l.addTree(filepath.Join(root, ".saga"))
-	}
-	ws, err := o.Parser.Load(root)
-	if err != nil {
-		if l.fsw != nil {
-			l.fsw.Close()
-		}
+	l := &Local{root: root}
+	// Watching starts before the load: a file saved meanwhile is read again.
+	l.disk = workspace.Open(root, workspace.Options{Parser: o.Parser, Log: o.Log, Watch: true, Changed: l.diskChanged})
+	if _, err := l.disk.Load(); err != nil {
+		l.disk.Close()
 		return nil, err
 	}
-	l.ws.Store(ws)
-	l.w = watch.Start(watch.Options{Root: root, Env: o.Env, Parser: o.Parser, Log: o.Log,
+	w := watch.Start(watch.Options{Root: root, Env: o.Env, Parser: o.Parser, Log: o.Log,
 		Workspace: l.Workspace, Sink: ChangeSink{Root: root, Notify: l.send}})
-	l.w.Scan()
-	if l.fsw != nil {
-		l.wg.Add(1)
-		go l.run()
-	}
+	l.w.Store(w)
+	w.Scan()
 	return l, nil
 }
 
 // Workspace is the workspace as last read from disk.
-func (l *Local) Workspace() *store.Workspace { return l.ws.Load() }
+func (l *Local) Workspace() *store.Workspace { return l.disk.Workspace() }
 
 // Watcher is the repository's live-run watcher.
-func (l *Local) Watcher() *watch.Watcher { return l.w }
+func (l *Local) Watcher() *watch.Watcher { return l.w.Load() }
 
 // Source is what a dashboard serves of the repository.
 func (l *Local) Source() Source {
-	return Source{Root: l.root, Workspace: l.Workspace, Watcher: l.w,
+	return Source{Root: l.root, Workspace: l.Workspace, Watcher: l.w.Load(),
 		Bind: func(notify func(Change)) { l.notify.Store(&notify) }}
 }
 
 // Close stops watching.
 func (l *Local) Close() {
 	l.once.Do(func() {
-		close(l.done)
-		if l.fsw != nil {
-			l.fsw.Close()
+		l.disk.Close()
+		if w := l.w.Load(); w != nil {
+			w.Close()
 		}
-		l.wg.Wait()
-		l.w.Close()
 	})
 }
 
@@ -120,175 +88,19 @@ func (l *Local) send(c Change) {
 	}
 }
 
-func (l *Local) add(dir string) {
-	if err := l.fsw.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		l.log.Debug("dashboard: watch", "dir", dir, "err", err)
-	}
-}
-
-// addTree watches a .saga folder and its subfolders at their fixed
-// depths; of a worktree, only the folders leading to its story's copy.
-// Symbolic links are not followed.
-func (l *Local) addTree(dir string) {
-	rel, err := filepath.Rel(l.root, dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return
-	}
-	rel = filepath.ToSlash(rel)
-	if copyDir, inWorktree := worktreeCopyDir(rel); inWorktree {
-		if copyDir == "" && rel != store.WorktreesRel {
-			return
-		}
-	} else if strings.Count(rel, "/") > 2 {
-		return
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return
-	}
-	l.add(dir)
-	des, _ := os.ReadDir(dir)
-	for _, de := range des {
-		if de.IsDir() {
-			l.addTree(filepath.Join(dir, de.Name()))
-		}
-	}
-}
-
-func (l *Local) run() {
-	defer l.wg.Done()
-	var batch []string
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		select {
-		case <-l.done:
-			return
-		case ev, ok := <-l.fsw.Events:
-			if !ok {
-				return
-			}
-			if ev.Has(fsnotify.Create) {
-				l.addTree(ev.Name) // a new story folder, or .saga itself
-			}
-			batch = append(batch, ev.Name)
-			timer.Reset(settle)
-		case err, ok := <-l.fsw.Errors:
-			if !ok {
-				return
-			}
-			l.log.Warn("dashboard: file watcher", "err", err)
-		case <-timer.C:
-			paths := batch
-			batch = nil
-			l.diskChanged(paths)
-		}
-	}
-}
-
-// diskChanged reads again what changed under paths (files or folders),
-// makes the next snapshot, hands the paths to the run watcher (worktree
-// copies, main journals) and says what changed.
-func (l *Local) diskChanged(paths []string) {
-	old := l.ws.Load()
-	changed, removed := rereadPaths(l.parser, old, paths)
-	if len(changed) > 0 || len(removed) > 0 {
-		nw, affected := old.Update(changed, removed)
-		l.ws.Store(nw)
+// diskChanged: the funnel applied a change; the pages hear of the files it
+// affected, and the run watcher of the paths (worktree copies, main
+// journals).
+func (l *Local) diskChanged(c workspace.Change, affected []string) {
+	if !c.Empty() {
 		rels := affected
-		for _, f := range changed {
+		for _, f := range c.Changed {
 			rels = append(rels, f.Rel)
 		}
-		rels = append(rels, removed...)
+		rels = append(rels, c.Removed...)
 		l.send(ChangeFromFiles(l.root, rels))
 	}
-	l.w.DiskChanged(paths)
-}
-
-// rereadPaths reads the model files at or under paths from disk: the ones
-// there now (changed) and the ones ws knew that are gone (removed).
-func rereadPaths(p *store.Parser, ws *store.Workspace, paths []string) (changed []*store.File, removed []string) {
-	root := ws.Root
-	seen := map[string]bool{}
-	consider := func(rel string) {
-		if seen[rel] || !store.IsModelFile(rel) {
-			return
-		}
-		seen[rel] = true
-		if f := readDisk(p, root, rel); f != nil {
-			changed = append(changed, f)
-		} else if ws.File(rel) != nil {
-			removed = append(removed, rel)
-		}
+	if w := l.w.Load(); w != nil {
+		w.DiskChanged(c.Paths)
 	}
-	for _, abs := range paths {
-		r, err := filepath.Rel(root, abs)
-		if err != nil || strings.HasPrefix(r, "..") {
-			continue
-		}
-		rel := filepath.ToSlash(r)
-		if !strings.HasPrefix(rel, ".saga/") {
-			continue
-		}
-		copyDir, inWorktree := worktreeCopyDir(rel)
-		if inWorktree && copyDir == "" {
-			continue // the rest of a worktree's checkout is never read
-		}
-		fi, err := os.Lstat(abs)
-		switch {
-		case err == nil && fi.Mode().IsRegular():
-			consider(rel)
-			continue
-		case err == nil && fi.IsDir():
-			list := rel
-			if inWorktree {
-				list = copyDir
-			}
-			for _, f := range store.ListModelFiles(root, list) {
-				consider(f)
-			}
-		}
-		// A folder, or something gone: what we knew under it.
-		for _, f := range ws.Files() {
-			if strings.HasPrefix(f.Rel, rel+"/") {
-				consider(f.Rel)
-			}
-		}
-		consider(rel)
-	}
-	return changed, removed
-}
-
-// readDisk parses a file from disk as the loader does; nil when it does
-// not exist.
-func readDisk(p *store.Parser, root, rel string) *store.File {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
-		return p.Parse(rel, nil, -1) // presence is what matters
-	}
-	src, why := store.ReadBounded(abs, rel)
-	if why != "" {
-		return store.Unreadable(rel, why)
-	}
-	return p.Parse(rel, src, -1)
-}
-
-// worktreeCopyDir tells whether rel is under .saga/worktrees/ and, if so,
-// the story copy folder it is in or leads to; "" for the rest of the
-// worktree's checkout.
-func worktreeCopyDir(rel string) (dir string, inWorktree bool) {
-	rest, ok := strings.CutPrefix(rel, store.WorktreesRel+"/")
-	if !ok {
-		return "", rel == store.WorktreesRel
-	}
-	story, _, _ := strings.Cut(rest, "/")
-	copyDir := store.WorktreeStoryDirRel(story)
-	if rel == copyDir || strings.HasPrefix(copyDir, rel+"/") || strings.HasPrefix(rel, copyDir+"/") {
-		return copyDir, true
-	}
-	return "", true
 }

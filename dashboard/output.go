@@ -1,7 +1,7 @@
 package dashboard
 
 // A running worker's output, live: its output file is watched with
-// fsnotify while the watcher's State says the worker runs, and each write
+// fswatch while the watcher's State says the worker runs, and each write
 // becomes a Change naming the story (the story page then fetches the
 // tail again). Which files are watched is brought up to date on every
 // Change: no timer.
@@ -9,12 +9,12 @@ package dashboard
 import (
 	"sync"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/fswatch"
 )
 
 type outputWatcher struct {
 	s      *Server
-	fsw    *fsnotify.Watcher
+	fsw    *fswatch.Watcher
 	mu     sync.Mutex
 	files  map[string]outputOf // watched path → whose
 	closed bool
@@ -25,7 +25,7 @@ type outputOf struct{ root, story string }
 
 func newOutputWatcher(s *Server) *outputWatcher {
 	o := &outputWatcher{s: s, files: map[string]outputOf{}, done: make(chan struct{})}
-	fsw, err := fsnotify.NewWatcher()
+	fsw, err := fswatch.New(fswatch.Options{})
 	if err != nil {
 		s.log.Warn("dashboard: no live output (file watching unavailable)", "err", err)
 		return o
@@ -78,20 +78,20 @@ func (o *outputWatcher) run() {
 		select {
 		case <-o.done:
 			return
-		case ev, ok := <-o.fsw.Events:
+		case ev, ok := <-o.fsw.Events():
 			if !ok {
 				return
 			}
-			if !ev.Has(fsnotify.Write) {
+			if !ev.Has(fswatch.Write) {
 				continue
 			}
 			o.mu.Lock()
-			of, watched := o.files[ev.Name]
+			of, watched := o.files[ev.Path]
 			o.mu.Unlock()
 			if watched {
 				o.s.hub.notify(Change{Root: of.root, Output: []string{of.story}})
 			}
-		case _, ok := <-o.fsw.Errors:
+		case _, ok := <-o.fsw.Errors():
 			if !ok {
 				return
 			}

@@ -30,6 +30,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/workspace"
 )
 
 // JSON-RPC and LSP error codes.
@@ -144,9 +145,9 @@ type Server struct {
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	client   clientInfo
 	pub      *publisher
-	watcher  *watcher
-	live     *live        // the run watcher's LSP adapter (live.go); set once in Serve
-	dash     lspDashboard // saga.openDashboard's (dashboard.go)
+	disk     *workspace.Service // the funnel of disk changes (watch.go); set once in initialized
+	live     *live              // the run watcher's LSP adapter (live.go); set once in Serve
+	dash     lspDashboard       // saga.openDashboard's (dashboard.go)
 	env      func(string) string
 	bg       sync.WaitGroup
 
@@ -469,10 +470,10 @@ func (s *Server) stopBackground() {
 	for _, cancel := range s.inflight {
 		cancel()
 	}
-	w := s.watcher
+	d := s.disk
 	s.mu.Unlock()
-	if w != nil {
-		w.close()
+	if d != nil {
+		d.Close()
 	}
 	s.dash.close()
 	s.live.close()

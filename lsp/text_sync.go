@@ -216,6 +216,13 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 		return err
 	}
 	u := p.TextDocument.URI
+	// Back to what disk says, read before the lock is taken.
+	var onDisk *store.File
+	if doc := s.current().Docs[u]; doc != nil && doc.Rel != "" && store.IsModelFile(doc.Rel) {
+		if d := s.diskService(); d != nil {
+			onDisk = d.ReadFile(doc.Rel)
+		}
+	}
 	s.update(func(old *Snapshot) (*Snapshot, []string) {
 		doc := old.Docs[u]
 		if doc == nil {
@@ -226,14 +233,12 @@ func didClose(ctx context.Context, s *Server, params json.RawMessage) error {
 		if doc.Rel == "" || !store.IsModelFile(doc.Rel) {
 			return snap, nil
 		}
-		// Back to what disk says.
-		f := s.readDisk(snap.Root, doc.Rel)
-		if f == nil {
+		if onDisk == nil || onDisk.Rel != doc.Rel {
 			snap.WS, _ = snap.WS.Update(nil, []string{doc.Rel})
 			return snap, []string{doc.Rel}
 		}
 		var affected []string
-		snap.WS, affected = snap.WS.Update([]*store.File{f}, nil)
+		snap.WS, affected = snap.WS.Update([]*store.File{onDisk}, nil)
 		return snap, affected
 	})
 	return nil

@@ -3,20 +3,15 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/workspace"
 )
 
 // initialized starts the disk scan and file watching.
@@ -30,37 +25,38 @@ func initialized(ctx context.Context, s *Server, params json.RawMessage) error {
 	}
 	if ci.watchedFilesDynamic {
 		s.bg.Go(func() { s.registerWatchers() })
-	} else {
-		w, err := newWatcher(s, snap.Root)
-		if err != nil {
-			s.log.Warn("file watching unavailable; external edits show up when files are opened", "err", err)
-		} else {
-			s.mu.Lock()
-			s.watcher = w
-			s.mu.Unlock()
-		}
 	}
+	// The one funnel of disk changes (workspace): the client's events or
+	// the service's own watch, read with no lock held and laid under the
+	// open buffers by applyDisk.
+	disk := workspace.Open(snap.Root, workspace.Options{
+		Parser:     s.parser,
+		Log:        s.log,
+		Watch:      !ci.watchedFilesDynamic,
+		WatchAdd:   s.watchAdd,
+		WatchLimit: s.warnWatchLimit,
+		Base:       func() *store.Workspace { return s.current().WS },
+		Skip:       func(rel string) bool { return s.current().DocByRel(rel) != nil },
+		Apply:      s.applyDisk,
+	})
+	s.mu.Lock()
+	s.disk = disk
+	s.mu.Unlock()
 	s.live.start(snap.Root)
-	s.bg.Go(func() { s.load(snap.Root) })
+	s.bg.Go(func() { s.load(disk) })
 	return nil
 }
 
 // load scans the workspace from disk, then lays the open buffers over it and
 // publishes everything.
-func (s *Server) load(root string) {
+func (s *Server) load(disk *workspace.Service) {
 	began := time.Now()
+	root := disk.Root()
 	prog := s.beginProgress("Loading .saga", "")
-	var ws *store.Workspace
-	if _, err := os.Stat(filepath.Join(root, ".saga")); err == nil {
-		loaded, err := s.parser.Load(root)
-		if err != nil {
-			s.log.Error("load workspace", "root", root, "err", err)
-			s.showMessage(protocol.MessageTypeError, "saga-lsp: "+err.Error())
-			loaded = store.Build(root, nil, nil)
-		}
-		ws = loaded
-	} else {
-		ws = store.Build(root, nil, nil)
+	ws, err := disk.Load()
+	if err != nil {
+		s.log.Error("load workspace", "root", root, "err", err)
+		s.showMessage(protocol.MessageTypeError, "saga-lsp: "+err.Error())
 	}
 	s.update(func(old *Snapshot) (*Snapshot, []string) {
 		snap := old.clone()
@@ -123,276 +119,75 @@ func didChangeWatchedFiles(ctx context.Context, s *Server, params json.RawMessag
 		paths = append(paths, c.URI.FsPath())
 	}
 	s.diskChanged(paths)
-	s.live.diskChanged(paths) // worktree copies and main journals: runs/watch
 	return nil
 }
 
-// diskChanged re-reads paths (files or folders) that changed on disk. Open
-// buffers win over disk until they are closed.
+// diskChanged hands paths (files or folders) that changed on disk to the
+// funnel.
 func (s *Server) diskChanged(paths []string) {
-	s.update(func(old *Snapshot) (*Snapshot, []string) {
-		var changed []*store.File
-		var removed []string
-		seen := map[string]bool{}
-		consider := func(rel string) {
-			if seen[rel] || old.DocByRel(rel) != nil || !store.IsModelFile(rel) {
-				return
-			}
-			seen[rel] = true
-			if f := s.readDisk(old.Root, rel); f != nil {
-				changed = append(changed, f)
-			} else if old.WS.File(rel) != nil {
-				removed = append(removed, rel)
-			}
-		}
-		for _, p := range paths {
-			rel := old.RelOf(p)
-			if rel == "" || !strings.HasPrefix(rel, ".saga/") {
-				continue
-			}
-			// Of a worktree only its copy of its story is read.
-			copyDir, inWorktree := worktreeCopyDir(rel)
-			if inWorktree && copyDir == "" {
-				continue
-			}
-			// A link out of the workspace: one diagnostic for it, nothing
-			// read through it, and what we knew under it is gone.
-			if why := store.OutsideWorkspace(old.Root, rel); why != "" {
-				seen[rel] = true
-				changed = append(changed, store.Unreadable(rel, why))
-				for _, f := range old.WS.Files() {
-					if strings.HasPrefix(f.Rel, rel+"/") && old.DocByRel(f.Rel) == nil {
-						removed = append(removed, f.Rel)
-					}
-				}
-				continue
-			}
-			// A folder the load refused as a whole (such a link, a loop):
-			// its diagnostic goes once the path is gone or a folder again.
-			if f := old.WS.File(rel); f != nil && f.ReadErr != "" && !store.IsModelFile(rel) && folderFixed(p) {
-				removed = append(removed, rel)
-			}
-			// A folder: what it holds now, and what we knew under it.
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				list := rel
-				if inWorktree {
-					list = copyDir
-				}
-				for _, f := range store.ListModelFiles(old.Root, list) {
-					consider(f)
+	if d := s.diskService(); d != nil {
+		d.DidModifyFiles(paths)
+	}
+}
+
+// applyDisk lays a change read from disk into the next snapshot: open
+// buffers win over disk until they are closed. Only the swap is under the
+// lock; the reading was done before it. The run watcher is told too
+// (worktree copies, main journals: runs/watch).
+func (s *Server) applyDisk(c workspace.Change) {
+	if !c.Empty() {
+		s.update(func(old *Snapshot) (*Snapshot, []string) {
+			changed := make([]*store.File, 0, len(c.Changed))
+			for _, f := range c.Changed {
+				if old.DocByRel(f.Rel) == nil { // opened meanwhile: the buffer wins
+					changed = append(changed, f)
 				}
 			}
-			for _, f := range old.WS.Files() {
-				if strings.HasPrefix(f.Rel, rel+"/") {
-					consider(f.Rel)
+			var removed []string
+			for _, rel := range c.Removed {
+				if old.DocByRel(rel) == nil {
+					removed = append(removed, rel)
 				}
 			}
-			consider(rel)
-		}
-		if len(changed) == 0 && len(removed) == 0 {
-			return old, nil
-		}
-		snap := old.clone()
-		var affected []string
-		snap.WS, affected = old.WS.Update(changed, removed)
-		return snap, affected
-	})
+			if len(changed) == 0 && len(removed) == 0 {
+				return old, nil
+			}
+			snap := old.clone()
+			var affected []string
+			snap.WS, affected = old.WS.Update(changed, removed)
+			return snap, affected
+		})
+	}
+	s.live.diskChanged(c.Paths)
 }
 
-// folderFixed: the path is gone, or a folder that can be listed.
-func folderFixed(p string) bool {
-	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
+// diskService is the workspace service (nil before initialized).
+func (s *Server) diskService() *workspace.Service {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disk
 }
 
-// worktreeCopyDir tells whether rel is under .saga/worktrees/ and, if so,
-// the story copy folder it is in or leads to (the worktree itself, its
-// .saga/, .saga/stories/, the copy's folder or a file in it); "" for the
-// rest of the worktree's checkout, which is never read.
-func worktreeCopyDir(rel string) (dir string, inWorktree bool) {
-	rest, ok := strings.CutPrefix(rel, store.WorktreesRel+"/")
-	if !ok {
-		return "", rel == store.WorktreesRel
-	}
-	story, _, _ := strings.Cut(rest, "/")
-	copyDir := store.WorktreeStoryDirRel(story)
-	if rel == copyDir || strings.HasPrefix(copyDir, rel+"/") || strings.HasPrefix(rel, copyDir+"/") {
-		return copyDir, true
-	}
-	return "", true
-}
-
-// readDisk parses a file from disk; nil when it does not exist.
-func (s *Server) readDisk(root, rel string) *store.File {
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
-		return s.parser.Parse(rel, nil, -1) // presence is what matters
-	}
-	src, why := store.ReadWorkspaceFile(root, rel) // never through a link out of the workspace
-	if why != "" {
-		return store.Unreadable(rel, why)
-	}
-	return s.parser.Parse(rel, src, -1)
-}
-
-// watcher watches .saga with fsnotify when the client cannot: one watch per
-// folder, new folders added as they appear. Events are batched for a few
-// milliseconds so an atomic write (temp file + rename) is read once.
-//
-// On Linux each watch counts against the user's fs.inotify.max_user_watches.
-// A folder the limit leaves unwatched (ENOSPC) is remembered; the user is
-// told once how to raise the limit, and such a folder is re-read from disk
-// when a file in it is opened or saved (reReadUnwatched).
-type watcher struct {
-	s     *Server
-	fsw   *fsnotify.Watcher
-	addFn func(dir string) error // fsw.Add, through Options.watchAdd in tests
-	root  string
-	once  sync.Once
-	done  chan struct{}
-
-	mu        sync.Mutex
-	unwatched map[string]bool // folders the watch limit left unwatched
-}
-
-func newWatcher(s *Server, root string) (*watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, err
-	}
-	w := &watcher{s: s, fsw: fsw, addFn: fsw.Add, root: root, done: make(chan struct{}), unwatched: map[string]bool{}}
-	if seam := s.watchAdd; seam != nil {
-		w.addFn = func(dir string) error { return seam(dir, fsw.Add) }
-	}
-	w.add(root)
-	w.addTree(filepath.Join(root, ".saga"))
-	go w.run()
-	return w, nil
-}
-
-func (w *watcher) add(dir string) {
-	err := w.addFn(dir)
-	switch {
-	case err == nil, errors.Is(err, fs.ErrNotExist):
-	case isWatchLimit(err):
-		w.mu.Lock()
-		first := len(w.unwatched) == 0
-		w.unwatched[dir] = true
-		w.mu.Unlock()
-		if first {
-			w.s.log.Warn("inotify watch limit reached; folders past it are re-read on open and save", "dir", dir)
-			w.s.showMessage(protocol.MessageTypeWarning, "saga-lsp: the inotify watch limit (fs.inotify.max_user_watches) is reached, "+
-				"so changes made outside the editor to some .saga folders are not seen as they happen; saga-lsp re-reads such a folder "+
-				"when you open or save a file in it. To watch them all, raise the limit: "+
-				"sudo sysctl fs.inotify.max_user_watches=524288 (to keep it, put that setting in /etc/sysctl.d/90-inotify.conf), "+
-				"then restart the language server.")
-		}
-	default:
-		w.s.log.Debug("watch", "dir", dir, "err", err)
-	}
-}
-
-// unwatchedDir: the folder dir, or one above it (whose new subfolders were
-// never seen), was left unwatched by the watch limit.
-func (w *watcher) unwatchedDir(dir string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.unwatched) == 0 {
-		return false
-	}
-	for d := dir; len(d) > len(w.root); d = filepath.Dir(d) {
-		if w.unwatched[d] {
-			return true
-		}
-	}
-	return false
+// warnWatchLimit tells the user, once, that the system's watch limit left
+// folders unwatched, and how to raise it.
+func (s *Server) warnWatchLimit(dir string) {
+	s.log.Warn("inotify watch limit reached; folders past it are re-read on open and save", "dir", dir)
+	s.showMessage(protocol.MessageTypeWarning, "saga-lsp: the inotify watch limit (fs.inotify.max_user_watches) is reached, "+
+		"so changes made outside the editor to some .saga folders are not seen as they happen; saga-lsp re-reads such a folder "+
+		"when you open or save a file in it. To watch them all, raise the limit: "+
+		"sudo sysctl fs.inotify.max_user_watches=524288 (to keep it, put that setting in /etc/sysctl.d/90-inotify.conf), "+
+		"then restart the language server.")
 }
 
 // reReadUnwatched re-reads the folder of a file just opened or saved when
 // no watch covers it: the editor's own buffer is current, its neighbours
 // may have changed on disk unseen.
 func (s *Server) reReadUnwatched(u uri.URI) {
-	s.mu.Lock()
-	w := s.watcher
-	s.mu.Unlock()
-	if w == nil {
+	d := s.diskService()
+	if d == nil {
 		return
 	}
-	if dir := filepath.Dir(u.FsPath()); w.unwatchedDir(dir) {
-		s.diskChanged([]string{dir})
+	if dir := filepath.Dir(u.FsPath()); d.Unwatched(dir) {
+		d.DidModifyFiles([]string{dir})
 	}
-}
-
-// addTree watches a .saga folder and its subfolders; of a worktree, only
-// the folders leading to its copy of its story.
-func (w *watcher) addTree(dir string) {
-	rel, _ := filepath.Rel(w.root, dir)
-	rel = filepath.ToSlash(rel)
-	if copyDir, inWorktree := worktreeCopyDir(rel); inWorktree {
-		if copyDir == "" && rel != store.WorktreesRel {
-			return
-		}
-	} else if strings.Count(rel, "/") > 2 {
-		return
-	}
-	// Never a watch (nor a listing) through a link out of the workspace.
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && store.OutsideWorkspace(w.root, rel) != "" {
-		return
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return
-	}
-	w.add(dir)
-	des, _ := os.ReadDir(dir)
-	for _, de := range des {
-		if de.IsDir() {
-			w.addTree(filepath.Join(dir, de.Name()))
-		}
-	}
-}
-
-func (w *watcher) run() {
-	const settle = 15 * time.Millisecond
-	var batch []string
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		select {
-		case <-w.done:
-			return
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return
-			}
-			if ev.Has(fsnotify.Create) {
-				w.addTree(ev.Name) // a new story folder, or .saga itself
-			}
-			batch = append(batch, ev.Name)
-			timer.Reset(settle)
-		case err, ok := <-w.fsw.Errors:
-			if !ok {
-				return
-			}
-			w.s.log.Warn("file watcher", "err", err)
-		case <-timer.C:
-			paths := batch
-			batch = nil
-			w.s.diskChanged(paths)
-			w.s.live.diskChanged(paths) // main journals (and worktree copies): runs/watch
-		}
-	}
-}
-
-func (w *watcher) close() {
-	w.once.Do(func() {
-		close(w.done)
-		w.fsw.Close()
-	})
 }

@@ -29,7 +29,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
@@ -373,38 +373,14 @@ func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus)
 // watch wakes the loop when the session dir changes (a worker's events, a
 // new run) — a story's end is seen in milliseconds, not at the next tick.
 func (r *runner) watch() (<-chan struct{}, func()) {
-	wake := make(chan struct{}, 1)
-	w, err := fsnotify.NewWatcher()
+	_ = runs.MakeSessionDir(r.o.SessionDir)
+	own := runs.EventsFile(r.o.OutputFile) // its own writes wake nobody
+	wake, stop, err := fswatch.Wake([]string{r.o.SessionDir}, func(ev fswatch.Event) bool {
+		return runs.IsEventsFile(filepath.Base(ev.Path)) && ev.Path != own
+	})
 	if err != nil {
 		r.log.Warn(stepEpic, "file watching unavailable (%v); polling every %s", err, r.o.Tick)
-		return wake, func() {}
+		return make(chan struct{}), func() {}
 	}
-	if err := runs.MakeSessionDir(r.o.SessionDir); err == nil {
-		_ = w.Add(r.o.SessionDir)
-	}
-	own := runs.EventsFile(r.o.OutputFile) // its own writes wake nobody
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if runs.IsEventsFile(filepath.Base(ev.Name)) && ev.Name != own {
-					select {
-					case wake <- struct{}{}:
-					default:
-					}
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-		}
-	}()
-	return wake, func() { close(done); w.Close() }
+	return wake, stop
 }

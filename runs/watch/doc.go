@@ -6,7 +6,7 @@
 // imports no face.
 //
 // What it owns:
-//   - watching (its own fsnotify watcher, and polling what that misses) the
+//   - watching (its own file watcher through fswatch, and polling what that misses) the
 //     session dir (runs.SessionDir) and each worker's events file, folded by
 //     runs.Run line by line; each story's worktree copy (store.WorktreeDir),
 //     where a running worker and its hooks write statuses and the journal;

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -38,12 +38,12 @@ func (b *batch) empty() bool {
 }
 
 // classify files one file event into the batch.
-func (w *Watcher) classify(ev fsnotify.Event, b *batch) {
-	name := filepath.Clean(ev.Name)
+func (w *Watcher) classify(ev fswatch.Event, b *batch) {
+	name := filepath.Clean(ev.Path)
 	dir := filepath.Dir(name)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+	if ev.Has(fswatch.Remove) || ev.Has(fswatch.Rename) {
 		// A watched folder that goes away takes its watch with it; it is
 		// watched again when it comes back (the tick polls the session dir).
 		delete(w.watched, name)

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -51,7 +51,7 @@ type Watcher struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	fsw    *fsnotify.Watcher
+	fsw    *fswatch.Watcher
 	ops    chan func()
 	done   chan struct{}
 	wg     sync.WaitGroup
@@ -104,7 +104,7 @@ func Start(opts Options) *Watcher {
 	if d, err := claudecode.ConfigDir(w.env); err == nil {
 		w.configDir = d
 	}
-	if fsw, err := fsnotify.NewWatcher(); err != nil {
+	if fsw, err := fswatch.New(fswatch.Options{}); err != nil {
 		w.log.Warn("live: file watching unavailable; polling worker state instead", "err", err)
 	} else {
 		w.fsw = fsw
@@ -192,10 +192,10 @@ func (w *Watcher) takeDiskPaths() []string {
 // operations (do), ticks.
 func (w *Watcher) loop() {
 	defer w.wg.Done()
-	var events <-chan fsnotify.Event
+	var events <-chan fswatch.Event
 	var errs <-chan error
 	if w.fsw != nil {
-		events, errs = w.fsw.Events, w.fsw.Errors
+		events, errs = w.fsw.Events(), w.fsw.Errors()
 	}
 	b := newBatch()
 	var first time.Time
@@ -233,7 +233,7 @@ func (w *Watcher) loop() {
 			arm()
 		case <-w.diskBell:
 			for _, p := range w.takeDiskPaths() {
-				w.classify(fsnotify.Event{Name: p, Op: fsnotify.Write}, b)
+				w.classify(fswatch.Event{Path: p, Op: fswatch.Write}, b)
 			}
 			arm()
 		case err, ok := <-errs:
