@@ -94,7 +94,11 @@ func BenchmarkSandboxStart(b *testing.B) {
 	testkit.Bwrap(b)
 	ctx := context.Background()
 	dir := b.TempDir()
-	r := verify.NewRunner(ctx, dir, "", verify.Policy{})
+	checks, err := verify.Prepare(ctx, verify.Setup{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := checks.Runner
 	if r.Mode != verify.Confined {
 		b.Fatalf("%s: %s", r.Mode, r.Why)
 	}

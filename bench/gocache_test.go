@@ -57,8 +57,12 @@ func BenchmarkWarmFirstCheck(b *testing.B) {
 	firstCheck := func(dir string, warm runs.Warm) time.Duration {
 		cache := filepath.Join(b.TempDir(), "story")
 		os.MkdirAll(filepath.Join(cache, "tmp"), 0o700)
-		r := verify.NewRunner(ctx, dir, cache, verify.Policy{})
-		r.Warm, r.Env = warm, env
+		checks, err := verify.Prepare(ctx, verify.Setup{Dir: dir, Cache: cache, Warm: warm})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := checks.Runner
+		r.Env = env
 		if r.Mode != verify.Confined {
 			b.Fatalf("%s: %s", r.Mode, r.Why)
 		}

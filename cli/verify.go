@@ -80,18 +80,20 @@ func runVerify(env *Env, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
-	runner := verify.NewRunner(ctx, where.Dir, cache, verify.Policy{AllowUnconfined: *unconfined})
-	runner.Warm = runs.FindWarm(r, env.Getenv)
-	if _, err := runs.SeedNpm(cache, where.Dir, runner.Warm); err != nil {
-		fmt.Fprintf(env.Stderr, "saga-lsp verify: npm cache: %v\n", err)
-	}
-	if runner.Mode == verify.Refused {
-		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
-	}
 	// The tests that count are the fork point's (docs/worker.md#protected-files).
-	prot, err := verify.Protect(ctx, git.Repo{Dir: where.Dir}, where.Dir, where.ForkPoint, verify.RulesOf(m))
+	checks, err := verify.Prepare(ctx, verify.Setup{Dir: where.Dir, Reference: where.ForkPoint, Manifest: m, Cache: cache,
+		Warm: runs.FindWarm(r, env.Getenv), Policy: verify.Policy{AllowUnconfined: *unconfined},
+		SeedNpm: true, Seeded: func(_ int, err error) {
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "saga-lsp verify: npm cache: %v\n", err)
+			}
+		}})
 	if err != nil {
 		return c.fail(env, err)
+	}
+	runner, prot := checks.Runner, checks.Protected
+	if runner.Mode == verify.Refused {
+		return c.fail(env, fmt.Errorf("not running the checks of %s: %s", story, runner.Why))
 	}
 	rep := verifyReport{Story: story, Dir: where.Dir, Base: where.Base, ForkPoint: where.ForkPoint, Recorded: where.Recorded, Mode: runner.Mode, Note: runner.Why,
 		Passed: len(verify.Blocking(prot.Changes)) == 0, Protected: verify.ProtectedEvent(prot.Changes).Protected}
@@ -113,7 +115,7 @@ func runVerify(env *Env, args []string) int {
 			rep.Tasks = append(rep.Tasks, tr)
 			continue
 		}
-		res := verify.RunTask(ctx, runner, id, tc, prot, time.Time{}, func(r verify.Result) {
+		res := checks.Run(ctx, id, tc, time.Time{}, func(r verify.Result) {
 			vr := verifyResult{Command: r.Command, ExitCode: r.ExitCode, DurationMs: r.Duration.Milliseconds(), Passed: r.Passed,
 				TimedOut: r.TimedOut, Outcome: r.Outcome(), Output: r.Output, Protected: r.Protected}
 			tr.Results = append(tr.Results, vr)

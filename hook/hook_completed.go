@@ -125,21 +125,21 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 			cache = ""
 		}
 	}
-	runner := verify.NewRunner(ctx, dir, cache, verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"})
-	runner.Warm = runs.FindWarm(dir, h.getenv)
 	// The tests that count are the fork point's: each check runs with the
 	// story's protected files as they are there, and on the full tree.
-	var prot *verify.Protected
+	setup := verify.Setup{Dir: dir, Manifest: m, Cache: cache, Warm: runs.FindWarm(dir, h.getenv),
+		Policy: verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"}}
 	if m != nil {
-		pctx, cancel := context.WithTimeout(sigCtx, 30*time.Second)
-		var err error
-		prot, err = verify.Protect(pctx, git.Repo{Dir: dir}, dir, m.ForkPoint, verify.RulesOf(m))
-		cancel()
-		if err != nil {
-			fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: its checks cannot be run against the fork point's protected files: %v\n", task, err)
-			return exitRefuse
-		}
+		setup.Reference = m.ForkPoint
 	}
+	pctx, pcancel := context.WithTimeout(sigCtx, 30*time.Second)
+	checks, err := verify.Prepare(pctx, setup)
+	pcancel()
+	if err != nil {
+		fmt.Fprintf(h.stderr, "saga-lsp: task %s cannot be completed: %v\n", task, err)
+		return exitRefuse
+	}
+	runner, prot := checks.Runner, checks.Protected
 	events := h.getenv(runs.EnvEventsFile)
 	if prot != nil && events != "" {
 		e := verify.ProtectedEvent(prot.Changes)
@@ -148,7 +148,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 			h.warnf("report the protected files of %s: %v", story, err)
 		}
 	}
-	res := verify.RunTask(ctx, runner, task, tc, prot, deadline, func(r verify.Result) {
+	res := checks.Run(ctx, task, tc, deadline, func(r verify.Result) {
 		if r.Problem == "interrupted" || events == "" {
 			return
 		}

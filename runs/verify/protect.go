@@ -275,7 +275,7 @@ type Protected struct {
 // only what is committed) with R (fork, a full hash) and applies the
 // rules. R's versions of the files the protected run restores are read
 // with every object checked against R's hash.
-func Protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
+func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
 	// Both at once: the gate's budget counts every millisecond.
 	var others string
 	var oerr error

@@ -25,12 +25,12 @@ func TestProtectedRunUnconfined(t *testing.T) {
 	fork := testkit.Git(t, s.dir, "rev-parse", "HEAD")
 	testkit.WriteFiles(t, s.dir, map[string]string{"tests/check.sh": "exit 0\n", "tests/new_test.go": "package x\n"})
 	m := &Manifest{Tasks: map[string]TaskChecks{"a": {Commands: []string{"sh tests/check.sh && test ! -e tests/new_test.go"}, From: fork}}}
-	p, err := Protect(context.Background(), git.Repo{Dir: s.dir}, s.dir, fork, RulesOf(m))
+	p, err := protect(context.Background(), git.Repo{Dir: s.dir}, s.dir, fork, RulesOf(m))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := unconfined(t, s) // PATH without bwrap (nor git) from here
-	res := RunTask(context.Background(), r, "a", m.Tasks["a"], p, time.Time{}, nil)
+	res := runTask(context.Background(), r, "a", m.Tasks["a"], p, time.Time{}, nil)
 	if res.Passed() || len(res.Results) != 1 || !res.Results[0].Protected || res.Results[0].ExitCode != 1 {
 		t.Errorf("results %+v", res.Results)
 	}

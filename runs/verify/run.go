@@ -76,7 +76,7 @@ const AllowUnconfinedFlag = "--allow-unconfined-checks"
 
 // NewRunner decides how checks in dir run: confined when bubblewrap can
 // confine them here; else unconfined where p allows it; else refused.
-func NewRunner(ctx context.Context, dir, cache string, p Policy) *Runner {
+func newRunner(ctx context.Context, dir, cache string, p Policy) *Runner {
 	r := &Runner{Dir: dir, Cache: cache}
 	bw, problem, fix := probe(ctx)
 	switch {

@@ -77,9 +77,9 @@ func newSandbox(t *testing.T) sandbox {
 func confined(t *testing.T, s sandbox) *Runner {
 	t.Helper()
 	testkit.Bwrap(t)
-	r := NewRunner(context.Background(), s.dir, s.cache, Policy{})
+	r := newRunner(context.Background(), s.dir, s.cache, Policy{})
 	if r.Mode != Confined || r.Why != "" {
-		t.Fatalf("NewRunner: mode %q (%s), want %q", r.Mode, r.Why, Confined)
+		t.Fatalf("newRunner: mode %q (%s), want %q", r.Mode, r.Why, Confined)
 	}
 	return r
 }
@@ -110,7 +110,7 @@ func withoutBwrap(t *testing.T, progs ...string) string {
 func unconfined(t *testing.T, s sandbox) *Runner {
 	t.Helper()
 	withoutBwrap(t, "sh", "sleep", "setsid", "cat")
-	r := NewRunner(context.Background(), s.dir, s.cache, Policy{AllowUnconfined: true})
+	r := newRunner(context.Background(), s.dir, s.cache, Policy{AllowUnconfined: true})
 	if r.Mode != Unconfined {
 		t.Fatalf("NewRunner without bwrap: mode %q, want %q", r.Mode, Unconfined)
 	}
@@ -280,7 +280,7 @@ func TestRunConfinedInTheCheckout(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cache, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := NewRunner(context.Background(), root, cache, Policy{})
+	r := newRunner(context.Background(), root, cache, Policy{})
 	if r.Mode != Confined {
 		t.Fatalf("mode %q (%s)", r.Mode, r.Why)
 	}
@@ -543,7 +543,7 @@ func TestNewRunnerPolicy(t *testing.T) {
 			if err := os.Chmod(filepath.Join(bin, "bwrap"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			r := NewRunner(context.Background(), s.dir, s.cache, tc.policy)
+			r := newRunner(context.Background(), s.dir, s.cache, tc.policy)
 			if r.Mode != tc.mode || r.Dir != s.dir || r.Cache != s.cache {
 				t.Errorf("mode %q, want %q (%+v)", r.Mode, tc.mode, r)
 			}
@@ -574,7 +574,7 @@ func TestNewRunnerPolicy(t *testing.T) {
 		s := newSandbox(t)
 		r := confined(t, s) // Policy{}
 		for _, p := range []Policy{{}, {AllowUnconfined: true}} {
-			if r2 := NewRunner(context.Background(), s.dir, s.cache, p); r2.Mode != Confined || r2.Why != "" || r2.bwrap != r.bwrap {
+			if r2 := newRunner(context.Background(), s.dir, s.cache, p); r2.Mode != Confined || r2.Why != "" || r2.bwrap != r.bwrap {
 				t.Errorf("policy %+v: mode %q (%s)", p, r2.Mode, r2.Why)
 			}
 		}

@@ -68,7 +68,7 @@ func (t TaskResult) Failed() *Result {
 // is less than its own timeout, and one that would start after the
 // deadline fails unrun — never passes. report, when not nil, gets each
 // result as it comes.
-func RunTask(ctx context.Context, r *Runner, task string, tc TaskChecks, p *Protected, deadline time.Time, report func(Result)) TaskResult {
+func runTask(ctx context.Context, r *Runner, task string, tc TaskChecks, p *Protected, deadline time.Time, report func(Result)) TaskResult {
 	out := TaskResult{Task: task, Checks: tc, Protected: p}
 	var view *mounted
 	if out.twice() && r.Mode != Refused && len(tc.Commands) > 0 {

@@ -92,28 +92,32 @@ func (r *run) countedTasks(s *store.Story) *store.Story {
 	return &out
 }
 
-// runner is how the worker runs checks: confined (verify.NewRunner), or
-// unconfined where --allow-unconfined-checks allows it; with build caches
-// the agent's Bash never wrote (runs.ChecksCacheDir).
-func (r *run) runner(ctx context.Context) *verify.Runner {
+// prepareChecks makes the tree ready for the final checks (verify.Prepare):
+// confined (or unconfined where --allow-unconfined-checks allows it), with
+// build caches the agent's Bash never wrote (runs.ChecksCacheDir) seeded
+// from the user's npm cache, and prot, the protected files compared after
+// the end's commit.
+func (r *run) prepareChecks(ctx context.Context, prot *verify.Protected) *verify.Checks {
 	cache, err := runs.ChecksCacheDir(r.root, r.o.Story, r.o.Env)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""
 	}
-	r.seedNpm(runs.StepEnd, cache, "the checks'")
-	runner := verify.NewRunner(ctx, r.wt, cache, verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks})
-	runner.Warm = r.warm
-	return runner
+	checks, _ := verify.Prepare(ctx, verify.Setup{Dir: r.wt, Manifest: r.checks, Cache: cache, Warm: r.warm,
+		Policy: verify.Policy{AllowUnconfined: r.o.AllowUnconfinedChecks}, Protected: prot,
+		SeedNpm: true, Seeded: r.seeded(runs.StepEnd, "the checks'")})
+	return checks
 }
 
-// seedNpm copies what the worktree's npm lockfile needs from the user's
-// npm cache into the story's cache (runs.SeedNpm), saying so in the log.
-func (r *run) seedNpm(step, cache, whose string) {
-	if n, err := runs.SeedNpm(cache, r.wt, r.warm); err != nil {
-		r.j.Warn(step, "npm cache: %v", err)
-	} else if n > 0 {
-		r.j.Step(step, "%s npm cache: %d package(s) copied from %s", whose, n, r.warm.Npm)
+// seeded says in the log how copying what the worktree's npm lockfile
+// needs from the user's npm cache into a story's cache went.
+func (r *run) seeded(step, whose string) func(n int, err error) {
+	return func(n int, err error) {
+		if err != nil {
+			r.j.Warn(step, "npm cache: %v", err)
+		} else if n > 0 {
+			r.j.Step(step, "%s npm cache: %d package(s) copied from %s", whose, n, r.warm.Npm)
+		}
 	}
 }
 
@@ -137,9 +141,9 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story, prot *verify.Prot
 		}
 		return true, digest
 	}
-	runner := r.runner(ctx)
-	if runner.Why != "" {
-		r.j.Warn(runs.StepEnd, "checks: %s", runner.Why)
+	checks := r.prepareChecks(ctx, prot)
+	if why := checks.Runner.Why; why != "" {
+		r.j.Warn(runs.StepEnd, "checks: %s", why)
 	}
 	var results []verify.TaskResult
 	var failed []string
@@ -148,7 +152,7 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story, prot *verify.Prot
 		if len(tc.Commands) == 0 {
 			continue
 		}
-		res := verify.RunTask(ctx, runner, t.ID, tc, prot, time.Time{}, func(c verify.Result) {
+		res := checks.Run(ctx, t.ID, tc, time.Time{}, func(c verify.Result) {
 			line := fmt.Sprintf("check %s: %s — %s (%s)", t.ID, c.Command, c.Outcome(), c.Duration.Round(time.Millisecond))
 			if c.Protected {
 				line = fmt.Sprintf("check %s (%s): %s — %s (%s)", t.ID, verify.ProtectedRun, c.Command, c.Outcome(), c.Duration.Round(time.Millisecond))
@@ -184,7 +188,7 @@ func (r *run) protected(ctx context.Context) *verify.Protected {
 	if r.reference == "" {
 		return nil
 	}
-	prot, err := verify.Protect(ctx, r.wtGit, r.wt, r.reference, verify.RulesOf(r.checks))
+	prot, err := verify.Compare(ctx, r.wt, r.reference, r.checks)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "protected files: %v", err)
 		return nil

@@ -238,7 +238,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
 		return status, code
 	}
-	r.seedNpm(runs.StepHydrate, r.cache, "the agent's")
+	r.seeded(runs.StepHydrate, "the agent's")(runs.SeedNpm(r.cache, r.wt, r.warm))
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).
