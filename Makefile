@@ -72,8 +72,8 @@ fuzz:
 SHOTS := $(CURDIR)/.screenshots
 screenshots:
 	@rm -rf $(SHOTS) && mkdir -p $(SHOTS)
-	$(GO) test -count=1 -run '^TestEpicNeedsUser$$' -artifacts -outputdir $(SHOTS) ./dashboard
-	@for f in home epic story; do \
+	$(GO) test -count=1 -run '^(TestEpicNeedsUser|TestOutputAsLines)$$' -artifacts -outputdir $(SHOTS) ./dashboard
+	@for f in home epic story story-failing-check; do \
 		src=$$(find $(SHOTS)/_artifacts -name $$f.png | head -1); \
 		test -n "$$src" || { echo "no $$f.png: is chromium installed?"; exit 1; }; \
 		cp "$$src" docs/dashboard-$$f.png && echo "docs/dashboard-$$f.png"; \

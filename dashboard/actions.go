@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -43,36 +44,36 @@ type actionResult struct {
 	Session string `json:"session,omitempty"`
 }
 
-func wantsJSON(r *request) bool {
+func wantsJSON(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "application/json")
 }
 
 // form parses a POST's small form body.
-func form(w *response, r *request) bool { return true }
+func form(w http.ResponseWriter, r *http.Request) bool { return true }
 
 // confirmed tells whether the action was confirmed; if not, it answers
 // with the confirmation (a page, or 428 to a script).
-func (s *Server) confirmed(w *response, r *request, question, back string) bool {
-	if r.Form.Get("confirm") == "yes" {
+func (s *Server) confirmed(w http.ResponseWriter, r *http.Request, question, back string) bool {
+	if r.PostForm.Get("confirm") == "yes" {
 		return true
 	}
 	if wantsJSON(r) {
-		writeJSON(w, statusPreconditionReq, actionResult{Message: "not confirmed: send confirm=yes"})
+		writeJSON(w, http.StatusPreconditionRequired, actionResult{Message: "not confirmed: send confirm=yes"})
 		return false
 	}
 	fields := map[string]string{}
-	for k, vs := range r.Form {
+	for k, vs := range r.PostForm {
 		if k != "confirm" && len(vs) > 0 {
 			fields[k] = vs[0]
 		}
 	}
 	p := s.base(r, "Confirm", "message", s.views())
 	p.Content = confirmContent{Question: question, Action: r.URL.Path, Back: back, Fields: fields}
-	s.render(w, statusOK, p, func(h *hw) { h.confirm(p.Content.(confirmContent)) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.confirm(p.Content.(confirmContent)) })
 	return false
 }
 
-func writeJSON(w *response, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
@@ -80,19 +81,19 @@ func writeJSON(w *response, status int, v any) {
 
 // answer reports an action's outcome: JSON to the page's script, a page
 // otherwise.
-func (s *Server) answer(w *response, r *request, res actionResult, err error, back string) {
-	status := statusOK
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, res actionResult, err error, back string) {
+	status := http.StatusOK
 	if err != nil {
 		res.OK, res.Message = false, err.Error()
 		var ue *store.UsageError
 		var re *control.RunningError
 		switch {
 		case errors.As(err, &ue):
-			status = statusBadRequest
+			status = http.StatusBadRequest
 		case errors.As(err, &re):
-			status = statusConflict
+			status = http.StatusConflict
 		default:
-			status = statusInternalError
+			status = http.StatusInternalServerError
 			var se *control.StartError
 			if errors.As(err, &se) && strings.TrimSpace(se.Output) != "" {
 				out := se.Output
@@ -114,8 +115,8 @@ func (s *Server) answer(w *response, r *request, res actionResult, err error, ba
 	s.render(w, status, p, func(h *hw) { h.message(p.Content.(message)) })
 }
 
-func formBool(r *request, name string) bool {
-	switch r.Form.Get(name) {
+func formBool(r *http.Request, name string) bool {
+	switch r.PostForm.Get(name) {
 	case "on", "1", "true", "yes":
 		return true
 	}
@@ -128,7 +129,7 @@ func actionContext() (context.Context, context.CancelFunc) {
 }
 
 // storyAction is POST /r/{repo}/story/{id}/{run|stop|reset}.
-func (s *Server) storyAction(w *response, r *request) {
+func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
 		return
@@ -198,7 +199,7 @@ func (s *Server) storyAction(w *response, r *request) {
 }
 
 // epicAction is POST /r/{repo}/epic/{id}/{run|stop}.
-func (s *Server) epicAction(w *response, r *request) {
+func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
 		return
@@ -213,7 +214,7 @@ func (s *Server) epicAction(w *response, r *request) {
 	case "run":
 		dry := formBool(r, "dryRun")
 		flags := runs.EpicFlags{}
-		if v := strings.TrimSpace(r.Form.Get("maxParallel")); v != "" {
+		if v := strings.TrimSpace(r.PostForm.Get("maxParallel")); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
 				s.answer(w, r, actionResult{}, store.Usagef("--max-parallel must be a whole number ≥ 1, got %q", v), back)
@@ -221,7 +222,7 @@ func (s *Server) epicAction(w *response, r *request) {
 			}
 			flags.MaxParallel = n
 		}
-		if v := strings.TrimSpace(r.Form.Get("maxCost")); v != "" {
+		if v := strings.TrimSpace(r.PostForm.Get("maxCost")); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil || f < 0 {
 				s.answer(w, r, actionResult{}, store.Usagef("--max-cost must be a number of USD ≥ 0, got %q", v), back)
@@ -275,13 +276,13 @@ func (s *Server) epicAction(w *response, r *request) {
 }
 
 // ack is POST /ack: the user saw what needed them (key).
-func (s *Server) ack(w *response, r *request) {
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
 	if !form(w, r) {
 		return
 	}
-	key := r.Form.Get("key")
+	key := r.PostForm.Get("key")
 	if key == "" || len(key) > 4096 {
-		httpError(w, "saga-lsp dashboard: acknowledge what? (key)", statusBadRequest)
+		httpError(w, "saga-lsp dashboard: acknowledge what? (key)", http.StatusBadRequest)
 		return
 	}
 	s.ackMu.Lock()
@@ -290,15 +291,15 @@ func (s *Server) ack(w *response, r *request) {
 	for _, rp := range s.repos {
 		s.hub.notify(Change{Root: rp.src.Root, All: true})
 	}
-	back := r.Form.Get("back")
+	back := r.PostForm.Get("back")
 	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.Contains(back, "\\") {
 		back = "/"
 	}
 	if wantsJSON(r) {
-		writeJSON(w, statusOK, actionResult{OK: true, Message: "acknowledged"})
+		writeJSON(w, http.StatusOK, actionResult{OK: true, Message: "acknowledged"})
 		return
 	}
-	redirect(w, back, statusSeeOther)
+	redirect(w, back, http.StatusSeeOther)
 }
 
 func (s *Server) isAcked(key string) bool {

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"net/http"
 	"path"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // Embedded data is mapped lazily: a process that never serves a page (the
 // hook) never reads it.
 //
-//go:embed assets/app.js assets/app.css assets/vendor/dagre.min.js assets/vendor/LICENSE.dagre.txt
+//go:embed assets/app.js assets/events.js assets/app.css assets/vendor/dagre.min.js assets/vendor/LICENSE.dagre.txt
 var assets embed.FS
 
 // assetVersion is a digest of the assets, so a page never runs a stale
@@ -48,11 +49,11 @@ func contentType(name string) string {
 }
 
 // asset is GET /assets/{name...}: an embedded file.
-func serveAsset(w *response, r *request) {
+func serveAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	data, err := fs.ReadFile(assets, "assets/"+name)
 	if err != nil || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "npm/") {
-		httpError(w, "saga-lsp dashboard: no such asset", statusNotFound)
+		httpError(w, "saga-lsp dashboard: no such asset", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", contentType(name))

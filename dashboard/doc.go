@@ -29,10 +29,13 @@
 //     workspace, agent output and titles escaped (html.go), at most 32
 //     event streams and 1 MiB queued for each.
 //   - the pages: written by Go code that escapes every value by
-//     construction (html.go, render.go), served by a small HTTP/1.1 server
-//     of its own on net and net/textproto (httpd.go) — net/http and
-//     html/template would cost every saga-lsp process, the hook included,
-//     at start —, a little JavaScript of our own and the graph laid out by
-//     dagre (vendored by `go generate`), all embedded: the page asks
-//     nothing of the network but the dashboard itself.
+//     construction (html.go, render.go), output shown as lines
+//     (termtext.Lines) and a journal's Markdown rendered by goldmark with its
+//     raw HTML as text (files.go), served by net/http's server behind a gate
+//     that keeps connections without the token from starving the user's
+//     (httpd.go, gate.go), a little JavaScript of our own — the tabs of a
+//     browser share one event stream through a SharedWorker (events.js) —
+//     and the graph laid out by dagre (vendored by `go generate`), all
+//     embedded: the page asks nothing of the network but the dashboard
+//     itself.
 package dashboard

@@ -5,7 +5,7 @@ package dashboard
 // files: regular files only (a FIFO never blocks a request), no symbolic
 // link as the last component, bounded; a journal's folder must resolve
 // inside the workspace. And showing them: terminal escapes removed, the
-// journal's Markdown rendered from escaped text only.
+// journal's Markdown rendered by goldmark, its raw HTML shown as text.
 
 import (
 	"fmt"
@@ -14,8 +14,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -163,117 +172,88 @@ func plainText(s string) string {
 	return b.String()
 }
 
-// renderMarkdown renders the Markdown of a journal — headings, lists,
-// fenced code, paragraphs, `code` and **strong** — from escaped text only:
-// nothing in the source becomes markup but those.
+// journalMarkdown is the journal's Markdown: CommonMark with GitHub's
+// tables and strikethrough, by goldmark (docs/architecture.md says why),
+// with raw HTML never passed through: rawAsText writes it as text.
+var journalMarkdown = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 100))),
+	)
+})
+
+// renderMarkdown renders a journal's Markdown, its text first made safe
+// as every output a person reads is (termtext.Lines: no control or bidi
+// character survives), every value escaped by goldmark and its raw HTML
+// shown as text. The journal's headings come under the page's own (h3 and
+// below), a blocker's and a resolution's marked by a class.
 func renderMarkdown(src string) markup {
+	source := []byte(termtext.Lines(src))
+	md := journalMarkdown()
+	doc := md.Parser().Parse(text.NewReader(source))
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		h, ok := n.(*ast.Heading)
+		if !ok || !entering {
+			return ast.WalkContinue, nil
+		}
+		lower := strings.ToLower(nodeText(h, source))
+		if strings.Contains(lower, "blocker") {
+			h.SetAttributeString("class", []byte("blocker"))
+		} else if strings.Contains(lower, "resolution") || strings.Contains(lower, "resolved") {
+			h.SetAttributeString("class", []byte("resolution"))
+		}
+		h.Level = min(max(h.Level+1, 3), 6)
+		return ast.WalkContinue, nil
+	})
 	var b strings.Builder
-	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
-	var para []string
-	list := ""
-	flushPara := func() {
-		if len(para) > 0 {
-			b.WriteString("<p>" + inline(strings.Join(para, " ")) + "</p>\n")
-			para = nil
-		}
+	if err := md.Renderer().Render(&b, source, doc); err != nil {
+		return markup("<pre>" + html.EscapeString(string(source)) + "</pre>")
 	}
-	closeList := func() {
-		if list != "" {
-			b.WriteString("</" + list + ">\n")
-			list = ""
-		}
-	}
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		t := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(t, "```"):
-			flushPara()
-			closeList()
-			b.WriteString("<pre><code>")
-			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
-				b.WriteString(html.EscapeString(plainText(lines[i])) + "\n")
-			}
-			b.WriteString("</code></pre>\n")
-		case t == "":
-			flushPara()
-			closeList()
-		case strings.HasPrefix(t, "#"):
-			flushPara()
-			closeList()
-			level := len(t) - len(strings.TrimLeft(t, "#"))
-			text := strings.TrimSpace(t[level:])
-			level = min(max(level+1, 3), 6) // the page's own headings come first
-			class := ""
-			if lower := strings.ToLower(text); strings.Contains(lower, "blocker") {
-				class = ` class="blocker"`
-			} else if strings.Contains(lower, "resolution") || strings.Contains(lower, "resolved") {
-				class = ` class="resolution"`
-			}
-			fmt.Fprintf(&b, "<h%d%s>%s</h%d>\n", level, class, inline(text), level)
-		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* "):
-			flushPara()
-			if list != "ul" {
-				closeList()
-				b.WriteString("<ul>\n")
-				list = "ul"
-			}
-			b.WriteString("<li>" + inline(t[2:]) + "</li>\n")
-		case orderedItem(t) != "":
-			flushPara()
-			if list != "ol" {
-				closeList()
-				b.WriteString("<ol>\n")
-				list = "ol"
-			}
-			b.WriteString("<li>" + inline(orderedItem(t)) + "</li>\n")
-		default:
-			closeList()
-			para = append(para, t)
-		}
-	}
-	flushPara()
-	closeList()
-	// Built only of escaped text and the tags above: it is markup.
+	// goldmark escapes every text and attribute value and writes no raw
+	// HTML (rawAsText): it is markup.
 	return markup(b.String())
 }
 
-// orderedItem is the text of "1. text", else "".
-func orderedItem(t string) string {
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i > 0 && i+1 < len(t) && t[i] == '.' && t[i+1] == ' ' {
-		return t[i+2:]
-	}
-	return ""
+// nodeText is the text of a node's inline children.
+func nodeText(n ast.Node, source []byte) string {
+	var b strings.Builder
+	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := c.(*ast.Text); ok && entering {
+			b.Write(t.Segment.Value(source))
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
 }
 
-// inline escapes text, then marks `code` and **strong** spans.
-func inline(text string) string {
-	var b strings.Builder
-	parts := strings.Split(text, "`")
-	for i, p := range parts {
-		esc := html.EscapeString(plainText(p))
-		if i%2 == 1 && i < len(parts)-1 {
-			b.WriteString("<code>" + esc + "</code>")
-			continue
-		}
-		if i%2 == 1 { // an unpaired backtick
-			b.WriteString("`")
-		}
-		strong := strings.Split(esc, "**")
-		for j, s := range strong {
-			if j%2 == 1 && j < len(strong)-1 {
-				b.WriteString("<strong>" + s + "</strong>")
-			} else {
-				if j%2 == 1 {
-					b.WriteString("**")
-				}
-				b.WriteString(s)
+// rawAsText renders raw HTML in a journal as the text it is.
+type rawAsText struct{}
+
+func (rawAsText) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			segs := n.(*ast.RawHTML).Segments
+			for i := range segs.Len() {
+				seg := segs.At(i)
+				w.WriteString(html.EscapeString(string(seg.Value(source))))
 			}
 		}
-	}
-	return b.String()
+		return ast.WalkSkipChildren, nil
+	})
+	r.Register(ast.KindHTMLBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		b := n.(*ast.HTMLBlock)
+		if entering {
+			w.WriteString(`<p class="pre">`)
+			for i := range b.Lines().Len() {
+				line := b.Lines().At(i)
+				w.WriteString(html.EscapeString(string(line.Value(source))))
+			}
+		} else {
+			if b.HasClosure() {
+				w.WriteString(html.EscapeString(string(b.ClosureLine.Value(source))))
+			}
+			w.WriteString("</p>\n")
+		}
+		return ast.WalkContinue, nil
+	})
 }

@@ -5,20 +5,24 @@ package dashboard
 // which escape them; markup goes through hw.m, which takes a markup — a
 // string type only constants convert to implicitly, so data can never be
 // written as markup without an explicit, greppable markup(…) conversion
-// (there is one: the journal, rendered from escaped text in files.go).
+// (there is one: the journal, rendered by goldmark in files.go).
 //
-// Why not html/template: its package initialisation and the reflection its
-// execution needs (every exported method of every reachable type kept in
-// the binary) cost every saga-lsp process — the hook at each tool call —
-// about 0.4 ms at start (docs/architecture.md#dependencies). The pages put
+// Why not html/template: the pages were written this way when every
+// saga-lsp process, the hook included, paid at start for what the binary
+// linked; they exist, tested, and html/template's execution would add its
+// reflection (+2.6 MB) for no context it would escape better: the pages put
 // data in two contexts only, element text and double-quoted attribute
 // values, where escaping & < > " ' is all that is needed; no data is ever
-// written into a script, a style, an event handler or a URL scheme.
+// written into a script, a style, an event handler or a URL scheme
+// (docs/architecture.md#dependencies).
 
 import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // markup is HTML written as it is.
@@ -34,6 +38,22 @@ func (h *hw) write(s string) {
 	if h.err == nil {
 		_, h.err = io.WriteString(h.w, s)
 	}
+}
+
+// lines writes text a person reads as lines — output, a description —
+// with its newlines and tabs kept and everything else termtext.Lines
+// escapes escaped, then HTML-escaped; the element around it keeps the
+// lines (<pre>, or the class "pre").
+func (h *hw) lines(s string) { h.t(termtext.Lines(s)) }
+
+// firstLine is a one-line summary of text shown as lines elsewhere (a
+// run's message in a table cell): its first line, "…" when more follow.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " …"
+	}
+	return s
 }
 
 // m writes markup.

@@ -9,6 +9,7 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -48,7 +49,8 @@ type client struct {
 	size   int
 	wake   chan struct{}
 	gone   chan struct{}
-	w      *response
+	w      http.ResponseWriter
+	rc     *http.ResponseController
 	active bool // the handler has not returned
 }
 
@@ -165,7 +167,7 @@ func (c *client) dropLocked() {
 	close(c.gone)
 	c.queue, c.size = nil, 0
 	if c.active {
-		c.w.SetWriteDeadline(time.Now())
+		c.rc.SetWriteDeadline(time.Now())
 	}
 }
 
@@ -178,13 +180,13 @@ func (c *client) take() [][]byte {
 }
 
 // serve is GET /events: the page's event stream.
-func (h *hub) serve(w *response, r *request) {
-	c := &client{wake: make(chan struct{}, 1), gone: make(chan struct{}), w: w, active: true}
+func (h *hub) serve(w http.ResponseWriter, r *http.Request) {
+	c := &client{wake: make(chan struct{}, 1), gone: make(chan struct{}), w: w, rc: http.NewResponseController(w), active: true}
 	h.mu.Lock()
 	if h.closed || len(h.clients) >= maxClients {
 		h.mu.Unlock()
 		w.Header().Set("Retry-After", "5")
-		httpError(w, "too many dashboard pages are open (at most 32): close some", statusUnavailable)
+		httpError(w, "too many dashboard pages are open (at most 32): close some", http.StatusServiceUnavailable)
 		return
 	}
 	h.clients[c] = true
@@ -201,7 +203,7 @@ func (h *hub) serve(w *response, r *request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(statusOK)
+	w.WriteHeader(http.StatusOK)
 	// The sequence the page is at: it fetches itself when it missed one.
 	if !c.write(fmt.Appendf(nil, "retry: 2000\nevent: hello\ndata: {\"seq\":%d}\n\n", seq)) {
 		return
@@ -235,12 +237,12 @@ func (c *client) write(msg []byte) bool {
 		return false
 	default:
 	}
-	c.w.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.mu.Unlock()
 	if _, err := c.w.Write(msg); err != nil {
 		return false
 	}
-	return c.w.Flush() == nil
+	return c.rc.Flush() == nil
 }
 
 // close ends every stream.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,8 +38,8 @@ type page struct {
 }
 
 // base is the layout's part of a page for r.
-func (s *Server) base(r *request, title, scope string, views []*repoView) page {
-	p := page{Title: title, Path: r.URL.Path, Filters: parseFilters(r.Query()), States: stateNames, Scope: scope,
+func (s *Server) base(r *http.Request, title, scope string, views []*repoView) page {
+	p := page{Title: title, Path: r.URL.Path, Filters: parseFilters(r.URL.Query()), States: stateNames, Scope: scope,
 		Seq: s.hub.currentSeq()}
 	epics := map[string]bool{}
 	for _, rp := range s.repos {
@@ -73,17 +74,17 @@ func (s *Server) views() []*repoView {
 
 // render writes the page as it is made: a page of thousands of rows is
 // never held whole in memory.
-func (s *Server) render(w *response, status int, p page, content func(h *hw)) {
+func (s *Server) render(w http.ResponseWriter, status int, p page, content func(h *hw)) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	h := &hw{w: w}
 	h.layout(p, func() { content(h) })
 }
 
-func (s *Server) notFound(w *response, r *request, msg string) {
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request, msg string) {
 	p := s.base(r, "Not found", "message", s.views())
 	p.Content = message{Title: "Not found", Text: msg, Back: "/"}
-	s.render(w, statusNotFound, p, func(h *hw) { h.message(p.Content.(message)) })
+	s.render(w, http.StatusNotFound, p, func(h *hw) { h.message(p.Content.(message)) })
 }
 
 // message is a page saying one thing, with a way back.
@@ -93,7 +94,7 @@ type message struct {
 }
 
 // repoOf is the request's repository, or nil (a 404 sent).
-func (s *Server) repoOf(w *response, r *request) *repo {
+func (s *Server) repoOf(w http.ResponseWriter, r *http.Request) *repo {
 	rp := s.byKey[r.PathValue("repo")]
 	if rp == nil {
 		s.notFound(w, r, fmt.Sprintf("no repository %q in this dashboard", r.PathValue("repo")))
@@ -122,7 +123,7 @@ type homeContent struct {
 	Rows  int // every row of every table, for the tests and benchmarks
 }
 
-func (s *Server) home(w *response, r *request) {
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	views := s.views()
 	p := s.base(r, "Backlog", "home", views)
 	f := p.Filters
@@ -173,7 +174,7 @@ func (s *Server) home(w *response, r *request) {
 		c.Repos = append(c.Repos, hr)
 	}
 	p.Content = c
-	s.render(w, statusOK, p, func(h *hw) { h.home(p, c) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.home(p, c) })
 }
 
 func childState(e *store.Epic, rows map[string]*storyRow, state string) bool {
@@ -212,7 +213,7 @@ type problemsContent struct {
 // maxProblemRows bounds the problems table; the filters narrow it.
 const maxProblemRows = 5000
 
-func (s *Server) problems(w *response, r *request) {
+func (s *Server) problems(w http.ResponseWriter, r *http.Request) {
 	views := s.views()
 	p := s.base(r, "Problems", "problems", views)
 	f := p.Filters
@@ -252,7 +253,7 @@ func (s *Server) problems(w *response, r *request) {
 		}
 	}
 	p.Content = c
-	s.render(w, statusOK, p, func(h *hw) { h.problems(p, c) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.problems(p, c) })
 }
 
 // ---------------------------------------------------------------------------
@@ -308,7 +309,7 @@ type epicContent struct {
 	ExitCode                     *int
 }
 
-func (s *Server) epic(w *response, r *request) {
+func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -434,7 +435,7 @@ func (s *Server) epic(w *response, r *request) {
 	c.State = epicState
 	p.ScopeStories = strings.Join(member, " ")
 	p.Content = c
-	s.render(w, statusOK, p, func(h *hw) { h.epic(p, c) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.epic(p, c) })
 }
 
 // newEpicState is the epic's state as the home page shows it.
@@ -491,7 +492,7 @@ type storyContent struct {
 	InWorktree                                              bool
 }
 
-func (s *Server) story(w *response, r *request) {
+func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -600,7 +601,7 @@ func (s *Server) story(w *response, r *request) {
 	}
 	c.Output = s.outputOf(rp, v, id)
 	p.Content = c
-	s.render(w, statusOK, p, func(h *hw) { h.story(p, c) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.story(p, c) })
 }
 
 // storyInside tells whether the story's folder lies inside the workspace
@@ -634,7 +635,7 @@ func (s *Server) outputOf(rp *repo, v *repoView, id string) outputView {
 }
 
 // storyOutput is the output fragment alone, fetched as the output grows.
-func (s *Server) storyOutput(w *response, r *request) {
+func (s *Server) storyOutput(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -642,7 +643,7 @@ func (s *Server) storyOutput(w *response, r *request) {
 	id := r.PathValue("id")
 	v := newRepoView(rp)
 	if v.ws.Story(id) == nil || !store.ValidCanonical(id) {
-		httpError(w, "saga-lsp dashboard: no such story", statusNotFound)
+		httpError(w, "saga-lsp dashboard: no such story", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

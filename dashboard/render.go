@@ -181,6 +181,11 @@ func (h *hw) layout(p page, content func()) {
 		h.m(`>
   <span class="glyph" aria-hidden="true">⚠</span> <strong>Needs you:</strong> `)
 		h.link(n.Href(), n.Text, false)
+		if n.Detail != "" {
+			h.m(`<pre class="out detail">`)
+			h.lines(n.Detail)
+			h.m(`</pre>`)
+		}
 		h.m(`
   <form method="post" action="/ack" class="ack"><input type="hidden" name="key"`)
 		h.a("value", n.Key)
@@ -341,7 +346,7 @@ func (h *hw) home(p page, c homeContent) {
 			h.state(s.State)
 			if s.Detail != "" {
 				h.m(` <small class="detail">`)
-				h.t(s.Detail)
+				h.t(firstLine(s.Detail))
 				h.m(`</small>`)
 			}
 			h.m(`</td><td>`)
@@ -571,7 +576,7 @@ func (h *hw) epic(p page, c epicContent) {
 			h.m(`</small>`)
 		case r.Detail != "":
 			h.m(` <small class="detail">`)
-			h.t(r.Detail)
+			h.t(firstLine(r.Detail))
 			h.m(`</small>`)
 		}
 		if a := r.Actions; a != nil {

@@ -25,7 +25,7 @@ func (h *hw) story(p page, c storyContent) {
 	h.state(c.State)
 	if c.Detail != "" {
 		h.m(` <small class="detail">`)
-		h.t(c.Detail)
+		h.t(firstLine(c.Detail))
 		h.m(`</small>`)
 	}
 	h.m(` · `)
@@ -83,8 +83,8 @@ func (h *hw) story(p page, c storyContent) {
 	if c.Description != "" || c.Guidance != "" || c.DoneWhen != "" || c.Avoid != "" {
 		h.m("<section class=\"about\" aria-labelledby=\"about-h\">\n  <h2 id=\"about-h\">About</h2>\n")
 		if c.Description != "" {
-			h.m(`  <p class="description">`)
-			h.t(c.Description)
+			h.m(`  <p class="description pre">`)
+			h.lines(c.Description)
 			h.m("</p>\n")
 		}
 		h.m("  <dl>\n")
@@ -154,7 +154,7 @@ func (h *hw) story(p page, c storyContent) {
 		}
 		if t.Check != nil && t.Check.Message != "" {
 			h.m(`<dt>Last check output</dt><dd><pre class="out">`)
-			h.t(t.Check.Message)
+			h.lines(t.Check.Message)
 			h.m("</pre></dd>\n")
 		}
 		h.m("      </dl>\n    </details>\n  </li>\n")
@@ -195,9 +195,9 @@ func (h *hw) story(p page, c storyContent) {
 			h.m(`</small>`)
 		}
 		if r.Message != "" {
-			h.m(` <small class="detail">`)
-			h.t(r.Message)
-			h.m(`</small>`)
+			h.m(`<pre class="out detail">`)
+			h.lines(r.Message)
+			h.m(`</pre>`)
 		}
 		h.m(`</td><td>`)
 		h.t(r.Started)
@@ -260,7 +260,7 @@ func (h *hw) output(o outputView) {
 			h.m(` (its last 64 KiB)`)
 		}
 		h.m(`</p><pre class="out" tabindex="0" aria-label="Worker output">`)
-		h.t(o.Text)
+		h.lines(o.Text)
 		h.m(`</pre>`)
 	}
 	h.m(`</div>`)

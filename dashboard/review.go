@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -64,7 +65,7 @@ type reviewContent struct {
 	Protected                                  int
 }
 
-func (s *Server) review(w *response, r *request) {
+func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil {
 		return
@@ -88,11 +89,11 @@ func (s *Server) review(w *response, r *request) {
 			s.log.Warn("dashboard: review", "story", id, "err", err)
 		}
 		p.Content = c
-		s.render(w, statusOK, p, func(h *hw) { h.review(p, c) })
+		s.render(w, http.StatusOK, p, func(h *hw) { h.review(p, c) })
 		return
 	}
 	c.Branch, c.Base, c.Worktree = rv.Branch, rv.Base, rv.Worktree
-	want := r.Query().Get("file")
+	want := r.URL.Query().Get("file")
 	var sel *reviewFile
 	for _, f := range rv.Files {
 		rf := reviewFile{Path: f.Path, OldPath: f.OldPath, Status: f.Status, Protected: cmpOr(protectedWhy(f.Path), protectedWhy(f.OldPath)),
@@ -140,7 +141,7 @@ func (s *Server) review(w *response, r *request) {
 		}
 	}
 	p.Content = c
-	s.render(w, statusOK, p, func(h *hw) { h.review(p, c) })
+	s.render(w, http.StatusOK, p, func(h *hw) { h.review(p, c) })
 }
 
 func cmpOr(a, b string) string {

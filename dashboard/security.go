@@ -21,9 +21,11 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // csp is the pages' Content-Security-Policy: nothing but the dashboard.
@@ -61,9 +63,11 @@ func allowedHosts(bound net.Addr, asked string) map[string]bool {
 	return hosts
 }
 
-// guard is every request's gate: headers, Host, token, same origin.
+// guard is every request's gate: what no page takes, headers, Host,
+// token, same origin. A request refused before its token was checked
+// closes its connection (gate.go: one without the token never stays).
 func (s *Server) guard(next handler) handler {
-	return func(w *response, r *request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", csp)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -72,20 +76,24 @@ func (s *Server) guard(next handler) handler {
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
+		refuse := func(msg string, code int) {
+			h.Set("Connection", "close")
+			httpError(w, msg, code)
+		}
+		if code, msg := checkRequest(r); code != 0 {
+			if code == http.StatusMethodNotAllowed {
+				h.Set("Allow", "GET, HEAD, POST")
+			}
+			refuse("saga-lsp dashboard: "+msg, code)
+			return
+		}
 		if !s.hosts[strings.ToLower(r.Host)] {
-			httpError(w, "saga-lsp dashboard: this address is not the dashboard's (Host "+r.Host+" refused); open the URL it printed", statusMisdirected)
+			refuse("saga-lsp dashboard: this address is not the dashboard's (Host "+r.Host+" refused); open the URL it printed", http.StatusMisdirectedRequest)
 			return
 		}
-		switch r.Method {
-		case "GET", "HEAD", "POST":
-		default:
-			w.Header().Set("Allow", "GET, HEAD, POST")
-			httpError(w, "method not allowed", statusMethodNotAllowed)
-			return
-		}
-		if t := r.Query().Get("token"); t != "" && r.Method == "GET" {
+		if t := r.URL.Query().Get("token"); t != "" && r.Method == "GET" {
 			if !s.tokenOK(t) {
-				s.unauthorized(w)
+				refuse(unauthorized, http.StatusUnauthorized)
 				return
 			}
 			w.Header().Add("Set-Cookie", s.cookie+"="+s.token+"; Path=/; HttpOnly; SameSite=Strict")
@@ -95,33 +103,50 @@ func (s *Server) guard(next handler) handler {
 			q.Del("token")
 			u.RawQuery = q.Encode()
 			u.Scheme, u.Host = "", ""
-			redirect(w, u.RequestURI(), statusSeeOther)
+			redirect(w, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
-		if c, ok := r.cookie(s.cookie); !ok || !s.tokenOK(c) {
-			s.unauthorized(w)
+		if !s.cookieOK(r) {
+			refuse(unauthorized, http.StatusUnauthorized)
 			return
 		}
 		if r.Method == "POST" && !sameOrigin(r) {
-			httpError(w, "saga-lsp dashboard: refused a request from another site (the dashboard's own pages send them)", statusForbidden)
+			httpError(w, "saga-lsp dashboard: refused a request from another site (the dashboard's own pages send them)", http.StatusForbidden)
 			return
 		}
+		if err := readForm(w, r); err != nil {
+			refuse("saga-lsp dashboard: malformed or cut-short form", http.StatusBadRequest)
+			return
+		}
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(pageTimeout))
 		next(w, r)
 	}
+}
+
+// shown tells whether a request head shows the token, as a cookie or as
+// the first visit's ?token= (gate.go).
+func (s *Server) shown(r *http.Request) bool {
+	if t := r.URL.Query().Get("token"); t != "" {
+		return s.tokenOK(t)
+	}
+	return s.cookieOK(r)
+}
+
+func (s *Server) cookieOK(r *http.Request) bool {
+	c, err := r.Cookie(s.cookie)
+	return err == nil && s.tokenOK(c.Value)
 }
 
 func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.token)) == 1
 }
 
-func (s *Server) unauthorized(w *response) {
-	httpError(w, "saga-lsp dashboard: open the URL `saga-lsp dashboard` printed — it carries the access token", statusUnauthorized)
-}
+const unauthorized = "saga-lsp dashboard: open the URL `saga-lsp dashboard` printed — it carries the access token"
 
 // sameOrigin tells whether a state-changing request comes from the
 // dashboard's own pages: its Origin is this very host over http, or,
 // without an Origin, the browser says it is same-origin.
-func sameOrigin(r *request) bool {
+func sameOrigin(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)
 		return err == nil && u.Scheme == "http" && strings.EqualFold(u.Host, r.Host) && u.Path == ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,13 +147,13 @@ func Start(o Options) (*Server, error) {
 	}
 	s.url = "http://" + host + "/?token=" + s.token
 	s.out = newOutputWatcher(s)
-	s.httpd = newHTTPD(ln, s.guard(s.routes()), s.log.Warn)
+	s.httpd = newHTTPD(ln, s.guard(s.routes()), s.shown, s.log)
 	for _, r := range s.repos {
 		if r.src.Bind != nil {
 			r.src.Bind(s.Notify)
 		}
 	}
-	go s.httpd.run()
+	go s.httpd.run(s.log)
 	s.out.update()
 	return s, nil
 }
@@ -228,15 +229,17 @@ func (s *Server) routes() handler {
 	rt.handle("POST /ack", s.ack)
 	rt.handle("GET /events", s.hub.serve)
 	rt.handle("GET /assets/{name...}", serveAsset)
-	return func(w *response, r *request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		h, params, wrongMethod := rt.match(r.Method, r.URL)
 		switch {
 		case h != nil:
-			r.params = params
+			for k, v := range params {
+				r.SetPathValue(k, v)
+			}
 			h(w, r)
 		case wrongMethod:
 			w.Header().Set("Allow", "GET, HEAD, POST")
-			httpError(w, "saga-lsp dashboard: method not allowed", statusMethodNotAllowed)
+			httpError(w, "saga-lsp dashboard: method not allowed", http.StatusMethodNotAllowed)
 		default:
 			s.notFound(w, r, "no such page")
 		}

@@ -215,6 +215,9 @@ func (v *repoView) cost(id string) float64 {
 // next run.
 type need struct {
 	Key, Repo, Story, Epic, Kind, Text string
+	// Detail is output shown as lines under the banner (a run's message,
+	// a failed check's output): never flattened into Text.
+	Detail string
 }
 
 func (n need) Href() string {
@@ -249,25 +252,27 @@ func (v *repoView) findNeeds() map[string][]need {
 		if r := ss.Run; r != nil && !r.Running && !v.st.Alive(id) {
 			done, total := v.counts(s)
 			finished := total > 0 && done == total
-			var failedChecks []string
+			var failedChecks, outputs []string
 			for _, t := range slices.Sorted(maps.Keys(r.Checks)) {
 				if c := r.Checks[t]; !c.Passed && v.taskStatusByID(s, t) != store.StatusCompleted {
 					failedChecks = append(failedChecks, fmt.Sprintf("task %s: check %q failed", t, c.Command))
+					if strings.TrimSpace(c.Message) != "" && !strings.Contains(r.Message, strings.TrimSpace(c.Message)) {
+						outputs = append(outputs, strings.TrimRight(c.Message, "\n"))
+					}
 				}
 			}
 			switch {
 			case !finished && (r.State == runs.StatusFailed || r.State == runs.StatusTimeout || r.State == runs.StatusBlocked):
 				text := fmt.Sprintf("%s: its run ended %s", id, r.State)
-				if r.Message != "" {
-					text += ": " + r.Message
-				}
 				if len(failedChecks) > 0 {
 					text += " · " + strings.Join(failedChecks, "; ")
 				}
-				add(need{Key: "run:" + v.key + ":" + id + ":" + r.Session, Story: id, Kind: r.State, Text: text})
+				detail := strings.Join(append([]string{strings.TrimRight(r.Message, "\n")}, outputs...), "\n\n")
+				add(need{Key: "run:" + v.key + ":" + id + ":" + r.Session, Story: id, Kind: r.State, Text: text,
+					Detail: strings.TrimSpace(detail)})
 			case len(failedChecks) > 0:
 				add(need{Key: "check:" + v.key + ":" + id + ":" + r.Session, Story: id, Kind: "check",
-					Text: id + ": " + strings.Join(failedChecks, "; ")})
+					Text: id + ": " + strings.Join(failedChecks, "; "), Detail: strings.Join(outputs, "\n\n")})
 			}
 		}
 	}

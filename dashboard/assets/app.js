@@ -151,23 +151,81 @@
     refresh();
   }
 
-  function connect() {
-    const es = new EventSource('/events');
-    es.addEventListener('hello', (e) => {
-      const d = JSON.parse(e.data);
-      const rendered = Number(document.body.dataset.seq || 0);
-      const missed = d.seq !== (dash.connected || dash.seq ? dash.seq : rendered);
-      dash.seq = d.seq;
-      setLive(true);
-      if (missed) refresh();
-    });
-    es.addEventListener('change', (e) => {
-      const n = JSON.parse(e.data);
-      dash.seq = n.seq;
-      onChange(n);
-    });
-    es.onerror = () => setLive(false);
+  // The page's events come from one stream per browser, shared by its
+  // tabs through a SharedWorker (events.js): a browser allows 6 HTTP/1.1
+  // connections to a host, so a stream per tab would leave the 7th tab
+  // without one. Without SharedWorker (or if it fails) the page opens a
+  // stream of its own. The stream is let go on pagehide and taken again on
+  // pageshow, so a page kept in the back-forward cache holds nothing.
+  const workerURL = (document.currentScript && document.currentScript.src.replace(/app\.js/, 'events.js')) || '/assets/events.js';
+  let port = null;
+  let direct = null;
+
+  function hello(seq) {
+    const rendered = Number(document.body.dataset.seq || 0);
+    const missed = seq !== (dash.connected || dash.seq ? dash.seq : rendered);
+    dash.seq = seq;
+    setLive(true);
+    if (missed) refresh();
   }
+
+  function change(n) {
+    dash.seq = n.seq;
+    onChange(n);
+  }
+
+  function connectDirect() {
+    const es = new EventSource('/events');
+    es.addEventListener('hello', (e) => hello(JSON.parse(e.data).seq));
+    es.addEventListener('change', (e) => change(JSON.parse(e.data)));
+    es.onerror = () => setLive(false);
+    direct = es;
+  }
+
+  function connect() {
+    if (port || direct) return;
+    if (!window.SharedWorker) {
+      connectDirect();
+      return;
+    }
+    let w;
+    try {
+      w = new SharedWorker(workerURL, { name: 'saga-dashboard-events' });
+    } catch (e) {
+      connectDirect();
+      return;
+    }
+    w.onerror = () => {
+      if (port === w.port) {
+        port = null;
+        connectDirect();
+      }
+    };
+    port = w.port;
+    port.onmessage = (e) => {
+      const m = e.data;
+      if (m.type === 'hello') hello(m.seq);
+      else if (m.type === 'change') change(m.notice);
+      else if (m.type === 'offline') setLive(false);
+    };
+    port.start();
+  }
+
+  function disconnect() {
+    if (port) {
+      port.postMessage('bye');
+      port.close();
+      port = null;
+    }
+    if (direct) {
+      direct.close();
+      direct = null;
+    }
+    setLive(false);
+  }
+
+  window.addEventListener('pagehide', disconnect);
+  window.addEventListener('pageshow', connect);
 
   // ---------------------------------------------------------------------
   // Actions: confirmed in a dialog, sent as same-origin POSTs.
