@@ -253,7 +253,9 @@ func article(n *jsonc.Node) string {
 // without saga-lsp (docs/hooks.md#failing-closed).
 type allHooks string
 
-func (a allHooks) MarshalJSON() ([]byte, error) { return claudecode.HooksJSON(string(a), 0, false), nil }
+func (a allHooks) MarshalJSON() ([]byte, error) {
+	return claudecode.HooksJSON(string(a), 0, false), nil
+}
 
 // mergeStep makes the first edit still needed; changed is false when none is.
 func mergeStep(src []byte, command string) (out []byte, changed bool, err error) {
