@@ -11,6 +11,11 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
+// versionAnswer starts a shell-script claude of a test: it answers the
+// worker's `--version` as a current Claude Code does, and nothing else
+// of the script runs for it.
+const versionAnswer = "case \"$*\" in --version) echo '2.1.330 (Claude Code)'; exit 0;; esac\n"
+
 // A Claude Code older than claudecode.MinVersion (before "onFailure" on a
 // command hook, a write-scope hook that crashes lets the write through) is
 // refused before anything is created: no worktree, no run; the message
