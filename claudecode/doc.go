@@ -1,6 +1,8 @@
 // Package claudecode owns Claude Code's side of saga-lsp: the environment
-// names and config dir Claude Code reads, the table of hooks saga-lsp
-// registers (hooks.go), and the bridge between SAGA stories and Claude
+// names and config dir Claude Code reads, the oldest release saga-lsp runs
+// and the one parse of `claude --version` (version.go: MinVersion,
+// ParseVersion, CheckVersion), the table of hooks saga-lsp registers
+// (hooks.go), and the bridge between SAGA stories and Claude
 // Code's own task storage (${CLAUDE_CONFIG_DIR:-~/.claude}/tasks/<list>/<id>.json):
 // the stored task format, byte for byte as Claude Code writes it (key order,
 // 2-space JSON.stringify output, no trailing newline), the list and task

@@ -162,6 +162,20 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 		h.warnf("interrupted while running the checks of %s", task)
 		return exitRefuse
 	}
+	// The verdict, after every check: a worker counts the completion only
+	// with a passing one, since Claude Code lets a completion through when
+	// this hook crashes or is killed (docs/hooks.md#failing-closed).
+	if events != "" {
+		commit := h.getenv(runs.EnvForkPoint)
+		if m != nil {
+			commit = m.ForkPoint
+		}
+		e := verify.Verdict(task, commit, res)
+		e.Story, e.Session = story, h.getenv(runs.EnvSession)
+		if err := runs.Append(events, e); err != nil {
+			h.warnf("report the verdict on %s: %v", task, err)
+		}
+	}
 	g.record(res)
 	if res.Passed() {
 		if runner.Mode == verify.Unconfined {

@@ -248,10 +248,14 @@ func article(n *jsonc.Node) string {
 	return "a " + n.Kind.String()
 }
 
-// allHooks marshals to the "hooks" object registering every hook.
+// allHooks marshals to the "hooks" object registering every hook, failing
+// open: a project's settings reach every collaborator's sessions, with or
+// without saga-lsp (docs/hooks.md#failing-closed).
 type allHooks string
 
-func (a allHooks) MarshalJSON() ([]byte, error) { return claudecode.HooksJSON(string(a), 0), nil }
+func (a allHooks) MarshalJSON() ([]byte, error) {
+	return claudecode.HooksJSON(string(a), 0, false), nil
+}
 
 // mergeStep makes the first edit still needed; changed is false when none is.
 func mergeStep(src []byte, command string) (out []byte, changed bool, err error) {

@@ -20,6 +20,11 @@ const (
 	KindWorkerEnd   = "worker.end"   // {status, exitCode, cycles, elapsedMs, done, total}
 
 	KindCheckEnd = "check.end" // a task's check finished {task, command, exitCode, durationMs, passed, timedOut}
+	// KindCheckVerdict: the completion gate's verdict on a task, once all
+	// its checks ran {task, passed, commit: the reference commit its checks
+	// were read at}; a worker counts a completion only after a passing one
+	// (docs/worker.md#verified-completion).
+	KindCheckVerdict = "check.verdict"
 	// KindProtected: what the story changed of its protected files, as the
 	// gate or the worker's end compared them with the reference commit
 	// {protected, message} (docs/worker.md#protected-files).
@@ -115,6 +120,7 @@ type Event struct {
 	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 
+	Commit     string   `json:"commit,omitempty"` // check.verdict: the reference commit the checks were read at
 	Command    string   `json:"command,omitempty"`
 	DurationMs *int64   `json:"durationMs,omitempty"`
 	Passed     *bool    `json:"passed,omitempty"`

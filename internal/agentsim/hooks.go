@@ -26,6 +26,10 @@ type hookCmd struct {
 	command    string // ${CLAUDE_PLUGIN_ROOT} already expanded for plugin hooks
 	timeout    time.Duration
 	pluginRoot string // set for hooks from a plugin
+	// blockOnFailure: "onFailure" other than "continue" — a failure of the
+	// hook (not started, killed, timed out, an exit other than 0 and 2)
+	// counts as exit 2. Simulated where saga-lsp sets it: PreToolUse.
+	blockOnFailure bool
 }
 
 type hookGroup struct {
@@ -46,7 +50,8 @@ func (s *session) addHooks(doc *settingsDoc, pluginRoot string) {
 				if h.Type != "command" || h.Command == "" {
 					continue
 				}
-				c := hookCmd{command: h.Command, timeout: defaultHookTimeout, pluginRoot: pluginRoot}
+				c := hookCmd{command: h.Command, timeout: defaultHookTimeout, pluginRoot: pluginRoot,
+					blockOnFailure: h.OnFailure != "" && h.OnFailure != "continue"}
 				if h.Timeout != nil && *h.Timeout > 0 {
 					c.timeout = time.Duration(*h.Timeout * float64(time.Second))
 				}
@@ -328,6 +333,15 @@ func (s *session) preToolUse(tool, toolUseID string, input *obj) preToolDecision
 	var d preToolDecision
 	decision, reason := "", ""
 	for _, r := range s.runHooks("PreToolUse", tool, p) {
+		if r.cmd.blockOnFailure && r.exitCode != 0 && r.exitCode != 2 && !d.blocked {
+			why := "failed"
+			if r.timedOut {
+				why = "timed out"
+			}
+			d.blocked = true
+			d.message = fmt.Sprintf("PreToolUse:%s hook error: [%s]: %s; blocking because onFailure is \"block\"", tool, r.cmd.command, why)
+			continue
+		}
 		if r.exitCode == 2 && !d.blocked {
 			d.blocked = true
 			d.message = fmt.Sprintf("PreToolUse:%s hook blocking error from command: %q: %s", tool, r.cmd.command, strings.TrimSpace(r.stderr))

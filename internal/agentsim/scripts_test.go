@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -732,6 +733,30 @@ func TestHookTimeoutIsNonBlocking(t *testing.T) {
 	}
 	if got := statusSequence(checkShapes(t, r, true)); !reflect.DeepEqual(got, []string{"1:in_progress", "1:completed"}) {
 		t.Errorf("updates %v", got)
+	}
+}
+
+// With "onFailure": "block" (Claude Code 2.1.295+), a PreToolUse hook that
+// crashes or times out blocks the call, as the real CLI does
+// (test/claudecode's TestWriteScopeHookFailsClosed shows it there).
+func TestHookFailureBlocksWithOnFailure(t *testing.T) {
+	for cmd, why := range map[string]string{"kill -SEGV $$": "failed", "sleep 30": "timed out"} {
+		f := newFixture(t)
+		hydrate(f)
+		settings := `{"hooks":{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":` + strconv.Quote(cmd) + `,"timeout":0.3,"onFailure":"block"}]}]}}`
+		r := f.run("one", workerArgs(settings))
+		var write *toolCall
+		for _, c := range checkShapes(t, r, true) {
+			if c.name == "Write" {
+				write = &c
+			}
+		}
+		if write == nil || !write.isError || !strings.Contains(write.content, why+`; blocking because onFailure is "block"`) {
+			t.Errorf("%s: Write call %+v", cmd, write)
+		}
+		if _, err := os.Stat(filepath.Join(f.project, "saga-work")); err == nil {
+			t.Errorf("%s: the failed hook let the write through", cmd)
+		}
 	}
 }
 

@@ -28,9 +28,10 @@ type settingsDoc struct {
 type settingsGroup struct {
 	Matcher string `json:"matcher"`
 	Hooks   []struct {
-		Type    string   `json:"type"`
-		Command string   `json:"command"`
-		Timeout *float64 `json:"timeout"`
+		Type      string   `json:"type"`
+		Command   string   `json:"command"`
+		Timeout   *float64 `json:"timeout"`
+		OnFailure string   `json:"onFailure"`
 	} `json:"hooks"`
 }
 

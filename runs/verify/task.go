@@ -199,6 +199,12 @@ func Event(task string, r Result) runs.Event {
 		DurationMs: runs.Int64(r.Duration.Milliseconds()), Passed: runs.Bool(r.Passed), TimedOut: r.TimedOut, Message: msg}
 }
 
+// Verdict is the gate's verdict on a task as a check.verdict event: every
+// check of t ran and passed (or not), with the checks read at commit.
+func Verdict(task, commit string, t TaskResult) runs.Event {
+	return runs.Event{Event: runs.KindCheckVerdict, Task: task, Commit: commit, Passed: runs.Bool(t.Passed())}
+}
+
 // ProtectedRun names the protected run in results.
 const ProtectedRun = "with the fork point's protected files"
 

@@ -151,7 +151,7 @@ func TestAgentGroupEndsWithIt(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "bg.pid")
 	claude := filepath.Join(dir, "claude")
-	script := "#!/bin/sh\nsleep 300 >/dev/null 2>&1 &\necho $! > " + pidFile + "\nexit 0\n"
+	script := "#!/bin/sh\n" + versionAnswer + "sleep 300 >/dev/null 2>&1 &\necho $! > " + pidFile + "\nexit 0\n"
 	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -252,6 +252,64 @@ func (r *run) unverify(ctx context.Context, before map[string]string) {
 	}
 }
 
+// requireVerdicts closes the completion gate Claude Code leaves open
+// (docs/worker.md#verified-completion): it ignores "onFailure" on
+// TaskCompleted, so a gate hook that crashes, hangs past its timeout or is
+// killed lets the completion through. A task with checks that the run
+// completed counts only when the gate's passing verdict on it, for the
+// run's reference commit, came before that completion in the run's events
+// (evs, runEvents: the hook's check.verdict, then the stream's task.status);
+// any other goes back to pending, in the worktree and the task list, with
+// a journal entry. before are the statuses from before the run.
+func (r *run) requireVerdicts(ctx context.Context, before map[string]string, evs []runs.Event) {
+	s, err := r.story()
+	if err != nil || r.checks == nil {
+		return
+	}
+	const (
+		none       = iota
+		passed     // a passing verdict not yet used by a completion
+		verified   // completed after a passing verdict
+		unverified // completed without one
+	)
+	state := map[string]int{}
+	for _, e := range evs {
+		switch {
+		case e.Event == runs.KindCheckVerdict && e.Task != "":
+			if e.Passed != nil && *e.Passed && e.Commit == r.checks.ForkPoint {
+				state[e.Task] = passed
+			} else {
+				state[e.Task] = none
+			}
+		case e.Event == runs.KindTaskStatus && e.Source == runs.SourceClaude && e.Cycle == r.cycles && e.To == store.StatusCompleted:
+			if state[e.Task] == passed {
+				state[e.Task] = verified
+			} else {
+				state[e.Task] = unverified
+			}
+		}
+	}
+	var reset []string
+	for _, t := range s.Tasks {
+		if t.Status != store.StatusCompleted || len(r.checks.Tasks[t.ID].Commands) == 0 {
+			continue
+		}
+		switch st := state[t.ID]; {
+		case st == passed || st == verified:
+			continue
+		case st == none && before[t.ID] == store.StatusCompleted:
+			continue // completed before this run, and not again in it
+		}
+		if r.backToPending(ctx, runs.StepLoop, t.ID, fmt.Sprintf("%s was completed without a passing verdict from its completion gate (the TaskCompleted hook failed, timed out or was killed, so its checks may not have run); back to pending", t.ID)) {
+			reset = append(reset, t.ID)
+		}
+	}
+	if len(reset) > 0 {
+		slices.Sort(reset)
+		r.journalNote(fmt.Sprintf("completed without a passing verdict from the completion gate (its TaskCompleted hook failed, timed out or was killed), so their checks may not have run; back to pending: %s", strings.Join(reset, ", ")))
+	}
+}
+
 // backToPending takes a completed task back to pending (toPending).
 func (r *run) backToPending(ctx context.Context, step, task, line string) bool {
 	return r.toPending(ctx, step, task, store.StatusCompleted, line)

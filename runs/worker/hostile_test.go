@@ -52,7 +52,8 @@ func (f *fixture) agentBash(story string, commands ...string) {
 func (f *fixture) afterAgent(script string) string {
 	f.t.Helper()
 	wrapper := filepath.Join(f.t.TempDir(), "claude")
-	text := "#!/bin/sh\n" + testkit.Build(f.t, "./testdata/standin/claude") + " \"$@\"\ncode=$?\n" + script + "\nexit $code\n"
+	standin := testkit.Build(f.t, "./testdata/standin/claude")
+	text := "#!/bin/sh\n" + versionAnswer + standin + " \"$@\"\ncode=$?\n" + script + "\nexit $code\n"
 	if err := os.WriteFile(wrapper, []byte(text), 0o755); err != nil {
 		f.t.Fatal(err)
 	}

@@ -87,7 +87,9 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			r.reconcile(context.WithoutCancel(ctx))
 			r.unverify(context.WithoutCancel(ctx), before)
 		}
-		exhausted := r.takeRefusals(context.WithoutCancel(ctx))
+		evs := r.runEvents()
+		r.requireVerdicts(context.WithoutCancel(ctx), before, evs)
+		exhausted := r.takeRefusals(context.WithoutCancel(ctx), evs)
 		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
 		after, _ := r.progress()
 		if ctx.Err() != nil {

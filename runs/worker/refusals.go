@@ -44,35 +44,43 @@ func (r *run) skipEvents() {
 	}
 }
 
-// reportedRefusals are the checks that refused a completion in the run
-// just ended, by task: each task's last failing result, unless a later
-// check of the task passed.
-func (r *run) reportedRefusals() map[string]refusal {
-	out := map[string]refusal{}
+// runEvents are the events written to the run's events file since
+// skipEvents: what the run just ended and its hooks reported, in order.
+func (r *run) runEvents() []runs.Event {
+	var out []runs.Event
 	for {
-		n, err := r.hookEvents.Read(func(e runs.Event) {
-			if e.Event != runs.KindCheckEnd || e.Task == "" || e.Passed == nil {
-				return
-			}
-			if *e.Passed {
-				delete(out, e.Task)
-				return
-			}
-			outcome, output, _ := strings.Cut(e.Message, "\n")
-			out[e.Task] = refusal{task: e.Task, command: e.Command, outcome: outcome, output: lastLines(output, promptOutputLines)}
-		})
+		n, err := r.hookEvents.Read(func(e runs.Event) { out = append(out, e) })
 		if n == 0 || err != nil {
 			return out
 		}
 	}
 }
 
-// takeRefusals reads the refusals of the run just ended: each refused task
-// the run left unfinished goes back to pending for the next run, which is
-// told about it (r.refusals). It returns the refusal that reached
-// --max-check-failures runs in a row, if one did.
-func (r *run) takeRefusals(ctx context.Context) *refusal {
-	found := r.reportedRefusals()
+// reportedRefusals are the checks that refused a completion in the run
+// just ended, by task: each task's last failing result, unless a later
+// check of the task passed.
+func reportedRefusals(evs []runs.Event) map[string]refusal {
+	out := map[string]refusal{}
+	for _, e := range evs {
+		if e.Event != runs.KindCheckEnd || e.Task == "" || e.Passed == nil {
+			continue
+		}
+		if *e.Passed {
+			delete(out, e.Task)
+			continue
+		}
+		outcome, output, _ := strings.Cut(e.Message, "\n")
+		out[e.Task] = refusal{task: e.Task, command: e.Command, outcome: outcome, output: lastLines(output, promptOutputLines)}
+	}
+	return out
+}
+
+// takeRefusals reads the refusals of the run just ended (evs, runEvents):
+// each refused task the run left unfinished goes back to pending for the
+// next run, which is told about it (r.refusals). It returns the refusal
+// that reached --max-check-failures runs in a row, if one did.
+func (r *run) takeRefusals(ctx context.Context, evs []runs.Event) *refusal {
+	found := reportedRefusals(evs)
 	status := r.statuses()
 	counts := map[string]int{}
 	r.refusals = nil

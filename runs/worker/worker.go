@@ -186,6 +186,9 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		return r.fail(runs.StepStart, "%v: create it with `saga-lsp new story %s --title …`", err, r.o.Story)
 	}
 	r.spentBefore = r.earlierSpend()
+	if err := r.checkClaude(ctx); err != nil {
+		return r.fail(runs.StepStart, "%v; no run was started", err)
+	}
 
 	if r.bash == runs.BashSandboxed {
 		if r.cache, err = runs.CacheDir(r.root, r.o.Story, r.o.Env); err != nil {
@@ -372,6 +375,26 @@ func (r *run) hydrate(ctx context.Context) error {
 }
 
 // lookPath resolves an executable, reporting "" when it is missing.
+// checkClaude refuses a Claude Code older than claudecode.MinVersion
+// before anything is created (docs/worker.md#a-run-that-cannot-work-does-not-start):
+// an older one lets a write through when the write-scope hook fails. A dry
+// run's agent is saga-lsp's own.
+func (r *run) checkClaude(ctx context.Context) error {
+	if r.o.DryRun {
+		return nil
+	}
+	path := lookPath(r.o.Claude)
+	if path == "" {
+		return fmt.Errorf("%s not found: install Claude Code %s or newer, set %s, or use --dry-run", r.o.Claude, claudecode.MinVersion, runs.EnvClaude)
+	}
+	v, err := claudecode.CheckVersion(ctx, path)
+	if err != nil {
+		return fmt.Errorf("%w (or set %s to another claude)", err, runs.EnvClaude)
+	}
+	r.j.Step(runs.StepStart, "Claude Code %s (%s)", v, path)
+	return nil
+}
+
 func lookPath(name string) string {
 	p, err := exec.LookPath(name)
 	if err != nil {

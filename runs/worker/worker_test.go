@@ -680,7 +680,7 @@ func TestRunJudgedByResult(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := filepath.Join(t.TempDir(), "claude")
-			os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s\\n' '"+stream+"'\nexit 0\n"), 0o755)
+			os.WriteFile(fake, []byte("#!/bin/sh\n"+versionAnswer+"printf '%s\\n' '"+stream+"'\nexit 0\n"), 0o755)
 			code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.Claude = fake })
 			if code != runs.ExitFailed || !strings.Contains(out, "run 1 ended with") || !strings.Contains(out, "the story stops here") {
 				t.Errorf("exit %d\n%s", code, out)

@@ -10,7 +10,10 @@
 // environment minus variables whose names suggest secrets (TOKEN, SECRET,
 // PASSWORD, KEY), so tests can assert the exact flags and environment a
 // caller passed; "secrets" names those variables (never their values), so
-// tests can assert which credentials reached the agent.
+// tests can assert which credentials reached the agent. A bare `--version`
+// (the worker's check of the release before it starts anything) is not
+// logged — tests count the runs — and answers $SAGA_STANDIN_VERSION when
+// set, so that a test can play an older Claude Code.
 package main
 
 import (
@@ -23,7 +26,14 @@ import (
 )
 
 func main() {
-	logInvocation()
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-v") {
+		if v := os.Getenv("SAGA_STANDIN_VERSION"); v != "" {
+			os.Stdout.WriteString(v + " (Claude Code)\n")
+			return
+		}
+	} else {
+		logInvocation()
+	}
 	os.Exit(agentsim.Main(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, script()))
 }
 
