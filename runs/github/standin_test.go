@@ -68,6 +68,8 @@ type standinRun struct {
 	Status     string `json:"status"`
 	Conclusion string `json:"conclusion"`
 	PID        int    `json:"pid"`
+	Event      string `json:"event"`
+	Cancel     string `json:"cancel"` // why it was cancelled: cancel (gh run cancel), superseded, timeout
 	Dir        string `json:"dir"`
 	Jobs       []struct {
 		Steps []struct{ Name, Status, Conclusion string }
