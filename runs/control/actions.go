@@ -160,6 +160,8 @@ func (ev *Evidence) actionsRun(ctx context.Context, st *StoryState, last *runs.R
 	ar, ignored, ok, err := ev.Actions.Find(ctx, id, d)
 	st.IgnoredRuns = ignored
 	switch {
+	case err != nil && !dispatched:
+		return nil, false // no run of GitHub's can be the story's
 	case err != nil:
 		a := &ActionsRun{Unknown: err.Error(), Status: "unknown"}
 		if dispatched {

@@ -127,7 +127,7 @@ type StatusOptions struct {
 	Env        func(string) string
 	Parser     *store.Parser // default store.NewParser()
 	Actions    Actions       // asks GitHub about stories dispatched to GitHub Actions (Evidence.Actions)
-	Verbose    bool          // the text shows what was ignored too (IgnoredRuns)
+	Verbose    bool          // GitHub asked about every story, and the text shows what it ignores (IgnoredRuns)
 }
 
 // GetStatus reads the stories, their worktree copies, tmux sessions, worker
@@ -174,6 +174,8 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
 	ev.Actions = o.Actions
+	// --verbose asks GitHub about every story, to show the runs it ignores.
+	ev.Discover = o.Verbose && o.Actions != nil
 	if o.Story != "" {
 		if ws.Story(o.Story) == nil {
 			return nil, store.Usagef("no story %q in %s", o.Story, o.Root)

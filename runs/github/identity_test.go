@@ -19,10 +19,10 @@ import (
 
 const idStory = "user-auth--api"
 
-// storyStatus is `status <story> --format json`'s one story.
+// storyStatus is `status <story> --verbose --format json`'s one story.
 func (a *actions) storyStatus(story string) control.StoryStatus {
 	a.t.Helper()
-	r := a.saga(nil, "status", story, "--format", "json")
+	r := a.saga(nil, "status", story, "--verbose", "--format", "json")
 	var st control.Status
 	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
 		a.t.Fatalf("status: exit %d %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
