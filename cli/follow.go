@@ -57,8 +57,8 @@ func followDispatched(env *Env, root string, r *runs.Run, jsonOut bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
 	id := r.ActionsRun
-	if id == 0 {
-		found, err := github.FindRun(ctx, runs.Program(env.Getenv, runs.ProgramGH), root, r.RunName, 0, 0)
+	if w := github.ExpectOf(r); id == 0 && w != nil {
+		found, err := github.FindRun(ctx, runs.Program(env.Getenv, runs.ProgramGH), root, *w, 0, 0)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "saga-lsp follow: story %s was dispatched to GitHub Actions, but its run is not found: %v\n", termtext.Escape(r.Story), err)
 			return exitFindings

@@ -10,7 +10,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
-const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--epic] [--story]"
+const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--verbose] [--epic] [--story]"
 
 // runStatus prints stories, tasks and worker state.
 func runStatus(env *Env, args []string) int {
@@ -18,6 +18,7 @@ func runStatus(env *Env, args []string) int {
 	root := c.String("root", "", rootUsage)
 	format := c.String("format", "text", "output `FORMAT`: text or json")
 	tasks := c.Bool("tasks", false, "list every story's tasks (always on with a story)")
+	verbose := c.Bool("verbose", false, "show too the GitHub Actions runs named as a story's that are not the run saga-lsp dispatched, and why they are ignored")
 	target := addTargetFlags(c)
 	pos, err := c.parse(args)
 	if err == nil && len(pos) > 1 {
@@ -30,7 +31,7 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := control.StatusOptions{Root: r, Tasks: *tasks, Env: env.Getenv, Actions: github.NewRuns(r, env.Getenv)}
+	o := control.StatusOptions{Root: r, Tasks: *tasks, Verbose: *verbose, Env: env.Getenv, Actions: github.NewRuns(r, env.Getenv)}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 		t, err := target.kindOf(r, pos[0])

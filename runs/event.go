@@ -136,6 +136,11 @@ type Event struct {
 	Backend    string `json:"backend,omitempty"`    // dispatch, epic.start, story.start: where the worker runs (github; "" tmux)
 	RunName    string `json:"runName,omitempty"`    // dispatch: the name the backend's run is found by
 	ActionsRun int64  `json:"actionsRun,omitempty"` // dispatch: the GitHub Actions run's id
+	// Workflow and Ref (dispatch): the id of the workflow dispatched and
+	// the branch it was dispatched on — what the run must match
+	// (docs/github-actions.md#which-run-is-the-storys).
+	Workflow   int64  `json:"workflow,omitempty"`
+	Ref        string `json:"ref,omitempty"`
 	URL        string `json:"url,omitempty"`        // dispatch, story.start: the run's page
 	Root       string `json:"root,omitempty"`       // dispatch: the workspace that dispatched (the run's, for its watchers)
 	Conclusion string `json:"conclusion,omitempty"` // worker.end of a dispatched run: its Actions run's conclusion, as GitHub gave it

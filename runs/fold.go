@@ -76,6 +76,8 @@ type Run struct {
 	ActionsRun int64
 	URL        string
 	RunName    string
+	Workflow   int64  // the workflow's id a dispatched run must have
+	Ref        string // the branch it was dispatched on
 	Root       string // the workspace that dispatched it
 	Conclusion string // its Actions run's conclusion, once an end was recorded from GitHub
 
@@ -197,6 +199,7 @@ func (r *Run) Apply(e Event) {
 		r.Backend, r.Message = e.Backend, cmp.Or(e.Message, "dispatched to "+e.Backend)
 		r.ActionsRun, r.URL, r.RunName = cmp.Or(e.ActionsRun, r.ActionsRun), cmp.Or(e.URL, r.URL), cmp.Or(e.RunName, r.RunName)
 		r.Root = cmp.Or(e.Root, r.Root)
+		r.Workflow, r.Ref = cmp.Or(e.Workflow, r.Workflow), cmp.Or(e.Ref, r.Ref)
 	case KindWorkerStart, KindEpicStart:
 		r.Started, r.State, r.Step, r.Message = e.Time, StateStarting, StepStart, "started"
 		if e.PID > 0 {

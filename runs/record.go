@@ -65,16 +65,25 @@ type Record struct {
 func Spent(rec Record, haveRec bool, last *Run) float64 {
 	spent := 0.0
 	if haveRec {
-		spent = max(rec.Spent, rec.Cost)
+		spent = max(Cost(rec.Spent), Cost(rec.Cost))
 	}
 	switch {
 	case last == nil:
 	case !haveRec || last.Session != rec.Session:
-		spent += last.Cost
+		spent += Cost(last.Cost)
 	default: // the recorded run (a record of an earlier release may lack its cost)
-		spent = max(spent, last.Cost)
+		spent = max(spent, Cost(last.Cost))
 	}
 	return spent
+}
+
+// Cost is a reported cost as it counts towards a spend: a negative one (or
+// NaN) counts nothing, so that no run can lower an epic's --max-cost spend.
+func Cost(usd float64) float64 {
+	if !(usd > 0) {
+		return 0
+	}
+	return usd
 }
 
 // recordDir holds the run records of the repository holding root: inside

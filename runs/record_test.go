@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,5 +65,26 @@ func TestCacheDirs(t *testing.T) {
 	}
 	if _, err := CacheDir(root, "../x", env); err == nil {
 		t.Error("an invalid story name was accepted")
+	}
+}
+
+// TestSpentNeverLowered: a negative (or NaN) cost a run reported counts
+// nothing — in an epic it could otherwise lower the spend held against
+// --max-cost (issue 32).
+func TestSpentNeverLowered(t *testing.T) {
+	for _, c := range []struct {
+		rec     Record
+		haveRec bool
+		last    *Run
+		want    float64
+	}{
+		{Record{}, false, &Run{Cost: -50}, 0},
+		{Record{Spent: 2, Session: "a"}, true, &Run{Session: "b", Cost: -50}, 2},
+		{Record{Spent: -5, Cost: -5}, true, nil, 0},
+		{Record{Spent: math.NaN()}, true, &Run{Cost: 1}, 1},
+	} {
+		if got := Spent(c.rec, c.haveRec, c.last); got != c.want {
+			t.Errorf("Spent(%+v, %v, %+v) = %v, want %v", c.rec, c.haveRec, c.last, got, c.want)
+		}
 	}
 }

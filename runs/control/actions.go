@@ -47,6 +47,22 @@ type ActionsRun struct {
 	// Unknown is why GitHub could not be asked (the network, gh): the
 	// state is the last known, asked again at the next look.
 	Unknown string `json:"unknown,omitempty"`
+	// Refused says why the run record its job uploaded was not believed
+	// (not the story's, a pull request elsewhere, a negative cost, too
+	// big): it then decides nothing.
+	Refused string `json:"refused,omitempty"`
+	// Name is the run's name (its run-name: the dispatch's random id),
+	// which names its artifact.
+	Name string `json:"name,omitempty"`
+}
+
+// IgnoredRun is a run of the workflow named as the story's that is not
+// the run saga-lsp dispatched (docs/github-actions.md#which-run-is-the-storys):
+// it decides nothing, and `status --verbose` shows it with why.
+type IgnoredRun struct {
+	ID  int64  `json:"id"`
+	URL string `json:"url"`
+	Why string `json:"why"`
 }
 
 // State is the run's state as saga-lsp shows it: GitHub's status, or its
@@ -72,9 +88,12 @@ func (a ActionsRun) Text() string {
 
 // Actions asks GitHub about stories run on Actions (runs/github.Runs).
 type Actions interface {
-	// Latest is the story's newest Actions run (ok false: it has none);
-	// an error when GitHub cannot be asked.
-	Latest(ctx context.Context, story string) (run ActionsRun, ok bool, err error)
+	// Find is the Actions run the story's dispatch d created (d is the
+	// story's last local run as recorded; nil or not a dispatch: none
+	// can be the story's) — ok false: none is listed — and the runs
+	// named as the story's that are not it, with why. An error when
+	// GitHub cannot be asked.
+	Find(ctx context.Context, story string, d *runs.Run) (run ActionsRun, ignored []IgnoredRun, ok bool, err error)
 	// Ended reads what a completed run left: origin's story branch is
 	// fetched (its statuses are read from there), run.Why says where a
 	// failed run stopped, and the run record its job uploaded is returned
@@ -119,11 +138,14 @@ func recordEnd(last *runs.Run, st *StoryState, ar *ActionsRun) {
 }
 
 // actionsRun is the Actions run that decides the story's state, when one
-// does: the newest of the story's runs on GitHub, unless a local run or
-// record is newer. GitHub is asked about a story dispatched from here, or
-// about every story when ev.Discover. Without Actions, a dispatched run
+// does: the run the story's last dispatch from here created, found by the
+// dispatch's random id and followed by its run id — never a run someone
+// else started under the same name (those are ignored). GitHub is asked
+// about a story dispatched from here, or about every story when
+// ev.Discover (to show what it ignores). Without Actions, a dispatched run
 // not known to have ended is running as last recorded.
-func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, rec runs.Record, haveRec bool) (*ActionsRun, bool) {
+func (ev *Evidence) actionsRun(ctx context.Context, st *StoryState, last *runs.Run) (*ActionsRun, bool) {
+	id := st.ID
 	dispatched := last != nil && last.Backend == BackendGitHub
 	if ev.Actions == nil || !(dispatched || ev.Discover) {
 		if a := Dispatched(last); a != nil && !last.Ended {
@@ -131,8 +153,15 @@ func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, r
 		}
 		return nil, false // an end recorded from GitHub folds as any run's
 	}
-	ar, ok, err := ev.Actions.Latest(ctx, id)
+	var d *runs.Run
+	if dispatched {
+		d = last
+	}
+	ar, ignored, ok, err := ev.Actions.Find(ctx, id, d)
+	st.IgnoredRuns = ignored
 	switch {
+	case err != nil && !dispatched:
+		return nil, false // no run of GitHub's can be the story's
 	case err != nil:
 		a := &ActionsRun{Unknown: err.Error(), Status: "unknown"}
 		if dispatched {
@@ -151,11 +180,26 @@ func (ev *Evidence) actionsRun(ctx context.Context, id string, last *runs.Run, r
 	case !ok:
 		return nil, false
 	}
-	// A local run or record newer than the Actions run decides.
-	if !dispatched && ((last != nil && last.Started.After(ar.Created)) || (haveRec && rec.Ended.After(ar.Created))) {
-		return nil, false
-	}
+	recordFound(last, &ar)
 	return &ar, true
+}
+
+// recordFound records, once, the run id of the run a dispatch created
+// when the dispatch itself could not (it was listed late): from then on
+// the run is followed by its id.
+func recordFound(last *runs.Run, ar *ActionsRun) {
+	if last == nil || last.Backend != BackendGitHub || last.Ended || last.ActionsRun != 0 || ar.ID == 0 {
+		return
+	}
+	l, err := runs.OpenLog(last.OutputFile, last.Story, "", last.Session, io.Discard, nil)
+	if err != nil {
+		return // found again by its name at the next look
+	}
+	defer l.Close()
+	l.Emit(runs.Event{Event: runs.KindDispatch, Backend: BackendGitHub, RunName: last.RunName, Root: last.Root,
+		Workflow: last.Workflow, Ref: last.Ref, ActionsRun: ar.ID, URL: ar.URL, Status: ar.Status},
+		fmt.Sprintf("GitHub Actions run %d (%s): %s", ar.ID, ar.Status, ar.URL))
+	last.ActionsRun = ar.ID
 }
 
 // fromActions sets the story's state from its Actions run.
@@ -200,13 +244,16 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 		st.Branch = runs.StoryBranch(st.ID)
 	}
 	if haveRec {
-		st.PR, st.Base, st.Cost = first(rec.PR, st.PR), first(rec.Base, st.Base), max(rec.Spent, rec.Cost)
+		st.PR, st.Base, st.Cost = first(rec.PR, st.PR), first(rec.Base, st.Base), max(runs.Cost(rec.Spent), runs.Cost(rec.Cost))
 		st.Branch = first(rec.Branch, st.Branch)
 	}
 	where := " (" + ar.URL + ")"
 	switch ar.Conclusion {
 	case ActionsSuccess:
 		switch {
+		case ar.Refused != "":
+			st.State = runs.StatusFailed
+			st.Why = fmt.Sprintf("its Actions run succeeded, but the run record it uploaded is not believed: %s%s; see the run's log", ar.Refused, where)
 		case st.From == FromOrigin && st.Total > 0 && st.Done == st.Total && (!haveRec || rec.Status == runs.StatusCompleted):
 			st.State, st.Why = runs.StatusCompleted, ""
 		case haveRec && rec.Status != runs.StatusCompleted:

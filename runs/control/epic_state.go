@@ -230,7 +230,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		es := stories[id]
 		st.Stories = append(st.Stories, *es)
 		st.Total++
-		st.Cost += es.Cost
+		st.Cost += runs.Cost(es.Cost)
 		switch es.State {
 		case runs.StatusCompleted:
 			st.Done++

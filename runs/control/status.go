@@ -100,6 +100,9 @@ type StoryStatus struct {
 	// then says what stopped it (or why its state is unknown).
 	Actions *ActionsRun `json:"actions,omitempty"`
 	Why     string      `json:"why,omitempty"`
+	// IgnoredRuns are GitHub's runs named as the story's that are not the
+	// run saga-lsp dispatched (StoryState.IgnoredRuns); text: --verbose.
+	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
 
 	// From is where the statuses were read (StoryState.From).
 	From string `json:"-"`
@@ -110,6 +113,7 @@ type Status struct {
 	Stories []StoryStatus `json:"stories"`
 
 	single     bool
+	verbose    bool
 	epicTitles map[string]string
 }
 
@@ -123,6 +127,7 @@ type StatusOptions struct {
 	Env        func(string) string
 	Parser     *store.Parser // default store.NewParser()
 	Actions    Actions       // asks GitHub about stories dispatched to GitHub Actions (Evidence.Actions)
+	Verbose    bool          // GitHub asked about every story, and the text shows what it ignores (IgnoredRuns)
 }
 
 // GetStatus reads the stories, their worktree copies, tmux sessions, worker
@@ -154,7 +159,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		}
 		sessions = groupSessions(names, runs.KindStory)
 	}
-	res := &Status{Stories: []StoryStatus{}, epicTitles: map[string]string{}}
+	res := &Status{Stories: []StoryStatus{}, epicTitles: map[string]string{}, verbose: o.Verbose}
 	if o.Story != "" {
 		if err := store.CheckName("story name", o.Story, true, false); err != nil {
 			return nil, err
@@ -169,6 +174,8 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	}
 	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
 	ev.Actions = o.Actions
+	// --verbose asks GitHub about every story, to show the runs it ignores.
+	ev.Discover = o.Verbose && o.Actions != nil
 	if o.Story != "" {
 		if ws.Story(o.Story) == nil {
 			return nil, store.Usagef("no story %q in %s", o.Story, o.Root)
@@ -241,6 +248,7 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 	if st.Actions = state.Actions; st.Actions != nil {
 		st.Why = state.Why
 	}
+	st.IgnoredRuns = state.IgnoredRuns
 	if !withTasks {
 		return st
 	}

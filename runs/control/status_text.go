@@ -27,6 +27,13 @@ func (s *Status) WriteText(w io.Writer) error {
 	} else {
 		s.writeListText(&b)
 	}
+	if s.verbose {
+		for _, st := range s.Stories {
+			for _, r := range st.IgnoredRuns {
+				fmt.Fprintf(&b, "ignored:  %s: GitHub Actions run %d %s — %s\n", esc(st.ID), r.ID, esc(r.URL), esc(r.Why))
+			}
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

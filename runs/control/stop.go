@@ -235,11 +235,17 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 // progress (`gh run cancel`) and waits up to o.Wait for GitHub to report
 // it completed: the story is stopped then (Evidence.Story). done is false
 // when the story has no live Actions run.
+//
+// Only the run the story's dispatch from here created is cancelled (Find):
+// a run someone else started under the story's name is never touched.
 func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool, err error) {
-	ar, ok, err := o.Actions.Latest(ctx, o.Story)
+	last := runs.Latest(o.SessionDir, runs.KindStory, o.Story)
+	if last == nil || last.Backend != BackendGitHub {
+		return false, nil // not dispatched from here: the story may well be local
+	}
+	ar, _, ok, err := o.Actions.Find(ctx, o.Story, last)
 	if err != nil {
-		// Unless dispatched from here, the story may well be local.
-		if last := runs.Latest(o.SessionDir, runs.KindStory, o.Story); last != nil && last.Backend == BackendGitHub && !last.Ended {
+		if !last.Ended {
 			return false, fmt.Errorf("cannot ask GitHub about story %s's Actions run %s: %w", o.Story, last.URL, err)
 		}
 		return false, nil
@@ -252,7 +258,7 @@ func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool,
 	}
 	res.Stopped, res.URL = true, ar.URL
 	ended := func() bool {
-		now, ok, err := o.Actions.Latest(ctx, o.Story)
+		now, _, ok, err := o.Actions.Find(ctx, o.Story, last)
 		if err == nil && ok && now.ID == ar.ID && now.Status == ActionsCompleted {
 			res.State = runs.StatusStopped
 			return true

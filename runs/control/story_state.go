@@ -67,6 +67,9 @@ type StoryState struct {
 	// Actions is its Actions run, when that decides its state (a story run
 	// on GitHub Actions: actions.go).
 	Actions *ActionsRun `json:"actions,omitempty"`
+	// IgnoredRuns are runs on GitHub named as the story's that are not
+	// the run saga-lsp dispatched (actions.go): they decide nothing.
+	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
 }
 
 // DryState is a story's dry-run attempt (docs/worker.md#dry-runs).
@@ -135,7 +138,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		st.Branch = runs.StoryBranch(id)
 	}
 	st.Dry = ev.dry(id, lastDry)
-	if ar, ok := ev.actionsRun(ctx, id, last, rec, haveRec); ok {
+	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
 		ev.fromActions(ctx, &st, ar, last)
 		return st
 	}

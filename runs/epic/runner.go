@@ -287,7 +287,10 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		case errors.As(err, &ce):
 			r.conflicts[s.ID] = ce.Files
 		case errors.As(err, &re):
-			// Started by someone else meanwhile: followed from the next step.
+			// Started by someone else meanwhile: followed from the next
+			// step — or, a run on GitHub not dispatched from here, waited
+			// for (Dispatch), asked again after a pause.
+			r.retry[s.ID] = r.o.Now().Add(retryPause)
 		case errors.As(err, &ue):
 			r.retry[s.ID] = r.o.Now().Add(retryPause)
 			r.log.Warn(stepEpic, "%s: could not be started now, tried again in %s: %v", s.ID, retryPause, err)

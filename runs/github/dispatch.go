@@ -24,10 +24,12 @@ import (
 )
 
 // Dispatching: `saga-lsp run <story> --on github` asks GitHub for a
-// workflow_dispatch of saga-story.yml, finds the run it created by its
-// run-name (GitHub's dispatch answers with no run id; a run is never
-// guessed from its timing) and records both in a local events file, as
-// tmux runs are recorded.
+// workflow_dispatch of saga-story.yml with a random id of its own as an
+// input, finds the run it created by its run-name, which holds that id
+// (GitHub's dispatch answers with no run id, and neither gh nor GitHub's
+// API shows a run's inputs; a run is never guessed from its timing), and
+// records both in a local events file, as tmux runs are recorded
+// (match.go: which run is the story's).
 
 const (
 	// DefaultAppearWait bounds how long a dispatched run may take to show
@@ -143,7 +145,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	gh := rd.GH
 	g := git.Repo{Dir: o.Root}
 	d := &Dispatched{Story: o.Story, Base: o.Base, Warnings: rd.Warnings}
-	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story); err != nil {
+	if live, ok, err := liveRun(ctx, gh, o.Root, o.Story, rd); err != nil {
 		return nil, &control.UnreachableError{Err: fmt.Errorf("cannot ask GitHub whether story %s runs already: %w", o.Story, err)}
 	} else if ok {
 		return nil, &control.RunningError{Story: o.Story, URL: live.URL} // a story never runs twice
@@ -169,10 +171,8 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	var suffix [3]byte
-	rand.Read(suffix[:])
 	start := now()
-	d.RunID = strconv.FormatInt(start.UnixMilli(), 10) + "-" + hex.EncodeToString(suffix[:])
+	d.RunID = NewRunID(start)
 	d.RunName = RunName(o.Story, d.RunID)
 	d.Session = runs.KindSessionName(runs.KindStory, o.Story, start)
 	d.OutputFile = runs.OutputFile(o.SessionDir, d.Session)
@@ -182,7 +182,8 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	defer log.Close()
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root},
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
+		Workflow: rd.Workflow, Ref: rd.Default},
 		fmt.Sprintf("dispatching story %s to GitHub Actions (%s, base %s)", o.Story, WorkflowFile, d.Base))
 	for _, w := range d.Warnings {
 		log.Warn(runs.StepStart, "%s", w)
@@ -202,14 +203,14 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		log.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, Message: err.Error()}, "not dispatched: "+err.Error())
 		return nil, err
 	}
-	found, err := FindRun(ctx, gh, o.Root, d.RunName, o.Wait, o.Poll)
+	found, err := FindRun(ctx, gh, o.Root, Expect{Name: d.RunName, Workflow: rd.Workflow, Ref: rd.Default}, o.Wait, o.Poll)
 	if err != nil {
 		log.Error(runs.StepStart, "%v", err)
 		return d, err
 	}
 	d.ActionsRun, d.URL, d.Status = found.ID, found.URL, found.Status
 	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
-		ActionsRun: found.ID, URL: found.URL, Status: found.Status},
+		Workflow: rd.Workflow, Ref: rd.Default, ActionsRun: found.ID, URL: found.URL, Status: found.Status},
 		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
 	return d, nil
 }
@@ -231,14 +232,26 @@ func checkBase(ctx context.Context, g git.Repo, def string, d *Dispatched) error
 	return nil
 }
 
-// liveRun is the story's Actions run that has not completed, if any.
-func liveRun(ctx context.Context, gh, dir, story string) (RunInfo, bool, error) {
+// NewRunID is a new dispatch's id: its time (ms) and 128 random bits,
+// which no one can guess before GitHub lists the run.
+func NewRunID(t time.Time) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return strconv.FormatInt(t.UnixMilli(), 10) + "-" + hex.EncodeToString(b[:])
+}
+
+// liveRun is a dispatched run of the story's name that has not completed,
+// if any: a second dispatch would queue behind it (the workflow's
+// concurrency group). Only dispatches of the workflow on the default
+// branch hold a story back, so no pull request can keep it from running.
+func liveRun(ctx context.Context, gh, dir, story string, rd *Ready) (RunInfo, bool, error) {
 	list, err := listRuns(ctx, gh, dir)
 	if err != nil {
 		return RunInfo{}, false, err
 	}
 	for _, r := range list {
-		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != control.ActionsCompleted {
+		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != control.ActionsCompleted &&
+			r.Event == EventDispatch && r.WorkflowID == rd.Workflow && r.HeadBranch == rd.Default {
 			return r, true, nil
 		}
 	}
@@ -249,6 +262,9 @@ func liveRun(ctx context.Context, gh, dir, story string) (RunInfo, bool, error) 
 type RunInfo struct {
 	ID           int64     `json:"databaseId"`
 	DisplayTitle string    `json:"displayTitle"`
+	Event        string    `json:"event"`
+	HeadBranch   string    `json:"headBranch"`
+	WorkflowID   int64     `json:"workflowDatabaseId"`
 	Status       string    `json:"status"`
 	Conclusion   string    `json:"conclusion"`
 	URL          string    `json:"url"`
@@ -269,26 +285,21 @@ type RunInfo struct {
 	} `json:"jobs"`
 }
 
-// FindRun waits until a run of saga-story.yml named runName is listed,
+// FindRun waits until the run of saga-story.yml that w expects is listed,
 // asking every poll, at most wait.
-func FindRun(ctx context.Context, gh, dir, runName string, wait, poll time.Duration) (RunInfo, error) {
+func FindRun(ctx context.Context, gh, dir string, w Expect, wait, poll time.Duration) (RunInfo, error) {
 	deadline := time.Now().Add(wait)
+	story, _, _ := ParseRunName(w.Name)
 	for {
-		out, err := ghRun(ctx, gh, dir, "run", "list", "--workflow", WorkflowFile, "--json", "databaseId,displayTitle,status,conclusion,url")
+		list, err := listRuns(ctx, gh, dir)
 		if err != nil {
-			return RunInfo{}, fmt.Errorf("gh run list: %w", err)
+			return RunInfo{}, err
 		}
-		var list []RunInfo
-		if err := json.Unmarshal(out, &list); err != nil {
-			return RunInfo{}, fmt.Errorf("gh run list printed what is not its JSON: %v", err)
-		}
-		for _, r := range list {
-			if r.DisplayTitle == runName {
-				return r, nil
-			}
+		if r, _ := pick(list, story, &w); r != nil {
+			return *r, nil
 		}
 		if !time.Now().Before(deadline) {
-			return RunInfo{}, &NotFoundError{RunName: runName, Wait: wait}
+			return RunInfo{}, &NotFoundError{RunName: w.Name, Wait: wait}
 		}
 		select {
 		case <-ctx.Done():
@@ -300,7 +311,7 @@ func FindRun(ctx context.Context, gh, dir, runName string, wait, poll time.Durat
 
 // ViewRun is `gh run view <id>` with its status, conclusion, URL and jobs.
 func ViewRun(ctx context.Context, gh, dir string, id int64) (RunInfo, error) {
-	out, err := ghRun(ctx, gh, dir, "run", "view", strconv.FormatInt(id, 10), "--json", "databaseId,displayTitle,status,conclusion,url,jobs")
+	out, err := ghRun(ctx, gh, dir, "run", "view", strconv.FormatInt(id, 10), "--json", runJSON+",jobs")
 	if err != nil {
 		return RunInfo{}, fmt.Errorf("gh run view: %w", err)
 	}

@@ -11,9 +11,14 @@
 //     removing it, never over a person's edits unless forced;
 //   - ready.go, dispatch.go: what every dispatch needs checked once
 //     (CheckReady), dispatching a story (Backend, control's GitHub Actions
-//     backend: its run found by its run-name, never twice while one is
-//     live), following its run;
+//     backend: its run found by its run-name and the dispatch's random id,
+//     never twice while one is live), following its run;
+//   - match.go: which run is a story's — the one its dispatch created (a
+//     workflow_dispatch of the workflow's id on the branch dispatched on,
+//     named with the dispatch's random id, then followed by its run id) —
+//     and what its artifact's record must say, within bounds, to be
+//     believed;
 //   - state.go: the stories' state from GitHub (Runs, control.Actions over
-//     gh: runs listed by name, a completed run's step, artifact and pushed
-//     branch, cancelling).
+//     gh: the dispatched run found (match.go), a completed run's step,
+//     artifact and pushed branch, cancelling).
 package github

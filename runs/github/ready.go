@@ -3,7 +3,9 @@ package github
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
@@ -16,6 +18,7 @@ import (
 type Ready struct {
 	GH       string
 	Default  string // origin's default branch
+	Workflow int64  // the workflow's id on GitHub: the runs of a dispatch are its
 	Warnings []string
 }
 
@@ -57,6 +60,13 @@ func CheckReady(ctx context.Context, root string, env func(string) string, want 
 	if err != nil {
 		return nil, &DispatchError{fmt.Sprintf("origin's default branch %s has no %s: run `saga-lsp install --github-actions`, commit the file and push it to %s (GitHub runs a dispatched workflow from the default branch)", def, WorkflowPath, def)}
 	}
+	if !TakesRunID(content) {
+		return nil, &DispatchError{fmt.Sprintf("%s on %s does not take the input %s in its run-name, which saga-lsp finds its runs by (an older saga-lsp wrote it, or it was edited): "+
+			"run `saga-lsp install --github-actions` (--force over an edited one), then commit and push it to %s", WorkflowPath, def, InputRunID, def)}
+	}
+	if rd.Workflow, err = workflowID(ctx, gh, root); err != nil {
+		return nil, &DispatchError{fmt.Sprintf("GitHub does not answer with the id of workflow %s (%v): is it pushed to %s, and is `gh auth status` logged in to origin's host?", WorkflowFile, err, def)}
+	}
 	switch {
 	case !Pristine([]byte(content)):
 		rd.Warnings = append(rd.Warnings, fmt.Sprintf("%s on %s was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id", WorkflowPath, def))
@@ -65,6 +75,35 @@ func CheckReady(ctx context.Context, root string, env func(string) string, want 
 			WorkflowPath, def, writer(content), def))
 	}
 	return rd, nil
+}
+
+// TakesRunID tells whether a workflow puts the input run-id in its
+// run-name, which saga-lsp matches its runs by
+// (docs/github-actions.md#which-run-is-the-storys); that it declares the
+// input GitHub checks at each dispatch. Compiled where used, not at init
+// (as workflowSource).
+func TakesRunID(content string) bool {
+	return regexp.MustCompile(`(?m)^run-name:.*\$\{\{\s*inputs\.` + regexp.QuoteMeta(InputRunID) + `\s*\}\}`).MatchString(content)
+}
+
+// workflowID is the workflow's id on GitHub (`gh api`): the runs of a
+// dispatch carry it (workflowDatabaseId).
+func workflowID(ctx context.Context, gh, root string) (int64, error) {
+	out, err := ghRun(ctx, gh, root, "api", "repos/{owner}/{repo}/actions/workflows/"+WorkflowFile)
+	if err != nil {
+		return 0, err
+	}
+	var wf struct {
+		ID   int64  `json:"id"`
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal(out, &wf); err != nil || wf.ID == 0 {
+		return 0, fmt.Errorf("gh api printed what is not a workflow: %q", out)
+	}
+	if wf.Path != WorkflowPath {
+		return 0, fmt.Errorf("GitHub's workflow %s is %s", WorkflowFile, wf.Path)
+	}
+	return wf.ID, nil
 }
 
 // writer is the saga-lsp a workflow's header names as its writer.

@@ -68,6 +68,8 @@ type standinRun struct {
 	Status     string `json:"status"`
 	Conclusion string `json:"conclusion"`
 	PID        int    `json:"pid"`
+	Event      string `json:"event"`
+	Cancel     string `json:"cancel"` // why it was cancelled: cancel (gh run cancel), superseded, timeout
 	Dir        string `json:"dir"`
 	Jobs       []struct {
 		Steps []struct{ Name, Status, Conclusion string }
@@ -145,7 +147,8 @@ func stepOf(r standinRun, name string) string {
 func TestWorkflowRunsStory(t *testing.T) {
 	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	story := "user-auth--api"
-	r := a.dispatch(story, "e2e1")
+	runID := github.NewRunID(time.Now())
+	r := a.dispatch(story, runID)
 	if r.Conclusion != "success" || stepOf(r, "Run the story") != "completed/success" {
 		t.Fatalf("run %+v\n%s", r, a.jobLog(r))
 	}
@@ -157,7 +160,7 @@ func TestWorkflowRunsStory(t *testing.T) {
 		t.Errorf("pull requests %s", prs.Stdout)
 	}
 	dl := t.TempDir()
-	a.ghOK("run", "download", strconv.FormatInt(r.ID, 10), "-n", github.ArtifactPrefix+"e2e1", "-D", dl)
+	a.ghOK("run", "download", strconv.FormatInt(r.ID, 10), "-n", github.ArtifactPrefix+runID, "-D", dl)
 	var rec runs.Record
 	if err := json.Unmarshal([]byte(testkit.ReadFile(t, filepath.Join(dl, "record.json"))), &rec); err != nil || rec.Story != story || rec.Status != "completed" || rec.PR == "" {
 		t.Errorf("record %+v, %v", rec, err)
@@ -193,7 +196,7 @@ func TestWorkflowRunsStory(t *testing.T) {
 // at once, at the step that says so; nothing runs, nothing is uploaded.
 func TestWorkflowMissingSecret(t *testing.T) {
 	a := newActions(t)
-	r := a.dispatch("user-auth--api", "nokey")
+	r := a.dispatch("user-auth--api", github.NewRunID(time.Now()))
 	if r.Conclusion != "failure" || stepOf(r, "Check the Claude Code secret") != "completed/failure" ||
 		stepOf(r, "Run the story") != "completed/skipped" || stepOf(r, "Check out") != "completed/skipped" {
 		t.Fatalf("run %+v\n%s", r, a.jobLog(r))

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +46,7 @@ type endedRun struct {
 	rec      runs.Record
 	ok       bool
 	why      string
+	refused  string // why its record is not believed
 	timedOut bool
 }
 
@@ -66,23 +69,30 @@ func ParseRunName(name string) (story, runID string, ok bool) {
 	return story, runID, ok && story != "" && runID != ""
 }
 
-// Latest is the story's newest Actions run.
-func (g *Runs) Latest(ctx context.Context, story string) (control.ActionsRun, bool, error) {
+// Find is the run the story's dispatch d created (match.go), and the
+// runs named as the story's that are not it.
+func (g *Runs) Find(ctx context.Context, story string, d *runs.Run) (control.ActionsRun, []control.IgnoredRun, bool, error) {
 	list, err := g.runs(ctx)
 	if err != nil {
-		return control.ActionsRun{}, false, err
+		return control.ActionsRun{}, nil, false, err
 	}
-	var best *RunInfo
-	for i := range list {
-		if s, _, ok := ParseRunName(list[i].DisplayTitle); ok && s == story && (best == nil || list[i].CreatedAt.After(best.CreatedAt) ||
-			list[i].CreatedAt.Equal(best.CreatedAt) && list[i].ID > best.ID) {
-			best = &list[i]
+	w := ExpectOf(d)
+	best, ignored := pick(list, story, w)
+	if best == nil && w != nil && w.ID != 0 {
+		// Followed by its id, though no longer among the newest listed.
+		r, err := ViewRun(ctx, runs.Program(g.Env, runs.ProgramGH), g.Root, w.ID)
+		if err != nil {
+			return control.ActionsRun{}, ignored, false, err
+		}
+		if w.mismatch(r) == "" {
+			best = &r
 		}
 	}
 	if best == nil {
-		return control.ActionsRun{}, false, nil
+		return control.ActionsRun{}, ignored, false, nil
 	}
-	return control.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt, Updated: best.UpdatedAt}, true, nil
+	return control.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt,
+		Updated: best.UpdatedAt, Name: best.DisplayTitle}, ignored, true, nil
 }
 
 // runs lists the workflow's runs, at most once every Poll.
@@ -97,11 +107,13 @@ func (g *Runs) runs(ctx context.Context) ([]RunInfo, error) {
 	return g.list, g.err
 }
 
+// runJSON are the fields of a run saga-lsp reads (RunInfo's but jobs).
+const runJSON = "databaseId,displayTitle,event,headBranch,workflowDatabaseId,status,conclusion,url,createdAt,updatedAt"
+
 // listRuns is `gh run list` of the workflow's newest runs; a repository
 // whose workflow GitHub does not know has none.
 func listRuns(ctx context.Context, gh, dir string) ([]RunInfo, error) {
-	out, err := ghRun(ctx, gh, dir, "run", "list", "--workflow", WorkflowFile, "--limit", "200",
-		"--json", "databaseId,displayTitle,status,conclusion,url,createdAt,updatedAt")
+	out, err := ghRun(ctx, gh, dir, "run", "list", "--workflow", WorkflowFile, "--limit", "200", "--json", runJSON)
 	if err != nil {
 		if strings.Contains(err.Error(), "could not find any workflows named") {
 			return nil, nil
@@ -146,7 +158,7 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 				e.why = fmt.Sprintf("its Actions job ran into its timeout-minutes (%d)%s: split the story, or run it locally", TimeoutMinutes, ifAt(CurrentStep(r)))
 			}
 		}
-		if e.rec, e.ok, err = g.record(ctx, gh, run.ID); err != nil {
+		if e.rec, e.ok, e.refused, err = g.record(ctx, gh, story, run); err != nil {
 			return runs.Record{}, false, err
 		}
 	}
@@ -156,7 +168,7 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 	}
 	g.ended[run.ID] = e
 	g.mu.Unlock()
-	run.Why = e.why
+	run.Why, run.Refused = e.why, e.refused
 	if e.timedOut {
 		run.Conclusion = control.ActionsTimedOut
 	}
@@ -164,44 +176,65 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 }
 
 // record is the run record the run's job uploaded, downloaded once into
-// the session dir (actions/<run id>/, made whole under a temporary name).
-func (g *Runs) record(ctx context.Context, gh string, id int64) (runs.Record, bool, error) {
-	dir := filepath.Join(g.SessionDir, "actions", strconv.FormatInt(id, 10))
+// the session dir (actions/<run id>/, made whole under a temporary name)
+// and checked before it is believed (match.go): refused says why it is
+// not. Only the artifact of the run's own dispatch id is read, within
+// MaxArtifact and MaxRecord.
+func (g *Runs) record(ctx context.Context, gh, story string, run *control.ActionsRun) (rec runs.Record, ok bool, refused string, err error) {
+	_, runID, named := ParseRunName(run.Name)
+	if !named {
+		return runs.Record{}, false, "", nil
+	}
+	name := ArtifactPrefix + runID
+	dir := filepath.Join(g.SessionDir, "actions", strconv.FormatInt(run.ID, 10))
 	if _, err := os.Stat(dir); err != nil {
+		size, has, err := artifactSize(ctx, gh, g.Root, run.ID, name)
+		switch {
+		case err != nil:
+			return runs.Record{}, false, "", err
+		case size > MaxArtifact:
+			return runs.Record{}, false, fmt.Sprintf("its artifact %s is %d bytes, over saga-lsp's limit of %d", name, size, MaxArtifact), nil
+		}
 		if err := runs.MakeSessionDir(g.SessionDir); err != nil {
-			return runs.Record{}, false, err
+			return runs.Record{}, false, "", err
 		}
 		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-			return runs.Record{}, false, err
+			return runs.Record{}, false, "", err
 		}
 		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".download-")
 		if err != nil {
-			return runs.Record{}, false, err
+			return runs.Record{}, false, "", err
 		}
 		defer os.RemoveAll(tmp)
-		if _, err := ghRun(ctx, gh, g.Root, "run", "download", strconv.FormatInt(id, 10), "-p", ArtifactPrefix+"*", "-D", tmp); err != nil &&
-			!strings.Contains(err.Error(), "no valid artifacts") && !strings.Contains(err.Error(), "no artifact matches") {
-			return runs.Record{}, false, fmt.Errorf("gh run download %d: %w", id, err)
+		if has {
+			// A pattern (no wildcard in a run id) keeps gh's layout <dir>/<name>/.
+			if _, err := ghRun(ctx, gh, g.Root, "run", "download", strconv.FormatInt(run.ID, 10), "-p", name, "-D", tmp); err != nil &&
+				!strings.Contains(err.Error(), "no valid artifacts") && !strings.Contains(err.Error(), "no artifact matches") {
+				return runs.Record{}, false, "", fmt.Errorf("gh run download %d: %w", run.ID, err)
+			}
+			if n, err := treeSize(tmp, MaxArtifact); errors.Is(err, errTooBig) {
+				return runs.Record{}, false, fmt.Sprintf("its artifact %s holds over %d bytes (%d and more)", name, MaxArtifact, n), nil
+			} else if err != nil {
+				return runs.Record{}, false, "", err
+			}
 		}
 		if err := os.Rename(tmp, dir); err != nil {
 			if _, serr := os.Stat(dir); serr != nil { // not another process's download, done first
-				return runs.Record{}, false, err
+				return runs.Record{}, false, "", err
 			}
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, ArtifactPrefix+"*", "record.json"))
-	if len(files) == 0 {
-		return runs.Record{}, false, nil
+	path := filepath.Join(dir, name, "record.json")
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return runs.Record{}, false, "", nil
 	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		return runs.Record{}, false, err
+	if rec, err = readRecord(path); err != nil {
+		return runs.Record{}, false, err.Error(), nil
 	}
-	var rec runs.Record
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return runs.Record{}, false, nil // not a record: as if none was uploaded
+	if why := checkRecord(rec, story, run.URL); why != "" {
+		return runs.Record{}, false, why, nil
 	}
-	return rec, true, nil
+	return rec, true, "", nil
 }
 
 // Cancel is `gh run cancel`; a run that completed meanwhile is no error.

@@ -186,7 +186,7 @@ on:
         required: true
         type: string
       {%index .Inputs 2%}:
-        description: saga-lsp's id of this dispatch (in the run's name)
+        description: saga-lsp's random id of this dispatch (in the run's name, which saga-lsp finds the run by)
         required: true
         type: string
 
@@ -225,8 +225,8 @@ jobs:
             echo "::error title=saga-lsp: bad input::the input base is not a branch name"
             exit 1
           fi
-          if ! [[ "$RUN_ID" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; then
-            echo "::error title=saga-lsp: bad input::the input run-id may hold only letters, digits, dots, dashes and underscores"
+          if ! [[ "$RUN_ID" =~ ^[0-9]+-[0-9a-f]{32}$ ]]; then
+            echo "::error title=saga-lsp: bad input::the input run-id is not an id saga-lsp generates (milliseconds, a dash, 32 hexadecimal digits)"
             exit 1
           fi
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -42,6 +43,7 @@ type wfRun struct {
 	Number       int64             `json:"number"`
 	Repo         string            `json:"repo"`
 	Workflow     string            `json:"workflow"` // the file's name
+	Event        string            `json:"event"`    // what started it ("": workflow_dispatch, as before this field)
 	WorkflowID   int64             `json:"workflowDatabaseId"`
 	WorkflowName string            `json:"workflowName"`
 	DisplayTitle string            `json:"displayTitle"`
@@ -108,7 +110,7 @@ func (r *wfRun) export(fields []string) map[string]any {
 		case "displayTitle":
 			out[f] = r.DisplayTitle
 		case "event":
-			out[f] = "workflow_dispatch"
+			out[f] = r.event()
 		case "headBranch":
 			out[f] = r.HeadBranch
 		case "headSha":
@@ -148,6 +150,15 @@ func (r *wfRun) export(fields []string) map[string]any {
 	}
 	return out
 }
+
+func (r *wfRun) event() string {
+	if r.Event == "" {
+		return eventDispatch
+	}
+	return r.Event
+}
+
+const eventDispatch = "workflow_dispatch"
 
 func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
 
@@ -205,23 +216,87 @@ func (g *gh) workflowRun(args []string) error {
 	if err != nil {
 		return err
 	}
+	run, err := g.startRun(repo, origin, file, ref, eventDispatch, content, wf, inputs, sha, api)
+	if err != nil {
+		return err
+	}
+	if g.getenv("GH_STANDIN_DISPATCH_DETAILS") == "1" {
+		fmt.Fprintln(g.stdout, run.url())
+	}
+	return nil
+}
+
+// event is `gh __event <event> <file> [--ref B]`: GitHub receiving an
+// event (pull_request, push, …) that starts the workflow file as origin's
+// branch B (default: the default branch) holds it — a pull request's
+// version of a workflow runs as its branch has it. No inputs.
+func (g *gh) event(args []string) error {
+	f, err := parseFlags("__event", args, flagSpec{long: "ref", value: true})
+	if err != nil {
+		return err
+	}
+	if len(f.positional) != 2 {
+		return fail(1, "gh stand-in: __event <event> <file> [--ref B]")
+	}
+	event, file := f.positional[0], f.positional[1]
+	repo, err := g.repo(f)
+	if err != nil {
+		return err
+	}
+	origin, err := g.originDir()
+	if err != nil {
+		return err
+	}
+	ref := cmp.Or(f.vals["ref"], g.defaultBranch())
+	content, err := originGit(origin, "show", "refs/heads/"+ref+":.github/workflows/"+file)
+	if err != nil {
+		return fail(1, "gh stand-in: no %s on origin's %s", file, ref)
+	}
+	sha, _ := originGit(origin, "rev-parse", "refs/heads/"+ref)
+	wf, errs := actionlint.Parse([]byte(content))
+	if len(errs) > 0 {
+		return fail(1, "gh stand-in: invalid workflow: %s", errs[0].Message)
+	}
+	on := false
+	for _, e := range wf.On {
+		if w, ok := e.(*actionlint.WebhookEvent); ok && w.Hook != nil && w.Hook.Value == event {
+			on = true
+		}
+	}
+	if !on {
+		return fail(1, "gh stand-in: %s on %s has no %s trigger", file, ref, event)
+	}
+	run, err := g.startRun(repo, origin, file, ref, event, content, wf, map[string]string{}, sha, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, run.url())
+	return nil
+}
+
+// startRun records a queued run of the workflow and starts its job.
+func (g *gh) startRun(repo, origin, file, ref, event, content string, wf *actionlint.Workflow, inputs map[string]string, sha, api string) (*wfRun, error) {
+	var err error
 	ctx := &exprContext{inputs: inputs}
-	title := wf.Name.Value
+	title := ""
+	if wf.Name != nil {
+		title = wf.Name.Value
+	}
 	if wf.RunName != nil {
 		if title, err = ctx.interpolate(wf.RunName.Value); err != nil {
-			return fail(1, "could not create workflow dispatch event: HTTP 422: %v %s", err, api)
+			return nil, fail(1, "could not create workflow dispatch event: HTTP 422: %v %s", err, api)
 		}
 	}
 	group := ""
 	if wf.Concurrency != nil && wf.Concurrency.Group != nil {
 		if group, err = ctx.interpolate(wf.Concurrency.Group.Value); err != nil {
-			return fail(1, "could not create workflow dispatch event: HTTP 422: %v %s", err, api)
+			return nil, fail(1, "could not create workflow dispatch event: HTTP 422: %v %s", err, api)
 		}
 	}
 	var run *wfRun
 	err = g.withState(func(st *state) (bool, error) {
-		run = &wfRun{ID: int64(4_000_000_000 + len(st.Runs) + 1), Repo: repo, Workflow: file, WorkflowID: workflowID(file),
-			WorkflowName: wf.Name.Value, DisplayTitle: title, HeadBranch: ref, HeadSha: strings.TrimSpace(sha),
+		run = &wfRun{ID: int64(4_000_000_000 + len(st.Runs) + 1), Repo: repo, Workflow: file, Event: event, WorkflowID: workflowID(file),
+			WorkflowName: title0(wf), DisplayTitle: title, HeadBranch: ref, HeadSha: strings.TrimSpace(sha),
 			Status: statusQueued, Inputs: inputs, Group: group, Origin: origin}
 		for _, r := range st.Runs {
 			if r.Repo == repo && r.Workflow == file {
@@ -242,19 +317,24 @@ func (g *gh) workflowRun(args []string) error {
 		return true, nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pid, err := g.startJob(run)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := g.updateRun(run.ID, func(r *wfRun) { r.PID = pid }); err != nil {
-		return err
+		return nil, err
 	}
-	if g.getenv("GH_STANDIN_DISPATCH_DETAILS") == "1" {
-		fmt.Fprintln(g.stdout, run.url())
+	return run, nil
+}
+
+// title0 is the workflow's name ("" when it has none).
+func title0(wf *actionlint.Workflow) string {
+	if wf.Name == nil {
+		return ""
 	}
-	return nil
+	return wf.Name.Value
 }
 
 // dispatchInputs are -f/-F key=value checked against the workflow's
@@ -418,7 +498,7 @@ func (g *gh) runList(args []string) error {
 			if s := f.vals["status"]; s != "" && s != r.Status && s != r.Conclusion {
 				continue
 			}
-			if e := f.vals["event"]; e != "" && e != "workflow_dispatch" {
+			if e := f.vals["event"]; e != "" && e != r.event() {
 				continue
 			}
 			if len(found) < limit {
@@ -445,7 +525,7 @@ func (g *gh) runList(args []string) error {
 	}
 	for _, r := range found {
 		fmt.Fprintf(g.stdout, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.Status, r.Conclusion, r.DisplayTitle, r.WorkflowName,
-			r.HeadBranch, "workflow_dispatch", r.ID, r.duration(), r.StartedAt.Format(time.RFC3339))
+			r.HeadBranch, r.event(), r.ID, r.duration(), r.StartedAt.Format(time.RFC3339))
 	}
 	return nil
 }
@@ -526,7 +606,7 @@ func (g *gh) runView(args []string) error {
 		return g.writeJSON(run.export(fields))
 	}
 	fmt.Fprintf(g.stdout, "%s %s · %d\n", run.HeadBranch, run.WorkflowName, run.ID)
-	fmt.Fprintf(g.stdout, "Triggered via workflow_dispatch about %s\n\n", run.duration())
+	fmt.Fprintf(g.stdout, "Triggered via %s about %s\n\n", run.event(), run.duration())
 	for _, j := range run.Jobs {
 		fmt.Fprintf(g.stdout, "JOBS\n%s %s (ID %d)\n", j.Status+"/"+j.Conclusion, j.Name, j.ID)
 	}

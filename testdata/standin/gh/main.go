@@ -13,6 +13,11 @@
 //	gh run view  <run-id> [--json F,…] [--exit-status] [-R O/R]
 //	gh run cancel <run-id> [--force] [-R O/R]
 //	gh run download <run-id> [-D DIR] [-n NAME]… [-p PATTERN]… [-R O/R]
+//	gh api repos/{owner}/{repo}/actions/workflows/<file>
+//	gh api repos/{owner}/{repo}/actions/runs/<run-id>/artifacts[?…]
+//	gh __event <event> <file> [--ref B]   (the stand-in's own: GitHub
+//	                  receiving a pull_request, push, … event that starts
+//	                  the workflow as origin's branch B holds it)
 //	gh --version
 //
 // GitHub Actions (actions.go, job.go): `workflow run` reads the workflow
@@ -21,7 +26,10 @@
 // and starts its job in a detached `gh __job <id>`, which executes it
 // locally in a fresh clone of origin and reports queued → (pending →)
 // in_progress → completed with a conclusion. The JSON fields and their
-// names are the real gh's (gh 2.23 lists the same ones).
+// names are the real gh's (gh 2.23 lists the same ones). As on GitHub, a
+// run's inputs are not among them (nor in the REST API's run): a
+// dispatch's run is told by its displayTitle, the evaluated run-name;
+// event, headBranch and workflowDatabaseId are the run's.
 //
 // Environment:
 //
@@ -206,6 +214,10 @@ func (g *gh) dispatch(args []string) error {
 		return fail(1, "unknown command %q for \"gh run\" (not simulated by the stand-in)", args[1])
 	case "__job":
 		return g.job(args[1:])
+	case "__event":
+		return g.event(args[1:])
+	case "api":
+		return g.api(args[1:])
 	}
 	return fail(1, "unknown command %q for \"gh\"\n\nUsage:  gh <command> <subcommand> [flags]", args[0])
 }
