@@ -144,7 +144,11 @@ func Build(tb testing.TB, pkg string) string {
 func goBuild(root, pkg, out string) error {
 	// With the test's own build tags: a test built -tags portable drives
 	// programs built so, or two lock implementations would meet.
-	args := []string{"build", "-o", out}
+	// -buildvcs=false: the tests' programs report version "unknown" and are
+	// no release wherever they are built — a clone with Go's default
+	// -buildvcs=auto would stamp a pseudo-version, a worktree or a source
+	// archive none (cli/version.go). Tests of the stamp build their own.
+	args := []string{"build", "-buildvcs=false", "-o", out}
 	if tags := buildTags(); tags != "" {
 		args = append(args, "-tags", tags)
 	}
