@@ -293,6 +293,67 @@ func TestCheckCannotReadCredentialsOrSecrets(t *testing.T) {
 	}
 }
 
+// Issue 32, attack 5: a home inside a place the sandbox hides wholesale
+// (/tmp, as on some CI machines and in containers) is bound back for the
+// toolchains, and its credential stores, its runtime dir and its agent's
+// socket stay hidden inside it — whether $HOME names it or a link to it.
+func TestCheckCannotReadCredentialsInAHomeBoundBack(t *testing.T) {
+	testkit.Bwrap(t)
+	base, err := os.MkdirTemp("/tmp", "saga-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if base, err = filepath.EvalSymlinks(base); err != nil {
+		t.Fatal(err)
+	}
+	secret := fmt.Sprintf("SECRET-%d", rand.Int64())
+	home := filepath.Join(base, "home")
+	stores := []string{".ssh/id_rsa", ".aws/credentials", ".config/gh/hosts.yml", ".claude/.credentials.json", ".netrc", ".run/token"}
+	files := map[string]string{"bin/hello": "#!/bin/sh\necho hello from the home\n"}
+	for _, s := range stores {
+		files[s] = secret + "\n"
+	}
+	testkit.WriteFiles(t, home, files)
+	if err := os.Chmod(filepath.Join(home, "bin/hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	listen(t, "unix", filepath.Join(home, ".agent", "agent.sock"))
+	if err := os.Symlink(home, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, named := range []string{home, filepath.Join(base, "link")} {
+		t.Run(filepath.Base(named), func(t *testing.T) {
+			b := &box{base: base, wt: filepath.Join(base, "repo-"+filepath.Base(named)), cache: filepath.Join(base, "cache-"+filepath.Base(named)), home: named}
+			testkit.WriteFiles(t, b.wt, map[string]string{"README": "a worktree\n"})
+			testkit.InitRepo(t, b.wt)
+			if err := os.MkdirAll(filepath.Join(b.cache, "tmp"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b.env = append(testkit.CleanEnv(), "HOME="+named, "PATH="+filepath.Join(named, "bin")+":"+os.Getenv("PATH"),
+				"XDG_RUNTIME_DIR="+filepath.Join(named, ".run"), "SSH_AUTH_SOCK="+filepath.Join(named, ".agent", "agent.sock"))
+			// Each store read alone: every cat must fail.
+			var cmd strings.Builder
+			for _, s := range append(stores, ".agent/agent.sock") {
+				for _, h := range []string{"~", home} {
+					fmt.Fprintf(&cmd, "cat %s/%s && echo 'READ %s/%s'; ", h, s, h, s)
+				}
+			}
+			cmd.WriteString("ls -A ~/.agent ~/.run " + filepath.Join(home, ".agent") + " " + filepath.Join(home, ".run") + "; hello; find ~/ " + home + "/ -type f -exec cat {} + 2>/dev/null")
+			res := b.run(t, cmd.String())
+			if strings.Contains(res.Output, secret) || strings.Contains(res.Output, "READ ") || strings.Contains(res.Output, "agent.sock\n") {
+				t.Errorf("a store of the home under /tmp was read:\n%s", res.Output)
+			}
+			if !strings.Contains(res.Output, "hello from the home") {
+				t.Errorf("the home's own programs did not run:\n%s", res.Output)
+			}
+		})
+	}
+}
+
 // Attack 3: saga-lsp running as root (containers, CI, devcontainers). The
 // check has no capabilities in its user namespace: remounting / read-write
 // fails, and so does writing outside the worktree.
