@@ -223,7 +223,7 @@ func pathOf(t *testing.T, progs ...string) string {
 	for _, prog := range progs {
 		p, err := exec.LookPath(prog)
 		if err != nil {
-			t.Skipf("%s is not installed", prog)
+			testkit.Needs(t, prog+" is not installed")
 		}
 		if err := os.Symlink(p, filepath.Join(dir, prog)); err != nil {
 			t.Fatal(err)

@@ -80,9 +80,7 @@ func (b *box) runLimited(t *testing.T, command string, timeout time.Duration, l 
 // use to try connections.
 func python3(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.NeedsTool(t, "python3", "")
 }
 
 // connectPy tries each connection named on its command line (unix:PATH,
@@ -359,7 +357,7 @@ func TestCheckCannotReadCredentialsInAHomeBoundBack(t *testing.T) {
 // fails, and so does writing outside the worktree.
 func TestCheckHasNoCapabilitiesAsRoot(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root: the attack is a check of a saga-lsp run as root")
+		t.Skip("not root: the attack is a check of a saga-lsp run as root")
 	}
 	b := newBox(t)
 	outside := filepath.Join(b.base, "written-by-root")
@@ -444,15 +442,13 @@ func TestCheckCPULimit(t *testing.T) {
 	if res.Passed || res.TimedOut || !strings.Contains(res.Outcome(), "exit status 152: ") || !strings.Contains(res.Outcome(), "(SIGXCPU)") {
 		t.Errorf("a busy loop under a 1 s CPU limit: %s", res.Outcome())
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
+	testkit.NeedsTool(t, "node", "")
 	// Twelve busy threads: on a machine shared with others a process gets
 	// a share by its threads.
 	burn := `node -e "const {Worker} = require('worker_threads'); for (let i = 0; i < 11; i++) new Worker('for (;;) {}', {eval: true}); setTimeout(() => { for (;;) {} }, 200)"`
 	res = b.runLimited(t, burn, 4*time.Second, store.CheckLimits{})
 	if res.TimedOut {
-		t.Skip("the machine gave the check less than a core: its CPU time could not outrun the clock")
+		t.Skip("a loaded machine: it gave the check less than a core, so its CPU time could not outrun the clock")
 	}
 	if res.Passed || !strings.Contains(res.Outcome(), "exit status 152: a process reached its CPU-time limit, the check's timeout of 4s (SIGXCPU)") {
 		t.Errorf("twelve busy threads for a check with a 4 s timeout: %s after %s", res.Outcome(), res.Duration)
@@ -497,8 +493,7 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		{"node", "cd nodep && node --test"},
 		{"python3", "cd pyp && python3 -m unittest -v"},
 	} {
-		if _, err := exec.LookPath(c.tool); err != nil {
-			t.Logf("%s is not installed", c.tool)
+		if !testkit.HasTool(t, c.tool, "") {
 			continue
 		}
 		if res := b.runLimited(t, c.command, 5*time.Minute, store.CheckLimits{}); !res.Passed {
@@ -601,10 +596,7 @@ func TestChecksRefusedWhereTheyCannotBeConfined(t *testing.T) {
 			} else {
 				// A PATH without bwrap: the check's own tool only.
 				dir := t.TempDir()
-				touch, err := exec.LookPath("touch")
-				if err != nil {
-					t.Skip("touch is not installed")
-				}
+				touch := testkit.NeedsTool(t, "touch", "")
 				if err := os.Symlink(touch, filepath.Join(dir, "touch")); err != nil {
 					t.Fatal(err)
 				}
