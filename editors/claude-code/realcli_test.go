@@ -26,9 +26,7 @@ func claudeOffline(t *testing.T) string {
 		testkit.Needs(t, fmt.Sprintf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p))
 	}
 	for _, prog := range []string{"git", "python3", "npm"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			testkit.Needs(t, prog+" is not installed")
-		}
+		testkit.NeedsTool(t, prog, "")
 	}
 	return p
 }
@@ -37,10 +35,7 @@ func claudeOffline(t *testing.T) string {
 // (git's smart protocol, by git http-backend), as a forge would.
 func serveGit(t *testing.T, root string) string {
 	t.Helper()
-	git, err := exec.LookPath("git")
-	if err != nil {
-		testkit.Needs(t, "git is not installed")
-	}
+	git := testkit.NeedsTool(t, "git", "")
 	srv := httptest.NewServer(&cgi.Handler{Path: git, Args: []string{"http-backend"},
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
 	t.Cleanup(srv.Close)

@@ -133,9 +133,7 @@ func TestBash(t *testing.T) {
 func needSandbox(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"bwrap", "socat"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testkit.Needs(t, fmt.Sprintf("the sandbox needs %s (Debian: bubblewrap, socat)", tool))
-		}
+		testkit.NeedsTool(t, tool, "the sandbox needs it; Debian: bubblewrap, socat")
 	}
 	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true").CombinedOutput(); err != nil {
 		testkit.Needs(t, fmt.Sprintf("bwrap does not work here: %v %s", err, out))
