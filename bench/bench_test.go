@@ -29,7 +29,7 @@ func builtBinary(b *testing.B) string {
 	b.Helper()
 	bin := filepath.Join(testkit.ModuleRoot(b), "bin", "saga-lsp")
 	if _, err := os.Stat(bin); err != nil {
-		b.Skipf("%s is missing: run make build first", bin)
+		testkit.Needs(b, bin+" is missing: run make build first")
 	}
 	return bin
 }
@@ -41,7 +41,7 @@ func builtHookProgram(b *testing.B) string {
 	bin := builtBinary(b)
 	prog := runs.HookProgram(bin)
 	if prog == bin {
-		b.Skipf("no saga-lsp-hook of the same build beside %s: run make build first", bin)
+		testkit.Needs(b, "no saga-lsp-hook of the same build beside "+bin+": run make build first")
 	}
 	return prog
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/saga-ai/saga-lsp/store"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // dashProc is `saga-lsp dashboard` running.
@@ -110,7 +112,7 @@ func chromium(b *testing.B) context.Context {
 	if path == "" {
 		var err error
 		if path, err = exec.LookPath("chromium"); err != nil {
-			b.Skip("chromium is not installed")
+			testkit.Needs(b, "chromium is not installed")
 		}
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path), chromedp.Headless,

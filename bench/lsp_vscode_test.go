@@ -46,10 +46,10 @@ func vscodeJSONServer(b *testing.B) string {
 	b.Helper()
 	server := filepath.Join(testkit.ModuleRoot(b), ".bench", "vscode-json", "node_modules", ".bin", "vscode-json-language-server")
 	if !fileExists(server) {
-		b.Skipf("%s is missing: run bench/vscode-json/run.sh (it installs vscode-langservers-extracted with npm)", server)
+		testkit.Needs(b, server+" is missing: run bench/vscode-json/run.sh (it installs vscode-langservers-extracted with npm)")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
-		b.Skip("node is not on PATH")
+		testkit.Needs(b, "node is not on PATH")
 	}
 	return server
 }

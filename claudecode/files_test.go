@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/store"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 func pending(ids ...string) []Task {
@@ -44,7 +46,7 @@ func makeReadOnly(t *testing.T, dir string) {
 	_ = f.Close()
 	_ = os.Remove(probe)
 	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot make %s read-only as this user (chattr: %v %s)", dir, err, out)
+		testkit.Needs(t, fmt.Sprintf("a folder made read-only for root too: chattr +i %s failed (%v %s)", dir, err, out))
 	}
 	t.Cleanup(func() { _ = exec.Command("chattr", "-i", dir).Run() })
 }

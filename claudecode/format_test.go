@@ -16,6 +16,8 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -207,10 +209,7 @@ func trickyTasks() []Task {
 // Encode's bytes and JSON.stringify(JSON.parse(...)) MarshalJSON's, and every
 // golden file must be a fixed point of Claude Code's parse-then-stringify.
 func TestNodeStringify(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed")
-	}
+	node := testkit.NeedsTool(t, "node", "Debian: apt-get install -y nodejs")
 	tasks := append(FromStory(loadFixtureStory(t)), trickyTasks()...)
 	var in struct {
 		Docs  []string `json:"docs"`

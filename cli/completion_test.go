@@ -97,9 +97,7 @@ func TestCompletionBash(t *testing.T) {
 }
 
 func TestCompletionFish(t *testing.T) {
-	if _, err := exec.LookPath("fish"); err != nil {
-		t.Skip("fish is not installed (apt-get install fish)")
-	}
+	testkit.NeedsTool(t, "fish", "apt-get install fish")
 	dir, script, env := completionWorkspace(t, "fish")
 	complete := func(line string) []string {
 		var got []string
@@ -123,9 +121,7 @@ func TestCompletionFish(t *testing.T) {
 // driving zsh's completion needs a terminal, so the menus themselves are
 // untested here (docs/commands.md#completion).
 func TestCompletionZsh(t *testing.T) {
-	if _, err := exec.LookPath("zsh"); err != nil {
-		t.Skip("zsh is not installed (apt-get install zsh)")
-	}
+	testkit.NeedsTool(t, "zsh", "apt-get install zsh")
 	dir, script, env := completionWorkspace(t, "zsh")
 	fpath := t.TempDir()
 	if err := os.Rename(script, filepath.Join(fpath, "_saga-lsp")); err != nil {
@@ -153,9 +149,7 @@ func TestManpage(t *testing.T) {
 			}
 		}
 	}
-	if _, err := exec.LookPath("groff"); err != nil {
-		t.Skip("groff is not installed (apt-get install groff-base)")
-	}
+	testkit.NeedsTool(t, "groff", "apt-get install groff-base")
 	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-Wbreak", "-z")
 	cmd.Stdin = &page
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {

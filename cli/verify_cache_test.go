@@ -207,9 +207,7 @@ func npmRegistry(t *testing.T) string {
 // into the story's cache, and the user's cache stays as it was.
 func TestVerifyNpmWarm(t *testing.T) {
 	testkit.Bwrap(t)
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed")
-	}
+	testkit.NeedsTool(t, "npm", "")
 	root := goStoryRepo(t, `npm ci --offline --no-audit --no-fund && node -e "console.log(require('left-x')('warm'))"`, "s")
 	user := filepath.Join(t.TempDir(), "npm")
 	env := append(withGoCache(os.Getenv("GOCACHE")), "npm_config_cache="+user, "npm_config_update_notifier=false")

@@ -67,31 +67,40 @@ func TestUnconfinedChecksRefusedUnlessAllowed(t *testing.T) {
 // ~/.ssh and its environment into a file of the worktree, which the worker
 // commits on the story branch. The file is there; no secret is. The home
 // lies outside /tmp, so that the stores are hidden by the sandbox's rules,
-// not by where the test put them.
+// not by where the test put them; and inside /tmp, where the sandbox binds
+// it back out of its private /tmp (issue 32, attack 5).
 func TestCheckLeaksNothingIntoTheBranch(t *testing.T) {
 	testkit.Bwrap(t)
-	base := testkit.HostDir(t)
-	secret := "SECRET-" + filepath.Base(base)
-	home, root := filepath.Join(base, "home"), filepath.Join(base, "repo")
-	testkit.WriteFiles(t, home, map[string]string{".ssh/id_ed25519": secret + "\n", ".aws/credentials": secret + "\n"})
-	leak := "{ cat ~/.ssh/id_ed25519 ~/.aws/credentials; env; } > leak.txt 2>&1; true"
-	testkit.WriteFiles(t, root, map[string]string{
-		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": "Build it."}` + "\n",
-		".saga/stories/s/t.json":     `{"id": "t", "subject": "T", "description": "Build it.", "status": "pending", "blockedBy": [], "checks": [` + strconvQuote(leak) + `]}` + "\n",
-	})
-	testkit.InitRepo(t, root)
-	env := append(testkit.CleanEnv(), "HOME="+home, "ANTHROPIC_API_KEY="+secret, "GH_TOKEN="+secret, "SSH_AUTH_SOCK=/tmp/"+secret,
-		"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"), "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_STANDIN_SCRIPT=all")
-	r := testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "s", "--dry-run", "--max-cycles", "2")
-	if r.Code != 0 {
-		t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	tmp, err := os.MkdirTemp("/tmp", "saga-home-")
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A dry run's branch (docs/worker.md#dry-runs).
-	if got := testkit.Git(t, root, "show", "saga-dry/s:leak.txt"); !strings.Contains(got, "PATH=") {
-		t.Fatalf("the check's file is not on the branch:\n%s", got)
-	}
-	if log := testkit.Git(t, root, "log", "-p", "main..saga-dry/s"); strings.Contains(log, secret) {
-		t.Errorf("a secret reached the story branch:\n%s", log)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	for name, base := range map[string]string{"home outside /tmp": testkit.HostDir(t), "home under /tmp": tmp} {
+		t.Run(name, func(t *testing.T) {
+			secret := "SECRET-" + filepath.Base(base)
+			home, root := filepath.Join(base, "home"), filepath.Join(base, "repo")
+			testkit.WriteFiles(t, home, map[string]string{".ssh/id_ed25519": secret + "\n", ".aws/credentials": secret + "\n"})
+			leak := "{ cat ~/.ssh/id_ed25519 ~/.aws/credentials; env; } > leak.txt 2>&1; true"
+			testkit.WriteFiles(t, root, map[string]string{
+				".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": "Build it."}` + "\n",
+				".saga/stories/s/t.json":     `{"id": "t", "subject": "T", "description": "Build it.", "status": "pending", "blockedBy": [], "checks": [` + strconvQuote(leak) + `]}` + "\n",
+			})
+			testkit.InitRepo(t, root)
+			env := append(testkit.CleanEnv(), "HOME="+home, "ANTHROPIC_API_KEY="+secret, "GH_TOKEN="+secret, "SSH_AUTH_SOCK=/tmp/"+secret,
+				"SAGA_SESSION_DIR="+filepath.Join(base, "sessions"), "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_STANDIN_SCRIPT=all")
+			r := testkit.Run(t, root, env, "", testkit.Binary(t), "worker", "s", "--dry-run", "--max-cycles", "2")
+			if r.Code != 0 {
+				t.Fatalf("worker: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+			}
+			// A dry run's branch (docs/worker.md#dry-runs).
+			if got := testkit.Git(t, root, "show", "saga-dry/s:leak.txt"); !strings.Contains(got, "PATH=") {
+				t.Fatalf("the check's file is not on the branch:\n%s", got)
+			}
+			if log := testkit.Git(t, root, "log", "-p", "main..saga-dry/s"); strings.Contains(log, secret) {
+				t.Errorf("a secret reached the story branch:\n%s", log)
+			}
+		})
 	}
 }
 

@@ -35,7 +35,7 @@ func TestVersionOf(t *testing.T) {
 // the commit it was built from — never "dev" (issue 25).
 func TestVersionOfPlainBuild(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("-short: builds the binary")
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -44,7 +44,7 @@ func TestVersionOfPlainBuild(t *testing.T) {
 	// A clone, not a linked worktree (.git a file), where the toolchain
 	// records no commit either.
 	if fi, err := os.Stat(filepath.Join(root, ".git")); err != nil || !fi.IsDir() {
-		t.Skip("not a git clone: the build records no commit")
+		testkit.Needs(t, "a git clone, not a linked worktree or a source archive: elsewhere the build records no commit")
 	}
 	bin := filepath.Join(t.TempDir(), "saga-lsp")
 	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/saga-lsp")

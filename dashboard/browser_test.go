@@ -49,7 +49,7 @@ func chromium(t testing.TB) string {
 			return p
 		}
 	}
-	t.Skip("chromium is not installed (apt-get install chromium, or set SAGA_CHROMIUM)")
+	testkit.Needs(t, "chromium is not installed (apt-get install chromium, or set SAGA_CHROMIUM)")
 	return ""
 }
 

@@ -8,7 +8,6 @@ package dashboard_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,9 +24,7 @@ import (
 func liveRepo(t *testing.T, files map[string]string, script string, delayMS int) string {
 	t.Helper()
 	for _, tool := range []string{"tmux", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
+		testkit.NeedsTool(t, tool, "")
 	}
 	chromium(t)
 	tmp, err := filepath.EvalSymlinks(t.TempDir())

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // TestVendoredAssets: the committed assets/vendor is what `go generate`
@@ -14,7 +16,7 @@ import (
 // sets it) it runs, otherwise it is skipped.
 func TestVendoredAssets(t *testing.T) {
 	if os.Getenv("SAGA_DASHBOARD_VENDOR_TEST") != "1" {
-		t.Skip("set SAGA_DASHBOARD_VENDOR_TEST=1 to vendor the graph library again (npm ci) and compare")
+		testkit.Needs(t, "set SAGA_DASHBOARD_VENDOR_TEST=1 to vendor the graph library again (npm ci) and compare")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatal("npm is not installed")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -221,10 +220,7 @@ func pathOf(t *testing.T, progs ...string) string {
 	dir := filepath.Join(hookBaseDir(t), "bin")
 	os.MkdirAll(dir, 0o755)
 	for _, prog := range progs {
-		p, err := exec.LookPath(prog)
-		if err != nil {
-			t.Skipf("%s is not installed", prog)
-		}
+		p := testkit.NeedsTool(t, prog, "")
 		if err := os.Symlink(p, filepath.Join(dir, prog)); err != nil {
 			t.Fatal(err)
 		}

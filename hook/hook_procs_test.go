@@ -94,7 +94,7 @@ func updatePayload(t testing.TB, task, from, to string) []byte {
 // every update lands, and only the status value's bytes change.
 func TestHookProcessesConcurrent(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts 60 processes")
+		t.Skip("-short: starts 60 processes")
 	}
 	const n = 60
 	root, dir, orig, status := bigStory(t, n)
@@ -145,7 +145,7 @@ func TestHookProcessesConcurrent(t *testing.T) {
 // the story lock is not left stuck.
 func TestHookProcessesKillStorm(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts hundreds of processes")
+		t.Skip("-short: starts hundreds of processes")
 	}
 	const tasks, procs, parallel = 20, 240, 16
 	root, dir, orig, status := bigStory(t, tasks)

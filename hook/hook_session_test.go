@@ -155,9 +155,7 @@ func TestSessionStartStoryNamedStories(t *testing.T) {
 
 // Values are quoted so that sourcing the file gives them back exactly.
 func TestSessionStartEnvQuoting(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
+	testkit.NeedsTool(t, "sh", "")
 	base := hookBaseDir(t)
 	envFile := filepath.Join(base, "env")
 	odd := "/tmp/it's a $dir `x` \"y\" \\z;*"

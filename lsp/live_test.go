@@ -55,9 +55,7 @@ func newLiveFixture(t *testing.T, script string, delayMS int) *liveFixture {
 func newLiveFixtureOf(t *testing.T, src, script string, delayMS int) *liveFixture {
 	t.Helper()
 	for _, tool := range []string{"tmux", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
+		testkit.NeedsTool(t, tool, "")
 	}
 	f := &liveFixture{root: testkit.GitRepo(t, src), sessionDir: t.TempDir(), config: t.TempDir(),
 		socket: testkit.TmuxServer(t)}

@@ -22,9 +22,7 @@ import (
 // clears it.
 func TestProtectedFileChangedFromAWorkerRun(t *testing.T) {
 	testkit.Bwrap(t)
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("the simulated agent's Bash sandbox needs socat")
-	}
+	testkit.NeedsTool(t, "socat", "the simulated agent's Bash sandbox needs it; Debian: apt-get install -y socat")
 	root := testkit.GitRepo(t, "../examples/workspace")
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r

@@ -218,7 +218,7 @@ func TestFormatVersion(t *testing.T) {
 // program is not the recorded run's.
 func TestSameProcess(t *testing.T) {
 	if !procStartKnown {
-		t.Skip("no process start times on this system")
+		t.Skip("not Linux (or -tags portable): no process start times on this system")
 	}
 	start, ok := ProcStart(os.Getpid())
 	if !ok || start == 0 || SelfStart() != start {

@@ -31,7 +31,7 @@ func TestBadInput(t *testing.T) {
 			name: "unreadable",
 			setup: func(t *testing.T, story string) {
 				if os.Geteuid() == 0 {
-					t.Skip("root reads any file")
+					t.Skip("as root: root reads any file")
 				}
 				write(t, filepath.Join(story, "t.json"), good)
 				os.Chmod(filepath.Join(story, "t.json"), 0)
@@ -105,7 +105,7 @@ func TestBadInput(t *testing.T) {
 			name: "unreadable folder named like a task",
 			setup: func(t *testing.T, story string) {
 				if os.Geteuid() == 0 {
-					t.Skip("root opens any folder")
+					t.Skip("as root: root opens any folder")
 				}
 				os.Mkdir(filepath.Join(story, "t.json"), 0)
 			},

@@ -302,7 +302,7 @@ func TestLockDirGitFiles(t *testing.T) {
 func TestLockDirOutsideGit(t *testing.T) {
 	root := t.TempDir()
 	if _, found, _ := gitCommonDir(CanonicalPath(root)); found {
-		t.Skip("the temp dir is inside a git repository")
+		testkit.Needs(t, "a temp dir outside any git repository (TMPDIR)")
 	}
 	got, err := LockDir(root + "/./")
 	if err != nil {

@@ -2,6 +2,7 @@ package claudecode_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
@@ -22,12 +23,10 @@ func claudeOffline(t *testing.T) string {
 		p = filepath.Join(testkit.ModuleRoot(t), "..", "shared", "tools", "claude-offline")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p)
+		testkit.Needs(t, fmt.Sprintf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p))
 	}
 	for _, prog := range []string{"git", "python3", "npm"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			t.Skipf("%s is not installed", prog)
-		}
+		testkit.NeedsTool(t, prog, "")
 	}
 	return p
 }
@@ -36,10 +35,7 @@ func claudeOffline(t *testing.T) string {
 // (git's smart protocol, by git http-backend), as a forge would.
 func serveGit(t *testing.T, root string) string {
 	t.Helper()
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
+	git := testkit.NeedsTool(t, "git", "")
 	srv := httptest.NewServer(&cgi.Handler{Path: git, Args: []string{"http-backend"},
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}})
 	t.Cleanup(srv.Close)
@@ -103,7 +99,7 @@ func TestRealCLIInstallsFromRepository(t *testing.T) {
 	}
 	for _, d := range filepath.SplitList(path) {
 		if _, err := os.Stat(filepath.Join(d, "saga-lsp")); err == nil {
-			t.Skipf("%s/saga-lsp exists: the test could not tell how the plugin found its binary", d)
+			testkit.Needs(t, fmt.Sprintf("no saga-lsp in the system's PATH (%s/saga-lsp exists: the test could not tell how the plugin found its binary)", d))
 		}
 	}
 	// claude-offline keeps its install of Claude Code under the user's

@@ -18,11 +18,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 func TestVSCodeExtension(t *testing.T) {
 	if os.Getenv("SAGA_VSCODE_TEST") != "1" {
-		t.Skip("set SAGA_VSCODE_TEST=1 to run the VS Code extension in code-server (needs chromium, libkrb5-dev, and the npm registry; see editors/vscode/test/run.sh)")
+		testkit.Needs(t, "set SAGA_VSCODE_TEST=1 to run the VS Code extension in code-server (needs chromium, libkrb5-dev, and the npm registry; see editors/vscode/test/run.sh)")
 	}
 	for _, tool := range []string{"bash", "npm", "tmux", "git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {

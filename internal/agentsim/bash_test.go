@@ -1,6 +1,7 @@
 package agentsim
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,12 +133,10 @@ func TestBash(t *testing.T) {
 func needSandbox(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"bwrap", "socat"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("the sandbox needs %s (Debian: bubblewrap, socat)", tool)
-		}
+		testkit.NeedsTool(t, tool, "the sandbox needs it; Debian: bubblewrap, socat")
 	}
 	if out, err := exec.Command("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true").CombinedOutput(); err != nil {
-		t.Skipf("bwrap does not work here: %v %s", err, out)
+		testkit.Needs(t, fmt.Sprintf("bwrap does not work here: %v %s", err, out))
 	}
 }
 

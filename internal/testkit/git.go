@@ -53,9 +53,7 @@ func GitRepo(tb testing.TB, src string) string {
 // commits what it holds.
 func InitRepo(tb testing.TB, dir string) {
 	tb.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		tb.Skip("git is not installed")
-	}
+	NeedsTool(tb, "git", "")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}

@@ -44,10 +44,7 @@ type NvimResult struct {
 // lsp.log, the result and n.Logs when it fails.
 func RunNvim(t *testing.T, n Nvim, result any) {
 	t.Helper()
-	nvim, err := exec.LookPath("nvim")
-	if err != nil {
-		t.Skip("nvim is not on PATH; install Neovim (Debian: apt-get install -y neovim) to run the editor tests")
-	}
+	nvim := NeedsTool(t, "nvim", "Debian: apt-get install -y neovim; it runs the editor tests")
 	script, err := filepath.Abs(n.Script)
 	if err != nil {
 		t.Fatal(err)

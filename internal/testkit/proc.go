@@ -32,9 +32,7 @@ func WaitExit(pid int, timeout time.Duration) bool {
 // skipped without tmux.
 func TmuxServer(tb testing.TB) string {
 	tb.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		tb.Skip("tmux is not installed")
-	}
+	NeedsTool(tb, "tmux", "")
 	socket := fmt.Sprintf("saga-test-%d-%d", os.Getpid(), tmuxSeq.Add(1))
 	// Registered after the caller's temp dirs, so it runs before they are
 	// removed.
@@ -151,11 +149,9 @@ func StartHelperLine(cmd *exec.Cmd) (line string, stdin io.WriteCloser, stderr *
 // the checks of tasks need.
 func Bwrap(tb testing.TB) {
 	tb.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		tb.Skip("bwrap is not installed")
-	}
+	NeedsTool(tb, "bwrap", "Debian: apt-get install -y bubblewrap")
 	if out, err := exec.Command("bwrap", "--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
 		"--ro-bind", "/", "/", "--", "/bin/sh", "-c", ":").CombinedOutput(); err != nil {
-		tb.Skipf("bwrap cannot create its namespaces here: %v %s", err, out)
+		Needs(tb, fmt.Sprintf("bwrap cannot create its namespaces here: %v %s", err, out))
 	}
 }

@@ -4,8 +4,9 @@
 // txtar cases run as subtests, git repositories made from a fixture, a
 // clean environment, running a program to a Result, waiting for another
 // process, helper processes re-executed from the test binary, how many
-// goroutines hold a lock at once, a private tmux server, and headless
-// Neovim running a script on the shared Lua harness.
+// goroutines hold a lock at once, a private tmux server, headless
+// Neovim running a script on the shared Lua harness, and the one rule for
+// a test whose prerequisite is missing (Needs).
 //
 // A package whose tests build programs calls Main from its TestMain, so the
 // builds are removed when its tests end. It imports nothing of saga-lsp, so
@@ -19,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -144,7 +146,11 @@ func Build(tb testing.TB, pkg string) string {
 func goBuild(root, pkg, out string) error {
 	// With the test's own build tags: a test built -tags portable drives
 	// programs built so, or two lock implementations would meet.
-	args := []string{"build", "-o", out}
+	// -buildvcs=false: the tests' programs report version "unknown" and are
+	// no release wherever they are built — a clone with Go's default
+	// -buildvcs=auto would stamp a pseudo-version, a worktree or a source
+	// archive none (cli/version.go). Tests of the stamp build their own.
+	args := []string{"build", "-buildvcs=false", "-o", out}
 	if tags := buildTags(); tags != "" {
 		args = append(args, "-tags", tags)
 	}
@@ -321,32 +327,60 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 	return true
 }
 
-// HostDir is a new directory outside the temp dir (in the user's
-// ~/.cache), removed at the end, its real path: for tests of a sandbox
-// that replaces the temp dir wholesale, whose files must be hidden by the
-// sandbox's own rules rather than by where the test put them. ($XDG_CACHE_HOME
-// is not used: Main points it into the temp dir.) The test is skipped where
-// there is no such place.
+// HostDir is a new directory outside the temp dir and every other place a
+// check's sandbox hides wholesale (/tmp, /var/tmp, /run), in the user's
+// ~/.cache — the passwd entry's home's when $HOME lies in such a place (a
+// home under /tmp, as .ci/run gives) — removed at the end, its real path:
+// for tests of a sandbox that replaces those places wholesale, whose files
+// must be hidden by the sandbox's own rules rather than by where the test
+// put them. ($XDG_CACHE_HOME is not used: Main points it into the temp
+// dir.) Without such a place the test needs one (Needs).
 func HostDir(tb testing.TB) string {
 	tb.Helper()
-	home, err := os.UserHomeDir()
-	parent := filepath.Join(home, ".cache")
-	if err == nil {
-		err = os.MkdirAll(parent, 0o755)
+	var homes []string
+	if home, err := os.UserHomeDir(); err == nil {
+		homes = append(homes, home)
 	}
-	if err != nil {
-		tb.Skipf("no ~/.cache to hold the test's files outside the temp dir: %v", err)
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		homes = append(homes, u.HomeDir)
 	}
-	dir, err := os.MkdirTemp(parent, "saga-host-")
-	if err != nil {
-		tb.Skipf("cannot write in %s: %v", parent, err)
+	var tried []string
+	for _, home := range homes {
+		parent := filepath.Join(home, ".cache")
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			tried = append(tried, err.Error())
+			continue
+		}
+		real, err := filepath.EvalSymlinks(parent)
+		if err != nil || hiddenWholesale(real) {
+			tried = append(tried, parent+" lies in a place hidden wholesale")
+			continue
+		}
+		dir, err := os.MkdirTemp(real, "saga-host-")
+		if err != nil {
+			tried = append(tried, err.Error())
+			continue
+		}
+		tb.Cleanup(func() { removeAll(dir) })
+		return dir
 	}
-	tb.Cleanup(func() { removeAll(dir) })
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		tb.Fatal(err)
+	Needs(tb, "a writable ~/.cache outside /tmp, /var/tmp, /run and the temp dir, to hold the test's files: "+strings.Join(tried, "; "))
+	return ""
+}
+
+// hiddenWholesale tells whether the real path p lies in a place a check's
+// sandbox replaces whole (runs/verify/sandbox.go), or in the temp dir.
+func hiddenWholesale(p string) bool {
+	places := []string{"/tmp", "/var/tmp", "/run", "/var/run", os.TempDir()}
+	for _, d := range places {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			d = real
+		}
+		if p == d || strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
 	}
-	return real
+	return false
 }
 
 // buildTags are the -tags the running test binary was built with ("" for

@@ -192,10 +192,7 @@ func TestRunStartsWorkerInTmux(t *testing.T) {
 // single shell command with every word quoted (< 2.0). A wrapper reports the
 // old version and hands the rest to the real tmux, which accepts both forms.
 func TestRunOldTmux(t *testing.T) {
-	real, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed")
-	}
+	real := testkit.NeedsTool(t, "tmux", "")
 	for _, version := range []string{"3.1c", "2.9a", "1.8"} {
 		t.Run(version, func(t *testing.T) {
 			h := newTmuxEnv(t)

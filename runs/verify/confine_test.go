@@ -80,9 +80,7 @@ func (b *box) runLimited(t *testing.T, command string, timeout time.Duration, l 
 // use to try connections.
 func python3(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	testkit.NeedsTool(t, "python3", "")
 }
 
 // connectPy tries each connection named on its command line (unix:PATH,
@@ -293,12 +291,73 @@ func TestCheckCannotReadCredentialsOrSecrets(t *testing.T) {
 	}
 }
 
+// Issue 32, attack 5: a home inside a place the sandbox hides wholesale
+// (/tmp, as on some CI machines and in containers) is bound back for the
+// toolchains, and its credential stores, its runtime dir and its agent's
+// socket stay hidden inside it — whether $HOME names it or a link to it.
+func TestCheckCannotReadCredentialsInAHomeBoundBack(t *testing.T) {
+	testkit.Bwrap(t)
+	base, err := os.MkdirTemp("/tmp", "saga-home-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if base, err = filepath.EvalSymlinks(base); err != nil {
+		t.Fatal(err)
+	}
+	secret := fmt.Sprintf("SECRET-%d", rand.Int64())
+	home := filepath.Join(base, "home")
+	stores := []string{".ssh/id_rsa", ".aws/credentials", ".config/gh/hosts.yml", ".claude/.credentials.json", ".netrc", ".run/token"}
+	files := map[string]string{"bin/hello": "#!/bin/sh\necho hello from the home\n"}
+	for _, s := range stores {
+		files[s] = secret + "\n"
+	}
+	testkit.WriteFiles(t, home, files)
+	if err := os.Chmod(filepath.Join(home, "bin/hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	listen(t, "unix", filepath.Join(home, ".agent", "agent.sock"))
+	if err := os.Symlink(home, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, named := range []string{home, filepath.Join(base, "link")} {
+		t.Run(filepath.Base(named), func(t *testing.T) {
+			b := &box{base: base, wt: filepath.Join(base, "repo-"+filepath.Base(named)), cache: filepath.Join(base, "cache-"+filepath.Base(named)), home: named}
+			testkit.WriteFiles(t, b.wt, map[string]string{"README": "a worktree\n"})
+			testkit.InitRepo(t, b.wt)
+			if err := os.MkdirAll(filepath.Join(b.cache, "tmp"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b.env = append(testkit.CleanEnv(), "HOME="+named, "PATH="+filepath.Join(named, "bin")+":"+os.Getenv("PATH"),
+				"XDG_RUNTIME_DIR="+filepath.Join(named, ".run"), "SSH_AUTH_SOCK="+filepath.Join(named, ".agent", "agent.sock"))
+			// Each store read alone: every cat must fail.
+			var cmd strings.Builder
+			for _, s := range append(stores, ".agent/agent.sock") {
+				for _, h := range []string{"~", home} {
+					fmt.Fprintf(&cmd, "cat %s/%s && echo 'READ %s/%s'; ", h, s, h, s)
+				}
+			}
+			cmd.WriteString("ls -A ~/.agent ~/.run " + filepath.Join(home, ".agent") + " " + filepath.Join(home, ".run") + "; hello; find ~/ " + home + "/ -type f -exec cat {} + 2>/dev/null")
+			res := b.run(t, cmd.String())
+			if strings.Contains(res.Output, secret) || strings.Contains(res.Output, "READ ") || strings.Contains(res.Output, "agent.sock\n") {
+				t.Errorf("a store of the home under /tmp was read:\n%s", res.Output)
+			}
+			if !strings.Contains(res.Output, "hello from the home") {
+				t.Errorf("the home's own programs did not run:\n%s", res.Output)
+			}
+		})
+	}
+}
+
 // Attack 3: saga-lsp running as root (containers, CI, devcontainers). The
 // check has no capabilities in its user namespace: remounting / read-write
 // fails, and so does writing outside the worktree.
 func TestCheckHasNoCapabilitiesAsRoot(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("needs root: the attack is a check of a saga-lsp run as root")
+		t.Skip("not root: the attack is a check of a saga-lsp run as root")
 	}
 	b := newBox(t)
 	outside := filepath.Join(b.base, "written-by-root")
@@ -383,15 +442,13 @@ func TestCheckCPULimit(t *testing.T) {
 	if res.Passed || res.TimedOut || !strings.Contains(res.Outcome(), "exit status 152: ") || !strings.Contains(res.Outcome(), "(SIGXCPU)") {
 		t.Errorf("a busy loop under a 1 s CPU limit: %s", res.Outcome())
 	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
+	testkit.NeedsTool(t, "node", "")
 	// Twelve busy threads: on a machine shared with others a process gets
 	// a share by its threads.
 	burn := `node -e "const {Worker} = require('worker_threads'); for (let i = 0; i < 11; i++) new Worker('for (;;) {}', {eval: true}); setTimeout(() => { for (;;) {} }, 200)"`
 	res = b.runLimited(t, burn, 4*time.Second, store.CheckLimits{})
 	if res.TimedOut {
-		t.Skip("the machine gave the check less than a core: its CPU time could not outrun the clock")
+		t.Skip("a loaded machine: it gave the check less than a core, so its CPU time could not outrun the clock")
 	}
 	if res.Passed || !strings.Contains(res.Outcome(), "exit status 152: a process reached its CPU-time limit, the check's timeout of 4s (SIGXCPU)") {
 		t.Errorf("twelve busy threads for a check with a 4 s timeout: %s after %s", res.Outcome(), res.Duration)
@@ -436,8 +493,7 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		{"node", "cd nodep && node --test"},
 		{"python3", "cd pyp && python3 -m unittest -v"},
 	} {
-		if _, err := exec.LookPath(c.tool); err != nil {
-			t.Logf("%s is not installed", c.tool)
+		if !testkit.HasTool(t, c.tool, "") {
 			continue
 		}
 		if res := b.runLimited(t, c.command, 5*time.Minute, store.CheckLimits{}); !res.Passed {
@@ -540,10 +596,7 @@ func TestChecksRefusedWhereTheyCannotBeConfined(t *testing.T) {
 			} else {
 				// A PATH without bwrap: the check's own tool only.
 				dir := t.TempDir()
-				touch, err := exec.LookPath("touch")
-				if err != nil {
-					t.Skip("touch is not installed")
-				}
+				touch := testkit.NeedsTool(t, "touch", "")
 				if err := os.Symlink(touch, filepath.Join(dir, "touch")); err != nil {
 					t.Fatal(err)
 				}

@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +58,7 @@ func weakRepo(t *testing.T) (b *box, fork string) {
 	fork = testkit.Git(t, b.wt, "rev-parse", "HEAD")
 	gocache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
-		t.Skipf("go: %v", err)
+		testkit.Needs(t, fmt.Sprintf("go: %v", err))
 	}
 	b.env = append(b.env, "GOMODCACHE="+strings.TrimSpace(string(gocache)), "GOFLAGS=", "GOTOOLCHAIN=local")
 	warmGoCache(t, b.cache)
@@ -108,9 +109,7 @@ func TestWeakeningAttemptsRefused(t *testing.T) {
 			map[string]string{"py/tests/__init__.py": "import unittest\n\n\ndef load_tests(loader, tests, pattern):\n    return unittest.TestSuite()\n"}, []string{"py/tests/__init__.py"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.tool); err != nil {
-				t.Skipf("%s is not installed", c.tool)
-			}
+			testkit.NeedsTool(t, c.tool, "")
 			b, fork := weakRepo(t)
 			for rel, content := range c.files {
 				if content == "" {
@@ -164,9 +163,7 @@ func TestHonestFixAccepted(t *testing.T) {
 			"py/tests/test_more.py": "import unittest\n\nfrom calc import add\n\n\nclass TestMore(unittest.TestCase):\n    def test_zero(self):\n        self.assertEqual(add(0, 4), 4)\n"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.tool); err != nil {
-				t.Skipf("%s is not installed", c.tool)
-			}
+			testkit.NeedsTool(t, c.tool, "")
 			b, fork := weakRepo(t)
 			testkit.WriteFiles(t, b.wt, c.files)
 			res, p := gate(t, b, fork, c.check)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func hostTmp(t *testing.T) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("/tmp", "saga-verify-")
 	if err != nil {
-		t.Skipf("cannot write in /tmp: %v", err)
+		testkit.Needs(t, fmt.Sprintf("a writable /tmp: %v", err))
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	real, err := filepath.EvalSymlinks(dir)
@@ -93,10 +92,7 @@ func withoutBwrap(t *testing.T, progs ...string) string {
 		t.Fatal(err)
 	}
 	for _, prog := range progs {
-		p, err := exec.LookPath(prog)
-		if err != nil {
-			t.Skipf("%s is not installed", prog)
-		}
+		p := testkit.NeedsTool(t, prog, "")
 		if err := os.Symlink(p, filepath.Join(dir, prog)); err != nil {
 			t.Fatal(err)
 		}

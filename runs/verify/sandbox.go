@@ -32,9 +32,11 @@ import (
 //
 // Toolchains keep working: what the environment names that the above would
 // hide (PATH entries, GOROOT, GOMODCACHE, HOME itself, …, and the
-// repository's git dir) is bound back read-only before the credential
-// stores are hidden. The worktree and the story's caches stay writable;
-// git's and Claude Code's files in the worktree stay read-only.
+// repository's git dir) is bound back read-only; the credential stores and
+// sockets are hidden after, at every path a bind shows them (a HOME under
+// /tmp bound back keeps its stores hidden). The worktree and the story's
+// caches stay writable; git's and Claude Code's files in the worktree stay
+// read-only.
 
 // homeSecrets are the credential stores under a home directory.
 var homeSecrets = []string{
@@ -70,14 +72,20 @@ var envToolDirs = []string{
 	"NVM_DIR", "NODE_PATH", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "GRADLE_USER_HOME", "LD_LIBRARY_PATH",
 }
 
-// layout builds the bubblewrap arguments of a check's filesystem.
+// layout builds the bubblewrap arguments of a check's filesystem, and
+// keeps the mounts it made, in order, to tell what each path of the
+// sandbox shows: a place hidden is hidden wherever the host's tree shows
+// through a bind (HOME bound back out of a hidden /tmp, the worktree, …),
+// whatever binds came before.
 type layout struct {
 	args     []string
-	hidden   []string // real paths of the directories replaced by a tmpfs
-	roots    []string // of those, the ones hidden wholesale (temp and runtime dirs)
-	readOnly []string // of those, the ones remounted read-only at the end
-	files    []string // real paths of the files and sockets covered by /dev/null
+	mounts   []mount
+	readOnly []string // the tmpfs mounts remounted read-only at the end
 }
+
+// mount is one mount of the sandbox: at dst, the host's src (a bind), or
+// nothing of the host (src "": a tmpfs, or /dev/null over a file).
+type mount struct{ dst, src string }
 
 // sandboxArgs are the bubblewrap arguments confining a check in r.Dir, up
 // to and without the command; env is the environment the check's own is
@@ -86,39 +94,68 @@ type layout struct {
 func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 	l := &layout{args: []string{"--new-session", "--die-with-parent",
 		"--unshare-user", "--cap-drop", "ALL", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}}
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"},
+		mounts: []mount{{"/", "/"}}}
+	// The places hidden wholesale, and what the checks need from them back
+	// read-only, shallowest first: a temp or runtime dir inside a place
+	// bound back (a HOME under /tmp holding $XDG_RUNTIME_DIR) is hidden
+	// there again, and what is needed from it bound back in turn.
+	var steps []step
 	for _, d := range []string{"/tmp", "/var/tmp"} {
-		l.hideDir(d, true, true)
+		steps = append(steps, step{path: d, hide: true, writable: true})
 	}
-	for _, d := range []string{"/run", "/var/run"} {
-		l.hideDir(d, false, true)
-	}
-	runtime := []string{env["XDG_RUNTIME_DIR"], env["SCREENDIR"]}
+	runtime := []string{"/run", "/var/run", env["XDG_RUNTIME_DIR"], env["SCREENDIR"]}
 	if t := env["TMUX_TMPDIR"]; t != "" {
 		runtime = append(runtime, filepath.Join(t, "tmux-"+strconv.Itoa(os.Getuid())))
 	}
 	for _, d := range runtime {
-		l.hideDir(d, false, true)
+		steps = append(steps, step{path: d, hide: true})
 	}
-	// What the checks need from the hidden places, back read-only; the
-	// stores and sockets inside are hidden after.
 	needed := r.needed(env)
 	for _, d := range needed {
-		real, _ := filepath.EvalSymlinks(d)
-		if l.coveredStrictly(d) {
-			l.args = append(l.args, "--ro-bind", real, d)
-		}
-		if real != d && l.coveredStrictly(real) {
-			l.args = append(l.args, "--ro-bind", real, real)
+		steps = append(steps, step{path: d})
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			steps = append(steps, step{path: real})
 		}
 	}
 	// The saga-lsp serving the warm Go cache, alone (a test's may be in
 	// /tmp).
 	if p := r.Warm.Prog; p != "" {
-		if real, err := filepath.EvalSymlinks(p); err == nil && l.coveredStrictly(real) {
-			l.args = append(l.args, "--ro-bind", real, real)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			steps = append(steps, step{path: real})
 		}
 	}
+	// Stable: at one depth what is needed comes first, so that a place
+	// both needed and hidden wholesale stays hidden.
+	slices.SortStableFunc(steps, func(a, b step) int { return depth(a.path) - depth(b.path) })
+	for _, s := range steps {
+		if s.hide {
+			if real := realDir(s.path); real != "" && real != "/" {
+				l.hideEverywhere(real, true, s.writable)
+			}
+		} else {
+			l.bindBack(s.path)
+		}
+	}
+	l.bind("--bind", r.Dir, r.Dir)
+	for i := 0; i+2 < len(view); i += 3 {
+		l.bind(view[i], view[i+1], view[i+2])
+	}
+	// What would change the agent's powers or the user's later commands
+	// stays read-only even inside the worktree: git's own files and Claude
+	// Code's configuration.
+	for _, n := range []string{".git", ".claude", ".mcp.json"} {
+		if p := filepath.Join(r.Dir, n); exists(p) {
+			l.bind("--ro-bind", p, p)
+		}
+	}
+	// The cache after those, so that no read-only bind covers it (caches
+	// of the previous version lived in the repository's git dir).
+	if r.Cache != "" {
+		l.bind("--bind", r.Cache, r.Cache)
+	}
+	// The sockets and the credential stores last, hidden wherever a bind
+	// above shows them.
 	keep := append([]string{r.Dir, r.Cache, env["HOME"]}, needed...)
 	for _, s := range socketPaths(env) {
 		l.hideSocket(s, keep)
@@ -140,25 +177,16 @@ func (r *Runner) sandboxArgs(env map[string]string, view []string) []string {
 			l.hideAny(p)
 		}
 	}
-	l.args = append(l.args, "--bind", r.Dir, r.Dir)
-	l.args = append(l.args, view...)
-	// What would change the agent's powers or the user's later commands
-	// stays read-only even inside the worktree: git's own files and Claude
-	// Code's configuration.
-	for _, n := range []string{".git", ".claude", ".mcp.json"} {
-		if p := filepath.Join(r.Dir, n); exists(p) {
-			l.args = append(l.args, "--ro-bind", p, p)
-		}
-	}
-	// The cache after those, so that no read-only bind covers it (caches
-	// of the previous version lived in the repository's git dir).
-	if r.Cache != "" {
-		l.args = append(l.args, "--bind", r.Cache, r.Cache)
-	}
 	for _, d := range l.readOnly {
 		l.args = append(l.args, "--remount-ro", d)
 	}
 	return append(l.args, "--chdir", r.Dir)
+}
+
+// step is a place hidden wholesale (hide) or one bound back when hidden.
+type step struct {
+	path           string
+	hide, writable bool
 }
 
 // needed are the directories (clean absolute paths, as named) a check may
@@ -193,40 +221,79 @@ func (r *Runner) needed(env map[string]string) []string {
 	return dirs
 }
 
-// hideDir replaces the directory p (when it exists) with an empty tmpfs;
-// root marks a place hidden wholesale, whose contents only come back as
-// needed (layout.coveredStrictly).
-func (l *layout) hideDir(p string, writable, root bool) {
-	real := realDir(p)
-	if real == "" || real == "/" || l.covered(real) {
+// bind binds the host's src at dst (how: --bind or --ro-bind).
+func (l *layout) bind(how, src, dst string) {
+	l.args = append(l.args, how, src, dst)
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		src = real
+	}
+	l.mounts = append(l.mounts, mount{dst: filepath.Clean(dst), src: src})
+}
+
+// bindBack binds p (a path as named, or a real one) back read-only where
+// a place hidden wholesale holds it — inside it, not at it.
+func (l *layout) bindBack(p string) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
 		return
 	}
-	l.args = append(l.args, "--tmpfs", real)
-	l.hidden = append(l.hidden, real)
-	if root {
-		l.roots = append(l.roots, real)
-	}
-	if !writable {
-		l.readOnly = append(l.readOnly, real)
+	if m := l.at(p); m.src == "" && m.dst != p {
+		l.bind("--ro-bind", real, p)
 	}
 }
 
-// hideAny hides a credential store: a directory is emptied, a file (or
-// socket) covered by /dev/null, which reads as permission denied.
+// at is the mount that shows the sandbox's path p: the last one made at
+// p or above it.
+func (l *layout) at(p string) mount {
+	for i := len(l.mounts) - 1; i >= 0; i-- {
+		if m := l.mounts[i]; p == m.dst || under(p, m.dst) {
+			return m
+		}
+	}
+	return mount{}
+}
+
+// views are the sandbox's paths where the host's real path p shows.
+func (l *layout) views(p string) []string {
+	var out []string
+	for _, m := range l.mounts {
+		if m.src == "" || (p != m.src && !under(p, m.src)) {
+			continue
+		}
+		v := filepath.Join(m.dst, strings.TrimPrefix(p, m.src))
+		if s := l.at(v); s.src != "" && filepath.Join(s.src, strings.TrimPrefix(v, s.dst)) == p && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// hideEverywhere hides the host's real path p wherever the sandbox shows
+// it: a directory is replaced with an empty tmpfs (read-only unless
+// writable), a file (or socket) covered by /dev/null, which reads as
+// permission denied.
+func (l *layout) hideEverywhere(p string, dir, writable bool) {
+	for _, v := range l.views(p) {
+		if dir {
+			l.args = append(l.args, "--tmpfs", v)
+			if !writable {
+				l.readOnly = append(l.readOnly, v)
+			}
+		} else {
+			l.args = append(l.args, "--ro-bind", os.DevNull, v)
+		}
+		l.mounts = append(l.mounts, mount{dst: v})
+	}
+}
+
+// hideAny hides a credential store, a directory or a file.
 func (l *layout) hideAny(p string) {
 	if !filepath.IsAbs(p) {
 		return
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil || l.covered(real) || slices.Contains(l.files, real) {
-		return
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		l.hideEverywhere(real, isDir(real), false)
 	}
-	if isDir(real) {
-		l.hideDir(real, false, false)
-		return
-	}
-	l.args = append(l.args, "--ro-bind", os.DevNull, real)
-	l.files = append(l.files, real)
 }
 
 // hideSocket makes the socket at p unreachable: its directory is emptied,
@@ -234,41 +301,17 @@ func (l *layout) hideAny(p string) {
 // socket alone is covered.
 func (l *layout) hideSocket(p string, keep []string) {
 	real, err := filepath.EvalSymlinks(p)
-	if err != nil || l.covered(real) {
+	if err != nil {
 		return
 	}
 	dir := filepath.Dir(real)
 	for _, k := range keep {
 		if k != "" && (dir == "/" || k == dir || under(k, dir)) {
-			l.hideAny(real)
+			l.hideEverywhere(real, false, false)
 			return
 		}
 	}
-	l.hideDir(dir, false, false)
-}
-
-// covered tells whether p is, or is inside, a place already hidden.
-func (l *layout) covered(p string) bool {
-	if slices.Contains(l.files, p) {
-		return true
-	}
-	for _, h := range l.hidden {
-		if p == h || under(p, h) {
-			return true
-		}
-	}
-	return false
-}
-
-// coveredStrictly tells whether p lies inside (not at) a place hidden
-// wholesale, and so may be bound back.
-func (l *layout) coveredStrictly(p string) bool {
-	for _, h := range l.roots {
-		if under(p, h) {
-			return true
-		}
-	}
-	return false
+	l.hideEverywhere(dir, true, false)
 }
 
 // socketPaths are the absolute socket paths the environment names.

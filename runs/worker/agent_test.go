@@ -83,7 +83,7 @@ func groupAlive(pgid int) bool {
 // start time) is left alone.
 func TestStrayAgentEndedBeforeRerun(t *testing.T) {
 	if _, ok := runs.ProcStart(os.Getpid()); !ok {
-		t.Skip("no process start times on this system")
+		t.Skip("not Linux (or -tags portable): no process start times on this system")
 	}
 	f := newFixture(t, false)
 	sessions := filepath.Dir(f.out)

@@ -24,9 +24,7 @@ import (
 func sandboxed(t *testing.T) {
 	t.Helper()
 	testkit.Bwrap(t)
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("the Bash sandbox needs socat")
-	}
+	testkit.NeedsTool(t, "socat", "the Bash sandbox needs it; Debian: apt-get install -y socat")
 }
 
 // addProbeStory commits a story whose description makes the simulated

@@ -24,7 +24,7 @@ import (
 // vsce's zips, with its times: not compared).
 func TestDist(t *testing.T) {
 	if testing.Short() {
-		t.Skip("cross-builds saga-lsp")
+		t.Skip("-short: cross-builds saga-lsp for six targets")
 	}
 	if err := os.Chdir("../.."); err != nil {
 		t.Fatal(err)

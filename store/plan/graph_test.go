@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // graphCase is one testdata/graph/*.txtar archive:
@@ -121,10 +123,7 @@ func TestGraphGolden(t *testing.T) {
 // label lines are the ids, states and titles unescaped, the edges are the
 // blockers, and dot warns about nothing.
 func TestDotRendersWithGraphviz(t *testing.T) {
-	dotBin, err := exec.LookPath("dot")
-	if err != nil {
-		t.Skip("Graphviz's dot is not installed (apt-get install graphviz): DOT output not laid out")
-	}
+	dotBin := testkit.NeedsTool(t, "dot", "apt-get install graphviz: DOT output not laid out")
 	for _, c := range graphCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			src, _ := c.section("dot")
@@ -199,7 +198,7 @@ func TestMermaidRenders(t *testing.T) {
 	dir := filepath.Join("testdata", "mermaid")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid")); err != nil {
 		if os.Getenv("SAGA_MERMAID_TEST") != "1" {
-			t.Skip("Mermaid is not installed in testdata/mermaid: set SAGA_MERMAID_TEST=1 to install it (npm ci) and render the graphs")
+			testkit.Needs(t, "Mermaid is not installed in testdata/mermaid: set SAGA_MERMAID_TEST=1 to install it (npm ci) and render the graphs")
 		}
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 		cmd.Dir = dir

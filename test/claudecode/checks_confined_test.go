@@ -23,7 +23,7 @@ func TestCheckLeaksNothingWithRealClaudeCode(t *testing.T) {
 	if tools == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			t.Skip(err)
+			testkit.Needs(t, "a home for the tools' cache: "+err.Error())
 		}
 		tools = filepath.Join(home, ".cache", "saga-tools")
 	}

@@ -8,8 +8,8 @@ package claudecode
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,12 +28,10 @@ func claudeOffline(t *testing.T) string {
 		p = filepath.Join(testkit.ModuleRoot(t), "..", "shared", "tools", "claude-offline")
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p)
+		testkit.Needs(t, fmt.Sprintf("the real Claude Code CLI wrapper is absent (%s; set SAGA_CLAUDE_OFFLINE to it)", p))
 	}
 	for _, prog := range []string{"bwrap", "socat", "python3", "npm"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			t.Skipf("%s is not installed", prog)
-		}
+		testkit.NeedsTool(t, prog, "")
 	}
 	return p
 }

@@ -29,9 +29,7 @@ const (
 // tool results the model read and the PRs of the gh stand-in.
 func protectedRun(t *testing.T, want int, commands ...string) (root, out, results string, prs []map[string]any) {
 	claude := claudeOffline(t)
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not installed")
-	}
+	testkit.NeedsTool(t, "go", "")
 	base := t.TempDir()
 	root = filepath.Join(base, "repo")
 	desc := "Fix Add."

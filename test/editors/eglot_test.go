@@ -7,7 +7,6 @@ package editors
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,10 +31,7 @@ func docBlock(t *testing.T, lang string) string {
 // The eglot configuration of docs/editors.md, as written: a task file under
 // .saga/ gets saga-lsp (from PATH) and its diagnostics through Flymake.
 func TestEmacsEglot(t *testing.T) {
-	emacs, err := exec.LookPath("emacs")
-	if err != nil {
-		t.Skip("emacs is not installed (Debian: apt-get install -y emacs-nox elpa-eglot)")
-	}
+	emacs := testkit.NeedsTool(t, "emacs", "Debian: apt-get install -y emacs-nox elpa-eglot")
 	tmp := t.TempDir()
 	config := filepath.Join(tmp, "config.el")
 	if err := os.WriteFile(config, []byte(docBlock(t, "elisp")+"\n"), 0o644); err != nil {
@@ -67,7 +63,7 @@ func TestEmacsEglot(t *testing.T) {
 	}
 	if r.Code != 0 || line == "" {
 		if strings.Contains(r.Stderr, `"eglot"`) && strings.Contains(r.Stderr, "Cannot open load file") {
-			t.Skip("eglot is not installed (Debian: apt-get install -y elpa-eglot)")
+			testkit.Needs(t, "eglot is not installed (Debian: apt-get install -y elpa-eglot)")
 		}
 		t.Fatalf("emacs: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}

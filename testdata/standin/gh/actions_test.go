@@ -398,7 +398,7 @@ func TestWorkflowRunConcurrency(t *testing.T) {
 func TestJSONFieldsAreDebianGH(t *testing.T) {
 	real, err := exec.LookPath("gh")
 	if err != nil {
-		t.Skip("no gh on PATH to compare with (Debian's package: gh)")
+		testkit.Needs(t, "no gh on PATH to compare with (Debian's package: gh)")
 	}
 	fields := func(args ...string) []string {
 		out, _ := exec.Command(real, append(slices.Clone(args), "--json")...).CombinedOutput()
