@@ -46,9 +46,10 @@ type EpicStory struct {
 	// Why says, for a story whose last run did not complete, what stopped
 	// it and the next step.
 	Why string `json:"why,omitempty"`
-	// DryRun is the state of the story's dry-run attempt, apart from its
-	// own ("" when no dry run left anything): docs/worker.md#dry-runs.
-	DryRun string `json:"dryRun,omitempty"`
+	// Dry is what the story's dry-run attempt left, apart from its own
+	// state and never counted in it (nil when nothing):
+	// docs/worker.md#dry-runs.
+	Dry *DryState `json:"dryRun,omitempty"`
 	// Actions is its GitHub Actions run, when it runs or ran there.
 	Actions *ActionsRun `json:"actions,omitempty"`
 }
@@ -72,6 +73,9 @@ type EpicStatus struct {
 	AwaitingMerge []string `json:"awaitingMerge"`
 	// Backend is where the last run ran its stories ("" tmux, github).
 	Backend string `json:"backend,omitempty"`
+	// DryRun: the last run was a dry run — its State is the dry run's,
+	// its stories' progress stays their own (docs/worker.md#dry-runs).
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // EpicQuery says how to judge an epic's stories.
@@ -90,13 +94,24 @@ type EpicQuery struct {
 	Env       func(string) string
 	Parser    *store.Parser
 	// DryRun judges the stories as a dry epic run schedules them: a
-	// story's dry attempt counts where it did not really complete.
+	// story's dry attempt counts where it did not really complete. The
+	// dry runner's alone: faces never ask for it (ViewQuery).
 	DryRun bool
 	// Actions asks GitHub about stories run on GitHub Actions
 	// (Evidence.Actions); Discover about every story — set when the epic's
 	// runs go to GitHub Actions, and implied when its last run's did.
 	Actions  Actions
 	Discover bool
+}
+
+// ViewQuery is the query every face renders an epic with — status, plan,
+// the language server's lenses and diagnostics, the dashboard and the live
+// watcher — so that they agree: each story's own evidence as it stands
+// now (its last outcome, whenever it ended; its dry run apart, in Dry).
+// Since and DryRun are a runner's view of its own schedule, never a
+// face's (docs/architecture.md#one-read-model-of-a-run).
+func ViewQuery(root, epic string, env func(string) string, p *store.Parser) EpicQuery {
+	return EpicQuery{Root: root, Epic: epic, Env: env, Parser: p}
 }
 
 // EpicState derives every child story's state. The order of Stories is
@@ -132,7 +147,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 				}
 			}
 		}
-		st.Backend = last.Backend
+		st.Backend, st.DryRun = last.Backend, last.DryRun
 		q.Discover = q.Discover || last.Backend == BackendGitHub
 		switch {
 		case last.Ended:
@@ -250,9 +265,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	st := ev.Story(ctx, ws, es.ID)
 	es.Done, es.Total, es.Branch, es.Base, es.PR, es.Cost, es.Session = st.Done, st.Total, st.Branch, st.Base, st.PR, st.Cost, st.Session
 	es.Actions = st.Actions
-	if st.Dry != nil {
-		es.DryRun = st.Dry.State
-	}
+	es.Dry = st.Dry
 	state, ended := st.State, st.Ended
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session

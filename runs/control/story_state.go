@@ -74,7 +74,11 @@ type StoryState struct {
 
 // DryState is a story's dry-run attempt (docs/worker.md#dry-runs).
 type DryState struct {
-	State    string `json:"state"` // running, the last dry run's end status, or "left" (its branch or worktree only)
+	State string `json:"state"` // running, the last dry run's end status, or "left" (its branch or worktree only)
+	// Done and Total are the simulated agent's tasks as its last dry run
+	// reported them (0/0 when none did): never the story's.
+	Done     int    `json:"done"`
+	Total    int    `json:"total"`
 	Branch   string `json:"branch"`
 	Worktree string `json:"worktree"` // relative to the root; "" when gone
 	Session  string `json:"session"`
@@ -283,6 +287,9 @@ func (ev *Evidence) dry(id string, last *runs.Run) *DryState {
 		d.Branch = runs.DryBranch(id)
 	}
 	rec, haveRec := runs.ReadDryRecord(ev.Root, id)
+	if last != nil && last.Total > 0 {
+		d.Done, d.Total = max(last.Done, 0), last.Total
+	}
 	switch {
 	case last != nil && !last.Ended && last.Alive():
 		d.State, d.Session = EpicRunning, last.Session
@@ -309,4 +316,17 @@ func workerFields(ws *store.Workspace, id string) (branch, pr string) {
 		return s.Branch, s.PR
 	}
 	return "", ""
+}
+
+// Text is the dry run as every face words it: "dry run completed · 3/3
+// tasks (simulated, not the story's)".
+func (d *DryState) Text() string {
+	state := d.State
+	if state == EpicRunning {
+		state = "running"
+	}
+	if d.Total > 0 {
+		return fmt.Sprintf("dry run %s · %d/%d tasks (simulated, not the story's)", state, d.Done, d.Total)
+	}
+	return fmt.Sprintf("dry run %s (simulated, not the story's)", state)
 }
