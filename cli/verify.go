@@ -231,11 +231,9 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 	if r.Protected {
 		run = " (" + verify.ProtectedRun + ")"
 	}
-	fmt.Fprintf(w, "  %s %s: %s%s — %s (%s)\n", mark, task, termtext.Escape(r.Command), run, termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
-	if !r.Passed && r.Output != "" {
-		for _, line := range strings.Split(r.Output, "\n") {
-			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))
-		}
+	fmt.Fprintf(w, "  %s %s: %s%s — %s (%s)\n", mark, termtext.Escape(task), termtext.Escape(r.Command), run, termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
+	if !r.Passed && r.Output != "" { // as lines, tabs kept (a `go test` summary's columns)
+		fmt.Fprintf(w, "      %s\n", termtext.Block(r.Output, "      "))
 	}
 }
 
