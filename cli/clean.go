@@ -42,7 +42,7 @@ func runClean(env *Env, args []string) int {
 	if *format == "json" {
 		err = printJSON(env.Stdout, res)
 	} else {
-		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, r, p) })
+		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, r, p) }, false)
 	}
 	if err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))
@@ -76,7 +76,10 @@ var cleanNouns = map[string][2]string{ // singular, plural
 	control.ResetPR:           {"pull request", "pull requests"},
 }
 
-func writeClean(w io.Writer, res *control.CleanResult, show func(string) string) error {
+// writeClean prints what clean or reset found or did; asking says the
+// caller asks next whether to remove what is listed (reset at a terminal),
+// so the listing does not also say to run again with --yes.
+func writeClean(w io.Writer, res *control.CleanResult, show func(string) string, asking bool) error {
 	// Paths and reasons name what is on disk: escaped for the terminal.
 	what := func(kind, path string) string {
 		switch kind {
@@ -169,7 +172,7 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	if kept > 0 {
 		summary += fmt.Sprintf("; kept %d that cannot safely go now (see above)", kept)
 	}
-	if res.DryRun && done > 0 {
+	if res.DryRun && done > 0 && !asking {
 		summary += " — run again with --yes to remove them"
 	}
 	if summary != "" {

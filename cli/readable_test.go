@@ -55,6 +55,18 @@ func TestCheckOutputKeepsItsLinesAndTabs(t *testing.T) {
 	term, _ := onTerminal(t, root, append(env[:len(env):len(env)], "TERM=xterm"), "follow", "shop")
 	outputs["follow on a terminal"] = strings.ReplaceAll(term, "\x1b[1A\x1b[2K", "")
 
+	// Issue 33 point 11: reset lists what goes and says once, in one line
+	// without nested parentheses, how to remove it.
+	reset := saga("reset", "shop")
+	if n := strings.Count(reset, "run again with --yes"); n != 1 || !strings.Contains(reset, "would remove branch saga-dry/shop (dry run: its local branch, never pushed)") {
+		t.Errorf("reset says %d times to run again with --yes:\n%s", n, reset)
+	}
+	for line := range strings.Lines(reset) {
+		if nestedParens(line) {
+			t.Errorf("reset nests parentheses: %s", line)
+		}
+	}
+
 	for what, out := range outputs {
 		if strings.Contains(out, `"event":`) {
 			t.Errorf("%s prints JSON events as its text form:\n%s", what, out)
@@ -76,4 +88,20 @@ func TestCheckOutputKeepsItsLinesAndTabs(t *testing.T) {
 		}
 		noControls(t, what, strings.ReplaceAll(out, "\t", " "))
 	}
+}
+
+// nestedParens says whether a line holds a parenthesis inside another.
+func nestedParens(line string) bool {
+	depth := 0
+	for _, r := range line {
+		switch r {
+		case '(':
+			if depth++; depth > 1 {
+				return true
+			}
+		case ')':
+			depth = max(0, depth-1)
+		}
+	}
+	return false
 }

@@ -123,7 +123,7 @@ func runVerify(env *Env, args []string) int {
 		})
 		tr.Passed = res.Passed()
 		if ran := ranCommands(res); ran < len(tc.Commands) && text {
-			fmt.Fprintf(env.Stdout, "    (%d more check(s) of %s not run after the failure)\n", len(tc.Commands)-ran, id)
+			fmt.Fprintf(env.Stdout, "    (%s of %s not run after the failure)\n", termtext.Count(len(tc.Commands)-ran, "more check", "more checks"), id)
 		}
 		rep.Passed = rep.Passed && tr.Passed
 		rep.Tasks = append(rep.Tasks, tr)
@@ -249,5 +249,5 @@ func (rep *verifyReport) footer(w io.Writer) {
 			failed++
 		}
 	}
-	fmt.Fprintf(w, "%d task(s) passed, %d failed, %d without checks\n", passed, failed, none)
+	fmt.Fprintf(w, "%s passed, %d failed, %d without checks\n", termtext.Count(passed, "task", "tasks"), failed, none)
 }
