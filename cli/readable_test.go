@@ -61,6 +61,10 @@ func TestCheckOutputKeepsItsLinesAndTabs(t *testing.T) {
 	if n := strings.Count(reset, "run again with --yes"); n != 1 || !strings.Contains(reset, "would remove branch saga-dry/shop (dry run: its local branch, never pushed)") {
 		t.Errorf("reset says %d times to run again with --yes:\n%s", n, reset)
 	}
+	// The shared check results' folder is every story's: a line names whose.
+	if clean := saga("clean"); !strings.Contains(clean, "would remove shared check results of shop in ") {
+		t.Errorf("clean does not say whose shared check results go:\n%s", clean)
+	}
 	for line := range strings.Lines(reset) {
 		if nestedParens(line) {
 			t.Errorf("reset nests parentheses: %s", line)
