@@ -42,7 +42,7 @@ func runClean(env *Env, args []string) int {
 	if *format == "json" {
 		err = printJSON(env.Stdout, res)
 	} else {
-		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, r, p) })
+		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, r, p) }, false)
 	}
 	if err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))
@@ -76,10 +76,17 @@ var cleanNouns = map[string][2]string{ // singular, plural
 	control.ResetPR:           {"pull request", "pull requests"},
 }
 
-func writeClean(w io.Writer, res *control.CleanResult, show func(string) string) error {
+// writeClean prints what clean or reset found or did; asking says the
+// caller asks next whether to remove what is listed (reset at a terminal),
+// so the listing does not also say to run again with --yes.
+func writeClean(w io.Writer, res *control.CleanResult, show func(string) string, asking bool) error {
 	// Paths and reasons name what is on disk: escaped for the terminal.
-	what := func(kind, path string) string {
+	what := func(kind, path, story string) string {
 		switch kind {
+		case control.CleanShares: // one folder for every story's: say whose
+			if story != "" {
+				return cleanNouns[kind][0] + " of " + termtext.Escape(story) + " in " + termtext.Escape(show(path))
+			}
 		case control.CleanBranch, control.CleanTmux, control.ResetRemoteBranch, control.ResetPR:
 			return cleanNouns[kind][0] + " " + termtext.Escape(path)
 		case control.CleanRunFiles:
@@ -93,16 +100,16 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	item := func(it control.CleanItem) {
 		switch {
 		case it.Kept:
-			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
+			fmt.Fprintf(&b, "kept %s: %s\n", what(it.Kind, it.Path, it.Story), termtext.Escape(it.Reason))
 			return
 		case it.Removed && it.Kind == control.CleanTmux:
-			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
+			fmt.Fprintf(&b, "killed %s (%s)\n", what(it.Kind, it.Path, it.Story), termtext.Escape(it.Reason))
 		case it.Removed:
-			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
+			fmt.Fprintf(&b, "removed %s (%s)\n", what(it.Kind, it.Path, it.Story), termtext.Escape(it.Reason))
 		case it.Kind == control.CleanTmux:
-			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
+			fmt.Fprintf(&b, "would kill %s (%s)\n", what(it.Kind, it.Path, it.Story), termtext.Escape(it.Reason))
 		default:
-			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path), termtext.Escape(it.Reason))
+			fmt.Fprintf(&b, "would remove %s (%s)\n", what(it.Kind, it.Path, it.Story), termtext.Escape(it.Reason))
 		}
 		counts[it.Kind]++
 		done++
@@ -138,14 +145,8 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 		}
 		for _, l := range res.Left {
 			if l.Story == s {
-				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path), termtext.Escape(l.Reason))
+				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path, l.Story), termtext.Escape(l.Reason))
 			}
-		}
-	}
-	var unfinished []string
-	for _, l := range res.Left {
-		if l.Story != "" && !slices.Contains(unfinished, l.Story) {
-			unfinished = append(unfinished, l.Story)
 		}
 	}
 	kept := res.Kept()
@@ -153,7 +154,7 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	for _, kind := range []string{control.CleanWorktree, control.CleanCache, control.CleanBranch, control.CleanTaskList, control.CleanRunFiles, control.CleanTmux, control.CleanShares,
 		control.CleanRecord, control.ResetRemoteBranch, control.ResetPR} {
 		if n := counts[kind]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, cleanNouns[kind][min(n-1, 1)]))
+			parts = append(parts, termtext.Count(n, cleanNouns[kind][0], cleanNouns[kind][1]))
 		}
 	}
 	summary := ""
@@ -169,15 +170,22 @@ func writeClean(w io.Writer, res *control.CleanResult, show func(string) string)
 	if kept > 0 {
 		summary += fmt.Sprintf("; kept %d that cannot safely go now (see above)", kept)
 	}
-	if res.DryRun && done > 0 {
+	if res.DryRun && done > 0 && !asking {
 		summary += " — run again with --yes to remove them"
 	}
 	if summary != "" {
 		b.WriteString(strings.TrimPrefix(summary, "; ") + "\n")
 	}
-	if len(unfinished) > 0 && len(res.Named) == 0 {
-		slices.Sort(unfinished)
-		fmt.Fprintf(&b, "left alone: %s (not finished with; `saga-lsp clean <story>` says why)\n", strings.Join(unfinished, ", "))
+	if len(res.Named) == 0 {
+		// What stays of the stories not finished with, each with why: a
+		// story whose worktree goes may leave its branch.
+		left := slices.Clone(res.Left)
+		slices.SortStableFunc(left, func(a, b control.CleanLeft) int { return strings.Compare(a.Story, b.Story) })
+		for _, l := range left {
+			if l.Story != "" {
+				fmt.Fprintf(&b, "left %s: %s\n", what(l.Kind, l.Path, l.Story), termtext.Escape(l.Reason))
+			}
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -102,10 +102,11 @@ func (fl *followed) read(f func(runs.Event)) {
 	}
 }
 
-// followRun shows the run of an events file until it ends: on a terminal
-// (text) a progress line per running story and a line per story's end; in
-// a pipe or with json, the events as JSON lines. Ctrl-C detaches and leaves
-// the run going. The exit code is the run's.
+// followRun shows the run of an events file until it ends: as text a line
+// per story's start and end and per task completed, and on a terminal a
+// progress line per running story redrawn below them; with json, the
+// events as JSON lines. Ctrl-C detaches and leaves the run going. The exit
+// code is the run's.
 //
 // id is what the user named (to follow again after a detach); ws, the
 // workspace as the command loaded it, gives a story's task count until its
@@ -113,12 +114,11 @@ func (fl *followed) read(f func(runs.Event)) {
 func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.Workspace) int {
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
-	live := !jsonOut && isTerminal(env.Stdout)
 	main := newFollowed(eventsFile)
 	stories := map[string]*followed{} // an epic run's workers
-	out := &progressView{w: env.Stdout, on: live, ws: ws}
+	out := &progressView{w: env.Stdout, text: !jsonOut, live: !jsonOut && isTerminal(env.Stdout), ws: ws}
 	printEvent := func(e runs.Event) {
-		if !live {
+		if jsonOut {
 			b, _ := json.Marshal(e)
 			fmt.Fprintf(env.Stdout, "%s\n", b)
 		}
@@ -225,12 +225,14 @@ func endMark(status string) string {
 	return "✗"
 }
 
-// progressView draws the running stories' progress at the bottom of a
-// terminal, redrawn in place; permanent lines scroll above it. Off a
-// terminal it draws nothing.
+// progressView prints the permanent lines of a run's text form and, on a
+// terminal, draws the running stories' progress below them, redrawn in
+// place. In a pipe it prints the permanent lines only: the text form, never
+// a redrawn line (docs/commands.md#epic-runs-run--follow--status--stop-epic).
 type progressView struct {
 	w     io.Writer
-	on    bool
+	text  bool             // the text form (not --format json)
+	live  bool             // and on a terminal: the progress lines too
 	ws    *store.Workspace // task counts before a worker reports them
 	drawn []string         // the progress block on screen
 }
@@ -243,7 +245,7 @@ func (v *progressView) clear() {
 }
 
 func (v *progressView) line(s string) {
-	if !v.on {
+	if !v.text {
 		return
 	}
 	v.clear()
@@ -251,14 +253,14 @@ func (v *progressView) line(s string) {
 }
 
 func (v *progressView) done() {
-	if v.on {
+	if v.live {
 		v.clear()
 	}
 }
 
 // draw shows one line per running story (or the story of a story run).
 func (v *progressView) draw(main *runs.Run, stories map[string]*followed) {
-	if !v.on {
+	if !v.live {
 		return
 	}
 	var lines []string

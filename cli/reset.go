@@ -41,9 +41,9 @@ func runReset(env *Env, args []string) int {
 			return resetFailed(c, env, err)
 		}
 		if !terminal {
-			return writeReset(c, env, r, res, *format, "run again with --yes to remove them")
+			return writeReset(c, env, r, res, *format, false) // its last line: run again with --yes
 		}
-		if code := writeReset(c, env, r, res, *format, ""); code != exitOK || len(res.Items) == 0 {
+		if code := writeReset(c, env, r, res, *format, true); code != exitOK || len(res.Items) == 0 {
 			return code
 		}
 		in := bufio.NewReader(env.Stdin)
@@ -61,7 +61,7 @@ func runReset(env *Env, args []string) int {
 	if err != nil {
 		return resetFailed(c, env, err)
 	}
-	return writeReset(c, env, r, res, *format, "")
+	return writeReset(c, env, r, res, *format, false)
 }
 
 // confirm asks a question at the terminal; the answer must be want.
@@ -71,7 +71,7 @@ func confirm(env *Env, in *bufio.Reader, question, want string) bool {
 	return strings.EqualFold(strings.TrimSpace(line), want)
 }
 
-func writeReset(c *cmdLine, env *Env, root string, res *control.ResetResult, format, hint string) int {
+func writeReset(c *cmdLine, env *Env, root string, res *control.ResetResult, format string, asking bool) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(env.Stderr, "saga-lsp reset: warning: %s\n", w)
 	}
@@ -79,10 +79,7 @@ func writeReset(c *cmdLine, env *Env, root string, res *control.ResetResult, for
 	if format == "json" {
 		err = printJSON(env.Stdout, res)
 	} else {
-		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, root, p) })
-		if err == nil && hint != "" && len(res.Items) > 0 {
-			_, err = fmt.Fprintln(env.Stdout, hint)
-		}
+		err = writeClean(env.Stdout, res, func(p string) string { return shownPath(env, root, p) }, asking)
 	}
 	if err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))

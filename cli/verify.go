@@ -125,7 +125,7 @@ func runVerify(env *Env, args []string) int {
 		})
 		tr.Passed = res.Passed()
 		if ran := ranCommands(res); ran < len(tc.Commands) && text {
-			fmt.Fprintf(env.Stdout, "    (%d more check(s) of %s not run after the failure)\n", len(tc.Commands)-ran, id)
+			fmt.Fprintf(env.Stdout, "    (%s of %s not run after the failure)\n", termtext.Count(len(tc.Commands)-ran, "more check", "more checks"), id)
 		}
 		rep.Passed = rep.Passed && tr.Passed
 		rep.Tasks = append(rep.Tasks, tr)
@@ -233,11 +233,9 @@ func (r verifyResult) writeText(w io.Writer, task string) {
 	if r.Protected {
 		run = " (" + verify.ProtectedRun + ")"
 	}
-	fmt.Fprintf(w, "  %s %s: %s%s — %s (%s)\n", mark, task, termtext.Escape(r.Command), run, termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
-	if !r.Passed && r.Output != "" {
-		for _, line := range strings.Split(r.Output, "\n") {
-			fmt.Fprintf(w, "      %s\n", termtext.Escape(line))
-		}
+	fmt.Fprintf(w, "  %s %s: %s%s — %s (%s)\n", mark, termtext.Escape(task), termtext.Escape(r.Command), run, termtext.Escape(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond)
+	if !r.Passed && r.Output != "" { // as lines, tabs kept (a `go test` summary's columns)
+		fmt.Fprintf(w, "      %s\n", termtext.Block(r.Output, "      "))
 	}
 }
 
@@ -253,5 +251,5 @@ func (rep *verifyReport) footer(w io.Writer) {
 			failed++
 		}
 	}
-	fmt.Fprintf(w, "%d task(s) passed, %d failed, %d without checks\n", passed, failed, none)
+	fmt.Fprintf(w, "%s passed, %d failed, %d without checks\n", termtext.Count(passed, "task", "tasks"), failed, none)
 }

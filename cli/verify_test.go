@@ -40,8 +40,8 @@ func TestVerify(t *testing.T) {
 	for _, want := range []string{
 		"story s: checks as committed at ", "(where it forked from main), run in . (",
 		"  ✓ ok: test -f README — passed", "  ✓ ok: true — passed",
-		"  ✗ bad: echo broken; exit 2 — exit status 2", "      broken\n", "    (1 more check(s) of bad not run after the failure)",
-		"  none: no checks", "1 task(s) passed, 1 failed, 1 without checks",
+		"  ✗ bad: echo broken; exit 2 — exit status 2", "      broken\n", "    (1 more check of bad not run after the failure)",
+		"  none: no checks", "1 task passed, 1 failed, 1 without checks",
 	} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.Stdout)

@@ -157,11 +157,11 @@ func TestLiveStoryRuns(t *testing.T) {
 	// Review: the branch's changes, SAGA's own files flagged.
 	b.navigateBy(click("#review-story"))
 	files2 := b.text(`table[data-table=files]`)
-	if !contains(files2, "saga-work/t1.md", "added", ".saga/stories/ship/t1.json", "SAGA's files") {
+	if !contains(files2, "saga-work/ship/t1.md", "added", ".saga/stories/ship/t1.json", "SAGA's files") {
 		t.Errorf("review: %q", files2)
 	}
-	b.navigateBy(click(`a[href$="file=saga-work%2Ft1.md"]`))
-	if diff := b.text("pre.diff"); !contains(diff, "+++ b/saga-work/t1.md", "+") {
+	b.navigateBy(click(`a[href$="file=saga-work%2Fship%2Ft1.md"]`))
+	if diff := b.text("pre.diff"); !contains(diff, "+++ b/saga-work/ship/t1.md", "+") {
 		t.Errorf("diff: %q", diff)
 	}
 	// Reset from the page: the dry run's worktree, branch and runs go.

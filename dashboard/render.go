@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/store/plan"
 )
 
 // asset is the URL of an embedded asset, with the assets' digest.
@@ -529,11 +531,12 @@ func (h *hw) epic(p page, c epicContent) {
 	h.a("data-graph", c.Graph)
 	h.a("aria-label", "Dependency graph of epic "+c.ID+": each story a link")
 	h.m("></div>\n  <figcaption class=\"legend\">\n    Arrows run from a blocker to what it blocks. <span class=\"crit-key\">Thick blue</span>: ")
-	h.tf("the critical path (%d stories", len(c.Critical))
 	if len(c.Critical) > 0 {
-		h.t(": " + strings.Join(c.Critical, " → "))
+		h.t("the critical path (" + plan.Stories().Count(len(c.Critical)) + ": " + strings.Join(c.Critical, " → ") + ")")
+	} else {
+		h.t("the critical path (none: no unfinished story outside a cycle)")
 	}
-	h.m(`).
+	h.m(`.
     Dashed red: a cycle. Faded: not matching the filter.
   </figcaption>
 </figure>

@@ -28,7 +28,7 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	}
 	sessions, config := t.TempDir(), t.TempDir()
 	t.Setenv("SAGA_SESSION_DIR", sessions)
-	breaks := "test ! -e saga-work/second.md"
+	breaks := "test ! -e saga-work/gated/second.md"
 	first := `{
   "id": "first",
   "subject": "First",
@@ -41,7 +41,7 @@ func TestCheckFailedFromAWorkerRun(t *testing.T) {
 	files := map[string]string{
 		"story.json":  `{"id": "gated", "title": "Gated", "description": ""}` + "\n",
 		"first.json":  fmt.Sprintf(first, breaks),
-		"second.json": `{"id": "second", "subject": "Second", "description": "", "status": "pending", "blockedBy": ["first"], "checks": ["test -f saga-work/second.md"]}` + "\n",
+		"second.json": `{"id": "second", "subject": "Second", "description": "", "status": "pending", "blockedBy": ["first"], "checks": ["test -f saga-work/gated/second.md"]}` + "\n",
 	}
 	dir := filepath.Join(root, ".saga", "stories", "gated")
 	os.MkdirAll(dir, 0o755)

@@ -196,8 +196,8 @@ func TestRunEpicLive(t *testing.T) {
 	for _, fc := range rev.Files {
 		paths[fc.Path] = fc.Status
 	}
-	if rev.Branch != "story/shop--b" || rev.Base != "story/shop--a" || paths["saga-work/b1.md"] != "added" ||
-		paths["saga-work/a1.md"] != "" || rev.Worktree != filepath.Join(f.root, ".saga/worktrees/shop--b") {
+	if rev.Branch != "story/shop--b" || rev.Base != "story/shop--a" || paths["saga-work/shop--b/b1.md"] != "added" ||
+		paths["saga-work/shop--a/a1.md"] != "" || rev.Worktree != filepath.Join(f.root, ".saga/worktrees/shop--b") {
 		t.Errorf("reviewStory shop--b: %s", m.Result)
 	}
 

@@ -69,6 +69,27 @@ func (l *Log) Emit(e Event, line string) {
 	}
 }
 
+// EmitLines is Emit for text a person reads as lines (the agent's
+// messages): its lines after the first printed as indented lines, tabs
+// kept and everything else escaped (termtext.Block), so none of them can
+// pass for a line of the log's own.
+func (l *Log) EmitLines(e Event, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.events != nil {
+		e = l.events.Emit(e)
+	} else {
+		e.Time = l.now()
+	}
+	if text != "" {
+		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), termtext.Block(text, blockIndent))
+	}
+}
+
+// blockIndent indents a log entry's lines after the first under its text,
+// past the "[15:04:05] " of its first.
+const blockIndent = "           "
+
 // Fail records what stops the run, as Error, its message's lines after
 // the first (a check's output quoted under what failed) printed as
 // indented lines (termtext.Block).
@@ -81,7 +102,7 @@ func (l *Log) Fail(step, msg string) {
 	} else {
 		e.Time = l.now()
 	}
-	fmt.Fprintf(l.human, "[%s] error: %s\n", e.Time.Local().Format("15:04:05"), termtext.Block(msg, "           "))
+	fmt.Fprintf(l.human, "[%s] error: %s\n", e.Time.Local().Format("15:04:05"), termtext.Block(msg, blockIndent))
 }
 
 // Step records a step with a message.

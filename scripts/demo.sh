@@ -27,25 +27,29 @@ step "saga-lsp plan billing--invoices   # a cycle, reported with its weakest lin
 echo "(exit code $?)"
 
 # A story run end to end with the built-in simulated agent, in a temporary
-# git copy of the example workspace (nothing here is touched).
+# git copy of the example workspace (nothing here is touched). Everything the
+# runs keep — Claude Code's config, the sessions, the stories' build caches
+# (runs/cache.go: under XDG_CACHE_HOME, else ~/.cache) — goes beside that
+# copy, and all of it is removed at the end.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -r "$here/examples/workspace/.saga" "$tmp/"
-cd "$tmp"
+mkdir "$tmp/repo"
+cp -r "$here/examples/workspace/.saga" "$tmp/repo/"
+cd "$tmp/repo"
 git init -q -b main
 git add -A
 git -c user.name=demo -c user.email=demo@localhost commit -q -m "example workspace"
-export CLAUDE_CONFIG_DIR="$tmp/.claude-config" SAGA_SESSION_DIR="$tmp/sessions"
+export CLAUDE_CONFIG_DIR="$tmp/claude-config" SAGA_SESSION_DIR="$tmp/sessions" XDG_CACHE_HOME="$tmp/cache"
 step "saga-lsp worker user-auth--api --dry-run   # in a temporary git copy: worktree, hydration, runs, hooks, commit"
 "$bin" worker user-auth--api --dry-run --output-file "$tmp/sessions/demo.log"
 echo "(exit code $?)"
-step "saga-lsp status user-auth--api"
+step "saga-lsp status user-auth--api   # a dry run is never the story's: it stays in progress"
 "$bin" status user-auth--api
-step "git log story/user-auth--api"
-git log --oneline story/user-auth--api | head -3
+step "git log saga-dry/user-auth--api   # the dry run's own branch"
+git log --oneline saga-dry/user-auth--api | head -3
 
-# The whole epic, with its runner and workers in a private tmux server: the
-# story above is completed already, so only what is left runs.
+# The whole epic, with its runner and workers in a private tmux server, as a
+# dry run too: it builds on the dry run above.
 if command -v tmux >/dev/null; then
   export SAGA_TMUX_SOCKET="saga-demo-$$"
   trap 'tmux -L "$SAGA_TMUX_SOCKET" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT

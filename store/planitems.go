@@ -53,7 +53,7 @@ func ResolveName(ws *Workspace, name string, want NameKind) (NameKind, error) {
 type Planned struct {
 	Kind  NameKind // NameStory or NameEpic
 	Title string
-	Noun  string // "tasks" or "stories"
+	Noun  plan.Noun // task(s) or story/stories
 	Items []plan.Item
 }
 
@@ -71,10 +71,10 @@ func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
 	}
 	if kind == NameStory {
 		s := ws.Story(name)
-		return Planned{Kind: NameStory, Title: storyTitle(s), Noun: "tasks", Items: TaskPlanItems(s)}, nil
+		return Planned{Kind: NameStory, Title: storyTitle(s), Noun: plan.Noun{One: "task", Many: "tasks"}, Items: TaskPlanItems(s)}, nil
 	}
 	e := ws.Epic(name)
-	p := Planned{Kind: NameEpic, Title: e.Title, Noun: "stories"}
+	p := Planned{Kind: NameEpic, Title: e.Title, Noun: plan.Stories()}
 	if p.Title == "" {
 		p.Title = e.ID
 	}

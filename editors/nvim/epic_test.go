@@ -136,7 +136,7 @@ func TestPluginEpic(t *testing.T) {
 		found := false
 		for _, it := range r.Items {
 			t.Logf("quickfix %s: %s", it.File, it.Text)
-			if it.File == filepath.Join(ws, ".saga/worktrees/site--about.dry/saga-work/about1.md") && it.Text == "added" {
+			if it.File == filepath.Join(ws, ".saga/worktrees/site--about.dry/saga-work/site--about/about1.md") && it.Text == "added" {
 				found = true
 			}
 			if strings.Contains(it.File, "home1.md") {
@@ -144,7 +144,7 @@ func TestPluginEpic(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Error("no quickfix entry for the added saga-work/about1.md in site--about's worktree")
+			t.Error("no quickfix entry for the added saga-work/site--about/about1.md in site--about's worktree")
 		}
 	})
 

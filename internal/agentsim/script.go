@@ -22,7 +22,8 @@ import (
 // numerically, then the others by string order), that is pending and whose
 // blockers are all completed (TaskList's blockedBy is empty). Working on a
 // task is: TaskGet, TaskUpdate status in_progress, the task description's
-// SIMAGENT lines (see runDirectives), Write "<cwd>/saga-work/<task-id>.md"
+// SIMAGENT lines (see runDirectives), Write "<cwd>/saga-work/<story>/<task-id>.md"
+// ("<cwd>/saga-work/<task-id>.md" without $SAGA_STORY_ID; see workDir)
 // describing the task and the attempt ("Attempt N.", after a Read when the
 // file already exists), TaskUpdate status completed. A task whose update or
 // Write fails (a hook or the permission check refused it) is left as it is
@@ -336,7 +337,7 @@ func (s *session) work(t *listed, attempt int) (problem string, vetoed bool, err
 	if err := s.runDirectives(desc); err != nil {
 		return "", false, err
 	}
-	path := filepath.Join(s.cwd, "saga-work", sanitizeID(t.id)+".md")
+	path := filepath.Join(s.workDir(), sanitizeID(t.id)+".md")
 	content := fmt.Sprintf("# %s: %s\n\n", t.id, t.subject)
 	if desc != "" {
 		content += desc + "\n\n"
@@ -355,6 +356,18 @@ func (s *session) work(t *listed, attempt int) (problem string, vetoed bool, err
 	}
 	problem = updateFailure(res)
 	return problem, strings.HasPrefix(problem, "TaskCompleted hook feedback:"), nil
+}
+
+// workDir is where a task's file goes: <cwd>/saga-work/<story>/ in a
+// story's run ($SAGA_STORY_ID), so that stories whose tasks share an id
+// (an epic's "implement", "write-tests") never write the same file and a
+// story with two blockers merges their branches cleanly; <cwd>/saga-work/
+// outside one.
+func (s *session) workDir() string {
+	if story := s.getenv(runs.EnvStoryID); story != "" {
+		return filepath.Join(s.cwd, "saga-work", sanitizeID(story))
+	}
+	return filepath.Join(s.cwd, "saga-work")
 }
 
 // writeFile writes a whole file, reading it first when it exists (Write

@@ -119,8 +119,8 @@ func TestAllWorksEveryTaskInDependencyOrder(t *testing.T) {
 	}
 	// The work files.
 	for _, id := range []string{"1", "2", "write-tests"} {
-		if got := f.read("project/saga-work/" + id + ".md"); !strings.HasPrefix(got, "# "+id+": ") {
-			t.Errorf("saga-work/%s.md = %q", id, got)
+		if got := f.read("project/saga-work/demo/" + id + ".md"); !strings.HasPrefix(got, "# "+id+": ") {
+			t.Errorf("saga-work/demo/%s.md = %q", id, got)
 		}
 	}
 	res := resultLine(t, r)

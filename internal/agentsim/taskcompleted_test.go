@@ -63,7 +63,7 @@ func TestTaskCompletedVetoExactly(t *testing.T) {
 	if !strings.Contains(f.taskFile("1"), `"status": "in_progress"`) {
 		t.Errorf("task 1 after the vetoes:\n%s", f.taskFile("1"))
 	}
-	if got := f.read("project/saga-work/1.md"); !strings.Contains(got, "Attempt 3.") {
+	if got := f.read("project/saga-work/demo/1.md"); !strings.Contains(got, "Attempt 3.") {
 		t.Errorf("work file of the third attempt: %q", got)
 	}
 	if res := resultLine(t, r)["result"].(string); !strings.Contains(res, "Could not finish #1 (refused 3 time(s): TaskCompleted hook feedback:") {
@@ -102,7 +102,7 @@ func TestTaskCompletedVetoWithoutStderr(t *testing.T) {
 func TestCompletionRefusedUntilTheCheckPasses(t *testing.T) {
 	f := newFixture(t)
 	hydrate(f)
-	check := `id=$(sed -n 's/.*"task_id":"\([^"]*\)".*/\1/p'); grep -q 'Attempt 2\.' "saga-work/$id.md" || { echo "check failed: saga-work/$id.md is not the second attempt" >&2; exit 2; }`
+	check := `id=$(sed -n 's/.*"task_id":"\([^"]*\)".*/\1/p'); grep -q 'Attempt 2\.' "saga-work/demo/$id.md" || { echo "check failed: saga-work/demo/$id.md is not the second attempt" >&2; exit 2; }`
 	r := f.run("all", workerArgs(settingsJSON(map[string][][2]string{"TaskCompleted": {{"", check}}})))
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)

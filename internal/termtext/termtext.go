@@ -1,10 +1,12 @@
 // Package termtext makes text from a repository or a model safe to print on
 // a terminal: the one escaping of what saga-lsp did not write itself
 // (subjects, titles, file names, ids, messages quoting them, the agent's
-// output) before it reaches a terminal or a log read on one.
+// output) before it reaches a terminal or a log read on one; and the one
+// place a count's noun gets its number (Count).
 package termtext
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -131,4 +133,14 @@ func Block(s, indent string) string {
 		lines[i] = indent + lines[i]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Count is n and its noun in the right number — "1 story", "2 stories",
+// "0 stories": the one place output a person reads puts a count's word, so
+// that none says "1 stories" or "task(s)".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -67,3 +67,14 @@ func TestLines(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 stories"}, {1, "1 story"}, {2, "2 stories"}} {
+		if got := termtext.Count(c.n, "story", "stories"); got != c.want {
+			t.Errorf("Count(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

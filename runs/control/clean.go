@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -300,7 +301,7 @@ func (c *cleaner) planShares(p *storyPlan) {
 		return
 	}
 	dir := filepath.Dir(bases[0])
-	p.add(CleanShares, dir, fmt.Sprintf("%d check result(s) its hooks shared, of finished completions", len(bases)),
+	p.add(CleanShares, dir, termtext.Count(len(bases), "check result", "check results")+" its hooks shared, of finished completions",
 		func(context.Context) error { return removeShares(bases) })
 }
 

@@ -279,7 +279,7 @@ func TestCleanKeepsUncommittedChanges(t *testing.T) {
 	want := "kept worktree .saga/worktrees/" + story + ": uncommitted changes: ?? notes.txt\n" +
 		"kept branch story/" + story + ": checked out in .saga/worktrees/" + story + ", which stays\n" +
 		"kept 2 that cannot safely go now (see above)\n" +
-		"left alone: " + story + " (not finished with; `saga-lsp clean <story>` says why)\n"
+		"left run files " + runs.OutputOfEvents(ev) + " and its .events.jsonl: the latest run of " + story + ", whose result status shows: it goes when the worktree goes\n"
 	if r.Code != 1 || r.Stdout != want {
 		t.Errorf("clean --yes: exit %d\n got:\n%s\nwant:\n%s%s", r.Code, r.Stdout, want, r.Stderr)
 	}
@@ -415,7 +415,8 @@ func TestCleanCompletedAndPushed(t *testing.T) {
 		"removed build cache " + h.cache(t, story) + " (the build caches of its runs; its worktree goes)\n" +
 		"removed run files " + runs.OutputOfEvents(ev) + " and its .events.jsonl (a completed run, the latest, and its worktree goes too)\n" +
 		"removed 1 worktree, 1 build cache, 1 run's files\n" +
-		"left alone: " + story + " (not finished with; `saga-lsp clean <story>` says why)\n"
+		// What stays is the branch, not the worktree just removed.
+		"left branch story/" + story + ": story/" + story + " is not merged (its work is on origin until the pull request merges)\n"
 	if r.Code != 0 || r.Stdout != want {
 		t.Errorf("clean --yes: exit %d\n got:\n%s\nwant:\n%s%s", r.Code, r.Stdout, want, r.Stderr)
 	}

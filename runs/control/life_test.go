@@ -89,7 +89,7 @@ func TestStoryLifeAgreesAfterCleanAgainAndReset(t *testing.T) {
 	// attempt; origin's branch and the PR stay.
 	r = h.saga(t, nil, "reset", story)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "would remove worktree .saga/worktrees/"+story) ||
-		!strings.Contains(r.Stdout, "would remove branch story/"+story) || !strings.Contains(r.Stdout, "run again with --yes") ||
+		!strings.Contains(r.Stdout, "would remove branch story/"+story) || strings.Count(r.Stdout, "run again with --yes") != 1 ||
 		!exists(store.WorktreeDir(h.root, story)) {
 		t.Errorf("reset without --yes: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -192,8 +192,12 @@ func (c *cleaner) planReset(ctx context.Context, p *storyPlan, o ResetOptions) {
 				func(ctx context.Context) error { return c.finishTrash(ctx, id, dry) })
 		}
 		b := runs.RunBranch(id, dry)
+		why := "its local branch: its work is lost unless pushed"
+		if dry {
+			why = "dry run: its local branch, never pushed"
+		}
 		if c.rev(ctx, "refs/heads/"+b) != "" {
-			p.add(CleanBranch, b, label+"its local branch (its work is lost unless pushed)", func(ctx context.Context) error {
+			p.add(CleanBranch, b, why, func(ctx context.Context) error {
 				_, err := c.g.Run(ctx, "branch", "-D", b)
 				return err
 			})

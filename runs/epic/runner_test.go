@@ -218,7 +218,7 @@ func TestDiamondEpic(t *testing.T) {
 		t.Errorf("story/shop--d is no merge of b and c:\n%s", merges)
 	}
 	files := testkit.Git(t, f.root, "ls-tree", "-r", "--name-only", "story/shop--d")
-	for _, want := range []string{"saga-work/a1.md", "saga-work/b1.md", "saga-work/c2.md", "saga-work/d2.md"} {
+	for _, want := range []string{"saga-work/shop--a/a1.md", "saga-work/shop--b/b1.md", "saga-work/shop--c/c2.md", "saga-work/shop--d/d2.md"} {
 		if !strings.Contains(files, want) {
 			t.Errorf("story/shop--d lacks %s (its blockers' work)", want)
 		}
@@ -364,13 +364,16 @@ func count(evs []runs.Event, kind, story string) int {
 }
 
 // Blockers whose branches conflict hold their dependent with the files
-// listed: b and c both write saga-work/same.md, so d is held (not started),
-// the runner exits 3, and status says why.
+// listed: b and c both write same.md, each its own text, so d is held (not
+// started), the runner exits 3, and status says why. (Tasks of one id in
+// both are no conflict: the simulated agent's files are per story.)
 func TestConflictingBlockersHoldDependent(t *testing.T) {
+	testkit.Bwrap(t) // the agent's Bash
 	f := newEpicFixture(t, false)
 	for _, s := range []string{"b", "c"} {
 		p := filepath.Join(f.root, ".saga/stories/shop--"+s+"/same.json")
-		if err := os.WriteFile(p, []byte(task("same")), 0o644); err != nil {
+		same := `{"id": "same", "subject": "Write same.md", "description": "SIMAGENT bash echo ` + s + ` > same.md", "status": "pending", "blockedBy": []}` + "\n"
+		if err := os.WriteFile(p, []byte(same), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -383,7 +386,7 @@ func TestConflictingBlockersHoldDependent(t *testing.T) {
 		t.Fatalf("follow: exit %d, want 3 (held)\n%s", fr.Code, fr.Stdout)
 	}
 	d := storyState(f.status(), "shop--d")
-	if d.State != control.EpicHeld || !slices.Equal(d.Conflicts, []string{"saga-work/same.md"}) {
+	if d.State != control.EpicHeld || !slices.Equal(d.Conflicts, []string{"same.md"}) {
 		t.Errorf("d: %+v", d)
 	}
 	var held *runs.Event
@@ -392,7 +395,7 @@ func TestConflictingBlockersHoldDependent(t *testing.T) {
 			held = &e
 		}
 	}
-	if held == nil || !slices.Equal(held.Files, []string{"saga-work/same.md"}) {
+	if held == nil || !slices.Equal(held.Files, []string{"same.md"}) {
 		t.Errorf("story.held of d: %+v", held)
 	}
 	if n := len(runs.Runs(f.sessionDir, runs.KindStory, "shop--d")); n != 0 {
@@ -400,6 +403,36 @@ func TestConflictingBlockersHoldDependent(t *testing.T) {
 	}
 	if r := testkit.Run(t, f.root, nil, "", "git", "rev-parse", "--verify", "--quiet", "refs/heads/story/shop--d"); r.Code == 0 {
 		t.Errorf("the failed merge left story/shop--d behind")
+	}
+}
+
+// Issue 33 point 6: an epic's dry run never conflicts with itself. b and c,
+// d's two blockers, each have a task "implement": the simulated agent's
+// files are per story (saga-work/<story>/<task>.md), so d's merge of their
+// dry branches is clean and no story is held.
+func TestDryRunSharedTaskIDsNeverConflict(t *testing.T) {
+	f := newEpicFixture(t, false)
+	for _, s := range []string{"b", "c"} {
+		testkit.WriteFiles(t, f.root, map[string]string{".saga/stories/shop--" + s + "/implement.json": task("implement")})
+	}
+	testkit.Git(t, f.root, "add", "-A")
+	testkit.Git(t, f.root, "commit", "-q", "-m", "b and c both implement")
+	if r := f.saga(nil, "run", "shop", "--dry-run", "--max-parallel", "2"); r.Code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if fr := f.follow(); fr.Code != 0 {
+		t.Fatalf("follow: exit %d, want 0\n%s%s", fr.Code, fr.Stdout, fr.Stderr)
+	}
+	for _, e := range f.events() {
+		if e.Event == runs.KindStoryHeld {
+			t.Errorf("%s held: %s %v", e.Story, e.Message, e.Files)
+		}
+	}
+	files := testkit.Git(t, f.root, "ls-tree", "-r", "--name-only", "saga-dry/shop--d")
+	for _, want := range []string{"saga-work/shop--b/implement.md", "saga-work/shop--c/implement.md", "saga-work/shop--d/d2.md"} {
+		if !strings.Contains(files, want) {
+			t.Errorf("saga-dry/shop--d lacks %s:\n%s", want, files)
+		}
 	}
 }
 

@@ -192,8 +192,8 @@ func TestEpicOnGitHub(t *testing.T) {
 	for story, want := range map[string][]string{"shop--b": {"a1", "b2"}, "shop--c": {"a1", "c2"}, "shop--d": {"a2", "b1", "c2", "d2"}} {
 		files := testkit.Git(t, a.root, "ls-tree", "-r", "--name-only", "origin/story/"+story)
 		for _, w := range want {
-			if !strings.Contains(files, "saga-work/"+w+".md") {
-				t.Errorf("origin/story/%s lacks saga-work/%s.md:\n%s", story, w, files)
+			if !strings.Contains(files, "saga-work/shop--"+w[:1]+"/"+w+".md") {
+				t.Errorf("origin/story/%s lacks %s's work file:\n%s", story, w, files)
 			}
 		}
 	}
@@ -543,8 +543,8 @@ func TestMixedBackends(t *testing.T) {
 	}
 	files := testkit.Git(t, a.root, "ls-tree", "-r", "--name-only", "story/shop--d")
 	for _, w := range []string{"a2", "b2", "c2", "d2"} {
-		if !strings.Contains(files, "saga-work/"+w+".md") {
-			t.Errorf("story/shop--d lacks saga-work/%s.md:\n%s", w, files)
+		if !strings.Contains(files, "saga-work/shop--"+w[:1]+"/"+w+".md") {
+			t.Errorf("story/shop--d lacks %s's work file:\n%s", w, files)
 		}
 	}
 	st := a.epicStatus()

@@ -64,7 +64,7 @@ func (f *fixture) journal(story string) string {
 func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 	testkit.Bwrap(t)
 	f := newFixture(t, false)
-	check := `grep -q '^Attempt 2\.' saga-work/build.md`
+	check := `grep -q '^Attempt 2\.' saga-work/gated/build.md`
 	f.addStory("gated", map[string]string{
 		"build": `{"id": "build", "subject": "Build it", "description": "Build.", "status": "pending", "blockedBy": [], "checks": [` + quote(check) + `]}`,
 	})
@@ -83,7 +83,7 @@ func TestCompletionRefusedUntilCheckPasses(t *testing.T) {
 	if !slices.Equal(results, want) {
 		t.Errorf("check results %q, want %q (hook refuses, hook accepts, final re-run)\n%s", results, want, out)
 	}
-	work, _ := os.ReadFile(filepath.Join(f.root, ".saga", "worktrees", "gated", "saga-work", "build.md"))
+	work, _ := os.ReadFile(filepath.Join(f.root, ".saga", "worktrees", "gated", "saga-work", "gated", "build.md"))
 	if !strings.Contains(string(work), "Attempt 2.") {
 		t.Errorf("the agent did not try again:\n%s", work)
 	}
@@ -140,10 +140,10 @@ func TestFailingCheckLeavesTaskUnfinished(t *testing.T) {
 func TestFinalChecksGatePRReady(t *testing.T) {
 	testkit.Bwrap(t)
 	f := newFixture(t, true)
-	breaks := `test ! -e saga-work/second.md`
+	breaks := `test ! -e saga-work/stack/second.md`
 	f.addStory("stack", map[string]string{
 		"first":  `{"id": "first", "subject": "First", "description": "", "status": "pending", "blockedBy": [], "checks": [` + quote(breaks) + `]}`,
-		"second": `{"id": "second", "subject": "Second", "description": "", "status": "pending", "blockedBy": ["first"], "checks": ["test -f saga-work/second.md"]}`,
+		"second": `{"id": "second", "subject": "Second", "description": "", "status": "pending", "blockedBy": ["first"], "checks": ["test -f saga-work/stack/second.md"]}`,
 	})
 	f.git("push", "-q", "origin", "main")
 	code, out := f.run("stack", "all", nil)
@@ -182,7 +182,7 @@ func TestFinalChecksGatePRReady(t *testing.T) {
 	prs = f.ghPRs()
 	body, _ := prs[0]["body"].(string)
 	if prs[0]["isDraft"] != false || !strings.Contains(body, "### Checks (run by saga-lsp on the final tree)") ||
-		!strings.Contains(body, "| first | `test -d saga-work` | ✓ passed |") || !strings.Contains(body, "| second | `test -f saga-work/second.md` | ✓ passed |") ||
+		!strings.Contains(body, "| first | `test -d saga-work` | ✓ passed |") || !strings.Contains(body, "| second | `test -f saga-work/stack/second.md` | ✓ passed |") ||
 		!strings.HasPrefix(body, "Work with checks.") {
 		t.Errorf("PR after the second run: draft %v\n%s", prs[0]["isDraft"], body)
 	}

@@ -297,7 +297,7 @@ func TestHeadMovedByTheAgent(t *testing.T) {
 			}
 			wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
 			files := f.gitIn(wt, "ls-tree", "-r", "--name-only", "origin/story/add-logout-button")
-			for _, want := range []string{"saga-work/write-tests.md", "saga-work/implement-button.md"} {
+			for _, want := range []string{"saga-work/add-logout-button/write-tests.md", "saga-work/add-logout-button/implement-button.md"} {
 				if !strings.Contains(files, want) {
 					t.Errorf("the pushed branch lacks %s:\n%s", want, files)
 				}

@@ -361,7 +361,7 @@ func (r *run) follow(stdout io.Reader) (res runResult) {
 				switch c.Type {
 				case "text":
 					if t := strings.TrimSpace(c.Text); t != "" {
-						r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
+						r.j.EmitLines(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: clip(t, 2000)}, r.agentName()+": "+clip(t, 300))
 					}
 				case "tool_use":
 					r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: c.Name + " " + clip(string(c.Input), 500)}, "tool: "+c.Name+" "+clip(string(c.Input), 200))

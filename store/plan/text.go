@@ -13,16 +13,16 @@ import (
 // WriteText prints p as the EXECUTION PLAN block of `saga-lsp plan`.
 //
 // items must be the slice p was computed from: it supplies subjects,
-// priorities and the "-- after" blockers. noun is the plural word for the
-// items ("tasks" for a story, "stories" for an epic; "" means "items").
+// priorities and the "-- after" blockers. noun names the items (task(s)
+// for a story, story/stories for an epic; the zero Noun means item(s)).
 // maxParallel is only echoed; <= 0 means DefaultMaxParallel, as in Compute.
 // Empty sections are omitted.
-func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParallel int) error {
+func (p Plan) WriteText(w io.Writer, title string, noun Noun, items []Item, maxParallel int) error {
 	if maxParallel <= 0 {
 		maxParallel = DefaultMaxParallel
 	}
-	if noun == "" {
-		noun = "items"
+	if noun.Many == "" {
+		noun = Noun{One: "item", Many: "items"}
 	}
 	g := newGraph(items)
 	// One-line fields: a newline in a subject would break the block's
@@ -45,7 +45,7 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 	for _, wave := range p.Waves {
 		planned += len(wave)
 	}
-	fmt.Fprintf(&b, "%s to execute: %d\n", capitalize(noun), planned)
+	fmt.Fprintf(&b, "%s to execute: %d\n", capitalize(noun.Many), planned)
 	fmt.Fprintf(&b, "Max parallel: %d per wave\n", maxParallel)
 
 	if len(p.Waves) > 0 {
@@ -53,7 +53,7 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 		labels := p.waveLabels()
 		num := 0
 		for i, wave := range p.Waves {
-			fmt.Fprintf(&b, "%s (%d %s):\n", labels[i], len(wave), noun)
+			fmt.Fprintf(&b, "%s (%s):\n", labels[i], noun.Count(len(wave)))
 			for _, id := range wave {
 				num++
 				fmt.Fprintf(&b, "  %d. [%s]", num, termtext.Escape(id))
@@ -116,6 +116,15 @@ func (p Plan) WriteText(w io.Writer, title, noun string, items []Item, maxParall
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// Noun is the word for a plan's items, singular and plural.
+type Noun struct{ One, Many string }
+
+// Stories names an epic's items.
+func Stories() Noun { return Noun{One: "story", Many: "stories"} }
+
+// Count is n of them: "1 story", "2 stories" (termtext.Count).
+func (n Noun) Count(k int) string { return termtext.Count(k, n.One, n.Many) }
 
 // waveLabels names each sub-wave "WAVE n", or "WAVE na", "WAVE nb", … when
 // wave n was split, so the number still means the dependency wave. A plan

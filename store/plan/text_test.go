@@ -12,22 +12,26 @@ import (
 // update rewrites testdata/*.golden: go test ./store/plan -update
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from current output")
 
+// tasks names a story's items.
+var tasks = Noun{One: "task", Many: "tasks"}
+
 func TestWriteTextGolden(t *testing.T) {
 	tests := []struct {
 		name        string
-		title, noun string
+		title       string
+		noun        Noun
 		items       []Item
 		maxParallel int
 	}{
-		{name: "empty", title: "empty-story", noun: "tasks"},
+		{name: "empty", title: "empty-story", noun: tasks},
 		{
-			name: "all_completed", title: "done-story", noun: "tasks",
+			name: "all_completed", title: "done-story", noun: tasks,
 			items: []Item{done("t1"), done("t2", "t1")},
 		},
 		{
 			// Waves with priorities and "-- after", a split wave, a blocked
 			// dependent, a cycle and completed items: every section at once.
-			name: "story", title: "auth-login", noun: "tasks", maxParallel: 2,
+			name: "story", title: "auth-login", noun: tasks, maxParallel: 2,
 			items: []Item{
 				done("t1"),
 				{ID: "t2", Subject: "Write schema", Status: "in_progress", Priority: "high", BlockedBy: []string{"t1"}},
@@ -42,7 +46,7 @@ func TestWriteTextGolden(t *testing.T) {
 			},
 		},
 		{
-			name: "epic", title: "payments", noun: "stories", maxParallel: 5,
+			name: "epic", title: "payments", noun: Noun{One: "story", Many: "stories"}, maxParallel: 5,
 			items: []Item{
 				{ID: "checkout", Subject: "Checkout flow", Status: "completed"},
 				{ID: "refunds", Subject: "Refunds", BlockedBy: []string{"ledger"}},
@@ -55,7 +59,7 @@ func TestWriteTextGolden(t *testing.T) {
 		{
 			// A broken task is shown apart with its finding, never in a wave,
 			// and what it blocks is blocked.
-			name: "broken", title: "pay-form", noun: "tasks",
+			name: "broken", title: "pay-form", noun: tasks,
 			items: []Item{
 				it("form"),
 				{ID: "submit", Subject: "Submit", Status: "pending", BlockedBy: []string{"api"}},
@@ -126,7 +130,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteTextError(t *testing.T) {
-	if err := Compute(nil, 0).WriteText(failWriter{}, "x", "tasks", nil, 0); err == nil {
+	if err := Compute(nil, 0).WriteText(failWriter{}, "x", tasks, nil, 0); err == nil {
 		t.Error("want the writer's error, got nil")
 	}
 }
