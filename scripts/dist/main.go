@@ -94,7 +94,7 @@ func run(out, version, only string, vsix bool) error {
 	}
 	extras := map[string][]byte{}
 	for name, args := range map[string][]string{
-		"man/saga-lsp.1":            {"__manpage"},
+		"man/saga-lsp.1":            {"man"},
 		"completions/saga-lsp.bash": {"completion", "bash"},
 		"completions/_saga-lsp":     {"completion", "zsh"},
 		"completions/saga-lsp.fish": {"completion", "fish"},
