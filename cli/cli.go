@@ -108,6 +108,8 @@ func Main(args []string, env *Env) int {
 		return runWorker(env, args[1:])
 	case "__agent": // hidden: worker --dry-run's simulated claude
 		return runAgent(env, args[1:])
+	case "__hook-program": // hidden: which program runs the hook (the Claude Code plugin's saga-lsp-run)
+		return runHookProgram(env, args[1:])
 	case "__complete": // hidden: the ids the shell completions offer
 		return runCompleteIDs(env, args[1:])
 	case runs.GoCacheProgCommand: // hidden: the go command's GOCACHEPROG in a story's runs and checks
