@@ -99,7 +99,9 @@ DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
-FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+# fish reads vendor_completions.d of system prefixes only; a user's go to
+# fish's own folder.
+FISHCOMPDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/fish/completions,$(DATADIR)/fish/vendor_completions.d)
 install:
 	CGO_ENABLED=0 GOBIN="$(abspath $(BINDIR))" $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp ./cmd/saga-lsp-hook
 	@set -e; mkdir -p "$(MANDIR)/man1" "$(BASHCOMPDIR)" "$(ZSHCOMPDIR)" "$(FISHCOMPDIR)"; \
@@ -107,7 +109,7 @@ install:
 	"$(BINDIR)/saga-lsp" completion bash > "$(BASHCOMPDIR)/saga-lsp"; \
 	"$(BINDIR)/saga-lsp" completion zsh > "$(ZSHCOMPDIR)/_saga-lsp"; \
 	"$(BINDIR)/saga-lsp" completion fish > "$(FISHCOMPDIR)/saga-lsp.fish"; \
-	echo "installed saga-lsp and saga-lsp-hook in $(BINDIR), saga-lsp(1) in $(MANDIR), completions for bash, zsh and fish under $(DATADIR)"
+	echo "installed saga-lsp and saga-lsp-hook in $(BINDIR), saga-lsp(1) in $(MANDIR), the completions in $(BASHCOMPDIR), $(ZSHCOMPDIR) and $(FISHCOMPDIR)"
 
 clean:
 	rm -rf bin dist .bench .bench-result.txt
