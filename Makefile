@@ -99,8 +99,8 @@ DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
-# fish reads vendor_completions.d of system prefixes only; a user's go to
-# fish's own folder.
+# fish: a user's install goes to fish's own folder for them, which every
+# fish reads; another PREFIX's to its vendor_completions.d.
 FISHCOMPDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/fish/completions,$(DATADIR)/fish/vendor_completions.d)
 install:
 	CGO_ENABLED=0 GOBIN="$(abspath $(BINDIR))" $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp ./cmd/saga-lsp-hook
