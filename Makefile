@@ -88,8 +88,28 @@ demo: build
 dist:
 	$(GO) run ./scripts/dist -out dist $(if $(VERSION),-version $(VERSION)) -vsix
 
+# make install: saga-lsp and saga-lsp-hook, the man page and the shell
+# completions under PREFIX, by default the user's own ~/.local (no root
+# needed): man finds the page for a saga-lsp on PATH, bash-completion its
+# script (docs/releasing.md#make-install). Each folder can be set on its
+# own; e.g. make install PREFIX=/usr/local.
+PREFIX      ?= $(HOME)/.local
+BINDIR      ?= $(PREFIX)/bin
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR  ?= $(DATADIR)/zsh/site-functions
+# fish: a user's install goes to fish's own folder for them, which every
+# fish reads; another PREFIX's to its vendor_completions.d.
+FISHCOMPDIR ?= $(if $(filter $(HOME)/.local,$(PREFIX)),$(HOME)/.config/fish/completions,$(DATADIR)/fish/vendor_completions.d)
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp ./cmd/saga-lsp-hook
+	CGO_ENABLED=0 GOBIN="$(abspath $(BINDIR))" $(GO) install -ldflags "$(LDFLAGS)" ./cmd/saga-lsp ./cmd/saga-lsp-hook
+	@set -e; mkdir -p "$(MANDIR)/man1" "$(BASHCOMPDIR)" "$(ZSHCOMPDIR)" "$(FISHCOMPDIR)"; \
+	"$(BINDIR)/saga-lsp" man > "$(MANDIR)/man1/saga-lsp.1"; \
+	"$(BINDIR)/saga-lsp" completion bash > "$(BASHCOMPDIR)/saga-lsp"; \
+	"$(BINDIR)/saga-lsp" completion zsh > "$(ZSHCOMPDIR)/_saga-lsp"; \
+	"$(BINDIR)/saga-lsp" completion fish > "$(FISHCOMPDIR)/saga-lsp.fish"; \
+	echo "installed saga-lsp and saga-lsp-hook in $(BINDIR), saga-lsp(1) in $(MANDIR), the completions in $(BASHCOMPDIR), $(ZSHCOMPDIR) and $(FISHCOMPDIR)"
 
 clean:
 	rm -rf bin dist .bench .bench-result.txt

@@ -22,7 +22,20 @@ import (
 // the start of an empty Go program (bench/empty), alternating in each op.
 // Reports the median of each and of the ratio (budget ≤ 3).
 func BenchmarkHookSyncPaired(b *testing.B) {
-	bin := builtHookProgram(b)
+	hookSyncPaired(b, builtHookProgram(b))
+}
+
+// BenchmarkHookSyncSagaLSPPaired is the same sync by `saga-lsp hook`
+// itself, the hook of those without saga-lsp-hook (a plugin or settings
+// naming saga-lsp): its start must stay within the hook's old budget,
+// ≤ 3 × the empty program's, both measured in the same run.
+func BenchmarkHookSyncSagaLSPPaired(b *testing.B) {
+	hookSyncPaired(b, builtBinary(b))
+}
+
+// hookSyncPaired is one PostToolUse status sync by bin's hook, paired
+// with the empty program's start.
+func hookSyncPaired(b *testing.B, bin string) {
 	empty := testkit.Build(b, "./bench/empty")
 	// A project as the hook sees it during a run: a git repository (the
 	// story lock lives in its common dir) with one story.

@@ -67,6 +67,7 @@ func commandTable() []command {
 		{"hook", hookSynopsis, "the Claude Code hook (SessionStart, PreToolUse, PostToolUse, TaskCompleted): the event payload on stdin; exits 2 only to refuse a completion whose check fails", runHook},
 		{"serve", serveSynopsis, "run the language server on stdin/stdout (the default without a command)", runServe},
 		{"completion", completionSynopsis, "print the shell completion script for bash, zsh or fish", runCompletion},
+		{"man", manSynopsis, "print the manual page saga-lsp(1), in roff (saga-lsp man | man -l -)", runMan},
 		{"version", versionSynopsis, "print the version (also: saga-lsp --version, -v)", runVersion},
 	}
 }
@@ -107,12 +108,12 @@ func Main(args []string, env *Env) int {
 		return runWorker(env, args[1:])
 	case "__agent": // hidden: worker --dry-run's simulated claude
 		return runAgent(env, args[1:])
+	case "__hook-program": // hidden: which program runs the hook (the Claude Code plugin's saga-lsp-run)
+		return runHookProgram(env, args[1:])
 	case "__complete": // hidden: the ids the shell completions offer
 		return runCompleteIDs(env, args[1:])
 	case runs.GoCacheProgCommand: // hidden: the go command's GOCACHEPROG in a story's runs and checks
 		return gocache.Main(args[1:], env.Stdin, env.Stdout, env.Stderr)
-	case "__manpage": // hidden: saga-lsp.1, for make dist
-		return runManpage(env, args[1:])
 	case "help", "-h", "-help", "--help":
 		return runHelp(env, args[1:])
 	case "-v", "-version", "--version":

@@ -82,7 +82,7 @@ func (c *cmdLine) parse(args []string) ([]string, error) {
 			err = c.unknownFlag(name)
 			continue
 		}
-		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if isBool(fl) {
 			if !hasValue {
 				value = "true"
 			}
@@ -171,7 +171,8 @@ func (c *cmdLine) printSynopsis(w io.Writer) {
 }
 
 // help prints the synopsis, the summary and every flag, as `--name VALUE`
-// then its usage and default.
+// then its usage and default: both from the flag's definition (flagHelp),
+// as the man page and the completions have them (describe.go).
 func (c *cmdLine) help(w io.Writer) {
 	c.printSynopsis(w)
 	fmt.Fprintf(w, "\n%s.\n", capitalize(c.summary))
@@ -184,27 +185,43 @@ func (c *cmdLine) help(w io.Writer) {
 			fmt.Fprintln(w, "\nflags:")
 			first = false
 		}
-		_, usage := flag.UnquoteUsage(f)
+		value, text := flagHelp(f)
 		line := "  --" + f.Name
-		if v := valueName(f); v != "" {
-			line += " " + v
+		if value != "" {
+			line += " " + value
 		}
-		fmt.Fprintf(w, "%s\n      %s", line, usage)
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s\n      %s\n", line, text)
 	})
 }
 
-// valueName is the placeholder shown after a flag: the `quoted` word of
-// its usage, or its type; booleans take none.
-func valueName(f *flag.Flag) string {
-	name, _ := flag.UnquoteUsage(f)
-	if name == "value" {
-		return "VALUE"
+// isBool tells whether a flag is on or off: it takes no value.
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// flagHelp is a flag's placeholder and its text, read from its
+// definition — the one source of --help, the man page and the completions.
+// A flag with a value: the `quoted` word of its usage (unquoted there)
+// upper-cased, or its type, and its default when not zero. A boolean takes
+// no value, so it has no placeholder, and its usage stays as written (its
+// `quotes` are code, as `clean` is).
+func flagHelp(f *flag.Flag) (value, text string) {
+	if isBool(f) {
+		return "", f.Usage
 	}
-	return strings.ToUpper(name)
+	name, text := flag.UnquoteUsage(f)
+	value = strings.ToUpper(name)
+	if f.DefValue != "" && f.DefValue != "0" {
+		text += " (default " + f.DefValue + ")"
+	}
+	return value, text
+}
+
+// valueName is the placeholder shown after a flag (flagHelp).
+func valueName(f *flag.Flag) string {
+	v, _ := flagHelp(f)
+	return v
 }
 
 func capitalize(s string) string {

@@ -46,8 +46,7 @@ func describeCommands() []described {
 		}
 		if cl != nil {
 			cl.VisitAll(func(f *flag.Flag) {
-				_, usage := flag.UnquoteUsage(f)
-				v := valueName(f)
+				v, usage := flagHelp(f)
 				d.flags = append(d.flags, describedFlag{name: f.Name, value: v, usage: usage, choices: enum[f.Name],
 					path: v == "FILE" || v == "DIR" || v == "PATH"})
 			})

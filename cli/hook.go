@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/saga-ai/saga-lsp/hook"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 const hookSynopsis = "hook < payload.json"
@@ -32,4 +33,21 @@ func runHook(env *Env, args []string) int {
 		in = os.Stdin
 	}
 	return hook.Run(in, env.Getenv, env.Stdout, env.Stderr)
+}
+
+// runHookProgram prints the program a hook command should run for this
+// saga-lsp: the saga-lsp-hook of the same build beside it, else itself
+// (runs.HookProgram). The Claude Code plugin's bin/saga-lsp-run asks it
+// once and remembers the answer (docs/hooks.md#the-hook-program).
+func runHookProgram(env *Env, args []string) int {
+	if len(args) != 0 {
+		return mainUsageError(env, "__hook-program takes no arguments")
+	}
+	self, err := runs.SelfPath(env.Getenv)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "saga-lsp __hook-program: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintln(env.Stdout, runs.HookProgram(self))
+	return exitOK
 }

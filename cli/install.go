@@ -77,7 +77,7 @@ func runInstall(env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "note: %s\n", res.Note)
 	}
 	fmt.Fprintln(env.Stdout)
-	fmt.Fprint(env.Stdout, hook.EditorSetup(hook.EditorCommand(self)))
+	fmt.Fprint(env.Stdout, editorSetup(hook.EditorCommand(self)))
 	return exitOK
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs/github"
@@ -52,7 +53,7 @@ func installGitHubActions(env *Env, c *cmdLine, g ghaFlags, root string, dryRun 
 	shown := shownPath(env, top, filepath.Join(top, filepath.FromSlash(github.WorkflowPath)))
 	src := github.Source{FromSource: *g.fromSource}
 	if !src.FromSource {
-		if src, err = github.ReleaseSource(version(), runtime.Version()); err != nil && !*g.remove {
+		if src, err = workflowSource(); err != nil && !*g.remove {
 			return c.fail(env, err)
 		}
 	}
@@ -96,6 +97,9 @@ func installGitHubActions(env *Env, c *cmdLine, g ghaFlags, root string, dryRun 
 	default:
 		fmt.Fprintf(env.Stdout, "%s already up to date\n", shown)
 	}
+	if res.Written && github.IsPseudoVersion(src.Version) {
+		fmt.Fprintf(env.Stdout, "pinned to saga-lsp %s, this build's commit: the runner installs it through Go's module proxy, which serves it once the commit is pushed to saga-lsp's repository\n", src.Version)
+	}
 	if res.Written {
 		fmt.Fprintf(env.Stdout, "next: commit and push it to the default branch, add the secret %s (or %s), and allow GitHub Actions to create pull requests (docs/github-actions.md)\n",
 			"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -103,10 +107,22 @@ func installGitHubActions(env *Env, c *cmdLine, g ghaFlags, root string, dryRun 
 	return exitOK
 }
 
-// releaseWorkflow is the workflow this saga-lsp writes, nil when it is no
-// release (a build from source cannot tell which workflow is current).
+// workflowSource is how the workflow this build writes installs saga-lsp:
+// pinned at its release, or at its commit's pseudo-version (github.Pin).
+func workflowSource() (github.Source, error) {
+	info, _ := debug.ReadBuildInfo()
+	v, err := github.Pin(Version, info)
+	if err != nil {
+		return github.Source{}, err
+	}
+	return github.ReleaseSource(v, runtime.Version())
+}
+
+// releaseWorkflow is the workflow this saga-lsp writes, nil when it can
+// pin none (a dirty build, or one that recorded no commit, cannot tell
+// which workflow is current).
 func releaseWorkflow() []byte {
-	src, err := github.ReleaseSource(version(), runtime.Version())
+	src, err := workflowSource()
 	if err != nil {
 		return nil
 	}

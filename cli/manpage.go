@@ -1,17 +1,23 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// runManpage prints saga-lsp(1) in roff, from the command table and the
-// commands' flags as --help knows them (describe.go); `make dist` puts it
-// in every release archive.
-func runManpage(env *Env, args []string) int {
-	if len(args) != 0 {
-		return mainUsageError(env, "__manpage takes no arguments")
+const manSynopsis = "man"
+
+// runMan prints saga-lsp(1) in roff (`saga-lsp man | man -l -`), from the
+// command table and the commands' flags as --help knows them
+// (describe.go); `make install` installs it and `make dist` puts it in
+// every release archive (docs/commands.md#man).
+func runMan(env *Env, args []string) int {
+	c := newCmdLine("man")
+	pos, err := c.parse(args)
+	if err := cmp.Or(err, wantArgs(pos)); err != nil {
+		return c.fail(env, err)
 	}
 	manpage(env.Stdout, describeCommands(), version())
 	return exitOK

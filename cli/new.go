@@ -14,9 +14,9 @@ import (
 
 // The forms of new: what each creates, its arguments and its flags.
 const (
-	newStorySynopsis = "new story <name> --title T [--description D] [--epic E] [--blocked-by a,b]"
-	newTaskSynopsis  = "new task <story> <task-id> --subject S [--description D] [--blocked-by a,b] [--priority P] [--active-form A] [--guidance G] [--done-when W] [--check CMD]… [--check-timeout SECONDS]"
-	newEpicSynopsis  = "new epic <id> --title T [--description D]"
+	newStorySynopsis = "new story <name> --title TITLE [--description DESCRIPTION] [--epic EPIC] [--blocked-by IDS]"
+	newTaskSynopsis  = "new task <story> <task-id> --subject SUBJECT [--description DESCRIPTION] [--blocked-by IDS] [--priority critical|high|medium|low] [--active-form FORM] [--guidance TEXT] [--done-when CRITERIA] [--check COMMAND]… [--check-timeout SECONDS]"
+	newEpicSynopsis  = "new epic <id> --title TITLE [--description DESCRIPTION]"
 	newSynopsis      = newStorySynopsis + "\n" + newTaskSynopsis + "\n" + newEpicSynopsis
 )
 

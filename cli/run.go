@@ -12,7 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
-const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model M] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
+const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model MODEL] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
 run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]
 run <epic> --on github [--max-parallel K] [--after ready|merged] [--max-cost USD] [--root DIR] [--format text|json] [--follow] [--epic]`

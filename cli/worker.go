@@ -12,7 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
-const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model M] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--session NAME]"
+const workerSynopsis = "worker <story> [--max-cycles N] [--max-time MIN] [--model MODEL] [--output-file PATH] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--dry-run] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--session NAME]"
 
 // addWorkerFlags defines the worker's options (runs.WorkerFlags, their one
 // definition), shared by worker and run (which passes them on). Zero values

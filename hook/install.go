@@ -413,52 +413,6 @@ func shellWords(s string) (words []string, ok bool) {
 // ---------------------------------------------------------------------------
 // editor setup
 
-// EditorSetup is the text install prints after the hooks: how to start the
-// language server from VS Code, Neovim and Helix (as in the README), and the
-// Claude Code plugin. bin is how editors should call saga-lsp.
-func EditorSetup(bin string) string {
-	q := jsonc.Quote(bin)
-	return `Editor setup — the language server speaks LSP on stdio (options: docs/protocol-extensions.md):
-
-VS Code — with a generic LSP client, e.g. "Generic LSP Client (v2)" (zsol.vscode-glspc),
-in .vscode/settings.json:
-
-  {
-    "glspc.server.command": ` + q + `,
-    "glspc.server.commandArguments": ["serve"],
-    "glspc.server.languageId": ["json"],
-    "glspc.server.initializationOptions": { "sagaNotifications": true }
-  }
-
-Neovim (0.10+; on 0.7–0.9 use vim.lsp.start_client + vim.lsp.buf_attach_client):
-
-  vim.api.nvim_create_autocmd('FileType', {
-    pattern = 'json',
-    callback = function(args)
-      local root = vim.fs.root(args.buf, '.saga')
-      if root and vim.api.nvim_buf_get_name(args.buf):find('/%.saga/') then
-        vim.lsp.start({ name = 'saga-lsp', cmd = { ` + q + ` }, root_dir = root,
-                        init_options = { sagaNotifications = true } })
-      end
-    end,
-  })
-
-Helix — ~/.config/helix/languages.toml:
-
-  [language-server.saga-lsp]
-  command = ` + q + `
-
-  [[language]]
-  name = "json"
-  language-servers = ["vscode-json-language-server", "saga-lsp"]
-
-Claude Code — the hooks above keep .saga statuses in sync and scope edits in story
-worktrees. For diagnostics in Claude Code too, use the plugin in editors/claude-code of
-the saga-lsp repository (claude --plugin-dir <saga-lsp>/editors/claude-code); it ships
-the same hooks, so use either the plugin or these settings hooks, not both.
-`
-}
-
 // EditorCommand is how editors should start saga-lsp: "saga-lsp" when that
 // name on PATH is self, else self's absolute path.
 func EditorCommand(self string) string {

@@ -120,7 +120,7 @@ func TestInstallEmptyProject(t *testing.T) {
 	settingsGolden(t, settings, "empty.golden")
 	for _, want := range []string{"created " + filepath.Join(".claude", "settings.json"),
 		"hooks SessionStart, PreToolUse (Write|Edit|MultiEdit|NotebookEdit), PostToolUse (TaskUpdate), TaskCompleted run `" + hookProgram(t) + " hook`",
-		"VS Code", "glspc.server.command", "Neovim", "vim.lsp.start", "Helix", "[language-server.saga-lsp]", "Claude Code", "--plugin-dir"} {
+		"VS Code", "code --install-extension", "Neovim", "editors/nvim", "Claude Code", "claude plugin install"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("install output lacks %q:\n%s", want, r.Stdout)
 		}

@@ -44,7 +44,7 @@ func (f EpicFlags) PollInterval() time.Duration {
 // that takes both moves it here for an epic (TakeMaxCost).
 func (f *EpicFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.MaxParallel, "max-parallel", 0, "epic: run at most `K` stories at once (default "+strconv.Itoa(DefaultMaxParallel)+")")
-	fs.StringVar(&f.After, "after", "", "epic: a story's dependents start once it is `ready` (its run completed, default) or merged (its PR merged)")
+	fs.StringVar(&f.After, "after", "", "epic: when a story's dependents start (`WHEN`): once it is ready (its run completed, default) or merged (its PR merged)")
 	fs.Float64Var(&f.Poll, "poll", 0, "epic, --after merged: look at the PRs every `SECONDS` (default "+strconv.Itoa(DefaultPoll)+")")
 }
 

@@ -71,9 +71,9 @@ func Release(version string) bool {
 type NotReleaseError struct{ Version string }
 
 func (e *NotReleaseError) Error() string {
-	return fmt.Sprintf("this saga-lsp (version %s) is not a release, so the workflow could not install the same one on the runner: "+
-		"install a release (go install %s/cmd/saga-lsp@vX.Y.Z) and run it again, or, in saga-lsp's own repository, pass --from-source "+
-		"to build saga-lsp on the runner from the checked-out commit", e.Version, Module)
+	return fmt.Sprintf("this saga-lsp (version %s) is not a release and recorded no commit, so the workflow could not install the same one on the runner: "+
+		"install a release (go install %s/cmd/saga-lsp@vX.Y.Z) and run it again, or build it in a git clone of saga-lsp with its commit recorded (Go's default; not -buildvcs=false), "+
+		"or, in saga-lsp's own repository, pass --from-source to build saga-lsp on the runner from the checked-out commit", e.Version, Module)
 }
 
 // ReleaseSource is the source of a job installing release version, built

@@ -1,7 +1,9 @@
 // Command dist builds saga-lsp's release into a folder (`make dist`,
 // docs/releasing.md): for each of the six targets an archive (tar.gz; zip
 // for Windows) holding the binary, stamped with the version, its man page,
-// its shell completions, the README and the LICENSE; a per-platform VS
+// its shell completions, the README and the LICENSE, and every file the
+// README links to, and they link to in turn (docs/, the editors' READMEs),
+// so that no link in an archive is broken; a per-platform VS
 // Code extension carrying the same binary when -vsix is given; and
 // checksums.txt over all of them (sha256sum's format). Archives are
 // reproducible: sorted entries, one modification time (the commit's),
@@ -18,8 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -94,7 +98,7 @@ func run(out, version, only string, vsix bool) error {
 	}
 	extras := map[string][]byte{}
 	for name, args := range map[string][]string{
-		"man/saga-lsp.1":            {"__manpage"},
+		"man/saga-lsp.1":            {"man"},
 		"completions/saga-lsp.bash": {"completion", "bash"},
 		"completions/_saga-lsp":     {"completion", "zsh"},
 		"completions/saga-lsp.fish": {"completion", "fish"},
@@ -105,13 +109,11 @@ func run(out, version, only string, vsix bool) error {
 		}
 		extras[name] = data
 	}
-	for _, f := range []string{"README.md", "LICENSE"} {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("%w (run dist from the repository's root)", err)
-		}
-		extras[f] = data
+	docs, err := linkedDocs("README.md", "LICENSE")
+	if err != nil {
+		return err
 	}
+	maps.Copy(extras, docs)
 
 	var made []string
 	for _, t := range chosen {
@@ -177,6 +179,49 @@ func run(out, version, only string, vsix bool) error {
 	}
 	fmt.Printf("%s: %d files and checksums.txt for saga-lsp %s\n", out, len(made), version)
 	return nil
+}
+
+// mdLink is a Markdown link's target: ](target) or ](target#fragment).
+var mdLink = regexp.MustCompile(`\]\(([^)#\s]*)(?:#[^)\s]*)?\)`)
+
+// linkedDocs reads the files roots and every file their Markdown links
+// to, and those link to in turn, by their paths from the repository's
+// root: what an archive carries so that none of its links is broken. A
+// link to a web address or within the page is left; one to a file that
+// does not exist, or outside the repository, is an error.
+func linkedDocs(roots ...string) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	todo := slices.Clone(roots)
+	for len(todo) > 0 {
+		name := todo[0]
+		todo = todo[1:]
+		if _, ok := files[name]; ok {
+			continue
+		}
+		data, err := os.ReadFile(filepath.FromSlash(name))
+		if err != nil {
+			return nil, fmt.Errorf("%w (run dist from the repository's root)", err)
+		}
+		files[name] = data
+		if !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			target := m[1]
+			if target == "" || strings.Contains(target, ":") {
+				continue // within the page, or a web address
+			}
+			linked := path.Join(path.Dir(name), target)
+			if linked == ".." || strings.HasPrefix(linked, "../") || path.IsAbs(target) {
+				return nil, fmt.Errorf("%s links to %s, outside the repository", name, target)
+			}
+			if fi, err := os.Stat(filepath.FromSlash(linked)); err != nil || !fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s links to %s, which is no file of the repository", name, target)
+			}
+			todo = append(todo, linked)
+		}
+	}
+	return files, nil
 }
 
 func git(args ...string) (string, error) {

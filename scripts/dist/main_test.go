@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -79,6 +81,27 @@ func TestDist(t *testing.T) {
 			if len(files[base+"/"+f]) == 0 {
 				t.Errorf("%s: no %s", name, f)
 			}
+		}
+		// Every link of every Markdown file in it leads to a file in it:
+		// the README's docs/*.md, and theirs.
+		for f, data := range files {
+			if !strings.HasSuffix(f, ".md") {
+				continue
+			}
+			if !strings.Contains(f, "/docs/") && !strings.HasSuffix(f, "/README.md") {
+				continue
+			}
+			for _, m := range regexp.MustCompile(`\]\(([^)#\s]+)`).FindAllStringSubmatch(string(data), -1) {
+				if strings.Contains(m[1], ":") {
+					continue
+				}
+				if target := path.Join(path.Dir(f), m[1]); len(files[target]) == 0 {
+					t.Errorf("%s: %s links to %s, which is not in the archive", name, strings.TrimPrefix(f, base+"/"), m[1])
+				}
+			}
+		}
+		if files[base+"/docs/commands.md"] == nil {
+			t.Errorf("%s: no docs/commands.md", name)
 		}
 		if strings.Contains(name, "_"+runtime.GOOS+"_"+runtime.GOARCH+".") {
 			dir := t.TempDir()

@@ -33,6 +33,9 @@ head=$(od -An -tx1 -N4 "$bin" | tr -d ' \n')
 if [ -n "$version" ] && ! [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
   die "version $version: the Marketplace and Open VSX take major.minor.patch only"
 fi
+# Paths as given, from the working directory: resolved before the cd below
+# (README's recipe passes bin/saga-lsp from the repository's root).
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 
 cd "$EXT"
