@@ -53,7 +53,7 @@ func runPlan(env *Env, args []string) int {
 	ctx := context.Background()
 	var epicState *control.EpicStatus
 	if kind == store.NameEpic {
-		if epicState, err = control.EpicState(ctx, ws, control.EpicQuery{Root: r, Epic: pos[0], Env: env.Getenv, Parser: p}); err == nil {
+		if epicState, err = control.EpicState(ctx, ws, control.ViewQuery(r, pos[0], env.Getenv, p)); err == nil {
 			for _, es := range epicState.Stories {
 				if i := slices.IndexFunc(items, func(it plan.Item) bool { return it.ID == es.ID }); i >= 0 && es.State == runs.StatusCompleted {
 					items[i].Status = store.StatusCompleted

@@ -79,9 +79,12 @@ func runRun(env *Env, args []string) int {
 	stop() // a Ctrl-C from now on is follow's (detach)
 	var done *control.CompletedError
 	if errors.As(err, &done) {
-		if target.json() {
+		switch {
+		case target.json() && done.Epic != "":
+			err = printJSON(env.Stdout, map[string]any{"epic": done.Epic, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total})
+		case target.json():
 			err = printJSON(env.Stdout, map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR})
-		} else {
+		default:
 			_, err = fmt.Fprintln(env.Stdout, done.Error())
 		}
 		if err != nil {

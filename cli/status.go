@@ -65,8 +65,7 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := control.EpicState(context.Background(), ws, control.EpicQuery{Root: root, Epic: epic, Env: env.Getenv, Parser: p,
-		Actions: github.NewRuns(root, env.Getenv)})
+	st, err := control.EpicState(context.Background(), ws, withActions(control.ViewQuery(root, epic, env.Getenv, p), github.NewRuns(root, env.Getenv)))
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -84,4 +83,11 @@ func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
 		return c.fail(env, fmt.Errorf("write output: %w", err))
 	}
 	return exitOK
+}
+
+// withActions is q asking GitHub about the stories run there: status's
+// network step.
+func withActions(q control.EpicQuery, a control.Actions) control.EpicQuery {
+	q.Actions = a
+	return q
 }

@@ -327,7 +327,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	if rp.src.Watcher != nil {
 		st = rp.src.Watcher.EpicStatus(ctx, v.ws, id)
 	} else {
-		st, _ = control.EpicState(ctx, v.ws, control.EpicQuery{Root: rp.src.Root, Epic: id, Env: s.env, Parser: s.parser})
+		st, _ = control.EpicState(ctx, v.ws, control.ViewQuery(rp.src.Root, id, s.env, s.parser))
 	}
 	v.withEpicStatus(st)
 	p := s.base(r, "Epic "+id, "epic", []*repoView{v})

@@ -88,9 +88,18 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
 		title = fmt.Sprintf("%d/%d tasks done · status: completed (on %s)", es.Done, es.Total, cmp.Or(es.Branch, "its branch"))
 	}
+	completed := st.EffectiveStatus() == store.StatusCompleted
+	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted {
+		completed = true
+	}
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
 	switch {
+	case completed && !info.Running:
+		// Nothing to run: its next step is the review of its work (then
+		// its PR), or `run --again` from a terminal (docs/features.md#code-lens).
+		out = append(out, lensCommand(r, "Review story", prefix+"reviewStory", args))
+		title += " · next: review its PR (or `saga-lsp run " + f.Owner + " --again`)"
 	case info.Running:
 		out = append(out, lensCommand(r, "■ Stop", prefix+"stopStory", args))
 		if info.Run != nil && info.Run.OutputFile != "" {

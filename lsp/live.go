@@ -162,7 +162,7 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *contr
 	if snap.WS.Epic(id) == nil {
 		return nil
 	}
-	st, err := control.EpicState(ctx, snap.WS, control.EpicQuery{Root: snap.Root, Epic: id, Env: l.env, Parser: l.s.parser})
+	st, err := control.EpicState(ctx, snap.WS, control.ViewQuery(snap.Root, id, l.env, l.s.parser))
 	if err != nil {
 		return nil
 	}

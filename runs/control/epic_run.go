@@ -79,6 +79,14 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if err := liveRunner(ctx, o); err != nil {
 		return nil, err
 	}
+	// Completed as every face shows it: nothing to start, as for a story.
+	if !o.Worker.DryRun {
+		q := ViewQuery(o.Root, o.Epic, o.Env, p.Parser)
+		q.SessionDir = o.SessionDir
+		if st, err := EpicState(ctx, ws, q); err == nil && st.Total > 0 && st.Done == st.Total {
+			return nil, &CompletedError{Epic: o.Epic, Done: st.Done, Total: st.Total}
+		}
+	}
 	reasons := append(p.Programs(ctx), p.Epic(ctx, ws, o.Epic)...)
 	if len(reasons) > 0 {
 		return nil, &RefusedError{What: "epic " + o.Epic, Reasons: reasons}

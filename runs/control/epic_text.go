@@ -21,7 +21,10 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		header += " — " + esc(title)
 	}
 	run := "no run"
-	if s.Session != "" {
+	switch {
+	case s.Session != "" && s.DryRun:
+		run = fmt.Sprintf("last run: a dry run, %s (session %s; simulated, not the stories' progress)", esc(s.State), esc(s.Session))
+	case s.Session != "":
 		run = fmt.Sprintf("runner %s (session %s)", esc(s.State), esc(s.Session))
 	}
 	fmt.Fprintf(&b, "%s\n%s · %s", header, s.String(), run)
@@ -49,6 +52,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		}
 		if st.PR != "" {
 			b.WriteString("  " + esc(st.PR))
+		}
+		if st.Dry != nil {
+			b.WriteString("  · " + esc(st.Dry.Text()))
 		}
 		if st.Cost > 0 {
 			fmt.Fprintf(&b, "  $%.2f", st.Cost)

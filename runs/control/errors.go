@@ -83,15 +83,21 @@ func (e *StartError) Error() string {
 	return msg + "; its output (" + e.OutputFile + ") is above"
 }
 
-// CompletedError declines to run a story that is completed (StoryState):
-// nothing was started. `run --again` runs it again.
+// CompletedError declines to run a story (StoryState) or an epic (every
+// story of it) that is completed: nothing was started. `run --again` runs
+// a story again.
 type CompletedError struct {
 	Story       string
+	Epic        string // set for an epic: Done and Total count its stories
 	Done, Total int
 	PR          string
 }
 
 func (e *CompletedError) Error() string {
+	if e.Epic != "" {
+		return fmt.Sprintf("epic %s is already completed (%d/%d stories): nothing to run — `saga-lsp status %s` shows each story and its PR; `saga-lsp run <story> --again` runs one of them again",
+			e.Epic, e.Done, e.Total, e.Epic)
+	}
 	pr := ""
 	if e.PR != "" {
 		pr = ", PR " + e.PR

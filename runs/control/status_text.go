@@ -49,11 +49,12 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	case FromOrigin:
 		from = " (from origin/" + runs.StoryBranch(st.ID) + ")"
 	}
-	state := ""
+	// Two named fields, one value each: what its tasks say, and what its
+	// last run says (docs/commands.md#a-storys-state).
+	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", esc(st.Status), st.Done, st.Total, from)
 	if st.State != st.Status && st.State != StoryPending {
-		state = "; " + esc(st.State)
+		fmt.Fprintf(b, "run:      %s\n", esc(st.State))
 	}
-	fmt.Fprintf(b, "status:   %s%s, %d/%d tasks done%s\n", esc(st.Status), state, st.Done, st.Total, from)
 	if st.Epic != "" {
 		fmt.Fprintf(b, "epic:     %s\n", esc(st.Epic))
 	}
@@ -162,7 +163,7 @@ func (s *Status) writeListText(b *strings.Builder) {
 		}
 		dry := ""
 		if st.DryRun != nil {
-			dry = "; dry run " + esc(st.DryRun.State)
+			dry = "  · " + esc(st.DryRun.Text())
 		}
 		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)
@@ -235,6 +236,9 @@ func dryText(story string, d *DryState) string {
 		}
 	}
 	text := esc(d.State)
+	if d.Total > 0 {
+		text += fmt.Sprintf(" · %d/%d tasks", d.Done, d.Total)
+	}
 	if len(where) > 0 {
 		text += " on " + strings.Join(where, " in ")
 	}

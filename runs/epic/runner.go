@@ -106,6 +106,10 @@ func Run(ctx context.Context, o Options) int {
 		done, total, cost = st.Done, st.Total, st.Cost
 	}
 	msg := fmt.Sprintf("epic %s %s: %d/%d stories, $%.2f, exit %d", o.Epic, status, done, total, cost, code)
+	if o.Worker.DryRun {
+		// The simulated agent's work, never the stories' (docs/worker.md#dry-runs).
+		msg = fmt.Sprintf("epic %s dry run %s: %d/%d stories simulated (not the stories' progress), exit %d", o.Epic, status, done, total, code)
+	}
 	if st != nil && done < total {
 		var left []string
 		for _, s := range st.Stories {

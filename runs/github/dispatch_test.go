@@ -121,7 +121,7 @@ func TestRunOnGitHubNeverTwice(t *testing.T) {
 	if run := a.runs()[0]; run.Conclusion != "cancelled" {
 		t.Errorf("run %+v", run)
 	}
-	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "status:   in_progress; stopped, 1/5 tasks done") || !strings.Contains(st.Stdout, "why:      its Actions run was cancelled ("+url+")") {
+	if st := a.saga(nil, "status", "user-auth--api"); !strings.Contains(st.Stdout, "status:   in_progress, 1/5 tasks done\nrun:      stopped") || !strings.Contains(st.Stdout, "why:      its Actions run was cancelled ("+url+")") {
 		t.Errorf("status:\n%s", st.Stdout)
 	}
 }

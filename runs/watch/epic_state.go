@@ -42,15 +42,12 @@ func (a epicInputs) same(b epicInputs) bool {
 	return a.epic == b.epic && slices.Equal(a.stories, b.stories)
 }
 
-// epicQueryLocked is what deriving the epic's state needs: judged from its
-// run's start (and, by EpicState, with the conflicts its runner met), as the
-// runner judges it.
+// epicQueryLocked is what deriving the epic's state needs: the query
+// every face renders an epic with (control.ViewQuery), so that the state
+// the watcher publishes is the one `status` prints.
 func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
-	q := control.EpicQuery{Root: w.root, Epic: e.id, SessionDir: w.sessionDir, Env: w.env, Parser: w.parser}
-	if e.run != nil {
-		// A dry epic run's progress is its stories' dry attempts'.
-		q.Since, q.DryRun = e.run.Started, e.run.DryRun
-	}
+	q := control.ViewQuery(w.root, e.id, w.env, w.parser)
+	q.SessionDir = w.sessionDir
 	return q
 }
 
@@ -67,7 +64,7 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: w.root, Epic: id, Env: w.env, Parser: w.parser})
+		st, err := control.EpicState(ctx, ws, control.ViewQuery(w.root, id, w.env, w.parser))
 		if err != nil {
 			return nil
 		}

@@ -53,7 +53,7 @@ func (r *run) graphSection(ctx context.Context, state string) string {
 	if err != nil {
 		return ""
 	}
-	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.epic, SessionDir: r.o.SessionDir, Env: r.o.Env, Parser: r.p})
+	st, err := control.EpicState(ctx, ws, r.epicView())
 	if err != nil {
 		return ""
 	}
@@ -87,4 +87,12 @@ func (r *run) refreshPRBody(ctx context.Context, gh, state, digest string) {
 	case changed && r.failedCheck != "":
 		r.j.Step(runs.StepEnd, "why the story failed is in the pull request's description")
 	}
+}
+
+// epicView is the epic's query as every face renders it (control.ViewQuery)
+// in this run's session dir.
+func (r *run) epicView() control.EpicQuery {
+	q := control.ViewQuery(r.root, r.epic, r.o.Env, r.p)
+	q.SessionDir = r.o.SessionDir
+	return q
 }
