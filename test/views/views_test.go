@@ -268,3 +268,79 @@ func TestViewsAgree(t *testing.T) {
 	})
 	agree(t, "after reset", after, dash, r.fromServer(stories))
 }
+
+// fromStatusStory is `status <story> --format json`.
+func (r *repo) fromStatusStory(id string) storyView {
+	r.t.Helper()
+	res := r.saga("status", id, "--format", "json")
+	var st struct {
+		State       string
+		Done, Total int
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &st); err != nil {
+		r.t.Fatalf("status %s --format json: %v\n%s\n%s", id, err, res.Stdout, res.Stderr)
+	}
+	return storyView{st.State, st.Done, st.Total}
+}
+
+var storyFacts = regexp.MustCompile(`id="story-facts" data-state="([^"]*)" data-done="(\d+)" data-total="(\d+)"`)
+
+// fromDashboardStory is the dashboard's story page.
+func (r *repo) fromDashboardStory(id string) storyView {
+	r.t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	home := r.get(client, r.dash)
+	m := epicLink.FindStringSubmatch(home)
+	if m == nil {
+		r.t.Fatalf("no epic link on the dashboard's home page")
+	}
+	base := strings.SplitN(r.dash, "/?", 2)[0]
+	page := r.get(client, base+strings.TrimSuffix(html.UnescapeString(m[1]), "epic/")+"story/"+id)
+	f := storyFacts.FindStringSubmatch(page)
+	if f == nil {
+		r.t.Fatalf("no facts on the story page of %s", id)
+	}
+	v := storyView{State: f[1]}
+	fmt.Sscan(f[2], &v.Done)
+	fmt.Sscan(f[3], &v.Total)
+	return v
+}
+
+// TestViewsAgreeOnAStoryRun: a real run of a story (the stand-in claude)
+// that fails, then its reset: `status` and the dashboard's story page, open
+// all along, say the same — after the reset too (the page kept the ended
+// run's state).
+func TestViewsAgreeOnAStoryRun(t *testing.T) {
+	r := newRepo(t)
+	r.startDashboard()
+	story := "add-logout-button"
+	r.env = append(r.env, "SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_STANDIN_SCRIPT=crash",
+		"SAGA_GH="+filepath.Join(t.TempDir(), "no-gh"))
+	res := r.saga("worker", story, "--output-file", filepath.Join(t.TempDir(), "worker.log"))
+	if res.Code == 0 {
+		t.Fatalf("the crashing agent's run ended 0:\n%s", res.Stderr)
+	}
+	check := func(step string) {
+		t.Helper()
+		want := r.fromStatusStory(story)
+		var got storyView
+		testkit.WaitUntil(30*time.Second, func() bool {
+			got = r.fromDashboardStory(story)
+			return got == want
+		})
+		if got != want {
+			t.Errorf("%s: dashboard %+v, status %+v", step, got, want)
+		}
+	}
+	check("after the failed run")
+	if st := r.fromStatusStory(story); st.State == "pending" || st.State == "completed" {
+		t.Fatalf("after the failed run status says %+v", st)
+	}
+	if res := r.saga("reset", story, "--yes"); res.Code != 0 {
+		t.Fatalf("reset: exit %d\n%s\n%s", res.Code, res.Stdout, res.Stderr)
+	}
+	if st := r.fromStatusStory(story); st.State != "pending" {
+		t.Fatalf("after reset status says %+v", st)
+	}
+	check("after reset")
+}
