@@ -97,8 +97,9 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		}
 		rel, _ := filepath.Rel(from, p)
 		rel = into + filepath.ToSlash(rel)
-		if to.Exists(rel) {
-			return nil
+		if there, err := to.Exists(rel); there || err != nil {
+			refused = err
+			return refusedOr(err, nil)
 		}
 		data, err := readRegularFile(p, maxIndexBucket)
 		if err != nil {
@@ -110,7 +111,13 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		}
 		for _, in := range integrities {
 			c, ok := contentPath(in)
-			if !ok || to.Exists(into+c.path) {
+			if !ok {
+				continue
+			}
+			if there, err := to.Exists(into + c.path); there || err != nil {
+				if refused = err; err != nil {
+					return filepath.SkipAll
+				}
 				continue
 			}
 			n, err := copyChecked(filepath.Join(from, filepath.FromSlash(c.path)), to, into+c.path, budget, &c)
@@ -144,6 +151,14 @@ type errRefused struct{ err error }
 
 func (e errRefused) Error() string { return e.err.Error() }
 func (e errRefused) Unwrap() error { return e.err }
+
+// refusedOr is SkipAll when err refused a write, else or.
+func refusedOr(err, or error) error {
+	if err != nil {
+		return filepath.SkipAll
+	}
+	return or
+}
 
 func asRefused(err error) error {
 	var r errRefused

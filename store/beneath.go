@@ -73,11 +73,14 @@ func (b *Beneath) Lstat(rel string) (fs.FileInfo, error) {
 	return b.r.Lstat(p)
 }
 
-// Exists: something (a link included) is at rel, or rel cannot be looked
-// at — either way it is not written.
-func (b *Beneath) Exists(rel string) bool {
+// Exists: something (a link included) is at rel; an error when rel cannot
+// be looked at (a link on the way leads out of the folder).
+func (b *Beneath) Exists(rel string) (bool, error) {
 	_, err := b.Lstat(rel)
-	return !errors.Is(err, fs.ErrNotExist)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ReadFile reads the regular file rel of at most max bytes; anything but a
