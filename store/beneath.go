@@ -188,6 +188,74 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 	return n, nil
 }
 
+// CreateFileAtomic is store.CreateFileAtomic below the folder: the
+// complete temp file hard-linked at rel, so an existing entry (a link
+// included) is never replaced and fails with an error wrapping fs.ErrExist.
+func (b *Beneath) CreateFileAtomic(rel string, data []byte, perm fs.FileMode) error {
+	p, err := b.local(rel)
+	if err != nil {
+		return err
+	}
+	dir, base := filepath.Split(p)
+	if len(base) > maxTempBase {
+		base = base[:maxTempBase]
+	}
+	tmp := filepath.Join(dir, "."+base+tempMark+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 16))
+	f, err := b.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
+	}
+	defer f.Close()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = b.r.Link(tmp, p)
+	}
+	_ = b.r.Remove(tmp)
+	if err != nil {
+		return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
+	}
+	if d, err := b.r.Open(dirOrDot(dir)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// WriteNew creates the file rel (refusing any entry there) with data and
+// perm, without the atomic write's fsyncs: for a scratch folder of
+// saga-lsp's that a crash may leave half made.
+func (b *Beneath) WriteNew(rel string, data []byte, perm fs.FileMode) error {
+	p, err := b.local(rel)
+	if err != nil {
+		return err
+	}
+	f, err := b.r.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s in %s: %w", rel, b.Dir(), err)
+	}
+	return nil
+}
+
+// Remove removes the entry rel (a link itself, never what it names; an
+// empty folder).
+func (b *Beneath) Remove(rel string) error {
+	p, err := b.local(rel)
+	if err != nil {
+		return err
+	}
+	return b.r.Remove(p)
+}
+
 // UpdateFile is store.UpdateFile below the folder (a file over MaxFileSize
 // is refused).
 func (b *Beneath) UpdateFile(rel string, fn func(old []byte) ([]byte, error)) error {
