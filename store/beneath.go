@@ -256,6 +256,17 @@ func (b *Beneath) Remove(rel string) error {
 	return b.r.Remove(p)
 }
 
+// Chmod changes the mode of rel (a link on the way followed only inside
+// the folder; os.Root's race at the last name applies it to a link swapped
+// in, never to what the link names).
+func (b *Beneath) Chmod(rel string, mode fs.FileMode) error {
+	p, err := b.local(rel)
+	if err != nil {
+		return err
+	}
+	return b.r.Chmod(p, mode)
+}
+
 // UpdateFile is store.UpdateFile below the folder (a file over MaxFileSize
 // is refused).
 func (b *Beneath) UpdateFile(rel string, fn func(old []byte) ([]byte, error)) error {
