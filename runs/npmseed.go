@@ -81,10 +81,12 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		return 0, err
 	}
 	defer to.Close()
+	to.NoSync = true // npm checks every content's integrity, every index line's hash
 	from := filepath.Join(w.Npm, "_cacache")
 	const into = "npm/_cacache/"
 	copied, seen, budget := 0, 0, int64(maxSeedBytes)
 	var refused error
+	made := map[string]bool{} // folders made below the cache in this seed
 	filepath.WalkDir(filepath.Join(from, "index-v5"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -120,7 +122,7 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 				}
 				continue
 			}
-			n, err := copyChecked(filepath.Join(from, filepath.FromSlash(c.path)), to, into+c.path, budget, &c)
+			n, err := copyChecked(filepath.Join(from, filepath.FromSlash(c.path)), to, made, into+c.path, budget, &c)
 			if refused = asRefused(err); refused != nil {
 				return filepath.SkipAll
 			}
@@ -129,7 +131,7 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 			}
 			budget -= n
 		}
-		_, err = copyChecked(p, to, rel, maxIndexBucket, nil)
+		_, err = copyChecked(p, to, made, rel, maxIndexBucket, nil)
 		if refused = asRefused(err); refused != nil {
 			return filepath.SkipAll
 		}
@@ -331,8 +333,8 @@ func contentPath(integrity string) (contentFile, bool) {
 // copyChecked copies the regular file from to the new file rel below to
 // (a temp file renamed into place), at most max bytes, and when c is set
 // only if its content matches. It returns the bytes copied; a write below
-// to that fails is an errRefused.
-func copyChecked(from string, to *store.Beneath, rel string, max int64, c *contentFile) (int64, error) {
+// to that fails is an errRefused. made lists the folders already made.
+func copyChecked(from string, to *store.Beneath, made map[string]bool, rel string, max int64, c *contentFile) (int64, error) {
 	fi, err := os.Lstat(from)
 	if err != nil {
 		return 0, err
@@ -345,8 +347,11 @@ func copyChecked(from string, to *store.Beneath, rel string, max int64, c *conte
 		return 0, err
 	}
 	defer src.Close()
-	if err := to.MkdirAll(path.Dir(rel), 0o700); err != nil {
-		return 0, errRefused{err}
+	if d := path.Dir(rel); !made[d] {
+		if err := to.MkdirAll(d, 0o700); err != nil {
+			return 0, errRefused{err}
+		}
+		made[d] = true
 	}
 	var mismatch error
 	n, err := to.WriteFrom(rel, 0o600, func(dst io.Writer) (int64, error) {

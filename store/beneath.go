@@ -25,7 +25,14 @@ import (
 // through Beneath; this file is its one home.
 
 // Beneath is an open folder whose writes stay below it.
-type Beneath struct{ r *os.Root }
+type Beneath struct {
+	r *os.Root
+	// NoSync leaves out the atomic writes' fsyncs: for a cache whose
+	// readers check what they read (npm its integrities), where a crash may
+	// lose a write but never tear one, and 2 fsyncs a file would triple a
+	// seed's time.
+	NoSync bool
+}
 
 // OpenBeneath opens the folder dir (its own path is trusted, links in it
 // included: it is saga-lsp's to choose).
@@ -131,20 +138,31 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 	if err != nil {
 		return 0, err
 	}
+	// The file's folder opened once (below the folder, as every name is):
+	// the temp file, the rename, the fsync and the sweep are then one name
+	// away from it.
+	dir, base := filepath.Split(p)
+	in := b.r
+	if dir != "" {
+		if in, err = b.r.OpenRoot(dirOrDot(dir)); err != nil {
+			return 0, fmt.Errorf("write %s in %s: %w", rel, b.Dir(), err)
+		}
+		defer in.Close()
+	}
 	mode, keep := perm, false
-	if fi, err := b.r.Lstat(p); err == nil && fi.Mode().IsRegular() {
+	if fi, err := in.Lstat(base); err == nil && fi.Mode().IsRegular() {
 		mode, keep = fi.Mode().Perm(), true
 	}
-	dir, base := filepath.Split(p)
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
+	short := base
+	if len(short) > maxTempBase {
+		short = short[:maxTempBase]
 	}
-	prefix := filepath.Join(dir, "."+base+tempMark+strconv.Itoa(os.Getpid())+"-")
+	prefix := "." + short + tempMark + strconv.Itoa(os.Getpid()) + "-"
 	var f *os.File
 	var tmp string
 	for range 100 {
 		tmp = prefix + strconv.FormatUint(rand.Uint64(), 16)
-		f, err = b.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err = in.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -159,7 +177,7 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 	}
 	defer f.Close() // its lock kept until the temp name is gone
 	fail := func(err error) (int64, error) {
-		_ = b.r.Remove(tmp)
+		_ = in.Remove(tmp)
 		return 0, fmt.Errorf("write %s in %s: %w", rel, b.Dir(), err)
 	}
 	if keep {
@@ -168,23 +186,25 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 		}
 	}
 	n, err := fill(f)
-	if err == nil {
+	if err == nil && !b.NoSync {
 		err = f.Sync()
 	}
 	if err != nil {
 		return fail(err)
 	}
-	if err := b.r.Rename(tmp, p); err != nil {
+	if err := in.Rename(tmp, base); err != nil {
 		return fail(err)
 	}
-	if d, err := b.r.Open(dirOrDot(dir)); err == nil {
-		if err := d.Sync(); err != nil && !syncUnsupported(err) {
+	if !b.NoSync {
+		if d, err := in.Open("."); err == nil {
+			err = d.Sync()
 			d.Close()
-			return n, fmt.Errorf("write %s in %s: sync directory: %w", rel, b.Dir(), err)
+			if err != nil && !syncUnsupported(err) {
+				return n, fmt.Errorf("write %s in %s: sync directory: %w", rel, b.Dir(), err)
+			}
 		}
-		d.Close()
 	}
-	b.removeStaleTemps(dirOrDot(dir))
+	removeStaleTempsIn(in)
 	return n, nil
 }
 
@@ -288,11 +308,11 @@ func (b *Beneath) UpdateFile(rel string, fn func(old []byte) ([]byte, error)) er
 	return b.WriteFileAtomic(rel, data, 0o644)
 }
 
-// removeStaleTemps removes the temp files in dir (below the folder) whose
-// writers are gone: a dead pid in the name and, where there are flocks, the
-// lock free (as removeStaleTemp).
-func (b *Beneath) removeStaleTemps(dir string) {
-	d, err := b.r.Open(dir)
+// removeStaleTempsIn removes the temp files in the folder in whose writers
+// are gone: a dead pid in the name and, where there are flocks, the lock
+// free (as removeStaleTemp).
+func removeStaleTempsIn(in *os.Root) {
+	d, err := in.Open(".")
 	if err != nil {
 		return
 	}
@@ -308,16 +328,15 @@ func (b *Beneath) removeStaleTemps(dir string) {
 		if !ok || err != nil || pid <= 0 || ProcessAlive(pid) {
 			continue
 		}
-		p := filepath.Join(dir, name)
-		if fi, err := b.r.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := in.Lstat(name); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		f, err := b.r.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := in.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			continue
 		}
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && lockTemp(f) == nil {
-			_ = b.r.Remove(p)
+			_ = in.Remove(name)
 		}
 		f.Close()
 	}
