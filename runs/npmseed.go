@@ -99,9 +99,11 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		}
 		rel, _ := filepath.Rel(from, p)
 		rel = into + filepath.ToSlash(rel)
-		if there, err := to.Exists(rel); there || err != nil {
+		if there, err := to.Exists(rel); err != nil {
 			refused = err
-			return refusedOr(err, nil)
+			return filepath.SkipAll
+		} else if there {
+			return nil
 		}
 		data, err := readRegularFile(p, maxIndexBucket)
 		if err != nil {
@@ -116,10 +118,10 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 			if !ok {
 				continue
 			}
-			if there, err := to.Exists(into + c.path); there || err != nil {
-				if refused = err; err != nil {
-					return filepath.SkipAll
-				}
+			if there, err := to.Exists(into + c.path); err != nil {
+				refused = err
+				return filepath.SkipAll
+			} else if there {
 				continue
 			}
 			n, err := copyChecked(filepath.Join(from, filepath.FromSlash(c.path)), to, made, into+c.path, budget, &c)
@@ -153,14 +155,6 @@ type errRefused struct{ err error }
 
 func (e errRefused) Error() string { return e.err.Error() }
 func (e errRefused) Unwrap() error { return e.err }
-
-// refusedOr is SkipAll when err refused a write, else or.
-func refusedOr(err, or error) error {
-	if err != nil {
-		return filepath.SkipAll
-	}
-	return or
-}
 
 func asRefused(err error) error {
 	var r errRefused
