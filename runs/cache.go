@@ -151,7 +151,7 @@ func makeCache(dir string, err error) (string, error) {
 	defer b.Close()
 	rel, _ := filepath.Rel(top, dir)
 	if err := b.MkdirAll(filepath.ToSlash(filepath.Join(rel, "tmp")), 0o700); err != nil {
-		return "", fmt.Errorf("create the build cache %s: %w; remove the story's build caches (saga-lsp clean) to start them afresh", dir, err)
+		return "", fmt.Errorf("create the build cache %s: %w; a link there leads out of the story's caches: remove the folder %s (the story's own build caches, which start again warm) and run again", dir, err, dir)
 	}
 	return dir, nil
 }

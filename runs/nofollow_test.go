@@ -108,7 +108,7 @@ func TestSeedNpmNeverWritesThroughAPlantedLink(t *testing.T) {
 			if treeOf(t, warm) != warmBefore {
 				t.Fatal("the user's npm cache changed")
 			}
-			if err == nil || !strings.Contains(err.Error(), "saga-lsp clean") {
+			if err == nil || !strings.Contains(err.Error(), "remove the folder") {
 				t.Fatalf("SeedNpm = %v; want it to say it stopped, and what to do", err)
 			}
 		})
@@ -164,7 +164,7 @@ func TestCacheDirRefusesAPlantedLink(t *testing.T) {
 				target = "hop"
 			}
 			os.Symlink(target, tmp)
-			if _, err := CacheDir(root, "s", env); err == nil || !strings.Contains(err.Error(), "saga-lsp clean") {
+			if _, err := CacheDir(root, "s", env); err == nil || !strings.Contains(err.Error(), "remove the folder") {
 				t.Fatalf("CacheDir through a link out: %v", err)
 			}
 			if s := treeOf(t, outside); s != ". d---------\n" {

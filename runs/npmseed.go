@@ -143,7 +143,7 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		return nil
 	})
 	if refused != nil {
-		return copied, fmt.Errorf("not seeding the story's npm cache any further: %w; remove the story's build caches (saga-lsp clean) to start them afresh", refused)
+		return copied, fmt.Errorf("not seeding the story's npm cache any further: %w; a link there leads out of the story's caches: remove the folder %s (the story's own build caches, which start again warm) before its next run", refused, cacheDir)
 	}
 	return copied, nil
 }

@@ -63,7 +63,7 @@ func TestNpmSeedNeverFollowsTheAgentsLinks(t *testing.T) {
 	if len(entries) != 0 {
 		t.Fatalf("the seed wrote into the folder the story chose (exit %d): %v\n%s", code, entries, out)
 	}
-	if !strings.Contains(out, "not seeding the story's npm cache any further") || !strings.Contains(out, "saga-lsp clean") {
+	if !strings.Contains(out, "not seeding the story's npm cache any further") || !strings.Contains(out, "remove the folder") {
 		t.Errorf("the log does not say why the seed stopped:\n%s", out)
 	}
 }
