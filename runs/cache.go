@@ -142,8 +142,16 @@ func makeCache(dir string, err error) (string, error) {
 	if err := ownedPrivate(top); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o700); err != nil {
+	// <kind>/<story> is saga-lsp's, what is below it the story's: its tmp
+	// made a link out of it is refused, never followed (store.Beneath).
+	b, err := store.OpenBeneath(top)
+	if err != nil {
 		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
+	}
+	defer b.Close()
+	rel, _ := filepath.Rel(top, dir)
+	if err := b.MkdirAll(filepath.ToSlash(filepath.Join(rel, "tmp")), 0o700); err != nil {
+		return "", fmt.Errorf("create the build cache %s: %w; a link there leads out of the story's caches: remove the folder %s (the story's own build caches, which start again warm) and run again", dir, err, dir)
 	}
 	return dir, nil
 }

@@ -1,7 +1,6 @@
 package runs
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
@@ -13,8 +12,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // npm has no layered cache, so a story's npm cache is seeded instead
@@ -72,8 +74,19 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 	if err != nil || len(names) == 0 {
 		return 0, err
 	}
-	from, to := filepath.Join(w.Npm, "_cacache"), filepath.Join(cacheDir, "npm", "_cacache")
+	// The story's cache is its agent's and its checks' to shape: every write
+	// stays below it, whatever links they planted (store.Beneath).
+	to, err := store.OpenBeneath(cacheDir)
+	if err != nil {
+		return 0, err
+	}
+	defer to.Close()
+	to.NoSync = true // npm checks every content's integrity, every index line's hash
+	from := filepath.Join(w.Npm, "_cacache")
+	const into = "npm/_cacache/"
 	copied, seen, budget := 0, 0, int64(maxSeedBytes)
+	var refused error
+	made := map[string]bool{} // folders made below the cache in this seed
 	filepath.WalkDir(filepath.Join(from, "index-v5"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil
@@ -85,7 +98,11 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(from, p)
-		if exists(filepath.Join(to, rel)) {
+		rel = into + filepath.ToSlash(rel)
+		if there, err := to.Exists(rel); err != nil {
+			refused = err
+			return filepath.SkipAll
+		} else if there {
 			return nil
 		}
 		data, err := readRegularFile(p, maxIndexBucket)
@@ -98,21 +115,53 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		}
 		for _, in := range integrities {
 			c, ok := contentPath(in)
-			if !ok || exists(filepath.Join(to, c.path)) {
+			if !ok {
 				continue
 			}
-			n, err := copyChecked(filepath.Join(from, c.path), filepath.Join(to, c.path), budget, &c)
+			if there, err := to.Exists(into + c.path); err != nil {
+				refused = err
+				return filepath.SkipAll
+			} else if there {
+				continue
+			}
+			n, err := copyChecked(filepath.Join(from, filepath.FromSlash(c.path)), to, made, into+c.path, budget, &c)
+			if refused = asRefused(err); refused != nil {
+				return filepath.SkipAll
+			}
 			if err != nil {
 				return nil // the bucket without its content would be a miss anyway
 			}
 			budget -= n
 		}
-		if _, err := copyChecked(p, filepath.Join(to, rel), maxIndexBucket, nil); err == nil {
+		_, err = copyChecked(p, to, made, rel, maxIndexBucket, nil)
+		if refused = asRefused(err); refused != nil {
+			return filepath.SkipAll
+		}
+		if err == nil {
 			copied++
 		}
 		return nil
 	})
+	if refused != nil {
+		return copied, fmt.Errorf("not seeding the story's npm cache any further: %w; a link there leads out of the story's caches: remove the folder %s (the story's own build caches, which start again warm) before its next run", refused, cacheDir)
+	}
 	return copied, nil
+}
+
+// errRefused is a write into the story's cache that did not happen: the
+// place it would go (a link the story planted, leading out of its cache) is
+// not the story's.
+type errRefused struct{ err error }
+
+func (e errRefused) Error() string { return e.err.Error() }
+func (e errRefused) Unwrap() error { return e.err }
+
+func asRefused(err error) error {
+	var r errRefused
+	if errors.As(err, &r) {
+		return r
+	}
+	return nil
 }
 
 // wantedEntries are the integrities of a bucket's entries whose URL is a
@@ -267,7 +316,7 @@ func contentPath(integrity string) (contentFile, bool) {
 			continue
 		}
 		h := hex.EncodeToString(digest)
-		c := contentFile{filepath.Join("content-v2", algo, h[:2], h[2:4], h[4:]), sum, digest}
+		c := contentFile{path.Join("content-v2", algo, h[:2], h[2:4], h[4:]), sum, digest}
 		if best.path == "" || algo == "sha512" {
 			best = c
 		}
@@ -275,10 +324,11 @@ func contentPath(integrity string) (contentFile, bool) {
 	return best, best.path != ""
 }
 
-// copyChecked copies the regular file from to the new file to (a temp
-// file renamed into place), at most max bytes, and when c is set only if
-// its content matches. It returns the bytes copied.
-func copyChecked(from, to string, max int64, c *contentFile) (int64, error) {
+// copyChecked copies the regular file from to the new file rel below to
+// (a temp file renamed into place), at most max bytes, and when c is set
+// only if its content matches. It returns the bytes copied; a write below
+// to that fails is an errRefused. made lists the folders already made.
+func copyChecked(from string, to *store.Beneath, made map[string]bool, rel string, max int64, c *contentFile) (int64, error) {
 	fi, err := os.Lstat(from)
 	if err != nil {
 		return 0, err
@@ -291,35 +341,31 @@ func copyChecked(from, to string, max int64, c *contentFile) (int64, error) {
 		return 0, err
 	}
 	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-		return 0, err
+	if d := path.Dir(rel); !made[d] {
+		if err := to.MkdirAll(d, 0o700); err != nil {
+			return 0, errRefused{err}
+		}
+		made[d] = true
 	}
-	tmp := to + ".tmp-" + rand.Text()
-	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return 0, err
+	var mismatch error
+	n, err := to.WriteFrom(rel, 0o600, func(dst io.Writer) (int64, error) {
+		var h hash.Hash
+		if c != nil {
+			h = c.sum()
+			dst = io.MultiWriter(dst, h)
+		}
+		n, err := io.Copy(dst, io.LimitReader(src, max))
+		if err == nil && h != nil && string(h.Sum(nil)) != string(c.want) {
+			mismatch = errors.New(from + " does not match its integrity")
+			err = mismatch
+		}
+		return n, err
+	})
+	switch {
+	case mismatch != nil:
+		return 0, mismatch
+	case err != nil:
+		return 0, errRefused{err}
 	}
-	defer os.Remove(tmp)
-	var w io.Writer = dst
-	var h hash.Hash
-	if c != nil {
-		h = c.sum()
-		w = io.MultiWriter(dst, h)
-	}
-	n, err := io.Copy(w, io.LimitReader(src, max))
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return 0, err
-	}
-	if h != nil && string(h.Sum(nil)) != string(c.want) {
-		return 0, errors.New(from + " does not match its integrity")
-	}
-	return n, os.Rename(tmp, to)
-}
-
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return !errors.Is(err, fs.ErrNotExist)
+	return n, nil
 }

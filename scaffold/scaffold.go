@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -319,11 +320,17 @@ func createDoc(p *store.Parser, root, rel string, doc any) error {
 	if err := validate(p, rel, data); err != nil {
 		return err
 	}
-	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	// Below the root only: a repository's link (.saga/stories to a folder
+	// elsewhere) is never written through out of it.
+	b, err := store.OpenBeneath(root)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if err := b.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("create folder for %s: %w", rel, err)
 	}
-	if err := store.CreateFileAtomic(abs, data, 0o644); err != nil {
+	if err := b.CreateFileAtomic(rel, data, 0o644); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%s already exists; nothing was written (pick another name or edit the file): %w", rel, fs.ErrExist)
 		}
@@ -351,8 +358,7 @@ func addEpicChild(ctx context.Context, p *store.Parser, root, epicRel, epic stri
 		return err
 	}
 	defer lock.Unlock()
-	abs := filepath.Join(root, filepath.FromSlash(epicRel))
-	return store.UpdateFile(abs, func(old []byte) ([]byte, error) {
+	return store.UpdateFileBeneath(root, epicRel, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s disappeared", epicRel)
 		}

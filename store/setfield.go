@@ -72,7 +72,9 @@ func setMember(ctx context.Context, root, story, rel, key, value string, add boo
 			err = uerr
 		}
 	}()
-	err = UpdateFile(path, func(old []byte) ([]byte, error) {
+	// Below the root, never through a link out of it (a worktree's .saga is
+	// its agent's to shape): docs/security.md#writes-that-never-follow-a-link-out.
+	err = UpdateFileBeneath(root, rel, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, ErrNoFile // removed while we waited
 		}

@@ -102,3 +102,41 @@ func TestSetStoryFieldOnlyIfPresent(t *testing.T) {
 		t.Errorf("story.json with a status:\n%s", got)
 	}
 }
+
+// Issue 32: the hook's status write in a worktree whose .saga or
+// .saga/stories its agent made a link out of it (absolute, relative, a
+// link to a link) is refused, and nothing outside changes — the story's
+// folder there passes the old check (it is the real folder of the linked
+// stories folder).
+func TestSetTaskStatusNeverWritesThroughALinkOut(t *testing.T) {
+	for _, c := range []struct{ at, how string }{
+		{".saga/stories", "absolute"}, {".saga/stories", "relative"}, {".saga/stories", "link to a link"}, {".saga", "relative"},
+	} {
+		t.Run(c.at+" "+c.how, func(t *testing.T) {
+			root, outside := storyRoot(t), t.TempDir()
+			at := filepath.Join(root, filepath.FromSlash(c.at))
+			if err := os.Rename(at, filepath.Join(outside, "moved")); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(outside, "moved")
+			switch c.how {
+			case "relative":
+				target, _ = filepath.Rel(filepath.Dir(at), target)
+			case "link to a link":
+				os.Symlink(target, filepath.Join(root, "hop"))
+				target, _ = filepath.Rel(filepath.Dir(at), filepath.Join(root, "hop"))
+			}
+			if err := os.Symlink(target, at); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, outside)
+			changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", store.StatusCompleted)
+			if after := snapshot(t, outside); after != before {
+				t.Fatalf("written outside the worktree (changed %v, err %v):\n%s", changed, err, after)
+			}
+			if err == nil {
+				t.Fatal("the write through the link was not refused")
+			}
+		})
+	}
+}

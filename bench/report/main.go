@@ -61,6 +61,8 @@ func budgets() []budget {
 		{label: "the same, cold (every story before warm caches)", bench: "WarmFirstCheck", metric: "story-cold-s", unit: "s"},
 		{label: "verify before the first run, in the checkout ÷ the user's go test there (results cached)", bench: "WarmFirstCheck", metric: "checkout-first/warm", unit: "×"},
 		{label: "a one-task story run by the worker with the stand-in claude: time outside it", bench: "StoryOverhead", metric: "overhead-s", max: 0.5, unit: "s"},
+		{label: "a story's npm seed, 200 packages, every write below its cache (bench/nofollow_test.go)", bench: "NpmSeed200", metric: "seed-s", unit: "s"},
+		{label: "a task status written the hook's way, in process", bench: "StatusWrite", metric: "write-ms", unit: "ms"},
 		{label: "one check's sandbox start: plain sh -c true", bench: "SandboxStart", metric: "plain-ms", unit: "ms"},
 		{label: "one check's sandbox start: confined true", bench: "SandboxStart", metric: "sandboxed-ms", unit: "ms"},
 		{label: "hydration of a 200-task story", bench: "Hydrate200", metric: "ms", max: 50, unit: "ms"},

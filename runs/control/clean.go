@@ -322,13 +322,18 @@ func removeShares(bases []string) error {
 
 // removeCache removes a build cache; Go's module cache makes its folders
 // read-only, so they are made writable first.
+// The chmods stay below dir (store.Beneath): a folder an agent process
+// swaps for a link meanwhile never has what the link names made writable.
 func removeCache(dir string) error {
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o755)
-		}
-		return nil
-	})
+	if b, err := store.OpenBeneath(dir); err == nil {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if rel, rerr := filepath.Rel(dir, p); err == nil && rerr == nil && d.IsDir() {
+				b.Chmod(filepath.ToSlash(rel), 0o755)
+			}
+			return nil
+		})
+		b.Close()
+	}
 	return os.RemoveAll(dir)
 }
 

@@ -102,10 +102,9 @@ func Install(root string, src Source, force bool) (Installed, error) {
 	case !Pristine(old) && !force:
 		return res, &EditedError{Path: res.Path, Diff: diff.Diff(WorkflowPath+" (yours)", old, WorkflowPath+" (saga-lsp's)", content)}
 	}
-	if err := os.MkdirAll(filepath.Dir(res.Path), 0o755); err != nil {
-		return res, fmt.Errorf("create %s: %w", filepath.Dir(res.Path), err)
-	}
-	if err := store.WriteFileAtomic(res.Path, content, 0o644); err != nil {
+	// Below the repository's top: a .github a clone brought as a link out
+	// of it is never written through (docs/security.md#writes-that-never-follow-a-link-out).
+	if err := store.WriteFileBeneath(root, WorkflowPath, content, 0o644); err != nil {
 		return res, err
 	}
 	res.Written = true
@@ -131,7 +130,12 @@ func Remove(root string, src Source, force bool) (Installed, error) {
 		}
 		return res, e
 	}
-	if err := os.Remove(res.Path); err != nil {
+	b, err := store.OpenBeneath(root)
+	if err != nil {
+		return res, err
+	}
+	defer b.Close()
+	if err := b.Remove(WorkflowPath); err != nil {
 		return res, err
 	}
 	res.Removed = true

@@ -149,16 +149,9 @@ func (v View) build(m *mounted, whole bool) error {
 			if d != "." {
 				inner = strings.TrimPrefix(rel, d+"/")
 			}
-			dst := filepath.Join(mirror, filepath.FromSlash(inner))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			os.Remove(dst) // a hard link of the story's version
-			mode := os.FileMode(0o644)
-			if b.Exec {
-				mode = 0o755
-			}
-			if err := os.WriteFile(dst, b.Data, mode); err != nil {
+			// The mirror holds the story's links as links: a restore is
+			// written below it, never through one out of it.
+			if err := restoreBeneath(mirror, inner, b); err != nil {
 				return err
 			}
 		}
@@ -167,6 +160,29 @@ func (v View) build(m *mounted, whole bool) error {
 		}
 	}
 	return nil
+}
+
+// restoreBeneath writes R's version b of the file inner (slash-separated)
+// into the mirror, in place of the hard link of the story's version.
+func restoreBeneath(mirror, inner string, b git.Blob) error {
+	m, err := store.OpenBeneath(mirror)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if d := path.Dir(inner); d != "." {
+		if err := m.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := m.Remove(inner); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	mode := os.FileMode(0o644)
+	if b.Exec {
+		mode = 0o755
+	}
+	return m.WriteNew(inner, b.Data, mode)
 }
 
 // nearest is the deepest of folders that holds rel.

@@ -340,7 +340,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 		}
 		head = string(restored)
 	}
-	if err := store.WriteFileAtomic(filepath.Join(r.wt, filepath.FromSlash(rel)), []byte(head), 0o644); err != nil {
+	if err := store.WriteFileBeneath(r.wt, rel, []byte(head), 0o644); err != nil {
 		r.j.Warn(runs.StepCommit, "restore %s: %v", termtext.Escape(rel), err)
 	}
 	return false

@@ -3,8 +3,6 @@ package worker
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/termtext"
@@ -62,12 +60,8 @@ func (r *run) restoreDefinitions(ctx context.Context) {
 		if cur != nil && string(want) == string(cur) {
 			continue // only a status differs
 		}
-		abs := filepath.Join(r.wt, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			r.j.Warn(runs.StepEnd, "restore %s: %v", termtext.Escape(p), err)
-			continue
-		}
-		if err := store.WriteFileAtomic(abs, want, 0o644); err != nil {
+		// Never through a link out of the worktree the agent left.
+		if err := store.WriteFileBeneath(r.wt, p, want, 0o644); err != nil {
 			r.j.Warn(runs.StepEnd, "restore %s: %v", termtext.Escape(p), err)
 			continue
 		}

@@ -99,7 +99,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	// the story branch at once, so that what the agent does to it later is
 	// told apart from the story itself.
 	if _, err := os.Stat(r.storyDir()); err != nil {
-		if err := copyStory(filepath.Join(r.root, filepath.FromSlash(store.StoryDirRel(r.o.Story))), r.storyDir()); err != nil {
+		if err := copyStory(filepath.Join(r.root, filepath.FromSlash(store.StoryDirRel(r.o.Story))), r.wt, store.StoryDirRel(r.o.Story)); err != nil {
 			return fmt.Errorf("copy the story into the worktree: %w", err)
 		}
 		rel := store.StoryDirRel(r.o.Story)
@@ -131,12 +131,20 @@ func isWorktree(ctx context.Context, g git.Repo, path string) bool {
 	return a == b
 }
 
-func copyStory(from, to string) error {
+// copyStory copies the story's files from the folder from into rel of the
+// worktree wt, never through a link out of wt (its tree is the branch's,
+// which a repository can fill with links).
+func copyStory(from, wt, rel string) error {
 	des, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(to, 0o755); err != nil {
+	to, err := store.OpenBeneath(wt)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	if err := to.MkdirAll(rel, 0o755); err != nil {
 		return err
 	}
 	for _, de := range des {
@@ -147,7 +155,7 @@ func copyStory(from, to string) error {
 		if err != nil {
 			return err
 		}
-		if err := store.WriteFileAtomic(filepath.Join(to, de.Name()), data, 0o644); err != nil {
+		if err := to.WriteFileAtomic(rel+"/"+de.Name(), data, 0o644); err != nil {
 			return err
 		}
 	}
