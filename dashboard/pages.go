@@ -67,7 +67,7 @@ func (s *Server) base(r *http.Request, title, scope string, views []*repoView) p
 func (s *Server) views() []*repoView {
 	out := make([]*repoView, len(s.repos))
 	for i, r := range s.repos {
-		out[i] = newRepoView(r)
+		out[i] = s.newRepoView(r)
 	}
 	return out
 }
@@ -315,7 +315,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	v := newRepoView(rp)
+	v := s.newRepoView(rp)
 	e := v.ws.Epic(id)
 	if e == nil || !store.ValidCanonical(id) {
 		s.notFound(w, r, fmt.Sprintf("no epic %q in %s", id, rp.key))
@@ -498,7 +498,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	v := newRepoView(rp)
+	v := s.newRepoView(rp)
 	st := v.ws.Story(id)
 	if st == nil || !store.ValidCanonical(id) || !storyInside(rp, st) {
 		s.notFound(w, r, fmt.Sprintf("no story %q in %s", id, rp.key))
@@ -641,7 +641,7 @@ func (s *Server) storyOutput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	v := newRepoView(rp)
+	v := s.newRepoView(rp)
 	if v.ws.Story(id) == nil || !store.ValidCanonical(id) {
 		httpError(w, "saga-lsp dashboard: no such story", http.StatusNotFound)
 		return

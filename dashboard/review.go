@@ -71,7 +71,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	v := newRepoView(rp)
+	v := s.newRepoView(rp)
 	if v.ws.Story(id) == nil || !store.ValidCanonical(id) {
 		s.notFound(w, r, fmt.Sprintf("no story %q in %s", id, rp.key))
 		return

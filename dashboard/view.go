@@ -8,12 +8,14 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -75,11 +77,18 @@ type repoView struct {
 	epics map[string]*control.EpicStatus
 	// needed is needs()'s answer, once computed.
 	needed map[string][]need
+	// evidence derives a story's state as every face does
+	// (control.Evidence: the read model), once per view and story.
+	evidence func() *control.Evidence
+	models   map[string]control.StoryState
 }
 
-func newRepoView(r *repo) *repoView {
+func (s *Server) newRepoView(r *repo) *repoView {
 	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
-		epics: map[string]*control.EpicStatus{}}
+		epics: map[string]*control.EpicStatus{}, models: map[string]control.StoryState{}}
+	v.evidence = sync.OnceValue(func() *control.Evidence {
+		return control.NewEvidence(context.Background(), v.root, runs.SessionDir(s.env), s.parser)
+	})
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()
 	}
@@ -148,6 +157,19 @@ func (v *repoView) journalBlocked(id string) (bool, string) {
 	return j.Blocked, j.Text
 }
 
+// model is the story's state as the read model derives it (what `status`
+// says), once per view.
+func (v *repoView) model(id string) control.StoryState {
+	if st, ok := v.models[id]; ok {
+		return st
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st := v.evidence().Story(ctx, v.ws, id)
+	v.models[id] = st
+	return st
+}
+
 // storyState is a story's state as shown, with a word on why.
 func (v *repoView) storyState(s *store.Story) (State, string) {
 	ss := v.st.Story(s.ID)
@@ -175,11 +197,11 @@ func (v *repoView) storyState(s *store.Story) (State, string) {
 	if total > 0 && done == total {
 		return stateOf("completed"), ""
 	}
-	if ss != nil && ss.Run != nil && !ss.Run.Running {
-		switch ss.Run.State {
-		case runs.StatusFailed, runs.StatusTimeout, runs.StatusBlocked, runs.StatusStopped:
-			return stateOf(ss.Run.State), ss.Run.Message
-		}
+	// The outcome of its last run as the read model has it (a reset one
+	// is gone from it), never the watcher's last-seen run.
+	switch m := v.model(s.ID); m.State {
+	case runs.StatusCompleted, runs.StatusFailed, runs.StatusTimeout, runs.StatusBlocked, runs.StatusStopped:
+		return stateOf(m.State), m.Why
 	}
 	if b, text := v.journalBlocked(s.ID); b {
 		return stateOf("blocked"), text

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Writes into a folder someone else can shape — a story's caches, which its
@@ -98,7 +97,7 @@ func (b *Beneath) ReadFile(rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	// O_NONBLOCK: a FIFO fails the open or is refused below, never waited on.
-	f, err := b.r.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := b.r.OpenFile(p, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +330,7 @@ func removeStaleTempsIn(in *os.Root) {
 		if fi, err := in.Lstat(name); err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		f, err := in.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		f, err := in.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 		if err != nil {
 			continue
 		}

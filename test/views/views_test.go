@@ -273,13 +273,16 @@ func TestViewsAgree(t *testing.T) {
 func (r *repo) fromStatusStory(id string) storyView {
 	r.t.Helper()
 	res := r.saga("status", id, "--format", "json")
-	var st struct {
-		State       string
-		Done, Total int
+	var out struct {
+		Stories []struct {
+			State       string
+			Done, Total int
+		}
 	}
-	if err := json.Unmarshal([]byte(res.Stdout), &st); err != nil {
+	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil || len(out.Stories) != 1 {
 		r.t.Fatalf("status %s --format json: %v\n%s\n%s", id, err, res.Stdout, res.Stderr)
 	}
+	st := out.Stories[0]
 	return storyView{st.State, st.Done, st.Total}
 }
 
