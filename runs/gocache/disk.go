@@ -49,10 +49,14 @@ type layer struct {
 	verify bool
 	// maxSize bounds an output served (a huge file is a miss).
 	maxSize int64
+	// root, the upper's only, is where puts write: a link the story's code
+	// planted in its own cache (a shard folder, an entry, the counters'
+	// file) never leads a write out of it (docs/security.md#warm-build-caches).
+	root *os.Root
 }
 
 func (l layer) file(id []byte, key string) string {
-	return filepath.Join(l.dir, hex.EncodeToString(id[:1]), hex.EncodeToString(id)+"-"+key)
+	return filepath.Join(l.dir, rel(id, key))
 }
 
 // get is the action's entry and its output's path, or an error saying why
@@ -142,15 +146,20 @@ func (l layer) put(action, output []byte, body []byte) (string, error) {
 	copy(out[:], output)
 	p := l.file(output, "d")
 	if !sameContent(p, out) {
-		if err := writeAtomic(p, body); err != nil {
+		if err := writeAtomic(l.root, rel(output, "d"), body); err != nil {
 			return "", err
 		}
 	}
 	line := fmt.Sprintf("v1 %x %x %20d %20d\n", action, output, len(body), time.Now().UnixNano())
-	if err := writeAtomic(l.file(action, "a"), []byte(line)); err != nil {
+	if err := writeAtomic(l.root, rel(action, "a"), []byte(line)); err != nil {
 		return "", err
 	}
 	return p, nil
+}
+
+// rel is an id's file relative to its layer's folder.
+func rel(id []byte, key string) string {
+	return filepath.Join(hex.EncodeToString(id[:1]), hex.EncodeToString(id)+"-"+key)
 }
 
 // sameContent tells whether the file at p holds the output (an existing
@@ -185,23 +194,40 @@ func readRegular(p string, max int) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, int64(max)+1))
 }
 
-// writeAtomic writes a cache file through a temp file renamed into place,
-// so that a reader (another go command of the story) never sees it half
-// written. Unlike store.WriteFileAtomic it does not fsync: an entry a crash
-// left torn is a miss (sizes and hashes are checked), and a sync per entry
-// would cost a build hundreds of them.
-func writeAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+// writeAtomic writes a cache file, name relative to root, through a temp
+// file renamed into place, so that a reader (another go command of the
+// story) never sees it half written; the rename replaces a link at name,
+// never writes through it. Unlike store.WriteFileAtomic it does not fsync:
+// an entry a crash left torn is a miss (sizes and hashes are checked), and
+// a sync per entry would cost a build hundreds of them.
+func writeAtomic(root *os.Root, name string, data []byte) error {
+	if err := root.MkdirAll(filepath.Dir(name), 0o777); err != nil {
 		return err
 	}
-	tmp := p + ".tmp-" + rand.Text()
-	if err := os.WriteFile(tmp, data, 0o666); err != nil {
-		os.Remove(tmp)
+	tmp := name + ".tmp-" + rand.Text()
+	if err := root.WriteFile(tmp, data, 0o666); err != nil {
+		root.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
 		return err
 	}
 	return nil
+}
+
+// openUpper makes the upper folder if need be and opens it as the root of
+// every write (a link at the upper itself is refused: the story's code
+// could have put it there).
+func openUpper(dir string) (*os.Root, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder (a link?): %v", dir, err)
+	}
+	return os.OpenRoot(dir)
 }

@@ -25,9 +25,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: --upper DIR [--lower DIR] (the go command starts it as GOCACHEPROG)")
 		return 2
 	}
-	st, err := Serve(stdin, stdout, o)
-	appendStats(o.Upper, st)
-	if err != nil {
+	if _, err := Serve(stdin, stdout, o); err != nil {
 		fmt.Fprintf(stderr, "saga-lsp: %v\n", err)
 		return 1
 	}
@@ -36,10 +34,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // appendStats adds a line to the upper's StatsFile (one small append: the
 // lines of concurrent go commands do not mix). Best effort: the build does
-// not depend on it.
-func appendStats(upper string, st Stats) {
+// not depend on it. Opened in the upper's root: a link a story planted
+// there to a file of the user's is not followed out.
+func appendStats(upper *os.Root, st Stats) {
 	line, _ := json.Marshal(st)
-	f, err := os.OpenFile(filepath.Join(upper, StatsFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	f, err := upper.OpenFile(StatsFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
 	if err != nil {
 		return
 	}
@@ -64,9 +63,9 @@ func testExpire(dir string) time.Time {
 // raiseTestExpire makes the upper's test cache expire no earlier than the
 // lower's: a test result the user expired stays expired for the story (the
 // go command reads the file from its GOCACHE, the upper, not from us).
-func raiseTestExpire(upper string, t time.Time) {
-	if t.IsZero() || !testExpire(upper).Before(t) {
+func raiseTestExpire(upper *os.Root, t time.Time) {
+	if t.IsZero() || !testExpire(upper.Name()).Before(t) {
 		return
 	}
-	writeAtomic(filepath.Join(upper, "testexpire.txt"), []byte(strconv.FormatInt(t.UnixNano(), 10)+"\n"))
+	writeAtomic(upper, "testexpire.txt", []byte(strconv.FormatInt(t.UnixNano(), 10)+"\n"))
 }

@@ -72,18 +72,24 @@ func Serve(in io.Reader, out io.Writer, o Options) (Stats, error) {
 	if !filepath.IsAbs(o.Upper) || o.Lower != "" && !filepath.IsAbs(o.Lower) {
 		return Stats{}, fmt.Errorf("GOCACHEPROG: --upper and --lower must be absolute paths")
 	}
-	s := &server{upper: layer{dir: o.Upper, maxSize: 1 << 62}}
+	root, err := openUpper(o.Upper)
+	if err != nil {
+		return Stats{}, fmt.Errorf("GOCACHEPROG: the story's GOCACHE: %w", err)
+	}
+	defer root.Close()
+	s := &server{upper: layer{dir: o.Upper, maxSize: 1 << 62, root: root}}
 	if o.Lower != "" {
 		s.lower = &layer{dir: o.Lower, verify: true, maxSize: MaxLowerEntry}
-		raiseTestExpire(o.Upper, testExpire(o.Lower))
+		raiseTestExpire(root, testExpire(o.Lower))
 	}
 	bw := bufio.NewWriter(out)
 	s.enc, s.flush = json.NewEncoder(bw), bw.Flush
 	if err := s.reply(response{KnownCommands: []string{"get", "put", "close"}}); err != nil {
 		return Stats{}, err
 	}
-	err := s.loop(json.NewDecoder(bufio.NewReaderSize(in, 64<<10)))
+	err = s.loop(json.NewDecoder(bufio.NewReaderSize(in, 64<<10)))
 	s.wg.Wait()
+	appendStats(root, s.stats())
 	return s.stats(), err
 }
 
