@@ -19,9 +19,7 @@ import (
 // is; docs/security.md) but never written. The same command run without
 // the sandbox does write it: the test shows its attack is real.
 func TestGoWorkOutsideTheWorktreeIsReadOnly(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("go is not installed")
-	}
+	testkit.NeedsTool(t, "go", "")
 	b := newBox(t)
 	goroot := strings.TrimSpace(testkit.Run(t, b.wt, nil, "", "go", "env", "GOROOT").Stdout)
 	b.env = append(b.env, "GOTOOLCHAIN=local", "GOFLAGS=", "GOPROXY=off", "GOROOT="+goroot, "PATH="+filepath.Join(goroot, "bin")+":/usr/bin:/bin")
