@@ -342,7 +342,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		states = st.GraphStates(items)
 		c.MaxParallel, c.Session, c.ExitCode, c.Cost = st.MaxParallel, st.Session, st.ExitCode, st.Cost
 	}
-	if last := runs.Latest(runs.SessionDir(s.env), runs.KindEpic, id); last != nil {
+	if last := runs.LatestIn(runs.SessionDir(s.env), runs.KindEpic, id, rp.src.Root); last != nil {
 		c.CapReached = last.CapReached
 	}
 	c.Critical = plan.CriticalPath(items, states)

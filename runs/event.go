@@ -142,7 +142,7 @@ type Event struct {
 	Workflow   int64  `json:"workflow,omitempty"`
 	Ref        string `json:"ref,omitempty"`
 	URL        string `json:"url,omitempty"`        // dispatch, story.start: the run's page
-	Root       string `json:"root,omitempty"`       // dispatch: the workspace that dispatched (the run's, for its watchers)
+	Root       string `json:"root,omitempty"`       // dispatch, worker.start, epic.start: the repository the run is for (Run.In)
 	Conclusion string `json:"conclusion,omitempty"` // worker.end of a dispatched run: its Actions run's conclusion, as GitHub gave it
 }
 

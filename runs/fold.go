@@ -78,7 +78,7 @@ type Run struct {
 	RunName    string
 	Workflow   int64  // the workflow's id a dispatched run must have
 	Ref        string // the branch it was dispatched on
-	Root       string // the workspace that dispatched it
+	Root       string // the repository the run is for: its dispatch or its start (Run.In)
 	Conclusion string // its Actions run's conclusion, once an end was recorded from GitHub
 
 	completedSince int    // task completions since Done was last reported
@@ -209,6 +209,7 @@ func (r *Run) Apply(e Event) {
 			r.OutputFile = e.OutputFile
 		}
 		r.Bash, r.DryRun = e.Bash, e.DryRun
+		r.Root = cmp.Or(e.Root, r.Root)
 		if e.Event == KindEpicStart {
 			r.Locked, r.State, r.MaxParallel, r.After, r.Backend = true, StateRunning, e.MaxParallel, e.After, e.Backend
 		}

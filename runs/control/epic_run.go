@@ -138,7 +138,7 @@ func liveRunner(ctx context.Context, o EpicRunOptions) error {
 	e := &RunningError{Epic: o.Epic, PID: pid}
 	if len(live) > 0 {
 		e.Session = live[len(live)-1]
-	} else if last := runs.Latest(o.SessionDir, runs.KindEpic, o.Epic); last != nil {
+	} else if last := runs.LatestIn(o.SessionDir, runs.KindEpic, o.Epic, o.Root); last != nil {
 		e.Session = last.Session
 	}
 	return e
@@ -252,7 +252,10 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	}
 	var sessions []string
 	if o.Tmux != nil {
-		if sessions, err = o.Tmux.KindSessions(ctx, runs.KindEpic, o.Story); err != nil {
+		if sessions, err = o.Tmux.KindSessions(ctx, runs.KindEpic, o.Story); err == nil {
+			sessions = o.ownSessions(ctx, runs.KindEpic, sessions)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -306,6 +309,6 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 			ErrNotRunning, o.Story, runs.EpicSessionPrefix, o.Story)
 	}
 	res.Stopped = true
-	res.ended(runs.Latest(o.SessionDir, runs.KindEpic, o.Story))
+	res.ended(runs.LatestIn(o.SessionDir, runs.KindEpic, o.Story, o.Root))
 	return res, nil
 }

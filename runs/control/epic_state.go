@@ -131,7 +131,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
-	if last := runs.Latest(q.SessionDir, runs.KindEpic, e.ID); last != nil {
+	if last := runs.LatestIn(q.SessionDir, runs.KindEpic, e.ID, q.Root); last != nil {
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
 		if q.After == "" {
 			q.After = last.After // judged as the last run judges

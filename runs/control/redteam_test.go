@@ -19,12 +19,10 @@ import (
 // repository A's story must never stop repository B's worker of a story
 // that only shares its id.
 //
-// It does today (`stop` in A ends B's worker and its tmux session: runs,
-// sessions and panes are found by story id alone), so the test is skipped
-// until they carry their repository; docs/security.md's red-team section
-// lists it under "not caught". Remove the skip with the fix.
+// It did (`stop` in A ended B's worker and its tmux session: runs,
+// sessions and panes were found by story id alone); runs now record their
+// repository and every reader tells its own apart (runs.Run.In).
 func TestStopNeverReachesAnotherRepository(t *testing.T) {
-	t.Skip("not caught yet: a stop finds runs by story id in the user's shared session dir and tmux server, not by repository (docs/security.md#red-team-regression-suite)")
 	b := newTmuxEnv(t)
 	b.realWorker(t)
 	dir := t.TempDir()

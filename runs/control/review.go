@@ -93,7 +93,7 @@ func reviewBase(ctx context.Context, g git.Repo, o ReviewOptions, dry bool) stri
 	if ok {
 		candidates = append(candidates, rec.Base)
 	}
-	if last := runs.Latest(o.SessionDir, runs.KindStory, o.Story); last != nil && last.DryRun == dry {
+	if last := runs.LatestIn(o.SessionDir, runs.KindStory, o.Story, o.Root); last != nil && last.DryRun == dry {
 		candidates = append(candidates, last.Base)
 	}
 	for _, b := range candidates {

@@ -488,7 +488,7 @@ func TestStopRealWorker(t *testing.T) {
 	h := newTmuxEnv(t)
 	dir := t.TempDir()
 	claude := filepath.Join(dir, "claude")
-	if err := os.WriteFile(claude, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+	if err := os.WriteFile(claude, []byte("#!/bin/sh\ncase \"$*\" in --version) echo '2.1.330 (Claude Code)'; exit 0;; esac\nexec sleep 60\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var env []string

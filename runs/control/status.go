@@ -181,14 +181,16 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			return nil, store.Usagef("no story %q in %s", o.Story, o.Root)
 		}
 		res.single = true
-		res.Stories = append(res.Stories, storyStatus(ctx, ev, ws, o.Story, true, runs.Latest(o.SessionDir, runs.KindStory, o.Story), sessions[o.Story]))
+		res.Stories = append(res.Stories, storyStatus(ctx, ev, ws, o.Story, true, runs.LatestIn(o.SessionDir, runs.KindStory, o.Story, o.Root), sessions[o.Story]))
 		return res, nil
 	}
 	all := runs.ListRuns(o.SessionDir, runs.KindStory)
 	for _, id := range ws.SortedStoryIDs() {
 		var last *runs.Run
-		if rs := all[id]; len(rs) > 0 {
-			last = runs.ReadRun(rs[len(rs)-1].EventsFile)
+		for i := len(all[id]) - 1; i >= 0 && last == nil; i-- {
+			if r := runs.ReadRun(all[id][i].EventsFile); r != nil && r.In(o.Root) {
+				last = r
+			}
 		}
 		res.Stories = append(res.Stories, storyStatus(ctx, ev, ws, id, o.Tasks, last, sessions[id]))
 	}

@@ -95,7 +95,7 @@ func (o *StopOptions) targets(ctx context.Context, k runs.Kind, sessions []strin
 	}
 	rs := runs.Runs(o.SessionDir, k, o.Story)
 	for i := len(rs) - 1; i >= 0 && i >= len(rs)-5; i-- {
-		if r := runs.ReadRun(rs[i].EventsFile); r != nil && !r.Ended && r.Alive() {
+		if r := runs.ReadRun(rs[i].EventsFile); r != nil && !r.Ended && r.Alive() && r.In(o.Root) {
 			add(r.PID)
 		}
 	}
@@ -160,6 +160,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		if sessions, err = o.Tmux.StorySessions(ctx, o.Story); err != nil {
 			return nil, err
 		}
+		sessions = o.ownSessions(ctx, runs.KindStory, sessions)
 	}
 	// Who to signal: the story's workers as their runs recorded them in
 	// the session dir, and the panes of its sessions that run its worker
@@ -209,7 +210,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		if err != nil {
 			return res, err
 		}
-		for _, s := range left {
+		for _, s := range o.ownSessions(ctx, runs.KindStory, left) {
 			if err := o.Tmux.KillSession(ctx, s); err != nil {
 				return res, err
 			}
@@ -239,7 +240,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 // Only the run the story's dispatch from here created is cancelled (Find):
 // a run someone else started under the story's name is never touched.
 func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool, err error) {
-	last := runs.Latest(o.SessionDir, runs.KindStory, o.Story)
+	last := runs.LatestIn(o.SessionDir, runs.KindStory, o.Story, o.Root)
 	if last == nil || last.Backend != BackendGitHub {
 		return false, nil // not dispatched from here: the story may well be local
 	}
@@ -270,4 +271,30 @@ func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool,
 	}
 	res.Forced = res.State == "" // cancel asked; GitHub ends the job later
 	return true, nil
+}
+
+// ownSessions keeps the sessions of this repository's runs: a tmux
+// session is named for the story only, and the user's tmux server holds
+// every repository's (runs.Run.In). One whose run has not recorded itself
+// yet is told by where its panes run.
+func (o *StopOptions) ownSessions(ctx context.Context, k runs.Kind, sessions []string) []string {
+	var out []string
+	for _, s := range sessions {
+		if r := runs.ReadRun(runs.EventsFile(runs.OutputFile(o.SessionDir, s))); r != nil {
+			if r.In(o.Root) {
+				out = append(out, s)
+			}
+			continue
+		}
+		_, pids := o.Tmux.Panes(ctx, s)
+		ours := len(pids) == 0
+		for _, p := range pids {
+			r := runs.Run{PID: p, Story: o.Story}
+			ours = ours || r.In(o.Root)
+		}
+		if ours {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -200,7 +200,7 @@ func (ev *Evidence) lastRuns(id string) (last, dry *runs.Run) {
 	for i := len(files) - 1; i >= 0 && (last == nil || dry == nil); i-- {
 		r := runs.ReadRun(files[i].EventsFile)
 		switch {
-		case r == nil:
+		case r == nil, !r.In(ev.Root): // another repository's story of that name
 		case r.DryRun && dry == nil:
 			dry = r
 		case !r.DryRun && last == nil:

@@ -208,7 +208,7 @@ func (w *Watcher) belongs(r *run) bool {
 	if r.ours {
 		return true
 	}
-	if r.Backend != "" {
+	if r.Backend != "" || r.Root != "" { // the repository it recorded (runs.Run.In)
 		return r.Root != "" && sameFile(r.Root, w.realRoot)
 	}
 	if r.Worktree != "" {

@@ -134,7 +134,10 @@ func Run(ctx context.Context, o Options) int {
 	if o.DryRun {
 		line = "dry run: " + line + " — the simulated agent stands in for Claude Code; nothing is pushed and gh is not called"
 	}
-	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: runs.SelfStart(), DryRun: o.DryRun, Bash: r.bash}, line)
+	// The repository it runs for: the session dir is shared by every
+	// repository of the user (runs.Run.In).
+	root, _ := store.FindRoot(cmp.Or(o.Dir, "."))
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: runs.SelfStart(), DryRun: o.DryRun, Bash: r.bash, Root: root}, line)
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}
