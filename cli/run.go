@@ -80,7 +80,11 @@ func runRun(env *Env, args []string) int {
 	var done *control.CompletedError
 	if errors.As(err, &done) {
 		if target.json() {
-			err = printJSON(env.Stdout, map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR})
+			res := map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR}
+			if done.Opened != nil {
+				res["opened"] = done.Opened
+			}
+			err = printJSON(env.Stdout, res)
 		} else {
 			_, err = fmt.Fprintln(env.Stdout, done.Error())
 		}
@@ -121,6 +125,7 @@ func runFailed(c *cmdLine, env *Env, err error) int {
 	var re *control.RunningError
 	var ref *control.RefusedError
 	var ce *control.ConflictError
+	var np *control.NoPRError
 	switch {
 	case errors.As(err, &se):
 		if out := se.Output; strings.TrimSpace(out) != "" {
@@ -129,7 +134,7 @@ func runFailed(c *cmdLine, env *Env, err error) int {
 				fmt.Fprintln(env.Stderr)
 			}
 		}
-	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re):
+	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re), errors.As(err, &np):
 	default:
 		return c.fail(env, err)
 	}

@@ -49,6 +49,8 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		}
 		if st.PR != "" {
 			b.WriteString("  " + esc(st.PR))
+		} else if st.NoPR != nil {
+			b.WriteString("  no PR yet")
 		}
 		if st.Cost > 0 {
 			fmt.Fprintf(&b, "  $%.2f", st.Cost)
@@ -59,6 +61,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		b.WriteByte('\n')
 		if st.Why != "" && st.State != "completed" && (st.State != EpicRunning || st.Actions != nil) {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", termtext.Block(st.Why, strings.Repeat(" ", width+5)))
+		}
+		if np := st.NoPR; np != nil {
+			fmt.Fprintf(&b, "  %-*s ↳ no PR yet: %s — %s\n", width, "", esc(np.Why), esc(np.Next))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

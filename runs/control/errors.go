@@ -84,18 +84,41 @@ func (e *StartError) Error() string {
 }
 
 // CompletedError declines to run a story that is completed (StoryState):
-// nothing was started. `run --again` runs it again.
+// no agent was started. `run --again` runs it again. Opened, when set, is
+// the pull request run opened for it instead: its worker could not
+// (StoryState.NoPR).
 type CompletedError struct {
 	Story       string
 	Done, Total int
 	PR          string
+	Opened      *OpenedPR
 }
 
 func (e *CompletedError) Error() string {
+	if o := e.Opened; o != nil {
+		what := "opened its pull request"
+		if o.Existing {
+			what = "found its pull request"
+		}
+		return fmt.Sprintf("story %s is already completed (%d/%d tasks): %s %s (%s into %s), without running the agent again — its worker had none: %s",
+			e.Story, e.Done, e.Total, what, o.URL, o.Head, o.Base, o.Why)
+	}
 	pr := ""
 	if e.PR != "" {
 		pr = ", PR " + e.PR
 	}
 	return fmt.Sprintf("story %s is already completed (%d/%d tasks%s): nothing to run — `saga-lsp status %s` shows it; `saga-lsp run %s --again` discards this attempt and runs it again from the base's tip",
 		e.Story, e.Done, e.Total, pr, e.Story, e.Story)
+}
+
+// NoPRError is a completed story whose pull request run could not open
+// (OpenPR): what stops it and the next step. No agent was started.
+type NoPRError struct {
+	Story string
+	Why   string
+	Next  string
+}
+
+func (e *NoPRError) Error() string {
+	return fmt.Sprintf("story %s is completed but has no pull request yet, and it cannot be opened now: %s — %s", e.Story, e.Why, e.Next)
 }
