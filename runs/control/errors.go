@@ -100,8 +100,12 @@ func (e *CompletedError) Error() string {
 		if o.Existing {
 			what = "found its pull request"
 		}
-		return fmt.Sprintf("story %s is already completed (%d/%d tasks): %s %s (%s into %s), without running the agent again — its worker had none: %s",
-			e.Story, e.Done, e.Total, what, o.URL, o.Head, o.Base, o.Why)
+		first := ""
+		for _, b := range o.Blockers {
+			first += fmt.Sprintf("; first, for the branch it is stacked on, story %s's: %s (%s into %s)", b.Story, b.URL, b.Head, b.Base)
+		}
+		return fmt.Sprintf("story %s is already completed (%d/%d tasks): %s %s (%s into %s), without running the agent again — its worker had none: %s%s",
+			e.Story, e.Done, e.Total, what, o.URL, o.Head, o.Base, o.Why, first)
 	}
 	pr := ""
 	if e.PR != "" {

@@ -34,6 +34,7 @@ type OpenPROptions struct {
 
 // OpenedPR is a pull request OpenPR opened (or found: Existing).
 type OpenedPR struct {
+	Story    string `json:"story"`
 	URL      string `json:"url"`
 	Head     string `json:"head"`
 	Base     string `json:"base"`
@@ -78,7 +79,7 @@ func openPR(ctx context.Context, o OpenPROptions, story string, seen map[string]
 		return nil, fail("gh is not logged in ("+firstLineOf(string(out), err)+")", "log in with `gh auth login`")
 	}
 	branch := runs.StoryBranch(story)
-	opened := &OpenedPR{Head: branch, Why: st.NoPR.Why}
+	opened := &OpenedPR{Story: story, Head: branch, Why: st.NoPR.Why}
 	base, blockers, err := prBase(ctx, o, repo, st, seen)
 	if err != nil {
 		return nil, err
