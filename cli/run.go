@@ -84,6 +84,9 @@ func runRun(env *Env, args []string) int {
 			if done.Opened != nil {
 				res["opened"] = done.Opened
 			}
+			if n := done.NotOpened; n != nil {
+				res["noPR"] = map[string]string{"why": n.Why, "next": n.Next}
+			}
 			err = printJSON(env.Stdout, res)
 		} else {
 			_, err = fmt.Fprintln(env.Stdout, done.Error())

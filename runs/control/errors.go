@@ -92,6 +92,10 @@ type CompletedError struct {
 	Done, Total int
 	PR          string
 	Opened      *OpenedPR
+	// NotOpened, when set, is why run could not open the PR its worker
+	// did not: something it needs is still missing (gh, its login,
+	// origin), which is no failure of the run.
+	NotOpened *NoPRError
 }
 
 func (e *CompletedError) Error() string {
@@ -107,6 +111,10 @@ func (e *CompletedError) Error() string {
 		return fmt.Sprintf("story %s is already completed (%d/%d tasks): %s %s (%s into %s), without running the agent again — its worker had none: %s%s",
 			e.Story, e.Done, e.Total, what, o.URL, o.Head, o.Base, o.Why, first)
 	}
+	if n := e.NotOpened; n != nil {
+		return fmt.Sprintf("story %s is already completed (%d/%d tasks): nothing to run; no PR yet, and it cannot be opened now: %s — %s",
+			e.Story, e.Done, e.Total, n.Why, n.Next)
+	}
 	pr := ""
 	if e.PR != "" {
 		pr = ", PR " + e.PR
@@ -121,6 +129,9 @@ type NoPRError struct {
 	Story string
 	Why   string
 	Next  string
+	// Missing: what it needs is missing (gh, its login, origin); nothing
+	// was tried.
+	Missing bool
 }
 
 func (e *NoPRError) Error() string {

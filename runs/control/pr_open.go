@@ -67,16 +67,19 @@ func openPR(ctx context.Context, o OpenPROptions, story string, seen map[string]
 	fail := func(why, next string) error {
 		return &NoPRError{Story: story, Why: why, Next: next + "; then `saga-lsp run " + story + "` opens it"}
 	}
+	missing := func(why, next string) error {
+		return &NoPRError{Story: story, Why: why, Next: next + "; then `saga-lsp run " + story + "` opens it", Missing: true}
+	}
 	gh, err := runs.LookProgram(o.Env, runs.ProgramGH)
 	if err != nil {
-		return nil, fail(runs.Program(o.Env, runs.ProgramGH)+" (GitHub's CLI) is not installed", "install it and log in (`gh auth login`), or set "+runs.EnvGH)
+		return nil, missing(runs.Program(o.Env, runs.ProgramGH)+" (GitHub's CLI) is not installed", "install it and log in (`gh auth login`), or set "+runs.EnvGH)
 	}
 	repo := git.Repo{Dir: o.Root}
 	if !repo.HasRemote(ctx) {
-		return nil, fail("the repository has no remote named origin", "add one (`git remote add origin <url>`)")
+		return nil, missing("the repository has no remote named origin", "add one (`git remote add origin <url>`)")
 	}
 	if out, err := runs.GHCommand(ctx, gh, o.Root, "auth", "status").CombinedOutput(); err != nil {
-		return nil, fail("gh is not logged in ("+firstLineOf(string(out), err)+")", "log in with `gh auth login`")
+		return nil, missing("gh is not logged in ("+firstLineOf(string(out), err)+")", "log in with `gh auth login`")
 	}
 	branch := runs.StoryBranch(story)
 	opened := &OpenedPR{Story: story, Head: branch, Why: st.NoPR.Why}

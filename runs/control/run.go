@@ -212,6 +212,11 @@ func (o *RunOptions) completed(ctx context.Context) error {
 	}
 	opened, err := OpenPR(ctx, OpenPROptions{Root: o.Root, Story: o.Story, SessionDir: o.SessionDir, Workspace: o.Workspace,
 		Parser: o.Parser, Env: o.Env, Now: o.Now})
+	var np *NoPRError
+	if errors.As(err, &np) && np.Missing {
+		done.NotOpened = np
+		return done
+	}
 	if err != nil {
 		return err
 	}

@@ -89,8 +89,8 @@ func TestCompletedWithoutPRThenRunOpensIt(t *testing.T) {
 	// Still logged out: run says why it cannot open it, and starts nothing.
 	agents, sessions := f.agentRuns(), len(runs.Runs(f.sessionDir, runs.KindStory, "shop--a"))
 	r = f.saga(nil, "run", "shop--a")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "story shop--a is completed but has no pull request yet, and it cannot be opened now: gh is not logged in") ||
-		!strings.Contains(r.Stderr, "log in with `gh auth login`; then `saga-lsp run shop--a` opens it") {
+	if r.Code != 0 || !strings.Contains(r.Stdout, "story shop--a is already completed (2/2 tasks): nothing to run; no PR yet, and it cannot be opened now: gh is not logged in (You are not logged into any GitHub hosts.") ||
+		!strings.Contains(r.Stdout, "log in with `gh auth login`; then `saga-lsp run shop--a` opens it\n") {
 		t.Errorf("run while logged out: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
