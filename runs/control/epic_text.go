@@ -49,8 +49,6 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		}
 		if st.PR != "" {
 			b.WriteString("  " + esc(st.PR))
-		} else if st.NoPR != nil {
-			b.WriteString("  no PR yet")
 		}
 		if st.Cost > 0 {
 			fmt.Fprintf(&b, "  $%.2f", st.Cost)
