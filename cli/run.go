@@ -83,7 +83,14 @@ func runRun(env *Env, args []string) int {
 		case target.json() && done.Epic != "":
 			err = printJSON(env.Stdout, map[string]any{"epic": done.Epic, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total})
 		case target.json():
-			err = printJSON(env.Stdout, map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR})
+			res := map[string]any{"story": done.Story, "state": runs.StatusCompleted, "done": done.Done, "total": done.Total, "pr": done.PR}
+			if done.Opened != nil {
+				res["opened"] = done.Opened
+			}
+			if n := done.NotOpened; n != nil {
+				res["noPR"] = map[string]string{"why": n.Why, "next": n.Next}
+			}
+			err = printJSON(env.Stdout, res)
 		default:
 			_, err = fmt.Fprintln(env.Stdout, done.Error())
 		}
@@ -124,6 +131,7 @@ func runFailed(c *cmdLine, env *Env, err error) int {
 	var re *control.RunningError
 	var ref *control.RefusedError
 	var ce *control.ConflictError
+	var np *control.NoPRError
 	switch {
 	case errors.As(err, &se):
 		if out := se.Output; strings.TrimSpace(out) != "" {
@@ -132,7 +140,7 @@ func runFailed(c *cmdLine, env *Env, err error) int {
 				fmt.Fprintln(env.Stderr)
 			}
 		}
-	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re):
+	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re), errors.As(err, &np):
 	default:
 		return c.fail(env, err)
 	}

@@ -41,7 +41,29 @@ const (
 	// tmux (runs/github: a GitHub Actions run) {backend, base, runName,
 	// root, actionsRun?, url?}; written again once the run is found.
 	KindDispatch = "dispatch"
+
+	// KindPRMissing: the worker could not open the story's pull request
+	// {reason: a NoPR* code, message: what it met}; a later event naming a
+	// PR clears it. `status` says "no PR yet" and why, and `run <story>`
+	// opens it once the story completed (docs/worker.md#pull-request).
+	KindPRMissing = "pr.missing"
 )
+
+// Why a worker opened no pull request (KindPRMissing's reason).
+const (
+	NoPRNoGH      = "no-gh"         // gh is not installed (or $SAGA_GH is wrong)
+	NoPRLoggedOut = "gh-logged-out" // gh is not logged in
+	NoPRNoOrigin  = "no-origin"     // the repository has no remote named origin
+	NoPRPush      = "push-failed"   // the story's branch could not be pushed
+	NoPRGH        = "gh-failed"     // gh pr list or gh pr create failed
+)
+
+// NoPR is why a story's run has no pull request: a NoPR* reason and what
+// the worker met (KindPRMissing).
+type NoPR struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
 
 // Worker steps (Event.Step of KindStep).
 const (
@@ -144,6 +166,7 @@ type Event struct {
 	URL        string `json:"url,omitempty"`        // dispatch, story.start: the run's page
 	Root       string `json:"root,omitempty"`       // dispatch, worker.start, epic.start: the repository the run is for (Run.In)
 	Conclusion string `json:"conclusion,omitempty"` // worker.end of a dispatched run: its Actions run's conclusion, as GitHub gave it
+	Reason     string `json:"reason,omitempty"`     // pr.missing: a NoPR* code
 }
 
 // ProtectedFile is a protected file a story changed against its reference

@@ -50,6 +50,9 @@ type Run struct {
 	Base        string
 	Worktree    string
 	PR          string
+	// NoPR is why the run has no pull request (KindPRMissing), until an
+	// event names one.
+	NoPR        *NoPR
 	TaskList    string
 	TaskListDir string
 	Bash        string
@@ -170,7 +173,7 @@ func (r *Run) Apply(e Event) {
 		r.Total = *e.Total
 	}
 	if e.PR != "" {
-		r.PR = e.PR
+		r.PR, r.NoPR = e.PR, nil
 	}
 	if e.Worktree != "" {
 		r.Worktree = e.Worktree
@@ -256,6 +259,10 @@ func (r *Run) Apply(e Event) {
 			}
 			r.Checks[e.Task] = CheckResult{Command: e.Command, ExitCode: deref(e.ExitCode),
 				DurationMs: deref(e.DurationMs), Passed: e.Passed != nil && *e.Passed, TimedOut: e.TimedOut, Message: e.Message}
+		}
+	case KindPRMissing:
+		if r.PR == "" {
+			r.NoPR = &NoPR{Reason: e.Reason, Message: e.Message}
 		}
 	case KindProtected:
 		r.Protected, r.ProtectedSeen = slices.Clone(e.Protected), true

@@ -236,3 +236,21 @@ func TestReadRunEpicStories(t *testing.T) {
 		}
 	}
 }
+
+// pr.missing: why a run has no PR, until an event names one.
+func TestFoldPRMissing(t *testing.T) {
+	r := NewRun(filepath.Join(t.TempDir(), "x.events.jsonl"))
+	r.Apply(Event{Event: KindWorkerStart, Story: "s"})
+	r.Apply(Event{Event: KindPRMissing, Step: StepPR, Reason: NoPRLoggedOut, Message: "gh is not authenticated"})
+	if r.NoPR == nil || *r.NoPR != (NoPR{Reason: NoPRLoggedOut, Message: "gh is not authenticated"}) {
+		t.Fatalf("after pr.missing: %+v", r.NoPR)
+	}
+	r.Apply(Event{Event: KindStep, Step: StepPR, PR: "https://example.invalid/pull/1"})
+	if r.NoPR != nil || r.PR == "" {
+		t.Fatalf("after a PR: %+v %q", r.NoPR, r.PR)
+	}
+	r.Apply(Event{Event: KindPRMissing, Reason: NoPRGH})
+	if r.NoPR != nil {
+		t.Errorf("a run with a PR has no missing one: %+v", r.NoPR)
+	}
+}

@@ -44,6 +44,10 @@ type Record struct {
 	// (control.Evidence) know a merged PR without a network call.
 	PRState   string    `json:"prState,omitempty"`
 	PRStateAt time.Time `json:"prStateAt,omitzero"`
+	// NoPR is why the run opened no pull request (its KindPRMissing), so
+	// that `status` still says it when the session dir is emptied; cleared
+	// when `run <story>` opens it later.
+	NoPR *NoPR `json:"noPR,omitempty"`
 	// Protected are the protected files the run's end found changed that
 	// keep the PR a draft (docs/worker.md#protected-files).
 	Protected []ProtectedFile `json:"protected,omitempty"`

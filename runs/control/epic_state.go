@@ -38,11 +38,14 @@ type EpicStory struct {
 	Branch    string   `json:"branch"`
 	Base      string   `json:"base"`
 	PR        string   `json:"pr"`
-	Cost      float64  `json:"cost"`    // USD, every headless run of the story (runs.Spent)
-	Session   string   `json:"session"` // its worker's tmux session, when it runs or ran
-	Done      int      `json:"done"`    // tasks
-	Total     int      `json:"total"`
-	Merged    bool     `json:"merged"` // its PR is merged into the base (looked at with --after merged)
+	// NoPR: completed without a pull request yet, why and the next step
+	// (StoryState.NoPR).
+	NoPR    *NoPRState `json:"noPR,omitempty"`
+	Cost    float64    `json:"cost"`    // USD, every headless run of the story (runs.Spent)
+	Session string     `json:"session"` // its worker's tmux session, when it runs or ran
+	Done    int        `json:"done"`    // tasks
+	Total   int        `json:"total"`
+	Merged  bool       `json:"merged"` // its PR is merged into the base (looked at with --after merged)
 	// Why says, for a story whose last run did not complete, what stopped
 	// it and the next step.
 	Why string `json:"why,omitempty"`
@@ -264,6 +267,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, ev *Evidence) string {
 	st := ev.Story(ctx, ws, es.ID)
 	es.Done, es.Total, es.Branch, es.Base, es.PR, es.Cost, es.Session = st.Done, st.Total, st.Branch, st.Base, st.PR, st.Cost, st.Session
+	es.NoPR = st.NoPR
 	es.Actions = st.Actions
 	es.Dry = st.Dry
 	state, ended := st.State, st.Ended

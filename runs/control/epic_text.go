@@ -66,6 +66,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if st.Why != "" && st.State != "completed" && (st.State != EpicRunning || st.Actions != nil) {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", termtext.Block(st.Why, strings.Repeat(" ", width+5)))
 		}
+		if np := st.NoPR; np != nil {
+			fmt.Fprintf(&b, "  %-*s ↳ no PR yet: %s — %s\n", width, "", esc(np.Why), esc(np.Next))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -84,13 +84,19 @@ func (e *StartError) Error() string {
 }
 
 // CompletedError declines to run a story (StoryState) or an epic (every
-// story of it) that is completed: nothing was started. `run --again` runs
-// a story again.
+// story of it) that is completed: no agent was started. `run --again` runs
+// a story again. Opened, when set, is the pull request run opened for it
+// instead: its worker could not (StoryState.NoPR).
 type CompletedError struct {
 	Story       string
 	Epic        string // set for an epic: Done and Total count its stories
 	Done, Total int
 	PR          string
+	Opened      *OpenedPR
+	// NotOpened, when set, is why run could not open the PR its worker
+	// did not: something it needs is still missing (gh, its login,
+	// origin), which is no failure of the run.
+	NotOpened *NoPRError
 }
 
 func (e *CompletedError) Error() string {
@@ -98,10 +104,41 @@ func (e *CompletedError) Error() string {
 		return fmt.Sprintf("epic %s is already completed (%d/%d stories): nothing to run — `saga-lsp status %s` shows each story and its PR; `saga-lsp run <story> --again` runs one of them again",
 			e.Epic, e.Done, e.Total, e.Epic)
 	}
+	if o := e.Opened; o != nil {
+		what := "opened its pull request"
+		if o.Existing {
+			what = "found its pull request"
+		}
+		first := ""
+		for _, b := range o.Blockers {
+			first += fmt.Sprintf("; first, for the branch it is stacked on, story %s's: %s (%s into %s)", b.Story, b.URL, b.Head, b.Base)
+		}
+		return fmt.Sprintf("story %s is already completed (%d/%d tasks): %s %s (%s into %s), without running the agent again — its worker had none: %s%s",
+			e.Story, e.Done, e.Total, what, o.URL, o.Head, o.Base, o.Why, first)
+	}
+	if n := e.NotOpened; n != nil {
+		return fmt.Sprintf("story %s is already completed (%d/%d tasks): nothing to run; no PR yet, and it cannot be opened now: %s — %s",
+			e.Story, e.Done, e.Total, n.Why, n.Next)
+	}
 	pr := ""
 	if e.PR != "" {
 		pr = ", PR " + e.PR
 	}
 	return fmt.Sprintf("story %s is already completed (%d/%d tasks%s): nothing to run — `saga-lsp status %s` shows it; `saga-lsp run %s --again` discards this attempt and runs it again from the base's tip",
 		e.Story, e.Done, e.Total, pr, e.Story, e.Story)
+}
+
+// NoPRError is a completed story whose pull request run could not open
+// (OpenPR): what stops it and the next step. No agent was started.
+type NoPRError struct {
+	Story string
+	Why   string
+	Next  string
+	// Missing: what it needs is missing (gh, its login, origin); nothing
+	// was tried.
+	Missing bool
+}
+
+func (e *NoPRError) Error() string {
+	return fmt.Sprintf("story %s is completed but has no pull request yet, and it cannot be opened now: %s — %s", e.Story, e.Why, e.Next)
 }

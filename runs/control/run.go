@@ -116,6 +116,14 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
+	// A completed story is not run again, unless asked (a dry run leaves
+	// the story alone); one whose worker opened no PR gets it now. Neither
+	// needs the run's programs.
+	if !o.Worker.DryRun && !o.Again {
+		if err := o.completed(ctx); err != nil {
+			return nil, err
+		}
+	}
 	ws, err := o.preflight(ctx)
 	if err != nil {
 		return nil, err
@@ -155,10 +163,8 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		}
 		return nil, e
 	}
-	// A completed story is not run again, unless asked (a dry run leaves
-	// the story alone).
-	if !o.Worker.DryRun {
-		if err := o.again(ctx, ws); err != nil {
+	if o.Again && !o.Worker.DryRun {
+		if err := o.again(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -182,25 +188,51 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	return started, err
 }
 
-// again declines a completed story (*CompletedError) and, with Again,
-// resets the story's local attempt so the new run starts from the base's
-// tip.
-func (o RunOptions) again(ctx context.Context, ws *store.Workspace) error {
+// completed declines a completed story (*CompletedError): nothing runs.
+// Its worker opened no pull request (StoryState.NoPR): it is opened now
+// (OpenPR), and said in the CompletedError, or why not (*NoPRError).
+func (o *RunOptions) completed(ctx context.Context) error {
+	if o.Workspace == nil || o.Parser == nil {
+		p := Preflight{Root: o.Root}
+		ws, err := p.load()
+		if err != nil {
+			return err
+		}
+		o.Workspace, o.Parser = ws, p.Parser
+	}
+	ev := NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
+	ev.Actions = o.Actions
+	st := ev.Story(ctx, o.Workspace, o.Story)
+	if st.State != runs.StatusCompleted {
+		return nil
+	}
+	done := &CompletedError{Story: o.Story, Done: st.Done, Total: st.Total, PR: st.PR}
+	if st.NoPR == nil {
+		return done
+	}
+	opened, err := OpenPR(ctx, OpenPROptions{Root: o.Root, Story: o.Story, SessionDir: o.SessionDir, Workspace: o.Workspace,
+		Parser: o.Parser, Env: o.Env, Now: o.Now})
+	var np *NoPRError
+	if errors.As(err, &np) && np.Missing {
+		done.NotOpened = np
+		return done
+	}
+	if err != nil {
+		return err
+	}
+	done.Opened, done.PR = opened, opened.URL
+	return done
+}
+
+// again resets the story's local attempt (run --again) so the new run
+// starts from the base's tip.
+func (o RunOptions) again(ctx context.Context) error {
 	p := o.Parser
 	if p == nil {
 		var err error
 		if p, err = store.NewParser(); err != nil {
 			return err
 		}
-	}
-	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
-	ev.Actions = o.Actions
-	st := ev.Story(ctx, ws, o.Story)
-	if !o.Again {
-		if st.State == runs.StatusCompleted {
-			return &CompletedError{Story: o.Story, Done: st.Done, Total: st.Total, PR: st.PR}
-		}
-		return nil
 	}
 	_, err := Reset(ctx, ResetOptions{Root: o.Root, Story: o.Story, Yes: true, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Parser: p})
 	return err

@@ -79,13 +79,16 @@ type StoryStatus struct {
 	Title string `json:"title"`
 	// State is the story's state (Evidence.Story): pending, running,
 	// completed, failed, timeout, blocked, stopped.
-	State    string       `json:"state"`
-	Status   string       `json:"status"` // as its tasks show it where they are read (pending, in_progress, completed); completed when State is
-	Done     int          `json:"done"`
-	Total    int          `json:"total"`
-	Epic     string       `json:"epic"`
-	PR       string       `json:"pr"`
-	PRState  string       `json:"prState,omitempty"` // as last recorded (StoryState.PRState)
+	State   string `json:"state"`
+	Status  string `json:"status"` // as its tasks show it where they are read (pending, in_progress, completed); completed when State is
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Epic    string `json:"epic"`
+	PR      string `json:"pr"`
+	PRState string `json:"prState,omitempty"` // as last recorded (StoryState.PRState)
+	// NoPR: completed without a pull request yet, why and the next step
+	// (StoryState.NoPR).
+	NoPR     *NoPRState   `json:"noPR,omitempty"`
 	Branch   string       `json:"branch"`
 	Worktree string       `json:"worktree"`
 	Worker   WorkerInfo   `json:"worker"`
@@ -227,7 +230,7 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 	st := StoryStatus{
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
-		PR: state.PR, PRState: state.PRState, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
+		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

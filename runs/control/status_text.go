@@ -64,6 +64,11 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 			state = " (" + strings.ToLower(st.PRState) + ", as last seen)"
 		}
 		fmt.Fprintf(b, "PR:       %s%s\n", esc(st.PR), esc(state))
+	} else if np := st.NoPR; np != nil {
+		fmt.Fprintf(b, "PR:       none yet — %s; %s\n", esc(np.Why), esc(np.Next))
+		if np.Detail != "" {
+			fmt.Fprintf(b, "          (the worker: %s)\n", esc(np.Detail))
+		}
 	}
 	if st.Branch != "" {
 		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))
@@ -164,6 +169,9 @@ func (s *Status) writeListText(b *strings.Builder) {
 		dry := ""
 		if st.DryRun != nil {
 			dry = "  · " + esc(st.DryRun.Text())
+		}
+		if st.NoPR != nil {
+			dry += "; no PR yet (`saga-lsp status " + esc(st.ID) + "` says why)"
 		}
 		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)

@@ -53,9 +53,14 @@ type StoryState struct {
 	PR     string `json:"pr"`
 	// PRState is its PR's state as last recorded (runs.Record.PRState:
 	// OPEN, MERGED, CLOSED), never asked of GitHub here.
-	PRState string  `json:"prState,omitempty"`
-	Session string  `json:"session"` // its last real run's
-	Cost    float64 `json:"cost"`    // every headless run of every attempt, reruns and the one in progress too
+	PRState string `json:"prState,omitempty"`
+	// NoPR, for a completed story whose run opened no pull request, says
+	// so, why and the next step: "no PR yet" (its worker recorded why:
+	// runs.KindPRMissing). Nil otherwise — a PR, or no branch to open one
+	// from.
+	NoPR    *NoPRState `json:"noPR,omitempty"`
+	Session string     `json:"session"` // its last real run's
+	Cost    float64    `json:"cost"`    // every headless run of every attempt, reruns and the one in progress too
 	// Why says, when its last run did not complete, what stopped it and
 	// the next step.
 	Why string `json:"why,omitempty"`
@@ -71,6 +76,21 @@ type StoryState struct {
 	// the run saga-lsp dispatched (actions.go): they decide nothing.
 	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
 }
+
+// NoPRState is why a completed story has no pull request yet, and the
+// next step: `saga-lsp run <story>` opens it without running the agent
+// again (docs/commands.md#run--stop).
+type NoPRState struct {
+	// Reason is what its worker recorded (runs.NoPR*), "unknown" for a
+	// run that recorded none (a release before it).
+	Reason string `json:"reason"`
+	Why    string `json:"why"`              // in words
+	Detail string `json:"detail,omitempty"` // what the worker met, as it said it
+	Next   string `json:"next"`
+}
+
+// NoPRUnknown is NoPRState.Reason when the run recorded no reason.
+const NoPRUnknown = "unknown"
 
 // DryState is a story's dry-run attempt (docs/worker.md#dry-runs).
 type DryState struct {
@@ -182,7 +202,47 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if st.State == runs.StatusCompleted || st.State == StoryPending {
 		st.Why = ""
 	}
+	if st.State == runs.StatusCompleted {
+		st.NoPR = ev.noPR(ctx, &st, last, rec, haveRec)
+	}
 	return st
+}
+
+// noPR is why the completed story has no pull request yet: nil when it
+// has one, when no real run of it is known, or when its branch is gone
+// or merged into the checkout's HEAD (its work landed without one).
+func (ev *Evidence) noPR(ctx context.Context, st *StoryState, last *runs.Run, rec runs.Record, haveRec bool) *NoPRState {
+	branch := runs.StoryBranch(st.ID)
+	local := ev.refs["refs/heads/"+branch]
+	if st.PR != "" || (last == nil && !haveRec) || (!local && !ev.refs["refs/remotes/origin/"+branch]) {
+		return nil
+	}
+	if local && (git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", "refs/heads/"+branch, "HEAD") {
+		return nil
+	}
+	np := rec.NoPR
+	if last != nil && (!haveRec || last.Session == rec.Session || last.Started.After(rec.Ended)) {
+		np = last.NoPR
+	}
+	out := &NoPRState{Reason: NoPRUnknown, Why: "its worker opened none"}
+	if np != nil {
+		out.Reason, out.Detail = np.Reason, np.Message
+	}
+	run := fmt.Sprintf("`saga-lsp run %s` opens it, without running the agent again", st.ID)
+	out.Next = run
+	switch out.Reason {
+	case runs.NoPRNoGH:
+		out.Why, out.Next = "gh was not installed when its worker ran", "install gh and log in (`gh auth login`); then "+run
+	case runs.NoPRLoggedOut:
+		out.Why, out.Next = "gh was not logged in when its worker ran", "log in with `gh auth login`; then "+run
+	case runs.NoPRNoOrigin:
+		out.Why, out.Next = "the repository had no remote named origin when its worker ran", "add one (`git remote add origin <url>`); then "+run
+	case runs.NoPRPush:
+		out.Why = "its worker could not push " + branch
+	case runs.NoPRGH:
+		out.Why = "gh failed when its worker opened it"
+	}
+	return out
 }
 
 // outcomeOr keeps an end status; anything else is pending.

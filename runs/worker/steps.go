@@ -178,14 +178,14 @@ func (r *run) draftPR(ctx context.Context) {
 		r.j.Step(runs.StepPR, "dry run: no push and no pull request")
 		return
 	case gh == "":
-		r.j.Warn(runs.StepPR, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
+		r.noPR(runs.NoPRNoGH, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
 	case !r.repo.HasRemote(ctx):
-		r.j.Warn(runs.StepPR, "the repository has no remote named origin; no pull request")
+		r.noPR(runs.NoPRNoOrigin, "the repository has no remote named origin; no pull request")
 		return
 	}
 	if out, err := r.ghRun(ctx, gh, "auth", "status"); err != nil {
-		r.j.Warn(runs.StepPR, "gh is not authenticated (%s); no pull request", firstLine(out, err))
+		r.noPR(runs.NoPRLoggedOut, "gh is not authenticated (%s); no pull request", firstLine(out, err))
 		return
 	}
 	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
@@ -195,12 +195,12 @@ func (r *run) draftPR(ctx context.Context) {
 		}
 	}
 	if _, err := r.wtGit.Retry(ctx, r.pushArgs(ctx)...); err != nil {
-		r.j.Warn(runs.StepPR, "push %s: %v; no pull request", r.branch, err)
+		r.noPR(runs.NoPRPush, "push %s: %v; no pull request", r.branch, err)
 		return
 	}
 	out, err := r.ghRun(ctx, gh, "pr", "list", "--head", r.branch, "--state", "all", "--json", "number,url,state", "--limit", "1")
 	if err != nil {
-		r.j.Warn(runs.StepPR, "gh pr list: %s", firstLine(out, err))
+		r.noPR(runs.NoPRGH, "gh pr list: %s", firstLine(out, err))
 		return
 	}
 	var prs []struct {
@@ -225,7 +225,7 @@ func (r *run) draftPR(ctx context.Context) {
 		body := r.prBody(ctx, s, control.EpicRunning)
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
-			r.j.Warn(runs.StepPR, "gh pr create: %s", firstLine(out, err))
+			r.noPR(runs.NoPRGH, "gh pr create: %s", firstLine(out, err))
 			return
 		}
 		r.pr = lastURL(out)
@@ -236,6 +236,15 @@ func (r *run) draftPR(ctx context.Context) {
 		// the branch are the person's (definitions.go).
 		r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepPR, PR: r.pr}, "")
 	}
+}
+
+// noPR warns that the run opens no pull request and records why (a
+// runs.NoPR* reason), for `status` and for `run <story>`, which opens it
+// once the story completed.
+func (r *run) noPR(reason, format string, args ...any) {
+	r.j.Warn(runs.StepPR, format, args...)
+	r.missing = &runs.NoPR{Reason: reason, Message: fmt.Sprintf(format, args...)}
+	r.j.Emit(runs.Event{Event: runs.KindPRMissing, Step: runs.StepPR, Reason: reason, Message: r.missing.Message}, "")
 }
 
 // pushArgs push the story branch. A branch this run created replaces one

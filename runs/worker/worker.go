@@ -71,6 +71,7 @@ type run struct {
 	refBase                  string // the branch R is read from: the base, or a stacked story's epic base
 	gitCommon                string // the repository's common git dir
 	pr                       string
+	missing                  *runs.NoPR // why there is no pr (noPR)
 	// fresh: this run created the story branch (a first attempt, or a new
 	// one after reset / run --again): a branch origin still has from an
 	// earlier attempt is replaced, and its PR goes back to draft.
@@ -162,6 +163,9 @@ func Run(ctx context.Context, o Options) int {
 			Branch: r.branch, Worktree: rel(r.root, r.wt), Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
 		if r.pr != "" && !o.DryRun {
 			rec.PRState, rec.PRStateAt = runs.PROpen, rec.Ended // it opened or reused it just now
+		}
+		if r.pr == "" && !o.DryRun {
+			rec.NoPR = r.missing
 		}
 		for _, c := range r.blocked {
 			rec.Protected = append(rec.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: true})

@@ -476,13 +476,13 @@ func TestPullRequest(t *testing.T) {
 
 func TestPRWarnings(t *testing.T) {
 	for _, tc := range []struct {
-		name, says string
-		remote     bool
-		env        map[string]string
+		name, says, reason string
+		remote             bool
+		env                map[string]string
 	}{
-		{"no gh", "gh is not installed", true, map[string]string{"SAGA_GH": "/nonexistent/gh"}},
-		{"no remote", "no remote named origin", false, nil},
-		{"no auth", "not authenticated", true, map[string]string{"GH_STANDIN_AUTH": "none"}},
+		{"no gh", "gh is not installed", runs.NoPRNoGH, true, map[string]string{"SAGA_GH": "/nonexistent/gh"}},
+		{"no remote", "no remote named origin", runs.NoPRNoOrigin, false, nil},
+		{"no auth", "not authenticated", runs.NoPRLoggedOut, true, map[string]string{"GH_STANDIN_AUTH": "none"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.remote)
@@ -492,6 +492,19 @@ func TestPRWarnings(t *testing.T) {
 			code, out := f.run("add-logout-button", "all", nil)
 			if code != 0 || !strings.Contains(out, tc.says) {
 				t.Fatalf("exit %d, want 0 with a warning %q\n%s", code, tc.says, out)
+			}
+			// Why is recorded for status and for run, which opens it later.
+			var missing *runs.Event
+			for _, e := range f.events() {
+				if e.Event == runs.KindPRMissing {
+					missing = &e
+				}
+			}
+			if missing == nil || missing.Reason != tc.reason || !strings.Contains(missing.Message, tc.says) {
+				t.Errorf("pr.missing: %+v", missing)
+			}
+			if rec, ok := runs.ReadRecord(f.root, "add-logout-button"); !ok || rec.NoPR == nil || rec.NoPR.Reason != tc.reason {
+				t.Errorf("the run record's noPR: %+v", rec.NoPR)
 			}
 		})
 	}

@@ -3,6 +3,8 @@
 // answers the few commands the worker uses with gh's output formats:
 //
 //	gh auth status
+//	gh auth login --with-token   (the token on stdin)
+//	gh auth logout
 //	gh pr list   [--head B] [--base B] [--state open|closed|merged|all] [--json F,…] [--limit N] [--draft] [-R O/R]
 //	gh pr create [--draft] --title T --body B [--base B] [--head H] [-R O/R]
 //	gh pr ready  [<number>|<url>|<branch>] [--undo] [-R O/R]
@@ -35,7 +37,10 @@
 //
 //	GH_STANDIN_STATE  the state file (required; created when missing):
 //	                  {"prs":[{"number","url","headRefName","baseRefName","title","body","isDraft","state","createdAt"}]}
-//	GH_STANDIN_AUTH   "none" makes gh act logged out
+//	GH_STANDIN_AUTH   "none" makes gh act logged out, until `gh auth login`
+//	                  (which, like `gh auth logout`, keeps the login in the
+//	                  state file's "auth": "in" or "out", as gh keeps it in
+//	                  its config: every later invocation sees it)
 //	GH_STANDIN_USER   the logged-in account (default "saga-standin")
 //	GH_STANDIN_REPO   OWNER/REPO of the repository (default: from the origin
 //	                  remote: github.com URLs give their owner/repo, any other
@@ -78,7 +83,7 @@ import (
 
 func main() {
 	cwd, _ := os.Getwd()
-	os.Exit(run(os.Args[1:], os.Getenv, cwd, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, cwd, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // ghError is an error with gh's exit code.
@@ -94,11 +99,11 @@ func fail(code int, format string, args ...any) error {
 }
 
 // run is the whole command; it returns the exit code.
-func run(args []string, getenv func(string) string, cwd string, stdout, stderr io.Writer) (code int) {
+func run(args []string, getenv func(string) string, cwd string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if len(args) == 0 || args[0] != "__job" {
 		defer func() { logInvocation(getenv("GH_STANDIN_LOG"), args, cwd, code) }()
 	}
-	g := &gh{getenv: getenv, cwd: cwd, stdout: stdout, stderr: stderr}
+	g := &gh{getenv: getenv, cwd: cwd, stdin: stdin, stdout: stdout, stderr: stderr}
 	err := g.dispatch(args)
 	if err == nil {
 		return 0
@@ -140,6 +145,7 @@ func logInvocation(path string, args []string, cwd string, code int) {
 type gh struct {
 	getenv         func(string) string
 	cwd            string
+	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -165,8 +171,15 @@ func (g *gh) dispatch(args []string) error {
 		fmt.Fprintln(g.stdout, "https://github.com/cli/cli/releases/latest")
 		return nil
 	case "auth":
-		if len(args) >= 2 && args[1] == "status" {
-			return g.authStatus(args[2:])
+		if len(args) >= 2 {
+			switch args[1] {
+			case "status":
+				return g.authStatus(args[2:])
+			case "login":
+				return g.authLogin(args[2:])
+			case "logout":
+				return g.authLogout(args[2:])
+			}
 		}
 		sub := ""
 		if len(args) >= 2 {

@@ -199,6 +199,32 @@ func TestAuth(t *testing.T) {
 	if o.Code != 4 || !strings.HasPrefix(o.Stderr, "To get started with GitHub CLI, please run:  gh auth login") {
 		t.Errorf("pr list logged out: %d %q", o.Code, o.Stderr)
 	}
+
+	// gh auth logout / login keep the login for every later invocation.
+	o = r.ok("auth", "logout")
+	if o.Stderr != "✓ Logged out of github.com account saga-standin\n" {
+		t.Errorf("logout: %q", o.Stderr)
+	}
+	if o = r.gh(nil, "auth", "status"); o.Code != 1 || o.Stderr != "You are not logged into any GitHub hosts. To log in, run: gh auth login\n" {
+		t.Errorf("status after logout: %d %q", o.Code, o.Stderr)
+	}
+	if o = r.gh(nil, "pr", "list", "--json", "number"); o.Code != 4 {
+		t.Errorf("pr list after logout: %d %q", o.Code, o.Stderr)
+	}
+	if o = r.gh(nil, "auth", "logout"); o.Code != 1 || o.Stderr != "not logged in to any hosts\n" {
+		t.Errorf("second logout: %d %q", o.Code, o.Stderr)
+	}
+	if o = r.gh(nil, "auth", "login"); o.Code != 1 || !strings.Contains(o.Stderr, "--with-token required when not running interactively") {
+		t.Errorf("login without a token: %d %q", o.Code, o.Stderr)
+	}
+	o = testkit.Run(t, r.clone, r.env, "gho_standin\n", testkit.Build(t, "./testdata/standin/gh"), "auth", "login", "--with-token")
+	if o.Code != 0 {
+		t.Fatalf("login --with-token: %d %q", o.Code, o.Stderr)
+	}
+	// Logged in again: the token's login wins over GH_STANDIN_AUTH=none too.
+	if o = r.gh(none, "auth", "status"); o.Code != 0 || !strings.Contains(o.Stdout, "account saga-standin (keyring)") {
+		t.Errorf("status after login: %d %q %q", o.Code, o.Stdout, o.Stderr)
+	}
 }
 
 func TestUnknownCommandsAndMissingState(t *testing.T) {

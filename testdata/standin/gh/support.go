@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +100,75 @@ func parseFlags(cmd string, args []string, specs ...flagSpec) (*flags, error) {
 
 // ---- auth ----
 
-func (g *gh) loggedIn() bool { return g.getenv("GH_STANDIN_AUTH") != "none" }
+// loggedIn: as `gh auth login` / `logout` left it in the state file, else
+// as GH_STANDIN_AUTH says.
+func (g *gh) loggedIn() bool {
+	switch g.readState().Auth {
+	case authIn:
+		return true
+	case authOut:
+		return false
+	}
+	return g.getenv("GH_STANDIN_AUTH") != "none"
+}
+
+// The state file's "auth" after gh auth login / logout.
+const (
+	authIn  = "in"
+	authOut = "out"
+)
+
+// readState is the state as last saved (saves are renames), without its
+// lock; empty when there is none.
+func (g *gh) readState() *state {
+	st := &state{}
+	if path := g.getenv("GH_STANDIN_STATE"); path != "" {
+		if data, err := os.ReadFile(path); err == nil {
+			json.Unmarshal(data, st)
+		}
+	}
+	return st
+}
+
+// authLogin is `gh auth login`: without a terminal, only --with-token
+// (the token read from stdin), as gh requires.
+func (g *gh) authLogin(args []string) error {
+	f, err := parseFlags("auth login", args, flagSpec{long: "with-token"}, flagSpec{long: "hostname", short: "h", value: true},
+		flagSpec{long: "git-protocol", short: "p", value: true}, flagSpec{long: "web", short: "w"})
+	if err != nil {
+		return err
+	}
+	if f.vals["with-token"] != "true" {
+		return fail(1, "--web or --with-token required when not running interactively")
+	}
+	token, _ := io.ReadAll(g.stdin)
+	if strings.TrimSpace(string(token)) == "" {
+		return fail(1, "failed to log in to github.com: no token given on standard input")
+	}
+	return g.withState(func(st *state) (bool, error) {
+		st.Auth = authIn
+		return true, nil
+	})
+}
+
+// authLogout is `gh auth logout` of the one account.
+func (g *gh) authLogout(args []string) error {
+	if _, err := parseFlags("auth logout", args, flagSpec{long: "hostname", short: "h", value: true},
+		flagSpec{long: "user", short: "u", value: true}); err != nil {
+		return err
+	}
+	if !g.loggedIn() {
+		return fail(1, "not logged in to any hosts")
+	}
+	if err := g.withState(func(st *state) (bool, error) {
+		st.Auth = authOut
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "✓ Logged out of github.com account %s\n", g.user())
+	return nil
+}
 
 func (g *gh) user() string {
 	if u := g.getenv("GH_STANDIN_USER"); u != "" {
@@ -116,7 +185,11 @@ func (g *gh) authStatus(args []string) error {
 	if !g.loggedIn() {
 		return fail(1, "You are not logged into any GitHub hosts. To log in, run: gh auth login")
 	}
-	fmt.Fprintf(g.stdout, "github.com\n  ✓ Logged in to github.com account %s (GH_TOKEN)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_************************************\n", g.user())
+	from := "GH_TOKEN"
+	if g.readState().Auth == authIn {
+		from = "keyring" // where gh auth login keeps the token
+	}
+	fmt.Fprintf(g.stdout, "github.com\n  ✓ Logged in to github.com account %s (%s)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_************************************\n", g.user(), from)
 	return nil
 }
 
@@ -225,6 +298,7 @@ type pr struct {
 type state struct {
 	PRs  []*pr    `json:"prs"`
 	Runs []*wfRun `json:"runs,omitempty"` // GitHub Actions runs (actions.go)
+	Auth string   `json:"auth,omitempty"` // authIn, authOut after gh auth login / logout; "" as GH_STANDIN_AUTH says
 }
 
 // withState loads the state file under its lock, runs fn, and saves the
