@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,17 +180,42 @@ func newSupport(ctx context.Context, g git.Repo, dir, fork string, listing strin
 	if !need {
 		return s, nil
 	}
-	read, err := readerAt(ctx, g, dir, fork, changedAtR, s.files)
+	// The helpers depend on R alone: found once per reference commit and
+	// kept in saga-lsp's folder of the git dir, which no sandbox writes
+	// (the gate runs at every completion; parsing every Go file's imports
+	// takes tens of milliseconds in a repository of 500).
+	cache := ""
+	if views, err := viewsDir(dir); err == nil {
+		cache = filepath.Join(filepath.Dir(views), "helpers", fork)
+		if data, err := os.ReadFile(cache); err == nil {
+			s.helpers = map[string]bool{}
+			for _, d := range strings.Split(string(data), "\n") {
+				if d != "" {
+					s.helpers[d] = true
+				}
+			}
+			return s, nil
+		}
+	}
+	read, done, err := readerAt(ctx, g, dir, fork, changedAtR)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	s.helpers = goHelpers(s.files, read)
+	if cache != "" && os.MkdirAll(filepath.Dir(cache), 0o700) == nil {
+		list := slices.Sorted(maps.Keys(s.helpers))
+		if err := store.WriteFileAtomic(cache, []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
+			slog.Debug("keep the test helpers found", "err", err)
+		}
+	}
 	return s, nil
 }
 
-// readerAt reads R's version of a file: from git for those the story
-// changed, from the worktree (where it is R's) for the others.
-func readerAt(ctx context.Context, g git.Repo, dir, fork string, changedAtR, files map[string]bool) (func(string) []byte, error) {
+// readerAt reads R's version of a Go file, its start at least (the
+// imports): from git for those the story changed, from the worktree (where
+// it is R's) for the others, through one os.Root.
+func readerAt(ctx context.Context, g git.Repo, dir, fork string, changedAtR map[string]bool) (read func(string, bool) []byte, done func(), err error) {
 	var fromGit []string
 	for f := range changedAtR {
 		if b := path.Base(f); strings.HasSuffix(b, ".go") || b == "go.mod" {
@@ -195,19 +224,36 @@ func readerAt(ctx context.Context, g git.Repo, dir, fork string, changedAtR, fil
 	}
 	blobs := map[string]git.Blob{}
 	if len(fromGit) > 0 {
-		var err error
 		if blobs, err = g.BlobsAt(ctx, fork, fromGit); err != nil {
-			return nil, fmt.Errorf("read the changed Go files at %s: %w", Short(fork), err)
+			return nil, nil, fmt.Errorf("read the changed Go files at %s: %w", Short(fork), err)
 		}
 	}
-	return func(rel string) []byte {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the worktree's Go files: %w", err)
+	}
+	buf := make([]byte, headSize)
+	return func(rel string, whole bool) []byte {
 		if changedAtR[rel] {
 			return blobs[rel].Data
 		}
-		data, _ := store.ReadInside(dir, rel)
-		return data
-	}, nil
+		f, err := root.Open(rel)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		if whole {
+			data, _ := io.ReadAll(io.LimitReader(f, store.MaxFileSize))
+			return data
+		}
+		n, _ := io.ReadFull(f, buf)
+		return buf[:n]
+	}, func() { root.Close() }, nil
 }
+
+// headSize is how much of a Go file is read first for its imports: the
+// whole file is read only when they go on past it.
+const headSize = 16 << 10
 
 // goHelpers are the folders of the Go packages of R that only test files
 // import, directly or through other such packages — not their own test
@@ -216,12 +262,12 @@ func readerAt(ctx context.Context, g git.Repo, dir, fork string, changedAtR, fil
 // use is code under test. Build constraints are not read: a file for
 // another platform counts as an importer, so a package is taken for a
 // helper only when no non-test file anywhere imports it.
-func goHelpers(files map[string]bool, read func(string) []byte) map[string]bool {
+func goHelpers(files map[string]bool, read func(rel string, whole bool) []byte) map[string]bool {
 	type module struct{ dir, path string }
 	var mods []module
 	for f := range files {
 		if path.Base(f) == "go.mod" {
-			if p := modulePath(read(f)); p != "" {
+			if p := modulePath(read(f, true)); p != "" {
 				mods = append(mods, module{path.Dir(f), p})
 			}
 		}
@@ -252,11 +298,14 @@ func goHelpers(files map[string]bool, read func(string) []byte) map[string]bool 
 		} else {
 			pkgs[d] = true
 		}
-		af, err := parser.ParseFile(fset, f, read(f), parser.ImportsOnly)
+		src := read(f, false)
+		af, err := parser.ParseFile(fset, f, src, parser.ImportsOnly)
+		if err != nil && len(src) == headSize {
+			af, _ = parser.ParseFile(fset, f, read(f, true), parser.ImportsOnly)
+		}
 		if af == nil {
 			continue // unreadable: imports nothing we can tell
 		}
-		_ = err // a file cut short still names the imports read so far
 		for _, is := range af.Imports {
 			imp, err := strconv.Unquote(is.Path.Value)
 			if err != nil {
