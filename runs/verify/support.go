@@ -101,10 +101,11 @@ unicodedata unittest urllib uu uuid venv warnings wave weakref wsgiref xdrlib xm
 zipfile zipimport zlib zoneinfo`)
 
 // pyShadow tells whether rel is a Python module or package that shadows
-// the standard library or the test runner where it lies: named like one
-// of them, in a folder that is not a package at R (a folder on the import
-// path: the working directory, a script's folder, a folder pytest or
-// unittest's discovery inserts), or a *.pth file anywhere.
+// the test runner (anywhere) or the standard library where it lies: named
+// like one of its modules, in a folder that is not a package at R (a
+// folder on the import path: the working directory, a script's folder, a
+// folder pytest or unittest's discovery inserts; a package's types.py is
+// its own); or a *.pth file anywhere.
 func (s *support) pyShadow(rel string) bool {
 	dir, base := path.Dir(rel), path.Base(rel)
 	if strings.HasSuffix(base, ".pth") {
@@ -120,7 +121,12 @@ func (s *support) pyShadow(rel string) bool {
 		}
 		dir, name = path.Dir(dir), path.Base(dir)
 	}
-	if !slices.Contains(pyRunner, name) && !slices.Contains(pyStdlib, name) {
+	if slices.Contains(pyRunner, name) {
+		// Anywhere: a package folder is on the path too when a check runs
+		// in it (cd pkg && python3 -m unittest).
+		return true
+	}
+	if !slices.Contains(pyStdlib, name) {
 		return false
 	}
 	init := "__init__.py"

@@ -206,6 +206,7 @@ func TestLeanedOnRules(t *testing.T) {
 		{"a .pth file", write("py/evil.pth", "import os\n"), []string{"py/evil.pth"}, nil},
 		{"a standard module shadowed on the path", write("py/random.py", "def random(): return 0\n"), []string{"py/random.py"}, nil},
 		{"a module named like the standard library inside a package", write("py/app/types.py", "X = 1\n"), nil, nil},
+		{"unittest.py inside a package (a check may run there)", write("py/app/unittest.py", shadowUnittest), []string{"py/app/unittest.py"}, nil},
 		{"ignored unittest.pyc", write("py/unittest.pyc", "not really compiled\n"), []string{"py/unittest.pyc"}, nil},
 		{"pytest.ini added", write("pytest.ini", "[pytest]\naddopts = -k nothing\n"), []string{"pytest.ini"}, nil},
 		{"jest config added", write("web/jest.config.js", "module.exports = {testMatch: []}\n"), []string{"web/jest.config.js"}, nil},
