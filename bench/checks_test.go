@@ -118,3 +118,49 @@ func BenchmarkSandboxStart(b *testing.B) {
 	b.ReportMetric(median(plainS)*1000, "plain-ms")
 	b.ReportMetric(median(boxS)*1000, "sandboxed-ms")
 }
+
+// BenchmarkCompareGoRepo is the comparison of a story's tree with the
+// reference commit (verify.Compare, part of the gate's 150 ms beyond its
+// checks) in a repository the size of saga-lsp itself (its own tree at
+// HEAD), the story having changed one non-test Go file: R's file list, and
+// every Go file's imports parsed to find the test helpers (issue 32) the
+// first time at R, read back from the git dir after.
+func BenchmarkCompareGoRepo(b *testing.B) {
+	root := testkit.ModuleRoot(b)
+	repo := filepath.Join(b.TempDir(), "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	archive := exec.Command("sh", "-c", `git -C "$1" archive HEAD | tar -x -C "$2"`, "sh", root, repo)
+	if out, err := archive.CombinedOutput(); err != nil {
+		b.Skipf("no tree to copy: %v %s", err, out)
+	}
+	testkit.InitRepo(b, repo)
+	fork := testkit.Git(b, repo, "rev-parse", "HEAD")
+	f := filepath.Join(repo, "runs", "verify", "check.go")
+	src, err := os.ReadFile(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(f, append(src, "\n// changed\n"...), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	// Alternately the first comparison at R (the helpers found and kept)
+	// and a later one (read back).
+	var first, later []float64
+	for b.Loop() {
+		for i, ms := range []*[]float64{&first, &later} {
+			if i == 0 {
+				os.RemoveAll(filepath.Join(repo, ".git", "saga-lsp", "helpers"))
+			}
+			start := time.Now()
+			p, err := verify.Compare(context.Background(), repo, fork, nil)
+			if err != nil || len(p.Changes) != 0 {
+				b.Fatalf("compare: %v %v", err, p)
+			}
+			*ms = append(*ms, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	b.ReportMetric(median(first), "ms/first")
+	b.ReportMetric(median(later), "ms/later")
+}

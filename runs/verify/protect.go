@@ -20,7 +20,8 @@ import (
 // story's tree with its protected files as they are at R — those the
 // story modified or deleted put back, test files it added left out — and
 // on the full tree. Which files are protected is decided here, from paths
-// alone: the default set per ecosystem, the tasks' "protect" globs and the
+// and R's tree: the default set per ecosystem, what the tests lean on
+// besides test files (support.go), the tasks' "protect" globs and the
 // files a check command names; "mayChangeTests" lets the story change
 // them. A story that modified or deleted a protected file (not allowed)
 // keeps its PR a draft.
@@ -45,9 +46,11 @@ const (
 	RuleAddedTest = "added test"
 	// RuleSection: a manifest whose test-runner section changed
 	// (package.json's test scripts and runner configs, pyproject.toml's
-	// [tool.pytest…]) — compared, never restored; the PR stays a draft.
+	// [tool.pytest…], go.mod's replace and toolchain lines) — compared,
+	// never restored; the PR stays a draft.
 	RuleSection = "test-runner section"
-	// RuleListed: go.mod and go.sum — listed, not protected.
+	// RuleListed: go.mod (but for its replace and toolchain lines) and
+	// go.sum — listed, not protected.
 	RuleListed = "listed"
 )
 
@@ -67,7 +70,11 @@ func (c FileChange) String() string {
 	case RuleAllowed:
 		s += ", allowed by mayChangeTests"
 	case RuleSection:
-		s += ": its test-runner section"
+		if path.Base(c.Path) == "go.mod" {
+			s += ": its replace or toolchain lines"
+		} else {
+			s += ": its test-runner section"
+		}
 	case RuleListed:
 		s += ", listed, not protected"
 	}
@@ -276,30 +283,72 @@ type Protected struct {
 // rules. R's versions of the files the protected run restores are read
 // with every object checked against R's hash.
 func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
-	// Both at once: the gate's budget counts every millisecond.
-	var others string
-	var oerr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		others, oerr = g.Raw(ctx, "ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga")
-	}()
-	diff, err := g.Raw(ctx, "diff", "--no-renames", "--ignore-submodules", "--name-status", "-z", fork, "--", ".", ":(exclude).saga")
-	<-done
-	if err != nil {
-		return nil, fmt.Errorf("compare the worktree with %s: %w", Short(fork), err)
+	// All at once: the gate's budget counts every millisecond.
+	var diff, others, ignored, listing string
+	errs := make([]error, 4)
+	done := make(chan struct{}, 3)
+	for i, q := range []struct {
+		out  *string
+		args []string
+	}{
+		{&others, []string{"ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga"}},
+		// Ignored files too (a folder wholly ignored as one entry): Python
+		// imports an ignored unittest.pyc, the go command builds an ignored
+		// .go file or vendor/.
+		{&ignored, []string{"ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", ".", ":(exclude).saga"}},
+		{&listing, []string{"ls-tree", "-r", "-z", "--name-only", fork}},
+	} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			*q.out, errs[i+1] = g.Raw(ctx, q.args...)
+		}()
 	}
-	if oerr != nil {
-		return nil, fmt.Errorf("list the worktree's new files: %w", oerr)
+	diff, errs[0] = g.Raw(ctx, "diff", "--no-renames", "--ignore-submodules", "--name-status", "-z", fork, "--", ".", ":(exclude).saga")
+	for range 3 {
+		<-done
+	}
+	for i, what := range []string{"compare the worktree with " + Short(fork), "list the worktree's new files", "list the worktree's ignored files", "list the files of " + Short(fork)} {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", what, errs[i])
+		}
 	}
 	type entry struct{ status, path string }
 	var entries []entry
+	var changed []string
+	atFork := map[string]bool{} // changed files R has
 	fields := strings.Split(strings.TrimRight(diff, "\x00"), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		entries = append(entries, entry{fields[i], fields[i+1]})
+		changed = append(changed, fields[i+1])
+		if fields[i] != "A" {
+			atFork[fields[i+1]] = true
+		}
 	}
 	for _, p := range strings.Split(strings.TrimRight(others, "\x00"), "\x00") {
 		if p != "" {
+			entries = append(entries, entry{"A", p})
+			changed = append(changed, p)
+		}
+	}
+	var ign []string
+	for _, p := range strings.Split(strings.TrimRight(ignored, "\x00"), "\x00") {
+		if p != "" {
+			ign = append(ign, p)
+			changed = append(changed, strings.TrimSuffix(p, "/"))
+		}
+	}
+	sup, err := newSupport(ctx, g, dir, fork, listing, changed, atFork)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ign {
+		// Only what the tests lean on counts of what git ignores; a
+		// folder as a whole when it is vendor/ or a Python package.
+		if d, isDir := strings.CutSuffix(p, "/"); isDir {
+			if sup.vendored(d) || sup.pyShadow(d+"/__init__.py") {
+				entries = append(entries, entry{"A", d})
+			}
+		} else if leaned, _ := sup.leanedOn(p); leaned {
 			entries = append(entries, entry{"A", p})
 		}
 	}
@@ -314,24 +363,46 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 			change = Deleted
 		}
 		base := path.Base(e.path)
+		leaned, blocksAdded := sup.leanedOn(e.path)
 		switch {
 		case change == Added:
-			if TestFile(e.path) || matchAny(rules.protect, e.path) {
+			switch {
+			case TestFile(e.path) || matchAny(rules.protect, e.path) || leaned && !blocksAdded:
 				out.Changes = append(out.Changes, FileChange{e.path, change, RuleAddedTest})
 				out.View.Hide = append(out.View.Hide, e.path)
+			case !leaned && !BuildFile(e.path):
+			case rules.mayChangeFile(e.path):
+				out.Changes = append(out.Changes, FileChange{e.path, change, RuleAllowed})
+			default:
+				// What the tests lean on, added: left out of the protected
+				// run, and the PR stays a draft.
+				out.Changes = append(out.Changes, FileChange{e.path, change, RuleProtected})
+				out.View.Hide = append(out.View.Hide, e.path)
 			}
-		case slices.Contains(listedFiles, base):
+		case base == "go.mod" && !leaned:
+			atR = append(atR, e.path)
+			out.Changes = append(out.Changes, FileChange{e.path, change, RuleSection})
+		case slices.Contains(listedFiles, base) && !leaned:
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleListed})
 		case slices.Contains(manifests, base) && !rules.words[e.path] && !matchAny(rules.protect, e.path):
 			atR = append(atR, e.path)
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleSection})
-		case !rules.protected(e.path):
+		case !rules.protected(e.path) && !leaned:
 		case rules.mayChangeFile(e.path):
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleAllowed})
 		default:
 			atR = append(atR, e.path)
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleProtected})
 		}
+	}
+	// node_modules/.bin is ignored: its shims are judged as they are.
+	for _, b := range sup.binShims(dir) {
+		if rules.mayChangeFile(b) {
+			out.Changes = append(out.Changes, FileChange{b, Modified, RuleAllowed})
+			continue
+		}
+		out.Changes = append(out.Changes, FileChange{b, Modified, RuleProtected})
+		out.View.Hide = append(out.View.Hide, b)
 	}
 	if len(atR) == 0 {
 		return out, nil
@@ -343,16 +414,20 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 	out.View.Restore = map[string]git.Blob{}
 	kept := out.Changes[:0]
 	for _, c := range out.Changes {
-		switch c.Rule {
-		case RuleSection:
+		switch {
+		case c.Rule == RuleSection:
 			var now []byte
 			if c.Change != Deleted {
 				now, _ = store.ReadInside(dir, c.Path)
 			}
 			if sameSections(path.Base(c.Path), blobs[c.Path].Data, now) {
+				if path.Base(c.Path) == "go.mod" {
+					c.Rule = RuleListed // a new requirement: listed, as before
+					kept = append(kept, c)
+				}
 				continue // only what is not the test runner's changed
 			}
-		case RuleProtected:
+		case c.Rule == RuleProtected && c.Change != Added && !slices.Contains(out.View.Hide, c.Path):
 			b, ok := blobs[c.Path]
 			if !ok {
 				continue // not a regular file at R (a link): nothing to restore
@@ -368,8 +443,11 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 // sameSections tells whether two versions of a manifest have the same
 // test-runner sections.
 func sameSections(name string, a, b []byte) bool {
-	if name == "package.json" {
+	switch name {
+	case "package.json":
 		return reflect.DeepEqual(jsonSections(a), jsonSections(b))
+	case "go.mod":
+		return slices.Equal(goModSections(a), goModSections(b))
 	}
 	return slices.Equal(tomlSections(a), tomlSections(b))
 }

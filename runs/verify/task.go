@@ -12,6 +12,7 @@ package verify
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -245,8 +246,14 @@ func ChangesText(changes []FileChange) string {
 		switch c.Rule {
 		case RuleProtected:
 			what = "protected: the fork point's version counts, and the pull request stays a draft"
+			if c.Change == Added {
+				what = "protected: left out of the run with the fork point's protected files, and the pull request stays a draft"
+			}
 		case RuleSection:
 			what = "its test-runner section changed: the pull request stays a draft"
+			if path.Base(c.Path) == "go.mod" {
+				what = "its replace or toolchain lines changed: the pull request stays a draft"
+			}
 		case RuleAllowed:
 			what = "allowed by mayChangeTests: the story's version is used"
 		case RuleAddedTest:
