@@ -601,7 +601,7 @@ func TestRunEndToEndDryRun(t *testing.T) {
 		t.Errorf("status after a dry run: %+v (dry %+v)", s, s.DryRun)
 	}
 	r := h.saga(t, nil, "status", story)
-	if !strings.Contains(r.Stdout, "status:   pending, 0/2 tasks done") || !strings.Contains(r.Stdout, "dry run:  completed on saga-dry/"+story) {
+	if !strings.Contains(r.Stdout, "status:   pending, 0/2 tasks done") || !strings.Contains(r.Stdout, "dry run:  completed · 2/2 tasks on saga-dry/"+story) {
 		t.Errorf("status text after a dry run:\n%s", r.Stdout)
 	}
 	if data, _ := os.ReadFile(claudeLog); len(data) != 0 {
