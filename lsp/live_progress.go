@@ -56,6 +56,8 @@ type epicProgressParams struct {
 	Failed  []string          `json:"failed"`
 	Cost    float64           `json:"cost"`
 	Stories []epicStoryParams `json:"stories"`
+	// DryRun: a dry run's progress — simulated, never the stories' own.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // epicStoryParams is one story of saga/epicProgress.
@@ -93,7 +95,7 @@ func (l *live) TaskStatus(c watch.TaskStatus) {
 // run's work-done progress.
 func (l *live) EpicProgress(p watch.EpicProgress) {
 	ep := &epicProgressParams{Epic: p.Epic, Session: p.Session, State: p.State, Running: p.Running, Done: p.Done,
-		Total: p.Total, Held: p.Held, Failed: p.Failed, Cost: p.Cost, Stories: make([]epicStoryParams, 0, len(p.Stories))}
+		Total: p.Total, Held: p.Held, Failed: p.Failed, Cost: p.Cost, Stories: make([]epicStoryParams, 0, len(p.Stories)), DryRun: p.DryRun}
 	for _, s := range p.Stories {
 		sp := epicStoryParams{ID: s.ID, State: s.State, HeldBy: s.HeldBy, Done: s.Done, Total: s.Total}
 		if s.Actions != nil {
@@ -217,10 +219,14 @@ func progressText(p *workerProgressParams) string {
 // running" while the run lives, "failed · 5/8 stories · held: shop--d" at
 // its end.
 func epicProgressText(p *epicProgressParams) string {
-	if p.State == runs.StateRunning {
-		return fmt.Sprintf("%d/%d stories · %d running", p.Done, p.Total, len(p.Running))
+	dry := ""
+	if p.DryRun {
+		dry = "dry run " // simulated: never the stories' own progress
 	}
-	s := fmt.Sprintf("%s · %d/%d stories", p.State, p.Done, p.Total)
+	if p.State == runs.StateRunning {
+		return fmt.Sprintf("%s%d/%d stories · %d running", dry, p.Done, p.Total, len(p.Running))
+	}
+	s := fmt.Sprintf("%s%s · %d/%d stories", dry, p.State, p.Done, p.Total)
 	if len(p.Failed) > 0 {
 		s += " · not completed: " + strings.Join(p.Failed, ", ")
 	}

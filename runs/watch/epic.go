@@ -33,10 +33,14 @@ type epic struct {
 	announce   bool  // EpicProgress is reported for this run
 	followedAt time.Time
 
-	status  *control.EpicStatus // the last derived state (never modified once stored)
-	key     epicInputs          // the workspace it was derived from
-	gen     uint64              // bumped by every change on disk that may move the state
-	doneGen uint64              // the gen the stored status covers
+	status *control.EpicStatus // the last derived state (never modified once stored)
+	// dry is a dry run's own progress (the dry runner's schedule,
+	// control.EpicQuery.DryRun): what its EpicProgress reports, never
+	// the stories' states the faces show (status). nil for a real run.
+	dry     *control.EpicStatus
+	key     epicInputs // the workspace it was derived from
+	gen     uint64     // bumped by every change on disk that may move the state
+	doneGen uint64     // the gen the stored status covers
 
 	sent *EpicProgress // the last EpicProgress reported (without its First/Ended)
 }

@@ -51,6 +51,18 @@ func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
 	return q
 }
 
+// dryQueryLocked is a dry run's own query — the dry runner's schedule,
+// from its start, its stories' dry attempts counting — for its progress
+// only; nil for a real run.
+func (w *Watcher) dryQueryLocked(e *epic) *control.EpicQuery {
+	if e.run == nil || !e.run.DryRun {
+		return nil
+	}
+	q := w.epicQueryLocked(e)
+	q.Since, q.DryRun = e.run.Started, true
+	return &q
+}
+
 // EpicStatus is the epic's state for a face's views and commands: the
 // stored one while nothing changed since it was derived, else derived now
 // from ws and stored (the epic loop then reports what changed). It may run
@@ -139,6 +151,7 @@ func (w *Watcher) refreshEpics() {
 	type job struct {
 		e   *epic
 		q   control.EpicQuery
+		dry *control.EpicQuery // a dry run's own schedule, for its progress
 		gen uint64
 		in  epicInputs
 	}
@@ -151,7 +164,7 @@ func (w *Watcher) refreshEpics() {
 			continue
 		}
 		if e.status == nil || e.doneGen != e.gen || !e.key.same(in) {
-			jobs = append(jobs, job{e, w.epicQueryLocked(e), e.gen, in})
+			jobs = append(jobs, job{e, w.epicQueryLocked(e), w.dryQueryLocked(e), e.gen, in})
 		}
 	}
 	w.mu.Unlock()
@@ -161,7 +174,18 @@ func (w *Watcher) refreshEpics() {
 			w.log.Debug("live: epic state", "epic", j.e.id, "err", err)
 			continue
 		}
-		w.stepOn(ws, func(ef *effects) { w.epicDerivedLocked(ws, j.e, st, j.in, j.gen, ef) })
+		var dry *control.EpicStatus
+		if j.dry != nil {
+			dry, _ = control.EpicState(w.ctx, ws, *j.dry)
+		}
+		w.stepOn(ws, func(ef *effects) {
+			if w.epicDerivedLocked(ws, j.e, st, j.in, j.gen, ef) || (dry != nil && !reflect.DeepEqual(dry, j.e.dry)) {
+				ef.refresh = true
+			}
+			if dry != nil || j.dry == nil {
+				j.e.dry = dry
+			}
+		})
 	}
 	w.stepOn(ws, func(ef *effects) {
 		for _, id := range slices.Sorted(maps.Keys(w.epics)) {
@@ -174,7 +198,10 @@ func (w *Watcher) refreshEpics() {
 // task counts of the stories that run.
 func (w *Watcher) epicProgressOf(e *epic) EpicProgress {
 	st := e.status
-	p := EpicProgress{Epic: e.id, Session: st.Session, State: st.State, Running: nonNil(slices.Clone(st.Running)),
+	if e.dry != nil {
+		st = e.dry
+	}
+	p := EpicProgress{DryRun: e.dry != nil, Epic: e.id, Session: st.Session, State: st.State, Running: nonNil(slices.Clone(st.Running)),
 		Done: st.Done, Total: st.Total, Held: []string{}, Failed: []string{}, Cost: st.Cost, Stories: []EpicStoryProgress{}}
 	for _, s := range st.Stories {
 		sp := EpicStoryProgress{ID: s.ID, State: s.State, HeldBy: nonNil(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total, Actions: s.Actions}

@@ -53,6 +53,10 @@ type EpicProgress struct {
 	Held, Failed         []string
 	Cost                 float64
 	Stories              []EpicStoryProgress
+	// DryRun: the run is a dry run; its counts and its stories' states
+	// are the simulated ones, never the stories' own
+	// (docs/worker.md#dry-runs).
+	DryRun bool
 
 	First bool // the run's first report
 	Ended bool // the run ended (its state is no longer running): its last report
