@@ -5,6 +5,8 @@ package watch
 
 import (
 	"cmp"
+	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -83,6 +85,14 @@ func (w *Watcher) sessionFile(ws *store.Workspace, path string, ef *effects) {
 	if r := w.runs[name]; r != nil {
 		if !r.Ended {
 			w.readEvents(ws, r, ef)
+		}
+		// An ended run whose events are gone was reset or cleaned: it
+		// is no longer the story's, here as in `status` (the read model
+		// reads the same files).
+		if _, err := os.Lstat(r.EventsFile); r.Ended && isEvents && errors.Is(err, fs.ErrNotExist) {
+			delete(w.runs, name)
+			w.storyRels(ws, r.Story, ef)
+			ef.refresh = true
 		}
 		return
 	}

@@ -166,9 +166,9 @@ func (r *repo) get(c *http.Client, u string) string {
 	return string(b)
 }
 
-// fromServer is the language server's lens on each story's story.json:
-// "n/m tasks done · status: s".
-func (r *repo) fromServer(stories []string) map[string]storyView {
+// startServer starts the language server on the repository and waits
+// for its load.
+func (r *repo) startServer() (*lspclient.Client, string) {
 	r.t.Helper()
 	cmd := exec.Command(r.bin, "serve")
 	cmd.Dir, cmd.Env = r.dir, r.env
@@ -176,7 +176,7 @@ func (r *repo) fromServer(stories []string) map[string]storyView {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	defer c.Stop(5 * time.Second)
+	r.t.Cleanup(func() { c.Stop(5 * time.Second) })
 	root := "file://" + r.dir
 	if _, err := c.Call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{}}, 30*time.Second); err != nil {
 		r.t.Fatal(err)
@@ -188,17 +188,34 @@ func (r *repo) fromServer(stories []string) map[string]storyView {
 	}); err != nil {
 		r.t.Fatalf("the server never said it loaded: %v", err)
 	}
-	lens := regexp.MustCompile(`(\d+)/(\d+) tasks done · status: (\w+)`)
+	return c, root
+}
+
+// lensOf is the text of the lenses on a story's story.json.
+func (r *repo) lensOf(c *lspclient.Client, root, id string) string {
+	r.t.Helper()
+	uri := root + "/.saga/stories/" + id + "/story.json"
+	m, err := c.Call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, 30*time.Second)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(m.Result)
+}
+
+var lensCounts = regexp.MustCompile(`(\d+)/(\d+) tasks done · status: (\w+)`)
+
+// fromServer is the language server's lens on each story's story.json:
+// "n/m tasks done · status: s".
+func (r *repo) fromServer(stories []string) map[string]storyView {
+	r.t.Helper()
+	c, root := r.startServer()
+	defer c.Stop(5 * time.Second)
 	out := map[string]storyView{}
 	for _, id := range stories {
-		uri := root + "/.saga/stories/" + id + "/story.json"
-		m, err := c.Call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uri}}, 30*time.Second)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		got := lens.FindStringSubmatch(string(m.Result))
+		lens := r.lensOf(c, root, id)
+		got := lensCounts.FindStringSubmatch(lens)
 		if got == nil {
-			r.t.Fatalf("lens of %s: %s", id, m.Result)
+			r.t.Fatalf("lens of %s: %s", id, lens)
 		}
 		var v storyView
 		fmt.Sscan(got[1], &v.Done)
@@ -316,10 +333,11 @@ func (r *repo) fromDashboardStory(id string) storyView {
 func TestViewsAgreeOnAStoryRun(t *testing.T) {
 	r := newRepo(t)
 	r.startDashboard()
+	server, root := r.startServer() // open all along, as the dashboard
 	story := "add-logout-button"
 	r.env = append(r.env, "SAGA_CLAUDE="+testkit.Build(t, "./testdata/standin/claude"), "SAGA_STANDIN_SCRIPT=crash",
 		"SAGA_GH="+filepath.Join(t.TempDir(), "no-gh"))
-	res := r.saga("worker", story, "--output-file", filepath.Join(t.TempDir(), "worker.log"))
+	res := r.saga("worker", story) // by hand: its files in the session dir, as a started one's
 	if res.Code == 0 {
 		t.Fatalf("the crashing agent's run ended 0:\n%s", res.Stderr)
 	}
@@ -336,6 +354,18 @@ func TestViewsAgreeOnAStoryRun(t *testing.T) {
 		}
 	}
 	check("after the failed run")
+	lens := func(want bool) {
+		t.Helper()
+		var got string
+		testkit.WaitUntil(30*time.Second, func() bool {
+			got = r.lensOf(server, root, story)
+			return strings.Contains(got, "last run: failed") == want
+		})
+		if strings.Contains(got, "last run: failed") != want {
+			t.Errorf("the open server's lens (want the failed run shown: %v): %s", want, got)
+		}
+	}
+	lens(true)
 	if st := r.fromStatusStory(story); st.State == "pending" || st.State == "completed" {
 		t.Fatalf("after the failed run status says %+v", st)
 	}
@@ -346,4 +376,5 @@ func TestViewsAgreeOnAStoryRun(t *testing.T) {
 		t.Fatalf("after reset status says %+v", st)
 	}
 	check("after reset")
+	lens(false)
 }
