@@ -56,24 +56,17 @@ func OpenLog(outputFile, story, epic, session string, stdout io.Writer, now func
 // escaped (termtext.Escape): a line quotes subjects, file names and the
 // agent's output, which must not reach a terminal as control characters
 // or break into lines of their own. The event keeps the exact text.
-func (l *Log) Emit(e Event, line string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.events != nil {
-		e = l.events.Emit(e)
-	} else {
-		e.Time = l.now()
-	}
-	if line != "" {
-		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), termtext.Escape(line))
-	}
-}
+func (l *Log) Emit(e Event, line string) { l.emit(e, line, termtext.Escape) }
 
 // EmitLines is Emit for text a person reads as lines (the agent's
 // messages): its lines after the first printed as indented lines, tabs
 // kept and everything else escaped (termtext.Block), so none of them can
 // pass for a line of the log's own.
 func (l *Log) EmitLines(e Event, text string) {
+	l.emit(e, text, func(s string) string { return termtext.Block(s, blockIndent) })
+}
+
+func (l *Log) emit(e Event, text string, render func(string) string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.events != nil {
@@ -82,7 +75,7 @@ func (l *Log) EmitLines(e Event, text string) {
 		e.Time = l.now()
 	}
 	if text != "" {
-		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), termtext.Block(text, blockIndent))
+		fmt.Fprintf(l.human, "[%s] %s\n", e.Time.Local().Format("15:04:05"), render(text))
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -219,11 +218,11 @@ func (w *Watcher) belongs(r *run) bool {
 		return true
 	}
 	if r.Backend != "" || r.Root != "" { // the repository it recorded (runs.Run.In)
-		return r.Root != "" && sameFile(r.Root, w.realRoot)
+		return r.Root != "" && runs.SamePath(r.Root, w.realRoot)
 	}
 	if r.Worktree != "" {
-		return sameFile(r.Worktree, store.WorktreeDir(w.realRoot, r.Story)) ||
-			sameFile(r.Worktree, store.DryWorktreeDir(w.realRoot, r.Story))
+		return runs.SamePath(r.Worktree, store.WorktreeDir(w.realRoot, r.Story)) ||
+			runs.SamePath(r.Worktree, store.DryWorktreeDir(w.realRoot, r.Story))
 	}
 	if r.Ended || r.PID <= 0 {
 		return false
@@ -237,25 +236,7 @@ func (w *Watcher) belongs(r *run) bool {
 		_, err := os.Stat(filepath.Join(w.root, filepath.FromSlash(store.StoryFileRel(r.Story))))
 		return err == nil
 	}
-	return within(w.realRoot, cwd)
-}
-
-func sameFile(a, b string) bool {
-	if ra, err := filepath.EvalSymlinks(a); err == nil {
-		a = ra
-	}
-	if rb, err := filepath.EvalSymlinks(b); err == nil {
-		b = rb
-	}
-	return filepath.Clean(a) == filepath.Clean(b)
-}
-
-func within(root, path string) bool {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p
-	}
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return runs.Within(w.realRoot, cwd)
 }
 
 // ensureStory returns the story's record, creating it with the main copy's

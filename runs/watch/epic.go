@@ -132,7 +132,7 @@ func (w *Watcher) runnerBelongs(e *epic) bool {
 		return true
 	}
 	cwd, err := os.Readlink("/proc/" + strconv.Itoa(e.run.PID) + "/cwd")
-	return err == nil && within(w.realRoot, cwd)
+	return err == nil && runs.Within(w.realRoot, cwd)
 }
 
 // readEpicEvents applies the lines appended to a run's events file.
