@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"path/filepath"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -13,13 +14,14 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
-const doctorSynopsis = "doctor [--on tmux|github] [--format text|json] [--timeout DURATION]"
+const doctorSynopsis = "doctor [--on tmux|github] [--root DIR] [--format text|json] [--timeout DURATION]"
 
 // runDoctor is `saga-lsp doctor` (docs/commands.md#doctor): everything a
 // run needs, checked by runs/doctor and printed. Exit 1 on an error.
 func runDoctor(env *Env, args []string) int {
 	c := newCmdLine("doctor")
 	on := c.String("on", control.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions)")
+	root := c.String("root", "", "the repository `DIR` to check (default: the working directory's)")
 	format := c.String("format", "text", "output `FORMAT`: text or json")
 	timeout := c.Duration("timeout", doctor.DefaultTimeout, "how long each program probed may take to answer (`DURATION`)")
 	pos, err := c.parse(args)
@@ -32,8 +34,15 @@ func runDoctor(env *Env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
+	dir := env.Dir
+	if *root != "" {
+		dir = filepath.Join(env.Dir, *root)
+		if filepath.IsAbs(*root) {
+			dir = *root
+		}
+	}
 	self, _ := runs.SelfPath(env.Getenv)
-	rep := doctor.Run(ctx, doctor.Options{Dir: env.Dir, Env: env.Getenv, Self: self, On: *on, Timeout: *timeout, Workflow: github.WorkflowCheck})
+	rep := doctor.Run(ctx, doctor.Options{Dir: dir, Env: env.Getenv, Self: self, On: *on, Timeout: *timeout, Workflow: github.WorkflowCheck})
 	if *format == "json" {
 		if err := printJSON(env.Stdout, rep); err != nil {
 			return c.fail(env, err)
