@@ -15,6 +15,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // gitAndRepo: git, the repository holding the workspace at its top and,
@@ -54,10 +55,14 @@ func (c checker) gitAndRepo(ctx context.Context, full bool) []Check {
 		}
 		return out
 	}
-	if fi, err := os.Stat(filepath.Join(top, ".saga")); err != nil || !fi.IsDir() {
-		out = append(out, Check{Name: "repository", Level: Warning, Detail: fmt.Sprintf("%s has no %s/ at its top: nothing to run yet", top, ".saga"),
-			Fix: "create a story: saga-lsp new story <epic>--<name> (see saga-lsp new --help)"})
-	} else {
+	switch ws, err := store.FindRoot(c.o.Dir); {
+	case err != nil:
+		out = append(out, Check{Name: "repository", Level: Warning, Detail: fmt.Sprintf("%s has no .saga/ yet: nothing to run", top),
+			Fix: "create a story at the repository's top: saga-lsp new story <name> --title … (see saga-lsp new --help)"})
+	case !sameDir(ws, top):
+		out = append(out, Check{Name: "repository", Level: Error, Detail: fmt.Sprintf(".saga/ must be at the repository's top (%s), not in %s", top, ws),
+			Fix: "move it there"})
+	default:
 		out = append(out, Check{Name: "repository", Level: OK, Detail: top})
 	}
 	return append(out, c.origin(ctx, top))
