@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -271,8 +272,8 @@ func parseVersion(s string) (version, bool) {
 		var v version
 		ok := true
 		for i := 0; i < len(parts) && i < 3; i++ {
-			n, good := atoi(parts[i])
-			if !good {
+			n, err := strconv.Atoi(parts[i])
+			if err != nil || n < 0 || strings.HasPrefix(parts[i], "+") {
 				ok = false
 				break
 			}
@@ -283,18 +284,4 @@ func parseVersion(s string) (version, bool) {
 		}
 	}
 	return version{}, false
-}
-
-func atoi(s string) (int, bool) {
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return 0, false
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n, true
 }
