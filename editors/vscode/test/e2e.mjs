@@ -349,14 +349,13 @@ async function main() {
   await step('palette: SAGA: Doctor shows what a run needs', async () => {
     await runCommand('SAGA: Doctor');
     // The report in its output channel (saga-lsp doctor --format json,
-    // rendered), one line a check, and a verdict as a notification.
+    // rendered), one line a check, scrolled to its end: the last checks and
+    // the verdict.
+    const verdict = /\d+ errors?, \d+ warnings?: a run refuses|\d+ warnings?: a run works|Everything a run needs is here\./;
     const text = await until('the SAGA Doctor output', 60_000, async () => {
       const t = (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\u00a0/g, ' ');
-      return t.includes('What a run of stories on this machine (tmux) needs (saga-lsp doctor):') && / tmux {2,}/.test(t) ? t : false;
+      return verdict.test(t) && /(ok|ERROR|warning|not checked) +hook +/.test(t) ? t : false;
     });
-    for (const want of ['claude', 'git', 'hook']) {
-      if (!new RegExp(`(ok|ERROR|warning|not checked) +${want} `).test(text)) throw new Error(`no ${want} check in the SAGA Doctor output:\n${text}`);
-    }
     await until('the SAGA Doctor notification', 20_000, async () =>
       (await page.locator('.notifications-toasts').innerText().catch(() => '')).includes('SAGA Doctor: '));
     log(`  doctor: ${text.split('\n').filter((l) => / (ok|ERROR|warning) /.test(l)).length} checks shown`);
