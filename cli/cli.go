@@ -55,6 +55,7 @@ func commandTable() []command {
 		{"schema", schemaSynopsis, "print the JSON Schema of story, epic or task files", runSchema},
 		{"status", statusSynopsis, "show stories and tasks, TaskList-style, with worker state and PR", runStatus},
 		{"verify", verifySynopsis, "run the checks that count for a story's tasks now (exit 1 when one fails)", runVerify},
+		{"doctor", doctorSynopsis, "check everything a run needs — claude and its login, tmux, git, origin, gh and its login, the sandbox — and say what to do (exit 1 on an error)", runDoctor},
 		{"run", runSynopsis, "start a story's worker, or an epic's runner, in a tmux session", runRun},
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},

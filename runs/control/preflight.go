@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/doctor"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -58,35 +58,15 @@ func (p *Preflight) load() (*store.Workspace, error) {
 }
 
 // Programs reports the programs and repository a run needs that are
-// missing: git and a git repository holding the workspace, tmux, and
-// claude (unless dry).
+// missing: git and a git repository holding the workspace at its top,
+// tmux, claude new enough (unless dry), gh when the stories run elsewhere —
+// the errors of doctor.Programs, the checks `saga-lsp doctor` runs too.
 func (p Preflight) Programs(ctx context.Context) []string {
-	var out []string
-	if _, err := runs.LookProgram(p.Env, runs.ProgramTmux); err != nil {
-		out = append(out, "tmux is not installed: apt-get install tmux (or run `saga-lsp worker <story>` in a terminal)")
-	}
+	o := doctor.Options{Dir: p.Root, Env: p.Env, DryRun: p.DryRun}
 	if p.Elsewhere {
-		if _, err := runs.LookProgram(p.Env, runs.ProgramGH); err != nil {
-			out = append(out, "gh (GitHub's CLI) is not installed: install it and run `gh auth login`, or set "+runs.EnvGH)
-		}
+		o.On = doctor.OnGitHub
 	}
-	if !p.DryRun && !p.Elsewhere {
-		claude := runs.Program(p.Env, runs.ProgramClaude)
-		if _, err := runs.LookProgram(p.Env, runs.ProgramClaude); err != nil {
-			out = append(out, fmt.Sprintf("%s is not installed: install Claude Code, set %s to it, or try the run with --dry-run (a simulated agent)", claude, runs.EnvClaude))
-		}
-	}
-	if _, err := runs.LookProgram(p.Env, runs.ProgramGit); err != nil {
-		return append(out, "git is not installed: the worker works on a git worktree and branch")
-	}
-	top, err := git.Repo{Dir: p.Root}.Run(ctx, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return append(out, fmt.Sprintf("%s is not inside a git repository: run `git init` and commit .saga/ first", p.Root))
-	}
-	if !sameDir(top, p.Root) {
-		out = append(out, fmt.Sprintf(".saga/ must be at the repository's top (%s), not in %s", top, p.Root))
-	}
-	return out
+	return doctor.Problems(doctor.Programs(ctx, o), doctor.Error)
 }
 
 // Checks reports that the stories' checks cannot be confined here, when a

@@ -46,6 +46,13 @@ func TestRunRefused(t *testing.T) {
 		{"no claude", func(t *testing.T, h *tmuxEnv) []string {
 			return []string{"SAGA_CLAUDE=" + filepath.Join(t.TempDir(), "no-claude")}
 		}, []string{story}, "no-claude is not installed"},
+		// Hooks fail closed from 2.1.295 on (runs/doctor's check, as
+		// `saga-lsp doctor` says it).
+		{"claude too old", func(t *testing.T, h *tmuxEnv) []string {
+			old := filepath.Join(t.TempDir(), "claude")
+			os.WriteFile(old, []byte("#!/bin/sh\necho '2.1.200 (Claude Code)'\n"), 0o755)
+			return []string{"SAGA_CLAUDE=" + old}
+		}, []string{story}, "is too old: 2.1.295 or later makes a failing hook refuse, not let the work through: update it"},
 		{"task cycle", func(t *testing.T, h *tmuxEnv) []string {
 			p := filepath.Join(h.root, ".saga/stories", story, "write-tests.json")
 			data, _ := os.ReadFile(p)

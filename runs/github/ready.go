@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/doctor"
 )
 
 // Ready is what every dispatch of a repository needs, checked once: gh,
@@ -113,4 +116,36 @@ func writer(content string) string {
 		return "saga-lsp " + v
 	}
 	return "another saga-lsp"
+}
+
+// WorkflowCheck is `saga-lsp doctor --on github`'s check of the workflow
+// (runs/doctor): in the checkout at root, saga-lsp's and unedited, and on
+// origin's default branch as last fetched — offline, so not the branch on
+// GitHub now (CheckReady fetches it before a dispatch).
+func WorkflowCheck(ctx context.Context, root string) doctor.Check {
+	const name = "workflow"
+	install := "run `saga-lsp install --github-actions`, commit " + WorkflowPath + " and push it to origin's default branch"
+	data, err := os.ReadFile(filepath.Join(root, WorkflowPath))
+	if err != nil {
+		return doctor.Check{Name: name, Level: doctor.Error, Detail: "no " + WorkflowPath + " in " + root + ": GitHub Actions has no job to run a story in", Fix: install}
+	}
+	if !Pristine(data) {
+		return doctor.Check{Name: name, Level: doctor.Warning, Detail: WorkflowPath + " was edited since saga-lsp wrote it: it must still take the inputs story, base and run-id",
+			Fix: "or write it anew: saga-lsp install --github-actions"}
+	}
+	g := git.Repo{Dir: root}
+	def, err := g.Run(ctx, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+	if err != nil {
+		return doctor.Check{Name: name, Level: doctor.Unchecked, Detail: WorkflowPath + " is in the checkout; whether origin's default branch has it is not checked offline (no refs/remotes/origin/HEAD here)",
+			Fix: "git remote set-head origin --auto, then saga-lsp doctor --on github again"}
+	}
+	there, err := g.Raw(ctx, "show", def+":"+WorkflowPath)
+	switch {
+	case err != nil:
+		return doctor.Check{Name: name, Level: doctor.Error, Detail: fmt.Sprintf("%s has no %s (as last fetched): GitHub dispatches the workflow from the default branch", def, WorkflowPath), Fix: install}
+	case there != string(data):
+		return doctor.Check{Name: name, Level: doctor.Warning, Detail: fmt.Sprintf("%s in the checkout differs from %s's (as last fetched): the jobs run %s's", WorkflowPath, def, def),
+			Fix: "commit it and push it to " + strings.TrimPrefix(def, "origin/")}
+	}
+	return doctor.Check{Name: name, Level: doctor.OK, Detail: fmt.Sprintf("%s, on %s as last fetched (`git fetch` to see GitHub's now)", WorkflowPath, def)}
 }

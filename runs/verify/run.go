@@ -90,6 +90,11 @@ func newRunner(ctx context.Context, dir, cache string, p Policy) *Runner {
 	return r
 }
 
+// Probe tries the sandbox that confines checks here (bubblewrap and its
+// namespaces on Linux, Seatbelt on macOS): its program, or what stops it
+// (problem) and what to do (fix). runs/doctor reports it.
+func Probe(ctx context.Context) (program, problem, fix string) { return probe(ctx) }
+
 // Unconfinable says why checks cannot be confined here and what to do
 // ("" when they can): what `run` refuses a story with checks for unless
 // unconfined checks are allowed.

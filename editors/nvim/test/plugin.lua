@@ -293,6 +293,12 @@ h.main(function()
 
   -- 7. :checkhealth saga.
   part('health', function()
+    -- What saga-lsp doctor sees (Neovim's environment): a claude new
+    -- enough and logged in, gh installed but logged out.
+    vim.env.SAGA_CLAUDE = os.getenv('SAGA_TEST_CLAUDE')
+    vim.env.SAGA_GH = os.getenv('SAGA_TEST_GH')
+    vim.env.GH_STANDIN_AUTH = 'none'
+    vim.fn.writefile({ '{"claudeAiOauth": {"accessToken": "secret"}}' }, os.getenv('CLAUDE_CONFIG_DIR') .. '/.credentials.json')
     vim.cmd('checkhealth saga')
     local b = vim.api.nvim_get_current_buf()
     result.health = vim.api.nvim_buf_get_lines(b, 0, -1, false)

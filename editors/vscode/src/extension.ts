@@ -14,6 +14,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { Executable, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, State } from 'vscode-languageclient/node';
+import { registerDoctor } from './doctor';
 import { EpicRuns } from './epics';
 import { GraphKind, GraphPanels } from './graph';
 import { EpicProgress, SagaModel, StoryInfo, TaskStatus, WorkerProgress } from './model';
@@ -49,6 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   const root = findRoot();
   void vscode.commands.executeCommand('setContext', 'saga.active', !!root);
+  // The doctor answers in any workspace: it says what a first run lacks.
+  registerDoctor(context, () => resolveServer(context.extensionPath).command, () => root ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
   if (!root) {
     log.info('no .saga/ folder in this workspace; the SAGA view stays empty');
     registerFallbackCommands(context);

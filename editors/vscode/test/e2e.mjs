@@ -15,7 +15,8 @@
 //      the story becomes 2/2 · completed with a pass icon, the status bar and
 //      the worker's output channel show it.
 //   5. palette commands against the server: Show plan (a read-only plan
-//      document), New task (input boxes; the file is created and listed).
+//      document), Doctor (saga-lsp doctor's report in an output channel),
+//      New task (input boxes; the file is created and listed).
 //   6. epic shop: the dependency graph (Mermaid, in a webview) shows its
 //      stories ready/waiting with the critical path; "▶ Run epic" on
 //      epic.json starts a run (the stand-in claude); the graph (left open, not reopened), the
@@ -342,6 +343,23 @@ async function main() {
     });
     log(`  plan: ${text.split('\n').filter((l) => l.includes('WAVE')).join(' | ')}`);
     await shot('05-plan');
+    await page.keyboard.press('Escape');
+  });
+
+  await step('palette: SAGA: Doctor shows what a run needs', async () => {
+    await runCommand('SAGA: Doctor');
+    // The report in its output channel (saga-lsp doctor --format json,
+    // rendered), one line a check, scrolled to its end: the last checks and
+    // the verdict.
+    const verdict = /\d+ errors?, \d+ warnings?: a run refuses|\d+ warnings?: a run works|Everything a run needs is here\./;
+    const text = await until('the SAGA Doctor output', 60_000, async () => {
+      const t = (await page.locator('.part.panel').innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return verdict.test(t) && /(ok|ERROR|warning|not checked) +hook +/.test(t) ? t : false;
+    });
+    await until('the SAGA Doctor notification', 20_000, async () =>
+      (await page.locator('.notifications-toasts').innerText().catch(() => '')).includes('SAGA Doctor: '));
+    log(`  doctor: ${text.split('\n').filter((l) => / (ok|ERROR|warning) /.test(l)).length} checks shown`);
+    await shot('05-doctor');
     await page.keyboard.press('Escape');
   });
 

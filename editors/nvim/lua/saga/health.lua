@@ -40,41 +40,35 @@ local function first_line(cmd)
   return out[1]
 end
 
--- A program a worker runs, named by an environment variable or found on
--- PATH: ok with its path, else a warning saying what does not work without it.
-local function program(r, name, env, without, advice)
-  local exe = (os.getenv(env) ~= nil and os.getenv(env) ~= '') and os.getenv(env) or name
-  if vim.fn.executable(exe) == 1 then
-    r.ok(string.format('%s: %s', name, vim.fn.exepath(exe)))
-  else
-    r.warn(string.format('%s is not on PATH%s: %s', exe, exe ~= name and (' ($' .. env .. ')') or '', without), advice)
+-- What a run needs, as `saga-lsp doctor --format json` checks it (the same
+-- checks as `run`'s preflight and VS Code's "SAGA: Doctor";
+-- docs/commands.md#doctor): each check's level becomes ok, warn or error
+-- (a check that could not be made offline a warning), its fix the advice.
+function M.check_doctor(r, exe, root)
+  local cmd = { exe, 'doctor', '--format', 'json' }
+  if root then
+    vim.list_extend(cmd, { '--root', root })
   end
-end
-
--- What :SagaRun's workers run besides git and tmux: Claude Code, gh for the
--- draft pull request, and Claude Code's Bash sandbox (docs/worker.md).
-function M.check_run_programs(r)
-  program(r, 'claude', 'SAGA_CLAUDE', ':SagaRun can only dry-run (:SagaRun!, the simulated agent)',
-    { 'install Claude Code: https://docs.anthropic.com/en/docs/claude-code' })
-  program(r, 'gh', 'SAGA_GH', 'workers do not open a draft pull request per story', { 'install the GitHub CLI and run gh auth login' })
-  local sys = (vim.uv or vim.loop).os_uname().sysname
-  if sys == 'Linux' then
-    for _, p in ipairs({ 'bwrap', 'socat' }) do
-      if vim.fn.executable(p) == 1 then
-        r.ok(p .. ': ' .. vim.fn.exepath(p) .. " (Claude Code's Bash sandbox)")
-      else
-        r.warn(p .. " is not on PATH: Claude Code's Bash sandbox, which confines a worker's commands, cannot start",
-          { 'install bubblewrap and socat (e.g. apt-get install bubblewrap socat)' })
-      end
-    end
-  elseif sys == 'Darwin' then
-    if vim.fn.executable('sandbox-exec') == 1 then
-      r.ok("sandbox-exec: " .. vim.fn.exepath('sandbox-exec') .. " (Claude Code's Bash sandbox)")
+  local ok, out = pcall(vim.fn.system, cmd)
+  local decode = (vim.json and vim.json.decode) or vim.fn.json_decode
+  local okj, rep = pcall(decode, ok and out or '')
+  if not ok or not okj or type(rep) ~= 'table' or type(rep.checks) ~= 'table' then
+    r.error('`saga-lsp doctor --format json` gave no report: ' .. tostring(ok and out or 'not run'),
+      { 'run saga-lsp doctor in a terminal; an older saga-lsp has no doctor: update it' })
+    return
+  end
+  for _, c in ipairs(rep.checks) do
+    local msg = c.name .. ': ' .. c.detail
+    local advice = (c.fix and c.fix ~= '') and { c.fix } or nil
+    if c.level == 'ok' then
+      r.ok(msg)
+    elseif c.level == 'error' then
+      r.error(msg, advice)
+    elseif c.level == 'unchecked' then
+      r.warn(msg .. ' (not checked)', advice)
     else
-      r.warn("sandbox-exec is not on PATH: Claude Code's Bash sandbox cannot start")
+      r.warn(msg, advice)
     end
-  elseif sys:match('Windows') then
-    r.info(':SagaRun needs tmux and a sandbox: run workers from WSL, where the Linux build works')
   end
 end
 
@@ -109,18 +103,6 @@ function M.check()
       "or point setup({cmd = {'/path/to/saga-lsp'}}) at it",
     })
   end
-  if vim.fn.executable('tmux') == 1 then
-    r.ok('tmux: ' .. (first_line({ 'tmux', '-V' }) or vim.fn.exepath('tmux')))
-  else
-    r.warn('tmux is not on PATH: :SagaRun cannot start workers', { 'install tmux (e.g. apt-get install tmux)' })
-  end
-  if vim.fn.executable('git') == 1 then
-    r.ok('git: ' .. (first_line({ 'git', '--version' }) or vim.fn.exepath('git')))
-  else
-    r.warn('git is not on PATH: workers need it for their worktrees')
-  end
-  M.check_run_programs(r)
-
   r.start('saga: workspace')
   local buf = saga.last_buffer()
   local root = buf and saga.root(buf) or saga.root_of(vim.fn.getcwd())
@@ -161,6 +143,11 @@ function M.check()
   local running = saga.running()
   if #running > 0 then
     r.info('workers: ' .. saga.statusline())
+  end
+
+  if vim.fn.executable(exe) == 1 then
+    r.start('saga: what a run needs (saga-lsp doctor)')
+    M.check_doctor(r, exe, root)
   end
 end
 
