@@ -1,25 +1,13 @@
 package runs
 
 import (
-	"fmt"
+	"github.com/saga-ai/saga-lsp/store"
 	"os"
 	"path/filepath"
 )
 
-// ownedPrivate checks that dir is a folder, not a link. Windows keeps a
-// user's temp and cache folders private by their ACLs, which Go's mode
-// bits do not show; owner and mode are not checked here
-// (docs/platforms.md#windows).
-func ownedPrivate(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a folder (a link?): remove it and run again", dir)
-	}
-	return nil
-}
+// ownedPrivate is store.OwnedPrivate (docs/platforms.md#windows).
+func ownedPrivate(dir string) error { return store.OwnedPrivate(dir) }
 
 // DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
 // saga-sessions in the user's own temp folder (%TEMP%, under the profile).

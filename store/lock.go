@@ -16,8 +16,15 @@ import (
 	"time"
 )
 
-// TempLockRoot holds the lock dirs of workspaces outside git.
-func TempLockRoot() string { return filepath.Join(os.TempDir(), "saga-lsp-locks") }
+// TempLockRoot holds the lock dirs of workspaces outside git: the user's
+// own (saga-lsp-locks-<uid>, mode 0700, checked at each lock), never one
+// folder every user of the machine shares.
+func TempLockRoot() string {
+	if tag := userTag(); tag != "" {
+		return filepath.Join(os.TempDir(), "saga-lsp-locks-"+tag)
+	}
+	return filepath.Join(os.TempDir(), "saga-lsp-locks")
+}
 
 // LockDir returns the directory holding saga-lsp's lock files for the
 // repository containing root: "<git common dir>/saga-lsp/locks".
@@ -32,7 +39,7 @@ func TempLockRoot() string { return filepath.Join(os.TempDir(), "saga-lsp-locks"
 // tree.
 //
 // Outside a git repository the result is
-// filepath.Join(os.TempDir(), "saga-lsp-locks", <first 16 hex digits of the
+// filepath.Join(TempLockRoot(), <first 16 hex digits of the
 // sha256 of the absolute root>).
 //
 // root is resolved through symlinks first, as git does with its working
@@ -256,6 +263,15 @@ func makeLockPath(root, name string) (string, error) {
 	dir, path, err := lockPath(root, name)
 	if err != nil {
 		return "", err
+	}
+	if top := TempLockRoot(); filepath.Dir(dir) == top {
+		// In the shared temp folder: the user's own, or no lock at all.
+		if err := os.Mkdir(top, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("lock %s: %w", path, err)
+		}
+		if err := OwnedPrivate(top); err != nil {
+			return "", fmt.Errorf("lock %s: %w", path, err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("lock %s: %w", path, err)

@@ -309,7 +309,7 @@ func TestLockDirOutsideGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(CanonicalPath(root)))
-	want := filepath.Join(os.TempDir(), "saga-lsp-locks", hex.EncodeToString(sum[:])[:16])
+	want := filepath.Join(TempLockRoot(), hex.EncodeToString(sum[:])[:16])
 	if got != want {
 		t.Errorf("LockDir = %s, want %s", got, want)
 	}

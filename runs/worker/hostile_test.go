@@ -366,8 +366,20 @@ func TestWorkerLogEscaped(t *testing.T) {
 		if i := strings.IndexFunc(text, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }); i >= 0 {
 			t.Errorf("the %s has a control character at %d: %q", name, i, text[max(0, i-40):min(len(text), i+40)])
 		}
-		if !strings.Contains(text, `\x1b]0;title\x07\x1b[2J\r\nfake line`) {
+		// The agent's output is shown as lines (docs/worker.md: output a
+		// person reads keeps its lines), its control characters escaped
+		// and its lines indented under the entry: "fake line" can never
+		// pass for a line of the log's own.
+		if !strings.Contains(text, `\x1b]0;title\x07\x1b[2J`) {
 			t.Errorf("the %s does not show the agent's output escaped:\n%s", name, text)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "fake line") {
+				t.Errorf("the %s lets the agent's output pass for a line of its own: %q", name, line)
+			}
+		}
+		if !strings.Contains(text, "\n           fake line") {
+			t.Errorf("the %s does not show the agent's next line indented under its entry:\n%s", name, text)
 		}
 	}
 }
