@@ -299,7 +299,7 @@ func shows(got, want []string) string {
 		}
 		switch {
 		case i+len(seg) > len(got):
-			return fmt.Sprintf("no %d lines in a row as the README's after line %d:\n%s", len(seg), at, strings.Join(seg, "\n"))
+			return fmt.Sprintf("after its line %d, it does not print these lines of the README's, in a row:\n%s", at, strings.Join(seg, "\n"))
 		case k == 0 && i != 0:
 			return "its first lines are not the README's (put … before them if lines are left out)"
 		}
@@ -493,7 +493,7 @@ var (
 	// A count's word in the wrong number, or hedged: "(1 stories)", "run(s)".
 	pluralRE = regexp.MustCompile(`(^|[\s(\[])1 (stories|tasks|runs|epics|errors|warnings|problems|checks|files|waves|findings)\b|\w\(s\)|(^|[\s(\[])(0|[2-9]|[1-9]\d+) (story|task|run|epic|error|warning|problem|check|file|wave|finding)\b`)
 	// A help's flag list line and its synopsis's bracketed flags.
-	flagLineRE  = regexp.MustCompile(`^  (--[a-z][a-z-]*)( (\S+))?$`)
+	flagLineRE  = regexp.MustCompile(`^  (--[a-z][a-z-]*)( (.+))?$`)
 	usageFlagRE = regexp.MustCompile(`\[(--[a-z][a-z-]*)( ([^\]\s]+))?\]`)
 )
 
@@ -540,7 +540,7 @@ func helpAgrees(t *testing.T, cmd, help string) {
 	for _, m := range usageFlagRE.FindAllStringSubmatch(help, -1) {
 		arg, ok := listed[m[1]]
 		if ok && (arg == "") != (m[3] == "") {
-			t.Errorf("%s: the synopsis shows [%s %s], the flag list %s %s", cmd, m[1], m[3], m[1], arg)
+			t.Errorf("%s: the synopsis shows %s, the flag list %s", cmd, m[0], strings.TrimSpace(m[1]+" "+arg))
 		}
 	}
 }
