@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"io"
 	"os"
 	"slices"
@@ -295,11 +296,32 @@ func (r *Run) Apply(e Event) {
 		case e.Message != "":
 			r.Message = e.Message
 		case e.Event == KindWorkerEnd:
-			r.Message = fmt.Sprintf("worker %s: %d/%d tasks, %d run(s)", r.State, max(r.Done, 0), max(r.Total, 0), r.Cycle)
+			r.Message = WorkerEndText(r.State, max(r.Done, 0), max(r.Total, 0), r.Cycle, r.DryRun)
 		default:
 			r.Message = fmt.Sprintf("epic run %s: %d/%d stories", r.State, max(r.Done, 0), max(r.Total, 0))
 		}
 	}
+}
+
+// WorkerEndText is a worker run's end as every face words it: "worker
+// failed: 1/3 tasks, 2 runs"; a dry run's is told apart, never the story's
+// result: "dry run completed · 2/2 tasks (simulated, not the story's), 1
+// run" (docs/worker.md#dry-runs).
+func WorkerEndText(state string, done, total, cycles int, dry bool) string {
+	if dry {
+		return DryRunText(state, done, total) + ", " + termtext.Count(cycles, "run", "runs")
+	}
+	return fmt.Sprintf("worker %s: %d/%d tasks, %s", state, done, total, termtext.Count(cycles, "run", "runs"))
+}
+
+// DryRunText is a dry run's state and its simulated tasks, apart from the
+// story's own: "dry run completed · 3/3 tasks (simulated, not the
+// story's)"; total 0 leaves the tasks out.
+func DryRunText(state string, done, total int) string {
+	if total > 0 {
+		return fmt.Sprintf("dry run %s · %d/%d tasks (simulated, not the story's)", state, done, total)
+	}
+	return fmt.Sprintf("dry run %s (simulated, not the story's)", state)
 }
 
 // Progress is the run's task count as its events tell it now, and the

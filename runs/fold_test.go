@@ -66,7 +66,7 @@ func TestReadRunFolds(t *testing.T) {
 	if c := got.Checks["t1"]; c.Passed || c.ExitCode != 1 || c.Command != "go test ./..." {
 		t.Errorf("Checks = %+v", got.Checks)
 	}
-	if got.Message != "worker blocked: 2/3 tasks, 1 run(s)" {
+	if got.Message != "worker blocked: 2/3 tasks, 1 run" {
 		t.Errorf("Message = %q", got.Message)
 	}
 	got.ExitCode, got.Tasks, got.Checks, got.Message = nil, nil, nil, ""

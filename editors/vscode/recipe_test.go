@@ -44,7 +44,7 @@ func TestREADMERecipe(t *testing.T) {
 			lines = append(lines, strings.TrimSpace(line))
 		}
 	}
-	clone := copyRepository(t)
+	clone := testkit.CopyRepository(t)
 	cmd := exec.Command("bash", "-euc", strings.Join(lines, "\n"))
 	cmd.Dir = clone
 	out, err := cmd.CombinedOutput()
@@ -72,44 +72,4 @@ func TestREADMERecipe(t *testing.T) {
 		}
 	}
 	t.Errorf("the .vsix has no extension/server/saga-lsp")
-}
-
-// copyRepository copies the repository's tracked files as they are in the
-// working tree into a temporary folder: a fresh clone, with this
-// checkout's changes.
-func copyRepository(t *testing.T) string {
-	root := testkit.ModuleRoot(t)
-	list, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
-	if err != nil {
-		t.Fatalf("git ls-files: %v", err)
-	}
-	clone := t.TempDir()
-	for _, name := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
-		src := filepath.Join(root, name)
-		fi, err := os.Lstat(src)
-		if os.IsNotExist(err) {
-			continue // deleted in the working tree
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		dst := filepath.Join(clone, name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			target, _ := os.Readlink(src)
-			if err := os.Symlink(target, dst); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		data, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return clone
 }

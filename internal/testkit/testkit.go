@@ -211,6 +211,48 @@ func CopyInto(tb testing.TB, src, dst string) {
 	}
 }
 
+// CopyRepository copies the repository's tracked files, as they are in the
+// working tree, into a new temporary folder and returns it: a fresh clone
+// with this checkout's changes, without its git dir, for a test that runs
+// the README's commands as a user would.
+func CopyRepository(tb testing.TB) string {
+	tb.Helper()
+	root := ModuleRoot(tb)
+	list, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		tb.Fatalf("git ls-files: %v", err)
+	}
+	clone := tb.TempDir()
+	for _, name := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
+		src := filepath.Join(root, name)
+		fi, err := os.Lstat(src)
+		if os.IsNotExist(err) {
+			continue // deleted in the working tree
+		} else if err != nil {
+			tb.Fatal(err)
+		}
+		dst := filepath.Join(clone, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := os.Readlink(src)
+			if err := os.Symlink(target, dst); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		data, err := os.ReadFile(src)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, fi.Mode().Perm()); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return clone
+}
+
 // WriteFiles writes files (slash-separated path relative to root → text)
 // under root, making their folders.
 func WriteFiles(tb testing.TB, root string, files map[string]string) {

@@ -195,7 +195,7 @@ func workerText(w WorkerInfo, long bool) string {
 			parts = append(parts, "started "+clock(t))
 		}
 	}
-	if long && w.DryRun {
+	if long && w.DryRun && (w.State == runs.StateRunning || w.State == runs.StateStarting) {
 		parts = append(parts, "dry run")
 	}
 	if long && w.Bash != "" {
@@ -222,6 +222,11 @@ func workerText(w WorkerInfo, long bool) string {
 		}
 		return "not running; the last run ended without a result (killed?)" + details
 	}
+	if !long && w.DryRun {
+		// Its end is the dry run's, which the line says apart: "last run
+		// completed" would read as the story's.
+		return "not running"
+	}
 	if w.ExitCode != nil {
 		parts = append([]string{"exit " + strconv.Itoa(*w.ExitCode)}, parts...)
 	}
@@ -231,6 +236,9 @@ func workerText(w WorkerInfo, long bool) string {
 	details = ""
 	if len(parts) > 0 {
 		details = " (" + strings.Join(parts, ", ") + ")"
+	}
+	if w.DryRun {
+		return "not running; last run: a dry run, " + esc(w.State) + details
 	}
 	return "not running; last run " + esc(w.State) + details
 }

@@ -385,8 +385,5 @@ func (d *DryState) Text() string {
 	if state == EpicRunning {
 		state = "running"
 	}
-	if d.Total > 0 {
-		return fmt.Sprintf("dry run %s · %d/%d tasks (simulated, not the story's)", state, d.Done, d.Total)
-	}
-	return fmt.Sprintf("dry run %s (simulated, not the story's)", state)
+	return runs.DryRunText(state, d.Done, d.Total)
 }

@@ -58,7 +58,7 @@ func TestCheckFailureFailsEpicThenFixedOnMain(t *testing.T) {
 		t.Errorf("d's story.held: %+v", dHeld)
 	}
 	st := f.saga(nil, "status", "shop")
-	for _, want := range []string{"held by shop--b: `saga-lsp status shop--b` says why", "↳ worker failed: 0/2 tasks, 2 run(s), exit 1 — task b1: its check refused the completion in 2 runs in a row",
+	for _, want := range []string{"held by shop--b: `saga-lsp status shop--b` says why", "↳ worker failed: 0/2 tasks, 2 runs, exit 1 — task b1: its check refused the completion in 2 runs in a row",
 		"fixed.txt is missing", "$1.25 spent (every run of its stories)"} {
 		if !strings.Contains(st.Stdout, want) {
 			t.Errorf("status shop lacks %q:\n%s", want, st.Stdout)

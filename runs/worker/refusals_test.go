@@ -130,7 +130,7 @@ func TestRefusedCompletionToldAndRetried(t *testing.T) {
 		t.Errorf("run record %+v", rec)
 	}
 	st := testkit.Run(t, f.root, os.Environ(), "", f.sagaLSP, "status", "never")
-	for _, want := range []string{"worker:   not running; last run failed (exit 1", "why:      worker failed: 0/1 tasks, 3 run(s), exit 1 — task build: its check refused",
+	for _, want := range []string{"worker:   not running; last run failed (exit 1", "why:      worker failed: 0/1 tasks, 3 runs, exit 1 — task build: its check refused",
 		"\n          fixed.txt is missing\n", "then `saga-lsp run never`"} {
 		if !strings.Contains(st.Stdout, want) {
 			t.Errorf("status lacks %q:\n%s%s", want, st.Stdout, st.Stderr)

@@ -152,7 +152,7 @@ func Run(ctx context.Context, o Options) int {
 		r.why = r.runAgain() + " continues from here"
 	}
 	done, total := r.progress()
-	endLine := fmt.Sprintf("worker %s: %d/%d tasks, %d run(s), exit %d", status, done, total, r.cycles, code)
+	endLine := fmt.Sprintf("%s, exit %d", runs.WorkerEndText(status, done, total, r.cycles, o.DryRun), code)
 	msg := ""
 	if status != runs.StatusCompleted && r.why != "" {
 		// What stopped it and the next step, for status and follow.

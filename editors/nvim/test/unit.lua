@@ -143,9 +143,9 @@ h.main(function()
   })
   -- A run that needs you: one warning per end, never repeated.
   notes = {}
-  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run(s)' }, { client_id = 1 })
-  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run(s)' }, { client_id = 1 })
-  check('failed warns once', notes, { { msg = 'saga: s2 failed — :SagaOutput s2 shows why (worker failed: 1/3 tasks, 1 run(s))', level = vim.log.levels.WARN } })
+  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run' }, { client_id = 1 })
+  saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-1', state = 'failed', done = 1, total = 3, message = 'worker failed: 1/3 tasks, 1 run' }, { client_id = 1 })
+  check('failed warns once', notes, { { msg = 'saga: s2 failed — :SagaOutput s2 shows why (worker failed: 1/3 tasks, 1 run)', level = vim.log.levels.WARN } })
   check('statusline none', saga.statusline(), '')
   notes = {}
   saga._on_worker_progress({ story = 's2', session = 'saga-story-s2-2', state = 'blocked', done = 1, total = 3 }, { client_id = 1 })
