@@ -276,7 +276,7 @@ func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool,
 // ownSessions keeps the sessions of this repository's runs: a tmux
 // session is named for the story only, and the user's tmux server holds
 // every repository's (runs.Run.In). One whose run has not recorded itself
-// yet is told by where its panes run.
+// yet is told by where its worker runs.
 func (o *StopOptions) ownSessions(ctx context.Context, k runs.Kind, sessions []string) []string {
 	var out []string
 	for _, s := range sessions {
@@ -286,11 +286,16 @@ func (o *StopOptions) ownSessions(ctx context.Context, k runs.Kind, sessions []s
 			}
 			continue
 		}
+		// No run recorded: another repository's only when a pane runs a
+		// worker of the story there; a session that never got as far as a
+		// worker is stopped, as always.
 		_, pids := o.Tmux.Panes(ctx, s)
-		ours := len(pids) == 0
+		ours := true
 		for _, p := range pids {
 			r := runs.Run{PID: p, Story: o.Story}
-			ours = ours || r.In(o.Root)
+			if runs.LooksLikeWorker(p, o.Story) && !r.In(o.Root) {
+				ours = false
+			}
 		}
 		if ours {
 			out = append(out, s)
