@@ -258,6 +258,8 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 			switch {
 			case running:
 				title = fmt.Sprintf("● %s · %d running", title, len(st.Running))
+			case st.Session != "" && st.DryRun:
+				title += " · last run: a dry run, " + st.State + " (simulated)"
 			case st.Session != "":
 				title += " · last run: " + st.State
 			}

@@ -88,15 +88,25 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 		w.mu.Unlock()
 		return st
 	}
-	q, gen := w.epicQueryLocked(e), e.gen
+	q, dq, gen := w.epicQueryLocked(e), w.dryQueryLocked(e), e.gen
 	w.mu.Unlock()
 	st, err := control.EpicState(ctx, ws, q)
 	if err != nil {
 		w.log.Debug("live: epic state", "epic", id, "err", err)
 		return nil
 	}
+	// A dry run's own progress moves with it: derived here too, or the
+	// epic loop, finding the state fresh, would never report its end.
+	var dry *control.EpicStatus
+	if dq != nil {
+		dry, _ = control.EpicState(ctx, ws, *dq)
+	}
 	w.stepOn(ws, func(ef *effects) {
-		if w.epicDerivedLocked(ws, e, st, in, gen, ef) {
+		changed := w.epicDerivedLocked(ws, e, st, in, gen, ef)
+		if dry != nil && !reflect.DeepEqual(dry, e.dry) {
+			e.dry, changed = dry, true
+		}
+		if changed {
 			w.epicBell.ring()
 		}
 	})

@@ -80,9 +80,11 @@ h.main(function()
     vim.cmd('SagaRun!')
     h.wait(60000, function() return ended('site') or notified(n0, 'saga: run ') end)
     r.state = saga.epic_runs().site and saga.epic_runs().site.state
+    -- A dry run is never the stories' progress: after it the lenses show
+    -- their own states again and the epic's last run as a dry run.
     h.wait(10000, function()
       local t = lens_titles(buf)
-      return select(2, t:gsub('✓ completed', '')) == 2 and t:find('last run: completed', 1, true) ~= nil
+      return t:find('last run: a dry run, completed', 1, true) ~= nil and t:find('○ ready', 1, true) ~= nil
     end)
     stop()
     r.lens_after = lens_titles(buf)
