@@ -216,11 +216,26 @@ func (b *Beneath) CreateFileAtomic(rel string, data []byte, perm fs.FileMode) er
 		return err
 	}
 	dir, base := filepath.Split(p)
-	if len(base) > maxTempBase {
-		base = base[:maxTempBase]
+	in := b.r
+	if dir != "" {
+		if in, err = b.r.OpenRoot(dirOrDot(dir)); err != nil {
+			return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
+		}
+		defer in.Close()
 	}
-	tmp := filepath.Join(dir, "."+base+tempMark+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 16))
-	f, err := b.r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	short := base
+	if len(short) > maxTempBase {
+		short = short[:maxTempBase]
+	}
+	// Locked while it exists, as every temp file of an atomic write: a
+	// sweeper removes only a dead writer's (removeStaleTempsIn).
+	tmp := "." + short + tempMark + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64(), 16)
+	f, err := in.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err == nil && lockTemp(f) != nil {
+		f.Close()
+		_ = in.Remove(tmp)
+		err = errors.New("its temp file is locked by another process")
+	}
 	if err != nil {
 		return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
 	}
@@ -230,16 +245,17 @@ func (b *Beneath) CreateFileAtomic(rel string, data []byte, perm fs.FileMode) er
 		err = f.Sync()
 	}
 	if err == nil {
-		err = b.r.Link(tmp, p)
+		err = in.Link(tmp, base)
 	}
-	_ = b.r.Remove(tmp)
+	_ = in.Remove(tmp)
 	if err != nil {
 		return fmt.Errorf("create %s in %s: %w", rel, b.Dir(), err)
 	}
-	if d, err := b.r.Open(dirOrDot(dir)); err == nil {
+	if d, err := in.Open("."); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
+	removeStaleTempsIn(in) // what killed writers left here
 	return nil
 }
 
