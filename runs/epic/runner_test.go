@@ -383,6 +383,14 @@ func TestConflictingBlockersHoldDependent(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	if fr := f.follow(); fr.Code != 3 {
+		// Why no conflict: did each blocker's agent write same.md?
+		for _, s := range []string{"shop--b", "shop--c"} {
+			if r := testkit.Run(t, f.root, nil, "", "git", "show", "story/"+s+":same.md"); r.Code != 0 {
+				for _, rf := range runs.Runs(f.sessionDir, runs.KindStory, s) {
+					t.Logf("%s has no same.md on its branch; its worker's log:\n%s", s, testkit.FileText(runs.OutputOfEvents(rf.EventsFile)))
+				}
+			}
+		}
 		t.Fatalf("follow: exit %d, want 3 (held)\n%s", fr.Code, fr.Stdout)
 	}
 	d := storyState(f.status(), "shop--d")
