@@ -30,7 +30,7 @@
 //     event streams and 1 MiB queued for each.
 //   - the pages: written by Go code that escapes every value by
 //     construction (html.go, render.go), output shown as lines
-//     (termtext.Lines) and a journal's Markdown rendered by goldmark with its
+//     (termtext.Lines) and a journal's Markdown rendered (markdown.go) with its
 //     raw HTML as text (files.go), served by net/http's server behind a gate
 //     that keeps connections without the token from starving the user's
 //     (httpd.go, gate.go), a little JavaScript of our own — the tabs of a

@@ -5,26 +5,16 @@ package dashboard
 // files: regular files only (a FIFO never blocks a request), no symbolic
 // link as the last component, bounded; a journal's folder must resolve
 // inside the workspace. And showing them: terminal escapes removed, the
-// journal's Markdown rendered by goldmark, its raw HTML shown as text.
+// journal's Markdown rendered (markdown.go), its raw HTML shown as text.
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
-
-	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -170,90 +160,4 @@ func plainText(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// journalMarkdown is the journal's Markdown: CommonMark with GitHub's
-// tables and strikethrough, by goldmark (docs/architecture.md says why),
-// with raw HTML never passed through: rawAsText writes it as text.
-var journalMarkdown = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithExtensions(extension.Table, extension.Strikethrough),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 100))),
-	)
-})
-
-// renderMarkdown renders a journal's Markdown, its text first made safe
-// as every output a person reads is (termtext.Lines: no control or bidi
-// character survives), every value escaped by goldmark and its raw HTML
-// shown as text. The journal's headings come under the page's own (h3 and
-// below), a blocker's and a resolution's marked by a class.
-func renderMarkdown(src string) markup {
-	source := []byte(termtext.Lines(src))
-	md := journalMarkdown()
-	doc := md.Parser().Parse(text.NewReader(source))
-	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		h, ok := n.(*ast.Heading)
-		if !ok || !entering {
-			return ast.WalkContinue, nil
-		}
-		lower := strings.ToLower(nodeText(h, source))
-		if strings.Contains(lower, "blocker") {
-			h.SetAttributeString("class", []byte("blocker"))
-		} else if strings.Contains(lower, "resolution") || strings.Contains(lower, "resolved") {
-			h.SetAttributeString("class", []byte("resolution"))
-		}
-		h.Level = min(max(h.Level+1, 3), 6)
-		return ast.WalkContinue, nil
-	})
-	var b strings.Builder
-	if err := md.Renderer().Render(&b, source, doc); err != nil {
-		return markup("<pre>" + html.EscapeString(string(source)) + "</pre>")
-	}
-	// goldmark escapes every text and attribute value and writes no raw
-	// HTML (rawAsText): it is markup.
-	return markup(b.String())
-}
-
-// nodeText is the text of a node's inline children.
-func nodeText(n ast.Node, source []byte) string {
-	var b strings.Builder
-	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
-		if t, ok := c.(*ast.Text); ok && entering {
-			b.Write(t.Segment.Value(source))
-		}
-		return ast.WalkContinue, nil
-	})
-	return b.String()
-}
-
-// rawAsText renders raw HTML in a journal as the text it is.
-type rawAsText struct{}
-
-func (rawAsText) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
-	r.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if entering {
-			segs := n.(*ast.RawHTML).Segments
-			for i := range segs.Len() {
-				seg := segs.At(i)
-				w.WriteString(html.EscapeString(string(seg.Value(source))))
-			}
-		}
-		return ast.WalkSkipChildren, nil
-	})
-	r.Register(ast.KindHTMLBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		b := n.(*ast.HTMLBlock)
-		if entering {
-			w.WriteString(`<p class="pre">`)
-			for i := range b.Lines().Len() {
-				line := b.Lines().At(i)
-				w.WriteString(html.EscapeString(string(line.Value(source))))
-			}
-		} else {
-			if b.HasClosure() {
-				w.WriteString(html.EscapeString(string(b.ClosureLine.Value(source))))
-			}
-			w.WriteString("</p>\n")
-		}
-		return ast.WalkContinue, nil
-	})
 }

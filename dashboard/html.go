@@ -5,7 +5,7 @@ package dashboard
 // which escape them; markup goes through hw.m, which takes a markup — a
 // string type only constants convert to implicitly, so data can never be
 // written as markup without an explicit, greppable markup(…) conversion
-// (there is one: the journal, rendered by goldmark in files.go).
+// (there is one: the journal, rendered in markdown.go).
 //
 // Why not html/template: the pages were written this way when every
 // saga-lsp process, the hook included, paid at start for what the binary
