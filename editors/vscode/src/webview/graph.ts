@@ -20,6 +20,9 @@ const el = (id: string) => document.getElementById(id) as HTMLElement;
 let rendered = 0;
 let latest: Graph | undefined;
 let drawing = false;
+// The Mermaid text on screen: a graph whose text did not change (a new
+// summary, a cost) keeps its nodes, so a click in progress is not lost.
+let drawnText = '';
 
 window.addEventListener('message', (e: MessageEvent<Graph>) => {
   if (e.data?.type === 'graph') {
@@ -28,6 +31,36 @@ window.addEventListener('message', (e: MessageEvent<Graph>) => {
   }
 });
 vscode.postMessage({ type: 'ready' });
+
+// Opening a node is handled on the graph's container, which outlives every
+// redraw: a press that began on a node a redraw then replaced still opens
+// the node under the pointer when it is released (a DOM "click" needs both
+// halves on one element, and a live run redraws often).
+const itemAt = (target: EventTarget | null): string | undefined =>
+  target instanceof Element ? (target.closest<SVGGElement>('g.node')?.dataset.item ?? undefined) : undefined;
+let press: { x: number; y: number } | undefined;
+el('graph').addEventListener('pointerdown', (e) => {
+  press = e.button === 0 ? { x: e.clientX, y: e.clientY } : undefined;
+});
+el('graph').addEventListener('pointerup', (e) => {
+  const from = press;
+  press = undefined;
+  // A drag is not a click.
+  if (!from || e.button !== 0 || Math.abs(e.clientX - from.x) > 5 || Math.abs(e.clientY - from.y) > 5) {
+    return;
+  }
+  const item = itemAt(e.target);
+  if (item) {
+    vscode.postMessage({ type: 'open', item });
+  }
+});
+el('graph').addEventListener('keydown', (e) => {
+  const item = itemAt(e.target);
+  if (item && (e.key === 'Enter' || e.key === ' ')) {
+    e.preventDefault();
+    vscode.postMessage({ type: 'open', item });
+  }
+});
 
 /** Draws the newest graph; graphs that arrive while one is drawn only replace what is drawn next. */
 async function drawLatest(): Promise<void> {
@@ -57,12 +90,17 @@ async function draw(g: Graph): Promise<void> {
   if (!g.text) {
     return;
   }
+  if (g.text === drawnText && !g.error) {
+    return;
+  }
   try {
     const { svg } = await mermaid.render(`saga-graph-${++rendered}`, g.text);
     out.innerHTML = svg;
+    drawnText = g.text;
   } catch (err) {
     problem.textContent = `Mermaid could not draw the graph: ${err instanceof Error ? err.message : String(err)}`;
     problem.hidden = false;
+    drawnText = '';
     return;
   }
   for (const node of out.querySelectorAll<SVGGElement>('g.node')) {
@@ -76,14 +114,6 @@ async function draw(g: Graph): Promise<void> {
     node.setAttribute('tabindex', '0');
     node.setAttribute('role', 'button');
     node.setAttribute('aria-label', `Open ${item}`);
-    const open = () => vscode.postMessage({ type: 'open', item });
-    node.addEventListener('click', open);
-    node.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' || e.key === ' ') {
-        e.preventDefault();
-        open();
-      }
-    });
   }
   document.body.dataset.rendered = String(rendered);
 }
