@@ -307,7 +307,7 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 	quoted := site.start < site.end && c.f.Doc.Src[site.start] == '"'
 	var items []protocol.CompletionItem
 	for _, p := range props {
-		if present[p.Name] {
+		if present[p.Name] || p.ReadOnly {
 			continue
 		}
 		item := protocol.CompletionItem{

@@ -317,7 +317,7 @@ func createDoc(p *store.Parser, root, rel string, doc any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", rel, err)
 	}
-	if err := validate(p, rel, data); err != nil {
+	if err := Validate(p, rel, data); err != nil {
 		return err
 	}
 	// Below the root only: a repository's link (.saga/stories to a folder
@@ -339,8 +339,9 @@ func createDoc(p *store.Parser, root, rel string, doc any) error {
 	return nil
 }
 
-// validate refuses bytes that would have error diagnostics of their own.
-func validate(p *store.Parser, rel string, data []byte) error {
+// Validate refuses bytes that would have error diagnostics of their own:
+// what saga-lsp writes into a workspace parses clean by its own rules.
+func Validate(p *store.Parser, rel string, data []byte) error {
 	f := p.Parse(rel, data, -1)
 	for _, d := range f.Local {
 		if d.Severity == store.SeverityError {
@@ -370,7 +371,7 @@ func addEpicChild(ctx context.Context, p *store.Parser, root, epicRel, epic stri
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", epicRel, err)
 		}
-		if err := validate(p, epicRel, data); err != nil {
+		if err := Validate(p, epicRel, data); err != nil {
 			return nil, err
 		}
 		return data, nil

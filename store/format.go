@@ -19,6 +19,8 @@ type TaskDoc struct {
 	Checks      []string `json:"checks,omitempty"`
 	// CheckTimeout is seconds (0: the default, left out).
 	CheckTimeout float64 `json:"checkTimeout,omitempty"`
+	// Review marks a review task saga-lsp wrote (docs/review.md).
+	Review *ReviewSource `json:"review,omitempty"`
 }
 
 type StoryDoc struct {

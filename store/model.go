@@ -255,7 +255,29 @@ type Task struct {
 	// ones that count at run time are read from git (package checks).
 	Checks       []Check
 	CheckTimeout time.Duration
-	File         *File
+	// Review is where a review task came from; nil for every other task
+	// (docs/review.md).
+	Review *ReviewSource
+	File   *File
+}
+
+// ReviewSource is a review task's origin, written by saga-lsp (never the
+// agent): the thread, review or comment it answers, keyed by Key so that
+// one thread is one task however often it is read (docs/review.md).
+type ReviewSource struct {
+	// Key is the thread's, review's or comment's GitHub node id, or an
+	// editor comment's own id.
+	Key string `json:"key"`
+	// Kind says what Key names: thread, review, comment or editor.
+	Kind string `json:"kind"`
+	URL  string `json:"url,omitempty"`
+	// Authors are the writers whose words the task holds, in order.
+	Authors []string `json:"authors,omitempty"`
+	Path    string   `json:"path,omitempty"`
+	Line    int      `json:"line,omitempty"`
+	// UpdatedAt is the newest counted comment's updatedAt: a later one is
+	// a new revision of the task.
+	UpdatedAt string `json:"updatedAt,omitempty"`
 }
 
 // Story is story.json's content plus, in a Workspace, its task files.

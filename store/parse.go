@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -351,7 +352,26 @@ func extractTask(f *File, obj *jsonc.Node) *Task {
 		Guidance: str(obj, "guidance"), DoneWhen: str(obj, "doneWhen"), BlockedBy: refs(obj, "blockedBy"), File: f,
 	}
 	t.Checks, t.CheckTimeout = TaskChecks(obj)
+	t.Review = reviewSource(obj.Get("review"))
 	return t
+}
+
+// reviewSource reads a task's "review" object; one without a key is none
+// (the schema reports it).
+func reviewSource(n *jsonc.Node) *ReviewSource {
+	if n == nil || n.Kind != jsonc.Object || str(n, "key") == "" {
+		return nil
+	}
+	r := &ReviewSource{Key: str(n, "key"), Kind: str(n, "kind"), URL: str(n, "url"), Path: str(n, "path"), UpdatedAt: str(n, "updatedAt")}
+	for _, a := range refs(n, "authors") {
+		r.Authors = append(r.Authors, a.ID)
+	}
+	if l := n.Get("line"); l != nil && l.Kind == jsonc.Number {
+		if v, err := strconv.Atoi(l.Raw); err == nil && v >= 1 {
+			r.Line = v
+		}
+	}
+	return r
 }
 
 func extractStory(f *File, obj *jsonc.Node) *Story {

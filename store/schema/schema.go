@@ -86,6 +86,9 @@ type Property struct {
 	Type        string   // "string", "array", "object", or "" when given by enum
 	Enum        []string // allowed values, when the schema lists them
 	Default     string   // the schema's default, as JSON ("" when none)
+	// ReadOnly: written by saga-lsp, never by hand (the schema's readOnly
+	// annotation); completion does not offer it.
+	ReadOnly bool
 }
 
 // Properties returns the properties allowed in the object at path (instance
@@ -153,6 +156,7 @@ func (s *Set) Lookup(k Kind, path []string) (Property, bool) {
 func describe(name string, p map[string]any, required bool) Property {
 	prop := Property{Name: name, Required: required}
 	prop.Description, _ = p["description"].(string)
+	prop.ReadOnly, _ = p["readOnly"].(bool)
 	prop.Type, _ = p["type"].(string)
 	if types, ok := p["type"].([]any); ok { // "boolean | array"
 		names := make([]string, 0, len(types))

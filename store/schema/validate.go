@@ -40,7 +40,7 @@ type rule struct {
 // other makes New fail, so nothing is ever silently ignored.
 var knownKeywords = []string{"$schema", "$id", "$defs", "$ref", "title", "description", "default", "type", "required",
 	"properties", "additionalProperties", "enum", "pattern", "minLength", "items", "uniqueItems",
-	"exclusiveMinimum", "maximum"}
+	"exclusiveMinimum", "maximum", "readOnly"}
 
 func compileRule(root, node map[string]any) (*rule, error) {
 	node = deref(root, node)

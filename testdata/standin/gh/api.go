@@ -10,19 +10,26 @@ import (
 	"github.com/rhysd/actionlint"
 )
 
-// gh api: the two REST endpoints saga-lsp reads, answered as GitHub does
-// (its JSON names; a 404 prints GitHub's message body and exits 1):
+// gh api: the REST endpoints saga-lsp reads, answered as GitHub does (its
+// JSON names; a 404 prints GitHub's message body and exits 1), and GraphQL
+// (review.go):
 //
 //	GET repos/{owner}/{repo}/actions/workflows/<file>     a workflow: id, name, path, state, …
 //	GET repos/{owner}/{repo}/actions/runs/<id>/artifacts  a run's artifacts: name, size_in_bytes, expired, …
+//	GET repos/{owner}/{repo}/collaborators/<login>/permission
+//	POST graphql                                          -f query=… with -f/-F variables
 //
 // {owner} and {repo} are the current repository's, as gh fills them in.
 // An artifact's size_in_bytes is its files' total here (GitHub's is its
 // zip's).
 func (g *gh) api(args []string) error {
-	f, err := parseFlags("api", args, flagSpec{long: "method", short: "X", value: true}, flagSpec{long: "repo", short: "R", value: true})
+	f, err := parseFlags("api", args, flagSpec{long: "method", short: "X", value: true}, flagSpec{long: "repo", short: "R", value: true},
+		flagSpec{long: "raw-field", short: "f", value: true}, flagSpec{long: "field", short: "F", value: true})
 	if err != nil {
 		return err
+	}
+	if len(f.positional) == 1 && f.positional[0] == "graphql" {
+		return g.graphql(f)
 	}
 	if len(f.positional) != 1 {
 		return fail(1, "gh stand-in: api <endpoint> (GET only)")
@@ -38,6 +45,11 @@ func (g *gh) api(args []string) error {
 	path := strings.TrimPrefix(f.positional[0], "/")
 	path, _, _ = strings.Cut(path, "?")
 	path = strings.NewReplacer("{owner}", owner, "{repo}", name).Replace(path)
+	if login, ok := strings.CutPrefix(path, "repos/"+repo+"/collaborators/"); ok {
+		if login, ok := strings.CutSuffix(login, "/permission"); ok && !strings.Contains(login, "/") {
+			return g.permission(repo, login)
+		}
+	}
 	base := "repos/" + repo + "/actions/"
 	rest, ok := strings.CutPrefix(path, base)
 	if !ok {

@@ -293,12 +293,20 @@ type pr struct {
 	IsDraft     bool   `json:"isDraft"`
 	State       string `json:"state"`
 	CreatedAt   string `json:"createdAt"`
+	// Its review (review.go): threads on lines, submitted reviews, and the
+	// PR's own comments, as tests seed them in the state file.
+	ReviewThreads []*thread  `json:"reviewThreads,omitempty"`
+	Reviews       []*review  `json:"reviews,omitempty"`
+	Comments      []*comment `json:"comments,omitempty"`
 }
 
 type state struct {
 	PRs  []*pr    `json:"prs"`
 	Runs []*wfRun `json:"runs,omitempty"` // GitHub Actions runs (actions.go)
 	Auth string   `json:"auth,omitempty"` // authIn, authOut after gh auth login / logout; "" as GH_STANDIN_AUTH says
+	// Collaborators: login → role (admin, maintain, write, triage, read),
+	// what the collaborator-permission endpoint answers (review.go).
+	Collaborators map[string]string `json:"collaborators,omitempty"`
 }
 
 // withState loads the state file under its lock, runs fn, and saves the
