@@ -261,8 +261,8 @@ func connection(typename string, items []object) resolver {
 type executor struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
-	vars map[string]any
-	errs *[]string
+	vars   map[string]any
+	errs   *[]string
 }
 
 func (x *executor) object(set ast.SelectionSet, o object) (map[string]any, error) {
@@ -386,4 +386,3 @@ func authorIn(st *state, login string) bool {
 	}
 	return false
 }
-
