@@ -185,7 +185,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.Reset(ctx, control.ResetOptions{Root: rp.src.Root, Story: id, Yes: true, Env: s.env, Parser: s.parser})
+		res, err := control.Reset(ctx, control.ResetOptions{Setup: rp.setup, Story: id, Yes: true, Parser: s.parser})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Reset story %s: %d removed, %d kept", id, len(res.Items)-res.Kept(), res.Kept())

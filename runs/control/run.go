@@ -229,7 +229,7 @@ func (o RunOptions) again(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := Reset(ctx, ResetOptions{Root: o.Root, Story: o.Story, Yes: true, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Parser: p})
+	_, err := Reset(ctx, ResetOptions{Setup: o.Setup, Story: o.Story, Yes: true, Tmux: o.Tmux, Parser: p})
 	return err
 }
 
