@@ -126,7 +126,12 @@ func Start(o Options) (*Server, error) {
 		token: o.Token, acked: map[string]bool{}, done: make(chan struct{})}
 	for _, src := range o.Sources {
 		key := repoKey(src.Root, s.byKey)
-		r := &repo{key: key, src: src, setup: github.NewSetup(src.Root, s.env)}
+		r := &repo{key: key, src: src}
+		if src.Setup != nil {
+			r.setup = *src.Setup
+		} else {
+			r.setup = github.NewSetup(src.Root, s.env)
+		}
 		s.repos = append(s.repos, r)
 		s.byKey[key] = r
 		s.byRoot[src.Root] = r

@@ -203,8 +203,8 @@ type runResult struct {
 }
 
 // runSetupFor is root's run configuration (session dir, tmux, the GitHub
-// Actions backend), resolved on the server's first run or stop and then
-// handed to every one: the server has one root, the one initialize found.
+// Actions backend), resolved once, at initialize, and then handed to
+// every run and stop: the server has one root, the one initialize found.
 func (s *Server) runSetupFor(root string) control.Setup {
 	s.runSetupMu.Lock()
 	defer s.runSetupMu.Unlock()
@@ -293,7 +293,7 @@ func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) 
 	if info := s.live.storyInfo(a.Story); info.Run != nil {
 		out = info.Run.OutputFile
 	}
-	dir := runs.SessionDir(s.env)
+	dir := s.runSetupFor(snap.Root).SessionDir
 	if out == "" {
 		if rs := runs.Runs(dir, runs.KindStory, a.Story); len(rs) > 0 {
 			out = runs.OutputOfEvents(rs[len(rs)-1].EventsFile)

@@ -153,7 +153,8 @@ type Server struct {
 	bg       sync.WaitGroup
 
 	// runSetup is the root's run configuration, resolved once per server
-	// (runSetupFor), guarded by its own mutex: no I/O is done under it.
+	// (runSetupFor, at initialize), guarded by its own mutex: no process
+	// is started under it (tmux is found at its first use).
 	runSetupMu sync.Mutex
 	runSetup   *control.Setup
 
