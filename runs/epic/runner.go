@@ -47,7 +47,7 @@ type Options struct {
 	Epic string
 	Dir  string // where the runner was started; the workspace root is found from it
 	runs.EpicFlags
-	Worker runs.WorkerFlags // handed to every story's worker
+	Worker runs.WorkerFlags // handed to every story's worker; validated once, where the process took them (the CLI)
 	runs.Process
 	Self string // the saga-lsp binary the workers run
 
