@@ -12,6 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const cleanSynopsis = "clean [<story>…] [--root DIR] [--yes] [--format text|json]"
@@ -32,7 +33,7 @@ func runClean(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	res, err := control.Clean(context.Background(), control.CleanOptions{Root: r, Stories: pos, Yes: *yes, Env: env.Getenv})
+	res, err := control.Clean(context.Background(), control.CleanOptions{Setup: github.NewSetup(r, env.Getenv), Stories: pos, Yes: *yes})
 	if err != nil {
 		return c.fail(env, err)
 	}

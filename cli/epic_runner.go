@@ -45,7 +45,7 @@ func runEpicRunner(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o.Actions = github.NewRuns(root, env.Getenv)
+	o.Setup = github.NewSetup(root, env.Getenv)
 	if ef.On == control.BackendGitHub {
 		o.Backend = github.Backend{Workflow: releaseWorkflow()}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
 const resetSynopsis = "reset <story> [--root DIR] [--yes] [--remote] [--format text|json]"
@@ -32,7 +33,7 @@ func runReset(env *Env, args []string) int {
 		return c.fail(env, err)
 	}
 	ctx := context.Background()
-	o := control.ResetOptions{Root: r, Story: pos[0], Remote: *remote, Env: env.Getenv}
+	o := control.ResetOptions{Setup: github.NewSetup(r, env.Getenv), Story: pos[0], Remote: *remote}
 	terminal := *format == "text" && isTerminal(env.Stdin)
 	if !*yes || (*remote && terminal) {
 		// List first; at a terminal, ask (the remote side on its own).

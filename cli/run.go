@@ -53,6 +53,9 @@ func runRun(env *Env, args []string) int {
 	// half-merged branch is taken away again) instead of killing run there.
 	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
 	defer stop()
+	// The root's setup, resolved once for this command: the session dir,
+	// tmux, the GitHub Actions backend.
+	setup := github.NewSetup(t.root, env.Getenv)
 	var st *control.Started
 	if t.kind == runs.KindEpic {
 		if *again {
@@ -62,7 +65,10 @@ func runRun(env *Env, args []string) int {
 			return c.fail(env, usagef("--max-parallel must be ≥ 1, got %d", ef.MaxParallel))
 		}
 		ef.TakeMaxCost(wf)
-		st, err = control.StartEpic(ctx, control.EpicRunOptions{Root: t.root, Epic: pos[0], Flags: ef, Worker: *wf, Env: env.Getenv,
+		if err := ef.Validate(); err != nil {
+			return c.fail(env, usagef("%v", err))
+		}
+		st, err = control.StartEpic(ctx, control.EpicRunOptions{Setup: setup, Epic: pos[0], Flags: ef, Worker: *wf, FlagsValidated: true,
 			Workspace: t.ws, Parser: t.parser})
 	} else {
 		for _, f := range []string{"max-parallel", "after"} {
@@ -73,8 +79,8 @@ func runRun(env *Env, args []string) int {
 		if *again && wf.DryRun {
 			return c.fail(env, usagef("--again is for a real run: a dry run never touches the story's attempt"))
 		}
-		st, err = control.StartStory(ctx, control.RunOptions{Root: t.root, Story: pos[0], Worker: *wf, Force: *force, Again: *again, Env: env.Getenv,
-			Workspace: t.ws, Parser: t.parser, Actions: github.NewRuns(t.root, env.Getenv)})
+		st, err = control.StartStory(ctx, control.RunOptions{Setup: setup, Story: pos[0], Worker: *wf, FlagsValidated: true, Force: *force, Again: *again,
+			Workspace: t.ws, Parser: t.parser})
 	}
 	stop() // a Ctrl-C from now on is follow's (detach)
 	var done *control.CompletedError

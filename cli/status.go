@@ -31,7 +31,7 @@ func runStatus(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	o := control.StatusOptions{Root: r, Tasks: *tasks, Verbose: *verbose, Env: env.Getenv, Actions: github.NewRuns(r, env.Getenv)}
+	o := control.StatusOptions{Setup: github.NewSetup(r, env.Getenv), Tasks: *tasks, Verbose: *verbose}
 	if len(pos) == 1 {
 		o.Story = pos[0]
 		t, err := target.kindOf(r, pos[0])
@@ -39,7 +39,7 @@ func runStatus(env *Env, args []string) int {
 			return c.fail(env, err)
 		}
 		if t.kind == runs.KindEpic {
-			return epicStatus(c, env, r, pos[0], *format == "json")
+			return epicStatus(c, env, o.Setup, pos[0], *format == "json")
 		}
 	}
 	st, err := control.GetStatus(context.Background(), o)
@@ -60,12 +60,12 @@ func runStatus(env *Env, args []string) int {
 }
 
 // epicStatus prints an epic run's state: the runner's, then each story's.
-func epicStatus(c *cmdLine, env *Env, root, epic string, jsonOut bool) int {
-	p, ws, err := workspaceAt(root)
+func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut bool) int {
+	p, ws, err := workspaceAt(setup.Root)
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := control.EpicState(context.Background(), ws, withActions(control.ViewQuery(root, epic, env.Getenv, p), github.NewRuns(root, env.Getenv)))
+	st, err := control.EpicState(context.Background(), ws, withActions(control.ViewQuery(setup.Root, epic, setup.Env, p), setup.Actions))
 	if err != nil {
 		return c.fail(env, err)
 	}

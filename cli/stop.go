@@ -24,13 +24,11 @@ func runStop(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	r := t.root
 	stop, what := control.StopStory, "story"
 	if t.kind == runs.KindEpic {
 		stop, what = control.StopEpic, "epic"
 	}
-	res, err := stop(context.Background(), control.StopOptions{Root: r, Story: pos[0], Env: env.Getenv,
-		Actions: github.NewRuns(r, env.Getenv)})
+	res, err := stop(context.Background(), control.StopOptions{Setup: github.NewSetup(t.root, env.Getenv), Story: pos[0]})
 	if err != nil {
 		if target.json() && res != nil {
 			printJSON(env.Stdout, res)

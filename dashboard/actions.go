@@ -22,7 +22,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -152,8 +151,8 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		st, err := control.StartStory(ctx, control.RunOptions{Root: rp.src.Root, Story: id, Worker: runs.WorkerFlags{DryRun: dry},
-			Env: s.env, Parser: s.parser, Actions: github.NewRuns(rp.src.Root, s.env)})
+		st, err := control.StartStory(ctx, control.RunOptions{Setup: rp.setup, Story: id, Worker: runs.WorkerFlags{DryRun: dry},
+			Parser: s.parser})
 		res := actionResult{}
 		if err == nil {
 			if rp.src.Watcher != nil {
@@ -173,7 +172,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopStory(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, s.env)})
+		res, err := control.StopStory(ctx, control.StopOptions{Setup: rp.setup, Story: id})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped story %s (%s)", id, res.State)
@@ -186,7 +185,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.Reset(ctx, control.ResetOptions{Root: rp.src.Root, Story: id, Yes: true, Env: s.env, Parser: s.parser})
+		res, err := control.Reset(ctx, control.ResetOptions{Setup: rp.setup, Story: id, Yes: true, Parser: s.parser})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Reset story %s: %d removed, %d kept", id, len(res.Items)-res.Kept(), res.Kept())
@@ -245,8 +244,8 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		st, err := control.StartEpic(ctx, control.EpicRunOptions{Root: rp.src.Root, Epic: id, Flags: flags,
-			Worker: runs.WorkerFlags{DryRun: dry}, Env: s.env})
+		st, err := control.StartEpic(ctx, control.EpicRunOptions{Setup: rp.setup, Epic: id, Flags: flags,
+			Worker: runs.WorkerFlags{DryRun: dry}})
 		res := actionResult{}
 		if err == nil {
 			if rp.src.Watcher != nil {
@@ -263,7 +262,7 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		res, err := control.StopEpic(ctx, control.StopOptions{Root: rp.src.Root, Story: id, Env: s.env, Actions: github.NewRuns(rp.src.Root, s.env)})
+		res, err := control.StopEpic(ctx, control.StopOptions{Setup: rp.setup, Story: id})
 		ar := actionResult{}
 		if err == nil {
 			ar.Message = fmt.Sprintf("Stopped epic %s (%s)", id, res.State)

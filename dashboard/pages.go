@@ -342,7 +342,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		states = st.GraphStates(items)
 		c.MaxParallel, c.Session, c.ExitCode, c.Cost = st.MaxParallel, st.Session, st.ExitCode, st.Cost
 	}
-	if last := runs.LatestIn(runs.SessionDir(s.env), runs.KindEpic, id, rp.src.Root); last != nil {
+	if last := runs.LatestIn(rp.setup.SessionDir, runs.KindEpic, id, rp.src.Root); last != nil {
 		c.CapReached = last.CapReached
 	}
 	c.Critical = plan.CriticalPath(items, states)
@@ -568,7 +568,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	// Runs, newest first.
-	dir := runs.SessionDir(s.env)
+	dir := rp.setup.SessionDir
 	rfs := runs.Runs(dir, runs.KindStory, id)
 	for i := len(rfs) - 1; i >= 0 && len(c.Runs) < 10; i-- {
 		run := runs.ReadRun(rfs[i].EventsFile)
@@ -617,7 +617,7 @@ func (s *Server) outputOf(rp *repo, v *repoView, id string) outputView {
 		o.File, o.Running = ss.Run.OutputFile, ss.Run.Running
 	}
 	if o.File == "" {
-		if rfs := runs.Runs(runs.SessionDir(s.env), runs.KindStory, id); len(rfs) > 0 {
+		if rfs := runs.Runs(rp.setup.SessionDir, runs.KindStory, id); len(rfs) > 0 {
 			o.File = runs.OutputOfEvents(rfs[len(rfs)-1].EventsFile)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -64,6 +66,9 @@ type Server struct {
 type repo struct {
 	key string
 	src Source
+	// setup is the root's run configuration, resolved once when the
+	// dashboard starts: every Run and Stop hands it down.
+	setup control.Setup
 	// counts are check's error and warning counts of the last snapshot
 	// asked about: a snapshot is immutable, so they are counted once.
 	counts atomic.Pointer[problemCounts]
@@ -122,6 +127,11 @@ func Start(o Options) (*Server, error) {
 	for _, src := range o.Sources {
 		key := repoKey(src.Root, s.byKey)
 		r := &repo{key: key, src: src}
+		if src.Setup != nil {
+			r.setup = *src.Setup
+		} else {
+			r.setup = github.NewSetup(src.Root, s.env)
+		}
 		s.repos = append(s.repos, r)
 		s.byKey[key] = r
 		s.byRoot[src.Root] = r

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"slices"
 
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -14,6 +15,10 @@ type Source struct {
 	Root      string                  // the workspace root (holds .saga/)
 	Workspace func() *store.Workspace // the workspace now (immutable)
 	Watcher   *watch.Watcher          // its live runs; nil shows no runs
+	// Setup, when set, is the root's run configuration as the face that
+	// hands the source resolved it (the language server's); nil: the
+	// dashboard resolves its own, once (runs/github.NewSetup).
+	Setup *control.Setup
 	// Bind, when set, is called once with the function the source calls
 	// when something changed (Local's; the language server calls
 	// Server.Notify itself).

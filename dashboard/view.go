@@ -87,7 +87,7 @@ func (s *Server) newRepoView(r *repo) *repoView {
 	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
 		epics: map[string]*control.EpicStatus{}, models: map[string]control.StoryState{}}
 	v.evidence = sync.OnceValue(func() *control.Evidence {
-		return control.NewEvidence(context.Background(), v.root, runs.SessionDir(s.env), s.parser)
+		return control.NewEvidence(context.Background(), v.root, r.setup.SessionDir, s.parser)
 	})
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()

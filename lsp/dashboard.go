@@ -45,9 +45,11 @@ func cmdOpenDashboard(ctx context.Context, s *Server, snap *Snapshot, _ string, 
 	if d.srv != nil {
 		return &dashboardResult{URL: d.srv.URL()}, nil
 	}
+	setup := s.runSetupFor(snap.Root) // the server's: one per root
 	srv, err := dashboard.Start(dashboard.Options{
-		Sources: []dashboard.Source{{Root: snap.Root, Workspace: func() *store.Workspace { return s.current().WS }, Watcher: s.live.w.Load()}},
-		Env:     s.env, Parser: s.parser, Log: s.log,
+		Sources: []dashboard.Source{{Root: snap.Root, Workspace: func() *store.Workspace { return s.current().WS }, Watcher: s.live.w.Load(),
+			Setup: &setup}},
+		Env: s.env, Parser: s.parser, Log: s.log,
 	})
 	if err != nil {
 		return nil, &rpcError{code: codeRequestFailed, msg: "openDashboard: " + err.Error()}

@@ -202,10 +202,23 @@ type runResult struct {
 	Finished   bool   `json:"finished"` // the worker completed while the command waited for it to start
 }
 
+// runSetupFor is root's run configuration (session dir, tmux, the GitHub
+// Actions backend), resolved once, at initialize, and then handed to
+// every run and stop: the server has one root, the one initialize found.
+func (s *Server) runSetupFor(root string) control.Setup {
+	s.runSetupMu.Lock()
+	defer s.runSetupMu.Unlock()
+	if s.runSetup == nil || s.runSetup.Root != root {
+		rs := github.NewSetup(root, s.env)
+		s.runSetup = &rs
+	}
+	return *s.runSetup
+}
+
 // cmdRunStory starts the story's worker in tmux (control.StartStory, as
 // `saga-lsp run`), then follows it.
 func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
-	st, err := control.StartStory(ctx, control.RunOptions{Root: snap.Root, Story: a.Story, Worker: a.WorkerFlags, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
+	st, err := control.StartStory(ctx, control.RunOptions{Setup: s.runSetupFor(snap.Root), Story: a.Story, Worker: a.WorkerFlags})
 	if err != nil {
 		return nil, commandError("runStory", err)
 	}
@@ -222,7 +235,7 @@ type storyArgs struct {
 // cmdStopStory stops the story's worker (control.StopStory, as `saga-lsp
 // stop`: SIGINT, the worker's clean-up, then its tmux session).
 func cmdStopStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
-	res, err := control.StopStory(ctx, control.StopOptions{Root: snap.Root, Story: a.Story, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
+	res, err := control.StopStory(ctx, control.StopOptions{Setup: s.runSetupFor(snap.Root), Story: a.Story})
 	return res, commandError("stopStory", err)
 }
 
@@ -241,9 +254,9 @@ type epicRunArgs struct {
 // the run. It answers what `run <epic> --format json` prints:
 // {"epic","session","outputFile","eventsFile","pid"}.
 func cmdRunEpic(ctx context.Context, s *Server, snap *Snapshot, a epicRunArgs) (any, error) {
-	st, err := control.StartEpic(ctx, control.EpicRunOptions{Root: snap.Root, Epic: a.Epic,
+	st, err := control.StartEpic(ctx, control.EpicRunOptions{Setup: s.runSetupFor(snap.Root), Epic: a.Epic,
 		Flags:  runs.EpicFlags{MaxParallel: a.MaxParallel, MaxCost: a.MaxCost, After: a.After},
-		Worker: runs.WorkerFlags{DryRun: a.DryRun}, Env: s.env})
+		Worker: runs.WorkerFlags{DryRun: a.DryRun}})
 	if err != nil {
 		return nil, commandError("runEpic", err)
 	}
@@ -259,7 +272,7 @@ type epicArgs struct {
 // cmdStopEpic stops the epic's runner and every worker it started
 // (control.StopEpic, as `saga-lsp stop <epic>`).
 func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (any, error) {
-	res, err := control.StopEpic(ctx, control.StopOptions{Root: snap.Root, Story: a.Epic, Env: s.env, Actions: github.NewRuns(snap.Root, s.env)})
+	res, err := control.StopEpic(ctx, control.StopOptions{Setup: s.runSetupFor(snap.Root), Story: a.Epic})
 	return res, commandError("stopEpic", err)
 }
 
@@ -280,7 +293,7 @@ func cmdShowOutput(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) 
 	if info := s.live.storyInfo(a.Story); info.Run != nil {
 		out = info.Run.OutputFile
 	}
-	dir := runs.SessionDir(s.env)
+	dir := s.runSetupFor(snap.Root).SessionDir
 	if out == "" {
 		if rs := runs.Runs(dir, runs.KindStory, a.Story); len(rs) > 0 {
 			out = runs.OutputOfEvents(rs[len(rs)-1].EventsFile)

@@ -7,7 +7,6 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -52,7 +51,7 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 	s.phase = phaseRunning
 	s.mu.Unlock()
 	s.log.Info("initialize", "client", ci.name, "root", root)
-	return initializeResult(ci, s.version, runs.SessionDir(s.env)), nil
+	return initializeResult(ci, s.version, s.runSetupFor(root).SessionDir), nil
 }
 
 func readClientInfo(p *protocol.InitializeParams) clientInfo {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"go.lsp.dev/protocol"
 )
@@ -146,14 +145,14 @@ type stopTarget struct {
 
 // stopper says what cancelling does now, from the watcher's State: a nil
 // stop once the run is over.
-func (t stopTarget) stopper(st *watch.State, root string, env func(string) string) (string, func(context.Context) error) {
+func (t stopTarget) stopper(st *watch.State, setup control.Setup) (string, func(context.Context) error) {
 	if t.epic != "" {
 		if e := st.Epic(t.epic); e == nil || !e.Alive {
 			return "", nil
 		}
 		epic := t.epic
 		return "stop epic " + epic, func(ctx context.Context) error {
-			_, err := control.StopEpic(ctx, control.StopOptions{Root: root, Story: epic, Env: env, Actions: github.NewRuns(root, env)})
+			_, err := control.StopEpic(ctx, control.StopOptions{Setup: setup, Story: epic})
 			return err
 		}
 	}
@@ -162,7 +161,7 @@ func (t stopTarget) stopper(st *watch.State, root string, env func(string) strin
 	}
 	story := t.story
 	return "stop " + story, func(ctx context.Context) error {
-		_, err := control.StopStory(ctx, control.StopOptions{Root: root, Story: story, Env: env, Actions: github.NewRuns(root, env)})
+		_, err := control.StopStory(ctx, control.StopOptions{Setup: setup, Story: story})
 		return err
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/workspace"
 )
@@ -150,6 +151,12 @@ type Server struct {
 	dash     lspDashboard       // saga.openDashboard's (dashboard.go)
 	env      func(string) string
 	bg       sync.WaitGroup
+
+	// runSetup is the root's run configuration, resolved once per server
+	// (runSetupFor, at initialize), guarded by its own mutex: no process
+	// is started under it (tmux is found at its first use).
+	runSetupMu sync.Mutex
+	runSetup   *control.Setup
 
 	nextToken tokenCounter
 }

@@ -31,7 +31,7 @@ func workDoneProgressCancel(ctx context.Context, s *Server, params json.RawMessa
 		l.mu.Unlock()
 		return nil
 	}
-	what, stop := rp.target.stopper(st, l.root, l.env)
+	what, stop := rp.target.stopper(st, s.runSetupFor(l.root))
 	if stop == nil {
 		l.mu.Unlock()
 		return nil

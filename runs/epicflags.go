@@ -82,11 +82,9 @@ func (f EpicFlags) WithDefaults() EpicFlags {
 	return f
 }
 
-// Args returns the flags as epic-runner arguments.
-func (f EpicFlags) Args() ([]string, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
+// Args returns the flags as epic-runner arguments. They were validated
+// once, where the process took them (Validate): Args does not again.
+func (f EpicFlags) Args() []string {
 	f = f.WithDefaults()
 	args := []string{"--max-parallel", strconv.Itoa(f.MaxParallel), "--after", f.After}
 	if f.MaxCost > 0 {
@@ -98,5 +96,5 @@ func (f EpicFlags) Args() ([]string, error) {
 	if f.On == "github" {
 		args = append(args, "--on", f.On)
 	}
-	return args, nil
+	return args
 }

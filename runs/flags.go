@@ -81,11 +81,10 @@ func (f WorkerFlags) Validate() error {
 	return nil
 }
 
-// Args returns the flags as worker arguments (defaults left out).
-func (f WorkerFlags) Args() ([]string, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
+// Args returns the flags as worker arguments (defaults left out). They
+// were validated once, where the process took them (Validate): Args does
+// not again.
+func (f WorkerFlags) Args() []string {
 	var args []string
 	if f.MaxCycles > 0 {
 		args = append(args, "--max-cycles", strconv.Itoa(f.MaxCycles))
@@ -112,7 +111,7 @@ func (f WorkerFlags) Args() ([]string, error) {
 			args = append(args, "--"+b.name)
 		}
 	}
-	return args, nil
+	return args
 }
 
 // WithDefaults fills the zero values with the defaults.

@@ -184,10 +184,10 @@ func TestWriterStamps(t *testing.T) {
 func TestWorkerFlagsRoundTrip(t *testing.T) {
 	in := WorkerFlags{MaxCycles: 3, MaxTime: 0.5, Model: "sonnet", PermissionMode: "plan", Base: "dev",
 		KeepTasks: true, DryRun: true, AllowUnsandboxedBash: true, MaxCost: 1.25}
-	args, err := in.Args()
-	if err != nil {
+	if err := in.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	args := in.Args()
 	var out WorkerFlags
 	fs := newTestFlagSet()
 	out.Register(fs, "")
@@ -198,7 +198,7 @@ func TestWorkerFlagsRoundTrip(t *testing.T) {
 		t.Errorf("round trip: %+v → %q → %+v", in, args, out)
 	}
 	for _, bad := range []WorkerFlags{{MaxCycles: -1}, {MaxTime: -1}, {MaxCost: -1}, {Model: "-x"}, {Base: "a b"}} {
-		if _, err := bad.Args(); err == nil {
+		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}

@@ -46,13 +46,11 @@ const (
 
 // CleanOptions configure Clean.
 type CleanOptions struct {
-	Root       string
-	Stories    []string            // the stories to clean; none: every story with leftovers (and epic runners')
-	Yes        bool                // remove; otherwise only list
-	SessionDir string              // default runs.SessionDir(Env)
-	Tmux       *Tmux               // default FindTmux(Env); without tmux no session is listed
-	Env        func(string) string // default os.Getenv
-	Parser     *store.Parser       // default store.NewParser()
+	Setup                 // the root's, resolved once by the caller
+	Stories []string      // the stories to clean; none: every story with leftovers (and epic runners')
+	Yes     bool          // remove; otherwise only list
+	Tmux    *Tmux         // default Setup.FindTmux; without tmux no session is listed
+	Parser  *store.Parser // default store.NewParser()
 }
 
 // CleanItem is one thing Clean removes, removed, or would remove but kept

@@ -19,23 +19,24 @@ import (
 
 // EpicRunOptions configure StartEpic.
 type EpicRunOptions struct {
-	Root   string
+	Setup  // the root's, resolved once by the caller
 	Epic   string
 	Flags  runs.EpicFlags
 	Worker runs.WorkerFlags
 	Force  bool // start although the epic's own blockers (none today) are unfinished
+	// FlagsValidated: the caller validated Flags and Worker where its
+	// process took them (the CLI's parse): they are not validated again.
+	FlagsValidated bool
 
 	// Workspace, when set, is the workspace as the caller loaded it with
 	// Parser (the CLI resolving the name): it is not parsed again.
 	Workspace *store.Workspace
 	Parser    *store.Parser
 
-	SessionDir string
-	Self       string
-	Tmux       *Tmux
-	Env        func(string) string
-	Now        func() time.Time
-	Wait       time.Duration
+	Self string
+	Tmux *Tmux // default Setup.FindTmux
+	Now  func() time.Time
+	Wait time.Duration
 }
 
 // StartEpic checks that the epic can run — its files and every child
@@ -49,17 +50,19 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	if !store.ValidID(o.Epic) {
 		return nil, store.Usagef("invalid epic id %q", o.Epic)
 	}
-	if err := o.Flags.Validate(); err != nil {
-		return nil, store.Usagef("%v", err)
-	}
-	if err := o.Worker.Validate(); err != nil {
-		return nil, store.Usagef("%v", err)
+	if !o.FlagsValidated {
+		if err := o.Flags.Validate(); err != nil {
+			return nil, store.Usagef("%v", err)
+		}
+		if err := o.Worker.Validate(); err != nil {
+			return nil, store.Usagef("%v", err)
+		}
 	}
 	var err error
 	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, SessionDir: o.SessionDir, Parser: o.Parser,
 		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == BackendGitHub}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
@@ -74,7 +77,7 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	// A live runner first: while it runs, its workers' worktrees are being
 	// made, and their half-written files are no reason to refuse.
 	if o.Tmux == nil {
-		o.Tmux, _ = FindTmux(ctx, o.Env) // missing: the preflight says so
+		o.Tmux, _ = o.Setup.FindTmux(ctx) // missing: the preflight says so
 	}
 	if err := liveRunner(ctx, o); err != nil {
 		return nil, err
@@ -93,20 +96,12 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	}
 	if o.Tmux == nil {
 		var err error
-		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
+		if o.Tmux, err = o.Setup.FindTmux(ctx); err != nil {
 			return nil, err
 		}
 	}
-	eargs, err := o.Flags.Args()
-	if err != nil {
-		return nil, store.Usagef("%v", err)
-	}
-	wargs, err := o.Worker.Args()
-	if err != nil {
-		return nil, store.Usagef("%v", err)
-	}
 	return launch(ctx, launchSpec{kind: runs.KindEpic, id: o.Epic, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
-		tmux: o.Tmux, env: o.Env, now: o.Now, wait: o.Wait, args: append(eargs, wargs...)})
+		tmux: o.Tmux, env: o.Env, now: o.Now, wait: o.Wait, args: append(o.Flags.Args(), o.Worker.Args()...)})
 }
 
 // liveRunner refuses a second runner of the epic: its lock is held, or a
@@ -290,7 +285,7 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 					wg.Add(1)
 					go func(story string) {
 						defer wg.Done()
-						StopStory(ctx, StopOptions{Root: o.Root, Story: story, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Wait: o.Wait, Actions: o.Actions})
+						StopStory(ctx, StopOptions{Setup: o.Setup, Story: story, Tmux: o.Tmux, Wait: o.Wait})
 					}(c.ID)
 				}
 			}

@@ -36,7 +36,9 @@ type Preflight struct {
 	DryRun bool // the simulated agent stands in for claude
 	Force  bool // start although epic blockers are unfinished
 	Env    func(string) string
-	Parser *store.Parser
+	// SessionDir is the caller's Setup's; "": runs.SessionDir(Env).
+	SessionDir string
+	Parser     *store.Parser
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
 	AllowUnconfinedChecks bool
 	// Actions asks GitHub about blockers dispatched to GitHub Actions.
@@ -112,7 +114,11 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 	if p.Force {
 		return out
 	}
-	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, runs.SessionDir(p.Env), p.Parser, p.DryRun, p.Actions); len(unfinished) > 0 {
+	dir := p.SessionDir
+	if dir == "" {
+		dir = runs.SessionDir(p.Env)
+	}
+	if unfinished := UnfinishedBlockers(ctx, p.Root, ws, story, dir, p.Parser, p.DryRun, p.Actions); len(unfinished) > 0 {
 		out = append(out, fmt.Sprintf("its epic blockers are not completed: %s — run them first, or pass --force", strings.Join(unfinished, ", ")))
 	}
 	return out

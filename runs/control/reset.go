@@ -34,17 +34,15 @@ const (
 
 // ResetOptions configure Reset.
 type ResetOptions struct {
-	Root   string
+	Setup  // the root's, resolved once by the caller
 	Story  string
 	Yes    bool // remove; otherwise only list
 	Remote bool // also delete the pushed branch and close the pull request
 	// KeepPR leaves the pushed branch's pull request open: `run --again`
 	// reuses it.
-	KeepPR     bool
-	SessionDir string              // default runs.SessionDir(Env)
-	Tmux       *Tmux               // default FindTmux(Env)
-	Env        func(string) string // default os.Getenv
-	Parser     *store.Parser       // default store.NewParser()
+	KeepPR bool
+	Tmux   *Tmux         // default Setup.FindTmux
+	Parser *store.Parser // default store.NewParser()
 }
 
 // ResetResult is what Reset found and did: clean's items and warnings.
@@ -68,8 +66,8 @@ func Reset(ctx context.Context, o ResetOptions) (*ResetResult, error) {
 	if err := store.CheckName("story name", o.Story, true, false); err != nil {
 		return nil, err
 	}
-	c, err := newCleaner(ctx, CleanOptions{Root: o.Root, Stories: []string{o.Story}, Yes: o.Yes, SessionDir: o.SessionDir,
-		Tmux: o.Tmux, Env: o.Env, Parser: o.Parser})
+	c, err := newCleaner(ctx, CleanOptions{Setup: o.Setup, Stories: []string{o.Story}, Yes: o.Yes,
+		Tmux: o.Tmux, Parser: o.Parser})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +113,7 @@ func newCleaner(ctx context.Context, o CleanOptions) (*cleaner, error) {
 		}
 	}
 	if o.Tmux == nil {
-		t, err := FindTmux(ctx, o.Env)
+		t, err := o.Setup.FindTmux(ctx)
 		if err != nil && !errors.Is(err, ErrNoTmux) {
 			return nil, err
 		}

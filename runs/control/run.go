@@ -44,7 +44,7 @@ func forwardedEnv() []string {
 
 // RunOptions configure StartStory.
 type RunOptions struct {
-	Root   string // workspace root (holds .saga/)
+	Setup  // the root's, resolved once by the caller
 	Story  string
 	Worker runs.WorkerFlags
 	Force  bool // start although its epic blockers are unfinished
@@ -61,16 +61,14 @@ type RunOptions struct {
 	// Preflighted: the programs and the repository were checked by the
 	// caller's own preflight (an epic's, before its runner started).
 	Preflighted bool
+	// FlagsValidated: the caller validated Worker where its process took
+	// them (the CLI's parse): they are not validated again.
+	FlagsValidated bool
 
-	SessionDir string // default runs.SessionDir(Env)
-	Self       string // default runs.SelfPath(Env)
-	Tmux       *Tmux  // default FindTmux(Env)
-	// Actions asks GitHub about its blockers run on GitHub Actions (a
-	// local story after blockers dispatched there).
-	Actions Actions
-	Env     func(string) string // default os.Getenv
-	Now     func() time.Time    // default time.Now
-	Wait    time.Duration       // default DefaultStartWait
+	Self string           // default runs.SelfPath(Env)
+	Tmux *Tmux            // default Setup.FindTmux
+	Now  func() time.Time // default time.Now
+	Wait time.Duration    // default DefaultStartWait
 }
 
 // Started describes a worker started in tmux.
@@ -109,8 +107,10 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if err := storyExists(o.Root, o.Story); err != nil {
 		return nil, err
 	}
-	if err := o.Worker.Validate(); err != nil {
-		return nil, store.Usagef("%v", err)
+	if !o.FlagsValidated {
+		if err := o.Worker.Validate(); err != nil {
+			return nil, store.Usagef("%v", err)
+		}
 	}
 	var err error
 	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
@@ -129,7 +129,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		return nil, err
 	}
 	if o.Tmux == nil {
-		if o.Tmux, err = FindTmux(ctx, o.Env); err != nil {
+		if o.Tmux, err = o.Setup.FindTmux(ctx); err != nil {
 			if errors.Is(err, ErrNoTmux) {
 				return nil, fmt.Errorf("%w: apt-get install tmux, or run `saga-lsp worker %s` directly", ErrNoTmux, o.Story)
 			}
@@ -175,13 +175,8 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 	if reasons := (Preflight{Root: o.Root}).BaseConflicts(ctx, o.Story, o.Worker.Base); len(reasons) > 0 {
 		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
 	}
-	wargs, err := o.Worker.Args()
-	if err != nil {
-		return nil, store.Usagef("%v", err)
-	}
-
 	started, err := launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
-		tmux: o.Tmux, env: o.Env, extraEnv: o.WorkerEnv, now: o.Now, wait: o.Wait, args: wargs})
+		tmux: o.Tmux, env: o.Env, extraEnv: o.WorkerEnv, now: o.Now, wait: o.Wait, args: o.Worker.Args()})
 	if started != nil {
 		started.Base = o.Worker.Base
 	}
@@ -234,7 +229,7 @@ func (o RunOptions) again(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := Reset(ctx, ResetOptions{Root: o.Root, Story: o.Story, Yes: true, SessionDir: o.SessionDir, Tmux: o.Tmux, Env: o.Env, Parser: p})
+	_, err := Reset(ctx, ResetOptions{Setup: o.Setup, Story: o.Story, Yes: true, Tmux: o.Tmux, Parser: p})
 	return err
 }
 
@@ -299,7 +294,7 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, Parser: o.Parser,
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, SessionDir: o.SessionDir, Parser: o.Parser,
 		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Actions: o.Actions}
 	var reasons []string
 	if !o.Preflighted {

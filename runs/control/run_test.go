@@ -467,7 +467,7 @@ func TestStopKillsStubbornWorker(t *testing.T) {
 	m := h.startJSON(t, []string{"FAKE_WORKER_MODE=stubborn"}, story)
 	pid := int(m["pid"].(float64))
 	res, err := control.StopStory(context.Background(), control.StopOptions{
-		Root: h.root, Story: story, Env: h.getenv, Wait: 300 * time.Millisecond})
+		Setup: control.Setup{Root: h.root, Env: h.getenv}, Story: story, Wait: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("StopStory: %v", err)
 	}

@@ -122,15 +122,14 @@ type Status struct {
 
 // StatusOptions configure GetStatus.
 type StatusOptions struct {
-	Root       string
-	Story      string // one story (with its tasks); "" for every story
-	Tasks      bool   // include tasks for every story
-	SessionDir string // default SessionDir(Env)
-	Tmux       *Tmux  // default FindTmux(Env); sessions are not listed without tmux
-	Env        func(string) string
-	Parser     *store.Parser // default store.NewParser()
-	Actions    Actions       // asks GitHub about stories dispatched to GitHub Actions (Evidence.Actions)
-	Verbose    bool          // GitHub asked about every story, and the text shows what it ignores (IgnoredRuns)
+	// Setup is the root's, resolved once by the caller; its Actions asks
+	// GitHub about stories dispatched to GitHub Actions (Evidence.Actions).
+	Setup
+	Story   string        // one story (with its tasks); "" for every story
+	Tasks   bool          // include tasks for every story
+	Tmux    *Tmux         // default Setup.FindTmux; sessions are not listed without tmux
+	Parser  *store.Parser // default store.NewParser()
+	Verbose bool          // GitHub asked about every story, and the text shows what it ignores (IgnoredRuns)
 }
 
 // GetStatus reads the stories, their worktree copies, tmux sessions, worker
@@ -151,7 +150,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	t := o.Tmux
 	if t == nil {
 		var err error
-		if t, err = FindTmux(ctx, o.Env); err != nil && !errors.Is(err, ErrNoTmux) {
+		if t, err = o.Setup.FindTmux(ctx); err != nil && !errors.Is(err, ErrNoTmux) {
 			return nil, err
 		}
 	}

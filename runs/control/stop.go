@@ -16,15 +16,12 @@ import (
 
 // StopOptions configure StopStory.
 type StopOptions struct {
-	Root       string
-	Story      string
-	SessionDir string              // default runs.SessionDir(Env)
-	Tmux       *Tmux               // default FindTmux(Env); without tmux only the process is signalled
-	Env        func(string) string // default os.Getenv
-	Wait       time.Duration       // default DefaultStopWait
-	// Actions, when set, cancels the story's GitHub Actions run instead
-	// (StopActions).
-	Actions Actions
+	// Setup is the root's, resolved once by the caller; its Actions, when
+	// set, cancels the story's GitHub Actions run instead (stopActions).
+	Setup
+	Story string
+	Tmux  *Tmux         // default Setup.FindTmux; without tmux only the process is signalled
+	Wait  time.Duration // default DefaultStopWait
 }
 
 // Stopped reports what StopStory ended.
@@ -58,7 +55,7 @@ func (o *StopOptions) prepare(ctx context.Context, k runs.Kind) error {
 		return err
 	}
 	if o.Tmux == nil {
-		t, err := FindTmux(ctx, o.Env)
+		t, err := o.Setup.FindTmux(ctx)
 		if err != nil && !errors.Is(err, ErrNoTmux) {
 			return err
 		}

@@ -79,7 +79,7 @@ func TestStopIgnoresForgedLockPID(t *testing.T) {
 	runs.Append(stale, runs.Event{Story: story, Event: runs.KindWorkerStart, PID: victim.Process.Pid, ProcStart: start + 1})
 	forgeLock(t, runs.WorkerLockFile(h.root, story), victim.Process.Pid)
 
-	res, err := control.StopStory(context.Background(), control.StopOptions{Root: h.root, Story: story, Env: h.getenv, Wait: 20 * time.Second})
+	res, err := control.StopStory(context.Background(), control.StopOptions{Setup: control.Setup{Root: h.root, Env: h.getenv}, Story: story, Wait: 20 * time.Second})
 	if err != nil {
 		t.Fatalf("StopStory: %v", err)
 	}
@@ -134,7 +134,7 @@ func TestStopRefusesUnverifiedHolder(t *testing.T) {
 		victim := bystander(t, false)
 		file := filepath.Join(filepath.Dir(runs.WorkerLockFile(h.root, story)), c.lock+".lock")
 		forgeLock(t, file, victim.Process.Pid)
-		_, err = c.stop(context.Background(), control.StopOptions{Root: h.root, Story: c.id, Env: h.getenv, Wait: time.Second})
+		_, err = c.stop(context.Background(), control.StopOptions{Setup: control.Setup{Root: h.root, Env: h.getenv}, Story: c.id, Wait: time.Second})
 		if err == nil || !strings.Contains(err.Error(), "was not signalled") || !strings.Contains(err.Error(), file) {
 			t.Errorf("stop %s %s: %v", c.kind, c.id, err)
 		}

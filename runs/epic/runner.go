@@ -47,7 +47,7 @@ type Options struct {
 	Epic string
 	Dir  string // where the runner was started; the workspace root is found from it
 	runs.EpicFlags
-	Worker runs.WorkerFlags // handed to every story's worker
+	Worker runs.WorkerFlags // handed to every story's worker; validated once, where the process took them (the CLI)
 	runs.Process
 	Self string // the saga-lsp binary the workers run
 
@@ -55,12 +55,14 @@ type Options struct {
 	// missed (default 250 ms).
 	Tick time.Duration
 
-	// Backend starts the stories (default control.TmuxBackend). Actions
-	// is asked about stories dispatched to GitHub Actions — about every
-	// story when Backend is GitHub's (control.Evidence.Discover) — and
-	// cancels their runs on a stop.
+	// Backend starts the stories (default control.TmuxBackend).
 	Backend control.Backend
-	Actions control.Actions
+	// Setup is the root's, resolved once by the caller
+	// (runs/github.NewSetup); unset, its root is found from Dir. Its
+	// Actions is asked about stories dispatched to GitHub Actions — about
+	// every story when Backend is GitHub's (control.Evidence.Discover) —
+	// and cancels their runs on a stop.
+	Setup control.Setup
 }
 
 // runner is one runner's state: what it cannot derive from disk (which
@@ -71,6 +73,7 @@ type runner struct {
 	root      string
 	parser    *store.Parser
 	ws        *store.Workspace // as the last step loaded it: the one parse of a step
+	setup     control.Setup    // Options.Setup with its root, environment and session dir
 	tmux      *control.Tmux    // found once
 	log       *runs.Log
 	since     time.Time
@@ -98,7 +101,10 @@ func Run(ctx context.Context, o Options) int {
 	if o.Backend.Name() != control.BackendTmux {
 		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
 	}
-	root, _ := store.FindRoot(cmp.Or(o.Dir, ".")) // its repository (runs.Run.In)
+	root := o.Setup.Root // its repository (runs.Run.In)
+	if root == "" {
+		root, _ = store.FindRoot(cmp.Or(o.Dir, "."))
+	}
 	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend, Root: root},
 		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once%s, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, where, o.After))
 	status, code, st := r.execute(ctx)
@@ -126,6 +132,12 @@ func Run(ctx context.Context, o Options) int {
 
 func (o *Options) defaults() {
 	o.EpicFlags = o.EpicFlags.WithDefaults()
+	if o.Env == nil {
+		o.Env = o.Setup.Env
+	}
+	if o.SessionDir == "" {
+		o.SessionDir = o.Setup.SessionDir
+	}
 	o.Process.Fill(runs.KindEpic, o.Epic)
 	if o.Backend == nil {
 		o.Backend = control.TmuxBackend{}
@@ -141,10 +153,14 @@ func (o *Options) defaults() {
 // execute holds the runner's lock and schedules until the end.
 func (r *runner) execute(ctx context.Context) (status string, code int, st *control.EpicStatus) {
 	var err error
-	if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
-		r.log.Error(stepEpic, "%v", err)
-		return runs.StatusFailed, runs.ExitFailed, nil
+	if r.root = r.o.Setup.Root; r.root == "" {
+		if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
+			r.log.Error(stepEpic, "%v", err)
+			return runs.StatusFailed, runs.ExitFailed, nil
+		}
 	}
+	r.setup = r.o.Setup
+	r.setup.Root, r.setup.Env, r.setup.SessionDir = r.root, r.o.Env, r.o.SessionDir
 	if r.parser, err = store.NewParser(); err != nil {
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, runs.ExitFailed, nil
@@ -160,7 +176,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 		return runs.StatusFailed, runs.ExitFailed, nil
 	}
 	defer lock.Unlock()
-	r.tmux, _ = control.FindTmux(ctx, r.o.Env) // missing: each start says so
+	r.tmux, _ = r.setup.FindTmux(ctx) // missing: each start says so
 
 	wake, stopWatch := r.watch()
 	defer stopWatch()
@@ -203,7 +219,7 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 	r.ws = ws
 	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.o.Actions, Discover: r.o.Backend.Name() == control.BackendGitHub})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == control.BackendGitHub})
 	if err != nil {
 		return nil, err
 	}
@@ -282,9 +298,9 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 			continue
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
-		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Root: r.root, Story: s.ID, Worker: r.o.Worker,
-			Workspace: r.ws, Parser: r.parser, Preflighted: true, Tmux: r.tmux, Actions: r.o.Actions,
-			SessionDir: r.o.SessionDir, Self: r.o.Self, Env: r.o.Env, WorkerEnv: env, Now: r.o.Now})
+		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: s.ID, Worker: r.o.Worker,
+			Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
+			Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
 		var ce *control.ConflictError
 		var re *control.RunningError
 		var ue *control.UnreachableError
@@ -365,7 +381,7 @@ func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := control.StopStory(ctx, control.StopOptions{Root: r.root, Story: id, SessionDir: r.o.SessionDir, Env: r.o.Env, Actions: r.o.Actions}); err != nil {
+			if _, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id}); err != nil {
 				r.log.Warn(stepEpic, "stop %s: %v", id, err)
 			}
 		}()

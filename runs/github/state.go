@@ -52,10 +52,21 @@ type endedRun struct {
 
 var _ control.Actions = (*Runs)(nil)
 
-// NewRuns asks GitHub about the stories of the repository at root, with
-// the session dir env names.
-func NewRuns(root string, env func(string) string) *Runs {
-	return &Runs{Root: root, SessionDir: runs.SessionDir(env), Env: env}
+// NewRuns asks GitHub about the stories of the repository at root, its
+// records kept in sessionDir. NewSetup is its one caller.
+func NewRuns(root, sessionDir string, env func(string) string) *Runs {
+	return &Runs{Root: root, SessionDir: sessionDir, Env: env}
+}
+
+// NewSetup is the root's run configuration with its GitHub Actions
+// backend: the one place the faces' backends are built (the CLI's command,
+// the epic runner, the language server, the dashboard each call it once
+// per root; test/architecture TestOneConstructionSite). One Runs serves
+// the setup's life: its listing is asked for at most every Poll.
+func NewSetup(root string, env func(string) string) control.Setup {
+	s := control.NewSetup(root, env)
+	s.Actions = NewRuns(root, s.SessionDir, s.Env)
+	return s
 }
 
 // ParseRunName is RunName's inverse: the story and saga-lsp's run id a
