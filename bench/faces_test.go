@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -93,34 +94,111 @@ func git(b *testing.B, dir string, env []string, args ...string) {
 	}
 }
 
-// face is one face as the benchmark watches it: probe asks it whether it
-// shows what is awaited (and when the answer arrived); between probes the
-// benchmark waits for the face's next message to its client (a
-// notification or request of the server, an event of the dashboard's
-// stream), never for time.
+// face is one face as the benchmark watches it: its client's messages
+// (mark counts them, await waits for one after from, or until deadline),
+// on each of which an editor or a page asks again.
 type face struct {
-	name  string
-	mark  func() int
-	await func(from int, deadline time.Time) error
+	name string
+	mark func() int
+	// await waits for the face's next message after from and returns the
+	// mark to wait from next; woke is false when deadline came first.
+	await func(from int, deadline time.Time) (next int, woke bool, err error)
 }
 
-// follow probes f until it shows the awaited state, waiting for f's next
-// message after each probe that says no, and returns the time from t0 to
-// the answer that said yes, in ms.
-func (f face) follow(t0 time.Time, probe func() (bool, time.Time, error)) (float64, error) {
-	deadline := t0.Add(faceTimeout)
+// answer is what a face showed, and when it arrived.
+type answer struct {
+	ok bool
+	at time.Time
+}
+
+// viewer is an editor's or a page's view of a face while a command runs:
+// asked once at the start and again on each of the face's messages, as the
+// editor (a codeLens/refresh, pushed diagnostics) or the page (a change
+// event) does, never on a timer.
+type viewer struct {
+	f    face
+	stop chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	answers []answer
+	err     error
+	changed chan struct{}
+}
+
+// view starts viewing f; probe asks it whether it shows what is awaited.
+func (f face) view(probe func() (bool, time.Time, error)) *viewer {
+	v := &viewer{f: f, stop: make(chan struct{}), done: make(chan struct{}), changed: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		deadline := time.Now().Add(faceTimeout)
+		from := f.mark()
+		for {
+			ok, at, err := probe()
+			v.mu.Lock()
+			v.answers, v.err = append(v.answers, answer{ok, at}), err
+			close(v.changed)
+			v.changed = make(chan struct{})
+			v.mu.Unlock()
+			if err != nil {
+				return
+			}
+			for woke := false; !woke; {
+				select {
+				case <-v.stop:
+					return
+				default:
+				}
+				if time.Now().After(deadline) {
+					v.fail(fmt.Errorf("%s: nothing it sent within %s showed it", f.name, faceTimeout))
+					return
+				}
+				// A short wait only to notice stop; the face's message ends it.
+				wake := time.Now().Add(100 * time.Millisecond)
+				if wake.After(deadline) {
+					wake = deadline
+				}
+				if from, woke, err = f.await(from, wake); err != nil {
+					v.fail(fmt.Errorf("%s: %w", f.name, err))
+					return
+				}
+			}
+		}
+	}()
+	return v
+}
+
+func (v *viewer) fail(err error) {
+	v.mu.Lock()
+	v.err = err
+	close(v.changed)
+	v.changed = make(chan struct{})
+	v.mu.Unlock()
+}
+
+// shown waits until the view shows what is awaited and stays so, and
+// returns the time from t0 (the command's end) to the answer that first
+// showed it, in ms: 0 when the view showed it before the command ended.
+func (v *viewer) shown(t0 time.Time) (float64, error) {
+	defer func() {
+		close(v.stop)
+		<-v.done
+	}()
 	for {
-		n := f.mark()
-		ok, at, err := probe()
+		v.mu.Lock()
+		as, err, ch := v.answers, v.err, v.changed
+		v.mu.Unlock()
+		if n := len(as); n > 0 && as[n-1].ok {
+			first := as[n-1].at
+			for i := n - 1; i >= 0 && as[i].ok; i-- {
+				first = as[i].at
+			}
+			return max(float64(first.Sub(t0).Microseconds())/1e3, 0), nil
+		}
 		if err != nil {
 			return 0, err
 		}
-		if ok {
-			return float64(at.Sub(t0).Microseconds()) / 1e3, nil
-		}
-		if err := f.await(n, deadline); err != nil {
-			return 0, fmt.Errorf("%s: %w", f.name, err)
-		}
+		<-ch
 	}
 }
 
@@ -159,11 +237,23 @@ func startLSPFace(b *testing.B, bin, root string, env []string) *lspFace {
 	return &lspFace{c: c, root: root}
 }
 
-func (l *lspFace) face() face {
-	return face{name: "language server", mark: l.c.Mark, await: func(from int, deadline time.Time) error {
-		_, _, err := l.c.Next(from, deadline, nil)
-		return err
+// face is the server as an editor sees it, asking again on each message
+// that match accepts.
+func (l *lspFace) face(match func(lspclient.Message) bool) face {
+	return face{name: "language server", mark: l.c.Mark, await: func(from int, deadline time.Time) (int, bool, error) {
+		_, i, err := l.c.Next(from, deadline, match)
+		switch {
+		case err == nil:
+			return i + 1, true, nil
+		case l.c.Err() == nil:
+			return i, false, nil // the deadline
+		}
+		return from, false, err
 	}}
+}
+
+func isMethod(method string) func(lspclient.Message) bool {
+	return func(m lspclient.Message) bool { return m.Method == method }
 }
 
 func (l *lspFace) uri(rel string) string {
@@ -179,18 +269,26 @@ func (l *lspFace) call(method string, params any) (lspclient.Message, error) {
 	return m, nil
 }
 
-// lens probes the lenses on story s's story.json for a text.
-func (l *lspFace) lens(want func(string) bool) func() (bool, time.Time, error) {
-	return func() (bool, time.Time, error) {
+// lspProbe asks the server whether it shows what is awaited, again on
+// each message on accepts.
+type lspProbe struct {
+	on  func(lspclient.Message) bool
+	ask func() (bool, time.Time, error)
+}
+
+// lens probes the lenses on story s's story.json for a text, asked again
+// on each workspace/codeLens/refresh, as an editor does.
+func (l *lspFace) lens(want func(string) bool) lspProbe {
+	return lspProbe{on: isMethod("workspace/codeLens/refresh"), ask: func() (bool, time.Time, error) {
 		m, err := l.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": l.uri(".saga/stories/s/story.json")}})
 		l.lastLens = string(m.Result)
 		return err == nil && want(l.lastLens), m.At, err
-	}
+	}}
 }
 
 // published probes the diagnostics published since from: every task file
 // of the switch published last with findings (other) or without (main).
-func (l *lspFace) published(from int, other bool) func() (bool, time.Time, error) {
+func (l *lspFace) published(from int, other bool) lspProbe {
 	last := map[string]bool{} // uri → its last publication had findings
 	want := map[string]bool{}
 	for i := range switchStories {
@@ -200,7 +298,7 @@ func (l *lspFace) published(from int, other bool) func() (bool, time.Time, error
 	}
 	right := 0
 	var at time.Time
-	return func() (bool, time.Time, error) {
+	return lspProbe{on: isMethod("textDocument/publishDiagnostics"), ask: func() (bool, time.Time, error) {
 		for _, m := range l.c.Notes(from) {
 			from++
 			if m.Method != "textDocument/publishDiagnostics" {
@@ -225,7 +323,7 @@ func (l *lspFace) published(from int, other bool) func() (bool, time.Time, error
 			at = m.At
 		}
 		return right == len(want), at, nil
-	}
+	}}
 }
 
 // dashFace is the dashboard: an HTTP client with its cookie, and the
@@ -238,6 +336,7 @@ type dashFace struct {
 
 	mu      sync.Mutex
 	events  int // change events received
+	refused int // story pages refused while a command ran
 	changed chan struct{}
 	ended   error
 }
@@ -297,7 +396,7 @@ func (f *dashFace) face() face {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.events
-	}, await: func(from int, deadline time.Time) error {
+	}, await: func(from int, deadline time.Time) (int, bool, error) {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		for {
@@ -305,15 +404,15 @@ func (f *dashFace) face() face {
 			n, ch, ended := f.events, f.changed, f.ended
 			f.mu.Unlock()
 			if n > from {
-				return nil
+				return n, true, nil
 			}
 			if ended != nil {
-				return ended
+				return from, false, ended
 			}
 			select {
 			case <-ch:
 			case <-t.C:
-				return fmt.Errorf("no change event within %s", faceTimeout)
+				return from, false, nil
 			}
 		}
 	}}
@@ -329,10 +428,15 @@ func (f *dashFace) get(u string) (string, time.Time, error) {
 	body, err := io.ReadAll(resp.Body)
 	at := time.Now()
 	if err == nil && resp.StatusCode != 200 {
-		err = fmt.Errorf("GET %s: %s", u, resp.Status)
+		err = refusal{u, resp.Status}
 	}
 	return string(body), at, err
 }
+
+// refusal is a page the dashboard answered with an error status.
+type refusal struct{ url, status string }
+
+func (r refusal) Error() string { return "GET " + r.url + ": " + r.status }
 
 var storyFacts = regexp.MustCompile(`id="story-facts" data-state="([^"]*)"`)
 
@@ -340,6 +444,16 @@ var storyFacts = regexp.MustCompile(`id="story-facts" data-state="([^"]*)"`)
 func (f *dashFace) storyPage(want func(state, page string) bool) func() (bool, time.Time, error) {
 	return func() (bool, time.Time, error) {
 		page, at, err := f.get(f.story)
+		var refused refusal
+		if errors.As(err, &refused) {
+			// A page the dashboard refused while the command ran (a
+			// reset's story page: 404 "no story"): not shown, counted.
+			f.mu.Lock()
+			f.refused++
+			f.mu.Unlock()
+			f.last = refused.Error()
+			return false, at, nil
+		}
 		if err != nil {
 			return false, at, err
 		}
@@ -373,17 +487,17 @@ func (f *dashFace) bulkDone(other bool) func() (bool, time.Time, error) {
 	}
 }
 
-// both follows the two faces at once from t0, each with its probe, and
-// adds their times to lsp and dash.
-func both(b *testing.B, what string, t0 time.Time, l *lspFace, d *dashFace,
-	lprobe, dprobe func() (bool, time.Time, error), lsp, dash *[]float64) {
+// both views the two faces while a command runs — each asked with its
+// probe — and adds to lsp and dash the time from the command's end until
+// each showed its result.
+func both(b *testing.B, what string, l *lspFace, d *dashFace, lprobe lspProbe, dprobe func() (bool, time.Time, error),
+	command func(), lsp, dash *[]float64) {
 	b.Helper()
-	var wg sync.WaitGroup
-	var lms, dms float64
-	var lerr, derr error
-	wg.Go(func() { lms, lerr = l.face().follow(t0, lprobe) })
-	wg.Go(func() { dms, derr = d.face().follow(t0, dprobe) })
-	wg.Wait()
+	lv, dv := l.face(lprobe.on).view(lprobe.ask), d.face().view(dprobe)
+	command()
+	t0 := time.Now()
+	lms, lerr := lv.shown(t0)
+	dms, derr := dv.shown(t0)
 	if lerr != nil || derr != nil {
 		b.Fatalf("%s: language server: %v (its lenses on s: %s); dashboard: %v (s's page: %s)", what, lerr, l.lastLens, derr, d.last)
 	}
@@ -455,39 +569,33 @@ func BenchmarkFacesFollow(b *testing.B) {
 		return func(st, _ string) bool { return st == want }
 	}
 	var resetL, resetD, cleanL, cleanD, switchL, switchD, reqL, reqD []float64
+	run := func(env []string, want int, args ...string) func() {
+		return func() {
+			if code := saga(env, args...); (code == 0) != (want == 0) {
+				b.Fatalf("%s: exit %d", strings.Join(args, " "), code)
+			}
+		}
+	}
 	for b.Loop() {
 		l.c.Discard(l.c.Mark())
-		if code := saga(crash, "worker", "s"); code == 0 {
-			b.Fatal("the crashing stand-in's run ended 0")
-		}
-		both(b, "the failed run", time.Now(), l, d, l.lens(contains("last run: failed", true)), d.storyPage(state("failed")), nil, nil)
-		code := saga(env, "reset", "s", "--yes")
-		t0 := time.Now()
-		if code != 0 {
-			b.Fatalf("reset: exit %d", code)
-		}
-		both(b, "reset", t0, l, d, l.lens(contains("last run: failed", false)), d.storyPage(state("pending")), &resetL, &resetD)
+		both(b, "the failed run", l, d, l.lens(contains("last run: failed", true)), d.storyPage(state("failed")),
+			run(crash, 1, "worker", "s"), nil, nil)
+		both(b, "reset", l, d, l.lens(contains("last run: failed", false)), d.storyPage(state("pending")),
+			run(env, 0, "reset", "s", "--yes"), &resetL, &resetD)
 
-		if code := saga(env, "worker", "s"); code != 0 {
-			b.Fatalf("worker: exit %d", code)
-		}
-		both(b, "the completed run", time.Now(), l, d, l.lens(contains("last run: completed", true)), d.storyPage(func(st, page string) bool {
+		both(b, "the completed run", l, d, l.lens(contains("last run: completed", true)), d.storyPage(func(st, page string) bool {
 			return st == "completed" && strings.Contains(page, "(the worktree")
-		}), nil, nil)
+		}), run(env, 0, "worker", "s"), nil, nil)
 		git(b, root, env, "merge", "-q", "--ff-only", "story/s")
-		code = saga(env, "clean", "--yes")
-		t0 = time.Now()
-		if code != 0 {
-			b.Fatalf("clean: exit %d", code)
-		}
-		both(b, "clean", t0, l, d, l.lens(contains("last run: completed", false)), d.storyPage(func(st, page string) bool {
+		both(b, "clean", l, d, l.lens(contains("last run: completed", false)), d.storyPage(func(st, page string) bool {
 			return st == "completed" && !strings.Contains(page, "(the worktree") && !strings.Contains(page, "worktree <code>")
-		}), &cleanL, &cleanD)
+		}), run(env, 0, "clean", "--yes"), &cleanL, &cleanD)
+		// Back to the start: main as before the merge, and the run record
+		// clean keeps gone. Not awaited: no face hears of a run record
+		// alone (nothing watches .git/saga-lsp/runs), and the next op's
+		// worker run is seen by both.
 		git(b, root, env, "reset", "-q", "--hard", base)
-		if code := saga(env, "reset", "s", "--yes"); code != 0 { // its run record
-			b.Fatalf("reset: exit %d", code)
-		}
-		both(b, "back to the start", time.Now(), l, d, l.lens(contains("0/1 tasks done", true)), d.storyPage(state("pending")), nil, nil)
+		run(env, 0, "reset", "s", "--yes")()
 
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -522,10 +630,8 @@ func BenchmarkFacesFollow(b *testing.B) {
 			})
 		})
 		for _, branch := range []string{"other", "main"} {
-			from := l.c.Mark()
-			git(b, root, env, "checkout", "-q", branch)
-			t0 := time.Now()
-			both(b, "checkout "+branch, t0, l, d, l.published(from, branch == "other"), d.bulkDone(branch == "other"), &switchL, &switchD)
+			both(b, "checkout "+branch, l, d, l.published(l.c.Mark(), branch == "other"), d.bulkDone(branch == "other"),
+				func() { git(b, root, env, "checkout", "-q", branch) }, &switchL, &switchD)
 		}
 		close(stop)
 		wg.Wait()
@@ -544,6 +650,7 @@ func BenchmarkFacesFollow(b *testing.B) {
 			b.ReportMetric(percentile(m.ms, 100), m.name+"-max-ms")
 		}
 	}
+	b.ReportMetric(float64(d.refused), "dash-refused-pages")
 	b.ReportMetric(float64(len(reqL)), "lsp-requests")
 	b.ReportMetric(float64(len(reqD)), "dash-requests")
 }
