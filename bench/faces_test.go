@@ -527,6 +527,36 @@ func requests(stop <-chan struct{}, do func(i int) (time.Time, time.Time, error)
 	}
 }
 
+// request is one of the requests an editor makes while a branch switch
+// goes on: hover, codeLens and documentSymbol in turn, on the switch's
+// files.
+func (l *lspFace) request(i int) (time.Time, time.Time, error) {
+	doc := map[string]any{"uri": l.uri(switchTaskRel(i%switchStories, 0))}
+	var m lspclient.Message
+	var err error
+	t := time.Now()
+	switch i % 3 {
+	case 0:
+		m, err = l.call("textDocument/hover", map[string]any{"textDocument": doc, "position": map[string]int{"line": 0, "character": 3}})
+	case 1:
+		m, err = l.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": l.uri(".saga/stories/" + switchStory(i%switchStories) + "/story.json")}})
+	default:
+		m, err = l.call("textDocument/documentSymbol", map[string]any{"textDocument": doc})
+	}
+	return t, m.At, err
+}
+
+// request is a page of the dashboard: story s's, the home page, in turn.
+func (d *dashFace) request(i int) (time.Time, time.Time, error) {
+	u := d.story
+	if i%2 == 1 {
+		u = d.d.base + "/"
+	}
+	t := time.Now()
+	_, at, err := d.get(u)
+	return t, at, err
+}
+
 // BenchmarkFacesFollow is issue 31's budgets. The language server and the
 // dashboard run as processes on one repository (facesRepo); each op
 //
@@ -568,7 +598,7 @@ func BenchmarkFacesFollow(b *testing.B) {
 	state := func(want string) func(string, string) bool {
 		return func(st, _ string) bool { return st == want }
 	}
-	var resetL, resetD, cleanL, cleanD, switchL, switchD, reqL, reqD []float64
+	var resetL, resetD, cleanL, cleanD, switchL, switchD, loadedL, loadedD, reqL, reqD []float64
 	run := func(env []string, want int, args ...string) func() {
 		return func() {
 			if code := saga(env, args...); (code == 0) != (want == 0) {
@@ -597,41 +627,20 @@ func BenchmarkFacesFollow(b *testing.B) {
 		git(b, root, env, "reset", "-q", "--hard", base)
 		run(env, 0, "reset", "s", "--yes")()
 
+		// The switch alone, then again with requests one after another.
+		for _, branch := range []string{"other", "main"} {
+			both(b, "checkout "+branch, l, d, l.published(l.c.Mark(), branch == "other"), d.bulkDone(branch == "other"),
+				func() { git(b, root, env, "checkout", "-q", branch) }, &switchL, &switchD)
+		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		var lreq, dreq []float64
 		var lerr, derr error
-		wg.Go(func() {
-			lreq, lerr = requests(stop, func(i int) (time.Time, time.Time, error) {
-				doc := map[string]any{"uri": l.uri(switchTaskRel(i%switchStories, 0))}
-				var m lspclient.Message
-				var err error
-				t := time.Now()
-				switch i % 3 {
-				case 0:
-					m, err = l.call("textDocument/hover", map[string]any{"textDocument": doc, "position": map[string]int{"line": 0, "character": 3}})
-				case 1:
-					m, err = l.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": l.uri(".saga/stories/" + switchStory(i%switchStories) + "/story.json")}})
-				default:
-					m, err = l.call("textDocument/documentSymbol", map[string]any{"textDocument": doc})
-				}
-				return t, m.At, err
-			})
-		})
-		wg.Go(func() {
-			dreq, derr = requests(stop, func(i int) (time.Time, time.Time, error) {
-				u := d.story
-				if i%2 == 1 {
-					u = d.d.base + "/"
-				}
-				t := time.Now()
-				_, at, err := d.get(u)
-				return t, at, err
-			})
-		})
+		wg.Go(func() { lreq, lerr = requests(stop, l.request) })
+		wg.Go(func() { dreq, derr = requests(stop, d.request) })
 		for _, branch := range []string{"other", "main"} {
-			both(b, "checkout "+branch, l, d, l.published(l.c.Mark(), branch == "other"), d.bulkDone(branch == "other"),
-				func() { git(b, root, env, "checkout", "-q", branch) }, &switchL, &switchD)
+			both(b, "checkout "+branch+" with requests", l, d, l.published(l.c.Mark(), branch == "other"), d.bulkDone(branch == "other"),
+				func() { git(b, root, env, "checkout", "-q", branch) }, &loadedL, &loadedD)
 		}
 		close(stop)
 		wg.Wait()
@@ -643,8 +652,8 @@ func BenchmarkFacesFollow(b *testing.B) {
 	for _, m := range []struct {
 		name string
 		ms   []float64
-	}{{"lsp-reset", resetL}, {"lsp-clean", cleanL}, {"lsp-switch", switchL}, {"lsp-request", reqL},
-		{"dash-reset", resetD}, {"dash-clean", cleanD}, {"dash-switch", switchD}, {"dash-request", reqD}} {
+	}{{"lsp-reset", resetL}, {"lsp-clean", cleanL}, {"lsp-switch", switchL}, {"lsp-switch-loaded", loadedL}, {"lsp-request", reqL},
+		{"dash-reset", resetD}, {"dash-clean", cleanD}, {"dash-switch", switchD}, {"dash-switch-loaded", loadedD}, {"dash-request", reqD}} {
 		if len(m.ms) > 0 {
 			b.ReportMetric(percentile(m.ms, 95), m.name+"-p95-ms")
 			b.ReportMetric(percentile(m.ms, 100), m.name+"-max-ms")

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -30,6 +31,22 @@ func (c Change) Empty() bool { return len(c.Changed) == 0 && len(c.Removed) == 0
 func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(rel string) bool) (changed []*store.File, removed []string) {
 	root := base.Root
 	seen := map[string]bool{}
+	// What base knew under a folder: a range of its files sorted by path,
+	// listed once per batch — a branch switch hands hundreds of paths, and
+	// listing (and sorting) every file for each made the batch quadratic.
+	var all []*store.File
+	under := func(rel string) []*store.File {
+		if all == nil {
+			all = base.Files()
+		}
+		prefix := rel + "/"
+		i, _ := slices.BinarySearchFunc(all, prefix, func(f *store.File, p string) int { return strings.Compare(f.Rel, p) })
+		j := i
+		for j < len(all) && strings.HasPrefix(all[j].Rel, prefix) {
+			j++
+		}
+		return all[i:j]
+	}
 	consider := func(rel string) {
 		if seen[rel] || !store.IsModelFile(rel) || (skip != nil && skip(rel)) {
 			return
@@ -56,8 +73,8 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		if why := store.OutsideWorkspace(root, rel); why != "" {
 			seen[rel] = true
 			changed = append(changed, store.Unreadable(rel, why))
-			for _, f := range base.Files() {
-				if strings.HasPrefix(f.Rel, rel+"/") && (skip == nil || !skip(f.Rel)) {
+			for _, f := range under(rel) {
+				if skip == nil || !skip(f.Rel) {
 					removed = append(removed, f.Rel)
 				}
 			}
@@ -78,10 +95,8 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 				consider(f)
 			}
 		}
-		for _, f := range base.Files() {
-			if strings.HasPrefix(f.Rel, rel+"/") {
-				consider(f.Rel)
-			}
+		for _, f := range under(rel) {
+			consider(f.Rel)
 		}
 		consider(rel)
 	}
