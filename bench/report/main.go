@@ -81,6 +81,18 @@ func budgets() []budget {
 		{label: "100,000-task story: status", bench: "BigStory", metric: "status-s", max: 2, unit: "s"},
 		{label: "100,000-task story: one edit → diagnostics p95", bench: "BigStoryEdit", metric: "edit-p95-ms", max: 50, unit: "ms"},
 		{label: "10,000-task cycle: check", bench: "Cycle", metric: "check-s", max: 1, unit: "s"},
+		// Both faces following reset, clean and a 500-file branch switch, and
+		// answering requests during the switch (bench/faces_test.go; issue 31).
+		{label: "language server: reset → its lens shows it, p95", bench: "FacesFollow", metric: "lsp-reset-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: clean → its lens shows it, p95", bench: "FacesFollow", metric: "lsp-clean-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: branch switch of 500 files → all their diagnostics published, p95", bench: "FacesFollow", metric: "lsp-switch-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: a request during the branch switch, p95", bench: "FacesFollow", metric: "lsp-request-p95-ms", max: 50, unit: "ms"},
+		{label: "language server: a request during the branch switch, slowest", bench: "FacesFollow", metric: "lsp-request-max-ms", unit: "ms"},
+		{label: "dashboard: reset → the open page shows it, p95", bench: "FacesFollow", metric: "dash-reset-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: clean → the open page shows it, p95", bench: "FacesFollow", metric: "dash-clean-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: branch switch of 500 files → the open page shows it, p95", bench: "FacesFollow", metric: "dash-switch-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: a page request during the branch switch, p95", bench: "FacesFollow", metric: "dash-request-p95-ms", max: 50, unit: "ms"},
+		{label: "dashboard: a page request during the branch switch, slowest", bench: "FacesFollow", metric: "dash-request-max-ms", unit: "ms"},
 		// The epic runner (bench/epic_test.go).
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
