@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,26 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		}
 		return all[i:j]
 	}
+	// Whether a path leads out through a link, its folder's answer kept
+	// for the batch: a file that is no link, in a folder that resolves
+	// inside, is inside — one lstat instead of resolving the root and the
+	// whole path again for each of a branch switch's hundreds of files.
+	// What is read is checked again by its descriptor (ReadFile).
+	insideDir := map[string]bool{}
+	outside := func(rel, abs string) string {
+		dir := path.Dir(rel)
+		in, known := insideDir[dir]
+		if !known {
+			in = store.OutsideWorkspace(root, dir) == ""
+			insideDir[dir] = in
+		}
+		if in {
+			if fi, err := os.Lstat(abs); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				return ""
+			}
+		}
+		return store.OutsideWorkspace(root, rel)
+	}
 	consider := func(rel string) {
 		if seen[rel] || !store.IsModelFile(rel) || (skip != nil && skip(rel)) {
 			return
@@ -70,7 +91,7 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		}
 		// A link out of the workspace: one finding for it, nothing read
 		// through it, and what we knew under it is gone.
-		if why := store.OutsideWorkspace(root, rel); why != "" {
+		if why := outside(rel, abs); why != "" {
 			seen[rel] = true
 			changed = append(changed, store.Unreadable(rel, why))
 			for _, f := range under(rel) {
