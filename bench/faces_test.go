@@ -567,11 +567,11 @@ func (d *dashFace) request(i int) (time.Time, time.Time, error) {
 //
 //   - twice: `saga-lsp worker s` with the stand-in claude crashing (both
 //     faces show the failed run), then `reset s --yes` timed until the lens
-//     on s's story.json no longer says "last run: failed" and s's page says
-//     pending; the worker again, to completion, story/s merged into main,
+//     on s's story.json says neither "last run: failed" nor "● running"
+//     and s's page says pending; the worker again, to completion, story/s merged into main,
 //     and `clean --yes` (which then removes the worktree, the branch and the
-//     run files) timed until the lens no longer says "last run: completed"
-//     and the page shows s from the main copy;
+//     run files) timed until the lens says neither "last run: completed"
+//     nor "● running" and the page shows s from the main copy, completed;
 //   - `git checkout` of branch other and back to main, 500 task files
 //     changed each way, timed until the server published the new
 //     diagnostics of all 500 (findings on other, none on main) and the home
@@ -598,6 +598,10 @@ func BenchmarkFacesFollow(b *testing.B) {
 	contains := func(s string, yes bool) func(string) bool {
 		return func(lens string) bool { return strings.Contains(lens, s) == yes }
 	}
+	// The run's end, gone after reset and clean, and no worker shown running.
+	gone := func(s string) func(string) bool {
+		return func(lens string) bool { return !strings.Contains(lens, s) && !strings.Contains(lens, "● running") }
+	}
 	state := func(want string) func(string, string) bool {
 		return func(st, _ string) bool { return st == want }
 	}
@@ -614,14 +618,14 @@ func BenchmarkFacesFollow(b *testing.B) {
 		for range 2 { // reset and clean twice an op: as many times as the switch
 			both(b, "the failed run", l, d, l.lens(contains("last run: failed", true)), d.storyPage(state("failed")),
 				run(crash, 1, "worker", "s"), nil, nil)
-			both(b, "reset", l, d, l.lens(contains("last run: failed", false)), d.storyPage(state("pending")),
+			both(b, "reset", l, d, l.lens(gone("last run: failed")), d.storyPage(state("pending")),
 				run(env, 0, "reset", "s", "--yes"), &resetL, &resetD)
 
 			both(b, "the completed run", l, d, l.lens(contains("last run: completed", true)), d.storyPage(func(st, page string) bool {
 				return st == "completed" && strings.Contains(page, "(the worktree")
 			}), run(env, 0, "worker", "s"), nil, nil)
 			git(b, root, env, "merge", "-q", "--ff-only", "story/s")
-			both(b, "clean", l, d, l.lens(contains("last run: completed", false)), d.storyPage(func(st, page string) bool {
+			both(b, "clean", l, d, l.lens(gone("last run: completed")), d.storyPage(func(st, page string) bool {
 				return st == "completed" && !strings.Contains(page, "(the worktree") && !strings.Contains(page, "worktree <code>")
 			}), run(env, 0, "clean", "--yes"), &cleanL, &cleanD)
 			// Back to the start: main as before the merge, and the run record
