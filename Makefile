@@ -46,9 +46,12 @@ test-portable:
 	$(GO) test -count=1 -tags portable $(PORTABLE_TESTS)
 
 # Benchmarks against workload W (generated once into .bench/, reused after).
+# Fails when a budget is missed (bench/report exits 1) or go test failed
+# (its exit code kept past tee).
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 10x -benchmem ./bench | tee .bench-result.txt
+	@{ $(GO) test -run '^$$' -bench . -benchtime 10x -benchmem ./bench; echo $$? > .bench-exit; } | tee .bench-result.txt
 	@$(GO) run ./bench/report < .bench-result.txt
+	@test "$$(cat .bench-exit)" = 0 || { echo "make bench: go test exited $$(cat .bench-exit)"; exit 1; }
 
 # Long fuzzing: every Go fuzz target for FUZZTIME each, then the randomized
 # chaos tests (test/chaos and the packages' TestRandom*) with a total budget
@@ -112,4 +115,4 @@ install:
 	echo "installed saga-lsp and saga-lsp-hook in $(BINDIR), saga-lsp(1) in $(MANDIR), the completions in $(BASHCOMPDIR), $(ZSHCOMPDIR) and $(FISHCOMPDIR)"
 
 clean:
-	rm -rf bin dist .bench .bench-result.txt
+	rm -rf bin dist .bench .bench-result.txt .bench-exit

@@ -132,10 +132,18 @@ func (s *Server) diskChanged(paths []string) {
 
 // applyDisk lays a change read from disk into the next snapshot: open
 // buffers win over disk until they are closed. Only the swap is under the
-// lock; the reading was done before it. The run watcher is told too
-// (worktree copies, main journals: runs/watch).
+// lock; the reading was done before it. The lenses are refreshed (a
+// story's counts follow its task files, and an editor asks for lenses
+// again only when told), and the run watcher is told too (worktree
+// copies, main journals: runs/watch).
 func (s *Server) applyDisk(c workspace.Change) {
 	if !c.Empty() {
+		swapped := false
+		defer func() {
+			if swapped {
+				s.live.bell.ring()
+			}
+		}()
 		s.update(func(old *Snapshot) (*Snapshot, []string) {
 			changed := make([]*store.File, 0, len(c.Changed))
 			for _, f := range c.Changed {
@@ -155,6 +163,7 @@ func (s *Server) applyDisk(c workspace.Change) {
 			snap := old.clone()
 			var affected []string
 			snap.WS, affected = old.WS.Update(changed, removed)
+			swapped = true
 			return snap, affected
 		})
 	}

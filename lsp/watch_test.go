@@ -139,3 +139,38 @@ func TestWatchNeverFollowsLinksOut(t *testing.T) {
 	os.Remove(filepath.Join(root, ".saga/stories/evil"))
 	c.diagnostics(mark, ".saga/stories/evil", func(p publishedDiagnostics) bool { return len(p.Diagnostics) == 0 })
 }
+
+// TestDiskChangeRefreshesLenses: a task file changed on disk outside any
+// run (a branch switch, a pull, an edit in another program) changes its
+// story's lens ("n/m tasks done"); the server asks the client to refresh
+// its lenses, since an editor asks again only then, and the lens it then
+// gets counts the change.
+func TestDiskChangeRefreshesLenses(t *testing.T) {
+	root := testkit.CopyExample(t, "workspace")
+	c := startWith(t, Options{})
+	c.initialize(root, `{"workspace":{"codeLens":{"refreshSupport":true}}}`)
+	lens := func() string {
+		m := c.call("textDocument/codeLens", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(".saga/stories/add-logout-button/story.json")))
+		return string(m.Result)
+	}
+	if before := lens(); !strings.Contains(before, "0/2 tasks done") {
+		t.Fatalf("the lens before: %s", before)
+	}
+	mark := c.mark()
+	task := filepath.Join(root, ".saga/stories/add-logout-button/write-tests.json")
+	data, err := os.ReadFile(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := strings.Replace(string(data), `"status": "pending"`, `"status": "completed"`, 1)
+	if done == string(data) {
+		t.Fatalf("no pending status in %s", data)
+	}
+	if err := os.WriteFile(task, []byte(done), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(mark, "workspace/codeLens/refresh", nil)
+	if after := lens(); !strings.Contains(after, "1/2 tasks done") {
+		t.Errorf("the lens after the refresh: %s", after)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/store"
@@ -30,6 +32,42 @@ func (c Change) Empty() bool { return len(c.Changed) == 0 && len(c.Removed) == 0
 func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(rel string) bool) (changed []*store.File, removed []string) {
 	root := base.Root
 	seen := map[string]bool{}
+	// What base knew under a folder: a range of its files sorted by path,
+	// listed once per batch — a branch switch hands hundreds of paths, and
+	// listing (and sorting) every file for each made the batch quadratic.
+	var all []*store.File
+	under := func(rel string) []*store.File {
+		if all == nil {
+			all = base.Files()
+		}
+		prefix := rel + "/"
+		i, _ := slices.BinarySearchFunc(all, prefix, func(f *store.File, p string) int { return strings.Compare(f.Rel, p) })
+		j := i
+		for j < len(all) && strings.HasPrefix(all[j].Rel, prefix) {
+			j++
+		}
+		return all[i:j]
+	}
+	// Whether a path leads out through a link, its folder's answer kept
+	// for the batch: a file that is no link, in a folder that resolves
+	// inside, is inside — one lstat instead of resolving the root and the
+	// whole path again for each of a branch switch's hundreds of files.
+	// What is read is checked again by its descriptor (ReadFile).
+	insideDir := map[string]bool{}
+	outside := func(rel, abs string) string {
+		dir := path.Dir(rel)
+		in, known := insideDir[dir]
+		if !known {
+			in = store.OutsideWorkspace(root, dir) == ""
+			insideDir[dir] = in
+		}
+		if in {
+			if fi, err := os.Lstat(abs); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				return ""
+			}
+		}
+		return store.OutsideWorkspace(root, rel)
+	}
 	consider := func(rel string) {
 		if seen[rel] || !store.IsModelFile(rel) || (skip != nil && skip(rel)) {
 			return
@@ -53,11 +91,11 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		}
 		// A link out of the workspace: one finding for it, nothing read
 		// through it, and what we knew under it is gone.
-		if why := store.OutsideWorkspace(root, rel); why != "" {
+		if why := outside(rel, abs); why != "" {
 			seen[rel] = true
 			changed = append(changed, store.Unreadable(rel, why))
-			for _, f := range base.Files() {
-				if strings.HasPrefix(f.Rel, rel+"/") && (skip == nil || !skip(f.Rel)) {
+			for _, f := range under(rel) {
+				if skip == nil || !skip(f.Rel) {
 					removed = append(removed, f.Rel)
 				}
 			}
@@ -78,10 +116,8 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 				consider(f)
 			}
 		}
-		for _, f := range base.Files() {
-			if strings.HasPrefix(f.Rel, rel+"/") {
-				consider(f.Rel)
-			}
+		for _, f := range under(rel) {
+			consider(f.Rel)
 		}
 		consider(rel)
 	}

@@ -1,8 +1,10 @@
 // Command report owns the summary of `make bench`: it reads `go test -bench`
 // output on stdin, prints each benchmark's time per op in seconds, and
 // compares the budgeted benchmarks with the floor measured in the same run,
-// or their metrics (latency, memory) with absolute budgets (docs/architecture.md#budgets). Budgets are reported, not asserted: it always exits 0,
-// and prints only what the input holds.
+// or their metrics (latency, memory) with absolute budgets
+// (docs/architecture.md#budgets). It prints only what the input holds, and
+// exits 1 when a budget is missed (its line marked ✗), a budgeted benchmark
+// failed, or the input holds no result at all, so `make bench` fails then.
 //
 //	go test -run '^$' -bench . ./bench | go run ./bench/report
 package main
@@ -79,6 +81,22 @@ func budgets() []budget {
 		{label: "100,000-task story: status", bench: "BigStory", metric: "status-s", max: 2, unit: "s"},
 		{label: "100,000-task story: one edit → diagnostics p95", bench: "BigStoryEdit", metric: "edit-p95-ms", max: 50, unit: "ms"},
 		{label: "10,000-task cycle: check", bench: "Cycle", metric: "check-s", max: 1, unit: "s"},
+		// Both faces following reset, clean and a 500-file branch switch, and
+		// answering requests during the switch (bench/faces_test.go; issue 31).
+		{label: "language server: reset → its lens shows it, p95", bench: "FacesFollow", metric: "lsp-reset-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: reset → its lens shows it, slowest", bench: "FacesFollow", metric: "lsp-reset-max-ms", unit: "ms"},
+		{label: "language server: clean → its lens shows it, p95", bench: "FacesFollow", metric: "lsp-clean-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: clean → its lens shows it, slowest", bench: "FacesFollow", metric: "lsp-clean-max-ms", unit: "ms"},
+		{label: "language server: branch switch of 500 files → all their diagnostics published, p95", bench: "FacesFollow", metric: "lsp-switch-p95-ms", max: 250, unit: "ms"},
+		{label: "language server: a request during the branch switch, p95", bench: "FacesFollow", metric: "lsp-request-p95-ms", max: 50, unit: "ms"},
+		{label: "language server: a request during the branch switch, slowest", bench: "FacesFollow", metric: "lsp-request-max-ms", unit: "ms"},
+		{label: "dashboard: reset → the open page shows it, p95", bench: "FacesFollow", metric: "dash-reset-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: reset → the open page shows it, slowest", bench: "FacesFollow", metric: "dash-reset-max-ms", unit: "ms"},
+		{label: "dashboard: clean → the open page shows it, p95", bench: "FacesFollow", metric: "dash-clean-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: clean → the open page shows it, slowest", bench: "FacesFollow", metric: "dash-clean-max-ms", unit: "ms"},
+		{label: "dashboard: branch switch of 500 files → the open page shows it, p95", bench: "FacesFollow", metric: "dash-switch-p95-ms", max: 250, unit: "ms"},
+		{label: "dashboard: a page request during the branch switch, p95", bench: "FacesFollow", metric: "dash-request-p95-ms", max: 50, unit: "ms"},
+		{label: "dashboard: a page request during the branch switch, slowest", bench: "FacesFollow", metric: "dash-request-max-ms", unit: "ms"},
 		// The epic runner (bench/epic_test.go).
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
@@ -127,12 +145,25 @@ func (r *result) median(unit string) (float64, bool) {
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
 }
 
-func main() {
-	results, err := parse(os.Stdin)
+func main() { os.Exit(run(os.Stdin, os.Stdout, os.Stderr)) }
+
+// run reports the benchmark output read from r and returns the exit code:
+// 1 when a budget was missed or could not be measured, else 0.
+func run(r io.Reader, stdout, stderr io.Writer) int {
+	results, err := parse(r)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "report: reading benchmark output:", err)
+		fmt.Fprintln(stderr, "report: reading benchmark output:", err)
+		return 1
 	}
-	printReport(os.Stdout, results)
+	missed := printReport(stdout, results)
+	if len(results) == 0 {
+		return 1
+	}
+	if missed > 0 {
+		fmt.Fprintf(stdout, "\n✗ %d budget line(s) missed or failed (docs/architecture.md#budgets)\n", missed)
+		return 1
+	}
+	return 0
 }
 
 // parse collects benchmark results in first-seen order.
@@ -185,10 +216,12 @@ func parse(r io.Reader) ([]*result, error) {
 	return order, sc.Err()
 }
 
-func printReport(w io.Writer, results []*result) {
+// printReport prints the table and the budget lines, and returns how many
+// budgets were missed (✗) or not measured because their benchmark failed.
+func printReport(w io.Writer, results []*result) (missed int) {
 	if len(results) == 0 {
 		fmt.Fprintln(w, "no benchmark results in the input")
-		return
+		return 0
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "benchmark\ttime/op\tmem/op\tallocs/op\tother")
@@ -256,14 +289,24 @@ func printReport(w io.Writer, results []*result) {
 	}
 	printScale(w, byName["LSPScale"])
 	if len(lines) == 0 {
-		return
+		return 0
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "budgets (docs/architecture.md#budgets; ratios against the floor measured in this run):")
 	for _, l := range lines {
+		if strings.Contains(l, overMark) || strings.Contains(l, ": FAIL (") {
+			missed++
+		}
 		fmt.Fprintln(w, "  "+l)
 	}
+	return missed
 }
+
+// The verdicts at a budget line's end.
+const (
+	passMark = "✓ PASS"
+	overMark = "✗ OVER"
+)
 
 // printScale sets the language server on W and on 4W side by side, as
 // BenchmarkLSPScale measured them in the same ops.
@@ -312,9 +355,9 @@ func budgetLine(b budget, ns float64, floor *result) string {
 }
 
 func verdict(b budget, ns, ratio float64) string {
-	mark := "PASS"
+	mark := passMark
 	if ratio > b.maxRatio {
-		mark = "OVER"
+		mark = overMark
 	}
 	return fmt.Sprintf("%s = %s s = %.2f × floor (budget ≤ %g)  %s", b.label, seconds(ns), ratio, b.maxRatio, mark)
 }
@@ -326,9 +369,9 @@ func absoluteLine(b budget, v float64) string {
 	if b.max == 0 {
 		return fmt.Sprintf("%s = %s %s (for comparison; no budget)", b.label, value, b.unit)
 	}
-	mark := "PASS"
+	mark := passMark
 	if v > b.max {
-		mark = "OVER"
+		mark = overMark
 	}
 	return fmt.Sprintf("%s = %s %s (budget ≤ %g %s)  %s", b.label, value, b.unit, b.max, b.unit, mark)
 }
