@@ -59,7 +59,10 @@ func (w *Watcher) heldLocks() (workers, epics map[string]int) {
 		}
 		switch {
 		case isWorker:
-			if pid, err := runs.WorkerHolder(root, story); err == nil && pid > 0 {
+			// reset and clean hold a story's worker lock while they remove
+			// its run (so that no worker starts meanwhile): a holder that is
+			// no worker is no run — where a process's command line can be read.
+			if pid, err := runs.WorkerHolder(root, story); err == nil && pid > 0 && runs.LooksLikeWorker(pid, story) {
 				workers[story] = pid
 			}
 		case isEpic:

@@ -5,6 +5,8 @@ package watch_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +142,48 @@ func start(t *testing.T, files map[string]string) *fixture {
 	return &fixture{root: root, sessions: sessions, w: w, rec: rec}
 }
 
+// holdWorkerLock takes the story's worker lock in a process whose command
+// line is `… <command> <story>` (a worker's, or a reset's), and returns its
+// pid and the release.
+func (f *fixture) holdWorkerLock(t *testing.T, command, id string) (int, func()) {
+	t.Helper()
+	cmd := testkit.HelperCmd("hold-worker-lock", command, id, f.root)
+	stdin, stderr, err := testkit.StartHelper(cmd, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			stdin.Close()
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("the lock holder: %v\n%s", err, stderr)
+			}
+		}
+	}
+	t.Cleanup(release)
+	return cmd.Process.Pid, release
+}
+
+func TestMain(m *testing.M) {
+	testkit.RunHelper(map[string]func(args []string) error{
+		// hold-worker-lock: -- <command> <story> <root>: hold the story's
+		// worker lock until stdin closes.
+		"hold-worker-lock": func(args []string) error {
+			lock, err := store.AcquireLock(context.Background(), args[2], runs.WorkerLockName(args[1]))
+			if err != nil {
+				return err
+			}
+			defer lock.Unlock()
+			fmt.Println("held")
+			_, err = io.Copy(io.Discard, os.Stdin)
+			return err
+		},
+	})
+	os.Exit(m.Run())
+}
+
 // fakeWorker starts a process that passes for the story's worker and
 // returns it.
 func (f *fixture) fakeWorker(t *testing.T) *exec.Cmd {
@@ -249,20 +293,34 @@ func TestWorkerLock(t *testing.T) {
 	if f.w.State().Alive(story) {
 		t.Fatal("alive before any lock")
 	}
-	lock, err := store.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder, release := f.holdWorkerLock(t, "worker", story)
 	st := f.rec.filesChanged(t, rel, "the lock held", func(st *watch.State) bool { return st.Alive(story) })
-	if st.Locked[story] != os.Getpid() || st.Story(story) != nil {
+	if st.Locked[story] != holder || st.Story(story) != nil {
 		t.Errorf("locked %v, story %+v", st.Locked, st.Story(story))
 	}
-	if err := lock.Unlock(); err != nil {
-		t.Fatal(err)
-	}
+	release()
 	f.rec.filesChanged(t, rel, "the lock released", func(st *watch.State) bool { return !st.Alive(story) })
 	if pid := f.w.State().Locked[story]; pid != 0 {
 		t.Errorf("the lock is still held by %d in the State", pid)
+	}
+}
+
+// TestResetHoldsNoWorker: reset and clean hold a story's worker lock while
+// they remove its run; a holder that is not a worker is no live worker (it
+// showed the story running for up to a tick after a reset:
+// BenchmarkFacesFollow).
+func TestResetHoldsNoWorker(t *testing.T) {
+	f := start(t, map[string]string{
+		".saga/stories/other/story.json": `{"id": "other", "title": "Other", "description": ""}`,
+	})
+	_, releaseReset := f.holdWorkerLock(t, "reset", story)
+	defer releaseReset()
+	// A worker of another story, whose lock is seen in the same probe.
+	_, release := f.holdWorkerLock(t, "worker", "other")
+	defer release()
+	st := f.rec.filesChanged(t, store.StoryFileRel("other"), "the other story's worker lock held", func(st *watch.State) bool { return st.Alive("other") })
+	if st.Alive(story) || st.Locked[story] != 0 {
+		t.Errorf("a reset's lock counts as a live worker: locked %v", st.Locked)
 	}
 }
 
@@ -292,12 +350,14 @@ func TestEndedWorkerHoldsLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The worker is a process that passes for one and holds the lock.
+	pid, release := f.holdWorkerLock(t, "worker", story)
+	defer release()
 	session := runs.KindSessionName(runs.KindStory, story, time.Now())
 	var lines []byte
 	for _, e := range []runs.Event{
-		// The worker is this process (it takes the lock below); its
-		// worktree says it belongs to the workspace.
-		{Event: runs.KindWorkerStart, PID: os.Getpid(), Worktree: store.WorktreeDir(real, story)},
+		// Its worktree says it belongs to the workspace.
+		{Event: runs.KindWorkerStart, PID: pid, Worktree: store.WorktreeDir(real, story)},
 		{Event: runs.KindWorkerEnd, Status: runs.StatusCompleted, ExitCode: runs.Int(0)},
 	} {
 		e.Time, e.Story, e.Session = time.Now().UTC(), story, session
@@ -311,14 +371,12 @@ func TestEndedWorkerHoldsLock(t *testing.T) {
 	if err := os.WriteFile(runs.EventsFile(runs.OutputFile(f.sessions, session)), lines, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.rec.progress(t, "the end", func(p watch.WorkerProgress) bool { return p.Ended && p.Session == session })
-	lock, err := store.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Unlock()
-	st := f.rec.filesChanged(t, store.StoryFileRel(story), "the lock held", func(st *watch.State) bool { return st.Locked[story] > 0 })
-	if st.Alive(story) || st.Story(story).Run.PID != os.Getpid() {
+	// Whichever the watcher sees last, the lock or the end, names the story.
+	st := f.rec.filesChanged(t, store.StoryFileRel(story), "the lock held and the run ended", func(st *watch.State) bool {
+		s := st.Story(story)
+		return st.Locked[story] > 0 && s != nil && s.Run != nil && !s.Running
+	})
+	if st.Alive(story) || st.Story(story).Run.PID != pid {
 		t.Errorf("alive by the lock of its ended worker: %+v", st.Story(story).Run)
 	}
 }
