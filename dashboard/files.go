@@ -8,8 +8,10 @@ package dashboard
 // journal's Markdown rendered (markdown.go), its raw HTML shown as text.
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +48,13 @@ func within(root, path string) bool {
 	}
 	p, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return false
+		// A path that is gone (a worktree copy a reset just removed, while
+		// the snapshot still names it) is no link: where its nearest
+		// existing folder lies says. A dangling link is there, and refused.
+		if _, lerr := os.Lstat(path); !errors.Is(lerr, fs.ErrNotExist) || filepath.Dir(path) == path {
+			return false
+		}
+		return within(root, filepath.Dir(path))
 	}
 	rel, err := filepath.Rel(r, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
