@@ -68,7 +68,7 @@ func followDispatched(env *Env, root string, r *runs.Run, jsonOut bool) int {
 	if !jsonOut {
 		fmt.Fprintf(env.Stdout, "story %s on GitHub Actions: %s\n", termtext.Escape(r.Story), termtext.Escape(r.URL))
 	}
-	return followActions(ctx, env, "follow", root, id, jsonOut)
+	return followActions(ctx, env, "follow", root, r.Story, id, jsonOut)
 }
 
 // followed is one events file being read: a story's worker or an epic's

@@ -98,13 +98,18 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	if !follow {
 		return exitOK
 	}
-	return followActions(ctx, env, "run", t.root, d.ActionsRun, jsonOut)
+	return followActions(ctx, env, "run", t.root, name, d.ActionsRun, jsonOut)
 }
 
 // followActions follows a GitHub Actions run until it completes (`run
 // --on github --follow`, `follow <story>` of a dispatched story): exit 0
 // when it succeeded.
-func followActions(ctx context.Context, env *Env, cmd, root string, id int64, jsonOut bool) int {
+//
+// Having asked GitHub, it records what it saw of the end in the story's
+// local events (control.Evidence with Actions), as status's network step
+// does: every face — the language server's watcher, the dashboard — then
+// renders the end without asking GitHub (docs/architecture.md#one-read-model-of-a-run).
+func followActions(ctx context.Context, env *Env, cmd, root, story string, id int64, jsonOut bool) int {
 	gh, err := runs.LookProgram(env.Getenv, runs.ProgramGH)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp %s: gh (GitHub's CLI) is not installed: %v\n", cmd, err)
@@ -130,6 +135,11 @@ func followActions(ctx context.Context, env *Env, cmd, root string, id int64, js
 		}
 		fmt.Fprintf(env.Stderr, "saga-lsp %s: %v\n", cmd, err)
 		return exitFindings
+	}
+	if p, ws, err := workspaceAt(root); err == nil {
+		ev := control.NewEvidence(ctx, root, runs.SessionDir(env.Getenv), p)
+		ev.Actions = github.NewRuns(root, env.Getenv)
+		ev.Story(ctx, ws, story) // records the end (a record that cannot be written: the next look asks again)
 	}
 	if r.Conclusion != control.ActionsSuccess {
 		return exitFindings

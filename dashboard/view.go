@@ -3,7 +3,8 @@ package dashboard
 // What the pages show, derived per request from one workspace snapshot and
 // one published watch.State (two atomic loads): story and epic states,
 // progress, spend, who needs the user. Nothing here reads a file or runs a
-// program; the pages that need more (an epic's derived run state, a
+// program but the read model of a story (control.Evidence, once per view:
+// model); the pages that need more (an epic's derived run state, a
 // story's runs, journal and output) ask for it themselves.
 
 import (
@@ -125,9 +126,11 @@ func (v *repoView) withEpicStatus(st *control.EpicStatus) {
 }
 
 // counts are a story's done/total tasks as shown: the live view while a
-// worker runs or a worktree copy exists, else the story's own files.
+// worker runs, else the read model's (what `status` counts: its
+// worktree copy, else its branch, else origin's, else the story's own
+// files) — its epic's state where that was derived.
 func (v *repoView) counts(s *store.Story) (done, total int) {
-	if ss := v.st.Story(s.ID); ss != nil && (ss.Running || ss.Worktree != nil) && len(ss.View) > 0 {
+	if ss := v.st.Story(s.ID); ss != nil && v.st.Alive(s.ID) && len(ss.View) > 0 {
 		for _, st := range ss.View {
 			if st == store.StatusCompleted {
 				done++
@@ -135,7 +138,11 @@ func (v *repoView) counts(s *store.Story) (done, total int) {
 		}
 		return done, len(ss.View)
 	}
-	return s.Done(), len(s.Tasks)
+	if es := v.epicStory[s.ID]; es != nil {
+		return es.Done, es.Total
+	}
+	m := v.model(s.ID)
+	return m.Done, m.Total
 }
 
 // taskStatus is a task's status as shown (the live view first).

@@ -59,7 +59,7 @@ func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMes
 	prefix := s.clientInfo().commandPrefix
 	switch {
 	case f.Kind == store.KindStory && f.Story != nil:
-		lenses = append(lenses, lensStory(s, snap, f, root, prefix)...)
+		lenses = append(lenses, lensStory(ctx, s, snap, f, root, prefix)...)
 	case f.Kind == store.KindTask && f.Task != nil:
 		lenses = append(lenses, lensTask(s, snap, f, root))
 	case f.Kind == store.KindEpic && f.Epic != nil:
@@ -70,7 +70,7 @@ func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMes
 
 // lensStory: run or stop (and show output), then done/total tasks and the
 // effective status.
-func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
+func lensStory(ctx context.Context, s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
 	st := snap.WS.StoryOf(f)
 	if st == nil { // a story.json outside the workspace: its own fields, no tasks
 		st = f.Story
@@ -81,17 +81,22 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 		return []protocol.CodeLens{lensInfo(r, title)}
 	}
 	info := s.live.storyInfo(f.Owner)
-	// A story completed as plan and status say it (control.Evidence, when
-	// its epic's state was derived) whose statuses are no longer in the
-	// workspace — its worktree cleaned away, its work on its branch — is
-	// completed here too.
-	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
+	// The story's state is the read model's (control.Evidence: what plan,
+	// status and the dashboard say): its counts where its statuses are
+	// read, and completed also when they are no longer in the workspace —
+	// its worktree cleaned away, its work on its branch.
+	es, known := s.live.epicStory(ctx, snap, st.EpicID(), f.Owner)
+	shownDone, shownTotal := st.Done(), len(st.Tasks)
+	// (An epic's story's counts are the epic's as last derived, which may
+	// lag the snapshot: its own files' are shown.)
+	if known && st.EpicID() == "" && !info.Running && (es.Done != shownDone || es.Total != shownTotal) && es.State != runs.StatusCompleted {
+		shownDone, shownTotal = es.Done, es.Total
+		title = fmt.Sprintf("%d/%d tasks done · status: %s", es.Done, es.Total, st.EffectiveStatus())
+	}
+	if known && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
 		title = fmt.Sprintf("%d/%d tasks done · status: completed (on %s)", es.Done, es.Total, cmp.Or(es.Branch, "its branch"))
 	}
-	completed := st.EffectiveStatus() == store.StatusCompleted
-	if es, ok := s.live.epicStory(st.EpicID(), f.Owner); ok && es.State == runs.StatusCompleted {
-		completed = true
-	}
+	completed := st.EffectiveStatus() == store.StatusCompleted || (known && es.State == runs.StatusCompleted)
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
 	switch {
@@ -125,23 +130,33 @@ func lensStory(s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefi
 			out = append(out, lensCommand(r, "Show output", prefix+"showOutput", args))
 		}
 		if info.HasWT && len(info.View) > 0 {
-			if d, t := viewCounts(info.View); d != st.Done() || t != len(st.Tasks) {
+			if d, t := viewCounts(info.View); d != shownDone || t != shownTotal {
 				title += fmt.Sprintf(" · worktree: %d/%d", d, t)
 			}
 		}
-		es, _ := s.live.epicStory(st.EpicID(), f.Owner)
 		switch {
-		case es.Actions != nil: // GitHub's state, as the epic's last look saw it
+		case es.Actions != nil: // GitHub's state, as last recorded
 			title += " · " + es.Actions.Text()
 		case info.Run != nil && info.Run.Actions != nil:
 			title += " · " + info.Run.Actions.Text()
+		case known && lensOutcome(es.State):
+			title += " · last run: " + es.State
 		case info.Run != nil && info.Run.DryRun:
 			title += " · last dry run: " + info.Run.State
-		case info.Run != nil:
+		case info.Run != nil && !known: // an epic's story before its epic's state is derived
 			title += " · last run: " + info.Run.State
 		}
 	}
 	return append(out, lensInfo(r, title))
+}
+
+// lensOutcome tells the end states a story's lens names as its last run's.
+func lensOutcome(state string) bool {
+	switch state {
+	case runs.StatusFailed, runs.StatusTimeout, runs.StatusBlocked, runs.StatusStopped:
+		return true
+	}
+	return false
 }
 
 // viewCounts is done/total of a live view.

@@ -169,10 +169,18 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *contr
 	return st
 }
 
-// epicStory is a story's state in its epic as last derived
-// (control.EpicState, the one derivation of a story's state) — never
-// derived here: a story's lens must not wait for git.
-func (l *live) epicStory(epic, story string) (control.EpicStory, bool) {
+// epicStory is a story's state as the read model says it: in its epic as
+// last derived (control.EpicState) — not derived here, an epic's state is
+// the watcher's to keep — and for a story outside any epic its own
+// evidence (control.Evidence.Story, what status and the dashboard render),
+// never the watcher's last-seen run.
+func (l *live) epicStory(ctx context.Context, snap *Snapshot, epic, story string) (control.EpicStory, bool) {
+	if epic == "" {
+		ev := control.NewEvidence(ctx, snap.Root, runs.SessionDir(l.env), l.s.parser)
+		st := ev.Story(ctx, snap.WS, story)
+		return control.EpicStory{ID: st.ID, State: st.State, Done: st.Done, Total: st.Total, Branch: st.Branch,
+			Base: st.Base, PR: st.PR, NoPR: st.NoPR, Cost: st.Cost, Session: st.Session, Why: st.Why, Dry: st.Dry, Actions: st.Actions}, true
+	}
 	if e := l.state().Epic(epic); e != nil && e.Status != nil {
 		for _, es := range e.Status.Stories {
 			if es.ID == story {

@@ -377,7 +377,9 @@ func TestRunStoryLive(t *testing.T) {
 		t.Errorf("progress kinds %v", kinds)
 	}
 
-	// Final state: the worktree copy is completed; the lenses say so.
+	// Final state: the worktree copy is completed; the lenses say so, as
+	// status does (the read model: control.Evidence), with the review as
+	// the next step.
 	for _, task := range []string{"write-tests", "implement-button"} {
 		if s := readStatus(t, f.wtTask(task)); s != "completed" {
 			t.Errorf("worktree %s: %s", task, s)
@@ -385,8 +387,8 @@ func TestRunStoryLive(t *testing.T) {
 	}
 	storyRel := ".saga/stories/" + demoStory + "/story.json"
 	got := lensTitles(codeLenses(c, storyRel))
-	if len(got) != 3 || got[0] != "▶ Run story" || got[1] != "Show output" ||
-		got[2] != "0/2 tasks done · status: pending · worktree: 2/2 · last run: completed" {
+	if len(got) != 2 || got[0] != "Review story" ||
+		got[1] != "2/2 tasks done · status: completed (on story/"+demoStory+") · next: review its PR (or `saga-lsp run "+demoStory+" --again`)" {
 		t.Errorf("story lenses after the run: %q", got)
 	}
 	if got := lensTitles(codeLenses(c, ".saga/stories/"+demoStory+"/write-tests.json")); len(got) != 1 ||

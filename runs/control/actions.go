@@ -133,7 +133,8 @@ func recordEnd(last *runs.Run, st *StoryState, ar *ActionsRun) {
 	}
 	defer l.Close()
 	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: st.State, Message: st.Why, Conclusion: ar.Conclusion,
-		ActionsRun: ar.ID, Done: runs.Int(st.Done), Total: runs.Int(st.Total), Cost: runs.Float(st.Cost)},
+		ActionsRun: ar.ID, Done: runs.Int(st.Done), Total: runs.Int(st.Total), Cost: runs.Float(st.Cost),
+		PR: st.PR, Branch: st.Branch, Base: st.Base}, // what its uploaded record said, for readers of the events alone
 		fmt.Sprintf("GitHub Actions run %d ended %s: story %s %s", ar.ID, ar.Conclusion, st.ID, st.State))
 }
 
@@ -147,7 +148,10 @@ func recordEnd(last *runs.Run, st *StoryState, ar *ActionsRun) {
 func (ev *Evidence) actionsRun(ctx context.Context, st *StoryState, last *runs.Run) (*ActionsRun, bool) {
 	id := st.ID
 	dispatched := last != nil && last.Backend == BackendGitHub
-	if ev.Actions == nil || !(dispatched || ev.Discover) {
+	// Its end as GitHub gave it is recorded: rendered from there, GitHub
+	// not asked again (but to show the runs it ignores).
+	recorded := dispatched && last.Ended && last.Conclusion != ""
+	if ev.Actions == nil || !(dispatched || ev.Discover) || (recorded && !ev.Discover) {
 		if a := Dispatched(last); a != nil && !last.Ended {
 			return a, true // running, as last known
 		}

@@ -1,8 +1,9 @@
 package control
 
 // What `clean` looks at, and how it tells what is this repository's: the
-// story runs whose events name one of its worktrees, the epic runs that
-// started such runs, the tmux sessions started in its root.
+// story runs whose events name one of its worktrees (or only its root),
+// the epic runs that started such runs, the tmux sessions started in its
+// root.
 
 import (
 	"context"
@@ -107,7 +108,7 @@ func (c *cleaner) gather(ctx context.Context) error {
 
 // gatherRuns reads every events file of the session dir and keeps the runs
 // that are this repository's: story runs whose events name one of its
-// worktrees; epic runs started in its root (while their tmux session is
+// worktrees, or its root when they ended before their worktree step; epic runs started in its root (while their tmux session is
 // there to tell) or that started one of its story runs (the story's last
 // one by its durable record, when its events file is gone).
 func (c *cleaner) gatherRuns(paths map[string]string) {
@@ -122,7 +123,10 @@ func (c *cleaner) gatherRuns(paths map[string]string) {
 			if r.TaskListDir != "" {
 				c.named[filepath.Base(filepath.Clean(r.TaskListDir))] = true
 			}
-			if c.isWorktreeOf(r.Worktree, id) {
+			// A run that ended before its worktree step names only its
+			// root: it is this repository's too, as the read model counts
+			// it (runs.Run.In).
+			if c.isWorktreeOf(r.Worktree, id) || (r.Worktree == "" && r.Root != "" && r.In(c.o.Root)) {
 				c.runs[id] = append(c.runs[id], r)
 				ours[r.Session] = true
 			}

@@ -102,7 +102,11 @@ type EpicQuery struct {
 	DryRun bool
 	// Actions asks GitHub about stories run on GitHub Actions
 	// (Evidence.Actions); Discover about every story — set when the epic's
-	// runs go to GitHub Actions, and implied when its last run's did.
+	// runs go to GitHub Actions, and implied when its last run's did. A
+	// query with Actions (the runner's, status's network step) also asks gh
+	// whether a completed story's PR is merged (--after merged) and records
+	// what it saw; one without (ViewQuery: every face) renders the recorded
+	// evidence only, never calling GitHub to draw itself.
 	Actions  Actions
 	Discover bool
 }
@@ -282,7 +286,8 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	case state == EpicRunning:
 		es.Why = st.Why // GitHub's state unknown, for one
 		return EpicRunning
-	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") && merged(ctx, q.Root, es.ID, q.Env):
+	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") &&
+		(st.PRState == runs.PRMerged || q.Actions != nil && merged(ctx, q.Root, es.ID, q.Env)):
 		es.Merged = true
 		return runs.StatusCompleted
 	case state == runs.StatusCompleted:

@@ -4,13 +4,16 @@ package control_test
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -171,5 +174,39 @@ func TestResetRefusesUnderADependent(t *testing.T) {
 	testkit.Git(t, h.root, "worktree", "remove", "--force", wt)
 	if r := h.saga(t, nil, "reset", "user-auth--setup-db", "--yes"); r.Code != 0 || h.branchExists(t, "story/user-auth--setup-db") {
 		t.Errorf("reset after the dependent: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// A run stopped before its worktree step names its repository but no
+// worktree: reset discards its files too, so that the story is pending
+// again where status reads it (the read model counts every run of the
+// repository, runs.Run.In) — it stayed "stopped" after reset before.
+func TestResetDiscardsARunStoppedBeforeItsWorktree(t *testing.T) {
+	h := newTmuxEnv(t)
+	session := runs.KindSessionName(runs.KindStory, story, time.Now())
+	l, err := runs.OpenLog(filepath.Join(h.sessionDir, session+".log"), story, "", session, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Emit(runs.Event{Event: runs.KindWorkerStart, Root: h.root, PID: 1}, "worker")
+	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: runs.StatusStopped, ExitCode: runs.Int(1)}, "worker stopped")
+	l.Close()
+	stateOf := func() string {
+		t.Helper()
+		r := h.saga(t, nil, "status", story, "--format", "json")
+		var st struct{ Stories []struct{ State string } }
+		if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil || len(st.Stories) != 1 {
+			t.Fatalf("status: %v\n%s%s", err, r.Stdout, r.Stderr)
+		}
+		return st.Stories[0].State
+	}
+	if s := stateOf(); s != runs.StatusStopped {
+		t.Fatalf("before reset: %s", s)
+	}
+	if r := h.saga(t, nil, "reset", story, "--yes"); r.Code != 0 {
+		t.Fatalf("reset: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if s := stateOf(); s != control.StoryPending {
+		t.Errorf("after reset: %s, want pending", s)
 	}
 }

@@ -181,8 +181,13 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	// The newest of the last run's events and the record (which outlives
 	// an emptied session dir) decides; all tasks completed where they are
 	// read is completed whatever ended last.
+	// A run on GitHub Actions whose end was recorded as GitHub gave it
+	// (recordEnd) was judged then — its record, its branch's statuses —
+	// and its recorded state stands, as when it was asked.
+	fromGitHub := false
 	switch {
 	case last != nil && (!haveRec || last.Session == rec.Session || last.Started.After(rec.Ended)):
+		fromGitHub = last.Ended && last.Backend == BackendGitHub && last.Conclusion != ""
 		st.State = runs.StatusFailed // died without its end (killed)
 		st.Why = fmt.Sprintf("its worker ended without reporting an end (killed?): see %s, then `saga-lsp run %s`", last.OutputFile, id)
 		if last.Ended {
@@ -192,7 +197,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	case haveRec:
 		st.State, st.Why = outcomeOr(rec.Status), rec.Why
 	}
-	if st.Total > 0 && st.Done == st.Total {
+	if st.Total > 0 && st.Done == st.Total && !fromGitHub {
 		st.State = runs.StatusCompleted
 	}
 	// Its PR merged, as last recorded: the work landed, whatever ended last.

@@ -656,6 +656,16 @@ func TestAfterMerged(t *testing.T) {
 	if s := storyState(f.status(), "shop--b"); s.State != control.EpicWaiting {
 		t.Fatalf("b %s before a's PR merged", s.State)
 	}
+	// A face renders what was recorded and never asks GitHub to draw
+	// itself (docs/architecture.md#one-read-model-of-a-run): plan of an
+	// epic whose run waits for merges calls no gh.
+	ghLog := filepath.Join(t.TempDir(), "gh.log")
+	if r := f.saga([]string{"GH_STANDIN_LOG=" + ghLog}, "plan", "shop", "--format", "json"); r.Code != 0 {
+		t.Fatalf("plan: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if calls, err := os.ReadFile(ghLog); err == nil {
+		t.Errorf("plan asked gh to render the epic:\n%s", calls)
+	}
 	// Merge a's PR as GitHub would: its branch into main on the origin, the
 	// PR marked merged.
 	origin := strings.TrimSpace(testkit.Git(t, f.root, "remote", "get-url", "origin"))

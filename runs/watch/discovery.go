@@ -92,6 +92,7 @@ func (w *Watcher) sessionFile(ws *store.Workspace, path string, ef *effects) {
 			delete(w.runs, name)
 			w.storyRels(ws, r.Story, ef)
 			ef.refresh = true
+			w.storyMoved(r.Story, true) // its epics' states too
 		}
 		return
 	}

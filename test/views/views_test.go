@@ -1,6 +1,7 @@
 // Package views holds the views-agree test: one repository driven through
-// a run's life, every face read after each step — `status` (JSON), the
-// dashboard's epic page and the language server's lenses — and compared.
+// a run's life, every face read after each step — `status` (text and
+// JSON), `plan`, `follow`, the language server's lenses, diagnostics and
+// saga/* notifications, the dashboard's pages — and compared.
 // They render one read model (control.ViewQuery, docs/architecture.md#one-read-model-of-a-run),
 // so they must say the same state and counts of every story.
 package views
@@ -178,7 +179,8 @@ func (r *repo) startServer() (*lspclient.Client, string) {
 	}
 	r.t.Cleanup(func() { c.Stop(5 * time.Second) })
 	root := "file://" + r.dir
-	if _, err := c.Call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{}}, 30*time.Second); err != nil {
+	if _, err := c.Call("initialize", map[string]any{"processId": os.Getpid(), "rootUri": root, "capabilities": map[string]any{},
+		"initializationOptions": map[string]any{"sagaNotifications": true}}, 30*time.Second); err != nil {
 		r.t.Fatal(err)
 	}
 	mark := c.Mark()
