@@ -137,8 +137,9 @@ func followActions(ctx context.Context, env *Env, cmd, root, story string, id in
 		return exitFindings
 	}
 	if p, ws, err := workspaceAt(root); err == nil {
-		ev := control.NewEvidence(ctx, root, runs.SessionDir(env.Getenv), p)
-		ev.Actions = github.NewRuns(root, env.Getenv)
+		setup := github.NewSetup(root, env.Getenv)
+		ev := control.NewEvidence(ctx, root, setup.SessionDir, p)
+		ev.Actions = setup.Actions
 		ev.Story(ctx, ws, story) // records the end (a record that cannot be written: the next look asks again)
 	}
 	if r.Conclusion != control.ActionsSuccess {

@@ -503,6 +503,16 @@ func (s *session) runDirectives(text string) error {
 		if err != nil {
 			return err
 		}
+		if res.isError && strings.Contains(res.text, "bwrap: Can't find source path") {
+			// The sandbox, not the command, failed: a path it binds went
+			// away between its look and bwrap's mount — another agent's
+			// placeholder (.git/config.lock, in the common dir every
+			// worktree shares) removed as its command ended. A model
+			// tries such a command again, once.
+			if res, err = s.call("Bash", in, ""); err != nil {
+				return err
+			}
+		}
 		outcome := "ok"
 		if res.isError {
 			outcome = "failed"
