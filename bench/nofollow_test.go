@@ -18,7 +18,7 @@ import (
 
 // BenchmarkNpmSeed200 is what a story's start spends seeding its npm cache
 // (runs.SeedNpm, issue 32: every write below the story's cache through
-// store.Beneath): a lockfile of 200 packages, each a 32 KiB tarball in the
+// filesafe.Beneath): a lockfile of 200 packages, each a 32 KiB tarball in the
 // user's warm cache, copied into a fresh story cache. Part of the per-story
 // overhead (StoryOverhead's budget, ≤ 0.5 s); compare a commit before
 // issue 32 with the same benchmark to see what the no-follow writes cost.

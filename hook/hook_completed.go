@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
@@ -270,7 +271,7 @@ type sharedResult struct {
 // completion and grows before any retry.
 type gate struct {
 	h        *hookRun
-	lock     *store.Lock
+	lock     *filesafe.Lock
 	path     string // the result file
 	stamp    string
 	shared   *sharedResult
@@ -308,7 +309,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}
-	lock, free, err := store.TryLockFile(base + ".lock")
+	lock, free, err := filesafe.TryLockFile(base + ".lock")
 	if err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
@@ -319,7 +320,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 	waited := !free
 	if waited {
 		ctx, cancel := context.WithDeadline(h.ctx, deadline)
-		lock, err = store.AcquireLockFile(ctx, base+".lock")
+		lock, err = filesafe.AcquireLockFile(ctx, base+".lock")
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The other one still runs them: run them here too rather
@@ -355,7 +356,7 @@ func (g *gate) record(res verify.TaskResult) {
 		r.Command, r.Outcome = f.Command, f.Outcome()
 	}
 	data, _ := json.Marshal(r)
-	if err := store.WriteFileAtomic(g.path, data, 0o600); err != nil {
+	if err := filesafe.WriteFileAtomic(g.path, data, 0o600); err != nil {
 		g.h.warnf("cannot share the check result (%v)", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -196,7 +197,7 @@ func absPathFrom(base, p string) string {
 // only through the Task tools, so that the hooks see every change).
 func (h *hookRun) protected() []string {
 	dir := runs.SessionDir(h.env)
-	out := []string{dir, store.TempLockRoot()}
+	out := []string{dir, filesafe.TempLockRoot()}
 	if legacy := runs.LegacySessionDir(dir); legacy != "" {
 		out = append(out, legacy) // still read while runs of earlier releases are there
 	}
@@ -368,7 +369,7 @@ func resolveAllLinks(p string) (string, error) {
 			// Below a missing component nothing exists (and so no link
 			// either), but ".." from a link target may climb back out of
 			// it, so later components are still looked at.
-			if errors.Is(err, fs.ErrNotExist) || store.IsNotDir(err) {
+			if errors.Is(err, fs.ErrNotExist) || filesafe.IsNotDir(err) {
 				resolved = next
 				continue
 			}

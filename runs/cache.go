@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -57,7 +58,7 @@ func LegacyCachePath(root, story string) (string, error) {
 	if !store.ValidCanonical(story) {
 		return "", fmt.Errorf("invalid story name %q", story)
 	}
-	locks, err := store.LockDir(root)
+	locks, err := filesafe.LockDir(root)
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +116,7 @@ func CacheRoot(env func(string) string) (string, error) {
 // dir is <checkout>/.git) and a hash of its git common dir, the same from
 // the checkout and from each of its worktrees.
 func repoID(root string) (string, error) {
-	locks, err := store.LockDir(root)
+	locks, err := filesafe.LockDir(root)
 	if err != nil {
 		return "", err
 	}
@@ -143,8 +144,8 @@ func makeCache(dir string, err error) (string, error) {
 		return "", err
 	}
 	// <kind>/<story> is saga-lsp's, what is below it the story's: its tmp
-	// made a link out of it is refused, never followed (store.Beneath).
-	b, err := store.OpenBeneath(top)
+	// made a link out of it is refused, never followed (filesafe.Beneath).
+	b, err := filesafe.OpenBeneath(top)
 	if err != nil {
 		return "", fmt.Errorf("create the build cache %s: %w", dir, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // npm has no layered cache, so a story's npm cache is seeded instead
@@ -75,8 +75,8 @@ func SeedNpm(cacheDir, dir string, w Warm) (int, error) {
 		return 0, err
 	}
 	// The story's cache is its agent's and its checks' to shape: every write
-	// stays below it, whatever links they planted (store.Beneath).
-	to, err := store.OpenBeneath(cacheDir)
+	// stays below it, whatever links they planted (filesafe.Beneath).
+	to, err := filesafe.OpenBeneath(cacheDir)
 	if err != nil {
 		return 0, err
 	}
@@ -328,7 +328,7 @@ func contentPath(integrity string) (contentFile, bool) {
 // (a temp file renamed into place), at most max bytes, and when c is set
 // only if its content matches. It returns the bytes copied; a write below
 // to that fails is an errRefused. made lists the folders already made.
-func copyChecked(from string, to *store.Beneath, made map[string]bool, rel string, max int64, c *contentFile) (int64, error) {
+func copyChecked(from string, to *filesafe.Beneath, made map[string]bool, rel string, max int64, c *contentFile) (int64, error) {
 	fi, err := os.Lstat(from)
 	if err != nil {
 		return 0, err

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // WorkerLockName is the flock a live worker holds for its story, for its
@@ -24,7 +24,7 @@ func PRBodyLockName(story string) string { return "pr-" + story }
 // WorkerHolder returns the pid recorded by the holder of the story's worker
 // lock, 0 when it is free.
 func WorkerHolder(root, story string) (int, error) {
-	return store.LockHolder(root, WorkerLockName(story))
+	return filesafe.LockHolder(root, WorkerLockName(story))
 }
 
 // Subcommands whose processes LooksLike recognises.
@@ -74,7 +74,7 @@ func SelfStart() uint64 {
 // is in the session dir, which no agent writes; a lock file's pid is never
 // trusted on its own.
 func (r *Run) Alive() bool {
-	if r.PID <= 0 || !store.ProcessAlive(r.PID) || !SameProcess(r.PID, r.ProcStart) {
+	if r.PID <= 0 || !filesafe.ProcessAlive(r.PID) || !SameProcess(r.PID, r.ProcStart) {
 		return false
 	}
 	if r.Epic != "" {
@@ -90,7 +90,7 @@ func WorkerLockFile(root, story string) string { return lockFile(root, WorkerLoc
 func EpicLockFile(root, epic string) string { return lockFile(root, EpicLockName(epic)) }
 
 func lockFile(root, name string) string {
-	dir, err := store.LockDir(root)
+	dir, err := filesafe.LockDir(root)
 	if err != nil {
 		return name + ".lock"
 	}
@@ -112,14 +112,14 @@ func EpicLock(root, epic string, strict bool) (pid int, held bool, err error) {
 }
 
 func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
-	pid, err = store.LockHolder(root, name)
+	pid, err = filesafe.LockHolder(root, name)
 	if err != nil {
 		return 0, false, err
 	}
 	if pid == 0 && !strict {
 		return 0, false, nil
 	}
-	l, ok, err := store.TryLock(root, name)
+	l, ok, err := filesafe.TryLock(root, name)
 	if err != nil {
 		return 0, false, err
 	}
@@ -130,7 +130,7 @@ func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
 		return 0, false, nil
 	}
 	if pid == 0 {
-		pid, _ = store.LockHolder(root, name)
+		pid, _ = filesafe.LockHolder(root, name)
 	}
 	return pid, true, nil
 }

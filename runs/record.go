@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -93,7 +94,7 @@ func Cost(usd float64) float64 {
 // recordDir holds the run records of the repository holding root: inside
 // its git dir, which no story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {
-	locks, err := store.LockDir(root)
+	locks, err := filesafe.LockDir(root)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +155,7 @@ func WriteRecord(root string, r Record) error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
+	return filesafe.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
 }
 
 // PR states as gh prints them (`gh pr view --json state`).

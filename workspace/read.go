@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -53,7 +54,7 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		}
 		// A link out of the workspace: one finding for it, nothing read
 		// through it, and what we knew under it is gone.
-		if why := store.OutsideWorkspace(root, rel); why != "" {
+		if why := filesafe.OutsideWorkspace(root, rel); why != "" {
 			seen[rel] = true
 			changed = append(changed, store.Unreadable(rel, why))
 			for _, f := range base.Files() {
@@ -118,7 +119,7 @@ func ReadFile(p *store.Parser, root, rel string) *store.File {
 	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
 		return p.Parse(rel, nil, -1) // presence is what matters
 	}
-	src, why := store.ReadWorkspaceFile(root, rel)
+	src, why := filesafe.ReadWorkspaceFile(root, rel)
 	if why != "" {
 		return store.Unreadable(rel, why)
 	}

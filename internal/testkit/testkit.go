@@ -278,6 +278,27 @@ func ReadFile(tb testing.TB, path string) string {
 	return string(b)
 }
 
+// TreeSnapshot lists a tree, to compare before and after: every entry, its type and a regular file's bytes.
+func TreeSnapshot(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			b.WriteString(p + " " + err.Error() + "\n")
+			return nil
+		}
+		r, _ := filepath.Rel(dir, p)
+		b.WriteString(r + " " + d.Type().String())
+		if d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			b.WriteString(" " + string(data))
+		}
+		b.WriteString("\n")
+		return nil
+	})
+	return b.String()
+}
+
 // FileText is the text of the file at path, or "(the error)" when it
 // cannot be read: for what a failure shows.
 func FileText(path string) string {

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -147,7 +148,7 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 type storyPlan struct {
 	id    string
 	live  string // why the story counts as running ("" when it does not)
-	lock  *store.Lock
+	lock  *filesafe.Lock
 	items []planned
 }
 
@@ -166,7 +167,7 @@ func (c *cleaner) execute(ctx context.Context, p *storyPlan, items []planned) {
 			continue
 		}
 		if p != nil && p.lock == nil && p.live == "" {
-			l, ok, err := store.TryLock(c.o.Root, runs.WorkerLockName(p.id))
+			l, ok, err := filesafe.TryLock(c.o.Root, runs.WorkerLockName(p.id))
 			switch {
 			case err != nil:
 				p.live = fmt.Sprintf("cannot take the worker lock of %s: %v", p.id, err)
@@ -311,7 +312,7 @@ func removeShares(bases []string) error {
 		if _, err := os.Lstat(b + ".lock"); err != nil {
 			continue // gone meanwhile
 		}
-		if l, free, err := store.TryLockFile(b + ".lock"); err == nil && free {
+		if l, free, err := filesafe.TryLockFile(b + ".lock"); err == nil && free {
 			os.Remove(b + ".json")
 			os.Remove(b + ".lock")
 			_ = l.Unlock()
@@ -322,10 +323,10 @@ func removeShares(bases []string) error {
 
 // removeCache removes a build cache; Go's module cache makes its folders
 // read-only, so they are made writable first.
-// The chmods stay below dir (store.Beneath): a folder an agent process
+// The chmods stay below dir (filesafe.Beneath): a folder an agent process
 // swaps for a link meanwhile never has what the link names made writable.
 func removeCache(dir string) error {
-	if b, err := store.OpenBeneath(dir); err == nil {
+	if b, err := filesafe.OpenBeneath(dir); err == nil {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if rel, rerr := filepath.Rel(dir, p); err == nil && rerr == nil && d.IsDir() {
 				b.Chmod(filepath.ToSlash(rel), 0o755)

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -48,7 +49,7 @@ type cleaner struct {
 	merged    map[string]string // story → why its branch counts as merged
 	pushed    map[string]bool   // story → story/<s> is as origin has it
 	wtPlanned map[string]bool   // stories whose worktree this (dry) run removes
-	locks     []*store.Lock
+	locks     []*filesafe.Lock
 }
 
 // gather reads the workspace, git's worktrees and branches, the session

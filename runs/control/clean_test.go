@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -33,7 +34,7 @@ func helperHold(args []string) error {
 	if len(args) != 2 {
 		return fmt.Errorf("want root name, got %q", args)
 	}
-	l, err := store.AcquireLock(context.Background(), args[0], args[1])
+	l, err := filesafe.AcquireLock(context.Background(), args[0], args[1])
 	if err != nil {
 		return err
 	}

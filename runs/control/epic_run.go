@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -270,7 +271,7 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 		for _, p := range targets {
 			_ = runs.Interrupt(p)
 		}
-		gone := func() bool { return !slices.ContainsFunc(targets, store.ProcessAlive) }
+		gone := func() bool { return !slices.ContainsFunc(targets, filesafe.ProcessAlive) }
 		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {
 			return res, err
 		}

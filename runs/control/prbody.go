@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -84,7 +85,7 @@ func WithChecks(body, heading, text string) string {
 func EditPRBody(ctx context.Context, root, story, gh, dir, pr string, edit func(string) string) (bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	lock, err := store.AcquireLock(lctx, root, runs.PRBodyLockName(story))
+	lock, err := filesafe.AcquireLock(lctx, root, runs.PRBodyLockName(story))
 	if err != nil {
 		return false, fmt.Errorf("lock the pull request's description: %w", err)
 	}

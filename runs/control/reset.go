@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -88,7 +89,7 @@ func Reset(ctx context.Context, o ResetOptions) (*ResetResult, error) {
 	c.planReset(ctx, p, o)
 	if o.Yes && len(p.items) > 0 {
 		// No worker starts on what goes: reset holds the story's lock.
-		l, ok, err := store.TryLock(o.Root, runs.WorkerLockName(id))
+		l, ok, err := filesafe.TryLock(o.Root, runs.WorkerLockName(id))
 		switch {
 		case err != nil:
 			return nil, err

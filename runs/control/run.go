@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -391,7 +392,7 @@ func startError(st *Started, code *int) error {
 // tail reads at most the last n bytes of a regular file ("" when
 // unreadable, or a FIFO or device: never waited for).
 func tail(path string, n int64) string {
-	f, err := store.OpenRegular(path, os.O_RDONLY, 0, false)
+	f, err := filesafe.OpenRegular(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -345,7 +346,7 @@ func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInf
 		} else {
 			w.Session = live
 		}
-	case last != nil && !last.Ended && store.ProcessAlive(last.PID):
+	case last != nil && !last.Ended && filesafe.ProcessAlive(last.PID):
 		// Before the lock step, or after the lock's release while the
 		// worker writes its end.
 		w.Running, w.PID, w.State = true, last.PID, runs.StateStarting

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -188,7 +189,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 	// Wait for the cleanup: the lock released and the processes gone.
 	done := func() bool {
 		for _, p := range targets {
-			if store.ProcessAlive(p) {
+			if filesafe.ProcessAlive(p) {
 				return false
 			}
 		}

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Attack 8: the agent writes `pid N` into its worker lock. stop signals
@@ -48,7 +48,7 @@ func forgeLock(t *testing.T, file string, pid int) {
 }
 
 func alive(cmd *exec.Cmd) bool {
-	return cmd.ProcessState == nil && store.ProcessAlive(cmd.Process.Pid)
+	return cmd.ProcessState == nil && filesafe.ProcessAlive(cmd.Process.Pid)
 }
 
 // Without tmux (a worker started directly): the lock's pid was all stop
@@ -127,7 +127,7 @@ func TestStopRefusesUnverifiedHolder(t *testing.T) {
 		{runs.KindStory, story, runs.WorkerLockName(story), control.StopStory},
 		{runs.KindEpic, "shop", runs.EpicLockName("shop"), control.StopEpic},
 	} {
-		l, err := store.AcquireLock(context.Background(), h.root, c.lock)
+		l, err := filesafe.AcquireLock(context.Background(), h.root, c.lock)
 		if err != nil {
 			t.Fatal(err)
 		}

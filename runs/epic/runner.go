@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
@@ -149,13 +150,13 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	}
-	lock, ok, err := store.TryLock(r.root, runs.EpicLockName(r.o.Epic))
+	lock, ok, err := filesafe.TryLock(r.root, runs.EpicLockName(r.o.Epic))
 	switch {
 	case err != nil:
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	case !ok:
-		pid, _ := store.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
+		pid, _ := filesafe.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
 		r.log.Error(stepEpic, "another runner (pid %d) is running epic %s: follow it with `saga-lsp follow %s`", pid, r.o.Epic, r.o.Epic)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	}

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -469,7 +469,7 @@ func TestKilledRunnerResumes(t *testing.T) {
 	testkit.WaitUntil(10*time.Second, func() bool { _, held, _ := runs.EpicLock(f.root, "shop", true); return !held })
 	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
 		pid, held, err := runs.EpicLock(f.root, "shop", true)
-		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, store.ProcessAlive(first.PID))
+		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, filesafe.ProcessAlive(first.PID))
 	}
 	if fr := f.follow(); fr.Code != 0 {
 		t.Fatalf("follow: exit %d\n%s", fr.Code, fr.Stderr)

@@ -197,7 +197,7 @@ func readRegular(p string, max int) ([]byte, error) {
 // writeAtomic writes a cache file, name relative to root, through a temp
 // file renamed into place, so that a reader (another go command of the
 // story) never sees it half written; the rename replaces a link at name,
-// never writes through it. Unlike store.WriteFileAtomic it does not fsync:
+// never writes through it. Unlike filesafe.WriteFileAtomic it does not fsync:
 // an entry a crash left torn is a miss (sizes and hashes are checked), and
 // a sync per entry would cost a build hundreds of them.
 func writeAtomic(root *os.Root, name string, data []byte) error {

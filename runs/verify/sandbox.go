@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // What a confined check sees (docs/security.md#checks-confined-like-the-agents-bash).
@@ -207,7 +207,7 @@ func (r *Runner) needed(env map[string]string) []string {
 	if r.Warm.Go != "" {
 		out = append(out, filepath.Clean(r.Warm.Go))
 	}
-	if common, found, err := store.GitCommonDir(r.Dir); err == nil && found && filepath.Base(common) == ".git" {
+	if common, found, err := filesafe.GitCommonDir(r.Dir); err == nil && found && filepath.Base(common) == ".git" {
 		if top := filepath.Dir(common); realDir(r.Dir) == top || under(realDir(r.Dir), top) {
 			out = append(out, common)
 		}

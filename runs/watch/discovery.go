@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/store"
@@ -145,7 +146,7 @@ func (w *Watcher) discover(ws *store.Workspace, path, session, id string, ms int
 			w.skip[path] = true
 			return
 		}
-	case !store.ProcessAlive(r.PID):
+	case !filesafe.ProcessAlive(r.PID):
 		// Died without a worker.end: remembered as its story's last run.
 		r.Died()
 		if last := w.lastRun(id); last != nil && last.ms > r.ms {

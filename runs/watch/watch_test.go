@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/watch"
@@ -103,7 +104,7 @@ type fixture struct {
 func start(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	root, sessions, config := t.TempDir(), t.TempDir(), t.TempDir()
-	// A .git folder: the lock dir (store.LockDir) is then inside the test's.
+	// A .git folder: the lock dir (filesafe.LockDir) is then inside the test's.
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestWorkerLock(t *testing.T) {
 	if f.w.State().Alive(story) {
 		t.Fatal("alive before any lock")
 	}
-	lock, err := store.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
+	lock, err := filesafe.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestEndedWorkerHoldsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.rec.progress(t, "the end", func(p watch.WorkerProgress) bool { return p.Ended && p.Session == session })
-	lock, err := store.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
+	lock, err := filesafe.AcquireLock(context.Background(), f.root, runs.WorkerLockName(story))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // One agent per worktree, and none without its worker
@@ -34,16 +34,16 @@ func (r *run) endStrayAgents() error {
 			continue
 		}
 		pid := old.AgentPID
-		if !store.ProcessAlive(pid) || !runs.SameProcess(pid, old.AgentStart) {
+		if !filesafe.ProcessAlive(pid) || !runs.SameProcess(pid, old.AgentStart) {
 			continue
 		}
 		// Its leader alive, the group is still the agent's.
 		runs.KillGroup(pid)
 		deadline := time.Now().Add(strayWait)
-		for store.ProcessAlive(pid) && time.Now().Before(deadline) {
+		for filesafe.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if store.ProcessAlive(pid) {
+		if filesafe.ProcessAlive(pid) {
 			return fmt.Errorf("the agent of the earlier run %s (pid %d) still runs in the worktree and did not end on SIGKILL: end it, then run the story again",
 				old.Session, pid)
 		}

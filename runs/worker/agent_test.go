@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/worker"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Attack 9: the worker is killed (kill -9, the OOM killer) while its agent
@@ -31,7 +31,7 @@ func TestAgentDiesWithWorker(t *testing.T) {
 			agent = e.PID
 		}
 	}
-	if agent <= 0 || !store.ProcessAlive(agent) {
+	if agent <= 0 || !filesafe.ProcessAlive(agent) {
 		t.Fatalf("no live agent (pid %d) recorded:\n%s", agent, out)
 	}
 	if err := worker.Process.Signal(syscall.SIGKILL); err != nil {
@@ -69,7 +69,7 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && store.ProcessAlive(pid) {
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && filesafe.ProcessAlive(pid) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -139,7 +140,7 @@ func copyStory(from, wt, rel string) error {
 	if err != nil {
 		return err
 	}
-	to, err := store.OpenBeneath(wt)
+	to, err := filesafe.OpenBeneath(wt)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
@@ -205,7 +206,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	r.warm = runs.FindWarm(r.root, r.o.Env)
 
 	// 1. Lock: one worker per story, shared by all worktrees.
-	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
+	lock, ok, err := filesafe.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
 		return r.fail(runs.StepLock, "%v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -84,7 +85,7 @@ func main() {
 		emit(runs.Event{Event: runs.KindStep, Step: runs.StepStart, Level: runs.LevelWarn, Message: err.Error()})
 		end("failed", 1)
 	}
-	lock, ok, err := store.TryLock(root, runs.WorkerLockName(story))
+	lock, ok, err := filesafe.TryLock(root, runs.WorkerLockName(story))
 	if err != nil || !ok {
 		emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Level: runs.LevelWarn, Message: "another worker is running"})
 		end("failed", 1)

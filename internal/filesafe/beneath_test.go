@@ -1,4 +1,4 @@
-package store_test
+package filesafe_test
 
 import (
 	"io/fs"
@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
 // Links planted in a folder saga-lsp writes (file and folder, absolute and
@@ -46,12 +47,12 @@ func TestBeneathNeverWritesThroughALinkOut(t *testing.T) {
 		}, "f"},
 	}
 	writes := map[string]func(dir, rel string) error{
-		"WriteFileBeneath": func(dir, rel string) error { return store.WriteFileBeneath(dir, rel, []byte("planted"), 0o644) },
+		"WriteFileBeneath": func(dir, rel string) error { return filesafe.WriteFileBeneath(dir, rel, []byte("planted"), 0o644) },
 		"UpdateFileBeneath": func(dir, rel string) error {
-			return store.UpdateFileBeneath(dir, rel, func(old []byte) ([]byte, error) { return append(old, "planted"...), nil })
+			return filesafe.UpdateFileBeneath(dir, rel, func(old []byte) ([]byte, error) { return append(old, "planted"...), nil })
 		},
 		"MkdirAll": func(dir, rel string) error {
-			b, err := store.OpenBeneath(dir)
+			b, err := filesafe.OpenBeneath(dir)
 			if err != nil {
 				return err
 			}
@@ -65,9 +66,9 @@ func TestBeneathNeverWritesThroughALinkOut(t *testing.T) {
 				dir, outside := t.TempDir(), t.TempDir()
 				os.WriteFile(filepath.Join(outside, "f"), []byte("outside"), 0o644)
 				p.link(dir, outside)
-				before := snapshot(t, outside)
+				before := testkit.TreeSnapshot(t, outside)
 				err := write(dir, p.rel)
-				if after := snapshot(t, outside); after != before {
+				if after := testkit.TreeSnapshot(t, outside); after != before {
 					t.Fatalf("the folder outside changed (err %v):\n%s\nwas\n%s", err, after, before)
 				}
 				if err == nil {
@@ -90,7 +91,7 @@ func TestBeneathFollowsALinkInside(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
 	os.Symlink("real", filepath.Join(dir, "a"))
-	if err := store.WriteFileBeneath(dir, "a/f", []byte("x"), 0o644); err != nil {
+	if err := filesafe.WriteFileBeneath(dir, "a/f", []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "real", "f")); err != nil || string(b) != "x" {
@@ -98,38 +99,17 @@ func TestBeneathFollowsALinkInside(t *testing.T) {
 	}
 	// An existing file keeps its mode; no temp file is left.
 	os.Chmod(filepath.Join(dir, "real", "f"), 0o600)
-	if err := store.UpdateFileBeneath(dir, "a/f", func(old []byte) ([]byte, error) { return append(old, 'y'), nil }); err != nil {
+	if err := filesafe.UpdateFileBeneath(dir, "a/f", func(old []byte) ([]byte, error) { return append(old, 'y'), nil }); err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(filepath.Join(dir, "real", "f"))
 	if b, _ := os.ReadFile(filepath.Join(dir, "real", "f")); string(b) != "xy" || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("updated: %q %v", b, fi.Mode())
 	}
-	if s := snapshot(t, dir); strings.Contains(s, ".tmp-") {
+	if s := testkit.TreeSnapshot(t, dir); strings.Contains(s, ".tmp-") {
 		t.Fatalf("a temp file was left:\n%s", s)
 	}
-	if err := store.WriteFileBeneath(dir, "../x", nil, 0o644); err == nil {
+	if err := filesafe.WriteFileBeneath(dir, "../x", nil, 0o644); err == nil {
 		t.Fatal("a path climbing out was written")
 	}
-}
-
-// snapshot lists a tree: every entry, its type and a regular file's bytes.
-func snapshot(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			b.WriteString(p + " " + err.Error() + "\n")
-			return nil
-		}
-		r, _ := filepath.Rel(dir, p)
-		b.WriteString(r + " " + d.Type().String())
-		if d.Type().IsRegular() {
-			data, _ := os.ReadFile(p)
-			b.WriteString(" " + string(data))
-		}
-		b.WriteString("\n")
-		return nil
-	})
-	return b.String()
 }

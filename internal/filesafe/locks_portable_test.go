@@ -1,6 +1,6 @@
 //go:build !unix || portable
 
-package store
+package filesafe
 
 // flocks: locks are lock files here (lock_portable.go), removed by Unlock,
 // and a temp file's writer is judged by its pid alone.

@@ -1,4 +1,4 @@
-package store
+package filesafe
 
 import (
 	"errors"
@@ -14,27 +14,30 @@ import (
 // parse JSON from there. A link that stays inside the workspace is followed
 // as before (a story kept elsewhere in the repository).
 
-// confiner tells whether a real path lies inside the workspace: the real
+// Confiner tells whether a real path lies inside the workspace: the real
 // path of its root, resolved once.
-type confiner struct {
+type Confiner struct {
 	root string // the real path of the workspace root
 	lex  string // the root as given, made absolute
 }
 
-func newConfiner(root string) confiner {
+func NewConfiner(root string) Confiner {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		abs = root
 	}
-	c := confiner{root: filepath.Clean(abs), lex: abs}
+	c := Confiner{root: filepath.Clean(abs), lex: abs}
 	if real, err := realPath(abs); err == nil {
 		c.root = real
 	}
 	return c
 }
 
+// Root is the real path of the workspace root.
+func (c Confiner) Root() string { return c.root }
+
 // inside: real is the root or below it.
-func (c confiner) inside(real string) bool {
+func (c Confiner) inside(real string) bool {
 	return real == c.root || strings.HasPrefix(real, strings.TrimSuffix(c.root, string(filepath.Separator))+string(filepath.Separator))
 }
 
@@ -44,21 +47,21 @@ type errOutside struct{ target string }
 
 func (e *errOutside) Error() string { return "leads outside the workspace, to " + e.target }
 
-// outsideProblem is the diagnostic of rel leading out of the workspace.
-func outsideProblem(rel, target string) string {
+// OutsideProblem is the diagnostic of rel leading out of the workspace.
+func OutsideProblem(rel, target string) string {
 	return fmt.Sprintf("%s is a symbolic link to %s, outside the workspace; saga-lsp never reads through it: put the folder or file itself inside the workspace (or remove the link)", rel, target)
 }
 
-// checkPath refuses a path (abs, relative to the root rel) that resolves
+// CheckPath refuses a path (abs, relative to the root rel) that resolves
 // outside the workspace; "" when it is inside, or missing (nothing is read
 // through a missing path). Used where a folder is listed by path; what is
-// opened is checked again by its descriptor (checkFd).
-func (c confiner) checkPath(path, rel string) string {
+// opened is checked again by its descriptor (CheckFd).
+func (c Confiner) CheckPath(path, rel string) string {
 	real, err := realPath(path)
 	if err != nil || c.inside(real) {
 		return ""
 	}
-	return outsideProblem(rel, real)
+	return OutsideProblem(rel, real)
 }
 
 // realPath is path with every link resolved, made absolute.
@@ -74,9 +77,9 @@ func realPath(path string) (string, error) {
 // that also refuses a file reached through a symbolic link leading out of
 // the workspace (the language server's reads of what changed on disk).
 func ReadWorkspaceFile(root, rel string) (src []byte, why string) {
-	c := newConfiner(root)
+	c := NewConfiner(root)
 	abs := filepath.Join(root, filepath.FromSlash(rel))
-	src, _, why = readBoundedAt(cwd, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, &c)
+	src, _, why = ReadBoundedAt(CWD, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, &c)
 	return src, why
 }
 
@@ -84,12 +87,12 @@ func ReadWorkspaceFile(root, rel string) (src []byte, why string) {
 // is not read: it resolves, through a symbolic link, outside the workspace;
 // "" when it does not (or does not exist).
 func OutsideWorkspace(root, rel string) string {
-	return newConfiner(root).checkPath(filepath.Join(root, filepath.FromSlash(rel)), rel)
+	return NewConfiner(root).CheckPath(filepath.Join(root, filepath.FromSlash(rel)), rel)
 }
 
-// isOutside: err is a refusal of a link out of the workspace; target is
+// IsOutside: err is a refusal of a link out of the workspace; target is
 // where it leads.
-func isOutside(err error) (target string, ok bool) {
+func IsOutside(err error) (target string, ok bool) {
 	if err == nil {
 		return "", false // before the pointer below escapes: once per story folder
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package store
+package filesafe
 
 // openNonblock: Windows has no FIFOs in the file system to wait on.
 const openNonblock = 0

@@ -1,6 +1,6 @@
 //go:build !unix || portable
 
-package store
+package filesafe
 
 import (
 	"bytes"

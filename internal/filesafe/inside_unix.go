@@ -1,6 +1,6 @@
 //go:build unix && !portable
 
-package store
+package filesafe
 
 import (
 	"errors"
@@ -53,7 +53,7 @@ func AppendInside(root, rel string, data []byte) error {
 	}
 	// O_NONBLOCK stays set; it changes nothing for a regular file.
 	for len(data) > 0 {
-		n, err := ignoringEINTR(func() (int, error) { return unix.Write(fd, data) })
+		n, err := IgnoringEINTR(func() (int, error) { return unix.Write(fd, data) })
 		if err != nil {
 			return &fs.PathError{Op: "write", Path: rel, Err: err}
 		}
@@ -73,7 +73,7 @@ func RemoveInside(root, rel string) error {
 	var dir int
 	var err error
 	if dirRel == "" {
-		dir, err = ignoringEINTR(func() (int, error) {
+		dir, err = IgnoringEINTR(func() (int, error) {
 			return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		})
 	} else {
@@ -111,7 +111,7 @@ func openInside(root, rel string, flags int, perm uint32) (int, error) {
 			return -1, fmt.Errorf("%q is not a plain relative path", rel)
 		}
 	}
-	dir, err := ignoringEINTR(func() (int, error) {
+	dir, err := IgnoringEINTR(func() (int, error) {
 		return unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
@@ -123,7 +123,7 @@ func openInside(root, rel string, flags int, perm uint32) (int, error) {
 		if last {
 			how = flags | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 		}
-		next, err := ignoringEINTR(func() (int, error) { return unix.Openat(dir, p, how, perm) })
+		next, err := IgnoringEINTR(func() (int, error) { return unix.Openat(dir, p, how, perm) })
 		if err != nil {
 			err = insideProblem(dir, p, strings.Join(parts[:i+1], "/"), last, err)
 		}

@@ -1,4 +1,4 @@
-package store
+package filesafe
 
 import (
 	"bytes"
@@ -120,7 +120,7 @@ const tempMark = ".tmp-"
 // writeTemp writes data to a new temp file next to path and fsyncs it. It
 // returns the file still open and holding an exclusive flock, which the
 // caller closes once the temp name is renamed or removed: while the writer
-// lives, the lock and the pid in the name both say so (removeStaleTemp). If
+// lives, the lock and the pid in the name both say so (RemoveStaleTemp). If
 // keep, the temp file gets mode exactly; otherwise it is created with perm,
 // subject to umask like os.WriteFile. On error nothing is left behind.
 func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.FileMode) (*os.File, string, error) {
@@ -178,7 +178,7 @@ func writeTemp(path string, data []byte, perm os.FileMode, keep bool, mode os.Fi
 }
 
 // removeStaleTemps removes the temp files in dir whose writers are gone
-// (removeStaleTemp). It is best effort: a directory that cannot be listed
+// (RemoveStaleTemp). It is best effort: a directory that cannot be listed
 // is left as it is.
 func removeStaleTemps(dir string) {
 	d, err := os.Open(dir)
@@ -188,7 +188,7 @@ func removeStaleTemps(dir string) {
 	names, _ := d.Readdirnames(-1)
 	_ = d.Close()
 	for _, name := range names {
-		removeStaleTemp(dir, name)
+		RemoveStaleTemp(dir, name)
 	}
 }
 

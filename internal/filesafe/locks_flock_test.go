@@ -1,6 +1,6 @@
 //go:build unix && !portable
 
-package store
+package filesafe
 
 // flocks: locks are flocks here (lock_unix.go): a lock file stays after
 // Unlock, and a temp file's writer is also judged by the flock it holds.

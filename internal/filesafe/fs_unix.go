@@ -1,6 +1,6 @@
 //go:build unix && !portable
 
-package store
+package filesafe
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,24 +22,24 @@ import (
 
 // folder is an open folder's descriptor, or cwd: a name relative to it is
 // a path.
-type folder = int
+type Folder = int
 
 // cwd stands for "no folder": names are paths.
-const cwd folder = unix.AT_FDCWD
+const CWD Folder = unix.AT_FDCWD
 
-// openFolder opens the folder at abs; linked says abs itself is a symbolic
+// OpenFolder opens the folder at abs; linked says abs itself is a symbolic
 // link (then followed). Not following first: a folder that is no link (the
 // common case) needs no more checking.
-func openFolder(abs string) (dir folder, linked bool, err error) {
-	dir, err = openat(cwd, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+func OpenFolder(abs string) (dir Folder, linked bool, err error) {
+	dir, err = openat(CWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW)
 	linked = err == unix.ELOOP || (err == unix.ENOTDIR && isLink(abs))
 	if linked {
-		dir, err = openat(cwd, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
+		dir, err = openat(CWD, abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC)
 	}
 	return dir, linked, err
 }
 
-func closeFolder(dir folder) { unix.Close(dir) }
+func CloseFolder(dir Folder) { unix.Close(dir) }
 
 // isLoop: err is a symbolic link loop.
 func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }
@@ -55,19 +54,19 @@ func syncUnsupported(err error) bool {
 }
 
 // lockTemp takes the flock a temp file's writer holds while it lives
-// (removeStaleTemp).
+// (RemoveStaleTemp).
 func lockTemp(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
 
 // readRegularAt is the one bounded reader of a regular file: name relative
 // to the folder dir (or a path with unix.AT_FDCWD), at most limit bytes,
-// read into space(n) (see readBoundedAt), confined by c when set (rel is
+// read into space(n) (see ReadBoundedAt), confined by c when set (rel is
 // then name's path from the root). isDir says name is a folder.
-func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []byte, c *confiner) (src []byte, isDir bool, err error) {
+func readRegularAt(dir int, name, rel string, limit int64, space func(n int) []byte, c *Confiner) (src []byte, isDir bool, err error) {
 	// O_NONBLOCK: a FIFO must not block the open; fstat then refuses it.
 	fd, err := openConfined(dir, name, rel, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, c)
 	var st unix.Stat_t
 	if err != nil {
-		if _, ok := isOutside(err); ok {
+		if _, ok := IsOutside(err); ok {
 			return nil, false, err
 		}
 		// A folder that cannot be opened is still a folder.
@@ -102,7 +101,7 @@ func readOpened(fd int, name string, limit int64, space func(n int) []byte) (src
 			}
 			src = append(src, make([]byte, 4096)...)[:len(src)]
 		}
-		n, err := ignoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
+		n, err := IgnoringEINTR(func() (int, error) { return unix.Read(fd, src[len(src):cap(src)]) })
 		if err != nil {
 			return nil, false, &fs.PathError{Op: "read", Path: name, Err: err}
 		}
@@ -122,7 +121,7 @@ func isLink(path string) bool {
 	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }
 
-func ignoringEINTR(f func() (int, error)) (int, error) {
+func IgnoringEINTR(f func() (int, error)) (int, error) {
 	for {
 		n, err := f()
 		if err != unix.EINTR {
@@ -131,12 +130,12 @@ func ignoringEINTR(f func() (int, error)) (int, error) {
 	}
 }
 
-// checkFd returns the real path of the open file fd (whose path is abs)
+// CheckFd returns the real path of the open file fd (whose path is abs)
 // and an *errOutside when it lies outside the workspace. The kernel's own
 // name for the descriptor is used, so a link swapped between a check and
 // the open cannot slip through; where /proc is not mounted, abs resolved
 // and checked to be the same file as fd stands in for it.
-func (c confiner) checkFd(fd int, abs string) (string, error) {
+func (c Confiner) CheckFd(fd int, abs string) (string, error) {
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil {
 		if real, err = realPath(abs); err != nil {
@@ -160,7 +159,7 @@ func (c confiner) checkFd(fd int, abs string) (string, error) {
 // already checked, the common case — no link — costs one open: without
 // following first; a path from the working directory may cross a link
 // anywhere, so what it opens is always checked.
-func openConfined(dir int, name, rel string, flags int, c *confiner) (int, error) {
+func openConfined(dir int, name, rel string, flags int, c *Confiner) (int, error) {
 	if c == nil {
 		return openat(dir, name, flags)
 	}
@@ -175,7 +174,7 @@ func openConfined(dir int, name, rel string, flags int, c *confiner) (int, error
 	if err != nil {
 		return fd, err
 	}
-	if _, err := c.checkFd(fd, filepath.Join(c.lex, filepath.FromSlash(rel))); err != nil {
+	if _, err := c.CheckFd(fd, filepath.Join(c.lex, filepath.FromSlash(rel))); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -212,7 +211,7 @@ func readRegular(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// removeStaleTemp removes dir/name when it is the temp file of an atomic
+// RemoveStaleTemp removes dir/name when it is the temp file of an atomic
 // write whose writer is gone, and reports whether it did. Gone means both:
 // the pid in the name is not a live process, and the flock the writer held
 // while writing is free (the kernel drops it when its holder dies). A pid
@@ -220,7 +219,7 @@ func readRegular(path string) ([]byte, error) {
 // between creating and locking. Never by age: a slow writer is still a
 // writer. Anything else — another name, not a regular file, any error — is
 // left alone.
-func removeStaleTemp(dir, name string) bool {
+func RemoveStaleTemp(dir, name string) bool {
 	i := strings.LastIndex(name, tempMark)
 	if !strings.HasPrefix(name, ".") || i < 0 {
 		return false
@@ -252,26 +251,6 @@ func removeStaleTemp(dir, name string) bool {
 		return false
 	}
 	return os.Remove(path) == nil
-}
-
-// list reads the names in the folder dir into l.names, sorted.
-func (l *loader) list(dir folder) error {
-	if l.dirBuf == nil {
-		l.dirBuf = make([]byte, 8192)
-	}
-	l.names = l.names[:0]
-	for {
-		n, err := ignoringEINTR(func() (int, error) { return unix.ReadDirent(dir, l.dirBuf) })
-		if err != nil {
-			return err
-		}
-		if n <= 0 {
-			break
-		}
-		_, _, l.names = unix.ParseDirent(l.dirBuf[:n], -1, l.names)
-	}
-	slices.Sort(l.names)
-	return nil
 }
 
 // OpenRegular opens path with flag (and perm, when it creates the file)

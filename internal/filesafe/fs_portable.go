@@ -1,6 +1,6 @@
 //go:build !unix || portable
 
-package store
+package filesafe
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,43 +23,43 @@ import (
 // file system.
 
 // folder is a folder's path, or cwd: a name relative to it is a path.
-type folder = string
+type Folder = string
 
 // cwd stands for "no folder": names are paths.
-const cwd folder = ""
+const CWD Folder = ""
 
 // at is name relative to dir.
-func at(dir folder, name string) string {
-	if dir == cwd {
+func at(dir Folder, name string) string {
+	if dir == CWD {
 		return name
 	}
 	return filepath.Join(dir, name)
 }
 
-// openFolder checks that abs is a folder; linked says abs itself is a
+// OpenFolder checks that abs is a folder; linked says abs itself is a
 // symbolic link (then followed).
-func openFolder(abs string) (dir folder, linked bool, err error) {
+func OpenFolder(abs string) (dir Folder, linked bool, err error) {
 	fi, err := os.Lstat(abs)
 	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		linked = true
 		fi, err = os.Stat(abs)
 	}
 	if err != nil {
-		return cwd, linked, pathErr(err)
+		return CWD, linked, PathErr(err)
 	}
 	if !fi.IsDir() {
-		return cwd, linked, fmt.Errorf("%s (%s)", errNotFolder, FileTypeName(fi.Mode()))
+		return CWD, linked, fmt.Errorf("%s (%s)", errNotFolder, FileTypeName(fi.Mode()))
 	}
 	return abs, linked, nil
 }
 
 var errNotFolder = errors.New("not a folder")
 
-func closeFolder(folder) {}
+func CloseFolder(Folder) {}
 
-// pathErr is the system's error inside a *fs.PathError, which callers
+// PathErr is the system's error inside a *fs.PathError, which callers
 // wrap again with the name they know.
-func pathErr(err error) error {
+func PathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -94,12 +93,12 @@ func syncUnsupported(err error) bool {
 }
 
 // lockTemp: a temp file is judged by its writer's pid alone here
-// (removeStaleTemp).
+// (RemoveStaleTemp).
 func lockTemp(*os.File) error { return nil }
 
-// checkFd returns the real path of the folder dir (whose path is abs) and
+// CheckFd returns the real path of the folder dir (whose path is abs) and
 // an *errOutside when it lies outside the workspace.
-func (c confiner) checkFd(dir folder, abs string) (string, error) {
+func (c Confiner) CheckFd(dir Folder, abs string) (string, error) {
 	real, err := realPath(abs)
 	if err != nil {
 		return "", err
@@ -110,34 +109,18 @@ func (c confiner) checkFd(dir folder, abs string) (string, error) {
 	return real, nil
 }
 
-// list reads the names in the folder dir into l.names, sorted.
-func (l *loader) list(dir folder) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return pathErr(err)
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return pathErr(err)
-	}
-	l.names = append(l.names[:0], names...)
-	slices.Sort(l.names)
-	return nil
-}
-
 // readRegularAt is the one bounded reader of a regular file: name relative
 // to the folder dir (or a path with cwd), at most limit bytes, read into
-// space(n) (see readBoundedAt), confined by c when set (rel is then name's
+// space(n) (see ReadBoundedAt), confined by c when set (rel is then name's
 // path from the root). isDir says name is a folder. What is not a regular
 // file is refused before it is opened (a FIFO would block the open).
-func readRegularAt(dir folder, name, rel string, limit int64, space func(n int) []byte, c *confiner) (src []byte, isDir bool, err error) {
+func readRegularAt(dir Folder, name, rel string, limit int64, space func(n int) []byte, c *Confiner) (src []byte, isDir bool, err error) {
 	path := at(dir, name)
 	if c != nil {
 		// In a folder already checked only a link needs checking; a path
 		// from the working directory may cross one anywhere.
 		fi, lerr := os.Lstat(path)
-		if dir == cwd || (lerr == nil && fi.Mode()&fs.ModeSymlink != 0) {
+		if dir == CWD || (lerr == nil && fi.Mode()&fs.ModeSymlink != 0) {
 			if real, err := realPath(path); err == nil && !c.inside(real) {
 				return nil, false, &errOutside{target: real}
 			}
@@ -145,7 +128,7 @@ func readRegularAt(dir folder, name, rel string, limit int64, space func(n int) 
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, false, &fs.PathError{Op: "open", Path: name, Err: pathErr(err)}
+		return nil, false, &fs.PathError{Op: "open", Path: name, Err: PathErr(err)}
 	}
 	f, err := openChecked(path, fi, os.O_RDONLY)
 	if err != nil {
@@ -164,7 +147,7 @@ func openChecked(path string, fi fs.FileInfo, flag int) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
-		return nil, pathErr(err)
+		return nil, PathErr(err)
 	}
 	if now, err := f.Stat(); err != nil || !os.SameFile(fi, now) || !now.Mode().IsRegular() {
 		f.Close()
@@ -195,7 +178,7 @@ func readOpened(f *os.File, fi fs.FileInfo, name string, limit int64, space func
 			return src, false, nil
 		}
 		if err != nil {
-			return nil, false, &fs.PathError{Op: "read", Path: name, Err: pathErr(err)}
+			return nil, false, &fs.PathError{Op: "read", Path: name, Err: PathErr(err)}
 		}
 		if len(src) < cap(src) {
 			return src, false, nil
@@ -218,12 +201,12 @@ func readRegular(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// removeStaleTemp removes dir/name when it is the temp file of an atomic
+// RemoveStaleTemp removes dir/name when it is the temp file of an atomic
 // write whose writer is gone: the pid in its name is not a live process
 // (there is no flock here to tell a writer in another pid namespace).
 // Anything else — another name, not a regular file, any error — is left
 // alone.
-func removeStaleTemp(dir, name string) bool {
+func RemoveStaleTemp(dir, name string) bool {
 	i := strings.LastIndex(name, tempMark)
 	if !strings.HasPrefix(name, ".") || i < 0 {
 		return false

@@ -1,6 +1,6 @@
 //go:build !unix || portable
 
-package store
+package filesafe
 
 import (
 	"errors"
@@ -70,11 +70,11 @@ func AppendInside(root, rel string, data []byte) error {
 		f, err = openChecked(p, fi, os.O_WRONLY|os.O_APPEND)
 	}
 	if err != nil {
-		return &fs.PathError{Op: "open", Path: rel, Err: pathErr(err)}
+		return &fs.PathError{Op: "open", Path: rel, Err: PathErr(err)}
 	}
 	defer f.Close()
 	if _, err := f.Write(data); err != nil {
-		return &fs.PathError{Op: "write", Path: rel, Err: pathErr(err)}
+		return &fs.PathError{Op: "write", Path: rel, Err: PathErr(err)}
 	}
 	return nil
 }
@@ -93,7 +93,7 @@ func RemoveInside(root, rel string) error {
 		return fmt.Errorf("%s is a folder; only files are removed here", rel)
 	}
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &fs.PathError{Op: "remove", Path: rel, Err: pathErr(err)}
+		return &fs.PathError{Op: "remove", Path: rel, Err: PathErr(err)}
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func walkInside(root, rel string) (string, fs.FileInfo, error) {
 		p = filepath.Join(p, part)
 		var err error
 		if fi, err = os.Lstat(p); err != nil {
-			return p, nil, &fs.PathError{Op: "open", Path: sofar, Err: pathErr(err)}
+			return p, nil, &fs.PathError{Op: "open", Path: sofar, Err: PathErr(err)}
 		}
 		switch t := fi.Mode(); {
 		case t&fs.ModeSymlink != 0 && !last:

@@ -1,6 +1,6 @@
 //go:build unix
 
-package store_test
+package filesafe_test
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // A tree someone else writes: nothing below its root is followed, nothing
@@ -29,20 +29,20 @@ func TestInside(t *testing.T) {
 	insideMust(t, syscall.Mkfifo(filepath.Join(root, "d", "s", "fifo.md"), 0o644))
 	insideMust(t, os.Symlink(outside, filepath.Join(root, "d", "out")))
 	insideMust(t, os.WriteFile(filepath.Join(outside, "rc2"), []byte("x"), 0o644))
-	insideMust(t, os.WriteFile(filepath.Join(root, "big.md"), make([]byte, store.MaxFileSize+1), 0o644))
+	insideMust(t, os.WriteFile(filepath.Join(root, "big.md"), make([]byte, filesafe.MaxFileSize+1), 0o644))
 
-	if got, err := store.ReadInside(root, "d/s/ok.md"); err != nil || string(got) != "hello\n" {
+	if got, err := filesafe.ReadInside(root, "d/s/ok.md"); err != nil || string(got) != "hello\n" {
 		t.Errorf("read ok.md: %q %v", got, err)
 	}
-	insideMust(t, store.AppendInside(root, "d/s/ok.md", []byte("more\n")))
-	insideMust(t, store.AppendInside(root, "d/s/new.md", []byte("new\n")))
+	insideMust(t, filesafe.AppendInside(root, "d/s/ok.md", []byte("more\n")))
+	insideMust(t, filesafe.AppendInside(root, "d/s/new.md", []byte("new\n")))
 	if got, _ := os.ReadFile(filepath.Join(root, "d", "s", "ok.md")); string(got) != "hello\nmore\n" {
 		t.Errorf("after append: %q", got)
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, "d", "s", "new.md")); string(got) != "new\n" {
 		t.Errorf("created: %q", got)
 	}
-	if _, err := store.ReadInside(root, "d/s/missing.md"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := filesafe.ReadInside(root, "d/s/missing.md"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing: %v", err)
 	}
 	for rel, want := range map[string]string{
@@ -56,13 +56,13 @@ func TestInside(t *testing.T) {
 		"../x":            "not a plain relative path",
 		"/etc/passwd":     "not a plain relative path",
 	} {
-		if _, err := store.ReadInside(root, rel); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := filesafe.ReadInside(root, rel); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("read %s: %v, want %q", rel, err, want)
 		}
 		if rel == "big.md" {
 			continue
 		}
-		if err := store.AppendInside(root, rel, []byte("pwned\n")); err == nil {
+		if err := filesafe.AppendInside(root, rel, []byte("pwned\n")); err == nil {
 			t.Errorf("append %s: no error", rel)
 		}
 	}
@@ -70,17 +70,17 @@ func TestInside(t *testing.T) {
 	r, err := os.OpenFile(filepath.Join(root, "d", "s", "fifo.md"), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	insideMust(t, err)
 	defer r.Close()
-	if err := store.AppendInside(root, "d/s/fifo.md", []byte("x")); err == nil || !strings.Contains(err.Error(), "FIFO") {
+	if err := filesafe.AppendInside(root, "d/s/fifo.md", []byte("x")); err == nil || !strings.Contains(err.Error(), "FIFO") {
 		t.Errorf("append to a read FIFO: %v", err)
 	}
 	// Removing takes the link, never what it points to, and never a folder.
 	for _, rel := range []string{"d/s/link.md", "d/s/fifo.md", "d/out/rc2", "d/s/gone.md"} {
-		err := store.RemoveInside(root, rel)
+		err := filesafe.RemoveInside(root, rel)
 		if wantErr := rel == "d/out/rc2"; (err != nil) != wantErr {
 			t.Errorf("remove %s: %v", rel, err)
 		}
 	}
-	if err := store.RemoveInside(root, "d/s"); err == nil {
+	if err := filesafe.RemoveInside(root, "d/s"); err == nil {
 		t.Error("a folder was removed")
 	}
 	for _, rel := range []string{"d/s/link.md", "d/s/fifo.md"} {

@@ -1,4 +1,4 @@
-package store
+package filesafe
 
 import (
 	"errors"
@@ -119,7 +119,7 @@ func (b *Beneath) ReadFile(rel string, max int64) ([]byte, error) {
 	return data, err
 }
 
-// WriteFileAtomic is store.WriteFileAtomic below the folder: data written
+// WriteFileAtomic is the function WriteFileAtomic below the folder: data written
 // to a temp file next to rel, fsynced and renamed over rel (a link at rel is
 // replaced, never written through; an existing file keeps its mode).
 func (b *Beneath) WriteFileAtomic(rel string, data []byte, perm fs.FileMode) error {
@@ -207,7 +207,7 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 	return n, nil
 }
 
-// CreateFileAtomic is store.CreateFileAtomic below the folder: the
+// CreateFileAtomic is the function CreateFileAtomic below the folder: the
 // complete temp file hard-linked at rel, so an existing entry (a link
 // included) is never replaced and fails with an error wrapping fs.ErrExist.
 func (b *Beneath) CreateFileAtomic(rel string, data []byte, perm fs.FileMode) error {
@@ -302,7 +302,7 @@ func (b *Beneath) Chmod(rel string, mode fs.FileMode) error {
 	return b.r.Chmod(p, mode)
 }
 
-// UpdateFile is store.UpdateFile below the folder (a file over MaxFileSize
+// UpdateFile is the function UpdateFile below the folder (a file over MaxFileSize
 // is refused).
 func (b *Beneath) UpdateFile(rel string, fn func(old []byte) ([]byte, error)) error {
 	old, err := b.ReadFile(rel, MaxFileSize)
@@ -325,7 +325,7 @@ func (b *Beneath) UpdateFile(rel string, fn func(old []byte) ([]byte, error)) er
 
 // removeStaleTempsIn removes the temp files in the folder in whose writers
 // are gone: a dead pid in the name and, where there are flocks, the lock
-// free (as removeStaleTemp).
+// free (as RemoveStaleTemp).
 func removeStaleTempsIn(in *os.Root) {
 	d, err := in.Open(".")
 	if err != nil {

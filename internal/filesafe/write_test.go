@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package filesafe
 
 import (
 	"bytes"
@@ -420,37 +420,6 @@ func TestStaleTempRemovedByNextWrite(t *testing.T) {
 	}
 }
 
-// TestStaleTempRemovedByLoad: a temp file a killed writer left in a story
-// folder is never a task nor a diagnostic, and the next load removes it; a
-// live writer's stays.
-func TestStaleTempRemovedByLoad(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, ".saga", "stories", "s")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	task := filepath.Join(dir, "a.json")
-	if err := os.WriteFile(task, []byte(`{"id": "a", "subject": "A", "description": "", "status": "pending", "blockedBy": []}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	killed := testkit.HelperCmd("temp", task)
-	dead := startHelperLine(t, killed)
-	_ = killed.Process.Kill()
-	_ = killed.Wait()
-	live := startHelperLine(t, testkit.HelperCmd("temp", filepath.Join(dir, "b.json")))
-
-	ws := loadIgnoringTemps(t, root)
-	if st := ws.Story("s"); st == nil || len(st.Tasks) != 1 || st.Tasks[0].ID != "a" {
-		t.Fatalf("story s: %+v", st)
-	}
-	if _, err := os.Lstat(filepath.Join(dir, dead)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the killed writer's %s is still there (%v)", dead, err)
-	}
-	if _, err := os.Lstat(filepath.Join(dir, live)); err != nil {
-		t.Errorf("the live writer's %s was removed: %v", live, err)
-	}
-}
-
 // TestSpecialFilesDoNotBlock: a FIFO where a task file or a worktree's .git
 // file should be is refused at once — an update or a lock never waits for
 // a writer that will not come.
@@ -474,24 +443,4 @@ func TestSpecialFilesDoNotBlock(t *testing.T) {
 	if _, err := AcquireLock(t.Context(), repo, "story-x"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("lock under a FIFO .git: %v", err)
 	}
-}
-
-// loadIgnoringTemps loads root and fails when a temp file of an atomic
-// write got a diagnostic (the loader must never see one).
-func loadIgnoringTemps(t *testing.T, root string) *Workspace {
-	t.Helper()
-	p, err := NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range ws.Diagnostics() {
-		if strings.Contains(d.File, ".tmp-") {
-			t.Errorf("a temp file got a diagnostic: %s: %s", d.File, d.Message)
-		}
-	}
-	return ws
 }
