@@ -12,6 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/doctor"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 const doctorSynopsis = "doctor [--on tmux|github] [--root DIR] [--format text|json] [--timeout DURATION]"
@@ -32,7 +33,7 @@ func runDoctor(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	dir := env.Dir
 	if *root != "" {

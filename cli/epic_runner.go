@@ -9,6 +9,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/epic"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -32,10 +33,10 @@ func runEpicRunner(env *Env, args []string) int {
 	if err := ef.Validate(); err != nil {
 		return c.fail(env, usagef("%v", err))
 	}
-	if err := runs.Supervised(); err != nil {
+	if err := supervise.Supervised(); err != nil {
 		return c.fail(env, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	o := epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}}

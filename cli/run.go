@@ -10,6 +10,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model MODEL] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
@@ -51,7 +52,7 @@ func runRun(env *Env, args []string) int {
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	var st *control.Started
 	if t.kind == runs.KindEpic {

@@ -12,6 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // onFlags choose where run starts the worker.
@@ -66,7 +67,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 			return c.fail(env, usagef("--%s is for an epic; %s is a story", f, name))
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError

@@ -17,6 +17,8 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -101,7 +103,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	// SIGINT/SIGTERM (Claude Code or the worker stopping the run) kill the
 	// checks; Claude Code lets the completion through then, which is why
 	// the worker runs every check again before the PR goes ready.
-	sigCtx, stop := signal.NotifyContext(h.ctx, runs.StopSignals()...)
+	sigCtx, stop := signal.NotifyContext(h.ctx, supervise.StopSignals()...)
 	defer stop()
 	ctx, cancel := context.WithDeadline(sigCtx, deadline.Add(checksMargin/2))
 	defer cancel()
@@ -122,13 +124,13 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	cache := h.getenv(runs.EnvCacheDir)
 	if cache == "" {
 		var err error
-		if cache, err = runs.CacheDir(dir, story, h.getenv); err != nil {
+		if cache, err = buildcache.CacheDir(dir, story, h.getenv); err != nil {
 			cache = ""
 		}
 	}
 	// The tests that count are the fork point's: each check runs with the
 	// story's protected files as they are there, and on the full tree.
-	setup := verify.Setup{Dir: dir, Manifest: m, Cache: cache, Warm: runs.FindWarm(dir, h.getenv),
+	setup := verify.Setup{Dir: dir, Manifest: m, Cache: cache, Warm: buildcache.FindWarm(dir, h.getenv),
 		Policy: verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"}}
 	if m != nil {
 		setup.Reference = m.ForkPoint

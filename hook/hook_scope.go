@@ -13,6 +13,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -205,7 +206,7 @@ func (h *hookRun) protected() []string {
 	// the root is found from them (<root>/<repo>/agent/<story>).
 	if c := h.getenv(runs.EnvCacheDir); c != "" {
 		out = append(out, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(c)))))
-	} else if c, err := runs.CacheRoot(h.env); err == nil {
+	} else if c, err := buildcache.CacheRoot(h.env); err == nil {
 		out = append(out, c)
 	}
 	if cfg, err := claudecode.ConfigDir(h.env); err == nil {

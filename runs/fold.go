@@ -31,7 +31,7 @@ type Run struct {
 	OutputFile  string
 	Started     time.Time
 	PID         int
-	ProcStart   uint64 // the worker's or runner's start (ProcStart), when it recorded it
+	ProcStart   uint64 // the worker's or runner's start (supervise.ProcStart), when it recorded it
 	// AgentPID and AgentStart are the headless run in progress (its
 	// run.start): the agent process, until its run.end.
 	AgentPID    int

@@ -64,7 +64,7 @@ func Main(m *testing.M, cleanups ...func()) {
 
 // privateCaches points XDG_CACHE_HOME at a temp dir for the test process
 // and the programs it starts, so that the story build caches saga-lsp
-// keeps in the user's cache dir (runs.CacheRoot) do not pile up there; Go's
+// keeps in the user's cache dir (buildcache.CacheRoot) do not pile up there; Go's
 // own build cache is pinned where it was first, so builds stay warm.
 func privateCaches() string {
 	if os.Getenv("GOCACHE") == "" {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // Bash command timeouts (the input's timeout is in milliseconds).
@@ -66,8 +66,8 @@ func (s *session) bashTool(in *obj) toolResult {
 	cmd.Env = append(append([]string(nil), s.environ...), "CLAUDECODE=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = runs.OwnGroup()
-	cmd.Cancel = func() error { runs.KillGroup(cmd.Process.Pid); return nil }
+	cmd.SysProcAttr = supervise.OwnGroup()
+	cmd.Cancel = func() error { supervise.KillGroup(cmd.Process.Pid); return nil }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	if !s.interrupted.Load() {

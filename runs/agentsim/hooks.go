@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // defaultHookTimeout applies when a hook sets no "timeout" (seconds).
@@ -269,8 +269,8 @@ func (s *session) runHook(event string, c hookCmd, input string, extraEnv []stri
 	cmd.Stdin = strings.NewReader(input)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = runs.OwnGroup()
-	cmd.Cancel = func() error { runs.KillGroup(cmd.Process.Pid); return nil }
+	cmd.SysProcAttr = supervise.OwnGroup()
+	cmd.Cancel = func() error { supervise.KillGroup(cmd.Process.Pid); return nil }
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	r.stdout, r.stderr = stdout.String(), stderr.String()

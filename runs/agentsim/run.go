@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // Version is the Claude Code version the simulation follows.
@@ -64,7 +64,7 @@ type Options struct {
 // it ends a run interrupted by SIGINT with exit 0 (see Options.Interrupt) and
 // stops at once with exit 143 on SIGTERM.
 func Main(args []string, env func(string) string, stdin io.Reader, stdout, stderr io.Writer, script Script) int {
-	ctx, stop := signal.NotifyContext(context.Background(), runs.TerminateSignal())
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.TerminateSignal())
 	defer stop()
 	sigint := make(chan os.Signal, 1)
 	signal.Notify(sigint, os.Interrupt)

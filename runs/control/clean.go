@@ -30,6 +30,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -40,7 +41,7 @@ const (
 	CleanTaskList = "task-list"    // <claude config>/tasks/saga__<story>__<ms>
 	CleanRunFiles = "run-files"    // <session dir>/<session>.log and its .events.jsonl
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
-	CleanCache    = "build-cache"  // runs.CachePath, runs.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
+	CleanCache    = "build-cache"  // buildcache.CachePath, buildcache.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
 	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
 	CleanRecord   = "run-record"   // <git common dir>/saga-lsp/runs/<story>[.dry].json (a dry run's with clean; either with reset)
 )
@@ -271,9 +272,9 @@ func (c *cleaner) planCache(p *storyPlan) {
 	if _, err := os.Lstat(store.WorktreeDir(c.o.Root, p.id)); err == nil && !c.wtPlanned[p.id] {
 		return // its worktree stays: its runs may build again
 	}
-	agent, err1 := runs.CachePath(c.o.Root, p.id, c.o.Env)
-	checks, err2 := runs.ChecksCachePath(c.o.Root, p.id, c.o.Env)
-	legacy, err3 := runs.LegacyCachePath(c.o.Root, p.id)
+	agent, err1 := buildcache.CachePath(c.o.Root, p.id, c.o.Env)
+	checks, err2 := buildcache.ChecksCachePath(c.o.Root, p.id, c.o.Env)
+	legacy, err3 := buildcache.LegacyCachePath(c.o.Root, p.id)
 	for _, d := range []struct {
 		dir, why string
 		err      error

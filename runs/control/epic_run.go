@@ -15,6 +15,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -44,7 +45,7 @@ type EpicRunOptions struct {
 // programs present, no runner of the epic alive — then starts its runner in
 // tmux and waits until the runner holds its lock.
 func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
-	if err := runs.Supervised(); err != nil {
+	if err := supervise.Supervised(); err != nil {
 		return nil, err
 	}
 	if !store.ValidID(o.Epic) {
@@ -269,7 +270,7 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if len(targets) > 0 {
 		res.PID = targets[0]
 		for _, p := range targets {
-			_ = runs.Interrupt(p)
+			_ = supervise.Interrupt(p)
 		}
 		gone := func() bool { return !slices.ContainsFunc(targets, filesafe.ProcessAlive) }
 		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {

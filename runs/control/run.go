@@ -20,6 +20,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -101,7 +102,7 @@ type Started struct {
 // *StartError when the worker died at once. Errors: *UsageError (name,
 // story), ErrNoTmux, *RunningError, *StartError, or I/O.
 func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
-	if err := runs.Supervised(); err != nil {
+	if err := supervise.Supervised(); err != nil {
 		return nil, err
 	}
 	if err := store.CheckName("story name", o.Story, true, true); err != nil {

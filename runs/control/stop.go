@@ -12,6 +12,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -106,7 +107,7 @@ func (o *StopOptions) targets(ctx context.Context, k runs.Kind, sessions []strin
 	for _, s := range sessions {
 		if _, pids := o.Tmux.Panes(ctx, s); len(pids) > 0 {
 			for _, p := range pids {
-				if runs.LooksLike(p, cmd, o.Story) {
+				if supervise.LooksLike(p, cmd, o.Story) {
 					add(p)
 				}
 			}
@@ -183,7 +184,7 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		res.PID = targets[0]
 	}
 	for _, p := range targets {
-		_ = runs.Interrupt(p)
+		_ = supervise.Interrupt(p)
 	}
 
 	// Wait for the cleanup: the lock released and the processes gone.

@@ -16,6 +16,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // Attack 8: the agent writes `pid N` into its worker lock. stop signals
@@ -71,7 +72,7 @@ func TestStopIgnoresForgedLockPID(t *testing.T) {
 	victim := bystander(t, true)
 	// A run of an earlier worker that died, whose pid the bystander now
 	// has: the same pid and command line, another start time.
-	start, _ := runs.ProcStart(victim.Process.Pid)
+	start, _ := supervise.ProcStart(victim.Process.Pid)
 	stale := runs.EventsFile(runs.OutputFile(h.sessionDir, runs.KindSessionName(runs.KindStory, story, time.Now().Add(-time.Hour))))
 	if err := os.WriteFile(stale, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -100,7 +101,7 @@ func Run(ctx context.Context, o Options) int {
 		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
 	}
 	root, _ := store.FindRoot(cmp.Or(o.Dir, ".")) // its repository (runs.Run.In)
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend, Root: root},
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: supervise.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend, Root: root},
 		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once%s, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, where, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0

@@ -15,6 +15,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
@@ -82,7 +83,7 @@ func groupAlive(pgid int) bool {
 // worktree. A process that merely got the recorded pid again (another
 // start time) is left alone.
 func TestStrayAgentEndedBeforeRerun(t *testing.T) {
-	if _, ok := runs.ProcStart(os.Getpid()); !ok {
+	if _, ok := supervise.ProcStart(os.Getpid()); !ok {
 		t.Skip("not Linux (or -tags portable): no process start times on this system")
 	}
 	f := newFixture(t, false)
@@ -114,9 +115,9 @@ func TestStrayAgentEndedBeforeRerun(t *testing.T) {
 			}
 		}
 	}
-	start, _ := runs.ProcStart(stray.Process.Pid)
+	start, _ := supervise.ProcStart(stray.Process.Pid)
 	record(1700000000000, stray.Process.Pid, start)
-	other, _ := runs.ProcStart(bystander.Process.Pid)
+	other, _ := supervise.ProcStart(bystander.Process.Pid)
 	record(1700000001000, bystander.Process.Pid, other+1)
 
 	code, out := f.run("add-logout-button", "all", nil)

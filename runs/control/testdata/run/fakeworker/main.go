@@ -23,6 +23,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -76,7 +77,7 @@ func main() {
 		os.Exit(code)
 	}
 
-	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), ProcStart: runs.SelfStart(), Message: "fake worker for " + story})
+	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), ProcStart: supervise.SelfStart(), Message: "fake worker for " + story})
 	if mode == "fail" {
 		end("failed", 1)
 	}

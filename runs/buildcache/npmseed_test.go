@@ -1,4 +1,4 @@
-package runs
+package buildcache
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package runs
+package buildcache
 
 import (
 	"crypto/sha256"
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // npm has no layered cache, so a story's npm cache is seeded instead
@@ -46,12 +47,12 @@ const npmKeyPrefix = "make-fetch-happen:request-cache:"
 // (either case), else ~/.npm ("" when unknown). A cache set in an .npmrc
 // is not looked for.
 func userNpmCache(env func(string) string) string {
-	dir := Getenv(env, "npm_config_cache")
+	dir := runs.Getenv(env, "npm_config_cache")
 	if dir == "" {
-		dir = Getenv(env, "NPM_CONFIG_CACHE")
+		dir = runs.Getenv(env, "NPM_CONFIG_CACHE")
 	}
 	if dir == "" {
-		if home := Getenv(env, "HOME"); home != "" {
+		if home := runs.Getenv(env, "HOME"); home != "" {
 			dir = filepath.Join(home, ".npm")
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs/gocache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache/gocache"
 )
 
 func TestMain(m *testing.M) {

@@ -1,4 +1,4 @@
-package runs
+package buildcache
 
 import (
 	"crypto/sha256"
@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -98,9 +99,9 @@ func storyCache(root, story, kind string, env func(string) string) (string, erro
 
 // CacheRoot is saga-lsp's folder in the user's cache dir.
 func CacheRoot(env func(string) string) (string, error) {
-	base := Getenv(env, "XDG_CACHE_HOME")
+	base := runs.Getenv(env, "XDG_CACHE_HOME")
 	if !filepath.IsAbs(base) { // relative values are invalid (XDG base directory spec)
-		home := Getenv(env, "HOME")
+		home := runs.Getenv(env, "HOME")
 		if home == "" || !filepath.IsAbs(home) {
 			return "", fmt.Errorf("no cache dir for the build caches: set HOME or XDG_CACHE_HOME")
 		}
@@ -140,7 +141,7 @@ func makeCache(dir string, err error) (string, error) {
 	if err := os.MkdirAll(top, 0o700); err != nil {
 		return "", fmt.Errorf("create the build caches' folder %s: %w", top, err)
 	}
-	if err := ownedPrivate(top); err != nil {
+	if err := filesafe.OwnedPrivate(top); err != nil {
 		return "", err
 	}
 	// <kind>/<story> is saga-lsp's, what is below it the story's: its tmp

@@ -1,6 +1,6 @@
 //go:build linux
 
-package runs
+package supervise
 
 import (
 	"errors"

@@ -13,8 +13,8 @@ import (
 )
 
 // Main is `saga-lsp __gocacheprog --upper DIR [--lower DIR]`
-// (runs.GoCacheProgCommand), which the go command starts as its
-// GOCACHEPROG (runs.CacheEnv sets it).
+// (buildcache.GoCacheProgCommand), which the go command starts as its
+// GOCACHEPROG (buildcache.CacheEnv sets it).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("GOCACHEPROG", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -1,6 +1,6 @@
 //go:build !linux || portable
 
-package runs
+package supervise
 
 // procStartKnown says that ProcStart works on this system: not here, so a
 // recorded pid is checked by its command line only (LooksLike).

@@ -1,6 +1,6 @@
 //go:build linux && !portable
 
-package runs
+package supervise
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package runs
+package buildcache
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // Warm is what a story's build caches start warm from, read only
@@ -21,16 +23,11 @@ type Warm struct {
 }
 
 // GoCacheProgCommand is saga-lsp's hidden subcommand serving GOCACHEPROG
-// (package runs/gocache).
+// (package runs/buildcache/gocache).
 const GoCacheProgCommand = "__gocacheprog"
 
-// EnvWarmGoCache is the warm Go cache (Warm.Go) a worker gave its runs, or
-// "none": the TaskCompleted hook's checks use the same, since in a run
-// GOCACHE and XDG_CACHE_HOME point into the story's caches.
-const EnvWarmGoCache = "SAGA_WARM_GOCACHE"
-
 // FindWarm is the warm caches of a story of the repository at root: the
-// Go cache a worker handed down (EnvWarmGoCache), else the user's as env
+// Go cache a worker handed down (runs.EnvWarmGoCache), else the user's as env
 // says. In a worker's run env names the story's own caches, which are never
 // warm ones (usableWarm).
 func FindWarm(root string, env func(string) string) Warm {
@@ -38,11 +35,11 @@ func FindWarm(root string, env func(string) string) Warm {
 	if npm := userNpmCache(env); usableWarm(npm, root, env) {
 		w.Npm = npm
 	}
-	dir := Getenv(env, EnvWarmGoCache)
+	dir := runs.Getenv(env, runs.EnvWarmGoCache)
 	if dir == "" {
 		dir = userGoCache(env)
 	}
-	prog, err := SelfPath(env)
+	prog, err := runs.SelfPath(env)
 	if dir != "none" && err == nil && usableWarm(dir, root, env) {
 		w.Go, w.Prog = dir, prog
 	}
@@ -87,7 +84,7 @@ func cacheRootOf(env func(string) string) string {
 // (`go env -w`), else go-build in the user's cache dir. "" when off or
 // unknown.
 func userGoCache(env func(string) string) string {
-	dir := Getenv(env, "GOCACHE")
+	dir := runs.Getenv(env, "GOCACHE")
 	if dir == "" {
 		dir = goEnvFile(env)["GOCACHE"]
 	}
@@ -105,13 +102,13 @@ func userGoCache(env func(string) string) string {
 // goEnvFile is the settings `go env -w` wrote ($GOENV, else go/env in the
 // user's config dir).
 func goEnvFile(env func(string) string) map[string]string {
-	p := Getenv(env, "GOENV")
+	p := runs.Getenv(env, "GOENV")
 	if p == "off" {
 		return nil
 	}
 	if p == "" {
-		base := Getenv(env, "XDG_CONFIG_HOME")
-		home := Getenv(env, "HOME")
+		base := runs.Getenv(env, "XDG_CONFIG_HOME")
+		home := runs.Getenv(env, "HOME")
 		switch {
 		case runtime.GOOS == "darwin" && home != "":
 			base = filepath.Join(home, "Library", "Application Support")
@@ -140,14 +137,14 @@ func goEnvFile(env func(string) string) map[string]string {
 
 // userCacheDir is os.UserCacheDir as env says.
 func userCacheDir(env func(string) string) string {
-	home := Getenv(env, "HOME")
+	home := runs.Getenv(env, "HOME")
 	if runtime.GOOS == "darwin" {
 		if home == "" {
 			return ""
 		}
 		return filepath.Join(home, "Library", "Caches")
 	}
-	if base := Getenv(env, "XDG_CACHE_HOME"); filepath.IsAbs(base) {
+	if base := runs.Getenv(env, "XDG_CACHE_HOME"); filepath.IsAbs(base) {
 		return base
 	}
 	if home == "" {

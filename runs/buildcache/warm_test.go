@@ -1,10 +1,12 @@
-package runs
+package buildcache
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // The warm caches are the user's, found as their tools find them, and
@@ -14,7 +16,7 @@ func TestFindWarm(t *testing.T) {
 	home, root, xdg := t.TempDir(), t.TempDir(), t.TempDir()
 	bin := filepath.Join(t.TempDir(), "saga lsp") // a space: quoted for the go command
 	os.WriteFile(bin, nil, 0o755)
-	vars := map[string]string{"HOME": home, "XDG_CACHE_HOME": xdg, EnvBin: bin}
+	vars := map[string]string{"HOME": home, "XDG_CACHE_HOME": xdg, runs.EnvBin: bin}
 	env := func(k string) string { return vars[k] }
 	mk := func(p string) string { os.MkdirAll(p, 0o755); return p }
 
@@ -45,11 +47,11 @@ func TestFindWarm(t *testing.T) {
 		}
 	}
 	vars["GOCACHE"], vars["npm_config_cache"] = gocache, ""
-	vars[EnvWarmGoCache] = "none"
+	vars[runs.EnvWarmGoCache] = "none"
 	if w := FindWarm(root, env); w.Go != "" {
 		t.Errorf("none: %+v", w)
 	}
-	vars[EnvWarmGoCache] = gocache
+	vars[runs.EnvWarmGoCache] = gocache
 	w := FindWarm(root, env)
 	if w.Go != gocache {
 		t.Fatalf("handed down: %+v", w)

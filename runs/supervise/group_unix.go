@@ -1,6 +1,6 @@
 //go:build unix
 
-package runs
+package supervise
 
 import (
 	"os"
