@@ -16,8 +16,8 @@ import (
 	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -46,7 +46,7 @@ func runFollow(env *Env, args []string) int {
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
-	if r := runs.ReadRun(rs[len(rs)-1].EventsFile); r != nil && r.Backend == control.BackendGitHub && r.Story != "" {
+	if r := runs.ReadRun(rs[len(rs)-1].EventsFile); r != nil && r.Backend == readmodel.BackendGitHub && r.Story != "" {
 		return followDispatched(env, t.root, r, target.json())
 	}
 	return followRun(env, rs[len(rs)-1].EventsFile, target.json(), pos[0], t.ws)

@@ -10,6 +10,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
@@ -35,12 +36,12 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	if *on.backend == control.BackendGitHub && t.kind != runs.KindEpic {
+	if *on.backend == readmodel.BackendGitHub && t.kind != runs.KindEpic {
 		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
 	}
-	if *on.backend == control.BackendGitHub {
+	if *on.backend == readmodel.BackendGitHub {
 		// What every job needs is checked once, before the runner starts.
-		ef.On = control.BackendGitHub
+		ef.On = readmodel.BackendGitHub
 		rd, err := github.CheckReady(context.Background(), t.root, env.Getenv, releaseWorkflow())
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
@@ -54,7 +55,7 @@ func runRun(env *Env, args []string) int {
 	// half-merged branch is taken away again) instead of killing run there.
 	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
-	var st *control.Started
+	var st *readmodel.Started
 	if t.kind == runs.KindEpic {
 		if *again {
 			return c.fail(env, usagef("--again is for a story; %s is an epic (run each completed story with `saga-lsp run <story> --again`)", pos[0]))

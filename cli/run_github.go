@@ -12,6 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
@@ -23,7 +24,7 @@ type onFlags struct {
 
 func addOnFlags(c *cmdLine) onFlags {
 	return onFlags{
-		backend: c.String("on", control.BackendTmux, "where the worker runs (`BACKEND`): tmux (this machine) or github (a GitHub Actions job of "+github.WorkflowFile+")"),
+		backend: c.String("on", readmodel.BackendTmux, "where the worker runs (`BACKEND`): tmux (this machine) or github (a GitHub Actions job of "+github.WorkflowFile+")"),
 		wait:    c.Duration("dispatch-wait", github.DefaultAppearWait, "with --on github: how long the dispatched run may take to show up (`DURATION`)"),
 	}
 }
@@ -35,10 +36,10 @@ var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "f
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
-	if err := oneOf("--on", *o.backend, control.BackendTmux, control.BackendGitHub); err != nil {
+	if err := oneOf("--on", *o.backend, readmodel.BackendTmux, readmodel.BackendGitHub); err != nil {
 		return err
 	}
-	if *o.backend != control.BackendGitHub {
+	if *o.backend != readmodel.BackendGitHub {
 		if c.isSet("dispatch-wait") {
 			return usagef("--dispatch-wait goes with --on github")
 		}
@@ -132,7 +133,7 @@ func followActions(ctx context.Context, env *Env, cmd, root string, id int64, js
 		fmt.Fprintf(env.Stderr, "saga-lsp %s: %v\n", cmd, err)
 		return exitFindings
 	}
-	if r.Conclusion != control.ActionsSuccess {
+	if r.Conclusion != readmodel.ActionsSuccess {
 		return exitFindings
 	}
 	return exitOK

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -72,22 +72,22 @@ type repoView struct {
 	st        *watch.State
 	// epicStory is each story's state in its epic's run, from the derived
 	// states the watcher published (epics with a run).
-	epicStory map[string]*control.EpicStory
+	epicStory map[string]*readmodel.EpicStory
 	// epics are the derived states of the epics that ran, by id.
-	epics map[string]*control.EpicStatus
+	epics map[string]*readmodel.EpicStatus
 	// needed is needs()'s answer, once computed.
 	needed map[string][]need
 	// evidence derives a story's state as every face does
-	// (control.Evidence: the read model), once per view and story.
-	evidence func() *control.Evidence
-	models   map[string]control.StoryState
+	// (readmodel.Evidence: the read model), once per view and story.
+	evidence func() *readmodel.Evidence
+	models   map[string]readmodel.StoryState
 }
 
 func (s *Server) newRepoView(r *repo) *repoView {
-	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
-		epics: map[string]*control.EpicStatus{}, models: map[string]control.StoryState{}}
-	v.evidence = sync.OnceValue(func() *control.Evidence {
-		return control.NewEvidence(context.Background(), v.root, runs.SessionDir(s.env), s.parser)
+	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*readmodel.EpicStory{},
+		epics: map[string]*readmodel.EpicStatus{}, models: map[string]readmodel.StoryState{}}
+	v.evidence = sync.OnceValue(func() *readmodel.Evidence {
+		return readmodel.NewEvidence(context.Background(), v.root, runs.SessionDir(s.env), s.parser)
 	})
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()
@@ -110,7 +110,7 @@ func (s *Server) newRepoView(r *repo) *repoView {
 }
 
 // withEpicStatus lays an epic's freshly derived state over the view.
-func (v *repoView) withEpicStatus(st *control.EpicStatus) {
+func (v *repoView) withEpicStatus(st *readmodel.EpicStatus) {
 	if st == nil {
 		return
 	}
@@ -159,7 +159,7 @@ func (v *repoView) journalBlocked(id string) (bool, string) {
 
 // model is the story's state as the read model derives it (what `status`
 // says), once per view.
-func (v *repoView) model(id string) control.StoryState {
+func (v *repoView) model(id string) readmodel.StoryState {
 	if st, ok := v.models[id]; ok {
 		return st
 	}
@@ -184,7 +184,7 @@ func (v *repoView) storyState(s *store.Story) (State, string) {
 		return stateOf("running"), detail
 	}
 	done, total := v.counts(s)
-	if es := v.epicStory[s.ID]; es != nil && es.State != "" && es.State != control.EpicRunning {
+	if es := v.epicStory[s.ID]; es != nil && es.State != "" && es.State != readmodel.EpicRunning {
 		detail := ""
 		if len(es.HeldBy) > 0 {
 			detail = "held by " + strings.Join(es.HeldBy, ", ")
@@ -320,7 +320,7 @@ func (v *repoView) findNeeds() map[string][]need {
 	}
 	for eid, st := range v.epics {
 		for _, es := range st.Stories {
-			if es.State != control.EpicHeld {
+			if es.State != readmodel.EpicHeld {
 				continue
 			}
 			text := fmt.Sprintf("%s is held in epic %s", es.ID, eid)

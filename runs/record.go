@@ -42,7 +42,7 @@ type Record struct {
 	// (OPEN, MERGED, CLOSED): set by the worker that opened or reused it
 	// (OPEN) and by whoever asked gh since (RecordPRState: the epic runner
 	// waiting for merges, `clean`), so that readers of local evidence
-	// (control.Evidence) know a merged PR without a network call.
+	// (readmodel.Evidence) know a merged PR without a network call.
 	PRState   string    `json:"prState,omitempty"`
 	PRStateAt time.Time `json:"prStateAt,omitzero"`
 	// NoPR is why the run opened no pull request (its KindPRMissing), so

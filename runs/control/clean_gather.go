@@ -19,6 +19,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -67,8 +68,8 @@ func (c *cleaner) gather(ctx context.Context) error {
 	if c.worktrees, err = c.g.Worktrees(ctx); err != nil {
 		return err
 	}
-	c.branches = storyBranches(ctx, c.o.Root)
-	c.dryBranches = dryBranches(ctx, c.o.Root)
+	c.branches = readmodel.StoryBranches(ctx, c.o.Root)
+	c.dryBranches = readmodel.DryBranches(ctx, c.o.Root)
 	c.dirs, c.trash, c.dryDirs, c.dryTrash = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	des, err := os.ReadDir(filepath.Join(c.o.Root, filepath.FromSlash(store.WorktreesRel)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

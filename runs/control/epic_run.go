@@ -15,6 +15,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -44,7 +45,7 @@ type EpicRunOptions struct {
 // story's free of error-level diagnostics, each child with tasks, the
 // programs present, no runner of the epic alive — then starts its runner in
 // tmux and waits until the runner holds its lock.
-func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
+func StartEpic(ctx context.Context, o EpicRunOptions) (*readmodel.Started, error) {
 	if err := supervise.Supervised(); err != nil {
 		return nil, err
 	}
@@ -58,11 +59,11 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 		return nil, store.Usagef("%v", err)
 	}
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, Parser: o.Parser,
-		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == BackendGitHub}
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == readmodel.BackendGitHub}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -83,9 +84,9 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	}
 	// Completed as every face shows it: nothing to start, as for a story.
 	if !o.Worker.DryRun {
-		q := ViewQuery(o.Root, o.Epic, o.Env, p.Parser)
+		q := readmodel.ViewQuery(o.Root, o.Epic, o.Env, p.Parser)
 		q.SessionDir = o.SessionDir
-		if st, err := EpicState(ctx, ws, q); err == nil && st.Total > 0 && st.Done == st.Total {
+		if st, err := readmodel.EpicState(ctx, ws, q); err == nil && st.Total > 0 && st.Done == st.Total {
 			return nil, &CompletedError{Epic: o.Epic, Done: st.Done, Total: st.Total}
 		}
 	}

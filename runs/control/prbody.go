@@ -22,6 +22,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -37,7 +38,7 @@ const (
 // the stories drawn in the states st gives them (override wins, e.g. a
 // worker's own story at its end) and the epic's spend; "" when the epic
 // cannot be planned.
-func EpicGraph(ws *store.Workspace, st *EpicStatus, override map[string]string) string {
+func EpicGraph(ws *store.Workspace, st *readmodel.EpicStatus, override map[string]string) string {
 	planned, err := store.PlanFor(ws, st.ID, store.NameEpic)
 	if err != nil {
 		return ""

@@ -23,6 +23,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -107,7 +108,7 @@ func Reset(ctx context.Context, o ResetOptions) (*ResetResult, error) {
 // newCleaner gathers what clean and reset look at.
 func newCleaner(ctx context.Context, o CleanOptions) (*cleaner, error) {
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	if o.Parser == nil {

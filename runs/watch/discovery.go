@@ -16,7 +16,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -183,13 +183,13 @@ func replay(r *run) {
 
 // FollowStory follows a worker the face just started (control.StartStory);
 // it returns once the run is in the State.
-func (w *Watcher) FollowStory(st *control.Started) {
+func (w *Watcher) FollowStory(st *readmodel.Started) {
 	w.do(func() {
 		w.step(func(ws *store.Workspace, ef *effects) { w.followStoryLocked(ws, st, ef) })
 	})
 }
 
-func (w *Watcher) followStoryLocked(ws *store.Workspace, st *control.Started, ef *effects) {
+func (w *Watcher) followStoryLocked(ws *store.Workspace, st *readmodel.Started, ef *effects) {
 	w.watchLocked(w.sessionDir)
 	r := w.runs[st.Session]
 	if r == nil {

@@ -1,7 +1,7 @@
 // Package views holds the views-agree test: one repository driven through
 // a run's life, every face read after each step — `status` (JSON), the
 // dashboard's epic page and the language server's lenses — and compared.
-// They render one read model (control.ViewQuery, docs/architecture.md#one-read-model-of-a-run),
+// They render one read model (readmodel.ViewQuery, docs/architecture.md#one-read-model-of-a-run),
 // so they must say the same state and counts of every story.
 package views
 

@@ -1,4 +1,4 @@
-package control
+package readmodel
 
 // The state of an epic run, derived from disk, git, worker locks and events
 // files — never only from a runner's memory — so `status <epic>` is right
@@ -125,7 +125,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		return nil, store.Usagef("no epic %q in %s: `saga-lsp status` lists the stories and their epics", q.Epic, q.Root)
 	}
 	var err error
-	if q.SessionDir, err = sessionDirOf(q.SessionDir, q.Env); err != nil {
+	if q.SessionDir, err = SessionDirOf(q.SessionDir, q.Env); err != nil {
 		return nil, err
 	}
 	if q.Parser == nil {
@@ -282,7 +282,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	case state == EpicRunning:
 		es.Why = st.Why // GitHub's state unknown, for one
 		return EpicRunning
-	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") && merged(ctx, q.Root, es.ID, q.Env):
+	case q.After == runs.AfterMerged && (ev.HasBranch(es.ID) || st.Branch != "") && Merged(ctx, q.Root, es.ID, q.Env):
 		es.Merged = true
 		return runs.StatusCompleted
 	case state == runs.StatusCompleted:
@@ -305,7 +305,7 @@ func outcomeOf(status string) string {
 
 // storyBranches lists the story/<s> branches of the repository, with one
 // git call.
-func storyBranches(ctx context.Context, root string) map[string]bool {
+func StoryBranches(ctx context.Context, root string) map[string]bool {
 	out := map[string]bool{}
 	b, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/"+runs.StoryBranchPrefix)
 	if err != nil {
@@ -318,7 +318,7 @@ func storyBranches(ctx context.Context, root string) map[string]bool {
 }
 
 // dryBranches lists the stories with a dry-run branch saga-dry/<s>.
-func dryBranches(ctx context.Context, root string) map[string]bool {
+func DryBranches(ctx context.Context, root string) map[string]bool {
 	out := map[string]bool{}
 	b, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname:strip=3)", "refs/heads/"+runs.DryBranchPrefix)
 	if err != nil {
@@ -331,7 +331,7 @@ func dryBranches(ctx context.Context, root string) map[string]bool {
 }
 
 // merged tells whether the story's PR is merged into its base (gh pr view).
-func merged(ctx context.Context, root, story string, env func(string) string) bool {
+func Merged(ctx context.Context, root, story string, env func(string) string) bool {
 	out, err := runs.GHCommand(ctx, runs.Program(env, runs.ProgramGH), root, "pr", "view", runs.StoryBranch(story), "--json", "state").Output()
 	var pr struct{ State string }
 	if err != nil || json.Unmarshal(out, &pr) != nil || pr.State == "" {

@@ -1,4 +1,4 @@
-package control
+package readmodel
 
 // One answer to "is it done?" (docs/commands.md#a-storys-state): the one
 // derivation of a story's state that `plan`, `status` (of a story and of an
@@ -143,7 +143,7 @@ func (ev *Evidence) HasBranch(story string) bool {
 // Story derives the story's state.
 func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) StoryState {
 	st := StoryState{ID: id, State: StoryPending}
-	last, lastDry := ev.lastRuns(id)
+	last, lastDry := ev.LastRuns(id)
 	rec, haveRec := runs.ReadRecord(ev.Root, id)
 
 	ev.readTasks(ctx, ws, &st)
@@ -255,7 +255,7 @@ func outcomeOr(status string) string {
 }
 
 // lastRuns folds the story's newest real run and its newest dry run.
-func (ev *Evidence) lastRuns(id string) (last, dry *runs.Run) {
+func (ev *Evidence) LastRuns(id string) (last, dry *runs.Run) {
 	files := ev.runs[id]
 	for i := len(files) - 1; i >= 0 && (last == nil || dry == nil); i-- {
 		r := runs.ReadRun(files[i].EventsFile)

@@ -1,4 +1,4 @@
-package control
+package readmodel
 
 // A story run on GitHub Actions (docs/github-actions.md#state-from-github):
 // its state comes from GitHub, not from this machine's memory — running

@@ -1,4 +1,4 @@
-package control
+package readmodel
 
 // The text form of an epic run's state: `saga-lsp status <epic>` prints it,
 // and the language server's showPlan shows it under an epic's plan.
