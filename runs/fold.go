@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/saga-ai/saga-lsp/internal/filesafe"
-	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"io"
 	"os"
 	"slices"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // Run states while a worker lives; after its end, State is its worker.end

@@ -3,10 +3,11 @@
 package runs
 
 import (
-	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // ownedPrivate is filesafe.OwnedPrivate: the one check of a user's private

@@ -1,9 +1,10 @@
 package runs
 
 import (
-	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"os"
 	"path/filepath"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // ownedPrivate is filesafe.OwnedPrivate (docs/platforms.md#windows).
