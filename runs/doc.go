@@ -22,7 +22,7 @@
 //   - listing the runs of a session dir;
 //   - worker, epic runner and PR-body lock names, their holders and who a
 //     recorded run's process is (Run.Alive: the same pid and start time,
-//     running saga-lsp's worker or runner for it; locks.go);
+//     running saga-lsp's worker or runner for it; proc.go);
 //   - where the programs a run drives are found (Program, GHCommand) and
 //     the story branch story/<id> (StoryBranch);
 //   - the hook's command line as Claude Code's settings name it (command.go:
