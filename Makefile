@@ -41,7 +41,7 @@ cross:
 # replace; what Windows uses) tested on Linux: the store's, the hook's and
 # the language server's tests, the security ones among them, built with
 # -tags portable (docs/platforms.md#the-portable-build).
-PORTABLE_TESTS := ./store/... ./hook ./lsp
+PORTABLE_TESTS := ./internal/filesafe ./store/... ./hook ./lsp
 test-portable:
 	$(GO) test -count=1 -tags portable $(PORTABLE_TESTS)
 

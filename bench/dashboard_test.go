@@ -24,7 +24,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
@@ -357,7 +357,7 @@ func BenchmarkDashboardLiveTaskStatus(b *testing.B) {
 			to := cycle[status[i]]
 			evalIn[bool](b, ctx, fmt.Sprintf(`(window.__want = {n: %d, task: %q, status: %q}, true)`, n, liveTaskName(i), to))
 			t0 := float64(time.Now().UnixNano()) / 1e6
-			must(b, store.WriteFileAtomic(filepath.Join(wtDir, liveTaskName(i)+".json"), []byte(liveTaskJSON(i, to)), 0o644))
+			must(b, filesafe.WriteFileAtomic(filepath.Join(wtDir, liveTaskName(i)+".json"), []byte(liveTaskJSON(i, to)), 0o644))
 			waitIn(b, ctx, fmt.Sprintf(`window.__hit[%d]`, n))
 			lat = append(lat, evalIn[float64](b, ctx, fmt.Sprintf(`window.__hit[%d]`, n))-t0)
 		}

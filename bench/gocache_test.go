@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
@@ -54,7 +54,7 @@ func BenchmarkWarmFirstCheck(b *testing.B) {
 	}
 	ctx := context.Background()
 	// firstCheck runs the gate's check in dir with a story's new caches.
-	firstCheck := func(dir string, warm runs.Warm) time.Duration {
+	firstCheck := func(dir string, warm buildcache.Warm) time.Duration {
 		cache := filepath.Join(b.TempDir(), "story")
 		os.MkdirAll(filepath.Join(cache, "tmp"), 0o700)
 		checks, err := verify.Prepare(ctx, verify.Setup{Dir: dir, Cache: cache, Warm: warm})
@@ -73,8 +73,8 @@ func BenchmarkWarmFirstCheck(b *testing.B) {
 		return res.Duration
 	}
 	// Once, for comparison: what every story paid before (cold).
-	cold := firstCheck(worktree(), runs.Warm{})
-	warm := runs.Warm{Go: userCache, Prog: bin}
+	cold := firstCheck(worktree(), buildcache.Warm{})
+	warm := buildcache.Warm{Go: userCache, Prog: bin}
 	var userWtS, firstS, userS, checkoutS []float64
 	for b.Loop() {
 		userWt, first := goTest(worktree()), firstCheck(worktree(), warm)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // liveChangesPerOp is how many status changes one op of
@@ -120,7 +120,7 @@ func BenchmarkLiveTaskStatus(b *testing.B) {
 			to := cycle[status[i]]
 			data := []byte(liveTaskJSON(i, to))
 			t0 := time.Now()
-			if err := store.WriteFileAtomic(filepath.Join(wtDir, liveTaskName(i)+".json"), data, 0o644); err != nil {
+			if err := filesafe.WriteFileAtomic(filepath.Join(wtDir, liveTaskName(i)+".json"), data, 0o644); err != nil {
 				b.Fatal(err)
 			}
 			d, err := waitTaskStatus(c, liveTaskName(i), to, t0)

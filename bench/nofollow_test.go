@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
 // BenchmarkNpmSeed200 is what a story's start spends seeding its npm cache
-// (runs.SeedNpm, issue 32: every write below the story's cache through
-// store.Beneath): a lockfile of 200 packages, each a 32 KiB tarball in the
+// (buildcache.SeedNpm, issue 32: every write below the story's cache through
+// filesafe.Beneath): a lockfile of 200 packages, each a 32 KiB tarball in the
 // user's warm cache, copied into a fresh story cache. Part of the per-story
 // overhead (StoryOverhead's budget, ≤ 0.5 s); compare a commit before
 // issue 32 with the same benchmark to see what the no-follow writes cost.
@@ -48,7 +48,7 @@ func BenchmarkNpmSeed200(b *testing.B) {
 		story := b.TempDir()
 		b.StartTimer()
 		start := time.Now()
-		n, err := runs.SeedNpm(story, repo, runs.Warm{Npm: warm})
+		n, err := buildcache.SeedNpm(story, repo, buildcache.Warm{Npm: warm})
 		secs = append(secs, time.Since(start).Seconds())
 		b.StopTimer()
 		if err != nil || n != 200 {

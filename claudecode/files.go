@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // taskPath is where Claude Code keeps task id of the list in dir.
@@ -114,7 +114,7 @@ func hydrate(ctx context.Context, dir string, tasks []Task, tm lockTiming) error
 		}
 		tmps[i] = ""
 	}
-	if err := store.SyncDir(dir); err != nil {
+	if err := filesafe.SyncDir(dir); err != nil {
 		return fmt.Errorf("hydrate: sync %s: %w", dir, err)
 	}
 	return nil
@@ -164,7 +164,7 @@ func writeFileAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return store.SyncDir(filepath.Dir(path))
+	return filesafe.SyncDir(filepath.Dir(path))
 }
 
 // Read returns the tasks of the list in dir, by id, as Claude Code sees
@@ -188,7 +188,7 @@ func Read(dir string) (map[string]Task, error) {
 		}
 		// Regular files only, bounded, never blocking, no link followed:
 		// a FIFO or a link to /dev/zero in the list never stalls a reader.
-		b, err := store.ReadInside(dir, e.Name())
+		b, err := filesafe.ReadInside(dir, e.Name())
 		if err != nil {
 			continue
 		}
@@ -231,7 +231,7 @@ func update(ctx context.Context, dir, id string, fn func(*Task) error, tm lockTi
 	}
 	defer release()
 	path := taskPath(dir, id)
-	old, err := store.ReadInside(dir, filepath.Base(path))
+	old, err := filesafe.ReadInside(dir, filepath.Base(path))
 	if err != nil {
 		return fmt.Errorf("update task %q: %w", id, err)
 	}

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/saga-ai/saga-lsp/internal/agentsim"
+	"github.com/saga-ai/saga-lsp/runs/agentsim"
 )
 
 // runAgent is the hidden `__agent` command: the simulated headless Claude

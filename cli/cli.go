@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/gocache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache/gocache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -113,7 +113,7 @@ func Main(args []string, env *Env) int {
 		return runHookProgram(env, args[1:])
 	case "__complete": // hidden: the ids the shell completions offer
 		return runCompleteIDs(env, args[1:])
-	case runs.GoCacheProgCommand: // hidden: the go command's GOCACHEPROG in a story's runs and checks
+	case buildcache.GoCacheProgCommand: // hidden: the go command's GOCACHEPROG in a story's runs and checks
 		return gocache.Main(args[1:], env.Stdin, env.Stdout, env.Stderr)
 	case "help", "-h", "-help", "--help":
 		return runHelp(env, args[1:])

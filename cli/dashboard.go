@@ -14,7 +14,7 @@ import (
 	"runtime/debug"
 
 	"github.com/saga-ai/saga-lsp/dashboard"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -62,7 +62,7 @@ func runDashboard(env *Env, args []string) int {
 	defer srv.Close()
 	// Ctrl-C stops it cleanly from the moment its URL is out, and the
 	// warning comes first: whoever reads the URL may stop it at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, runs.TerminateSignal())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, supervise.TerminateSignal())
 	defer stop()
 	if !srv.Loopback() {
 		fmt.Fprintf(env.Stderr, "saga-lsp dashboard: warning: listening on %s, reachable from other machines; anyone with the URL can run stories\n", srv.Addr())

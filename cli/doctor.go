@@ -9,9 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/doctor"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 const doctorSynopsis = "doctor [--on tmux|github] [--root DIR] [--format text|json] [--timeout DURATION]"
@@ -20,19 +21,19 @@ const doctorSynopsis = "doctor [--on tmux|github] [--root DIR] [--format text|js
 // run needs, checked by runs/doctor and printed. Exit 1 on an error.
 func runDoctor(env *Env, args []string) int {
 	c := newCmdLine("doctor")
-	on := c.String("on", control.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions)")
+	on := c.String("on", readmodel.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions)")
 	root := c.String("root", "", "the repository `DIR` to check (default: the working directory's)")
 	format := c.String("format", "text", "output `FORMAT`: text or json")
 	timeout := c.Duration("timeout", doctor.DefaultTimeout, "how long each program probed may take to answer (`DURATION`)")
 	pos, err := c.parse(args)
-	err = cmp.Or(err, wantArgs(pos), oneOf("--on", *on, control.BackendTmux, control.BackendGitHub), oneOf("format", *format, "text", "json"))
+	err = cmp.Or(err, wantArgs(pos), oneOf("--on", *on, readmodel.BackendTmux, readmodel.BackendGitHub), oneOf("format", *format, "text", "json"))
 	if err == nil && *timeout <= 0 {
 		err = usagef("--timeout must be > 0, got %s", *timeout)
 	}
 	if err != nil {
 		return c.fail(env, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	dir := env.Dir
 	if *root != "" {

@@ -6,9 +6,10 @@ import (
 	"os/signal"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/epic"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -23,7 +24,7 @@ func runEpicRunner(env *Env, args []string) int {
 	ef.Register(c.FlagSet)
 	outputFile := c.String("output-file", "", "also write the log to `PATH`; events go to "+runs.EventsFile("<PATH>"))
 	session := c.String("session", "", "session `name` for events (default: $"+runs.EnvSession+" or "+runs.EpicSessionPrefix+"<epic>-<ms>)")
-	c.StringVar(&ef.On, "on", control.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions jobs)")
+	c.StringVar(&ef.On, "on", readmodel.BackendTmux, "where the stories run (`BACKEND`): tmux (this machine) or github (GitHub Actions jobs)")
 	pos, err := c.parse(args)
 	if err := cmp.Or(err, wantArgs(pos, "<epic>"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
@@ -32,21 +33,21 @@ func runEpicRunner(env *Env, args []string) int {
 	if err := ef.Validate(); err != nil {
 		return c.fail(env, usagef("%v", err))
 	}
-	if err := runs.Supervised(); err != nil {
+	if err := supervise.Supervised(); err != nil {
 		return c.fail(env, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	o := epic.Options{Epic: pos[0], Dir: env.Dir, EpicFlags: ef, Worker: *wf,
 		Process: runs.Process{OutputFile: *outputFile, Session: *session, Stdout: env.Stdout, Env: env.Getenv}}
 	// GitHub is asked about stories dispatched there — all of them when the
-	// stories go there (control.EpicQuery.Discover).
+	// stories go there (readmodel.EpicQuery.Discover).
 	root, err := store.FindRoot(cmp.Or(env.Dir, "."))
 	if err != nil {
 		return c.fail(env, err)
 	}
 	o.Setup = github.NewSetup(root, env.Getenv)
-	if ef.On == control.BackendGitHub {
+	if ef.On == readmodel.BackendGitHub {
 		o.Backend = github.Backend{Workflow: releaseWorkflow()}
 	}
 	return epic.Run(ctx, o)

@@ -16,8 +16,9 @@ import (
 	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -45,7 +46,7 @@ func runFollow(env *Env, args []string) int {
 	if len(rs) == 0 {
 		return c.fail(env, fmt.Errorf("no run of %s %s in %s: start one with `saga-lsp run %s`", kind, pos[0], dir, pos[0]))
 	}
-	if r := runs.ReadRun(rs[len(rs)-1].EventsFile); r != nil && r.Backend == control.BackendGitHub && r.Story != "" {
+	if r := runs.ReadRun(rs[len(rs)-1].EventsFile); r != nil && r.Backend == readmodel.BackendGitHub && r.Story != "" {
 		return followDispatched(env, t.root, r, target.json())
 	}
 	return followRun(env, rs[len(rs)-1].EventsFile, target.json(), pos[0], t.ws)
@@ -54,7 +55,7 @@ func runFollow(env *Env, args []string) int {
 // followDispatched follows a story dispatched to GitHub Actions: its
 // Actions run, found by its run-name when the dispatch did not see it.
 func followDispatched(env *Env, root string, r *runs.Run, jsonOut bool) int {
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	id := r.ActionsRun
 	if w := github.ExpectOf(r); id == 0 && w != nil {
@@ -112,7 +113,7 @@ func (fl *followed) read(f func(runs.Event)) {
 // workspace as the command loaded it, gives a story's task count until its
 // worker reports one.
 func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.Workspace) int {
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	main := newFollowed(eventsFile)
 	stories := map[string]*followed{} // an epic run's workers

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -48,12 +48,12 @@ func runPlan(env *Env, args []string) int {
 		*maxParallel = runs.DefaultMaxParallel // what `run <epic>` starts at once
 	}
 	// What is done is what the one derivation of a story's state says
-	// (control.Evidence), as status, run and the editor say it — also once
+	// (readmodel.Evidence), as status, run and the editor say it — also once
 	// a finished story's worktree is cleaned away.
 	ctx := context.Background()
-	var epicState *control.EpicStatus
+	var epicState *readmodel.EpicStatus
 	if kind == store.NameEpic {
-		if epicState, err = control.EpicState(ctx, ws, control.ViewQuery(r, pos[0], env.Getenv, p)); err == nil {
+		if epicState, err = readmodel.EpicState(ctx, ws, readmodel.ViewQuery(r, pos[0], env.Getenv, p)); err == nil {
 			for _, es := range epicState.Stories {
 				if i := slices.IndexFunc(items, func(it plan.Item) bool { return it.ID == es.ID }); i >= 0 && es.State == runs.StatusCompleted {
 					items[i].Status = store.StatusCompleted
@@ -61,7 +61,7 @@ func runPlan(env *Env, args []string) int {
 			}
 		}
 	} else {
-		ev := control.NewEvidence(ctx, r, runs.SessionDir(env.Getenv), p)
+		ev := readmodel.NewEvidence(ctx, r, runs.SessionDir(env.Getenv), p)
 		st := ev.Story(ctx, ws, pos[0])
 		for i := range items {
 			if s, ok := st.Tasks[items[i].ID]; ok && items[i].Broken == "" {

@@ -10,6 +10,8 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model MODEL] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
@@ -34,12 +36,12 @@ func runRun(env *Env, args []string) int {
 	if err != nil {
 		return c.fail(env, err)
 	}
-	if *on.backend == control.BackendGitHub && t.kind != runs.KindEpic {
+	if *on.backend == readmodel.BackendGitHub && t.kind != runs.KindEpic {
 		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
 	}
-	if *on.backend == control.BackendGitHub {
+	if *on.backend == readmodel.BackendGitHub {
 		// What every job needs is checked once, before the runner starts.
-		ef.On = control.BackendGitHub
+		ef.On = readmodel.BackendGitHub
 		rd, err := github.CheckReady(context.Background(), t.root, env.Getenv, releaseWorkflow())
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
@@ -51,12 +53,12 @@ func runRun(env *Env, args []string) int {
 	}
 	// Ctrl-C while a story's branch is prepared cancels it cleanly (a
 	// half-merged branch is taken away again) instead of killing run there.
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	// The root's setup, resolved once for this command: the session dir,
 	// tmux, the GitHub Actions backend.
 	setup := github.NewSetup(t.root, env.Getenv)
-	var st *control.Started
+	var st *readmodel.Started
 	if t.kind == runs.KindEpic {
 		if *again {
 			return c.fail(env, usagef("--again is for a story; %s is an epic (run each completed story with `saga-lsp run <story> --again`)", pos[0]))

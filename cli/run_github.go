@@ -12,6 +12,8 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // onFlags choose where run starts the worker.
@@ -22,7 +24,7 @@ type onFlags struct {
 
 func addOnFlags(c *cmdLine) onFlags {
 	return onFlags{
-		backend: c.String("on", control.BackendTmux, "where the worker runs (`BACKEND`): tmux (this machine) or github (a GitHub Actions job of "+github.WorkflowFile+")"),
+		backend: c.String("on", readmodel.BackendTmux, "where the worker runs (`BACKEND`): tmux (this machine) or github (a GitHub Actions job of "+github.WorkflowFile+")"),
 		wait:    c.Duration("dispatch-wait", github.DefaultAppearWait, "with --on github: how long the dispatched run may take to show up (`DURATION`)"),
 	}
 }
@@ -34,10 +36,10 @@ var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "f
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
-	if err := oneOf("--on", *o.backend, control.BackendTmux, control.BackendGitHub); err != nil {
+	if err := oneOf("--on", *o.backend, readmodel.BackendTmux, readmodel.BackendGitHub); err != nil {
 		return err
 	}
-	if *o.backend != control.BackendGitHub {
+	if *o.backend != readmodel.BackendGitHub {
 		if c.isSet("dispatch-wait") {
 			return usagef("--dispatch-wait goes with --on github")
 		}
@@ -66,7 +68,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 			return c.fail(env, usagef("--%s is for an epic; %s is a story", f, name))
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
@@ -106,7 +108,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 // when it succeeded.
 //
 // Having asked GitHub, it records what it saw of the end in the story's
-// local events (control.Evidence with Actions), as status's network step
+// local events (readmodel.Evidence with Actions), as status's network step
 // does: every face — the language server's watcher, the dashboard — then
 // renders the end without asking GitHub (docs/architecture.md#one-read-model-of-a-run).
 func followActions(ctx context.Context, env *Env, cmd, root, story string, id int64, jsonOut bool) int {
@@ -138,11 +140,11 @@ func followActions(ctx context.Context, env *Env, cmd, root, story string, id in
 	}
 	if p, ws, err := workspaceAt(root); err == nil {
 		setup := github.NewSetup(root, env.Getenv)
-		ev := control.NewEvidence(ctx, root, setup.SessionDir, p)
+		ev := readmodel.NewEvidence(ctx, root, setup.SessionDir, p)
 		ev.Actions = setup.Actions
 		ev.Story(ctx, ws, story) // records the end (a record that cannot be written: the next look asks again)
 	}
-	if r.Conclusion != control.ActionsSuccess {
+	if r.Conclusion != readmodel.ActionsSuccess {
 		return exitFindings
 	}
 	return exitOK

@@ -12,7 +12,7 @@ import (
 	"runtime/debug"
 
 	"github.com/saga-ai/saga-lsp/lsp"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // serveGCPercent is the language server's GOGC while it loads the
@@ -104,7 +104,7 @@ func runServe(env *Env, args []string) int {
 	// and 10 ms keystrokes. A GOGC never does.)
 	debug.SetGCPercent(serveGCPercent)
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
-	ctx, stop := signal.NotifyContext(context.Background(), runs.TerminateSignal())
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.TerminateSignal())
 	defer stop()
 	return lsp.Serve(ctx, env.Stdin, env.Stdout, lsp.Options{Logger: logger, Trace: *trace, Version: version(), Loaded: sizeCollector})
 }

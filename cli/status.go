@@ -8,6 +8,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 const statusSynopsis = "status [<story-or-epic>] [--root DIR] [--format text|json] [--tasks] [--verbose] [--epic] [--story]"
@@ -65,7 +66,7 @@ func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut 
 	if err != nil {
 		return c.fail(env, err)
 	}
-	st, err := control.EpicState(context.Background(), ws, withActions(control.ViewQuery(setup.Root, epic, setup.Env, p), setup.Actions))
+	st, err := readmodel.EpicState(context.Background(), ws, withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, p), setup.Actions))
 	if err != nil {
 		return c.fail(env, err)
 	}
@@ -87,7 +88,7 @@ func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut 
 
 // withActions is q asking GitHub about the stories run there: status's
 // network step.
-func withActions(q control.EpicQuery, a control.Actions) control.EpicQuery {
+func withActions(q readmodel.EpicQuery, a readmodel.Actions) readmodel.EpicQuery {
 	q.Actions = a
 	return q
 }

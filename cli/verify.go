@@ -13,6 +13,8 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -52,7 +54,7 @@ func runVerify(env *Env, args []string) int {
 	if s == nil {
 		return c.fail(env, usagef("no story %q in %s%s", story, r, store.DidYouMean(story, ws.SortedStoryIDs())))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), runs.StopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
 	where, err := verify.Locate(ctx, r, story)
 	if err != nil {
@@ -76,13 +78,13 @@ func runVerify(env *Env, args []string) int {
 	}
 	// Not the agent's caches: a result its Bash planted there (a cached
 	// go test result) must not pass for a check's.
-	cache, err := runs.ChecksCacheDir(r, story, env.Getenv)
+	cache, err := buildcache.ChecksCacheDir(r, story, env.Getenv)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "saga-lsp verify: %v; the checks run without a build cache\n", err)
 	}
 	// The tests that count are the fork point's (docs/worker.md#protected-files).
 	checks, err := verify.Prepare(ctx, verify.Setup{Dir: where.Dir, Reference: where.ForkPoint, Manifest: m, Cache: cache,
-		Warm: runs.FindWarm(r, env.Getenv), Policy: verify.Policy{AllowUnconfined: *unconfined},
+		Warm: buildcache.FindWarm(r, env.Getenv), Policy: verify.Policy{AllowUnconfined: *unconfined},
 		SeedNpm: true, Seeded: func(_ int, err error) {
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "saga-lsp verify: npm cache: %v\n", err)

@@ -19,8 +19,8 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/gocache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache/gocache"
 )
 
 // Issue 24, point 6: warm, safe build caches. A story's checks start warm
@@ -86,7 +86,7 @@ func goTest(t *testing.T, dir, gocache string) string {
 // checksStats is the counters of the story's checks' GOCACHEPROG.
 func checksStats(t *testing.T, root, story string) gocache.Stats {
 	t.Helper()
-	dir, err := runs.ChecksCachePath(root, story, nil)
+	dir, err := buildcache.ChecksCachePath(root, story, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestVerifyBeforeTheFirstRunIsWarm(t *testing.T) {
 	if r := testkit.Run(t, root, withGoCache(user), "", testkit.Binary(t), "clean", "--yes"); r.Code != 0 {
 		t.Fatalf("clean: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if checks, _ := runs.ChecksCachePath(root, "s", nil); dirExists(checks) {
+	if checks, _ := buildcache.ChecksCachePath(root, "s", nil); dirExists(checks) {
 		t.Fatalf("clean left the story's checks cache %s", checks)
 	}
 	if out, code := verifyJSON(t, root, withGoCache(user), "s"); code != 0 || strings.Count(out, "(cached)") != 2 {

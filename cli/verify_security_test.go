@@ -11,6 +11,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 )
 
 // Issue 22: `verify` reads the checks that count at the reference commit
@@ -118,7 +119,7 @@ func TestVerifyIgnoresPlantedObjects(t *testing.T) {
 }
 
 // verify runs the checks with the story's checks caches, never with the
-// caches its agent's Bash writes (runs.ChecksCacheDir).
+// caches its agent's Bash writes (buildcache.ChecksCacheDir).
 func TestVerifyUsesTheChecksCaches(t *testing.T) {
 	root := t.TempDir()
 	testkit.WriteFiles(t, root, map[string]string{
@@ -126,7 +127,7 @@ func TestVerifyUsesTheChecksCaches(t *testing.T) {
 		".saga/stories/s/c.json":     `{"id": "c", "subject": "C", "description": "", "status": "pending", "blockedBy": [], "checks": ["echo \"cache=$GOCACHE\"; exit 1"]}` + "\n",
 	})
 	testkit.InitRepo(t, root)
-	checks, err := runs.ChecksCachePath(root, "s", nil)
+	checks, err := buildcache.ChecksCachePath(root, "s", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

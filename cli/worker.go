@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
@@ -51,7 +52,7 @@ func runWorker(env *Env, args []string) int {
 	if err := cmp.Or(err, wantArgs(pos, "<story>"), checkWorkerFlags(c, wf)); err != nil {
 		return c.fail(env, err)
 	}
-	if err := runs.Supervised(); err != nil {
+	if err := supervise.Supervised(); err != nil {
 		return c.fail(env, err)
 	}
 	ctx, stopped := stopOnSignal(env)
@@ -72,7 +73,7 @@ const stopGrace = 60 * time.Second
 // done is called when the worker returns.
 func stopOnSignal(env *Env) (ctx context.Context, done func()) {
 	sigs := make(chan os.Signal, 2) // the second is never dropped
-	signal.Notify(sigs, runs.StopSignals()...)
+	signal.Notify(sigs, supervise.StopSignals()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
 	go func() {

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 const (
@@ -25,10 +25,10 @@ const (
 	maxTail    = 64 << 10 // output bytes shown
 )
 
-// openRegular opens path for reading as store.OpenRegular does — not
+// openRegular opens path for reading as filesafe.OpenRegular does — not
 // through a link at its end, never waiting on a FIFO, regular files only.
 func openRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := store.OpenRegular(path, os.O_RDONLY, 0, false)
+	f, err := filesafe.OpenRegular(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -264,8 +264,8 @@ type epicStoryRow struct {
 	HeldBy    []string
 	Conflicts []string
 	Branch    string
-	Actions   *control.ActionsRun // its GitHub Actions run, when it runs or ran there
-	Checks    string              // the checks digest: "✓ 3 · ✗ 1"
+	Actions   *readmodel.ActionsRun // its GitHub Actions run, when it runs or ran there
+	Checks    string                // the checks digest: "✓ 3 · ✗ 1"
 	Critical  bool
 	Match     bool
 	Exists    bool
@@ -294,7 +294,7 @@ type graphEdge struct {
 type epicContent struct {
 	Repo, ID, Title, Description string
 	State                        State
-	Status                       *control.EpicStatus
+	Status                       *readmodel.EpicStatus
 	Rows                         []epicStoryRow
 	Graph                        string // JSON: nodes and edges
 	Critical                     []string
@@ -321,13 +321,13 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		s.notFound(w, r, fmt.Sprintf("no epic %q in %s", id, rp.key))
 		return
 	}
-	var st *control.EpicStatus
+	var st *readmodel.EpicStatus
 	ctx, cancel := context.WithTimeout(r.Context(), 20*time.Second)
 	defer cancel()
 	if rp.src.Watcher != nil {
 		st = rp.src.Watcher.EpicStatus(ctx, v.ws, id)
 	} else {
-		st, _ = control.EpicState(ctx, v.ws, control.ViewQuery(rp.src.Root, id, s.env, s.parser))
+		st, _ = readmodel.EpicState(ctx, v.ws, readmodel.ViewQuery(rp.src.Root, id, s.env, s.parser))
 	}
 	v.withEpicStatus(st)
 	p := s.base(r, "Epic "+id, "epic", []*repoView{v})

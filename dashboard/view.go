@@ -3,7 +3,7 @@ package dashboard
 // What the pages show, derived per request from one workspace snapshot and
 // one published watch.State (two atomic loads): story and epic states,
 // progress, spend, who needs the user. Nothing here reads a file or runs a
-// program but the read model of a story (control.Evidence, once per view:
+// program but the read model of a story (readmodel.Evidence, once per view:
 // model); the pages that need more (an epic's derived run state, a
 // story's runs, journal and output) ask for it themselves.
 
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -73,22 +73,22 @@ type repoView struct {
 	st        *watch.State
 	// epicStory is each story's state in its epic's run, from the derived
 	// states the watcher published (epics with a run).
-	epicStory map[string]*control.EpicStory
+	epicStory map[string]*readmodel.EpicStory
 	// epics are the derived states of the epics that ran, by id.
-	epics map[string]*control.EpicStatus
+	epics map[string]*readmodel.EpicStatus
 	// needed is needs()'s answer, once computed.
 	needed map[string][]need
 	// evidence derives a story's state as every face does
-	// (control.Evidence: the read model), once per view and story.
-	evidence func() *control.Evidence
-	models   map[string]control.StoryState
+	// (readmodel.Evidence: the read model), once per view and story.
+	evidence func() *readmodel.Evidence
+	models   map[string]readmodel.StoryState
 }
 
 func (s *Server) newRepoView(r *repo) *repoView {
-	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*control.EpicStory{},
-		epics: map[string]*control.EpicStatus{}, models: map[string]control.StoryState{}}
-	v.evidence = sync.OnceValue(func() *control.Evidence {
-		return control.NewEvidence(context.Background(), v.root, r.setup.SessionDir, s.parser)
+	v := &repoView{repo: r, key: r.key, root: r.src.Root, ws: r.src.Workspace(), epicStory: map[string]*readmodel.EpicStory{},
+		epics: map[string]*readmodel.EpicStatus{}, models: map[string]readmodel.StoryState{}}
+	v.evidence = sync.OnceValue(func() *readmodel.Evidence {
+		return readmodel.NewEvidence(context.Background(), v.root, r.setup.SessionDir, s.parser)
 	})
 	if r.src.Watcher != nil {
 		v.st = r.src.Watcher.State()
@@ -111,7 +111,7 @@ func (s *Server) newRepoView(r *repo) *repoView {
 }
 
 // withEpicStatus lays an epic's freshly derived state over the view.
-func (v *repoView) withEpicStatus(st *control.EpicStatus) {
+func (v *repoView) withEpicStatus(st *readmodel.EpicStatus) {
 	if st == nil {
 		return
 	}
@@ -166,7 +166,7 @@ func (v *repoView) journalBlocked(id string) (bool, string) {
 
 // model is the story's state as the read model derives it (what `status`
 // says), once per view.
-func (v *repoView) model(id string) control.StoryState {
+func (v *repoView) model(id string) readmodel.StoryState {
 	if st, ok := v.models[id]; ok {
 		return st
 	}
@@ -191,7 +191,7 @@ func (v *repoView) storyState(s *store.Story) (State, string) {
 		return stateOf("running"), detail
 	}
 	done, total := v.counts(s)
-	if es := v.epicStory[s.ID]; es != nil && es.State != "" && es.State != control.EpicRunning {
+	if es := v.epicStory[s.ID]; es != nil && es.State != "" && es.State != readmodel.EpicRunning {
 		detail := ""
 		if len(es.HeldBy) > 0 {
 			detail = "held by " + strings.Join(es.HeldBy, ", ")
@@ -327,7 +327,7 @@ func (v *repoView) findNeeds() map[string][]need {
 	}
 	for eid, st := range v.epics {
 		for _, es := range st.Stories {
-			if es.State != control.EpicHeld {
+			if es.State != readmodel.EpicHeld {
 				continue
 			}
 			text := fmt.Sprintf("%s is held in epic %s", es.ID, eid)

@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -100,7 +103,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	// SIGINT/SIGTERM (Claude Code or the worker stopping the run) kill the
 	// checks; Claude Code lets the completion through then, which is why
 	// the worker runs every check again before the PR goes ready.
-	sigCtx, stop := signal.NotifyContext(h.ctx, runs.StopSignals()...)
+	sigCtx, stop := signal.NotifyContext(h.ctx, supervise.StopSignals()...)
 	defer stop()
 	ctx, cancel := context.WithDeadline(sigCtx, deadline.Add(checksMargin/2))
 	defer cancel()
@@ -121,13 +124,13 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 	cache := h.getenv(runs.EnvCacheDir)
 	if cache == "" {
 		var err error
-		if cache, err = runs.CacheDir(dir, story, h.getenv); err != nil {
+		if cache, err = buildcache.CacheDir(dir, story, h.getenv); err != nil {
 			cache = ""
 		}
 	}
 	// The tests that count are the fork point's: each check runs with the
 	// story's protected files as they are there, and on the full tree.
-	setup := verify.Setup{Dir: dir, Manifest: m, Cache: cache, Warm: runs.FindWarm(dir, h.getenv),
+	setup := verify.Setup{Dir: dir, Manifest: m, Cache: cache, Warm: buildcache.FindWarm(dir, h.getenv),
 		Policy: verify.Policy{AllowUnconfined: h.getenv(runs.EnvAllowUnconfinedChecks) == "1"}}
 	if m != nil {
 		setup.Reference = m.ForkPoint
@@ -270,7 +273,7 @@ type sharedResult struct {
 // completion and grows before any retry.
 type gate struct {
 	h        *hookRun
-	lock     *store.Lock
+	lock     *filesafe.Lock
 	path     string // the result file
 	stamp    string
 	shared   *sharedResult
@@ -308,7 +311,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
 	}
-	lock, free, err := store.TryLockFile(base + ".lock")
+	lock, free, err := filesafe.TryLockFile(base + ".lock")
 	if err != nil {
 		h.warnf("cannot share check results between hook registrations (%v)", err)
 		return g
@@ -319,7 +322,7 @@ func (h *hookRun) gate(p *HookPayload, story, task string, arrived, deadline tim
 	waited := !free
 	if waited {
 		ctx, cancel := context.WithDeadline(h.ctx, deadline)
-		lock, err = store.AcquireLockFile(ctx, base+".lock")
+		lock, err = filesafe.AcquireLockFile(ctx, base+".lock")
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The other one still runs them: run them here too rather
@@ -355,7 +358,7 @@ func (g *gate) record(res verify.TaskResult) {
 		r.Command, r.Outcome = f.Command, f.Outcome()
 	}
 	data, _ := json.Marshal(r)
-	if err := store.WriteFileAtomic(g.path, data, 0o600); err != nil {
+	if err := filesafe.WriteFileAtomic(g.path, data, 0o600); err != nil {
 		g.h.warnf("cannot share the check result (%v)", err)
 	}
 }

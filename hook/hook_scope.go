@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -196,7 +198,7 @@ func absPathFrom(base, p string) string {
 // only through the Task tools, so that the hooks see every change).
 func (h *hookRun) protected() []string {
 	dir := runs.SessionDir(h.env)
-	out := []string{dir, store.TempLockRoot()}
+	out := []string{dir, filesafe.TempLockRoot()}
 	if legacy := runs.LegacySessionDir(dir); legacy != "" {
 		out = append(out, legacy) // still read while runs of earlier releases are there
 	}
@@ -204,7 +206,7 @@ func (h *hookRun) protected() []string {
 	// the root is found from them (<root>/<repo>/agent/<story>).
 	if c := h.getenv(runs.EnvCacheDir); c != "" {
 		out = append(out, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Clean(c)))))
-	} else if c, err := runs.CacheRoot(h.env); err == nil {
+	} else if c, err := buildcache.CacheRoot(h.env); err == nil {
 		out = append(out, c)
 	}
 	if cfg, err := claudecode.ConfigDir(h.env); err == nil {
@@ -368,7 +370,7 @@ func resolveAllLinks(p string) (string, error) {
 			// Below a missing component nothing exists (and so no link
 			// either), but ".." from a link target may climb back out of
 			// it, so later components are still looked at.
-			if errors.Is(err, fs.ErrNotExist) || store.IsNotDir(err) {
+			if errors.Is(err, fs.ErrNotExist) || filesafe.IsNotDir(err) {
 				resolved = next
 				continue
 			}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 const hookDenyPrefix = `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"`
@@ -289,7 +289,7 @@ func TestPreToolUseProtectsOwnState(t *testing.T) {
 	}
 	for _, p := range []string{
 		filepath.Join(f.scratch, "sessions", "saga-story-my-story-1.log.events.jsonl"),
-		filepath.Join(f.scratch, filepath.Base(store.TempLockRoot()), "abc", "worker-my-story.lock"),
+		filepath.Join(f.scratch, filepath.Base(filesafe.TempLockRoot()), "abc", "worker-my-story.lock"),
 		filepath.Join(f.scratch, "claude", "tasks", "saga__my-story__1", "1.json"),
 	} {
 		r := runHookIn(t, hookPrePayload(t, "Write", map[string]any{"file_path": p, "content": "x"}, f.wt), env)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -75,8 +76,8 @@ func (h *hookRun) appendEnvFile(path string, vars [][2]string) {
 		}
 		b.WriteString("export " + kv[0] + "=" + runs.ShellQuote(kv[1]) + "\n")
 	}
-	f, err := store.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600, true)
-	if errors.Is(err, store.ErrNotRegular) {
+	f, err := filesafe.OpenRegular(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600, true)
+	if errors.Is(err, filesafe.ErrNotRegular) {
 		h.warnf("%s=%s is not a regular file; variables not exported", claudecode.EnvEnvFile, path)
 		return
 	}

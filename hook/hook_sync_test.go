@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // hookSyncRoot is a git repository (so the lock lives in its .git) holding the
@@ -270,7 +270,7 @@ func TestPostToolUseWaitsForLock(t *testing.T) {
 	root, dir := hookSyncRoot(t)
 	short := defaultLimits()
 	short.lock = 200 * time.Millisecond
-	l, err := store.AcquireLock(context.Background(), root, "story-my-story")
+	l, err := filesafe.AcquireLock(context.Background(), root, "story-my-story")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestPostToolUseWaitsForLock(t *testing.T) {
 	}
 	// Released while the sync waits for it (it has opened the lock file):
 	// the sync then writes.
-	locks, err := store.LockDir(root)
+	locks, err := filesafe.LockDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -130,7 +130,7 @@ func Install(o InstallOptions) (*Installed, error) {
 	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", filepath.Dir(real), err)
 	}
-	if err := store.WriteFileAtomic(real, out, 0o644); err != nil {
+	if err := filesafe.WriteFileAtomic(real, out, 0o644); err != nil {
 		return nil, err
 	}
 	res.Written = true
@@ -146,15 +146,15 @@ const maxSettingsSize = 4 << 20
 // reading it, a file over maxSettingsSize too; a missing file is
 // fs.ErrNotExist.
 func readSettings(path, real string) ([]byte, error) {
-	src, err := store.ReadRegularFile(real, maxSettingsSize)
+	src, err := filesafe.ReadRegularFile(real, maxSettingsSize)
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 		return src, err
-	case errors.Is(err, store.ErrNotRegular):
+	case errors.Is(err, filesafe.ErrNotRegular):
 		var pe *fs.PathError
 		errors.As(err, &pe)
 		return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("%v, not a settings file: install reads and replaces regular files only", pe.Err)}
-	case errors.Is(err, store.ErrTooLarge):
+	case errors.Is(err, filesafe.ErrTooLarge):
 		return nil, &SettingsError{Path: path, Reason: fmt.Sprintf("over %d MB, too large for a settings file", maxSettingsSize>>20)}
 	}
 	return nil, fmt.Errorf("read %s: %w", path, err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -43,7 +43,7 @@ import (
 // executeCommandProvider, under the client's prefix, with arguments
 // [{"story": "<name>"}] ([{"epic": "<id>"}] for the epic's). The live state
 // is the run watcher's State (runs/watch, live.go); an epic's state is
-// derived once per change and kept (control.EpicState asks git which story
+// derived once per change and kept (readmodel.EpicState asks git which story
 // branches exist), so only an epic's lenses may wait for it.
 func codeLens(ctx context.Context, s *Server, snap *Snapshot, params json.RawMessage) (any, error) {
 	var p protocol.CodeLensParams
@@ -81,7 +81,7 @@ func lensStory(ctx context.Context, s *Server, snap *Snapshot, f *store.File, ro
 		return []protocol.CodeLens{lensInfo(r, title)}
 	}
 	info := s.live.storyInfo(f.Owner)
-	// The story's state is the read model's (control.Evidence: what plan,
+	// The story's state is the read model's (readmodel.Evidence: what plan,
 	// status and the dashboard say): its counts where its statuses are
 	// read, and completed also when they are no longer in the workspace —
 	// its worktree cleaned away, its work on its branch.
@@ -257,7 +257,7 @@ func lensOnCycle(by map[string][]string, id string) bool {
 // the story alone, or "no such story".
 func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, root *jsonc.Node, prefix string) []protocol.CodeLens {
 	var out []protocol.CodeLens
-	var st *control.EpicStatus
+	var st *readmodel.EpicStatus
 	if store.ValidID(f.Owner) {
 		st = s.live.epicStatus(ctx, snap, f.Owner)
 		r := lensIDRange(f, root)
@@ -281,7 +281,7 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 			out = append(out, lensInfo(r, title))
 		}
 	}
-	states := map[string]control.EpicStory{}
+	states := map[string]readmodel.EpicStory{}
 	if st != nil {
 		for _, es := range st.Stories {
 			states[es.ID] = es
@@ -305,7 +305,7 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 		args := []any{map[string]string{"story": c.ID}}
 		es, ok := states[c.ID]
 		if !ok { // the epic's state could not be derived: the story's own
-			es = control.EpicStory{ID: c.ID, State: story.EffectiveStatus(), Done: story.Done(), Total: len(story.Tasks)}
+			es = readmodel.EpicStory{ID: c.ID, State: story.EffectiveStatus(), Done: story.Done(), Total: len(story.Tasks)}
 		}
 		out = append(out, lensInfo(r, epicStoryTitle(es, info)))
 		if info.Running {
@@ -322,19 +322,19 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 // "✗ timeout", "⊘ blocked", "■ stopped", "⏸ held by shop--a"; a state
 // other than running and completed gets " · 1/5 tasks" when some but not
 // all tasks are done.
-func epicStoryTitle(es control.EpicStory, info liveStoryInfo) string {
+func epicStoryTitle(es readmodel.EpicStory, info liveStoryInfo) string {
 	done, total := es.Done, es.Total
 	if info.Running && len(info.View) > 0 {
 		done, total = viewCounts(info.View)
 	}
-	if info.Running || es.State == control.EpicRunning {
+	if info.Running || es.State == readmodel.EpicRunning {
 		return fmt.Sprintf("● running %d/%d", done, total)
 	}
 	var title string
 	switch es.State {
 	case runs.StatusCompleted:
 		return "✓ completed"
-	case control.EpicHeld:
+	case readmodel.EpicHeld:
 		title = "⏸ held by " + strings.Join(es.HeldBy, ", ")
 		if len(es.Conflicts) > 0 {
 			title += " · conflicts: " + strings.Join(es.Conflicts, ", ")

@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -107,14 +107,14 @@ func (l *live) diskChanged(paths []string) {
 }
 
 // followStarted follows a worker this server just started with runStory.
-func (l *live) followStarted(st *control.Started) {
+func (l *live) followStarted(st *readmodel.Started) {
 	if w := l.w.Load(); w != nil {
 		w.FollowStory(st)
 	}
 }
 
 // followStartedEpic follows a runner this server just started with runEpic.
-func (l *live) followStartedEpic(st *control.Started) {
+func (l *live) followStartedEpic(st *readmodel.Started) {
 	if w := l.w.Load(); w != nil {
 		w.FollowEpic(st)
 	}
@@ -155,14 +155,14 @@ func (l *live) storyInfo(story string) liveStoryInfo {
 // epicStatus is the epic's state for lenses and showPlan (derived when
 // something moved since: it may run git). nil when the workspace has no
 // such epic.
-func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *control.EpicStatus {
+func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *readmodel.EpicStatus {
 	if w := l.w.Load(); w != nil {
 		return w.EpicStatus(ctx, snap.WS, id)
 	}
 	if snap.WS.Epic(id) == nil {
 		return nil
 	}
-	st, err := control.EpicState(ctx, snap.WS, control.ViewQuery(snap.Root, id, l.env, l.s.parser))
+	st, err := readmodel.EpicState(ctx, snap.WS, readmodel.ViewQuery(snap.Root, id, l.env, l.s.parser))
 	if err != nil {
 		return nil
 	}
@@ -170,15 +170,15 @@ func (l *live) epicStatus(ctx context.Context, snap *Snapshot, id string) *contr
 }
 
 // epicStory is a story's state as the read model says it: in its epic as
-// last derived (control.EpicState) — not derived here, an epic's state is
+// last derived (readmodel.EpicState) — not derived here, an epic's state is
 // the watcher's to keep — and for a story outside any epic its own
-// evidence (control.Evidence.Story, what status and the dashboard render),
+// evidence (readmodel.Evidence.Story, what status and the dashboard render),
 // never the watcher's last-seen run.
-func (l *live) epicStory(ctx context.Context, snap *Snapshot, epic, story string) (control.EpicStory, bool) {
+func (l *live) epicStory(ctx context.Context, snap *Snapshot, epic, story string) (readmodel.EpicStory, bool) {
 	if epic == "" {
-		ev := control.NewEvidence(ctx, snap.Root, runs.SessionDir(l.env), l.s.parser)
+		ev := readmodel.NewEvidence(ctx, snap.Root, runs.SessionDir(l.env), l.s.parser)
 		st := ev.Story(ctx, snap.WS, story)
-		return control.EpicStory{ID: st.ID, State: st.State, Done: st.Done, Total: st.Total, Branch: st.Branch,
+		return readmodel.EpicStory{ID: st.ID, State: st.State, Done: st.Done, Total: st.Total, Branch: st.Branch,
 			Base: st.Base, PR: st.PR, NoPR: st.NoPR, Cost: st.Cost, Session: st.Session, Why: st.Why, Dry: st.Dry, Actions: st.Actions}, true
 	}
 	if e := l.state().Epic(epic); e != nil && e.Status != nil {
@@ -188,7 +188,7 @@ func (l *live) epicStory(ctx context.Context, snap *Snapshot, epic, story string
 			}
 		}
 	}
-	return control.EpicStory{}, false
+	return readmodel.EpicStory{}, false
 }
 
 // epicRunning tells whether the epic's runner lives, as far as the watcher

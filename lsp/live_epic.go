@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -23,14 +23,14 @@ func epicDiagnostics(st *watch.State, rel string, f *store.File) []store.Diagnos
 	if f.Epic == nil || e == nil || e.Status == nil || e.Status.Session == "" {
 		return nil
 	}
-	by := make(map[string]control.EpicStory, len(e.Status.Stories))
+	by := make(map[string]readmodel.EpicStory, len(e.Status.Stories))
 	for _, s := range e.Status.Stories {
 		by[s.ID] = s
 	}
 	var out []store.Diagnostic
 	for _, c := range f.Epic.Children {
 		s, ok := by[c.ID]
-		if !ok || s.State != control.EpicHeld || c.Node == nil {
+		if !ok || s.State != readmodel.EpicHeld || c.Node == nil {
 			continue
 		}
 		out = append(out, liveDiagnostic(rel, f, c.Node.Start, c.Node.End, store.CodeStoryHeld, heldMessage(e.ID, s, by)))
@@ -50,7 +50,7 @@ func epicFileDiagnostics(snap *Snapshot, st *watch.State) []store.Diagnostic {
 }
 
 // heldMessage says what holds a story and what to do.
-func heldMessage(epic string, s control.EpicStory, by map[string]control.EpicStory) string {
+func heldMessage(epic string, s readmodel.EpicStory, by map[string]readmodel.EpicStory) string {
 	if len(s.Conflicts) > 0 {
 		return fmt.Sprintf("story %s is held: the branches of its blockers %s conflict in %s — merge them by hand, then run epic %s again",
 			s.ID, strings.Join(s.HeldBy, ", "), strings.Join(s.Conflicts, ", "), epic)
@@ -65,7 +65,7 @@ func heldMessage(epic string, s control.EpicStory, by map[string]control.EpicSto
 			return "timed out"
 		case runs.StatusStopped:
 			return "was stopped"
-		case control.EpicHeld:
+		case readmodel.EpicHeld:
 			return "is held"
 		}
 		return by[b].State

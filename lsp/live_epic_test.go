@@ -17,6 +17,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // The epic tests drive the server over pipes while the real epic runner
@@ -56,10 +57,10 @@ func waitEpic(c *client, from int, pred func(epicProgressParams) bool) epicProgr
 func epicEnded(p epicProgressParams) bool { return p.State != runs.StateRunning }
 
 // runEpicFromLens runs the epic's "▶ Run epic" lens with extra arguments.
-func runEpicFromLens(c *client, extra map[string]any) control.Started {
+func runEpicFromLens(c *client, extra map[string]any) readmodel.Started {
 	c.t.Helper()
 	raw := execLens(c, epicRel, "▶ Run epic", extra)
-	var res control.Started
+	var res readmodel.Started
 	var fields map[string]any
 	json.Unmarshal(raw, &fields)
 	if json.Unmarshal(raw, &res) != nil || res.Session == "" ||
@@ -271,7 +272,7 @@ func TestEpicHeldLive(t *testing.T) {
 
 // startSlowEpic runs the epic with the stand-in claude going slowly, from
 // the lens, until a story runs.
-func startSlowEpic(t *testing.T) (c *client, from int, res control.Started) {
+func startSlowEpic(t *testing.T) (c *client, from int, res readmodel.Started) {
 	t.Helper()
 	f := newEpicFixture(t, "", 400)
 	t.Setenv("SAGA_STANDIN_SCRIPT", "slow")

@@ -378,7 +378,7 @@ func TestRunStoryLive(t *testing.T) {
 	}
 
 	// Final state: the worktree copy is completed; the lenses say so, as
-	// status does (the read model: control.Evidence), with the review as
+	// status does (the read model: readmodel.Evidence), with the review as
 	// the next step.
 	for _, task := range []string{"write-tests", "implement-button"} {
 		if s := readStatus(t, f.wtTask(task)); s != "completed" {

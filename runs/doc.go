@@ -1,7 +1,7 @@
 // Package runs owns the run protocol: the contract between the programs that
 // run stories (the worker, `run`/`stop`/`status`, the language server, the
 // epic runner, the hook): on-disk and process state about runs, below every
-// package that starts, follows or stops one. Of ours it imports only store.
+// package that starts, follows or stops one.
 //
 // What it owns, spelled nowhere else:
 //   - the session: tmux session names saga-story-<story>-<unixMillis> and
@@ -20,8 +20,18 @@
 //     Tail, ReadRun), used by status, the language server and the epic
 //     runner alike;
 //   - listing the runs of a session dir;
-//   - worker lock names and pid liveness; who a recorded process is (pid,
-//     start time, command line: Run.Alive, SameProcess) and how a supervised
-//     child is started and ended with its group (ChildGroup, AwaitExit,
-//     KillGroup; Linux-only parts in proc_linux.go).
+//   - worker, epic runner and PR-body lock names, their holders and who a
+//     recorded run's process is (Run.Alive: the same pid and start time,
+//     running saga-lsp's worker or runner for it; proc.go);
+//   - where the programs a run drives are found (Program, GHCommand) and
+//     the story branch story/<id> (StoryBranch);
+//   - the hook's command line as Claude Code's settings name it (command.go:
+//     HookCommand, HookProgram);
+//   - durable run records (record.go) and the worker's and runner's flags
+//     and exit codes.
+//
+// Supervising a process (its group, signals, exit, start time) is
+// runs/supervise's, below this package; the stories' build caches are
+// runs/buildcache's, above it. Of ours it imports store, the leaf
+// internal/termtext, runs/supervise and internal/filesafe.
 package runs

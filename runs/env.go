@@ -55,7 +55,7 @@ const (
 	// for the TaskCompleted hook: the checks must end before it.
 	EnvForkPoint  = "SAGA_FORK_POINT"
 	EnvChecksFile = "SAGA_CHECKS_FILE"
-	// EnvCacheDir is the story's build caches (CacheDir) the worker gave
+	// EnvCacheDir is the story's build caches (buildcache.CacheDir) the worker gave
 	// its runs: the hook's checks use it, since the run's own
 	// XDG_CACHE_HOME points into it.
 	EnvCacheDir      = "SAGA_CACHE_DIR"
@@ -68,6 +68,11 @@ const (
 	// override the flag.
 	EnvAllowUnconfinedChecks = "SAGA_ALLOW_UNCONFINED_CHECKS"
 )
+
+// EnvWarmGoCache is the warm Go cache (buildcache.Warm.Go) a worker gave its runs, or
+// "none": the TaskCompleted hook's checks use the same, since in a run
+// GOCACHE and XDG_CACHE_HOME point into the story's caches.
+const EnvWarmGoCache = "SAGA_WARM_GOCACHE"
 
 // How a worker's headless runs use Bash (worker.start's bash, EnvBash):
 // confined by Claude Code's sandbox, unconfined because the user opted in,
@@ -105,7 +110,7 @@ type StoryEnv struct {
 	ForkPoint     string // the run's reference commit R
 	ChecksFile    string
 	CacheDir      string
-	WarmGoCache   string // Warm.Go ("" none)
+	WarmGoCache   string // buildcache.Warm.Go ("" none)
 	Bash          string
 	ChecksTimeout int // seconds
 	// AllowUnconfinedChecks: --allow-unconfined-checks.

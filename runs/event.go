@@ -138,7 +138,7 @@ type Event struct {
 	TaskListDir string `json:"taskListDir,omitempty"`
 	OutputFile  string `json:"outputFile,omitempty"`
 	PID         int    `json:"pid,omitempty"`
-	ProcStart   uint64 `json:"procStart,omitempty"` // with pid: the process's start (ProcStart), so that a reused pid is never taken for it
+	ProcStart   uint64 `json:"procStart,omitempty"` // with pid: the process's start (supervise.ProcStart), so that a reused pid is never taken for it
 	Bash        string `json:"bash,omitempty"`      // worker.start: sandboxed | unsandboxed | off
 	DryRun      bool   `json:"dryRun,omitempty"`
 

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"io"
 	"os"
 	"slices"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
 
 // Run states while a worker lives; after its end, State is its worker.end
@@ -32,7 +32,7 @@ type Run struct {
 	OutputFile  string
 	Started     time.Time
 	PID         int
-	ProcStart   uint64 // the worker's or runner's start (ProcStart), when it recorded it
+	ProcStart   uint64 // the worker's or runner's start (supervise.ProcStart), when it recorded it
 	// AgentPID and AgentStart are the headless run in progress (its
 	// run.start): the agent process, until its run.end.
 	AgentPID    int
@@ -395,8 +395,8 @@ type Tail struct {
 func (t *Tail) Read(f func(Event)) (int, error) {
 	// Neither a FIFO (the open would wait for a writer) nor a link is
 	// followed; fstat then refuses what is not a regular file.
-	file, err := store.OpenRegular(t.Path, os.O_RDONLY, 0, false)
-	if errors.Is(err, store.ErrNotRegular) {
+	file, err := filesafe.OpenRegular(t.Path, os.O_RDONLY, 0, false)
+	if errors.Is(err, filesafe.ErrNotRegular) {
 		return 0, fmt.Errorf("%s is not a regular file", t.Path)
 	}
 	if err != nil {

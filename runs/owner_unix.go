@@ -3,15 +3,16 @@
 package runs
 
 import (
-	"github.com/saga-ai/saga-lsp/store"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
-// ownedPrivate is store.OwnedPrivate: the one check of a user's private
+// ownedPrivate is filesafe.OwnedPrivate: the one check of a user's private
 // folder in a shared place.
-func ownedPrivate(dir string) error { return store.OwnedPrivate(dir) }
+func ownedPrivate(dir string) error { return filesafe.OwnedPrivate(dir) }
 
 // DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
 // /tmp/saga-sessions-<uid>.

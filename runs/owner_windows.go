@@ -1,13 +1,14 @@
 package runs
 
 import (
-	"github.com/saga-ai/saga-lsp/store"
 	"os"
 	"path/filepath"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
-// ownedPrivate is store.OwnedPrivate (docs/platforms.md#windows).
-func ownedPrivate(dir string) error { return store.OwnedPrivate(dir) }
+// ownedPrivate is filesafe.OwnedPrivate (docs/platforms.md#windows).
+func ownedPrivate(dir string) error { return filesafe.OwnedPrivate(dir) }
 
 // DefaultSessionDir is the session dir when $SAGA_SESSION_DIR is not set:
 // saga-sessions in the user's own temp folder (%TEMP%, under the profile).

@@ -1,13 +1,10 @@
 package runs
 
 import (
-	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // WorkerLockName is the flock a live worker holds for its story, for its
@@ -24,61 +21,31 @@ func PRBodyLockName(story string) string { return "pr-" + story }
 // WorkerHolder returns the pid recorded by the holder of the story's worker
 // lock, 0 when it is free.
 func WorkerHolder(root, story string) (int, error) {
-	return store.LockHolder(root, WorkerLockName(story))
+	return filesafe.LockHolder(root, WorkerLockName(story))
 }
 
-// Subcommands whose processes LooksLike recognises.
+// Subcommands whose processes supervise.LooksLike recognises.
 const (
 	CommandWorker     = "worker"
 	CommandEpicRunner = "epic-runner"
 )
 
-// LooksLike checks, where /proc exists, that pid runs saga-lsp's
-// subcommand for id: a pid read from an old events file may have been
-// reused by another program.
-func LooksLike(pid int, subcommand, id string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		_, statErr := os.Stat("/proc/self/cmdline")
-		return statErr != nil // no /proc: cannot tell
-	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-	return slices.Contains(args, id) && (slices.Contains(args, subcommand) || slices.Contains(args, "--"+subcommand))
-}
-
-// LooksLikeWorker is LooksLike for a story's worker.
-func LooksLikeWorker(pid int, story string) bool { return LooksLike(pid, CommandWorker, story) }
-
-// SameProcess tells whether pid is still the process whose start
-// (ProcStart's) was recorded with it. Without a recorded start (an earlier
-// version's events) or where the system cannot tell, only the pid is
-// known: true.
-func SameProcess(pid int, start uint64) bool {
-	if start == 0 || !procStartKnown {
-		return true
-	}
-	now, ok := ProcStart(pid)
-	return ok && now == start
-}
-
-// SelfStart is the running process's ProcStart (0 where unknown), for the
-// events that record who a worker or runner is.
-func SelfStart() uint64 {
-	start, _ := ProcStart(os.Getpid())
-	return start
+// LooksLikeWorker is supervise.LooksLike for a story's worker.
+func LooksLikeWorker(pid int, story string) bool {
+	return supervise.LooksLike(pid, CommandWorker, story)
 }
 
 // Alive tells whether the run's process still runs and is the one the run
-// recorded: the same pid and start time (SameProcess), running saga-lsp's
-// worker or runner for the run's story or epic (LooksLike). A run's record
+// recorded: the same pid and start time (supervise.SameProcess), running saga-lsp's
+// worker or runner for the run's story or epic (supervise.LooksLike). A run's record
 // is in the session dir, which no agent writes; a lock file's pid is never
 // trusted on its own.
 func (r *Run) Alive() bool {
-	if r.PID <= 0 || !store.ProcessAlive(r.PID) || !SameProcess(r.PID, r.ProcStart) {
+	if r.PID <= 0 || !filesafe.ProcessAlive(r.PID) || !supervise.SameProcess(r.PID, r.ProcStart) {
 		return false
 	}
 	if r.Epic != "" {
-		return LooksLike(r.PID, CommandEpicRunner, r.Epic)
+		return supervise.LooksLike(r.PID, CommandEpicRunner, r.Epic)
 	}
 	return LooksLikeWorker(r.PID, r.Story)
 }
@@ -90,7 +57,7 @@ func WorkerLockFile(root, story string) string { return lockFile(root, WorkerLoc
 func EpicLockFile(root, epic string) string { return lockFile(root, EpicLockName(epic)) }
 
 func lockFile(root, name string) string {
-	dir, err := store.LockDir(root)
+	dir, err := filesafe.LockDir(root)
 	if err != nil {
 		return name + ".lock"
 	}
@@ -112,14 +79,14 @@ func EpicLock(root, epic string, strict bool) (pid int, held bool, err error) {
 }
 
 func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
-	pid, err = store.LockHolder(root, name)
+	pid, err = filesafe.LockHolder(root, name)
 	if err != nil {
 		return 0, false, err
 	}
 	if pid == 0 && !strict {
 		return 0, false, nil
 	}
-	l, ok, err := store.TryLock(root, name)
+	l, ok, err := filesafe.TryLock(root, name)
 	if err != nil {
 		return 0, false, err
 	}
@@ -130,11 +97,7 @@ func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
 		return 0, false, nil
 	}
 	if pid == 0 {
-		pid, _ = store.LockHolder(root, name)
+		pid, _ = filesafe.LockHolder(root, name)
 	}
 	return pid, true, nil
 }
-
-// StopSignals are the signals that ask a saga-lsp process to stop: ^C and
-// TerminateSignal.
-func StopSignals() []os.Signal { return []os.Signal{os.Interrupt, TerminateSignal()} }

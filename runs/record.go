@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -41,7 +42,7 @@ type Record struct {
 	// (OPEN, MERGED, CLOSED): set by the worker that opened or reused it
 	// (OPEN) and by whoever asked gh since (RecordPRState: the epic runner
 	// waiting for merges, `clean`), so that readers of local evidence
-	// (control.Evidence) know a merged PR without a network call.
+	// (readmodel.Evidence) know a merged PR without a network call.
 	PRState   string    `json:"prState,omitempty"`
 	PRStateAt time.Time `json:"prStateAt,omitzero"`
 	// NoPR is why the run opened no pull request (its KindPRMissing), so
@@ -93,7 +94,7 @@ func Cost(usd float64) float64 {
 // recordDir holds the run records of the repository holding root: inside
 // its git dir, which no story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {
-	locks, err := store.LockDir(root)
+	locks, err := filesafe.LockDir(root)
 	if err != nil {
 		return "", err
 	}
@@ -154,7 +155,7 @@ func WriteRecord(root string, r Record) error {
 	if err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
+	return filesafe.WriteFileAtomic(recordFile(dir, r.Story, r.DryRun), append(data, '\n'), 0o644)
 }
 
 // PR states as gh prints them (`gh pr view --json state`).

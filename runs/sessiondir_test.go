@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // otherUsersDir is a folder owned by another user: made and given away
@@ -217,18 +219,18 @@ func TestFormatVersion(t *testing.T) {
 // A process is known by its pid and start time: a pid reused by another
 // program is not the recorded run's.
 func TestSameProcess(t *testing.T) {
-	if !procStartKnown {
+	if _, known := supervise.ProcStart(os.Getpid()); !known {
 		t.Skip("not Linux (or -tags portable): no process start times on this system")
 	}
-	start, ok := ProcStart(os.Getpid())
-	if !ok || start == 0 || SelfStart() != start {
-		t.Fatalf("ProcStart(self) = %d, %v", start, ok)
+	start, ok := supervise.ProcStart(os.Getpid())
+	if !ok || start == 0 || supervise.SelfStart() != start {
+		t.Fatalf("supervise.ProcStart(self) = %d, %v", start, ok)
 	}
-	if !SameProcess(os.Getpid(), start) || SameProcess(os.Getpid(), start+1) || !SameProcess(os.Getpid(), 0) {
-		t.Error("SameProcess")
+	if !supervise.SameProcess(os.Getpid(), start) || supervise.SameProcess(os.Getpid(), start+1) || !supervise.SameProcess(os.Getpid(), 0) {
+		t.Error("supervise.SameProcess")
 	}
-	if _, ok := ProcStart(1 << 30); ok {
-		t.Error("ProcStart of no process")
+	if _, ok := supervise.ProcStart(1 << 30); ok {
+		t.Error("supervise.ProcStart of no process")
 	}
 	// A run whose recorded start differs is not alive, though its pid is.
 	self := filepath.Base(os.Args[0])

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -134,7 +135,7 @@ func siblings(e *store.Epic, self string, names []string) ([]string, error) {
 // readEpic parses an epic file; one that does not parse as an epic must be
 // fixed before a story can join it.
 func readEpic(p *store.Parser, root, rel string) (*store.Epic, error) {
-	src, why := store.ReadBounded(filepath.Join(root, filepath.FromSlash(rel)), rel)
+	src, why := filesafe.ReadBounded(filepath.Join(root, filepath.FromSlash(rel)), rel)
 	if why != "" {
 		return nil, errors.New(why)
 	}
@@ -322,7 +323,7 @@ func createDoc(p *store.Parser, root, rel string, doc any) error {
 	}
 	// Below the root only: a repository's link (.saga/stories to a folder
 	// elsewhere) is never written through out of it.
-	b, err := store.OpenBeneath(root)
+	b, err := filesafe.OpenBeneath(root)
 	if err != nil {
 		return err
 	}
@@ -354,12 +355,12 @@ func Validate(p *store.Parser, rel string, data []byte) error {
 // addEpicChild appends a child to the epic under the epic's lock, editing
 // only the children array.
 func addEpicChild(ctx context.Context, p *store.Parser, root, epicRel, epic string, child store.ChildDoc) error {
-	lock, err := store.AcquireLock(ctx, root, "epic-"+epic)
+	lock, err := filesafe.AcquireLock(ctx, root, "epic-"+epic)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
-	return store.UpdateFileBeneath(root, epicRel, func(old []byte) ([]byte, error) {
+	return filesafe.UpdateFileBeneath(root, epicRel, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s disappeared", epicRel)
 		}

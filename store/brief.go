@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -15,7 +16,7 @@ import (
 // tolerant JSON parser only — no schema, no workspace, no rules — for the
 // hook's SessionStart context, which Claude Code waits for at every session
 // start (docs/hooks.md#sessionstart-story-context). Files are read as the
-// loader reads them (ReadWorkspaceFile: regular files, bounded, never
+// loader reads them (filesafe.ReadWorkspaceFile: regular files, bounded, never
 // through a link out of the workspace); a broken one is marked, never fatal.
 
 // StoryBrief is one story folder read lightly.
@@ -36,7 +37,7 @@ type TaskBrief struct {
 // error when the folder cannot be listed or leads out of the workspace.
 func ReadStoryBrief(root, story string) (*StoryBrief, error) {
 	rel := StoryDirRel(story)
-	if why := OutsideWorkspace(root, rel); why != "" {
+	if why := filesafe.OutsideWorkspace(root, rel); why != "" {
 		return nil, fmt.Errorf("story %s: %s", story, why)
 	}
 	entries, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
@@ -44,7 +45,7 @@ func ReadStoryBrief(root, story string) (*StoryBrief, error) {
 		return nil, fmt.Errorf("list story %s: %w", story, err)
 	}
 	b := &StoryBrief{Broken: true}
-	if src, why := ReadWorkspaceFile(root, rel+"/story.json"); why == "" {
+	if src, why := filesafe.ReadWorkspaceFile(root, rel+"/story.json"); why == "" {
 		doc := jsonc.Parse(src)
 		b.Broken = len(doc.Errors) > 0
 		b.Title, b.Status = briefString(doc.Root, "title"), briefString(doc.Root, "status")
@@ -55,7 +56,7 @@ func ReadStoryBrief(root, story string) (*StoryBrief, error) {
 			continue
 		}
 		t := TaskBrief{ID: strings.TrimSuffix(name, ".json"), Broken: true}
-		if src, why := ReadWorkspaceFile(root, rel+"/"+name); why == "" {
+		if src, why := filesafe.ReadWorkspaceFile(root, rel+"/"+name); why == "" {
 			doc := jsonc.Parse(src)
 			t.Broken = len(doc.Errors) > 0
 			t.Subject, t.Status = briefString(doc.Root, "subject"), briefString(doc.Root, "status")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -172,12 +173,12 @@ func TestReadWorkspaceFileConfined(t *testing.T) {
 	link(t, filepath.Join(out, "secret.json"), filepath.Join(root, ".saga/stories/s/leak.json"))
 	link(t, filepath.Join(out, "stories/evil"), filepath.Join(root, ".saga/stories/evil"))
 	for _, rel := range []string{".saga/stories/s/leak.json", ".saga/stories/evil/t.json", ".saga/stories/evil/story.json"} {
-		src, why := store.ReadWorkspaceFile(root, rel)
+		src, why := filesafe.ReadWorkspaceFile(root, rel)
 		if src != nil || !strings.Contains(why, "outside the workspace") {
 			t.Errorf("%s: %q, %q", rel, src, why)
 		}
 	}
-	if src, why := store.ReadWorkspaceFile(root, ".saga/stories/s/story.json"); why != "" || !bytes.Contains(src, []byte(`"S"`)) {
+	if src, why := filesafe.ReadWorkspaceFile(root, ".saga/stories/s/story.json"); why != "" || !bytes.Contains(src, []byte(`"S"`)) {
 		t.Errorf("story.json: %q, %q", src, why)
 	}
 }

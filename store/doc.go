@@ -4,9 +4,8 @@
 // workspace from disk and editor overlays — each story's main copy and its
 // worktree copy (Workspace.Story gives the live one, Workspace.Copies both)
 // — the rules behind every diagnostic code, the one validated status/field
-// write, atomic writes, reads and appends in a tree someone else writes (a
-// story's worktree: no link followed, regular files only; inside.go), the
-// repository-wide locks and the liveness of their holders, and a light reader of one story (brief.go) for callers that must
-// not pay for a workspace. It imports nothing else of this module but its
-// own subpackages (jsonc, schema, plan).
+// write, handoffs between stories, and a light reader of one story
+// (brief.go) for callers that must not pay for a workspace. How a file is
+// written, locked or read safely is internal/filesafe's, the one package of
+// this module it imports besides its own subpackages (jsonc, schema, plan).
 package store

@@ -1,5 +1,7 @@
 package store
 
+import "github.com/saga-ai/saga-lsp/internal/filesafe"
+
 // What a story of an epic builds on (docs/commands.md#epic-runs-run--follow--status--stop-epic): its blockers in the
 // epic, each with its pull request and the decisions its journal records.
 // The runner starts a dependent story from its blockers' branches; the
@@ -50,7 +52,7 @@ func (w *Workspace) journal(s *Story) []byte {
 	}
 	// Confined: a blocker's journal made a link to a file outside the
 	// workspace must not reach the next story's prompt.
-	src, _ := ReadWorkspaceFile(w.Root, s.Journal.Rel)
+	src, _ := filesafe.ReadWorkspaceFile(w.Root, s.Journal.Rel)
 	return src
 }
 

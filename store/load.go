@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -52,8 +53,8 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w in %s: pass --root DIR pointing at a folder that contains .saga/", ErrNoWorkspace, root)
 	}
-	c := newConfiner(root)
-	if why := c.checkPath(sagaDir, ".saga"); why != "" {
+	c := filesafe.NewConfiner(root)
+	if why := c.CheckPath(sagaDir, ".saga"); why != "" {
 		return nil, fmt.Errorf("%s", why)
 	}
 	storyDirs, top, err := listSaga(root, c)
@@ -100,7 +101,7 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 type loader struct {
 	p      *Parser
 	root   string
-	c      confiner // what links may lead to
+	c      filesafe.Confiner // what links may lead to
 	shared bool
 	docs   jsonc.Batch // when shared
 	bytes  []byte      // when shared: the current chunk; files are read into its free tail
@@ -121,7 +122,7 @@ func (l *loader) load(e entry) *File {
 	case e.kind == KindMisplaced:
 		return Misplaced(e.rel)
 	}
-	return l.loadAt(cwd, filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, e.kind)
+	return l.loadAt(filesafe.CWD, filepath.Join(l.root, filepath.FromSlash(e.rel)), e.rel, e.kind)
 }
 
 // loadStory lists one story folder (relative to the root) and loads the
@@ -136,21 +137,21 @@ func (l *loader) loadStory(rel string) []*File {
 	// said before: a link swapped in since (an agent's worktree copy) is
 	// caught here; a worktree's copy, which its agent controls up to the
 	// worktree, always is.
-	dir, linked, err := openFolder(abs)
+	dir, linked, err := filesafe.OpenFolder(abs)
 	if err == nil {
-		defer closeFolder(dir)
+		defer filesafe.CloseFolder(dir)
 		if linked || strings.HasPrefix(rel, WorktreesRel+"/") {
 			var real string
-			if real, err = l.c.checkFd(dir, abs); err == nil {
-				linked = real != filepath.Join(l.c.root, filepath.FromSlash(rel))
+			if real, err = l.c.CheckFd(dir, abs); err == nil {
+				linked = real != filepath.Join(l.c.Root(), filepath.FromSlash(rel))
 			}
 		}
 		if err == nil {
 			err = l.list(dir)
 		}
 	}
-	if target, ok := isOutside(err); ok {
-		return []*File{Unreadable(rel+"/story.json", outsideProblem(rel, target))}
+	if target, ok := filesafe.IsOutside(err); ok {
+		return []*File{Unreadable(rel+"/story.json", filesafe.OutsideProblem(rel, target))}
 	}
 	if err != nil {
 		return []*File{Unreadable(rel+"/story.json", fmt.Sprintf("cannot list story folder %s: %v; fix its permissions", rel, err))}
@@ -161,7 +162,7 @@ func (l *loader) loadStory(rel string) []*File {
 		kind, _, _ := Classify(frel)
 		if kind == KindOther {
 			if !linked { // removed by path: only where the path is the folder
-				removeStaleTemp(abs, name)
+				filesafe.RemoveStaleTemp(abs, name)
 			}
 			continue
 		}
@@ -173,12 +174,12 @@ func (l *loader) loadStory(rel string) []*File {
 
 // loadAt loads the file name (relative to the folder dir, or a path with
 // cwd) whose path from the root is rel.
-func (l *loader) loadAt(dir folder, name, rel string, kind FileKind) *File {
+func (l *loader) loadAt(dir filesafe.Folder, name, rel string, kind FileKind) *File {
 	if kind == KindJournal {
 		kind, owner, name := Classify(rel)
 		return &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
 	}
-	src, isDir, why := readBoundedAt(dir, name, rel, l.space, &l.c)
+	src, isDir, why := filesafe.ReadBoundedAt(dir, name, rel, l.space, &l.c)
 	if isDir {
 		why = fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", rel, kind)
 	}
@@ -208,96 +209,13 @@ func (l *loader) space(n int) []byte {
 	return l.bytes[len(l.bytes):len(l.bytes):cap(l.bytes)]
 }
 
-// ReadBounded reads a .saga file, refusing what is not a regular file or is
-// over MaxFileSize without reading it. why says what is wrong and what to do.
-//
-// It talks to the kernel directly (open, fstat, read, close): an os.File
-// would also register the descriptor with the runtime poller, which costs a
-// fcntl per file and a third of the syscall time on a 22,000-file workspace.
-func ReadBounded(abs, rel string) (src []byte, why string) {
-	src, _, why = readBoundedAt(cwd, abs, rel, func(n int) []byte { return make([]byte, 0, n) }, nil)
-	return src, why
-}
-
-// ErrNotRegular is wrapped by ReadRegularFile's refusal of a FIFO, a device,
-// a socket or a folder; ErrTooLarge by its refusal of a file over the limit.
-var (
-	ErrNotRegular = errors.New("not a regular file")
-	ErrTooLarge   = errors.New("too large")
-)
-
-// ReadRegularFile reads the regular file at path (a symbolic link is
-// followed) of at most limit bytes. Anything else is refused without
-// blocking or reading it: the open does not wait for a FIFO's writer, and
-// a device like /dev/zero is never read. Errors are *fs.PathError, wrapping
-// ErrNotRegular, ErrTooLarge or the system's error (fs.ErrNotExist…).
-func ReadRegularFile(path string, limit int64) ([]byte, error) {
-	src, _, err := readRegularAt(cwd, path, path, limit, func(n int) []byte { return make([]byte, 0, n) }, nil)
-	return src, err
-}
-
-// readBoundedAt is ReadBounded of name relative to the folder dir (or a
-// path with cwd), reading into space(n), an empty buffer of at
-// least n bytes' capacity, n being the size fstat gave plus one. isDir
-// says that name is a folder (why is set too). With c set, a file reached
-// through a link out of the workspace is refused (openConfined).
-func readBoundedAt(dir folder, name, rel string, space func(n int) []byte, c *confiner) (src []byte, isDir bool, why string) {
-	src, isDir, err := readRegularAt(dir, name, rel, MaxFileSize, space, c)
-	if err == nil {
-		return src, false, ""
-	}
-	return nil, isDir, boundedProblem(rel, isDir, err)
-}
-
-// boundedProblem says what is wrong with the SAGA file rel that a bounded
-// read refused with err, and what to do.
-func boundedProblem(rel string, isDir bool, err error) string {
-	var pe *fs.PathError
-	if target, ok := isOutside(err); ok {
-		return outsideProblem(rel, target)
-	}
-	switch {
-	case errors.Is(err, ErrNotRegular):
-		return fmt.Sprintf("%s is not a regular file; SAGA files are plain JSON files: move it out of .saga/", rel)
-	case errors.Is(err, ErrTooLarge) && errors.As(err, &pe) && pe.Op == "read":
-		return fmt.Sprintf("%s grew past the %d MB limit while being read", rel, MaxFileSize>>20)
-	case errors.Is(err, ErrTooLarge):
-		var big *sizeError
-		errors.As(err, &big)
-		return fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
-			rel, float64(big.size)/(1<<20), MaxFileSize>>20)
-	}
-	if errors.As(err, &pe) {
-		pe.Path = rel
-	}
-	return readProblem(rel, err)
-}
-
-// sizeError is ErrTooLarge with the size fstat gave.
-type sizeError struct{ size int64 }
-
-func (e *sizeError) Error() string { return fmt.Sprintf("%d bytes: too large", e.size) }
-func (e *sizeError) Unwrap() error { return ErrTooLarge }
-
-func readProblem(rel string, err error) string {
-	switch {
-	case errors.Is(err, fs.ErrPermission):
-		return fmt.Sprintf("cannot read %s: permission denied; fix its permissions (chmod u+r)", rel)
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("cannot read %s: it is a broken link or was removed; fix or delete it", rel)
-	case isLoop(err):
-		return fmt.Sprintf("cannot read %s: symbolic link loop; replace the link with the file", rel)
-	}
-	return fmt.Sprintf("cannot read %s: %v", rel, errors.Unwrap(err))
-}
-
 // listSaga lists story folders (relative to the root: the main copies, then
 // the worktree copies) and the epic files, plus entries that are already
 // known to be unusable or misplaced. The layout has a fixed depth, so
 // nothing recurses and symlink loops cannot trap the walk. Of a worktree
 // (.saga/worktrees/<id>/, a whole checkout) only its copy of story <id> is
 // read, as upstream SAGA does.
-func listSaga(root string, c confiner) (storyDirs []string, entries []entry, err error) {
+func listSaga(root string, c filesafe.Confiner) (storyDirs []string, entries []entry, err error) {
 	des, err := os.ReadDir(filepath.Join(root, ".saga"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("list .saga: %w", err)
@@ -325,7 +243,7 @@ func listSaga(root string, c confiner) (storyDirs []string, entries []entry, err
 		return nil, nil, err
 	}
 	des = nil
-	if why := c.checkPath(filepath.Join(root, filepath.FromSlash(WorktreesRel)), WorktreesRel); why != "" {
+	if why := c.CheckPath(filepath.Join(root, filepath.FromSlash(WorktreesRel)), WorktreesRel); why != "" {
 		entries = append(entries, entry{rel: WorktreesRel, bad: why})
 	} else if des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("list .saga/worktrees: %w", err)
@@ -337,7 +255,7 @@ func listSaga(root string, c confiner) (storyDirs []string, entries []entry, err
 		}
 		rel := WorktreeStoryDirRel(id)
 		abs := filepath.Join(root, filepath.FromSlash(rel))
-		if why := c.checkPath(abs, rel); why != "" {
+		if why := c.CheckPath(abs, rel); why != "" {
 			entries = append(entries, entry{rel: rel, bad: why})
 		} else if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			storyDirs = append(storyDirs, rel)
@@ -364,9 +282,9 @@ func listSaga(root string, c confiner) (storyDirs []string, entries []entry, err
 // listChildren lists the folder rel of root (a missing one lists nothing):
 // an entry that cannot be told a file or a folder becomes a bad entry, dot
 // entries are passed over, and the rest go to file or dir.
-func listChildren(root, rel string, c confiner, entries *[]entry, file func(rel string), dir func(rel, name string)) error {
+func listChildren(root, rel string, c filesafe.Confiner, entries *[]entry, file func(rel string), dir func(rel, name string)) error {
 	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if why := c.checkPath(abs, rel); why != "" {
+	if why := c.CheckPath(abs, rel); why != "" {
 		*entries = append(*entries, entry{rel: rel, bad: why})
 		return nil
 	}
@@ -392,17 +310,17 @@ func listChildren(root, rel string, c confiner, entries *[]entry, file func(rel 
 
 // dirEntryIsDir follows a symlink to tell whether the entry is a folder;
 // a link out of the workspace is not followed but refused (why).
-func dirEntryIsDir(root, rel string, de fs.DirEntry, c confiner) (bool, string) {
+func dirEntryIsDir(root, rel string, de fs.DirEntry, c filesafe.Confiner) (bool, string) {
 	if de.Type()&fs.ModeSymlink == 0 {
 		return de.IsDir(), ""
 	}
 	abs := filepath.Join(root, filepath.FromSlash(rel))
-	if why := c.checkPath(abs, rel); why != "" {
+	if why := c.CheckPath(abs, rel); why != "" {
 		return false, why
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return false, readProblem(rel, err)
+		return false, filesafe.ReadProblem(rel, err)
 	}
 	return fi.IsDir(), ""
 }
@@ -418,6 +336,6 @@ func (p *Parser) LoadStory(root, story string) (*Story, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("no story %q: %s does not exist", story, dir)
 	}
-	l := loader{p: p, root: root, c: newConfiner(root)}
+	l := loader{p: p, root: root, c: filesafe.NewConfiner(root)}
 	return assembleStory(StoryDirRel(story), l.loadStory(StoryDirRel(story))), nil
 }

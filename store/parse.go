@@ -7,13 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 	"github.com/saga-ai/saga-lsp/store/schema"
 )
-
-// MaxFileSize bounds what is read and parsed: SAGA files are small documents,
-// and a stray 50 MB file must not stall a check or the editor.
-const MaxFileSize = 4 << 20
 
 // Parser turns file bytes into Files with their local diagnostics. It is
 // immutable and safe for concurrent use.
@@ -77,9 +74,9 @@ func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch
 		f.Version = version
 		return f
 	}
-	if len(src) > MaxFileSize {
+	if len(src) > filesafe.MaxFileSize {
 		f := Unreadable(rel, fmt.Sprintf("%s is %.1f MB, over the %d MB limit for SAGA files; move it out of .saga/ or split it",
-			rel, float64(len(src))/(1<<20), MaxFileSize>>20))
+			rel, float64(len(src))/(1<<20), filesafe.MaxFileSize>>20))
 		f.Version = version
 		return f
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -21,7 +22,7 @@ func TestBroken(t *testing.T) {
 		{"empty", nil, store.CodeJSONSyntax},
 		{"unparsable", []byte(`{"id": "t" "subject": "s"}`), store.CodeJSONSyntax},
 		{"schema-invalid", bytes.Replace([]byte(valid), []byte(`"pending"`), []byte(`"done"`), 1), store.CodeSchema},
-		{"over-size", append([]byte(valid), bytes.Repeat([]byte(" "), store.MaxFileSize)...), store.CodeUnreadableFile},
+		{"over-size", append([]byte(valid), bytes.Repeat([]byte(" "), filesafe.MaxFileSize)...), store.CodeUnreadableFile},
 		{"binary", []byte("{\x00}"), store.CodeUnreadableFile},
 		// A name problem is a finding, but the content is still a task.
 		{"id mismatch", bytes.Replace([]byte(valid), []byte(`"id": "t"`), []byte(`"id": "u"`), 1), ""},

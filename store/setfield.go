@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -63,7 +64,7 @@ func setMember(ctx context.Context, root, story, rel, key, value string, add boo
 	if err := checkStoryTarget(root, story, path, rel); err != nil {
 		return false, err
 	}
-	lock, err := AcquireLock(ctx, root, StoryLockName(story))
+	lock, err := filesafe.AcquireLock(ctx, root, StoryLockName(story))
 	if err != nil {
 		return false, fmt.Errorf("lock story %s: %w", story, err)
 	}
@@ -74,12 +75,12 @@ func setMember(ctx context.Context, root, story, rel, key, value string, add boo
 	}()
 	// Below the root, never through a link out of it (a worktree's .saga is
 	// its agent's to shape): docs/security.md#writes-that-never-follow-a-link-out.
-	err = UpdateFileBeneath(root, rel, func(old []byte) ([]byte, error) {
+	err = filesafe.UpdateFileBeneath(root, rel, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, ErrNoFile // removed while we waited
 		}
-		if len(old) > MaxFileSize {
-			return nil, fmt.Errorf("%s is over the %d MB limit for SAGA files", rel, MaxFileSize>>20)
+		if len(old) > filesafe.MaxFileSize {
+			return nil, fmt.Errorf("%s is over the %d MB limit for SAGA files", rel, filesafe.MaxFileSize>>20)
 		}
 		if !add {
 			if doc := jsonc.Parse(old); doc.Root == nil || doc.Root.Kind != jsonc.Object || doc.Root.Member(key) == nil {

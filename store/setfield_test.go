@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -129,9 +130,9 @@ func TestSetTaskStatusNeverWritesThroughALinkOut(t *testing.T) {
 			if err := os.Symlink(target, at); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, outside)
+			before := testkit.TreeSnapshot(t, outside)
 			changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", store.StatusCompleted)
-			if after := snapshot(t, outside); after != before {
+			if after := testkit.TreeSnapshot(t, outside); after != before {
 				t.Fatalf("written outside the worktree (changed %v, err %v):\n%s", changed, err, after)
 			}
 			if err == nil {

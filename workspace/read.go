@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -58,7 +59,7 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 		dir := path.Dir(rel)
 		in, known := insideDir[dir]
 		if !known {
-			in = store.OutsideWorkspace(root, dir) == ""
+			in = filesafe.OutsideWorkspace(root, dir) == ""
 			insideDir[dir] = in
 		}
 		if in {
@@ -66,7 +67,7 @@ func reread(p *store.Parser, base *store.Workspace, paths []string, skip func(re
 				return ""
 			}
 		}
-		return store.OutsideWorkspace(root, rel)
+		return filesafe.OutsideWorkspace(root, rel)
 	}
 	consider := func(rel string) {
 		if seen[rel] || !store.IsModelFile(rel) || (skip != nil && skip(rel)) {
@@ -154,7 +155,7 @@ func ReadFile(p *store.Parser, root, rel string) *store.File {
 	if kind, _, _ := store.Classify(rel); kind == store.KindJournal || kind == store.KindMisplaced {
 		return p.Parse(rel, nil, -1) // presence is what matters
 	}
-	src, why := store.ReadWorkspaceFile(root, rel)
+	src, why := filesafe.ReadWorkspaceFile(root, rel)
 	if why != "" {
 		return store.Unreadable(rel, why)
 	}

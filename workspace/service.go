@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -208,7 +209,7 @@ func (s *Service) addTree(dir string) {
 	} else if strings.Count(rel, "/") > 2 {
 		return
 	}
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && store.OutsideWorkspace(s.root, rel) != "" {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && filesafe.OutsideWorkspace(s.root, rel) != "" {
 		return
 	}
 	fi, err := os.Stat(dir)

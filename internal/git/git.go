@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // Repo runs git with an argument vector (never a shell string) in Dir,
@@ -199,9 +199,9 @@ func (g Repo) RemoveDeadWorktree(ctx context.Context, path string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	want := store.CanonicalPath(path)
+	want := filesafe.CanonicalPath(path)
 	for _, w := range wts {
-		if store.CanonicalPath(w.Path) != want || !w.Locked || w.Reason != "initializing" {
+		if filesafe.CanonicalPath(w.Path) != want || !w.Locked || w.Reason != "initializing" {
 			continue
 		}
 		if _, err := g.Run(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
@@ -214,16 +214,21 @@ func (g Repo) RemoveDeadWorktree(ctx context.Context, path string) (bool, error)
 
 // lockRegistry takes the repository's worktree-registry lock, held while
 // saga-lsp changes the registry.
-func (g Repo) lockRegistry(ctx context.Context) (*store.Lock, error) {
-	lock, err := store.AcquireLock(ctx, g.Dir, worktreesLock)
+func (g Repo) lockRegistry(ctx context.Context) (*filesafe.Lock, error) {
+	lock, err := filesafe.AcquireLock(ctx, g.Dir, worktreesLock)
 	if err != nil {
 		return nil, fmt.Errorf("lock the worktree registry: %w", err)
 	}
 	return lock, nil
 }
 
-// worktreesLock names the registry lock (store.AcquireLock).
+// worktreesLock names the registry lock (filesafe.AcquireLock).
 const worktreesLock = "git-worktrees"
+
+// worktreesRel is store.WorktreesRel, the folder of story worktrees, which
+// git excludes; spelled here so that git stays below the model
+// (TestWorktreesRel holds the two equal).
+const worktreesRel = ".saga/worktrees"
 
 // In is the same git in another directory (a worktree).
 func (g Repo) In(dir string) Repo { return Repo{Bin: g.Bin, Dir: dir} }
@@ -270,7 +275,7 @@ func (g Repo) ExcludeWorktrees(ctx context.Context) error {
 	path := filepath.Join(common, "info", "exclude")
 	data, _ := os.ReadFile(path)
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if strings.TrimSpace(line) == store.WorktreesRel+"/" {
+		if strings.TrimSpace(line) == worktreesRel+"/" {
 			return nil
 		}
 	}
@@ -280,8 +285,8 @@ func (g Repo) ExcludeWorktrees(ctx context.Context) error {
 	if len(data) > 0 && !bytes.HasSuffix(data, []byte("\n")) {
 		data = append(data, '\n')
 	}
-	data = append(data, store.WorktreesRel+"/\n"...)
-	return store.WriteFileAtomic(path, data, 0o644)
+	data = append(data, worktreesRel+"/\n"...)
+	return filesafe.WriteFileAtomic(path, data, 0o644)
 }
 
 // Worktree is one entry of `git worktree list --porcelain`.

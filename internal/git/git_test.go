@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // fakeGit is a git that fails the first n calls with stderr msg, then
@@ -73,5 +75,13 @@ func TestErrorSaysWhy(t *testing.T) {
 	_, err = g.Run(ctx, "rev-parse", "--verify", "no-such-ref")
 	if err == nil || !strings.Contains(err.Error(), "Needed a single revision") {
 		t.Errorf("rev-parse: %v", err)
+	}
+}
+
+// TestWorktreesRel: the folder git excludes is the model's folder of story
+// worktrees.
+func TestWorktreesRel(t *testing.T) {
+	if worktreesRel != store.WorktreesRel {
+		t.Fatalf("worktreesRel is %q, store.WorktreesRel %q", worktreesRel, store.WorktreesRel)
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Worktrees added while other programs of the repository prune and add all
@@ -60,11 +60,11 @@ func TestAddWorktreeConcurrent(t *testing.T) {
 func TestAddWorktreeWaitsForTheRegistryLock(t *testing.T) {
 	repo := t.TempDir()
 	testkit.InitRepo(t, repo)
-	held, ok, err := store.TryLock(repo, worktreesLock)
+	held, ok, err := filesafe.TryLock(repo, worktreesLock)
 	if err != nil || !ok {
 		t.Fatalf("take the registry lock: %v %v", ok, err)
 	}
-	locks, err := store.LockDir(repo)
+	locks, err := filesafe.LockDir(repo)
 	if err != nil {
 		t.Fatal(err)
 	}

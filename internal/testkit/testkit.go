@@ -64,7 +64,7 @@ func Main(m *testing.M, cleanups ...func()) {
 
 // privateCaches points XDG_CACHE_HOME at a temp dir for the test process
 // and the programs it starts, so that the story build caches saga-lsp
-// keeps in the user's cache dir (runs.CacheRoot) do not pile up there; Go's
+// keeps in the user's cache dir (buildcache.CacheRoot) do not pile up there; Go's
 // own build cache is pinned where it was first, so builds stay warm.
 func privateCaches() string {
 	if os.Getenv("GOCACHE") == "" {
@@ -276,6 +276,27 @@ func ReadFile(tb testing.TB, path string) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// TreeSnapshot lists a tree, to compare before and after: every entry, its type and a regular file's bytes.
+func TreeSnapshot(t testing.TB, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			b.WriteString(p + " " + err.Error() + "\n")
+			return nil
+		}
+		r, _ := filepath.Rel(dir, p)
+		b.WriteString(r + " " + d.Type().String())
+		if d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			b.WriteString(" " + string(data))
+		}
+		b.WriteString("\n")
+		return nil
+	})
+	return b.String()
 }
 
 // FileText is the text of the file at path, or "(the error)" when it

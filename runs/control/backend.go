@@ -1,13 +1,9 @@
 package control
 
-import "context"
+import (
+	"context"
 
-// Where a story's worker runs. The CLI chooses per run (`run --on`); the
-// epic runner is to take one the same way, so that its scheduling, holds,
-// caps and resume stay the same whichever runs its stories.
-const (
-	BackendTmux   = "tmux"   // a detached tmux session on this machine (StartStory)
-	BackendGitHub = "github" // a GitHub Actions job (runs/github)
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // Backend starts a story's worker. StartStory's contract holds for every
@@ -16,18 +12,18 @@ const (
 // KindDispatch event names a backend other than tmux).
 type Backend interface {
 	Name() string
-	StartStory(ctx context.Context, o RunOptions) (*Started, error)
+	StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error)
 }
 
 // TmuxBackend runs workers in tmux on this machine: StartStory.
 type TmuxBackend struct{}
 
-func (TmuxBackend) Name() string { return BackendTmux }
+func (TmuxBackend) Name() string { return readmodel.BackendTmux }
 
-func (TmuxBackend) StartStory(ctx context.Context, o RunOptions) (*Started, error) {
+func (TmuxBackend) StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 	st, err := StartStory(ctx, o)
 	if st != nil {
-		st.Backend = BackendTmux
+		st.Backend = readmodel.BackendTmux
 	}
 	return st, err
 }

@@ -27,8 +27,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -39,7 +41,7 @@ const (
 	CleanTaskList = "task-list"    // <claude config>/tasks/saga__<story>__<ms>
 	CleanRunFiles = "run-files"    // <session dir>/<session>.log and its .events.jsonl
 	CleanTmux     = "tmux-session" // saga-story-… or saga-epic-… with no live pane
-	CleanCache    = "build-cache"  // runs.CachePath, runs.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
+	CleanCache    = "build-cache"  // buildcache.CachePath, buildcache.ChecksCachePath: its sandboxed runs' and checks' Go, npm, pip caches
 	CleanShares   = "check-shares" // <session dir>/checks/*--<story>--*: check results its hooks shared
 	CleanRecord   = "run-record"   // <git common dir>/saga-lsp/runs/<story>[.dry].json (a dry run's with clean; either with reset)
 )
@@ -145,7 +147,7 @@ func Clean(ctx context.Context, o CleanOptions) (*CleanResult, error) {
 type storyPlan struct {
 	id    string
 	live  string // why the story counts as running ("" when it does not)
-	lock  *store.Lock
+	lock  *filesafe.Lock
 	items []planned
 }
 
@@ -164,7 +166,7 @@ func (c *cleaner) execute(ctx context.Context, p *storyPlan, items []planned) {
 			continue
 		}
 		if p != nil && p.lock == nil && p.live == "" {
-			l, ok, err := store.TryLock(c.o.Root, runs.WorkerLockName(p.id))
+			l, ok, err := filesafe.TryLock(c.o.Root, runs.WorkerLockName(p.id))
 			switch {
 			case err != nil:
 				p.live = fmt.Sprintf("cannot take the worker lock of %s: %v", p.id, err)
@@ -268,9 +270,9 @@ func (c *cleaner) planCache(p *storyPlan) {
 	if _, err := os.Lstat(store.WorktreeDir(c.o.Root, p.id)); err == nil && !c.wtPlanned[p.id] {
 		return // its worktree stays: its runs may build again
 	}
-	agent, err1 := runs.CachePath(c.o.Root, p.id, c.o.Env)
-	checks, err2 := runs.ChecksCachePath(c.o.Root, p.id, c.o.Env)
-	legacy, err3 := runs.LegacyCachePath(c.o.Root, p.id)
+	agent, err1 := buildcache.CachePath(c.o.Root, p.id, c.o.Env)
+	checks, err2 := buildcache.ChecksCachePath(c.o.Root, p.id, c.o.Env)
+	legacy, err3 := buildcache.LegacyCachePath(c.o.Root, p.id)
 	for _, d := range []struct {
 		dir, why string
 		err      error
@@ -309,7 +311,7 @@ func removeShares(bases []string) error {
 		if _, err := os.Lstat(b + ".lock"); err != nil {
 			continue // gone meanwhile
 		}
-		if l, free, err := store.TryLockFile(b + ".lock"); err == nil && free {
+		if l, free, err := filesafe.TryLockFile(b + ".lock"); err == nil && free {
 			os.Remove(b + ".json")
 			os.Remove(b + ".lock")
 			_ = l.Unlock()
@@ -320,10 +322,10 @@ func removeShares(bases []string) error {
 
 // removeCache removes a build cache; Go's module cache makes its folders
 // read-only, so they are made writable first.
-// The chmods stay below dir (store.Beneath): a folder an agent process
+// The chmods stay below dir (filesafe.Beneath): a folder an agent process
 // swaps for a link meanwhile never has what the link names made writable.
 func removeCache(dir string) error {
-	if b, err := store.OpenBeneath(dir); err == nil {
+	if b, err := filesafe.OpenBeneath(dir); err == nil {
 		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if rel, rerr := filepath.Rel(dir, p); err == nil && rerr == nil && d.IsDir() {
 				b.Chmod(filepath.ToSlash(rel), 0o755)

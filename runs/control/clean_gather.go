@@ -17,8 +17,10 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -49,7 +51,7 @@ type cleaner struct {
 	merged    map[string]string // story → why its branch counts as merged
 	pushed    map[string]bool   // story → story/<s> is as origin has it
 	wtPlanned map[string]bool   // stories whose worktree this (dry) run removes
-	locks     []*store.Lock
+	locks     []*filesafe.Lock
 }
 
 // gather reads the workspace, git's worktrees and branches, the session
@@ -67,8 +69,8 @@ func (c *cleaner) gather(ctx context.Context) error {
 	if c.worktrees, err = c.g.Worktrees(ctx); err != nil {
 		return err
 	}
-	c.branches = storyBranches(ctx, c.o.Root)
-	c.dryBranches = dryBranches(ctx, c.o.Root)
+	c.branches = readmodel.StoryBranches(ctx, c.o.Root)
+	c.dryBranches = readmodel.DryBranches(ctx, c.o.Root)
 	c.dirs, c.trash, c.dryDirs, c.dryTrash = map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	des, err := os.ReadDir(filepath.Join(c.o.Root, filepath.FromSlash(store.WorktreesRel)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -33,7 +35,7 @@ func helperHold(args []string) error {
 	if len(args) != 2 {
 		return fmt.Errorf("want root name, got %q", args)
 	}
-	l, err := store.AcquireLock(context.Background(), args[0], args[1])
+	l, err := filesafe.AcquireLock(context.Background(), args[0], args[1])
 	if err != nil {
 		return err
 	}
@@ -90,7 +92,7 @@ func (h *cleanEnv) run(t *testing.T, story string, args ...string) string {
 // cache is the story's build caches folder.
 func (h *cleanEnv) cache(t *testing.T, story string) string {
 	t.Helper()
-	dir, err := runs.CachePath(h.root, story, nil)
+	dir, err := buildcache.CachePath(h.root, story, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +132,7 @@ func (h *cleanEnv) kinds(items []cleanItem) []string {
 	var out []string
 	for _, it := range items {
 		p := strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(it.Path, h.root+"/"), h.sessionDir+"/"), h.cfg+"/")
-		if cache, err := runs.CacheRoot(nil); err == nil {
+		if cache, err := buildcache.CacheRoot(nil); err == nil {
 			p = strings.TrimPrefix(p, cache+"/") // <repo>/agent/<story>
 			if _, rest, ok := strings.Cut(p, "/agent/"); ok {
 				p = "agent/" + rest

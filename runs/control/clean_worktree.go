@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -69,7 +70,7 @@ func (c *cleaner) judgeBranches(ctx context.Context, ids []string) {
 		}
 		// A squash or rebase merge leaves the branch outside the base: ask
 		// the forge, for branches it has.
-		if c.merged[id] == "" && remote != "" && merged(ctx, c.o.Root, id, c.o.Env) {
+		if c.merged[id] == "" && remote != "" && readmodel.Merged(ctx, c.o.Root, id, c.o.Env) {
 			c.merged[id] = fmt.Sprintf("the pull request of %s is merged", runs.StoryBranch(id))
 		}
 	}

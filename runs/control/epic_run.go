@@ -12,8 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -43,8 +46,8 @@ type EpicRunOptions struct {
 // story's free of error-level diagnostics, each child with tasks, the
 // programs present, no runner of the epic alive — then starts its runner in
 // tmux and waits until the runner holds its lock.
-func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
-	if err := runs.Supervised(); err != nil {
+func StartEpic(ctx context.Context, o EpicRunOptions) (*readmodel.Started, error) {
+	if err := supervise.Supervised(); err != nil {
 		return nil, err
 	}
 	if !store.ValidID(o.Epic) {
@@ -59,11 +62,11 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 		}
 	}
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Env: o.Env, SessionDir: o.SessionDir, Parser: o.Parser,
-		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == BackendGitHub}
+		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Elsewhere: o.Flags.On == readmodel.BackendGitHub}
 	ws := o.Workspace
 	if ws == nil || p.Parser == nil {
 		var err error
@@ -84,9 +87,9 @@ func StartEpic(ctx context.Context, o EpicRunOptions) (*Started, error) {
 	}
 	// Completed as every face shows it: nothing to start, as for a story.
 	if !o.Worker.DryRun {
-		q := ViewQuery(o.Root, o.Epic, o.Env, p.Parser)
+		q := readmodel.ViewQuery(o.Root, o.Epic, o.Env, p.Parser)
 		q.SessionDir = o.SessionDir
-		if st, err := EpicState(ctx, ws, q); err == nil && st.Total > 0 && st.Done == st.Total {
+		if st, err := readmodel.EpicState(ctx, ws, q); err == nil && st.Total > 0 && st.Done == st.Total {
 			return nil, &CompletedError{Epic: o.Epic, Done: st.Done, Total: st.Total}
 		}
 	}
@@ -263,9 +266,9 @@ func StopEpic(ctx context.Context, o StopOptions) (*Stopped, error) {
 	if len(targets) > 0 {
 		res.PID = targets[0]
 		for _, p := range targets {
-			_ = runs.Interrupt(p)
+			_ = supervise.Interrupt(p)
 		}
-		gone := func() bool { return !slices.ContainsFunc(targets, store.ProcessAlive) }
+		gone := func() bool { return !slices.ContainsFunc(targets, filesafe.ProcessAlive) }
 		if err := waitUntil(ctx, time.Now().Add(o.Wait), gone); err != nil {
 			return res, err
 		}

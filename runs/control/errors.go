@@ -5,22 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // ErrNoTmux is returned when tmux is not on PATH.
 var ErrNoTmux = errors.New("tmux is not installed")
-
-// sessionDirOf is dir, else the environment's session dir, refused when
-// it is not the user's alone (runs.CheckSessionDir): its files decide what
-// is signalled, shown and checked.
-func sessionDirOf(dir string, env func(string) string) (string, error) {
-	if dir == "" {
-		dir = runs.SessionDir(env)
-	}
-	return dir, runs.CheckSessionDir(dir)
-}
 
 // ErrNotRunning is returned by StopStory when no worker and no tmux session
 // of the story exist.
@@ -83,10 +71,10 @@ func (e *StartError) Error() string {
 	return msg + "; its output (" + e.OutputFile + ") is above"
 }
 
-// CompletedError declines to run a story (StoryState) or an epic (every
+// CompletedError declines to run a story (readmodel.StoryState) or an epic (every
 // story of it) that is completed: no agent was started. `run --again` runs
 // a story again. Opened, when set, is the pull request run opened for it
-// instead: its worker could not (StoryState.NoPR).
+// instead: its worker could not (readmodel.StoryState.NoPR).
 type CompletedError struct {
 	Story       string
 	Epic        string // set for an epic: Done and Total count its stories

@@ -13,7 +13,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -206,7 +206,7 @@ func TestResetDiscardsARunStoppedBeforeItsWorktree(t *testing.T) {
 	if r := h.saga(t, nil, "reset", story, "--yes"); r.Code != 0 {
 		t.Fatalf("reset: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if s := stateOf(); s != control.StoryPending {
+	if s := stateOf(); s != readmodel.StoryPending {
 		t.Errorf("after reset: %s, want pending", s)
 	}
 }

@@ -3,7 +3,7 @@ package control
 // A completed story's pull request, opened after its run
 // (docs/commands.md#run--stop): when its worker could not open one — gh
 // missing or logged out, no origin, a push or gh that failed
-// (StoryState.NoPR) — `saga-lsp run <story>` opens it without running the
+// (readmodel.StoryState.NoPR) — `saga-lsp run <story>` opens it without running the
 // agent again: the branch pushed, the PR created against the base its run
 // built on (a stacked story's: its blocker's branch, whose own missing PR
 // is opened first), the run record keeping its URL.
@@ -17,6 +17,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -39,7 +40,7 @@ type OpenedPR struct {
 	Head     string `json:"head"`
 	Base     string `json:"base"`
 	Existing bool   `json:"existing,omitempty"` // gh already had one for the branch (opened by hand)
-	// Why is why the worker had opened none (NoPRState.Why).
+	// Why is why the worker had opened none (readmodel.NoPRState.Why).
 	Why string `json:"why"`
 	// Blockers are the PRs of the story's blockers opened first, for the
 	// branch it is stacked on.
@@ -47,7 +48,7 @@ type OpenedPR struct {
 }
 
 // OpenPR opens the pull request of a completed story that has none
-// (StoryState.NoPR), without running its agent. It fails with *NoPRError
+// (readmodel.StoryState.NoPR), without running its agent. It fails with *NoPRError
 // naming what stops it (gh, its login, origin, the push) and the next
 // step.
 func OpenPR(ctx context.Context, o OpenPROptions) (*OpenedPR, error) {
@@ -59,7 +60,7 @@ func OpenPR(ctx context.Context, o OpenPROptions) (*OpenedPR, error) {
 
 func openPR(ctx context.Context, o OpenPROptions, story string, seen map[string]bool) (*OpenedPR, error) {
 	seen[story] = true
-	ev := NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
+	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
 	st := ev.Story(ctx, o.Workspace, story)
 	if st.State != runs.StatusCompleted || st.NoPR == nil {
 		return nil, &NoPRError{Story: story, Why: "it is " + st.State + ", or has a pull request already", Next: "`saga-lsp status " + story + "` says which"}
@@ -116,7 +117,7 @@ func openPR(ctx context.Context, o OpenPROptions, story string, seen map[string]
 		}
 	}
 	// The record keeps it: every reader of local evidence sees the PR
-	// (Evidence.Story) and no "no PR yet" any more.
+	// (readmodel.Evidence.Story) and no "no PR yet" any more.
 	rec, ok := runs.ReadRecord(o.Root, story)
 	if !ok {
 		rec = runs.Record{Story: story, Session: st.Session, Status: runs.StatusCompleted, Ended: st.Ended, Branch: branch, Base: st.Base}
@@ -132,7 +133,7 @@ func openPR(ctx context.Context, o OpenPROptions, story string, seen map[string]
 // stacked story's is its blocker's branch (as in any epic run): a blocker
 // that completed without a PR gets its own first (which pushes its
 // branch); a blocker's branch merged since gives way to the epic's base.
-func prBase(ctx context.Context, o OpenPROptions, repo git.Repo, st StoryState, seen map[string]bool) (string, []OpenedPR, error) {
+func prBase(ctx context.Context, o OpenPROptions, repo git.Repo, st readmodel.StoryState, seen map[string]bool) (string, []OpenedPR, error) {
 	base := st.Base
 	if base == "" {
 		base = verify.DefaultBranch(ctx, repo)
@@ -141,7 +142,7 @@ func prBase(ctx context.Context, o OpenPROptions, repo git.Repo, st StoryState, 
 	if !stacked {
 		return base, nil, nil
 	}
-	bst := NewEvidence(ctx, o.Root, o.SessionDir, o.Parser).Story(ctx, o.Workspace, blocker)
+	bst := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, o.Parser).Story(ctx, o.Workspace, blocker)
 	if bst.NoPR != nil && !seen[blocker] {
 		b, err := openPR(ctx, o, blocker, seen)
 		if err != nil {
@@ -172,7 +173,7 @@ func lateBody(ctx context.Context, o OpenPROptions, story, base, why string) str
 		fmt.Fprintf(&b, "Stacked on `%s`: this branch starts from story `%s`'s work.\n\n", base, blocker)
 	}
 	if s != nil && s.EpicID() != "" {
-		if st, err := EpicState(ctx, o.Workspace, EpicQuery{Root: o.Root, Epic: s.EpicID(), SessionDir: o.SessionDir, Env: o.Env, Parser: o.Parser}); err == nil {
+		if st, err := readmodel.EpicState(ctx, o.Workspace, readmodel.EpicQuery{Root: o.Root, Epic: s.EpicID(), SessionDir: o.SessionDir, Env: o.Env, Parser: o.Parser}); err == nil {
 			b.WriteString(EpicGraph(o.Workspace, st, nil))
 		}
 	}

@@ -20,7 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -36,7 +38,7 @@ const (
 // the stories drawn in the states st gives them (override wins, e.g. a
 // worker's own story at its end) and the epic's spend; "" when the epic
 // cannot be planned.
-func EpicGraph(ws *store.Workspace, st *EpicStatus, override map[string]string) string {
+func EpicGraph(ws *store.Workspace, st *readmodel.EpicStatus, override map[string]string) string {
 	planned, err := store.PlanFor(ws, st.ID, store.NameEpic)
 	if err != nil {
 		return ""
@@ -84,7 +86,7 @@ func WithChecks(body, heading, text string) string {
 func EditPRBody(ctx context.Context, root, story, gh, dir, pr string, edit func(string) string) (bool, error) {
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	lock, err := store.AcquireLock(lctx, root, runs.PRBodyLockName(story))
+	lock, err := filesafe.AcquireLock(lctx, root, runs.PRBodyLockName(story))
 	if err != nil {
 		return false, fmt.Errorf("lock the pull request's description: %w", err)
 	}

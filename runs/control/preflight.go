@@ -13,6 +13,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/doctor"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -42,7 +43,7 @@ type Preflight struct {
 	// AllowUnconfinedChecks: --allow-unconfined-checks.
 	AllowUnconfinedChecks bool
 	// Actions asks GitHub about blockers dispatched to GitHub Actions.
-	Actions Actions
+	Actions readmodel.Actions
 	// Elsewhere: the stories' workers run on other machines (GitHub
 	// Actions), which install claude and confine the checks themselves;
 	// here gh dispatches them.
@@ -125,12 +126,12 @@ func (p Preflight) Story(ctx context.Context, ws *store.Workspace, story string)
 }
 
 // UnfinishedBlockers lists the story's epic blockers (its epic child's
-// blockedBy) whose state (Evidence.Story, asking actions about those run on
+// blockedBy) whose state (readmodel.Evidence.Story, asking actions about those run on
 // GitHub Actions) is not completed; for a dry run (dry), whose dry attempt
 // did not complete either.
-func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser, dry bool, actions Actions) []string {
+func UnfinishedBlockers(ctx context.Context, root string, ws *store.Workspace, story, sessionDir string, p *store.Parser, dry bool, actions readmodel.Actions) []string {
 	var out []string
-	ev := NewEvidence(ctx, root, sessionDir, p)
+	ev := readmodel.NewEvidence(ctx, root, sessionDir, p)
 	ev.Actions = actions // blockers run on GitHub Actions
 	for _, b := range ws.EpicBlockers(story) {
 		st := ev.Story(ctx, ws, b)

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -67,7 +68,7 @@ func (p Preflight) WorktreeEdits(ctx context.Context, story string) []string {
 			reasons = append(reasons, fmt.Sprintf("%s was deleted in the story's worktree copy, where a run takes the definition from the base and would bring it back: delete %s on the base instead, commit it, then %s and run again",
 				shown, esc(rel), undo(rel)))
 		default:
-			cur, err := store.ReadInside(wt, rel)
+			cur, err := filesafe.ReadInside(wt, rel)
 			if err != nil {
 				continue // not a regular file: the worker's guard removes it
 			}

@@ -20,8 +20,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -86,7 +88,7 @@ func Reset(ctx context.Context, o ResetOptions) (*ResetResult, error) {
 	c.planReset(ctx, p, o)
 	if o.Yes && len(p.items) > 0 {
 		// No worker starts on what goes: reset holds the story's lock.
-		l, ok, err := store.TryLock(o.Root, runs.WorkerLockName(id))
+		l, ok, err := filesafe.TryLock(o.Root, runs.WorkerLockName(id))
 		switch {
 		case err != nil:
 			return nil, err
@@ -104,7 +106,7 @@ func Reset(ctx context.Context, o ResetOptions) (*ResetResult, error) {
 // newCleaner gathers what clean and reset look at.
 func newCleaner(ctx context.Context, o CleanOptions) (*cleaner, error) {
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	if o.Parser == nil {

@@ -18,7 +18,10 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -71,34 +74,14 @@ type RunOptions struct {
 	Wait time.Duration    // default DefaultStartWait
 }
 
-// Started describes a worker started in tmux.
-type Started struct {
-	Story      string `json:"story,omitempty"`
-	Epic       string `json:"epic,omitempty"`
-	Session    string `json:"session"`
-	OutputFile string `json:"outputFile"`
-	EventsFile string `json:"eventsFile"`
-	Base       string `json:"base,omitempty"` // a story's: the branch it starts from
-	PID        int    `json:"pid"`            // from the worker.start event; 0 when it had not reported yet
-	// Attach is the command to watch the session (not in JSON: tools get
-	// the session name).
-	Attach string `json:"-"`
-	// Finished is set when the worker completed (exit 0) while run waited.
-	Finished bool `json:"-"`
-	// Backend is where the worker runs ("" or BackendTmux: this machine's
-	// tmux); URL, when it runs elsewhere, the page of its run.
-	Backend string `json:"backend,omitempty"`
-	URL     string `json:"url,omitempty"`
-}
-
 // StartStory starts `<self> worker <story> --output-file <file> --session
 // <name>` in a detached tmux session, after checking that the name is valid,
 // the story exists, and no worker or session of the story is alive. It then
 // waits (at most o.Wait) for the worker's first events, and fails with a
 // *StartError when the worker died at once. Errors: *UsageError (name,
 // story), ErrNoTmux, *RunningError, *StartError, or I/O.
-func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
-	if err := runs.Supervised(); err != nil {
+func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
+	if err := supervise.Supervised(); err != nil {
 		return nil, err
 	}
 	if err := store.CheckName("story name", o.Story, true, true); err != nil {
@@ -113,7 +96,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 		}
 	}
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	// A completed story is not run again, unless asked (a dry run leaves
@@ -184,7 +167,7 @@ func StartStory(ctx context.Context, o RunOptions) (*Started, error) {
 }
 
 // completed declines a completed story (*CompletedError): nothing runs.
-// Its worker opened no pull request (StoryState.NoPR): it is opened now
+// Its worker opened no pull request (readmodel.StoryState.NoPR): it is opened now
 // (OpenPR), and said in the CompletedError, or why not (*NoPRError).
 func (o *RunOptions) completed(ctx context.Context) error {
 	if o.Workspace == nil || o.Parser == nil {
@@ -195,7 +178,7 @@ func (o *RunOptions) completed(ctx context.Context) error {
 		}
 		o.Workspace, o.Parser = ws, p.Parser
 	}
-	ev := NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
+	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
 	ev.Actions = o.Actions
 	st := ev.Story(ctx, o.Workspace, o.Story)
 	if st.State != runs.StatusCompleted {
@@ -252,7 +235,7 @@ type launchSpec struct {
 // --session <name> <args>` in a detached tmux session and waits until it
 // holds its lock (or died: *StartError). Unset, self is runs.SelfPath, now
 // time.Now and wait DefaultStartWait.
-func launch(ctx context.Context, l launchSpec) (*Started, error) {
+func launch(ctx context.Context, l launchSpec) (*readmodel.Started, error) {
 	if l.self == "" {
 		var err error
 		if l.self, err = runs.SelfPath(l.env); err != nil {
@@ -270,7 +253,7 @@ func launch(ctx context.Context, l launchSpec) (*Started, error) {
 	}
 	session := runs.KindSessionName(l.kind, l.id, l.now())
 	out := runs.OutputFile(l.sessionDir, session)
-	st := &Started{Session: session, OutputFile: out, EventsFile: runs.EventsFile(out), Attach: l.tmux.AttachCommand(session)}
+	st := &readmodel.Started{Session: session, OutputFile: out, EventsFile: runs.EventsFile(out), Attach: l.tmux.AttachCommand(session)}
 	cmd := runs.CommandWorker
 	if l.kind == runs.KindEpic {
 		st.Epic, cmd = l.id, runs.CommandEpicRunner
@@ -335,7 +318,7 @@ func storyExists(root, story string) error {
 // waitStarted polls the events file until the worker holds its lock (or
 // got past it), ends, or its session dies; at most wait. A worker that has
 // not reported by then is taken as starting slowly.
-func waitStarted(ctx context.Context, t *Tmux, st *Started, wait time.Duration) error {
+func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
 		sum := runs.ReadRun(st.EventsFile)
@@ -378,7 +361,7 @@ func waitStarted(ctx context.Context, t *Tmux, st *Started, wait time.Duration) 
 	}
 }
 
-func startError(st *Started, code *int) error {
+func startError(st *readmodel.Started, code *int) error {
 	return &StartError{Story: st.Story, Epic: st.Epic, Session: st.Session, OutputFile: st.OutputFile,
 		Output: tail(st.OutputFile, 64<<10), ExitCode: code}
 }
@@ -386,7 +369,7 @@ func startError(st *Started, code *int) error {
 // tail reads at most the last n bytes of a regular file ("" when
 // unreadable, or a FIFO or device: never waited for).
 func tail(path string, n int64) string {
-	f, err := store.OpenRegular(path, os.O_RDONLY, 0, false)
+	f, err := filesafe.OpenRegular(path, os.O_RDONLY, 0, false)
 	if err != nil {
 		return ""
 	}

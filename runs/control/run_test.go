@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -136,7 +137,7 @@ func findEvent(evs []event, kind, step string) event {
 
 func lockFree(t *testing.T, root, story string) bool {
 	t.Helper()
-	l, ok, err := store.TryLock(root, runs.WorkerLockName(story))
+	l, ok, err := filesafe.TryLock(root, runs.WorkerLockName(story))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +278,7 @@ func TestRunRefusesSecondWorker(t *testing.T) {
 
 func TestRunRefusesWhileWorkerLockHeld(t *testing.T) {
 	h := newTmuxEnv(t)
-	l, err := store.AcquireLock(context.Background(), h.root, "worker-"+story)
+	l, err := filesafe.AcquireLock(context.Background(), h.root, "worker-"+story)
 	if err != nil {
 		t.Fatal(err)
 	}

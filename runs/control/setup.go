@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // Setup is one workspace root's run configuration, resolved once per
@@ -26,7 +27,7 @@ type Setup struct {
 	SessionDir string // runs.SessionDir(Env); each use checks it is the user's alone
 	// Actions is the GitHub Actions backend's state from GitHub
 	// (runs/github.Runs); nil: GitHub is not asked.
-	Actions Actions
+	Actions readmodel.Actions
 
 	tmux *foundTmux // shared by copies: tmux is found once
 }

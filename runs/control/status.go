@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -77,7 +79,7 @@ type CheckStatus struct {
 type StoryStatus struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
-	// State is the story's state (Evidence.Story): pending, running,
+	// State is the story's state (readmodel.Evidence.Story): pending, running,
 	// completed, failed, timeout, blocked, stopped.
 	State   string `json:"state"`
 	Status  string `json:"status"` // as its tasks show it where they are read (pending, in_progress, completed); completed when State is
@@ -85,29 +87,29 @@ type StoryStatus struct {
 	Total   int    `json:"total"`
 	Epic    string `json:"epic"`
 	PR      string `json:"pr"`
-	PRState string `json:"prState,omitempty"` // as last recorded (StoryState.PRState)
+	PRState string `json:"prState,omitempty"` // as last recorded (readmodel.StoryState.PRState)
 	// NoPR: completed without a pull request yet, why and the next step
-	// (StoryState.NoPR).
-	NoPR     *NoPRState   `json:"noPR,omitempty"`
-	Branch   string       `json:"branch"`
-	Worktree string       `json:"worktree"`
-	Worker   WorkerInfo   `json:"worker"`
-	Tasks    []TaskStatus `json:"tasks,omitzero"` // only when asked for
+	// (readmodel.StoryState.NoPR).
+	NoPR     *readmodel.NoPRState `json:"noPR,omitempty"`
+	Branch   string               `json:"branch"`
+	Worktree string               `json:"worktree"`
+	Worker   WorkerInfo           `json:"worker"`
+	Tasks    []TaskStatus         `json:"tasks,omitzero"` // only when asked for
 	// DryRun is what the story's dry run left, apart from the story's own
 	// state (docs/worker.md#dry-runs); absent when nothing.
-	DryRun *DryState `json:"dryRun,omitempty"`
+	DryRun *readmodel.DryState `json:"dryRun,omitempty"`
 	// Protected are the protected files the story's last run found changed
 	// that keep its PR a draft (docs/worker.md#protected-files).
 	Protected []runs.ProtectedFile `json:"protected,omitzero"`
 	// Actions is its GitHub Actions run, when it runs or ran there; Why
 	// then says what stopped it (or why its state is unknown).
-	Actions *ActionsRun `json:"actions,omitempty"`
-	Why     string      `json:"why,omitempty"`
+	Actions *readmodel.ActionsRun `json:"actions,omitempty"`
+	Why     string                `json:"why,omitempty"`
 	// IgnoredRuns are GitHub's runs named as the story's that are not the
-	// run saga-lsp dispatched (StoryState.IgnoredRuns); text: --verbose.
-	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
+	// run saga-lsp dispatched (readmodel.StoryState.IgnoredRuns); text: --verbose.
+	IgnoredRuns []readmodel.IgnoredRun `json:"ignoredRuns,omitempty"`
 
-	// From is where the statuses were read (StoryState.From).
+	// From is where the statuses were read (readmodel.StoryState.From).
 	From string `json:"-"`
 }
 
@@ -143,7 +145,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		}
 	}
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return nil, err
 	}
 	var sessions map[string][]string
@@ -174,7 +176,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := NewEvidence(ctx, o.Root, o.SessionDir, p)
+	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, p)
 	ev.Actions = o.Actions
 	// --verbose asks GitHub about every story, to show the runs it ignores.
 	ev.Discover = o.Verbose && o.Actions != nil
@@ -215,10 +217,10 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 }
 
 // storyStatus is the story's line: its state, statuses and counts as
-// Evidence.Story reads them (the worktree copy, else its branch, else the
+// readmodel.Evidence.Story reads them (the worktree copy, else its branch, else the
 // checkout's copy), its worker (from the newest run, dry or not: labelled)
 // and, on request, its tasks.
-func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id string, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
+func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspace, id string, withTasks bool, last *runs.Run, sessions []string) StoryStatus {
 	state := ev.Story(ctx, ws, id)
 	copies := ws.Copies(id)
 	view := copies.Live()
@@ -259,7 +261,7 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 	var checks *runs.Run // the check results of the last real run
 	if last != nil && !last.DryRun {
 		checks = last
-	} else if r, _ := ev.lastRuns(id); r != nil {
+	} else if r, _ := ev.LastRuns(id); r != nil {
 		checks = r
 	}
 	st.Tasks = make([]TaskStatus, 0, len(view.Tasks))
@@ -291,7 +293,7 @@ func storyStatus(ctx context.Context, ev *Evidence, ws *store.Workspace, id stri
 // tasksStatus is a story's status as its tasks show it where they were
 // read: completed (also whenever its state is), in_progress once one is
 // started or done, else pending.
-func tasksStatus(st StoryState) string {
+func tasksStatus(st readmodel.StoryState) string {
 	if st.State == runs.StatusCompleted || (st.Total > 0 && st.Done == st.Total) {
 		return store.StatusCompleted
 	}
@@ -344,7 +346,7 @@ func workerInfo(root, story string, last *runs.Run, sessions []string) WorkerInf
 		} else {
 			w.Session = live
 		}
-	case last != nil && !last.Ended && store.ProcessAlive(last.PID):
+	case last != nil && !last.Ended && filesafe.ProcessAlive(last.PID):
 		// Before the lock step, or after the lock's release while the
 		// worker writes its end.
 		w.Running, w.PID, w.State = true, last.PID, runs.StateStarting

@@ -12,6 +12,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // esc escapes what a repository, a model or a run wrote for the terminal
@@ -42,17 +43,17 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	fmt.Fprintf(b, "%s — %s\n", esc(st.ID), esc(st.Title))
 	from := ""
 	switch st.From {
-	case FromWorktree:
+	case readmodel.FromWorktree:
 		from = " (from the worktree)"
-	case FromBranch:
+	case readmodel.FromBranch:
 		from = " (from " + runs.StoryBranch(st.ID) + ")"
-	case FromOrigin:
+	case readmodel.FromOrigin:
 		from = " (from origin/" + runs.StoryBranch(st.ID) + ")"
 	}
 	// Two named fields, one value each: what its tasks say, and what its
 	// last run says (docs/commands.md#a-storys-state).
 	fmt.Fprintf(b, "status:   %s, %d/%d tasks done%s\n", esc(st.Status), st.Done, st.Total, from)
-	if st.State != st.Status && st.State != StoryPending {
+	if st.State != st.Status && st.State != readmodel.StoryPending {
 		fmt.Fprintf(b, "run:      %s\n", esc(st.State))
 	}
 	if st.Epic != "" {
@@ -244,7 +245,7 @@ func workerText(w WorkerInfo, long bool) string {
 }
 
 // dryText says what a story's dry run left: never the story's own result.
-func dryText(story string, d *DryState) string {
+func dryText(story string, d *readmodel.DryState) string {
 	var where []string
 	for _, w := range []string{d.Branch, d.Worktree} {
 		if w != "" {

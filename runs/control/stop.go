@@ -10,7 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -51,7 +54,7 @@ func (o *StopOptions) prepare(ctx context.Context, k runs.Kind) error {
 		o.Wait = DefaultStopWait
 	}
 	var err error
-	if o.SessionDir, err = sessionDirOf(o.SessionDir, o.Env); err != nil {
+	if o.SessionDir, err = readmodel.SessionDirOf(o.SessionDir, o.Env); err != nil {
 		return err
 	}
 	if o.Tmux == nil {
@@ -102,7 +105,7 @@ func (o *StopOptions) targets(ctx context.Context, k runs.Kind, sessions []strin
 	for _, s := range sessions {
 		if _, pids := o.Tmux.Panes(ctx, s); len(pids) > 0 {
 			for _, p := range pids {
-				if runs.LooksLike(p, cmd, o.Story) {
+				if supervise.LooksLike(p, cmd, o.Story) {
 					add(p)
 				}
 			}
@@ -179,13 +182,13 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 		res.PID = targets[0]
 	}
 	for _, p := range targets {
-		_ = runs.Interrupt(p)
+		_ = supervise.Interrupt(p)
 	}
 
 	// Wait for the cleanup: the lock released and the processes gone.
 	done := func() bool {
 		for _, p := range targets {
-			if store.ProcessAlive(p) {
+			if filesafe.ProcessAlive(p) {
 				return false
 			}
 		}
@@ -231,24 +234,24 @@ func StopStory(ctx context.Context, o StopOptions) (*Stopped, error) {
 
 // stopActions cancels the story's Actions run when it is queued or in
 // progress (`gh run cancel`) and waits up to o.Wait for GitHub to report
-// it completed: the story is stopped then (Evidence.Story). done is false
+// it completed: the story is stopped then (readmodel.Evidence.Story). done is false
 // when the story has no live Actions run.
 //
 // Only the run the story's dispatch from here created is cancelled (Find):
 // a run someone else started under the story's name is never touched.
 func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool, err error) {
 	last := runs.LatestIn(o.SessionDir, runs.KindStory, o.Story, o.Root)
-	if last == nil || last.Backend != BackendGitHub {
+	if last == nil || last.Backend != readmodel.BackendGitHub {
 		return false, nil // not dispatched from here: the story may well be local
 	}
 	ar, _, ok, err := o.Actions.Find(ctx, o.Story, last)
 	if err != nil {
 		if !last.Ended {
-			return false, fmt.Errorf("cannot ask GitHub about story %s's Actions run %s: %w", o.Story, last.URL, err)
+			return false, fmt.Errorf("cannot ask GitHub about story %s's readmodel.Actions run %s: %w", o.Story, last.URL, err)
 		}
 		return false, nil
 	}
-	if !ok || ar.Status == ActionsCompleted {
+	if !ok || ar.Status == readmodel.ActionsCompleted {
 		return false, nil
 	}
 	if err := o.Actions.Cancel(ctx, ar); err != nil {
@@ -257,7 +260,7 @@ func (o *StopOptions) stopActions(ctx context.Context, res *Stopped) (done bool,
 	res.Stopped, res.URL = true, ar.URL
 	ended := func() bool {
 		now, _, ok, err := o.Actions.Find(ctx, o.Story, last)
-		if err == nil && ok && now.ID == ar.ID && now.Status == ActionsCompleted {
+		if err == nil && ok && now.ID == ar.ID && now.Status == readmodel.ActionsCompleted {
 			res.State = runs.StatusStopped
 			return true
 		}

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // Attack 8: the agent writes `pid N` into its worker lock. stop signals
@@ -48,7 +49,7 @@ func forgeLock(t *testing.T, file string, pid int) {
 }
 
 func alive(cmd *exec.Cmd) bool {
-	return cmd.ProcessState == nil && store.ProcessAlive(cmd.Process.Pid)
+	return cmd.ProcessState == nil && filesafe.ProcessAlive(cmd.Process.Pid)
 }
 
 // Without tmux (a worker started directly): the lock's pid was all stop
@@ -71,7 +72,7 @@ func TestStopIgnoresForgedLockPID(t *testing.T) {
 	victim := bystander(t, true)
 	// A run of an earlier worker that died, whose pid the bystander now
 	// has: the same pid and command line, another start time.
-	start, _ := runs.ProcStart(victim.Process.Pid)
+	start, _ := supervise.ProcStart(victim.Process.Pid)
 	stale := runs.EventsFile(runs.OutputFile(h.sessionDir, runs.KindSessionName(runs.KindStory, story, time.Now().Add(-time.Hour))))
 	if err := os.WriteFile(stale, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestStopRefusesUnverifiedHolder(t *testing.T) {
 		{runs.KindStory, story, runs.WorkerLockName(story), control.StopStory},
 		{runs.KindEpic, "shop", runs.EpicLockName("shop"), control.StopEpic},
 	} {
-		l, err := store.AcquireLock(context.Background(), h.root, c.lock)
+		l, err := filesafe.AcquireLock(context.Background(), h.root, c.lock)
 		if err != nil {
 			t.Fatal(err)
 		}

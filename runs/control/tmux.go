@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -199,7 +200,7 @@ func (t *Tmux) Panes(ctx context.Context, session string) (alive bool, pids []in
 			continue
 		}
 		n, err := strconv.Atoi(pid)
-		if err == nil && n > 0 && !store.ProcessAlive(n) {
+		if err == nil && n > 0 && !filesafe.ProcessAlive(n) {
 			continue // gone, and tmux has not noticed yet (a SIGKILL)
 		}
 		alive = true

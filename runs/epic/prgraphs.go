@@ -7,6 +7,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // The graph in the pull requests of an epic's stories is rewritten with
@@ -49,7 +50,7 @@ func (r *runner) startPRGraphs() *prGraphs {
 
 // update hands over the graph of the state st, when it differs from the
 // last one.
-func (p *prGraphs) update(st *control.EpicStatus) {
+func (p *prGraphs) update(st *readmodel.EpicStatus) {
 	if p == nil || p.r.ws == nil {
 		return
 	}

@@ -11,7 +11,7 @@
 // when nothing runs and nothing can start.
 //
 // The runner's state is re-derived from disk, git, worker locks and events
-// files (control.EpicState) at every step, never kept only in its memory:
+// files (readmodel.EpicState) at every step, never kept only in its memory:
 // `run <epic>` again after a crash, a reboot or a stop resumes — live
 // workers are followed, finished stories are not run again, the rest is
 // scheduled.
@@ -30,8 +30,11 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -60,7 +63,7 @@ type Options struct {
 	// Setup is the root's, resolved once by the caller
 	// (runs/github.NewSetup); unset, its root is found from Dir. Its
 	// Actions is asked about stories dispatched to GitHub Actions — about
-	// every story when Backend is GitHub's (control.Evidence.Discover) —
+	// every story when Backend is GitHub's (readmodel.Evidence.Discover) —
 	// and cancels their runs on a stop.
 	Setup control.Setup
 }
@@ -98,14 +101,14 @@ func Run(ctx context.Context, o Options) int {
 	defer l.Close()
 	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}, retry: map[string]time.Time{}}
 	backend, where := "", ""
-	if o.Backend.Name() != control.BackendTmux {
+	if o.Backend.Name() != readmodel.BackendTmux {
 		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
 	}
 	root := o.Setup.Root // its repository (runs.Run.In)
 	if root == "" {
 		root, _ = store.FindRoot(cmp.Or(o.Dir, "."))
 	}
-	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: runs.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend, Root: root},
+	l.Emit(runs.Event{Event: runs.KindEpicStart, PID: os.Getpid(), ProcStart: supervise.SelfStart(), OutputFile: o.OutputFile, MaxParallel: o.MaxParallel, After: o.After, DryRun: o.Worker.DryRun, Backend: backend, Root: root},
 		fmt.Sprintf("epic runner for %s (session %s, pid %d): at most %d stories at once%s, dependents start once a story is %s", o.Epic, o.Session, os.Getpid(), o.MaxParallel, where, o.After))
 	status, code, st := r.execute(ctx)
 	done, total, cost := 0, 0, 0.0
@@ -151,7 +154,7 @@ func (o *Options) defaults() {
 }
 
 // execute holds the runner's lock and schedules until the end.
-func (r *runner) execute(ctx context.Context) (status string, code int, st *control.EpicStatus) {
+func (r *runner) execute(ctx context.Context) (status string, code int, st *readmodel.EpicStatus) {
 	var err error
 	if r.root = r.o.Setup.Root; r.root == "" {
 		if r.root, err = store.FindRoot(cmp.Or(r.o.Dir, ".")); err != nil {
@@ -165,13 +168,13 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	}
-	lock, ok, err := store.TryLock(r.root, runs.EpicLockName(r.o.Epic))
+	lock, ok, err := filesafe.TryLock(r.root, runs.EpicLockName(r.o.Epic))
 	switch {
 	case err != nil:
 		r.log.Error(stepEpic, "%v", err)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	case !ok:
-		pid, _ := store.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
+		pid, _ := filesafe.LockHolder(r.root, runs.EpicLockName(r.o.Epic))
 		r.log.Error(stepEpic, "another runner (pid %d) is running epic %s: follow it with `saga-lsp follow %s`", pid, r.o.Epic, r.o.Epic)
 		return runs.StatusFailed, runs.ExitFailed, nil
 	}
@@ -211,21 +214,21 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *cont
 }
 
 // state derives every story's state now.
-func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
+func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
 	ws, err := r.parser.Load(r.root)
 	if err != nil {
 		return nil, err
 	}
 	r.ws = ws
-	st, err := control.EpicState(ctx, ws, control.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
+	st, err := readmodel.EpicState(ctx, ws, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == control.BackendGitHub})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub})
 	if err != nil {
 		return nil, err
 	}
 	for i := range st.Stories {
 		s := &st.Stories[i]
-		if _, ok := r.refused[s.ID]; ok && s.State != control.EpicRunning && s.State != runs.StatusCompleted {
+		if _, ok := r.refused[s.ID]; ok && s.State != readmodel.EpicRunning && s.State != runs.StatusCompleted {
 			s.State = runs.StatusFailed // it could not start (reported then)
 		}
 	}
@@ -234,7 +237,7 @@ func (r *runner) state(ctx context.Context) (*control.EpicStatus, error) {
 
 // report announces every story whose state moved since the last step: a
 // start, an end, a hold.
-func (r *runner) report(st *control.EpicStatus) {
+func (r *runner) report(st *readmodel.EpicStatus) {
 	moved := false
 	defer func() {
 		if moved {
@@ -248,13 +251,13 @@ func (r *runner) report(st *control.EpicStatus) {
 		}
 		r.seen[s.ID], moved = s.State, true
 		switch s.State {
-		case control.EpicRunning:
+		case readmodel.EpicRunning:
 			if was == "" {
 				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base, Adopted: true},
 					fmt.Sprintf("%s: running (session %s) — followed from an earlier run", s.ID, s.Session))
 			}
 		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
-			if was == control.EpicRunning || was == control.EpicReady {
+			if was == readmodel.EpicRunning || was == readmodel.EpicReady {
 				why := ""
 				if s.State != runs.StatusCompleted {
 					why = s.Why
@@ -265,16 +268,16 @@ func (r *runner) report(st *control.EpicStatus) {
 				}
 				r.log.Emit(runs.Event{Event: runs.KindStoryEnd, Story: s.ID, Status: s.State, PR: s.PR, Cost: runs.Float(s.Cost), Message: why}, line)
 			}
-		case control.EpicHeld:
-			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts, Message: control.HeldNext(r.o.Epic, s)},
-				fmt.Sprintf("%s: %s", s.ID, control.HeldText(r.o.Epic, s)))
+		case readmodel.EpicHeld:
+			r.log.Emit(runs.Event{Event: runs.KindStoryHeld, Story: s.ID, By: s.HeldBy, Files: s.Conflicts, Message: readmodel.HeldNext(r.o.Epic, s)},
+				fmt.Sprintf("%s: %s", s.ID, readmodel.HeldText(r.o.Epic, s)))
 		}
 	}
 	if !r.capped && r.o.MaxCost > 0 && st.Cost >= r.o.MaxCost {
 		r.capped = true
 		var left []string
 		for _, s := range st.Stories {
-			if s.State != runs.StatusCompleted && s.State != control.EpicRunning {
+			if s.State != runs.StatusCompleted && s.State != readmodel.EpicRunning {
 				left = append(left, s.ID)
 			}
 		}
@@ -285,7 +288,7 @@ func (r *runner) report(st *control.EpicStatus) {
 }
 
 // schedule starts ready stories, in plan's order, while slots are free.
-func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started int) {
+func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (started int) {
 	if r.capped || ctx.Err() != nil {
 		return 0
 	}
@@ -294,7 +297,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		if slots <= 0 {
 			break
 		}
-		if s.State != control.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
+		if s.State != readmodel.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
 			continue
 		}
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
@@ -321,8 +324,8 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 		default:
 			started++
 			slots--
-			r.seen[s.ID] = control.EpicRunning
-			if res.Backend == control.BackendTmux {
+			r.seen[s.ID] = readmodel.EpicRunning
+			if res.Backend == readmodel.BackendTmux {
 				res.Backend = ""
 			}
 			line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID)
@@ -337,7 +340,7 @@ func (r *runner) schedule(ctx context.Context, st *control.EpicStatus) (started 
 
 // nothingCanStart tells whether no story is ready (or the cap forbids
 // starting one).
-func (r *runner) nothingCanStart(st *control.EpicStatus) bool {
+func (r *runner) nothingCanStart(st *readmodel.EpicStatus) bool {
 	if r.capped {
 		return true
 	}
@@ -345,7 +348,7 @@ func (r *runner) nothingCanStart(st *control.EpicStatus) bool {
 		return false // dependents start once those PRs merge
 	}
 	for _, s := range st.Stories {
-		if s.State == control.EpicReady {
+		if s.State == readmodel.EpicReady {
 			return false
 		}
 	}
@@ -354,14 +357,14 @@ func (r *runner) nothingCanStart(st *control.EpicStatus) bool {
 
 // outcome is the runner's end: exit 1 if any story failed, else 3 if any
 // was blocked or held, else 2 if a limit stopped it, else 0.
-func (r *runner) outcome(st *control.EpicStatus) (string, int) {
+func (r *runner) outcome(st *readmodel.EpicStatus) (string, int) {
 	has := func(states ...string) bool {
-		return slices.ContainsFunc(st.Stories, func(s control.EpicStory) bool { return slices.Contains(states, s.State) })
+		return slices.ContainsFunc(st.Stories, func(s readmodel.EpicStory) bool { return slices.Contains(states, s.State) })
 	}
 	switch {
 	case has(runs.StatusFailed):
 		return runs.StatusFailed, runs.ExitFailed
-	case has(runs.StatusBlocked, control.EpicHeld, runs.StatusStopped):
+	case has(runs.StatusBlocked, readmodel.EpicHeld, runs.StatusStopped):
 		return runs.StatusBlocked, runs.ExitBlocked
 	case r.capped || has(runs.StatusTimeout):
 		return runs.StatusTimeout, runs.ExitLimit
@@ -373,7 +376,7 @@ func (r *runner) outcome(st *control.EpicStatus) (string, int) {
 
 // stop ends every running story of the epic (each cleans up as a stopped
 // story run does) and reports the runner stopped.
-func (r *runner) stop(st *control.EpicStatus) (string, int, *control.EpicStatus) {
+func (r *runner) stop(st *readmodel.EpicStatus) (string, int, *readmodel.EpicStatus) {
 	r.log.Step(stepEpic, "stopping: %d running stories", len(st.Running))
 	ctx := context.Background()
 	var wg sync.WaitGroup

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -108,26 +108,26 @@ func (f *epicFixture) events() []runs.Event {
 	return out
 }
 
-func (f *epicFixture) status() control.EpicStatus {
+func (f *epicFixture) status() readmodel.EpicStatus {
 	f.t.Helper()
 	r := f.saga(nil, "status", "shop", "--format", "json")
 	if r.Code != 0 {
 		f.t.Fatalf("status: exit %d\n%s", r.Code, r.Stderr)
 	}
-	var st struct{ Epic control.EpicStatus }
+	var st struct{ Epic readmodel.EpicStatus }
 	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
 		f.t.Fatalf("status json: %v\n%s", err, r.Stdout)
 	}
 	return st.Epic
 }
 
-func storyState(st control.EpicStatus, id string) control.EpicStory {
+func storyState(st readmodel.EpicStatus, id string) readmodel.EpicStory {
 	for _, s := range st.Stories {
 		if s.ID == id {
 			return s
 		}
 	}
-	return control.EpicStory{}
+	return readmodel.EpicStory{}
 }
 
 // follow runs `saga-lsp follow shop --format json` until the run ends.
@@ -160,7 +160,7 @@ func TestDiamondEpic(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	var started control.Started
+	var started readmodel.Started
 	if err := json.Unmarshal([]byte(r.Stdout), &started); err != nil || started.Epic != "shop" || !strings.HasPrefix(started.Session, "saga-epic-shop-") || started.PID == 0 {
 		t.Fatalf("run --format json: %v %+v", err, started)
 	}
@@ -394,7 +394,7 @@ func TestConflictingBlockersHoldDependent(t *testing.T) {
 		t.Fatalf("follow: exit %d, want 3 (held)\n%s", fr.Code, fr.Stdout)
 	}
 	d := storyState(f.status(), "shop--d")
-	if d.State != control.EpicHeld || !slices.Equal(d.Conflicts, []string{"same.md"}) {
+	if d.State != readmodel.EpicHeld || !slices.Equal(d.Conflicts, []string{"same.md"}) {
 		t.Errorf("d: %+v", d)
 	}
 	var held *runs.Event
@@ -453,7 +453,7 @@ func TestKilledRunnerResumes(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	// Once b runs (a completed), kill the runner.
-	if !testkit.WaitUntil(60*time.Second, func() bool { return storyState(f.status(), "shop--b").State == control.EpicRunning }) {
+	if !testkit.WaitUntil(60*time.Second, func() bool { return storyState(f.status(), "shop--b").State == readmodel.EpicRunning }) {
 		t.Fatalf("b never ran: %+v", f.status())
 	}
 	first := f.status()
@@ -469,7 +469,7 @@ func TestKilledRunnerResumes(t *testing.T) {
 	testkit.WaitUntil(10*time.Second, func() bool { _, held, _ := runs.EpicLock(f.root, "shop", true); return !held })
 	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
 		pid, held, err := runs.EpicLock(f.root, "shop", true)
-		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, store.ProcessAlive(first.PID))
+		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, filesafe.ProcessAlive(first.PID))
 	}
 	if fr := f.follow(); fr.Code != 0 {
 		t.Fatalf("follow: exit %d\n%s", fr.Code, fr.Stderr)
@@ -653,7 +653,7 @@ func TestAfterMerged(t *testing.T) {
 	if e := storyState(f.status(), "shop--e"); e.State != runs.StatusCompleted {
 		t.Fatalf("e %s", e.State)
 	}
-	if s := storyState(f.status(), "shop--b"); s.State != control.EpicWaiting {
+	if s := storyState(f.status(), "shop--b"); s.State != readmodel.EpicWaiting {
 		t.Fatalf("b %s before a's PR merged", s.State)
 	}
 	// A face renders what was recorded and never asks GitHub to draw
@@ -677,7 +677,7 @@ func TestAfterMerged(t *testing.T) {
 	markMerged(t, f, "story/shop--a")
 	if !testkit.WaitUntil(60*time.Second, func() bool {
 		b := storyState(f.status(), "shop--b")
-		return (b.State == control.EpicRunning || b.State == runs.StatusCompleted) && b.Base != ""
+		return (b.State == readmodel.EpicRunning || b.State == runs.StatusCompleted) && b.Base != ""
 	}) {
 		t.Fatalf("b never started after a merged: %+v", f.status())
 	}

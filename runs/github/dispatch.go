@@ -20,6 +20,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -34,7 +35,7 @@ import (
 const (
 	// DefaultAppearWait bounds how long a dispatched run may take to show
 	// up in `gh run list`.
-	DefaultAppearWait = control.ActionsAppearWait
+	DefaultAppearWait = readmodel.ActionsAppearWait
 	// DefaultPoll is the pause between two questions to GitHub.
 	DefaultPoll = 2 * time.Second
 )
@@ -49,18 +50,18 @@ type Backend struct {
 
 var _ control.Backend = Backend{}
 
-func (Backend) Name() string { return control.BackendGitHub }
+func (Backend) Name() string { return readmodel.BackendGitHub }
 
 // StartStory dispatches the story; of the worker's flags only the base
 // reaches the job (the workflow runs the worker with its defaults).
-func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*control.Started, error) {
+func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*readmodel.Started, error) {
 	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
 	}
-	return &control.Started{Story: d.Story, Session: d.Session, OutputFile: d.OutputFile, EventsFile: d.EventsFile,
-		Base: d.Base, Backend: control.BackendGitHub, URL: d.URL}, err
+	return &readmodel.Started{Story: d.Story, Session: d.Session, OutputFile: d.OutputFile, EventsFile: d.EventsFile,
+		Base: d.Base, Backend: readmodel.BackendGitHub, URL: d.URL}, err
 }
 
 // DispatchOptions configure Dispatch.
@@ -182,7 +183,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return nil, err
 	}
 	defer log.Close()
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: readmodel.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
 		Workflow: rd.Workflow, Ref: rd.Default},
 		fmt.Sprintf("dispatching story %s to GitHub Actions (%s, base %s)", o.Story, WorkflowFile, d.Base))
 	for _, w := range d.Warnings {
@@ -198,7 +199,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		// dispatching again.
 		status := runs.StatusFailed
 		if !strings.Contains(err.Error(), "HTTP ") {
-			status, err = control.StoryPending, &control.UnreachableError{Err: err}
+			status, err = readmodel.StoryPending, &control.UnreachableError{Err: err}
 		}
 		log.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: status, Message: err.Error()}, "not dispatched: "+err.Error())
 		return nil, err
@@ -209,7 +210,7 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		return d, err
 	}
 	d.ActionsRun, d.URL, d.Status = found.ID, found.URL, found.Status
-	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: control.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
+	log.Emit(runs.Event{Event: runs.KindDispatch, Backend: readmodel.BackendGitHub, Base: d.Base, RunName: d.RunName, Root: root,
 		Workflow: rd.Workflow, Ref: rd.Default, ActionsRun: found.ID, URL: found.URL, Status: found.Status},
 		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
 	return d, nil
@@ -250,7 +251,7 @@ func liveRun(ctx context.Context, gh, dir, story string, rd *Ready) (RunInfo, bo
 		return RunInfo{}, false, err
 	}
 	for _, r := range list {
-		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != control.ActionsCompleted &&
+		if s, _, ok := ParseRunName(r.DisplayTitle); ok && s == story && r.Status != readmodel.ActionsCompleted &&
 			r.Event == EventDispatch && r.WorkflowID == rd.Workflow && r.HeadBranch == rd.Default {
 			return r, true, nil
 		}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // saga runs the saga-lsp binary in the repository with the fixture's
@@ -51,7 +51,7 @@ func TestRunOnGitHub(t *testing.T) {
 		t.Fatalf("local events files %v", events)
 	}
 	run := runs.ReadRun(events[0])
-	if run == nil || run.Backend != control.BackendGitHub || run.URL != url || run.ActionsRun != runs0[0].ID || run.Base != "main" {
+	if run == nil || run.Backend != readmodel.BackendGitHub || run.URL != url || run.ActionsRun != runs0[0].ID || run.Base != "main" {
 		t.Errorf("folded run %+v", run)
 	}
 }
@@ -257,7 +257,7 @@ func TestRunOnGitHubUnanswered(t *testing.T) {
 
 // A dispatch GitHub never lists (taken, then lost): `run` says so after
 // --dispatch-wait; `status` shows it dispatched while it may still appear,
-// and once control.ActionsAppearWait has passed since (the events' times
+// and once readmodel.ActionsAppearWait has passed since (the events' times
 // moved back, as if that long had gone by), the story failed: lost, with
 // how to look and how to dispatch it again.
 func TestRunOnGitHubLost(t *testing.T) {
@@ -280,7 +280,7 @@ func TestRunOnGitHubLost(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("%d runs in the session dir, want the dispatch", len(files))
 	}
-	backdate(t, files[0].EventsFile, control.ActionsAppearWait+time.Minute)
+	backdate(t, files[0].EventsFile, readmodel.ActionsAppearWait+time.Minute)
 	st := a.saga(nil, "status", "user-auth--api")
 	if !strings.Contains(st.Stdout, "but GitHub lists no run named") || !strings.Contains(st.Stdout, "dispatches it again") || strings.Contains(st.Stdout, "GitHub Actions dispatched\n") {
 		t.Errorf("status once the wait is over:\n%s%s", st.Stdout, st.Stderr)

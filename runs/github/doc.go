@@ -18,7 +18,7 @@
 //     named with the dispatch's random id, then followed by its run id) —
 //     and what its artifact's record must say, within bounds, to be
 //     believed;
-//   - state.go: the stories' state from GitHub (Runs, control.Actions over
+//   - state.go: the stories' state from GitHub (Runs, readmodel.Actions over
 //     gh: the dispatched run found (match.go), a completed run's step,
 //     artifact and pushed branch, cancelling).
 package github

@@ -19,8 +19,8 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // newEpicOnActions is a repository holding epic shop — a diamond a → (b,
@@ -88,23 +88,23 @@ func (a *actions) dispatches() map[string]int {
 }
 
 // epicStatus is `status shop --format json`.
-func (a *actions) epicStatus(more ...string) control.EpicStatus {
+func (a *actions) epicStatus(more ...string) readmodel.EpicStatus {
 	a.t.Helper()
 	r := a.saga(more, "status", "shop", "--format", "json")
-	var st struct{ Epic control.EpicStatus }
+	var st struct{ Epic readmodel.EpicStatus }
 	if err := json.Unmarshal([]byte(r.Stdout), &st); r.Code != 0 || err != nil {
 		a.t.Fatalf("status: exit %d, %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
 	}
 	return st.Epic
 }
 
-func epicStory(st control.EpicStatus, id string) control.EpicStory {
+func epicStory(st readmodel.EpicStatus, id string) readmodel.EpicStory {
 	for _, s := range st.Stories {
 		if s.ID == id {
 			return s
 		}
 	}
-	return control.EpicStory{}
+	return readmodel.EpicStory{}
 }
 
 // runnerEvents are the events of the newest run of epic shop.
@@ -162,13 +162,13 @@ func TestEpicOnGitHub(t *testing.T) {
 	for _, e := range a.runnerEvents() {
 		switch e.Event {
 		case runs.KindEpicStart:
-			if e.Backend != control.BackendGitHub {
+			if e.Backend != readmodel.BackendGitHub {
 				t.Errorf("epic.start backend %q", e.Backend)
 			}
 		case runs.KindStoryStart:
 			running++
 			most = max(most, running)
-			if want := map[string]string{"shop--a": "main", "shop--b": "story/shop--a", "shop--c": "story/shop--a", "shop--d": "main"}[e.Story]; e.Base != want || e.Backend != control.BackendGitHub || e.URL == "" {
+			if want := map[string]string{"shop--a": "main", "shop--b": "story/shop--a", "shop--c": "story/shop--a", "shop--d": "main"}[e.Story]; e.Base != want || e.Backend != readmodel.BackendGitHub || e.URL == "" {
 				t.Errorf("story.start %s: base %q (want %q), backend %q, url %q", e.Story, e.Base, want, e.Backend, e.URL)
 			}
 			for _, b := range map[string][]string{"shop--b": {"shop--a"}, "shop--c": {"shop--a"}, "shop--d": {"shop--b", "shop--c"}}[e.Story] {
@@ -202,7 +202,7 @@ func TestEpicOnGitHub(t *testing.T) {
 		t.Errorf("story/shop--d is no merge of b and c:\n%s", merges)
 	}
 	st := a.epicStatus()
-	if st.Done != 4 || st.Total != 4 || st.State != runs.StatusCompleted || st.Backend != control.BackendGitHub {
+	if st.Done != 4 || st.Total != 4 || st.State != runs.StatusCompleted || st.Backend != readmodel.BackendGitHub {
 		t.Errorf("status: %+v", st)
 	}
 	for _, s := range st.Stories {
@@ -337,7 +337,7 @@ func TestEpicOnGitHubCancelledFromTheWeb(t *testing.T) {
 		!strings.Contains(s.Why, "`saga-lsp run shop--a --on github` runs it again") {
 		t.Errorf("a: %+v", s)
 	}
-	if b := epicStory(st, "shop--b"); b.State != control.EpicHeld {
+	if b := epicStory(st, "shop--b"); b.State != readmodel.EpicHeld {
 		t.Errorf("b: %+v", b)
 	}
 	if n := a.dispatches(); len(n) != 1 || n["shop--a"] != 1 {
@@ -367,7 +367,7 @@ func TestEpicOnGitHubMissingSecret(t *testing.T) {
 	if s.State != runs.StatusFailed || !strings.Contains(s.Why, `failed at step "Check the Claude Code secret": neither the secret ANTHROPIC_API_KEY nor CLAUDE_CODE_OAUTH_TOKEN is set`) {
 		t.Errorf("a: %+v", s)
 	}
-	if c := epicStory(st, "shop--c"); c.State != control.EpicHeld {
+	if c := epicStory(st, "shop--c"); c.State != readmodel.EpicHeld {
 		t.Errorf("c: %+v", c)
 	}
 	text := a.saga(nil, "status", "shop")
@@ -488,7 +488,7 @@ func TestEpicOnGitHubNetworkLost(t *testing.T) {
 		t.Fatalf("the runner did not ask GitHub: %q", testkit.FileText(calls))
 	}
 	s := epicStory(a.epicStatus(), "shop--a")
-	if s.State != control.EpicRunning || s.Actions == nil || !strings.Contains(s.Actions.Unknown, "error connecting to api.github.com") ||
+	if s.State != readmodel.EpicRunning || s.Actions == nil || !strings.Contains(s.Actions.Unknown, "error connecting to api.github.com") ||
 		!strings.Contains(s.Why, "GitHub could not be asked") {
 		t.Errorf("a while offline: %+v %+v", s, s.Actions)
 	}

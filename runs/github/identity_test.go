@@ -12,6 +12,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // A story's run is the one its dispatch created
@@ -102,7 +103,7 @@ func TestLookAlikeRunsIgnored(t *testing.T) {
 	}
 
 	st := a.storyStatus(idStory)
-	if st.Actions == nil || st.Actions.ID != real.ID || st.State != control.EpicRunning {
+	if st.Actions == nil || st.Actions.ID != real.ID || st.State != readmodel.EpicRunning {
 		t.Errorf("the story's run: %+v, state %s (want run %d)", st.Actions, st.State, real.ID)
 	}
 	if len(st.IgnoredRuns) != 4 {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/diff"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // Installed reports what Install or Remove did.
@@ -104,7 +104,7 @@ func Install(root string, src Source, force bool) (Installed, error) {
 	}
 	// Below the repository's top: a .github a clone brought as a link out
 	// of it is never written through (docs/security.md#writes-that-never-follow-a-link-out).
-	if err := store.WriteFileBeneath(root, WorkflowPath, content, 0o644); err != nil {
+	if err := filesafe.WriteFileBeneath(root, WorkflowPath, content, 0o644); err != nil {
 		return res, err
 	}
 	res.Written = true
@@ -130,7 +130,7 @@ func Remove(root string, src Source, force bool) (Installed, error) {
 		}
 		return res, e
 	}
-	b, err := store.OpenBeneath(root)
+	b, err := filesafe.OpenBeneath(root)
 	if err != nil {
 		return res, err
 	}

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // Which run is the story's (docs/github-actions.md#which-run-is-the-storys):
@@ -43,7 +43,7 @@ type Expect struct {
 // ExpectOf is what the run of the dispatch d (a story's run as recorded
 // here) must be; nil when d is no dispatch to GitHub Actions.
 func ExpectOf(d *runs.Run) *Expect {
-	if d == nil || d.Backend != control.BackendGitHub || d.RunName == "" {
+	if d == nil || d.Backend != readmodel.BackendGitHub || d.RunName == "" {
 		return nil
 	}
 	return &Expect{Name: d.RunName, ID: d.ActionsRun, Workflow: d.Workflow, Ref: d.Ref}
@@ -71,9 +71,9 @@ func (w *Expect) mismatch(r RunInfo) string {
 // pick is, of the listed runs, the one w expects — the first created when
 // several bear its name (a copy dispatched after the name was seen) —
 // and the others named as the story's, ignored with why.
-func pick(list []RunInfo, story string, w *Expect) (*RunInfo, []control.IgnoredRun) {
+func pick(list []RunInfo, story string, w *Expect) (*RunInfo, []readmodel.IgnoredRun) {
 	var found []*RunInfo
-	var ignored []control.IgnoredRun
+	var ignored []readmodel.IgnoredRun
 	for i := range list {
 		r := &list[i]
 		s, _, named := ParseRunName(r.DisplayTitle)
@@ -81,7 +81,7 @@ func pick(list []RunInfo, story string, w *Expect) (*RunInfo, []control.IgnoredR
 			continue
 		}
 		if why := w.mismatch(*r); why != "" {
-			ignored = append(ignored, control.IgnoredRun{ID: r.ID, URL: r.URL, Why: why})
+			ignored = append(ignored, readmodel.IgnoredRun{ID: r.ID, URL: r.URL, Why: why})
 			continue
 		}
 		found = append(found, r)
@@ -93,7 +93,7 @@ func pick(list []RunInfo, story string, w *Expect) (*RunInfo, []control.IgnoredR
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	for _, r := range found[1:] {
-		ignored = append(ignored, control.IgnoredRun{ID: r.ID, URL: r.URL,
+		ignored = append(ignored, readmodel.IgnoredRun{ID: r.ID, URL: r.URL,
 			Why: fmt.Sprintf("created after run %d under the same name (its dispatch's id copied): the first is the story's", found[0].ID)})
 	}
 	return found[0], ignored

@@ -17,10 +17,11 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // State from GitHub (docs/github-actions.md#state-from-github): Runs is
-// control.Actions over gh — the stories' Actions runs as `gh run list`
+// readmodel.Actions over gh — the stories' Actions runs as `gh run list`
 // lists them (found by their run-name, so a fresh clone with no local
 // trace of a dispatch finds them too), what a completed one left (`gh run
 // view` for the step it stopped at, `gh run download` for the run record
@@ -50,7 +51,7 @@ type endedRun struct {
 	timedOut bool
 }
 
-var _ control.Actions = (*Runs)(nil)
+var _ readmodel.Actions = (*Runs)(nil)
 
 // NewRuns asks GitHub about the stories of the repository at root, its
 // records kept in sessionDir. NewSetup is its one caller.
@@ -82,10 +83,10 @@ func ParseRunName(name string) (story, runID string, ok bool) {
 
 // Find is the run the story's dispatch d created (match.go), and the
 // runs named as the story's that are not it.
-func (g *Runs) Find(ctx context.Context, story string, d *runs.Run) (control.ActionsRun, []control.IgnoredRun, bool, error) {
+func (g *Runs) Find(ctx context.Context, story string, d *runs.Run) (readmodel.ActionsRun, []readmodel.IgnoredRun, bool, error) {
 	list, err := g.runs(ctx)
 	if err != nil {
-		return control.ActionsRun{}, nil, false, err
+		return readmodel.ActionsRun{}, nil, false, err
 	}
 	w := ExpectOf(d)
 	best, ignored := pick(list, story, w)
@@ -93,16 +94,16 @@ func (g *Runs) Find(ctx context.Context, story string, d *runs.Run) (control.Act
 		// Followed by its id, though no longer among the newest listed.
 		r, err := ViewRun(ctx, runs.Program(g.Env, runs.ProgramGH), g.Root, w.ID)
 		if err != nil {
-			return control.ActionsRun{}, ignored, false, err
+			return readmodel.ActionsRun{}, ignored, false, err
 		}
 		if w.mismatch(r) == "" {
 			best = &r
 		}
 	}
 	if best == nil {
-		return control.ActionsRun{}, ignored, false, nil
+		return readmodel.ActionsRun{}, ignored, false, nil
 	}
-	return control.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt,
+	return readmodel.ActionsRun{ID: best.ID, URL: best.URL, Status: best.Status, Conclusion: best.Conclusion, Created: best.CreatedAt,
 		Updated: best.UpdatedAt, Name: best.DisplayTitle}, ignored, true, nil
 }
 
@@ -140,7 +141,7 @@ func listRuns(ctx context.Context, gh, dir string) ([]RunInfo, error) {
 
 // Ended reads what the completed run left, once per run: a runner asks
 // about its completed stories at every step.
-func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun) (runs.Record, bool, error) {
+func (g *Runs) Ended(ctx context.Context, story string, run *readmodel.ActionsRun) (runs.Record, bool, error) {
 	g.mu.Lock()
 	e, seen := g.ended[run.ID]
 	g.mu.Unlock()
@@ -159,12 +160,12 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 			}
 		}
 		gh := runs.Program(g.Env, runs.ProgramGH)
-		if run.Conclusion != control.ActionsSuccess {
+		if run.Conclusion != readmodel.ActionsSuccess {
 			r, err := ViewRun(ctx, gh, g.Root, run.ID)
 			if err != nil {
 				return runs.Record{}, false, err
 			}
-			if e.why = stepWhy(r, run.Conclusion); run.Conclusion == control.ActionsCancelled && timedOut(r) {
+			if e.why = stepWhy(r, run.Conclusion); run.Conclusion == readmodel.ActionsCancelled && timedOut(r) {
 				e.timedOut = true
 				e.why = fmt.Sprintf("its Actions job ran into its timeout-minutes (%d)%s: split the story, or run it locally", TimeoutMinutes, ifAt(CurrentStep(r)))
 			}
@@ -181,7 +182,7 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 	g.mu.Unlock()
 	run.Why, run.Refused = e.why, e.refused
 	if e.timedOut {
-		run.Conclusion = control.ActionsTimedOut
+		run.Conclusion = readmodel.ActionsTimedOut
 	}
 	return e.rec, e.ok, nil
 }
@@ -191,7 +192,7 @@ func (g *Runs) Ended(ctx context.Context, story string, run *control.ActionsRun)
 // and checked before it is believed (match.go): refused says why it is
 // not. Only the artifact of the run's own dispatch id is read, within
 // MaxArtifact and MaxRecord.
-func (g *Runs) record(ctx context.Context, gh, story string, run *control.ActionsRun) (rec runs.Record, ok bool, refused string, err error) {
+func (g *Runs) record(ctx context.Context, gh, story string, run *readmodel.ActionsRun) (rec runs.Record, ok bool, refused string, err error) {
 	_, runID, named := ParseRunName(run.Name)
 	if !named {
 		return runs.Record{}, false, "", nil
@@ -249,7 +250,7 @@ func (g *Runs) record(ctx context.Context, gh, story string, run *control.Action
 }
 
 // Cancel is `gh run cancel`; a run that completed meanwhile is no error.
-func (g *Runs) Cancel(ctx context.Context, run control.ActionsRun) error {
+func (g *Runs) Cancel(ctx context.Context, run readmodel.ActionsRun) error {
 	_, err := ghRun(ctx, runs.Program(g.Env, runs.ProgramGH), g.Root, "run", "cancel", strconv.FormatInt(run.ID, 10))
 	if err != nil && strings.Contains(err.Error(), "Cannot cancel a workflow run that is completed") {
 		return nil
@@ -277,9 +278,9 @@ func stepReason(step string) string {
 func stepWhy(r RunInfo, conclusion string) string {
 	step := CurrentStep(r)
 	switch {
-	case conclusion == control.ActionsCancelled && step != "":
+	case conclusion == readmodel.ActionsCancelled && step != "":
 		return fmt.Sprintf("its Actions run was cancelled (at step %q)", step)
-	case conclusion == control.ActionsCancelled:
+	case conclusion == readmodel.ActionsCancelled:
 		return "its Actions run was cancelled"
 	case step == "":
 		return "its Actions run ended " + conclusion

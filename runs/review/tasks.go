@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -53,12 +54,12 @@ func Apply(ctx context.Context, p *store.Parser, root, story string, existing []
 	if !store.ValidCanonical(story) {
 		return ch, fmt.Errorf("invalid story name %q", story)
 	}
-	lock, err := store.AcquireLock(ctx, root, store.StoryLockName(story))
+	lock, err := filesafe.AcquireLock(ctx, root, store.StoryLockName(story))
 	if err != nil {
 		return ch, fmt.Errorf("review tasks of %s: %w", story, err)
 	}
 	defer func() { _ = lock.Unlock() }()
-	b, err := store.OpenBeneath(root)
+	b, err := filesafe.OpenBeneath(root)
 	if err != nil {
 		return ch, fmt.Errorf("review tasks of %s: %w", story, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 )
 
 // The one way a story's task checks run (docs/worker.md#verified-completion):
@@ -21,14 +21,14 @@ import (
 
 // Setup is what Prepare needs.
 type Setup struct {
-	Dir       string    // the tree the checks run in (a worktree or the checkout)
-	Reference string    // the commit whose protected files count; "" compares with nothing
-	Manifest  *Manifest // the checks that count (their rules of protection)
-	Cache     string    // the build cache the checks write; "" none
-	Warm      runs.Warm // the user's caches, only read
+	Dir       string          // the tree the checks run in (a worktree or the checkout)
+	Reference string          // the commit whose protected files count; "" compares with nothing
+	Manifest  *Manifest       // the checks that count (their rules of protection)
+	Cache     string          // the build cache the checks write; "" none
+	Warm      buildcache.Warm // the user's caches, only read
 	Policy    Policy
 	// SeedNpm copies what the tree's npm lockfile needs from the user's
-	// npm cache into Cache first (runs.SeedNpm); Seeded hears how it went.
+	// npm cache into Cache first (buildcache.SeedNpm); Seeded hears how it went.
 	SeedNpm bool
 	Seeded  func(n int, err error)
 	// Protected, when set, is the comparison the caller already made (the
@@ -49,7 +49,7 @@ func Prepare(ctx context.Context, s Setup) (*Checks, error) {
 	r := newRunner(ctx, s.Dir, s.Cache, s.Policy)
 	r.Warm = s.Warm
 	if s.SeedNpm && s.Cache != "" {
-		n, err := runs.SeedNpm(s.Cache, s.Dir, s.Warm)
+		n, err := buildcache.SeedNpm(s.Cache, s.Dir, s.Warm)
 		if s.Seeded != nil {
 			s.Seeded(n, err)
 		}

@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Protected files (docs/worker.md#protected-files): the tests that count
@@ -418,7 +418,7 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 		case c.Rule == RuleSection:
 			var now []byte
 			if c.Change != Deleted {
-				now, _ = store.ReadInside(dir, c.Path)
+				now, _ = filesafe.ReadInside(dir, c.Path)
 			}
 			if sameSections(path.Base(c.Path), blobs[c.Path].Data, now) {
 				if path.Base(c.Path) == "go.mod" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -135,7 +136,7 @@ func WriteManifest(path string, m *Manifest) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return store.WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return filesafe.WriteFileAtomic(path, append(data, '\n'), 0o644)
 }
 
 // ReadManifest reads a manifest WriteManifest stored.
@@ -189,8 +190,8 @@ func Resolve(ctx context.Context, wt git.Repo, story, fork string, only []string
 			return nil, fmt.Errorf("read %s/ at %s: %w", dir, Short(commit), err)
 		}
 		for name, src := range files {
-			if len(src) > store.MaxFileSize {
-				return nil, fmt.Errorf("read %s/%s at %s: the file is over %d MB", dir, name, Short(commit), store.MaxFileSize>>20)
+			if len(src) > filesafe.MaxFileSize {
+				return nil, fmt.Errorf("read %s/%s at %s: the file is over %d MB", dir, name, Short(commit), filesafe.MaxFileSize>>20)
 			}
 		}
 		return files, nil
@@ -308,7 +309,7 @@ func Locate(ctx context.Context, root, story string) (Where, error) {
 // file.
 func WorkingCopy(dir, story, task string) (tc TaskChecks, found bool) {
 	rel := store.TaskFileRel(story, task)
-	src, problem := store.ReadBounded(filepath.Join(dir, filepath.FromSlash(rel)), rel)
+	src, problem := filesafe.ReadBounded(filepath.Join(dir, filepath.FromSlash(rel)), rel)
 	if problem != "" {
 		return TaskChecks{}, false
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -243,7 +244,7 @@ func TestResolveErrors(t *testing.T) {
 	// A task file over the size limit is an error, not a task without
 	// checks.
 	big := r.write(t, r.wt, "a huge task", map[string]string{
-		taskRel("s", "huge"): taskJSON("huge", []string{"exit 1"}, `"pad": "`+strings.Repeat("x", store.MaxFileSize)+`"`),
+		taskRel("s", "huge"): taskJSON("huge", []string{"exit 1"}, `"pad": "`+strings.Repeat("x", filesafe.MaxFileSize)+`"`),
 	})
 	_, err = Resolve(ctx, wt, "s", r.fork, nil)
 	if want := fmt.Sprintf("read .saga/stories/s/huge.json at %s: the file is over 4 MB", Short(big)); err == nil || err.Error() != want {
@@ -437,7 +438,7 @@ func TestWorkingCopy(t *testing.T) {
 	dir := realTemp(t)
 	testkit.WriteFiles(t, dir, map[string]string{
 		taskRel("s", "a"):    taskJSON("a", []string{"make test"}, `"checkTimeout": 30`),
-		taskRel("s", "huge"): taskJSON("huge", []string{"exit 1"}, `"pad": "`+strings.Repeat("x", store.MaxFileSize)+`"`),
+		taskRel("s", "huge"): taskJSON("huge", []string{"exit 1"}, `"pad": "`+strings.Repeat("x", filesafe.MaxFileSize)+`"`),
 	})
 	if err := os.Mkdir(filepath.Join(dir, taskRel("s", "dir")), 0o755); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -50,10 +52,10 @@ const killGrace = 2 * time.Second
 // Runner runs checks in one directory.
 type Runner struct {
 	Dir   string // the worktree (or checkout) the checks run in
-	Cache string // the story's caches (runs.CacheDir): writable, TMPDIR inside
+	Cache string // the story's caches (buildcache.CacheDir): writable, TMPDIR inside
 	// Warm is what Cache starts warm from, read only (set by the caller;
 	// none when zero).
-	Warm runs.Warm
+	Warm buildcache.Warm
 	Mode string // Confined, Unconfined or Refused
 	// Why explains an Unconfined or Refused mode ("" when Confined).
 	Why string
@@ -166,7 +168,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	}
 	tail := &tailBuffer{}
 	cmd.Stdout, cmd.Stderr = tail, tail
-	cmd.SysProcAttr = runs.ChildGroup()
+	cmd.SysProcAttr = supervise.ChildGroup()
 	cmd.WaitDelay = killGrace
 	start := time.Now()
 	err = cmd.Start()
@@ -182,7 +184,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	go func() {
 		// Wait for the exit without reaping, so the group id stays the
 		// leader's (never reused) while the rest of the group is killed.
-		runs.AwaitExit(pid)
+		supervise.AwaitExit(pid)
 		close(exited)
 	}()
 	timer := time.NewTimer(timeout)
@@ -199,7 +201,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 		case res.Limit = <-fired:
 		}
 	}
-	runs.KillGroup(pid) // what it left running, or all of it
+	supervise.KillGroup(pid) // what it left running, or all of it
 	<-exited
 	err = cmd.Wait()
 	res.Duration = time.Since(start)
@@ -207,7 +209,7 @@ func (r *Runner) run(ctx context.Context, command string, timeout time.Duration,
 	if res.TimedOut || res.Problem != "" || cmd.ProcessState == nil {
 		return res
 	}
-	res.ExitCode = runs.ExitStatus(cmd.ProcessState)
+	res.ExitCode = supervise.ExitStatus(cmd.ProcessState)
 	res.Passed = res.ExitCode == 0 && res.Limit == ""
 	if res.Limit == "" {
 		res.Limit = limitExit(res.ExitCode, limits, timeout)

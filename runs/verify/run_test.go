@@ -266,7 +266,7 @@ func TestRunUnconfined(t *testing.T) {
 }
 
 // A cache under a path the sandbox binds read-only (the checkout's .git,
-// where caches of the previous version lived, runs.LegacyCachePath) stays
+// where caches of the previous version lived, buildcache.LegacyCachePath) stays
 // writable while the rest of .git is read-only: the cache is bound last.
 func TestRunConfinedInTheCheckout(t *testing.T) {
 	testkit.Bwrap(t)

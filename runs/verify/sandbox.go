@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 )
 
 // What a confined check sees (docs/security.md#checks-confined-like-the-agents-bash).
@@ -191,7 +191,7 @@ type step struct {
 
 // needed are the directories (clean absolute paths, as named) a check may
 // need that a hidden place could hold: the toolchains the environment
-// names, the warm Go cache (runs.Warm), and the repository's git dir. The
+// names, the warm Go cache (buildcache.Warm), and the repository's git dir. The
 // worktree's .git file says where that is, and the agent can write it:
 // only a ".git" beside the worktree or above it counts, never a place the
 // agent chose.
@@ -207,7 +207,7 @@ func (r *Runner) needed(env map[string]string) []string {
 	if r.Warm.Go != "" {
 		out = append(out, filepath.Clean(r.Warm.Go))
 	}
-	if common, found, err := store.GitCommonDir(r.Dir); err == nil && found && filepath.Base(common) == ".git" {
+	if common, found, err := filesafe.GitCommonDir(r.Dir); err == nil && found && filepath.Base(common) == ".git" {
 		if top := filepath.Dir(common); realDir(r.Dir) == top || under(realDir(r.Dir), top) {
 			out = append(out, common)
 		}
@@ -374,7 +374,7 @@ var envAllowed = []string{
 // story's caches (TMPDIR inside them) warm from warm, and for a confined
 // check GOPROXY=off — there is no network, so a module missing from the module
 // cache fails at once, naming the module, instead of after a timeout.
-func checkEnv(src []string, cache string, warm runs.Warm, confined bool) []string {
+func checkEnv(src []string, cache string, warm buildcache.Warm, confined bool) []string {
 	var env []string
 	for _, kv := range src {
 		k, _, ok := strings.Cut(kv, "=")
@@ -383,7 +383,7 @@ func checkEnv(src []string, cache string, warm runs.Warm, confined bool) []strin
 		}
 	}
 	if cache != "" {
-		env = append(env, runs.CacheEnv(cache, warm)...)
+		env = append(env, buildcache.CacheEnv(cache, warm)...)
 		env = append(env, "TMPDIR="+filepath.Join(cache, "tmp"))
 	}
 	if confined {

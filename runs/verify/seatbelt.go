@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // On macOS a check is confined by Seatbelt, the way Claude Code confines
@@ -112,7 +112,7 @@ func (r *Runner) seatbeltProfile(env map[string]string) string {
 	if r.Cache != "" {
 		p.Cache = realOrClean(r.Cache)
 	}
-	if common, found, err := store.GitCommonDir(r.Dir); err == nil && found {
+	if common, found, err := filesafe.GitCommonDir(r.Dir); err == nil && found {
 		p.GitDir = realOrClean(common)
 	}
 	homes := []string{env["HOME"]}

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // What the protected tests lean on besides the test files
@@ -211,7 +211,7 @@ func newSupport(ctx context.Context, g git.Repo, dir, fork string, listing strin
 	s.helpers = goHelpers(s.files, read)
 	if cache != "" && os.MkdirAll(filepath.Dir(cache), 0o700) == nil {
 		list := slices.Sorted(maps.Keys(s.helpers))
-		if err := store.WriteFileAtomic(cache, []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
+		if err := filesafe.WriteFileAtomic(cache, []byte(strings.Join(list, "\n")+"\n"), 0o600); err != nil {
 			slog.Debug("keep the test helpers found", "err", err)
 		}
 	}
@@ -249,7 +249,7 @@ func readerAt(ctx context.Context, g git.Repo, dir, fork string, changedAtR map[
 		}
 		defer f.Close()
 		if whole {
-			data, _ := io.ReadAll(io.LimitReader(f, store.MaxFileSize))
+			data, _ := io.ReadAll(io.LimitReader(f, filesafe.MaxFileSize))
 			return data
 		}
 		n, _ := io.ReadFull(f, buf)

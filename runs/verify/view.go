@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // The protected run's tree, at the worktree's own path: Go's build cache
@@ -68,7 +68,7 @@ func (m *mounted) remove() {
 // viewsDir is where mirrors are made: saga-lsp's folder in the git dir of
 // the repository holding dir.
 func viewsDir(dir string) (string, error) {
-	locks, err := store.LockDir(dir)
+	locks, err := filesafe.LockDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -165,7 +165,7 @@ func (v View) build(m *mounted, whole bool) error {
 // restoreBeneath writes R's version b of the file inner (slash-separated)
 // into the mirror, in place of the hard link of the story's version.
 func restoreBeneath(mirror, inner string, b git.Blob) error {
-	m, err := store.OpenBeneath(mirror)
+	m, err := filesafe.OpenBeneath(mirror)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -146,7 +147,7 @@ func (w *Watcher) discover(ws *store.Workspace, path, session, id string, ms int
 			w.skip[path] = true
 			return
 		}
-	case !store.ProcessAlive(r.PID):
+	case !filesafe.ProcessAlive(r.PID):
 		// Died without a worker.end: remembered as its story's last run.
 		r.Died()
 		if last := w.lastRun(id); last != nil && last.ms > r.ms {
@@ -183,13 +184,13 @@ func replay(r *run) {
 
 // FollowStory follows a worker the face just started (control.StartStory);
 // it returns once the run is in the State.
-func (w *Watcher) FollowStory(st *control.Started) {
+func (w *Watcher) FollowStory(st *readmodel.Started) {
 	w.do(func() {
 		w.step(func(ws *store.Workspace, ef *effects) { w.followStoryLocked(ws, st, ef) })
 	})
 }
 
-func (w *Watcher) followStoryLocked(ws *store.Workspace, st *control.Started, ef *effects) {
+func (w *Watcher) followStoryLocked(ws *store.Workspace, st *readmodel.Started, ef *effects) {
 	w.watchLocked(w.sessionDir)
 	r := w.runs[st.Session]
 	if r == nil {

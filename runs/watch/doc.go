@@ -17,7 +17,7 @@
 //     SIGKILL writes nothing more), and the workers' and runners' locks of
 //     the repository, probed on the watcher's own goroutine at every tick;
 //   - epic runners: which run of an epic is shown, whether it lives, and
-//     its state as control.EpicState derives it, paced (epic_state.go);
+//     its state as readmodel.EpicState derives it, paced (epic_state.go);
 //   - the state: each story's run, task statuses (the live view), worktree
 //     copy and journal, each task's last check result, each epic's state.
 //

@@ -4,7 +4,7 @@ package watch
 // runner's events file in the session dir (saga-epic-<epic>-<ms>), folded
 // by runs.Run, and its pid for liveness. The stories it starts are
 // ordinary workers, followed as any other. What each story's state is
-// comes from control.EpicState (epic_state.go), never from a model of our
+// comes from readmodel.EpicState (epic_state.go), never from a model of our
 // own: this file only decides which run of an epic is shown, whether it
 // lives, and when its state must be derived again.
 
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -33,11 +33,11 @@ type epic struct {
 	announce   bool  // EpicProgress is reported for this run
 	followedAt time.Time
 
-	status *control.EpicStatus // the last derived state (never modified once stored)
+	status *readmodel.EpicStatus // the last derived state (never modified once stored)
 	// dry is a dry run's own progress (the dry runner's schedule,
-	// control.EpicQuery.DryRun): what its EpicProgress reports, never
+	// readmodel.EpicQuery.DryRun): what its EpicProgress reports, never
 	// the stories' states the faces show (status). nil for a real run.
-	dry     *control.EpicStatus
+	dry     *readmodel.EpicStatus
 	key     epicInputs // the workspace it was derived from
 	gen     uint64     // bumped by every change on disk that may move the state
 	doneGen uint64     // the gen the stored status covers
@@ -196,11 +196,11 @@ func (w *Watcher) storyMoved(story string, stateMoved bool) {
 		if e.status == nil {
 			continue
 		}
-		i := slices.IndexFunc(e.status.Stories, func(s control.EpicStory) bool { return s.ID == story })
+		i := slices.IndexFunc(e.status.Stories, func(s readmodel.EpicStory) bool { return s.ID == story })
 		if i < 0 {
 			continue
 		}
-		if stateMoved || e.status.Stories[i].State != control.EpicRunning {
+		if stateMoved || e.status.Stories[i].State != readmodel.EpicRunning {
 			w.epicChanged(e)
 		} else if e.announce {
 			w.epicBell.ring()
@@ -210,7 +210,7 @@ func (w *Watcher) storyMoved(story string, stateMoved bool) {
 
 // FollowEpic follows a runner the face just started (control.StartEpic);
 // it returns once the run is in the State.
-func (w *Watcher) FollowEpic(st *control.Started) {
+func (w *Watcher) FollowEpic(st *readmodel.Started) {
 	w.do(func() {
 		w.step(func(ws *store.Workspace, ef *effects) {
 			w.watchLocked(w.sessionDir)

@@ -1,6 +1,6 @@
 package watch
 
-// An epic's state: derived by control.EpicState — the one derivation
+// An epic's state: derived by readmodel.EpicState — the one derivation
 // `saga-lsp status <epic>` and the runner itself use — at most once every
 // epicMinInterval per epic, and reported as EpicProgress.
 
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -43,10 +43,10 @@ func (a epicInputs) same(b epicInputs) bool {
 }
 
 // epicQueryLocked is what deriving the epic's state needs: the query
-// every face renders an epic with (control.ViewQuery), so that the state
+// every face renders an epic with (readmodel.ViewQuery), so that the state
 // the watcher publishes is the one `status` prints.
-func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
-	q := control.ViewQuery(w.root, e.id, w.env, w.parser)
+func (w *Watcher) epicQueryLocked(e *epic) readmodel.EpicQuery {
+	q := readmodel.ViewQuery(w.root, e.id, w.env, w.parser)
 	q.SessionDir = w.sessionDir
 	return q
 }
@@ -54,7 +54,7 @@ func (w *Watcher) epicQueryLocked(e *epic) control.EpicQuery {
 // dryQueryLocked is a dry run's own query — the dry runner's schedule,
 // from its start, its stories' dry attempts counting — for its progress
 // only; nil for a real run.
-func (w *Watcher) dryQueryLocked(e *epic) *control.EpicQuery {
+func (w *Watcher) dryQueryLocked(e *epic) *readmodel.EpicQuery {
 	if e.run == nil || !e.run.DryRun {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (w *Watcher) dryQueryLocked(e *epic) *control.EpicQuery {
 // from ws and stored (the epic loop then reports what changed). It may run
 // git, so it is for requests that may wait, never for publishing. nil when
 // ws has no such epic or the derivation failed.
-func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string) *control.EpicStatus {
+func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string) *readmodel.EpicStatus {
 	in := inputsOf(ws, id)
 	if in.epic == nil {
 		return nil
@@ -76,7 +76,7 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		st, err := control.EpicState(ctx, ws, control.ViewQuery(w.root, id, w.env, w.parser))
+		st, err := readmodel.EpicState(ctx, ws, readmodel.ViewQuery(w.root, id, w.env, w.parser))
 		if err != nil {
 			return nil
 		}
@@ -90,16 +90,16 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 	}
 	q, dq, gen := w.epicQueryLocked(e), w.dryQueryLocked(e), e.gen
 	w.mu.Unlock()
-	st, err := control.EpicState(ctx, ws, q)
+	st, err := readmodel.EpicState(ctx, ws, q)
 	if err != nil {
 		w.log.Debug("live: epic state", "epic", id, "err", err)
 		return nil
 	}
 	// A dry run's own progress moves with it: derived here too, or the
 	// epic loop, finding the state fresh, would never report its end.
-	var dry *control.EpicStatus
+	var dry *readmodel.EpicStatus
 	if dq != nil {
-		dry, _ = control.EpicState(ctx, ws, *dq)
+		dry, _ = readmodel.EpicState(ctx, ws, *dq)
 	}
 	w.stepOn(ws, func(ef *effects) {
 		changed := w.epicDerivedLocked(ws, e, st, in, gen, ef)
@@ -116,7 +116,7 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 // epicDerivedLocked stores a derived state unless a newer one is stored
 // already; when it differs from the last, the views are refreshed and the
 // epic's files named (story-held). It reports whether it changed.
-func (w *Watcher) epicDerivedLocked(ws *store.Workspace, e *epic, st *control.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
+func (w *Watcher) epicDerivedLocked(ws *store.Workspace, e *epic, st *readmodel.EpicStatus, in epicInputs, gen uint64, ef *effects) bool {
 	if gen < e.doneGen {
 		return false
 	}
@@ -160,8 +160,8 @@ func (w *Watcher) refreshEpics() {
 	ws := w.workspace()
 	type job struct {
 		e   *epic
-		q   control.EpicQuery
-		dry *control.EpicQuery // a dry run's own schedule, for its progress
+		q   readmodel.EpicQuery
+		dry *readmodel.EpicQuery // a dry run's own schedule, for its progress
 		gen uint64
 		in  epicInputs
 	}
@@ -179,14 +179,14 @@ func (w *Watcher) refreshEpics() {
 	}
 	w.mu.Unlock()
 	for _, j := range jobs {
-		st, err := control.EpicState(w.ctx, ws, j.q)
+		st, err := readmodel.EpicState(w.ctx, ws, j.q)
 		if err != nil {
 			w.log.Debug("live: epic state", "epic", j.e.id, "err", err)
 			continue
 		}
-		var dry *control.EpicStatus
+		var dry *readmodel.EpicStatus
 		if j.dry != nil {
-			dry, _ = control.EpicState(w.ctx, ws, *j.dry)
+			dry, _ = readmodel.EpicState(w.ctx, ws, *j.dry)
 		}
 		w.stepOn(ws, func(ef *effects) {
 			if w.epicDerivedLocked(ws, j.e, st, j.in, j.gen, ef) || (dry != nil && !reflect.DeepEqual(dry, j.e.dry)) {
@@ -215,12 +215,12 @@ func (w *Watcher) epicProgressOf(e *epic) EpicProgress {
 		Done: st.Done, Total: st.Total, Held: []string{}, Failed: []string{}, Cost: st.Cost, Stories: []EpicStoryProgress{}}
 	for _, s := range st.Stories {
 		sp := EpicStoryProgress{ID: s.ID, State: s.State, HeldBy: nonNil(slices.Clone(s.HeldBy)), Done: s.Done, Total: s.Total, Actions: s.Actions}
-		if ls := w.stories[s.ID]; s.State == control.EpicRunning && ls != nil && len(ls.view) > 0 {
+		if ls := w.stories[s.ID]; s.State == readmodel.EpicRunning && ls != nil && len(ls.view) > 0 {
 			sp.Done, sp.Total = viewCounts(ls.view)
 		}
 		p.Stories = append(p.Stories, sp)
 		switch s.State {
-		case control.EpicHeld:
+		case readmodel.EpicHeld:
 			p.Held = append(p.Held, s.ID)
 		case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout:
 			p.Failed = append(p.Failed, s.ID)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -41,11 +42,11 @@ func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 
 // heldLocks lists the held worker locks (story → holder pid) and runner
 // locks (epic → holder pid) of the workspace's repository. Only lock files
-// with a holder recorded (store.RecordedLocks) are probed.
+// with a holder recorded (filesafe.RecordedLocks) are probed.
 func (w *Watcher) heldLocks() (workers, epics map[string]int) {
 	workers, epics = map[string]int{}, map[string]int{}
 	root := w.root
-	names, err := store.RecordedLocks(root)
+	names, err := filesafe.RecordedLocks(root)
 	if err != nil {
 		w.log.Debug("live: locks", "root", root, "err", err)
 		return workers, epics

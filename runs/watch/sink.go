@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 // Sink is told what changed. Its methods are called in the order things
@@ -67,7 +67,7 @@ type EpicStoryProgress struct {
 	ID, State   string
 	HeldBy      []string
 	Done, Total int
-	Actions     *control.ActionsRun // its GitHub Actions run, when it runs or ran there
+	Actions     *readmodel.ActionsRun // its GitHub Actions run, when it runs or ran there
 }
 
 // effects are what a step collects for the Sink, sent in order once the

@@ -4,7 +4,7 @@ import (
 	"maps"
 
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -65,7 +65,7 @@ type Run struct {
 	Protected []runs.ProtectedFile
 	// Actions is the GitHub Actions run it dispatched (the watcher never
 	// asks GitHub: as recorded), nil for a run on this machine.
-	Actions *control.ActionsRun
+	Actions *readmodel.ActionsRun
 }
 
 // Worktree is a story's worktree copy as last read.
@@ -88,9 +88,9 @@ type Epic struct {
 	ID    string
 	Alive bool // the newest run's runner lives
 	PID   int  // the newest run's runner, once known
-	// Status is the epic's state as last derived (control.EpicState); nil
+	// Status is the epic's state as last derived (readmodel.EpicState); nil
 	// before the first derivation.
-	Status *control.EpicStatus
+	Status *readmodel.EpicStatus
 }
 
 // Story is the story's live state, or nil.
@@ -180,7 +180,7 @@ func (w *Watcher) publishLocked() {
 			done, total := w.counts(r)
 			ss.Run = &Run{Session: r.Session, State: r.State, Step: r.Step, OutputFile: r.OutputFile, Message: r.Message,
 				Cycle: r.Cycle, Done: done, Total: total, PID: r.PID, Running: !r.Ended, Checks: maps.Clone(r.Checks),
-				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking(), Actions: control.Dispatched(r.Run)}
+				Cost: r.Cost, PR: r.PR, DryRun: r.DryRun, Protected: r.ProtectedBlocking(), Actions: readmodel.Dispatched(r.Run)}
 		}
 		if s.wt != nil {
 			ss.Worktree = &Worktree{Files: s.wtFiles, Journal: s.wtBlock}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/watch"
@@ -105,7 +106,7 @@ type fixture struct {
 func start(t *testing.T, files map[string]string) *fixture {
 	t.Helper()
 	root, sessions, config := t.TempDir(), t.TempDir(), t.TempDir()
-	// A .git folder: the lock dir (store.LockDir) is then inside the test's.
+	// A .git folder: the lock dir (filesafe.LockDir) is then inside the test's.
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestMain(m *testing.M) {
 		// hold-worker-lock: -- <command> <story> <root>: hold the story's
 		// worker lock until stdin closes.
 		"hold-worker-lock": func(args []string) error {
-			lock, err := store.AcquireLock(context.Background(), args[2], runs.WorkerLockName(args[1]))
+			lock, err := filesafe.AcquireLock(context.Background(), args[2], runs.WorkerLockName(args[1]))
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -121,7 +122,7 @@ func (w *Watcher) loadWorktree(ws *store.Workspace, id string, initial bool, ef 
 // readJournal reads a journal.md's blocker state.
 func readJournal(path string) Journal {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > store.MaxFileSize {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > filesafe.MaxFileSize {
 		return Journal{}
 	}
 	data, err := os.ReadFile(path)

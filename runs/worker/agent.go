@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/store"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
 
 // One agent per worktree, and none without its worker
 // (docs/worker.md#the-agents-process): the agent runs in its own process
 // group, killed when the agent exits and on every way the run ends; on
-// Linux the kernel kills the agent when the worker dies (runs.ChildGroup); and a
+// Linux the kernel kills the agent when the worker dies (supervise.ChildGroup); and a
 // worker starting finds an agent an earlier worker left alive and ends it
 // before any other starts (endStrayAgents).
 
@@ -21,7 +22,7 @@ const strayWait = 10 * time.Second
 
 // endStrayAgents kills the agents of the story's earlier runs that are
 // still alive: the process a run.start recorded, by pid and start time
-// (runs.SameProcess), with its process group. A run that recorded no start
+// (supervise.SameProcess), with its process group. A run that recorded no start
 // time (an earlier release's, or a system without one) is not judged: a
 // pid alone may have been reused by another program.
 func (r *run) endStrayAgents() error {
@@ -34,16 +35,16 @@ func (r *run) endStrayAgents() error {
 			continue
 		}
 		pid := old.AgentPID
-		if !store.ProcessAlive(pid) || !runs.SameProcess(pid, old.AgentStart) {
+		if !filesafe.ProcessAlive(pid) || !supervise.SameProcess(pid, old.AgentStart) {
 			continue
 		}
 		// Its leader alive, the group is still the agent's.
-		runs.KillGroup(pid)
+		supervise.KillGroup(pid)
 		deadline := time.Now().Add(strayWait)
-		for store.ProcessAlive(pid) && time.Now().Before(deadline) {
+		for filesafe.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if store.ProcessAlive(pid) {
+		if filesafe.ProcessAlive(pid) {
 			return fmt.Errorf("the agent of the earlier run %s (pid %d) still runs in the worktree and did not end on SIGKILL: end it, then run the story again",
 				old.Session, pid)
 		}

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/worker"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // Attack 9: the worker is killed (kill -9, the OOM killer) while its agent
@@ -31,7 +32,7 @@ func TestAgentDiesWithWorker(t *testing.T) {
 			agent = e.PID
 		}
 	}
-	if agent <= 0 || !store.ProcessAlive(agent) {
+	if agent <= 0 || !filesafe.ProcessAlive(agent) {
 		t.Fatalf("no live agent (pid %d) recorded:\n%s", agent, out)
 	}
 	if err := worker.Process.Signal(syscall.SIGKILL); err != nil {
@@ -69,7 +70,7 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && store.ProcessAlive(pid) {
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid && filesafe.ProcessAlive(pid) {
 			return true
 		}
 	}
@@ -82,7 +83,7 @@ func groupAlive(pgid int) bool {
 // worktree. A process that merely got the recorded pid again (another
 // start time) is left alone.
 func TestStrayAgentEndedBeforeRerun(t *testing.T) {
-	if _, ok := runs.ProcStart(os.Getpid()); !ok {
+	if _, ok := supervise.ProcStart(os.Getpid()); !ok {
 		t.Skip("not Linux (or -tags portable): no process start times on this system")
 	}
 	f := newFixture(t, false)
@@ -114,9 +115,9 @@ func TestStrayAgentEndedBeforeRerun(t *testing.T) {
 			}
 		}
 	}
-	start, _ := runs.ProcStart(stray.Process.Pid)
+	start, _ := supervise.ProcStart(stray.Process.Pid)
 	record(1700000000000, stray.Process.Pid, start)
-	other, _ := runs.ProcStart(bystander.Process.Pid)
+	other, _ := supervise.ProcStart(bystander.Process.Pid)
 	record(1700000001000, bystander.Process.Pid, other+1)
 
 	code, out := f.run("add-logout-button", "all", nil)

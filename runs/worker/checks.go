@@ -10,6 +10,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -94,11 +95,11 @@ func (r *run) countedTasks(s *store.Story) *store.Story {
 
 // prepareChecks makes the tree ready for the final checks (verify.Prepare):
 // confined (or unconfined where --allow-unconfined-checks allows it), with
-// build caches the agent's Bash never wrote (runs.ChecksCacheDir) seeded
+// build caches the agent's Bash never wrote (buildcache.ChecksCacheDir) seeded
 // from the user's npm cache, and prot, the protected files compared after
 // the end's commit.
 func (r *run) prepareChecks(ctx context.Context, prot *verify.Protected) *verify.Checks {
-	cache, err := runs.ChecksCacheDir(r.root, r.o.Story, r.o.Env)
+	cache, err := buildcache.ChecksCacheDir(r.root, r.o.Story, r.o.Env)
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "build cache: %v", err)
 		cache = ""

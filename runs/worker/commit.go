@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -37,7 +38,7 @@ import (
 func agentExcludes() []string {
 	return []string{
 		"# saga-lsp: never committed from a story worktree",
-		store.TempFilePattern,
+		filesafe.TempFilePattern,
 		"/.claude/",
 		"/.mcp.json",
 		"/.bash_profile", "/.bash_login", "/.bash_logout", "/.bashrc", "/.profile",
@@ -65,7 +66,7 @@ func (r *run) excludeAgentFiles(ctx context.Context) error {
 	}
 	b.WriteString(strings.Join(agentExcludes(), "\n") + "\n")
 	file := filepath.Join(gitDir, "saga-exclude")
-	if err := store.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
+	if err := filesafe.WriteFileAtomic(file, b.Bytes(), 0o644); err != nil {
 		return err
 	}
 	// The writes run uncancellably: git killed while it writes a config
@@ -236,12 +237,12 @@ func (r *run) guardSaga(ctx context.Context) {
 // link to /dev/zero). Such an entry is removed — the link itself, never
 // what it points to — put back from the story branch when the branch has
 // it, and reported. The worker's own reads and writes refuse such files
-// anyway (store.ReadInside); this keeps them off the branch, and the story
+// anyway (filesafe.ReadInside); this keeps them off the branch, and the story
 // readable.
 func (r *run) guardStoryFolder(ctx context.Context) {
 	var removed, restored []string
 	drop := func(rel, kind string) {
-		if err := store.RemoveInside(r.wt, rel); err != nil {
+		if err := filesafe.RemoveInside(r.wt, rel); err != nil {
 			r.j.Warn(runs.StepCommit, "remove %s: %v", termtext.Escape(rel), err)
 			return
 		}
@@ -264,7 +265,7 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 			break
 		}
 		if !fi.IsDir() {
-			drop(dir, store.FileTypeName(fi.Mode()))
+			drop(dir, filesafe.FileTypeName(fi.Mode()))
 			chain = false
 			break
 		}
@@ -273,7 +274,7 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 		des, _ := os.ReadDir(filepath.Join(r.wt, filepath.FromSlash(dir)))
 		for _, de := range des {
 			if t := de.Type(); !t.IsRegular() && !t.IsDir() {
-				drop(path.Join(dir, de.Name()), store.FileTypeName(t))
+				drop(path.Join(dir, de.Name()), filesafe.FileTypeName(t))
 			}
 		}
 	}
@@ -299,14 +300,14 @@ func names(rels []string) string {
 // the file is restored to the branch's with those members kept, and false
 // is returned. The file is read without following a link and bounded.
 func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
-	cur, err := store.ReadInside(r.wt, rel)
+	cur, err := filesafe.ReadInside(r.wt, rel)
 	if err != nil {
 		return false // reverted from the branch
 	}
 	blob := r.branchRef() + ":" + rel
 	if size, err := r.wtGit.Run(ctx, "cat-file", "-s", blob); err != nil {
 		return false // new in the worktree: reverted (removed)
-	} else if n, err := strconv.Atoi(size); err != nil || n > store.MaxFileSize {
+	} else if n, err := strconv.Atoi(size); err != nil || n > filesafe.MaxFileSize {
 		return false
 	}
 	head, err := r.wtGit.Raw(ctx, "show", blob)
@@ -340,7 +341,7 @@ func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
 		}
 		head = string(restored)
 	}
-	if err := store.WriteFileBeneath(r.wt, rel, []byte(head), 0o644); err != nil {
+	if err := filesafe.WriteFileBeneath(r.wt, rel, []byte(head), 0o644); err != nil {
 		r.j.Warn(runs.StepCommit, "restore %s: %v", termtext.Escape(rel), err)
 	}
 	return false
@@ -355,17 +356,17 @@ func (r *run) revert(ctx context.Context, rel, code string) error {
 				return err
 			}
 		}
-		return store.RemoveInside(r.wt, rel)
+		return filesafe.RemoveInside(r.wt, rel)
 	}
 	_, err := r.wtGit.Run(ctx, "checkout", r.branchRef(), "--", rel)
 	return err
 }
 
 // journalNote appends a worker entry to the story's journal, never through
-// a link and never to anything but a regular file (store.AppendInside).
+// a link and never to anything but a regular file (filesafe.AppendInside).
 func (r *run) journalNote(text string) {
 	note := fmt.Sprintf("\n## %s worker note\n%s\n", r.o.Now().UTC().Format(time.RFC3339), text)
-	if err := store.AppendInside(r.wt, store.JournalFileRel(r.o.Story), []byte(note)); err != nil {
+	if err := filesafe.AppendInside(r.wt, store.JournalFileRel(r.o.Story), []byte(note)); err != nil {
 		r.j.Warn(runs.StepCommit, "journal: %v", err)
 	}
 }
@@ -374,7 +375,7 @@ func (r *run) journalNote(text string) {
 // writes it: nil when there is none; a journal that cannot be read is
 // reported and taken as empty.
 func (r *run) readJournal(step string) []byte {
-	data, err := store.ReadInside(r.wt, store.JournalFileRel(r.o.Story))
+	data, err := filesafe.ReadInside(r.wt, store.JournalFileRel(r.o.Story))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.j.Warn(step, "journal: %v", err)
 	}

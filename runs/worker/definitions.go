@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
@@ -55,13 +56,13 @@ func (r *run) restoreDefinitions(ctx context.Context) {
 		if !ok {
 			continue
 		}
-		cur, _ := store.ReadInside(r.wt, p)
+		cur, _ := filesafe.ReadInside(r.wt, p)
 		want := withStatus(b.Data, cur, p)
 		if cur != nil && string(want) == string(cur) {
 			continue // only a status differs
 		}
 		// Never through a link out of the worktree the agent left.
-		if err := store.WriteFileBeneath(r.wt, p, want, 0o644); err != nil {
+		if err := filesafe.WriteFileBeneath(r.wt, p, want, 0o644); err != nil {
 			r.j.Warn(runs.StepEnd, "restore %s: %v", termtext.Escape(p), err)
 			continue
 		}

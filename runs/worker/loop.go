@@ -17,6 +17,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -191,8 +192,8 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	}
 	cmd.Env = append(cmd.Env, env.Vars()...)
 	// Its own process group, ended with it; on Linux it dies with the
-	// worker (runs.ChildGroup, agent.go).
-	cmd.SysProcAttr = runs.ChildGroup()
+	// worker (supervise.ChildGroup, agent.go).
+	cmd.SysProcAttr = supervise.ChildGroup()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return res, err
@@ -210,13 +211,13 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	// that the group's id cannot have been reused.
 	grouped := make(chan bool, 1)
 	go func() {
-		exited := runs.AwaitExit(pid)
+		exited := supervise.AwaitExit(pid)
 		if exited {
-			runs.KillGroup(pid)
+			supervise.KillGroup(pid)
 		}
 		grouped <- exited
 	}()
-	start, _ := runs.ProcStart(pid)
+	start, _ := supervise.ProcStart(pid)
 	r.j.Emit(runs.Event{Event: runs.KindRunStart, Cycle: r.cycles, PID: pid, ProcStart: start, TaskList: r.listID},
 		fmt.Sprintf("run %d: %s (pid %d)", r.cycles, filepath.Base(path), pid))
 	// Stop on SIGINT/SIGTERM or --max-time: interrupt, then kill after a grace period.
@@ -249,7 +250,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	killed := <-grouped
 	err = cmd.Wait()
 	if !killed {
-		runs.KillGroup(pid) // where the exit cannot be awaited unreaped (runs/proc_other.go)
+		supervise.KillGroup(pid) // where the exit cannot be awaited unreaped (runs/proc_other.go)
 	}
 	close(stopped)
 	// What the agent left in its story's folder is put in order before

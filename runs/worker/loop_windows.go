@@ -1,7 +1,9 @@
 package worker
 
-import "os/exec"
+import (
+	"os/exec"
+)
 
 // terminate ends the agent (Windows has no group to interrupt; the worker
-// refuses to start here anyway: runs.Supervised).
+// refuses to start here anyway: supervise.Supervised).
 func terminate(cmd *exec.Cmd, _ <-chan struct{}) { _ = cmd.Process.Kill() }

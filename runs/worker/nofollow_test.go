@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 )
 
 // Issue 32, attack 1, end to end: the agent's sandboxed Bash replaces the
@@ -53,7 +53,7 @@ func TestNpmSeedNeverFollowsTheAgentsLinks(t *testing.T) {
 	if report := testkit.FileText(filepath.Join(wt, "plant.txt")); !strings.Contains(report, "planted") {
 		t.Fatalf("the agent did not plant its links (exit %d):\n%s\n%s", code, report, out)
 	}
-	agent, _ := runs.CachePath(f.root, "npmlink", nil)
+	agent, _ := buildcache.CachePath(f.root, "npmlink", nil)
 	if fi, err := os.Lstat(filepath.Join(agent, "npm", "_cacache", "content-v2")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Fatalf("no link in the agent's cache: %v %v", fi, err)
 	}

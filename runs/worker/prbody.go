@@ -14,6 +14,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -53,7 +54,7 @@ func (r *run) graphSection(ctx context.Context, state string) string {
 	if err != nil {
 		return ""
 	}
-	st, err := control.EpicState(ctx, ws, r.epicView())
+	st, err := readmodel.EpicState(ctx, ws, r.epicView())
 	if err != nil {
 		return ""
 	}
@@ -89,10 +90,10 @@ func (r *run) refreshPRBody(ctx context.Context, gh, state, digest string) {
 	}
 }
 
-// epicView is the epic's query as every face renders it (control.ViewQuery)
+// epicView is the epic's query as every face renders it (readmodel.ViewQuery)
 // in this run's session dir.
-func (r *run) epicView() control.EpicQuery {
-	q := control.ViewQuery(r.root, r.epic, r.o.Env, r.p)
+func (r *run) epicView() readmodel.EpicQuery {
+	q := readmodel.ViewQuery(r.root, r.epic, r.o.Env, r.p)
 	q.SessionDir = r.o.SessionDir
 	return q
 }

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/verify"
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // One reference commit per run (docs/worker.md#the-reference-commit): R is
@@ -100,5 +100,5 @@ func (r *run) gitCommonDir(ctx context.Context) (string, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(r.root, dir)
 	}
-	return store.CanonicalPath(dir), nil
+	return filesafe.CanonicalPath(dir), nil
 }

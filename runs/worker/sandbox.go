@@ -7,6 +7,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 )
 
 // How Bash runs in a headless run (docs/worker.md#bash-confined-to-the-worktree): a story's tasks need
@@ -43,7 +44,7 @@ func (r *run) bashMode() (mode, why string) {
 // the repository's whole git dir too (so that the agent can commit);
 // denyWrite takes it back, and wins over an allowWrite inside it
 // (measured with 2.1.330): the build caches therefore live outside the
-// git dir (runs.CacheDir).
+// git dir (buildcache.CacheDir).
 func sandboxSettings(cache string, deny []string) map[string]any {
 	fs := map[string]any{"allowWrite": []string{cache}}
 	if len(deny) > 0 {
@@ -77,10 +78,10 @@ func (r *run) denyWrite() []string {
 // runEnv is the environment of a headless run beyond the story context:
 // the Task tools on and offered as ordinary tools (not deferred behind a
 // ToolSearch turn), and the build caches, warm from warm.
-func runEnv(cache string, warm runs.Warm) []string {
+func runEnv(cache string, warm buildcache.Warm) []string {
 	env := []string{claudecode.EnvEnableTasks + "=true", claudecode.EnvToolSearch + "=false"}
 	if cache != "" {
-		env = append(env, runs.CacheEnv(cache, warm)...)
+		env = append(env, buildcache.CacheEnv(cache, warm)...)
 	}
 	return env
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/runs/worker"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
@@ -68,11 +69,11 @@ func TestAgentWritesOnlyItsWork(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "probe.sh")
 	f.addProbeStory("probe", "bash "+script+" > probe.txt 2>&1")
 	ref := f.git("rev-parse", "main")
-	other, err := runs.CacheDir(f.root, "other", nil)
+	other, err := buildcache.CacheDir(f.root, "other", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := runs.ChecksCacheDir(f.root, "probe", nil)
+	checks, err := buildcache.ChecksCacheDir(f.root, "probe", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,8 +259,8 @@ func TestFinalChecksUseTheirOwnCaches(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	agent, _ := runs.CachePath(f.root, "cached", nil)
-	checks, _ := runs.ChecksCachePath(f.root, "cached", nil)
+	agent, _ := buildcache.CachePath(f.root, "cached", nil)
+	checks, _ := buildcache.ChecksCachePath(f.root, "cached", nil)
 	evs := f.checkEvents()
 	if len(evs) != 2 || !strings.Contains(evs[0].Message, "cache="+agent+"/go-build") || !strings.Contains(evs[1].Message, "cache="+checks+"/go-build") {
 		t.Errorf("want the gate in %s and the final re-run in %s:\n%+v", agent, checks, evs)

@@ -9,9 +9,10 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -139,7 +140,7 @@ func copyStory(from, wt, rel string) error {
 	if err != nil {
 		return err
 	}
-	to, err := store.OpenBeneath(wt)
+	to, err := filesafe.OpenBeneath(wt)
 	if err != nil {
 		return err
 	}
@@ -222,7 +223,7 @@ func (r *run) draftPR(ctx context.Context) {
 	} else {
 		title := "Story: " + r.o.Story
 		s, _ := r.story()
-		body := r.prBody(ctx, s, control.EpicRunning)
+		body := r.prBody(ctx, s, readmodel.EpicRunning)
 		out, err := r.ghRun(ctx, gh, "pr", "create", "--draft", "--title", title, "--body", body, "--base", r.base, "--head", r.branch)
 		if err != nil {
 			r.noPR(runs.NoPRGH, "gh pr create: %s", firstLine(out, err))

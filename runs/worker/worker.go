@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -84,7 +87,7 @@ type run struct {
 	blockers    int    // blocker entries in the journal before the runs
 	bash        string // how Bash runs: runs.BashSandboxed, BashUnsandboxed or BashOff
 	cache       string // the story's build caches
-	warm        runs.Warm
+	warm        buildcache.Warm
 	cost        float64 // what the runs reported they cost (USD)
 	spentBefore float64 // what the story's earlier runs cost (USD): the record keeps the sum
 	epic        string  // the epic whose child entry gives the story its blockers
@@ -138,7 +141,7 @@ func Run(ctx context.Context, o Options) int {
 	// The repository it runs for: the session dir is shared by every
 	// repository of the user (runs.Run.In).
 	root, _ := store.FindRoot(cmp.Or(o.Dir, "."))
-	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: runs.SelfStart(), DryRun: o.DryRun, Bash: r.bash, Root: root}, line)
+	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: supervise.SelfStart(), DryRun: o.DryRun, Bash: r.bash, Root: root}, line)
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}
@@ -198,14 +201,14 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 
 	if r.bash == runs.BashSandboxed {
-		if r.cache, err = runs.CacheDir(r.root, r.o.Story, r.o.Env); err != nil {
+		if r.cache, err = buildcache.CacheDir(r.root, r.o.Story, r.o.Env); err != nil {
 			return r.fail(runs.StepStart, "%v", err)
 		}
 	}
-	r.warm = runs.FindWarm(r.root, r.o.Env)
+	r.warm = buildcache.FindWarm(r.root, r.o.Env)
 
 	// 1. Lock: one worker per story, shared by all worktrees.
-	lock, ok, err := store.TryLock(r.root, runs.WorkerLockName(r.o.Story))
+	lock, ok, err := filesafe.TryLock(r.root, runs.WorkerLockName(r.o.Story))
 	if err != nil {
 		return r.fail(runs.StepLock, "%v", err)
 	}
@@ -248,7 +251,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		r.end(context.WithoutCancel(ctx), status, ctx.Err() != nil)
 		return status, code
 	}
-	r.seeded(runs.StepHydrate, "the agent's")(runs.SeedNpm(r.cache, r.wt, r.warm))
+	r.seeded(runs.StepHydrate, "the agent's")(buildcache.SeedNpm(r.cache, r.wt, r.warm))
 	// 6. Loop.
 	status, code := r.loop(ctx)
 	// 7. End (also after SIGINT/SIGTERM: the context is cancelled then).

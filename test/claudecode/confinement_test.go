@@ -8,6 +8,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -57,11 +58,11 @@ func TestAgentConfinedWithRealClaudeCode(t *testing.T) {
 	common := filepath.Join(root, ".git")
 	ref := testkit.Git(t, root, "rev-parse", "main")
 	os.MkdirAll(filepath.Join(common, "saga-lsp", "runs"), 0o755)
-	other, err := runs.CacheDir(root, "other", nil)
+	other, err := buildcache.CacheDir(root, "other", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := runs.ChecksCacheDir(root, "probe", nil)
+	checks, err := buildcache.ChecksCacheDir(root, "probe", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

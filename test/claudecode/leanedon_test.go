@@ -10,6 +10,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -49,7 +50,7 @@ func leanRun(t *testing.T, files map[string]string, check string, commands ...st
 		}
 		return ""
 	}
-	for _, dir := range []func(string, string, func(string) string) (string, error){runs.CacheDir, runs.ChecksCacheDir} {
+	for _, dir := range []func(string, string, func(string) string) (string, error){buildcache.CacheDir, buildcache.ChecksCacheDir} {
 		if d, err := dir(root, "calc", getenv); err == nil {
 			linkGoCache(t, filepath.Join(d, "go-build"))
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -45,7 +45,7 @@ func TestNpmSeedLinksWithRealClaudeCode(t *testing.T) {
 		"package-lock.json":            `{"lockfileVersion": 3, "packages": {"": {}, "node_modules/left-pad": {}}}` + "\n",
 	})
 	testkit.InitRepo(t, root)
-	agent, err := runs.CachePath(root, "npm", nil)
+	agent, err := buildcache.CachePath(root, "npm", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

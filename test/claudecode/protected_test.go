@@ -10,6 +10,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -63,7 +64,7 @@ func protectedRun(t *testing.T, want int, commands ...string) (root, out, result
 		}
 		return ""
 	}
-	for _, dir := range []func(string, string, func(string) string) (string, error){runs.CacheDir, runs.ChecksCacheDir} {
+	for _, dir := range []func(string, string, func(string) string) (string, error){buildcache.CacheDir, buildcache.ChecksCacheDir} {
 		if d, err := dir(root, "calc", getenv); err == nil {
 			linkGoCache(t, filepath.Join(d, "go-build"))
 		}

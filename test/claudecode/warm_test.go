@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
-	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/gocache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache"
+	"github.com/saga-ai/saga-lsp/runs/buildcache/gocache"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -58,8 +58,8 @@ func TestWarmFirstCheckWithRealClaudeCode(t *testing.T) {
 	}
 	// The gate's check (the agent's caches) and the final checks (the
 	// checks' caches) read the user's cache and wrote their own.
-	agent, _ := runs.CachePath(root, "warm", nil)
-	checks, _ := runs.ChecksCachePath(root, "warm", nil)
+	agent, _ := buildcache.CachePath(root, "warm", nil)
+	checks, _ := buildcache.ChecksCachePath(root, "warm", nil)
 	for _, dir := range []string{agent, checks} {
 		data := testkit.FileText(filepath.Join(dir, "go-build", gocache.StatsFile))
 		if lowerHits(data) == 0 {

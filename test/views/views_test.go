@@ -2,7 +2,7 @@
 // a run's life, every face read after each step — `status` (text and
 // JSON), `plan`, `follow`, the language server's lenses, diagnostics and
 // saga/* notifications, the dashboard's pages — and compared.
-// They render one read model (control.ViewQuery, docs/architecture.md#one-read-model-of-a-run),
+// They render one read model (readmodel.ViewQuery, docs/architecture.md#one-read-model-of-a-run),
 // so they must say the same state and counts of every story.
 package views
 

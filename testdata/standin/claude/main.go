@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/internal/agentsim"
+	"github.com/saga-ai/saga-lsp/runs/agentsim"
 )
 
 func main() {

@@ -21,7 +21,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -75,7 +77,7 @@ func main() {
 		os.Exit(code)
 	}
 
-	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), ProcStart: runs.SelfStart(), Message: "fake worker for " + story})
+	emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: output, PID: os.Getpid(), ProcStart: supervise.SelfStart(), Message: "fake worker for " + story})
 	if mode == "fail" {
 		end("failed", 1)
 	}
@@ -84,7 +86,7 @@ func main() {
 		emit(runs.Event{Event: runs.KindStep, Step: runs.StepStart, Level: runs.LevelWarn, Message: err.Error()})
 		end("failed", 1)
 	}
-	lock, ok, err := store.TryLock(root, runs.WorkerLockName(story))
+	lock, ok, err := filesafe.TryLock(root, runs.WorkerLockName(story))
 	if err != nil || !ok {
 		emit(runs.Event{Event: runs.KindStep, Step: runs.StepLock, Level: runs.LevelWarn, Message: "another worker is running"})
 		end("failed", 1)

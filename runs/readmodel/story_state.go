@@ -1,0 +1,394 @@
+package readmodel
+
+// One answer to "is it done?" (docs/commands.md#a-storys-state): the one
+// derivation of a story's state that `plan`, `status` (of a story and of an
+// epic), `run`, the epic runner, the language server's lenses and so the
+// execute-story skill all read, so they agree before, during and after
+// runs and after `clean`. It reads local evidence only — run records,
+// events files, worker locks, the story's worktree copy, its local and
+// remote-tracking branches and its files on the checkout — never the
+// network.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/git"
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// StoryPending is the state of a story no evidence says anything final
+// of: never run, reset, or its last attempt's files are gone.
+const StoryPending = "pending"
+
+// Where a StoryState's task statuses were read (StoryState.From).
+const (
+	FromWorktree = "worktree" // the story's worktree copy
+	FromBranch   = "branch"   // the task files committed on story/<s>
+	FromOrigin   = "origin"   // … on origin/story/<s>, as last fetched
+	FromMain     = "main"     // the checkout's own copy
+)
+
+// StoryState is what the local evidence says of one story.
+type StoryState struct {
+	ID string `json:"id"`
+	// State: pending, running, or the outcome of its last real run —
+	// completed, failed, timeout, blocked, stopped (a run killed before
+	// its end is failed). Completed also when its tasks are all completed
+	// where its statuses are read (From).
+	State string `json:"state"`
+	// Done and Total count its tasks where they were read (From).
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	From  string `json:"from"`
+	// Tasks are its tasks' statuses as read (From), by id.
+	Tasks map[string]string `json:"-"`
+
+	Branch string `json:"branch"` // its branch, when it has one (locally or on origin)
+	Base   string `json:"base"`   // the base its last run built on (a stacked story: its blocker's branch)
+	PR     string `json:"pr"`
+	// PRState is its PR's state as last recorded (runs.Record.PRState:
+	// OPEN, MERGED, CLOSED), never asked of GitHub here.
+	PRState string `json:"prState,omitempty"`
+	// NoPR, for a completed story whose run opened no pull request, says
+	// so, why and the next step: "no PR yet" (its worker recorded why:
+	// runs.KindPRMissing). Nil otherwise — a PR, or no branch to open one
+	// from.
+	NoPR    *NoPRState `json:"noPR,omitempty"`
+	Session string     `json:"session"` // its last real run's
+	Cost    float64    `json:"cost"`    // every headless run of every attempt, reruns and the one in progress too
+	// Why says, when its last run did not complete, what stopped it and
+	// the next step.
+	Why string `json:"why,omitempty"`
+	// Ended is when the outcome was reached (the last run's start, else its
+	// record's end): the epic runner retries what ended before its own start.
+	Ended time.Time `json:"-"`
+	// Dry is what its dry run left, apart from the rest; nil when nothing.
+	Dry *DryState `json:"dryRun,omitempty"`
+	// Actions is its Actions run, when that decides its state (a story run
+	// on GitHub Actions: actions.go).
+	Actions *ActionsRun `json:"actions,omitempty"`
+	// IgnoredRuns are runs on GitHub named as the story's that are not
+	// the run saga-lsp dispatched (actions.go): they decide nothing.
+	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
+}
+
+// NoPRState is why a completed story has no pull request yet, and the
+// next step: `saga-lsp run <story>` opens it without running the agent
+// again (docs/commands.md#run--stop).
+type NoPRState struct {
+	// Reason is what its worker recorded (runs.NoPR*), "unknown" for a
+	// run that recorded none (a release before it).
+	Reason string `json:"reason"`
+	Why    string `json:"why"`              // in words
+	Detail string `json:"detail,omitempty"` // what the worker met, as it said it
+	Next   string `json:"next"`
+}
+
+// NoPRUnknown is NoPRState.Reason when the run recorded no reason.
+const NoPRUnknown = "unknown"
+
+// DryState is a story's dry-run attempt (docs/worker.md#dry-runs).
+type DryState struct {
+	State string `json:"state"` // running, the last dry run's end status, or "left" (its branch or worktree only)
+	// Done and Total are the simulated agent's tasks as its last dry run
+	// reported them (0/0 when none did): never the story's.
+	Done     int    `json:"done"`
+	Total    int    `json:"total"`
+	Branch   string `json:"branch"`
+	Worktree string `json:"worktree"` // relative to the root; "" when gone
+	Session  string `json:"session"`
+}
+
+// Evidence reads the state of a workspace's stories; one value serves a
+// whole command (the session dir is listed and the story refs are read
+// once).
+type Evidence struct {
+	Root       string
+	SessionDir string
+	Parser     *store.Parser
+	// Actions, when set, asks GitHub about stories dispatched to GitHub
+	// Actions from here; with Discover, about every story (a runner resumed
+	// in a fresh clone, with no local trace of its dispatches).
+	Actions  Actions
+	Discover bool
+
+	runs map[string][]runs.RunFile // story → its runs, oldest first
+	refs map[string]bool           // full ref names of story and dry branches, local and origin's
+}
+
+// NewEvidence lists the runs of sessionDir and the story branches of the
+// repository at root.
+func NewEvidence(ctx context.Context, root, sessionDir string, p *store.Parser) *Evidence {
+	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}}
+	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname)",
+		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
+	if err == nil {
+		for _, r := range strings.Fields(out) {
+			ev.refs[r] = true
+		}
+	}
+	return ev
+}
+
+// HasBranch tells whether the story has a local branch story/<s>.
+func (ev *Evidence) HasBranch(story string) bool {
+	return ev.refs["refs/heads/"+runs.StoryBranch(story)]
+}
+
+// Story derives the story's state.
+func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) StoryState {
+	st := StoryState{ID: id, State: StoryPending}
+	last, lastDry := ev.LastRuns(id)
+	rec, haveRec := runs.ReadRecord(ev.Root, id)
+
+	ev.readTasks(ctx, ws, &st)
+	if haveRec {
+		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
+		st.PRState = rec.PRState
+	}
+	if last != nil {
+		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)
+		st.Session, st.Ended = last.Session, last.Started
+	}
+	st.Cost = runs.Spent(rec, haveRec, last)
+	branch, pr := workerFields(ws, id)
+	st.PR, st.Branch = first(st.PR, pr), first(st.Branch, branch)
+	if st.Branch == "" && (ev.refs["refs/heads/"+runs.StoryBranch(id)] || ev.refs["refs/remotes/origin/"+runs.StoryBranch(id)]) {
+		st.Branch = runs.StoryBranch(id)
+	}
+	st.Dry = ev.dry(id, lastDry)
+	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
+		ev.fromActions(ctx, &st, ar, last)
+		return st
+	}
+
+	// The lock is shared by a story's real and dry workers: a live dry run
+	// is the dry attempt's, not the story's.
+	dryLive := lastDry != nil && !lastDry.Ended && lastDry.Alive()
+	if pid, held, err := runs.WorkerLock(ev.Root, id, false); err == nil && held && pid > 0 && !dryLive {
+		st.State = EpicRunning
+		return st
+	}
+	if last != nil && !last.Ended && last.Alive() {
+		st.State = EpicRunning
+		return st
+	}
+	// The newest of the last run's events and the record (which outlives
+	// an emptied session dir) decides; all tasks completed where they are
+	// read is completed whatever ended last.
+	// A run on GitHub Actions whose end was recorded as GitHub gave it
+	// (recordEnd) was judged then — its record, its branch's statuses —
+	// and its recorded state stands, as when it was asked.
+	fromGitHub := false
+	switch {
+	case last != nil && (!haveRec || last.Session == rec.Session || last.Started.After(rec.Ended)):
+		fromGitHub = last.Ended && last.Backend == BackendGitHub && last.Conclusion != ""
+		st.State = runs.StatusFailed // died without its end (killed)
+		st.Why = fmt.Sprintf("its worker ended without reporting an end (killed?): see %s, then `saga-lsp run %s`", last.OutputFile, id)
+		if last.Ended {
+			st.State, st.Why = outcomeOr(last.State), last.Message
+		}
+		st.Actions = Dispatched(last) // its end as recorded from GitHub (actions.go)
+	case haveRec:
+		st.State, st.Why = outcomeOr(rec.Status), rec.Why
+	}
+	if st.Total > 0 && st.Done == st.Total && !fromGitHub {
+		st.State = runs.StatusCompleted
+	}
+	// Its PR merged, as last recorded: the work landed, whatever ended last.
+	if haveRec && rec.PRState == runs.PRMerged && (last == nil || last.Session == rec.Session) {
+		st.State = runs.StatusCompleted
+	}
+	if st.State == runs.StatusCompleted || st.State == StoryPending {
+		st.Why = ""
+	}
+	if st.State == runs.StatusCompleted {
+		st.NoPR = ev.noPR(ctx, &st, last, rec, haveRec)
+	}
+	return st
+}
+
+// noPR is why the completed story has no pull request yet: nil when it
+// has one, when no real run of it is known, or when its branch is gone
+// or merged into the checkout's HEAD (its work landed without one).
+func (ev *Evidence) noPR(ctx context.Context, st *StoryState, last *runs.Run, rec runs.Record, haveRec bool) *NoPRState {
+	branch := runs.StoryBranch(st.ID)
+	local := ev.refs["refs/heads/"+branch]
+	if st.PR != "" || (last == nil && !haveRec) || (!local && !ev.refs["refs/remotes/origin/"+branch]) {
+		return nil
+	}
+	if local && (git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", "refs/heads/"+branch, "HEAD") {
+		return nil
+	}
+	np := rec.NoPR
+	if last != nil && (!haveRec || last.Session == rec.Session || last.Started.After(rec.Ended)) {
+		np = last.NoPR
+	}
+	out := &NoPRState{Reason: NoPRUnknown, Why: "its worker opened none"}
+	if np != nil {
+		out.Reason, out.Detail = np.Reason, np.Message
+	}
+	run := fmt.Sprintf("`saga-lsp run %s` opens it, without running the agent again", st.ID)
+	out.Next = run
+	switch out.Reason {
+	case runs.NoPRNoGH:
+		out.Why, out.Next = "gh was not installed when its worker ran", "install gh and log in (`gh auth login`); then "+run
+	case runs.NoPRLoggedOut:
+		out.Why, out.Next = "gh was not logged in when its worker ran", "log in with `gh auth login`; then "+run
+	case runs.NoPRNoOrigin:
+		out.Why, out.Next = "the repository had no remote named origin when its worker ran", "add one (`git remote add origin <url>`); then "+run
+	case runs.NoPRPush:
+		out.Why = "its worker could not push " + branch
+	case runs.NoPRGH:
+		out.Why = "gh failed when its worker opened it"
+	}
+	return out
+}
+
+// outcomeOr keeps an end status; anything else is pending.
+func outcomeOr(status string) string {
+	switch status {
+	case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped, runs.StatusCompleted:
+		return status
+	}
+	return StoryPending
+}
+
+// lastRuns folds the story's newest real run and its newest dry run.
+func (ev *Evidence) LastRuns(id string) (last, dry *runs.Run) {
+	files := ev.runs[id]
+	for i := len(files) - 1; i >= 0 && (last == nil || dry == nil); i-- {
+		r := runs.ReadRun(files[i].EventsFile)
+		switch {
+		case r == nil, !r.In(ev.Root): // another repository's story of that name
+		case r.DryRun && dry == nil:
+			dry = r
+		case !r.DryRun && last == nil:
+			last = r
+		}
+	}
+	return last, dry
+}
+
+// readTasks reads the story's task statuses from the best evidence: its
+// worktree copy while it has one, else its branch (local, else origin's as
+// last fetched: the worktree and local branch of a finished story may be
+// cleaned away), else the checkout's own copy.
+func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *StoryState) {
+	copies := ws.Copies(st.ID)
+	set := func(s *store.Story, from string) {
+		st.Tasks, st.From, st.Total, st.Done = map[string]string{}, from, len(s.Tasks), s.Done()
+		for _, t := range s.Tasks {
+			st.Tasks[t.ID] = t.Status
+		}
+	}
+	if copies.Worktree != nil && copies.Live() == copies.Worktree {
+		set(copies.Worktree, FromWorktree)
+		return
+	}
+	for _, b := range []struct{ ref, from string }{
+		{"refs/heads/" + runs.StoryBranch(st.ID), FromBranch},
+		{"refs/remotes/origin/" + runs.StoryBranch(st.ID), FromOrigin},
+	} {
+		if !ev.refs[b.ref] || ev.Parser == nil {
+			continue
+		}
+		if tasks, ok := branchTasks(ctx, ev.Root, b.ref, st.ID, ev.Parser); ok {
+			st.Tasks, st.From, st.Total, st.Done = tasks, b.from, len(tasks), 0
+			for _, s := range tasks {
+				if s == store.StatusCompleted {
+					st.Done++
+				}
+			}
+			return
+		}
+	}
+	if copies.Main != nil {
+		set(copies.Main, FromMain)
+	}
+}
+
+// branchTasks reads the task statuses committed at ref; ok is false when
+// the story's folder is not there or a file cannot be read.
+func branchTasks(ctx context.Context, root, ref, story string, p *store.Parser) (map[string]string, bool) {
+	dir := store.StoryDirRel(story)
+	repo := git.Repo{Dir: root}
+	out, err := repo.Run(ctx, "ls-tree", "--name-only", ref+":"+dir)
+	if err != nil {
+		return nil, false
+	}
+	tasks := map[string]string{}
+	for _, name := range strings.Fields(out) {
+		if !strings.HasSuffix(name, ".json") || name == "story.json" {
+			continue
+		}
+		data, err := repo.Raw(ctx, "show", ref+":"+dir+"/"+name)
+		if err != nil {
+			return nil, false
+		}
+		f := p.Parse(dir+"/"+name, []byte(data), 0)
+		if f.Task == nil {
+			return nil, false
+		}
+		tasks[f.Task.ID] = f.Task.Status
+	}
+	return tasks, len(tasks) > 0
+}
+
+// dry is what the story's dry run left: its last dry run, its dry record,
+// its dry branch and worktree.
+func (ev *Evidence) dry(id string, last *runs.Run) *DryState {
+	d := &DryState{}
+	wt := store.DryWorktreeDir(ev.Root, id)
+	if _, err := os.Lstat(wt); err == nil {
+		d.Worktree = store.DryWorktreeDirRel(id)
+	}
+	if ev.refs["refs/heads/"+runs.DryBranch(id)] {
+		d.Branch = runs.DryBranch(id)
+	}
+	rec, haveRec := runs.ReadDryRecord(ev.Root, id)
+	if last != nil && last.Total > 0 {
+		d.Done, d.Total = max(last.Done, 0), last.Total
+	}
+	switch {
+	case last != nil && !last.Ended && last.Alive():
+		d.State, d.Session = EpicRunning, last.Session
+	case last != nil && last.Ended:
+		d.State, d.Session = last.State, last.Session
+	case haveRec:
+		d.State, d.Session = rec.Status, rec.Session
+	case last != nil:
+		d.State, d.Session = runs.StatusFailed, last.Session
+	case d.Branch != "" || d.Worktree != "":
+		d.State = "left"
+	default:
+		return nil
+	}
+	return d
+}
+
+// workerFields are the branch and PR the story's files name (the worker
+// writes them into its worktree copy's story.json): the one place they are
+// read from a story's files, so that moving them into the run record is a
+// change here only.
+func workerFields(ws *store.Workspace, id string) (branch, pr string) {
+	if s := ws.Copies(id).Live(); s != nil {
+		return s.Branch, s.PR
+	}
+	return "", ""
+}
+
+// Text is the dry run as every face words it: "dry run completed · 3/3
+// tasks (simulated, not the story's)".
+func (d *DryState) Text() string {
+	state := d.State
+	if state == EpicRunning {
+		state = "running"
+	}
+	return runs.DryRunText(state, d.Done, d.Total)
+}

@@ -1,7 +1,0 @@
-//go:build !unix || portable
-
-package store
-
-// flocks: locks are lock files here (lock_portable.go), removed by Unlock,
-// and a temp file's writer is judged by its pid alone.
-const flocks = false
