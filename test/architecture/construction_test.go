@@ -35,6 +35,37 @@ var constructionSites = map[string]string{
 // site (a face building its own) fails, and so does none (moved or renamed:
 // update the table).
 func TestOneConstructionSite(t *testing.T) {
+	sites := callSites(t)
+	for c, want := range constructionSites {
+		if got := sites[c]; !slices.Equal(got, []string{want}) {
+			t.Errorf("%s is built in %v; its one construction site is %s (take it from the root's control.Setup)", c, got, want)
+		}
+	}
+}
+
+// TestOneCheckSequence: a task's checks are run one way — resolve →
+// protect → run → report (docs/architecture.md#verified-completion) —
+// by verify.Prepare and its Checks, which the hook, the worker and
+// `verify` call; inside runs/verify the runner is built and a task run
+// from that sequence alone (check.go). A second sequence fails.
+func TestOneCheckSequence(t *testing.T) {
+	sites := callSites(t)
+	for c, want := range map[string][]string{
+		"runs/verify.newRunner": {"runs/verify/check.go"},
+		"runs/verify.runTask":   {"runs/verify/check.go"},
+		"runs/verify.Prepare":   {"cli/verify.go", "hook/hook_completed.go", "runs/worker/checks.go"},
+	} {
+		got := slices.Sorted(slices.Values(sites[c]))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s is called in %v; want %v — the one sequence that runs a task's checks", c, got, want)
+		}
+	}
+}
+
+// callSites lists, for each function called or type built by composite
+// literal (constructions), the non-test files of the module that do it.
+func callSites(t *testing.T) map[string][]string {
+	t.Helper()
 	root := testkit.ModuleRoot(t)
 	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}", "./...", "./testdata/standin/...")
 	cmd.Dir = root
@@ -58,17 +89,13 @@ func TestOneConstructionSite(t *testing.T) {
 			}
 			rel := filepath.ToSlash(strings.TrimPrefix(filepath.Join(pkg, name), "/"))
 			for _, c := range constructions(f, pkg) {
-				if _, ok := constructionSites[c]; ok && !slices.Contains(sites[c], rel) {
+				if !slices.Contains(sites[c], rel) {
 					sites[c] = append(sites[c], rel)
 				}
 			}
 		}
 	}
-	for c, want := range constructionSites {
-		if got := sites[c]; !slices.Equal(got, []string{want}) {
-			t.Errorf("%s is built in %v; its one construction site is %s (take it from the root's control.Setup)", c, got, want)
-		}
-	}
+	return sites
 }
 
 // constructions lists what f calls ("pkg.Func") and builds by composite
