@@ -48,64 +48,64 @@ func TestEpicNeedsUser(t *testing.T) {
 	b := newBrowser(t)
 	b.open(s.srv.URL())
 	b.open(s.base + "/r/" + key + "/epic/shop")
-	b.waitJS(`document.querySelectorAll('#graph .node').length === 5`, 10*time.Second)
-	b.do(js(`document.querySelector("form.action input[name=maxParallel]").value = "2"`))
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 10*time.Second)
+	b.Do(js(`document.querySelector("form.action input[name=maxParallel]").value = "2"`))
 	b.confirmAction("#run-epic")
-	b.do(visible("#stop-epic"))
+	b.Do(visible("#stop-epic"))
 	// The run ends: b's check never passes, so b fails once the check
 	// refused it in --max-check-failures runs in a row, and d, behind it,
 	// is held; a, c and e complete.
-	b.waitJS(`document.querySelector('#run-epic') && document.querySelector('#graph .node[data-id="shop--d"]').dataset.state === 'held'`, 240*time.Second)
+	b.WaitJS(`document.querySelector('#run-epic') && document.querySelector('#graph .node[data-id="shop--d"]').dataset.state === 'held'`, 240*time.Second)
 	want := map[string]string{"shop--a": "completed", "shop--b": "failed", "shop--c": "completed", "shop--d": "held", "shop--e": "completed"}
 	var got map[string]string
-	b.eval(`Object.fromEntries(Array.from(document.querySelectorAll('#graph .node')).map(n => [n.dataset.id, n.dataset.state]))`, &got)
+	b.Eval(`Object.fromEntries(Array.from(document.querySelectorAll('#graph .node')).map(n => [n.dataset.id, n.dataset.state]))`, &got)
 	for id, st := range want {
 		if got[id] != st {
 			t.Errorf("%s drawn %s, want %s (all: %v)", id, got[id], st, got)
 		}
 	}
-	if row := b.text(`table[data-table=epic-stories] tr[data-id="shop--d"]`); !contains(row, "held", "by shop--b") {
+	if row := b.Text(`table[data-table=epic-stories] tr[data-id="shop--d"]`); !contains(row, "held", "by shop--b") {
 		t.Errorf("d's row: %q", row)
 	}
-	if row := b.text(`table[data-table=epic-stories] tr[data-id="shop--b"]`); !contains(row, "✓ 1 · ✗ 1") && !contains(row, "✗") {
+	if row := b.Text(`table[data-table=epic-stories] tr[data-id="shop--b"]`); !contains(row, "✓ 1 · ✗ 1") && !contains(row, "✗") {
 		t.Errorf("b's row has no checks digest: %q", row)
 	}
 	// Both need the user, each said once.
-	banners := b.text("#banners")
+	banners := b.Text("#banners")
 	if !contains(banners, "shop--b: its run ended failed", "its check refused the completion in 3 runs in a row", `check "echo not yet; exit 1" failed`, "shop--d is held in epic shop by shop--b") {
 		t.Errorf("banners: %q", banners)
 	}
-	if n := b.count("#banners .banner"); n != 2 {
+	if n := b.Count("#banners .banner"); n != 2 {
 		t.Errorf("%d banners, want 2: %q", n, banners)
 	}
 	b.screenshot(t, "epic")
 
 	// Home: the epic's counts; the "needs me" filter.
 	b.open(s.base + "/")
-	if row := b.text(`table[data-table=epics] tr[data-id=shop]`); !contains(row, "7/10 tasks", "3/5", "‖ 1", "✗ 1", "$") {
+	if row := b.Text(`table[data-table=epics] tr[data-id=shop]`); !contains(row, "7/10 tasks", "3/5", "‖ 1", "✗ 1", "$") {
 		t.Errorf("epic row: %q", row)
 	}
 	b.screenshot(t, "home")
 	b.open(s.base + "/?needs=1")
 	var ids []string
-	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
+	b.Eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
 	if !slices.Equal(ids, []string{"shop--b", "shop--d"}) { // not fix-typo, not a, c, e
 		t.Errorf("needs me: %v", ids)
 	}
 
 	// The story that failed: its task's check result.
 	b.open(s.base + "/r/" + key + "/story/shop--b")
-	if tasks := b.text("#tasks"); !contains(tasks, "#b2 [○ pending] Serve the items", "✗ check failed: echo not yet; exit 1 (exit status 1)") {
+	if tasks := b.Text("#tasks"); !contains(tasks, "#b2 [○ pending] Serve the items", "✗ check failed: echo not yet; exit 1 (exit status 1)") {
 		t.Errorf("b's tasks: %q", tasks)
 	}
-	b.do(click(`#details-b2 > summary`))
+	b.Do(click(`#details-b2 > summary`))
 	b.screenshot(t, "story")
 
 	// Acknowledged, a banner goes, the other stays — across pages.
-	b.do(click(`#banners .banner[data-key^="held:"] form.ack button`))
-	b.waitJS(`document.querySelectorAll('#banners .banner').length === 1`, 10*time.Second)
+	b.Do(click(`#banners .banner[data-key^="held:"] form.ack button`))
+	b.WaitJS(`document.querySelectorAll('#banners .banner').length === 1`, 10*time.Second)
 	b.open(s.base + "/")
-	if banners := b.text("#banners"); strings.Contains(banners, "held") || !strings.Contains(banners, "shop--b") {
+	if banners := b.Text("#banners"); strings.Contains(banners, "held") || !strings.Contains(banners, "shop--b") {
 		t.Errorf("banners after acknowledging d's: %q", banners)
 	}
 }
@@ -123,11 +123,11 @@ func TestEpicStop(t *testing.T) {
 	b.open(s.srv.URL())
 	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/crate")
 	b.confirmAction("#run-epic")
-	b.waitJS(`document.querySelector('#stop-epic') && (document.querySelector('#graph .node[data-id="crate--x"]')||{dataset:{}}).dataset.state === 'running'`, 120*time.Second)
+	b.WaitJS(`document.querySelector('#stop-epic') && (document.querySelector('#graph .node[data-id="crate--x"]')||{dataset:{}}).dataset.state === 'running'`, 120*time.Second)
 	b.confirmAction("#stop-epic")
-	b.waitJS(`document.querySelector('#run-epic') && document.querySelector('#epic-facts').textContent.includes('ended stopped')`, 120*time.Second)
+	b.WaitJS(`document.querySelector('#run-epic') && document.querySelector('#epic-facts').textContent.includes('ended stopped')`, 120*time.Second)
 	var st string
-	b.eval(`document.querySelector('#graph .node[data-id="crate--x"]').dataset.state`, &st)
+	b.Eval(`document.querySelector('#graph .node[data-id="crate--x"]').dataset.state`, &st)
 	if st != "stopped" {
 		t.Errorf("x after the stop: %s", st)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	tbrowser "github.com/saga-ai/saga-lsp/internal/testkit/browser"
 )
 
 // liveRepo is a git repository with files, a session dir, a Claude config
@@ -26,7 +27,7 @@ func liveRepo(t *testing.T, files map[string]string, script string, delayMS int)
 	for _, tool := range []string{"tmux", "git"} {
 		testkit.NeedsTool(t, tool, "")
 	}
-	chromium(t)
+	tbrowser.Chromium(t)
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -77,8 +78,8 @@ func chain(files map[string]string, story, title, description string, n int) {
 // recordProgress makes the page note the story's state and done count at
 // each of its live updates.
 func (b *browser) recordProgress() {
-	b.t.Helper()
-	b.eval(`(() => {
+	b.T.Helper()
+	b.Eval(`(() => {
 		window.__seen = [];
 		const rec = () => { const f = document.querySelector('#story-facts'); if (f) window.__seen.push([f.dataset.state, +f.dataset.done]); };
 		rec();
@@ -89,9 +90,9 @@ func (b *browser) recordProgress() {
 
 // progress is what recordProgress noted.
 func (b *browser) progress() (states []string, done []int) {
-	b.t.Helper()
+	b.T.Helper()
 	var seen [][2]any
-	b.eval(`window.__seen`, &seen)
+	b.Eval(`window.__seen`, &seen)
 	for _, s := range seen {
 		states = append(states, s[0].(string))
 		done = append(done, int(s[1].(float64)))
@@ -137,37 +138,37 @@ func TestLiveStoryRuns(t *testing.T) {
 	// dry run is never the story's (docs/worker.md#dry-runs), so the
 	// story stays pending.
 	b.open(s.base + "/r/" + key + "/story/ship")
-	b.do(click(`form.action input[name=dryRun]`))
+	b.Do(click(`form.action input[name=dryRun]`))
 	b.confirmAction("#run-story")
-	b.waitJS(`(document.querySelector('table[data-table=runs] tbody')||{textContent:''}).textContent.includes('exit 0')`, 120*time.Second)
-	if runs := b.text(`table[data-table=runs] tbody`); !contains(runs, "(dry run)", "completed", "exit 0") {
+	b.WaitJS(`(document.querySelector('table[data-table=runs] tbody')||{textContent:''}).textContent.includes('exit 0')`, 120*time.Second)
+	if runs := b.Text(`table[data-table=runs] tbody`); !contains(runs, "(dry run)", "completed", "exit 0") {
 		t.Errorf("runs: %q", runs)
 	}
 	// Once its worker has let go of the story's lock (just after its
 	// last event), the story is pending again, not completed.
-	b.waitJS(`document.querySelector('#story-facts').dataset.state !== 'running'`, 60*time.Second)
+	b.WaitJS(`document.querySelector('#story-facts').dataset.state !== 'running'`, 60*time.Second)
 	var storyState string
-	b.eval(`document.querySelector('#story-facts').dataset.state`, &storyState)
+	b.Eval(`document.querySelector('#story-facts').dataset.state`, &storyState)
 	if storyState != "pending" {
 		t.Errorf("after a dry run the story is %q, want pending: the dry run became the story's", storyState)
 	}
-	if run := b.text("#run-story"); !strings.Contains(run, "Run again") {
+	if run := b.Text("#run-story"); !strings.Contains(run, "Run again") {
 		t.Errorf("after a run the button says %q", run)
 	}
 	// Review: the branch's changes, SAGA's own files flagged.
-	b.navigateBy(click("#review-story"))
-	files2 := b.text(`table[data-table=files]`)
+	b.NavigateBy(click("#review-story"))
+	files2 := b.Text(`table[data-table=files]`)
 	if !contains(files2, "saga-work/ship/t1.md", "added", ".saga/stories/ship/t1.json", "SAGA's files") {
 		t.Errorf("review: %q", files2)
 	}
-	b.navigateBy(click(`a[href$="file=saga-work%2Fship%2Ft1.md"]`))
-	if diff := b.text("pre.diff"); !contains(diff, "+++ b/saga-work/ship/t1.md", "+") {
+	b.NavigateBy(click(`a[href$="file=saga-work%2Fship%2Ft1.md"]`))
+	if diff := b.Text("pre.diff"); !contains(diff, "+++ b/saga-work/ship/t1.md", "+") {
 		t.Errorf("diff: %q", diff)
 	}
 	// Reset from the page: the dry run's worktree, branch and runs go.
 	b.open(s.base + "/r/" + key + "/story/ship")
 	b.confirmAction("#reset-story")
-	b.waitJS(`!(document.querySelector('table[data-table=runs] tbody')||{textContent:''}).textContent.includes('dry run')`, 60*time.Second)
+	b.WaitJS(`!(document.querySelector('table[data-table=runs] tbody')||{textContent:''}).textContent.includes('dry run')`, 60*time.Second)
 	if _, err := os.Stat(filepath.Join(root, ".saga", "worktrees", "ship.dry")); !os.IsNotExist(err) {
 		t.Errorf("after Reset the dry run's worktree is still there (%v)", err)
 	}
@@ -176,31 +177,31 @@ func TestLiveStoryRuns(t *testing.T) {
 	b.open(s.base + "/r/" + key + "/story/pack")
 	b.recordProgress()
 	b.confirmAction("#run-story")
-	b.waitJS(`document.querySelector('#story-facts').dataset.state === 'running' && +document.querySelector('#story-facts').dataset.done >= 1`, 120*time.Second)
+	b.WaitJS(`document.querySelector('#story-facts').dataset.state === 'running' && +document.querySelector('#story-facts').dataset.done >= 1`, 120*time.Second)
 	// Its output, live, markup as text.
-	b.waitJS(`(document.querySelector('#output pre')||{textContent:''}).textContent.includes('<script>window.pwned=1</script><b>bold</b>')`, 60*time.Second)
+	b.WaitJS(`(document.querySelector('#output pre')||{textContent:''}).textContent.includes('<script>window.pwned=1</script><b>bold</b>')`, 60*time.Second)
 	var pwned bool
-	b.eval(`window.pwned === 1 || document.querySelectorAll('#output b, #output script').length > 0`, &pwned)
+	b.Eval(`window.pwned === 1 || document.querySelectorAll('#output b, #output script').length > 0`, &pwned)
 	if pwned {
 		t.Errorf("the agent's output ran as markup")
 	}
 	b.confirmAction("#stop-story")
-	b.waitJS(`document.querySelector('#story-facts').dataset.state === 'stopped'`, 90*time.Second)
-	if runs := b.text(`table[data-table=runs] tbody`); !strings.Contains(runs, "stopped") {
+	b.WaitJS(`document.querySelector('#story-facts').dataset.state === 'stopped'`, 90*time.Second)
+	if runs := b.Text(`table[data-table=runs] tbody`); !strings.Contains(runs, "stopped") {
 		t.Errorf("runs after stop: %q", runs)
 	}
 	// Run again: to the end.
 	b.confirmAction("#run-story")
-	b.waitJS(`document.querySelector('#story-facts').dataset.state === 'completed'`, 180*time.Second)
+	b.WaitJS(`document.querySelector('#story-facts').dataset.state === 'completed'`, 180*time.Second)
 	states, done := b.progress()
 	t.Logf("stand-in run: %v %v", states, done)
 	checkRising(t, states, done, 4, true)
 	var outputs int
-	b.eval(`window.sagaDashboard.outputs`, &outputs)
+	b.Eval(`window.sagaDashboard.outputs`, &outputs)
 	if outputs == 0 {
 		t.Errorf("the output never updated live")
 	}
-	if n := b.count(`table[data-table=runs] tbody tr`); n != 2 {
+	if n := b.Count(`table[data-table=runs] tbody tr`); n != 2 {
 		t.Errorf("%d runs listed, want 2", n)
 	}
 }

@@ -90,16 +90,16 @@ func TestOutputAsLines(t *testing.T) {
 	b.open(s.srv.URL())
 	b.open(story)
 	var banner string
-	b.eval(`document.querySelector('#banners pre.detail').innerText`, &banner)
+	b.Eval(`document.querySelector('#banners pre.detail').innerText`, &banner)
 	if !strings.Contains(banner, "FAIL\texample.com/shop/checkout") || strings.Count(banner, "\n") < 4 {
 		t.Errorf("the banner's output as shown: %q", banner)
 	}
-	if n := b.count(".journal table td"); n != 4 {
+	if n := b.Count(".journal table td"); n != 4 {
 		t.Errorf("%d cells in the journal's table, want 4", n)
 	}
 	var lineHeight, height float64
-	b.eval(`parseFloat(getComputedStyle(document.querySelector('.description')).lineHeight) || 16`, &lineHeight)
-	b.eval(`document.querySelector('.description').getBoundingClientRect().height`, &height)
+	b.Eval(`parseFloat(getComputedStyle(document.querySelector('.description')).lineHeight) || 16`, &lineHeight)
+	b.Eval(`document.querySelector('.description').getBoundingClientRect().height`, &height)
 	if height < 2.5*lineHeight {
 		t.Errorf("the description is %.0f px high (line %.0f): its lines were joined", height, lineHeight)
 	}

@@ -478,6 +478,7 @@ type storyContent struct {
 	Epic                                                    string
 	State                                                   State
 	Detail                                                  string
+	Next                                                    readmodel.NextStep
 	Done, Total                                             int
 	PR, Branch, Worktree                                    string
 	Cost                                                    float64
@@ -516,7 +517,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	done, total := v.counts(st)
 	c := storyContent{Repo: rp.key, ID: id, Title: st.Title, Description: st.Description, Guidance: st.Guidance,
 		DoneWhen: st.DoneWhen, Avoid: st.Avoid, State: state, Detail: detail, Done: done, Total: total,
-		PR: st.PR, Branch: st.Branch, Cost: v.cost(id), Running: v.st.Alive(id), InWorktree: st.InWorktree}
+		PR: st.PR, Branch: st.Branch, Cost: v.cost(id), Running: v.st.Alive(id), InWorktree: st.InWorktree, Next: v.nextStep(st)}
 	if e := v.ws.Epic(st.EpicID()); e != nil {
 		c.Epic = e.ID
 	}

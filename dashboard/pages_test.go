@@ -77,28 +77,28 @@ func TestPages(t *testing.T) {
 	s := serve(t, root)
 	b := newBrowser(t)
 	b.open(s.srv.URL())
-	if loc := b.location(); strings.Contains(loc, "token=") {
+	if loc := b.Location(); strings.Contains(loc, "token=") {
 		t.Errorf("the token stays in the address bar: %s", loc)
 	}
 
 	// Home: the epic with its progress, the story outside it.
-	epicRow := b.text(`table[data-table=epics] tr[data-id=shop]`)
+	epicRow := b.Text(`table[data-table=epics] tr[data-id=shop]`)
 	if !contains(epicRow, "shop", "Shop", "in progress", "2/8 tasks", "1/5") {
 		t.Errorf("epic row: %q", epicRow)
 	}
-	typo := b.text(`table[data-table=stories] tr[data-id=fix-typo]`)
+	typo := b.Text(`table[data-table=stories] tr[data-id=fix-typo]`)
 	if !contains(typo, "<script>document.title='pwned'</script>", "blocked") {
 		t.Errorf("story row: %q", typo)
 	}
 	// The journal's blocker needs the user.
-	if banner := b.text("#banners"); !contains(banner, "Needs you", "fix-typo", "blocker") {
+	if banner := b.Text("#banners"); !contains(banner, "Needs you", "fix-typo", "blocker") {
 		t.Errorf("banners: %q", banner)
 	}
 	b.screenshot(t, "home-fixture")
 
 	// The epic's graph: five nodes, the critical path schema's dependents.
-	b.navigateBy(click(`a[href="/r/` + repoKeyOf(root) + `/epic/shop"]`))
-	b.waitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	b.NavigateBy(click(`a[href="/r/` + repoKeyOf(root) + `/epic/shop"]`))
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
 	nodes := b.nodes()
 	for id, want := range map[string]string{"shop--schema": "st-completed", "shop--api": "st-ready", "shop--e2e": "st-waiting"} {
 		if !strings.Contains(nodes[id], want) {
@@ -106,45 +106,45 @@ func TestPages(t *testing.T) {
 		}
 	}
 	var critical []string
-	b.eval(`Array.from(document.querySelectorAll('#graph .node.critical')).map(n => n.dataset.id)`, &critical)
+	b.Eval(`Array.from(document.querySelectorAll('#graph .node.critical')).map(n => n.dataset.id)`, &critical)
 	if !slices.Equal(critical, []string{"shop--api", "shop--e2e"}) {
 		t.Errorf("critical path %v, want shop--api → shop--e2e", critical)
 	}
-	if n := b.count(`#graph .edge.critical`); n != 1 {
+	if n := b.Count(`#graph .edge.critical`); n != 1 {
 		t.Errorf("%d critical edges, want 1", n)
 	}
-	if n := b.count(`#graph .edge`); n != 4 {
+	if n := b.Count(`#graph .edge`); n != 4 {
 		t.Errorf("%d edges, want 4", n)
 	}
 	// A node is a link to its story; back returns to the graph.
-	epicURL := b.location()
-	b.navigateBy(click(`#graph .node[data-id="shop--api"]`))
-	b.do(visible(`#tasks`))
-	if loc := b.location(); !strings.HasSuffix(loc, "/story/shop--api") {
+	epicURL := b.Location()
+	b.NavigateBy(click(`#graph .node[data-id="shop--api"]`))
+	b.Do(visible(`#tasks`))
+	if loc := b.Location(); !strings.HasSuffix(loc, "/story/shop--api") {
 		t.Fatalf("clicked node → %s", loc)
 	}
 	// The story: tasks TaskList-style, its fields, the journal rendered.
-	tasks := b.text("#tasks")
+	tasks := b.Text("#tasks")
 	for _, want := range []string{"#get [◐ in progress] Get one item", "#list [✓ completed] Do list", "#put [○ pending] Do put blocked by #get, #ghost"} {
 		if !strings.Contains(tasks, want) {
 			t.Errorf("tasks lack %q:\n%s", want, tasks)
 		}
 	}
-	b.do(click(`#details-get > summary`))
-	if d := b.text("#details-get"); !contains(d, "Reuse the list query.", "It answers 404", "go test ./items") {
+	b.Do(click(`#details-get > summary`))
+	if d := b.Text("#details-get"); !contains(d, "Reuse the list query.", "It answers 404", "go test ./items") {
 		t.Errorf("task details: %q", d)
 	}
-	if about := b.text("section.about"); !contains(about, "Serve the items.", "Keep handlers small.", "GET /items answers.") {
+	if about := b.Text("section.about"); !contains(about, "Serve the items.", "Keep handlers small.", "GET /items answers.") {
 		t.Errorf("about: %q", about)
 	}
 	var strong string
-	b.eval(`(document.querySelector('.journal strong')||{}).textContent`, &strong)
-	if strong != "integers" || b.count(".journal li") != 2 || b.count(".journal code") != 1 {
-		t.Errorf("journal not rendered: %q", b.text(".journal"))
+	b.Eval(`(document.querySelector('.journal strong')||{}).textContent`, &strong)
+	if strong != "integers" || b.Count(".journal li") != 2 || b.Count(".journal code") != 1 {
+		t.Errorf("journal not rendered: %q", b.Text(".journal"))
 	}
 	b.screenshot(t, "story-fixture")
-	b.do(chromedp.NavigateBack(), visible("#graph .node"))
-	if loc := b.location(); loc != epicURL {
+	b.Do(chromedp.NavigateBack(), visible("#graph .node"))
+	if loc := b.Location(); loc != epicURL {
 		t.Errorf("back → %s, want %s", loc, epicURL)
 	}
 	b.screenshot(t, "epic-fixture")
@@ -152,46 +152,46 @@ func TestPages(t *testing.T) {
 	// Markup in a title, a description or a journal is text.
 	b.open(s.base + "/r/" + repoKeyOf(root) + "/story/fix-typo")
 	var title string
-	b.eval(`document.title`, &title)
-	if strings.Contains(title, "pwned") || b.count("main img") > 0 || b.count("main script") > 0 {
-		t.Errorf("markup from the workspace ran: title %q, %d img", title, b.count("main img"))
+	b.Eval(`document.title`, &title)
+	if strings.Contains(title, "pwned") || b.Count("main img") > 0 || b.Count("main script") > 0 {
+		t.Errorf("markup from the workspace ran: title %q, %d img", title, b.Count("main img"))
 	}
-	if j := b.text(".journal"); !strings.Contains(j, `<img src=x onerror="document.title='pwned'"> copy.`) {
+	if j := b.Text(".journal"); !strings.Contains(j, `<img src=x onerror="document.title='pwned'"> copy.`) {
 		t.Errorf("journal text: %q", j)
 	}
-	if h := b.text(".journal h3.blocker"); !strings.Contains(h, "blocker") {
+	if h := b.Text(".journal h3.blocker"); !strings.Contains(h, "blocker") {
 		t.Errorf("blocker heading: %q", h)
 	}
 
 	// Problems: check's finding with the quick fix's titles.
 	b.open(s.base + "/problems")
-	row := b.text(`table[data-table=problems] tr[data-code=unknown-dependency]`)
+	row := b.Text(`table[data-table=problems] tr[data-code=unknown-dependency]`)
 	if !contains(row, ".saga/stories/shop--api/put.json", "unknown-dependency", "Remove ghost from blockedBy", "Create task ghost") {
 		t.Errorf("problem row: %q", row)
 	}
 
 	// Filters live in the URL; back undoes one.
 	b.open(s.base + "/")
-	b.navigateBy(js(`(s => { s.value = 'pending'; s.dispatchEvent(new Event('change', {bubbles: true})) })(document.querySelector('select[name=state]'))`))
-	if loc := b.location(); !strings.HasSuffix(loc, "/?state=pending") {
+	b.NavigateBy(js(`(s => { s.value = 'pending'; s.dispatchEvent(new Event('change', {bubbles: true})) })(document.querySelector('select[name=state]'))`))
+	if loc := b.Location(); !strings.HasSuffix(loc, "/?state=pending") {
 		t.Fatalf("the filter is not in the URL: %s", loc)
 	}
 	var states []string
-	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.state)`, &states)
+	b.Eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.state)`, &states)
 	if len(states) == 0 || slices.ContainsFunc(states, func(s string) bool { return s != "pending" }) {
 		t.Errorf("state=pending lists %v", states)
 	}
 	var ids []string
-	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
+	b.Eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
 	if !slices.Contains(ids, "shop--e2e") || slices.Contains(ids, "shop--schema") {
 		t.Errorf("state=pending lists %v: every pending story, in an epic or not", ids)
 	}
-	b.do(chromedp.NavigateBack())
-	if loc := b.location(); strings.Contains(loc, "state=") {
+	b.Do(chromedp.NavigateBack())
+	if loc := b.Location(); strings.Contains(loc, "state=") {
 		t.Errorf("back → %s", loc)
 	}
 	b.open(s.base + "/?needs=1")
-	b.eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
+	b.Eval(`Array.from(document.querySelectorAll('table[data-table=stories] tr[data-id]')).map(r => r.dataset.id)`, &ids)
 	if !slices.Equal(ids, []string{"fix-typo"}) {
 		t.Errorf("needs=1 lists %v", ids)
 	}
@@ -199,28 +199,28 @@ func TestPages(t *testing.T) {
 	// Keyboard: / to the filter, j to the first row, Enter opens it.
 	b.open(s.base + "/")
 	var active string
-	b.do(chromedp.KeyEvent("/"))
-	b.eval(`document.activeElement.id`, &active)
+	b.Do(chromedp.KeyEvent("/"))
+	b.Eval(`document.activeElement.id`, &active)
 	if active != "filter-q" {
 		t.Errorf("/ focused %q", active)
 	}
-	b.do(chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent("j"))
-	b.eval(`document.activeElement.getAttribute('href')`, &active)
+	b.Do(chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent("j"))
+	b.Eval(`document.activeElement.getAttribute('href')`, &active)
 	if !strings.HasSuffix(active, "/epic/shop") {
 		t.Errorf("j focused %q", active)
 	}
-	b.do(chromedp.KeyEvent("j"))
-	b.navigateBy(chromedp.KeyEvent(kb.Enter))
-	if loc := b.location(); !strings.HasSuffix(loc, "/story/fix-typo") {
+	b.Do(chromedp.KeyEvent("j"))
+	b.NavigateBy(chromedp.KeyEvent(kb.Enter))
+	if loc := b.Location(); !strings.HasSuffix(loc, "/story/fix-typo") {
 		t.Errorf("j j Enter → %s", loc)
 	}
 
 	// Acknowledged, the banner goes, on every page.
 	b.open(s.base + "/")
-	b.do(click(`#banners form.ack button`))
-	b.waitJS(`document.querySelectorAll('#banners .banner').length === 0`, 10*time.Second)
+	b.Do(click(`#banners form.ack button`))
+	b.WaitJS(`document.querySelectorAll('#banners .banner').length === 0`, 10*time.Second)
 	b.open(s.base + "/problems")
-	if n := b.count("#banners .banner"); n != 0 {
+	if n := b.Count("#banners .banner"); n != 0 {
 		t.Errorf("%d banners after acknowledging", n)
 	}
 }
@@ -233,10 +233,10 @@ func TestSavedEditLive(t *testing.T) {
 	b := newBrowser(t)
 	b.open(s.srv.URL())
 	b.open(s.base + "/r/" + repoKeyOf(root) + "/story/shop--ui")
-	b.waitJS(`document.querySelector('#task-page').dataset.status === 'pending'`, 5*time.Second)
+	b.WaitJS(`document.querySelector('#task-page').dataset.status === 'pending'`, 5*time.Second)
 	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--ui/page.json": task("page", "completed")})
-	b.waitJS(`document.querySelector('#task-page').dataset.status === 'completed'`, 10*time.Second)
-	if f := b.text("#story-facts"); !contains(f, "completed", "1/1 tasks") {
+	b.WaitJS(`document.querySelector('#task-page').dataset.status === 'completed'`, 10*time.Second)
+	if f := b.Text("#story-facts"); !contains(f, "completed", "1/1 tasks") {
 		t.Errorf("facts after the edit: %q", f)
 	}
 }

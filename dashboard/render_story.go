@@ -6,6 +6,8 @@ package dashboard
 import (
 	"fmt"
 	"strings"
+
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
 func (h *hw) story(p page, c storyContent) {
@@ -41,7 +43,13 @@ func (h *hw) story(p page, c storyContent) {
 	}
 	h.m(` · spend `)
 	h.t(money(c.Cost))
-	h.m("\n</p>\n<div class=\"actions\">\n")
+	h.m("\n</p>\n")
+	// Its next step, the read model's (what status and the lenses offer).
+	h.m(`<p class="next" id="story-next"`)
+	h.a("data-action", c.Next.Action)
+	h.m(`>next: `)
+	h.t(c.Next.Text)
+	h.m("</p>\n<div class=\"actions\">\n")
 	if c.Running {
 		h.m(`  <form method="post" class="action"`)
 		h.a("action", storyHref(c.Repo, c.ID)+"/stop")
@@ -51,22 +59,9 @@ func (h *hw) story(p page, c storyContent) {
   </form>
 `)
 	} else {
-		q, label := fmt.Sprintf("Run story %s?", c.ID), "▶ Run"
-		if c.LastRun != nil {
-			q, label = fmt.Sprintf("Run story %s again?", c.ID), "▶ Run again"
+		if c.Next.Action != readmodel.NextReview {
+			h.runForm(c)
 		}
-		h.m(`  <form method="post" class="action"`)
-		h.a("action", storyHref(c.Repo, c.ID)+"/run")
-		h.a("data-confirm", q)
-		h.m(`>
-    <button type="submit" class="primary" id="run-story">`)
-		h.t(label)
-		h.m(`</button>
-    <label class="check"><input type="checkbox" name="dryRun" value="on"`)
-		h.flag("checked", c.DryRunDefault)
-		h.m(`> dry run (simulated agent)</label>
-  </form>
-`)
 		if c.LastRun != nil {
 			h.m(`  <form method="post" class="action"`)
 			h.a("action", storyHref(c.Repo, c.ID)+"/reset")
@@ -267,3 +262,29 @@ func (h *hw) output(o outputView) {
 }
 
 // ---------------------------------------------------------------------------
+
+// runForm is the story's Run button: its next step when that is a run —
+// or the opening of its PR, which `run` does without its agent. A
+// completed story gets none (`run` would refuse it): its review, and
+// `run --again` from a terminal.
+func (h *hw) runForm(c storyContent) {
+	q, label := fmt.Sprintf("Run story %s?", c.ID), "▶ Run"
+	switch {
+	case c.Next.Action == readmodel.NextOpenPR:
+		q, label = fmt.Sprintf("Open story %s's pull request (its agent does not run again)?", c.ID), "▶ Open PR"
+	case c.LastRun != nil:
+		q, label = fmt.Sprintf("Run story %s again?", c.ID), "▶ Run again"
+	}
+	h.m(`  <form method="post" class="action"`)
+	h.a("action", storyHref(c.Repo, c.ID)+"/run")
+	h.a("data-confirm", q)
+	h.m(`>
+    <button type="submit" class="primary" id="run-story">`)
+	h.t(label)
+	h.m(`</button>
+    <label class="check"><input type="checkbox" name="dryRun" value="on"`)
+	h.flag("checked", c.DryRunDefault)
+	h.m(`> dry run (simulated agent)</label>
+  </form>
+`)
+}

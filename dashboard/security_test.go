@@ -177,13 +177,13 @@ func TestBrowserRefusals(t *testing.T) {
 	s := serve(t, root)
 	port := strings.TrimPrefix(s.base, "http://127.0.0.1:")
 	b := newBrowser(t, chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"))
-	b.do(chromedp.Navigate(s.base + "/"))
-	if txt := b.text("body"); !strings.Contains(txt, "carries the access token") {
+	b.Do(chromedp.Navigate(s.base + "/"))
+	if txt := b.Text("body"); !strings.Contains(txt, "carries the access token") {
 		t.Errorf("without the token: %q", txt)
 	}
 	// A name an attacker's DNS rebinds to 127.0.0.1: refused, token or not.
-	b.do(chromedp.Navigate(strings.Replace(s.srv.URL(), "127.0.0.1", "rebound.test", 1)))
-	if txt := b.text("body"); !strings.Contains(txt, "not the dashboard's") {
+	b.Do(chromedp.Navigate(strings.Replace(s.srv.URL(), "127.0.0.1", "rebound.test", 1)))
+	if txt := b.Text("body"); !strings.Contains(txt, "not the dashboard's") {
 		t.Errorf("rebound name: %q", txt)
 	}
 	// Another site's page posts a form to the dashboard, in a browser
@@ -197,14 +197,14 @@ func TestBrowserRefusals(t *testing.T) {
 			s.base, needKey)
 	}))
 	defer evil.Close()
-	b.navigateBy(chromedp.Navigate(evil.URL))
-	b.waitJS(`location.port === `+fmt.Sprintf("%q", port), 10*time.Second)
-	if txt := b.text("body"); !contains(txt, "open the URL") && !contains(txt, "another site") {
+	b.NavigateBy(chromedp.Navigate(evil.URL))
+	b.WaitJS(`location.port === `+fmt.Sprintf("%q", port), 10*time.Second)
+	if txt := b.Text("body"); !contains(txt, "open the URL") && !contains(txt, "another site") {
 		t.Errorf("the other site's POST: %q", txt)
 	}
 	// The banner it tried to acknowledge is still there.
 	b.open(s.base + "/")
-	if n := b.count(`#banners .banner`); n != 1 {
+	if n := b.Count(`#banners .banner`); n != 1 {
 		t.Errorf("%d banners after the other site's POST, want 1", n)
 	}
 }

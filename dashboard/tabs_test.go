@@ -9,18 +9,19 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	tbrowser "github.com/saga-ai/saga-lsp/internal/testkit/browser"
 )
 
 // tab opens another tab of the same browser (its cookies, its
 // connections); closing it is cancelling its context.
 func (b *browser) tab(t *testing.T) (*browser, context.CancelFunc) {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(b.ctx)
+	ctx, cancel := chromedp.NewContext(b.Ctx)
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("open a tab: %v", err)
 	}
 	t.Cleanup(cancel)
-	return &browser{t: t, ctx: ctx}, cancel
+	return &browser{&tbrowser.Browser{T: t, Ctx: ctx}}, cancel
 }
 
 // TestManyTabsLive: twelve tabs of one browser all live — a browser
@@ -49,7 +50,7 @@ func TestManyTabsLive(t *testing.T) {
 	seeAll := func() {
 		t.Helper()
 		for _, b := range tabs {
-			b.waitJS(fmt.Sprintf(`document.querySelector('#task-page').dataset.status === %q`, status), 15*time.Second)
+			b.WaitJS(fmt.Sprintf(`document.querySelector('#task-page').dataset.status === %q`, status), 15*time.Second)
 		}
 	}
 	edit("in_progress")

@@ -177,6 +177,18 @@ func (v *repoView) model(id string) readmodel.StoryState {
 	return st
 }
 
+// nextStep is a story's next step, the read model's: its epic's word on it
+// when its epic ran, else its own (readmodel.StoryState.Next).
+func (v *repoView) nextStep(s *store.Story) readmodel.NextStep {
+	switch es := v.epicStory[s.ID]; {
+	case v.st.Alive(s.ID):
+		return readmodel.StoryState{ID: s.ID, State: readmodel.EpicRunning}.Next()
+	case es != nil && es.State != "":
+		return es.Next()
+	}
+	return v.model(s.ID).Next()
+}
+
 // storyState is a story's state as shown, with a word on why.
 func (v *repoView) storyState(s *store.Story) (State, string) {
 	ss := v.st.Story(s.ID)

@@ -96,15 +96,27 @@ func lensStory(ctx context.Context, s *Server, snap *Snapshot, f *store.File, ro
 	if known && es.State == runs.StatusCompleted && st.EffectiveStatus() != store.StatusCompleted && !info.Running {
 		title = fmt.Sprintf("%d/%d tasks done · status: completed (on %s)", es.Done, es.Total, cmp.Or(es.Branch, "its branch"))
 	}
-	completed := st.EffectiveStatus() == store.StatusCompleted || (known && es.State == runs.StatusCompleted)
+	// Its next step is the read model's (what status and the dashboard
+	// offer); before an epic's state is derived, its own files say.
+	next := readmodel.EpicStory{ID: f.Owner, State: readmodel.StoryPending}
+	if known {
+		next = es
+	} else if st.EffectiveStatus() == store.StatusCompleted {
+		next.State = runs.StatusCompleted
+	}
+	step := next.Next()
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
 	switch {
-	case completed && !info.Running:
+	case step.Action == readmodel.NextReview && !info.Running:
 		// Nothing to run: its next step is the review of its work (then
 		// its PR), or `run --again` from a terminal (docs/features.md#code-lens).
 		out = append(out, lensCommand(r, "Review story", prefix+"reviewStory", args))
-		title += " · next: review its PR (or `saga-lsp run " + f.Owner + " --again`)"
+		title += " · next: " + step.Text
+	case step.Action == readmodel.NextOpenPR && !info.Running:
+		// `run` of a completed story without its PR opens it, without its agent.
+		out = append(out, lensCommand(r, "▶ Open PR", prefix+"runStory", args))
+		title += " · next: " + step.Text
 	case info.Running:
 		out = append(out, lensCommand(r, "■ Stop", prefix+"stopStory", args))
 		if info.Run != nil && info.Run.OutputFile != "" {

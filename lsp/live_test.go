@@ -378,8 +378,8 @@ func TestRunStoryLive(t *testing.T) {
 	}
 
 	// Final state: the worktree copy is completed; the lenses say so, as
-	// status does (the read model: readmodel.Evidence), with the review as
-	// the next step.
+	// status does (the read model: readmodel.Evidence), with its next step:
+	// its PR, which its worker could not open (no gh here), opened by a run.
 	for _, task := range []string{"write-tests", "implement-button"} {
 		if s := readStatus(t, f.wtTask(task)); s != "completed" {
 			t.Errorf("worktree %s: %s", task, s)
@@ -387,8 +387,8 @@ func TestRunStoryLive(t *testing.T) {
 	}
 	storyRel := ".saga/stories/" + demoStory + "/story.json"
 	got := lensTitles(codeLenses(c, storyRel))
-	if len(got) != 2 || got[0] != "Review story" ||
-		got[1] != "2/2 tasks done · status: completed (on story/"+demoStory+") · next: review its PR (or `saga-lsp run "+demoStory+" --again`)" {
+	if len(got) != 2 || got[0] != "▶ Open PR" ||
+		got[1] != "2/2 tasks done · status: completed (on story/"+demoStory+") · next: install gh and log in (`gh auth login`); then `saga-lsp run "+demoStory+"` opens it, without running the agent again" {
 		t.Errorf("story lenses after the run: %q", got)
 	}
 	if got := lensTitles(codeLenses(c, ".saga/stories/"+demoStory+"/write-tests.json")); len(got) != 1 ||

@@ -109,6 +109,10 @@ type StoryStatus struct {
 	// run saga-lsp dispatched (readmodel.StoryState.IgnoredRuns); text: --verbose.
 	IgnoredRuns []readmodel.IgnoredRun `json:"ignoredRuns,omitempty"`
 
+	// Next is its next step, the read model's (readmodel.StoryState.Next):
+	// the action every face offers and the step in words.
+	Next readmodel.NextStep `json:"next"`
+
 	// From is where the statuses were read (readmodel.StoryState.From).
 	From string `json:"-"`
 }
@@ -232,6 +236,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
 		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
+		Next: state.Next(),
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

@@ -91,6 +91,9 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	if d := st.DryRun; d != nil {
 		fmt.Fprintf(b, "dry run:  %s\n", dryText(st.ID, d))
 	}
+	if st.Next.Text != "" {
+		fmt.Fprintf(b, "next:     %s\n", esc(st.Next.Text))
+	}
 	if len(st.Protected) > 0 {
 		files := make([]string, len(st.Protected))
 		for i, p := range st.Protected {

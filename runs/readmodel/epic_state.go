@@ -40,12 +40,15 @@ type EpicStory struct {
 	PR        string   `json:"pr"`
 	// NoPR: completed without a pull request yet, why and the next step
 	// (StoryState.NoPR).
-	NoPR    *NoPRState `json:"noPR,omitempty"`
-	Cost    float64    `json:"cost"`    // USD, every headless run of the story (runs.Spent)
-	Session string     `json:"session"` // its worker's tmux session, when it runs or ran
-	Done    int        `json:"done"`    // tasks
-	Total   int        `json:"total"`
-	Merged  bool       `json:"merged"` // its PR is merged into the base (looked at with --after merged)
+	NoPR *NoPRState `json:"noPR,omitempty"`
+	// Step is its next step as the story's own (Next): what every face
+	// offers for it.
+	Step    NextStep `json:"next"`
+	Cost    float64  `json:"cost"`    // USD, every headless run of the story (runs.Spent)
+	Session string   `json:"session"` // its worker's tmux session, when it runs or ran
+	Done    int      `json:"done"`    // tasks
+	Total   int      `json:"total"`
+	Merged  bool     `json:"merged"` // its PR is merged into the base (looked at with --after merged)
 	// Why says, for a story whose last run did not complete, what stopped
 	// it and the next step.
 	Why string `json:"why,omitempty"`
@@ -250,6 +253,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	}
 	for _, id := range order {
 		es := stories[id]
+		es.Step = es.Next()
 		st.Stories = append(st.Stories, *es)
 		st.Total++
 		st.Cost += runs.Cost(es.Cost)

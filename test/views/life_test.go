@@ -5,6 +5,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,10 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/browser"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
 	"github.com/saga-ai/saga-lsp/runs/github"
 )
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // life is a repository with a bare origin, the generated workflow on
 // origin's main, the stand-in claude and gh, a dashboard and a language
@@ -26,11 +38,14 @@ type life struct {
 	gh, ghState string
 	server      *lspclient.Client
 	root        string // the server's root URI
+	// pages are the dashboard's story pages open in a real browser, each
+	// from its story's first look on: they follow the life live.
+	pages map[string]*browser.Browser
 }
 
 func newLife(t *testing.T) *life {
 	r := newRepo(t)
-	l := &life{repo: r}
+	l := &life{repo: r, pages: map[string]*browser.Browser{}}
 	base := t.TempDir()
 	testkit.BareOrigin(t, r.dir)
 	if _, err := github.Install(r.dir, github.Source{Version: "v1.4.2", GoVersion: "1.26"}, false); err != nil {
@@ -96,6 +111,7 @@ func (l *life) commitOnMain(rel, text, msg string) {
 type said struct {
 	State       string
 	Done, Total int
+	Next        string // the action offered as its next step
 }
 
 // storyStatus is `status <story>`, JSON and text.
@@ -106,13 +122,14 @@ func (l *life) storyStatus(id string) (said, string) {
 		Stories []struct {
 			State       string
 			Done, Total int
+			Next        struct{ Action string }
 		}
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil || len(out.Stories) != 1 {
 		l.t.Fatalf("status %s --format json: %v\n%s\n%s", id, err, res.Stdout, res.Stderr)
 	}
 	st := out.Stories[0]
-	return said{st.State, st.Done, st.Total}, l.saga("status", id).Stdout
+	return said{st.State, st.Done, st.Total, st.Next.Action}, l.saga("status", id).Stdout
 }
 
 var lensRunning = regexp.MustCompile(`● (running · (\d+)/(\d+) tasks done|GitHub Actions)`)
@@ -122,7 +139,7 @@ var lensLast = regexp.MustCompile(` · last run: (\w+)`)
 func (l *life) storyLens(id string) (said, string) {
 	l.t.Helper()
 	lens := l.lensOf(l.server, l.root, id)
-	var v said
+	v := said{Next: lensNext(lens)}
 	if m := lensRunning.FindStringSubmatch(lens); m != nil {
 		v.State = "running"
 		fmt.Sscan(m[2], &v.Done)
@@ -136,7 +153,7 @@ func (l *life) storyLens(id string) (said, string) {
 	fmt.Sscan(m[1], &v.Done)
 	fmt.Sscan(m[2], &v.Total)
 	switch last := lensLast.FindStringSubmatch(lens); {
-	case strings.Contains(lens, "Review story"):
+	case v.Next == "review" || v.Next == "open-pr":
 		v.State = "completed"
 	case last != nil && last[1] != "completed":
 		v.State = last[1]
@@ -202,6 +219,31 @@ func (l *life) checkFailed(rel string) bool {
 	return found
 }
 
+// inBrowser waits until the story's page, open in a real browser since the
+// story's first look and updated by the page itself (its event stream),
+// shows what status says: the state (a pending story of an epic may be
+// worded waiting, ready or held, as its epic says), the counts and the
+// next step's action.
+func (l *life) inBrowser(step, id string, want said) {
+	l.t.Helper()
+	b := l.pages[id]
+	if b == nil {
+		b = browser.New(l.t)
+		b.Do(chromedp.Navigate(l.dash)) // the token, as a cookie
+		b.Do(chromedp.Navigate(l.storyPageURL(&http.Client{Timeout: 30 * time.Second}, id)))
+		b.WaitJS("window.sagaDashboard && window.sagaDashboard.connected", 30*time.Second)
+		l.pages[id] = b
+	}
+	states := []string{want.State}
+	if want.State == "pending" {
+		states = append(states, "waiting", "ready", "held")
+	}
+	l.t.Logf("%s: %s: the page in the browser", step, id)
+	b.WaitJS(fmt.Sprintf(`(() => { const f = document.querySelector('#story-facts'), n = document.querySelector('#story-next');
+		return !!f && !!n && %s.includes(f.dataset.state) && +f.dataset.done === %d && +f.dataset.total === %d && n.dataset.action === %q; })()`,
+		mustJSON(states), want.Done, want.Total, want.Next), 30*time.Second)
+}
+
 // storyFaces compares every face's word on a story with `status`'s,
 // waiting for the open faces (dashboard, server) to settle on it.
 func (l *life) storyFaces(step, id string, from int) said {
@@ -225,6 +267,7 @@ func (l *life) storyFaces(step, id string, from int) said {
 	if dash != want {
 		t.Errorf("%s: %s: dashboard's story page %+v, status %+v", step, id, dash, want)
 	}
+	l.inBrowser(step, id, want)
 	var lens said
 	var lensText string
 	testkit.WaitUntil(30*time.Second, func() bool {
@@ -263,6 +306,7 @@ func (l *life) epicFaces(step, epic string, notifsFrom int) {
 			Stories     []struct {
 				ID, State, Base string
 				Done, Total     int
+				Next            struct{ Action string }
 			}
 		}
 	}
@@ -270,9 +314,11 @@ func (l *life) epicFaces(step, epic string, notifsFrom int) {
 		t.Fatalf("status %s --format json: %v\n%s\n%s", epic, err, res.Stdout, res.Stderr)
 	}
 	want := map[string]storyView{}
+	wantNext := map[string]string{} // compared with the lenses, which offer it
 	var completed []string
 	for _, s := range out.Epic.Stories {
-		want[s.ID] = storyView{s.State, s.Done, s.Total}
+		want[s.ID] = storyView{State: s.State, Done: s.Done, Total: s.Total}
+		wantNext[s.ID] = s.Next.Action
 		if s.State == "completed" {
 			completed = append(completed, s.ID)
 		}
@@ -304,6 +350,7 @@ func (l *life) epicFaces(step, epic string, notifsFrom int) {
 		default:
 			continue // waiting, ready, held: the epic's words alone
 		}
+		w.Next = wantNext[id]
 		var lens said
 		var lensText string
 		testkit.WaitUntil(30*time.Second, func() bool {
@@ -330,7 +377,7 @@ func (l *life) epicFaces(step, epic string, notifsFrom int) {
 			continue // a dry run's progress is its own schedule's (docs/worker.md#dry-runs)
 		}
 		for _, s := range p.Stories {
-			if got := (storyView{s.State, s.Done, s.Total}); got != want[s.ID] {
+			if got := (storyView{State: s.State, Done: s.Done, Total: s.Total}); got != want[s.ID] {
 				t.Errorf("%s: %s: saga/epicProgress %+v, status %+v", step, s.ID, got, want[s.ID])
 			}
 		}

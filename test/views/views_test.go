@@ -64,6 +64,9 @@ func (r *repo) saga(args ...string) testkit.Result {
 type storyView struct {
 	State       string
 	Done, Total int
+	// Next is the action offered as its next step (readmodel.NextStep),
+	// where the face says it: status (JSON), the story page, the lens.
+	Next string
 }
 
 // fromStatus is `status <epic> --format json`.
@@ -84,7 +87,7 @@ func (r *repo) fromStatus(epic string) map[string]storyView {
 	}
 	m := map[string]storyView{}
 	for _, s := range out.Epic.Stories {
-		m[s.ID] = storyView{s.State, s.Done, s.Total}
+		m[s.ID] = storyView{State: s.State, Done: s.Done, Total: s.Total}
 	}
 	return m
 }
@@ -145,7 +148,7 @@ func (r *repo) fromDashboard(epic string) map[string]storyView {
 	}
 	out := map[string]storyView{}
 	for _, n := range graph.Nodes {
-		out[n.ID] = storyView{n.State, n.Done, n.Total}
+		out[n.ID] = storyView{State: n.State, Done: n.Done, Total: n.Total}
 	}
 	return out
 }
@@ -296,28 +299,48 @@ func (r *repo) fromStatusStory(id string) storyView {
 		Stories []struct {
 			State       string
 			Done, Total int
+			Next        struct{ Action string }
 		}
 	}
 	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil || len(out.Stories) != 1 {
 		r.t.Fatalf("status %s --format json: %v\n%s\n%s", id, err, res.Stdout, res.Stderr)
 	}
 	st := out.Stories[0]
-	return storyView{st.State, st.Done, st.Total}
+	return storyView{State: st.State, Done: st.Done, Total: st.Total, Next: st.Next.Action}
+}
+
+var storyNext = regexp.MustCompile(`id="story-next" data-action="([^"]*)"`)
+
+// lensNext is the action a story's lenses offer as its next step.
+func lensNext(lens string) string {
+	for title, action := range map[string]string{"■ Stop": "stop", "Review story": "review", "▶ Open PR": "open-pr", "▶ Run story": "run"} {
+		if strings.Contains(lens, `"title":"`+title+`"`) {
+			return action
+		}
+	}
+	return ""
 }
 
 var storyFacts = regexp.MustCompile(`id="story-facts" data-state="([^"]*)" data-done="(\d+)" data-total="(\d+)"`)
 
-// fromDashboardStory is the dashboard's story page.
-func (r *repo) fromDashboardStory(id string) storyView {
+// storyPageURL is the URL of the dashboard's story page (the token is the
+// cookie of a visit to r.dash).
+func (r *repo) storyPageURL(client *http.Client, id string) string {
 	r.t.Helper()
-	client := &http.Client{Timeout: 30 * time.Second}
 	home := r.get(client, r.dash)
 	m := epicLink.FindStringSubmatch(home)
 	if m == nil {
 		r.t.Fatalf("no epic link on the dashboard's home page")
 	}
 	base := strings.SplitN(r.dash, "/?", 2)[0]
-	page := r.get(client, base+strings.TrimSuffix(html.UnescapeString(m[1]), "epic/")+"story/"+id)
+	return base + strings.TrimSuffix(html.UnescapeString(m[1]), "epic/") + "story/" + id
+}
+
+// fromDashboardStory is the dashboard's story page.
+func (r *repo) fromDashboardStory(id string) storyView {
+	r.t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	page := r.get(client, r.storyPageURL(client, id))
 	f := storyFacts.FindStringSubmatch(page)
 	if f == nil {
 		r.t.Fatalf("no facts on the story page of %s", id)
@@ -325,6 +348,9 @@ func (r *repo) fromDashboardStory(id string) storyView {
 	v := storyView{State: f[1]}
 	fmt.Sscan(f[2], &v.Done)
 	fmt.Sscan(f[3], &v.Total)
+	if n := storyNext.FindStringSubmatch(page); n != nil {
+		v.Next = n[1]
+	}
 	return v
 }
 

@@ -1,0 +1,62 @@
+package readmodel
+
+import (
+	"cmp"
+
+	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
+)
+
+// The actions a face offers as a story's next step (StoryState.Next): the
+// lens's command, the dashboard's button, `status`'s "next:" line.
+const (
+	NextRun    = "run"     // start it, or continue its last attempt
+	NextStop   = "stop"    // it runs: follow it, or stop it
+	NextReview = "review"  // completed: review its work and its PR
+	NextOpenPR = "open-pr" // completed without a PR yet: `run` opens it, without its agent
+)
+
+// NextStep is a story's next step: the action every face offers for it, and
+// the step in words.
+type NextStep struct {
+	Action string `json:"action"`
+	Text   string `json:"text"`
+}
+
+// Next is the story's next step, from its state alone: the one derivation
+// every face renders (docs/architecture.md#one-read-model-of-a-run). A
+// completed story is never offered a run — its next step is its review
+// (then its PR), or `run --again` from a terminal.
+func (s StoryState) Next() NextStep {
+	run := "`saga-lsp run " + s.ID + "`"
+	switch s.State {
+	case EpicRunning:
+		return NextStep{NextStop, "follow it (`saga-lsp follow " + s.ID + "`) or stop it (`saga-lsp stop " + s.ID + "`)"}
+	case runs.StatusCompleted:
+		again := " (or `saga-lsp run " + s.ID + " --again`)"
+		switch {
+		case s.NoPR != nil:
+			return NextStep{NextOpenPR, s.NoPR.Next}
+		case s.PR != "":
+			return NextStep{NextReview, "review its PR " + s.PR + again}
+		}
+		return NextStep{NextReview, "review its work on " + cmp.Or(s.Branch, runs.StoryBranch(s.ID)) + again}
+	case runs.StatusBlocked:
+		return NextStep{NextRun, "resolve the blocker in " + store.JournalFileRel(s.ID) + ", then " + run}
+	case StoryPending:
+		return NextStep{NextRun, "run it: " + run}
+	}
+	// failed, timeout, stopped: the attempt goes on from its branch.
+	return NextStep{NextRun, run + " continues its attempt"}
+}
+
+// Next is an epic's story's next step, as the story's own: waiting, ready
+// or held for its epic, it is pending to itself.
+func (es EpicStory) Next() NextStep {
+	state := es.State
+	switch state {
+	case EpicWaiting, EpicReady, EpicHeld:
+		state = StoryPending
+	}
+	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch}.Next()
+}
