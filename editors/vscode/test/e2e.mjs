@@ -13,7 +13,8 @@
 //   3. story.json shows the server's "▶ Run story" code lens;
 //   4. clicking it starts a run (the stand-in claude) that completes, and the view follows:
 //      the story becomes 2/2 · completed with a pass icon, the status bar and
-//      the worker's output channel show it.
+//      the worker's output channel show it, and its lens offers its next
+//      step as status does — never a run of a completed story.
 //   5. palette commands against the server: Show plan (a read-only plan
 //      document), Doctor (saga-lsp doctor's report in an output channel),
 //      New task (input boxes; the file is created and listed).
@@ -327,8 +328,11 @@ async function main() {
       return ok ? text : false;
     });
     log(`  notifications: ${seen.split('\n').filter((l) => l.includes('saga/')).length} logged`);
-    // The lens of the open story.json follows the run too.
-    await waitForLens('worktree: 2/2 · last run: completed');
+    // The lens of the open story.json follows the run too: completed, as
+    // status says, with its next step (its review, or its PR opened) and
+    // no run offered (`run` would refuse a completed story).
+    const lensTexts = await waitForLens(`2/2 tasks done · status: completed (on story/${STORY}) · next: `);
+    if (lensTexts.some((t) => t.includes('Run story'))) throw new Error(`a completed story is offered a run: ${lensTexts.join(' | ')}`);
     await shot('04-run-completed');
   });
 
@@ -682,7 +686,7 @@ function extensionLog() {
 
 /** Waits for a code lens of the open file (they are only asked for after an interaction with the editor). */
 async function waitForLens(text) {
-  await until(`the ${text} code lens`, 45_000, async () => {
+  return until(`the ${text} code lens`, 45_000, async () => {
     await page.locator('.editor-instance .monaco-editor .view-line', { hasText: '"title"' }).first().click().catch(() => {});
     const texts = await page.locator('.editor-instance .codelens-decoration').allTextContents().catch(() => []);
     if (texts.length) log(`  lenses: ${texts.join(' | ')}`);
