@@ -159,10 +159,11 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 		st.Backend, st.DryRun = last.Backend, last.DryRun
 		q.Discover = q.Discover || last.Backend == BackendGitHub
+		last, alive := settled(last)
 		switch {
 		case last.Ended:
 			st.State, st.ExitCode = last.State, last.ExitCode
-		case last.Alive():
+		case alive:
 			st.State = EpicRunning
 		default:
 			st.State = "died"

@@ -140,10 +140,30 @@ func (ev *Evidence) HasBranch(story string) bool {
 	return ev.refs["refs/heads/"+runs.StoryBranch(story)]
 }
 
+// settled is a run with its liveness, as of one look: read unended while
+// its process is gone, its events are read again — a worker writes its end
+// before it exits, so an end that landed between the first read and the
+// look counts (under load an epic runner saw a story that had just
+// completed as dead, and held its dependents for a step).
+func settled(r *runs.Run) (run *runs.Run, alive bool) {
+	if r == nil || r.Ended {
+		return r, false
+	}
+	if r.Alive() {
+		return r, true
+	}
+	if again := runs.ReadRun(r.EventsFile); again != nil {
+		return again, false
+	}
+	return r, false
+}
+
 // Story derives the story's state.
 func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) StoryState {
 	st := StoryState{ID: id, State: StoryPending}
 	last, lastDry := ev.LastRuns(id)
+	last, alive := settled(last)
+	lastDry, dryAlive := settled(lastDry)
 	rec, haveRec := runs.ReadRecord(ev.Root, id)
 
 	ev.readTasks(ctx, ws, &st)
@@ -161,7 +181,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if st.Branch == "" && (ev.refs["refs/heads/"+runs.StoryBranch(id)] || ev.refs["refs/remotes/origin/"+runs.StoryBranch(id)]) {
 		st.Branch = runs.StoryBranch(id)
 	}
-	st.Dry = ev.dry(id, lastDry)
+	st.Dry = ev.dry(id, lastDry, dryAlive)
 	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
 		ev.fromActions(ctx, &st, ar, last)
 		return st
@@ -169,12 +189,11 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 
 	// The lock is shared by a story's real and dry workers: a live dry run
 	// is the dry attempt's, not the story's.
-	dryLive := lastDry != nil && !lastDry.Ended && lastDry.Alive()
-	if pid, held, err := runs.WorkerLock(ev.Root, id, false); err == nil && held && pid > 0 && !dryLive {
+	if pid, held, err := runs.WorkerLock(ev.Root, id, false); err == nil && held && pid > 0 && !dryAlive {
 		st.State = EpicRunning
 		return st
 	}
-	if last != nil && !last.Ended && last.Alive() {
+	if alive {
 		st.State = EpicRunning
 		return st
 	}
@@ -342,7 +361,7 @@ func branchTasks(ctx context.Context, root, ref, story string, p *store.Parser) 
 
 // dry is what the story's dry run left: its last dry run, its dry record,
 // its dry branch and worktree.
-func (ev *Evidence) dry(id string, last *runs.Run) *DryState {
+func (ev *Evidence) dry(id string, last *runs.Run, alive bool) *DryState {
 	d := &DryState{}
 	wt := store.DryWorktreeDir(ev.Root, id)
 	if _, err := os.Lstat(wt); err == nil {
@@ -356,7 +375,7 @@ func (ev *Evidence) dry(id string, last *runs.Run) *DryState {
 		d.Done, d.Total = max(last.Done, 0), last.Total
 	}
 	switch {
-	case last != nil && !last.Ended && last.Alive():
+	case alive:
 		d.State, d.Session = EpicRunning, last.Session
 	case last != nil && last.Ended:
 		d.State, d.Session = last.State, last.Session
