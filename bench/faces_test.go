@@ -568,10 +568,12 @@ func (d *dashFace) request(i int) (time.Time, time.Time, error) {
 //   - twice: `saga-lsp worker s` with the stand-in claude crashing (both
 //     faces show the failed run), then `reset s --yes` timed until the lens
 //     on s's story.json says neither "last run: failed" nor "● running"
-//     and s's page says pending; the worker again, to completion, story/s merged into main,
+//     and s's page says pending; the worker again, to completion (the lens
+//     says "status: completed (on story/s)"), story/s merged into main,
 //     and `clean --yes` (which then removes the worktree, the branch and the
-//     run files) timed until the lens says neither "last run: completed"
-//     nor "● running" and the page shows s from the main copy, completed;
+//     run files) timed until the lens's next step says its work is in the
+//     checkout (no branch left to review) and the page shows s from the
+//     main copy, completed;
 //   - `git checkout` of branch other and back to main, 500 task files
 //     changed each way, timed until the server published the new
 //     diagnostics of all 500 (findings on other, none on main) and the home
@@ -621,11 +623,11 @@ func BenchmarkFacesFollow(b *testing.B) {
 			both(b, "reset", l, d, l.lens(gone("last run: failed")), d.storyPage(state("pending")),
 				run(env, 0, "reset", "s", "--yes"), &resetL, &resetD)
 
-			both(b, "the completed run", l, d, l.lens(contains("last run: completed", true)), d.storyPage(func(st, page string) bool {
+			both(b, "the completed run", l, d, l.lens(contains("status: completed (on story/s)", true)), d.storyPage(func(st, page string) bool {
 				return st == "completed" && strings.Contains(page, "(the worktree")
 			}), run(env, 0, "worker", "s"), nil, nil)
 			git(b, root, env, "merge", "-q", "--ff-only", "story/s")
-			both(b, "clean", l, d, l.lens(gone("last run: completed")), d.storyPage(func(st, page string) bool {
+			both(b, "clean", l, d, l.lens(contains("its work is in the checkout", true)), d.storyPage(func(st, page string) bool {
 				return st == "completed" && !strings.Contains(page, "(the worktree") && !strings.Contains(page, "worktree <code>")
 			}), run(env, 0, "clean", "--yes"), &cleanL, &cleanD)
 			// Back to the start: main as before the merge, and the run record

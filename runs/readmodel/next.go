@@ -1,8 +1,6 @@
 package readmodel
 
 import (
-	"cmp"
-
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -40,7 +38,12 @@ func (s StoryState) Next() NextStep {
 		case s.PR != "":
 			return NextStep{NextReview, "review its PR " + s.PR + again}
 		}
-		return NextStep{NextReview, "review its work on " + cmp.Or(s.Branch, runs.StoryBranch(s.ID)) + again}
+		if s.Branch != "" {
+			return NextStep{NextReview, "review its work on " + s.Branch + again}
+		}
+		// No branch, no PR: its tasks are completed in the checkout itself
+		// (merged, its branch cleaned away).
+		return NextStep{NextReview, "nothing to run: its work is in the checkout" + again}
 	case runs.StatusBlocked:
 		return NextStep{NextRun, "resolve the blocker in " + store.JournalFileRel(s.ID) + ", then " + run}
 	case StoryPending:

@@ -117,8 +117,9 @@ type Evidence struct {
 	Actions  Actions
 	Discover bool
 
-	runs map[string][]runs.RunFile // story → its runs, oldest first
-	refs map[string]bool           // full ref names of story and dry branches, local and origin's
+	runs     map[string][]runs.RunFile // story → its runs, oldest first
+	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
+	refsRead bool                      // the refs were listed (a failed listing names no branch gone)
 }
 
 // NewEvidence lists the runs of sessionDir and the story branches of the
@@ -128,6 +129,7 @@ func NewEvidence(ctx context.Context, root, sessionDir string, p *store.Parser) 
 	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname)",
 		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
 	if err == nil {
+		ev.refsRead = true
 		for _, r := range strings.Fields(out) {
 			ev.refs[r] = true
 		}
@@ -180,6 +182,12 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	st.PR, st.Branch = first(st.PR, pr), first(st.Branch, branch)
 	if st.Branch == "" && (ev.refs["refs/heads/"+runs.StoryBranch(id)] || ev.refs["refs/remotes/origin/"+runs.StoryBranch(id)]) {
 		st.Branch = runs.StoryBranch(id)
+	}
+	// Its branch is named while it is there, locally or on origin as last
+	// fetched: the run record outlives a branch `clean` deleted, and status
+	// and the next step named the deleted branch.
+	if st.Branch == runs.StoryBranch(id) && ev.refsRead && !ev.refs["refs/heads/"+st.Branch] && !ev.refs["refs/remotes/origin/"+st.Branch] {
+		st.Branch = ""
 	}
 	st.Dry = ev.dry(id, lastDry, dryAlive)
 	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
