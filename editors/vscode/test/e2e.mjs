@@ -441,11 +441,17 @@ async function main() {
     // A click on a node opens that story's story.json.
     const frame = await graphFrame('shop');
     await frame.locator('#graph g.node[data-item="shop--b"]').click();
+    // Open beside the graph, in view: the focus may stay in the graph's
+    // webview (its click's own focus lands after the editor's under load),
+    // so the editor showing it is looked for in any group, then clicked
+    // into, as a user would, for the next step's command.
     await until('shop--b/story.json open', 15_000, async () => {
-      if (!(await page.title()).startsWith('story.json')) return false;
-      const text = await page.locator('.editor-group-container.active .editor-instance .view-lines').first().innerText().catch(() => '');
-      return text.replace(/\u00a0/g, ' ').includes('"shop--b"');
+      const tabs = await page.locator('.tabs-container .tab.active').allInnerTexts().catch(() => []);
+      if (!tabs.some((t) => t.includes('story.json'))) return false;
+      const texts = await page.locator('.editor-instance .view-lines').allInnerTexts().catch(() => []);
+      return texts.some((t) => t.replace(/\u00a0/g, ' ').includes('"shop--b"'));
     });
+    await page.locator('.editor-instance .view-lines', { hasText: 'shop--b' }).first().click();
     log('  clicked shop--b in the graph: its story.json is open');
   });
 
