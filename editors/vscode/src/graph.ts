@@ -186,6 +186,7 @@ class GraphPanel {
     const column = this.panel.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
     try {
       await vscode.window.showTextDocument(vscode.Uri.file(file), { viewColumn: column, preview: true });
+      this.log.info(`graph of ${this.id}: opened ${item}`);
     } catch (e) {
       void vscode.window.showErrorMessage(`SAGA: cannot open ${file}: ${e instanceof Error ? e.message : String(e)}`);
     }

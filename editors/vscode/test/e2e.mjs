@@ -445,9 +445,10 @@ async function main() {
     // webview (its click's own focus lands after the editor's under load),
     // so the editor showing it is looked for in any group, then clicked
     // into, as a user would, for the next step's command.
-    await until('shop--b/story.json open', 15_000, async () => {
-      const tabs = await page.locator('.tabs-container .tab.active').allInnerTexts().catch(() => []);
-      if (!tabs.some((t) => t.includes('story.json'))) return false;
+    // The extension says when the editor is shown (a loaded code-server
+    // took over 15 s to show it in CI); then it is in view.
+    await until('the extension to open shop--b from the graph', 45_000, async () => extensionLog().includes('graph of shop: opened shop--b'));
+    await until('shop--b/story.json in view', 15_000, async () => {
       const texts = await page.locator('.editor-instance .view-lines').allInnerTexts().catch(() => []);
       return texts.some((t) => t.replace(/\u00a0/g, ' ').includes('"shop--b"'));
     });
