@@ -114,22 +114,10 @@ type said struct {
 	Next        string // the action offered as its next step
 }
 
-// storyStatus is `status <story>`, JSON and text.
+// storyStatus is `status <story>`, JSON (fromStatusStory) and text.
 func (l *life) storyStatus(id string) (said, string) {
 	l.t.Helper()
-	res := l.saga("status", id, "--format", "json")
-	var out struct {
-		Stories []struct {
-			State       string
-			Done, Total int
-			Next        struct{ Action string }
-		}
-	}
-	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil || len(out.Stories) != 1 {
-		l.t.Fatalf("status %s --format json: %v\n%s\n%s", id, err, res.Stdout, res.Stderr)
-	}
-	st := out.Stories[0]
-	return said{st.State, st.Done, st.Total, st.Next.Action}, l.saga("status", id).Stdout
+	return said(l.fromStatusStory(id)), l.saga("status", id).Stdout
 }
 
 var lensRunning = regexp.MustCompile(`● (running · (\d+)/(\d+) tasks done|GitHub Actions)`)
