@@ -17,6 +17,8 @@ const (
 	// DefaultMaxCheckFailures is how many runs in a row may refuse a task's
 	// completion (its check failed) before the story ends failed.
 	DefaultMaxCheckFailures = 3
+	// DefaultMaxReviewRounds bounds a story's review rounds (docs/review.md#rounds).
+	DefaultMaxReviewRounds = 3
 )
 
 // WorkerFlags are the worker's options as `saga-lsp worker` takes them on
@@ -43,6 +45,11 @@ type WorkerFlags struct {
 	// MaxCheckFailures ends the story failed once a task's completion was
 	// refused by its checks in that many headless runs in a row.
 	MaxCheckFailures int `json:"maxCheckFailures,omitempty"` // --max-check-failures
+	// Review runs a review round (docs/review.md): the PR's review becomes
+	// review tasks and the story resumes on its branch and PR.
+	Review bool `json:"review,omitempty"` // --review
+	// MaxReviewRounds: past it the story needs its person.
+	MaxReviewRounds int `json:"maxReviewRounds,omitempty"` // --max-review-rounds
 }
 
 // Register defines the flags on fs. prefix starts each usage text (e.g.
@@ -59,6 +66,8 @@ func (f *WorkerFlags) Register(fs *flag.FlagSet, prefix string) {
 	fs.BoolVar(&f.AllowUnconfinedChecks, "allow-unconfined-checks", false, prefix+"run the tasks' checks unconfined where bubblewrap cannot confine them")
 	fs.Float64Var(&f.MaxCost, "max-cost", 0, prefix+"stop starting headless runs once they cost `USD` in all")
 	fs.IntVar(&f.MaxCheckFailures, "max-check-failures", 0, prefix+"end the story failed once a task's checks refused its completion in `N` runs in a row (default "+strconv.Itoa(DefaultMaxCheckFailures)+")")
+	fs.BoolVar(&f.Review, "review", false, prefix+"address the review of the story's PR: its threads become review tasks and the story resumes on its branch and PR (docs/review.md)")
+	fs.IntVar(&f.MaxReviewRounds, "max-review-rounds", 0, prefix+"past `N` review rounds the story needs you (default "+strconv.Itoa(DefaultMaxReviewRounds)+")")
 }
 
 // Validate reports the first flag out of range, as a usage message.
@@ -72,6 +81,10 @@ func (f WorkerFlags) Validate() error {
 		return fmt.Errorf("--max-cost must be ≥ 0, got %g", f.MaxCost)
 	case f.MaxCheckFailures < 0:
 		return fmt.Errorf("--max-check-failures must be ≥ 1, got %d", f.MaxCheckFailures)
+	case f.MaxReviewRounds < 0:
+		return fmt.Errorf("--max-review-rounds must be ≥ 1, got %d", f.MaxReviewRounds)
+	case f.Review && f.DryRun:
+		return fmt.Errorf("--review addresses a PR's review and a dry run has no PR: leave out --dry-run")
 	}
 	for _, kv := range [][2]string{{"model", f.Model}, {"permission-mode", f.PermissionMode}, {"base", f.Base}} {
 		if strings.HasPrefix(kv[1], "-") || strings.ContainsFunc(kv[1], func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' }) {
@@ -103,10 +116,13 @@ func (f WorkerFlags) Args() []string {
 	if f.MaxCheckFailures > 0 {
 		args = append(args, "--max-check-failures", strconv.Itoa(f.MaxCheckFailures))
 	}
+	if f.MaxReviewRounds > 0 {
+		args = append(args, "--max-review-rounds", strconv.Itoa(f.MaxReviewRounds))
+	}
 	for _, b := range []struct {
 		on   bool
 		name string
-	}{{f.KeepTasks, "keep-tasks"}, {f.DryRun, "dry-run"}, {f.AllowUnsandboxedBash, "allow-unsandboxed-bash"}, {f.AllowUnconfinedChecks, "allow-unconfined-checks"}} {
+	}{{f.KeepTasks, "keep-tasks"}, {f.DryRun, "dry-run"}, {f.AllowUnsandboxedBash, "allow-unsandboxed-bash"}, {f.AllowUnconfinedChecks, "allow-unconfined-checks"}, {f.Review, "review"}} {
 		if b.on {
 			args = append(args, "--"+b.name)
 		}
@@ -130,6 +146,9 @@ func (f WorkerFlags) WithDefaults() WorkerFlags {
 	}
 	if f.MaxCheckFailures <= 0 {
 		f.MaxCheckFailures = DefaultMaxCheckFailures
+	}
+	if f.MaxReviewRounds <= 0 {
+		f.MaxReviewRounds = DefaultMaxReviewRounds
 	}
 	return f
 }

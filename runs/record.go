@@ -61,6 +61,45 @@ type Record struct {
 	// Why says, for a run that did not complete, what stopped it and the
 	// next step (its worker.end message).
 	Why string `json:"why,omitempty"`
+	// Review is the story's review loop as its last round left it
+	// (docs/review.md): carried from record to record, as Spent is.
+	Review *ReviewRecord `json:"review,omitempty"`
+}
+
+// ReviewRecord is what saga-lsp knows of a story's review loop, written by
+// whoever read the review (a round, a watcher): the faces show it from here
+// and never ask GitHub themselves.
+type ReviewRecord struct {
+	// Rounds is how many review rounds ran (one that found nothing new to
+	// address is not a round).
+	Rounds int `json:"rounds,omitempty"`
+	// Tasks are the review tasks saga-lsp wrote, by id, in every round; Commit
+	// is the commit on the story branch holding their latest versions as
+	// saga-lsp wrote them (the definitions rule restores them from it).
+	Tasks  []string `json:"tasks,omitempty"`
+	Commit string   `json:"commit,omitempty"`
+	// Requests is what the last read of the review counted and left to
+	// address: open requests whose task is not completed; ChangesRequested
+	// of them are writers' reviews in state "changes requested".
+	Requests         int `json:"requests,omitempty"`
+	ChangesRequested int `json:"changesRequested,omitempty"`
+	// Ignored counts what the last read did not count.
+	Ignored ReviewIgnored `json:"ignored,omitzero"`
+	// Replied are the replies posted, one per task revision
+	// ("<task>@<updatedAt>"): never two for one.
+	Replied []string `json:"replied,omitempty"`
+	// NeedsYou, when set, says why the loop stopped for its person (past
+	// --max-review-rounds, or a round without progress); said once, in
+	// every face, until a person acts (a new review, run --review).
+	NeedsYou string    `json:"needsYou,omitempty"`
+	ReadAt   time.Time `json:"readAt,omitzero"`
+}
+
+// ReviewIgnored counts the comments and reviews a read did not count.
+type ReviewIgnored struct {
+	Bots       int `json:"bots,omitempty"`
+	NonWriters int `json:"nonWriters,omitempty"`
+	Hidden     int `json:"hidden,omitempty"`
 }
 
 // Spent is what every headless run of a story has cost (USD): the total

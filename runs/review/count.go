@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/runs"
 )
 
 // ReplyMarker starts the hidden line of every reply saga-lsp posts: a
@@ -109,13 +111,6 @@ func (r Request) Checks() []string {
 	return out
 }
 
-// Ignored counts what a round read and did not count, for `status`.
-type Ignored struct {
-	Bots       int // comments and reviews by bots
-	NonWriters int // by authors who cannot write to the repository (or deleted accounts)
-	Hidden     int // minimized comments
-}
-
 // Round is what one read of a PR's review asks of the story.
 type Round struct {
 	Requests []Request // every counted request, oldest first
@@ -123,7 +118,7 @@ type Round struct {
 	// task whose key is not there (its comments deleted or minimized, its
 	// thread resolved, its review dismissed) is cancelled if not yet done.
 	Open    map[string]bool
-	Ignored Ignored
+	Ignored runs.ReviewIgnored
 }
 
 // Count decides, comment by comment, what of pr counts: a comment counts

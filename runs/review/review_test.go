@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/testdata/standin/gh/ghschema"
@@ -150,7 +151,7 @@ func lifeSeed() map[string]any {
 func TestWritersThreadsBecomeTasks(t *testing.T) {
 	f := newFixture(t, lifeSeed())
 	rd, ch := f.round()
-	if rd.Ignored != (review.Ignored{Bots: 1, NonWriters: 2, Hidden: 1}) {
+	if rd.Ignored != (runs.ReviewIgnored{Bots: 1, NonWriters: 2, Hidden: 1}) {
 		t.Errorf("ignored: %+v, want 1 bot, 2 non-writers (bob's reply, dave), 1 minimized", rd.Ignored)
 	}
 	if len(ch.Created) != 3 || ch.Left != 0 {
