@@ -254,3 +254,18 @@ func readRecord(root, story string, dry bool) (r Record, ok bool) {
 	}
 	return r, true
 }
+
+// UpdateReview changes the review part of the story's last real run's
+// record (a watcher's read, a round's end); without a record there is no
+// run, and nothing is written.
+func UpdateReview(root, story string, change func(*ReviewRecord)) error {
+	rec, ok := ReadRecord(root, story)
+	if !ok {
+		return nil
+	}
+	if rec.Review == nil {
+		rec.Review = &ReviewRecord{}
+	}
+	change(rec.Review)
+	return WriteRecord(root, rec)
+}
