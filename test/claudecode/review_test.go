@@ -191,3 +191,56 @@ func readRecord(t *testing.T, root string) (runs.Record, bool) {
 	t.Helper()
 	return runs.ReadRecord(root, "calc")
 }
+
+// A request that needs a protected test changed ends the round blocked,
+// the file named, its PR a draft; past --max-review-rounds the story needs
+// its person, once, and no agent runs.
+func TestReviewRoundBlockedWithRealClaudeCode(t *testing.T) {
+	rr := newReviewRepo(t)
+	rr.changeT = "PRRT_test"
+	rr.change = review.TaskID(rr.changeT)
+	// The agent does what the thread asks: it edits the protected test.
+	desc := "Make the calculator work.\nFAKEAPI bash " + shellQuote("if test -f .saga/stories/calc/"+rr.change+".json; then printf '\\n// expect 6\\n' >> calc_test.go; fi")
+	testkit.WriteFiles(t, rr.root, map[string]string{
+		".saga/stories/calc/story.json": `{"id": "calc", "title": "Calculator", "description": ` + jsonc.Quote(desc) + "}\n",
+		"calc_test.go":                  "package calc\n",
+	})
+	testkit.Git(t, rr.root, "add", "-A")
+	testkit.Git(t, rr.root, "commit", "-q", "-m", "a test")
+	testkit.Git(t, rr.root, "push", "-q", "origin", "main")
+	rr.worker(runs.ExitCompleted)
+	rr.seedReview()
+	st := rr.state()
+	pr := st["prs"].([]any)[0].(map[string]any)
+	pr["reviewThreads"] = []any{map[string]any{"id": rr.changeT, "path": "calc_test.go", "line": 1, "comments": []any{
+		map[string]any{"id": "PRRC_t1", "author": "alice", "body": "Expect 6 in the test.", "updatedAt": "2026-11-28T10:00:00Z"},
+	}}}
+	data, _ := json.Marshal(st)
+	os.WriteFile(rr.ghState, data, 0o644)
+
+	out := rr.worker(runs.ExitBlocked, "--review")
+	if !strings.Contains(out, "protected files changed: calc_test.go") {
+		t.Errorf("the blocked round does not name the file:\n%s", out)
+	}
+	if rec, _ := readRecord(t, rr.root); rec.Status != runs.StatusBlocked || rec.Review == nil || rec.Review.Rounds != 1 {
+		t.Errorf("record: %+v", rec)
+	}
+
+	// The writer edits her comment: a new revision, but the one round
+	// allowed ran.
+	pr["reviewThreads"].([]any)[0].(map[string]any)["comments"].([]any)[0].(map[string]any)["updatedAt"] = "2026-11-28T11:00:00Z"
+	data, _ = json.Marshal(st)
+	os.WriteFile(rr.ghState, data, 0o644)
+	tip := testkit.Git(t, rr.root, "rev-parse", "story/calc")
+	out = rr.worker(runs.ExitLimit, "--review", "--max-review-rounds", "1")
+	if !strings.Contains(out, "needs you") || strings.Contains(out, "claude-offline (pid") {
+		t.Errorf("past --max-review-rounds: not said, or an agent ran:\n%s", out)
+	}
+	rec, _ := readRecord(t, rr.root)
+	if rec.Review == nil || !strings.Contains(rec.Review.NeedsYou, "--max-review-rounds 1") || rec.Status != runs.StatusBlocked {
+		t.Errorf("record past the rounds: %+v %+v", rec, rec.Review)
+	}
+	if now := testkit.Git(t, rr.root, "rev-parse", "story/calc"); now != tip {
+		t.Errorf("a refused round moved the branch")
+	}
+}
