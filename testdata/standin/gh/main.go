@@ -79,6 +79,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/testdata/standin/gh/ghrest"
 )
 
 func main() {
@@ -143,6 +145,9 @@ func logInvocation(path string, args []string, cwd string, code int) {
 }
 
 type gh struct {
+	// op is the REST operation being answered (reply.go), its answer
+	// checked against GitHub's description before it is printed.
+	op             *ghrest.Operation
 	getenv         func(string) string
 	cwd            string
 	stdin          io.Reader

@@ -87,8 +87,8 @@ func TestChecks(t *testing.T) {
 	}
 	for answer, ok := range map[string]bool{
 		`{"permission":"write","role_name":"write","user":{"login":"alice","type":"User","site_admin":false}}`: true,
-		`{"permission":"write","level":"write"}`: false, // not in the description
-		`{"permission":3}`:                       false, // type
+		`{"permission":"write","level":"write"}`:                            false, // not in the description
+		`{"permission":3}`:                                                  false, // type
 		`{"permission":"write","user":{"login":"alice","site_admin":"no"}}`: false, // nested type
 	} {
 		if err := perm.CheckAnswer(200, []byte(answer)); (err == nil) != ok {
