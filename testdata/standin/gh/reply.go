@@ -32,7 +32,8 @@ import (
 //
 // Rate limits: while the state file's "rateLimited" is above 0, each `gh
 // api` call counts it down and is refused as GitHub refuses it (GraphQL:
-// type RATE_LIMITED; REST: HTTP 403), exit 1.
+// type RATE_LIMITED; REST: HTTP 403), exit 1 — after the first
+// "rateLimitAfter" calls, which pass (counted down too).
 
 // rateLimitUser is the user id GitHub's rate-limit message names.
 const rateLimitUser = 1000
@@ -47,6 +48,10 @@ func (g *gh) rateLimited(graphql bool) error {
 	if err := g.withState(func(st *state) (bool, error) {
 		if st.RateLimited <= 0 {
 			return false, nil
+		}
+		if st.RateLimitAfter > 0 {
+			st.RateLimitAfter--
+			return true, nil
 		}
 		st.RateLimited--
 		hit = true

@@ -309,9 +309,10 @@ type state struct {
 	// Collaborators: login → role (admin, maintain, write, triage, read),
 	// what the collaborator-permission endpoint answers (review.go).
 	Collaborators map[string]string `json:"collaborators,omitempty"`
-	// RateLimited: the next n `gh api` calls are refused for GitHub's rate
-	// limit (reply.go).
-	RateLimited int `json:"rateLimited,omitempty"`
+	// RateLimited: after RateLimitAfter calls, the next n `gh api` calls
+	// are refused for GitHub's rate limit (reply.go).
+	RateLimited    int `json:"rateLimited,omitempty"`
+	RateLimitAfter int `json:"rateLimitAfter,omitempty"` // calls that pass first
 	// Seq numbers the comments the stand-in makes (reply.go).
 	Seq int `json:"seq,omitempty"`
 }
