@@ -41,3 +41,24 @@ const prQuery = `query SagaReview($owner: String!, $name: String!, $number: Int!
     }
   }
 }`
+
+// The replies (docs/review.md#what-goes-out-the-replies): a reply on a
+// review thread, a thread resolved, a comment on the PR itself. Each asks
+// back only what saga-lsp logs.
+const (
+	replyMutation = `mutation SagaReply($thread: ID!, $body: String!) {
+  addPullRequestReviewThreadReply(input: {pullRequestReviewThreadId: $thread, body: $body}) {
+    comment { id url }
+  }
+}`
+	resolveMutation = `mutation SagaResolve($thread: ID!) {
+  resolveReviewThread(input: {threadId: $thread}) {
+    thread { id isResolved }
+  }
+}`
+	commentMutation = `mutation SagaComment($subject: ID!, $body: String!) {
+  addComment(input: {subjectId: $subject, body: $body}) {
+    commentEdge { node { id url } }
+  }
+}`
+)

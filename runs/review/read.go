@@ -44,6 +44,8 @@ type Thread struct {
 	Path     string
 	Line     int
 	Comments []Comment
+	// More: the thread has more comments than its first 100, read.
+	More bool
 }
 
 // Review is a submitted review (its body; its line comments are threads).
@@ -199,7 +201,7 @@ func decodePR(out []byte) (*PR, error) {
 	page("reviews", p.Reviews.PageInfo)
 	page("comments", p.Comments.PageInfo)
 	for _, t := range p.ReviewThreads.Nodes {
-		th := Thread{ID: t.ID, Resolved: t.IsResolved, Outdated: t.IsOutdated, Path: t.Path}
+		th := Thread{ID: t.ID, Resolved: t.IsResolved, Outdated: t.IsOutdated, Path: t.Path, More: t.Comments.PageInfo.HasNextPage}
 		if t.Line != nil {
 			th.Line = *t.Line
 		}

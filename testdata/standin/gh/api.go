@@ -10,14 +10,19 @@ import (
 	"github.com/rhysd/actionlint"
 )
 
-// gh api: the REST endpoints saga-lsp reads, answered as GitHub does (its
+// gh api: the REST endpoints saga-lsp calls, answered as GitHub does (its
 // JSON names; a 404 prints GitHub's message body and exits 1), and GraphQL
-// (review.go):
+// (review.go, reply.go):
 //
 //	GET repos/{owner}/{repo}/actions/workflows/<file>     a workflow: id, name, path, state, …
 //	GET repos/{owner}/{repo}/actions/runs/<id>/artifacts  a run's artifacts: name, size_in_bytes, expired, …
 //	GET repos/{owner}/{repo}/collaborators/<login>/permission
+//	POST repos/{owner}/{repo}/pulls/<n>/requested_reviewers  -f reviewers[]=<login>…
 //	POST graphql                                          -f query=… with -f/-F variables
+//
+// A REST call is first checked against GitHub's published description
+// (ghrest, reply.go): a call it does not describe is the stand-in's
+// refusal, and each answer is checked before it is printed.
 //
 // {owner} and {repo} are the current repository's, as gh fills them in.
 // An artifact's size_in_bytes is its files' total here (GitHub's is its
@@ -32,10 +37,7 @@ func (g *gh) api(args []string) error {
 		return g.graphql(f)
 	}
 	if len(f.positional) != 1 {
-		return fail(1, "gh stand-in: api <endpoint> (GET only)")
-	}
-	if m := f.vals["method"]; m != "" && m != "GET" {
-		return fail(1, "gh stand-in: api --method %s is not simulated", m)
+		return fail(1, "gh stand-in: api <endpoint>")
 	}
 	repo, err := g.authRepo(f)
 	if err != nil {
@@ -43,21 +45,31 @@ func (g *gh) api(args []string) error {
 	}
 	owner, name, _ := strings.Cut(repo, "/")
 	path := strings.TrimPrefix(f.positional[0], "/")
-	path, _, _ = strings.Cut(path, "?")
 	path = strings.NewReplacer("{owner}", owner, "{repo}", name).Replace(path)
-	if login, ok := strings.CutPrefix(path, "repos/"+repo+"/collaborators/"); ok {
-		if login, ok := strings.CutSuffix(login, "/permission"); ok && !strings.Contains(login, "/") {
-			return g.permission(repo, login)
-		}
+	op, vals, fields, err := g.restCall(f, path)
+	if err != nil {
+		return err
 	}
-	base := "repos/" + repo + "/actions/"
-	rest, ok := strings.CutPrefix(path, base)
+	g.op = op
+	notFound := func() error {
+		return g.rest(404, map[string]any{"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"})
+	}
+	if !strings.EqualFold(vals["owner"]+"/"+vals["repo"], repo) {
+		return notFound()
+	}
+	if err := g.rateLimited(false); err != nil {
+		return err
+	}
+	switch op.ID {
+	case "repos/get-collaborator-permission-level":
+		return g.permission(repo, vals["username"])
+	case "pulls/request-reviewers":
+		return g.requestReviewers(repo, vals["pull_number"], fields)
+	}
+	path, _, _ = strings.Cut(path, "?")
+	rest, ok := strings.CutPrefix(path, "repos/"+repo+"/actions/")
 	if !ok {
 		return fail(1, "gh stand-in: api %s is not simulated", path)
-	}
-	notFound := func() error {
-		g.writeJSON(map[string]any{"message": "Not Found", "documentation_url": "https://docs.github.com/rest"})
-		return fail(1, "gh: Not Found (HTTP 404)")
 	}
 	if file, ok := strings.CutPrefix(rest, "workflows/"); ok && !strings.Contains(file, "/") {
 		if !g.workflowExists(repo, file) {
@@ -72,7 +84,7 @@ func (g *gh) api(args []string) error {
 			}
 		}
 		id := workflowID(file)
-		return g.writeJSON(map[string]any{"id": id, "node_id": fmt.Sprintf("W_standin%d", id), "name": wfName,
+		return g.rest(200, map[string]any{"id": id, "node_id": fmt.Sprintf("W_standin%d", id), "name": wfName,
 			"path": ".github/workflows/" + file, "state": "active",
 			"url":      fmt.Sprintf("https://api.github.com/repos/%s/actions/workflows/%d", repo, id),
 			"html_url": fmt.Sprintf("https://github.com/%s/blob/%s/.github/workflows/%s", repo, g.defaultBranch(), file)})
@@ -115,7 +127,7 @@ func (g *gh) api(args []string) error {
 				"archive_download_url": fmt.Sprintf("https://api.github.com/repos/%s/actions/artifacts/%d/zip", repo, id),
 				"workflow_run":         map[string]any{"id": run.ID, "head_branch": run.HeadBranch, "head_sha": run.HeadSha}})
 		}
-		return g.writeJSON(map[string]any{"total_count": len(list), "artifacts": list})
+		return g.rest(200, map[string]any{"total_count": len(list), "artifacts": list})
 	}
 	return fail(1, "gh stand-in: api %s is not simulated", path)
 }

@@ -17,6 +17,10 @@
 //	gh run download <run-id> [-D DIR] [-n NAME]… [-p PATTERN]… [-R O/R]
 //	gh api repos/{owner}/{repo}/actions/workflows/<file>
 //	gh api repos/{owner}/{repo}/actions/runs/<run-id>/artifacts[?…]
+//	gh api repos/{owner}/{repo}/collaborators/<login>/permission
+//	gh api -X POST repos/{owner}/{repo}/pulls/<n>/requested_reviewers -f reviewers[]=L…
+//	gh api graphql -f query=… (a PR's review; the reply, resolve and
+//	                  comment mutations: review.go, reply.go)
 //	gh __event <event> <file> [--ref B]   (the stand-in's own: GitHub
 //	                  receiving a pull_request, push, … event that starts
 //	                  the workflow as origin's branch B holds it)
@@ -79,6 +83,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/testdata/standin/gh/ghrest"
 )
 
 func main() {
@@ -143,6 +149,9 @@ func logInvocation(path string, args []string, cwd string, code int) {
 }
 
 type gh struct {
+	// op is the REST operation being answered (reply.go), its answer
+	// checked against GitHub's description before it is printed.
+	op             *ghrest.Operation
 	getenv         func(string) string
 	cwd            string
 	stdin          io.Reader

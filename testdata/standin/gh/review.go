@@ -57,7 +57,8 @@ type review struct {
 // graphql answers `gh api graphql` as GitHub does: {"data": …} on stdout;
 // errors printed too, and gh exits 1 naming the first.
 func (g *gh) graphql(f *flags) error {
-	if _, err := g.authRepo(f); err != nil {
+	repo, err := g.authRepo(f)
+	if err != nil {
 		return err
 	}
 	vars := map[string]any{}
@@ -85,15 +86,22 @@ func (g *gh) graphql(f *flags) error {
 		return g.graphqlErrors(err.Error())
 	}
 	op := doc.Operations[0]
-	if op.Operation != ast.Query {
+	if op.Operation != ast.Query && op.Operation != ast.Mutation {
 		return fail(1, "gh stand-in: GraphQL %s is not simulated", op.Operation)
+	}
+	if err := g.rateLimited(true); err != nil {
+		return err
 	}
 	var data map[string]any
 	var errs []string
 	err = g.withState(func(st *state) (bool, error) {
 		x := &executor{schema: schema, doc: doc, vars: vars, errs: &errs}
-		data, err = x.object(op.SelectionSet, g.queryRoot(st))
-		return false, err
+		root, changed := g.queryRoot(st), false
+		if op.Operation == ast.Mutation {
+			root = g.mutationRoot(st, repo, &changed)
+		}
+		data, err = x.object(op.SelectionSet, root)
+		return changed && err == nil, err
 	})
 	if err != nil {
 		return err
@@ -175,21 +183,9 @@ func (g *gh) queryRoot(st *state) object {
 func prObject(p *pr) object {
 	threads := []object{}
 	for _, t := range p.ReviewThreads {
-		var line any
-		if t.Line > 0 {
-			line = t.Line
+		if o := threadObject(p, t); o != nil {
+			threads = append(threads, o)
 		}
-		var comments []object
-		for _, c := range t.Comments {
-			if !c.Deleted {
-				comments = append(comments, commentObject("PullRequestReviewComment", p, c))
-			}
-		}
-		if len(comments) == 0 {
-			continue // a thread whose every comment is deleted is gone
-		}
-		threads = append(threads, object{"__typename": "PullRequestReviewThread", "id": t.ID, "isResolved": t.Resolved,
-			"isOutdated": t.Outdated, "path": t.Path, "line": line, "comments": connection("PullRequestReviewCommentConnection", comments)})
 	}
 	var reviews []object
 	for _, r := range p.Reviews {
@@ -213,11 +209,31 @@ func prObject(p *pr) object {
 			}
 		}
 	}
-	return object{"__typename": "PullRequest", "id": "PR_standin" + strconv.Itoa(p.Number), "url": p.URL, "number": p.Number,
+	return object{"__typename": "PullRequest", "id": prNodeID(p), "url": p.URL, "number": p.Number,
 		"state": p.State, "headRefName": p.HeadRefName, "baseRefName": p.BaseRefName, "title": p.Title, "body": p.Body,
 		"isDraft": p.IsDraft, "reviewDecision": decision,
 		"reviewThreads": connection("PullRequestReviewThreadConnection", threads), "reviews": connection("PullRequestReviewConnection", reviews),
 		"comments": connection("IssueCommentConnection", comments)}
+}
+
+// threadObject is a review thread as GitHub answers it; nil when every
+// comment of it is deleted: the thread is gone.
+func threadObject(p *pr, t *thread) object {
+	var line any
+	if t.Line > 0 {
+		line = t.Line
+	}
+	var comments []object
+	for _, c := range t.Comments {
+		if !c.Deleted {
+			comments = append(comments, commentObject("PullRequestReviewComment", p, c))
+		}
+	}
+	if len(comments) == 0 {
+		return nil
+	}
+	return object{"__typename": "PullRequestReviewThread", "id": t.ID, "isResolved": t.Resolved,
+		"isOutdated": t.Outdated, "path": t.Path, "line": line, "comments": connection("PullRequestReviewCommentConnection", comments)}
 }
 
 func commentObject(typename string, p *pr, c *comment) object {
@@ -349,8 +365,7 @@ func (g *gh) permission(repo, login string) error {
 		return err
 	}
 	if !known {
-		g.writeJSON(map[string]any{"message": "Not Found", "documentation_url": "https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user", "status": "404"})
-		return fail(1, "gh: Not Found (HTTP 404)")
+		return g.rest(404, map[string]any{"message": "Not Found", "documentation_url": "https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user", "status": "404"})
 	}
 	// The legacy permission folds maintain into write and triage into read;
 	// role_name keeps the role.
@@ -358,7 +373,7 @@ func (g *gh) permission(repo, login string) error {
 	if role == "" {
 		role = "read" // a user of a public repository who is no collaborator
 	}
-	return g.writeJSON(map[string]any{"permission": perm, "role_name": role,
+	return g.rest(200, map[string]any{"permission": perm, "role_name": role,
 		"user": map[string]any{"login": login, "type": "User", "site_admin": false}})
 }
 

@@ -298,6 +298,8 @@ type pr struct {
 	ReviewThreads []*thread  `json:"reviewThreads,omitempty"`
 	Reviews       []*review  `json:"reviews,omitempty"`
 	Comments      []*comment `json:"comments,omitempty"`
+	// RequestedReviewers: the logins review was requested from (reply.go).
+	RequestedReviewers []string `json:"requestedReviewers,omitempty"`
 }
 
 type state struct {
@@ -307,6 +309,12 @@ type state struct {
 	// Collaborators: login → role (admin, maintain, write, triage, read),
 	// what the collaborator-permission endpoint answers (review.go).
 	Collaborators map[string]string `json:"collaborators,omitempty"`
+	// RateLimited: after RateLimitAfter calls, the next n `gh api` calls
+	// are refused for GitHub's rate limit (reply.go).
+	RateLimited    int `json:"rateLimited,omitempty"`
+	RateLimitAfter int `json:"rateLimitAfter,omitempty"` // calls that pass first
+	// Seq numbers the comments the stand-in makes (reply.go).
+	Seq int `json:"seq,omitempty"`
 }
 
 // withState loads the state file under its lock, runs fn, and saves the
