@@ -64,9 +64,22 @@ func (r *run) startReview(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rd, err := review.Count(ctx, pr, review.NewWriters(gh, r.wt, repo))
+	writers := review.NewWriters(gh, r.wt, repo)
+	rd, err := review.Count(ctx, pr, writers)
 	if err != nil {
 		return err
+	}
+	// Who asked for changes, in a review with or without words: asked
+	// again once the round completed.
+	for _, rv := range pr.Reviews {
+		if rv.State != "CHANGES_REQUESTED" || rv.Author.Bot || slices.Contains(rs.changesFrom, rv.Author.Login) {
+			continue
+		}
+		if ok, err := writers.Can(ctx, rv.Author.Login); err != nil {
+			return err
+		} else if ok {
+			rs.changesFrom = append(rs.changesFrom, rv.Author.Login)
+		}
 	}
 	s, err := r.story()
 	if err != nil {
@@ -80,15 +93,6 @@ func (r *run) startReview(ctx context.Context) error {
 	ig := rd.Ignored
 	r.j.Step(runs.StepReview, "%s: %d request(s) from writers; ignored %d by bots, %d by non-writers, %d hidden; %d new task(s), %d revised, %d cancelled%s",
 		r.pr, len(rd.Requests), ig.Bots, ig.NonWriters, ig.Hidden, len(ch.Created), len(ch.Revised), len(ch.Cancelled), leftText(ch.Left))
-	for _, req := range rd.Requests {
-		if req.ChangesRequested {
-			for _, q := range req.Quotes {
-				if !slices.Contains(rs.changesFrom, q.Author) {
-					rs.changesFrom = append(rs.changesFrom, q.Author)
-				}
-			}
-		}
-	}
 	if len(ch.Created)+len(ch.Revised)+len(ch.Cancelled) == 0 {
 		rs.skip = fmt.Sprintf("nothing new to address in the review of %s: no review round ran", r.pr)
 		rs.rec.Requests, rs.rec.ChangesRequested = r.openRequests(rd), 0

@@ -107,6 +107,8 @@ func (rr *reviewRepo) seedReview() {
 		}},
 	}
 	pr["comments"] = []any{bot}
+	// alice asked for changes (her words are on the threads).
+	pr["reviews"] = []any{map[string]any{"id": "PRR_alice", "author": "alice", "state": "CHANGES_REQUESTED", "body": "", "updatedAt": "2026-11-28T10:00:01Z"}}
 	st["collaborators"] = map[string]string{"alice": "write", "dave": "triage"}
 	data, err := json.Marshal(st)
 	if err != nil {
@@ -169,8 +171,42 @@ func TestReviewRoundWithRealClaudeCode(t *testing.T) {
 		t.Fatalf("record after the round: %+v %+v", rec, rec.Review)
 	}
 
-	// The same review read again: nothing new, no round, no agent.
-	for range 3 {
+	// Each thread answered once: the change done and resolved, the question
+	// answered (quoted) and left open; alice asked for her review again.
+	checkReplies := func() {
+		t.Helper()
+		pr := rr.state()["prs"].([]any)[0].(map[string]any)
+		threads := map[string]map[string]any{}
+		for _, th := range pr["reviewThreads"].([]any) {
+			th := th.(map[string]any)
+			threads[th["id"].(string)] = th
+		}
+		replies := func(id string) []string {
+			var out []string
+			for _, c := range threads[id]["comments"].([]any) {
+				if body := c.(map[string]any)["body"].(string); strings.HasPrefix(body, review.ReplyMarker) {
+					out = append(out, body)
+				}
+			}
+			return out
+		}
+		if r := replies(rr.changeT); len(r) != 1 || !strings.Contains(r[0], "Done") || !strings.Contains(r[0], "calc.go") || threads[rr.changeT]["resolved"] != true {
+			t.Errorf("the change thread: replies %q, resolved %v", r, threads[rr.changeT]["resolved"])
+		}
+		if r := replies(rr.questT); len(r) != 1 || !strings.Contains(r[0], "the ledger is in cents") || threads[rr.questT]["resolved"] == true {
+			t.Errorf("the question thread: replies %q, resolved %v", r, threads[rr.questT]["resolved"])
+		}
+		if r := replies("PRRT_member"); len(r) != 0 {
+			t.Errorf("the triager's thread got a reply: %q", r)
+		}
+		if rv, _ := pr["requestedReviewers"].([]any); len(rv) != 1 || rv[0] != "alice" {
+			t.Errorf("review requested again from %v, want alice", rv)
+		}
+	}
+	checkReplies()
+
+	// The same review read again: nothing new, no round, no agent, no reply.
+	for range 20 {
 		out := rr.worker(runs.ExitCompleted, "--review")
 		if !strings.Contains(out, "nothing new to address") {
 			t.Fatalf("a replayed review ran a round:\n%s", out)
@@ -185,6 +221,7 @@ func TestReviewRoundWithRealClaudeCode(t *testing.T) {
 	if rec, _ := readRecord(t, rr.root); rec.Review.Rounds != 1 {
 		t.Errorf("replays counted as rounds: %d", rec.Review.Rounds)
 	}
+	checkReplies()
 }
 
 func readRecord(t *testing.T, root string) (runs.Record, bool) {
