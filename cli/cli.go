@@ -58,6 +58,7 @@ func commandTable() []command {
 		{"doctor", doctorSynopsis, "check everything a run needs — claude and its login, tmux, git, origin, gh and its login, the sandbox — and say what to do (exit 1 on an error)", runDoctor},
 		{"run", runSynopsis, "start a story's worker, or an epic's runner, in a tmux session", runRun},
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
+		{"restack", restackSynopsis, "rebuild a stacked story whose blocker's branch moved on its new tip and run its checks again (or an epic's such stories)", runRestack},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
 		{"dashboard", dashboardSynopsis, "serve the backlog and its runs, live, as web pages (epics' dependency graphs, stories, output, problems)", runDashboard},
 		{"clean", cleanSynopsis, "remove what finished or abandoned runs left: worktrees, merged branches, task lists, session files", runClean},

@@ -64,6 +64,34 @@ type Record struct {
 	// Review is the story's review loop as its last round left it
 	// (docs/review.md): carried from record to record, as Spent is.
 	Review *ReviewRecord `json:"review,omitempty"`
+	// Restack is what the last `saga-lsp restack` of the story did when it
+	// did not leave it ready (docs/restack.md): its checks failed on the
+	// rebuilt branch, or the rebuild conflicted and a task asks the next
+	// run to resolve it. Nil when the last restack passed; a worker's end
+	// (a later run) supersedes it.
+	Restack *RestackRecord `json:"restack,omitempty"`
+}
+
+// RestackRecord is a restack that left the story not ready.
+type RestackRecord struct {
+	At time.Time `json:"at"`
+	// Onto are the branches it was rebuilt on (a blocker's story/<x>, or
+	// several), Tips their tips then, in the same order.
+	Onto []string `json:"onto"`
+	Tips []string `json:"tips"`
+	// Head is the story branch's tip the restack started from; New the
+	// rebuilt tip (empty after a conflict: the branch was left at Head).
+	Head string `json:"head"`
+	New  string `json:"new,omitempty"`
+	// Conflicts are the files the rebuild conflicted in; Task the
+	// conflict-resolution task saga-lsp wrote into the story's folder and
+	// Digest its content's SHA-256, by which a worker tells it from an
+	// agent's edit (docs/restack.md#a-conflict).
+	Conflicts []string `json:"conflicts,omitempty"`
+	Task      string   `json:"task,omitempty"`
+	Digest    string   `json:"digest,omitempty"`
+	// Why says what is wrong and the next step.
+	Why string `json:"why"`
 }
 
 // ReviewRecord is what saga-lsp knows of a story's review loop, written by

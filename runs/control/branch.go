@@ -67,25 +67,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 			target = "origin/" + from
 		}
 	}
-	var onTop []string // the blockers' branches
-	for _, b := range ws.EpicBlockers(story) {
-		bb := runs.StoryBranch(b)
-		if db := runs.DryBranch(b); dry && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+db) {
-			bb = db
-		}
-		local := g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb)
-		if !local && !dry {
-			// A blocker run elsewhere (GitHub Actions) has its branch on origin only.
-			local = FetchBranch(ctx, g, bb)
-		}
-		if !local {
-			continue // never run, or merged and deleted: its work is on the base
-		}
-		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {
-			continue // merged into the base
-		}
-		onTop = append(onTop, bb)
-	}
+	onTop := blockersOnTop(ctx, g, ws, story, target, dry, true)
 	switch len(onTop) {
 	case 0:
 		return from, nil
@@ -130,4 +112,30 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 		}
 	}
 	return from, nil
+}
+
+// blockersOnTop are the branches of the story's blockers its branch builds
+// on: those with a branch (fetched from origin when fetch is set and it is
+// only there) not merged into target, in the epic's order.
+func blockersOnTop(ctx context.Context, g git.Repo, ws *store.Workspace, story, target string, dry, fetch bool) []string {
+	var onTop []string
+	for _, b := range ws.EpicBlockers(story) {
+		bb := runs.StoryBranch(b)
+		if db := runs.DryBranch(b); dry && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+db) {
+			bb = db
+		}
+		local := g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb)
+		if !local && !dry && fetch {
+			// A blocker run elsewhere (GitHub Actions) has its branch on origin only.
+			local = FetchBranch(ctx, g, bb)
+		}
+		if !local {
+			continue // never run, or merged and deleted: its work is on the base
+		}
+		if g.OK(ctx, "merge-base", "--is-ancestor", bb, target) {
+			continue // merged into the base
+		}
+		onTop = append(onTop, bb)
+	}
+	return onTop
 }

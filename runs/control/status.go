@@ -108,6 +108,9 @@ type StoryStatus struct {
 	// IgnoredRuns are GitHub's runs named as the story's that are not the
 	// run saga-lsp dispatched (readmodel.StoryState.IgnoredRuns); text: --verbose.
 	IgnoredRuns []readmodel.IgnoredRun `json:"ignoredRuns,omitempty"`
+	// BaseMoved: the branch it is stacked on moved past it
+	// (readmodel.StoryState.BaseMoved, docs/restack.md).
+	BaseMoved *readmodel.BaseMoved `json:"baseMoved,omitempty"`
 
 	// Next is its next step, the read model's (readmodel.StoryState.Next):
 	// the action every face offers and the step in words.
@@ -236,7 +239,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
 		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
-		Next: state.Next(),
+		Next: state.Next(), BaseMoved: state.BaseMoved,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

@@ -74,6 +74,9 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	if st.Branch != "" {
 		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))
 	}
+	if bm := st.BaseMoved; bm != nil {
+		fmt.Fprintf(b, "base:     %s\n", esc(bm.Text(st.ID)))
+	}
 	if st.Worktree != "" {
 		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}
@@ -176,6 +179,9 @@ func (s *Status) writeListText(b *strings.Builder) {
 		}
 		if st.NoPR != nil {
 			dry += "; no PR yet (`saga-lsp status " + esc(st.ID) + "` says why)"
+		}
+		if st.BaseMoved != nil {
+			dry += "; base moved (`saga-lsp restack " + esc(st.ID) + "`)"
 		}
 		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)

@@ -58,6 +58,9 @@ type EpicStory struct {
 	Dry *DryState `json:"dryRun,omitempty"`
 	// Actions is its GitHub Actions run, when it runs or ran there.
 	Actions *ActionsRun `json:"actions,omitempty"`
+	// BaseMoved: the branch it is stacked on moved past it
+	// (StoryState.BaseMoved).
+	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -279,6 +282,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	es.NoPR = st.NoPR
 	es.Actions = st.Actions
 	es.Dry = st.Dry
+	es.BaseMoved = st.BaseMoved
 	state, ended := st.State, st.Ended
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session

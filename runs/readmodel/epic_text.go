@@ -69,6 +69,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if np := st.NoPR; np != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ no PR yet: %s — %s\n", width, "", esc(np.Why), esc(np.Next))
 		}
+		if bm := st.BaseMoved; bm != nil {
+			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", esc(bm.Text(st.ID)))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -33,6 +33,9 @@ func (s StoryState) Next() NextStep {
 	case runs.StatusCompleted:
 		again := " (or `saga-lsp run " + s.ID + " --again`)"
 		switch {
+		case s.BaseMoved != nil:
+			// Still a review for the faces' actions; the words say the step.
+			return NextStep{NextReview, "restack it: `saga-lsp restack " + s.ID + "` rebuilds it on " + s.BaseMoved.Base + "'s new tip and runs its checks again"}
 		case s.NoPR != nil:
 			return NextStep{NextOpenPR, s.NoPR.Next}
 		case s.PR != "":
@@ -61,5 +64,5 @@ func (es EpicStory) Next() NextStep {
 	case EpicWaiting, EpicReady, EpicHeld:
 		state = StoryPending
 	}
-	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch}.Next()
+	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch, BaseMoved: es.BaseMoved}.Next()
 }

@@ -75,6 +75,40 @@ type StoryState struct {
 	// IgnoredRuns are runs on GitHub named as the story's that are not
 	// the run saga-lsp dispatched (actions.go): they decide nothing.
 	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
+	// BaseMoved, for a stacked story not running, says that the branch it
+	// is stacked on moved past it (a review round pushed to its blocker):
+	// its next step is `saga-lsp restack <story>` (docs/restack.md). Nil
+	// otherwise.
+	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
+}
+
+// BaseMoved is a stacked story whose base branch's tip is not on its own
+// branch.
+type BaseMoved struct {
+	Base string `json:"base"` // its base, a blocker's story/<x>
+	Tip  string `json:"tip"`  // the base's tip now (a full hash)
+	// Conflicts are the files the last restack onto it conflicted in, and
+	// Task the task it wrote for the next run (runs.RestackRecord); empty
+	// when no restack was tried.
+	Conflicts []string `json:"conflicts,omitempty"`
+	Task      string   `json:"task,omitempty"`
+}
+
+// Text is the state in words, with the next step: "base moved: story/a is
+// at 1a2b3c4d5e6f now — `saga-lsp restack b` rebuilds it on that".
+func (b *BaseMoved) Text(story string) string {
+	if len(b.Conflicts) > 0 {
+		return fmt.Sprintf("base moved: %s is at %s now, and rebuilding on it conflicts in %s — task %s asks its next run to resolve it: `saga-lsp run %s`",
+			b.Base, shortSHA(b.Tip), strings.Join(b.Conflicts, ", "), b.Task, story)
+	}
+	return fmt.Sprintf("base moved: %s is at %s now — `saga-lsp restack %s` rebuilds the story on it", b.Base, shortSHA(b.Tip), story)
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
 
 // NoPRState is why a completed story has no pull request yet, and the
@@ -119,19 +153,22 @@ type Evidence struct {
 
 	runs     map[string][]runs.RunFile // story → its runs, oldest first
 	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
+	tips     map[string]string         // the same refs' commits
 	refsRead bool                      // the refs were listed (a failed listing names no branch gone)
 }
 
 // NewEvidence lists the runs of sessionDir and the story branches of the
 // repository at root.
 func NewEvidence(ctx context.Context, root, sessionDir string, p *store.Parser) *Evidence {
-	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}}
-	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(refname)",
+	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}, tips: map[string]string{}}
+	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)",
 		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
 	if err == nil {
 		ev.refsRead = true
-		for _, r := range strings.Fields(out) {
-			ev.refs[r] = true
+		for line := range strings.Lines(out) {
+			if sha, r, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+				ev.refs[r], ev.tips[r] = true, sha
+			}
 		}
 	}
 	return ev
@@ -227,6 +264,12 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if st.Total > 0 && st.Done == st.Total && !fromGitHub {
 		st.State = runs.StatusCompleted
 	}
+	// A restack since its last run that left it not ready (its checks
+	// failed on the rebuilt branch, or the rebuild conflicted): what the
+	// restack found stands until a run supersedes it (docs/restack.md).
+	if haveRec && rec.Restack != nil && (last == nil || last.Session == rec.Session) {
+		st.State, st.Why = runs.StatusFailed, rec.Restack.Why
+	}
 	// Its PR merged, as last recorded: the work landed, whatever ended last.
 	if haveRec && rec.PRState == runs.PRMerged && (last == nil || last.Session == rec.Session) {
 		st.State = runs.StatusCompleted
@@ -237,7 +280,27 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if st.State == runs.StatusCompleted {
 		st.NoPR = ev.noPR(ctx, &st, last, rec, haveRec)
 	}
+	st.BaseMoved = ev.baseMoved(ctx, &st, rec, haveRec)
 	return st
+}
+
+// baseMoved tells whether the stacked story's base branch moved past it:
+// the base's local tip is not on the story's local branch (one git call,
+// for stories stacked on a blocker's branch only). A base merged and
+// deleted, or a story without its local branch, has nothing to say.
+func (ev *Evidence) baseMoved(ctx context.Context, st *StoryState, rec runs.Record, haveRec bool) *BaseMoved {
+	if _, dry, stacked := runs.StoryOfRunBranch(st.Base); !stacked || dry || st.Branch != runs.StoryBranch(st.ID) {
+		return nil
+	}
+	tip, head := ev.tips["refs/heads/"+st.Base], ev.tips["refs/heads/"+st.Branch]
+	if tip == "" || head == "" || (git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", tip, head) {
+		return nil
+	}
+	b := &BaseMoved{Base: st.Base, Tip: tip}
+	if haveRec && rec.Restack != nil && rec.Restack.Head == head && len(rec.Restack.Conflicts) > 0 {
+		b.Conflicts, b.Task = rec.Restack.Conflicts, rec.Restack.Task
+	}
+	return b
 }
 
 // noPR is why the completed story has no pull request yet: nil when it

@@ -10,8 +10,8 @@ import (
 )
 
 // The one way a story's task checks run (docs/worker.md#verified-completion):
-// the TaskCompleted gate (hook), the worker's final run and `saga-lsp
-// verify` each resolve the checks that count from where they stand (the
+// the TaskCompleted gate (hook), the worker's final run, `saga-lsp
+// verify` and `saga-lsp restack` (a rebuilt branch's final checks) each resolve the checks that count from where they stand (the
 // worker's manifest, git at the reference commit), then call Prepare —
 // the build cache seeded, the runner chosen, the protected files compared
 // with the reference commit — and Checks.Run for each task: its checks on

@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
-		"slices"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"

@@ -45,15 +45,16 @@ func TestOneConstructionSite(t *testing.T) {
 
 // TestOneCheckSequence: a task's checks are run one way — resolve →
 // protect → run → report (docs/architecture.md#verified-completion) —
-// by verify.Prepare and its Checks, which the hook, the worker and
-// `verify` call; inside runs/verify the runner is built and a task run
+// by verify.Prepare and its Checks, which the hook, the worker, `verify`
+// and `restack` call (a restacked story's final checks run again on the
+// rebuilt branch, where no worker runs: runs/control's restack.go); inside runs/verify the runner is built and a task run
 // from that sequence alone (check.go). A second sequence fails.
 func TestOneCheckSequence(t *testing.T) {
 	sites := callSites(t)
 	for c, want := range map[string][]string{
 		"runs/verify.newRunner": {"runs/verify/check.go"},
 		"runs/verify.runTask":   {"runs/verify/check.go"},
-		"runs/verify.Prepare":   {"cli/verify.go", "hook/hook_completed.go", "runs/worker/checks.go"},
+		"runs/verify.Prepare":   {"cli/verify.go", "hook/hook_completed.go", "runs/control/restack.go", "runs/worker/checks.go"},
 	} {
 		got := slices.Sorted(slices.Values(sites[c]))
 		if !slices.Equal(got, want) {
