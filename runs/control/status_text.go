@@ -71,6 +71,10 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 			fmt.Fprintf(b, "          (the worker: %s)\n", esc(np.Detail))
 		}
 	}
+	if st.Review != nil {
+		// The needs-you line is the next step's ("next:"), said once.
+		fmt.Fprintf(b, "review:   %s\n", st.Review.Text())
+	}
 	if st.Branch != "" {
 		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))
 	}
@@ -176,6 +180,12 @@ func (s *Status) writeListText(b *strings.Builder) {
 		}
 		if st.NoPR != nil {
 			dry += "; no PR yet (`saga-lsp status " + esc(st.ID) + "` says why)"
+		}
+		switch r := st.Review; {
+		case r != nil && r.NeedsYou != "":
+			dry += "; review: needs you (`saga-lsp status " + esc(st.ID) + "` says why)"
+		case r != nil && st.Next.Action == readmodel.NextAddressReview:
+			dry += "; review: " + r.Text()
 		}
 		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)

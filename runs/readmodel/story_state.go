@@ -75,6 +75,9 @@ type StoryState struct {
 	// IgnoredRuns are runs on GitHub named as the story's that are not
 	// the run saga-lsp dispatched (actions.go): they decide nothing.
 	IgnoredRuns []IgnoredRun `json:"ignoredRuns,omitempty"`
+	// Review is its review loop as its record last left it (review.go);
+	// nil before any read of its PR's review.
+	Review *ReviewState `json:"review,omitempty"`
 }
 
 // NoPRState is why a completed story has no pull request yet, and the
@@ -172,6 +175,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if haveRec {
 		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
 		st.PRState = rec.PRState
+		st.Review = reviewOf(rec, haveRec)
 	}
 	if last != nil {
 		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)
