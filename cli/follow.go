@@ -187,6 +187,11 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 		// waited for long.
 		if main.run.Ended && (!main.run.Alive() || time.Since(endedAt) > exitGrace) {
 			out.done()
+			// The story's review loop waits for its person: said once, as
+			// its record says (docs/review.md#in-every-face).
+			if r := readmodel.RecordedReview(rootOf(ws), main.run.Story); !jsonOut && storyRun(main.run) && r != nil && r.NeedsYou != "" {
+				fmt.Fprintln(env.Stdout, termtext.Escape(readmodel.NeedsYouText(r.NeedsYou)))
+			}
 			fmt.Fprintln(env.Stderr, termtext.Block(main.run.Message, "  "))
 			if main.run.ExitCode != nil {
 				return *main.run.ExitCode
@@ -210,6 +215,20 @@ func followRun(env *Env, eventsFile string, jsonOut bool, id string, ws *store.W
 		case <-tick.C:
 		}
 	}
+}
+
+// storyRun tells a story's real run from an epic's runner and a dry run.
+func storyRun(r *runs.Run) bool {
+	k, _, _, ok := runs.ParseSession(r.Session)
+	return ok && k == runs.KindStory && !r.DryRun && r.Story != ""
+}
+
+// rootOf is the workspace's root ("" without one: no record is read).
+func rootOf(ws *store.Workspace) string {
+	if ws == nil {
+		return ""
+	}
+	return ws.Root
 }
 
 // exitGrace bounds how long follow waits, after a run's end event, for its

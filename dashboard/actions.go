@@ -1,7 +1,7 @@
 package dashboard
 
 // The actions: Run and Stop of a story or an epic (Run again is Run on a
-// story that ran), each the runs/control call `saga-lsp run`/`stop` and
+// story that ran; Address review is Run with review=on: `run --review`), each the runs/control call `saga-lsp run`/`stop` and
 // the language server's runStory, stopStory, runEpic and stopEpic make;
 // Reset of a story's local attempt, the call `saga-lsp reset <story>
 // --yes` makes (never --remote from a page);
@@ -139,11 +139,14 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, actionResult{}, store.Usagef("no story %q in %s", id, rp.key), "/")
 		return
 	}
-	dry := formBool(r, "dryRun")
+	dry, review := formBool(r, "dryRun"), formBool(r, "review")
 	switch op {
 	case "run":
 		q := fmt.Sprintf("Run story %s?", id)
-		if dry {
+		switch {
+		case review:
+			q = fmt.Sprintf("Address story %s's review: a round on its branch and PR?", id)
+		case dry:
 			q = fmt.Sprintf("Run story %s with the simulated agent (dry run)?", id)
 		}
 		if !s.confirmed(w, r, q, back) {
@@ -151,7 +154,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		st, err := control.StartStory(ctx, control.RunOptions{Setup: rp.setup, Story: id, Worker: runs.WorkerFlags{DryRun: dry},
+		st, err := control.StartStory(ctx, control.RunOptions{Setup: rp.setup, Story: id, Worker: runs.WorkerFlags{DryRun: dry, Review: review},
 			Parser: s.parser})
 		res := actionResult{}
 		if err == nil {

@@ -479,6 +479,7 @@ type storyContent struct {
 	State                                                   State
 	Detail                                                  string
 	Next                                                    readmodel.NextStep
+	Review                                                  *readmodel.ReviewState
 	Done, Total                                             int
 	PR, Branch, Worktree                                    string
 	Cost                                                    float64
@@ -517,7 +518,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	done, total := v.counts(st)
 	c := storyContent{Repo: rp.key, ID: id, Title: st.Title, Description: st.Description, Guidance: st.Guidance,
 		DoneWhen: st.DoneWhen, Avoid: st.Avoid, State: state, Detail: detail, Done: done, Total: total,
-		PR: st.PR, Branch: st.Branch, Cost: v.cost(id), Running: v.st.Alive(id), InWorktree: st.InWorktree, Next: v.nextStep(st)}
+		PR: st.PR, Branch: st.Branch, Cost: v.cost(id), Running: v.st.Alive(id), InWorktree: st.InWorktree, Next: v.nextStep(st), Review: v.review(st)}
 	if e := v.ws.Epic(st.EpicID()); e != nil {
 		c.Epic = e.ID
 	}

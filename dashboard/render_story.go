@@ -49,7 +49,20 @@ func (h *hw) story(p page, c storyContent) {
 	h.a("data-action", c.Next.Action)
 	h.m(`>next: `)
 	h.t(c.Next.Text)
-	h.m("</p>\n<div class=\"actions\">\n")
+	h.m("</p>\n")
+	if r := c.Review; r != nil {
+		// The review loop as recorded (docs/review.md#in-every-face); its
+		// needs-you is the next step's line above, said once.
+		h.m(`<p class="review" id="story-review"`)
+		h.a("data-requests", fmt.Sprint(r.Requests))
+		h.a("data-changes-requested", fmt.Sprint(r.ChangesRequested))
+		h.a("data-rounds", fmt.Sprint(r.Rounds))
+		h.flag("data-needs-you", r.NeedsYou != "")
+		h.m(`>review: `)
+		h.t(r.Text())
+		h.m("</p>\n")
+	}
+	h.m("<div class=\"actions\">\n")
 	if c.Running {
 		h.m(`  <form method="post" class="action"`)
 		h.a("action", storyHref(c.Repo, c.ID)+"/stop")
@@ -59,7 +72,11 @@ func (h *hw) story(p page, c storyContent) {
   </form>
 `)
 	} else {
-		if c.Next.Action != readmodel.NextReview {
+		switch c.Next.Action {
+		case readmodel.NextReview:
+		case readmodel.NextAddressReview:
+			h.addressReviewForm(c)
+		default:
 			h.runForm(c)
 		}
 		if c.LastRun != nil {
@@ -262,6 +279,20 @@ func (h *hw) output(o outputView) {
 }
 
 // ---------------------------------------------------------------------------
+
+// addressReviewForm is the story's "Address review (n)" button: Run's
+// start with review=on, a review round on its branch and PR (`run <s>
+// --review`).
+func (h *hw) addressReviewForm(c storyContent) {
+	h.m(`  <form method="post" class="action"`)
+	h.a("action", storyHref(c.Repo, c.ID)+"/run")
+	h.a("data-confirm", fmt.Sprintf("Address story %s's review: a round on its branch and PR?", c.ID))
+	h.m(`>
+    <input type="hidden" name="review" value="on">
+    <button type="submit" class="primary" id="address-review">`)
+	h.t(c.Review.AddressTitle())
+	h.m("</button>\n  </form>\n")
+}
 
 // runForm is the story's Run button: its next step when that is a run —
 // or the opening of its PR, which `run` does without its agent. A

@@ -189,6 +189,15 @@ func (v *repoView) nextStep(s *store.Story) readmodel.NextStep {
 	return v.model(s.ID).Next()
 }
 
+// review is the story's review loop as recorded, the read model's: its
+// epic's word on it when its epic ran, else its own.
+func (v *repoView) review(s *store.Story) *readmodel.ReviewState {
+	if es := v.epicStory[s.ID]; es != nil && es.State != "" {
+		return es.Review
+	}
+	return v.model(s.ID).Review
+}
+
 // storyState is a story's state as shown, with a word on why.
 func (v *repoView) storyState(s *store.Story) (State, string) {
 	ss := v.st.Story(s.ID)

@@ -17,7 +17,9 @@ import (
 
 // codeLens answers textDocument/codeLens:
 //
-//   - story.json, on the id line: "▶ Run story" (saga.runStory), or while
+//   - story.json, on the id line: "▶ Run story" (saga.runStory), "Address
+//     review (n)" (saga.addressReview) with "Review story" when its next
+//     step is address-review, or while
 //     the story's worker lives "■ Stop" (saga.stopStory) and "Show output"
 //     (saga.showOutput), then an informational lens: "3/7 tasks done ·
 //     status: in_progress" (the story's effective status, as its tasks show
@@ -107,7 +109,17 @@ func lensStory(ctx context.Context, s *Server, snap *Snapshot, f *store.File, ro
 	step := next.Next()
 	args := []any{map[string]string{"story": f.Owner}}
 	var out []protocol.CodeLens
+	if r := next.Review; r != nil && !info.Running {
+		// The review loop as recorded (docs/review.md#in-every-face).
+		title += " · review: " + r.Text()
+	}
 	switch {
+	case step.Action == readmodel.NextAddressReview && !info.Running:
+		// A review round on its branch and PR (`run <s> --review`), and
+		// the diff view.
+		out = append(out, lensCommand(r, next.Review.AddressTitle(), prefix+"addressReview", args),
+			lensCommand(r, "Review story", prefix+"reviewStory", args))
+		title += " · next: " + step.Text
 	case step.Action == readmodel.NextReview && !info.Running:
 		// Nothing to run: its next step is the review of its work (then
 		// its PR), or `run --again` from a terminal (docs/features.md#code-lens).

@@ -3,7 +3,8 @@ package lsp
 // workspace/executeCommand: the commands of executeCommandProvider, each
 // under the client's prefix (initializationOptions.commandPrefix, default
 // "saga."). Everything with a side effect goes through runs/control (runs)
-// and scaffold (new files), exactly as the CLI does it (`saga-lsp run`,
+// and scaffold (new files) — runs/review for an editor's review comment —,
+// exactly as the CLI does it (`saga-lsp run`,
 // `stop`, `new`); the server itself never shells out and never writes a
 // file.
 //
@@ -24,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -31,6 +33,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
@@ -60,7 +63,7 @@ func decoded[A any](run func(ctx context.Context, s *Server, snap *Snapshot, a A
 
 // commandOrder is the order of executeCommandProvider.commands.
 var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput",
-	"runEpic", "stopEpic", "reviewStory", "openDashboard"}
+	"runEpic", "stopEpic", "reviewStory", "addressReview", "addReviewComment", "openDashboard"}
 
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
@@ -74,6 +77,10 @@ func commandTable() map[string]commandFunc {
 		"runEpic":     decoded(cmdRunEpic, "epic"),
 		"stopEpic":    decoded(cmdStopEpic, "epic"),
 		"reviewStory": decoded(cmdReviewStory, "story"),
+		// The review loop (docs/review.md#in-every-face): a round, and an
+		// editor's comment as a review task.
+		"addressReview":    decoded(cmdAddressReview, "story"),
+		"addReviewComment": decoded(cmdAddReviewComment, "story", "path", "line", "body"),
 		// No arguments: the workspace's dashboard (dashboard.go).
 		"openDashboard": cmdOpenDashboard,
 	}
@@ -218,12 +225,25 @@ func (s *Server) runSetupFor(root string) control.Setup {
 // cmdRunStory starts the story's worker in tmux (control.StartStory, as
 // `saga-lsp run`), then follows it.
 func cmdRunStory(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
-	st, err := control.StartStory(ctx, control.RunOptions{Setup: s.runSetupFor(snap.Root), Story: a.Story, Worker: a.WorkerFlags})
+	return s.startStory(ctx, "runStory", snap.Root, a)
+}
+
+// cmdAddressReview starts a review round of the story (`saga-lsp run
+// <story> --review`): its worker on its branch and PR, the review's
+// requests as tasks (docs/review.md).
+func cmdAddressReview(ctx context.Context, s *Server, snap *Snapshot, a runArgs) (any, error) {
+	a.Review = true
+	return s.startStory(ctx, "addressReview", snap.Root, a)
+}
+
+// startStory is runStory's and addressReview's start, then the follow.
+func (s *Server) startStory(ctx context.Context, command, root string, a runArgs) (any, error) {
+	st, err := control.StartStory(ctx, control.RunOptions{Setup: s.runSetupFor(root), Story: a.Story, Worker: a.WorkerFlags})
 	if err != nil {
-		return nil, commandError("runStory", err)
+		return nil, commandError(command, err)
 	}
 	s.live.followStarted(st)
-	s.log.Info("runStory", "story", st.Story, "session", st.Session, "pid", st.PID)
+	s.log.Info(command, "story", st.Story, "session", st.Session, "pid", st.PID)
 	return &runResult{Story: st.Story, Session: st.Session, OutputFile: st.OutputFile, EventsFile: st.EventsFile,
 		PID: st.PID, Attach: st.Attach, Finished: st.Finished}, nil
 }
@@ -281,6 +301,48 @@ func cmdStopEpic(ctx context.Context, s *Server, snap *Snapshot, a epicArgs) (an
 func cmdReviewStory(ctx context.Context, s *Server, snap *Snapshot, a storyArgs) (any, error) {
 	res, err := control.ReviewStory(ctx, control.ReviewOptions{Root: snap.Root, Story: a.Story, Env: s.env})
 	return res, commandError("reviewStory", err)
+}
+
+// reviewCommentArgs are addReviewComment's: a comment on a line of a
+// file in the story's review diff. Line is a number, or its digits
+// (positional arguments are strings).
+type reviewCommentArgs struct {
+	Story  string          `json:"story"`
+	Path   string          `json:"path"`
+	Line   json.RawMessage `json:"line"`
+	Body   string          `json:"body"`
+	Author string          `json:"author"` // default: the user's login
+}
+
+// cmdAddReviewComment makes an editor's comment a review task of the
+// story (review.FromEditor: its worktree's copy, else the checkout's),
+// the same comment twice one task.
+func cmdAddReviewComment(ctx context.Context, s *Server, snap *Snapshot, a reviewCommentArgs) (any, error) {
+	line := 0
+	if raw := strings.Trim(strings.TrimSpace(string(a.Line)), `"`); raw != "" && raw != "null" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf("addReviewComment: line %s: pass a line number ≥ 1 (0: the file)", a.Line)}
+		}
+		line = n
+	}
+	path := a.Path
+	if filepath.IsAbs(path) { // an editor's own path of the file: relative to the checkout or its worktree
+		for _, base := range []string{store.WorktreeDir(snap.Root, a.Story), snap.Root} {
+			if rel, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(rel, "..") {
+				path = filepath.ToSlash(rel)
+				break
+			}
+		}
+	}
+	res, err := review.FromEditor(ctx, s.parser, snap.Root, review.EditorComment{Story: a.Story, Path: path, Line: line, Body: a.Body,
+		Author: cmpOr(a.Author, cmpOr(s.env("USER"), s.env("USERNAME")))}, time.Now())
+	if err != nil {
+		return nil, commandError("addReviewComment", err)
+	}
+	s.diskChanged([]string{filepath.Join(res.Root, filepath.FromSlash(res.File))})
+	s.log.Info("addReviewComment", "story", a.Story, "task", res.Task, "created", res.Created)
+	return res, nil
 }
 
 // cmdShowOutput opens the output file of the story's running (else last)

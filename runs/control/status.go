@@ -90,11 +90,13 @@ type StoryStatus struct {
 	PRState string `json:"prState,omitempty"` // as last recorded (readmodel.StoryState.PRState)
 	// NoPR: completed without a pull request yet, why and the next step
 	// (readmodel.StoryState.NoPR).
-	NoPR     *readmodel.NoPRState `json:"noPR,omitempty"`
-	Branch   string               `json:"branch"`
-	Worktree string               `json:"worktree"`
-	Worker   WorkerInfo           `json:"worker"`
-	Tasks    []TaskStatus         `json:"tasks,omitzero"` // only when asked for
+	NoPR *readmodel.NoPRState `json:"noPR,omitempty"`
+	// Review is its PR's review loop as recorded (readmodel.StoryState.Review).
+	Review   *readmodel.ReviewState `json:"review,omitempty"`
+	Branch   string                 `json:"branch"`
+	Worktree string                 `json:"worktree"`
+	Worker   WorkerInfo             `json:"worker"`
+	Tasks    []TaskStatus           `json:"tasks,omitzero"` // only when asked for
 	// DryRun is what the story's dry run left, apart from the story's own
 	// state (docs/worker.md#dry-runs); absent when nothing.
 	DryRun *readmodel.DryState `json:"dryRun,omitempty"`
@@ -238,7 +240,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 	st := StoryStatus{
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
-		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
+		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Review: state.Review, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
 		Next: state.Next(), BaseMoved: state.BaseMoved,
 	}
 	// The worktree on disk, else the run's (its events, its record), else

@@ -71,6 +71,10 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 			fmt.Fprintf(b, "          (the worker: %s)\n", esc(np.Detail))
 		}
 	}
+	if st.Review != nil {
+		// The needs-you line is the next step's ("next:"), said once.
+		fmt.Fprintf(b, "review:   %s\n", st.Review.Text())
+	}
 	if st.Branch != "" {
 		fmt.Fprintf(b, "branch:   %s\n", esc(st.Branch))
 	}
@@ -182,6 +186,12 @@ func (s *Status) writeListText(b *strings.Builder) {
 		}
 		if st.BaseMoved != nil {
 			dry += "; base moved (`saga-lsp restack " + esc(st.ID) + "`)"
+		}
+		switch r := st.Review; {
+		case r != nil && r.NeedsYou != "":
+			dry += "; review: needs you (`saga-lsp status " + esc(st.ID) + "` says why)"
+		case r != nil && st.Next.Action == readmodel.NextAddressReview:
+			dry += "; review: " + r.Text()
 		}
 		fmt.Fprintf(b, "  %-*s %-*s %s  %s%s\n", width, esc(st.ID), swidth, "["+esc(st.Status)+"]",
 			strconv.Itoa(st.Done)+"/"+strconv.Itoa(st.Total), workerText(st.Worker, false), dry)

@@ -41,6 +41,8 @@ type EpicStory struct {
 	// NoPR: completed without a pull request yet, why and the next step
 	// (StoryState.NoPR).
 	NoPR *NoPRState `json:"noPR,omitempty"`
+	// Review is its review loop as recorded (StoryState.Review).
+	Review *ReviewState `json:"review,omitempty"`
 	// Step is its next step as the story's own (Next): what every face
 	// offers for it.
 	Step    NextStep `json:"next"`
@@ -279,7 +281,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *EpicStory, ev *Evidence) string {
 	st := ev.Story(ctx, ws, es.ID)
 	es.Done, es.Total, es.Branch, es.Base, es.PR, es.Cost, es.Session = st.Done, st.Total, st.Branch, st.Base, st.PR, st.Cost, st.Session
-	es.NoPR = st.NoPR
+	es.NoPR, es.Review = st.NoPR, st.Review
 	es.Actions = st.Actions
 	es.Dry = st.Dry
 	es.BaseMoved = st.BaseMoved

@@ -1,6 +1,8 @@
 package readmodel
 
 import (
+	"fmt"
+
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -12,6 +14,9 @@ const (
 	NextStop   = "stop"    // it runs: follow it, or stop it
 	NextReview = "review"  // completed: review its work and its PR
 	NextOpenPR = "open-pr" // completed without a PR yet: `run` opens it, without its agent
+	// NextAddressReview: completed, its PR's review asks for changes the
+	// loop may address: `run <s> --review` (the lens's "Address review (n)").
+	NextAddressReview = "address-review"
 )
 
 // NextStep is a story's next step: the action every face offers for it, and
@@ -24,7 +29,11 @@ type NextStep struct {
 // Next is the story's next step, from its state alone: the one derivation
 // every face renders (docs/architecture.md#one-read-model-of-a-run). A
 // completed story is never offered a run — its next step is its review
-// (then its PR), or `run --again` from a terminal.
+// (then its PR), or `run --again` from a terminal; with review requests
+// recorded on its PR, a review round (`run <s> --review`). When the review
+// loop waits for its person (ReviewState.NeedsYou) the step is the review
+// (NextReview: nothing to start) and its text is the one "needs you: …"
+// line every face shows, once.
 func (s StoryState) Next() NextStep {
 	run := "`saga-lsp run " + s.ID + "`"
 	switch s.State {
@@ -38,6 +47,11 @@ func (s StoryState) Next() NextStep {
 			return NextStep{NextReview, "restack it: `saga-lsp restack " + s.ID + "` rebuilds it on " + s.BaseMoved.Base + "'s new tip and runs its checks again"}
 		case s.NoPR != nil:
 			return NextStep{NextOpenPR, s.NoPR.Next}
+		case s.PR != "" && s.Review != nil && s.Review.NeedsYou != "":
+			return NextStep{NextReview, NeedsYouText(s.Review.NeedsYou) + " — read its PR " + s.PR +
+				"; `saga-lsp run " + s.ID + " --review` starts another round"}
+		case s.PR != "" && s.Review != nil && s.Review.Requests > 0:
+			return NextStep{NextAddressReview, fmt.Sprintf("address its review (%d): `saga-lsp run %s --review`", s.Review.Requests, s.ID)}
 		case s.PR != "":
 			return NextStep{NextReview, "review its PR " + s.PR + again}
 		}
@@ -64,5 +78,5 @@ func (es EpicStory) Next() NextStep {
 	case EpicWaiting, EpicReady, EpicHeld:
 		state = StoryPending
 	}
-	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch, BaseMoved: es.BaseMoved}.Next()
+	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch, BaseMoved: es.BaseMoved, Review: es.Review}.Next()
 }

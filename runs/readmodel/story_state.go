@@ -80,6 +80,9 @@ type StoryState struct {
 	// its next step is `saga-lsp restack <story>` (docs/restack.md). Nil
 	// otherwise.
 	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
+	// Review is its review loop as its record last left it (review.go);
+	// nil before any read of its PR's review.
+	Review *ReviewState `json:"review,omitempty"`
 }
 
 // BaseMoved is a stacked story whose base branch's tip is not on its own
@@ -209,6 +212,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if haveRec {
 		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
 		st.PRState = rec.PRState
+		st.Review = reviewOf(rec, haveRec)
 	}
 	if last != nil {
 		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)

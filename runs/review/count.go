@@ -71,6 +71,7 @@ const (
 	KindThread  = "thread"
 	KindReview  = "review"
 	KindComment = "comment"
+	KindEditor  = "editor" // a comment made in the editor's review (editor.go)
 )
 
 // Request is one thread, review or PR comment that counts: the words of

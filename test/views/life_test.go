@@ -141,7 +141,7 @@ func (l *life) storyLens(id string) (said, string) {
 	fmt.Sscan(m[1], &v.Done)
 	fmt.Sscan(m[2], &v.Total)
 	switch last := lensLast.FindStringSubmatch(lens); {
-	case v.Next == "review" || v.Next == "open-pr":
+	case v.Next == "review" || v.Next == "open-pr" || v.Next == "address-review":
 		v.State = "completed"
 	case last != nil && last[1] != "completed":
 		v.State = last[1]

@@ -313,9 +313,10 @@ var storyNext = regexp.MustCompile(`id="story-next" data-action="([^"]*)"`)
 
 // lensNext is the action a story's lenses offer as its next step.
 func lensNext(lens string) string {
-	for title, action := range map[string]string{"■ Stop": "stop", "Review story": "review", "▶ Open PR": "open-pr", "▶ Run story": "run"} {
-		if strings.Contains(lens, `"title":"`+title+`"`) {
-			return action
+	// In order: "Address review (n)" comes with "Review story".
+	for _, a := range [][2]string{{"■ Stop", "stop"}, {"Address review (", "address-review"}, {"Review story", "review"}, {"▶ Open PR", "open-pr"}, {"▶ Run story", "run"}} {
+		if strings.Contains(lens, `"title":"`+a[0]) {
+			return a[1]
 		}
 	}
 	return ""

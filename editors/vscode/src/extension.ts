@@ -20,7 +20,7 @@ import { GraphKind, GraphPanels } from './graph';
 import { EpicProgress, SagaModel, StoryInfo, TaskStatus, WorkerProgress } from './model';
 import { NeedsYou } from './needsyou';
 import { epicFromArg, pickEpic, quickPickEpic, quickPickStory, storyFromArg } from './picks';
-import { GIT_SCHEME, GitFiles, openReview, Review } from './review';
+import { GIT_SCHEME, GitFiles, openReview, Review, ReviewComments, ReviewTask } from './review';
 import { missingMessage, offerSetup, resolveServer, ServerStatus } from './server';
 import { SagaNode, SagaTree } from './tree';
 import { Workers } from './workers';
@@ -31,6 +31,8 @@ const SERVER_COMMANDS = [
   'runEpic',
   'stopEpic',
   'reviewStory',
+  'addressReview',
+  'addReviewComment',
   'createStory',
   'createTask',
   'createEpic',
@@ -107,13 +109,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   /** Adds what the settings ask for to the arguments of a server command. */
   const decorate = (name: ServerCommand | undefined, args: unknown[]): unknown[] => {
-    if (name !== 'runStory' && name !== 'runEpic') {
-      return args;
-    }
     const first = args[0];
     const story = typeof first === 'string' ? first : (first as { story?: string } | undefined)?.story;
-    if (story && name === 'runStory') {
+    if (story && (name === 'runStory' || name === 'addressReview')) {
       workers.expect(story);
+    }
+    if (name !== 'runStory' && name !== 'runEpic') {
+      return args;
     }
     if (!dryRun()) {
       return args;
@@ -132,7 +134,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const first = (typeof args[0] === 'string' ? { story: args[0] } : (args[0] ?? {})) as { story?: string; epic?: string; name?: string };
     const r = (result ?? {}) as Record<string, unknown>;
     switch (name) {
-      case 'runStory': {
+      case 'runStory':
+      case 'addressReview': {
         // {story, session, outputFile, eventsFile, pid, attach, finished}
         const story = (r.story as string) || first.story;
         if (story) {
@@ -290,6 +293,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     return result;
   };
 
+  // Comments on a story review's branch side become its review tasks.
+  const reviewComments = new ReviewComments(async (arg) => {
+    const res = (await callServer('addReviewComment', arg)) as ReviewTask | undefined;
+    log.info(`addReviewComment ${arg.story} ${arg.path}:${arg.line}: ${res ? `${res.task}${res.created ? '' : ' (already there)'}` : 'no answer'}`);
+    model.scheduleRefresh(200);
+    return res;
+  });
+  context.subscriptions.push(reviewComments);
+
   const guarded =
     <A extends unknown[]>(f: (...a: A) => Promise<unknown>) =>
     async (...a: A) => {
@@ -379,6 +391,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           await callServer('reviewStory', { story });
         }
       }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.addressReview',
+      guarded(async (arg?: unknown) => {
+        const story = await pickStory(arg, "Address which story's review?", (s) => !!s.pr || !!model.storyRun(s.id)?.pr);
+        if (story) {
+          await callServer('addressReview', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.addReviewComment',
+      guarded(async (reply: vscode.CommentReply) => reviewComments.submit(reply)),
     ),
     vscode.commands.registerCommand(
       'saga.newStory',
@@ -606,7 +631,7 @@ function findRoot(): string | undefined {
 function registerFallbackCommands(context: vscode.ExtensionContext): void {
   const hint = () =>
     void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
-  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer', 'setupServer', 'showServerLog']) {
+  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'addressReview', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer', 'setupServer', 'showServerLog']) {
     context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
   }
   context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));

@@ -4,6 +4,10 @@
 // names the branch, the base and the changed files; both sides are read
 // from git (`git show <ref>:<path>`) through a read-only document provider,
 // so nothing is checked out and the git extension is not needed.
+//
+// A comment on a line of the branch's side (ReviewComments, VS Code's
+// Comments API) becomes a review task of the story through the server's
+// addReviewComment: a review without GitHub (docs/review.md).
 
 import { execFile } from 'child_process';
 import * as path from 'path';
@@ -71,4 +75,60 @@ function git(root: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
     execFile('git', args, { cwd: root, maxBuffer: 64 * 1024 * 1024, timeout: 30_000 }, (err, stdout) => resolve(err ? undefined : stdout));
   });
+}
+
+/** The story/<s> branch prefix of a story's branch (runs.StoryBranchPrefix). */
+const STORY_BRANCH = 'story/';
+
+/** addReviewComment's answer (docs/protocol-extensions.md). */
+export interface ReviewTask {
+  task: string;
+  file: string;
+  root: string;
+  created: boolean;
+}
+
+/**
+ * Comments on the branch's side of a story review: each new thread's
+ * comment is sent, with its file and line, as a review task of the story;
+ * the thread then says which task it is.
+ */
+export class ReviewComments implements vscode.Disposable {
+  readonly controller: vscode.CommentController;
+
+  constructor(private readonly add: (arg: { story: string; path: string; line: number; body: string }) => Promise<ReviewTask | undefined>) {
+    this.controller = vscode.comments.createCommentController('saga-review', 'SAGA review');
+    this.controller.options = { prompt: 'A review request: it becomes a task of the story', placeHolder: 'What should change here?' };
+    this.controller.commentingRangeProvider = {
+      provideCommentingRanges: (doc) => (storyOf(doc.uri) ? [new vscode.Range(0, 0, Math.max(doc.lineCount - 1, 0), 0)] : []),
+    };
+  }
+
+  /** saga.addReviewComment's handler: the reply of a new thread. */
+  async submit(reply: vscode.CommentReply): Promise<void> {
+    const story = storyOf(reply.thread.uri);
+    const body = reply.text.trim();
+    if (!story || !body) {
+      return;
+    }
+    const line = (reply.thread.range?.start.line ?? 0) + 1;
+    const res = await this.add({ story, path: reply.thread.uri.path.slice(1), line, body });
+    const said = (text: string, author: string): vscode.Comment => ({ body: text, mode: vscode.CommentMode.Preview, author: { name: author } });
+    reply.thread.comments = [
+      ...reply.thread.comments,
+      said(body, 'you'),
+      said(res ? `Review task \`${res.task}\` of ${story}${res.created ? '' : ' (already there)'}` : 'Not sent: see the SAGA output', 'SAGA'),
+    ];
+    reply.thread.canReply = false;
+    reply.thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+  }
+
+  dispose(): void {
+    this.controller.dispose();
+  }
+}
+
+/** The story whose branch a review document shows, or undefined (its base side, any other file). */
+export function storyOf(uri: vscode.Uri): string | undefined {
+  return uri.scheme === GIT_SCHEME && uri.query.startsWith(STORY_BRANCH) ? uri.query.slice(STORY_BRANCH.length) : undefined;
 }

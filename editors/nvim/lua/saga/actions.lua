@@ -44,6 +44,7 @@ function M.lens_commands(prefix)
     [prefix .. 'runEpic'] = run('epic'),
     [prefix .. 'stopEpic'] = function(command) M.stop(command_name(command), { epic = true }) end,
     [prefix .. 'reviewStory'] = function(command) review.review(command_name(command)) end,
+    [prefix .. 'addressReview'] = function(command) review.address(command_name(command)) end,
   }
 end
 

@@ -165,7 +165,8 @@ function M.complete_new(lead, line)
   return {}
 end
 
---- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaNew, :SagaOutput,
+--- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaAddressReview,
+--- :SagaReviewComment, :SagaNew, :SagaOutput,
 --- :SagaDashboard, :SagaRestart, :SagaLog and :SagaInfo.
 function M.define()
   local cmd = vim.api.nvim_create_user_command
@@ -192,6 +193,12 @@ function M.define()
   })
   cmd('SagaReview', function(o) review.review(o.args) end, {
     nargs = '?', complete = complete_stories, desc = "saga: the files a story's branch changed, in the quickfix list",
+  })
+  cmd('SagaAddressReview', function(o) review.address(o.args) end, {
+    nargs = '?', complete = complete_stories, desc = "saga: address a story's PR review: a round on its branch and PR",
+  })
+  cmd('SagaReviewComment', function(o) review.comment(o.args) end, {
+    nargs = '+', desc = "saga: a review comment on the current line: a review task of the story under review",
   })
   cmd('SagaNew', function(o)
     local args = M.split_args(o.args)

@@ -20,7 +20,7 @@
 --   lsp        the clients: start, attach, executeCommand
 --   actions    :SagaRun, :SagaStop, :SagaPlan, :SagaOutput, lens commands
 --   new        :SagaNew
---   review     :SagaReview
+--   review     :SagaReview, :SagaAddressReview, :SagaReviewComment
 --   dashboard  :SagaDashboard
 --   server     :SagaRestart, :SagaLog, :SagaInfo
 --   commands   the user commands: parsing, completion, definition
@@ -79,6 +79,8 @@ M.show_scratch = ui.show_scratch
 M.new = new.new
 M._new_argument = new.argument
 M.review = review.review
+M.address_review = review.address
+M.review_comment = review.comment
 M.dashboard = dashboard.open
 M._review_items = review.items
 

@@ -1,5 +1,8 @@
 -- saga.review: :SagaReview — the files a story's branch changed against its
--- base (the server's reviewStory), in the quickfix list.
+-- base (the server's reviewStory), in the quickfix list; :SagaAddressReview —
+-- a review round of the story (addressReview: `run <story> --review`); and
+-- :SagaReviewComment — a comment on the current line of the review, a review
+-- task of the story (addReviewComment).
 
 local M = {}
 
@@ -36,6 +39,7 @@ function M.review(story, opts)
     return
   end
   lsp.execute_or_notify('reviewStory', { { story = story } }, 'review ' .. story, function(result)
+    M.last = story
     local items = M.items(result)
     local title = string.format('saga review %s: %s against %s', story, result.branch, result.base)
     vim.fn.setqflist({}, ' ', { title = title, items = items })
@@ -48,6 +52,56 @@ function M.review(story, opts)
     if opts.callback then
       opts.callback(result)
     end
+  end)
+end
+
+--- :SagaAddressReview [story] — a review round of the story on its branch and PR: its
+--- PR's review becomes tasks and its worker addresses them (the lens "Address review (n)").
+function M.address(story, opts)
+  opts = opts or {}
+  story = (story ~= nil and story ~= '') and story or workspace.story_of(0)
+  if not story then
+    notify('saga: which story? :SagaAddressReview <story>', vim.log.levels.ERROR)
+    return
+  end
+  lsp.execute_or_notify('addressReview', { { story = story } }, 'address review ' .. story, function(result)
+    local msg = 'saga: addressing the review of ' .. story
+    if type(result) == 'table' and type(result.session) == 'string' then
+      msg = msg .. ' in tmux session ' .. result.session
+    end
+    message.reply_done(opts, result, msg)
+  end)
+end
+
+-- The story a buffer's review comment is for: its story worktree's
+-- (.saga/worktrees/<story>/…), its story folder's, else the last :SagaReview's.
+function M.story_of_review(buf)
+  local name = vim.api.nvim_buf_get_name(buf or 0)
+  return name:match('.*/%.saga/worktrees/([^/]+)/') or workspace.story_of(buf) or M.last
+end
+
+--- :SagaReviewComment {text} — the text, on the current line of the current file, a
+--- review task of the story under review (the same comment twice is one task).
+function M.comment(text, opts)
+  opts = opts or {}
+  local story = opts.story or M.story_of_review(0)
+  if not story then
+    notify('saga: which story? open its review first (:SagaReview <story>)', vim.log.levels.ERROR)
+    return
+  end
+  if text == nil or vim.trim(text) == '' then
+    notify('saga: :SagaReviewComment {text}: say what to change', vim.log.levels.ERROR)
+    return
+  end
+  local path = vim.api.nvim_buf_get_name(0)
+  local line = path ~= '' and vim.api.nvim_win_get_cursor(0)[1] or 0
+  local arg = { story = story, path = path, line = line, body = text }
+  lsp.execute_or_notify('addReviewComment', { arg }, 'review comment on ' .. story, function(result)
+    local msg = 'saga: review task ' .. (type(result) == 'table' and tostring(result.task) or '?') .. ' of ' .. story
+    if type(result) == 'table' and result.created == false then
+      msg = msg .. ' (already there)'
+    end
+    message.reply_done(opts, result, msg)
   end)
 end
 
