@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/runs/verify"
@@ -85,6 +86,12 @@ func (r *run) startReview(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.takeEditorTasks(ctx); err != nil {
+		return err
+	}
+	if s, err = r.story(); err != nil {
+		return err
+	}
 	ch, err := review.Apply(ctx, r.p, r.wt, r.o.Story, s.Tasks, rd)
 	if err != nil {
 		return err
@@ -93,18 +100,24 @@ func (r *run) startReview(ctx context.Context) error {
 	ig := rd.Ignored
 	r.j.Step(runs.StepReview, "%s: %d request(s) from writers; ignored %d by bots, %d by non-writers, %d hidden; %d new task(s), %d revised, %d cancelled%s",
 		r.pr, len(rd.Requests), ig.Bots, ig.NonWriters, ig.Hidden, len(ch.Created), len(ch.Revised), len(ch.Cancelled), leftText(ch.Left))
-	if len(ch.Created)+len(ch.Revised)+len(ch.Cancelled) == 0 {
+	// The round's work: every review task not completed — this read's,
+	// an earlier round's left undone, an editor's comment.
+	if s, err = r.story(); err != nil {
+		return err
+	}
+	for _, t := range s.Tasks {
+		if t.Review != nil && t.Status != store.StatusCompleted {
+			rs.tasks = append(rs.tasks, t.ID)
+			if !slices.Contains(rs.rec.Tasks, t.ID) {
+				rs.rec.Tasks = append(rs.rec.Tasks, t.ID)
+			}
+		}
+	}
+	if len(rs.tasks) == 0 && len(ch.Cancelled) == 0 {
 		rs.skip = fmt.Sprintf("nothing new to address in the review of %s: no review round ran", r.pr)
 		rs.rec.Requests, rs.rec.ChangesRequested = r.openRequests(rd), 0
 		r.j.Step(runs.StepReview, "%s", rs.skip)
 		return nil
-	}
-	for _, rel := range slices.Concat(ch.Created, ch.Revised) {
-		_, _, id := store.Classify(rel)
-		rs.tasks = append(rs.tasks, id)
-		if !slices.Contains(rs.rec.Tasks, id) {
-			rs.rec.Tasks = append(rs.rec.Tasks, id)
-		}
 	}
 	rs.rec.Rounds++
 	rs.rec.NeedsYou = ""
@@ -265,6 +278,15 @@ func (r *run) answerReview(ctx context.Context, complete bool) {
 		if t == nil || t.Review == nil {
 			continue // cancelled meanwhile
 		}
+		if t.Review.Kind == review.KindEditor {
+			// Asked in an editor: no thread on GitHub to answer.
+			if t.Status == store.StatusCompleted && complete {
+				completed++
+			} else {
+				open++
+			}
+			continue
+		}
 		o := review.Outcome{TaskID: id, Source: t.Review, Commit: head, Files: files}
 		switch {
 		case t.Status == store.StatusCompleted && complete:
@@ -304,4 +326,40 @@ func whyText(why string) string {
 		return ""
 	}
 	return " (" + why + ")"
+}
+
+// takeEditorTasks moves the review tasks made in an editor while the story
+// had no worktree (review.EditorRoot: then they are written in the
+// checkout, untracked) onto the story's branch: copied into the worktree —
+// valid, never through a link — for the round to commit, and removed from
+// the checkout, where the merged PR brings them back.
+func (r *run) takeEditorTasks(ctx context.Context) error {
+	s, err := r.p.LoadStory(r.root, r.o.Story)
+	if err != nil {
+		return nil // the checkout's copy is the person's; the round goes on without it
+	}
+	for _, t := range s.Tasks {
+		if t.Review == nil || t.Review.Kind != review.KindEditor || t.File == nil || len(t.File.Local) > 0 {
+			continue
+		}
+		rel := t.File.Rel
+		if _, err := filesafe.ReadInside(r.wt, rel); err == nil {
+			continue // on the branch already
+		}
+		if st, err := r.repo.Run(ctx, "status", "--porcelain", "--", rel); err != nil || !strings.HasPrefix(st, "??") {
+			continue // committed by a person: the branch takes it in from the base
+		}
+		data, err := filesafe.ReadInside(r.root, rel)
+		if err != nil {
+			return fmt.Errorf("take in %s: %w", rel, err)
+		}
+		if err := filesafe.WriteFileBeneath(r.wt, rel, data, 0o644); err != nil {
+			return fmt.Errorf("take in %s: %w", rel, err)
+		}
+		if err := filesafe.RemoveInside(r.root, rel); err != nil {
+			r.j.Warn(runs.StepReview, "remove %s from the checkout: %v", rel, err)
+		}
+		r.j.Step(runs.StepReview, "took in %s, a review comment made in an editor, onto %s", rel, r.branch)
+	}
+	return nil
 }
