@@ -24,6 +24,12 @@ type restackConflict struct {
 	Files []string // where it conflicted
 }
 
+// ConflictMarkersCheck is the restack task's check: no file of the
+// repository outside .saga/ (and the folders of dependencies) has a line
+// starting a conflict's side. It names no file, so it protects none
+// (verify's rule: a file a check names is protected).
+const ConflictMarkersCheck = `! grep -rnI --exclude-dir=.git --exclude-dir=.saga --exclude-dir=node_modules -e '^<<<<<<< ' -e '^>>>>>>> ' .`
+
 // restackTaskID is the conflict task's id: one per story tip and new base
 // tips, so that a second restack of the same two tips rewrites the same
 // task.
@@ -61,13 +67,14 @@ func writeRestackTask(ctx context.Context, p *store.Parser, dir string, c restac
 	files := termtext.Escapes(c.Files) // git's names, as the repository has them
 	desc := fmt.Sprintf("This story's branch %s (at %s) is stacked on %s, which moved after this story was done (a review round pushed to it). "+
 		"saga-lsp could not rebuild the story's own commits on the new tip: they conflict in %s.\n\n"+
-		"Before this run the worker merges the new tip into the branch without committing (`git merge --no-commit`), so those files hold conflict markers. "+
+		"Before this run the worker merged the new tip into the branch and committed the merge with the conflicts as git left them, so those files hold conflict markers. "+
 		"Resolve every conflict so that the story keeps doing what its tasks ask on top of the blocker's new work: keep both sides' intent, remove every marker, and make the story's checks pass again. "+
-		"Do not commit and do not abort the merge: the worker commits it at the end of the run.",
+		"This task's check fails while a file of the repository still has a conflict marker.",
 		"story/"+c.Story, verify.Short(c.Head), strings.Join(onto, " and "), strings.Join(files, ", "))
 	doc := store.TaskDoc{ID: id, Subject: "Resolve the conflicts with the new tip of " + strings.Join(c.Onto, " and "),
 		Description: desc, Status: store.StatusPending, BlockedBy: []string{},
-		DoneWhen: "no file of the repository has a conflict marker, and every task's checks pass on the merged tree"}
+		DoneWhen: "no file of the repository has a conflict marker, and every task's checks pass on the merged tree",
+		Checks: []string{ConflictMarkersCheck}}
 	data, err := store.MarshalIndent(doc)
 	if err != nil {
 		return "", "", fmt.Errorf("encode %s: %w", rel, err)

@@ -83,10 +83,15 @@ func (r *run) commitEmpty(ctx context.Context, msg string) (string, error) {
 	return r.commitTree(ctx, tip+"^{tree}", tip, msg)
 }
 
-// commitTree makes a commit of tree on parent and moves the story branch to
-// it only if the branch is still at parent (never through a symbolic ref).
-func (r *run) commitTree(ctx context.Context, tree, parent, msg string) (string, error) {
-	args := append(r.wtGit.Identity(ctx), "commit-tree", tree, "-p", parent, "-m", msg)
+// commitTree makes a commit of tree on parent (and the merged commits, for
+// a merge) and moves the story branch to it only if the branch is still at
+// parent (never through a symbolic ref).
+func (r *run) commitTree(ctx context.Context, tree, parent, msg string, merged ...string) (string, error) {
+	args := append(r.wtGit.Identity(ctx), "commit-tree", tree, "-p", parent)
+	for _, m := range merged {
+		args = append(args, "-p", m)
+	}
+	args = append(args, "-m", msg)
 	commit, err := r.wtGit.Run(ctx, args...)
 	if err != nil {
 		return "", err

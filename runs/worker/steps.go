@@ -95,6 +95,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	if err := r.ensureHead(ctx, runs.StepWorktree); err != nil {
 		return err
 	}
+	restack := r.readRestack(ctx)
 	r.guardSaga(ctx)
 	// A story not yet committed on the base is copied in and committed on
 	// the story branch at once, so that what the agent does to it later is
@@ -113,6 +114,11 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
 	}
 	if err := r.bringIn(ctx); err != nil {
+		return err
+	}
+	// A restack that conflicted: its task and the new base's merge
+	// (restack.go).
+	if err := r.takeRestack(ctx, restack); err != nil {
 		return err
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
