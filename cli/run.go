@@ -15,6 +15,7 @@ import (
 )
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model MODEL] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
+run <story> --review [--max-review-rounds N] [the same flags for its worker]
 run <story> --on github [--review] [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
 run <story|epic> --review [--max-review-rounds N] --watch [--watch-every DURATION] [--on github] [--root DIR] [--format text|json] [the worker's flags]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]

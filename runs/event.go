@@ -72,6 +72,7 @@ const (
 	StepWorktree = "worktree"
 	StepPR       = "pr"
 	StepContext  = "context"
+	StepReview   = "review" // a review round reads the PR's review and writes its tasks (docs/review.md)
 	StepHydrate  = "hydrate"
 	StepLoop     = "loop"
 	StepCommit   = "commit"

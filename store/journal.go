@@ -66,3 +66,36 @@ func JournalDecisions(journal []byte) []string {
 	flush()
 	return out
 }
+
+// JournalAnswers are the journal's answer entries ("## <time> answer
+// <task id>" headings: an agent's answer to a review task that asked a
+// question, docs/review.md#what-goes-out), the text of each by task id, its
+// lines kept; a later entry for a task replaces an earlier one.
+func JournalAnswers(journal []byte) map[string]string {
+	sc := bufio.NewScanner(bytes.NewReader(journal))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	out := map[string]string{}
+	id := ""
+	var cur []string
+	flush := func() {
+		if text := strings.TrimSpace(strings.Join(cur, "\n")); id != "" && text != "" {
+			out[id] = text
+		}
+		id, cur = "", nil
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if h, ok := strings.CutPrefix(strings.TrimSpace(line), "## "); ok {
+			flush()
+			if f := strings.Fields(h); len(f) == 3 && strings.EqualFold(f[1], "answer") && ValidCanonical(f[2]) {
+				id = f[2]
+			}
+			continue
+		}
+		if id != "" {
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	return out
+}

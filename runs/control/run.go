@@ -102,7 +102,12 @@ func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 	// A completed story is not run again, unless asked (a dry run leaves
 	// the story alone); one whose worker opened no PR gets it now. Neither
 	// needs the run's programs.
-	if !o.Worker.DryRun && !o.Again {
+	switch {
+	case o.Worker.Review:
+		if err := o.reviewable(ctx); err != nil {
+			return nil, err
+		}
+	case !o.Worker.DryRun && !o.Again:
 		if err := o.completed(ctx); err != nil {
 			return nil, err
 		}
@@ -170,17 +175,10 @@ func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 // Its worker opened no pull request (readmodel.StoryState.NoPR): it is opened now
 // (OpenPR), and said in the CompletedError, or why not (*NoPRError).
 func (o *RunOptions) completed(ctx context.Context) error {
-	if o.Workspace == nil || o.Parser == nil {
-		p := Preflight{Root: o.Root}
-		ws, err := p.load()
-		if err != nil {
-			return err
-		}
-		o.Workspace, o.Parser = ws, p.Parser
+	st, err := o.state(ctx)
+	if err != nil {
+		return err
 	}
-	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
-	ev.Actions = o.Actions
-	st := ev.Story(ctx, o.Workspace, o.Story)
 	if st.State != runs.StatusCompleted {
 		return nil
 	}
@@ -200,6 +198,37 @@ func (o *RunOptions) completed(ctx context.Context) error {
 	}
 	done.Opened, done.PR = opened, opened.URL
 	return done
+}
+
+// reviewable refuses a review round of a story without a pull request
+// (docs/review.md#a-round): there is no review to read.
+func (o *RunOptions) reviewable(ctx context.Context) error {
+	if o.Again {
+		return store.Usagef("--review continues the story's attempt on its branch and PR; --again would discard it: use one of them")
+	}
+	st, err := o.state(ctx)
+	if err != nil {
+		return err
+	}
+	if st.PR == "" {
+		return store.Usagef("story %s has no pull request to review (it is %s): `saga-lsp run %s` runs it and opens one", o.Story, st.State, o.Story)
+	}
+	return nil
+}
+
+// state is the story's state in the read model.
+func (o *RunOptions) state(ctx context.Context) (readmodel.StoryState, error) {
+	if o.Workspace == nil || o.Parser == nil {
+		p := Preflight{Root: o.Root}
+		ws, err := p.load()
+		if err != nil {
+			return readmodel.StoryState{}, err
+		}
+		o.Workspace, o.Parser = ws, p.Parser
+	}
+	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, o.Parser)
+	ev.Actions = o.Actions
+	return ev.Story(ctx, o.Workspace, o.Story), nil
 }
 
 // again resets the story's local attempt (run --again) so the new run

@@ -35,6 +35,9 @@ func (r *run) readChecks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.reviewChecks(ctx, m); err != nil {
+		return err
+	}
 	path := runs.ChecksFile(r.o.SessionDir, r.o.Session)
 	if err := verify.WriteManifest(path, m); err != nil {
 		return fmt.Errorf("store the checks for the hook: %w", err)

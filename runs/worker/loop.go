@@ -170,7 +170,7 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	if err != nil {
 		return res, err
 	}
-	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs)+r.refusalPrompt())
+	bin, args := r.o.Claude, r.claudeArgs(prompt(s, r.bash, r.handoffs)+r.reviewPrompt()+r.refusalPrompt())
 	if r.o.DryRun {
 		bin, args = r.o.Self, append([]string{"__agent"}, args...)
 	}

@@ -113,6 +113,9 @@ type run struct {
 	// next step: the worker.end event's message. failedCheck is why, when
 	// a task's checks kept refusing it (for the PR's description).
 	why, failedCheck string
+	// review is the review round a --review run is (review.go); nil
+	// otherwise.
+	review *reviewState
 }
 
 // Run executes the story and returns the exit code. ctx cancellation
@@ -157,11 +160,18 @@ func Run(ctx context.Context, o Options) int {
 	done, total := r.progress()
 	endLine := fmt.Sprintf("%s, exit %d", runs.WorkerEndText(status, done, total, r.cycles, o.DryRun), code)
 	msg := ""
-	if status != runs.StatusCompleted && r.why != "" {
+	if (status != runs.StatusCompleted || code != runs.ExitCompleted) && r.why != "" {
 		// What stopped it and the next step, for status and follow.
 		msg = endLine + " — " + r.why
 	}
-	if r.wt != "" {
+	switch {
+	case r.review != nil && r.review.skip != "":
+		// No round ran: the story's outcome stays its last run's.
+		rr := r.review.rec
+		if err := runs.UpdateReview(r.root, o.Story, func(rec *runs.ReviewRecord) { *rec = rr }); err != nil {
+			r.j.Warn(runs.StepEnd, "run record: %v", err)
+		}
+	case r.wt != "":
 		rec := runs.Record{Story: o.Story, Session: o.Session, Status: status, ExitCode: code, Ended: o.Now().UTC(),
 			Branch: r.branch, Worktree: rel(r.root, r.wt), Base: r.base, Reference: r.reference, PR: r.pr, Cost: r.cost, Spent: r.spentBefore + r.cost, DryRun: o.DryRun, Why: msg}
 		if r.pr != "" && !o.DryRun {
@@ -173,6 +183,7 @@ func Run(ctx context.Context, o Options) int {
 		for _, c := range r.blocked {
 			rec.Protected = append(rec.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: true})
 		}
+		rec.Review = r.reviewRecord()
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}
@@ -235,6 +246,16 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	r.loadHandoff()
 	// 3. Draft PR (a warning, never a failure).
 	r.draftPR(ctx)
+	// A review round's tasks, written and committed before anything reads
+	// the story (review.go).
+	if r.o.Review {
+		if err := r.startReview(ctx); err != nil {
+			return r.fail(runs.StepReview, "%v; no review round ran", err)
+		}
+		if r.review.skip != "" {
+			return r.reviewSkipped()
+		}
+	}
 	// 4. Context.
 	if err := r.context(ctx); err != nil {
 		return r.fail(runs.StepContext, "%v", err)
@@ -261,6 +282,9 @@ func (r *run) execute(ctx context.Context) (string, int) {
 		if len(r.blocked) > 0 {
 			status, code = runs.StatusBlocked, runs.ExitBlocked
 		}
+	}
+	if r.review != nil {
+		r.answerReview(context.WithoutCancel(ctx), complete)
 	}
 	return status, code
 }
