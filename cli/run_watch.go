@@ -79,7 +79,7 @@ func runWatch(env *Env, t resolved, name string, wf *runs.WorkerFlags, w watchFl
 			return exitFindings
 		}
 		o.GH = rd.GH
-		o.Start = github.Backend{Workflow: releaseWorkflow(), Wait: *on.wait}.StartStory
+		o.Start = actionsBackend(*on.wait).StartStory
 	}
 	o.Polled = func(p control.WatchPoll) {
 		for _, err := range p.Errs {
