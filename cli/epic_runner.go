@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"os/signal"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/epic"
@@ -48,7 +49,14 @@ func runEpicRunner(env *Env, args []string) int {
 	}
 	o.Setup = github.NewSetup(root, env.Getenv)
 	if ef.On == readmodel.BackendGitHub {
-		o.Backend = github.Backend{Workflow: releaseWorkflow()}
+		o.Backend = actionsBackend(0)
 	}
 	return epic.Run(ctx, o)
+}
+
+// actionsBackend is the GitHub Actions backend dispatching this build's
+// workflow (wait: github.Backend.Wait): built here alone
+// (test/architecture), for the epic runner and run --watch --on github.
+func actionsBackend(wait time.Duration) github.Backend {
+	return github.Backend{Workflow: releaseWorkflow(), Wait: wait}
 }

@@ -16,7 +16,8 @@ import (
 
 const runSynopsis = `run <story> [--root DIR] [--format text|json] [--follow] [--force] [--again] [--dry-run] [--max-cycles N] [--max-time MIN] [--model MODEL] [--permission-mode MODE] [--base BRANCH] [--keep-tasks] [--allow-unsandboxed-bash] [--allow-unconfined-checks] [--max-cost USD] [--max-check-failures N] [--story]
 run <story> --review [--max-review-rounds N] [the same flags for its worker]
-run <story> --on github [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
+run <story> --on github [--review] [--base BRANCH] [--dispatch-wait DURATION] [--root DIR] [--format text|json] [--follow]
+run <story|epic> --review [--max-review-rounds N] --watch [--watch-every DURATION] [--on github] [--root DIR] [--format text|json] [the worker's flags]
 run <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--epic] [the same flags for its workers]
 run <epic> --on github [--max-parallel K] [--after ready|merged] [--max-cost USD] [--root DIR] [--format text|json] [--follow] [--epic]`
 
@@ -32,13 +33,17 @@ func runRun(env *Env, args []string) int {
 	again := c.Bool("again", false, "run a completed story again: its local attempt (worktree, branch, run records) is discarded first, and the new run starts from the base's tip, reusing its open pull request (back to draft)")
 	follow := c.Bool("follow", false, "then show the run's progress until it ends (Ctrl-C detaches; the run goes on)")
 	on := addOnFlags(c)
+	watch := addWatchFlags(c)
 	pos, err := c.parse(args)
-	t, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf), on.check(c))
+	t, err := target.resolve(env, pos, err, checkWorkerFlags(c, wf), on.check(c), watch.check(c, wf))
 	if err != nil {
 		return c.fail(env, err)
 	}
+	if *watch.on {
+		return runWatch(env, t, pos[0], wf, watch, on, target.json())
+	}
 	if *on.backend == readmodel.BackendGitHub && t.kind != runs.KindEpic {
-		return runOnGitHub(env, c, t, pos[0], wf.Base, on, target.json(), *follow)
+		return runOnGitHub(env, c, t, pos[0], wf, on, target.json(), *follow)
 	}
 	if *on.backend == readmodel.BackendGitHub {
 		// What every job needs is checked once, before the runner starts.

@@ -32,7 +32,8 @@ func addOnFlags(c *cmdLine) onFlags {
 // onGitHubFlags are run's flags that --on github takes: the workflow
 // runs the worker with its defaults, from a base.
 var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story",
-	"max-parallel", "after", "max-cost", "poll", "epic"} // the last an epic's: its runner runs here
+	"max-parallel", "after", "max-cost", "poll", "epic", // an epic's: its runner runs here
+	"review", "watch", "watch-every"} // a review round is a dispatch with the input review
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
@@ -62,7 +63,7 @@ func (o onFlags) check(c *cmdLine) error {
 
 // runOnGitHub dispatches a story to GitHub Actions, and with --follow
 // follows its run until it ends (exit 0 when it succeeded).
-func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags, jsonOut, follow bool) int {
+func runOnGitHub(env *Env, c *cmdLine, t resolved, name string, wf *runs.WorkerFlags, on onFlags, jsonOut, follow bool) int {
 	for _, f := range []string{"max-parallel", "after", "max-cost", "poll"} {
 		if c.isSet(f) {
 			return c.fail(env, usagef("--%s is for an epic; %s is a story", f, name))
@@ -70,7 +71,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name, base string, on onFlags
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
-	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: base, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: wf.Base, Review: wf.Review, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError
 	var re *control.RunningError

@@ -121,6 +121,12 @@ type ReviewRecord struct {
 	// every face, until a person acts (a new review, run --review).
 	NeedsYou string    `json:"needsYou,omitempty"`
 	ReadAt   time.Time `json:"readAt,omitzero"`
+	// Addressed is the updatedAt (GitHub's clock) of the newest writer's
+	// "changes requested" review a round was started for — by a watcher
+	// before it starts the round, by `run --review` as its round reads the
+	// review: a watcher starts a round only for a newer one, so nothing is
+	// dispatched twice (docs/review.md#watching).
+	Addressed time.Time `json:"addressed,omitzero"`
 }
 
 // ReviewIgnored counts the comments and reviews a read did not count.

@@ -74,7 +74,7 @@ func writeRestackTask(ctx context.Context, p *store.Parser, dir string, c restac
 	doc := store.TaskDoc{ID: id, Subject: "Resolve the conflicts with the new tip of " + strings.Join(c.Onto, " and "),
 		Description: desc, Status: store.StatusPending, BlockedBy: []string{},
 		DoneWhen: "no file of the repository has a conflict marker, and every task's checks pass on the merged tree",
-		Checks: []string{ConflictMarkersCheck}}
+		Checks:   []string{ConflictMarkersCheck}}
 	data, err := store.MarshalIndent(doc)
 	if err != nil {
 		return "", "", fmt.Errorf("encode %s: %w", rel, err)

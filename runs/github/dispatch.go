@@ -53,9 +53,10 @@ var _ control.Backend = Backend{}
 func (Backend) Name() string { return readmodel.BackendGitHub }
 
 // StartStory dispatches the story; of the worker's flags only the base
-// reaches the job (the workflow runs the worker with its defaults).
+// and --review reach the job (the workflow runs the worker with its
+// defaults).
 func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*readmodel.Started, error) {
-	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Review: o.Worker.Review, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
@@ -69,6 +70,9 @@ type DispatchOptions struct {
 	Root  string // the workspace (a clone whose origin is on GitHub)
 	Story string
 	Base  string // the pushed branch the story starts from; default from Workspace (control.PushedBase), else the current branch
+	// Review dispatches a review round (the input review: the job's
+	// worker runs with --review); a workflow without the input is refused.
+	Review bool
 	// Workspace, when set, places the story on its blockers' pushed work
 	// when Base is empty: the story's branch is stacked on theirs.
 	Workspace *store.Workspace
@@ -143,6 +147,11 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Review {
+		if err := rd.CheckReview(); err != nil {
+			return nil, err
+		}
+	}
 	gh := rd.GH
 	g := git.Repo{Dir: o.Root}
 	d := &Dispatched{Story: o.Story, Base: o.Base, Warnings: rd.Warnings}
@@ -189,8 +198,11 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 	for _, w := range d.Warnings {
 		log.Warn(runs.StepStart, "%s", w)
 	}
-	if _, err := ghRun(ctx, gh, o.Root, "workflow", "run", WorkflowFile,
-		"-f", InputStory+"="+o.Story, "-f", InputBase+"="+d.Base, "-f", InputRunID+"="+d.RunID); err != nil {
+	inputs := []string{"-f", InputStory + "=" + o.Story, "-f", InputBase + "=" + d.Base, "-f", InputRunID + "=" + d.RunID}
+	if o.Review {
+		inputs = append(inputs, "-f", InputReview+"=true") // left out otherwise: an older workflow still takes the dispatch
+	}
+	if _, err := ghRun(ctx, gh, o.Root, append([]string{"workflow", "run", WorkflowFile}, inputs...)...); err != nil {
 		err = fmt.Errorf("gh workflow run %s: %w", WorkflowFile, err)
 		// Its end, so that no reader waits for a run: failed when GitHub
 		// refused it (its refusals carry their HTTP status); pending when

@@ -22,6 +22,9 @@ type Ready struct {
 	GH       string
 	Default  string // origin's default branch
 	Workflow int64  // the workflow's id on GitHub: the runs of a dispatch are its
+	// Review: the workflow takes the input review (TakesReview), which a
+	// review round is dispatched with.
+	Review   bool
 	Warnings []string
 }
 
@@ -67,6 +70,7 @@ func CheckReady(ctx context.Context, root string, env func(string) string, want 
 		return nil, &DispatchError{fmt.Sprintf("%s on %s does not take the input %s in its run-name, which saga-lsp finds its runs by (an older saga-lsp wrote it, or it was edited): "+
 			"run `saga-lsp install --github-actions` (--force over an edited one), then commit and push it to %s", WorkflowPath, def, InputRunID, def)}
 	}
+	rd.Review = TakesReview(content)
 	if rd.Workflow, err = workflowID(ctx, gh, root); err != nil {
 		return nil, &DispatchError{fmt.Sprintf("GitHub does not answer with the id of workflow %s (%v): is it pushed to %s, and is `gh auth status` logged in to origin's host?", WorkflowFile, err, def)}
 	}
@@ -87,6 +91,23 @@ func CheckReady(ctx context.Context, root string, env func(string) string, want 
 // (as workflowSource).
 func TakesRunID(content string) bool {
 	return regexp.MustCompile(`(?m)^run-name:.*\$\{\{\s*inputs\.` + regexp.QuoteMeta(InputRunID) + `\s*\}\}`).MatchString(content)
+}
+
+// CheckReview refuses a review round's dispatch to a workflow that does
+// not take the input review (*DispatchError, saying how to update it).
+func (rd *Ready) CheckReview() error {
+	if rd.Review {
+		return nil
+	}
+	return &DispatchError{fmt.Sprintf("%s on %s does not take the input %s, which a review round is dispatched with (an older saga-lsp wrote it, or it was edited): "+
+		"run `saga-lsp install --github-actions` (--force over an edited one), then commit and push it to %s", WorkflowPath, rd.Default, InputReview, rd.Default)}
+}
+
+// TakesReview tells whether a workflow takes the input review and hands
+// it to its worker (docs/review.md#on-github-actions): workflows an older
+// saga-lsp wrote do not, and GitHub would refuse a dispatch with it.
+func TakesReview(content string) bool {
+	return regexp.MustCompile(`\$\{\{\s*inputs\.` + regexp.QuoteMeta(InputReview) + `\s*\}\}`).MatchString(content)
 }
 
 // workflowID is the workflow's id on GitHub (`gh api`): the runs of a

@@ -22,6 +22,10 @@ const (
 	InputStory = "story"  // the story's id
 	InputBase  = "base"   // the pushed branch it starts from
 	InputRunID = "run-id" // saga-lsp's id of the dispatch (RunName)
+	// InputReview "true" makes the job a review round: the worker runs
+	// with --review (docs/review.md#on-github-actions). Workflows written
+	// before it lack it (TakesReview).
+	InputReview = "review"
 
 	// WorkerStep is the id of the step that runs the worker.
 	WorkerStep = "worker"
@@ -110,13 +114,13 @@ func Render(src Source) ([]byte, error) {
 		Timeout                                               int
 		Worker, ArtifactPrefix, RunName                       string
 		SessionPrefix, OutputFile                             string
-		Inputs                                                [3]string
+		Inputs                                                [4]string
 	}{
 		Source: src, Module: Module, ClaudeCode: claudecode.NPMPackage, ClaudeVersion: claudecode.Version,
 		APIKey: claudecode.EnvAPIKey, OAuthToken: claudecode.EnvOAuthToken, Timeout: TimeoutMinutes,
 		Worker: WorkerStep, ArtifactPrefix: ArtifactPrefix,
 		RunName: RunName("${{ inputs."+InputStory+" }}", "${{ inputs."+InputRunID+" }}"),
-		Inputs:  [3]string{InputStory, InputBase, InputRunID},
+		Inputs:  [4]string{InputStory, InputBase, InputRunID, InputReview},
 		// The session as `run` names it in tmux: status and follow read it.
 		SessionPrefix: runs.StorySessionPrefix, OutputFile: runs.OutputFile("$SAGA_SESSION_DIR", "$session"),
 	})
@@ -189,6 +193,11 @@ on:
         description: saga-lsp's random id of this dispatch (in the run's name, which saga-lsp finds the run by)
         required: true
         type: string
+      {%index .Inputs 3%}:
+        description: Address the review of the story's pull request (saga-lsp run <story> --review)
+        required: false
+        type: boolean
+        default: false
 
 permissions:
   contents: write
@@ -298,6 +307,7 @@ jobs:
         env:
           STORY: ${{ inputs.{%index .Inputs 0%} }}
           BASE: ${{ inputs.{%index .Inputs 1%} }}
+          REVIEW: ${{ inputs.{%index .Inputs 3%} }}
           SAGA_SESSION_DIR: ${{ runner.temp }}/saga-sessions
           {%.APIKey%}: ${{ secrets.{%.APIKey%} }}
           {%.OAuthToken%}: ${{ secrets.{%.OAuthToken%} }}
@@ -309,7 +319,9 @@ jobs:
           [ -n "${%.APIKey%}" ] || unset {%.APIKey%}
           [ -n "${%.OAuthToken%}" ] || unset {%.OAuthToken%}
           session="{%.SessionPrefix%}$STORY-$(date +%s%3N)"
-          saga-lsp worker "$STORY" --base "$BASE" --session "$session" --output-file "{%.OutputFile%}"
+          round=()
+          if [ "$REVIEW" = "true" ]; then round=(--review); fi
+          saga-lsp worker "$STORY" --base "$BASE" "${round[@]}" --session "$session" --output-file "{%.OutputFile%}"
 
       - name: Summarise the run
         id: summary
