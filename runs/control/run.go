@@ -104,7 +104,7 @@ func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 	// needs the run's programs.
 	switch {
 	case o.Worker.Review:
-		if err := o.reviewable(ctx); err != nil {
+		if err := o.Reviewable(ctx); err != nil {
 			return nil, err
 		}
 	case !o.Worker.DryRun && !o.Again:
@@ -200,9 +200,9 @@ func (o *RunOptions) completed(ctx context.Context) error {
 	return done
 }
 
-// reviewable refuses a review round of a story without a pull request
+// Reviewable refuses a review round of a story without a pull request
 // (docs/review.md#a-round): there is no review to read.
-func (o *RunOptions) reviewable(ctx context.Context) error {
+func (o *RunOptions) Reviewable(ctx context.Context) error {
 	if o.Again {
 		return store.Usagef("--review continues the story's attempt on its branch and PR; --again would discard it: use one of them")
 	}

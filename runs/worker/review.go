@@ -80,6 +80,10 @@ func (r *run) startReview(ctx context.Context) error {
 			return err
 		} else if ok {
 			rs.changesFrom = append(rs.changesFrom, rv.Author.Login)
+			// Read by this round: a watcher starts none for it.
+			if rv.UpdatedAt.After(rs.rec.Addressed) {
+				rs.rec.Addressed = rv.UpdatedAt.UTC()
+			}
 		}
 	}
 	s, err := r.story()
