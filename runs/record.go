@@ -164,6 +164,10 @@ func Cost(usd float64) float64 {
 	return usd
 }
 
+// RecordDir is the folder of the run records of the repository holding
+// root, for a watcher of them.
+func RecordDir(root string) (string, error) { return recordDir(root) }
+
 // recordDir holds the run records of the repository holding root: inside
 // its git dir, which no story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {

@@ -10,6 +10,8 @@
 //     session dir (runs.SessionDir) and each worker's events file, folded by
 //     runs.Run line by line; each story's worktree copy (store.WorktreeDir),
 //     where a running worker and its hooks write statuses and the journal;
+//     the run records' folder (runs.RecordDir: a record written alone — a
+//     watcher's read of a review, a restack — refreshes the faces);
 //     the hydrated task list of a running worker (claudecode), named by its
 //     hydrate event; the main checkout's journals, as the face reports them
 //     changed (DiskChanged);

@@ -26,6 +26,7 @@ type batch struct {
 	journals    map[string]bool // stories whose main journal changed
 	allJournals bool            // a folder above the stories' changed
 	rescanWT    bool            // the worktrees folder appeared
+	records     bool            // a run record was written
 }
 
 func newBatch() *batch {
@@ -34,7 +35,7 @@ func newBatch() *batch {
 
 func (b *batch) empty() bool {
 	return len(b.session) == 0 && len(b.lists) == 0 && len(b.worktrees) == 0 && len(b.journals) == 0 &&
-		!b.allJournals && !b.rescanWT
+		!b.allJournals && !b.rescanWT && !b.records
 }
 
 // classify files one file event into the batch.
@@ -49,6 +50,9 @@ func (w *Watcher) classify(ev fswatch.Event, b *batch) {
 		delete(w.watched, name)
 	}
 	switch {
+	case w.recordDir != "" && dir == w.recordDir:
+		b.records = b.records || strings.HasSuffix(name, ".json")
+		return
 	case dir == w.sessionDir || name == w.sessionDir:
 		if runs.IsEventsFile(filepath.Base(name)) {
 			b.session[name] = true
@@ -114,6 +118,11 @@ func (w *Watcher) processLocked(ws *store.Workspace, b *batch, ef *effects) {
 	}
 	if len(b.journals) > 0 {
 		w.readMainJournals(slices.Sorted(maps.Keys(b.journals)), false, ef)
+	}
+	if b.records {
+		// What the read model derives from a record (a review's state, a
+		// restack's) is the faces' to read again.
+		ef.refresh = true
 	}
 }
 

@@ -381,3 +381,21 @@ func TestEndedWorkerHoldsLock(t *testing.T) {
 		t.Errorf("alive by the lock of its ended worker: %+v", st.Story(story).Run)
 	}
 }
+
+// A run record written alone — a watcher's read of a review, a restack —
+// refreshes the faces: what the read model derives from it changed.
+func TestRecordWrittenRefreshes(t *testing.T) {
+	f := start(t, nil)
+	isRefresh := func(c call) bool { _, ok := c.v.(refresh); return ok }
+	if err := runs.WriteRecord(f.root, runs.Record{Story: story, Session: "s", Status: runs.StatusCompleted, Ended: time.Now().UTC(), PR: "https://github.com/acme/shop/pull/1"}); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.next(t, "Refresh when the records' folder came", isRefresh)
+	for range len(f.rec.ch) {
+		<-f.rec.ch
+	}
+	if err := runs.UpdateReview(f.root, story, func(r *runs.ReviewRecord) { r.ChangesRequested, r.Requests = 1, 1 }); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.next(t, "Refresh after the review's read was recorded", isRefresh)
+}

@@ -42,6 +42,7 @@ type Options struct {
 type Watcher struct {
 	root, realRoot string
 	sessionDir     string
+	recordDir      string // the run records' (runs.RecordDir): a record written alone (a review read, a restack) changes what the faces show
 	configDir      string
 	env            func(string) string
 	parser         *store.Parser
@@ -101,6 +102,9 @@ func Start(opts Options) *Watcher {
 		w.realRoot = r
 	}
 	w.sessionDir = runs.SessionDir(w.env)
+	if d, err := runs.RecordDir(opts.Root); err == nil {
+		w.recordDir = d
+	}
 	if d, err := claudecode.ConfigDir(w.env); err == nil {
 		w.configDir = d
 	}
@@ -113,6 +117,9 @@ func Start(opts Options) *Watcher {
 	w.watchLocked(filepath.Join(w.root, ".saga"))
 	w.watchLocked(filepath.Join(w.root, filepath.FromSlash(store.WorktreesRel)))
 	w.watchLocked(w.sessionDir)
+	if w.recordDir != "" {
+		w.watchLocked(w.recordDir)
+	}
 	w.publishLocked()
 	w.mu.Unlock()
 	w.wg.Add(2)
@@ -334,6 +341,9 @@ func (w *Watcher) tick() {
 func (w *Watcher) tickLocked(ws *store.Workspace, ef *effects) {
 	if !w.watched[w.sessionDir] && w.watchLocked(w.sessionDir) {
 		w.rescanSession(ws, ef)
+	}
+	if w.recordDir != "" && !w.watched[w.recordDir] && w.watchLocked(w.recordDir) {
+		ef.refresh = true // the first record came
 	}
 	for _, r := range w.sortedRuns() {
 		if r.Ended {
