@@ -90,12 +90,15 @@ func runWatch(env *Env, t resolved, name string, wf *runs.WorkerFlags, w watchFl
 			for i, err := range p.Errs {
 				errs[i] = err.Error()
 			}
-			printJSON(env.Stdout, map[string]any{"poll": p.N, "prs": p.PRs, "started": p.Started, "later": p.Later, "errors": errs})
+			printJSON(env.Stdout, map[string]any{"poll": p.N, "prs": p.PRs, "started": p.Started, "restacked": p.Restacked, "later": p.Later, "errors": errs})
 			return
 		}
 		line := fmt.Sprintf("%s poll %d: %d pull requests", time.Now().Format("15:04:05"), p.N, p.PRs)
 		if len(p.Started) > 0 {
 			line += "; review round started: " + strings.Join(p.Started, ", ")
+		}
+		if len(p.Restacked) > 0 {
+			line += "; restacked on a moved base: " + strings.Join(p.Restacked, ", ")
 		}
 		if len(p.Later) > 0 {
 			line += "; changes requested while the worker runs (next poll): " + strings.Join(p.Later, ", ")

@@ -18,6 +18,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/review"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -63,6 +64,9 @@ type WatchPoll struct {
 	N       int      // the poll's number, from 1
 	PRs     int      // pull requests asked about (in one query)
 	Started []string // stories whose review round it started
+	// Restacked are stacked stories whose base moved (a blocker's round
+	// pushed) that it rebuilt on it (Restack; a conflict included).
+	Restacked []string
 	// Later are stories with a new "changes requested" review whose round
 	// could not start now (their worker runs): asked again next poll.
 	Later []string
@@ -142,6 +146,7 @@ func (w *watcher) poll(ctx context.Context) WatchPoll {
 		list = append(list, watched{story: s, repo: repo, rec: rec})
 		repos = append(repos, repo)
 	}
+	w.restack(ctx, &p)
 	if len(list) == 0 {
 		return p
 	}
@@ -170,6 +175,33 @@ func (w *watcher) poll(ctx context.Context) WatchPoll {
 		}
 	}
 	return p
+}
+
+// restack rebuilds each watched story whose base moved — a blocker's
+// round pushed to the branch it is stacked on — on the new tip, its checks
+// run again (Restack). One whose restack conflicted waits for its next run
+// (its task), one whose worker runs for the next poll.
+func (w *watcher) restack(ctx context.Context, p *WatchPoll) {
+	if w.o.Workspace == nil || w.o.Parser == nil {
+		return
+	}
+	ev := readmodel.NewEvidence(ctx, w.o.Root, w.o.SessionDir, w.o.Parser)
+	for _, s := range w.o.Stories {
+		st := ev.Story(ctx, w.o.Workspace, s)
+		if st.BaseMoved == nil || len(st.BaseMoved.Conflicts) > 0 || st.State == readmodel.EpicRunning {
+			continue
+		}
+		res, err := Restack(ctx, RestackOptions{Setup: w.o.Setup, Story: s, Workspace: w.o.Workspace, Parser: w.o.Parser,
+			Policy: verify.Policy{AllowUnconfined: w.o.Worker.AllowUnconfinedChecks}, Now: w.o.Now})
+		var running *RunningError
+		switch {
+		case errors.As(err, &running):
+		case err != nil:
+			p.Errs = append(p.Errs, fmt.Errorf("restack %s: %w", s, err))
+		case res.Restacked:
+			p.Restacked = append(p.Restacked, s)
+		}
+	}
 }
 
 // story records what the poll read of x's review, and starts a round

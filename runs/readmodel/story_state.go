@@ -284,7 +284,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	if st.State == runs.StatusCompleted {
 		st.NoPR = ev.noPR(ctx, &st, last, rec, haveRec)
 	}
-	st.BaseMoved = ev.baseMoved(ctx, &st, rec, haveRec)
+	st.BaseMoved = ev.baseMoved(ctx, ws, &st, rec, haveRec)
 	return st
 }
 
@@ -292,15 +292,39 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 // the base's local tip is not on the story's local branch (one git call,
 // for stories stacked on a blocker's branch only). A base merged and
 // deleted, or a story without its local branch, has nothing to say.
-func (ev *Evidence) baseMoved(ctx context.Context, st *StoryState, rec runs.Record, haveRec bool) *BaseMoved {
-	if _, dry, stacked := runs.StoryOfRunBranch(st.Base); !stacked || dry || st.Branch != runs.StoryBranch(st.ID) {
+func (ev *Evidence) baseMoved(ctx context.Context, ws *store.Workspace, st *StoryState, rec runs.Record, haveRec bool) *BaseMoved {
+	if st.Branch != runs.StoryBranch(st.ID) || st.State == EpicRunning {
 		return nil
 	}
-	tip, head := ev.tips["refs/heads/"+st.Base], ev.tips["refs/heads/"+st.Branch]
-	if tip == "" || head == "" || (git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", tip, head) {
+	head := ev.tips["refs/heads/"+st.Branch]
+	if head == "" {
 		return nil
 	}
-	b := &BaseMoved{Base: st.Base, Tip: tip}
+	// Stacked on one blocker's branch; or, with several, built on their
+	// merge on the epic's base (its Base): each blocker's branch counts.
+	bases := []string{st.Base}
+	if _, dry, stacked := runs.StoryOfRunBranch(st.Base); dry {
+		return nil
+	} else if !stacked {
+		bases = nil
+		if ws != nil && len(ws.EpicBlockers(st.ID)) > 1 {
+			for _, b := range ws.EpicBlockers(st.ID) {
+				bases = append(bases, runs.StoryBranch(b))
+			}
+		}
+	}
+	base, tip := "", ""
+	for _, b := range bases {
+		t := ev.tips["refs/heads/"+b]
+		if t != "" && !(git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", t, head) {
+			base, tip = b, t
+			break
+		}
+	}
+	if tip == "" {
+		return nil
+	}
+	b := &BaseMoved{Base: base, Tip: tip}
 	if haveRec && rec.Restack != nil && rec.Restack.Head == head && len(rec.Restack.Conflicts) > 0 {
 		b.Conflicts, b.Task = rec.Restack.Conflicts, rec.Restack.Task
 	}
