@@ -101,6 +101,9 @@ func budgets() []budget {
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
 		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
+		// The review loop (bench/review_test.go; issue 34).
+		{label: "review watched: a writer's \"changes requested\" detected → the round's worker started (median)", bench: "ReviewRoundStart", metric: "detect-to-started-s", max: 2, unit: "s"},
+		{label: "review watched: the whole poll that starts it (one query, permissions, the start)", bench: "ReviewRoundStart", metric: "poll-s", unit: "s"},
 		// The dashboard (bench/dashboard_test.go): a process, and chromium.
 		{label: "dashboard: navigation → W's home table, every row in the DOM", bench: "DashboardHome", metric: "home-ms", max: 1000, unit: "ms"},
 		{label: "dashboard: W's home page ÷ status --format json (paired)", bench: "DashboardHome", metric: "home/status", max: 2, unit: "×"},
