@@ -71,12 +71,6 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name string, wf *runs.WorkerF
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
-	if wf.Review {
-		ro := control.RunOptions{Setup: github.NewSetup(t.root, env.Getenv), Story: name, Workspace: t.ws, Parser: t.parser}
-		if err := ro.Reviewable(ctx); err != nil {
-			return c.fail(env, err)
-		}
-	}
 	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: wf.Base, Review: wf.Review, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError

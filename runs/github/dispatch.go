@@ -151,6 +151,11 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		if err := rd.CheckReview(); err != nil {
 			return nil, err
 		}
+		// As run does here: a round needs the story's PR.
+		ro := control.RunOptions{Setup: NewSetup(o.Root, o.Env), Story: o.Story, Workspace: o.Workspace}
+		if err := ro.Reviewable(ctx); err != nil {
+			return nil, err
+		}
 	}
 	gh := rd.GH
 	g := git.Repo{Dir: o.Root}

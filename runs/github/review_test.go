@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/github"
 )
 
@@ -25,6 +27,15 @@ func TestReviewRoundOnGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.env = append(a.env, "PATH="+bin+string(os.PathListSeparator)+filepath.Dir(testkit.Binary(t))+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// No PR: no review to address (as run says on this machine).
+	if r := a.saga(nil, "run", idStory, "--review", "--on", "github"); r.Code != 2 || !strings.Contains(r.Stderr, "has no pull request to review") || len(a.runs()) != 0 {
+		t.Fatalf("a round of a story without a PR: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// Its earlier run opened one.
+	if err := runs.WriteRecord(a.root, runs.Record{Story: idStory, Session: "saga-story-" + idStory + "-1", Status: runs.StatusCompleted,
+		Ended: time.Now().UTC(), Branch: "story/" + idStory, PR: "https://github.com/acme/shop/pull/1"}); err != nil {
+		t.Fatal(err)
+	}
 	r := a.saga(nil, "run", idStory, "--review", "--on", "github", "--format", "json")
 	if r.Code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

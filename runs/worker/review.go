@@ -300,7 +300,7 @@ func (r *run) answerReview(ctx context.Context, complete bool) {
 			}
 			o.Result = review.ResultDone
 			if ans := answers[id]; ans != "" || len(files) == 0 {
-				o.Result, o.Answer = review.ResultAnswered, ans
+				o.Result, o.Answer, o.Files = review.ResultAnswered, ans, nil
 			}
 		default:
 			open++

@@ -9,9 +9,9 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/review"
 )
 
-// postReplies answers the round's tasks on GitHub (review.Post, with the
-// review read again just before, so that a reply already there is never
-// posted twice) and asks the writers who requested changes for their
+// postReplies answers the round's tasks on GitHub (review.Post, which
+// reads the review again just before, so that a reply already there is
+// never posted twice) and asks the writers who requested changes for their
 // review again once the story completed. A reply the record says was
 // posted is not offered again either. What fails is said; the next
 // `run --review` posts what is missing.
@@ -22,12 +22,7 @@ func (r *run) postReplies(ctx context.Context, outs []review.Outcome, complete b
 	if len(outs) == 0 || gh == "" {
 		return
 	}
-	pr, err := review.Read(ctx, gh, r.wt, rs.repo)
-	if err != nil {
-		r.j.Warn(runs.StepReview, "the replies were not posted: %v; the next `saga-lsp run %s --review` posts them", err, r.o.Story)
-		return
-	}
-	posted, err := review.Post(ctx, gh, r.wt, rs.repo, pr, outs)
+	posted, err := review.Post(ctx, gh, r.wt, rs.repo, nil, outs) // it reads the PR again first
 	for _, rev := range posted.Answered() {
 		if !slices.Contains(rs.rec.Replied, rev) {
 			rs.rec.Replied = append(rs.rec.Replied, rev)

@@ -29,7 +29,7 @@ type reviewRepo struct {
 	t                *testing.T
 	root, origin     string
 	env              []string
-	ghState          string
+	ghState, ghLog   string
 	change, question string // the review tasks the threads become
 	changeT, questT  string // the threads' ids
 }
@@ -37,7 +37,7 @@ type reviewRepo struct {
 func newReviewRepo(t *testing.T) *reviewRepo {
 	claude := claudeOffline(t)
 	base := t.TempDir()
-	rr := &reviewRepo{t: t, root: filepath.Join(base, "repo"), ghState: filepath.Join(base, "gh.json"),
+	rr := &reviewRepo{t: t, root: filepath.Join(base, "repo"), ghState: filepath.Join(base, "gh.json"), ghLog: filepath.Join(base, "gh.log"),
 		changeT: "PRRT_change", questT: "PRRT_question"}
 	rr.change, rr.question = review.TaskID(rr.changeT), review.TaskID(rr.questT)
 	journal := ".saga/stories/calc/journal.md"
@@ -53,7 +53,7 @@ func newReviewRepo(t *testing.T) *reviewRepo {
 	rr.origin = testkit.BareOrigin(t, rr.root)
 	rr.env = append(testkit.CleanEnv(), "SAGA_CLAUDE="+claude, "CLAUDE_OFFLINE_LOG="+filepath.Join(base, "api.jsonl"),
 		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_SESSION_DIR="+filepath.Join(base, "sessions"),
-		"SAGA_GH="+testkit.Build(t, "./testdata/standin/gh"), "GH_STANDIN_STATE="+rr.ghState, "GH_STANDIN_REPO=acme/calc")
+		"SAGA_GH="+testkit.Build(t, "./testdata/standin/gh"), "GH_STANDIN_STATE="+rr.ghState, "GH_STANDIN_LOG="+rr.ghLog, "GH_STANDIN_REPO=acme/calc")
 	return rr
 }
 
@@ -141,7 +141,14 @@ func TestReviewRoundWithRealClaudeCode(t *testing.T) {
 	}
 	rr.seedReview()
 
+	os.Remove(rr.ghLog)
 	out := rr.worker(runs.ExitCompleted, "--review")
+	// What the round asked of GitHub, for the record (docs/review.md).
+	calls := rr.ghCalls()
+	t.Logf("the round's gh calls (%d):\n%s", len(calls), strings.Join(calls, "\n"))
+	if n := countPrefix(calls, "api graphql"); n != 1+1+2+1 {
+		t.Errorf("GraphQL calls: %d, want 5 (the read, the read before replying, two replies, one resolve)", n)
+	}
 	want := []string{rr.change, rr.question}
 	slices.Sort(want)
 	if got := rr.reviewTasks(); !slices.Equal(got, want) {
@@ -280,4 +287,35 @@ func TestReviewRoundBlockedWithRealClaudeCode(t *testing.T) {
 	if now := testkit.Git(t, rr.root, "rev-parse", "story/calc"); now != tip {
 		t.Errorf("a refused round moved the branch")
 	}
+}
+
+// ghCalls are the gh stand-in's logged invocations, each as its arguments
+// (a GraphQL document shortened to its operation).
+func (rr *reviewRepo) ghCalls() []string {
+	rr.t.Helper()
+	var out []string
+	data, _ := os.ReadFile(rr.ghLog)
+	for line := range strings.Lines(string(data)) {
+		var inv struct{ Args []string }
+		if json.Unmarshal([]byte(line), &inv) != nil {
+			continue
+		}
+		for i, a := range inv.Args {
+			if q, ok := strings.CutPrefix(a, "query="); ok {
+				inv.Args[i] = "query=" + strings.Fields(q)[0] + " " + strings.Fields(q)[1]
+			}
+		}
+		out = append(out, strings.Join(inv.Args, " "))
+	}
+	return out
+}
+
+func countPrefix(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
 }
