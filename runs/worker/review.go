@@ -22,9 +22,9 @@ import (
 
 // reviewState is a round in progress.
 type reviewState struct {
-	rec    runs.ReviewRecord // the story's review record, as this round leaves it
-	repo   review.Repo
-	tasks  []string // the review tasks not completed: the agent's work
+	rec   runs.ReviewRecord // the story's review record, as this round leaves it
+	repo  review.Repo
+	tasks []string // the review tasks not completed: the agent's work
 	// changesFrom are the writers whose reviews requested changes: asked
 	// for their review again at the end.
 	changesFrom []string
