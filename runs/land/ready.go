@@ -8,17 +8,17 @@ import (
 // The readiness of a story (docs/landing.md#readiness), from the least to
 // the most ready.
 const (
-	NoPR       = "no PR"      // no pull request to land (not run, or opened none)
-	Closed     = "closed"     // its PR was closed unmerged
-	Waiting    = "waiting"    // a blocker has not landed
-	Follow     = "follow"     // every blocker landed; it must follow the default branch first
-	NotReady   = "not ready"  // a review, a check, the merge state or a draft stops it
-	NeedsCI    = "needs CI"   // no check ran on its head commit
-	Pending    = "pending"    // checks running, or GitHub computing its merge state: wait
-	Ready      = "ready"      // it lands now
-	Refused    = "refused"    // GitHub refused its merge
-	Failed     = "failed"     // following the default branch failed or conflicted
-	Landed     = "landed"     // its PR merged
+	NoPR       = "no PR"     // no pull request to land (not run, or opened none)
+	Closed     = "closed"    // its PR was closed unmerged
+	Waiting    = "waiting"   // a blocker has not landed
+	Follow     = "follow"    // every blocker landed; it must follow the default branch first
+	NotReady   = "not ready" // a review, a check, the merge state or a draft stops it
+	NeedsCI    = "needs CI"  // no check ran on its head commit
+	Pending    = "pending"   // checks running, or GitHub computing its merge state: wait
+	Ready      = "ready"     // it lands now
+	Refused    = "refused"   // GitHub refused its merge
+	Failed     = "failed"    // following the default branch failed or conflicted
+	Landed     = "landed"    // its PR merged
 	NeedsCIFix = "push the branch with a token that triggers workflows (a personal access token or a GitHub App's, from a secret), or re-run CI on its head commit (an empty commit pushed by you, or the workflow re-run): GitHub Actions starts no workflow for a push made with its job token"
 )
 
