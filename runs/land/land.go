@@ -199,8 +199,8 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 		var rp *Repository
 		var err error
 		rp, prs, err = Read(ctx, o.GH, o.Root, repo.Owner, repo.Name, numbers)
+		p.Err = err // a PR GitHub did not answer: its story has no PR this pass
 		if rp == nil {
-			p.Err = err
 			return p
 		}
 		res.Repository = rp

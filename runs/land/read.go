@@ -131,9 +131,10 @@ func decodePR(raw json.RawMessage) (*PR, error) {
 	}
 	var p struct {
 		PR
-		MergeCommit *struct{ Oid string }
+		// The same JSON names as PR's, so that these win.
+		MergeCommit *struct{ Oid string } `json:"mergeCommit"`
 		// ReviewDecision is null when no review is required.
-		ReviewDecision    *string
+		ReviewDecision    *string `json:"reviewDecision"`
 		StatusCheckRollup *struct {
 			State  string
 			Commit struct{ Oid string }
