@@ -17,8 +17,8 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/land"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/land"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
