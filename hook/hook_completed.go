@@ -202,7 +202,7 @@ func (h *hookRun) taskCompleted(p *HookPayload) int {
 func (h *hookRun) countedChecks(story, task, dir string) (m *verify.Manifest, tc verify.TaskChecks, found bool, bad error) {
 	fork := h.getenv(runs.EnvForkPoint)
 	if path := h.getenv(runs.EnvChecksFile); path != "" {
-		m, err := verify.ReadManifest(path)
+		m, err := runs.ReadChecksManifest(path)
 		switch {
 		case err != nil:
 			h.warnf("%s: %v; reading the checks with git", runs.EnvChecksFile, err)

@@ -324,7 +324,7 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 		"fail": {Commands: []string{"echo from the manifest; exit 4"}, TimeoutSeconds: 30, From: fork},
 		"none": {From: fork},
 	}}
-	if err := verify.WriteManifest(manifest, m); err != nil {
+	if err := runs.WriteChecksManifest(manifest, m); err != nil {
 		t.Fatal(err)
 	}
 	events := filepath.Join(f.sessions, "saga-story-s-1.log.events.jsonl")
