@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -56,6 +57,24 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 	if err := os.WriteFile(a.state, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	addReview := func(id, author, body, at string) {
+		t.Helper()
+		var gh map[string]any
+		json.Unmarshal([]byte(testkit.ReadFile(t, a.state)), &gh)
+		for _, p := range gh["prs"].([]any) {
+			if pr := p.(map[string]any); pr["headRefName"] == "story/shop--a" {
+				pr["reviews"] = append(pr["reviews"].([]any), map[string]any{"id": id, "author": author, "state": "CHANGES_REQUESTED", "body": body, "updatedAt": at})
+			}
+		}
+		gh["collaborators"].(map[string]any)[author] = "write"
+		data, _ := json.Marshal(gh)
+		if err := os.WriteFile(a.state, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The round's job waits in the queue until released.
+	release := a.holdJobs()
+	defer release()
 	// The watcher runs in the test's process, as `saga-lsp run shop
 	// --review --watch --on github` would: its environment is the
 	// command's (the jobs the stand-in runs inherit it).
@@ -67,14 +86,23 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 	testkit.Git(t, a.root, "fetch", "-q", "origin")
 	aTip := testkit.Git(t, a.root, "rev-parse", "origin/story/shop--a")
 
-	var started []string
+	// The Actions backend's StartStory, as the command passes it; what it
+	// refused (a run of the story is live) is noted apart.
+	var started, refused []string
 	backend := github.Backend{}
 	start := func(ctx context.Context, o control.RunOptions) (*readmodel.Started, error) {
-		started = append(started, o.Story)
 		if !o.Worker.Review {
 			t.Errorf("a round of %s started without --review", o.Story)
 		}
-		return backend.StartStory(ctx, o)
+		s, err := backend.StartStory(ctx, o)
+		var running *control.RunningError
+		switch {
+		case errors.As(err, &running):
+			refused = append(refused, o.Story)
+		case err == nil:
+			started = append(started, o.Story)
+		}
+		return s, err
 	}
 	p, err := store.NewParser()
 	if err != nil {
@@ -106,12 +134,20 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 	if !slices.Equal(first.Started, []string{"shop--a"}) || first.PRs != 4 {
 		t.Fatalf("poll 1 started %v of %d PRs, want shop--a's round", first.Started, first.PRs)
 	}
-	// A poll while the round's job runs starts nothing.
+	a.waitRun("shop--a", "queued")
+	// bob, a writer too, asks for changes while the round is queued: its
+	// dispatch is refused (a run of the story is live), asked again at the
+	// next poll; alice's stays started.
+	addReview("PRR_b", "bob", "Use integer cents everywhere.", "2026-11-28T10:05:00Z")
 	ticks <- time.Now()
-	if wp := poll(); len(wp.Started) > 0 || len(wp.Restacked) > 0 {
-		t.Errorf("poll %d while a's round runs: started %v, restacked %v", wp.N, wp.Started, wp.Restacked)
+	if wp := poll(); len(wp.Started) > 0 || len(wp.Restacked) > 0 || !slices.Equal(wp.Later, []string{"shop--a"}) {
+		t.Errorf("poll %d while a's round is queued: started %v, restacked %v, later %v", wp.N, wp.Started, wp.Restacked, wp.Later)
 	}
-	// The round's run ends on GitHub.
+	if rec, _ := runs.ReadRecord(a.root, "shop--a"); rec.Review == nil || !rec.Review.Addressed.Equal(time.Date(2026, 11, 28, 10, 0, 1, 0, time.UTC)) {
+		t.Errorf("a's record while its round is queued: %+v", rec.Review)
+	}
+	// The round's run ends on GitHub; it read bob's review too.
+	release()
 	if !testkit.WaitUntil(120*time.Second, func() bool {
 		n := 0
 		for _, r := range a.runs() {
@@ -159,14 +195,30 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 			t.Errorf("%s after the restacks: %s (%s), base moved %+v", s.ID, s.State, s.Why, s.BaseMoved)
 		}
 	}
-	if !slices.Equal(started, []string{"shop--a"}) {
-		t.Errorf("rounds started: %v", started)
+	if !slices.Equal(started, []string{"shop--a"}) || !slices.Equal(refused, []string{"shop--a"}) {
+		t.Errorf("rounds started: %v; refused while one ran: %v", started, refused)
 	}
 	if n := a.dispatches(); n["shop--a"] != 2 || n["shop--b"] != 1 || n["shop--c"] != 1 || n["shop--d"] != 1 {
 		t.Errorf("dispatches %v, want a's round once more", n)
 	}
 	rec, ok := runs.ReadRecord(a.root, "shop--a")
-	if !ok || rec.Review == nil || rec.Review.Rounds != 1 || len(rec.Review.Replied) != 1 || rec.Review.Addressed.IsZero() {
-		t.Errorf("a's record here: %v %+v", ok, rec.Review)
+	if !ok || rec.Review == nil || rec.Review.Rounds != 1 || len(rec.Review.Replied) == 0 ||
+		!rec.Review.Addressed.Equal(time.Date(2026, 11, 28, 10, 5, 0, 0, time.UTC)) || rec.Review.ChangesRequested != 0 {
+		t.Fatalf("a's record here: %v %+v", ok, rec.Review)
+	}
+	// Each task revision answered once, by the job.
+	state := testkit.ReadFile(t, a.state)
+	for _, r := range rec.Review.Replied {
+		task, _, _ := strings.Cut(r, "@")
+		if n := strings.Count(state, "saga-lsp reply task="+task+" "); n != 1 {
+			t.Errorf("%d replies to %s", n, task)
+		}
+	}
+	if n := strings.Count(state, "saga-lsp reply task="); n != len(rec.Review.Replied) {
+		t.Errorf("%d replies posted, %d recorded: %v", n, len(rec.Review.Replied), rec.Review.Replied)
+	}
+	text := a.saga(nil, "status", "shop--a")
+	if !strings.Contains(text.Stdout, "round 1") || strings.Contains(text.Stdout, "changes requested") {
+		t.Errorf("status shop--a:\n%s", text.Stdout)
 	}
 }
