@@ -72,6 +72,7 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	before := a.ghCalls()
 	// The round's job waits in the queue until released.
 	release := a.holdJobs()
 	defer release()
@@ -217,6 +218,11 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 	if n := strings.Count(state, "saga-lsp reply task="); n != len(rec.Review.Replied) {
 		t.Errorf("%d replies posted, %d recorded: %v", n, len(rec.Review.Replied), rec.Review.Replied)
 	}
+	calls := a.ghCalls()
+	for k, n := range before {
+		calls[k] -= n
+	}
+	t.Logf("gh invocations from the watch on (its polls, the round's dispatch, the job's worker, status): %v", calls)
 	text := a.saga(nil, "status", "shop--a")
 	if !strings.Contains(text.Stdout, "round 1") || strings.Contains(text.Stdout, "changes requested") {
 		t.Errorf("status shop--a:\n%s", text.Stdout)
