@@ -239,6 +239,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	st.Dry = ev.dry(id, lastDry, dryAlive)
 	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
 		ev.fromActions(ctx, &st, ar, last)
+		st.BaseMoved = ev.baseMoved(ctx, ws, &st, rec, haveRec) // nil while it runs
 		return st
 	}
 
