@@ -149,7 +149,7 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 	}
 	// The round's run ends on GitHub; it read bob's review too.
 	release()
-	if !testkit.WaitUntil(120*time.Second, func() bool {
+	if !testkit.WaitUntil(5*time.Minute, func() bool {
 		n := 0
 		for _, r := range a.runs() {
 			if s, _, _ := github.ParseRunName(r.Title); s == "shop--a" && r.Status == "completed" {
