@@ -1,15 +1,12 @@
 package land
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
 )
@@ -177,32 +174,7 @@ func decodePR(raw json.RawMessage) (*PR, error) {
 	return &pr, nil
 }
 
-// ghOutput runs gh in dir and returns its stdout (bounded); a failure is
-// gh's message.
+// ghOutput is gh's answer, bounded (runs.GHOutput).
 func ghOutput(ctx context.Context, gh, dir string, args ...string) ([]byte, error) {
-	cmd := runs.GHCommand(ctx, gh, dir, args...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	out, rerr := io.ReadAll(io.LimitReader(pipe, maxAnswer+1))
-	_, _ = io.Copy(io.Discard, pipe)
-	err = cmd.Wait()
-	switch {
-	case rerr != nil:
-		return nil, rerr
-	case len(out) > maxAnswer:
-		return nil, fmt.Errorf("gh %s: the answer is over %d MiB", args[0], maxAnswer>>20)
-	case err != nil:
-		if msg := strings.TrimSpace(errb.String()); msg != "" {
-			return out, errors.New(msg)
-		}
-		return out, err
-	}
-	return out, nil
+	return runs.GHOutput(ctx, gh, dir, maxAnswer, args...)
 }
