@@ -573,9 +573,16 @@ async function main() {
   await step("a story without an epic: the graph of its tasks", async () => {
     await openFile('.saga/stories/gift-wrap/story.json');
     await runCommand('SAGA: Show dependency graph');
-    const g = await until('the graph of gift-wrap', 30_000, async () => {
+    // The graph is drawn again on every change of the model: under load
+    // its first drawing may predate the worker's end (which puts the task
+    // back to pending); the state it settles on is what counts.
+    let last;
+    const g = await until('the graph of gift-wrap with choose-paper pending', 30_000, async () => {
       const x = await graph('gift-wrap', 'Story');
-      return x?.nodes.length === 1 ? x : false;
+      last = x;
+      return x?.nodes.length === 1 && x.nodes[0].state === 'pending' ? x : false;
+    }).catch((e) => {
+      throw new Error(`${e.message}; last drawn: ${last ? describeGraph(last) : 'nothing'}`);
     });
     log(`  graph: ${g.title} — ${describeGraph(g)}`);
     expectStates(g, { 'choose-paper': 'pending' });
