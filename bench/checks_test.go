@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
@@ -54,7 +55,7 @@ func hookChecks(b *testing.B, wt, fork string, n int) {
 	const check = "sleep 0.05"
 	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
 	m := &verify.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]verify.TaskChecks{"c": {Commands: []string{check}, From: fork}}}
-	if err := verify.WriteManifest(manifest, m); err != nil {
+	if err := runs.WriteChecksManifest(manifest, m); err != nil {
 		b.Fatal(err)
 	}
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,

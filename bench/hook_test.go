@@ -13,6 +13,7 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkHookTaskCompletedPaired(b *testing.B) {
 	wt, fork := checksRepo(b)
 	manifest := filepath.Join(b.TempDir(), "saga-story-s-1.checks.json")
 	m := &verify.Manifest{Story: "s", ForkPoint: fork, Tasks: map[string]verify.TaskChecks{"t": {From: fork}, "c": {Commands: []string{"true"}, From: fork}}}
-	if err := verify.WriteManifest(manifest, m); err != nil {
+	if err := runs.WriteChecksManifest(manifest, m); err != nil {
 		b.Fatal(err)
 	}
 	env := append(os.Environ(), "SAGA_STORY_ID=s", "SAGA_PROJECT_DIR="+wt, "CLAUDE_PROJECT_DIR="+wt,

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +117,77 @@ func seedChangesRequested(b *testing.B, state string, i int) {
 	if err := os.WriteFile(state, data, 0o644); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// BenchmarkReviewRoundOverhead is what a review round costs beyond the
+// agent's own work (issue 34's closing figure, beside StoryOverhead's for a
+// plain run): `saga-lsp worker s --review` on a completed story whose PR
+// got one new writer's thread — the review read (one query, the
+// permissions), the task written and committed, the run with the stand-in
+// claude, the gate, the push, the reply posted and the thread resolved —
+// wall time minus the stand-in claude's own and the gh stand-in's (which
+// stands for GitHub's answers: reported apart, with its calls).
+func BenchmarkReviewRoundOverhead(b *testing.B) {
+	bin := builtBinary(b)
+	base := b.TempDir()
+	root := filepath.Join(base, "repo")
+	testkit.WriteFiles(b, root, map[string]string{
+		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": "One small task."}` + "\n",
+		".saga/stories/s/t.json":     `{"id": "t", "subject": "T", "description": "Do it.", "status": "pending", "blockedBy": []}` + "\n",
+	})
+	testkit.InitRepo(b, root)
+	testkit.BareOrigin(b, root)
+	state, times, ghTimes := filepath.Join(base, "gh.json"), filepath.Join(base, "times"), filepath.Join(base, "gh-times")
+	// Each wrapper notes when its program started and ended.
+	wrap := func(name, prog, times string) string {
+		w := filepath.Join(base, name)
+		os.WriteFile(w, []byte(fmt.Sprintf("#!/bin/sh\ns=$(date +%%s%%N)\n%q \"$@\"\nrc=$?\necho \"$s $(date +%%s%%N)\" >> %q\nexit $rc\n", prog, times)), 0o755)
+		return w
+	}
+	wrapper := wrap("claude", testkit.Build(b, "./testdata/standin/claude"), times)
+	gh := wrap("gh", testkit.Build(b, "./testdata/standin/gh"), ghTimes)
+	env := append(testkit.CleanEnv(), "SAGA_CLAUDE="+wrapper, "SAGA_SESSION_DIR="+filepath.Join(base, "sessions"), "SAGA_GH="+gh,
+		"GH_STANDIN_STATE="+state, "GH_STANDIN_REPO=acme/s", "CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude-config"))
+	if r := testkit.Run(b, root, env, "", bin, "worker", "s"); r.Code != 0 {
+		b.Fatalf("first run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var overS, ghS, ghCalls []float64
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		seedChangesRequested(b, state, i)
+		os.Remove(times)
+		os.Remove(ghTimes)
+		b.StartTimer()
+		t0 := time.Now()
+		r := testkit.Run(b, root, env, "", bin, "worker", "s", "--review", "--max-review-rounds", "1000")
+		wall := time.Since(t0)
+		b.StopTimer()
+		if r.Code != 0 || !strings.Contains(r.Stdout, "replied on") {
+			b.Fatalf("round %d: exit %d\n%s%s", i, r.Code, r.Stdout, r.Stderr)
+		}
+		inClaude, _ := spent(b, times)
+		inGH, calls := spent(b, ghTimes)
+		overS, ghS, ghCalls = append(overS, (wall-inClaude-inGH).Seconds()), append(ghS, inGH.Seconds()), append(ghCalls, float64(calls))
+		b.StartTimer()
+	}
+	b.ReportMetric(median(overS), "round-overhead-s")
+	b.ReportMetric(median(ghS), "gh-s")
+	b.ReportMetric(median(ghCalls), "gh-calls")
+}
+
+// spent sums the start–end lines a wrapper noted, and counts them.
+func spent(b *testing.B, file string) (time.Duration, int) {
+	b.Helper()
+	var d time.Duration
+	n := 0
+	for line := range strings.Lines(testkit.ReadFile(b, file)) {
+		f := strings.Fields(line)
+		s, _ := strconv.ParseInt(f[0], 10, 64)
+		e, _ := strconv.ParseInt(f[1], 10, 64)
+		d += time.Duration(e - s)
+		n++
+	}
+	return d, n
 }

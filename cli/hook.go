@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/saga-ai/saga-lsp/hook"
+	"github.com/saga-ai/saga-lsp/hook/gate"
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
@@ -32,7 +33,7 @@ func runHook(env *Env, args []string) int {
 	if in == nil {
 		in = os.Stdin
 	}
-	return hook.Run(in, env.Getenv, env.Stdout, env.Stderr)
+	return hook.Run(in, env.Getenv, env.Stdout, env.Stderr, gate.Check)
 }
 
 // runHookProgram prints the program a hook command should run for this

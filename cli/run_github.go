@@ -33,7 +33,8 @@ func addOnFlags(c *cmdLine) onFlags {
 // runs the worker with its defaults, from a base.
 var onGitHubFlags = []string{"on", "dispatch-wait", "base", "root", "format", "follow", "story",
 	"max-parallel", "after", "max-cost", "poll", "epic", // an epic's: its runner runs here
-	"review", "watch", "watch-every"} // a review round is a dispatch with the input review
+	"review", "watch", "watch-every", // a review round is a dispatch with the input review
+	"max-review-rounds"} // kept here (github.Dispatch)
 
 // check refuses what --on github cannot do.
 func (o onFlags) check(c *cmdLine) error {
@@ -71,7 +72,7 @@ func runOnGitHub(env *Env, c *cmdLine, t resolved, name string, wf *runs.WorkerF
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), supervise.StopSignals()...)
 	defer stop()
-	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: wf.Base, Review: wf.Review, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
+	d, err := github.Dispatch(ctx, github.DispatchOptions{Root: t.root, Story: name, Base: wf.Base, Review: wf.Review, MaxReviewRounds: wf.MaxReviewRounds, Workspace: t.ws, Workflow: releaseWorkflow(), Env: env.Getenv, Wait: *on.wait})
 	var de *github.DispatchError
 	var nf *github.NotFoundError
 	var re *control.RunningError

@@ -19,7 +19,7 @@ func TestRunWatchUsage(t *testing.T) {
 		{[]string{"--review", "--watch", "--watch-every", "5s"}, "--watch-every must be at least 30s"},
 		{[]string{"--review", "--watch-every", "2m"}, "--watch-every goes with --watch"},
 		{[]string{"--review", "--watch", "--follow"}, "--follow does not go with --watch"},
-		{[]string{"--review", "--watch", "--on", "github", "--max-review-rounds", "2"}, "--max-review-rounds does not reach a GitHub Actions job"},
+		{[]string{"--review", "--watch", "--on", "github", "--model", "opus"}, "--model does not reach a GitHub Actions job"},
 	} {
 		r := run(t, root, append([]string{"run", "user-auth--api"}, c.args...)...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {

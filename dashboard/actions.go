@@ -16,12 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -139,12 +141,12 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, r, actionResult{}, store.Usagef("no story %q in %s", id, rp.key), "/")
 		return
 	}
-	dry, review := formBool(r, "dryRun"), formBool(r, "review")
+	dry, round := formBool(r, "dryRun"), formBool(r, "review")
 	switch op {
 	case "run":
 		q := fmt.Sprintf("Run story %s?", id)
 		switch {
-		case review:
+		case round:
 			q = fmt.Sprintf("Address story %s's review: a round on its branch and PR?", id)
 		case dry:
 			q = fmt.Sprintf("Run story %s with the simulated agent (dry run)?", id)
@@ -154,7 +156,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 		}
 		ctx, cancel := actionContext()
 		defer cancel()
-		st, err := control.StartStory(ctx, control.RunOptions{Setup: rp.setup, Story: id, Worker: runs.WorkerFlags{DryRun: dry, Review: review},
+		st, err := control.StartStory(ctx, control.RunOptions{Setup: rp.setup, Story: id, Worker: runs.WorkerFlags{DryRun: dry, Review: round},
 			Parser: s.parser})
 		res := actionResult{}
 		if err == nil {
@@ -169,6 +171,28 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 			s.log.Info("dashboard: run story", "story", id, "session", st.Session, "pid", st.PID)
 		}
 		s.answer(w, r, res, err, back)
+	case "comment":
+		// A review without GitHub (docs/review.md#a-review-without-github):
+		// a comment on the story's review diff becomes a review task.
+		line, err := strconv.Atoi(cmpOr(strings.TrimSpace(r.PostForm.Get("line")), "0"))
+		if err != nil {
+			s.answer(w, r, actionResult{}, store.Usagef("line %q: a line number, or 0 for the whole file", r.PostForm.Get("line")), back+"/review")
+			return
+		}
+		path := r.PostForm.Get("path")
+		ctx, cancel := actionContext()
+		defer cancel()
+		res, err := review.FromEditor(ctx, s.parser, rp.src.Root, review.EditorComment{Story: id, Path: path, Line: line, Body: r.PostForm.Get("body"),
+			Author: cmpOr(s.env("USER"), s.env("USERNAME"))}, time.Now())
+		ar := actionResult{}
+		if err == nil {
+			ar.Message = fmt.Sprintf("Review task %s of story %s: its next round (Address review) takes it", res.Task, id)
+			if !res.Created {
+				ar.Message = fmt.Sprintf("The same comment is already review task %s of story %s", res.Task, id)
+			}
+			s.log.Info("dashboard: review comment", "story", id, "task", res.Task, "created", res.Created)
+		}
+		s.answer(w, r, ar, err, back+"/review?file="+url.QueryEscape(path))
 	case "stop":
 		if !s.confirmed(w, r, fmt.Sprintf("Stop story %s's worker?", id), back) {
 			return

@@ -690,5 +690,23 @@ func (h *hw) review(p page, c reviewContent) {
 			h.m(`<p><small>(the first MiB)</small></p>`)
 		}
 		h.m("\n")
+		h.reviewCommentForm(c)
 	}
+}
+
+// reviewCommentForm makes a comment on the shown file a review task of the
+// story (docs/review.md#a-review-without-github): its next round addresses
+// it like a thread's.
+func (h *hw) reviewCommentForm(c reviewContent) {
+	h.m(`<form method="post" class="review-comment" id="review-comment"`)
+	h.a("action", storyHref(c.Repo, c.Story)+"/comment")
+	h.m(`>
+  <input type="hidden" name="path"`)
+	h.a("value", c.Selected)
+	h.m(`>
+  <label>Line <input type="number" name="line" min="0" value="0" inputmode="numeric"></label>
+  <label>Comment <textarea name="body" rows="3" required></textarea></label>
+  <button type="submit">Add as a review task</button>
+</form>
+`)
 }

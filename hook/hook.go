@@ -64,6 +64,7 @@ type hookRun struct {
 	stdout io.Writer
 	stderr io.Writer
 	limits limits
+	checks Checker // nil: a completion that may have checks is refused
 }
 
 func (h *hookRun) warnf(format string, args ...any) {
@@ -83,15 +84,16 @@ func (h *hookRun) getenv(key string) string {
 
 // Hook runs the Claude Code hook: it reads one JSON payload from in (at
 // most MaxHookPayload bytes, waiting a bounded time for the end),
-// and handles SessionStart, PreToolUse, PostToolUse and TaskCompleted. env
-// looks up environment variables (os.Getenv in production). It returns the
-// exit status: 2 when a completion is refused, else 0.
-func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer) (code int) {
-	return run(ctx, in, env, stdout, stderr, defaultLimits())
+// and handles SessionStart, PreToolUse, PostToolUse and TaskCompleted,
+// whose checks it leaves to checks. env looks up environment variables
+// (os.Getenv in production). It returns the exit status: 2 when a
+// completion is refused, else 0.
+func Hook(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer, checks Checker) (code int) {
+	return run(ctx, in, env, stdout, stderr, defaultLimits(), checks)
 }
 
-func run(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer, l limits) (code int) {
-	h := &hookRun{ctx: ctx, env: env, stdout: stdout, stderr: stderr, limits: l}
+func run(ctx context.Context, in io.Reader, env func(string) string, stdout, stderr io.Writer, l limits, checks Checker) (code int) {
+	h := &hookRun{ctx: ctx, env: env, stdout: stdout, stderr: stderr, limits: l, checks: checks}
 	defer func() {
 		if r := recover(); r != nil {
 			h.warnf("internal error (ignored): %v", r)
@@ -123,7 +125,7 @@ func run(ctx context.Context, in io.Reader, env func(string) string, stdout, std
 	case claudecode.EventPostToolUse:
 		h.postToolUse(p)
 	case claudecode.EventTaskCompleted:
-		return h.taskCompleted(p)
+		return h.taskCompleted(p, data)
 	case "":
 		h.warnf("payload has no hook_event_name; nothing to do")
 	default:

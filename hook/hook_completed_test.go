@@ -23,6 +23,7 @@ import (
 type checksFixture struct {
 	repo, wt string
 	sessions string // SAGA_SESSION_DIR
+	program  string // the hook program run; "" for saga-lsp
 }
 
 func newChecksFixture(t *testing.T) *checksFixture {
@@ -66,6 +67,9 @@ func (f *checksFixture) payload(t *testing.T, task any, set map[string]any) []by
 func (f *checksFixture) complete(t *testing.T, payload []byte, env map[string]string) (stderr string, code int) {
 	t.Helper()
 	cmd := hookProc(t, env)
+	if f.program != "" {
+		cmd = hookProcOf(f.program, env)
+	}
 	stop := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 	defer stop.Stop()
 	out, errs, code, err := procResult(cmd, payload)
@@ -324,7 +328,7 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 		"fail": {Commands: []string{"echo from the manifest; exit 4"}, TimeoutSeconds: 30, From: fork},
 		"none": {From: fork},
 	}}
-	if err := verify.WriteManifest(manifest, m); err != nil {
+	if err := runs.WriteChecksManifest(manifest, m); err != nil {
 		t.Fatal(err)
 	}
 	events := filepath.Join(f.sessions, "saga-story-s-1.log.events.jsonl")
@@ -352,6 +356,64 @@ func TestTaskCompletedInAWorkerRun(t *testing.T) {
 	stderr, code = f.complete(t, f.payload(t, "none", nil), env)
 	if code != 0 || !strings.Contains(stderr, "reading the checks with git") {
 		t.Errorf("exit %d, want 0 with a warning:\n%s", code, stderr)
+	}
+}
+
+// saga-lsp-hook, the program the worker registers, settles a task without
+// checks from the worker's manifest itself and hands one with checks to the
+// saga-lsp beside it, which runs them (docs/hooks.md#the-hook-program);
+// alone, without that saga-lsp, it refuses every completion it cannot
+// settle rather than let it through unchecked.
+func TestHookProgramHandsChecksToSagaLSP(t *testing.T) {
+	testkit.Bwrap(t)
+	f := newChecksFixture(t)
+	f.program = runs.HookProgram(testkit.Binary(t))
+	if filepath.Base(f.program) != runs.HookBinary {
+		t.Fatalf("no saga-lsp-hook beside %s", testkit.Binary(t))
+	}
+	fork := testkit.Git(t, f.repo, "rev-parse", "main")
+	manifest := filepath.Join(f.sessions, "saga-story-s-1.checks.json")
+	m := &runs.ChecksManifest{Story: "s", ForkPoint: fork, Tasks: map[string]runs.TaskChecks{
+		"fail": {Commands: []string{"echo from the manifest; exit 4"}, TimeoutSeconds: 30, From: fork},
+		"none": {From: fork},
+	}}
+	if err := runs.WriteChecksManifest(manifest, m); err != nil {
+		t.Fatal(err)
+	}
+	env := f.env(map[string]string{"SAGA_STORY_ID": "s", "SAGA_PROJECT_DIR": f.wt, "SAGA_SESSION": "saga-story-s-1",
+		"SAGA_CHECKS_FILE": manifest, "SAGA_FORK_POINT": fork, "SAGA_BASH": runs.BashSandboxed})
+	stderr, code := f.complete(t, f.payload(t, "fail", nil), env)
+	if code != 2 || !strings.Contains(stderr, "check: echo from the manifest; exit 4") || !strings.Contains(stderr, "from the manifest\n") {
+		t.Errorf("exit %d, want 2 from the manifest's check run by saga-lsp:\n%s", code, stderr)
+	}
+	// A session by hand: git reads the checks, in saga-lsp.
+	stderr, code = f.complete(t, f.payload(t, "fail", nil), f.env(nil))
+	if code != 2 || !strings.Contains(stderr, "result: exit status 3") {
+		t.Errorf("by hand: exit %d, want 2 from the committed check:\n%s", code, stderr)
+	}
+
+	// saga-lsp-hook alone.
+	alone := filepath.Join(t.TempDir(), filepath.Base(f.program))
+	data, err := os.ReadFile(f.program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hookWriteFile(t, alone, data)
+	if err := os.Chmod(alone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.program = alone
+	if stderr, code := f.complete(t, f.payload(t, "none", nil), env); code != 0 || stderr != "" {
+		t.Errorf("alone, a task without checks in the manifest: exit %d %q, want 0", code, stderr)
+	}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+	}{{"a task with checks", env}, {"a session by hand", f.env(nil)}} {
+		stderr, code := f.complete(t, f.payload(t, "fail", nil), c.env)
+		if code != 2 || !strings.Contains(stderr, "task fail cannot be completed: its checks cannot run") || !strings.Contains(stderr, "no saga-lsp of the same build is beside") {
+			t.Errorf("alone, %s: exit %d, want 2 (fail closed):\n%s", c.name, code, stderr)
+		}
 	}
 }
 

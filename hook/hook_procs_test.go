@@ -25,7 +25,12 @@ import (
 // leak in.
 func hookProc(t testing.TB, env map[string]string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(testkit.Binary(t), "hook")
+	return hookProcOf(testkit.Binary(t), env)
+}
+
+// hookProcOf is hookProc of the program bin (saga-lsp or saga-lsp-hook).
+func hookProcOf(bin string, env map[string]string) *exec.Cmd {
+	cmd := exec.Command(bin, "hook")
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "XDG_CACHE_HOME"} {
 		if v, ok := os.LookupEnv(k); ok {
 			cmd.Env = append(cmd.Env, k+"="+v)

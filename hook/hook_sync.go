@@ -83,7 +83,7 @@ func (h *hookRun) postToolUse(p *HookPayload) {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.limits.lock)
 	defer cancel()
-	if _, err := store.SetTaskStatus(ctx, root, story, task, status); err != nil && !errors.Is(err, store.ErrNoFile) {
+	if _, err := store.MirrorTaskStatus(ctx, root, story, task, status); err != nil && !errors.Is(err, store.ErrNoFile) {
 		h.warnf("status of %s/%s not synced: %v", story, task, err)
 	}
 }

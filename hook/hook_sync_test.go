@@ -345,7 +345,7 @@ func BenchmarkHookSync(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		Hook(context.Background(), strings.NewReader(payloads[i%2]), env, &out, &errb)
+		Hook(context.Background(), strings.NewReader(payloads[i%2]), env, &out, &errb, nil)
 	}
 	b.StopTimer()
 	if errb.Len() > 0 || out.Len() > 0 {

@@ -42,7 +42,7 @@ func runHookLimits(t testing.TB, in io.Reader, env map[string]string, l limits) 
 	t.Helper()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	code := run(context.Background(), in, hookEnv(env), &out, &errb, l)
+	code := run(context.Background(), in, hookEnv(env), &out, &errb, l, nil)
 	return hookResult{out.String(), errb.String(), code, time.Since(start)}
 }
 
@@ -241,7 +241,7 @@ func TestHookRecoversFromPanic(t *testing.T) {
 	var out, errb bytes.Buffer
 	env := func(string) string { panic("boom") }
 	payload := hookPayloadFrom(t, "posttooluse.json", nil)
-	code := Hook(context.Background(), strings.NewReader(payload), env, &out, &errb)
+	code := Hook(context.Background(), strings.NewReader(payload), env, &out, &errb, nil)
 	if code != 0 || !strings.Contains(errb.String(), "internal error") || !strings.Contains(errb.String(), "boom") {
 		t.Errorf("exit %d, stderr %q; want 0 and the panic as a warning", code, errb.String())
 	}
@@ -305,7 +305,7 @@ func TestHookContextCanceled(t *testing.T) {
 	defer pw.Close()
 	var out, errb bytes.Buffer
 	start := time.Now()
-	if code := Hook(ctx, pr, hookEnv(nil), &out, &errb); code != 0 {
+	if code := Hook(ctx, pr, hookEnv(nil), &out, &errb, nil); code != 0 {
 		t.Errorf("exit %d", code)
 	}
 	if d := time.Since(start); d > time.Second {

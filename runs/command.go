@@ -9,7 +9,7 @@ import (
 )
 
 // HookBinary is the name of the hook's own program: `saga-lsp hook` alone,
-// which starts in half the time (docs/hooks.md#the-hook-program).
+// which starts faster and leaves a completion's checks to saga-lsp (docs/hooks.md#the-hook-program).
 const HookBinary = "saga-lsp-hook"
 
 // HookCommand is the hook command line registered with Claude Code for the

@@ -1,8 +1,12 @@
 package runs
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,6 +39,38 @@ func Program(env func(string) string, name string) string {
 // is not installed.
 func LookProgram(env func(string) string, name string) (string, error) {
 	return exec.LookPath(Program(env, name))
+}
+
+// GHOutput runs gh with args in dir (GHCommand) and returns its stdout,
+// read to at most max bytes (a larger answer is an error: gh is never left
+// blocked on a full pipe); a failure carries gh's own message.
+func GHOutput(ctx context.Context, gh, dir string, max int, args ...string) ([]byte, error) {
+	cmd := GHCommand(ctx, gh, dir, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	out, rerr := io.ReadAll(io.LimitReader(pipe, int64(max)+1))
+	_, _ = io.Copy(io.Discard, pipe)
+	err = cmd.Wait()
+	switch {
+	case rerr != nil:
+		return nil, rerr
+	case len(out) > max:
+		return nil, fmt.Errorf("gh %s: the answer is over %d MiB", strings.Join(args[:min(2, len(args))], " "), max>>20)
+	case err != nil:
+		var ee *exec.ExitError
+		if msg := strings.TrimSpace(errb.String()); msg != "" && errors.As(err, &ee) {
+			return out, errors.New(msg)
+		}
+		return out, err
+	}
+	return out, nil
 }
 
 // GHCommand is gh run in dir without prompts or update notices, which

@@ -70,6 +70,38 @@ type Record struct {
 	// run to resolve it. Nil when the last restack passed; a worker's end
 	// (a later run) supersedes it.
 	Restack *RestackRecord `json:"restack,omitempty"`
+	// Land is what the last `saga-lsp land` found of the story when it
+	// did not land it (docs/landing.md): a refusal or a failure, with its
+	// reason and the next step. Cleared when the story lands.
+	Land *LandRecord `json:"land,omitempty"`
+}
+
+// LandRecord is why `saga-lsp land` stopped a story (docs/landing.md).
+type LandRecord struct {
+	At time.Time `json:"at"`
+	// State is the readiness that stopped it: "waiting" (a blocker has not
+	// landed), "not ready" (a review, a check, the merge state, a draft),
+	// "needs CI" (no check ran on its head commit), "refused" (GitHub
+	// refused the merge), "failed" (following main failed or conflicted).
+	State string `json:"state"`
+	Why   string `json:"why"`
+	// Head is the PR's head commit it was judged at.
+	Head string `json:"head,omitempty"`
+}
+
+// UpdateLand sets (nil: clears) the land part of the story's last real
+// run's record; without a record there is no run, and nothing is
+// written. Unchanged, nothing is written either.
+func UpdateLand(root, story string, lr *LandRecord) error {
+	rec, ok := ReadRecord(root, story)
+	if !ok {
+		return nil
+	}
+	if same := rec.Land == nil && lr == nil || rec.Land != nil && lr != nil && rec.Land.State == lr.State && rec.Land.Why == lr.Why && rec.Land.Head == lr.Head; same {
+		return nil
+	}
+	rec.Land = lr
+	return WriteRecord(root, rec)
 }
 
 // RestackRecord is a restack that left the story not ready.

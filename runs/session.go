@@ -92,7 +92,7 @@ func OutputFile(sessionDir, session string) string {
 }
 
 // ChecksFile is where a worker keeps the checks that count for its story's
-// tasks (package checks' Manifest) for the session: in the session dir,
+// tasks (ChecksManifest) for the session: in the session dir,
 // which the agent's sandbox cannot write.
 func ChecksFile(sessionDir, session string) string {
 	return filepath.Join(sessionDir, session+".checks.json")

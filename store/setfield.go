@@ -38,6 +38,21 @@ func StoryLockName(story string) string { return "story-" + story }
 // is inside the story's own folder (a symlinked story folder cannot redirect
 // the write to another story), and the result must still parse.
 func SetTaskStatus(ctx context.Context, root, story, task, status string) (changed bool, err error) {
+	return setTaskStatus(ctx, root, story, task, status, true)
+}
+
+// MirrorTaskStatus is SetTaskStatus for a status whose source of truth is
+// elsewhere — the hook's copy of what a TaskUpdate set in Claude Code's task
+// list: the same checks, lock, no-follow write and atomic rename, without
+// the two fsyncs (docs/hooks.md#the-hook-program). Readers see the old file
+// or the new one, never a mix; a crash may lose the change (as it may lose
+// the task list's own, which Claude Code writes without fsync), and the
+// worker's reconciliation from the task list writes it again.
+func MirrorTaskStatus(ctx context.Context, root, story, task, status string) (changed bool, err error) {
+	return setTaskStatus(ctx, root, story, task, status, false)
+}
+
+func setTaskStatus(ctx context.Context, root, story, task, status string, durable bool) (changed bool, err error) {
 	if !ValidID(task) {
 		return false, fmt.Errorf("invalid task id %q", task)
 	}
@@ -46,17 +61,17 @@ func SetTaskStatus(ctx context.Context, root, story, task, status string) (chang
 	default:
 		return false, fmt.Errorf("invalid status %q: want pending, in_progress or completed", status)
 	}
-	return setMember(ctx, root, story, TaskFileRel(story, task), "status", status, true)
+	return setMember(ctx, root, story, TaskFileRel(story, task), "status", status, true, durable)
 }
 
 // SetStoryField sets a string member of a story's story.json the same way.
 // With onlyIfPresent, a member the file does not have is left out (upstream
 // SAGA's strict story object rejects a status it did not write).
 func SetStoryField(ctx context.Context, root, story, key, value string, onlyIfPresent bool) (changed bool, err error) {
-	return setMember(ctx, root, story, StoryFileRel(story), key, value, !onlyIfPresent)
+	return setMember(ctx, root, story, StoryFileRel(story), key, value, !onlyIfPresent, true)
 }
 
-func setMember(ctx context.Context, root, story, rel, key, value string, add bool) (changed bool, err error) {
+func setMember(ctx context.Context, root, story, rel, key, value string, add, durable bool) (changed bool, err error) {
 	if !ValidCanonical(story) {
 		return false, fmt.Errorf("invalid story name %q", story)
 	}
@@ -75,7 +90,13 @@ func setMember(ctx context.Context, root, story, rel, key, value string, add boo
 	}()
 	// Below the root, never through a link out of it (a worktree's .saga is
 	// its agent's to shape): docs/security.md#writes-that-never-follow-a-link-out.
-	err = filesafe.UpdateFileBeneath(root, rel, func(old []byte) ([]byte, error) {
+	b, err := filesafe.OpenBeneath(root)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	b.NoSync = !durable
+	err = b.UpdateFile(rel, func(old []byte) ([]byte, error) {
 		if old == nil {
 			return nil, ErrNoFile // removed while we waited
 		}

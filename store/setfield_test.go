@@ -12,11 +12,20 @@ import (
 	"github.com/saga-ai/saga-lsp/store"
 )
 
+// statusWriters are the two ways to write a task's status: the durable one
+// and the hook's mirror without fsyncs, which must refuse all the same.
+var statusWriters = map[string]func(ctx context.Context, root, story, task, status string) (bool, error){
+	"SetTaskStatus":    store.SetTaskStatus,
+	"MirrorTaskStatus": store.MirrorTaskStatus,
+}
+
 // Names and statuses are checked before any path is built.
 func TestSetTaskStatusRefusesBadNames(t *testing.T) {
-	for _, c := range [][3]string{{"../x", "1", "completed"}, {"s", "../x", "completed"}, {"s", "1", "deleted"}} {
-		if _, err := store.SetTaskStatus(context.Background(), "/nonexistent", c[0], c[1], c[2]); err == nil || strings.Contains(err.Error(), "nonexistent") {
-			t.Errorf("SetTaskStatus%q = %v, want a name error", c, err)
+	for name, set := range statusWriters {
+		for _, c := range [][3]string{{"../x", "1", "completed"}, {"s", "../x", "completed"}, {"s", "1", "deleted"}} {
+			if _, err := set(context.Background(), "/nonexistent", c[0], c[1], c[2]); err == nil || strings.Contains(err.Error(), "nonexistent") {
+				t.Errorf("%s%q = %v, want a name error", name, c, err)
+			}
 		}
 	}
 }
@@ -41,39 +50,47 @@ func storyRoot(t *testing.T) string {
 }
 
 func TestSetTaskStatusChangesOnlyTheValue(t *testing.T) {
-	root := storyRoot(t)
-	changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", "completed")
-	if err != nil || !changed {
-		t.Fatalf("SetTaskStatus = %v, %v", changed, err)
-	}
-	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/st/t1.json"))
-	want := "{\n  \"id\": \"t1\",\n  \"subject\": \"x\",\n  \"description\": \"\",\n  \"status\": \"completed\",\n  \"blockedBy\": []\n}\n"
-	if string(got) != want {
-		t.Errorf("file:\n%s\nwant:\n%s", got, want)
-	}
-	if changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", "completed"); err != nil || changed {
-		t.Errorf("second SetTaskStatus = %v, %v; want unchanged", changed, err)
-	}
-	if _, err := store.SetTaskStatus(context.Background(), root, "st", "nope", "completed"); !errors.Is(err, store.ErrNoFile) {
-		t.Errorf("missing task: %v, want ErrNoFile", err)
+	for name, set := range statusWriters {
+		t.Run(name, func(t *testing.T) {
+			root := storyRoot(t)
+			changed, err := set(context.Background(), root, "st", "t1", "completed")
+			if err != nil || !changed {
+				t.Fatalf("%s = %v, %v", name, changed, err)
+			}
+			got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/st/t1.json"))
+			want := "{\n  \"id\": \"t1\",\n  \"subject\": \"x\",\n  \"description\": \"\",\n  \"status\": \"completed\",\n  \"blockedBy\": []\n}\n"
+			if string(got) != want {
+				t.Errorf("file:\n%s\nwant:\n%s", got, want)
+			}
+			if changed, err := set(context.Background(), root, "st", "t1", "completed"); err != nil || changed {
+				t.Errorf("second %s = %v, %v; want unchanged", name, changed, err)
+			}
+			if _, err := set(context.Background(), root, "st", "nope", "completed"); !errors.Is(err, store.ErrNoFile) {
+				t.Errorf("missing task: %v, want ErrNoFile", err)
+			}
+		})
 	}
 }
 
 // A story folder that is a link to another story's folder is refused: the
 // write would land in the other story.
 func TestSetTaskStatusRefusesLinkedStoryFolder(t *testing.T) {
-	root := storyRoot(t)
-	link := filepath.Join(root, ".saga/stories/linked")
-	if err := os.Symlink(filepath.Join(root, ".saga/stories/other"), link); err != nil {
-		t.Fatal(err)
-	}
-	_, err := store.SetTaskStatus(context.Background(), root, "linked", "t1", "completed")
-	if err == nil || !strings.Contains(err.Error(), "outside story linked's own folder") {
-		t.Fatalf("err = %v, want a refusal", err)
-	}
-	got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/other/t1.json"))
-	if strings.Contains(string(got), "completed") {
-		t.Errorf("the other story's task was written:\n%s", got)
+	for name, set := range statusWriters {
+		t.Run(name, func(t *testing.T) {
+			root := storyRoot(t)
+			link := filepath.Join(root, ".saga/stories/linked")
+			if err := os.Symlink(filepath.Join(root, ".saga/stories/other"), link); err != nil {
+				t.Fatal(err)
+			}
+			_, err := set(context.Background(), root, "linked", "t1", "completed")
+			if err == nil || !strings.Contains(err.Error(), "outside story linked's own folder") {
+				t.Fatalf("err = %v, want a refusal", err)
+			}
+			got, _ := os.ReadFile(filepath.Join(root, ".saga/stories/other/t1.json"))
+			if strings.Contains(string(got), "completed") {
+				t.Errorf("the other story's task was written:\n%s", got)
+			}
+		})
 	}
 }
 
@@ -110,10 +127,11 @@ func TestSetStoryFieldOnlyIfPresent(t *testing.T) {
 // folder there passes the old check (it is the real folder of the linked
 // stories folder).
 func TestSetTaskStatusNeverWritesThroughALinkOut(t *testing.T) {
-	for _, c := range []struct{ at, how string }{
-		{".saga/stories", "absolute"}, {".saga/stories", "relative"}, {".saga/stories", "link to a link"}, {".saga", "relative"},
+	for _, c := range []struct{ at, how, writer string }{
+		{".saga/stories", "absolute", "SetTaskStatus"}, {".saga/stories", "relative", "SetTaskStatus"}, {".saga/stories", "link to a link", "SetTaskStatus"}, {".saga", "relative", "SetTaskStatus"},
+		{".saga/stories", "absolute", "MirrorTaskStatus"}, {".saga", "relative", "MirrorTaskStatus"},
 	} {
-		t.Run(c.at+" "+c.how, func(t *testing.T) {
+		t.Run(c.writer+" "+c.at+" "+c.how, func(t *testing.T) {
 			root, outside := storyRoot(t), t.TempDir()
 			at := filepath.Join(root, filepath.FromSlash(c.at))
 			if err := os.Rename(at, filepath.Join(outside, "moved")); err != nil {
@@ -131,7 +149,7 @@ func TestSetTaskStatusNeverWritesThroughALinkOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := testkit.TreeSnapshot(t, outside)
-			changed, err := store.SetTaskStatus(context.Background(), root, "st", "t1", store.StatusCompleted)
+			changed, err := statusWriters[c.writer](context.Background(), root, "st", "t1", store.StatusCompleted)
 			if after := testkit.TreeSnapshot(t, outside); after != before {
 				t.Fatalf("written outside the worktree (changed %v, err %v):\n%s", changed, err, after)
 			}

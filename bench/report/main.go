@@ -104,6 +104,9 @@ func budgets() []budget {
 		// The review loop (bench/review_test.go; issue 34).
 		{label: "review watched: a writer's \"changes requested\" detected → the round's worker started (median)", bench: "ReviewRoundStart", metric: "detect-to-started-s", max: 2, unit: "s"},
 		{label: "review watched: the whole poll that starts it (one query, permissions, the start)", bench: "ReviewRoundStart", metric: "poll-s", unit: "s"},
+		{label: "a review round beyond the agent and gh (compare: a plain run's, StoryOverhead)", bench: "ReviewRoundOverhead", metric: "round-overhead-s", unit: "s"},
+		{label: "a review round: time in gh (the stand-in for GitHub)", bench: "ReviewRoundOverhead", metric: "gh-s", unit: "s"},
+		{label: "a review round: gh calls", bench: "ReviewRoundOverhead", metric: "gh-calls", unit: "calls"},
 		// The dashboard (bench/dashboard_test.go): a process, and chromium.
 		{label: "dashboard: navigation → W's home table, every row in the DOM", bench: "DashboardHome", metric: "home-ms", max: 1000, unit: "ms"},
 		{label: "dashboard: W's home page ÷ status --format json (paired)", bench: "DashboardHome", metric: "home/status", max: 2, unit: "×"},

@@ -13,6 +13,10 @@
 //     another backend) and, for a worker on another machine, its base on
 //     its blockers' pushed branches;
 //   - review.go: a story branch's changes against its base;
+//   - review_watch.go, review_actions.go, restack.go: watching the stories'
+//     pull requests for review and starting rounds, taking in what their
+//     runs on GitHub Actions left (record, pushed branch), and rebuilding a
+//     stacked story whose base moved;
 //   - clean*.go: removing what finished or abandoned runs left behind;
 //     reset.go: discarding a story's attempt (and run --again's reset);
 //   - pr_open.go, prbody.go: a completed story's missing PR, and the parts

@@ -37,6 +37,16 @@ type RestackOptions struct {
 	// Policy is how the checks run (--allow-unconfined-checks).
 	Policy verify.Policy
 	Now    func() time.Time // default time.Now
+	// Landed are the story's blockers whose PR merged into the default
+	// branch (`saga-lsp land`, docs/landing.md): their branches are not
+	// built on, and their commits are not the story's own. Target, with
+	// every blocker landed, is the commit the story is rebuilt on — the
+	// default branch as origin has it, fetched — and TargetBranch its
+	// name, which the record keeps as the story's base: the story follows
+	// main.
+	Landed       []string
+	Target       string
+	TargetBranch string
 }
 
 // RestackResult is what Restack did to one story.
@@ -163,12 +173,22 @@ func (x *restack) run(ctx context.Context) error {
 			return fmt.Errorf("restack %s: its epic's base %s is not a branch here", story, epicBase)
 		}
 	}
-	onTop := blockersOnTop(ctx, g, x.o.Workspace, story, x.target, false, false)
-	if len(onTop) == 0 {
+	onTop := slices.DeleteFunc(blockersOnTop(ctx, g, x.o.Workspace, story, x.target, false, false), func(b string) bool {
+		return slices.ContainsFunc(x.o.Landed, func(l string) bool { return runs.StoryBranch(l) == b })
+	})
+	moved := false
+	switch {
+	case len(onTop) == 0 && x.o.Target != "":
+		// Every blocker landed: the story follows the default branch.
+		if x.target, err = g.Commit(ctx, x.o.Target); err != nil {
+			return fmt.Errorf("restack %s: %s is not a commit here", story, x.o.Target)
+		}
+		res.Onto, res.Tips = []string{x.o.TargetBranch}, []string{x.target}
+		moved = !g.OK(ctx, "merge-base", "--is-ancestor", x.target, old)
+	case len(onTop) == 0:
 		res.Why = fmt.Sprintf("no blocker's branch is left to build on (merged into %s, or never run): nothing to restack", epicBase)
 		return nil
 	}
-	moved := false
 	for _, b := range onTop {
 		tip, err := g.Commit(ctx, "refs/heads/"+b)
 		if err != nil {
@@ -226,6 +246,19 @@ func (x *restack) ownCommits(ctx context.Context) ([]string, error) {
 	args = append(args, x.res.Tips...)
 	for _, b := range x.res.Onto {
 		if fp, err := x.g.Run(ctx, "merge-base", "--fork-point", "refs/heads/"+b, x.res.Old); err == nil && fp != "" {
+			args = append(args, fp)
+		}
+	}
+	// A landed blocker's commits are on the default branch (squashed,
+	// perhaps): its branch, and where the story forked from it, are not
+	// the story's own.
+	for _, l := range x.o.Landed {
+		b := "refs/heads/" + runs.StoryBranch(l)
+		if !x.g.OK(ctx, "rev-parse", "--verify", "--quiet", b) {
+			continue
+		}
+		args = append(args, b)
+		if fp, err := x.g.Run(ctx, "merge-base", "--fork-point", b, x.res.Old); err == nil && fp != "" {
 			args = append(args, fp)
 		}
 	}
@@ -514,6 +547,9 @@ func (x *restack) record(ctx context.Context, rr *runs.RestackRecord) error {
 	}
 	if x.res.Reference != "" {
 		rec.Reference = x.res.Reference
+	}
+	if x.o.TargetBranch != "" && len(x.res.Onto) == 1 && x.res.Onto[0] == x.o.TargetBranch {
+		rec.Base = x.o.TargetBranch // it follows main now
 	}
 	if x.res.New != "" {
 		rec.Protected = x.res.Protected

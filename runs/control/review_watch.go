@@ -131,6 +131,7 @@ type watched struct {
 
 func (w *watcher) poll(ctx context.Context) WatchPoll {
 	var p WatchPoll
+	w.takeInActions(ctx, &p)
 	var list []watched
 	var repos []review.Repo
 	for _, s := range w.o.Stories {

@@ -113,6 +113,9 @@ type StoryStatus struct {
 	// BaseMoved: the branch it is stacked on moved past it
 	// (readmodel.StoryState.BaseMoved, docs/restack.md).
 	BaseMoved *readmodel.BaseMoved `json:"baseMoved,omitempty"`
+	// Land: why `saga-lsp land` last stopped it (readmodel.StoryState.Land,
+	// docs/landing.md).
+	Land *runs.LandRecord `json:"land,omitempty"`
 
 	// Next is its next step, the read model's (readmodel.StoryState.Next):
 	// the action every face offers and the step in words.
@@ -241,7 +244,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
 		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Review: state.Review, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
-		Next: state.Next(), BaseMoved: state.BaseMoved,
+		Next: state.Next(), BaseMoved: state.BaseMoved, Land: state.Land,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

@@ -81,6 +81,9 @@ func writeStoryText(b *strings.Builder, st StoryStatus) {
 	if bm := st.BaseMoved; bm != nil {
 		fmt.Fprintf(b, "base:     %s\n", esc(bm.Text(st.ID)))
 	}
+	if l := st.Land; l != nil {
+		fmt.Fprintf(b, "land:     %s: %s\n", esc(l.State), esc(l.Why))
+	}
 	if st.Worktree != "" {
 		fmt.Fprintf(b, "worktree: %s\n", esc(st.Worktree))
 	}

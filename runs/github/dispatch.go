@@ -54,9 +54,10 @@ func (Backend) Name() string { return readmodel.BackendGitHub }
 
 // StartStory dispatches the story; of the worker's flags only the base
 // and --review reach the job (the workflow runs the worker with its
-// defaults).
+// defaults), and --max-review-rounds is kept here.
 func (b Backend) StartStory(ctx context.Context, o control.RunOptions) (*readmodel.Started, error) {
-	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Review: o.Worker.Review, Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
+	d, err := Dispatch(ctx, DispatchOptions{Root: o.Root, Story: o.Story, Base: o.Worker.Base, Review: o.Worker.Review, MaxReviewRounds: o.Worker.MaxReviewRounds,
+		Workspace: o.Workspace, Workflow: b.Workflow, Env: o.Env,
 		SessionDir: o.SessionDir, Now: o.Now, Wait: b.Wait, Poll: b.Poll})
 	if d == nil {
 		return nil, err
@@ -73,6 +74,10 @@ type DispatchOptions struct {
 	// Review dispatches a review round (the input review: the job's
 	// worker runs with --review); a workflow without the input is refused.
 	Review bool
+	// MaxReviewRounds bounds the story's review rounds, as counted in its
+	// record here (default runs.DefaultMaxReviewRounds): the job's worker
+	// starts in a fresh clone without it, so the bound is kept here.
+	MaxReviewRounds int
 	// Workspace, when set, places the story on its blockers' pushed work
 	// when Base is empty: the story's branch is stacked on theirs.
 	Workspace *store.Workspace
@@ -156,6 +161,9 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		if err := ro.Reviewable(ctx); err != nil {
 			return nil, err
 		}
+		if err := roundsLeft(o); err != nil {
+			return nil, err
+		}
 	}
 	gh := rd.GH
 	g := git.Repo{Dir: o.Root}
@@ -231,6 +239,23 @@ func Dispatch(ctx context.Context, o DispatchOptions) (*Dispatched, error) {
 		Workflow: rd.Workflow, Ref: rd.Default, ActionsRun: found.ID, URL: found.URL, Status: found.Status},
 		fmt.Sprintf("GitHub Actions run %d (%s): %s", found.ID, found.Status, found.URL))
 	return d, nil
+}
+
+// roundsLeft refuses a review round past --max-review-rounds, as the
+// rounds are counted in the story's record here (the watcher takes in each
+// job's: control.WatchReview); the story then needs you, said in the record.
+func roundsLeft(o DispatchOptions) error {
+	rec, ok := runs.ReadRecord(o.Root, o.Story)
+	bound := cmp.Or(o.MaxReviewRounds, runs.DefaultMaxReviewRounds)
+	if !ok || rec.Review == nil || rec.Review.Rounds < bound {
+		return nil
+	}
+	why := fmt.Sprintf("%d review round(s) ran, --max-review-rounds %d: the review of %s needs you — read it, then `saga-lsp run %s --review --on github --max-review-rounds %d` if the agent should go on",
+		rec.Review.Rounds, bound, rec.PR, o.Story, rec.Review.Rounds+1)
+	if err := runs.UpdateReview(o.Root, o.Story, func(r *runs.ReviewRecord) { r.NeedsYou = why }); err != nil {
+		return fmt.Errorf("%s (not recorded: %w)", why, err)
+	}
+	return &DispatchError{why}
 }
 
 // checkBase checks, against origin, the base branch the job starts from

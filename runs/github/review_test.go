@@ -91,3 +91,33 @@ func TestReviewRoundRefusedByOlderWorkflow(t *testing.T) {
 		t.Errorf("a run that is no review round: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestReviewRoundOnGitHubPastMaxRounds: the job's worker starts in a fresh
+// clone with no record, so --max-review-rounds is kept here, against the
+// rounds the story's record counts: past it no round is dispatched and the
+// story needs you (said in the record, for every face); a higher bound
+// dispatches it.
+func TestReviewRoundOnGitHubPastMaxRounds(t *testing.T) {
+	a := newActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
+	pr := "https://github.com/acme/shop/pull/1"
+	if err := runs.WriteRecord(a.root, runs.Record{Story: idStory, Session: "saga-story-" + idStory + "-1", Status: runs.StatusCompleted,
+		Ended: time.Now().UTC(), Branch: "story/" + idStory, PR: pr, Review: &runs.ReviewRecord{Rounds: runs.DefaultMaxReviewRounds}}); err != nil {
+		t.Fatal(err)
+	}
+	r := a.saga(nil, "run", idStory, "--review", "--on", "github")
+	want := fmt.Sprintf("%d review round(s) ran, --max-review-rounds %d: the review of %s needs you", runs.DefaultMaxReviewRounds, runs.DefaultMaxReviewRounds, pr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, want) || len(a.runs()) != 0 {
+		t.Fatalf("a round past the bound: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if rec, _ := runs.ReadRecord(a.root, idStory); rec.Review == nil || !strings.HasPrefix(rec.Review.NeedsYou, want) {
+		t.Errorf("the record: %+v", rec.Review)
+	}
+	if st := a.saga(nil, "status", idStory); !strings.Contains(st.Stdout, "needs you") {
+		t.Errorf("status:\n%s", st.Stdout)
+	}
+	defer a.holdJobs()()
+	r = a.saga(nil, "run", idStory, "--review", "--on", "github", "--max-review-rounds", fmt.Sprint(runs.DefaultMaxReviewRounds+1))
+	if r.Code != 0 || len(a.runs()) != 1 {
+		t.Errorf("a higher bound: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

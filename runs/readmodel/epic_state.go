@@ -63,6 +63,8 @@ type EpicStory struct {
 	// BaseMoved: the branch it is stacked on moved past it
 	// (StoryState.BaseMoved).
 	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
+	// Land: why `saga-lsp land` last stopped it (StoryState.Land).
+	Land *runs.LandRecord `json:"land,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -285,6 +287,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	es.Actions = st.Actions
 	es.Dry = st.Dry
 	es.BaseMoved = st.BaseMoved
+	es.Land = st.Land
 	state, ended := st.State, st.Ended
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session

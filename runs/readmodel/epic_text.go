@@ -72,6 +72,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if bm := st.BaseMoved; bm != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", esc(bm.Text(st.ID)))
 		}
+		if l := st.Land; l != nil {
+			fmt.Fprintf(&b, "  %-*s ↳ land: %s: %s\n", width, "", esc(l.State), esc(l.Why))
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -83,6 +83,9 @@ type StoryState struct {
 	// Review is its review loop as its record last left it (review.go);
 	// nil before any read of its PR's review.
 	Review *ReviewState `json:"review,omitempty"`
+	// Land is why `saga-lsp land` last stopped the story, as its record
+	// keeps it (docs/landing.md); nil once it landed.
+	Land *runs.LandRecord `json:"land,omitempty"`
 }
 
 // BaseMoved is a stacked story whose base branch's tip is not on its own
@@ -213,6 +216,9 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
 		st.PRState = rec.PRState
 		st.Review = reviewOf(rec, haveRec)
+		if rec.PRState != runs.PRMerged {
+			st.Land = rec.Land
+		}
 	}
 	if last != nil {
 		st.Branch, st.Base, st.PR = first(last.Branch, st.Branch), first(last.Base, st.Base), first(last.PR, st.PR)
@@ -233,6 +239,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	st.Dry = ev.dry(id, lastDry, dryAlive)
 	if ar, ok := ev.actionsRun(ctx, &st, last); ok {
 		ev.fromActions(ctx, &st, ar, last)
+		st.BaseMoved = ev.baseMoved(ctx, ws, &st, rec, haveRec) // nil while it runs
 		return st
 	}
 
@@ -315,6 +322,13 @@ func (ev *Evidence) baseMoved(ctx context.Context, ws *store.Workspace, st *Stor
 	}
 	base, tip := "", ""
 	for _, b := range bases {
+		// A blocker landed (its PR merged) is on the default branch: its
+		// branch's tip no longer counts (docs/landing.md).
+		if blocker, _, ok := runs.StoryOfRunBranch(b); ok {
+			if r, ok := runs.ReadRecord(ev.Root, blocker); ok && r.PRState == runs.PRMerged {
+				continue
+			}
+		}
 		t := ev.tips["refs/heads/"+b]
 		if t != "" && !(git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", t, head) {
 			base, tip = b, t

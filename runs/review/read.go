@@ -1,14 +1,11 @@
 package review
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -236,30 +233,5 @@ func author(a *wireAuthor) Author {
 // ghAPI runs `gh api <args…>` in dir and returns its stdout, bounded; an
 // error carries gh's message.
 func ghAPI(ctx context.Context, gh, dir string, args ...string) ([]byte, error) {
-	cmd := runs.GHCommand(ctx, gh, dir, append([]string{"api"}, args...)...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	out, rerr := io.ReadAll(io.LimitReader(pipe, maxAnswer+1))
-	_, _ = io.Copy(io.Discard, pipe) // so that gh never blocks on a full pipe
-	err = cmd.Wait()
-	switch {
-	case rerr != nil:
-		return nil, rerr
-	case len(out) > maxAnswer:
-		return nil, fmt.Errorf("gh api %s: the answer is over %d MiB", args[0], maxAnswer>>20)
-	case err != nil:
-		var ee *exec.ExitError
-		if msg := strings.TrimSpace(errb.String()); msg != "" && errors.As(err, &ee) {
-			return out, errors.New(msg)
-		}
-		return out, err
-	}
-	return out, nil
+	return runs.GHOutput(ctx, gh, dir, maxAnswer, append([]string{"api"}, args...)...)
 }

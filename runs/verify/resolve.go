@@ -2,14 +2,11 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
@@ -89,68 +86,12 @@ func ForkPoint(ctx context.Context, g git.Repo, head, base string) (string, erro
 	return fork, nil
 }
 
-// Manifest is what counts for a story's tasks: their checks read with git
-// at the fork point (or the earliest story-branch commit adding the task).
-// The worker writes it once per session (runs.ChecksFile), before any agent
-// ran, where the agent's sandbox cannot write; the hook reads it instead of
-// running git.
-type Manifest struct {
-	Story     string                `json:"story"`
-	ForkPoint string                `json:"forkPoint"`
-	Tasks     map[string]TaskChecks `json:"tasks"`
-}
+// Manifest is what counts for a story's tasks (runs.ChecksManifest, the
+// format the worker and the hook share).
+type Manifest = runs.ChecksManifest
 
-// TaskChecks are one task's checks as they count.
-type TaskChecks struct {
-	Commands []string `json:"commands,omitempty"`
-	// TimeoutSeconds is per check.
-	TimeoutSeconds float64 `json:"timeoutSeconds"`
-	// From is the commit the task file was read at.
-	From string `json:"from"`
-	// Limits bound each check (zero ones: the defaults).
-	Limits store.CheckLimits `json:"limits,omitzero"`
-	// Protection adjusts the story's protected files (protect.go).
-	Protection store.Protection `json:"protection,omitzero"`
-}
-
-// Timeout is the per-check timeout.
-func (t TaskChecks) Timeout() time.Duration {
-	if t.TimeoutSeconds <= 0 {
-		return store.DefaultCheckTimeout
-	}
-	return time.Duration(t.TimeoutSeconds * float64(time.Second))
-}
-
-// Budget is what the task's checks may take in all: the sum of their
-// timeouts.
-func (t TaskChecks) Budget() time.Duration {
-	return time.Duration(len(t.Commands)) * t.Timeout()
-}
-
-// WriteManifest stores m at path, atomically.
-func WriteManifest(path string, m *Manifest) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return filesafe.WriteFileAtomic(path, append(data, '\n'), 0o644)
-}
-
-// ReadManifest reads a manifest WriteManifest stored.
-func ReadManifest(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &m, nil
-}
+// TaskChecks are one task's checks as they count (runs.TaskChecks).
+type TaskChecks = runs.TaskChecks
 
 // FromSource reads the checks of a task file's bytes.
 func FromSource(src []byte, from string) TaskChecks {

@@ -524,10 +524,10 @@ func TestManifestRoundTrip(t *testing.T) {
 		"none": counted(strings.Repeat("cd", 20), 600),
 		"wt":   counted(WorkingTree, 1, "true"),
 	}}
-	if err := WriteManifest(path, m); err != nil {
+	if err := runs.WriteChecksManifest(path, m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadManifest(path)
+	got, err := runs.ReadChecksManifest(path)
 	if err != nil || !reflect.DeepEqual(got, m) {
 		t.Errorf("ReadManifest = %+v, %v; want %+v", got, err, m)
 	}
@@ -535,25 +535,25 @@ func TestManifestRoundTrip(t *testing.T) {
 		t.Errorf("the file:\n%s", text)
 	}
 	small := &Manifest{Story: "s", ForkPoint: "f", Tasks: map[string]TaskChecks{}}
-	if err := WriteManifest(path, small); err != nil {
+	if err := runs.WriteChecksManifest(path, small); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadManifest(path); err != nil || !reflect.DeepEqual(got, small) {
+	if got, err := runs.ReadChecksManifest(path); err != nil || !reflect.DeepEqual(got, small) {
 		t.Errorf("rewritten: %+v, %v", got, err)
 	}
 	if des, _ := os.ReadDir(filepath.Dir(path)); len(des) != 1 {
 		t.Errorf("the folder holds %d files, want only the manifest (no temp file left)", len(des))
 	}
 
-	if _, err := ReadManifest(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := runs.ReadChecksManifest(filepath.Join(dir, "missing.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing manifest: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	testkit.WriteFiles(t, dir, map[string]string{"bad.json": `{"story": `})
-	if _, err := ReadManifest(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
+	if _, err := runs.ReadChecksManifest(bad); err == nil || !strings.HasPrefix(err.Error(), bad+": ") {
 		t.Errorf("a broken manifest: %v", err)
 	}
-	if err := WriteManifest(filepath.Join(bad, "under-a-file.json"), m); err == nil {
+	if err := runs.WriteChecksManifest(filepath.Join(bad, "under-a-file.json"), m); err == nil {
 		t.Error("WriteManifest under a file succeeded")
 	}
 }

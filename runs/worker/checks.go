@@ -39,7 +39,7 @@ func (r *run) readChecks(ctx context.Context) error {
 		return err
 	}
 	path := runs.ChecksFile(r.o.SessionDir, r.o.Session)
-	if err := verify.WriteManifest(path, m); err != nil {
+	if err := runs.WriteChecksManifest(path, m); err != nil {
 		return fmt.Errorf("store the checks for the hook: %w", err)
 	}
 	r.checks, r.checksFile = m, path

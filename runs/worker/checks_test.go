@@ -15,7 +15,6 @@ import (
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
-	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/runs/worker"
 )
 
@@ -278,7 +277,7 @@ func TestChecksRegistration(t *testing.T) {
 		!strings.HasPrefix(env["SAGA_CHECKS_FILE"], os.Getenv("SAGA_SESSION_DIR")+"/") {
 		t.Errorf("environment %v", env)
 	}
-	m, err := verify.ReadManifest(env["SAGA_CHECKS_FILE"])
+	m, err := runs.ReadChecksManifest(env["SAGA_CHECKS_FILE"])
 	if err != nil || m.ForkPoint != fork || len(m.Tasks) != 3 || len(m.Tasks["a"].Commands) != 2 || m.Tasks["a"].TimeoutSeconds != 90 || len(m.Tasks["c"].Commands) != 0 {
 		t.Errorf("the checks file: %+v %v", m, err)
 	}

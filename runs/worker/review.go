@@ -22,10 +22,9 @@ import (
 
 // reviewState is a round in progress.
 type reviewState struct {
-	rec    runs.ReviewRecord // the story's review record, as this round leaves it
-	repo   review.Repo
-	tasks  []string // the review tasks this round wrote or revised: the agent's work
-	before string   // the story branch's tip before the round's own commit
+	rec   runs.ReviewRecord // the story's review record, as this round leaves it
+	repo  review.Repo
+	tasks []string // the review tasks not completed: the agent's work
 	// changesFrom are the writers whose reviews requested changes: asked
 	// for their review again at the end.
 	changesFrom []string
@@ -34,8 +33,8 @@ type reviewState struct {
 	skip string
 }
 
-// startReview reads the review and writes the round's tasks. It reports
-// whether the run goes on to the agent.
+// startReview reads the review and writes and commits the round's tasks;
+// when no round runs, it says why in r.review.skip.
 func (r *run) startReview(ctx context.Context) error {
 	prev, _ := runs.ReadRecord(r.root, r.o.Story)
 	rs := &reviewState{}
@@ -86,14 +85,11 @@ func (r *run) startReview(ctx context.Context) error {
 			}
 		}
 	}
-	s, err := r.story()
-	if err != nil {
-		return err
-	}
 	if err := r.takeEditorTasks(ctx); err != nil {
 		return err
 	}
-	if s, err = r.story(); err != nil {
+	s, err := r.story()
+	if err != nil {
 		return err
 	}
 	ch, err := review.Apply(ctx, r.p, r.wt, r.o.Story, s.Tasks, rd)
@@ -117,29 +113,40 @@ func (r *run) startReview(ctx context.Context) error {
 			}
 		}
 	}
-	if len(rs.tasks) == 0 && len(ch.Cancelled) == 0 {
+	if len(rs.tasks) == 0 {
 		rs.skip = fmt.Sprintf("nothing new to address in the review of %s: no review round ran", r.pr)
 		rs.rec.Requests, rs.rec.ChangesRequested = r.openRequests(rd), 0
 		r.j.Step(runs.StepReview, "%s", rs.skip)
+		if len(ch.Cancelled) > 0 {
+			// Requests withdrawn: their tasks leave the branch, no round.
+			return r.commitReviewTasks(ctx, fmt.Sprintf("saga(%s): review of %s — cancelled %d task(s) whose request is gone", r.o.Story, r.pr, len(ch.Cancelled)), true)
+		}
 		return nil
 	}
 	rs.rec.Rounds++
 	rs.rec.NeedsYou = ""
-	rs.before, _ = r.wtGit.Run(ctx, "rev-parse", "--verify", "-q", r.branchRef()+"^{commit}")
-	rel := store.StoryDirRel(r.o.Story)
-	if _, err := r.wtGit.Run(ctx, "add", "-A", "--", rel); err != nil {
+	return r.commitReviewTasks(ctx, fmt.Sprintf("saga(%s): review round %d of %s — %d task(s): %s", r.o.Story, rs.rec.Rounds, r.pr, len(rs.tasks), strings.Join(rs.tasks, ", ")), false)
+}
+
+// commitReviewTasks commits the story's folder as the review step left it
+// (saga-lsp's commit: what the agent reads is on the branch before it
+// runs), pushing it at once when no agent follows.
+func (r *run) commitReviewTasks(ctx context.Context, msg string, push bool) error {
+	if _, err := r.wtGit.Run(ctx, "add", "-A", "--", store.StoryDirRel(r.o.Story)); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("saga(%s): review round %d of %s — %d task(s): %s", r.o.Story, rs.rec.Rounds, r.pr, len(rs.tasks), strings.Join(rs.tasks, ", "))
 	commit, err := r.commitIndex(ctx, msg)
 	if err != nil {
 		return fmt.Errorf("commit the review tasks: %w", err)
 	}
 	if commit != "" {
-		rs.rec.Commit = commit
+		r.review.rec.Commit = commit
 	}
 	r.committed = r.statuses()
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepReview, Branch: r.branch, Message: msg}, "review: "+msg)
+	if push {
+		return r.push(ctx)
+	}
 	return nil
 }
 

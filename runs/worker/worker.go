@@ -2,8 +2,10 @@
 // lock, an idempotent worktree and branch, a draft PR, hydration of the tasks
 // into Claude Code's task list, a loop of headless `claude -p` runs with
 // live stream parsing and reconciliation, the stop rules, and the end step
-// (commit, push, PR ready, cleanup). It reports a human log and JSON-lines
-// events the language server follows.
+// (commit, push, PR ready, cleanup); with --review, a review round on the
+// same branch and PR (review.go: the tasks committed before the agent, the
+// answers after the end); a restack conflict taken in (restack.go). It
+// reports a human log and JSON-lines events the language server follows.
 package worker
 
 import (

@@ -54,7 +54,7 @@ func TestOneCheckSequence(t *testing.T) {
 	for c, want := range map[string][]string{
 		"runs/verify.newRunner": {"runs/verify/check.go"},
 		"runs/verify.runTask":   {"runs/verify/check.go"},
-		"runs/verify.Prepare":   {"cli/verify.go", "hook/hook_completed.go", "runs/control/restack.go", "runs/worker/checks.go"},
+		"runs/verify.Prepare":   {"cli/verify.go", "hook/gate/gate.go", "runs/control/restack.go", "runs/worker/checks.go"},
 	} {
 		got := slices.Sorted(slices.Values(sites[c]))
 		if !slices.Equal(got, want) {

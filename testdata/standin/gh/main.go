@@ -10,6 +10,7 @@
 //	gh pr ready  [<number>|<url>|<branch>] [--undo] [-R O/R]
 //	gh pr view   [<number>|<url>|<branch>] [--json F,…] [-R O/R]
 //	gh pr edit   [<number>|<url>|<branch>] [--title T] [--body B] [--base B] [-R O/R]
+//	gh pr merge  [<number>|<url>|<branch>] --merge|--squash|--rebase [--match-head-commit SHA] [-d] [-R O/R]   (land.go)
 //	gh workflow run <file> [-f K=V]… [-F K=V]… [--ref B] [-R O/R]
 //	gh run list  [--workflow F] [--branch B] [--status S] [--event E] [--limit N] [--json F,…] [-R O/R]
 //	gh run view  <run-id> [--json F,…] [--exit-status] [-R O/R]
@@ -212,6 +213,8 @@ func (g *gh) dispatch(args []string) error {
 			return g.prView(args[2:])
 		case "edit":
 			return g.prEdit(args[2:])
+		case "merge":
+			return g.prMerge(args[2:])
 		}
 		return fail(1, "unknown command %q for \"gh pr\" (not simulated by the stand-in)", args[1])
 	case "workflow":

@@ -168,15 +168,19 @@ func (g *gh) queryRoot(st *state) object {
 		if r, err := g.repo(&flags{vals: map[string]string{}}); err != nil || !strings.EqualFold(r, repo) {
 			return nil, errNotResolved(fmt.Sprintf("Could not resolve to a Repository with the name '%s'.", repo))
 		}
-		return object{"__typename": "Repository", "nameWithOwner": repo, "pullRequest": resolver(func(args map[string]any) (any, error) {
+		o := object{"__typename": "Repository", "nameWithOwner": repo, "pullRequest": resolver(func(args map[string]any) (any, error) {
 			n, _ := args["number"].(int64)
 			for _, p := range inRepo(st, repo) {
 				if int64(p.Number) == n {
-					return prObject(p), nil
+					po := prObject(p)
+					g.landPR(st, p, po) // land.go
+					return po, nil
 				}
 			}
 			return nil, errNotResolved(fmt.Sprintf("Could not resolve to a PullRequest with the number of %d.", n))
-		})}, nil
+		})}
+		g.landRepo(st, o)
+		return o, nil
 	})}
 }
 

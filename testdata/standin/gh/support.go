@@ -300,6 +300,10 @@ type pr struct {
 	Comments      []*comment `json:"comments,omitempty"`
 	// RequestedReviewers: the logins review was requested from (reply.go).
 	RequestedReviewers []string `json:"requestedReviewers,omitempty"`
+	// A merged PR's head commit, when and into which commit (land.go).
+	HeadOid     string `json:"headOid,omitempty"`
+	MergedAt    string `json:"mergedAt,omitempty"`
+	MergeCommit string `json:"mergeCommit,omitempty"`
 }
 
 type state struct {
@@ -315,6 +319,10 @@ type state struct {
 	RateLimitAfter int `json:"rateLimitAfter,omitempty"` // calls that pass first
 	// Seq numbers the comments the stand-in makes (reply.go).
 	Seq int `json:"seq,omitempty"`
+	// Repo: the repository's merge settings and CI; Checks: a commit's
+	// own check runs (land.go).
+	Repo   *repoSettings          `json:"repository,omitempty"`
+	Checks map[string][]*checkRun `json:"checks,omitempty"`
 }
 
 // withState loads the state file under its lock, runs fn, and saves the
