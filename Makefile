@@ -23,8 +23,12 @@ lint:
 
 # -timeout 30m: go test's default (10 minutes a package) is shorter than
 # the VS Code package on a fresh machine (it installs code-server first).
+#
+# SAGA_TEST_BUILDS: the test processes of the run share the programs they
+# build (internal/testkit.BuildsVar) through a folder removed at the end.
 test: lint cross test-portable
-	$(GO) test -count=1 -timeout 30m ./... ./testdata/standin/...
+	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -count=1 -timeout 30m ./... ./testdata/standin/...; \
+		rc=$$?; rm -rf "$$d"; exit $$rc
 
 # Every face builds for the six targets, and go vet passes for each GOOS
 # (docs/platforms.md). CGO_ENABLED=0 as for the release binary.
@@ -43,7 +47,8 @@ cross:
 # -tags portable (docs/platforms.md#the-portable-build).
 PORTABLE_TESTS := ./internal/filesafe ./store/... ./hook ./lsp
 test-portable:
-	$(GO) test -count=1 -tags portable $(PORTABLE_TESTS)
+	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -count=1 -tags portable $(PORTABLE_TESTS); \
+		rc=$$?; rm -rf "$$d"; exit $$rc
 
 # Benchmarks against workload W (generated once into .bench/, reused after).
 # Fails when a budget is missed (bench/report exits 1) or go test failed

@@ -143,7 +143,9 @@ func TestChecksCannotWriteTheWarmCache(t *testing.T) {
 	// A user's cache warmed by another module: the standard library only.
 	other := t.TempDir()
 	testkit.WriteFiles(t, other, map[string]string{"go.mod": "module other\n", "o_test.go": "package o\n\nimport \"testing\"\n\nfunc TestO(t *testing.T) {}\n"})
+	t.Log("warm start")
 	goTest(t, other, lower)
+	t.Log("warm end")
 	entries, _ := os.ReadDir(filepath.Join(lower, "00"))
 	before := len(entries)
 	out, code := verifyJSON(t, root, withGoCache(lower), "a")
@@ -159,6 +161,7 @@ func TestChecksCannotWriteTheWarmCache(t *testing.T) {
 	if s := checksStats(t, root, "a"); s.LowerHits == 0 || s.Puts == 0 {
 		t.Errorf("story a's counters %+v: want the standard library from the lower, its packages put", s)
 	}
+	t.Logf("a done %+v", checksStats(t, root, "a"))
 	// Story b never sees what a's checks cached.
 	if out, code := verifyJSON(t, root, withGoCache(lower), "b"); code != 0 || strings.Contains(out, "(cached)") {
 		t.Errorf("story b's check saw story a's results (exit %d):\n%s", code, out)

@@ -36,6 +36,8 @@ func rawRequest(t *testing.T, host, text string) (int, string) {
 // TestHTTPRefusals: what the dashboard's server refuses before any page
 // runs, and what it accepts.
 func TestHTTPRefusals(t *testing.T) {
+	// Parallel: its last case waits headTimeout out (a server of its own).
+	t.Parallel()
 	_, host, cookie := hubServer(t)
 	big := strings.Repeat("x", 70<<10)
 	for _, tc := range []struct {
@@ -85,6 +87,7 @@ func TestHTTPRefusals(t *testing.T) {
 // TestKeepAlive: pages and assets on one connection, one after the
 // other, the connection kept open between them.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	_, host, cookie := hubServer(t)
 	c, err := net.Dial("tcp", host)
 	if err != nil {
@@ -111,6 +114,8 @@ func TestKeepAlive(t *testing.T) {
 // used 15 s later gets its page — never an answer it did not ask for
 // (issue 33: "saga-lsp dashboard: no request line" after 10 s).
 func TestPreconnectedSocketIdle(t *testing.T) {
+	// Parallel: 15 s of a timer, with a server of its own.
+	t.Parallel()
 	_, host, cookie := hubServer(t)
 	c, err := net.Dial("tcp", host)
 	if err != nil {
