@@ -97,6 +97,12 @@ func (g *gh) graphql(f *flags) error {
 	err = g.withState(func(st *state) (bool, error) {
 		x := &executor{schema: schema, doc: doc, vars: vars, errs: &errs}
 		root, changed := g.queryRoot(st), false
+		if op.Operation == ast.Query {
+			// The merge queue moves while no one looks (queue.go).
+			if changed, err = g.advanceQueue(st); err != nil {
+				return false, err
+			}
+		}
 		if op.Operation == ast.Mutation {
 			root = g.mutationRoot(st, repo, &changed)
 		}
