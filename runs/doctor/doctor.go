@@ -1,8 +1,8 @@
 // Package doctor checks everything a run needs, in one place
 // (docs/commands.md#doctor): the programs (claude and its version, tmux,
 // git, gh), their logins, the repository and its origin, the sandboxes
-// (bubblewrap and socat, Seatbelt), the hook program and, for runs on
-// GitHub Actions, the workflow. `saga-lsp doctor` prints its Report;
+// (bubblewrap and socat, Seatbelt), the hook program, how `land` merges
+// (asked of runs/land) and, for runs on GitHub Actions, the workflow. `saga-lsp doctor` prints its Report;
 // `run`'s preflight refuses a run on the errors of Programs; the editors
 // (`:checkhealth saga`, VS Code's "SAGA: Doctor") render the Report that
 // `saga-lsp doctor --format json` prints.
@@ -88,6 +88,10 @@ type Options struct {
 	// Workflow checks GitHub Actions' workflow in the repository at root
 	// (runs/github owns it); asked only when On is OnGitHub.
 	Workflow func(ctx context.Context, root string) Check
+	// Landing says how `saga-lsp land` merges in the repository at root
+	// (runs/land owns it): its merge queue, or the merge method it
+	// chooses. Asked when set.
+	Landing func(ctx context.Context, root string) Check
 }
 
 func (o Options) github() bool { return o.On == OnGitHub }
@@ -119,6 +123,17 @@ func Run(ctx context.Context, o Options) Report {
 			ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
 			defer cancel()
 			return []Check{o.Workflow(ctx, root)}
+		})
+	}
+	if o.Landing != nil {
+		probes = append(probes, func(ctx context.Context) []Check {
+			root, err := c.root(ctx)
+			if err != nil {
+				return []Check{{Name: "land method", Level: Unchecked, Detail: "not checked: not in a git repository"}}
+			}
+			ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
+			defer cancel()
+			return []Check{o.Landing(ctx, root)}
 		})
 	}
 	return report(o, all(ctx, probes))

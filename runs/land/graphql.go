@@ -21,7 +21,9 @@ func landQuery(n int) string {
 		fmt.Fprintf(&b, "    pr%d: pullRequest(number: $p%d) { ...SagaLandPR }\n", i, i)
 	}
 	b.WriteString("  }\n}\n")
-	b.WriteString(prFragment)
+	if n > 0 { // GitHub refuses a fragment never used
+		b.WriteString(prFragment)
+	}
 	return b.String()
 }
 

@@ -296,16 +296,21 @@ func (o Options) act(ctx context.Context, p *Pass, st Step, method, def, target 
 	}
 }
 
-// method is the merge method land uses in rp.
-func (o Options) method(rp *Repository) (string, error) {
+// method is the merge method land uses in rp (Method).
+func (o Options) method(rp *Repository) (string, error) { return Method(rp, o.Method) }
+
+// Method is the merge method land uses in rp (docs/landing.md#landing):
+// "queue" when its default branch has a merge queue, else want (--method)
+// when the repository allows it, else the first it allows of Methods.
+func Method(rp *Repository, want string) (string, error) {
 	if rp.Queue {
 		return "queue", nil
 	}
-	if o.Method != "" {
-		if !slices.Contains(rp.Methods, o.Method) {
-			return "", store.Usagef("the repository does not allow %s merges (it allows: %s)", o.Method, strings.Join(rp.Methods, ", "))
+	if want != "" {
+		if !slices.Contains(rp.Methods, want) {
+			return "", store.Usagef("the repository does not allow %s merges (it allows: %s)", want, strings.Join(rp.Methods, ", "))
 		}
-		return o.Method, nil
+		return want, nil
 	}
 	if len(rp.Methods) == 0 {
 		return "", fmt.Errorf("the repository allows no merge method")

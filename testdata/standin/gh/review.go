@@ -67,8 +67,11 @@ func (g *gh) graphql(f *flags) error {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
+	owner, name, _ := strings.Cut(repo, "/")
 	for _, kv := range f.all["field"] {
 		k, v, _ := strings.Cut(kv, "=")
+		// As gh fills in a typed field's placeholders.
+		v = strings.NewReplacer("{owner}", owner, "{repo}", name).Replace(v)
 		typed, err := magicField(v)
 		if err != nil {
 			return err
