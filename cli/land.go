@@ -110,7 +110,11 @@ func writeLandText(w io.Writer, r *land.Result, dry, watched bool) {
 	for _, s := range r.Stories {
 		line := fmt.Sprintf("%s: %s", termtext.Escape(s.Story), termtext.Escape(s.State))
 		if s.State == land.Ready && dry {
-			line += " (would merge)"
+			would := "merge"
+			if r.Method == "queue" {
+				would = "enqueue"
+			}
+			line += " (would " + would + ")"
 		}
 		if s.Why != "" {
 			line += " — " + termtext.Escape(s.Why)
