@@ -115,28 +115,26 @@ func Run(ctx context.Context, o Options) Report {
 		func(context.Context) []Check { return []Check{c.hook()} },
 	}
 	if o.github() && o.Workflow != nil {
-		probes = append(probes, func(ctx context.Context) []Check {
-			root, err := c.root(ctx)
-			if err != nil {
-				return []Check{{Name: "workflow", Level: Unchecked, Detail: "not checked: not in a git repository"}}
-			}
-			ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
-			defer cancel()
-			return []Check{o.Workflow(ctx, root)}
-		})
+		probes = append(probes, c.atRoot("workflow", o.Workflow))
 	}
 	if o.Landing != nil {
-		probes = append(probes, func(ctx context.Context) []Check {
-			root, err := c.root(ctx)
-			if err != nil {
-				return []Check{{Name: "land method", Level: Unchecked, Detail: "not checked: not in a git repository"}}
-			}
-			ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
-			defer cancel()
-			return []Check{o.Landing(ctx, root)}
-		})
+		probes = append(probes, c.atRoot("land method", o.Landing))
 	}
 	return report(o, all(ctx, probes))
+}
+
+// atRoot is the probe of a check another package hands doctor, asked of
+// the repository's top under the timeout.
+func (c checker) atRoot(name string, check func(ctx context.Context, root string) Check) func(context.Context) []Check {
+	return func(ctx context.Context) []Check {
+		root, err := c.root(ctx)
+		if err != nil {
+			return []Check{{Name: name, Level: Unchecked, Detail: "not checked: not in a git repository"}}
+		}
+		ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
+		defer cancel()
+		return []Check{check(ctx, root)}
+	}
 }
 
 // Programs are the checks a run refuses to start on (its preflight): tmux,

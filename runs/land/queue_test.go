@@ -12,16 +12,22 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/land"
 )
 
-// ghCalls are the gh invocations the stand-in logged, one line each.
-func (f *fixture) ghCalls() []string {
+// ghCalls are the gh invocations the stand-in logged, one line each; ok:
+// only those that succeeded.
+func (f *fixture) ghCalls(ok bool) []string {
 	f.t.Helper()
 	var out []string
 	for _, e := range f.env {
 		if path, ok := strings.CutPrefix(e, "GH_STANDIN_LOG="); ok {
 			for line := range strings.Lines(testkit.ReadFile(f.t, path)) {
-				var l struct{ Args []string }
+				var l struct {
+					Args     []string
+					ExitCode int
+				}
 				json.Unmarshal([]byte(line), &l)
-				out = append(out, strings.Join(l.Args, " "))
+				if !ok || l.ExitCode == 0 {
+					out = append(out, strings.Join(l.Args, " "))
+				}
 			}
 		}
 	}
@@ -81,7 +87,7 @@ func TestLandMergeQueue(t *testing.T) {
 	if o := outcome(res, "shop--d"); r.Code != 0 || o.State != land.Landed {
 		t.Errorf("after d enqueued by hand: exit %d, d %+v\n%s", r.Code, o, r.Stdout)
 	}
-	for _, c := range f.ghCalls() {
+	for _, c := range f.ghCalls(false) {
 		if strings.HasPrefix(c, "pr merge") {
 			t.Errorf("land merged directly with a merge queue: %s", c)
 		}
@@ -126,7 +132,7 @@ func TestLandStack(t *testing.T) {
 	if f.pr("shop--b")["baseRefName"] != "story/shop--a" {
 		t.Errorf("b's base was edited inside its stack: %v", f.pr("shop--b")["baseRefName"])
 	}
-	for _, c := range f.ghCalls() {
+	for _, c := range f.ghCalls(false) {
 		if u := f.pr("shop--b")["url"].(string); strings.HasPrefix(c, "pr edit "+u+" --base") || strings.HasPrefix(c, "pr merge "+u) {
 			t.Errorf("land asked GitHub inside the stack: %s", c)
 		}

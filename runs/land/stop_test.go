@@ -18,20 +18,26 @@ func approve(p map[string]any) {
 	p["reviews"] = []any{map[string]any{"id": "PRR_" + p["headRefName"].(string), "author": "alice", "state": "APPROVED", "body": "", "updatedAt": "2026-11-02T00:00:00Z"}}
 }
 
+// approvals makes the repository require an approval and gives one to
+// every story's PR but the one of except.
+func (f *fixture) approvals(except string) {
+	f.edit(func(st map[string]any) {
+		st["repository"].(map[string]any)["requiredApprovals"] = 1
+		for _, p := range st["prs"].([]any) {
+			if p := p.(map[string]any); p["headRefName"] != "story/"+except {
+				approve(p)
+			}
+		}
+	})
+}
+
 // A story without the approval the repository requires, then with a red
 // check, then without any check (a job-token push) stops with the reason
 // in its record, and its dependent waits; merged by a person on GitHub,
 // it is recognised as landed and its dependent follows.
 func TestLandStopsAndByHand(t *testing.T) {
 	f := newFixture(t)
-	f.edit(func(st map[string]any) {
-		st["repository"].(map[string]any)["requiredApprovals"] = 1
-		for _, p := range st["prs"].([]any) {
-			if p := p.(map[string]any); p["headRefName"] != "story/shop--b" {
-				approve(p)
-			}
-		}
-	})
+	f.approvals("shop--b")
 	res, r := f.land("shop")
 	if r.Code != 1 {
 		t.Fatalf("land with b unapproved: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -20,14 +20,7 @@ import (
 // then d, and the watch ends by itself once every story landed.
 func TestLandWatch(t *testing.T) {
 	f := newFixture(t)
-	f.edit(func(st map[string]any) {
-		st["repository"].(map[string]any)["requiredApprovals"] = 1
-		for _, p := range st["prs"].([]any) {
-			if p := p.(map[string]any); p["headRefName"] != "story/shop--b" {
-				approve(p)
-			}
-		}
-	})
+	f.approvals("shop--b")
 	env := map[string]string{}
 	for _, kv := range f.env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -60,13 +53,7 @@ func TestLandWatch(t *testing.T) {
 			if approvedAfter == 0 {
 				for _, s := range p.Stories {
 					if s.Story == "shop--b" && s.State == land.NotReady && strings.Contains(s.Why, "approval") {
-						f.edit(func(st map[string]any) {
-							for _, p := range st["prs"].([]any) {
-								if p := p.(map[string]any); p["headRefName"] == "story/shop--b" {
-									approve(p)
-								}
-							}
-						})
+						f.approvals("")
 						approvedAfter = p.N
 					}
 				}
