@@ -11,6 +11,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/doctor"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/land"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
 )
@@ -43,7 +44,8 @@ func runDoctor(env *Env, args []string) int {
 		}
 	}
 	self, _ := runs.SelfPath(env.Getenv)
-	rep := doctor.Run(ctx, doctor.Options{Dir: dir, Env: env.Getenv, Self: self, On: *on, Timeout: *timeout, Workflow: github.WorkflowCheck})
+	rep := doctor.Run(ctx, doctor.Options{Dir: dir, Env: env.Getenv, Self: self, On: *on, Timeout: *timeout, Workflow: github.WorkflowCheck,
+		Landing: func(ctx context.Context, root string) doctor.Check { return land.MethodCheck(ctx, root, env.Getenv) }})
 	if *format == "json" {
 		if err := printJSON(env.Stdout, rep); err != nil {
 			return c.fail(env, err)

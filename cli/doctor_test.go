@@ -119,6 +119,15 @@ func TestDoctorHealthy(t *testing.T) {
 	if c := byName["gh login"]; !strings.Contains(c.Detail, "logged in to github.com account saga-standin") {
 		t.Errorf("gh login: %q", c.Detail)
 	}
+	// How land merges here: the repository's first allowed method, then
+	// its merge queue once the default branch has one.
+	if c := byName["land method"]; c.Level != doctor.OK || !strings.HasPrefix(c.Detail, "merge into main (the repository allows: merge, squash, rebase") {
+		t.Errorf("land method: %+v", c)
+	}
+	testkit.WriteFiles(t, m.home, map[string]string{"gh-state.json": `{"prs": [], "repository": {"mergeQueue": true}}`})
+	if _, byName := doctorJSON(t, m.doctor(t, nil, "--format", "json")); !strings.HasPrefix(byName["land method"].Detail, "the merge queue of main") {
+		t.Errorf("land method with a merge queue: %+v", byName["land method"])
+	}
 	var raw map[string]any
 	json.Unmarshal([]byte(j.Stdout), &raw)
 	for _, k := range []string{"on", "checks", "errors", "warnings"} {

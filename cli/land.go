@@ -96,11 +96,11 @@ func writeLandPass(w io.Writer, p land.Pass) {
 // stands.
 func writeLandText(w io.Writer, r *land.Result, dry, watched bool) {
 	if rp := r.Repository; rp != nil {
-		how := r.Method
-		if how == "queue" {
-			how = "the merge queue of " + rp.Default
+		if r.Method == "queue" {
+			fmt.Fprintf(w, "method: the merge queue of %s (each ready story enqueued; the queue's own method merges)\n", termtext.Escape(rp.Default))
+		} else {
+			fmt.Fprintf(w, "method: %s (the repository allows: %s; --method chooses)\n", termtext.Escape(r.Method), termtext.Escape(strings.Join(rp.Methods, ", ")))
 		}
-		fmt.Fprintf(w, "method: %s (the repository allows: %s; --method chooses)\n", termtext.Escape(how), termtext.Escape(strings.Join(rp.Methods, ", ")))
 	}
 	if !watched {
 		for _, a := range r.Actions {
@@ -110,7 +110,11 @@ func writeLandText(w io.Writer, r *land.Result, dry, watched bool) {
 	for _, s := range r.Stories {
 		line := fmt.Sprintf("%s: %s", termtext.Escape(s.Story), termtext.Escape(s.State))
 		if s.State == land.Ready && dry {
-			line += " (would merge)"
+			would := "merge"
+			if r.Method == "queue" {
+				would = "enqueue"
+			}
+			line += " (would " + would + ")"
 		}
 		if s.Why != "" {
 			line += " — " + termtext.Escape(s.Why)

@@ -82,7 +82,9 @@ type LandRecord struct {
 	// State is the readiness that stopped it: "waiting" (a blocker has not
 	// landed), "not ready" (a review, a check, the merge state, a draft),
 	// "needs CI" (no check ran on its head commit), "refused" (GitHub
-	// refused the merge), "failed" (following main failed or conflicted).
+	// refused the merge, or the story is in a native stack), "failed"
+	// (following main failed or conflicted), "queued" (in the merge
+	// queue, at Head), "ejected" (the merge queue ejected it at Head).
 	State string `json:"state"`
 	Why   string `json:"why"`
 	// Head is the PR's head commit it was judged at.

@@ -1,8 +1,8 @@
 // Package doctor checks everything a run needs, in one place
 // (docs/commands.md#doctor): the programs (claude and its version, tmux,
 // git, gh), their logins, the repository and its origin, the sandboxes
-// (bubblewrap and socat, Seatbelt), the hook program and, for runs on
-// GitHub Actions, the workflow. `saga-lsp doctor` prints its Report;
+// (bubblewrap and socat, Seatbelt), the hook program, how `land` merges
+// (asked of runs/land) and, for runs on GitHub Actions, the workflow. `saga-lsp doctor` prints its Report;
 // `run`'s preflight refuses a run on the errors of Programs; the editors
 // (`:checkhealth saga`, VS Code's "SAGA: Doctor") render the Report that
 // `saga-lsp doctor --format json` prints.
@@ -88,6 +88,10 @@ type Options struct {
 	// Workflow checks GitHub Actions' workflow in the repository at root
 	// (runs/github owns it); asked only when On is OnGitHub.
 	Workflow func(ctx context.Context, root string) Check
+	// Landing says how `saga-lsp land` merges in the repository at root
+	// (runs/land owns it): its merge queue, or the merge method it
+	// chooses. Asked when set.
+	Landing func(ctx context.Context, root string) Check
 }
 
 func (o Options) github() bool { return o.On == OnGitHub }
@@ -111,17 +115,26 @@ func Run(ctx context.Context, o Options) Report {
 		func(context.Context) []Check { return []Check{c.hook()} },
 	}
 	if o.github() && o.Workflow != nil {
-		probes = append(probes, func(ctx context.Context) []Check {
-			root, err := c.root(ctx)
-			if err != nil {
-				return []Check{{Name: "workflow", Level: Unchecked, Detail: "not checked: not in a git repository"}}
-			}
-			ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
-			defer cancel()
-			return []Check{o.Workflow(ctx, root)}
-		})
+		probes = append(probes, c.atRoot("workflow", o.Workflow))
+	}
+	if o.Landing != nil {
+		probes = append(probes, c.atRoot("land method", o.Landing))
 	}
 	return report(o, all(ctx, probes))
+}
+
+// atRoot is the probe of a check another package hands doctor, asked of
+// the repository's top under the timeout.
+func (c checker) atRoot(name string, check func(ctx context.Context, root string) Check) func(context.Context) []Check {
+	return func(ctx context.Context) []Check {
+		root, err := c.root(ctx)
+		if err != nil {
+			return []Check{{Name: name, Level: Unchecked, Detail: "not checked: not in a git repository"}}
+		}
+		ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
+		defer cancel()
+		return []Check{check(ctx, root)}
+	}
 }
 
 // Programs are the checks a run refuses to start on (its preflight): tmux,

@@ -21,13 +21,17 @@ func landQuery(n int) string {
 		fmt.Fprintf(&b, "    pr%d: pullRequest(number: $p%d) { ...SagaLandPR }\n", i, i)
 	}
 	b.WriteString("  }\n}\n")
-	b.WriteString(prFragment)
+	if n > 0 { // GitHub refuses a fragment never used
+		b.WriteString(prFragment)
+	}
 	return b.String()
 }
 
 // prFragment is what landing reads of a pull request. The checks are the
-// rollup of its head commit: null when no check ran on it at all.
+// rollup of its head commit: null when no check ran on it at all. Its
+// merge queue entry is null when it is not queued.
 const prFragment = `fragment SagaLandPR on PullRequest {
+  id
   number
   url
   state
@@ -39,6 +43,7 @@ const prFragment = `fragment SagaLandPR on PullRequest {
   mergeable
   mergeStateStatus
   mergeCommit { oid }
+  mergeQueueEntry { state position }
   statusCheckRollup {
     state
     commit { oid }
@@ -50,6 +55,16 @@ const prFragment = `fragment SagaLandPR on PullRequest {
         ... on StatusContext { context state }
       }
     }
+  }
+}
+`
+
+// enqueueMutation adds a pull request to its base's merge queue, at the
+// head commit it was judged at (expectedHeadOid: a push meanwhile is
+// GitHub's refusal).
+const enqueueMutation = `mutation SagaEnqueue($pr: ID!, $head: GitObjectID!) {
+  enqueuePullRequest(input: {pullRequestId: $pr, expectedHeadOid: $head}) {
+    mergeQueueEntry { state position }
   }
 }
 `

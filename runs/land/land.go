@@ -3,6 +3,8 @@ package land
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -165,10 +167,10 @@ func (o Options) stories(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// pass reads every story's PR in one query, then, in dependency order,
-// lands the ready ones and makes those whose blockers all landed follow
-// the default branch. After a merge it ends: the next pass reads the new
-// default branch.
+// pass reads every story's PR in one query (and the repository's stacks
+// in one call), then, in dependency order (Decide), lands the ready ones —
+// merged, or enqueued in the merge queue — and makes those whose blockers
+// all landed follow the default branch.
 func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 	res.Passes++
 	p := Pass{N: res.Passes}
@@ -221,62 +223,94 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 			target = "refs/remotes/origin/" + def
 		}
 	}
-	verdicts := map[string]Verdict{}
-	pr := func(id string) *PR {
+	snap := Snapshot{Repository: res.Repository, Method: res.Method, Order: order, Blockers: map[string][]string{},
+		Acts: map[string]bool{}, PR: map[string]*PR{}, Merged: map[string]bool{}, Last: map[string]*runs.LandRecord{},
+		Contains: func(c, h string) bool { return g.OK(ctx, "merge-base", "--is-ancestor", c, h) }}
+	for _, id := range order {
+		snap.Blockers[id] = o.Workspace.EpicBlockers(id)
+		snap.Acts[id] = o.Epic || id == o.Target
 		if u, ok := prOf[id]; ok {
 			r, _ := review.RepoOfURL(u)
-			return prs[r.Number]
+			if x := prs[r.Number]; x != nil {
+				snap.PR[id] = x
+			}
 		}
-		return nil
+		if rec, ok := runs.ReadRecord(o.Root, id); ok {
+			snap.Merged[id] = rec.PRState == runs.PRMerged
+			snap.Last[id] = rec.Land
+		}
 	}
-	merged := false
-	for _, id := range order {
-		x := pr(id)
-		v := o.judge(ctx, g, id, x, pr, verdicts, def)
-		if x != nil && x.State == "MERGED" {
-			_ = runs.RecordPRState(o.Root, id, runs.PRMerged, o.Now())
+	if len(numbers) > 0 {
+		stacks, err := Stacks(ctx, o.GH, o.Root, repo.Owner, repo.Name)
+		if err != nil {
+			// GitHub itself refuses a base edit or a merge inside a stack.
+			p.Err = errors.Join(p.Err, err)
 		}
-		if !o.Epic && id != o.Target {
-			verdicts[id] = v
+		snap.Stacks = stacks
+	}
+	steps := Decide(snap, func(st Step) Verdict { return o.act(ctx, &p, st, res.Method, def, target) })
+	res.Stories = res.Stories[:0]
+	for _, st := range steps {
+		if st.PR != nil && st.PR.State == "MERGED" {
+			_ = runs.RecordPRState(o.Root, st.Story, runs.PRMerged, o.Now())
+		}
+		if !snap.Acts[st.Story] {
 			continue // a story's blockers are looked at, never landed
 		}
-		switch {
-		case merged && (v.State == Ready || v.State == Follow):
-			v = Verdict{State: Pending, Why: "another story landed in this pass: looked at again in the next"}
-		case v.State == Follow:
-			v = o.follow(ctx, &p, id, x, pr, def, target)
-		case v.State == Ready && res.Repository != nil && res.Repository.Queue:
-			v = Verdict{State: Refused, Why: fmt.Sprintf("%s has a merge queue, and land does not enqueue yet", def), Next: "add #" + strconv.Itoa(x.Number) + " to the merge queue on GitHub (docs/landing.md#the-merge-queue)"}
-		case v.State == Ready && o.DryRun:
-			p.Actions = append(p.Actions, Action{Pass: p.N, Story: id, Did: "would merge", Detail: fmt.Sprintf("#%d with %s", x.Number, res.Method)})
-		case v.State == Ready:
-			v = o.merge(ctx, &p, id, x, res.Method)
-			merged = merged || v.State == Landed
+		if !o.DryRun {
+			_ = runs.UpdateLand(o.Root, st.Story, Record(st.Verdict, st.PR, o.Now()))
 		}
-		verdicts[id] = v
-		o.record(id, v, x)
-	}
-	res.Stories = res.Stories[:0]
-	for _, id := range order {
-		if o.Epic || id == o.Target {
-			res.Stories = append(res.Stories, Outcome{Story: id, PR: prOf[id], Verdict: verdicts[id]})
-		}
+		res.Stories = append(res.Stories, Outcome{Story: st.Story, PR: prOf[st.Story], Verdict: st.Verdict})
 	}
 	res.Actions = append(res.Actions, p.Actions...)
 	p.Stories = slices.Clone(res.Stories)
 	return p
 }
 
-// method is the merge method land uses in rp.
-func (o Options) method(rp *Repository) (string, error) {
+// act takes the action a story's verdict asks for (or, with --dry-run,
+// says it would) and answers its verdict after it. A check before landing
+// (a merge or an enqueue) belongs at the top of DoMerge's and DoEnqueue's
+// case, answering a Failed verdict to stop the story.
+func (o Options) act(ctx context.Context, p *Pass, st Step, method, def, target string) Verdict {
+	x := st.PR
+	if o.DryRun {
+		would := map[string]Action{
+			DoMerge:   {Did: "would merge", Detail: fmt.Sprintf("#%d with %s", x.Number, method)},
+			DoEnqueue: {Did: "would enqueue", Detail: fmt.Sprintf("#%d in the merge queue of %s", x.Number, def)},
+			DoFollow:  {Did: "would follow", Detail: fmt.Sprintf("rebuild on %s, retarget #%d to %s", def, x.Number, def)},
+		}[st.Do]
+		would.Pass, would.Story = p.N, st.Story
+		p.Actions = append(p.Actions, would)
+		if st.Do == DoFollow {
+			return Verdict{State: Follow, Why: "its blockers landed: it would be rebuilt on " + def + " and #" + strconv.Itoa(x.Number) + " retargeted"}
+		}
+		return st.Verdict
+	}
+	switch st.Do {
+	case DoFollow:
+		return o.follow(ctx, p, st.Story, x, def, target)
+	case DoEnqueue:
+		return o.enqueue(ctx, p, st.Story, x, def)
+	default:
+		return o.merge(ctx, p, st.Story, x, method)
+	}
+}
+
+// method is the merge method land uses in rp (Method).
+func (o Options) method(rp *Repository) (string, error) { return Method(rp, o.Method) }
+
+// Method is the merge method land uses in rp (docs/landing.md#landing):
+// "queue" when its default branch has a merge queue, else want (--method)
+// when the repository allows it, else the first it allows of Methods.
+func Method(rp *Repository, want string) (string, error) {
 	if rp.Queue {
 		return "queue", nil
 	}
-	if o.Method != "" {
-		if !slices.Contains(rp.Methods, o.Method) {
-			return "", store.Usagef("the repository does not allow %s merges (it allows: %s)", o.Method, strings.Join(rp.Methods, ", "))
+	if want != "" {
+		if !slices.Contains(rp.Methods, want) {
+			return "", store.Usagef("the repository does not allow %s merges (it allows: %s)", want, strings.Join(rp.Methods, ", "))
 		}
-		return o.Method, nil
+		return want, nil
 	}
 	if len(rp.Methods) == 0 {
 		return "", fmt.Errorf("the repository allows no merge method")
@@ -284,50 +318,11 @@ func (o Options) method(rp *Repository) (string, error) {
 	return rp.Methods[0], nil
 }
 
-// judge is the story's readiness: landed, waiting for a blocker, due to
-// follow the default branch, or its PR's own (Judge).
-func (o Options) judge(ctx context.Context, g git.Repo, id string, x *PR, pr func(string) *PR, verdicts map[string]Verdict, def string) Verdict {
-	if x == nil {
-		if rec, ok := runs.ReadRecord(o.Root, id); ok && rec.PRState == runs.PRMerged {
-			return Verdict{State: Landed}
-		}
-		return Verdict{State: NoPR, Why: "it has no pull request", Next: "`saga-lsp run " + id + "` (or `saga-lsp status " + id + "`)"}
-	}
-	if x.State == "MERGED" {
-		return Verdict{State: Landed}
-	}
-	var waits []string
-	following := false
-	// Its blockers come before it in order: their verdicts are known.
-	for _, b := range o.Workspace.EpicBlockers(id) {
-		if verdicts[b].State != Landed {
-			waits = append(waits, b)
-			continue
-		}
-		// Landed: the story follows the default branch when the blocker's
-		// merge is not on the story's head yet.
-		if bp := pr(b); bp != nil && bp.MergeCommit != "" && !g.OK(ctx, "merge-base", "--is-ancestor", bp.MergeCommit, x.HeadRefOid) {
-			following = true
-		}
-	}
-	if len(waits) > 0 && x.State == "OPEN" {
-		return Verdict{State: Waiting, Why: "waits for " + strings.Join(waits, ", ") + " to land"}
-	}
-	if following && x.State == "OPEN" {
-		return Verdict{State: Follow, Why: "its blockers landed: it is rebuilt on " + def + " first"}
-	}
-	return Judge(x, def)
-}
-
 // follow makes a story whose blockers all landed follow the default
 // branch: rebuilt on it (control.Restack, its checks run again), its PR
 // retargeted to it. It is not ready in this pass: GitHub's checks run on
 // its new head.
-func (o Options) follow(ctx context.Context, p *Pass, id string, x *PR, pr func(string) *PR, def, target string) Verdict {
-	if o.DryRun {
-		p.Actions = append(p.Actions, Action{Pass: p.N, Story: id, Did: "would follow", Detail: fmt.Sprintf("rebuild on %s, retarget #%d to %s", def, x.Number, def)})
-		return Verdict{State: Follow, Why: "its blockers landed: it would be rebuilt on " + def + " and #" + strconv.Itoa(x.Number) + " retargeted"}
-	}
+func (o Options) follow(ctx context.Context, p *Pass, id string, x *PR, def, target string) Verdict {
 	if target == "" {
 		return Verdict{State: Failed, Why: "origin's " + def + " could not be fetched", Next: "`git fetch origin " + def + "`, then land again"}
 	}
@@ -372,22 +367,29 @@ func (o Options) merge(ctx context.Context, p *Pass, id string, x *PR, method st
 	return Verdict{State: Landed}
 }
 
-// record keeps why the story did not land in its run record's land part,
-// for every face; a landed story's is cleared. A dry run records nothing.
-func (o Options) record(id string, v Verdict, x *PR) {
-	if o.DryRun {
-		return
+// enqueue adds the story's PR to the merge queue of its base, at the head
+// commit it was judged at. The queue merges it (or ejects it) later:
+// following passes read its entry.
+func (o Options) enqueue(ctx context.Context, p *Pass, id string, x *PR, def string) Verdict {
+	out, err := ghOutput(ctx, o.GH, o.Root, "api", "graphql", "-f", "query="+enqueueMutation, "-F", "pr="+x.ID, "-F", "head="+x.HeadRefOid)
+	var w struct {
+		Data struct {
+			EnqueuePullRequest *struct{ MergeQueueEntry *QueueEntry } `json:"enqueuePullRequest"`
+		} `json:"data"`
+		Errors []struct{ Message string } `json:"errors"`
 	}
-	var lr *runs.LandRecord
-	if v.State != Landed && v.State != Ready && v.State != NoPR {
-		why := v.Why
-		if v.Next != "" {
-			why += "; " + v.Next
-		}
-		lr = &runs.LandRecord{At: o.Now().UTC(), State: v.State, Why: why}
-		if x != nil {
-			lr.Head = x.HeadRefOid
-		}
+	_ = json.Unmarshal(out, &w)
+	if len(w.Errors) > 0 {
+		err = errors.New(w.Errors[0].Message)
 	}
-	_ = runs.UpdateLand(o.Root, id, lr)
+	if err == nil && (w.Data.EnqueuePullRequest == nil || w.Data.EnqueuePullRequest.MergeQueueEntry == nil) {
+		err = errors.New("GitHub answered no merge queue entry")
+	}
+	if err != nil {
+		return Verdict{State: Refused, Why: fmt.Sprintf("GitHub refused to add #%d to the merge queue of %s: %v", x.Number, def, err), Next: "see the PR on GitHub, then land again"}
+	}
+	q := w.Data.EnqueuePullRequest.MergeQueueEntry
+	p.Actions = append(p.Actions, Action{Pass: p.N, Story: id, Did: "enqueued", Detail: fmt.Sprintf("#%d in the merge queue of %s at %s (position %d)", x.Number, def, short(x.HeadRefOid), q.Position)})
+	return Verdict{State: Queued, Why: fmt.Sprintf("#%d is in the merge queue of %s: position %d, %s", x.Number, def, q.Position, q.State),
+		Next: "wait: the queue merges it when its merge group's checks pass"}
 }

@@ -1,12 +1,14 @@
 package land
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
 )
@@ -22,6 +24,7 @@ type Repository struct {
 
 // PR is a pull request as landing reads it.
 type PR struct {
+	ID          string `json:"id"` // GitHub's node id
 	Number      int    `json:"number"`
 	URL         string `json:"url"`
 	State       string `json:"state"` // OPEN, MERGED, CLOSED
@@ -37,6 +40,8 @@ type PR struct {
 	MergeCommit      string `json:"mergeCommit,omitempty"`
 	// Checks is the rollup of the head commit's checks; nil when none ran.
 	Checks *Rollup `json:"checks,omitempty"`
+	// Queue is its merge queue entry; nil when it is not queued.
+	Queue *QueueEntry `json:"mergeQueueEntry,omitempty"`
 }
 
 // Rollup is GitHub's combined state of a commit's checks and statuses.
@@ -177,4 +182,46 @@ func decodePR(raw json.RawMessage) (*PR, error) {
 // ghOutput is gh's answer, bounded (runs.GHOutput).
 func ghOutput(ctx context.Context, gh, dir string, args ...string) ([]byte, error) {
 	return runs.GHOutput(ctx, gh, dir, maxAnswer, args...)
+}
+
+// Stacks are the open native stacks (GitHub's pull request stacks, a
+// public preview) of the repository, by the number of each open PR in
+// one: one REST call a pass, all pages (`gh api --paginate`). A
+// repository GitHub has no stacks for answers 404: none.
+func Stacks(ctx context.Context, gh, dir, owner, name string) (map[int]*Stack, error) {
+	out, err := ghOutput(ctx, gh, dir, "api", "--paginate", "repos/"+owner+"/"+name+"/stacks?per_page=100")
+	if err != nil {
+		if strings.Contains(err.Error(), "HTTP 404") {
+			return map[int]*Stack{}, nil
+		}
+		return nil, fmt.Errorf("list %s/%s's pull request stacks: %w", owner, name, err)
+	}
+	type stackPR struct {
+		Number int
+		State  string
+	}
+	stacks := map[int]*Stack{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() { // --paginate prints one array a page
+		var page []struct {
+			Number       int
+			Open         bool
+			Base         struct{ Ref string }
+			PullRequests []stackPR `json:"pull_requests"`
+		}
+		if err := dec.Decode(&page); err != nil {
+			return nil, fmt.Errorf("list %s/%s's pull request stacks: GitHub's answer: %w", owner, name, err)
+		}
+		for _, s := range page {
+			if !s.Open {
+				continue
+			}
+			for i, p := range s.PullRequests {
+				if p.State == "open" {
+					stacks[p.Number] = &Stack{Number: s.Number, Base: s.Base.Ref, Size: len(s.PullRequests), Position: i + 1}
+				}
+			}
+		}
+	}
+	return stacks, nil
 }

@@ -16,6 +16,8 @@ const (
 	NeedsCI    = "needs CI"  // no check ran on its head commit
 	Pending    = "pending"   // checks running, or GitHub computing its merge state: wait
 	Ready      = "ready"     // it lands now
+	Queued     = "queued"    // in the merge queue: the queue merges it
+	Ejected    = "ejected"   // the merge queue ejected it (a red or conflicting merge group)
 	Refused    = "refused"   // GitHub refused its merge
 	Failed     = "failed"    // following the default branch failed or conflicted
 	Landed     = "landed"    // its PR merged

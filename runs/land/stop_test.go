@@ -3,6 +3,8 @@
 package land_test
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,20 +18,26 @@ func approve(p map[string]any) {
 	p["reviews"] = []any{map[string]any{"id": "PRR_" + p["headRefName"].(string), "author": "alice", "state": "APPROVED", "body": "", "updatedAt": "2026-11-02T00:00:00Z"}}
 }
 
+// approvals makes the repository require an approval and gives one to
+// every story's PR but the one of except.
+func (f *fixture) approvals(except string) {
+	f.edit(func(st map[string]any) {
+		st["repository"].(map[string]any)["requiredApprovals"] = 1
+		for _, p := range st["prs"].([]any) {
+			if p := p.(map[string]any); p["headRefName"] != "story/"+except {
+				approve(p)
+			}
+		}
+	})
+}
+
 // A story without the approval the repository requires, then with a red
 // check, then without any check (a job-token push) stops with the reason
 // in its record, and its dependent waits; merged by a person on GitHub,
 // it is recognised as landed and its dependent follows.
 func TestLandStopsAndByHand(t *testing.T) {
 	f := newFixture(t)
-	f.edit(func(st map[string]any) {
-		st["repository"].(map[string]any)["requiredApprovals"] = 1
-		for _, p := range st["prs"].([]any) {
-			if p := p.(map[string]any); p["headRefName"] != "story/shop--b" {
-				approve(p)
-			}
-		}
-	})
+	f.approvals("shop--b")
 	res, r := f.land("shop")
 	if r.Code != 1 {
 		t.Fatalf("land with b unapproved: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
@@ -111,7 +119,8 @@ func TestLandQueryAgainstGitHubSchema(t *testing.T) {
 	root := t.TempDir()
 	testkit.InitRepo(t, root)
 	testkit.BareOrigin(t, root)
-	env := append(testkit.CleanEnv(), "GH_STANDIN_STATE="+filepath.Join(t.TempDir(), "gh.json"), "GH_STANDIN_REPO=acme/shop")
+	stateFile := filepath.Join(t.TempDir(), "gh.json")
+	env := append(testkit.CleanEnv(), "GH_STANDIN_STATE="+stateFile, "GH_STANDIN_REPO=acme/shop")
 	gh := testkit.Build(t, "./testdata/standin/gh")
 	run := func(args ...string) testkit.Result { return testkit.Run(t, root, env, "", gh, args...) }
 	for _, b := range []string{"story/x", "story/y"} {
@@ -136,6 +145,30 @@ func TestLandQueryAgainstGitHubSchema(t *testing.T) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("the answer lacks %s: %s", want, r.Stdout)
 		}
+	}
+	// The merge queue: the enqueue mutation is one GitHub accepts, and the
+	// answers — the entry, then the PR's entry while its group's checks
+	// run (this repository has no CI: they never finish) — have its shape.
+	st := map[string]any{}
+	json.Unmarshal([]byte(testkit.ReadFile(t, stateFile)), &st)
+	st["repository"] = map[string]any{"mergeQueue": true}
+	data, _ := json.Marshal(st)
+	os.WriteFile(stateFile, data, 0o644)
+	head := strings.TrimSpace(testkit.Git(t, root, "rev-parse", "story/y"))
+	mdoc, _, err := ghschema.Query(s, land.EnqueueMutation, map[string]any{"pr": "PR_1", "head": head})
+	if err != nil {
+		t.Fatalf("GitHub would refuse the mutation: %v", err)
+	}
+	if r := run("api", "graphql", "-f", "query="+land.EnqueueMutation, "-F", "pr=PR_standin2", "-F", "head="+head); r.Code != 0 || ghschema.CheckAnswer(s, mdoc, []byte(r.Stdout)) != nil ||
+		!strings.Contains(r.Stdout, `"mergeQueueEntry":{"position":1,"state":"QUEUED"}`) {
+		t.Errorf("enqueue: exit %d %v\n%s%s", r.Code, ghschema.CheckAnswer(s, mdoc, []byte(r.Stdout)), r.Stdout, r.Stderr)
+	}
+	r = run("api", "graphql", "-f", "query="+q, "-F", "owner=acme", "-F", "name=shop", "-F", "p0=1", "-F", "p1=2")
+	if err := ghschema.CheckAnswer(s, doc, []byte(r.Stdout)); err != nil || !strings.Contains(r.Stdout, `"mergeQueueEntry":{"position":1,"state":"AWAITING_CHECKS"}`) {
+		t.Errorf("a queued PR's answer: %v\n%s", err, r.Stdout)
+	}
+	if r := run("pr", "merge", "2", "--merge"); r.Code != 1 || !strings.Contains(r.Stderr, "Changes must be made through the merge queue") {
+		t.Errorf("a direct merge with a merge queue: exit %d %s", r.Code, r.Stderr)
 	}
 	// Refusals, as gh prints them.
 	if r := run("pr", "merge", "1", "--squash"); r.Code != 1 || !strings.Contains(r.Stderr, "was already merged") {

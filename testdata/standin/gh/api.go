@@ -18,6 +18,7 @@ import (
 //	GET repos/{owner}/{repo}/actions/runs/<id>/artifacts  a run's artifacts: name, size_in_bytes, expired, …
 //	GET repos/{owner}/{repo}/collaborators/<login>/permission
 //	POST repos/{owner}/{repo}/pulls/<n>/requested_reviewers  -f reviewers[]=<login>…
+//	GET repos/{owner}/{repo}/stacks                       the native stacks of pull requests (queue.go)
 //	POST graphql                                          -f query=… with -f/-F variables
 //
 // A REST call is first checked against GitHub's published description
@@ -29,7 +30,7 @@ import (
 // zip's).
 func (g *gh) api(args []string) error {
 	f, err := parseFlags("api", args, flagSpec{long: "method", short: "X", value: true}, flagSpec{long: "repo", short: "R", value: true},
-		flagSpec{long: "raw-field", short: "f", value: true}, flagSpec{long: "field", short: "F", value: true})
+		flagSpec{long: "raw-field", short: "f", value: true}, flagSpec{long: "field", short: "F", value: true}, flagSpec{long: "paginate"})
 	if err != nil {
 		return err
 	}
@@ -65,6 +66,8 @@ func (g *gh) api(args []string) error {
 		return g.permission(repo, vals["username"])
 	case "pulls/request-reviewers":
 		return g.requestReviewers(repo, vals["pull_number"], fields)
+	case "pull-request-stacks/list":
+		return g.stacks(repo) // queue.go; one page: --paginate changes nothing
 	}
 	path, _, _ = strings.Cut(path, "?")
 	rest, ok := strings.CutPrefix(path, "repos/"+repo+"/actions/")

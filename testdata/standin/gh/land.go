@@ -20,6 +20,7 @@ import (
 //	         mergeStateStatus, mergedAt, mergeCommit.
 //	         Repository: mergeCommitAllowed, squashMergeAllowed,
 //	         rebaseMergeAllowed, defaultBranchRef, mergeQueue(branch:).
+//	         The merge queue and stacks: queue.go.
 //	gh pr merge [<number>|<url>|<branch>] --merge|--squash|--rebase
 //	         [--match-head-commit SHA] [--delete-branch] [--subject T] [-R O/R]
 //	         the merge made on origin's base branch (in a temporary clone),
@@ -38,9 +39,7 @@ import (
 //
 // Not modelled: required checks by name (every check counts as required
 // when requireChecks is set), "require branches to be up to date"
-// (BEHIND), a merge queue's groups (mergeQueue only makes the queue
-// exist: gh pr merge then refuses a direct merge, as GitHub does), and
-// GitHub retargeting a dependent PR when its base branch is deleted.
+// (BEHIND), and GitHub retargeting a dependent PR when its base branch is deleted.
 
 type repoSettings struct {
 	MergeMethods      []string    `json:"mergeMethods,omitempty"`
@@ -49,6 +48,9 @@ type repoSettings struct {
 	MergeQueue        bool        `json:"mergeQueue,omitempty"`
 	CI                []*checkRun `json:"ci,omitempty"`
 	NoCI              []string    `json:"noCI,omitempty"`
+	// QueueChecks: the checks of the merge group of the PR numbered
+	// (queue.go).
+	QueueChecks map[string][]*checkRun `json:"queueChecks,omitempty"`
 }
 
 type checkRun struct {
@@ -99,6 +101,8 @@ func (g *gh) landPR(st *state, p *pr, o object) {
 	}
 	mergeable, status := g.mergeState(st, p, origin, head, o["reviewDecision"], rollup)
 	o["mergeable"], o["mergeStateStatus"] = mergeable, status
+	o["mergeQueueEntry"] = st.queueEntryObject(p)
+	o["mergeQueueEntry"] = st.queueEntryObject(p)
 	o["mergedAt"], o["mergeCommit"] = nil, nil
 	if p.State == "MERGED" {
 		o["mergedAt"] = p.MergedAt
@@ -250,6 +254,12 @@ func (g *gh) prMerge(args []string) error {
 			return false, fail(1, "X Pull request %s#%d is not mergeable: the merge commit cannot be cleanly created.", repo, p.Number)
 		case "BLOCKED":
 			return false, fail(1, "X Pull request %s#%d is not mergeable: the base branch policy prohibits the merge.\nTo have the pull request merged after all the requirements have been met, add the `--auto` flag.", repo, p.Number)
+		}
+		if s := st.stackOf(repo, p.Number); s != nil {
+			return false, stackRefusal(s, "merging")
+		}
+		if s := st.stackOf(repo, p.Number); s != nil {
+			return false, stackRefusal(s, "merging")
 		}
 		if st.Repo != nil && st.Repo.MergeQueue {
 			return false, fail(1, "GraphQL: Changes must be made through the merge queue (mergePullRequest)")

@@ -21,7 +21,9 @@
 //	gh api repos/{owner}/{repo}/collaborators/<login>/permission
 //	gh api -X POST repos/{owner}/{repo}/pulls/<n>/requested_reviewers -f reviewers[]=L…
 //	gh api graphql -f query=… (a PR's review; the reply, resolve and
-//	                  comment mutations: review.go, reply.go)
+//	                  comment mutations: review.go, reply.go; what landing
+//	                  reads, the merge queue's enqueue: land.go, queue.go)
+//	gh api [--paginate] repos/{owner}/{repo}/stacks   (queue.go)
 //	gh __event <event> <file> [--ref B]   (the stand-in's own: GitHub
 //	                  receiving a pull_request, push, … event that starts
 //	                  the workflow as origin's branch B holds it)

@@ -319,6 +319,9 @@ func (g *gh) prEdit(args []string) error {
 			if p.State != "OPEN" {
 				return false, fail(1, "GraphQL: Cannot change the base branch of a %s pull request. (updatePullRequest)", strings.ToLower(p.State))
 			}
+			if s := st.stackOf(repo, p.Number); s != nil {
+				return false, stackRefusal(s, "changing the base branch")
+			}
 			p.BaseRefName = f.vals["base"]
 		}
 		url = p.URL

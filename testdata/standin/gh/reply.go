@@ -117,6 +117,7 @@ func (g *gh) mutationRoot(st *state, repo string, changed *bool) object {
 			}
 			return object{"__typename": "ResolveReviewThreadPayload", "clientMutationId": in["clientMutationId"], "thread": threadObject(p, t)}, nil
 		}),
+		"enqueuePullRequest": g.enqueue(st, repo, changed), // queue.go
 		"addComment": resolver(func(args map[string]any) (any, error) {
 			in := input(args)
 			for _, p := range inRepo(st, repo) {

@@ -67,8 +67,11 @@ func (g *gh) graphql(f *flags) error {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
+	owner, name, _ := strings.Cut(repo, "/")
 	for _, kv := range f.all["field"] {
 		k, v, _ := strings.Cut(kv, "=")
+		// As gh fills in a typed field's placeholders.
+		v = strings.NewReplacer("{owner}", owner, "{repo}", name).Replace(v)
 		typed, err := magicField(v)
 		if err != nil {
 			return err
@@ -97,6 +100,12 @@ func (g *gh) graphql(f *flags) error {
 	err = g.withState(func(st *state) (bool, error) {
 		x := &executor{schema: schema, doc: doc, vars: vars, errs: &errs}
 		root, changed := g.queryRoot(st), false
+		if op.Operation == ast.Query {
+			// The merge queue moves while no one looks (queue.go).
+			if changed, err = g.advanceQueue(st); err != nil {
+				return false, err
+			}
+		}
 		if op.Operation == ast.Mutation {
 			root = g.mutationRoot(st, repo, &changed)
 		}

@@ -323,6 +323,10 @@ type state struct {
 	// own check runs (land.go).
 	Repo   *repoSettings          `json:"repository,omitempty"`
 	Checks map[string][]*checkRun `json:"checks,omitempty"`
+	// Queue: the default branch's merge queue, in order; Stacks: the
+	// native stacks of pull requests (queue.go).
+	Queue  []*queueEntry `json:"queue,omitempty"`
+	Stacks []*stackDef   `json:"stacks,omitempty"`
 }
 
 // withState loads the state file under its lock, runs fn, and saves the

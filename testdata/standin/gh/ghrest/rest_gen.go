@@ -40,13 +40,15 @@ const (
 	sha     = "71a18407dd5e8464f4e0525daf03deabbe65abd9287d6adc7b5d98f516cd0d0c"
 )
 
-// operations are the REST calls saga-lsp makes (runs/review, runs/github)
+// operations are the REST calls saga-lsp makes (runs/review, runs/github,
+// runs/land)
 // and the stand-in answers (api.go, reply.go): method and path template.
 var operations = [][2]string{
 	{"get", "/repos/{owner}/{repo}/collaborators/{username}/permission"},
 	{"post", "/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers"},
 	{"get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}"},
 	{"get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"},
+	{"get", "/repos/{owner}/{repo}/stacks"},
 }
 
 // kept are the schema keywords the checks read.
