@@ -97,7 +97,7 @@ type run struct {
 	// command: the run's line in its record (runs.RunLine).
 	costUnknown int
 	refused     map[string]int
-	epic        string  // the epic whose child entry gives the story its blockers
+	epic        string // the epic whose child entry gives the story its blockers
 	handoffs    []store.Handoff
 	// checks are the checks that count for the story's tasks (read before
 	// any run), kept for the hook in checksFile.
