@@ -175,25 +175,22 @@ func FromRecord(rec runs.Record) Story {
 	return s
 }
 
-// Of are the figures of a scope: the story or epic id (its kind told by
-// the workspace: store.ResolveName), or "" for the whole workspace —
-// every story, with every epic's figures beside.
-func Of(r *Reader, ws *store.Workspace, id string) (Figures, error) {
-	if id == "" {
+// Of are the figures of a scope: the story or epic id, of kind
+// (store.NameStory, store.NameEpic: the caller resolved the name), or the
+// whole workspace for id "" — every story, with every epic's figures
+// beside.
+func Of(r *Reader, ws *store.Workspace, id string, kind store.NameKind) Figures {
+	switch {
+	case id == "":
 		f := Count(r, ScopeWorkspace, "", ws.SortedStoryIDs())
 		for _, e := range ws.SortedEpicIDs() {
 			f.Epics = append(f.Epics, Count(r, ScopeEpic, e, EpicStories(ws, e)))
 		}
-		return f, nil
+		return f
+	case kind == store.NameEpic:
+		return Count(r, ScopeEpic, id, EpicStories(ws, id))
 	}
-	kind, err := store.ResolveName(ws, id, store.NameEither)
-	if err != nil {
-		return Figures{}, err
-	}
-	if kind == store.NameStory {
-		return Count(r, ScopeStory, id, []string{id}), nil
-	}
-	return Count(r, ScopeEpic, id, EpicStories(ws, id)), nil
+	return Count(r, ScopeStory, id, []string{id})
 }
 
 // EpicStories are an epic's children, each once, in its order.

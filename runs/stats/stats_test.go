@@ -2,6 +2,7 @@ package stats_test
 
 import (
 	"encoding/json"
+	"github.com/saga-ai/saga-lsp/store"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -68,10 +69,7 @@ func TestFiguresByHand(t *testing.T) {
 	r := &stats.Reader{Root: root}
 	const h = time.Hour
 
-	shop, err := stats.Of(r, ws, "shop")
-	if err != nil {
-		t.Fatal(err)
-	}
+	shop := stats.Of(r, ws, "shop", store.NameEpic)
 	check(t, "shop", shop, want{
 		stories: 6, run: 5, // shop--search never ran
 		landed: 4,            // schema, api, ui, e2e merged; docs open
@@ -87,10 +85,7 @@ func TestFiguresByHand(t *testing.T) {
 		checks:  []stats.CheckCount{{"npm run e2e", 4, 1}, {"go test ./...", 3, 1}, {"npm test", 1, 1}}, // e2e 3+1; api 2+1; ui 1
 	})
 
-	blog, err := stats.Of(r, ws, "blog")
-	if err != nil {
-		t.Fatal(err)
-	}
+	blog := stats.Of(r, ws, "blog", store.NameEpic)
 	check(t, "blog", blog, want{
 		stories: 2, run: 2, landed: 1, // post merged, feed not
 		runs: 15, first: 2, retries: 11, reviewRuns: 2, // post 10 (7 retried, 2 review), feed 5 (4 retried)
@@ -103,10 +98,7 @@ func TestFiguresByHand(t *testing.T) {
 		checks: []stats.CheckCount{{"go test ./...", 4, 1}, {"npm test", 4, 1}, {"go vet ./...", 2, 1}}, // post 2+1+1; feed 2+1+1; post 1+1
 	})
 
-	all, err := stats.Of(r, ws, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := stats.Of(r, ws, "", store.NameEpic)
 	check(t, "workspace", all, want{
 		stories: 9, run: 8, landed: 6, // shop 4 + blog 1 + fix-typo
 		runs: 30, first: 8, retries: 13, reviewRuns: 9, // 11 + 15 + 4; 2 + 11 + 0; 4 + 2 + 3
@@ -122,10 +114,7 @@ func TestFiguresByHand(t *testing.T) {
 		t.Errorf("the workspace's epics: %s", jsonOf(all.Epics))
 	}
 
-	one, err := stats.Of(r, ws, "shop--search")
-	if err != nil {
-		t.Fatal(err)
-	}
+	one := stats.Of(r, ws, "shop--search", store.NameStory)
 	// A story with no run: counted in stories, nowhere else.
 	check(t, "shop--search", one, want{stories: 1, perLanded: -1, roundsPerLanded: -1, median: -time.Second, longest: -time.Second, checks: []stats.CheckCount{}})
 }

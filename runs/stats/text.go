@@ -21,11 +21,11 @@ const TopChecks = 5
 // the dashboard's epic page.
 func (f Figures) Lines() []Line {
 	out := []Line{
-		{"stories landed", fmt.Sprintf("%d of %d (%d run)", f.Landed, f.Stories, f.Run)},
-		{"runs", fmt.Sprintf("%d: %d first, %d retried, %d review rounds", f.Runs, f.FirstRuns, f.Retries, f.ReviewRuns)},
+		{"stories landed", fmt.Sprintf("%d of %d (%d ran)", f.Landed, f.Stories, f.Run)},
+		{"runs", fmt.Sprintf("%d: %d first, %s, %s", f.Runs, f.FirstRuns, termtext.Count(f.Retries, "retry", "retries"), termtext.Count(f.ReviewRuns, "review round", "review rounds"))},
 		{"spend", money(f.Spent)},
 		{"cost per landed story", f.costText()},
-		{"first-pass rate", ratio(f.FirstPass, f.FirstPassOf, f.FirstPassRate, "stories run")},
+		{"first-pass rate", ratio(f.FirstPass, f.FirstPassOf, f.FirstPassRate, [2]string{"story run", "stories run"})},
 		{"review rounds", f.roundsText()},
 		{"first start → land", f.toLandText()},
 		{"checks that failed most", f.checksText()},
@@ -74,16 +74,16 @@ func (f Figures) checksText() string {
 	return strings.Join(parts, "; ")
 }
 
-func ratio(n, of int, r *float64, what string) string {
+func ratio(n, of int, r *float64, what [2]string) string {
 	if r == nil {
-		return "no " + what
+		return "no " + what[1]
 	}
-	return fmt.Sprintf("%.0f%% (%d of %d %s)", *r*100, n, of, what)
+	return fmt.Sprintf("%.0f%% (%d of %s)", *r*100, n, termtext.Count(of, what[0], what[1]))
 }
 
 func money(usd float64) string { return fmt.Sprintf("$%.2f", usd) }
 
-// duration is seconds to the minute: "2d 3h 5m", "45m", "30s".
+// duration is seconds to the minute: "2d 3h 5m", "9h", "45m", "30s".
 func duration(sec float64) string {
 	d := time.Duration(sec * float64(time.Second))
 	if d < time.Minute {
@@ -92,8 +92,12 @@ func duration(sec float64) string {
 	d = d.Round(time.Minute)
 	days, h, m := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
 	switch {
+	case days > 0 && h == 0 && m == 0:
+		return fmt.Sprintf("%dd", days)
 	case days > 0:
 		return fmt.Sprintf("%dd %dh %dm", days, h, m)
+	case h > 0 && m == 0:
+		return fmt.Sprintf("%dh", h)
 	case h > 0:
 		return fmt.Sprintf("%dh %dm", h, m)
 	}
