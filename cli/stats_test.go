@@ -17,15 +17,7 @@ import (
 // epic, a story and the workspace, as text and JSON (goldens in
 // testdata/stats); the JSON is the figures runs/stats counts.
 func TestStatsGolden(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WriteFiles(t, root, statstest.Files())
-	testkit.InitRepo(t, root)
-	if err := statstest.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	root := statstest.Repo(t)
 	for _, c := range []struct{ name, arg string }{{"epic", "shop"}, {"story", "shop--api"}, {"workspace", ""}} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"stats"}

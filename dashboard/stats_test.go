@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,15 +17,7 @@ import (
 // browser — each figure's line as `saga-lsp stats <epic>` prints it, and
 // the numbers of its JSON.
 func TestEpicOutcome(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WriteFiles(t, root, statstest.Files())
-	testkit.InitRepo(t, root)
-	if err := statstest.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	root := statstest.Repo(t)
 	bin := testkit.Binary(t)
 	text := testkit.Run(t, root, os.Environ(), "", bin, "stats", "shop")
 	js := testkit.Run(t, root, os.Environ(), "", bin, "stats", "shop", "--format", "json")

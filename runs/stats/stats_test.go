@@ -3,32 +3,15 @@ package stats_test
 import (
 	"encoding/json"
 	"github.com/saga-ai/saga-lsp/store"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 	tw "github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/stats"
 	"github.com/saga-ai/saga-lsp/runs/stats/statstest"
 )
-
-// fixture is the 30 recorded runs in a new repository.
-func fixture(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testkit.WriteFiles(t, root, statstest.Files())
-	testkit.InitRepo(t, root)
-	if err := statstest.Write(root); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 // want is a figure set computed by hand.
 type want struct {
@@ -64,7 +47,7 @@ func deref(p *float64) float64 {
 // TestFiguresByHand: the 30 recorded runs' figures, each computed by hand
 // from statstest.Stories (the arithmetic in the comments).
 func TestFiguresByHand(t *testing.T) {
-	root := fixture(t)
+	root := statstest.Repo(t)
 	ws := tw.Load(t, root)
 	r := &stats.Reader{Root: root}
 	const h = time.Hour

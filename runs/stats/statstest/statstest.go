@@ -8,8 +8,11 @@ package statstest
 
 import (
 	"fmt"
+	"path/filepath"
+	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
@@ -131,4 +134,20 @@ func WriteRun(root, story string, n int, x Run) error {
 	runs.AddRun(&rec, runs.RunLine{Session: rec.Session, Started: T0.Add(x.At), Ended: ended, Status: x.Status, Review: x.Review,
 		Cost: x.Cost, CostUnknown: x.CostUnknown, Refused: x.Refused})
 	return runs.WriteRecord(root, rec)
+}
+
+// Repo is a new repository holding the fixture: its files, and its runs
+// recorded (Write).
+func Repo(tb testing.TB) string {
+	tb.Helper()
+	root, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	testkit.WriteFiles(tb, root, Files())
+	testkit.InitRepo(tb, root)
+	if err := Write(root); err != nil {
+		tb.Fatal(err)
+	}
+	return root
 }
