@@ -33,6 +33,7 @@ func TestEpicOutcome(t *testing.T) {
 	b := newBrowser(t)
 	b.open(s.srv.URL()) // the token, then its cookie
 	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	b.screenshot(t, "epic-outcome")
 	var page struct {
 		Landed, Runs string
 		Lines        [][2]string
