@@ -351,11 +351,41 @@ func ReadDryRecord(root, story string) (r Record, ok bool) {
 }
 
 func readRecord(root, story string, dry bool) (r Record, ok bool) {
-	if !store.ValidCanonical(story) {
-		return r, false
-	}
 	dir, err := trustedRecordDir(root)
 	if err != nil {
+		return r, false
+	}
+	return readRecordIn(dir, story, dry)
+}
+
+// Records reads the real runs' records of many stories of one
+// repository, its record folder found once (runs/stats reads an epic's).
+type Records struct{ dir string }
+
+// OpenRecords is the reader of the records of the repository holding
+// root; it reads none when their folder is not the user's alone.
+func OpenRecords(root string) Records {
+	dir, err := trustedRecordDir(root)
+	if err != nil {
+		return Records{}
+	}
+	return Records{dir: dir}
+}
+
+// Read is ReadRecord of story.
+func (rs Records) Read(story string) (r Record, ok bool) {
+	if rs.dir == "" {
+		return r, false
+	}
+	r, ok = readRecordIn(rs.dir, story, false)
+	if ok && r.DryRun {
+		return Record{}, false
+	}
+	return r, ok
+}
+
+func readRecordIn(dir, story string, dry bool) (r Record, ok bool) {
+	if !store.ValidCanonical(story) {
 		return r, false
 	}
 	data, err := os.ReadFile(recordFile(dir, story, dry))

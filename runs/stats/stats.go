@@ -107,6 +107,7 @@ type Story struct {
 // Reader reads the records of one repository's stories, each once.
 type Reader struct {
 	Root  string
+	recs  *runs.Records
 	cache map[string]Story
 }
 
@@ -116,10 +117,11 @@ func (r *Reader) story(id string) Story {
 		return s
 	}
 	if r.cache == nil {
-		r.cache = map[string]Story{}
+		recs := runs.OpenRecords(r.Root)
+		r.cache, r.recs = map[string]Story{}, &recs
 	}
 	s := Story{ID: id}
-	rec, ok := runs.ReadRecord(r.Root, id)
+	rec, ok := r.recs.Read(id)
 	if ok {
 		s = FromRecord(rec)
 	}
