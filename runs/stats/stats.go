@@ -2,7 +2,7 @@
 // stories landed, cost per landed story, first-pass rate, review rounds,
 // time from first start to land and the checks that failed most, for a
 // story, an epic or the whole workspace — computed from the stories' run
-// records alone (runs.ReadRecord: each run's line, the review loop's
+// records alone (runs.Records, the record reader: each run's line, the review loop's
 // rounds, the PR state saga-lsp recorded), never from a transcript, a log
 // or GitHub. `saga-lsp stats` and the dashboard's epic page both render
 // its Figures (text.go: the lines both show). Of ours it imports
