@@ -60,6 +60,7 @@ func commandTable() []command {
 		{"follow", followSynopsis, "show a story's or an epic's run until it ends (exit: the run's)", runFollow},
 		{"restack", restackSynopsis, "rebuild a stacked story whose blocker's branch moved on its new tip and run its checks again (or an epic's such stories)", runRestack},
 		{"land", landSynopsis, "merge the ready stories' pull requests in dependency order, their dependents following the default branch (--watch: as they become ready)", runLand},
+		{"stats", statsSynopsis, "count an epic's outcome from the run records: stories landed, cost per landed story, first-pass rate, review rounds, first start to land, the checks that failed most", runStats},
 		{"stop", stopSynopsis, "stop a story's worker, or an epic's runner and its workers", runStop},
 		{"dashboard", dashboardSynopsis, "serve the backlog and its runs, live, as web pages (epics' dependency graphs, stories, output, problems)", runDashboard},
 		{"clean", cleanSynopsis, "remove what finished or abandoned runs left: worktrees, merged branches, task lists, session files", runClean},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
+	"github.com/saga-ai/saga-lsp/runs/stats"
 	"github.com/saga-ai/saga-lsp/store"
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -307,6 +308,7 @@ type epicContent struct {
 	RunnerAlive                  bool
 	Session                      string
 	ExitCode                     *int
+	Outcome                      stats.Figures // the epic's outcome, counted (docs/landing.md#the-epics-outcome-counted)
 }
 
 func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
@@ -334,7 +336,8 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	p.ScopeRepo, p.ScopeID = rp.key, id
 	f := p.Filters
 	needs := v.needs()
-	c := epicContent{Repo: rp.key, ID: id, Title: e.Title, Description: e.Description, Status: st, RunnerAlive: v.st.EpicRunning(id)}
+	c := epicContent{Repo: rp.key, ID: id, Title: e.Title, Description: e.Description, Status: st, RunnerAlive: v.st.EpicRunning(id),
+		Outcome: stats.Of(&stats.Reader{Root: rp.src.Root}, v.ws, id, store.NameEpic)}
 	planned, _ := store.PlanFor(v.ws, id, store.NameEpic)
 	items := planned.Items
 	states := plan.States(items)

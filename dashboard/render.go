@@ -608,6 +608,7 @@ func (h *hw) epic(p page, c epicContent) {
 		h.m("</td></tr>\n")
 	}
 	h.m("  </tbody>\n</table>\n")
+	h.outcome(c.Outcome)
 }
 
 // ---------------------------------------------------------------------------

@@ -74,6 +74,49 @@ type Record struct {
 	// did not land it (docs/landing.md): a refusal or a failure, with its
 	// reason and the next step. Cleared when the story lands.
 	Land *LandRecord `json:"land,omitempty"`
+	// History is the story's runs that wrote a record, oldest first, one
+	// line each, this record's own run last: carried from record to record,
+	// as Spent is, for the epic's counted outcome (runs/stats,
+	// docs/landing.md#the-epics-outcome-counted). Nil in records of
+	// saga-lsp before it. At most MaxHistory lines: AddRun.
+	History []RunLine `json:"history,omitempty"`
+	// HistoryDropped counts the runs AddRun dropped from History past
+	// MaxHistory (the first run is always kept).
+	HistoryDropped int `json:"historyDropped,omitempty"`
+}
+
+// RunLine is one run of a story as its end left it: what the counted
+// outcome needs, and nothing read from its transcript or log.
+type RunLine struct {
+	Session string    `json:"session"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	Status  string    `json:"status"` // the worker.end status
+	// Review: the run was a review round (run --review).
+	Review bool `json:"review,omitempty"`
+	// Cost is what its headless runs reported they cost (USD), Claude
+	// Code's result message's total_cost_usd; CostUnknown counts its
+	// headless runs that reported none (no result message: killed, cut).
+	Cost        float64 `json:"cost,omitempty"`
+	CostUnknown int     `json:"costUnknown,omitempty"`
+	// Refused counts, by command, the checks that refused a task's
+	// completion in the run (the TaskCompleted gate's) or failed on the
+	// final tree at its end.
+	Refused map[string]int `json:"refused,omitempty"`
+}
+
+// MaxHistory bounds a record's History: a record is read by every face,
+// and a story run more often than this keeps its first run and its last.
+const MaxHistory = 100
+
+// AddRun appends line to rec's History, dropping the second-oldest line
+// past MaxHistory.
+func AddRun(rec *Record, line RunLine) {
+	rec.History = append(rec.History, line)
+	if over := len(rec.History) - MaxHistory; over > 0 {
+		rec.History = append(rec.History[:1], rec.History[1+over:]...)
+		rec.HistoryDropped += over
+	}
 }
 
 // LandRecord is why `saga-lsp land` stopped a story (docs/landing.md).
@@ -310,11 +353,41 @@ func ReadDryRecord(root, story string) (r Record, ok bool) {
 }
 
 func readRecord(root, story string, dry bool) (r Record, ok bool) {
-	if !store.ValidCanonical(story) {
-		return r, false
-	}
 	dir, err := trustedRecordDir(root)
 	if err != nil {
+		return r, false
+	}
+	return readRecordIn(dir, story, dry)
+}
+
+// Records reads the real runs' records of many stories of one
+// repository, its record folder found once (runs/stats reads an epic's).
+type Records struct{ dir string }
+
+// OpenRecords is the reader of the records of the repository holding
+// root; it reads none when their folder is not the user's alone.
+func OpenRecords(root string) Records {
+	dir, err := trustedRecordDir(root)
+	if err != nil {
+		return Records{}
+	}
+	return Records{dir: dir}
+}
+
+// Read is ReadRecord of story.
+func (rs Records) Read(story string) (r Record, ok bool) {
+	if rs.dir == "" {
+		return r, false
+	}
+	r, ok = readRecordIn(rs.dir, story, false)
+	if ok && r.DryRun {
+		return Record{}, false
+	}
+	return r, ok
+}
+
+func readRecordIn(dir, story string, dry bool) (r Record, ok bool) {
+	if !store.ValidCanonical(story) {
 		return r, false
 	}
 	data, err := os.ReadFile(recordFile(dir, story, dry))

@@ -115,6 +115,9 @@ func budgets() []budget {
 		{label: "dashboard: status change on disk → the open page p95", bench: "DashboardLiveTaskStatus", metric: "p95-ms", max: 250, unit: "ms"},
 		{label: "dashboard: one open page, 30 s without change: CPU", bench: "DashboardIdle", metric: "idle-cpu-ms", max: 50, unit: "ms"},
 		{label: "dashboard: gh and tmux calls meanwhile", bench: "DashboardIdle", metric: "gh+tmux-calls", max: 0.5, unit: "calls"},
+		// The epic's outcome, counted (bench/stats_test.go; issue 35).
+		{label: "stats <epic> --format json on 1,000 run records (3,000 runs)", bench: "Stats1000", metric: "stats-ms", max: 1000, unit: "ms"},
+		{label: "dashboard: that epic's page, its figures shown, served whole", bench: "Stats1000", metric: "epic-page-ms", max: 1000, unit: "ms"},
 		// Issue 17's hostile file: 60,000 blockedBy entries (bench/longlist_test.go).
 		{label: "60,000-entry blockedBy: slowest request or edit → diagnostics", bench: "LongList", metric: "slowest-ms", max: 1000, unit: "ms"},
 		{label: "60,000-entry blockedBy: slowest ÷ the same at 15,000 (4 linear, 16 quadratic)", bench: "LongList", metric: "growth-x4", max: 8, unit: "×"},

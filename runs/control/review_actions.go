@@ -86,6 +86,12 @@ func takeIn(local runs.Record, have bool, job runs.Record, session string) runs.
 	rec.Spent = max(runs.Cost(local.Spent), runs.Cost(local.Cost)) + runs.Cost(job.Cost)
 	rec.PR, rec.PRState = cmp.Or(job.PR, local.PR), cmp.Or(job.PRState, local.PRState)
 	rec.Review = addReview(local.Review, job.Review)
+	// The job's checkout had no record before its run: its history is
+	// that run alone, after this side's.
+	rec.History, rec.HistoryDropped = local.History, local.HistoryDropped
+	for _, l := range job.History {
+		runs.AddRun(&rec, l)
+	}
 	return rec
 }
 

@@ -207,6 +207,11 @@ func TestDiamondReviewWatchOnGitHub(t *testing.T) {
 		!rec.Review.Addressed.Equal(time.Date(2026, 11, 28, 10, 5, 0, 0, time.UTC)) || rec.Review.ChangesRequested != 0 {
 		t.Fatalf("a's record here: %v %+v", ok, rec.Review)
 	}
+	// Its run lines: the first job's run, then the round's, each taken in
+	// after the last (docs/landing.md#the-epics-outcome-counted).
+	if h := rec.History; len(h) != 2 || h[0].Review || !h[1].Review || !h[0].Started.Before(h[1].Started) {
+		t.Errorf("a's run lines here: %+v", rec.History)
+	}
 	// Each task revision answered once, by the job.
 	state := testkit.ReadFile(t, a.state)
 	for _, r := range rec.Review.Replied {

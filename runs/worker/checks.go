@@ -165,6 +165,7 @@ func (r *run) finalChecks(ctx context.Context, s *store.Story, prot *verify.Prot
 		})
 		results = append(results, res)
 		if f := res.Failed(); f != nil {
+			r.refusedBy(f.Command)
 			failed = append(failed, fmt.Sprintf("task %s: `%s` %s", t.ID, f.Command, f.Outcome()))
 			if t.Status == store.StatusCompleted {
 				r.backToPending(ctx, runs.StepEnd, t.ID, fmt.Sprintf("end: %s's check fails on the final tree; back to pending", t.ID))

@@ -36,6 +36,7 @@ type runResult struct {
 	subtype       string
 	terminal      string
 	cost          float64
+	costKnown     bool // the result message said total_cost_usd
 	stopRequested bool // the worker asked the run to stop (SIGINT/SIGTERM, --max-time)
 }
 
@@ -89,6 +90,7 @@ func (r *run) loop(ctx context.Context) (status string, code int) {
 			r.unverify(context.WithoutCancel(ctx), before)
 		}
 		evs := r.runEvents()
+		r.countRefused(evs)
 		r.requireVerdicts(context.WithoutCancel(ctx), before, evs)
 		exhausted := r.takeRefusals(context.WithoutCancel(ctx), evs)
 		r.commitWork(context.WithoutCancel(ctx), fmt.Sprintf("run %d", r.cycles), true)
@@ -258,6 +260,9 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	r.guardStoryFolder(context.WithoutCancel(ctx))
 	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
 	r.cost += res.cost
+	if !res.costKnown {
+		r.costUnknown++
+	}
 	done, total := r.progress()
 	r.j.Emit(runs.Event{Event: runs.KindRunEnd, Cycle: r.cycles, ExitCode: runs.Int(res.exit), Done: runs.Int(done), Total: runs.Int(total),
 		Cost: runs.Float(res.cost), Status: res.subtype},
@@ -348,7 +353,7 @@ func (r *run) follow(stdout io.Reader) (res runResult) {
 			ToolUseResult  json.RawMessage `json:"tool_use_result"`
 			IsError        bool            `json:"is_error"`
 			NumTurns       int             `json:"num_turns"`
-			TotalCostUSD   float64         `json:"total_cost_usd"`
+			TotalCostUSD   *float64        `json:"total_cost_usd"`
 			TerminalReason string          `json:"terminal_reason"`
 		}
 		if json.Unmarshal(line, &m) != nil {
@@ -382,7 +387,10 @@ func (r *run) follow(stdout io.Reader) (res runResult) {
 					fmt.Sprintf("task %s: %s → %s", res.TaskID, res.StatusChange.From, res.StatusChange.To))
 			}
 		case "result":
-			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, cost: m.TotalCostUSD}
+			res = runResult{haveResult: true, isError: m.IsError, subtype: m.Subtype, terminal: m.TerminalReason, costKnown: m.TotalCostUSD != nil}
+			if m.TotalCostUSD != nil {
+				res.cost = *m.TotalCostUSD
+			}
 			r.j.Emit(runs.Event{Event: runs.KindRunOutput, Cycle: r.cycles, Message: fmt.Sprintf("result %s after %d turns", m.Subtype, m.NumTurns)}, "")
 		}
 	})

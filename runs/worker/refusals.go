@@ -75,6 +75,25 @@ func reportedRefusals(evs []runs.Event) map[string]refusal {
 	return out
 }
 
+// countRefused counts, by command, each check the run's hooks reported
+// failing for a task (evs, runEvents): the run's record line says them
+// (runs.RunLine.Refused).
+func (r *run) countRefused(evs []runs.Event) {
+	for _, e := range evs {
+		if e.Event == runs.KindCheckEnd && e.Task != "" && e.Passed != nil && !*e.Passed {
+			r.refusedBy(e.Command)
+		}
+	}
+}
+
+// refusedBy counts one refusal by command.
+func (r *run) refusedBy(command string) {
+	if r.refused == nil {
+		r.refused = map[string]int{}
+	}
+	r.refused[command]++
+}
+
 // takeRefusals reads the refusals of the run just ended (evs, runEvents):
 // each refused task the run left unfinished goes back to pending for the
 // next run, which is told about it (r.refusals). It returns the refusal

@@ -129,6 +129,13 @@ func TestRefusedCompletionToldAndRetried(t *testing.T) {
 	if !ok || rec.Status != runs.StatusFailed || !strings.Contains(rec.Why, "fixed.txt is missing") || rec.Spent != 1.5 {
 		t.Errorf("run record %+v", rec)
 	}
+	// Its line in the record's history: every refusal by the check's
+	// command — the stand-in tries a refused task 3 times a run, in 3 runs
+	// — and the cost its runs reported (docs/landing.md#the-epics-outcome-counted).
+	if h := rec.History; len(h) != 1 || h[0].Status != runs.StatusFailed || h[0].Cost != 1.5 || h[0].CostUnknown != 0 || h[0].Refused[check] != 9 || len(h[0].Refused) != 1 ||
+		h[0].Session != "saga-story-never-1" || h[0].Started.IsZero() || h[0].Ended.Before(h[0].Started) || h[0].Review {
+		t.Errorf("history after the first run %+v", rec.History)
+	}
 	st := testkit.Run(t, f.root, os.Environ(), "", f.sagaLSP, "status", "never")
 	for _, want := range []string{"worker:   not running; last run failed (exit 1", "why:      worker failed: 0/1 tasks, 3 runs, exit 1 — task build: its check refused",
 		"\n          fixed.txt is missing\n", "then `saga-lsp run never`"} {
@@ -151,8 +158,12 @@ func TestRefusedCompletionToldAndRetried(t *testing.T) {
 	if prs[0]["isDraft"] != false || strings.Contains(body, "The story failed") || !strings.Contains(body, "| build | `test -d saga-work` | ✓ passed |") {
 		t.Errorf("PR after the fix: draft %v\n%s", prs[0]["isDraft"], body)
 	}
-	if rec, _ := runs.ReadRecord(f.root, "never"); rec.Status != runs.StatusCompleted || rec.Spent != 2 || rec.Why != "" {
+	rec, _ = runs.ReadRecord(f.root, "never")
+	if rec.Status != runs.StatusCompleted || rec.Spent != 2 || rec.Why != "" {
 		t.Errorf("run record after the fix %+v", rec)
+	}
+	if h := rec.History; len(h) != 2 || h[0].Refused[check] != 9 || h[1].Status != runs.StatusCompleted || h[1].Cost != 0.5 || len(h[1].Refused) != 0 || h[1].Session != "saga-story-never-2" {
+		t.Errorf("history after the fix %+v", rec.History)
 	}
 }
 

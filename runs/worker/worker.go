@@ -92,7 +92,12 @@ type run struct {
 	warm        buildcache.Warm
 	cost        float64 // what the runs reported they cost (USD)
 	spentBefore float64 // what the story's earlier runs cost (USD): the record keeps the sum
-	epic        string  // the epic whose child entry gives the story its blockers
+	// costUnknown counts the headless runs that reported no cost; refused
+	// the checks that refused a completion or failed at the end, by
+	// command: the run's line in its record (runs.RunLine).
+	costUnknown int
+	refused     map[string]int
+	epic        string // the epic whose child entry gives the story its blockers
 	handoffs    []store.Handoff
 	// checks are the checks that count for the story's tasks (read before
 	// any run), kept for the hook in checksFile.
@@ -186,6 +191,11 @@ func Run(ctx context.Context, o Options) int {
 			rec.Protected = append(rec.Protected, runs.ProtectedFile{Path: c.Path, Change: c.Change, Rule: c.Rule, Blocks: true})
 		}
 		rec.Review = r.reviewRecord()
+		if prev, ok := runs.ReadRecord(r.root, o.Story); ok {
+			rec.History, rec.HistoryDropped = prev.History, prev.HistoryDropped
+		}
+		runs.AddRun(&rec, runs.RunLine{Session: o.Session, Started: r.started.UTC(), Ended: rec.Ended, Status: status, Review: r.review != nil,
+			Cost: r.cost, CostUnknown: r.costUnknown, Refused: r.refused})
 		if err := runs.WriteRecord(r.root, rec); err != nil {
 			r.j.Warn(runs.StepEnd, "run record: %v", err)
 		}

@@ -190,6 +190,17 @@ func TestStopRules(t *testing.T) {
 				t.Errorf("worker.end %+v, want status %s", end, tt.status)
 			}
 			dry := tt.name == "dry run" // apart: docs/worker.md#dry-runs
+			// The run's line in its record: a run whose claude crashed
+			// without a result reported no cost, and says so
+			// (docs/landing.md#the-epics-outcome-counted).
+			if rec, _ := runs.ReadRecord(f.root, tt.story); !dry {
+				unknown := map[string]int{"crash": 1, "all": 0, "one": 0}
+				if h := rec.History; len(h) != 1 || h[0].Status != tt.status || h[0].Review {
+					t.Errorf("run lines %+v, want one %s", h, tt.status)
+				} else if want, ok := unknown[tt.script]; ok && h[0].CostUnknown != want {
+					t.Errorf("%d headless runs without a cost, want %d: %+v", h[0].CostUnknown, want, h[0])
+				}
+			}
 			wtName, branch := tt.story, "story/"+tt.story
 			if dry {
 				wtName, branch = tt.story+".dry", "saga-dry/"+tt.story
