@@ -406,6 +406,9 @@ func (x *restack) conflict(ctx context.Context, files []string) error {
 	res.Task = filepath.ToSlash(filepath.Join(store.WorktreeDirRel(story), rel))
 	taskID := strings.TrimSuffix(filepath.Base(rel), ".json")
 	res.Next = fmt.Sprintf("`saga-lsp run %s`: its agent resolves the conflict (task %s)", story, taskID)
+	if x.o.TargetBranch != "" { // land's follow of the default branch (docs/landing.md#a-conflict)
+		res.Next = fmt.Sprintf("`saga-lsp land --resolve %s`: its agent resolves the conflict (task %s)", story, taskID)
+	}
 	why := fmt.Sprintf("restacking on the new tip of %s conflicts in %s; %s", strings.Join(res.Onto, " and "), strings.Join(files, ", "), res.Next)
 	if err := x.record(ctx, &runs.RestackRecord{At: x.o.Now().UTC(), Onto: res.Onto, Tips: res.Tips, Head: res.Old,
 		Conflicts: files, Task: taskID, Digest: digest, Why: why}); err != nil {
