@@ -290,11 +290,20 @@ func (x *restack) tree(ctx context.Context) error {
 			return store.Usagef("%s is checked out in %s: switch that checkout to another branch, then restack %s", x.branch, w.Path, x.o.Story)
 		}
 		x.wt, x.w = own, x.g.In(own)
-		if st, err := x.w.Run(ctx, "status", "--porcelain"); err != nil || st != "" {
+		st, err := x.w.Run(ctx, "status", "--porcelain", "--untracked-files=all")
+		// The task an earlier restack's conflict wrote, as written: this
+		// restack supersedes it (its conflict writes it again).
+		if rel, ok := strings.CutPrefix(st, "?? "); err == nil && ok && isRestackTask(x.o.Setup.Root, own, x.o.Story, rel) {
+			if err := os.Remove(filepath.Join(own, filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("remove the earlier restack task %s: %w", rel, err)
+			}
+			st = ""
+		}
+		if err != nil || st != "" {
 			return store.Usagef("the worktree of %s (%s) has uncommitted changes: commit or discard them (`git -C %s status`), then restack it", x.o.Story, own, own)
 		}
 		x.res.Where = store.WorktreeDirRel(x.o.Story)
-		_, err := x.w.Run(ctx, "checkout", "-q", "--detach", x.res.Tips[0])
+		_, err = x.w.Run(ctx, "checkout", "-q", "--detach", x.res.Tips[0])
 		return err
 	}
 	if _, err := os.Lstat(own); err == nil {
