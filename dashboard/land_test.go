@@ -31,23 +31,7 @@ func TestLandAction(t *testing.T) {
 	})
 	testkit.InitRepo(t, root)
 	origin := testkit.BareOrigin(t, root)
-	state := filepath.Join(t.TempDir(), "gh.json")
-	testkit.WriteFiles(t, filepath.Dir(state), map[string]string{"gh.json": `{"repository": {"ci": [{"name": "test", "conclusion": "SUCCESS"}]}}`})
-	gh := testkit.Build(t, "./testdata/standin/gh")
-	t.Setenv("SAGA_GH", gh)
-	t.Setenv("GH_STANDIN_STATE", state)
-	t.Setenv("GH_STANDIN_REPO", "acme/shop")
-	testkit.Git(t, root, "checkout", "-q", "-b", "story/shop--a")
-	testkit.WriteFiles(t, root, map[string]string{"a.txt": "a\n", ".saga/stories/shop--a/one.json": task("one", "completed")})
-	testkit.Git(t, root, "add", "-A")
-	testkit.Git(t, root, "commit", "-q", "-m", "shop--a: a")
-	testkit.Git(t, root, "push", "-q", "origin", "story/shop--a")
-	testkit.Git(t, root, "checkout", "-q", "main")
-	r := testkit.Run(t, root, nil, "", gh, "pr", "create", "--title", "A", "--body", "", "--base", "main", "--head", "story/shop--a")
-	if r.Code != 0 {
-		t.Fatalf("gh pr create: %s", r.Stderr)
-	}
-	pr := strings.TrimSpace(r.Stdout)
+	pr, state := testkit.StandinPR(t, root, "shop--a", map[string]string{"a.txt": "a\n", ".saga/stories/shop--a/one.json": task("one", "completed")})
 	if err := runs.WriteRecord(root, runs.Record{Story: "shop--a", Session: "saga-story-shop--a-1", Status: runs.StatusCompleted,
 		Ended: time.Now().UTC(), Branch: "story/shop--a", Base: "main", PR: pr}); err != nil {
 		t.Fatal(err)

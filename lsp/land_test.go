@@ -17,33 +17,19 @@ import (
 // and the gh stand-in: cart's branch pushed and its PR open on the
 // stand-in, recorded with the reason land last stopped it; clash's last
 // restack stopped on a conflict at its branch's tip; shop--pay's PR open.
-func landWorkspace(t *testing.T) (root, state string) {
+func landWorkspace(t *testing.T) (root string) {
 	t.Helper()
 	t.Setenv("SAGA_SESSION_DIR", filepath.Join(t.TempDir(), "sessions"))
 	root = archiveWorkspace(t, "testdata/land.txtar")
 	testkit.InitRepo(t, root)
 	testkit.BareOrigin(t, root)
-	state = filepath.Join(t.TempDir(), "gh.json")
-	testkit.WriteFiles(t, filepath.Dir(state), map[string]string{"gh.json": `{"repository": {"ci": [{"name": "test", "conclusion": "SUCCESS"}]}}`})
-	gh := testkit.Build(t, "./testdata/standin/gh")
-	t.Setenv("SAGA_GH", gh)
-	t.Setenv("GH_STANDIN_STATE", state)
-	t.Setenv("GH_STANDIN_REPO", "acme/shop")
-	testkit.Git(t, root, "checkout", "-q", "-b", "story/cart")
-	testkit.WriteFiles(t, root, map[string]string{"cart.go": "package cart\n\nfunc Total() int { return 0 }\n"})
-	testkit.Git(t, root, "commit", "-q", "-am", "cart: total")
-	testkit.Git(t, root, "push", "-q", "origin", "story/cart")
-	testkit.Git(t, root, "checkout", "-q", "main")
-	r := testkit.Run(t, root, nil, "", gh, "pr", "create", "--title", "Cart", "--body", "", "--base", "main", "--head", "story/cart")
-	if r.Code != 0 {
-		t.Fatalf("gh pr create: %s", r.Stderr)
-	}
+	pr, _ := testkit.StandinPR(t, root, "cart", map[string]string{"cart.go": "package cart\n\nfunc Total() int { return 0 }\n"})
 	testkit.Git(t, root, "branch", "story/clash")
 	head := testkit.Git(t, root, "rev-parse", "story/clash")
 	now := time.Now().UTC()
 	for _, rec := range []runs.Record{
 		{Story: "cart", Session: "saga-story-cart-1", Status: runs.StatusCompleted, Ended: now, Branch: "story/cart", Base: "main",
-			PR: strings.TrimSpace(r.Stdout), PRState: runs.PROpen, Land: &runs.LandRecord{At: now, State: "not ready", Why: "#1 is a draft"}},
+			PR: pr, PRState: runs.PROpen, Land: &runs.LandRecord{At: now, State: "not ready", Why: "#1 is a draft"}},
 		{Story: "clash", Session: "saga-story-clash-1", Status: runs.StatusCompleted, Ended: now, Branch: "story/clash", Base: "main",
 			PR: "https://github.com/acme/shop/pull/9", PRState: runs.PROpen,
 			Restack: &runs.RestackRecord{At: now, Onto: []string{"main"}, Tips: []string{head}, Head: head, Conflicts: []string{"cart.go"},
@@ -55,7 +41,7 @@ func landWorkspace(t *testing.T) (root, state string) {
 			t.Fatal(err)
 		}
 	}
-	return root, state
+	return root
 }
 
 // The lenses offer Land where a PR is not landed (the story's, the
@@ -64,7 +50,7 @@ func landWorkspace(t *testing.T) (root, state string) {
 // says landed and is offered no Land. resolveConflict refuses a story
 // without an open conflict, its task file gone.
 func TestLandLensAndCommand(t *testing.T) {
-	root, _ := landWorkspace(t)
+	root := landWorkspace(t)
 	c := startOn(t, root, "")
 	lenses := func(rel string) string {
 		t.Helper()
