@@ -23,6 +23,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -161,11 +162,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 			Parser: s.parser})
 		res := actionResult{}
 		if err == nil {
-			if rp.src.Watcher != nil {
-				rp.src.Watcher.FollowStory(st)
-			}
-			res.Session = st.Session
-			res.Message = fmt.Sprintf("Started story %s in tmux session %s (attach: %s)", id, st.Session, st.Attach)
+			res = s.followed(rp, st, fmt.Sprintf("Started story %s in tmux session %s (attach: %s)", id, st.Session, st.Attach))
 			if st.Finished {
 				res.Message = fmt.Sprintf("Story %s ran and completed at once (session %s)", id, st.Session)
 			}
@@ -306,6 +303,14 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.notFound(w, r, fmt.Sprintf("no action %q for an epic", op))
 	}
+}
+
+// followed follows a story's run just started, and says so (msg).
+func (s *Server) followed(rp *repo, st *readmodel.Started, msg string) actionResult {
+	if rp.src.Watcher != nil {
+		rp.src.Watcher.FollowStory(st)
+	}
+	return actionResult{Session: st.Session, Message: msg}
 }
 
 // ack is POST /ack: the user saw what needed them (key).

@@ -161,11 +161,7 @@ func (s *Server) resolveAction(w http.ResponseWriter, r *http.Request, rp *repo,
 	st, err := control.Resolve(ctx, control.RunOptions{Setup: rp.setup, Story: id, Parser: s.parser})
 	res := actionResult{}
 	if err == nil {
-		if rp.src.Watcher != nil {
-			rp.src.Watcher.FollowStory(st)
-		}
-		res.Session = st.Session
-		res.Message = fmt.Sprintf("Started story %s on its conflict task in tmux session %s (attach: %s); Land lands it once it is ready", id, st.Session, st.Attach)
+		res = s.followed(rp, st, fmt.Sprintf("Started story %s on its conflict task in tmux session %s (attach: %s); Land lands it once it is ready", id, st.Session, st.Attach))
 		s.log.Info("dashboard: resolve story", "story", id, "session", st.Session, "pid", st.PID)
 	}
 	s.answer(w, r, res, err, back)

@@ -529,6 +529,16 @@ func pickName(command, name, story, epic string) (string, store.NameKind, error)
 	return name, want, nil
 }
 
+// nameError is a name the workspace could not resolve, as an invalid
+// parameter: an ambiguous one asks for "story" or "epic".
+func nameError(command, name string, err error) error {
+	var amb *store.AmbiguousNameError
+	if errors.As(err, &amb) {
+		return &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`%s: %v: pass [{"story": %q}] or [{"epic": %q}]`, command, amb, name, name)}
+	}
+	return &rpcError{code: codeInvalidParams, msg: command + ": " + err.Error()}
+}
+
 type planArgs struct {
 	Name        string `json:"name"`
 	Story       string `json:"story"`
@@ -562,12 +572,8 @@ func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, a planArgs) (an
 		return nil, err
 	}
 	planned, err := store.PlanFor(snap.WS, name, want)
-	var amb *store.AmbiguousNameError
-	switch {
-	case errors.As(err, &amb):
-		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`showPlan: %v: pass [{"story": %q}] or [{"epic": %q}]`, amb, name, name)}
-	case err != nil:
-		return nil, &rpcError{code: codeInvalidParams, msg: "showPlan: " + err.Error()}
+	if err != nil {
+		return nil, nameError("showPlan", name, err)
 	}
 	maxParallel := a.MaxParallel
 	if maxParallel <= 0 {

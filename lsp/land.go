@@ -9,7 +9,6 @@ package lsp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -35,12 +34,8 @@ func cmdLand(ctx context.Context, s *Server, snap *Snapshot, a landArgs) (any, e
 		return nil, err
 	}
 	kind, err := store.ResolveName(snap.WS, name, want)
-	var amb *store.AmbiguousNameError
-	switch {
-	case errors.As(err, &amb):
-		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`land: %v: pass [{"story": %q}] or [{"epic": %q}]`, amb, name, name)}
-	case err != nil:
-		return nil, &rpcError{code: codeInvalidParams, msg: "land: " + err.Error()}
+	if err != nil {
+		return nil, nameError("land", name, err)
 	}
 	epic := kind == store.NameEpic
 	prog := s.beginProgress("Landing "+name, "reading its pull requests")
