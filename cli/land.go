@@ -17,7 +17,8 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
-const landSynopsis = "land <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story] [--method merge|squash|rebase] [--dry-run] [--watch [--watch-every DURATION]] [--allow-unconfined-checks]"
+const landSynopsis = `land <story-or-epic> [--root DIR] [--format text|json] [--epic] [--story] [--method merge|squash|rebase] [--dry-run] [--watch [--watch-every DURATION]] [--allow-unconfined-checks]
+land --resolve <story> [--root DIR] [--format text|json] [--story] [--allow-unconfined-checks]`
 
 // runLand is `saga-lsp land`: merge the ready stories' pull requests in
 // dependency order, their dependents following the default branch
@@ -29,8 +30,12 @@ func runLand(env *Env, args []string) int {
 	dry := c.Bool("dry-run", false, "say what would land, how, and why the others would not; change nothing")
 	watch := c.Bool("watch", false, "stay, and land each story as it becomes ready, until every story landed (Ctrl-C stops)")
 	every := c.Duration("watch-every", land.DefaultEvery, "with --watch: look every `DURATION` (at least "+control.MinWatchEvery.String()+": GitHub's rate limits)")
-	unconfined := c.Bool("allow-unconfined-checks", false, "run a rebuilt dependent's checks unconfined where bubblewrap cannot confine them")
+	unconfined := c.Bool("allow-unconfined-checks", false, "run a rebuilt dependent's checks (with --resolve: the worker's) unconfined where bubblewrap cannot confine them")
+	resolve := c.Bool("resolve", false, "start the story's run on its conflict-resolution task (its follow of the default branch, or a restack, conflicted), as `run` starts it; a later land lands it once ready")
 	pos, err := c.parse(args)
+	if *resolve {
+		return runLandResolve(env, c, target, pos, err, *unconfined)
+	}
 	var checks []error
 	switch {
 	case *watch && *dry:

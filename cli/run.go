@@ -137,15 +137,17 @@ func runRun(env *Env, args []string) int {
 	return exitOK
 }
 
-// runFailed reports why a run did not start: refused by its preflight, a
-// worker that died at once (its output first), one already running — exit
-// 1; a usage or I/O problem — exit 2.
+// runFailed reports why a run did not start (`run`, `land --resolve`):
+// refused by its preflight or for want of a conflict to resolve, a worker
+// that died at once (its output first), one already running — exit 1; a
+// usage or I/O problem — exit 2.
 func runFailed(c *cmdLine, env *Env, err error) int {
 	var se *control.StartError
 	var re *control.RunningError
 	var ref *control.RefusedError
 	var ce *control.ConflictError
 	var np *control.NoPRError
+	var nc *control.NoConflictError
 	switch {
 	case errors.As(err, &se):
 		if out := se.Output; strings.TrimSpace(out) != "" {
@@ -154,10 +156,10 @@ func runFailed(c *cmdLine, env *Env, err error) int {
 				fmt.Fprintln(env.Stderr)
 			}
 		}
-	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re), errors.As(err, &np):
+	case errors.As(err, &ref), errors.As(err, &ce), errors.As(err, &re), errors.As(err, &np), errors.As(err, &nc):
 	default:
 		return c.fail(env, err)
 	}
-	fmt.Fprintf(env.Stderr, "saga-lsp run: %v\n", err)
+	fmt.Fprintf(env.Stderr, "saga-lsp %s: %v\n", c.name, err)
 	return exitFindings
 }

@@ -5,7 +5,7 @@ package dashboard
 // the language server's runStory, stopStory, runEpic and stopEpic make;
 // Reset of a story's local attempt, the call `saga-lsp reset <story>
 // --yes` makes (never --remote from a page);
-// and acknowledging what needed the user. Each is a same-origin POST
+// Land and Resolve (land.go); and acknowledging what needed the user. Each is a same-origin POST
 // (security.go) confirmed in the page: the page's script asks in a dialog
 // and sends confirm=yes; without a script the POST answers with a
 // confirmation page whose button sends it.
@@ -23,6 +23,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -88,10 +89,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, res actionResult
 		res.OK, res.Message = false, err.Error()
 		var ue *store.UsageError
 		var re *control.RunningError
+		var nc *control.NoConflictError
 		switch {
 		case errors.As(err, &ue):
 			status = http.StatusBadRequest
-		case errors.As(err, &re):
+		case errors.As(err, &re), errors.As(err, &nc), errors.Is(err, errLandBusy):
 			status = http.StatusConflict
 		default:
 			status = http.StatusInternalServerError
@@ -129,7 +131,7 @@ func actionContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), actionTimeout)
 }
 
-// storyAction is POST /r/{repo}/story/{id}/{run|stop|reset}.
+// storyAction is POST /r/{repo}/story/{id}/{run|stop|reset|comment|land|resolve}.
 func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
@@ -160,17 +162,17 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 			Parser: s.parser})
 		res := actionResult{}
 		if err == nil {
-			if rp.src.Watcher != nil {
-				rp.src.Watcher.FollowStory(st)
-			}
-			res.Session = st.Session
-			res.Message = fmt.Sprintf("Started story %s in tmux session %s (attach: %s)", id, st.Session, st.Attach)
+			res = s.followed(rp, st, fmt.Sprintf("Started story %s in tmux session %s (attach: %s)", id, st.Session, st.Attach))
 			if st.Finished {
 				res.Message = fmt.Sprintf("Story %s ran and completed at once (session %s)", id, st.Session)
 			}
 			s.log.Info("dashboard: run story", "story", id, "session", st.Session, "pid", st.PID)
 		}
 		s.answer(w, r, res, err, back)
+	case "land":
+		s.landAction(w, r, rp, id, false, back)
+	case "resolve":
+		s.resolveAction(w, r, rp, id, back)
 	case "comment":
 		// A review without GitHub (docs/review.md#a-review-without-github):
 		// a comment on the story's review diff becomes a review task.
@@ -224,7 +226,7 @@ func (s *Server) storyAction(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// epicAction is POST /r/{repo}/epic/{id}/{run|stop}.
+// epicAction is POST /r/{repo}/epic/{id}/{run|stop|land}.
 func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 	rp := s.repoOf(w, r)
 	if rp == nil || !form(w, r) {
@@ -283,6 +285,8 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 			s.log.Info("dashboard: run epic", "epic", id, "session", st.Session, "pid", st.PID)
 		}
 		s.answer(w, r, res, err, back)
+	case "land":
+		s.landAction(w, r, rp, id, true, back)
 	case "stop":
 		if !s.confirmed(w, r, fmt.Sprintf("Stop epic %s's runner and every worker it started?", id), back) {
 			return
@@ -299,6 +303,14 @@ func (s *Server) epicAction(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.notFound(w, r, fmt.Sprintf("no action %q for an epic", op))
 	}
+}
+
+// followed follows a story's run just started, and says so (msg).
+func (s *Server) followed(rp *repo, st *readmodel.Started, msg string) actionResult {
+	if rp.src.Watcher != nil {
+		rp.src.Watcher.FollowStory(st)
+	}
+	return actionResult{Session: st.Session, Message: msg}
 }
 
 // ack is POST /ack: the user saw what needed them (key).

@@ -270,6 +270,7 @@ type epicStoryRow struct {
 	Critical  bool
 	Match     bool
 	Exists    bool
+	Land      landView
 }
 
 type graphNode struct {
@@ -309,6 +310,7 @@ type epicContent struct {
 	Session                      string
 	ExitCode                     *int
 	Outcome                      stats.Figures // the epic's outcome, counted (docs/landing.md#the-epics-outcome-counted)
+	Landable                     bool          // a story's PR is not landed: Land has work
 }
 
 func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
@@ -374,6 +376,10 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		}
 		if es := v.epicStory[it.ID]; es != nil {
 			row.HeldBy, row.Conflicts, row.Branch, row.Actions = es.HeldBy, es.Conflicts, es.Branch, es.Actions
+		}
+		if row.Exists {
+			row.Land = v.landOf(it.ID)
+			c.Landable = c.Landable || row.Land.landable()
 		}
 		if ss := v.st.Story(it.ID); ss != nil && ss.Run != nil {
 			pass, fail := 0, 0
@@ -495,6 +501,7 @@ type storyContent struct {
 	LastRun                                                 *runRow
 	DryRunDefault                                           bool
 	InWorktree                                              bool
+	Land                                                    landView
 }
 
 func (s *Server) story(w http.ResponseWriter, r *http.Request) {
@@ -525,6 +532,7 @@ func (s *Server) story(w http.ResponseWriter, r *http.Request) {
 	if e := v.ws.Epic(st.EpicID()); e != nil {
 		c.Epic = e.ID
 	}
+	c.Land = v.landOf(id)
 	copies := v.ws.Copies(id)
 	if wt := copies.WorktreeDir(); wt != "" {
 		c.Worktree = wt

@@ -527,6 +527,9 @@ func (h *hw) epic(p page, c epicContent) {
   </form>
 `)
 	}
+	if c.Landable {
+		h.landForm(epicHref(c.Repo, c.ID), fmt.Sprintf("Land epic %s: merge its stories' PRs that are ready, in dependency order?", c.ID), "land-epic")
+	}
 	h.m("</div>\n<figure class=\"graph-box\">\n  <div id=\"graph\" class=\"graph\" role=\"group\"")
 	h.a("data-graph", c.Graph)
 	h.a("aria-label", "Dependency graph of epic "+c.ID+": each story a link")
@@ -580,6 +583,13 @@ func (h *hw) epic(p page, c epicContent) {
 		case r.Detail != "":
 			h.m(` <small class="detail">`)
 			h.t(firstLine(r.Detail))
+			h.m(`</small>`)
+		}
+		if state, text := r.Land.words(); r.Land.Landed || r.Land.Land != nil {
+			h.m(` <small class="land"`)
+			h.a("data-land", state)
+			h.m(`>land: `)
+			h.t(firstLine(text))
 			h.m(`</small>`)
 		}
 		if a := r.Actions; a != nil {

@@ -79,6 +79,12 @@ func (h *hw) story(p page, c storyContent) {
 		default:
 			h.runForm(c)
 		}
+		if c.Land.Conflict != nil {
+			h.resolveForm(c.Repo, c.ID, c.Land.Conflict)
+		}
+		if c.Land.landable() {
+			h.landForm(storyHref(c.Repo, c.ID), fmt.Sprintf("Land story %s: merge its PR once it is ready (its blockers landed)?", c.ID), "land-story")
+		}
 		if c.LastRun != nil {
 			h.m(`  <form method="post" class="action"`)
 			h.a("action", storyHref(c.Repo, c.ID)+"/reset")
@@ -92,6 +98,7 @@ func (h *hw) story(p page, c storyContent) {
 	h.m(`  <a class="button" id="review-story"`)
 	h.a("href", storyHref(c.Repo, c.ID)+"/review")
 	h.m(">Review (diff)</a>\n</div>\n")
+	h.landLine("story-land", c.Land)
 	if c.Description != "" || c.Guidance != "" || c.DoneWhen != "" || c.Avoid != "" {
 		h.m("<section class=\"about\" aria-labelledby=\"about-h\">\n  <h2 id=\"about-h\">About</h2>\n")
 		if c.Description != "" {

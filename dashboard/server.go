@@ -72,6 +72,8 @@ type repo struct {
 	// counts are check's error and warning counts of the last snapshot
 	// asked about: a snapshot is immutable, so they are counted once.
 	counts atomic.Pointer[problemCounts]
+	// landing is set while a Land action runs: one at a time (land.go).
+	landing atomic.Bool
 }
 
 type problemCounts struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -33,8 +34,12 @@ import (
 //     for one waiting on a cycle; " · worktree: in_progress" when the live
 //     view says otherwise; " · ✓ checks" or " · ✗ check failed" after the
 //     last run's result of the task's checks;
+//   - a story with a PR not landed: "⇣ Land" (saga.land), its land state
+//     in the title; "Resolve conflict" (saga.resolveConflict) while its
+//     conflict task is open (docs/landing.md);
 //   - an epic, on its id: "▶ Run epic" (saga.runEpic), or while its runner
-//     lives "■ Stop epic" (saga.stopEpic), then "3/8 stories done"; on each
+//     lives "■ Stop epic" (saga.stopEpic), "⇣ Land epic" (saga.land) when a
+//     story's PR is not landed, then "3/8 stories done"; on each
 //     children[] entry the story's run state in the epic ("✓ completed",
 //     "● running 3/5", "⏸ held by shop--a", …) from the epic's state
 //     (runs/watch), or "no such story", and "▶ Run" / "■ Stop".
@@ -171,7 +176,30 @@ func lensStory(ctx context.Context, s *Server, snap *Snapshot, f *store.File, ro
 			title += " · last run: " + info.Run.State
 		}
 	}
+	if !info.Running && known {
+		out, title = lensLand(r, prefix, next, out, title)
+	}
 	return append(out, lensInfo(r, title))
+}
+
+// lensLand adds the story's landing (docs/landing.md#in-the-dashboard-and-the-editors):
+// "Resolve conflict" while its conflict task is open, "⇣ Land" while its
+// PR is not landed, and its land state in the title.
+func lensLand(r protocol.Range, prefix string, es readmodel.EpicStory, out []protocol.CodeLens, title string) ([]protocol.CodeLens, string) {
+	args := []any{map[string]string{"story": es.ID}}
+	if es.Conflict != nil {
+		out = append(out, lensCommand(r, "Resolve conflict", prefix+"resolveConflict", args))
+	}
+	switch {
+	case es.PRState == runs.PRMerged:
+		title += " · landed"
+	case es.PR != "":
+		out = append(out, lensCommand(r, "⇣ Land", prefix+"land", args))
+		if es.Land != nil {
+			title += " · land: " + es.Land.State
+		}
+	}
+	return out, title
 }
 
 // lensOutcome tells the end states a story's lens names as its last run's.
@@ -291,6 +319,9 @@ func lensEpic(ctx context.Context, s *Server, snap *Snapshot, f *store.File, roo
 			out = append(out, lensCommand(r, "■ Stop epic", prefix+"stopEpic", args))
 		} else {
 			out = append(out, lensCommand(r, "▶ Run epic", prefix+"runEpic", args))
+		}
+		if st != nil && !running && slices.ContainsFunc(st.Stories, func(es readmodel.EpicStory) bool { return es.PR != "" && es.PRState != runs.PRMerged }) {
+			out = append(out, lensCommand(r, "⇣ Land epic", prefix+"land", args))
 		}
 		if st != nil {
 			title := fmt.Sprintf("%d/%d stories done", st.Done, st.Total)

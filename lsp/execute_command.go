@@ -33,6 +33,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/review"
 	"github.com/saga-ai/saga-lsp/scaffold"
 	"github.com/saga-ai/saga-lsp/store"
@@ -63,7 +64,7 @@ func decoded[A any](run func(ctx context.Context, s *Server, snap *Snapshot, a A
 
 // commandOrder is the order of executeCommandProvider.commands.
 var commandOrder = []string{"runStory", "stopStory", "createStory", "createTask", "createEpic", "showPlan", "showOutput",
-	"runEpic", "stopEpic", "reviewStory", "addressReview", "addReviewComment", "openDashboard"}
+	"runEpic", "stopEpic", "reviewStory", "addressReview", "addReviewComment", "openDashboard", "land", "resolveConflict"}
 
 func commandTable() map[string]commandFunc {
 	return map[string]commandFunc{
@@ -83,6 +84,9 @@ func commandTable() map[string]commandFunc {
 		"addReviewComment": decoded(cmdAddReviewComment, "story", "path", "line", "body"),
 		// No arguments: the workspace's dashboard (dashboard.go).
 		"openDashboard": cmdOpenDashboard,
+		// Landing (land.go, docs/landing.md#in-the-dashboard-and-the-editors).
+		"land":            decoded(cmdLand, "name"),
+		"resolveConflict": decoded(cmdResolveConflict, "story"),
 	}
 }
 
@@ -242,10 +246,15 @@ func (s *Server) startStory(ctx context.Context, command, root string, a runArgs
 	if err != nil {
 		return nil, commandError(command, err)
 	}
+	return s.followedStory(command, st), nil
+}
+
+// followedStory follows a story's run just started, and answers it.
+func (s *Server) followedStory(command string, st *readmodel.Started) *runResult {
 	s.live.followStarted(st)
 	s.log.Info(command, "story", st.Story, "session", st.Session, "pid", st.PID)
 	return &runResult{Story: st.Story, Session: st.Session, OutputFile: st.OutputFile, EventsFile: st.EventsFile,
-		PID: st.PID, Attach: st.Attach, Finished: st.Finished}, nil
+		PID: st.PID, Attach: st.Attach, Finished: st.Finished}
 }
 
 type storyArgs struct {
@@ -502,6 +511,34 @@ func readableName(name string) string {
 // ---------------------------------------------------------------------------
 // plan
 
+// pickName is the story or epic a command names: "story", "epic", or
+// "name" (either, resolved as the CLI resolves it).
+func pickName(command, name, story, epic string) (string, store.NameKind, error) {
+	want := store.NameEither
+	switch {
+	case story != "" && epic != "":
+		return "", want, &rpcError{code: codeInvalidParams, msg: command + `: pass "story" or "epic", not both`}
+	case story != "":
+		name, want = story, store.NameStory
+	case epic != "":
+		name, want = epic, store.NameEpic
+	}
+	if name == "" {
+		return "", want, &rpcError{code: codeInvalidParams, msg: command + `: name a story or an epic: [{"story": …}], [{"epic": …}], [{"name": …}] or ["<name>"]`}
+	}
+	return name, want, nil
+}
+
+// nameError is a name the workspace could not resolve, as an invalid
+// parameter: an ambiguous one asks for "story" or "epic".
+func nameError(command, name string, err error) error {
+	var amb *store.AmbiguousNameError
+	if errors.As(err, &amb) {
+		return &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`%s: %v: pass [{"story": %q}] or [{"epic": %q}]`, command, amb, name, name)}
+	}
+	return &rpcError{code: codeInvalidParams, msg: command + ": " + err.Error()}
+}
+
 type planArgs struct {
 	Name        string `json:"name"`
 	Story       string `json:"story"`
@@ -530,25 +567,13 @@ type planResult struct {
 // (store.ResolveName): a name that is both a story and an epic must say
 // which.
 func cmdShowPlan(ctx context.Context, s *Server, snap *Snapshot, a planArgs) (any, error) {
-	name, want := a.Name, store.NameEither
-	switch {
-	case a.Story != "" && a.Epic != "":
-		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: pass "story" or "epic", not both`}
-	case a.Story != "":
-		name, want = a.Story, store.NameStory
-	case a.Epic != "":
-		name, want = a.Epic, store.NameEpic
-	}
-	if name == "" {
-		return nil, &rpcError{code: codeInvalidParams, msg: `showPlan: name a story or an epic: [{"story": …}], [{"epic": …}], [{"name": …}] or ["<name>"]`}
+	name, want, err := pickName("showPlan", a.Name, a.Story, a.Epic)
+	if err != nil {
+		return nil, err
 	}
 	planned, err := store.PlanFor(snap.WS, name, want)
-	var amb *store.AmbiguousNameError
-	switch {
-	case errors.As(err, &amb):
-		return nil, &rpcError{code: codeInvalidParams, msg: fmt.Sprintf(`showPlan: %v: pass [{"story": %q}] or [{"epic": %q}]`, amb, name, name)}
-	case err != nil:
-		return nil, &rpcError{code: codeInvalidParams, msg: "showPlan: " + err.Error()}
+	if err != nil {
+		return nil, nameError("showPlan", name, err)
 	}
 	maxParallel := a.MaxParallel
 	if maxParallel <= 0 {

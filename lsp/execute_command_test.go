@@ -135,7 +135,8 @@ func TestCommandPrefix(t *testing.T) {
 	c.notify("initialized", `{}`)
 	c.waitLoaded()
 	want := []string{"w2.saga.runStory", "w2.saga.stopStory", "w2.saga.createStory", "w2.saga.createTask", "w2.saga.createEpic", "w2.saga.showPlan", "w2.saga.showOutput",
-		"w2.saga.runEpic", "w2.saga.stopEpic", "w2.saga.reviewStory", "w2.saga.addressReview", "w2.saga.addReviewComment", "w2.saga.openDashboard"}
+		"w2.saga.runEpic", "w2.saga.stopEpic", "w2.saga.reviewStory", "w2.saga.addressReview", "w2.saga.addReviewComment", "w2.saga.openDashboard",
+		"w2.saga.land", "w2.saga.resolveConflict"}
 	if !slices.Equal(res.Capabilities.ExecuteCommandProvider.Commands, want) {
 		t.Errorf("commands %v", res.Capabilities.ExecuteCommandProvider.Commands)
 	}

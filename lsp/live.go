@@ -179,7 +179,8 @@ func (l *live) epicStory(ctx context.Context, snap *Snapshot, epic, story string
 		ev := readmodel.NewEvidence(ctx, snap.Root, runs.SessionDir(l.env), l.s.parser)
 		st := ev.Story(ctx, snap.WS, story)
 		return readmodel.EpicStory{ID: st.ID, State: st.State, Done: st.Done, Total: st.Total, Branch: st.Branch,
-			Base: st.Base, PR: st.PR, NoPR: st.NoPR, Review: st.Review, Cost: st.Cost, Session: st.Session, Why: st.Why, Dry: st.Dry, Actions: st.Actions}, true
+			Base: st.Base, PR: st.PR, NoPR: st.NoPR, Review: st.Review, Cost: st.Cost, Session: st.Session, Why: st.Why, Dry: st.Dry, Actions: st.Actions,
+			BaseMoved: st.BaseMoved, Land: st.Land, PRState: st.PRState, Conflict: st.Conflict}, true
 	}
 	if e := l.state().Epic(epic); e != nil && e.Status != nil {
 		for _, es := range e.Status.Stories {

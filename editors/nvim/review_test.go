@@ -17,13 +17,16 @@ type reviewResult struct {
 		Messages2 []string `json:"messages2"`
 	} `json:"comment"`
 	Address []string `json:"address"`
+	Resolve []string `json:"resolve"`
+	Land    []string `json:"land"`
 }
 
 // TestPluginReview runs test/review.lua against the real server:
 // :SagaReviewComment on line 2 of a file in a story's worktree writes one
 // review task of kind editor into the worktree's story folder, and the same
 // comment again is that task; :SagaAddressReview runs the server's
-// addressReview (its refusal of an unknown story names the command).
+// addressReview (its refusal of an unknown story names the command);
+// :SagaResolve and :SagaLand run resolveConflict and land.
 func TestPluginReview(t *testing.T) {
 	ws := testkit.CopyExample(t, "workspace")
 	testkit.InitRepo(t, ws)
@@ -67,6 +70,18 @@ func TestPluginReview(t *testing.T) {
 		partErr(t, "address")
 		if len(res.Address) == 0 || !strings.Contains(res.Address[0], "addressReview") || !strings.Contains(res.Address[0], "no-such-story") {
 			t.Errorf(":SagaAddressReview no-such-story: %q", res.Address)
+		}
+	})
+
+	// :SagaResolve and :SagaLand run the server's resolveConflict and
+	// land: a story without an open conflict is refused with the reason.
+	t.Run("land", func(t *testing.T) {
+		partErr(t, "land")
+		if len(res.Resolve) == 0 || !strings.Contains(res.Resolve[0], "resolveConflict") || !strings.Contains(res.Resolve[0], "has no open conflict to resolve") {
+			t.Errorf(":SagaResolve add-logout-button: %q", res.Resolve)
+		}
+		if len(res.Land) == 0 || !strings.Contains(res.Land[0], "land") || !strings.Contains(res.Land[0], "no-such-story") {
+			t.Errorf(":SagaLand --story no-such-story: %q", res.Land)
 		}
 	})
 }

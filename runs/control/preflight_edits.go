@@ -2,6 +2,8 @@ package control
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -56,7 +58,7 @@ func (p Preflight) WorktreeEdits(ctx context.Context, story string) []string {
 		if code[0] == 'R' || code[0] == 'C' { // the source path follows
 			i++
 		}
-		if rel == store.JournalFileRel(story) || path.Dir(rel) != dir {
+		if rel == store.JournalFileRel(story) || path.Dir(rel) != dir || code == "??" && isRestackTask(p.Root, wt, story, rel) {
 			continue
 		}
 		shown := esc(path.Join(wtRel, rel))
@@ -113,10 +115,49 @@ func (p Preflight) BaseConflicts(ctx context.Context, story, workerBase string) 
 	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", tip+"^{commit}") || g.OK(ctx, "merge-base", "--is-ancestor", tip, "refs/heads/"+branch) {
 		return nil
 	}
+	if restackTakesIn(ctx, g, p.Root, story, tip) {
+		return nil // the run merges it, its conflicts left for its agent (docs/landing.md#a-conflict)
+	}
 	files, err := g.MergeConflicts(ctx, "refs/heads/"+branch, tip)
 	if err != nil || len(files) == 0 {
 		return nil // clean, or git cannot tell (older than 2.38): the worker's merge decides
 	}
 	return []string{fmt.Sprintf("%s conflicts with %s in %s: a run takes %s in first (its reference commit) and could not. Merge it yourself — `git -C %s merge %s`, resolve the conflicts, commit — then run again",
 		branch, tip, strings.Join(termtext.Escapes(files), ", "), tip, store.WorktreeDirRel(story), tip)}
+}
+
+// restackTakesIn tells whether the story's recorded restack conflict —
+// land's follow of the default branch — left the branch where it was, on
+// a new tip holding tip: the worker's start merges that tip with the
+// conflicts committed for its agent (runs/worker/restack.go), so a
+// conflict with it is the run's work, not a refusal.
+func restackTakesIn(ctx context.Context, g git.Repo, root, story, tip string) bool {
+	rec, ok := runs.ReadRecord(root, story)
+	if !ok || rec.Restack == nil || len(rec.Restack.Conflicts) == 0 || rec.Restack.Task == "" {
+		return false
+	}
+	head, err := g.Run(ctx, "rev-parse", "--verify", "-q", "refs/heads/"+runs.StoryBranch(story)+"^{commit}")
+	if err != nil || head != rec.Restack.Head {
+		return false
+	}
+	for _, t := range rec.Restack.Tips {
+		if g.OK(ctx, "merge-base", "--is-ancestor", tip, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// isRestackTask tells whether rel, new in the story's worktree wt, is the
+// conflict-resolution task a restack wrote (its recorded digest): the
+// worker's start commits it (runs/worker/restack.go), it is no edit of the
+// definition.
+func isRestackTask(root, wt, story, rel string) bool {
+	rec, ok := runs.ReadRecord(root, story)
+	if !ok || rec.Restack == nil || rec.Restack.Task == "" || rel != store.TaskFileRel(story, rec.Restack.Task) {
+		return false
+	}
+	data, err := filesafe.ReadInside(wt, rel)
+	sum := sha256.Sum256(data)
+	return err == nil && hex.EncodeToString(sum[:]) == rec.Restack.Digest
 }

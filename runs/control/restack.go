@@ -290,11 +290,20 @@ func (x *restack) tree(ctx context.Context) error {
 			return store.Usagef("%s is checked out in %s: switch that checkout to another branch, then restack %s", x.branch, w.Path, x.o.Story)
 		}
 		x.wt, x.w = own, x.g.In(own)
-		if st, err := x.w.Run(ctx, "status", "--porcelain"); err != nil || st != "" {
+		st, err := x.w.Run(ctx, "status", "--porcelain", "--untracked-files=all")
+		// The task an earlier restack's conflict wrote, as written: this
+		// restack supersedes it (its conflict writes it again).
+		if rel, ok := strings.CutPrefix(st, "?? "); err == nil && ok && isRestackTask(x.o.Setup.Root, own, x.o.Story, rel) {
+			if err := os.Remove(filepath.Join(own, filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("remove the earlier restack task %s: %w", rel, err)
+			}
+			st = ""
+		}
+		if err != nil || st != "" {
 			return store.Usagef("the worktree of %s (%s) has uncommitted changes: commit or discard them (`git -C %s status`), then restack it", x.o.Story, own, own)
 		}
 		x.res.Where = store.WorktreeDirRel(x.o.Story)
-		_, err := x.w.Run(ctx, "checkout", "-q", "--detach", x.res.Tips[0])
+		_, err = x.w.Run(ctx, "checkout", "-q", "--detach", x.res.Tips[0])
 		return err
 	}
 	if _, err := os.Lstat(own); err == nil {
@@ -406,6 +415,9 @@ func (x *restack) conflict(ctx context.Context, files []string) error {
 	res.Task = filepath.ToSlash(filepath.Join(store.WorktreeDirRel(story), rel))
 	taskID := strings.TrimSuffix(filepath.Base(rel), ".json")
 	res.Next = fmt.Sprintf("`saga-lsp run %s`: its agent resolves the conflict (task %s)", story, taskID)
+	if x.o.TargetBranch != "" { // land's follow of the default branch (docs/landing.md#a-conflict)
+		res.Next = fmt.Sprintf("`saga-lsp land --resolve %s`: its agent resolves the conflict (task %s)", story, taskID)
+	}
 	why := fmt.Sprintf("restacking on the new tip of %s conflicts in %s; %s", strings.Join(res.Onto, " and "), strings.Join(files, ", "), res.Next)
 	if err := x.record(ctx, &runs.RestackRecord{At: x.o.Now().UTC(), Onto: res.Onto, Tips: res.Tips, Head: res.Old,
 		Conflicts: files, Task: taskID, Digest: digest, Why: why}); err != nil {

@@ -116,6 +116,9 @@ type StoryStatus struct {
 	// Land: why `saga-lsp land` last stopped it (readmodel.StoryState.Land,
 	// docs/landing.md).
 	Land *runs.LandRecord `json:"land,omitempty"`
+	// Conflict: its open conflict-resolution task (readmodel.StoryState.Conflict,
+	// docs/landing.md#a-conflict).
+	Conflict *readmodel.Conflict `json:"conflict,omitempty"`
 
 	// Next is its next step, the read model's (readmodel.StoryState.Next):
 	// the action every face offers and the step in words.
@@ -244,7 +247,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		ID: id, Title: first(view.Title, main.Title), State: state.State, Status: tasksStatus(state),
 		Done: state.Done, Total: state.Total, Epic: main.EpicID(),
 		PR: state.PR, PRState: state.PRState, NoPR: state.NoPR, Review: state.Review, Branch: state.Branch, Worktree: copies.WorktreeDir(), DryRun: state.Dry, From: state.From,
-		Next: state.Next(), BaseMoved: state.BaseMoved, Land: state.Land,
+		Next: state.Next(), BaseMoved: state.BaseMoved, Land: state.Land, Conflict: state.Conflict,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.

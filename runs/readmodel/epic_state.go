@@ -65,6 +65,10 @@ type EpicStory struct {
 	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
 	// Land: why `saga-lsp land` last stopped it (StoryState.Land).
 	Land *runs.LandRecord `json:"land,omitempty"`
+	// PRState is its PR's state as last recorded (StoryState.PRState);
+	// Conflict its open conflict-resolution task (StoryState.Conflict).
+	PRState  string    `json:"prState,omitempty"`
+	Conflict *Conflict `json:"conflict,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -287,7 +291,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	es.Actions = st.Actions
 	es.Dry = st.Dry
 	es.BaseMoved = st.BaseMoved
-	es.Land = st.Land
+	es.Land, es.PRState, es.Conflict = st.Land, st.PRState, st.Conflict
 	state, ended := st.State, st.Ended
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session

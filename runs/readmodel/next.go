@@ -2,6 +2,7 @@ package readmodel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -17,6 +18,10 @@ const (
 	// NextAddressReview: completed, its PR's review asks for changes the
 	// loop may address: `run <s> --review` (the lens's "Address review (n)").
 	NextAddressReview = "address-review"
+	// NextResolve: a restack or land's follow of the default branch stopped
+	// on a conflict, and its task waits for a run (StoryState.Conflict):
+	// `land --resolve <s>` (the dashboard's Resolve).
+	NextResolve = "resolve"
 )
 
 // NextStep is a story's next step: the action every face offers for it, and
@@ -66,6 +71,10 @@ func (s StoryState) Next() NextStep {
 	case StoryPending:
 		return NextStep{NextRun, "run it: " + run}
 	}
+	if c := s.Conflict; c != nil {
+		return NextStep{NextResolve, fmt.Sprintf("resolve its conflict in %s: `saga-lsp land --resolve %s` starts its run on task %s",
+			strings.Join(c.Files, ", "), s.ID, c.Task)}
+	}
 	// failed, timeout, stopped: the attempt goes on from its branch.
 	return NextStep{NextRun, run + " continues its attempt"}
 }
@@ -78,5 +87,6 @@ func (es EpicStory) Next() NextStep {
 	case EpicWaiting, EpicReady, EpicHeld:
 		state = StoryPending
 	}
-	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch, BaseMoved: es.BaseMoved, Review: es.Review}.Next()
+	return StoryState{ID: es.ID, State: state, PR: es.PR, NoPR: es.NoPR, Branch: es.Branch, BaseMoved: es.BaseMoved, Review: es.Review,
+		Conflict: es.Conflict}.Next()
 }

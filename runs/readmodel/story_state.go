@@ -86,6 +86,20 @@ type StoryState struct {
 	// Land is why `saga-lsp land` last stopped the story, as its record
 	// keeps it (docs/landing.md); nil once it landed.
 	Land *runs.LandRecord `json:"land,omitempty"`
+	// Conflict is its open conflict-resolution task: a restack (or land's
+	// follow of the default branch) stopped on a conflict, no run has
+	// taken it in since and its branch is where the conflict left it. Its
+	// next step is `saga-lsp land --resolve <story>` (docs/landing.md#a-conflict).
+	// Nil otherwise.
+	Conflict *Conflict `json:"conflict,omitempty"`
+}
+
+// Conflict is a story's open conflict-resolution task
+// (runs.RestackRecord's conflict).
+type Conflict struct {
+	Task  string   `json:"task"`  // the task's id (restack-<hash>)
+	Files []string `json:"files"` // where the rebuild conflicted
+	Onto  []string `json:"onto"`  // the branches it was to be rebuilt on
 }
 
 // BaseMoved is a stacked story whose base branch's tip is not on its own
@@ -280,6 +294,9 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	// restack found stands until a run supersedes it (docs/restack.md).
 	if haveRec && rec.Restack != nil && (last == nil || last.Session == rec.Session) {
 		st.State, st.Why = runs.StatusFailed, rec.Restack.Why
+		if rs := rec.Restack; len(rs.Conflicts) > 0 && rs.Task != "" && ev.tips["refs/heads/"+runs.StoryBranch(id)] == rs.Head {
+			st.Conflict = &Conflict{Task: rs.Task, Files: rs.Conflicts, Onto: rs.Onto}
+		}
 	}
 	// Its PR merged, as last recorded: the work landed, whatever ended last.
 	if haveRec && rec.PRState == runs.PRMerged && (last == nil || last.Session == rec.Session) {

@@ -63,6 +63,20 @@ func (r *run) readRestack(ctx context.Context) *restackTask {
 // restackTask is a restack conflict taken in: its task committed.
 type restackTask struct{ rec runs.RestackRecord }
 
+// holds tells whether a new tip of the restack conflict taken in holds
+// commit c.
+func (rt *restackTask) holds(ctx context.Context, r *run, c string) bool {
+	if rt == nil || c == "" {
+		return false
+	}
+	for _, t := range rt.rec.Tips {
+		if r.wtGit.OK(ctx, "merge-base", "--is-ancestor", c, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // takeRestack merges each new tip of a restack conflict taken in (after
 // the guard and the reference commit's merge).
 func (r *run) takeRestack(ctx context.Context, rt *restackTask) error {

@@ -113,13 +113,23 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		}
 		r.j.Warn(runs.StepWorktree, "story %s is not committed on %s; copied it into the worktree and committed it on %s", r.o.Story, r.base, r.branch)
 	}
+	// A restack that conflicted: its task and the new base's merge
+	// (restack.go) — before the reference commit's when that conflict was
+	// with the reference commit itself (land's follow of the default
+	// branch: docs/landing.md#a-conflict), which is then taken in with it.
+	first := restack.holds(ctx, r, r.reference)
+	if first {
+		if err := r.takeRestack(ctx, restack); err != nil {
+			return err
+		}
+	}
 	if err := r.bringIn(ctx); err != nil {
 		return err
 	}
-	// A restack that conflicted: its task and the new base's merge
-	// (restack.go).
-	if err := r.takeRestack(ctx, restack); err != nil {
-		return err
+	if !first {
+		if err := r.takeRestack(ctx, restack); err != nil {
+			return err
+		}
 	}
 	r.j.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: r.branch, Base: r.base, Worktree: r.wt}, "")
 	return nil

@@ -60,4 +60,19 @@ h.main(function()
     end
     result.address = since(n)
   end)
+
+  part('land', function()
+    local n = #result.notifications
+    vim.cmd('SagaResolve add-logout-button')
+    if not h.wait(20000, function() return h.notified(n, 'saga: resolve add-logout-button') end) then
+      error('no answer to :SagaResolve: ' .. vim.inspect(since(n)))
+    end
+    result.resolve = since(n)
+    n = #result.notifications
+    vim.cmd('SagaLand --story no-such-story')
+    if not h.wait(20000, function() return h.notified(n, 'saga: land no-such-story') end) then
+      error('no answer to :SagaLand: ' .. vim.inspect(since(n)))
+    end
+    result.land = since(n)
+  end)
 end)

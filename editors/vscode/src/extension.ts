@@ -39,6 +39,8 @@ const SERVER_COMMANDS = [
   'showPlan',
   'showOutput',
   'openDashboard',
+  'land',
+  'resolveConflict',
 ] as const;
 type ServerCommand = (typeof SERVER_COMMANDS)[number];
 
@@ -111,7 +113,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const decorate = (name: ServerCommand | undefined, args: unknown[]): unknown[] => {
     const first = args[0];
     const story = typeof first === 'string' ? first : (first as { story?: string } | undefined)?.story;
-    if (story && (name === 'runStory' || name === 'addressReview')) {
+    if (story && (name === 'runStory' || name === 'addressReview' || name === 'resolveConflict')) {
       workers.expect(story);
     }
     if (name !== 'runStory' && name !== 'runEpic') {
@@ -135,7 +137,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const r = (result ?? {}) as Record<string, unknown>;
     switch (name) {
       case 'runStory':
-      case 'addressReview': {
+      case 'addressReview':
+      case 'resolveConflict': {
         // {story, session, outputFile, eventsFile, pid, attach, finished}
         const story = (r.story as string) || first.story;
         if (story) {
@@ -158,6 +161,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       case 'stopEpic':
         model.scheduleRefresh(200);
         break;
+      case 'land': {
+        // land --format json's: {method, actions, stories: [{story, state, why?, next?}]}
+        const stories = Array.isArray(r.stories) ? (r.stories as { story: string; state: string; why?: string }[]) : [];
+        const landed = stories.filter((x) => x.state === 'landed').length;
+        const others = stories.filter((x) => x.state !== 'landed').map((x) => `${x.story}: ${x.state}${x.why ? ` — ${x.why}` : ''}`);
+        log.info(`land ${first.story ?? first.epic ?? first.name ?? ''}: ${JSON.stringify(r.actions ?? [])}`);
+        void vscode.window.showInformationMessage(`SAGA: ${landed}/${stories.length} landed${others.length ? `; ${others.join('; ')}` : ''}`);
+        model.scheduleRefresh(200);
+        break;
+      }
       case 'openDashboard':
         // {url, started}: the workspace's dashboard, served by the server;
         // the URL carries its access token.
@@ -402,6 +415,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }),
     ),
     vscode.commands.registerCommand(
+      'saga.land',
+      guarded(async (arg?: unknown) => {
+        const node = arg as SagaNode | undefined;
+        if (node?.kind === 'epic') {
+          await callServer('land', { epic: node.epic.id });
+          return;
+        }
+        const story = await pickStory(arg, 'Land which story?', (s) => !!s.pr || !!model.storyRun(s.id)?.pr);
+        if (story) {
+          await callServer('land', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
+      'saga.resolveConflict',
+      guarded(async (arg?: unknown) => {
+        const story = await pickStory(arg, "Resolve which story's conflict?", (s) => !!s.branch || !!model.storyRun(s.id)?.branch);
+        if (story) {
+          await callServer('resolveConflict', { story });
+        }
+      }),
+    ),
+    vscode.commands.registerCommand(
       'saga.addReviewComment',
       guarded(async (reply: vscode.CommentReply) => reviewComments.submit(reply)),
     ),
@@ -631,7 +667,7 @@ function findRoot(): string | undefined {
 function registerFallbackCommands(context: vscode.ExtensionContext): void {
   const hint = () =>
     void vscode.window.showInformationMessage('SAGA: this workspace has no .saga/ folder. Create one with `saga-lsp new epic|story …`, then reload the window.');
-  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'addressReview', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer', 'setupServer', 'showServerLog']) {
+  for (const id of ['runStory', 'stopStory', 'runEpic', 'stopEpic', 'showGraph', 'reviewStory', 'addressReview', 'land', 'resolveConflict', 'newStory', 'newTask', 'newEpic', 'showPlan', 'showOutput', 'openDashboard', 'refresh', 'restartServer', 'setupServer', 'showServerLog']) {
     context.subscriptions.push(vscode.commands.registerCommand(`saga.${id}`, hint));
   }
   context.subscriptions.push(vscode.commands.registerCommand('saga.openItem', () => undefined));

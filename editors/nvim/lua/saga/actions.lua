@@ -1,5 +1,5 @@
--- saga.actions: running, stopping and showing stories and epics — what
--- :SagaRun, :SagaStop, :SagaPlan and :SagaOutput do (which of a story or an
+-- saga.actions: running, stopping, landing and showing stories and epics — what
+-- :SagaRun, :SagaStop, :SagaLand, :SagaResolve, :SagaPlan and :SagaOutput do (which of a story or an
 -- epic a name stands for, the server command, the reply shown), and the
 -- client-side handlers of the server's lens commands, which take the same paths.
 
@@ -45,6 +45,11 @@ function M.lens_commands(prefix)
     [prefix .. 'stopEpic'] = function(command) M.stop(command_name(command), { epic = true }) end,
     [prefix .. 'reviewStory'] = function(command) review.review(command_name(command)) end,
     [prefix .. 'addressReview'] = function(command) review.address(command_name(command)) end,
+    [prefix .. 'land'] = function(command)
+      local a = command.arguments and command.arguments[1]
+      M.land(command_name(command), { epic = type(a) == 'table' and a.epic ~= nil, story = type(a) == 'table' and a.story ~= nil })
+    end,
+    [prefix .. 'resolveConflict'] = function(command) M.resolve(command_name(command)) end,
   }
 end
 
@@ -158,6 +163,39 @@ function M.stop(name, opts)
     end
   end
   stop(name, opts)
+end
+
+--- :SagaLand [--story | --epic] [name] — one land pass (`saga-lsp land <name>`): the
+--- ready stories' PRs merged in dependency order; the reply says where each stands.
+M.land = on_target('SagaLand', function(name, kind, opts)
+  execute_or_notify('land', { { [kind] = name } }, 'land ' .. name, function(result)
+    local parts = {}
+    if type(result) == 'table' and type(result.stories) == 'table' then
+      for _, s in ipairs(result.stories) do
+        local why = (type(s.why) == 'string' and s.why ~= '') and (' — ' .. s.why) or ''
+        table.insert(parts, s.story .. ': ' .. s.state .. why)
+      end
+    end
+    reply_done(opts, result, 'saga: land ' .. name .. (#parts > 0 and ('\n' .. table.concat(parts, '\n')) or ''))
+  end)
+end)
+
+--- :SagaResolve [story] — `saga-lsp land --resolve <story>`: the story's run on its
+--- conflict-resolution task (the lens "Resolve conflict"); refused without one.
+function M.resolve(story, opts)
+  opts = opts or {}
+  story = (story ~= nil and story ~= '') and story or workspace.story_of(0)
+  if not story then
+    notify('saga: which story? :SagaResolve <story>', vim.log.levels.ERROR)
+    return
+  end
+  execute_or_notify('resolveConflict', { { story = story } }, 'resolve ' .. story, function(result)
+    local msg = 'saga: resolving the conflict of ' .. story
+    if type(result) == 'table' and type(result.session) == 'string' then
+      msg = msg .. ' in tmux session ' .. result.session
+    end
+    reply_done(opts, result, msg)
+  end)
 end
 
 -- The plan text of a showPlan result ({name, title, kind, text, plan}): its

@@ -165,7 +165,7 @@ function M.complete_new(lead, line)
   return {}
 end
 
---- Defines :SagaRun, :SagaStop, :SagaPlan, :SagaReview, :SagaAddressReview,
+--- Defines :SagaRun, :SagaStop, :SagaLand, :SagaResolve, :SagaPlan, :SagaReview, :SagaAddressReview,
 --- :SagaReviewComment, :SagaNew, :SagaOutput,
 --- :SagaDashboard, :SagaRestart, :SagaLog and :SagaInfo.
 function M.define()
@@ -190,6 +190,12 @@ function M.define()
   })
   cmd('SagaPlan', with_target(actions.plan), {
     nargs = '*', complete = complete_plan, desc = 'saga: show the execution plan of a story or epic (an epic: with its run states)',
+  })
+  cmd('SagaLand', with_target(actions.land), {
+    nargs = '*', complete = complete_plan, desc = "saga: land a story's or an epic's ready PRs, in dependency order",
+  })
+  cmd('SagaResolve', function(o) actions.resolve(o.args) end, {
+    nargs = '?', complete = complete_stories, desc = "saga: start a story's run on its conflict-resolution task (land --resolve)",
   })
   cmd('SagaReview', function(o) review.review(o.args) end, {
     nargs = '?', complete = complete_stories, desc = "saga: the files a story's branch changed, in the quickfix list",

@@ -18,7 +18,7 @@
 --   ui         floats, scratch buffers, opening files
 --   handlers   window/showDocument and window/showMessage
 --   lsp        the clients: start, attach, executeCommand
---   actions    :SagaRun, :SagaStop, :SagaPlan, :SagaOutput, lens commands
+--   actions    :SagaRun, :SagaStop, :SagaLand, :SagaResolve, :SagaPlan, :SagaOutput, lens commands
 --   new        :SagaNew
 --   review     :SagaReview, :SagaAddressReview, :SagaReviewComment
 --   dashboard  :SagaDashboard
