@@ -24,11 +24,11 @@ const repoSamples = 3
 
 // BenchmarkRepo100k is issue 36's budget 1 (docs/architecture.md#budgets)
 // on the generated repository of 100,000 files (bench/workload.EnsureRepo):
-// per sample, git's own floors on a fresh worktree of the same commit —
-// `git worktree add`, `git status --porcelain=v2 -z --untracked-files=all`
-// after a one-file change, `git push` of a one-file commit to the local
-// bare origin — then `saga-lsp worker` on the repository's one-task story,
-// with a stand-in claude that changes one file. The worker's steps are
+// per sample, `git worktree add` of the same commit, then `saga-lsp worker`
+// on the repository's one-task story, with a stand-in claude that changes
+// one file, then git's floors on the tree the worker left —
+// `git status --porcelain=v2 -z --untracked-files=all` after a one-file
+// change, `git push` of its commit to the local bare origin. The worker's steps are
 // timed from git's trace (GIT_TRACE2_EVENT): its start to the agent's
 // process, and after the agent's end the guard of .saga/ (the agent's-work
 // checks), the commit, the push and the comparison with the reference
@@ -57,7 +57,23 @@ func BenchmarkRepo100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	resetRepo(b, repo, trash)
+	// The comparison for `status`: the same story run once in a
+	// repository of 1,000 files.
+	small, _, err := workload.EnsureRepoOf(filepath.Join(bench, "R1k"), gitBin, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	smallTrash := filepath.Join(trash, "small")
+	if err := os.MkdirAll(smallTrash, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	resetRepo(b, small, smallTrash)
+	smallEnv := workerEnv(filepath.Join(smallTrash, "run"), standin)
+	if r := testkit.Run(b, small, smallEnv, "", bin, "worker", workload.RepoStory); r.Code != 0 {
+		b.Fatalf("worker at 1,000 files: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	var m repoMetrics
+	m.statusSmall = func() float64 { return statusTime(b, bin, small, smallEnv) }
 	i := 0
 	for b.Loop() {
 		if i >= repoSamples {
@@ -75,6 +91,9 @@ func BenchmarkRepo100k(b *testing.B) {
 type repoMetrics struct {
 	add, toClaude, status, push           []float64
 	guard, commit, workerPush, protectRun []float64
+	// status at 100,000 files and at 1,000 (statusSmall measures one).
+	statusBig, statusSmallS []float64
+	statusSmall             func() float64
 }
 
 func (m *repoMetrics) report(b *testing.B) {
@@ -98,6 +117,33 @@ func (m *repoMetrics) report(b *testing.B) {
 	b.ReportMetric(over(m.protectRun, m.status), "protect-over-status-s")
 	b.ReportMetric(median(m.workerPush), "push-s")
 	b.ReportMetric(over(m.workerPush, m.push), "push-over-floor-s")
+	var ratios []float64
+	for i := range m.statusBig {
+		ratios = append(ratios, m.statusBig[i]/m.statusSmallS[i])
+	}
+	b.ReportMetric(median(m.statusBig)*1e3, "status-100k-ms")
+	b.ReportMetric(median(m.statusSmallS)*1e3, "status-1k-ms")
+	b.ReportMetric(median(ratios), "status-100k/1k")
+}
+
+// workerEnv is the environment of a worker run with the stand-in claude
+// (claude, a wrapper, in base).
+func workerEnv(base, claude string) []string {
+	return append(testkit.CleanEnv(), "SAGA_CLAUDE="+claude, "SAGA_SESSION_DIR="+filepath.Join(base, "sessions"),
+		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude-config"), "SAGA_GH="+filepath.Join(base, "no-gh"))
+}
+
+// statusTime is the wall time of `saga-lsp status <story> --format json`
+// in root, in seconds.
+func statusTime(b *testing.B, bin, root string, env []string) float64 {
+	b.Helper()
+	cmd := exec.Command(bin, "status", workload.RepoStory, "--format", "json")
+	cmd.Dir, cmd.Env = root, env
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("status: %v\n%s", err, out)
+	}
+	return time.Since(start).Seconds()
 }
 
 // sample measures git's floors and one worker run into m; dir is where its
@@ -107,14 +153,9 @@ func (m *repoMetrics) sample(b *testing.B, bin, gitBin, standin, repo, dir strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	// git's floors, on a worktree of the same commit.
+	// git's floor for the worktree: one of the same commit, just before.
 	ref := filepath.Join(dir, "ref")
 	m.add = append(m.add, timed(b, repo, gitBin, "worktree", "add", "-q", "--detach", ref, "main"))
-	appendLine(b, filepath.Join(ref, workload.RepoChangeFile), "a one-file change")
-	m.status = append(m.status, timed(b, ref, gitBin, "status", "--porcelain=v2", "-z", "--untracked-files=all"))
-	testkit.Git(b, ref, "commit", "-qam", "a one-file change")
-	m.push = append(m.push, timed(b, ref, gitBin, "push", "-q", "origin", "HEAD:refs/heads/floor"))
-	testkit.Git(b, repo, "push", "-q", "origin", ":refs/heads/floor")
 
 	// The worker.
 	base := filepath.Join(dir, "run")
@@ -140,9 +181,7 @@ exit $rc
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	env := append(testkit.CleanEnv(), "SAGA_CLAUDE="+wrapper, "SAGA_SESSION_DIR="+filepath.Join(base, "sessions"),
-		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude-config"), "SAGA_GH="+filepath.Join(base, "no-gh"),
-		"GIT_TRACE2_EVENT="+trace)
+	env := append(workerEnv(base, wrapper), "GIT_TRACE2_EVENT="+trace)
 	began := time.Now()
 	r := testkit.Run(b, repo, env, "", bin, "worker", workload.RepoStory)
 	if r.Code != 0 {
@@ -163,6 +202,19 @@ exit $rc
 	m.workerPush = append(m.workerPush, steps.push.Seconds())
 	m.protectRun = append(m.protectRun, steps.protect.Seconds())
 
+	// `status` of the story the worker left, here and at 1,000 files, one
+	// after the other.
+	m.statusBig = append(m.statusBig, statusTime(b, bin, repo, env))
+	m.statusSmallS = append(m.statusSmallS, m.statusSmall())
+
+	// git's floors for the steps, on the tree the worker left, right after
+	// it: the status of a one-file change, the push of its commit.
+	wt := filepath.Join(repo, ".saga", "worktrees", workload.RepoStory)
+	appendLine(b, filepath.Join(wt, workload.RepoChangeFile), "a one-file change")
+	m.status = append(m.status, timed(b, wt, gitBin, "status", "--porcelain=v2", "-z", "--untracked-files=all"))
+	testkit.Git(b, wt, "commit", "-qam", "a one-file change")
+	m.push = append(m.push, timed(b, wt, gitBin, "push", "-q", "origin", "HEAD:refs/heads/floor"))
+	testkit.Git(b, repo, "push", "-q", "origin", ":refs/heads/floor")
 	resetRepo(b, repo, dir)
 }
 

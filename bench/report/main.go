@@ -110,6 +110,7 @@ func budgets() []budget {
 		{label: "100k files: protect (the comparison with R) beyond git status", bench: "Repo100k", metric: "protect-over-status-s", max: 0.2, unit: "s"},
 		{label: "100k files: the push beyond git push of a one-file commit", bench: "Repo100k", metric: "push-over-floor-s", max: 0.2, unit: "s"},
 		{label: "100k files: git status --porcelain=v2 -z --untracked-files=all (the floor)", bench: "Repo100k", metric: "status-floor-s", unit: "s"},
+		{label: "100k files: saga-lsp status <story> ÷ the same at 1,000 files", bench: "Repo100k", metric: "status-100k/1k", max: 2, unit: "×"},
 		// The review loop (bench/review_test.go; issue 34).
 		{label: "review watched: a writer's \"changes requested\" detected → the round's worker started (median)", bench: "ReviewRoundStart", metric: "detect-to-started-s", max: 2, unit: "s"},
 		{label: "review watched: the whole poll that starts it (one query, permissions, the start)", bench: "ReviewRoundStart", metric: "poll-s", unit: "s"},

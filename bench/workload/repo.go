@@ -42,8 +42,15 @@ const RepoChangeFile = "docs/d000/f00000.md"
 // URL is set again on every call: it must be absolute (the worker runs git
 // in the worktrees, not beside the repository) and dir may have moved.
 func EnsureRepo(dir string, gitBin string) (repo, origin string, err error) {
-	marker := fmt.Sprintf("saga-lsp workload v%d: repository of %d files, seed %d\n", Version, RepoFiles, repoSeed)
-	if _, err := ensureWith(dir, marker, func(d string) error { return generateRepo(d, gitBin) }); err != nil {
+	return EnsureRepoOf(dir, gitBin, RepoFiles)
+}
+
+// EnsureRepoOf is EnsureRepo with files files in all (the same story, Go
+// module and Node package; fewer plain files), for a comparison at a
+// smaller size.
+func EnsureRepoOf(dir, gitBin string, files int) (repo, origin string, err error) {
+	marker := fmt.Sprintf("saga-lsp workload v%d: repository of %d files, seed %d\n", Version, files, repoSeed)
+	if _, err := ensureWith(dir, marker, func(d string) error { return generateRepo(d, gitBin, files) }); err != nil {
 		return "", "", err
 	}
 	repo, origin = filepath.Join(dir, "repo"), filepath.Join(dir, "origin.git")
@@ -74,7 +81,7 @@ func gitIn(gitBin, dir string, stdin io.Reader, args ...string) error {
 	return nil
 }
 
-func generateRepo(dir, gitBin string) error {
+func generateRepo(dir, gitBin string, files int) error {
 	repo := filepath.Join(dir, "repo")
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		return fmt.Errorf("workload: %w", err)
@@ -89,7 +96,7 @@ func generateRepo(dir, gitBin string) error {
 		}
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeRepoStream(pw)) }()
+	go func() { pw.CloseWithError(writeRepoStream(pw, files)) }()
 	// Compression 1: the objects are written once, read by checkouts;
 	// level 1 makes the stream several times faster for a slightly larger
 	// pack.
@@ -120,7 +127,7 @@ func generateRepo(dir, gitBin string) error {
 // writeRepoStream writes the fast-import stream: every file's blob inline
 // in one commit. Content is drawn from a pool of text so that it
 // compresses like source and prose, with a unique first line per file.
-func writeRepoStream(w io.Writer) error {
+func writeRepoStream(w io.Writer, files int) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	rng := rand.New(rand.NewPCG(repoSeed, 1))
 	pool := textPool(rng, 1<<20)
@@ -167,7 +174,7 @@ func writeRepoStream(w io.Writer) error {
 	}
 	// Plain files, 100 to a folder.
 	exts := []string{".md", ".txt", ".csv", ".json", ".html"}
-	for i := 0; n < RepoFiles; i++ {
+	for i := 0; n < files; i++ {
 		rel := fmt.Sprintf("docs/d%03d/f%05d%s", i/100, i, exts[i%len(exts)])
 		put(rel, body(fmt.Sprintf("# file %d", i)))
 		n++
