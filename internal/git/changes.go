@@ -11,9 +11,10 @@ import (
 // --name-status commit -- paths`. It asks git twice — commit against the
 // index (`diff --cached`), the index against the working files
 // (`diff-files`) — because git's own one-step form (diff-index without
-// --cached) given a pathspec below the top walks pathologically on a large
-// index: 4 minutes at 100,000 files where these take half a second each
-// (git 2.39; docs/architecture.md#speed).
+// --cached) given a pathspec below the top can walk pathologically on a
+// large index: 4 minutes, and every retry over 20 s, in a fresh worktree of
+// 100,000 files, where these took half a second each (git 2.39;
+// docs/architecture.md#cost-follows-the-change-100000-files).
 func (g Repo) ChangedFrom(ctx context.Context, commit string, paths ...string) (map[string]string, error) {
 	spec := append([]string{"--"}, paths...)
 	type res struct {
