@@ -354,7 +354,11 @@ func TestAgentWorkCommitted(t *testing.T) {
 func TestAgentWorkCommittedByName(t *testing.T) {
 	f := newFixture(t, false)
 	wrapper := filepath.Join(t.TempDir(), "claude")
+	standin := testkit.Build(t, "./testdata/standin/claude")
+	// Only the agent's run writes (not the worker's --version probe, which
+	// runs in the test's folder).
 	script := `#!/bin/sh
+case "$*" in *--version*) exec ` + standin + ` "$@";; esac
 printf 'x\n' > 'a*b.txt'
 printf 'x\n' > ':colon.txt'
 printf 'x\n' > '[ab].txt'
@@ -362,7 +366,7 @@ mkdir -p 'new dir/deep'
 printf 'x\n' > 'new dir/deep/f g.md'
 printf '*.log\n' > .gitignore
 printf 'x\n' > build.log
-exec ` + testkit.Build(t, "./testdata/standin/claude") + ` "$@"
+exec ` + standin + ` "$@"
 `
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
