@@ -101,6 +101,16 @@ func budgets() []budget {
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
 		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
+		// A repository of 100,000 files (bench/repo100k_test.go; issue 36, budget 1):
+		// each worker step against git's own floor measured in the same sample.
+		{label: "100k files: a story's start → its claude, beyond git worktree add", bench: "Repo100k", metric: "start-over-add-s", max: 0.5, unit: "s"},
+		{label: "100k files: git worktree add (the floor)", bench: "Repo100k", metric: "worktree-add-s", unit: "s"},
+		{label: "100k files: the commit beyond git status", bench: "Repo100k", metric: "commit-over-status-s", max: 0.2, unit: "s"},
+		{label: "100k files: the agent's-work checks (guard of .saga/, links, special files) beyond git status", bench: "Repo100k", metric: "guard-over-status-s", max: 0.2, unit: "s"},
+		{label: "100k files: protect (the comparison with R) beyond git status", bench: "Repo100k", metric: "protect-over-status-s", max: 0.2, unit: "s"},
+		{label: "100k files: the push beyond git push of a one-file commit", bench: "Repo100k", metric: "push-over-floor-s", max: 0.2, unit: "s"},
+		{label: "100k files: git status --porcelain=v2 -z --untracked-files=all (the floor)", bench: "Repo100k", metric: "status-floor-s", unit: "s"},
+		{label: "100k files: saga-lsp status <story> ÷ the same at 1,000 files", bench: "Repo100k", metric: "status-100k/1k", max: 2, unit: "×"},
 		// The review loop (bench/review_test.go; issue 34).
 		{label: "review watched: a writer's \"changes requested\" detected → the round's worker started (median)", bench: "ReviewRoundStart", metric: "detect-to-started-s", max: 2, unit: "s"},
 		{label: "review watched: the whole poll that starts it (one query, permissions, the start)", bench: "ReviewRoundStart", metric: "poll-s", unit: "s"},

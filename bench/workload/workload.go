@@ -1,7 +1,8 @@
 // Package workload owns the benchmark workspaces of the performance budgets
 // (docs/architecture.md#budgets): a deterministic generator of realistic .saga/ trees, with
 // a few deliberate findings so the checker has real work, and Ensure, which
-// keeps workload W on disk between benchmark runs.
+// keeps workload W on disk between benchmark runs; and the git repository
+// of 100,000 files the worker is measured in (EnsureRepo, repo.go).
 package workload
 
 import (

@@ -113,7 +113,11 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (prob
 	if reconcile {
 		r.reconcile(ctx)
 	}
-	if _, err := r.wtGit.Run(ctx, "add", "-A"); err != nil {
+	left, err := r.leftBehind(ctx)
+	if err != nil {
+		return r.commitProblem("git status", err)
+	}
+	if err := r.addLeft(ctx, left); err != nil {
 		return r.commitProblem("git add", fmt.Errorf("%w — the agent left something git cannot commit", err))
 	}
 	msg := r.commitMessage(what, r.committed)
@@ -130,10 +134,72 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (prob
 	if err := r.push(ctx); err != nil {
 		return r.commitProblem("push", err)
 	}
-	if status, err := r.wtGit.Run(ctx, "status", "--porcelain"); err != nil || status != "" {
+	if status, err := r.stillLeft(ctx, left); err != nil || status != "" {
 		return r.commitProblem("commit", fmt.Errorf("the worktree is not clean after the commit: %s", firstLine(status, err)))
 	}
 	return ""
+}
+
+// Cost follows the change (docs/architecture.md#speed): one status of the
+// whole worktree lists what the agent left; git add and the check that the
+// worktree is clean afterwards look at those paths only. At 100,000 files
+// `git add -A` and `git status` each cost a walk of the tree, the floor the
+// commit is measured against.
+
+// maxNamedPaths is how many paths the clean check names on git's command
+// line; beyond it, it checks the whole worktree.
+const maxNamedPaths = 1000
+
+// leftBehind lists the paths whose working copy differs from the index or
+// that are untracked and not ignored (a rename's both paths).
+func (r *run) leftBehind(ctx context.Context) ([]string, error) {
+	out, err := r.wtGit.Raw(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range strings.Split(out, "\x00") {
+		// 1 XY sub mH mI mW hH hI path; u XY sub m1 m2 m3 mW h1 h2 h3 path; ? path
+		n := 0
+		switch {
+		case strings.HasPrefix(e, "1 "):
+			n = 8
+		case strings.HasPrefix(e, "u "):
+			n = 10
+		case strings.HasPrefix(e, "? "):
+			n = 1
+		default:
+			continue
+		}
+		if parts := strings.SplitN(e, " ", n+1); len(parts) == n+1 {
+			paths = append(paths, parts[n])
+		}
+	}
+	return paths, nil
+}
+
+// addLeft stages exactly the paths given (literally: a name with * or : is
+// a name), deletions included, .gitignore respected.
+func (r *run) addLeft(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := r.wtGit.RawInput(ctx, []byte(strings.Join(paths, "\x00")+"\x00"),
+		"--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	return err
+}
+
+// stillLeft is the short status of the paths the commit took in (the whole
+// worktree when they are many): "" when all of them are committed.
+func (r *run) stillLeft(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	args := []string{"status", "--porcelain"}
+	if len(paths) <= maxNamedPaths {
+		args = append(append([]string{"--literal-pathspecs"}, args...), append([]string{"--"}, paths...)...)
+	}
+	return r.wtGit.Run(ctx, args...)
 }
 
 // commitProblem logs a failed step of committing the work and returns it,

@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/termtext"
@@ -29,19 +29,19 @@ func (r *run) restoreDefinitions(ctx context.Context) {
 	if r.reference == "" || r.ensureHead(ctx, runs.StepEnd) != nil {
 		return
 	}
-	out, err := r.wtGit.Raw(ctx, "diff", "--no-renames", "--name-status", "-z", r.reference, "--", ".saga/stories", ".saga/epics")
+	changed, err := r.wtGit.ChangedFrom(ctx, r.reference, ".saga/stories", ".saga/epics")
 	if err != nil {
 		r.j.Warn(runs.StepEnd, "compare the definitions with %s: %v", verify.Short(r.reference), err)
 		return
 	}
 	var paths []string
-	fields := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		kind, _, _ := store.Classify(fields[i+1])
-		if fields[i] != "A" && (kind == store.KindStory || kind == store.KindTask || kind == store.KindEpic) {
-			paths = append(paths, fields[i+1])
+	for p, st := range changed {
+		kind, _, _ := store.Classify(p)
+		if st != "A" && (kind == store.KindStory || kind == store.KindTask || kind == store.KindEpic) {
+			paths = append(paths, p)
 		}
 	}
+	slices.Sort(paths)
 	if len(paths) == 0 {
 		return
 	}

@@ -358,6 +358,49 @@ func TestAgentWorkCommitted(t *testing.T) {
 	}
 }
 
+// The commit stages exactly what one status of the worktree listed
+// (docs/worker.md#the-loop): names git would read as pathspecs (a glob, a
+// leading colon, brackets) are taken literally, a new folder's files come
+// in, an ignored file stays out, and the worktree is clean afterwards.
+func TestAgentWorkCommittedByName(t *testing.T) {
+	f := newFixture(t, false)
+	wrapper := filepath.Join(t.TempDir(), "claude")
+	standin := testkit.Build(t, "./testdata/standin/claude")
+	// Only the agent's run writes (not the worker's --version probe, which
+	// runs in the test's folder).
+	script := `#!/bin/sh
+case "$*" in *--version*) exec ` + standin + ` "$@";; esac
+printf 'x\n' > 'a*b.txt'
+printf 'x\n' > ':colon.txt'
+printf 'x\n' > '[ab].txt'
+mkdir -p 'new dir/deep'
+printf 'x\n' > 'new dir/deep/f g.md'
+printf '*.log\n' > .gitignore
+printf 'x\n' > build.log
+exec ` + standin + ` "$@"
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out := f.run("add-logout-button", "all", func(o *worker.Options) { o.Claude = wrapper })
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
+	files := f.gitIn(wt, "ls-tree", "-r", "--name-only", "story/add-logout-button")
+	for _, want := range []string{"a*b.txt", ":colon.txt", "[ab].txt", "new dir/deep/f g.md", ".gitignore"} {
+		if !slices.Contains(strings.Split(files, "\n"), want) {
+			t.Errorf("the branch lacks %q:\n%s", want, files)
+		}
+	}
+	if strings.Contains(files, "build.log") {
+		t.Errorf("the ignored build.log was committed:\n%s", files)
+	}
+	if st := f.gitIn(wt, "status", "--porcelain"); st != "" {
+		t.Errorf("not clean:\n%s", st)
+	}
+}
+
 // Files the agent changes in .saga/ beyond its journal and task statuses
 // (by Bash, which the scope hook cannot see) are reverted before the
 // commit, and reported in the log and the journal.
