@@ -93,6 +93,8 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(slices.Max(m.reaction), "reaction-max-ms")
 	b.ReportMetric(percentile(m.reaction, 95), "reaction-p95-ms")
 	b.ReportMetric(percentile(m.reaction, 50), "reaction-p50-ms")
+	b.ReportMetric(percentile(m.detect, 50), "end-seen-p50-ms")
+	b.ReportMetric(percentile(m.detect, 100), "end-seen-max-ms")
 	b.ReportMetric(m.rssMB, "runner-peak-RSS-MB")
 	b.ReportMetric(m.cpu.Seconds(), "runner-cpu-s")
 	b.ReportMetric(percentile(m.status, 50), "status-p50-ms")
@@ -113,7 +115,7 @@ func BenchmarkEpic200(b *testing.B) {
 }
 
 type epic200Metrics struct {
-	reaction, status, agent, graph, keystroke, lens []float64
+	reaction, detect, status, agent, graph, keystroke, lens []float64
 	rssMB                                           float64
 	wall, cpu                                       time.Duration
 }
@@ -215,7 +217,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	m.rssMB = float64(kb) / 1024
 	m.reaction = epicReactions(b, runs.EventsFile(out), children)
-	m.agent = agentSeconds(b, sessionDir)
+	m.agent, m.detect = workerTimes(b, sessionDir, runs.EventsFile(out))
 	// The page shows what the last worker wrote, then the marks are read.
 	waitIn(b, browser, fmt.Sprintf(`Object.keys(window.__done).length >= %d`, epic200Stories))
 	shown := evalIn[map[string]float64](b, browser, `window.__done`)
@@ -445,12 +447,20 @@ func epicReactions(b *testing.B, events string, children [][2]any) []float64 {
 	return out
 }
 
-// agentSeconds is each headless run's length (run.start → run.end in the
-// workers' events), in seconds: the stand-in's time per story.
-func agentSeconds(b *testing.B, sessionDir string) []float64 {
+// workerTimes reads the workers' events: each headless run's length
+// (run.start → run.end), in seconds — the stand-in's time per story — and
+// how long the runner took to see each worker's end (its story.end minus
+// the worker's worker.end), in ms.
+func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect []float64) {
 	b.Helper()
-	var out []float64
-	for _, files := range runs.ListRuns(sessionDir, runs.KindStory) {
+	seen := map[string]time.Time{}
+	tl := runs.Tail{Path: runnerEvents}
+	tl.Read(func(e runs.Event) {
+		if e.Event == runs.KindStoryEnd {
+			seen[e.Story] = e.Time
+		}
+	})
+	for id, files := range runs.ListRuns(sessionDir, runs.KindStory) {
 		for _, f := range files {
 			var start time.Time
 			tl := runs.Tail{Path: f.EventsFile}
@@ -460,14 +470,18 @@ func agentSeconds(b *testing.B, sessionDir string) []float64 {
 					start = e.Time
 				case runs.KindRunEnd:
 					if !start.IsZero() {
-						out = append(out, e.Time.Sub(start).Seconds())
+						agent = append(agent, e.Time.Sub(start).Seconds())
+					}
+				case runs.KindWorkerEnd:
+					if t, ok := seen[id]; ok {
+						detect = append(detect, float64(t.Sub(e.Time).Microseconds())/1e3)
 					}
 				}
 			})
 		}
 	}
-	if len(out) == 0 {
-		b.Fatal("no headless run in the workers' events")
+	if len(agent) == 0 || len(detect) == 0 {
+		b.Fatal("no headless run or worker end in the workers' events")
 	}
-	return out
+	return agent, detect
 }

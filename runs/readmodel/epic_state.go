@@ -119,6 +119,9 @@ type EpicQuery struct {
 	// evidence only, never calling GitHub to draw itself.
 	Actions  Actions
 	Discover bool
+	// Runs, when set, keeps the folds of the stories' events files
+	// between queries (Evidence.Runs): the runner's, at every step.
+	Runs *runs.RunCache
 }
 
 // ViewQuery is the query every face renders an epic with — status, plan,
@@ -177,7 +180,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	ev := NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
-	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
+	ev.Actions, ev.Discover, ev.Runs = q.Actions, q.Discover && q.Actions != nil, q.Runs
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item

@@ -156,6 +156,9 @@ type Evidence struct {
 	// in a fresh clone, with no local trace of its dispatches).
 	Actions  Actions
 	Discover bool
+	// Runs, when set, folds the runs' events files again only when they
+	// changed (a long-lived reader: the epic runner).
+	Runs *runs.RunCache
 
 	runs     map[string][]runs.RunFile // story → its runs, oldest first
 	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
@@ -420,7 +423,7 @@ func outcomeOr(status string) string {
 func (ev *Evidence) LastRuns(id string) (last, dry *runs.Run) {
 	files := ev.runs[id]
 	for i := len(files) - 1; i >= 0 && (last == nil || dry == nil); i-- {
-		r := runs.ReadRun(files[i].EventsFile)
+		r := ev.Runs.Read(files[i].EventsFile)
 		switch {
 		case r == nil, !r.In(ev.Root): // another repository's story of that name
 		case r.DryRun && dry == nil:
