@@ -116,8 +116,8 @@ func BenchmarkEpic200(b *testing.B) {
 
 type epic200Metrics struct {
 	reaction, detect, status, agent, graph, keystroke, lens []float64
-	rssMB                                           float64
-	wall, cpu                                       time.Duration
+	rssMB                                                   float64
+	wall, cpu                                               time.Duration
 }
 
 func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
