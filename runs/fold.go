@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
@@ -370,6 +371,47 @@ func ReadRun(path string) *Run {
 	if !seen {
 		return nil
 	}
+	return r
+}
+
+// RunCache folds each events file again only when it changed (its size
+// or modification time): a long-lived reader of many runs (the epic
+// runner, at every step) decodes a finished run once, not at every look.
+// The zero value is ready; a nil cache folds every time (ReadRun). The
+// Runs it returns are shared: read them, never change them.
+type RunCache struct {
+	mu   sync.Mutex
+	runs map[string]cachedRun
+}
+
+type cachedRun struct {
+	size int64
+	mod  time.Time
+	run  *Run
+}
+
+// Read is ReadRun through the cache.
+func (c *RunCache) Read(path string) *Run {
+	if c == nil {
+		return ReadRun(path)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return ReadRun(path)
+	}
+	c.mu.Lock()
+	hit, ok := c.runs[path]
+	c.mu.Unlock()
+	if ok && hit.size == fi.Size() && hit.mod.Equal(fi.ModTime()) {
+		return hit.run
+	}
+	r := ReadRun(path)
+	c.mu.Lock()
+	if c.runs == nil {
+		c.runs = map[string]cachedRun{}
+	}
+	c.runs[path] = cachedRun{size: fi.Size(), mod: fi.ModTime(), run: r}
+	c.mu.Unlock()
 	return r
 }
 

@@ -335,62 +335,48 @@ func RecordPRState(root, story, state string, at time.Time) error {
 // when there is none (or it does not parse: a record is a cache of what
 // the branch also says). A record of a dry run is never returned: releases
 // before dry runs lived apart wrote theirs here, with dryRun set.
-func ReadRecord(root, story string) (r Record, ok bool) {
-	r, ok = readRecord(root, story, false)
+func ReadRecord(root, story string) (r Record, ok bool) { return OpenRecords(root).Read(story) }
+
+// ReadDryRecord returns the record of the story's last dry run.
+func ReadDryRecord(root, story string) (r Record, ok bool) { return OpenRecords(root).ReadDry(story) }
+
+// Records reads the run records of one root, their folder found and
+// checked once: a reader of every story (an epic's state) pays for that
+// once, not twice per story.
+type Records struct {
+	dir string
+	err error
+}
+
+// OpenRecords finds and checks the root's record folder (trustedRecordDir).
+func OpenRecords(root string) Records {
+	dir, err := trustedRecordDir(root)
+	return Records{dir: dir, err: err}
+}
+
+// Read is ReadRecord.
+func (rr Records) Read(story string) (Record, bool) {
+	r, ok := rr.read(story, false)
 	if ok && r.DryRun {
 		return Record{}, false
 	}
 	return r, ok
 }
 
-// ReadDryRecord returns the record of the story's last dry run.
-func ReadDryRecord(root, story string) (r Record, ok bool) {
-	r, ok = readRecord(root, story, true)
+// ReadDry is ReadDryRecord.
+func (rr Records) ReadDry(story string) (Record, bool) {
+	r, ok := rr.read(story, true)
 	if ok && !r.DryRun {
 		return Record{}, false
 	}
 	return r, ok
 }
 
-func readRecord(root, story string, dry bool) (r Record, ok bool) {
-	dir, err := trustedRecordDir(root)
-	if err != nil {
+func (rr Records) read(story string, dry bool) (r Record, ok bool) {
+	if !store.ValidCanonical(story) || rr.err != nil {
 		return r, false
 	}
-	return readRecordIn(dir, story, dry)
-}
-
-// Records reads the real runs' records of many stories of one
-// repository, its record folder found once (runs/stats reads an epic's).
-type Records struct{ dir string }
-
-// OpenRecords is the reader of the records of the repository holding
-// root; it reads none when their folder is not the user's alone.
-func OpenRecords(root string) Records {
-	dir, err := trustedRecordDir(root)
-	if err != nil {
-		return Records{}
-	}
-	return Records{dir: dir}
-}
-
-// Read is ReadRecord of story.
-func (rs Records) Read(story string) (r Record, ok bool) {
-	if rs.dir == "" {
-		return r, false
-	}
-	r, ok = readRecordIn(rs.dir, story, false)
-	if ok && r.DryRun {
-		return Record{}, false
-	}
-	return r, ok
-}
-
-func readRecordIn(dir, story string, dry bool) (r Record, ok bool) {
-	if !store.ValidCanonical(story) {
-		return r, false
-	}
-	data, err := os.ReadFile(recordFile(dir, story, dry))
+	data, err := os.ReadFile(recordFile(rr.dir, story, dry))
 	if errors.Is(err, fs.ErrNotExist) || err != nil {
 		return r, false
 	}

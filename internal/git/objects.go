@@ -281,3 +281,132 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 	}
 	return out, nil
 }
+
+// RevDir names a folder (a slash path from the repository's top) at a
+// revision, for FilesAtRevs.
+type RevDir struct{ Rev, Dir string }
+
+// FilesAtRevs returns, for each of dirs, the regular files directly in it
+// as committed at its revision, by name; a folder or revision that is not
+// there gives nil. Two `git cat-file --batch` however many folders: a
+// reader of many story branches (status, the epic runner) costs two git
+// processes, not one per file. Every object is checked against the name
+// git gave it; unlike FilesAt, a revision may be a ref, whose commit is
+// not checked (a read for display, never for what counts).
+func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]byte, error) {
+	out := make([]map[string][]byte, len(dirs))
+	if len(dirs) == 0 {
+		return out, nil
+	}
+	var names []string
+	for _, d := range dirs {
+		names = append(names, d.Rev+":"+strings.Trim(d.Dir, "/"))
+	}
+	trees, err := g.batch(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		dir  int
+		name string
+	}
+	var ids []string
+	var files []file
+	for i, t := range trees {
+		if t.missing || t.typ != "tree" {
+			continue
+		}
+		entries, err := parseTree(t.id, t.content)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = map[string][]byte{}
+		for _, e := range entries {
+			if e.mode == "100644" || e.mode == "100755" {
+				ids, files = append(ids, e.id), append(files, file{i, e.name})
+			}
+		}
+	}
+	blobs, err := g.objects(ctx, ids, "blob")
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		out[f.dir][f.name] = blobs[i]
+	}
+	return out, nil
+}
+
+// batchObject is one answer of `git cat-file --batch`.
+type batchObject struct {
+	id, typ string
+	content []byte
+	missing bool
+}
+
+// batch asks one `git cat-file --batch` for names (object names or
+// <rev>:<path>), each found object checked against the name git gave it.
+func (g Repo) batch(ctx context.Context, names []string) ([]batchObject, error) {
+	var in strings.Builder
+	for _, n := range names {
+		if strings.ContainsAny(n, "\n") {
+			return nil, fmt.Errorf("git cat-file: a name with a newline: %q", n)
+		}
+		in.WriteString(n + "\n")
+	}
+	out, err := g.RawInput(ctx, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]batchObject, 0, len(names))
+	for _, n := range names {
+		header, rest, ok := strings.Cut(out, "\n")
+		if !ok {
+			return nil, fmt.Errorf("git cat-file: no answer for %s", n)
+		}
+		if h, found := strings.CutSuffix(header, " missing"); found && h == n || header == n+" ambiguous" {
+			objs = append(objs, batchObject{missing: true})
+			out = rest
+			continue
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("git cat-file: unexpected %q for %s", header, n)
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size > len(rest) {
+			return nil, fmt.Errorf("git cat-file: bad header %q", header)
+		}
+		content := []byte(rest[:size])
+		if objectHash(f[1], content, len(f[0])) != f[0] {
+			return nil, fmt.Errorf("%s %s: %w", f[1], f[0], ErrBadObject)
+		}
+		objs = append(objs, batchObject{id: f[0], typ: f[1], content: content})
+		out = strings.TrimPrefix(rest[size:], "\n")
+	}
+	return objs, nil
+}
+
+// CommitsNotIn returns the commits reachable from tips but not from into,
+// each with its parents (one `git rev-list --parents`): the part of the
+// history that ancestry questions about unmerged branches need. A tip
+// reachable from into is not in it.
+func (g Repo) CommitsNotIn(ctx context.Context, tips []string, into string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(tips) == 0 {
+		return out, nil
+	}
+	args := append([]string{"rev-list", "--parents"}, tips...)
+	args = append(args, "--not", into, "--")
+	text, err := g.Run(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			out[f[0]] = f[1:]
+		}
+	}
+	return out, nil
+}

@@ -166,3 +166,34 @@ func TestFilesAt(t *testing.T) {
 		t.Errorf("Commit(main) = %q %v", c, err)
 	}
 }
+
+// FilesAtRevs reads a folder at many revisions in one batch: each
+// revision's own content, nil for a folder or revision that is not there.
+func TestFilesAtRevs(t *testing.T) {
+	p := newPlantRepo(t)
+	g := Repo{Dir: p.root}
+	got, err := g.FilesAtRevs(context.Background(), []RevDir{
+		{Rev: "main", Dir: ".saga/stories/s"}, {Rev: "refs/heads/evil", Dir: ".saga/stories/s/"},
+		{Rev: "main", Dir: ".saga/stories/none"}, {Rev: "no-such-branch", Dir: ".saga/stories/s"}, {Rev: p.first, Dir: ""},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 || string(got[0]["t.json"]) != strictTask || string(got[1]["t.json"]) != weakTask ||
+		got[2] != nil || got[3] != nil || string(got[4]["README"]) != "one\n" || len(got[4]) != 1 {
+		t.Fatalf("FilesAtRevs: %q", got)
+	}
+}
+
+// CommitsNotIn is the history of the tips that into lacks, with parents:
+// evil's commit, whose parent is main's tip; nothing for a tip in main.
+func TestCommitsNotIn(t *testing.T) {
+	p := newPlantRepo(t)
+	got, err := Repo{Dir: p.root}.CommitsNotIn(context.Background(), []string{p.evil, p.first}, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[p.evil]) != 1 || got[p.evil][0] != p.real {
+		t.Fatalf("CommitsNotIn: %v (evil %s, real %s)", got, p.evil, p.real)
+	}
+}

@@ -204,6 +204,7 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 		return res, nil
 	}
 	all := runs.ListRuns(o.SessionDir, runs.KindStory)
+	ev.Prefetch(ws.SortedStoryIDs())
 	for _, id := range ws.SortedStoryIDs() {
 		var last *runs.Run
 		for i := len(all[id]) - 1; i >= 0 && last == nil; i-- {
@@ -251,7 +252,7 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 	}
 	// The worktree on disk, else the run's (its events, its record), else
 	// story.json, where saga-lsp before issue 23 kept it.
-	rec, _ := runs.ReadRecord(ev.Root, id)
+	rec, _ := ev.Records().Read(id)
 	var run runs.Run
 	if last != nil && !last.DryRun {
 		run = *last

@@ -85,7 +85,8 @@ type runner struct {
 	refused   map[string]string
 	retry     map[string]time.Time // stories whose start found its service unreachable: not before then
 	capped    bool
-	graphs    *prGraphs // rewrites the graph in the stories' PRs
+	graphs    *prGraphs     // rewrites the graph in the stories' PRs
+	folds     runs.RunCache // the stories' events files, folded again only when changed
 }
 
 // Run runs the epic to its end and returns the exit code. Cancelling ctx
@@ -222,7 +223,7 @@ func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
 	r.ws = ws
 	st, err := readmodel.EpicState(ctx, ws, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds})
 	if err != nil {
 		return nil, err
 	}

@@ -238,7 +238,7 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 		return
 	}
 	ref := "refs/remotes/origin/" + runs.StoryBranch(st.ID)
-	if tasks, ok := branchTasks(ctx, ev.Root, ref, st.ID, ev.Parser); ok {
+	if tasks, ok := ev.branchTasks(ctx, ref, st.ID); ok {
 		st.Tasks, st.From, st.Total, st.Done = tasks, FromOrigin, len(tasks), 0
 		for _, s := range tasks {
 			if s == store.StatusCompleted {

@@ -123,6 +123,9 @@ type EpicQuery struct {
 	// evidence only, never calling GitHub to draw itself.
 	Actions  Actions
 	Discover bool
+	// Runs, when set, keeps the folds of the stories' events files
+	// between queries (Evidence.Runs): the runner's, at every step.
+	Runs *runs.RunCache
 }
 
 // ViewQuery is the query every face renders an epic with — status, plan,
@@ -181,7 +184,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	ev := NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
-	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
+	ev.Actions, ev.Discover, ev.Runs = q.Actions, q.Discover && q.Actions != nil, q.Runs
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item
@@ -193,6 +196,11 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		stories[c.ID] = es
 		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy})
 	}
+	ids := make([]string, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, it.ID)
+	}
+	ev.Prefetch(ids)
 	outcome := map[string]string{} // a story's own state, before its blockers are looked at
 	for id, es := range stories {
 		outcome[id] = q.storyOutcome(ctx, ws, es, ev)
@@ -255,11 +263,15 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	// plan's order: completed items apart, then the waves.
 	pl := plan.Compute(items, len(items)+1)
 	var order []string
+	inWave := map[string]bool{}
 	for _, w := range pl.Waves {
 		order = append(order, w...)
+		for _, id := range w {
+			inWave[id] = true
+		}
 	}
 	for _, it := range items {
-		if !slices.Contains(order, it.ID) {
+		if !inWave[it.ID] {
 			order = append(order, it.ID)
 		}
 	}
@@ -296,7 +308,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session
 		ended = q.Since // a dry attempt's outcome counts in the dry run that made it
-		if d, ok := runs.ReadDryRecord(q.Root, es.ID); ok {
+		if d, ok := ev.Records().ReadDry(es.ID); ok {
 			ended, es.Base = d.Ended, d.Base
 		}
 	}

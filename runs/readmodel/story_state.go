@@ -170,11 +170,39 @@ type Evidence struct {
 	// in a fresh clone, with no local trace of its dispatches).
 	Actions  Actions
 	Discover bool
+	// Runs, when set, folds the runs' events files again only when they
+	// changed (a long-lived reader: the epic runner).
+	Runs *runs.RunCache
 
 	runs     map[string][]runs.RunFile // story → its runs, oldest first
 	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
 	tips     map[string]string         // the same refs' commits
 	refsRead bool                      // the refs were listed (a failed listing names no branch gone)
+
+	// Git read in batches, once per Evidence, so that an epic's 200
+	// stories cost a few git processes, not several each
+	// (docs/architecture.md#speed):
+	wanted   []string                     // stories whose branches the first branch read fetches too (Prefetch)
+	branches map[string]map[string][]byte // ref → the story folder's files committed there, as fetched
+	unmerged map[string][]string          // the story branches' commits not in HEAD, with their parents
+	graphErr error                        // why unmerged could not be read: each question asks git
+	graphed  bool
+	records  *runs.Records // the root's run records, their folder checked once
+}
+
+// Prefetch names the stories a caller is about to ask about (an epic's
+// children, every story of status): the first read of a story branch's
+// tasks reads all of theirs with the same two git processes.
+func (ev *Evidence) Prefetch(ids []string) { ev.wanted = append(ev.wanted, ids...) }
+
+// Records reads the root's run records (runs.ReadRecord), finding their
+// folder once per Evidence.
+func (ev *Evidence) Records() runs.Records {
+	if ev.records == nil {
+		rr := runs.OpenRecords(ev.Root)
+		ev.records = &rr
+	}
+	return *ev.records
 }
 
 // NewEvidence lists the runs of sessionDir and the story branches of the
@@ -223,7 +251,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	last, lastDry := ev.LastRuns(id)
 	last, alive := settled(last)
 	lastDry, dryAlive := settled(lastDry)
-	rec, haveRec := runs.ReadRecord(ev.Root, id)
+	rec, haveRec := ev.Records().Read(id)
 
 	ev.readTasks(ctx, ws, &st)
 	if haveRec {
@@ -342,12 +370,12 @@ func (ev *Evidence) baseMoved(ctx context.Context, ws *store.Workspace, st *Stor
 		// A blocker landed (its PR merged) is on the default branch: its
 		// branch's tip no longer counts (docs/landing.md).
 		if blocker, _, ok := runs.StoryOfRunBranch(b); ok {
-			if r, ok := runs.ReadRecord(ev.Root, blocker); ok && r.PRState == runs.PRMerged {
+			if r, ok := ev.Records().Read(blocker); ok && r.PRState == runs.PRMerged {
 				continue
 			}
 		}
 		t := ev.tips["refs/heads/"+b]
-		if t != "" && !(git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", t, head) {
+		if t != "" && !ev.isAncestor(ctx, t, head) {
 			base, tip = b, t
 			break
 		}
@@ -371,7 +399,7 @@ func (ev *Evidence) noPR(ctx context.Context, st *StoryState, last *runs.Run, re
 	if st.PR != "" || (last == nil && !haveRec) || (!local && !ev.refs["refs/remotes/origin/"+branch]) {
 		return nil
 	}
-	if local && (git.Repo{Dir: ev.Root}).OK(ctx, "merge-base", "--is-ancestor", "refs/heads/"+branch, "HEAD") {
+	if local && ev.mergedIntoHEAD(ctx, branch) {
 		return nil
 	}
 	np := rec.NoPR
@@ -412,7 +440,7 @@ func outcomeOr(status string) string {
 func (ev *Evidence) LastRuns(id string) (last, dry *runs.Run) {
 	files := ev.runs[id]
 	for i := len(files) - 1; i >= 0 && (last == nil || dry == nil); i-- {
-		r := runs.ReadRun(files[i].EventsFile)
+		r := ev.Runs.Read(files[i].EventsFile)
 		switch {
 		case r == nil, !r.In(ev.Root): // another repository's story of that name
 		case r.DryRun && dry == nil:
@@ -447,7 +475,7 @@ func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *Stor
 		if !ev.refs[b.ref] || ev.Parser == nil {
 			continue
 		}
-		if tasks, ok := branchTasks(ctx, ev.Root, b.ref, st.ID, ev.Parser); ok {
+		if tasks, ok := ev.branchTasks(ctx, b.ref, st.ID); ok {
 			st.Tasks, st.From, st.Total, st.Done = tasks, b.from, len(tasks), 0
 			for _, s := range tasks {
 				if s == store.StatusCompleted {
@@ -462,31 +490,118 @@ func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *Stor
 	}
 }
 
-// branchTasks reads the task statuses committed at ref; ok is false when
-// the story's folder is not there or a file cannot be read.
-func branchTasks(ctx context.Context, root, ref, story string, p *store.Parser) (map[string]string, bool) {
-	dir := store.StoryDirRel(story)
-	repo := git.Repo{Dir: root}
-	out, err := repo.Run(ctx, "ls-tree", "--name-only", ref+":"+dir)
-	if err != nil {
-		return nil, false
+// branchTasks reads the task statuses committed at ref (a story branch,
+// local or origin's); ok is false when the story's folder is not there or
+// a file cannot be read.
+func (ev *Evidence) branchTasks(ctx context.Context, ref, story string) (map[string]string, bool) {
+	files, fetched := ev.branches[ref]
+	if !fetched {
+		ev.fetchBranches(ctx, ref, story)
+		files = ev.branches[ref]
 	}
+	dir := store.StoryDirRel(story)
 	tasks := map[string]string{}
-	for _, name := range strings.Fields(out) {
+	for name, data := range files {
 		if !strings.HasSuffix(name, ".json") || name == "story.json" {
 			continue
 		}
-		data, err := repo.Raw(ctx, "show", ref+":"+dir+"/"+name)
-		if err != nil {
-			return nil, false
-		}
-		f := p.Parse(dir+"/"+name, []byte(data), 0)
+		f := ev.Parser.Parse(dir+"/"+name, data, 0)
 		if f.Task == nil {
 			return nil, false
 		}
 		tasks[f.Task.ID] = f.Task.Status
 	}
 	return tasks, len(tasks) > 0
+}
+
+// fetchBranches reads the story folder at ref, and at the branches of
+// every story named by Prefetch not read yet, with one batch.
+func (ev *Evidence) fetchBranches(ctx context.Context, ref, story string) {
+	if ev.branches == nil {
+		ev.branches = map[string]map[string][]byte{}
+	}
+	var refs []string
+	var dirs []git.RevDir
+	added := map[string]bool{}
+	add := func(ref, story string) {
+		if _, done := ev.branches[ref]; done || added[ref] {
+			return
+		}
+		added[ref] = true
+		refs, dirs = append(refs, ref), append(dirs, git.RevDir{Rev: ref, Dir: store.StoryDirRel(story)})
+	}
+	add(ref, story)
+	for _, id := range ev.wanted {
+		for _, r := range []string{"refs/heads/" + runs.StoryBranch(id), "refs/remotes/origin/" + runs.StoryBranch(id)} {
+			if ev.refs[r] {
+				add(r, id)
+			}
+		}
+	}
+	ev.wanted = nil
+	files, err := git.Repo{Dir: ev.Root}.FilesAtRevs(ctx, dirs)
+	for i, r := range refs {
+		if err == nil {
+			ev.branches[r] = files[i]
+		} else {
+			ev.branches[r] = nil // unreadable: no tasks there, as a failed read of one
+		}
+	}
+}
+
+// mergedIntoHEAD tells whether the local branch's tip is in the
+// checkout's HEAD.
+func (ev *Evidence) mergedIntoHEAD(ctx context.Context, branch string) bool {
+	tip := ev.tips["refs/heads/"+branch]
+	if g := ev.graph(ctx); g != nil && tip != "" {
+		_, unmerged := g[tip]
+		return !unmerged
+	}
+	return git.Repo{Dir: ev.Root}.OK(ctx, "merge-base", "--is-ancestor", "refs/heads/"+branch, "HEAD")
+}
+
+// isAncestor tells whether commit a is an ancestor of commit b (or b
+// itself), from the unmerged history when a is in it: a commit not in
+// HEAD is reached from b only through commits not in HEAD.
+func (ev *Evidence) isAncestor(ctx context.Context, a, b string) bool {
+	g := ev.graph(ctx)
+	if _, ok := g[a]; !ok {
+		return git.Repo{Dir: ev.Root}.OK(ctx, "merge-base", "--is-ancestor", a, b)
+	}
+	seen := map[string]bool{}
+	for next := []string{b}; len(next) > 0; {
+		c := next[len(next)-1]
+		next = next[:len(next)-1]
+		if c == a {
+			return true
+		}
+		if parents, in := g[c]; in && !seen[c] {
+			seen[c] = true
+			next = append(next, parents...)
+		}
+	}
+	return false
+}
+
+// graph is the local story branches' history not in HEAD (one git
+// process, once), or nil when it cannot be read.
+func (ev *Evidence) graph(ctx context.Context) map[string][]string {
+	if !ev.graphed {
+		ev.graphed = true
+		var tips []string
+		seen := map[string]bool{}
+		for r, sha := range ev.tips {
+			if strings.HasPrefix(r, "refs/heads/"+runs.StoryBranchPrefix) && !seen[sha] {
+				seen[sha] = true
+				tips = append(tips, sha)
+			}
+		}
+		ev.unmerged, ev.graphErr = git.Repo{Dir: ev.Root}.CommitsNotIn(ctx, tips, "HEAD")
+	}
+	if ev.graphErr != nil {
+		return nil
+	}
+	return ev.unmerged
 }
 
 // dry is what the story's dry run left: its last dry run, its dry record,
@@ -500,7 +615,7 @@ func (ev *Evidence) dry(id string, last *runs.Run, alive bool) *DryState {
 	if ev.refs["refs/heads/"+runs.DryBranch(id)] {
 		d.Branch = runs.DryBranch(id)
 	}
-	rec, haveRec := runs.ReadDryRecord(ev.Root, id)
+	rec, haveRec := ev.Records().ReadDry(id)
 	if last != nil && last.Total > 0 {
 		d.Done, d.Total = max(last.Done, 0), last.Total
 	}

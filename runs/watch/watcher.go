@@ -46,6 +46,7 @@ type Watcher struct {
 	configDir      string
 	env            func(string) string
 	parser         *store.Parser
+	folds          runs.RunCache // the stories' events files, folded again only when changed (epic states)
 	log            *slog.Logger
 	workspace      func() *store.Workspace
 	sink           Sink

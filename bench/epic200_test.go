@@ -1,0 +1,487 @@
+//go:build linux
+
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
+	"github.com/saga-ai/saga-lsp/runs"
+)
+
+// Issue 36's budget 2 (docs/architecture.md#budgets): a 200-story epic, a
+// random DAG drawn from a fixed seed, run by the epic runner with K = 8
+// and the stand-in claude taking about a second per story. While it runs,
+// `status <epic>` is sampled, the dashboard's epic page is open in
+// chromium and a language server follows the workspace; all are measured
+// in that one run.
+
+const (
+	epic200Stories = 200
+	epic200K       = 8
+	epic200Seed    = 36
+	// epic200Delay is the stand-in's pause before each model turn
+	// (agentsim.ScriptSlow): a one-task story takes about 7 turns.
+	epic200Delay = "140"
+)
+
+// randomEpic draws the 200-story DAG: story i is blocked by up to two of
+// the 30 stories before it (none for about one in six), so the graph
+// stays wide enough for K = 8 while most stories wait on another.
+func randomEpic(id string) [][2]any {
+	rng := rand.New(rand.NewPCG(epic200Seed, 2))
+	var children [][2]any
+	name := func(i int) string { return fmt.Sprintf("%s--s%03d", id, i) }
+	for i := range epic200Stories {
+		blockers := []string{}
+		if i > 0 && rng.IntN(6) != 0 {
+			for range 1 + rng.IntN(2) {
+				b := name(max(0, i-1-rng.IntN(min(i, 30))))
+				if !slices.Contains(blockers, b) {
+					blockers = append(blockers, b)
+				}
+			}
+		}
+		children = append(children, [2]any{name(i), blockers})
+	}
+	return children
+}
+
+// BenchmarkEpic200 runs the 200-story epic once (the ops after the first
+// measure nothing: one run takes minutes) and reports:
+//   - the runner's reaction: for every story end after which some story
+//     was ready, the time to the next story's start (from the runner's
+//     events: story.end → story.start), max, p95 and p50;
+//   - the runner's peak RSS and CPU time;
+//   - `status <epic> --format json` sampled every 2 s while the run goes
+//     on (samples apart, so that they do not load the run): p50, p95, max;
+//   - the dashboard's epic page open in chromium all along: each story's
+//     task status written completed in its worktree (seen by inotify) →
+//     the graph's node showing it (a MutationObserver in the page), p95;
+//   - a language server on the workspace with epic.json open: a keystroke
+//     in it → its diagnostics published, and its lenses (a line per
+//     story, each story's run state) asked, every second, p95.
+func BenchmarkEpic200(b *testing.B) {
+	bin := builtBinary(b)
+	standin := testkit.Build(b, "./testdata/standin/claude")
+	var m epic200Metrics
+	measured := false
+	for b.Loop() {
+		if !measured {
+			measured = true
+			b.StopTimer()
+			m = runEpic200(b, bin, standin)
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(slices.Max(m.reaction), "reaction-max-ms")
+	b.ReportMetric(percentile(m.reaction, 95), "reaction-p95-ms")
+	b.ReportMetric(percentile(m.reaction, 50), "reaction-p50-ms")
+	b.ReportMetric(percentile(m.detect, 50), "end-seen-p50-ms")
+	b.ReportMetric(percentile(m.detect, 100), "end-seen-max-ms")
+	b.ReportMetric(m.rssMB, "runner-peak-RSS-MB")
+	b.ReportMetric(m.cpu.Seconds(), "runner-cpu-s")
+	b.ReportMetric(percentile(m.status, 50), "status-p50-ms")
+	b.ReportMetric(percentile(m.status, 95), "status-p95-ms")
+	b.ReportMetric(percentile(m.status, 100), "status-max-ms")
+	b.ReportMetric(float64(len(m.status)), "status-samples")
+	b.ReportMetric(percentile(m.graph, 50), "graph-p50-ms")
+	b.ReportMetric(percentile(m.graph, 95), "graph-p95-ms")
+	b.ReportMetric(percentile(m.graph, 100), "graph-max-ms")
+	b.ReportMetric(float64(len(m.graph)), "graph-samples")
+	b.ReportMetric(percentile(m.keystroke, 95), "keystroke-p95-ms")
+	b.ReportMetric(percentile(m.keystroke, 100), "keystroke-max-ms")
+	b.ReportMetric(percentile(m.lens, 95), "lens-p95-ms")
+	b.ReportMetric(percentile(m.lens, 100), "lens-max-ms")
+	b.ReportMetric(float64(len(m.lens)), "lsp-samples")
+	b.ReportMetric(m.wall.Seconds(), "run-s")
+	b.ReportMetric(percentile(m.agent, 50), "agent-p50-s")
+}
+
+type epic200Metrics struct {
+	reaction, detect, status, agent, graph, keystroke, lens []float64
+	rssMB                                                   float64
+	wall, cpu                                               time.Duration
+}
+
+func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
+	const epic = "big"
+	children := randomEpic(epic)
+	root := epicRepo(b, epic, children, 1)
+	base := b.TempDir()
+	sessionDir := filepath.Join(base, "sessions")
+	tmux := testkit.TmuxServer(b)
+	env := append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+tmux, "SAGA_SESSION_DIR="+sessionDir, "SAGA_LSP_BIN="+bin,
+		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_CLAUDE="+standin, "SAGA_GH="+filepath.Join(base, "no-gh"),
+		"SAGA_STANDIN_SCRIPT=slow", "SAGA_STANDIN_DELAY_MS="+epic200Delay)
+	session := runs.KindSessionName(runs.KindEpic, epic, time.Now())
+	out := runs.OutputFile(sessionDir, session)
+	cmd := exec.Command(bin, "epic-runner", epic, "--max-parallel", fmt.Sprint(epic200K), "--output-file", out, "--session", session)
+	cmd.Dir, cmd.Env = root, env
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+
+	// The faces, open before the run starts.
+	writes := watchTaskWrites(b, root)
+	browser := chromium(b)
+	d := startDashboard(b, bin, root, env)
+	browse(b, browser, chromedp.Navigate(d.url), chromedp.Navigate(d.base+"/r/"+filepath.Base(root)+"/epic/"+epic))
+	waitIn(b, browser, `window.sagaDashboard.connected && window.sagaDashboard.graphs > 0`)
+	evalIn[bool](b, browser, `(() => {
+		window.__done = {};
+		const seen = () => {
+			const now = performance.timeOrigin + performance.now();
+			for (const n of document.querySelectorAll('#graph .node')) {
+				const m = / (\d+) of (\d+) tasks/.exec(n.getAttribute('aria-label') || '');
+				if (m && +m[1] > 0 && !(n.dataset.id in window.__done)) window.__done[n.dataset.id] = now;
+			}
+		};
+		new MutationObserver(seen).observe(document.getElementById('main'), {childList: true, subtree: true});
+		return true; })()`)
+	lsp := startLSPFace(b, bin, root, env)
+	epicDoc := openEpic(b, lsp, epic)
+
+	var m epic200Metrics
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	every := func(period time.Duration, sample func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(period):
+				}
+				if err := sample(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	every(2*time.Second, func() error { // status, one after another
+		st := exec.Command(bin, "status", epic, "--format", "json")
+		st.Dir, st.Env = root, env
+		t0 := time.Now()
+		outb, err := st.Output()
+		d := time.Since(t0)
+		var s struct{ Epic struct{ Total int } }
+		if err != nil || json.Unmarshal(outb, &s) != nil || s.Epic.Total != epic200Stories {
+			return fmt.Errorf("status during the run: %v\n%s", err, outb)
+		}
+		m.status = append(m.status, float64(d.Microseconds())/1e3)
+		return nil
+	})
+	every(time.Second, func() error { // the language server
+		k, err := epicDoc.keystroke()
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		lm, err := lsp.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": epicDoc.uri}})
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(lm.Result, []byte(`"range"`)); n < 2*epic200Stories {
+			return fmt.Errorf("%d lenses on epic.json, want one per story and its action: %s", n, lm.Result)
+		}
+		m.keystroke, m.lens = append(m.keystroke, k.Seconds()*1e3), append(m.lens, lm.At.Sub(t0).Seconds()*1e3)
+		return nil
+	})
+	t0 := time.Now()
+	kb, err := runPeakRSS(cmd)
+	m.wall = time.Since(t0)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		b.Fatalf("epic-runner: %v\n%s", err, stdout.Bytes())
+	}
+	m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	m.rssMB = float64(kb) / 1024
+	m.reaction = epicReactions(b, runs.EventsFile(out), children)
+	m.agent, m.detect = workerTimes(b, sessionDir, runs.EventsFile(out))
+	// The page shows what the last worker wrote, then the marks are read.
+	waitIn(b, browser, fmt.Sprintf(`Object.keys(window.__done).length >= %d`, epic200Stories))
+	shown := evalIn[map[string]float64](b, browser, `window.__done`)
+	for id, at := range writes() {
+		if s, ok := shown[id]; ok {
+			m.graph = append(m.graph, s-float64(at.UnixNano())/1e6)
+		}
+	}
+	if len(m.graph) < epic200Stories {
+		b.Fatalf("%d task completions both written and shown, want %d", len(m.graph), epic200Stories)
+	}
+	return m
+}
+
+// watchTaskWrites notes when each story's task file in its worktree copy
+// (.saga/worktrees/<s>/.saga/stories/<s>/) is first seen completed, by
+// inotify, following the worktrees as they are made. The returned func
+// stops watching and gives story → the time.
+func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
+	b.Helper()
+	w, err := fswatch.New(fswatch.Options{})
+	must(b, err)
+	wts := filepath.Join(root, ".saga", "worktrees")
+	must(b, os.MkdirAll(wts, 0o755))
+	// depth of a folder below wts that is followed: <s>, <s>/.saga,
+	// <s>/.saga/stories, <s>/.saga/stories/<s>.
+	follow := func(dir string) bool {
+		rel, err := filepath.Rel(wts, dir)
+		if err != nil {
+			return false
+		}
+		p := strings.Split(rel, string(filepath.Separator))
+		switch len(p) {
+		case 1:
+			return !strings.Contains(p[0], ".")
+		case 2:
+			return p[1] == ".saga"
+		case 3:
+			return p[1] == ".saga" && p[2] == "stories"
+		case 4:
+			return p[1] == ".saga" && p[2] == "stories" && p[3] == p[0]
+		}
+		return false
+	}
+	var add func(dir string)
+	add = func(dir string) {
+		if err := w.Add(dir); err != nil {
+			return // gone meanwhile
+		}
+		des, _ := os.ReadDir(dir)
+		for _, de := range des {
+			if sub := filepath.Join(dir, de.Name()); de.IsDir() && follow(sub) {
+				add(sub)
+			}
+		}
+	}
+	must(b, w.Add(wts))
+	seen := map[string]time.Time{}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for ev := range w.Events() {
+			at := time.Now()
+			if fi, err := os.Stat(ev.Path); err == nil && fi.IsDir() {
+				if follow(ev.Path) {
+					add(ev.Path)
+				}
+				continue
+			}
+			dir, name := filepath.Split(ev.Path)
+			story := filepath.Base(dir)
+			if !strings.HasSuffix(name, ".json") || name == "story.json" || !follow(filepath.Clean(dir)) || !seen[story].IsZero() {
+				continue
+			}
+			var t struct{ Status string }
+			if data, err := os.ReadFile(ev.Path); err == nil && json.Unmarshal(data, &t) == nil && t.Status == "completed" {
+				seen[story] = at
+			}
+		}
+	}()
+	go func() {
+		for range w.Errors() {
+		}
+	}()
+	return func() map[string]time.Time {
+		w.Close()
+		<-stopped
+		return seen
+	}
+}
+
+// epicDoc is epic.json open in the language server.
+type epicDoc struct {
+	l       *lspFace
+	uri     string
+	version int
+	col     int  // where the description's value starts
+	typed   bool // the description holds the typed character
+}
+
+// openEpic opens the epic's epic.json and waits for its first diagnostics.
+func openEpic(b *testing.B, l *lspFace, epic string) *epicDoc {
+	b.Helper()
+	rel := ".saga/epics/" + epic + "/epic.json"
+	text := testkit.ReadFile(b, filepath.Join(l.root, filepath.FromSlash(rel)))
+	first, _, _ := strings.Cut(text, "\n")
+	col := strings.Index(first, `"description": "`)
+	if col < 0 {
+		b.Fatalf("no description on the first line of %s", rel)
+	}
+	d := &epicDoc{l: l, uri: l.uri(rel), version: 1, col: col + len(`"description": "`)}
+	mark := l.c.Mark()
+	must(b, l.c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": d.uri, "languageId": "json", "version": d.version, "text": text}}))
+	if _, err := d.published(mark, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// keystroke types or deletes one character of the description and waits
+// for the new version's diagnostics.
+func (d *epicDoc) keystroke() (time.Duration, error) {
+	d.version++
+	pos := map[string]int{"line": 0, "character": d.col}
+	end := pos
+	text := "x"
+	if d.typed {
+		end, text = map[string]int{"line": 0, "character": d.col + 1}, ""
+	}
+	d.typed = !d.typed
+	mark := d.l.c.Mark()
+	t0 := time.Now()
+	err := d.l.c.Notify("textDocument/didChange", map[string]any{
+		"textDocument":   map[string]any{"uri": d.uri, "version": d.version},
+		"contentChanges": []any{map[string]any{"range": map[string]any{"start": pos, "end": end}, "text": text}}})
+	if err != nil {
+		return 0, err
+	}
+	return d.published(mark, t0)
+}
+
+// published waits for the diagnostics of the document's version, from
+// mark on, and forgets the messages before them.
+func (d *epicDoc) published(mark int, t0 time.Time) (time.Duration, error) {
+	m, i, err := d.l.c.Next(mark, t0.Add(lspTimeout), func(m lspclient.Message) bool {
+		if m.Method != "textDocument/publishDiagnostics" {
+			return false
+		}
+		var p publication
+		return json.Unmarshal(m.Params, &p) == nil && p.URI == d.uri && p.Version != nil && *p.Version == d.version
+	})
+	if err != nil {
+		return 0, fmt.Errorf("epic.json version %d: %w", d.version, err)
+	}
+	var p publication
+	json.Unmarshal(m.Params, &p)
+	if len(p.Diagnostics) > 0 {
+		return 0, fmt.Errorf("epic.json version %d has findings: %+v", d.version, p.Diagnostics)
+	}
+	d.l.c.Discard(i + 1)
+	return m.At.Sub(t0), nil
+}
+
+// epicReactions reads an epic run's events: for every story.end after
+// which a story was ready (each blocker ended by then, itself not
+// started), the time to the next story.start, in ms. Every story must
+// have completed.
+func epicReactions(b *testing.B, events string, children [][2]any) []float64 {
+	b.Helper()
+	type ev struct {
+		at    time.Time
+		start bool
+		story string
+	}
+	var evs []ev
+	ended := map[string]time.Time{}
+	tl := runs.Tail{Path: events}
+	tl.Read(func(e runs.Event) {
+		switch e.Event {
+		case runs.KindStoryStart:
+			evs = append(evs, ev{e.Time, true, e.Story})
+		case runs.KindStoryEnd:
+			if e.Status != runs.StatusCompleted {
+				b.Fatalf("%s ended %s: %s", e.Story, e.Status, e.Message)
+			}
+			evs = append(evs, ev{e.Time, false, e.Story})
+			ended[e.Story] = e.Time
+		}
+	})
+	if len(ended) != len(children) {
+		b.Fatalf("%d of %d stories ended (events %s)", len(ended), len(children), events)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+	started := map[string]bool{}
+	var out []float64
+	for i, e := range evs {
+		if e.start {
+			started[e.story] = true
+			continue
+		}
+		ready := slices.ContainsFunc(children, func(c [2]any) bool {
+			id := c[0].(string)
+			if started[id] {
+				return false
+			}
+			for _, bl := range c[1].([]string) {
+				if t, ok := ended[bl]; !ok || t.After(e.at) {
+					return false
+				}
+			}
+			return true
+		})
+		if !ready {
+			continue
+		}
+		for _, n := range evs[i+1:] {
+			if n.start {
+				out = append(out, float64(n.at.Sub(e.at).Microseconds())/1e3)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		b.Fatal("no story end found a story ready")
+	}
+	return out
+}
+
+// workerTimes reads the workers' events: each headless run's length
+// (run.start → run.end), in seconds — the stand-in's time per story — and
+// how long the runner took to see each worker's end (its story.end minus
+// the worker's worker.end), in ms.
+func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect []float64) {
+	b.Helper()
+	seen := map[string]time.Time{}
+	tl := runs.Tail{Path: runnerEvents}
+	tl.Read(func(e runs.Event) {
+		if e.Event == runs.KindStoryEnd {
+			seen[e.Story] = e.Time
+		}
+	})
+	for id, files := range runs.ListRuns(sessionDir, runs.KindStory) {
+		for _, f := range files {
+			var start time.Time
+			tl := runs.Tail{Path: f.EventsFile}
+			tl.Read(func(e runs.Event) {
+				switch e.Event {
+				case runs.KindRunStart:
+					start = e.Time
+				case runs.KindRunEnd:
+					if !start.IsZero() {
+						agent = append(agent, e.Time.Sub(start).Seconds())
+					}
+				case runs.KindWorkerEnd:
+					if t, ok := seen[id]; ok {
+						detect = append(detect, float64(t.Sub(e.Time).Microseconds())/1e3)
+					}
+				}
+			})
+		}
+	}
+	if len(agent) == 0 || len(detect) == 0 {
+		b.Fatal("no headless run or worker end in the workers' events")
+	}
+	return agent, detect
+}
