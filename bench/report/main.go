@@ -52,7 +52,7 @@ func budgets() []budget {
 		{label: "keystroke → diagnostics p95", bench: "LSPKeystroke", metric: "p95-ms", max: 10, unit: "ms"},
 		{label: "language server peak RSS", bench: "LSPKeystroke", metric: "peak-RSS-MB", max: 200, unit: "MB"},
 		// The hook and hydration (bench/hook_test.go).
-		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
+		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "saga-lsp hook (the whole binary) PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncSagaLSPPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted, a task without checks, vs empty Go program start (paired)", bench: "HookTaskCompletedPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted with a check: time beyond the check's own (paired)", bench: "HookTaskCompletedChecks", metric: "overhead-ms", max: 150, unit: "ms"},
