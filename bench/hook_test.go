@@ -21,7 +21,7 @@ import (
 // PostToolUse status sync by the hook program the worker registers
 // (saga-lsp-hook, docs/hooks.md#the-hook-program), process start included, against
 // the start of an empty Go program (bench/empty), alternating in each op.
-// Reports the median of each and of the ratio (budget ≤ 3).
+// Reports the median of each and of the ratio (budget ≤ 2).
 func BenchmarkHookSyncPaired(b *testing.B) {
 	hookSyncPaired(b, builtHookProgram(b))
 }

@@ -96,7 +96,7 @@ func lspScaleRun(b *testing.B, bin, w string, keystrokes int) scaleRun {
 
 // BenchmarkLSPScale runs, in each op, one server on W and one on 4W (so a
 // noisy neighbour slows both alike) and reports each side and their ratios:
-// the budgets are keystroke p95 ≤ 2 ms at 4W and ≤ 1.5× W's, peak RSS ≤ 4×
+// the budgets are keystroke p95 ≤ 2 ms at 4W and ≤ 1.5× W's, peak RSS ≤ 3×
 // the JSON bytes at 4W, initialize → all diagnostics at 4W ≤ 4× W's.
 func BenchmarkLSPScale(b *testing.B) {
 	bin := builtBinary(b)

@@ -22,7 +22,7 @@ import (
 const serveGCPercent = 50
 
 // Once loaded, the collector is sized from the workspace (docs/architecture.md#budgets:
-// peak RSS ≤ 4× its JSON bytes): the heap may grow by what
+// peak RSS ≤ 3× its JSON bytes): the heap may grow by what
 // serveMemoryPerByte × the JSON bytes leaves above the runtime's memory in
 // use, but always by serveMinRoom (small workspaces are dominated by the
 // runtime itself, and would otherwise collect on every keystroke), and
@@ -30,7 +30,7 @@ const serveGCPercent = 50
 // follows a workspace that grows, and never collects without pause the way
 // a fixed limit below the live heap does.
 const (
-	serveMemoryPerByte = 3.8 // of the 4× budget: the rest is the binary and memory outside Go's
+	serveMemoryPerByte = 2.9 // of the 3× budget: the rest is the binary and memory outside Go's
 	serveMinRoom       = 16 << 20
 	serveMinGCPercent  = 10
 )

@@ -280,12 +280,12 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		arr := m.Value
 		type loc struct{ g, h int }
 		var ours []loc
-		for gi, g := range arr.Elems {
+		for gi, g := range arr.Elems() {
 			hs := g.Get("hooks")
 			if g.Kind != jsonc.Object || hs == nil || hs.Kind != jsonc.Array {
 				continue
 			}
-			for hi, h := range hs.Elems {
+			for hi, h := range hs.Elems() {
 				if isOurHook(h) {
 					ours = append(ours, loc{gi, hi})
 				}
@@ -296,16 +296,16 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		}
 		if len(ours) > 1 { // a duplicate of ours: drop the last one
 			l := ours[len(ours)-1]
-			if hs := arr.Elems[l.g].Get("hooks"); len(hs.Elems) > 1 {
+			if hs := arr.Elems()[l.g].Get("hooks"); len(hs.Elems()) > 1 {
 				return edit(jsonc.RemoveElement(src, hs, l.h)...)
 			}
 			return edit(jsonc.RemoveElement(src, arr, l.g)...)
 		}
-		g := arr.Elems[ours[0].g]
+		g := arr.Elems()[ours[0].g]
 		hs := g.Get("hooks")
-		h := hs.Elems[ours[0].h]
+		h := hs.Elems()[ours[0].h]
 		if !matcherOK(g, spec.Matcher) {
-			if len(hs.Elems) > 1 {
+			if len(hs.Elems()) > 1 {
 				// It shares a group with other hooks: leave theirs be and
 				// move ours to a group of its own.
 				return edit(jsonc.RemoveElement(src, hs, ours[0].h)...)
@@ -318,13 +318,13 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 		if h.Kind != jsonc.Object {
 			continue
 		}
-		if t := h.Get("type"); t == nil || t.Kind != jsonc.String || t.Str != "command" {
+		if t := h.Get("type"); t == nil || t.Kind != jsonc.String || t.Str() != "command" {
 			return edit(lay.SetMember(src, h, "type", val("command")))
 		}
-		if c := h.Get("command"); c == nil || c.Kind != jsonc.String || c.Str != command {
+		if c := h.Get("command"); c == nil || c.Kind != jsonc.String || c.Str() != command {
 			return edit(lay.SetMember(src, h, "command", val(command)))
 		}
-		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw != fmt.Sprint(spec.Timeout()) {
+		if t := h.Get("timeout"); t == nil || t.Kind != jsonc.Number || t.Raw() != fmt.Sprint(spec.Timeout()) {
 			return edit(lay.SetMember(src, h, "timeout", val(spec.Timeout())))
 		}
 	}
@@ -335,16 +335,16 @@ func mergeStep(src []byte, command string) (out []byte, changed bool, err error)
 func matcherOK(g *jsonc.Node, want string) bool {
 	m := g.Get("matcher")
 	if want == "" {
-		return m == nil || (m.Kind == jsonc.String && (m.Str == "" || m.Str == "*"))
+		return m == nil || (m.Kind == jsonc.String && (m.Str() == "" || m.Str() == "*"))
 	}
-	return m != nil && m.Kind == jsonc.String && m.Str == want
+	return m != nil && m.Kind == jsonc.String && m.Str() == want
 }
 
 // isOurHook recognises a command hook running saga-lsp or saga-lsp-hook
 // with the argument "hook" (any path, quoted or not).
 func isOurHook(h *jsonc.Node) bool {
 	c := h.Get("command")
-	return h.Kind == jsonc.Object && c != nil && c.Kind == jsonc.String && IsSagaHookCommand(c.Str)
+	return h.Kind == jsonc.Object && c != nil && c.Kind == jsonc.String && IsSagaHookCommand(c.Str())
 }
 
 // IsSagaHookCommand reports whether a hook command line runs saga-lsp's hook.

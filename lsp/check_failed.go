@@ -44,9 +44,9 @@ func checkFailed(st *watch.State, rel string, f *store.File, story string) []sto
 		return nil
 	}
 	start, end := arr.Key.Start(), arr.Key.End()
-	for _, e := range arr.Value.Elems {
-		if e != nil && e.Str == c.Command {
-			start, end = e.Start, e.End
+	for _, e := range arr.Value.Elems() {
+		if e != nil && e.Str() == c.Command {
+			start, end = e.Start(), e.End()
 			break
 		}
 	}

@@ -204,7 +204,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		setString(fmt.Sprintf("Set id to %q", fix.Want), fix.Want)
 	case store.CodeInvalidID:
 		if node != nil && node.Kind == jsonc.String {
-			setString(fmt.Sprintf("Change %q to %q", node.Str, fix.Want), fix.Want)
+			setString(fmt.Sprintf("Change %q to %q", node.Str(), fix.Want), fix.Want)
 		}
 	case store.CodeUnknownDependency:
 		arr, i := elementOf(path)
@@ -232,7 +232,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		from := f.Name
 		if f.Kind == store.KindEpic && len(path) >= 3 {
 			if id := path[len(path)-3].Get("id"); id != nil && id.Kind == jsonc.String {
-				from = id.Str
+				from = id.Str()
 			}
 		}
 		add(ca.textFix(fmt.Sprintf("Remove weakest link %s → %s", from, fix.Ref), true, jsonc.RemoveElement(f.Src, arr, i), &cd))
@@ -278,8 +278,8 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 	if arr.Kind != jsonc.Array {
 		return nil, -1
 	}
-	i := sort.Search(len(arr.Elems), func(i int) bool { return arr.Elems[i].Start >= n.Start })
-	if i < len(arr.Elems) && arr.Elems[i] == n {
+	i := sort.Search(len(arr.Elems()), func(i int) bool { return arr.Elems()[i].Start() >= n.Start() })
+	if i < len(arr.Elems()) && arr.Elems()[i] == n {
 		return arr, i
 	}
 	return nil, -1
@@ -289,9 +289,9 @@ func elementOf(path []*jsonc.Node) (*jsonc.Node, int) {
 // for a missing property sits on the object's opening brace).
 func nodePathStart(root *jsonc.Node, offset int) []*jsonc.Node {
 	var chain []*jsonc.Node
-	for n := root; n != nil && offset >= n.Start && offset < n.End; n = childHolding(n, offset, offset+1) {
+	for n := root; n != nil && offset >= n.Start() && offset < n.End(); n = childHolding(n, offset, offset+1) {
 		chain = append(chain, n)
-		if n.Start == offset && n.Kind == jsonc.Object {
+		if n.Start() == offset && n.Kind == jsonc.Object {
 			return chain
 		}
 	}

@@ -415,7 +415,7 @@ func lensIDRange(f *store.File, root *jsonc.Node) protocol.Range {
 	if id := root.Get("id"); id != nil {
 		return lensSingleLine(nodeRange(f, id))
 	}
-	return spanRange(f, root.Start, root.Start+1)
+	return spanRange(f, root.Start(), root.Start()+1)
 }
 
 // lensSingleLine trims a range to its first line: a lens should span one line

@@ -118,18 +118,18 @@ func complSiteAt(doc *jsonc.Document, off int) (complSite, bool) {
 		site.path = loc.Path[:len(loc.Path)-1]
 		site.obj, site.member = loc.Parent, loc.Member
 		site.start, site.end = complTokenSpan(src, n, off)
-		if prev := complPrevSig(src, n.Start); prev >= 0 && src[prev] != '{' && src[prev] != ',' && complMemberEndsAt(loc.Parent, prev+1) {
+		if prev := complPrevSig(src, n.Start()); prev >= 0 && src[prev] != '{' && src[prev] != ',' && complMemberEndsAt(loc.Parent, prev+1) {
 			site.commaAt = prev + 1 // `"id": "x"⏎ "sta|`: the comma before the key is missing
 		}
 		return site, true
 	case n.Kind == jsonc.Object:
-		if off <= n.Start {
+		if off <= n.Start() {
 			return site, false
 		}
 		prev := complPrevSig(src, off)
 		switch {
-		case prev >= n.Start && (src[prev] == '{' || src[prev] == ','):
-		case prev >= n.Start && complMemberEndsAt(n, prev+1) && complLineBreak(src, prev+1, off):
+		case prev >= n.Start() && (src[prev] == '{' || src[prev] == ','):
+		case prev >= n.Start() && complMemberEndsAt(n, prev+1) && complLineBreak(src, prev+1, off):
 			// A new line after a complete member: the comma is missing.
 			site.commaAt = prev + 1
 		default:
@@ -141,11 +141,11 @@ func complSiteAt(doc *jsonc.Document, off int) (complSite, bool) {
 		site.key, site.path, site.obj = true, loc.Path, n
 		return site, true
 	case n.Kind == jsonc.Array:
-		if off <= n.Start {
+		if off <= n.Start() {
 			return site, false
 		}
 		prev := complPrevSig(src, off)
-		if prev < n.Start || (src[prev] != '[' && src[prev] != ',') {
+		if prev < n.Start() || (src[prev] != '[' && src[prev] != ',') {
 			return site, false
 		}
 		// A following element (not a key swallowed by an unclosed array)
@@ -173,10 +173,10 @@ func complSiteAt(doc *jsonc.Document, off int) (complSite, bool) {
 // complInToken reports whether the cursor is in a scalar or key being typed:
 // after its first byte, and for a closed string before its closing quote.
 func complInToken(n *jsonc.Node, off int) bool {
-	if off <= n.Start || off > n.End {
+	if off <= n.Start() || off > n.End() {
 		return false
 	}
-	if n.Kind == jsonc.String && n.Closed && off == n.End {
+	if n.Kind == jsonc.String && n.Closed && off == n.End() {
 		return false
 	}
 	return n.Kind != jsonc.Object && n.Kind != jsonc.Array
@@ -186,14 +186,14 @@ func complInToken(n *jsonc.Node, off int) bool {
 // its quotes; an unterminated string (which the parser ends at the line end)
 // only up to the end of the word at the cursor.
 func complTokenSpan(src []byte, n *jsonc.Node, off int) (int, int) {
-	if n.Kind != jsonc.String || n.Closed || src[n.Start] != '"' {
-		return n.Start, n.End
+	if n.Kind != jsonc.String || n.Closed || src[n.Start()] != '"' {
+		return n.Start(), n.End()
 	}
 	end := off
-	for end < n.End && complWordByte(src[end]) {
+	for end < n.End() && complWordByte(src[end]) {
 		end++
 	}
-	return n.Start, end
+	return n.Start(), end
 }
 
 func complWordByte(c byte) bool {
@@ -228,7 +228,7 @@ func complLineBreak(src []byte, from, to int) bool {
 // ending at end.
 func complMemberEndsAt(obj *jsonc.Node, end int) bool {
 	for _, m := range obj.Members() {
-		if v := m.Value; v != nil && v.End == end && m.Colon() >= 0 {
+		if v := m.Value; v != nil && v.End() == end && m.Colon() >= 0 {
 			return v.Closed && v.Kind != jsonc.Invalid
 		}
 	}
@@ -474,9 +474,9 @@ func (c *complBuilder) values() ([]protocol.CompletionItem, bool) {
 func (c *complBuilder) listed() map[string]bool {
 	out := map[string]bool{}
 	if a := c.site.array; a != nil {
-		for i, e := range a.Elems {
+		for i, e := range a.Elems() {
 			if i != c.site.elem && e != nil && e.Kind == jsonc.String {
-				out[e.Str] = true
+				out[e.Str()] = true
 			}
 		}
 	}
@@ -562,9 +562,9 @@ func (c *complBuilder) childIDs() []complCandidate {
 	listed := map[string]bool{}
 	if arr := c.f.Root().Get("children"); arr != nil && arr.Kind == jsonc.Array {
 		cur := c.childIndex()
-		for i, e := range arr.Elems {
+		for i, e := range arr.Elems() {
 			if id := e.Get("id"); i != cur && id != nil && id.Kind == jsonc.String {
-				listed[id.Str] = true
+				listed[id.Str()] = true
 			}
 		}
 	}
@@ -592,9 +592,9 @@ func (c *complBuilder) childRefs() []complCandidate {
 	}
 	self := ""
 	if i := c.childIndex(); i >= 0 {
-		if arr := c.f.Root().Get("children"); arr != nil && arr.Kind == jsonc.Array && i < len(arr.Elems) {
-			if id := arr.Elems[i].Get("id"); id != nil && id.Kind == jsonc.String {
-				self = id.Str
+		if arr := c.f.Root().Get("children"); arr != nil && arr.Kind == jsonc.Array && i < len(arr.Elems()) {
+			if id := arr.Elems()[i].Get("id"); id != nil && id.Kind == jsonc.String {
+				self = id.Str()
 			}
 		}
 	}

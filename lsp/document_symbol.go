@@ -124,7 +124,7 @@ func storyDocumentSymbol(f *store.File, root *jsonc.Node) protocol.DocumentSymbo
 		}
 		end, detail := m.Key.End(), ""
 		if m.Value != nil {
-			end = m.Value.End
+			end = m.Value.End()
 			detail = symbolValueText(m.Value)
 		}
 		sym.Children = append(sym.Children, protocol.DocumentSymbol{
@@ -168,7 +168,7 @@ func epicDocumentSymbol(snap *Snapshot, f *store.File, root *jsonc.Node) protoco
 // object, its selection the id value (the opening brace when there is no
 // id).
 func symbolOfObject(f *store.File, root *jsonc.Node, name string, kind protocol.SymbolKind, detail string) protocol.DocumentSymbol {
-	sel := spanRange(f, root.Start, root.Start+1)
+	sel := spanRange(f, root.Start(), root.Start()+1)
 	if id := root.Get("id"); id != nil {
 		sel = nodeRange(f, id)
 	}
@@ -253,9 +253,9 @@ func symbolStatus(status string) string {
 func symbolValueText(n *jsonc.Node) string {
 	switch n.Kind {
 	case jsonc.String:
-		return n.Str
+		return n.Str()
 	case jsonc.Number, jsonc.Bool, jsonc.Null:
-		return n.Raw
+		return n.Raw()
 	case jsonc.Object:
 		return "{…}"
 	case jsonc.Array:

@@ -164,12 +164,12 @@ func fileDiagnostics(st *watch.State, rel string, f *store.File, story string, j
 		}
 		msg := fmt.Sprintf("task %s is in_progress%s, but no worker is running story %s: a worker stopped without finishing it. Run the story again (the worker resets it to pending) or set the status yourself",
 			f.Name, in, story)
-		return []store.Diagnostic{liveDiagnostic(rel, f, n.Start, n.End, store.CodeStaleTask, msg)}
+		return []store.Diagnostic{liveDiagnostic(rel, f, n.Start(), n.End(), store.CodeStaleTask, msg)}
 	case f.Kind == store.KindStory && journal.Blocked:
 		n := obj.Get("id")
-		start, end := obj.Start, obj.Start+1
+		start, end := obj.Start(), obj.Start()+1
 		if n != nil {
-			start, end = n.Start, n.End
+			start, end = n.Start(), n.End()
 		}
 		text := journal.Text
 		if text == "" {

@@ -33,7 +33,7 @@ func epicDiagnostics(st *watch.State, rel string, f *store.File) []store.Diagnos
 		if !ok || s.State != readmodel.EpicHeld || c.Node == nil {
 			continue
 		}
-		out = append(out, liveDiagnostic(rel, f, c.Node.Start, c.Node.End, store.CodeStoryHeld, heldMessage(e.ID, s, by)))
+		out = append(out, liveDiagnostic(rel, f, c.Node.Start(), c.Node.End(), store.CodeStoryHeld, heldMessage(e.ID, s, by)))
 	}
 	return out
 }

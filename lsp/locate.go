@@ -68,19 +68,19 @@ func (s *Snapshot) targetAt(u uri.URI, pos protocol.Position) target {
 	t.kind, t.key = targetValue, propertyOf(path)
 	switch {
 	case f.Kind == store.KindTask && len(path) == 2 && path[0].Key == "blockedBy" && str:
-		t.kind, t.name = targetTaskRef, loc.Node.Str
+		t.kind, t.name = targetTaskRef, loc.Node.Str()
 	case f.Kind == store.KindTask && len(path) == 1 && path[0].Key == "id" && str:
 		t.kind, t.name = targetTaskID, f.Name
 	case f.Kind == store.KindStory && len(path) == 1 && path[0].Key == "id" && str:
 		t.kind, t.name = targetStoryID, f.Owner
 	case f.Kind == store.KindStory && len(path) == 1 && path[0].Key == "epic" && str:
-		t.kind, t.name = targetStoryEpic, loc.Node.Str
+		t.kind, t.name = targetStoryEpic, loc.Node.Str()
 	case f.Kind == store.KindEpic && len(path) == 1 && path[0].Key == "id" && str:
 		t.kind, t.name = targetEpicID, f.Owner
 	case f.Kind == store.KindEpic && len(path) == 3 && path[0].Key == "children" && path[2].Key == "id" && str:
-		t.kind, t.name = targetChild, loc.Node.Str
+		t.kind, t.name = targetChild, loc.Node.Str()
 	case f.Kind == store.KindEpic && len(path) == 4 && path[0].Key == "children" && path[2].Key == "blockedBy" && str:
-		t.kind, t.name = targetChildRef, loc.Node.Str
+		t.kind, t.name = targetChildRef, loc.Node.Str()
 	}
 	return t
 }
@@ -98,7 +98,7 @@ func propertyOf(path []jsonc.PathElem) string {
 
 // nodeRange converts a node's span in f to an LSP range.
 func nodeRange(f *store.File, n *jsonc.Node) protocol.Range {
-	return spanRange(f, n.Start, n.End)
+	return spanRange(f, n.Start(), n.End())
 }
 
 func spanRange(f *store.File, start, end int) protocol.Range {

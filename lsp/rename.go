@@ -57,7 +57,7 @@ func renameSubjectAt(snap *Snapshot, u uri.URI, pos protocol.Position) (renameSu
 
 // quotedSpan is the span of a string node's text inside its quotes.
 func quotedSpan(n *jsonc.Node) (int, int) {
-	start, end := n.Start+1, n.End
+	start, end := n.Start()+1, n.End()
 	if n.Closed {
 		end--
 	}

@@ -203,13 +203,13 @@ func editWindowOf(doc *jsonc.Document, spans []jsonc.Edit) (editWindow, bool) {
 	}
 	// The innermost container whose inside holds [lo, hi).
 	var c *jsonc.Node
-	for n := doc.Root; n != nil && (n.Kind == jsonc.Object || n.Kind == jsonc.Array) && n.Start < lo && hi <= innerEnd(n); n = childHolding(n, lo, hi) {
+	for n := doc.Root; n != nil && (n.Kind == jsonc.Object || n.Kind == jsonc.Array) && n.Start() < lo && hi <= innerEnd(n); n = childHolding(n, lo, hi) {
 		c = n
 	}
 	if c == nil {
 		return editWindow{}, false
 	}
-	w := editWindow{lo: c.Start + 1, hi: innerEnd(c), open: '[', close: ']'}
+	w := editWindow{lo: c.Start() + 1, hi: innerEnd(c), open: '[', close: ']'}
 	if c.Kind == jsonc.Object {
 		w.open, w.close = '{', '}'
 	}
@@ -239,15 +239,15 @@ func childCount(n *jsonc.Node) int {
 	if n == nil {
 		return 0
 	}
-	return len(n.Members()) + len(n.Elems)
+	return len(n.Members()) + len(n.Elems())
 }
 
 // innerEnd is where a container's inside ends: before its closing bracket.
 func innerEnd(n *jsonc.Node) int {
 	if n.Closed {
-		return n.End - 1
+		return n.End() - 1
 	}
-	return n.End
+	return n.End()
 }
 
 // siblingSpan is the span of member or element i of a container: a
@@ -257,14 +257,14 @@ func siblingSpan(c *jsonc.Node, i int) struct{ start, end int } {
 		m := c.Members()[i]
 		end := m.Key.End()
 		if m.Value != nil {
-			end = m.Value.End
+			end = m.Value.End()
 		} else if m.Colon() >= 0 {
 			end = m.Colon() + 1
 		}
 		return struct{ start, end int }{m.Key.Start(), end}
 	}
-	e := c.Elems[i]
-	return struct{ start, end int }{e.Start, e.End}
+	e := c.Elems()[i]
+	return struct{ start, end int }{e.Start(), e.End()}
 }
 
 // childHolding returns the member value or element of n whose span holds
@@ -280,12 +280,12 @@ func childHolding(n *jsonc.Node, start, end int) *jsonc.Node {
 			k = ms[i].Value
 		}
 	case jsonc.Array:
-		i := sort.Search(len(n.Elems), func(i int) bool { return n.Elems[i].Start > start }) - 1
+		i := sort.Search(len(n.Elems()), func(i int) bool { return n.Elems()[i].Start() > start }) - 1
 		if i >= 0 {
-			k = n.Elems[i]
+			k = n.Elems()[i]
 		}
 	}
-	if k == nil || start < k.Start || end > k.End {
+	if k == nil || start < k.Start() || end > k.End() {
 		return nil
 	}
 	return k
@@ -295,9 +295,9 @@ func childHolding(n *jsonc.Node, start, end int) *jsonc.Node {
 // exactly [start, end) (the last element), or nil.
 func nodeChain(root *jsonc.Node, start, end int) []*jsonc.Node {
 	var chain []*jsonc.Node
-	for n := root; n != nil && start >= n.Start && end <= n.End; n = childHolding(n, start, end) {
+	for n := root; n != nil && start >= n.Start() && end <= n.End(); n = childHolding(n, start, end) {
 		chain = append(chain, n)
-		if n.Start == start && n.End == end {
+		if n.Start() == start && n.End() == end {
 			return chain
 		}
 	}
@@ -307,7 +307,7 @@ func nodeChain(root *jsonc.Node, start, end int) []*jsonc.Node {
 // memberWithKey finds the member of an object in the tree whose key spans
 // [start, end), with its object.
 func memberWithKey(root *jsonc.Node, start, end int) (*jsonc.Node, *jsonc.Member) {
-	for n := root; n != nil && start >= n.Start && end <= n.End; n = childHolding(n, start, end) {
+	for n := root; n != nil && start >= n.Start() && end <= n.End(); n = childHolding(n, start, end) {
 		if n.Kind != jsonc.Object {
 			continue
 		}

@@ -37,7 +37,7 @@ func TestKeepsSyntaxWindow(t *testing.T) {
 				nodes = append(nodes, m.Key.Node())
 				walk(m.Value)
 			}
-			for _, e := range n.Elems {
+			for _, e := range n.Elems() {
 				walk(e)
 			}
 		}
@@ -52,10 +52,10 @@ func TestKeepsSyntaxWindow(t *testing.T) {
 		}
 		for _, n := range nodes {
 			for _, text := range texts {
-				check([]jsonc.Edit{{Start: n.Start, End: n.End, Text: text}})
+				check([]jsonc.Edit{{Start: n.Start(), End: n.End(), Text: text}})
 			}
 			if n.Kind == jsonc.Array {
-				for i := range n.Elems {
+				for i := range n.Elems() {
 					check(jsonc.RemoveElement(f.Src, n, i))
 				}
 			}

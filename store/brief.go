@@ -61,9 +61,9 @@ func ReadStoryBrief(root, story string) (*StoryBrief, error) {
 			t.Broken = len(doc.Errors) > 0
 			t.Subject, t.Status = briefString(doc.Root, "subject"), briefString(doc.Root, "status")
 			if arr := doc.Root.Get("blockedBy"); arr != nil && arr.Kind == jsonc.Array {
-				for _, el := range arr.Elems {
+				for _, el := range arr.Elems() {
 					if el.Kind == jsonc.String {
-						t.BlockedBy = append(t.BlockedBy, el.Str)
+						t.BlockedBy = append(t.BlockedBy, el.Str())
 					}
 				}
 			}
@@ -137,7 +137,7 @@ func entryIsDir(dir string, de os.DirEntry) bool {
 
 func briefString(obj *jsonc.Node, key string) string {
 	if v := obj.Get(key); v != nil && v.Kind == jsonc.String {
-		return v.Str
+		return v.Str()
 	}
 	return ""
 }

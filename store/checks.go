@@ -41,14 +41,14 @@ func TaskChecks(obj *jsonc.Node) (checks []Check, timeout time.Duration) {
 		return nil, timeout
 	}
 	if arr := obj.Get("checks"); arr != nil && arr.Kind == jsonc.Array {
-		for _, e := range arr.Elems {
-			if e != nil && e.Kind == jsonc.String && strings.TrimSpace(e.Str) != "" {
-				checks = append(checks, Check{Command: e.Str, Node: e})
+		for _, e := range arr.Elems() {
+			if e != nil && e.Kind == jsonc.String && strings.TrimSpace(e.Str()) != "" {
+				checks = append(checks, Check{Command: e.Str(), Node: e})
 			}
 		}
 	}
 	if n := obj.Get("checkTimeout"); n != nil && n.Kind == jsonc.Number {
-		if s, err := strconv.ParseFloat(n.Raw, 64); err == nil && s > 0 && s <= MaxCheckTimeout.Seconds() {
+		if s, err := strconv.ParseFloat(n.Raw(), 64); err == nil && s > 0 && s <= MaxCheckTimeout.Seconds() {
 			timeout = time.Duration(s * float64(time.Second))
 		}
 	}
@@ -106,13 +106,13 @@ func TaskCheckLimits(obj *jsonc.Node) CheckLimits {
 		dst  *int64
 	}{{"memory", &l.Memory}, {"fileSize", &l.FileSize}} {
 		if n := lim.Get(m.name); n != nil && n.Kind == jsonc.String {
-			if v, ok := ParseSize(n.Str); ok {
+			if v, ok := ParseSize(n.Str()); ok {
 				*m.dst = v
 			}
 		}
 	}
 	if n := lim.Get("processes"); n != nil && n.Kind == jsonc.Number {
-		if v, err := strconv.ParseFloat(n.Raw, 64); err == nil && v == math.Trunc(v) && v >= 1 && v <= MaxCheckProcesses {
+		if v, err := strconv.ParseFloat(n.Raw(), 64); err == nil && v == math.Trunc(v) && v >= 1 && v <= MaxCheckProcesses {
 			l.Processes = int(v)
 		}
 	}
@@ -162,9 +162,9 @@ func (b *diagBuilder) blankChecks(obj *jsonc.Node) {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return
 	}
-	for _, e := range arr.Elems {
-		if e != nil && e.Kind == jsonc.String && e.Str != "" && strings.TrimSpace(e.Str) == "" {
-			b.add(CodeSchema, e.Start, e.End, "a check must be a command, not only white space", nil)
+	for _, e := range arr.Elems() {
+		if e != nil && e.Kind == jsonc.String && e.Str() != "" && strings.TrimSpace(e.Str()) == "" {
+			b.add(CodeSchema, e.Start(), e.End(), "a check must be a command, not only white space", nil)
 		}
 	}
 }
@@ -191,9 +191,9 @@ func TaskProtection(obj *jsonc.Node) Protection {
 	globs := func(arr *jsonc.Node) []string {
 		var out []string
 		if arr != nil && arr.Kind == jsonc.Array {
-			for _, e := range arr.Elems {
-				if e != nil && e.Kind == jsonc.String && strings.TrimSpace(e.Str) != "" {
-					out = append(out, e.Str)
+			for _, e := range arr.Elems() {
+				if e != nil && e.Kind == jsonc.String && strings.TrimSpace(e.Str()) != "" {
+					out = append(out, e.Str())
 				}
 			}
 		}

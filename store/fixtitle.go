@@ -42,7 +42,7 @@ func FixTitles(f *File, d Diagnostic) []string {
 		from := f.Name
 		if f.Epic != nil {
 			for _, c := range f.Epic.Children {
-				if c.Object != nil && d.Start >= c.Object.Start && d.Start < c.Object.End {
+				if c.Object != nil && d.Start >= c.Object.Start() && d.Start < c.Object.End() {
 					from = c.ID
 				}
 			}
@@ -54,7 +54,7 @@ func FixTitles(f *File, d Diagnostic) []string {
 		}
 		// The language server inserts an "id" only at the top level: an
 		// epic child's id names a story, nothing to guess.
-		if fix.Property == "id" && (f.Doc.Root == nil || d.Start != f.Doc.Root.Start || f.Name == "") {
+		if fix.Property == "id" && (f.Doc.Root == nil || d.Start != f.Doc.Root.Start() || f.Name == "") {
 			return nil
 		}
 		return []string{fmt.Sprintf("Add missing property %q", fix.Property)}
@@ -74,7 +74,7 @@ func FixTitles(f *File, d Diagnostic) []string {
 
 // objectWithKeyAt is the object one of whose keys starts at offset.
 func objectWithKeyAt(n *jsonc.Node, offset int) *jsonc.Node {
-	for n != nil && offset >= n.Start && offset < n.End {
+	for n != nil && offset >= n.Start() && offset < n.End() {
 		var next *jsonc.Node
 		switch n.Kind {
 		case jsonc.Object:
@@ -82,13 +82,13 @@ func objectWithKeyAt(n *jsonc.Node, offset int) *jsonc.Node {
 				if m.Key.Start() == offset {
 					return n
 				}
-				if m.Value != nil && offset >= m.Value.Start && offset < m.Value.End {
+				if m.Value != nil && offset >= m.Value.Start() && offset < m.Value.End() {
 					next = m.Value
 				}
 			}
 		case jsonc.Array:
-			for _, e := range n.Elems {
-				if offset >= e.Start && offset < e.End {
+			for _, e := range n.Elems() {
+				if offset >= e.Start() && offset < e.End() {
 					next = e
 				}
 			}

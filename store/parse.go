@@ -140,26 +140,26 @@ func (p *Parser) validate(b *diagBuilder, k schema.Kind, root *jsonc.Node, hasSy
 			if hasSyntaxErrors {
 				continue
 			}
-			b.add(CodeSchema, node.Start, node.Start+1, v.Message, &Fix{Property: v.Property})
+			b.add(CodeSchema, node.Start(), node.Start()+1, v.Message, &Fix{Property: v.Property})
 		case "additionalProperties":
 			msg := fmt.Sprintf("unknown property %q is not part of the %s format and is ignored", v.Property, k)
 			near := nearestProperty(v.Property, p.schemas.Properties(k, v.Path))
 			if near != "" {
 				msg += fmt.Sprintf("; did you mean %q?", near)
 			}
-			b.add(CodeUnknownProperty, v.At.Start, v.At.End, msg, &Fix{Property: v.Property, Want: near})
+			b.add(CodeUnknownProperty, v.At.Start(), v.At.End(), msg, &Fix{Property: v.Property, Want: near})
 		case "pattern":
 			if node.Kind != jsonc.String {
-				b.add(CodeSchema, node.Start, node.End, v.Message, nil)
+				b.add(CodeSchema, node.Start(), node.End(), v.Message, nil)
 				continue
 			}
 			canonical := isCanonicalPath(k, v.Path)
-			b.add(CodeInvalidID, node.Start, node.End, invalidIDMessage(node.Str, canonical),
-				&Fix{Want: Slugify(node.Str, canonical)})
+			b.add(CodeInvalidID, node.Start(), node.End(), invalidIDMessage(node.Str(), canonical),
+				&Fix{Want: Slugify(node.Str(), canonical)})
 		case "uniqueItems":
-			b.add(CodeSchema, v.At.Start, v.At.End, "repeated entry: "+v.Message, nil) // on the repeat, not the whole list
+			b.add(CodeSchema, v.At.Start(), v.At.End(), "repeated entry: "+v.Message, nil) // on the repeat, not the whole list
 		default:
-			b.add(CodeSchema, node.Start, node.End, v.Message, nil)
+			b.add(CodeSchema, node.Start(), node.End(), v.Message, nil)
 		}
 	}
 }
@@ -198,12 +198,12 @@ func (b *diagBuilder) checkName(obj *jsonc.Node, idValue, name string, canonical
 			return // the id itself fails the pattern: invalid-id is already reported on it
 		}
 		want := Slugify(name, canonical)
-		b.add(CodeInvalidID, idNode.Start, idNode.End,
+		b.add(CodeInvalidID, idNode.Start(), idNode.End(),
 			fmt.Sprintf("the %s name %q is not a valid %s id; rename the %s to %q", container, containerName, what, container, want), nil)
 		return
 	}
 	if idValue != name {
-		b.add(CodeIDMismatch, idNode.Start, idNode.End,
+		b.add(CodeIDMismatch, idNode.Start(), idNode.End(),
 			fmt.Sprintf("%s id %q does not match its %s name %q", what, idValue, container, containerName),
 			&Fix{Want: name})
 	}
@@ -322,7 +322,7 @@ func newDiagnostic(f *File, code Code, start, end int, msg string, fix *Fix) Dia
 // str reads a string member, "" when absent or not a string.
 func str(obj *jsonc.Node, key string) string {
 	if n := obj.Get(key); n != nil && n.Kind == jsonc.String {
-		return n.Str
+		return n.Str()
 	}
 	return ""
 }
@@ -333,10 +333,10 @@ func refs(obj *jsonc.Node, key string) []Ref {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return nil
 	}
-	out := make([]Ref, 0, len(arr.Elems))
-	for _, e := range arr.Elems {
+	out := make([]Ref, 0, len(arr.Elems()))
+	for _, e := range arr.Elems() {
 		if e != nil && e.Kind == jsonc.String {
-			out = append(out, Ref{ID: e.Str, Node: e})
+			out = append(out, Ref{ID: e.Str(), Node: e})
 		}
 	}
 	return out
@@ -364,7 +364,7 @@ func reviewSource(n *jsonc.Node) *ReviewSource {
 		r.Authors = append(r.Authors, a.ID)
 	}
 	if l := n.Get("line"); l != nil && l.Kind == jsonc.Number {
-		if v, err := strconv.Atoi(l.Raw); err == nil && v >= 1 {
+		if v, err := strconv.Atoi(l.Raw()); err == nil && v >= 1 {
 			r.Line = v
 		}
 	}
@@ -391,10 +391,10 @@ func extractEpic(f *File, obj *jsonc.Node) *Epic {
 	if arr == nil || arr.Kind != jsonc.Array {
 		return e
 	}
-	if len(arr.Elems) > 0 {
-		e.Children = make([]Child, 0, len(arr.Elems))
+	if len(arr.Elems()) > 0 {
+		e.Children = make([]Child, 0, len(arr.Elems()))
 	}
-	for _, c := range arr.Elems {
+	for _, c := range arr.Elems() {
 		if c == nil || c.Kind != jsonc.Object {
 			continue
 		}
@@ -402,7 +402,7 @@ func extractEpic(f *File, obj *jsonc.Node) *Epic {
 		if idn == nil || idn.Kind != jsonc.String {
 			continue
 		}
-		e.Children = append(e.Children, Child{ID: idn.Str, Node: idn, Object: c, BlockedBy: refs(c, "blockedBy")})
+		e.Children = append(e.Children, Child{ID: idn.Str(), Node: idn, Object: c, BlockedBy: refs(c, "blockedBy")})
 	}
 	return e
 }

@@ -16,10 +16,10 @@ import (
 func anchor(f *File, key string) (int, int) {
 	obj := f.Root()
 	if n := obj.Get(key); n != nil {
-		return n.Start, n.End
+		return n.Start(), n.End()
 	}
 	if obj != nil {
-		return obj.Start, obj.Start + 1
+		return obj.Start(), obj.Start() + 1
 	}
 	return 0, 0
 }
@@ -78,7 +78,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 	for i := range e.Children {
 		c := &e.Children[i]
 		if prev := first[c.ID]; prev != nil {
-			add(f, CodeDuplicateID, c.Node.Start, c.Node.End, fmt.Sprintf("story %q is already listed in this epic's children", c.ID), nil)
+			add(f, CodeDuplicateID, c.Node.Start(), c.Node.End(), fmt.Sprintf("story %q is already listed in this epic's children", c.ID), nil)
 			continue
 		}
 		first[c.ID] = c
@@ -87,14 +87,14 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		}
 		s := w.Story(c.ID)
 		if s == nil {
-			add(f, CodeUnknownStory, c.Node.Start, c.Node.End, fmt.Sprintf(
+			add(f, CodeUnknownStory, c.Node.Start(), c.Node.End(), fmt.Sprintf(
 				"no story folder .saga/stories/%s/ (nor a copy in its worktree); create it with `saga-lsp new story %s --title … --epic %s`%s",
 				c.ID, c.ID, id, stories.suggest(c.ID, w.SortedStoryIDs)), &Fix{Ref: c.ID})
 		}
 		// The flat dialect: an upstream epic's children are plain story ids,
 		// and a story naming the epic in its "epic" field is its child.
 		if !strings.HasPrefix(c.ID, id+"--") && !flat && (s == nil || s.Epic != id) {
-			add(f, CodeEpicPrefix, c.Node.Start, c.Node.End, fmt.Sprintf(
+			add(f, CodeEpicPrefix, c.Node.Start(), c.Node.End(), fmt.Sprintf(
 				"child story %q of epic %q should be named %s--<story> so its name shows where it belongs, or name the epic in the story's \"epic\" field", c.ID, id, id), &Fix{Want: id + "--" + c.ID})
 		}
 	}
@@ -103,9 +103,9 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		for _, r := range c.BlockedBy {
 			switch {
 			case r.ID == c.ID:
-				add(f, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
+				add(f, CodeSelfDependency, r.Node.Start(), r.Node.End(), fmt.Sprintf("story %q cannot be blocked by itself", c.ID), &Fix{Ref: r.ID})
 			case first[r.ID] == nil && ValidCanonical(r.ID): // an invalid name is reported as invalid-id
-				add(f, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
+				add(f, CodeUnknownDependency, r.Node.Start(), r.Node.End(), fmt.Sprintf(
 					"%q is not a child of epic %q%s", r.ID, id, children.suggest(r.ID, func() []string { return slices.Collect(maps.Keys(first)) })), &Fix{Ref: r.ID})
 			}
 		}

@@ -229,9 +229,9 @@ func taskFindings(s *Story, g depGraph, i int, sg *suggester) []Diagnostic {
 	for _, r := range t.BlockedBy {
 		switch {
 		case r.ID == t.ID:
-			out = append(out, newDiagnostic(t.File, CodeSelfDependency, r.Node.Start, r.Node.End, fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID}))
+			out = append(out, newDiagnostic(t.File, CodeSelfDependency, r.Node.Start(), r.Node.End(), fmt.Sprintf("task %q cannot be blocked by itself", t.ID), &Fix{Ref: r.ID}))
 		case ValidID(r.ID) && s.taskPos(r.ID) < 0: // an invalid id is reported as invalid-id
-			out = append(out, newDiagnostic(t.File, CodeUnknownDependency, r.Node.Start, r.Node.End, fmt.Sprintf(
+			out = append(out, newDiagnostic(t.File, CodeUnknownDependency, r.Node.Start(), r.Node.End(), fmt.Sprintf(
 				"no task %q in story %q%s", r.ID, s.ID, sg.suggest(r.ID, s.taskIDs)), &Fix{Ref: r.ID}))
 		}
 	}
@@ -440,7 +440,7 @@ func cycleDiags(c cycles, item func(i int) (id, status string, refs []Ref, f *Fi
 			}
 			for _, r := range refs {
 				if r.ID == to {
-					add(f, CodeDependencyCycle, r.Node.Start, r.Node.End, msg, &Fix{Ref: to, Weak: weak.From == from && weak.To == to})
+					add(f, CodeDependencyCycle, r.Node.Start(), r.Node.End(), msg, &Fix{Ref: to, Weak: weak.From == from && weak.To == to})
 					break
 				}
 			}

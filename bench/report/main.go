@@ -52,7 +52,7 @@ func budgets() []budget {
 		{label: "keystroke → diagnostics p95", bench: "LSPKeystroke", metric: "p95-ms", max: 10, unit: "ms"},
 		{label: "language server peak RSS", bench: "LSPKeystroke", metric: "peak-RSS-MB", max: 200, unit: "MB"},
 		// The hook and hydration (bench/hook_test.go).
-		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
+		{label: "hook PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "saga-lsp hook (the whole binary) PostToolUse sync vs empty Go program start (paired)", bench: "HookSyncSagaLSPPaired", maxRatio: 3, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted, a task without checks, vs empty Go program start (paired)", bench: "HookTaskCompletedPaired", maxRatio: 2, secondsMetric: "hook-s", ratioMetric: "hook/empty"},
 		{label: "hook TaskCompleted with a check: time beyond the check's own (paired)", bench: "HookTaskCompletedChecks", metric: "overhead-ms", max: 150, unit: "ms"},
@@ -74,7 +74,7 @@ func budgets() []budget {
 		// in one run, a 100,000-task story, a 10,000-task cycle.
 		{label: "4W: keystroke → diagnostics p95", bench: "LSPScale", metric: "4W-p95-ms", max: 2, unit: "ms"},
 		{label: "keystroke p95, 4W ÷ W", bench: "LSPScale", metric: "p95-4W/W", max: 1.5, unit: "×"},
-		{label: "4W: peak RSS ÷ JSON bytes", bench: "LSPScale", metric: "4W-RSS/JSON", max: 4, unit: "×"},
+		{label: "4W: peak RSS ÷ JSON bytes", bench: "LSPScale", metric: "4W-RSS/JSON", max: 3, unit: "×"},
 		{label: "initialize → all diagnostics, 4W ÷ W", bench: "LSPScale", metric: "init-4W/W", max: 4, unit: "×"},
 		{label: "100,000-task story: check", bench: "BigStory", metric: "check-s", max: 2, unit: "s"},
 		{label: "100,000-task story: plan", bench: "BigStory", metric: "plan-s", max: 2, unit: "s"},

@@ -26,10 +26,12 @@ import (
 // Beneath is an open folder whose writes stay below it.
 type Beneath struct {
 	r *os.Root
-	// NoSync leaves out the atomic writes' fsyncs: for a cache whose
-	// readers check what they read (npm its integrities), where a crash may
-	// lose a write but never tear one, and 2 fsyncs a file would triple a
-	// seed's time.
+	// NoSync leaves out the atomic writes' fsyncs, and on Linux the
+	// write-back a rename over a file starts (replaceNoFlush): for a cache
+	// whose readers check what they read (npm its integrities), where 2
+	// fsyncs a file would triple a seed's time, and for a copy whose source
+	// is elsewhere (the hook's status sync). Readers still see the old file
+	// or the new one; a crash may lose the write or leave the file empty.
 	NoSync bool
 }
 
@@ -191,19 +193,30 @@ func (b *Beneath) WriteFrom(rel string, perm fs.FileMode, fill func(io.Writer) (
 	if err != nil {
 		return fail(err)
 	}
-	if err := in.Rename(tmp, base); err != nil {
-		return fail(err)
+	// The folder, opened once: for the swap, its fsync and the sweep.
+	d, derr := in.Open(".")
+	if derr == nil {
+		defer d.Close()
 	}
-	if !b.NoSync {
-		if d, err := in.Open("."); err == nil {
-			err = d.Sync()
-			d.Close()
-			if err != nil && !syncUnsupported(err) {
-				return n, fmt.Errorf("write %s in %s: sync directory: %w", rel, b.Dir(), err)
-			}
+	replaced := false
+	if b.NoSync && keep && derr == nil {
+		if replaced, err = replaceNoFlush(d, tmp, base); err != nil {
+			return fail(err)
 		}
 	}
-	removeStaleTempsIn(in)
+	if !replaced {
+		if err := in.Rename(tmp, base); err != nil {
+			return fail(err)
+		}
+	}
+	if !b.NoSync && derr == nil {
+		if err := d.Sync(); err != nil && !syncUnsupported(err) {
+			return n, fmt.Errorf("write %s in %s: sync directory: %w", rel, b.Dir(), err)
+		}
+	}
+	if derr == nil {
+		removeStaleTempsOf(in, d)
+	}
 	return n, nil
 }
 
@@ -331,8 +344,14 @@ func removeStaleTempsIn(in *os.Root) {
 	if err != nil {
 		return
 	}
+	defer d.Close()
+	removeStaleTempsOf(in, d)
+}
+
+// removeStaleTempsOf is removeStaleTempsIn with the folder's descriptor d
+// already open (read from its start).
+func removeStaleTempsOf(in *os.Root, d *os.File) {
 	names, _ := d.Readdirnames(-1)
-	d.Close()
 	for _, name := range names {
 		i := strings.LastIndex(name, tempMark)
 		if !strings.HasPrefix(name, ".") || i < 0 {

@@ -1,6 +1,7 @@
 package filesafe_test
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,6 +51,17 @@ func TestBeneathNeverWritesThroughALinkOut(t *testing.T) {
 		"WriteFileBeneath": func(dir, rel string) error { return filesafe.WriteFileBeneath(dir, rel, []byte("planted"), 0o644) },
 		"UpdateFileBeneath": func(dir, rel string) error {
 			return filesafe.UpdateFileBeneath(dir, rel, func(old []byte) ([]byte, error) { return append(old, "planted"...), nil })
+		},
+		// Without fsync (the hook's status sync): on Linux an existing
+		// regular file is replaced by a swap, a link still by a rename.
+		"WriteFileAtomic NoSync": func(dir, rel string) error {
+			b, err := filesafe.OpenBeneath(dir)
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			b.NoSync = true
+			return b.WriteFileAtomic(rel, []byte("planted"), 0o644)
 		},
 		"MkdirAll": func(dir, rel string) error {
 			b, err := filesafe.OpenBeneath(dir)
@@ -111,5 +123,49 @@ func TestBeneathFollowsALinkInside(t *testing.T) {
 	}
 	if err := filesafe.WriteFileBeneath(dir, "../x", nil, 0o644); err == nil {
 		t.Fatal("a path climbing out was written")
+	}
+}
+
+// A write without fsync replaces an existing file as a whole (on Linux by
+// swapping the names, docs/hooks.md#the-hook-program): a reader that opened
+// the old file keeps reading it, the name shows the new one, the mode is
+// kept and no temp file is left. A folder at the name is never replaced.
+func TestBeneathNoSyncReplacesWhole(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "s", "t.json")
+	os.MkdirAll(filepath.Dir(name), 0o755)
+	os.WriteFile(name, []byte("old"), 0o600)
+	reader, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	b, err := filesafe.OpenBeneath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.NoSync = true
+	for _, content := range []string{"new", "newer"} {
+		if err := b.WriteFileAtomic("s/t.json", []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(name)
+		if got, _ := os.ReadFile(name); string(got) != content || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("after writing %q: %q, mode %v", content, got, fi.Mode())
+		}
+	}
+	if old, _ := io.ReadAll(reader); string(old) != "old" {
+		t.Fatalf("the old file, open before the writes, reads %q", old)
+	}
+	if s := testkit.TreeSnapshot(t, dir); strings.Contains(s, ".tmp-") {
+		t.Fatalf("a temp file was left:\n%s", s)
+	}
+	os.MkdirAll(filepath.Join(dir, "s", "d", "sub"), 0o755)
+	if err := b.WriteFileAtomic("s/d", []byte("x"), 0o644); err == nil {
+		t.Fatal("a folder was replaced by a file")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "s", "d", "sub")); err != nil || !fi.IsDir() {
+		t.Fatalf("the folder is gone: %v", err)
 	}
 }

@@ -102,7 +102,7 @@ func withStatus(atR, cur []byte, rel string) []byte {
 	if r := jsonc.Parse(atR).Root.Get("status"); r == nil || r.Kind != jsonc.String {
 		return atR
 	}
-	if next, err := store.SetString(atR, "status", st.Str); err == nil {
+	if next, err := store.SetString(atR, "status", st.Str()); err == nil {
 		return next
 	}
 	return atR

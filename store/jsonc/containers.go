@@ -3,6 +3,7 @@ package jsonc
 import (
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // incomplete reports whether a member or element ended in a way that makes
@@ -31,7 +32,7 @@ loop:
 				p.unclosedAtEOF = true
 				p.errorAt(len(src), len(src), msgCloseObject)
 			}
-			obj.End = len(src)
+			obj.end = int32(len(src))
 			break
 		}
 		switch c := src[p.pos]; c {
@@ -41,14 +42,14 @@ loop:
 			}
 			p.pos++
 			obj.Closed = true
-			obj.End = p.pos
+			obj.end = int32(p.pos)
 			break loop
 		case ']':
 			if p.openArrays > 0 {
 				// Most likely the '}' was forgotten and this closes an
 				// enclosing array.
 				p.errorAt(p.pos, p.pos+1, msgCloseObject)
-				obj.End = p.pos
+				obj.end = int32(p.pos)
 				break loop
 			}
 			p.errorAt(p.pos, p.pos+1, unexpected(c))
@@ -107,7 +108,7 @@ loop:
 			ms = make([]Member, k)
 		}
 		copy(ms, p.members[mark:])
-		obj.members, obj.nmembers = &ms[0], int32(k)
+		obj.kids, obj.nkids = unsafe.Pointer(&ms[0]), int32(k)
 		clear(p.members[mark:])
 		p.members = p.members[:mark]
 	}
@@ -223,7 +224,7 @@ loop:
 				p.unclosedAtEOF = true
 				p.errorAt(len(src), len(src), msgCloseArray)
 			}
-			arr.End = len(src)
+			arr.end = int32(len(src))
 			break
 		}
 		switch c := src[p.pos]; c {
@@ -233,12 +234,12 @@ loop:
 			}
 			p.pos++
 			arr.Closed = true
-			arr.End = p.pos
+			arr.end = int32(p.pos)
 			break loop
 		case '}':
 			if p.openObjects > 0 {
 				p.errorAt(p.pos, p.pos+1, msgCloseArray)
-				arr.End = p.pos
+				arr.end = int32(p.pos)
 				break loop
 			}
 			p.errorAt(p.pos, p.pos+1, unexpected(c))
@@ -270,12 +271,14 @@ loop:
 		}
 	}
 	if k := len(p.elems) - mark; k > 0 {
+		var es []*Node
 		if p.batch {
-			arr.Elems = carve(&p.elemSlab, k, elemChunk)
+			es = carve(&p.elemSlab, k, elemChunk)
 		} else {
-			arr.Elems = make([]*Node, k)
+			es = make([]*Node, k)
 		}
-		copy(arr.Elems, p.elems[mark:])
+		copy(es, p.elems[mark:])
+		arr.kids, arr.nkids = unsafe.Pointer(&es[0]), int32(k)
 		clear(p.elems[mark:])
 		p.elems = p.elems[:mark]
 	}

@@ -34,7 +34,7 @@ func Apply(src []byte, edits ...Edit) []byte {
 }
 
 // Replace is the edit replacing a value with the JSON text v.
-func Replace(n *Node, v string) Edit { return Edit{n.Start, n.End, v} }
+func Replace(n *Node, v string) Edit { return Edit{n.Start(), n.End(), v} }
 
 // LineIndent returns the leading white space of the line holding offset.
 func LineIndent(src []byte, offset int) string {
@@ -80,7 +80,7 @@ func LayoutOf(src []byte, root *Node) Layout {
 	}
 	first := root.Members()[0]
 	if MultiLine(src, root) {
-		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start()), LineIndent(src, root.Start)); ok && u != "" {
+		if u, ok := strings.CutPrefix(LineIndent(src, first.Key.Start()), LineIndent(src, root.Start())); ok && u != "" {
 			l.Unit = u
 		}
 	}
@@ -97,12 +97,12 @@ func MultiLine(src []byte, n *Node) bool {
 	switch {
 	case n.Kind == Object && len(n.Members()) > 0:
 		first = n.Members()[0].Key.Start()
-	case n.Kind == Array && len(n.Elems) > 0:
-		first = n.Elems[0].Start
+	case n.Kind == Array && len(n.Elems()) > 0:
+		first = n.Elems()[0].Start()
 	default:
 		return true
 	}
-	return bytes.IndexByte(src[n.Start:first], '\n') >= 0
+	return bytes.IndexByte(src[n.Start():first], '\n') >= 0
 }
 
 // Marshal encodes v without HTML escaping and without a final newline:
@@ -158,9 +158,9 @@ func respace(text, from, to string) string {
 // recovering parse found none).
 func closeAt(n *Node) int {
 	if n.Closed {
-		return n.End - 1
+		return n.End() - 1
 	}
-	return n.End
+	return n.End()
 }
 
 // InsertMember is the edit adding the member key after obj's last member,
@@ -172,16 +172,16 @@ func (l Layout) InsertMember(src []byte, obj *Node, key string, value func(prett
 	k := Quote(key) + l.Colon
 	ms := obj.Members()
 	if len(ms) == 0 {
-		indent := LineIndent(src, obj.Start)
+		indent := LineIndent(src, obj.Start())
 		inner := indent + l.Unit
-		return Edit{obj.Start + 1, closeAt(obj), "\n" + inner + k + Reindent(value(true), inner) + "\n" + indent}
+		return Edit{obj.Start() + 1, closeAt(obj), "\n" + inner + k + Reindent(value(true), inner) + "\n" + indent}
 	}
 	last := ms[len(ms)-1]
 	end := last.Key.End()
 	if last.Value != nil {
-		end = last.Value.End
+		end = last.Value.End()
 	}
-	if bytes.IndexByte(src[obj.Start:last.Key.Start()], '\n') < 0 {
+	if bytes.IndexByte(src[obj.Start():last.Key.Start()], '\n') < 0 {
 		return Edit{end, end, l.Comma + k + value(false)}
 	}
 	indent := LineIndent(src, last.Key.Start())
@@ -192,17 +192,17 @@ func (l Layout) InsertMember(src []byte, obj *Node, key string, value func(prett
 // out like its elements.
 func (l Layout) AppendElement(src []byte, arr *Node, elem func(pretty bool) string) Edit {
 	l = l.withDefaults()
-	if len(arr.Elems) == 0 {
-		indent := LineIndent(src, arr.Start)
+	if len(arr.Elems()) == 0 {
+		indent := LineIndent(src, arr.Start())
 		inner := indent + l.Unit
-		return Edit{arr.Start + 1, closeAt(arr), "\n" + inner + Reindent(elem(true), inner) + "\n" + indent}
+		return Edit{arr.Start() + 1, closeAt(arr), "\n" + inner + Reindent(elem(true), inner) + "\n" + indent}
 	}
-	last := arr.Elems[len(arr.Elems)-1]
+	last := arr.Elems()[len(arr.Elems())-1]
 	if !MultiLine(src, arr) {
-		return Edit{last.End, last.End, l.Comma + elem(false)}
+		return Edit{last.End(), last.End(), l.Comma + elem(false)}
 	}
-	indent := LineIndent(src, arr.Elems[0].Start)
-	return Edit{last.End, last.End, ",\n" + indent + Reindent(elem(true), indent)}
+	indent := LineIndent(src, arr.Elems()[0].Start())
+	return Edit{last.End(), last.End(), ",\n" + indent + Reindent(elem(true), indent)}
 }
 
 // SetMember is the edit setting key of obj to a value: the value's bytes
@@ -222,9 +222,9 @@ func Text(s string) func(bool) string { return func(bool) string { return s } }
 // → "a"; a lone element empties the brackets when only white space
 // surrounds it. Comments next to the element stay.
 func RemoveElement(src []byte, arr *Node, i int) []Edit {
-	spans := make([][2]int, len(arr.Elems))
-	for j, e := range arr.Elems {
-		spans[j] = [2]int{e.Start, e.End}
+	spans := make([][2]int, len(arr.Elems()))
+	for j, e := range arr.Elems() {
+		spans[j] = [2]int{e.Start(), e.End()}
 	}
 	return removeChild(src, arr, spans, i)
 }
@@ -237,7 +237,7 @@ func RemoveMember(src []byte, obj *Node, key string) []Edit {
 	for j, m := range obj.Members() {
 		end := m.Key.End()
 		if m.Value != nil {
-			end = m.Value.End
+			end = m.Value.End()
 		}
 		spans[j] = [2]int{m.Key.Start(), end}
 		if m.Key.Str == key {
@@ -254,7 +254,7 @@ func removeChild(src []byte, n *Node, spans [][2]int, i int) []Edit {
 	s := spans[i]
 	switch {
 	case len(spans) == 1:
-		inner, end := n.Start+1, closeAt(n)
+		inner, end := n.Start()+1, closeAt(n)
 		if blank(src[inner:s[0]]) && blank(src[s[1]:end]) {
 			return []Edit{{inner, end, ""}}
 		}

@@ -60,11 +60,11 @@ func (d *Document) LocationAt(offset int) Location {
 				return loc
 			}
 		case Array:
-			i := sort.Search(len(n.Elems), func(i int) bool { return n.Elems[i].Start > offset }) - 1
+			i := sort.Search(len(n.Elems()), func(i int) bool { return n.Elems()[i].Start() > offset }) - 1
 			if i < 0 {
 				break
 			}
-			if e := n.Elems[i]; contains(e, offset) {
+			if e := n.Elems()[i]; contains(e, offset) {
 				loc.Path = append(loc.Path, PathElem{Index: i})
 				loc.Member, loc.Parent = nil, n
 				n = e
@@ -77,10 +77,10 @@ func (d *Document) LocationAt(offset int) Location {
 }
 
 func contains(n *Node, offset int) bool {
-	if offset < n.Start || offset > n.End {
+	if offset < n.Start() || offset > n.End() {
 		return false
 	}
-	if offset == n.End && n.Closed && (n.Kind == Object || n.Kind == Array) {
+	if offset == n.End() && n.Closed && (n.Kind == Object || n.Kind == Array) {
 		return false
 	}
 	return true

@@ -38,7 +38,7 @@ func TestPointer(t *testing.T) {
 		n := d.Pointer(tt.ptr)
 		got := ""
 		if n != nil {
-			got = string(d.Src[n.Start:n.End])
+			got = string(d.Src[n.Start():n.End()])
 			if tt.ptr == "" {
 				got = got[:1]
 			}
@@ -64,7 +64,7 @@ func TestPointer(t *testing.T) {
 		n := d.PointerSegments(tt.segs)
 		got := ""
 		if n != nil {
-			got = string(d.Src[n.Start:n.End])
+			got = string(d.Src[n.Start():n.End()])
 			if len(tt.segs) == 0 {
 				got = got[:1]
 			}
@@ -85,7 +85,7 @@ func TestPointer(t *testing.T) {
 	}
 	// Duplicate keys: the last one wins, as in encoding/json.
 	d = Parse([]byte(`{"a": 1, "a": 2}`))
-	if n := d.Pointer("/a"); n == nil || n.Raw != "2" {
+	if n := d.Pointer("/a"); n == nil || n.Raw() != "2" {
 		t.Errorf("duplicate key: %+v", n)
 	}
 }
@@ -104,7 +104,7 @@ func TestLocationAt(t *testing.T) {
 		if n == nil {
 			return "<nil>"
 		}
-		return src[n.Start:n.End]
+		return src[n.Start():n.End()]
 	}
 	children := d.Root.Get("children")
 	tests := []struct {
@@ -121,12 +121,12 @@ func TestLocationAt(t *testing.T) {
 		{"just after key", 5, []PathElem{{Key: "id", Index: -1, IsKey: true}}, `"id"`, "id", d.Root},
 		{"between colon and value", 6, nil, src, "", nil},
 		{"inside value", 8, []PathElem{{Key: "id", Index: -1}}, `"a"`, "id", d.Root},
-		{"nested key", at(`"id": "c1"`, 1), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1, IsKey: true}}, `"id"`, "id", children.Elems[0]},
-		{"nested value", at(`"c1"`, 2), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1}}, `"c1"`, "id", children.Elems[0]},
+		{"nested key", at(`"id": "c1"`, 1), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1, IsKey: true}}, `"id"`, "id", children.Elems()[0]},
+		{"nested value", at(`"c1"`, 2), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1}}, `"c1"`, "id", children.Elems()[0]},
 		{"array element", at("22", 1), []PathElem{{Key: "children", Index: -1}, {Index: 1}}, "22", "", children},
 		{"end of array element", at("22", 2), []PathElem{{Key: "children", Index: -1}, {Index: 1}}, "22", "", children},
 		{"between elements", at(", 22", 1), []PathElem{{Key: "children", Index: -1}}, text(children), "children", d.Root},
-		{"just after string, on brace", at(`"c1"}`, 4), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1}}, `"c1"`, "id", children.Elems[0]},
+		{"just after string, on brace", at(`"c1"}`, 4), []PathElem{{Key: "children", Index: -1}, {Index: 0}, {Key: "id", Index: -1}}, `"c1"`, "id", children.Elems()[0]},
 		{"after closing brace of element", at(`"c1"}`, 5), []PathElem{{Key: "children", Index: -1}}, text(children), "children", d.Root},
 		{"missing value", at(`"empty": ,`, 9), []PathElem{{Key: "empty", Index: -1}}, "<nil>", "empty", d.Root},
 		{"missing value, after comma", at(`"empty": ,`, 10), nil, src, "", nil},
@@ -189,7 +189,7 @@ func TestLocationAtEOF(t *testing.T) {
 		loc := d.LocationAt(len(tt.src))
 		node := "<nil>"
 		if loc.Node != nil {
-			node = tt.src[loc.Node.Start:loc.Node.End]
+			node = tt.src[loc.Node.Start():loc.Node.End()]
 		}
 		member := ""
 		if loc.Member != nil {

@@ -45,29 +45,77 @@ func (k Kind) String() string {
 // Node is one value in the syntax tree (a member's key is a Key). Offsets
 // are byte offsets into Document.Src.
 type Node struct {
-	Start int     // byte offset of the first byte of the value
-	End   int     // byte offset just past the value (for an unterminated string/object/array: where recovery stopped)
-	Str   string  // String: the decoded value (escapes resolved; best effort when unterminated or with bad escapes)
-	Raw   string  // Number: the literal text; Bool: "true"/"false"; Null: "null"; empty otherwise
-	Elems []*Node // Array, in source order
-	// An object's members, as a pointer and a count rather than a slice,
-	// and the small fields last: the struct packs into 88 bytes, and a
-	// workspace holds hundreds of thousands of nodes, three in four of
-	// them strings.
-	members  *Member
-	nmembers int32
-	Kind     Kind
-	Bool     bool // Bool: the value
-	Closed   bool // Object/Array: closing bracket found; String: closing quote found; others: true
+	// Offsets in 32 bits (Parse stops at 2 GiB): Start and End.
+	start, end int32
+	// What a node holds, in one pointer and a count: a string's decoded
+	// value (Str), an object's members (*Member), an array's elements
+	// (**Node) or a number's literal text (Raw) — a node is only ever one of
+	// them. With the small fields last a node takes 24 bytes: a workspace
+	// holds hundreds of thousands of them, three in four strings, and the
+	// two offsets, the string and the three slices or strings this replaces
+	// took 88 (docs/architecture.md#memory-at-88000-files).
+	kids   unsafe.Pointer
+	nkids  int32
+	Kind   Kind
+	Bool   bool // Bool: the value
+	Closed bool // Object/Array: closing bracket found; String: closing quote found; others: true
+}
+
+// Start is the byte offset of the first byte of the value.
+func (n *Node) Start() int { return int(n.start) }
+
+// End is the byte offset just past the value (for an unterminated
+// string/object/array: where recovery stopped).
+func (n *Node) End() int { return int(n.end) }
+
+// Str is a String's decoded value (escapes resolved; best effort when
+// unterminated or with bad escapes), "" for any other node.
+func (n *Node) Str() string {
+	if n == nil || n.Kind != String || n.kids == nil {
+		return ""
+	}
+	return unsafe.String((*byte)(n.kids), n.nkids)
+}
+
+// setStr sets a String node's value.
+func (n *Node) setStr(s string) {
+	n.kids, n.nkids = unsafe.Pointer(unsafe.StringData(s)), int32(len(s))
 }
 
 // Members returns an object's members in source order (duplicates kept),
 // nil for other nodes. The slice is the tree's: do not modify it.
 func (n *Node) Members() []Member {
-	if n == nil || n.members == nil {
+	if n == nil || n.Kind != Object || n.kids == nil {
 		return nil
 	}
-	return unsafe.Slice(n.members, n.nmembers)
+	return unsafe.Slice((*Member)(n.kids), n.nkids)
+}
+
+// Elems returns an array's elements in source order, nil for other nodes.
+// The slice is the tree's: do not modify it.
+func (n *Node) Elems() []*Node {
+	if n == nil || n.Kind != Array || n.kids == nil {
+		return nil
+	}
+	return unsafe.Slice((**Node)(n.kids), n.nkids)
+}
+
+// Raw returns a number's literal text, "true" or "false" for a Bool,
+// "null" for a Null, and "" for any other node.
+func (n *Node) Raw() string {
+	switch {
+	case n == nil:
+		return ""
+	case n.Kind == Number && n.kids != nil:
+		return unsafe.String((*byte)(n.kids), n.nkids)
+	case n.Kind == Bool && n.Bool:
+		return "true"
+	case n.Kind == Bool:
+		return "false"
+	case n.Kind == Null:
+		return "null"
+	}
+	return ""
 }
 
 // Member is one key/value pair of an object.
@@ -105,7 +153,9 @@ func (k Key) Closed() bool { return k.closed }
 // Node returns the key as a String node of its own, for code that treats
 // every string token alike (locations, edits, ranges).
 func (k Key) Node() *Node {
-	return &Node{Kind: String, Start: k.Start(), End: k.End(), Str: k.Str, Closed: k.closed}
+	n := &Node{Kind: String, start: k.start, end: k.end, Closed: k.closed}
+	n.setStr(k.Str)
+	return n
 }
 
 // Error is a problem found while parsing. Errors are data: Parse never fails.
@@ -164,15 +214,15 @@ func (n *Node) Value() any {
 		}
 		return m
 	case Array:
-		a := make([]any, len(n.Elems))
-		for i, e := range n.Elems {
+		a := make([]any, len(n.Elems()))
+		for i, e := range n.Elems() {
 			a[i] = e.Value()
 		}
 		return a
 	case String:
-		return n.Str
+		return n.Str()
 	case Number:
-		return json.Number(n.Raw)
+		return json.Number(n.Raw())
 	case Bool:
 		return n.Bool
 	}
@@ -219,10 +269,10 @@ func (d *Document) PointerSegments(segs []string) *Node {
 			n = n.Get(s)
 		case Array:
 			i, ok := arrayIndex(s)
-			if !ok || i >= len(n.Elems) {
+			if !ok || i >= len(n.Elems()) {
 				return nil
 			}
-			n = n.Elems[i]
+			n = n.Elems()[i]
 		default:
 			return nil
 		}

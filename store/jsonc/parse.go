@@ -178,7 +178,7 @@ func (p *parser) parseDocument() *Node {
 	}
 	if strayStart >= 0 {
 		n := p.newNode(Invalid, strayStart)
-		n.End = strayEnd
+		n.end = int32(strayEnd)
 		return n
 	}
 	p.errorAt(0, 0, msgEmpty)
@@ -226,7 +226,7 @@ func (p *parser) newNode(k Kind, start int) *Node {
 		n = &p.nodes[len(p.nodes)-1]
 	}
 	n.Kind = k
-	n.Start = start
+	n.start = int32(start)
 	n.Closed = true
 	return n
 }
@@ -384,19 +384,17 @@ func (p *parser) parseValue(depth int) *Node {
 	case 't':
 		if p.literal("true") {
 			n := p.newNode(Bool, p.pos)
-			n.Raw, n.Bool = "true", true
+			n.Bool = true
 			return p.finishLiteral(n, 4)
 		}
 	case 'f':
 		if p.literal("false") {
 			n := p.newNode(Bool, p.pos)
-			n.Raw = "false"
 			return p.finishLiteral(n, 5)
 		}
 	case 'n':
 		if p.literal("null") {
 			n := p.newNode(Null, p.pos)
-			n.Raw = "null"
 			return p.finishLiteral(n, 4)
 		}
 	}
@@ -410,7 +408,7 @@ func (p *parser) literal(s string) bool {
 
 func (p *parser) finishLiteral(n *Node, size int) *Node {
 	p.pos += size
-	n.End = p.pos
+	n.end = int32(p.pos)
 	return n
 }
 
@@ -422,7 +420,7 @@ func (p *parser) skipDeep() *Node {
 	p.errorAt(start, end, msgTooDeep)
 	p.pos = end
 	n := p.newNode(Invalid, start)
-	n.End = end
+	n.end = int32(end)
 	return n
 }
 
@@ -513,8 +511,8 @@ func (p *parser) parseNumber() *Node {
 		i = p.wordEnd(max(i, start+1))
 	}
 	n := p.newNode(Number, start)
-	n.End = i
-	n.Raw = p.text[start:i]
+	n.end = int32(i)
+	n.kids, n.nkids = unsafe.Pointer(unsafe.StringData(p.text[start:i])), int32(i-start) // Raw
 	if !ok {
 		p.errorAt(start, i, msgBadNumber)
 		p.checkUTF8(start, i)
@@ -530,7 +528,7 @@ func (p *parser) parseWord() *Node {
 	start := p.pos
 	end := p.wordEnd(start + 1)
 	n := p.newNode(Invalid, start)
-	n.End = end
+	n.end = int32(end)
 	p.pos = end
 	r, size := utf8.DecodeRune(p.src[start:end])
 	switch {

@@ -41,7 +41,7 @@ func TestRecovery(t *testing.T) {
 			src:  `[1 2, {"a":1} [3]]`,
 			errs: []string{`3:4 expected ','`, `14:15 expected ','`},
 			check: func(t *testing.T, d *Document) {
-				if n := len(d.Root.Elems); n != 4 || !d.Root.Closed {
+				if n := len(d.Root.Elems()); n != 4 || !d.Root.Closed {
 					t.Errorf("elems %d", n)
 				}
 			},
@@ -51,7 +51,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{"a":1,}`,
 			errs: []string{`6:7 trailing comma`},
 			check: func(t *testing.T, d *Document) {
-				if !reflect.DeepEqual(keys(d.Root), []string{"a"}) || !d.Root.Closed || d.Root.End != 8 {
+				if !reflect.DeepEqual(keys(d.Root), []string{"a"}) || !d.Root.Closed || d.Root.End() != 8 {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -61,7 +61,7 @@ func TestRecovery(t *testing.T) {
 			src:  `[1,]`,
 			errs: []string{`2:3 trailing comma`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 1 || !d.Root.Closed {
+				if len(d.Root.Elems()) != 1 || !d.Root.Closed {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -75,7 +75,7 @@ func TestRecovery(t *testing.T) {
 				if m == nil || m.Value != nil || m.Colon() != 4 {
 					t.Errorf("member a %+v", m)
 				}
-				if d.Root.Get("b").Raw != "2" {
+				if d.Root.Get("b").Raw() != "2" {
 					t.Error("b lost")
 				}
 			},
@@ -88,7 +88,7 @@ func TestRecovery(t *testing.T) {
 				if !reflect.DeepEqual(keys(d.Root), []string{"a", "b", "c", "d"}) {
 					t.Fatalf("keys %v", keys(d.Root))
 				}
-				if d.Root.Get("a") != nil || d.Root.Get("b").Raw != "1" || d.Root.Get("d").Raw != "2" {
+				if d.Root.Get("a") != nil || d.Root.Get("b").Raw() != "1" || d.Root.Get("d").Raw() != "2" {
 					t.Errorf("values %v", d.Root.Value())
 				}
 			},
@@ -112,7 +112,7 @@ func TestRecovery(t *testing.T) {
 				if m == nil || m.Colon() != -1 || m.Value != nil {
 					t.Errorf("member a %+v", m)
 				}
-				if d.Root.Closed || d.Root.End != 4 {
+				if d.Root.Closed || d.Root.End() != 4 {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -133,7 +133,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`5:6 expected ':'`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Member("a")
-				if m.Colon() != -1 || m.Value == nil || m.Value.Raw != "1" || d.Root.Get("b") == nil {
+				if m.Colon() != -1 || m.Value == nil || m.Value.Raw() != "1" || d.Root.Get("b") == nil {
 					t.Errorf("member a %+v", m)
 				}
 			},
@@ -144,7 +144,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`1:2 object keys must be double-quoted`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Members()[0]
-				if m.Key.Closed() || m.Key.Str != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw != "1" {
+				if m.Key.Closed() || m.Key.Str != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw() != "1" {
 					t.Errorf("member %+v key %+v", m, m.Key)
 				}
 				if d.Root.Get("b") == nil {
@@ -158,7 +158,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`6:9 invalid literal "tru"`, `16:19 invalid literal "nul"`},
 			check: func(t *testing.T, d *Document) {
 				a := d.Root.Get("a")
-				if a.Kind != Invalid || a.Start != 6 || a.End != 9 {
+				if a.Kind != Invalid || a.Start() != 6 || a.End() != 9 {
 					t.Errorf("a = %+v", a)
 				}
 				if got := d.Root.Value(); !reflect.DeepEqual(got, map[string]any{"a": nil, "b": nil}) {
@@ -171,7 +171,7 @@ func TestRecovery(t *testing.T) {
 			src:  `tru`,
 			errs: []string{`0:3 invalid literal "tru"`},
 			check: func(t *testing.T, d *Document) {
-				if d.Root.Kind != Invalid || d.Root.End != 3 {
+				if d.Root.Kind != Invalid || d.Root.End() != 3 {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -186,7 +186,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{"a": 1`,
 			errs: []string{`7:7 expected '}'`},
 			check: func(t *testing.T, d *Document) {
-				if d.Root.Closed || d.Root.End != 7 || d.Root.Get("a") == nil {
+				if d.Root.Closed || d.Root.End() != 7 || d.Root.Get("a") == nil {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -197,7 +197,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`17:17 expected ']'`},
 			check: func(t *testing.T, d *Document) {
 				inner := d.Pointer("/a/1/b")
-				if inner == nil || inner.Closed || inner.End != 17 || d.Root.Closed || d.Root.End != 17 {
+				if inner == nil || inner.Closed || inner.End() != 17 || d.Root.Closed || d.Root.End() != 17 {
 					t.Errorf("inner %+v root %+v", inner, d.Root)
 				}
 			},
@@ -208,7 +208,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`11:12 expected ']'`},
 			check: func(t *testing.T, d *Document) {
 				a := d.Root.Get("a")
-				if a.Closed || a.End != 11 || len(a.Elems) != 2 || !d.Root.Closed {
+				if a.Closed || a.End() != 11 || len(a.Elems()) != 2 || !d.Root.Closed {
 					t.Errorf("a %+v root %+v", a, d.Root)
 				}
 			},
@@ -218,7 +218,7 @@ func TestRecovery(t *testing.T) {
 			src:  `[{"a":1], 2]`,
 			errs: []string{`7:8 expected '}'`, `8:12 trailing data after the top-level value`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 1 || d.Root.Elems[0].Closed {
+				if len(d.Root.Elems()) != 1 || d.Root.Elems()[0].Closed {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -249,7 +249,7 @@ func TestRecovery(t *testing.T) {
 			src:  ` ]] `,
 			errs: []string{`1:2 unexpected ']'`, `2:3 unexpected ']'`},
 			check: func(t *testing.T, d *Document) {
-				if d.Root == nil || d.Root.Kind != Invalid || d.Root.Start != 1 || d.Root.End != 3 {
+				if d.Root == nil || d.Root.Kind != Invalid || d.Root.Start() != 1 || d.Root.End() != 3 {
 					t.Errorf("root %+v", d.Root)
 				}
 			},
@@ -294,8 +294,8 @@ func TestRecovery(t *testing.T) {
 			src:  `[1, /, 2]`,
 			errs: []string{`4:5 unexpected character '/'`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 3 {
-					t.Errorf("elems %d", len(d.Root.Elems))
+				if len(d.Root.Elems()) != 3 {
+					t.Errorf("elems %d", len(d.Root.Elems()))
 				}
 			},
 		},
@@ -308,11 +308,11 @@ func TestRecovery(t *testing.T) {
 			},
 			check: func(t *testing.T, d *Document) {
 				var raws []string
-				for _, e := range d.Root.Elems {
+				for _, e := range d.Root.Elems() {
 					if e.Kind != Number {
 						t.Errorf("kind %v", e.Kind)
 					}
-					raws = append(raws, e.Raw)
+					raws = append(raws, e.Raw())
 				}
 				if want := []string{"01", "1.", "+1", ".5", "-", "1e", "12px", "-01.5"}; !reflect.DeepEqual(raws, want) {
 					t.Errorf("raws %q", raws)
@@ -324,7 +324,7 @@ func TestRecovery(t *testing.T) {
 			src:  `{"id": 1, "x": 0, "id": 2}`,
 			errs: []string{`18:22 duplicate key "id"`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Members()) != 3 || d.Root.Get("id").Raw != "2" {
+				if len(d.Root.Members()) != 3 || d.Root.Get("id").Raw() != "2" {
 					t.Errorf("members %v", keys(d.Root))
 				}
 			},
@@ -339,7 +339,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`6:11 unterminated string`},
 			check: func(t *testing.T, d *Document) {
 				a := d.Root.Get("a")
-				if a.Kind != String || a.Closed || a.Str != "open" || a.End != 11 {
+				if a.Kind != String || a.Closed || a.Str() != "open" || a.End() != 11 {
 					t.Errorf("a %+v", a)
 				}
 				if d.Root.Get("b") == nil {
@@ -352,8 +352,8 @@ func TestRecovery(t *testing.T) {
 			src:  `["abc`,
 			errs: []string{`1:5 unterminated string`, `5:5 expected ']'`},
 			check: func(t *testing.T, d *Document) {
-				s := d.Root.Elems[0]
-				if s.Closed || s.Str != "abc" || s.End != 5 {
+				s := d.Root.Elems()[0]
+				if s.Closed || s.Str() != "abc" || s.End() != 5 {
 					t.Errorf("s %+v", s)
 				}
 			},
@@ -363,8 +363,8 @@ func TestRecovery(t *testing.T) {
 			src:  "[\"abc\r\"x\"]",
 			errs: []string{`1:5 unterminated string`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 2 || d.Root.Elems[1].Str != "x" {
-					t.Errorf("elems %+v", d.Root.Elems)
+				if len(d.Root.Elems()) != 2 || d.Root.Elems()[1].Str() != "x" {
+					t.Errorf("elems %+v", d.Root.Elems())
 				}
 			},
 		},
@@ -373,8 +373,8 @@ func TestRecovery(t *testing.T) {
 			src:  `"a\qb\u12G4c\u00"`,
 			errs: []string{`2:4 invalid escape`, `5:9 invalid unicode escape`, `12:16 invalid unicode escape`},
 			check: func(t *testing.T, d *Document) {
-				if d.Root.Str != `a\qb\u12G4c\u00` || !d.Root.Closed {
-					t.Errorf("str %q", d.Root.Str)
+				if d.Root.Str() != `a\qb\u12G4c\u00` || !d.Root.Closed {
+					t.Errorf("str %q", d.Root.Str())
 				}
 			},
 		},
@@ -383,8 +383,8 @@ func TestRecovery(t *testing.T) {
 			src:  "[\"ab\\\n, 1]",
 			errs: []string{`1:5 unterminated string`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 2 {
-					t.Errorf("elems %+v", d.Root.Elems)
+				if len(d.Root.Elems()) != 2 {
+					t.Errorf("elems %+v", d.Root.Elems())
 				}
 			},
 		},
@@ -393,8 +393,8 @@ func TestRecovery(t *testing.T) {
 			src:  "\"a\tb\x01\"",
 			errs: []string{`2:3 control character in string`, `4:5 control character in string`},
 			check: func(t *testing.T, d *Document) {
-				if d.Root.Str != "a\tb\x01" || !d.Root.Closed {
-					t.Errorf("str %q", d.Root.Str)
+				if d.Root.Str() != "a\tb\x01" || !d.Root.Closed {
+					t.Errorf("str %q", d.Root.Str())
 				}
 			},
 		},
@@ -403,10 +403,10 @@ func TestRecovery(t *testing.T) {
 			src:  "[\"a\xff\xfeb\", \"\xc3\"]",
 			errs: []string{`3:5 invalid UTF-8`, `10:11 invalid UTF-8`},
 			check: func(t *testing.T, d *Document) {
-				if got := d.Root.Elems[0].Str; got != "a\uFFFD\uFFFDb" {
+				if got := d.Root.Elems()[0].Str(); got != "a\uFFFD\uFFFDb" {
 					t.Errorf("str %q", got)
 				}
-				if got := d.Root.Elems[1].Str; got != "\uFFFD" {
+				if got := d.Root.Elems()[1].Str(); got != "\uFFFD" {
 					t.Errorf("str %q", got)
 				}
 			},
@@ -416,8 +416,8 @@ func TestRecovery(t *testing.T) {
 			src:  "[1, \xff\xfe, 2]",
 			errs: []string{`4:6 invalid UTF-8`},
 			check: func(t *testing.T, d *Document) {
-				if len(d.Root.Elems) != 3 || d.Root.Elems[1].Kind != Invalid {
-					t.Errorf("elems %+v", d.Root.Elems)
+				if len(d.Root.Elems()) != 3 || d.Root.Elems()[1].Kind != Invalid {
+					t.Errorf("elems %+v", d.Root.Elems())
 				}
 			},
 		},
@@ -500,22 +500,22 @@ func TestHalfTypedTask(t *testing.T) {
 	if want := []string{"id", "subject", "description", "status", "blockedBy", "guidance", "priority", "doneWhen"}; !reflect.DeepEqual(keys(d.Root), want) {
 		t.Fatalf("keys %v", keys(d.Root))
 	}
-	if s := d.Root.Get("subject"); s.Closed || s.Str != "Half typed subject that the user is still writing" {
+	if s := d.Root.Get("subject"); s.Closed || s.Str() != "Half typed subject that the user is still writing" {
 		t.Errorf("subject %+v", s)
 	}
-	if s := d.Root.Get("description"); !s.Closed || s.Str != "The subject above has no closing quote." {
+	if s := d.Root.Get("description"); !s.Closed || s.Str() != "The subject above has no closing quote." {
 		t.Errorf("description %+v", s)
 	}
-	if s := d.Root.Get("status"); s.Str != "open" {
+	if s := d.Root.Get("status"); s.Str() != "open" {
 		t.Errorf("status %+v", s)
 	}
-	if b := d.Root.Get("blockedBy"); len(b.Elems) != 2 || !b.Closed || b.Elems[1].Str != "task-00" || b.Elems[1].Closed {
+	if b := d.Root.Get("blockedBy"); len(b.Elems()) != 2 || !b.Closed || b.Elems()[1].Str() != "task-00" || b.Elems()[1].Closed {
 		t.Errorf("blockedBy %+v", b)
 	}
 	if m := d.Root.Member("guidance"); m == nil || m.Value != nil || m.Colon() < 0 {
 		t.Errorf("guidance %+v", m)
 	}
-	if p := d.Root.Get("priority"); p == nil || p.Raw != "2" {
+	if p := d.Root.Get("priority"); p == nil || p.Raw() != "2" {
 		t.Errorf("priority %+v", p)
 	}
 	if m := d.Root.Member("doneWhen"); m == nil || m.Value != nil || m.Colon() < 0 {
@@ -546,8 +546,8 @@ func TestErrorCap(t *testing.T) {
 	if last.Message != "too many errors" || last.Start < d.Errors[maxErrors-1].Start {
 		t.Errorf("last error %+v", last)
 	}
-	if len(d.Root.Elems) != 500 {
-		t.Errorf("parsing stopped: %d elems", len(d.Root.Elems))
+	if len(d.Root.Elems()) != 500 {
+		t.Errorf("parsing stopped: %d elems", len(d.Root.Elems()))
 	}
 	checkInvariants(t, d)
 }
@@ -606,7 +606,7 @@ func TestPathologicalInputs(t *testing.T) {
 	if got := errorList(d); !reflect.DeepEqual(got, []string{"1000:199000 nesting deeper than 1000 levels"}) {
 		t.Errorf("deep closed errors %q", got)
 	}
-	if !d.Root.Closed || d.Root.End != 2*deep {
+	if !d.Root.Closed || d.Root.End() != 2*deep {
 		t.Errorf("root %+v", d.Root)
 	}
 }

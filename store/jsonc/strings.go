@@ -70,7 +70,8 @@ func (p *parser) parseString() *Node {
 	start := p.pos
 	str, closed := p.scanString()
 	n := p.newNode(String, start)
-	n.End, n.Str, n.Closed = p.pos, str, closed
+	n.end, n.Closed = int32(p.pos), closed
+	n.setStr(str)
 	return n
 }
 

@@ -152,7 +152,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		add(out, n, nil, path, "type", "", fmt.Sprintf("expected %s, got %s", strings.Join(r.types, " or "), got))
 		return
 	}
-	if r.enum != nil && (n.Kind != jsonc.String || !slices.Contains(r.enum, n.Str)) {
+	if r.enum != nil && (n.Kind != jsonc.String || !slices.Contains(r.enum, n.Str())) {
 		want := make([]string, len(r.enum))
 		for i, e := range r.enum {
 			want[i] = strconv.Quote(e)
@@ -161,7 +161,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 	}
 	switch n.Kind {
 	case jsonc.Number:
-		f, err := strconv.ParseFloat(n.Raw, 64)
+		f, err := strconv.ParseFloat(n.Raw(), 64)
 		if err != nil {
 			break
 		}
@@ -172,15 +172,15 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			add(out, n, nil, path, "maximum", "", "must be at most "+strconv.FormatFloat(*r.maximum, 'f', -1, 64))
 		}
 	case jsonc.String:
-		if r.minLength > 0 && utf8.RuneCountInString(n.Str) < r.minLength {
+		if r.minLength > 0 && utf8.RuneCountInString(n.Str()) < r.minLength {
 			msg := fmt.Sprintf("must be at least %d characters long", r.minLength)
 			if r.minLength == 1 {
 				msg = "must not be empty"
 			}
 			add(out, n, nil, path, "minLength", "", msg)
 		}
-		if r.pattern != nil && !r.pattern.MatchString(n.Str) {
-			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str, r.pattern.String()))
+		if r.pattern != nil && !r.pattern.MatchString(n.Str()) {
+			add(out, n, nil, path, "pattern", "", fmt.Sprintf("%q does not match pattern %q", n.Str(), r.pattern.String()))
 		}
 	case jsonc.Object:
 		for _, m := range n.Members() {
@@ -200,10 +200,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 		}
 	case jsonc.Array:
 		var first map[string]int // uniqueItems in a long list: each value's first index
-		if r.unique && len(n.Elems) > shortList {
-			first = make(map[string]int, len(n.Elems))
+		if r.unique && len(n.Elems()) > shortList {
+			first = make(map[string]int, len(n.Elems()))
 		}
-		for i, e := range n.Elems {
+		for i, e := range n.Elems() {
 			if r.items != nil {
 				r.items.check(e, append(path, strconv.Itoa(i)), out)
 			}
@@ -211,7 +211,7 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 				continue
 			}
 			if first == nil {
-				if j := firstEqual(n.Elems[:i], e); j >= 0 {
+				if j := firstEqual(n.Elems()[:i], e); j >= 0 {
 					add(out, n, e, path, "uniqueItems", "", fmt.Sprintf("items at %d and %d are equal", j, i))
 				}
 				continue
@@ -249,7 +249,7 @@ func jsonType(n *jsonc.Node) string {
 	case jsonc.Null:
 		return "null"
 	case jsonc.Number:
-		if f, err := strconv.ParseFloat(n.Raw, 64); err == nil && f == float64(int64(f)) {
+		if f, err := strconv.ParseFloat(n.Raw(), 64); err == nil && f == float64(int64(f)) {
 			return "integer"
 		}
 		return "number"
@@ -278,7 +278,7 @@ func firstEqual(items []*jsonc.Node, e *jsonc.Node) int {
 		switch {
 		case e == nil || d == nil:
 		case e.Kind == jsonc.String && d.Kind == jsonc.String:
-			if d.Str == e.Str {
+			if d.Str() == e.Str() {
 				return j
 			}
 		case e.Kind == jsonc.String || d.Kind == jsonc.String:
@@ -302,9 +302,9 @@ func valueKey(n *jsonc.Node) (key string, ok bool) {
 	}
 	switch n.Kind {
 	case jsonc.String:
-		return "s" + n.Str, true
+		return "s" + n.Str(), true
 	case jsonc.Number:
-		f, err := strconv.ParseFloat(n.Raw, 64)
+		f, err := strconv.ParseFloat(n.Raw(), 64)
 		if err != nil {
 			return "", false
 		}

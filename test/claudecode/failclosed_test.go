@@ -117,7 +117,7 @@ func TestCrashedCompletionGateNeverCounts(t *testing.T) {
 	status := func(data string) string {
 		doc := jsonc.Parse([]byte(data))
 		if v := doc.Root.Get("status"); v != nil {
-			return v.Str
+			return v.Str()
 		}
 		return ""
 	}
