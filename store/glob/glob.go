@@ -91,32 +91,99 @@ func Check(g string) error {
 // and `?`, to share a character — a false "yes" only serialises two
 // stories, a false "no" lets them conflict. A glob that does not parse
 // (Check) overlaps everything.
-func Overlap(a, b string) bool {
-	if Check(a) != nil || Check(b) != nil {
+func Overlap(a, b string) bool { return Compile(a).Overlaps(Compile(b)) }
+
+// Pattern is a glob read once, for many Overlaps.
+type Pattern struct {
+	Glob string
+	bad  bool
+	segs [][]token // nil for `**`
+}
+
+// Compile reads g for Overlaps.
+func Compile(g string) Pattern {
+	p := Pattern{Glob: g, bad: Check(g) != nil}
+	if !p.bad {
+		for _, s := range segments(g) {
+			if s == "**" {
+				p.segs = append(p.segs, nil)
+			} else {
+				p.segs = append(p.segs, tokens(s))
+			}
+		}
+	}
+	return p
+}
+
+// Overlaps is Overlap of two compiled globs.
+func (p Pattern) Overlaps(q Pattern) bool {
+	if p.bad || q.bad {
 		return true
 	}
-	p, q := segments(a), segments(b)
-	memo := map[[2]int]bool{}
+	// Literal folders at the same place that differ: no common path (the
+	// usual answer, found without the walk).
+	for i := 0; i < len(p.segs) && i < len(q.segs); i++ {
+		a, b := p.segs[i], q.segs[i]
+		if a == nil || b == nil {
+			break
+		}
+		la, oka := literal(a)
+		lb, okb := literal(b)
+		if !oka || !okb {
+			break
+		}
+		if la != lb {
+			return false
+		}
+	}
+	return walk2(len(p.segs), len(q.segs),
+		func(i int) bool { return p.segs[i] == nil },
+		func(j int) bool { return q.segs[j] == nil },
+		func(i, j int) bool { return nameOverlap(p.segs[i], q.segs[j]) })
+}
+
+// literal is a name pattern without wildcards, as its text.
+func literal(ts []token) (string, bool) {
+	rs := make([]rune, len(ts))
+	for i, t := range ts {
+		if t.kind != 'l' {
+			return "", false
+		}
+		rs[i] = t.r
+	}
+	return string(rs), true
+}
+
+// walk2 tells whether two sequences with stars (an element that stands for
+// any number of elements) can meet: the one search behind both folder and
+// name overlap. star says whether an element of a (b) is a star; meet
+// whether two elements that are not can stand for the same one.
+func walk2(n, m int, starA, starB func(int) bool, meet func(i, j int) bool) bool {
+	// memo: 0 unknown, 1 no, 2 yes; every step moves i or j forward.
+	memo := make([]byte, (n+1)*(m+1))
 	var walk func(i, j int) bool
 	walk = func(i, j int) bool {
-		key := [2]int{i, j}
-		if v, ok := memo[key]; ok {
-			return v
+		k := i*(m+1) + j
+		if memo[k] != 0 {
+			return memo[k] == 2
 		}
 		var r bool
 		switch {
-		case i == len(p) && j == len(q):
+		case i == n && j == m:
 			r = true
-		case i < len(p) && p[i] == "**":
-			r = walk(i+1, j) || j < len(q) && walk(i, j+1)
-		case j < len(q) && q[j] == "**":
-			r = walk(i, j+1) || i < len(p) && walk(i+1, j)
-		case i == len(p) || j == len(q):
+		case i < n && starA(i):
+			r = walk(i+1, j) || j < m && walk(i, j+1)
+		case j < m && starB(j):
+			r = walk(i, j+1) || i < n && walk(i+1, j)
+		case i == n || j == m:
 			r = false
 		default:
-			r = nameOverlap(tokens(p[i]), tokens(q[j])) && walk(i+1, j+1)
+			r = meet(i, j) && walk(i+1, j+1)
 		}
-		memo[key] = r
+		memo[k] = 1
+		if r {
+			memo[k] = 2
+		}
 		return r
 	}
 	return walk(0, 0)
@@ -169,30 +236,10 @@ func tokens(s string) []token {
 
 // nameOverlap tells whether some name matches both patterns.
 func nameOverlap(a, b []token) bool {
-	memo := map[[2]int]bool{}
-	var walk func(i, j int) bool
-	walk = func(i, j int) bool {
-		key := [2]int{i, j}
-		if v, ok := memo[key]; ok {
-			return v
-		}
-		var r bool
-		switch {
-		case i == len(a) && j == len(b):
-			r = true
-		case i < len(a) && a[i].kind == '*':
-			r = walk(i+1, j) || j < len(b) && walk(i, j+1)
-		case j < len(b) && b[j].kind == '*':
-			r = walk(i, j+1) || i < len(a) && walk(i+1, j)
-		case i == len(a) || j == len(b):
-			r = false
-		default:
-			r = charOverlap(a[i], b[j]) && walk(i+1, j+1)
-		}
-		memo[key] = r
-		return r
-	}
-	return walk(0, 0)
+	return walk2(len(a), len(b),
+		func(i int) bool { return a[i].kind == '*' },
+		func(j int) bool { return b[j].kind == '*' },
+		func(i, j int) bool { return charOverlap(a[i], b[j]) })
 }
 
 func charOverlap(x, y token) bool {
