@@ -41,6 +41,10 @@ import (
 // stepEpic labels the runner's own steps in its log.
 const stepEpic = "epic"
 
+// waitingOverlap is what the runner remembers of a story waiting for
+// another whose paths overlap (report).
+const waitingOverlap = "waiting (paths overlap)"
+
 // retryPause is how long a story whose start found its service
 // unreachable waits before the next try.
 const retryPause = 5 * time.Second
@@ -245,12 +249,17 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 		}
 	}()
 	for _, s := range st.Stories {
-		was := r.seen[s.ID]
-		if was == s.State {
+		was, state := r.seen[s.ID], s.State
+		if len(s.WaitsFor) > 0 {
+			state = waitingOverlap // told once, apart from waiting for blockers
+		}
+		if was == state {
 			continue
 		}
-		r.seen[s.ID], moved = s.State, true
-		switch s.State {
+		r.seen[s.ID], moved = state, true
+		switch state {
+		case waitingOverlap:
+			r.log.Step(stepEpic, "%s: %s — their paths overlap, so they never run at once", s.ID, readmodel.WaitsText(s))
 		case readmodel.EpicRunning:
 			if was == "" {
 				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base, Adopted: true},

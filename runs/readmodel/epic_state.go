@@ -65,6 +65,10 @@ type EpicStory struct {
 	BaseMoved *BaseMoved `json:"baseMoved,omitempty"`
 	// Land: why `saga-lsp land` last stopped it (StoryState.Land).
 	Land *runs.LandRecord `json:"land,omitempty"`
+	// WaitsFor: it could start but waits for earlier stories in plan
+	// order whose paths overlap its own until they end
+	// (docs/landing.md#conflicts-foreseen).
+	WaitsFor []plan.Wait `json:"waitsFor,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -187,7 +191,11 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}}
 		stories[c.ID] = es
-		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy})
+		it := plan.Item{ID: c.ID, BlockedBy: es.BlockedBy}
+		if s := ws.Story(c.ID); s != nil {
+			it.Paths = s.PathGlobs()
+		}
+		items = append(items, it)
 	}
 	outcome := map[string]string{} // a story's own state, before its blockers are looked at
 	for id, es := range stories {
@@ -248,6 +256,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	for id := range stories {
 		resolve(id, map[string]bool{})
 	}
+	overlapWaits(stories, items)
 	// plan's order: completed items apart, then the waves.
 	pl := plan.Compute(items, len(items)+1)
 	var order []string
@@ -273,6 +282,37 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	return st, nil
+}
+
+// overlapWaits keeps a ready story waiting while an earlier story in plan
+// order whose paths overlap its own has not ended — its worker ended,
+// whatever the outcome, or it is held and cannot start in this run
+// (docs/landing.md#conflicts-foreseen). Waits come in plan order, so the
+// earlier story's state is final when a later one looks at it; they only
+// point back in that order, so they never wait in a circle.
+func overlapWaits(stories map[string]*EpicStory, items []plan.Item) {
+	for _, w := range plan.Overlaps(items, false) {
+		es, other := stories[w.ID], stories[w.For]
+		if es == nil || other == nil || !(es.State == EpicReady || es.State == EpicWaiting && len(es.WaitsFor) > 0) {
+			continue
+		}
+		switch other.State {
+		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped, EpicHeld:
+			continue // ended, or never starts in this run
+		}
+		es.State = EpicWaiting
+		es.WaitsFor = append(es.WaitsFor, w)
+	}
+}
+
+// WaitsText says what a story waits for because their paths overlap:
+// "waits for auth: both touch api/**" (terminal-safe).
+func WaitsText(st EpicStory) string {
+	parts := make([]string, len(st.WaitsFor))
+	for i, w := range st.WaitsFor {
+		parts[i] = "waits for " + esc(w.For) + ": " + w.Why()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // storyOutcome is what the story's own evidence says (Evidence.Story):

@@ -41,6 +41,8 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		switch {
 		case len(st.HeldBy) > 0:
 			b.WriteString("  " + esc(HeldText(s.ID, st)))
+		case len(st.WaitsFor) > 0 && st.State == EpicWaiting:
+			b.WriteString("  " + WaitsText(st))
 		case len(st.BlockedBy) > 0 && st.State == EpicWaiting:
 			b.WriteString("  after " + strings.Join(termtext.Escapes(st.BlockedBy), ", "))
 		}
