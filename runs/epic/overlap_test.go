@@ -31,9 +31,13 @@ func TestOverlappingStoriesRunOneAfterTheOther(t *testing.T) {
 	if r := f.follow(); r.Code != 0 {
 		t.Fatalf("follow: exit %d\n%s", r.Code, r.Stderr)
 	}
-	for _, e := range f.events() {
-		t.Logf("%s %s %s %s", e.Event, e.Story, e.Status, e.Message)
-	}
+	defer func() {
+		if t.Failed() { // the runner's own account, to tell why
+			for _, e := range f.events() {
+				t.Logf("%s %s %s %s %s", e.Time.Format("15:04:05.000"), e.Event, e.Story, e.Status, e.Message)
+			}
+		}
+	}()
 	var order []string // "start x", "end x", in the runner's order
 	told := false
 	for _, e := range f.events() {
