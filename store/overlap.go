@@ -21,14 +21,13 @@ func (w *Workspace) overlapDiags(epic string, kids []*Child, pos map[string]int3
 		it := plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)}
 		if s != nil {
 			stories[c.ID] = s
-			it.Status, it.Paths = s.EffectiveStatus(), s.PathGlobs()
+			it.Status, it.Paths = s.EffectiveStatus(), w.StoryPaths(c.ID)
 		}
 		items = append(items, it)
 	}
 	var out []Diagnostic
 	for _, wt := range plan.Overlaps(items, true) {
-		later, earlier := stories[wt.ID], stories[wt.For]
-		if later == nil || earlier == nil {
+		if stories[wt.ID] == nil || stories[wt.For] == nil {
 			continue
 		}
 		var fix *Fix
@@ -40,11 +39,11 @@ func (w *Workspace) overlapDiags(epic string, kids []*Child, pos map[string]int3
 			pair = fmt.Sprintf("both touch %s", wt.Glob)
 		}
 		order := fmt.Sprintf("make the order explicit with %s blockedBy %s in epic %s (docs/landing.md#conflicts-foreseen)", wt.ID, wt.For, epic)
-		if d, ok := globDiag(later, wt.Glob, fmt.Sprintf(
+		if d, ok := w.globDiag(wt.ID, wt.Glob, fmt.Sprintf(
 			"paths overlap with story %s (%s): an epic run starts this story only once %s has ended; %s", wt.For, pair, wt.For, order), fix); ok {
 			out = append(out, d)
 		}
-		if d, ok := globDiag(earlier, wt.ForGlob, fmt.Sprintf(
+		if d, ok := w.globDiag(wt.For, wt.ForGlob, fmt.Sprintf(
 			"paths overlap with story %s (%s): an epic run starts %s only once this story has ended; %s", wt.ID, pair, wt.ID, order), fix); ok {
 			out = append(out, d)
 		}
@@ -53,12 +52,18 @@ func (w *Workspace) overlapDiags(epic string, kids []*Child, pos map[string]int3
 }
 
 // globDiag is a paths-overlap finding on the first of the story's tasks
-// whose paths hold pattern, on that glob.
-func globDiag(s *Story, pattern, msg string, fix *Fix) (Diagnostic, bool) {
-	for _, t := range s.Tasks {
-		for _, g := range t.Paths {
-			if g.Pattern == pattern && g.Node != nil {
-				return newDiagnostic(t.File, CodePathsOverlap, g.Node.Start, g.Node.End, msg, fix), true
+// whose paths hold pattern, on that glob: in its live copy, else the other.
+func (w *Workspace) globDiag(story, pattern, msg string, fix *Fix) (Diagnostic, bool) {
+	c := w.Copies(story)
+	for _, s := range []*Story{c.Live(), c.Main, c.Worktree} {
+		if s == nil {
+			continue
+		}
+		for _, t := range s.Tasks {
+			for _, g := range t.Paths {
+				if g.Pattern == pattern && g.Node != nil {
+					return newDiagnostic(t.File, CodePathsOverlap, g.Node.Start, g.Node.End, msg, fix), true
+				}
 			}
 		}
 	}

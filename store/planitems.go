@@ -87,7 +87,7 @@ func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
 		seen[c.ID] = true
 		it := plan.Item{ID: c.ID, Status: StatusPending, BlockedBy: refIDs(c.BlockedBy)}
 		if s := ws.Story(c.ID); s != nil {
-			it.Subject, it.Status, it.Paths = s.Title, s.EffectiveStatus(), s.PathGlobs()
+			it.Subject, it.Status, it.Paths = s.Title, s.EffectiveStatus(), ws.StoryPaths(c.ID)
 			for _, f := range s.StoryFiles() {
 				if it.Broken = brokenProblem(f); it.Broken != "" {
 					break
@@ -107,6 +107,26 @@ func (s *Story) PathGlobs() []string {
 		for _, g := range t.Paths {
 			if !slices.Contains(out, g.Pattern) {
 				out = append(out, g.Pattern)
+			}
+		}
+	}
+	return out
+}
+
+// StoryPaths are the paths of story id as overlaps count them: the union of
+// its main copy's and its worktree copy's (docs/landing.md#conflicts-foreseen).
+// A worktree being checked out, or an agent editing its copy, can add
+// paths, never take the main copy's away.
+func (w *Workspace) StoryPaths(id string) []string {
+	c := w.Copies(id)
+	var out []string
+	for _, s := range []*Story{c.Main, c.Worktree} {
+		if s == nil {
+			continue
+		}
+		for _, g := range s.PathGlobs() {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
 			}
 		}
 	}

@@ -191,11 +191,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}}
 		stories[c.ID] = es
-		it := plan.Item{ID: c.ID, BlockedBy: es.BlockedBy}
-		if s := ws.Story(c.ID); s != nil {
-			it.Paths = s.PathGlobs()
-		}
-		items = append(items, it)
+		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy, Paths: ws.StoryPaths(c.ID)})
 	}
 	outcome := map[string]string{} // a story's own state, before its blockers are looked at
 	for id, es := range stories {
