@@ -34,6 +34,10 @@ const (
 	KindStoryStart = "story.start" // {story, session, base, backend?}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
+	// KindStoryForeseen: before starting a story, its branch conflicts
+	// with a sibling's {story, by: [sibling], files}; it starts anyway
+	// (docs/landing.md#conflicts-foreseen).
+	KindStoryForeseen = "story.foreseen"
 	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
 	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
 

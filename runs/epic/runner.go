@@ -309,6 +309,9 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (starte
 		if s.State != readmodel.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
 			continue
 		}
+		// Its branch against its siblings': a conflict is told, not
+		// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
+		foreseen := control.ForeseeConflicts(ctx, r.root, r.ws, s.ID, nil)
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: s.ID, Worker: r.o.Worker,
 			Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
@@ -342,6 +345,10 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (starte
 				line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", s.ID, res.Base, res.URL)
 			}
 			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
+			for _, f := range foreseen {
+				r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: s.ID, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
+					fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", s.ID, f.With, strings.Join(f.Files, ", ")))
+			}
 		}
 	}
 	return started

@@ -240,6 +240,9 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 			verdicts[id] = v
 			continue // a story's blockers are looked at, never landed
 		}
+		if v.State == Ready {
+			v = o.foresee(ctx, id, order, verdicts, v) // its branch against its siblings' (foresee.go)
+		}
 		switch {
 		case merged && (v.State == Ready || v.State == Follow):
 			v = Verdict{State: Pending, Why: "another story landed in this pass: looked at again in the next"}

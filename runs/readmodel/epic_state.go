@@ -69,6 +69,9 @@ type EpicStory struct {
 	// order whose paths overlap its own until they end
 	// (docs/landing.md#conflicts-foreseen).
 	WaitsFor []plan.Wait `json:"waitsFor,omitempty"`
+	// Foreseen: siblings whose branches conflicted with its own when the
+	// last epic run started it (it ran anyway; landing resolves them).
+	Foreseen []runs.Foreseen `json:"foreseen,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -152,8 +155,12 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
+	foreseen := map[string][]runs.Foreseen{}
 	if last := runs.LatestIn(q.SessionDir, runs.KindEpic, e.ID, q.Root); last != nil {
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
+		for id, rec := range last.Stories {
+			foreseen[id] = rec.Foreseen
+		}
 		if q.After == "" {
 			q.After = last.After // judged as the last run judges
 		}
@@ -189,7 +196,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		if stories[c.ID] != nil {
 			continue
 		}
-		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}}
+		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}, Foreseen: foreseen[c.ID]}
 		stories[c.ID] = es
 		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy, Paths: ws.StoryPaths(c.ID)})
 	}

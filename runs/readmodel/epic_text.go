@@ -74,6 +74,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		if bm := st.BaseMoved; bm != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", esc(bm.Text(st.ID)))
 		}
+		for _, f := range st.Foreseen {
+			fmt.Fprintf(&b, "  %-*s ↳ %s (foreseen before it started; landing resolves it)\n", width, "", esc(f.String()))
+		}
 		if l := st.Land; l != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ land: %s: %s\n", width, "", esc(l.State), esc(l.Why))
 		}
