@@ -74,7 +74,7 @@ var severities = map[Code]Severity{
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
-	CodeStoryHeld:   SeverityInfo, CodePathsOverlap: SeverityInfo,
+	CodeStoryHeld: SeverityInfo, CodePathsOverlap: SeverityInfo,
 	CodeCheckFailed: SeverityWarning, CodeProtectedFileChanged: SeverityWarning,
 }
 

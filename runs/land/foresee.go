@@ -32,4 +32,3 @@ func (o Options) foresee(ctx context.Context, id string, order []string, verdict
 	return Verdict{State: NotReady, Why: strings.Join(why, "; "),
 		Next: fmt.Sprintf("the sibling lands first; then `saga-lsp land --resolve %s` makes the conflict its conflict task (docs/landing.md#conflicts-foreseen)", id)}
 }
-
