@@ -274,7 +274,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 // addBlockerFix edits the epic's file, not the task's: story fix.Story
 // blockedBy fix.Ref, the order an epic run keeps for their overlapping
 // paths made explicit (docs/landing.md#conflicts-foreseen). The store
-// leaves Fix.Epic unset when the blocker would close a cycle.
+// gives no Fix when the blocker would close a cycle.
 func (ca *codeActions) addBlockerFix(fix *store.Fix, diag *protocol.Diagnostic) *protocol.CodeAction {
 	e := ca.snap.WS.Epic(fix.Epic)
 	if fix.Epic == "" || e == nil || e.File == nil || e.File.Doc == nil {
@@ -299,7 +299,7 @@ func (ca *codeActions) addBlockerFix(fix *store.Fix, diag *protocol.Diagnostic) 
 	}
 	b := newEditBuilder(ca.snap, ca.ci.documentChanges)
 	b.edit(ef.Rel, spanEdits(ef, []jsonc.Edit{span})...)
-	return ca.action(fmt.Sprintf("Add %s to blockedBy of %s in epic %s", fix.Ref, fix.Story, fix.Epic), protocol.CodeActionKindQuickFix, true, b.build(), diag)
+	return ca.action(store.AddBlockerTitle(fix), protocol.CodeActionKindQuickFix, true, b.build(), diag)
 }
 
 // elementOf returns the array holding the last node of path and its index.
