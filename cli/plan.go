@@ -17,7 +17,7 @@ const planSynopsis = "plan [--root DIR] [--format text|json|mermaid|dot] [--max-
 func runPlan(env *Env, args []string) int {
 	c := newCmdLine("plan")
 	root := c.String("root", "", rootUsage)
-	format := c.String("format", "text", "output `FORMAT`: text, json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\"}), "+
+	format := c.String("format", "text", "output `FORMAT`: text, json ({\"waves\",\"completed\",\"blocked\",\"cycles\",\"weakLinks\",\"broken\",\"ready\",\"waits\"}), "+
 		"or the dependency graph with states and the critical path: mermaid or dot")
 	maxParallel := c.Int("max-parallel", 0, fmt.Sprintf("split waves into groups of at most `N` (default %d for a story's tasks, %d for an epic's stories, as `run` runs them)",
 		plan.DefaultMaxParallel, runs.DefaultMaxParallel))

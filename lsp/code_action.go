@@ -254,6 +254,8 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		}
 		insert := jsonc.LayoutOf(f.Src, root).InsertMember(f.Src, obj, fix.Property, jsonc.Text(value))
 		add(ca.textFix(fmt.Sprintf("Add missing property %q", fix.Property), true, []jsonc.Edit{insert}, &cd))
+	case store.CodePathsOverlap:
+		add(ca.addBlockerFix(fix, &cd))
 	case store.CodeUnknownProperty:
 		// Upstream SAGA rejects a story or epic with a status: never add one.
 		if fix.Want == "" || (fix.Want == "status" && f.Kind != store.KindTask) {
@@ -267,6 +269,37 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 			[]jsonc.Edit{{Start: m.Key.Start(), End: m.Key.End(), Text: jsonc.Quote(fix.Want)}}, &cd))
 	}
 	return out
+}
+
+// addBlockerFix edits the epic's file, not the task's: story fix.Story
+// blockedBy fix.Ref, the order an epic run keeps for their overlapping
+// paths made explicit (docs/landing.md#conflicts-foreseen). The store
+// gives no Fix when the blocker would close a cycle.
+func (ca *codeActions) addBlockerFix(fix *store.Fix, diag *protocol.Diagnostic) *protocol.CodeAction {
+	e := ca.snap.WS.Epic(fix.Epic)
+	if fix.Epic == "" || e == nil || e.File == nil || e.File.Doc == nil {
+		return nil
+	}
+	c := e.Child(fix.Story)
+	if c == nil || c.Object == nil || slices.ContainsFunc(c.BlockedBy, func(r store.Ref) bool { return r.ID == fix.Ref }) {
+		return nil
+	}
+	ef := e.File
+	lay := jsonc.LayoutOf(ef.Src, ef.Doc.Root)
+	var span jsonc.Edit
+	if arr := c.Object.Get("blockedBy"); arr != nil && arr.Kind == jsonc.Array {
+		span = lay.AppendElement(ef.Src, arr, func(pretty bool) string { return lay.Marshal(fix.Ref, pretty) })
+	} else if arr == nil {
+		span = lay.InsertMember(ef.Src, c.Object, "blockedBy", jsonc.Text(lay.Marshal([]string{fix.Ref}, false)))
+	} else {
+		return nil
+	}
+	if !keepsSyntax(ef, []jsonc.Edit{span}) {
+		return nil
+	}
+	b := newEditBuilder(ca.snap, ca.ci.documentChanges)
+	b.edit(ef.Rel, spanEdits(ef, []jsonc.Edit{span})...)
+	return ca.action(store.AddBlockerTitle(fix), protocol.CodeActionKindQuickFix, true, b.build(), diag)
 }
 
 // elementOf returns the array holding the last node of path and its index.

@@ -723,3 +723,46 @@ func TestCodeActionSourceCreateStory(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeActionOverlapFix: the paths-overlap quick fix, offered on a task,
+// edits the epic — users blocked by auth — and once committed the finding
+// is gone from both stories' tasks (docs/landing.md#conflicts-foreseen).
+func TestCodeActionOverlapFix(t *testing.T) {
+	root := archiveWorkspace(t, "testdata/codeaction/overlap.txtar")
+	rel, epic := ".saga/stories/users/list.json", ".saga/epics/shop.json"
+	c := start(t)
+	c.initialize(root, capsFull)
+	e := newEditSession(t, c, root)
+	pd := openWithDiagnostic(t, e, rel, "paths-overlap")
+	var diag *diagJSON
+	for i, d := range pd.Diagnostics {
+		if d.Code == "paths-overlap" {
+			diag = &pd.Diagnostics[i]
+		}
+	}
+	if diag == nil {
+		t.Fatalf("no paths-overlap in %v", pd.codes())
+	}
+	if !strings.Contains(diag.Message, "story auth") || !strings.Contains(diag.Message, "api/users.go of users, api/** of auth") {
+		t.Errorf("message %q does not name the other story and the glob pair", diag.Message)
+	}
+	a := actionTitled(c.codeActions(rel, diag.Range, []diagJSON{*diag}, `["quickfix"]`), "Add auth to blockedBy of users in epic shop")
+	if a == nil {
+		t.Fatal("no quick fix adding the blocker")
+	}
+	e.apply(a.Edit)
+	if got := e.text[epic]; !strings.Contains(got, `{"id": "users", "blockedBy": ["auth"]}`) {
+		t.Errorf("after the fix the epic reads:\n%s", got)
+	}
+	if e.touched[rel] {
+		t.Errorf("the fix edited the task file")
+	}
+	from := c.mark()
+	e.commit()
+	c.diagnostics(from, rel, func(p publishedDiagnostics) bool { return countCode(p, "paths-overlap") == 0 })
+	for _, d := range diskDiagnostics(t, root) {
+		if d.Code == "paths-overlap" {
+			t.Errorf("still %s on %s after the fix", d.Code, d.File)
+		}
+	}
+}

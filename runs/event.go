@@ -34,8 +34,12 @@ const (
 	KindStoryStart = "story.start" // {story, session, base, backend?}
 	KindStoryEnd   = "story.end"   // {story, status}
 	KindStoryHeld  = "story.held"  // {story, by, files}
-	KindEpicEnd    = "epic.end"    // {status, exitCode, done, total, cost}
-	KindEpicCap    = "epic.cap"    // the spend reached --max-cost: no story or run starts any more {cost}
+	// KindStoryForeseen: before starting a story, its branch conflicts
+	// with a sibling's {story, by: [sibling], files}; it starts anyway
+	// (docs/landing.md#conflicts-foreseen).
+	KindStoryForeseen = "story.foreseen"
+	KindEpicEnd       = "epic.end" // {status, exitCode, done, total, cost}
+	KindEpicCap       = "epic.cap" // the spend reached --max-cost: no story or run starts any more {cost}
 
 	// KindDispatch: a story's worker was started on another backend than
 	// tmux (runs/github: a GitHub Actions run) {backend, base, runName,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,6 +135,22 @@ type StoryRecord struct {
 	// Conflicts are the files its blockers' branches conflict in, when
 	// that is what holds it (story.held's message).
 	Conflicts []string
+	// Foreseen are its siblings whose branches conflict with its own, as
+	// the runner found them before starting it (story.foreseen): it ran
+	// anyway, the conflict is resolved at landing.
+	Foreseen []Foreseen
+}
+
+// Foreseen is a sibling story whose branch conflicts with a story's, and
+// the files (docs/landing.md#conflicts-foreseen).
+type Foreseen struct {
+	With  string   `json:"with"`
+	Files []string `json:"files"`
+}
+
+// String says it: "conflict with shop--b: api/users.go, go.mod".
+func (f Foreseen) String() string {
+	return "conflict with " + f.With + ": " + strings.Join(f.Files, ", ")
 }
 
 // NewRun is a run known only by its events file.
@@ -270,7 +287,7 @@ func (r *Run) Apply(e Event) {
 		r.Protected, r.ProtectedSeen = slices.Clone(e.Protected), true
 	case KindEpicCap:
 		r.CapReached = true
-	case KindStoryStart, KindStoryEnd, KindStoryHeld:
+	case KindStoryStart, KindStoryEnd, KindStoryHeld, KindStoryForeseen:
 		if e.Story == "" || e.Story == r.Story {
 			break
 		}
@@ -285,6 +302,10 @@ func (r *Run) Apply(e Event) {
 			rec.Status = e.Status
 		case KindStoryHeld:
 			rec.Status, rec.HeldBy, rec.Conflicts = "held", slices.Clone(e.By), slices.Clone(e.Files)
+		case KindStoryForeseen:
+			if len(e.By) > 0 {
+				rec.Foreseen = append(rec.Foreseen, Foreseen{With: e.By[0], Files: slices.Clone(e.Files)})
+			}
 		}
 		r.Stories[e.Story] = rec
 	case KindWorkerEnd, KindEpicEnd:

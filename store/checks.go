@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/store/glob"
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
@@ -209,4 +210,47 @@ func TaskProtection(obj *jsonc.Node) Protection {
 		}
 	}
 	return p
+}
+
+// Glob is one glob of a task's "paths", with the JSON string that holds it.
+type Glob struct {
+	Pattern string
+	Node    *jsonc.Node
+}
+
+// TaskPaths reads "paths" of a task document's top-level object: the
+// entries that are globs (glob.Check), each with its JSON string; anything
+// else is a schema finding (badPaths), never a glob.
+func TaskPaths(obj *jsonc.Node) []Glob {
+	if obj == nil || obj.Kind != jsonc.Object {
+		return nil
+	}
+	arr := obj.Get("paths")
+	if arr == nil || arr.Kind != jsonc.Array {
+		return nil
+	}
+	var out []Glob
+	for _, e := range arr.Elems() {
+		if e != nil && e.Kind == jsonc.String && glob.Check(e.Str()) == nil {
+			out = append(out, Glob{Pattern: e.Str(), Node: e})
+		}
+	}
+	return out
+}
+
+// badPaths reports the "paths" entries that are strings but no glob of a
+// repository path (a blank one, an absolute one, one that does not parse):
+// the schema cannot say it.
+func (b *diagBuilder) badPaths(obj *jsonc.Node) {
+	arr := obj.Get("paths")
+	if arr == nil || arr.Kind != jsonc.Array {
+		return
+	}
+	for _, e := range arr.Elems() {
+		if e != nil && e.Kind == jsonc.String && e.Str() != "" {
+			if err := glob.Check(e.Str()); err != nil {
+				b.add(CodeSchema, e.Start(), e.End(), err.Error(), nil)
+			}
+		}
+	}
 }

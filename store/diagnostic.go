@@ -30,6 +30,9 @@ const (
 	CodeUnreadableFile     Code = "unreadable-file"
 	CodeMisplacedFile      Code = "misplaced-file"
 	CodeAbsentEpic         Code = "absent-epic"
+	// CodePathsOverlap: two stories of an epic whose paths overlap, which
+	// the epic runner never runs at once (docs/landing.md#conflicts-foreseen).
+	CodePathsOverlap Code = "paths-overlap"
 	// LSP only: they depend on live run state.
 	CodeStaleTask    Code = "stale-task"
 	CodeStoryBlocked Code = "story-blocked"
@@ -71,7 +74,7 @@ var severities = map[Code]Severity{
 	CodeUnknownStory: SeverityError, CodeEpicPrefix: SeverityWarning, CodeOrphanStory: SeverityWarning,
 	CodeEmptyStory: SeverityWarning, CodeStatusInconsistent: SeverityWarning, CodeMissingStoryFile: SeverityError,
 	CodeUnreadableFile: SeverityError, CodeMisplacedFile: SeverityWarning, CodeAbsentEpic: SeverityInfo, CodeStaleTask: SeverityWarning, CodeStoryBlocked: SeverityInfo,
-	CodeStoryHeld:   SeverityInfo,
+	CodeStoryHeld: SeverityInfo, CodePathsOverlap: SeverityInfo,
 	CodeCheckFailed: SeverityWarning, CodeProtectedFileChanged: SeverityWarning,
 }
 
@@ -126,6 +129,10 @@ type Fix struct {
 	Want     string `json:"want,omitempty"`     // id-mismatch: the name the id must have; invalid-id: a valid slug
 	Ref      string `json:"ref,omitempty"`      // unknown-dependency: the missing id; dependency-cycle: the blocker to drop
 	Weak     bool   `json:"weak,omitempty"`     // dependency-cycle: this entry is the cycle's weakest link
+	// paths-overlap: story Story of epic Epic gets blocker Ref (the
+	// earlier in plan order); unset when that would make a cycle.
+	Epic  string `json:"epic,omitempty"`
+	Story string `json:"story,omitempty"`
 }
 
 // SortDiagnostics orders diagnostics by file, then position, then code, so

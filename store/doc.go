@@ -7,5 +7,6 @@
 // write, handoffs between stories, and a light reader of one story
 // (brief.go) for callers that must not pay for a workspace. How a file is
 // written, locked or read safely is internal/filesafe's, the one package of
-// this module it imports besides its own subpackages (jsonc, schema, plan).
+// this module it imports besides its own subpackages (jsonc, schema, plan,
+// glob).
 package store

@@ -35,6 +35,10 @@ func FixTitles(f *File, d Diagnostic) []string {
 		return out
 	case CodeSelfDependency:
 		return []string{fmt.Sprintf("Remove %s from blockedBy", fix.Ref)}
+	case CodePathsOverlap:
+		if fix.Epic != "" {
+			return []string{AddBlockerTitle(fix)}
+		}
 	case CodeDependencyCycle:
 		if !fix.Weak {
 			return nil
@@ -70,6 +74,12 @@ func FixTitles(f *File, d Diagnostic) []string {
 		}
 	}
 	return nil
+}
+
+// AddBlockerTitle is the title of paths-overlap's quick fix, which edits
+// the epic: story fix.Story blocked by fix.Ref.
+func AddBlockerTitle(fix *Fix) string {
+	return fmt.Sprintf("Add %s to blockedBy of %s in epic %s", fix.Ref, fix.Story, fix.Epic)
 }
 
 // objectWithKeyAt is the object one of whose keys starts at offset.

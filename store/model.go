@@ -255,6 +255,10 @@ type Task struct {
 	// ones that count at run time are read from git (package checks).
 	Checks       []Check
 	CheckTimeout time.Duration
+	// Paths are the globs of the files the task expects to touch
+	// (TaskPaths): what the epic runner and the editor foresee conflicts
+	// from (docs/landing.md#conflicts-foreseen).
+	Paths []Glob
 	// Review is where a review task came from; nil for every other task
 	// (docs/review.md).
 	Review *ReviewSource

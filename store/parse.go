@@ -112,6 +112,7 @@ func (p *Parser) parse(rel string, src []byte, version int32, batch *jsonc.Batch
 		f.Task = extractTask(f, obj)
 		b.checkName(obj, f.Task.IDValue, name, false, "task", "file", path.Base(rel)) // name+".json", not built per file
 		b.blankChecks(obj)
+		b.badPaths(obj)
 	case KindStory:
 		f.Story = extractStory(f, obj)
 		b.checkName(obj, f.Story.IDValue, name, true, "story", "folder", name)
@@ -349,6 +350,7 @@ func extractTask(f *File, obj *jsonc.Node) *Task {
 		Guidance: str(obj, "guidance"), DoneWhen: str(obj, "doneWhen"), BlockedBy: refs(obj, "blockedBy"), File: f,
 	}
 	t.Checks, t.CheckTimeout = TaskChecks(obj)
+	t.Paths = TaskPaths(obj)
 	t.Review = reviewSource(obj.Get("review"))
 	return t
 }

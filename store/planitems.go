@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -86,7 +87,7 @@ func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
 		seen[c.ID] = true
 		it := plan.Item{ID: c.ID, Status: StatusPending, BlockedBy: refIDs(c.BlockedBy)}
 		if s := ws.Story(c.ID); s != nil {
-			it.Subject, it.Status = s.Title, s.EffectiveStatus()
+			it.Subject, it.Status, it.Paths = s.Title, s.EffectiveStatus(), ws.StoryPaths(c.ID)
 			for _, f := range s.StoryFiles() {
 				if it.Broken = brokenProblem(f); it.Broken != "" {
 					break
@@ -96,6 +97,40 @@ func PlanFor(ws *Workspace, name string, want NameKind) (Planned, error) {
 		p.Items = append(p.Items, it)
 	}
 	return p, nil
+}
+
+// PathGlobs are the story's paths: the union of its tasks' "paths", each
+// glob once, in task order (docs/format.md#paths).
+func (s *Story) PathGlobs() []string {
+	var out []string
+	for _, t := range s.Tasks {
+		for _, g := range t.Paths {
+			if !slices.Contains(out, g.Pattern) {
+				out = append(out, g.Pattern)
+			}
+		}
+	}
+	return out
+}
+
+// StoryPaths are the paths of story id as overlaps count them: the union of
+// its main copy's and its worktree copy's (docs/landing.md#conflicts-foreseen).
+// A worktree being checked out, or an agent editing its copy, can add
+// paths, never take the main copy's away.
+func (w *Workspace) StoryPaths(id string) []string {
+	c := w.Copies(id)
+	var out []string
+	for _, s := range []*Story{c.Main, c.Worktree} {
+		if s == nil {
+			continue
+		}
+		for _, g := range s.PathGlobs() {
+			if !slices.Contains(out, g) {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
 }
 
 // TaskPlanItems returns the plan items of one copy of a story: its tasks.

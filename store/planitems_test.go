@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"bytes"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -34,5 +37,34 @@ func TestBroken(t *testing.T) {
 				t.Errorf("Broken() = %v %q, want %q", broken, d.Code, tt.code)
 			}
 		})
+	}
+}
+
+// TestStoryPaths: a story's paths are the union of its copies' — a
+// worktree copy being checked out (its story.json before its tasks), or
+// edited by its agent, never takes the main copy's paths away.
+func TestStoryPaths(t *testing.T) {
+	task := func(paths string) string {
+		return `{"id": "t", "subject": "s", "description": "", "status": "pending", "blockedBy": [], "paths": ` + paths + `}`
+	}
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/a/story.json":                   `{"id": "a", "title": "A", "description": ""}`,
+		".saga/stories/a/t.json":                       task(`["api/**"]`),
+		".saga/worktrees/a/.saga/stories/a/story.json": `{"id": "a", "title": "A", "description": ""}`,
+		".saga/worktrees/a/.saga/stories/a/u.json":     strings.Replace(task(`["web/**"]`), `"t"`, `"u"`, 1),
+		".saga/worktrees/b/.saga/stories/b/story.json": `{"id": "b", "title": "B", "description": ""}`,
+		".saga/stories/b/story.json":                   `{"id": "b", "title": "B", "description": ""}`,
+		".saga/stories/b/t.json":                       task(`["docs/**", "docs/**"]`),
+	})
+	ws, err := workspace.Parser(t).Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ws.StoryPaths("a"); !slices.Equal(got, []string{"api/**", "web/**"}) {
+		t.Errorf("a's paths = %q, want both copies'", got)
+	}
+	if got := ws.StoryPaths("b"); !slices.Equal(got, []string{"docs/**"}) {
+		t.Errorf("b's paths = %q, want the main copy's, once", got)
 	}
 }

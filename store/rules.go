@@ -138,7 +138,7 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 	if !g.acyclic() {
 		cycleDiags(findCycles(g, nil, item), item, "story", add)
 	}
-	return out
+	return append(out, w.overlapDiags(id, kids, pos, g)...)
 }
 
 func refIDs(rs []Ref) []string {

@@ -423,6 +423,13 @@ func (w *Workspace) FileDiagnostics(rel string) []Diagnostic {
 				}
 			}
 		}
+		if f.Kind == KindTask { // paths-overlap, an epic's finding on its stories' tasks
+			for _, e := range w.listedBy.get(f.Owner) {
+				if en := w.epics.get(e); en != nil {
+					out = append(out, en.diags[rel]...)
+				}
+			}
+		}
 	case KindEpic:
 		if n := w.epics.get(f.Owner); n != nil {
 			out = append(out, n.diags[rel]...)

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,9 +85,16 @@ func (g Repo) MergeConflicts(ctx context.Context, ours, theirs string) ([]string
 	switch {
 	case err == nil:
 		return nil, nil
-	case errors.As(err, &ee) && ee.ExitCode() == 1: // conflicts: the tree, then the files
+	case errors.As(err, &ee) && ee.ExitCode() == 1 && out.Len() > 0: // conflicts: the tree, then the files
+		// (exit 1 without a tree is a refusal: "not something we can merge")
 		parts := strings.Split(strings.TrimRight(out.String(), "\x00"), "\x00")
-		return parts[1:], nil
+		var files []string
+		for _, f := range parts[1:] {
+			if f != "" && !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		return files, nil
 	}
 	return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(strings.TrimSpace(errb.String()), err.Error()))
 }

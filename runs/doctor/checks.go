@@ -34,7 +34,7 @@ func (c checker) gitAndRepo(ctx context.Context, full bool) []Check {
 			out = append(out, Check{Name: "git", Level: Warning, Detail: fmt.Sprintf("%s: `git --version` did not tell its version (%v)", p, err),
 				Fix: fmt.Sprintf("use git %s or later", MinGit)})
 		case v.less(MinGit):
-			out = append(out, Check{Name: "git", Level: Warning, Detail: fmt.Sprintf("git %s (%s) has no `git merge-tree --write-tree`: a story's conflicts with its blockers show only once its worker merges them", v, p),
+			out = append(out, Check{Name: "git", Level: Warning, Detail: fmt.Sprintf("git %s (%s) has no `git merge-tree --write-tree`: a story's conflicts with its blockers show only once its worker merges them, and those with its siblings' branches (foreseen by the epic runner and land: docs/landing.md#conflicts-foreseen) only at landing", v, p),
 				Fix: fmt.Sprintf("update git to %s or later", MinGit)})
 		default:
 			out = append(out, Check{Name: "git", Level: OK, Detail: fmt.Sprintf("git %s (%s)", v, p)})

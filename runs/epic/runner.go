@@ -41,6 +41,10 @@ import (
 // stepEpic labels the runner's own steps in its log.
 const stepEpic = "epic"
 
+// waitingOverlap is what the runner remembers of a story waiting for
+// another whose paths overlap (report).
+const waitingOverlap = "waiting (paths overlap)"
+
 // retryPause is how long a story whose start found its service
 // unreachable waits before the next try.
 const retryPause = 5 * time.Second
@@ -246,12 +250,17 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 		}
 	}()
 	for _, s := range st.Stories {
-		was := r.seen[s.ID]
-		if was == s.State {
+		was, state := r.seen[s.ID], s.State
+		if len(s.WaitsFor) > 0 {
+			state = waitingOverlap // told once, apart from waiting for blockers
+		}
+		if was == state {
 			continue
 		}
-		r.seen[s.ID], moved = s.State, true
-		switch s.State {
+		r.seen[s.ID], moved = state, true
+		switch state {
+		case waitingOverlap:
+			r.log.Step(stepEpic, "%s: %s — their paths overlap, so they never run at once", s.ID, readmodel.WaitsText(s))
 		case readmodel.EpicRunning:
 			if was == "" {
 				r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: s.Session, Base: s.Base, Adopted: true},
@@ -301,6 +310,9 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (starte
 		if s.State != readmodel.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
 			continue
 		}
+		// Its branch against its siblings': a conflict is told, not
+		// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
+		foreseen := control.ForeseeConflicts(ctx, r.root, r.ws, s.ID, nil)
 		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: s.ID, Worker: r.o.Worker,
 			Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
@@ -334,6 +346,10 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (starte
 				line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", s.ID, res.Base, res.URL)
 			}
 			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
+			for _, f := range foreseen {
+				r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: s.ID, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
+					fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", s.ID, f.With, strings.Join(f.Files, ", ")))
+			}
 		}
 	}
 	return started

@@ -46,6 +46,13 @@ func task(id string, blockedBy ...string) string {
 
 func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 	t.Helper()
+	return newEpicFixtureWith(t, withRemote, nil)
+}
+
+// newEpicFixtureWith is newEpicFixture with its files changed by edit
+// before the first commit.
+func newEpicFixtureWith(t *testing.T, withRemote bool, edit func(files map[string]string)) *epicFixture {
+	t.Helper()
 	children := `[
     {"id": "shop--a", "blockedBy": []},
     {"id": "shop--b", "blockedBy": ["shop--a"]},
@@ -62,6 +69,9 @@ func newEpicFixture(t *testing.T, withRemote bool) *epicFixture {
 		files[".saga/stories/"+id+"/story.json"] = fmt.Sprintf(`{"id": %q, "title": "Story %s", "description": "Part %s of the shop."}`+"\n", id, s, s)
 		files[".saga/stories/"+id+"/"+s+"1.json"] = task(s + "1")
 		files[".saga/stories/"+id+"/"+s+"2.json"] = task(s+"2", s+"1")
+	}
+	if edit != nil {
+		edit(files)
 	}
 	root := t.TempDir()
 	testkit.WriteFiles(t, root, files)

@@ -202,6 +202,12 @@ func (s Snapshot) story(id string, x *PR, verdicts map[string]Verdict) Verdict {
 	if following {
 		return Verdict{State: Follow, Why: "its blockers landed: it is rebuilt on " + def + " first"}
 	}
+	if x.BaseRefName == def && x.MergeStateStatus == "DIRTY" {
+		// A conflict with the default branch (a sibling or a person landed
+		// first): following it makes the conflict the story's conflict task
+		// for `land --resolve`, where a stop would be a dead end.
+		return Verdict{State: Follow, Why: fmt.Sprintf("#%d conflicts with %s: it is rebuilt on it, a conflict becoming its conflict task", x.Number, def)}
+	}
 	return Judge(x, def)
 }
 

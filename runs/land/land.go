@@ -248,7 +248,16 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 		}
 		snap.Stacks = stacks
 	}
-	steps := Decide(snap, func(st Step) Verdict { return o.act(ctx, &p, st, res.Method, def, target) })
+	landed := func(s string) bool { return snap.Merged[s] || snap.PR[s] != nil && snap.PR[s].State == "MERGED" }
+	steps := Decide(snap, func(st Step) Verdict {
+		if st.Do == DoMerge || st.Do == DoEnqueue {
+			// Its branch against its siblings' before GitHub is asked (foresee.go).
+			if v, stop := o.foresee(ctx, st.Story, order, landed); stop {
+				return v
+			}
+		}
+		return o.act(ctx, &p, st, res.Method, def, target)
+	})
 	res.Stories = res.Stories[:0]
 	for _, st := range steps {
 		if st.PR != nil && st.PR.State == "MERGED" {
@@ -268,9 +277,8 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 }
 
 // act takes the action a story's verdict asks for (or, with --dry-run,
-// says it would) and answers its verdict after it. A check before landing
-// (a merge or an enqueue) belongs at the top of DoMerge's and DoEnqueue's
-// case, answering a Failed verdict to stop the story.
+// says it would) and answers its verdict after it. The checks before a
+// merge or an enqueue (foresee) come before it, in pass.
 func (o Options) act(ctx context.Context, p *Pass, st Step, method, def, target string) Verdict {
 	x := st.PR
 	if o.DryRun {

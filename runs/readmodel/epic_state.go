@@ -69,6 +69,13 @@ type EpicStory struct {
 	// Conflict its open conflict-resolution task (StoryState.Conflict).
 	PRState  string    `json:"prState,omitempty"`
 	Conflict *Conflict `json:"conflict,omitempty"`
+	// WaitsFor: it could start but waits for earlier stories in plan
+	// order whose paths overlap its own until they end
+	// (docs/landing.md#conflicts-foreseen).
+	WaitsFor []plan.Wait `json:"waitsFor,omitempty"`
+	// Foreseen: siblings whose branches conflicted with its own when the
+	// last epic run started it (it ran anyway; landing resolves them).
+	Foreseen []runs.Foreseen `json:"foreseen,omitempty"`
 }
 
 // EpicStatus is an epic run's state: the runner's (when one ran) and every
@@ -155,8 +162,12 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
+	foreseen := map[string][]runs.Foreseen{}
 	if last := runs.LatestIn(q.SessionDir, runs.KindEpic, e.ID, q.Root); last != nil {
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
+		for id, rec := range last.Stories {
+			foreseen[id] = rec.Foreseen
+		}
 		if q.After == "" {
 			q.After = last.After // judged as the last run judges
 		}
@@ -192,9 +203,9 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		if stories[c.ID] != nil {
 			continue
 		}
-		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}}
+		es := &EpicStory{ID: c.ID, BlockedBy: refIDs(c.BlockedBy), HeldBy: []string{}, Conflicts: []string{}, Foreseen: foreseen[c.ID]}
 		stories[c.ID] = es
-		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy})
+		items = append(items, plan.Item{ID: c.ID, BlockedBy: es.BlockedBy, Paths: ws.StoryPaths(c.ID)})
 	}
 	ids := make([]string, 0, len(items))
 	for _, it := range items {
@@ -260,6 +271,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	for id := range stories {
 		resolve(id, map[string]bool{})
 	}
+	overlapWaits(stories, items)
 	// plan's order: completed items apart, then the waves.
 	pl := plan.Compute(items, len(items)+1)
 	var order []string
@@ -289,6 +301,37 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		}
 	}
 	return st, nil
+}
+
+// overlapWaits keeps a ready story waiting while an earlier story in plan
+// order whose paths overlap its own has not ended — its worker ended,
+// whatever the outcome, or it is held and cannot start in this run
+// (docs/landing.md#conflicts-foreseen). Waits come in plan order, so the
+// earlier story's state is final when a later one looks at it; they only
+// point back in that order, so they never wait in a circle.
+func overlapWaits(stories map[string]*EpicStory, items []plan.Item) {
+	for _, w := range plan.Overlaps(items, false) {
+		es, other := stories[w.ID], stories[w.For]
+		if es == nil || other == nil || !(es.State == EpicReady || es.State == EpicWaiting && len(es.WaitsFor) > 0) {
+			continue
+		}
+		switch other.State {
+		case runs.StatusCompleted, runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped, EpicHeld:
+			continue // ended, or never starts in this run
+		}
+		es.State = EpicWaiting
+		es.WaitsFor = append(es.WaitsFor, w)
+	}
+}
+
+// WaitsText says what a story waits for because their paths overlap:
+// "waits for auth: both touch api/**" (terminal-safe).
+func WaitsText(st EpicStory) string {
+	parts := make([]string, len(st.WaitsFor))
+	for i, w := range st.WaitsFor {
+		parts[i] = "waits for " + esc(w.For) + ": " + w.Why()
+	}
+	return strings.Join(parts, "; ")
 }
 
 // storyOutcome is what the story's own evidence says (Evidence.Story):

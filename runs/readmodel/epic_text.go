@@ -41,6 +41,8 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		switch {
 		case len(st.HeldBy) > 0:
 			b.WriteString("  " + esc(HeldText(s.ID, st)))
+		case len(st.WaitsFor) > 0 && st.State == EpicWaiting:
+			b.WriteString("  " + WaitsText(st))
 		case len(st.BlockedBy) > 0 && st.State == EpicWaiting:
 			b.WriteString("  after " + strings.Join(termtext.Escapes(st.BlockedBy), ", "))
 		}
@@ -71,6 +73,9 @@ func (s *EpicStatus) WriteText(w io.Writer, title string) error {
 		}
 		if bm := st.BaseMoved; bm != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ %s\n", width, "", esc(bm.Text(st.ID)))
+		}
+		for _, f := range st.Foreseen {
+			fmt.Fprintf(&b, "  %-*s ↳ %s (foreseen before it started; landing resolves it)\n", width, "", esc(f.String()))
 		}
 		if l := st.Land; l != nil {
 			fmt.Fprintf(&b, "  %-*s ↳ land: %s: %s\n", width, "", esc(l.State), esc(l.Why))

@@ -13,6 +13,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store/glob"
 )
 
 // Protected files (docs/worker.md#protected-files): the tests that count
@@ -218,56 +219,12 @@ var listedFiles = []string{"go.mod", "go.sum"}
 
 // protected tells whether a file R has is protected by the rules.
 func (r Rules) protected(rel string) bool {
-	return TestFile(rel) || BuildFile(rel) || r.words[rel] || matchAny(r.protect, rel)
+	return TestFile(rel) || BuildFile(rel) || r.words[rel] || glob.Match(r.protect, rel)
 }
 
 // mayChangeFile tells whether the story may change a protected file.
 func (r Rules) mayChangeFile(rel string) bool {
-	return r.mayChangeAll || matchAny(r.mayChange, rel)
-}
-
-// matchAny tells whether one of globs matches rel: a glob without a slash
-// matches a file's name in any folder; one with a slash the whole path,
-// where ** stands for any number of folders (a trailing / for everything
-// below).
-func matchAny(globs []string, rel string) bool {
-	for _, g := range globs {
-		g = strings.TrimPrefix(g, "./")
-		if strings.HasSuffix(g, "/") {
-			g += "**"
-		}
-		if !strings.Contains(g, "/") {
-			if ok, _ := path.Match(g, path.Base(rel)); ok {
-				return true
-			}
-			continue
-		}
-		if matchParts(strings.Split(g, "/"), strings.Split(rel, "/")) {
-			return true
-		}
-	}
-	return false
-}
-
-func matchParts(pat, parts []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(parts); i++ {
-				if matchParts(pat[1:], parts[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(parts) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], parts[0]); !ok {
-			return false
-		}
-		pat, parts = pat[1:], parts[1:]
-	}
-	return len(parts) == 0
+	return r.mayChangeAll || glob.Match(r.mayChange, rel)
 }
 
 // Protected is what the protection rule makes of a story's tree: the
@@ -367,7 +324,7 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 		switch {
 		case change == Added:
 			switch {
-			case TestFile(e.path) || matchAny(rules.protect, e.path) || leaned && !blocksAdded:
+			case TestFile(e.path) || glob.Match(rules.protect, e.path) || leaned && !blocksAdded:
 				out.Changes = append(out.Changes, FileChange{e.path, change, RuleAddedTest})
 				out.View.Hide = append(out.View.Hide, e.path)
 			case !leaned && !BuildFile(e.path):
@@ -384,7 +341,7 @@ func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*P
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleSection})
 		case slices.Contains(listedFiles, base) && !leaned:
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleListed})
-		case slices.Contains(manifests, base) && !rules.words[e.path] && !matchAny(rules.protect, e.path):
+		case slices.Contains(manifests, base) && !rules.words[e.path] && !glob.Match(rules.protect, e.path):
 			atR = append(atR, e.path)
 			out.Changes = append(out.Changes, FileChange{e.path, change, RuleSection})
 		case !rules.protected(e.path) && !leaned:

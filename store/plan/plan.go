@@ -32,6 +32,10 @@ type Item struct {
 	// when it is fine. A broken item is never scheduled and holds back
 	// whatever it blocks.
 	Broken string
+	// Paths are the globs of the files the item expects to touch (an
+	// epic's story: its tasks' "paths"); items whose paths overlap wait
+	// for one another (Overlaps).
+	Paths []string
 }
 
 // Broken is an item whose file cannot be trusted, with the finding.
@@ -67,6 +71,9 @@ type Plan struct {
 	// --max-parallel split it. In-progress items are included (a crashed or
 	// stopped run can be resumed); ask the worker state to tell them apart.
 	Ready []string `json:"ready"`
+	// Waits are the items that wait for another because their paths
+	// overlap (Overlaps), completed ones left out.
+	Waits []Wait `json:"waits"`
 	// Unsplit wave number (1-based) of each planned id, for "wave n/m" in
 	// the editor; and the unsplit wave count.
 	WaveOf    map[string]int `json:"-"`
@@ -164,6 +171,7 @@ func Compute(items []Item, maxParallel int) Plan {
 		p.Cycles = append(p.Cycles, g.names(path))
 		p.WeakLinks = append(p.WeakLinks, g.weakLink(path))
 	}
+	p.Waits = Overlaps(items, true)
 	return p
 }
 

@@ -427,14 +427,14 @@ func TestPlanJSON(t *testing.T) {
 	}{
 		{
 			name: "empty slices are [] not null",
-			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[],"broken":[],"ready":[]}`,
+			want: `{"waves":[],"completed":[],"blocked":[],"cycles":[],"weakLinks":[],"broken":[],"ready":[],"waits":[]}`,
 		},
 		{
 			name:  "populated",
 			items: []Item{done("a"), it("b", "a"), it("c", "d"), it("d", "c")},
 			want: `{"waves":[["b"]],"completed":["a"],` +
 				`"blocked":[{"id":"c","by":["d"]},{"id":"d","by":["c"]}],` +
-				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}],"broken":[],"ready":["b"]}`,
+				`"cycles":[["c","d","c"]],"weakLinks":[{"from":"c","to":"d"}],"broken":[],"ready":["b"],"waits":[]}`,
 		},
 		{
 			// A broken item is never ready, even completed, and holds back
@@ -443,7 +443,7 @@ func TestPlanJSON(t *testing.T) {
 			items: []Item{{ID: "a", Status: "completed", Broken: "a.json:1:1: bad [json-syntax]"},
 				it("b", "a"), it("c"), {ID: "d", Status: "pending", Broken: "d.json:2:3: worse [schema]"}},
 			want: `{"waves":[["c"]],"completed":[],"blocked":[{"id":"b","by":["a"]}],"cycles":[],"weakLinks":[],` +
-				`"broken":[{"id":"a","problem":"a.json:1:1: bad [json-syntax]"},{"id":"d","problem":"d.json:2:3: worse [schema]"}],"ready":["c"]}`,
+				`"broken":[{"id":"a","problem":"a.json:1:1: bad [json-syntax]"},{"id":"d","problem":"d.json:2:3: worse [schema]"}],"ready":["c"],"waits":[]}`,
 		},
 	}
 	for _, tc := range tests {

@@ -73,6 +73,11 @@ func (p Plan) WriteText(w io.Writer, title string, noun Noun, items []Item, maxP
 					fmt.Fprintf(&b, " -- after [%s]", names(g.names(g.deps[v])))
 				}
 				b.WriteString("\n")
+				for _, w := range p.Waits {
+					if w.ID == id {
+						fmt.Fprintf(&b, "       waits for [%s]: %s\n", termtext.Escape(w.For), w.Why())
+					}
+				}
 			}
 		}
 	}

@@ -67,6 +67,17 @@ func TestWriteTextGolden(t *testing.T) {
 			},
 		},
 		{
+			// Stories whose paths overlap: the later in plan order waits
+			// for the earlier, a line under it (docs/landing.md#conflicts-foreseen).
+			name: "overlap", title: "shop", noun: Noun{One: "story", Many: "stories"},
+			items: []Item{
+				{ID: "users", Subject: "Users", Paths: []string{"api/users.go", "web/users/"}},
+				{ID: "auth", Subject: "Auth", Paths: []string{"api/**"}},
+				{ID: "docs", Subject: "Docs", Paths: []string{"docs/**"}},
+				{ID: "report", Subject: "Report", BlockedBy: []string{"auth"}, Paths: []string{"api/report.go"}},
+			},
+		},
+		{
 			// Default noun and max-parallel, no title.
 			name: "defaults", items: []Item{it("a"), it("b", "a")},
 		},
