@@ -29,6 +29,7 @@ func TestREADMERecipe(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("the README's recipe packages linux-x64")
 	}
+	t.Parallel() // a copy of the repository of its own: beside TestVSCodeExtension
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
