@@ -8,10 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -489,7 +487,7 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.env = append(b.env, "GOMODCACHE="+strings.TrimSpace(string(gomodcache)), "GOFLAGS=")
-	warmGoCache(t, b.cache)
+	testkit.GoTestCache(t, filepath.Join(b.cache, "go-build"), true) // the standard library built
 	for _, c := range []struct{ tool, command string }{
 		{"go", "cd gop && go test -count=1 ./..."},
 		{"node", "cd nodep && node --test"},
@@ -503,82 +501,6 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		}
 	}
 }
-
-// warmGoCache links into the story's cache the entries of the user's Go
-// build cache that go test of a module like the fixtures' reads (the
-// standard library compiled, its vet facts), so that go test in a check
-// need not build them again (minutes on a loaded machine). Go writes its
-// cache entries once, by renaming new files, so the links are never
-// written through; where they cannot be made (another file system) the
-// check builds them. Not the whole cache: 146,000 links a test, and as
-// many removals, were seconds of CPU and minutes of a loaded disk each
-// (docs/architecture.md#test-time).
-func warmGoCache(t *testing.T, cache string) {
-	t.Helper()
-	e, err := goTestEntries()
-	if err != nil {
-		t.Logf("the story's Go cache is left cold: %v", err)
-		return
-	}
-	dst := filepath.Join(cache, "go-build")
-	for _, rel := range e.rels {
-		os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o755)
-		os.Link(filepath.Join(e.src, rel), filepath.Join(dst, rel))
-	}
-}
-
-// cacheFiles are files of the Go cache src, by their paths in it.
-type cacheFiles struct {
-	src  string
-	rels []string
-}
-
-// goTestEntries is the user's Go cache and the files in it (relative
-// paths) that go test of the fixtures' Go package reads, found once per
-// test process: GODEBUG=gocachehash=1 prints every key the go command
-// looks up (`go help cache`); each key with an index entry (<xx>/<key>-a)
-// is kept with its output (<xx>/<output id>-d).
-var goTestEntries = sync.OnceValues(func() (cacheFiles, error) {
-	out, err := exec.Command("go", "env", "GOCACHE").Output()
-	if err != nil {
-		return cacheFiles{}, err
-	}
-	src := strings.TrimSpace(string(out))
-	probe, err := os.MkdirTemp("", "saga-lsp-verify-probe-")
-	if err != nil {
-		return cacheFiles{}, err
-	}
-	defer os.RemoveAll(probe)
-	for name, text := range map[string]string{"go.mod": "module example.com/calc\n\ngo 1.22\n", "calc/calc.go": calcGoFix, "calc/calc_test.go": calcTestGo} {
-		os.MkdirAll(filepath.Join(probe, filepath.Dir(name)), 0o755)
-		if err := os.WriteFile(filepath.Join(probe, name), []byte(text), 0o644); err != nil {
-			return cacheFiles{}, err
-		}
-	}
-	cmd := exec.Command("go", "test", "-count=1", "./calc/")
-	cmd.Dir, cmd.Env = probe, append(os.Environ(), "GODEBUG=gocachehash=1", "GOFLAGS=", "GOTOOLCHAIN=local")
-	hashes, err := cmd.CombinedOutput()
-	if err != nil {
-		return cacheFiles{}, fmt.Errorf("go test of the probe: %v\n%.2000s", err, hashes)
-	}
-	var rels []string
-	seen := map[string]bool{}
-	for _, key := range regexp.MustCompile(`\b[0-9a-f]{64}\b`).FindAllString(string(hashes), -1) {
-		index := filepath.Join(key[:2], key+"-a")
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		entry, err := os.ReadFile(filepath.Join(src, index))
-		if f := strings.Fields(string(entry)); err == nil && len(f) > 2 && len(f[2]) == 64 {
-			rels = append(rels, index, filepath.Join(f[2][:2], f[2]+"-d"))
-		}
-	}
-	if len(rels) == 0 {
-		return cacheFiles{}, fmt.Errorf("no entry of %s found for go test (GODEBUG=gocachehash=1 printed no key)", src)
-	}
-	return cacheFiles{src, rels}, nil
-})
 
 // A check whose first process ends takes everything it started with it, at
 // its end and at its timeout.
