@@ -26,6 +26,9 @@ func TestVSCodeExtension(t *testing.T) {
 	if os.Getenv("SAGA_VSCODE_TEST") != "1" {
 		testkit.Needs(t, "set SAGA_VSCODE_TEST=1 to run the VS Code extension in code-server (needs chromium, libkrb5-dev, and the npm registry; see editors/vscode/test/run.sh)")
 	}
+	// Beside TestREADMERecipe (its own copy of the repository): the one
+	// compiles and runs npm ci while the other waits on code-server.
+	t.Parallel()
 	for _, tool := range []string{"bash", "npm", "tmux", "git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("SAGA_VSCODE_TEST=1 but %s is not installed", tool)

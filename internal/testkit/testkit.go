@@ -1,7 +1,8 @@
 // Package testkit is what saga-lsp's tests share (and only tests import):
 // the saga-lsp binary and other programs of the module built once per test
 // process (linked once per run when make test shares them: BuildsVar), a
-// copy of a folder tree, files written from a map and read back, txtar
+// copy of a folder tree, a Go build cache holding what go test reads
+// (taken from the user's), files written from a map and read back, txtar
 // cases run as subtests, git repositories made from a fixture, a
 // clean environment, running a program to a Result, waiting for another
 // process, helper processes re-executed from the test binary, how many

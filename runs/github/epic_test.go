@@ -25,7 +25,9 @@ import (
 
 // newEpicOnActions is a repository holding epic shop — a diamond a → (b,
 // c) → d — with the workflow on origin's main; the gh stand-in's state is
-// shared by every clone of origin (it is "GitHub").
+// shared by every clone of origin (it is "GitHub"). Nothing else is
+// shared, so the tests that use it run side by side (t.Parallel): most of
+// their time is the runner's polls of GitHub (docs/architecture.md#test-time).
 func newEpicOnActions(t *testing.T, secrets ...string) *actions {
 	t.Helper()
 	task := func(id string, blockedBy ...string) string {
@@ -149,6 +151,7 @@ func (a *actions) followEpic(more []string) runs.Event {
 // pushed branches (d on their merge); status shows every story completed
 // from GitHub's state, with its Actions run.
 func TestEpicOnGitHub(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	end := a.runEpic(nil, "--max-parallel", "2")
 	if end.Status != runs.StatusCompleted || end.ExitCode == nil || *end.ExitCode != 0 {
@@ -267,6 +270,7 @@ func (a *actions) waitRun(story, status string) standinRun {
 // is dispatched again from here (continuing its pushed branch) and the
 // epic completes.
 func TestEpicOnGitHubResumesInFreshClone(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	release := a.holdJobs()
 	if r := a.saga(nil, "run", "shop", "--on", "github", "--max-parallel", "2"); r.Code != 0 {
@@ -319,6 +323,7 @@ func TestEpicOnGitHubResumesInFreshClone(t *testing.T) {
 // its dependents are held and the runner ends; nothing is dispatched
 // again.
 func TestEpicOnGitHubCancelledFromTheWeb(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	release := a.holdJobs()
 	defer release()
@@ -357,6 +362,7 @@ func (r standinRun) url() string {
 // job fails at once; status says the story failed and why; its dependents
 // are held.
 func TestEpicOnGitHubMissingSecret(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t)
 	end := a.runEpic(nil)
 	if end.Status != runs.StatusFailed {
@@ -379,6 +385,7 @@ func TestEpicOnGitHubMissingSecret(t *testing.T) {
 // TestStopEpicOnGitHub: `stop <epic>` cancels the runs of its stories on
 // GitHub Actions; they end stopped.
 func TestStopEpicOnGitHub(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	release := a.holdJobs()
 	defer release()
@@ -405,6 +412,7 @@ func TestStopEpicOnGitHub(t *testing.T) {
 // runner starts — gh, its login, the workflow on origin's default branch —
 // each refusal saying what to do; nothing starts, nothing is dispatched.
 func TestEpicOnGitHubRefusals(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	try := func(env []string, code int, want string, args ...string) {
 		t.Helper()
@@ -433,6 +441,7 @@ func TestEpicOnGitHubRefusals(t *testing.T) {
 // edited, or that another saga-lsp release wrote, is dispatched with a
 // warning saying what to do.
 func TestCheckReadyWorkflow(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t)
 	env := func(k string) string {
 		for _, kv := range slices.Backward(a.env) {
@@ -470,6 +479,7 @@ func TestCheckReadyWorkflow(t *testing.T) {
 // neither fails it nor dispatches it again, and says so in status — and
 // the run goes on once GitHub answers again.
 func TestEpicOnGitHubNetworkLost(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	release := a.holdJobs()
 	defer release()
@@ -515,6 +525,7 @@ func TestEpicOnGitHubNetworkLost(t *testing.T) {
 // after blockers run on GitHub Actions (their branches taken from origin,
 // merged).
 func TestMixedBackends(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	// a locally (tmux), its branch pushed by its worker.
 	if r := a.saga(nil, "run", "shop--a"); r.Code != 0 {
@@ -560,6 +571,7 @@ func TestMixedBackends(t *testing.T) {
 // the run records they uploaded: once it reaches the cap nothing more is
 // dispatched and the runner exits 2.
 func TestEpicOnGitHubMaxCost(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	a.env = append(a.env, "SAGA_STANDIN_COST_USD=0.6") // the jobs' claude, priced
 	end := a.runEpic(nil, "--max-parallel", "1", "--max-cost", "1")
@@ -581,6 +593,7 @@ func TestEpicOnGitHubMaxCost(t *testing.T) {
 // once after taking it, once without — is tried again later, never failed,
 // and no story runs twice: the retry finds the run GitHub took.
 func TestEpicOnGitHubDispatchUnanswered(t *testing.T) {
+	t.Parallel()
 	a := newEpicOnActions(t, "ANTHROPIC_API_KEY=sk-ant-standin")
 	dir := t.TempDir()
 	taken, lost := filepath.Join(dir, "taken"), filepath.Join(dir, "lost")

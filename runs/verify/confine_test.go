@@ -487,7 +487,7 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.env = append(b.env, "GOMODCACHE="+strings.TrimSpace(string(gomodcache)), "GOFLAGS=")
-	warmGoCache(t, b.cache)
+	testkit.GoTestCache(t, filepath.Join(b.cache, "go-build"), true) // the standard library built
 	for _, c := range []struct{ tool, command string }{
 		{"go", "cd gop && go test -count=1 ./..."},
 		{"node", "cd nodep && node --test"},
@@ -500,35 +500,6 @@ func TestCheckDefaultsLetTestSuitesPass(t *testing.T) {
 			t.Errorf("%s under the default limits: %s\n%s", c.command, res.Outcome(), res.Output)
 		}
 	}
-}
-
-// warmGoCache links the user's Go build cache into the story's, so that go
-// test in a check need not build the standard library again (minutes on a
-// loaded machine). Go writes its cache entries once, by renaming new
-// files, so the links are never written through; where they cannot be
-// made (another file system) the check builds it.
-func warmGoCache(t *testing.T, cache string) {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOCACHE").Output()
-	if err != nil {
-		return
-	}
-	src, dst := strings.TrimSpace(string(out)), filepath.Join(cache, "go-build")
-	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if d.Type().IsRegular() {
-			if err := os.Link(p, filepath.Join(dst, rel)); err != nil {
-				return filepath.SkipAll
-			}
-		}
-		return nil
-	})
 }
 
 // A check whose first process ends takes everything it started with it, at

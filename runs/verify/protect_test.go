@@ -61,7 +61,9 @@ func weakRepo(t *testing.T) (b *box, fork string) {
 		testkit.Needs(t, fmt.Sprintf("go: %v", err))
 	}
 	b.env = append(b.env, "GOMODCACHE="+strings.TrimSpace(string(gocache)), "GOFLAGS=", "GOTOOLCHAIN=local")
-	warmGoCache(t, b.cache)
+	// The standard library built, as in the user's cache (links of its
+	// entries: docs/architecture.md#test-time).
+	testkit.GoTestCache(t, filepath.Join(b.cache, "go-build"), true)
 	return b, fork
 }
 
@@ -109,6 +111,7 @@ func TestWeakeningAttemptsRefused(t *testing.T) {
 			map[string]string{"py/tests/__init__.py": "import unittest\n\n\ndef load_tests(loader, tests, pattern):\n    return unittest.TestSuite()\n"}, []string{"py/tests/__init__.py"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a repository and caches of its own
 			testkit.NeedsTool(t, c.tool, "")
 			b, fork := weakRepo(t)
 			for rel, content := range c.files {
@@ -163,6 +166,7 @@ func TestHonestFixAccepted(t *testing.T) {
 			"py/tests/test_more.py": "import unittest\n\nfrom calc import add\n\n\nclass TestMore(unittest.TestCase):\n    def test_zero(self):\n        self.assertEqual(add(0, 4), 4)\n"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a repository and caches of its own
 			testkit.NeedsTool(t, c.tool, "")
 			b, fork := weakRepo(t)
 			testkit.WriteFiles(t, b.wt, c.files)

@@ -114,6 +114,7 @@ func TestPythonRunnerShadowRefused(t *testing.T) {
 		}, "py/unittest.pyc"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a repository and caches of its own
 			b, _ := weakRepo(t)
 			testkit.WriteFiles(t, b.wt, map[string]string{".gitignore": "*.pyc\n__pycache__/\n"})
 			testkit.Git(t, b.wt, "add", "-A")

@@ -17,6 +17,7 @@ import (
 // secrets do not. The home lies outside /tmp, so that its stores are
 // hidden by the sandbox's rules, not by where the test put them.
 func TestCheckLeaksNothingWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	testkit.Bwrap(t)
 	tools := os.Getenv("SAGA_TOOLS_CACHE")
@@ -62,6 +63,7 @@ func TestCheckLeaksNothingWithRealClaudeCode(t *testing.T) {
 // The check's sandbox holds no capability even for root: nothing outside
 // changes; the check's own report, committed by the worker, says why.
 func TestRootCheckCannotRemountWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("attack 3 is saga-lsp run as root; this test runs as uid", os.Geteuid())
 	}

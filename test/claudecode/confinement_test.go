@@ -47,6 +47,7 @@ func realWorker(t *testing.T, claude, root, story string, want int, args ...stri
 //   - saga-lsp's locks and session dir, another story's build caches and
 //     the checks' own.
 func TestAgentConfinedWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	root := filepath.Join(t.TempDir(), "repo")
 	script := filepath.Join(t.TempDir(), "probe.sh")
@@ -149,6 +150,7 @@ func TestAgentConfinedWithRealClaudeCode(t *testing.T) {
 // model's completion with the check as committed, and the task stays
 // pending.
 func TestPlantedReplaceRefWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	root := filepath.Join(t.TempDir(), "repo")
 	task := func(check string) string {

@@ -18,6 +18,9 @@ import (
 	"github.com/saga-ai/saga-lsp/store/jsonc"
 )
 
+// Every test runs beside another (t.Parallel): each has its own
+// repositories, homes and environment, and most of its time is spent
+// waiting on the CLI, the sandbox and git (docs/architecture.md#test-time).
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // claudeOffline is the real CLI's wrapper, or the test is skipped.
@@ -95,6 +98,7 @@ func toolResults(t *testing.T, log string) []string {
 // outside the worktree fails; a project .claude/settings.json of the
 // worktree not loaded (its hook never runs).
 func TestStoryRunWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")
@@ -157,6 +161,7 @@ func TestStoryRunWithRealClaudeCode(t *testing.T) {
 // command, its status and output — and its completion after the work is
 // accepted; the worker's final re-run passes and the story completes.
 func TestCompletionGateWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")

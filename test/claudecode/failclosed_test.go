@@ -64,6 +64,7 @@ func failHookRun(t *testing.T, root, story, event, mode string) (testkit.Result,
 // reads why, and nothing was written. Without it, Claude Code lets each
 // write through.
 func TestWriteScopeHookFailsClosed(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"crash", "hang"} {
 		t.Run(mode, func(t *testing.T) {
 			claudeOffline(t)
@@ -96,6 +97,7 @@ func TestWriteScopeHookFailsClosed(t *testing.T) {
 // and the journal says why — although the task's check would pass: the
 // gate never ran it.
 func TestCrashedCompletionGateNeverCounts(t *testing.T) {
+	t.Parallel()
 	claudeOffline(t)
 	root := filepath.Join(t.TempDir(), "repo")
 	testkit.WriteFiles(t, root, map[string]string{

@@ -72,6 +72,7 @@ func prompts(t *testing.T, log string) []string {
 // again takes the fix in (the run's reference commit), core completes and
 // mul then runs to completion.
 func TestFailingCheckFixedOnMainWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	testkit.Bwrap(t)
 	base := t.TempDir()

@@ -110,6 +110,7 @@ func checkBlocked(t *testing.T, out string, prs []map[string]any, file string) {
 // Attack 2: a protected Go test calls an assertion helper of an ordinary
 // package; the story makes it a no-op.
 func TestGoHelperMadeNoopWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not installed")
 	}
@@ -127,6 +128,7 @@ func TestGoHelperMadeNoopWithRealClaudeCode(t *testing.T) {
 // Attack 3: a unittest.py at the repository's top, where `python3 -m
 // unittest` looks first.
 func TestPythonUnittestShadowWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}

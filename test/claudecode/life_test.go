@@ -16,6 +16,7 @@ import (
 // taken the completed, pushed story's worktree, status, plan and run agree
 // it is completed; reset --remote discards the attempt and it is pending.
 func TestStoryLifeWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")

@@ -21,6 +21,7 @@ import (
 // links to a folder outside; the story's next worker start seeds that
 // cache as the user and writes nothing there, saying why in its log.
 func TestNpmSeedLinksWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	root := filepath.Join(t.TempDir(), "repo")
 	outside := t.TempDir()

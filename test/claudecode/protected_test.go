@@ -110,6 +110,7 @@ func linkGoCache(t *testing.T, dst string) {
 // refuses — the model reads that the fork point's version counts — the
 // task stays pending and the PR a draft.
 func TestTestEditedToPassWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	root, out, results, prs := protectedRun(t, runs.ExitLimit, `"sed -i s/t.Fatalf/t.Logf/ calc/calc_test.go"`)
 	for _, want := range []string{"task fix cannot be completed yet", "with the protected files as they are at the fork point", "Add(2, 3) = -1, want 5",
 		"You changed protected files: calc/calc_test.go (modified)", "are what count"} {
@@ -128,6 +129,7 @@ func TestTestEditedToPassWithRealClaudeCode(t *testing.T) {
 // The agent fixes Add and also edits the test (both runs pass): the story
 // ends blocked, the PR stays a draft and its description names the test.
 func TestTestChangedBesidesTheFixWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	_, out, _, prs := protectedRun(t, runs.ExitBlocked, `"sed -i 's/a - b/a + b/' calc/calc.go"`, `"sed -i 's/want 5/want five/' calc/calc_test.go"`)
 	if !strings.Contains(out, "protected files changed: calc/calc_test.go (modified)") {
 		t.Errorf("the log:\n%s", out)

@@ -20,6 +20,7 @@ import (
 // task's check (no marker left) and the story's own checks gate it, and the
 // story builds on the blocker's new tip.
 func TestRestackConflictResolvedWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	base := t.TempDir()
 	root := filepath.Join(base, "repo")

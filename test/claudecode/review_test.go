@@ -133,6 +133,7 @@ func (rr *reviewRepo) reviewTasks() []string {
 }
 
 func TestReviewRoundWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	rr := newReviewRepo(t)
 	rr.worker(runs.ExitCompleted)
 	first := testkit.Git(t, rr.root, "rev-parse", "story/calc")
@@ -240,6 +241,7 @@ func readRecord(t *testing.T, root string) (runs.Record, bool) {
 // the file named, its PR a draft; past --max-review-rounds the story needs
 // its person, once, and no agent runs.
 func TestReviewRoundBlockedWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	rr := newReviewRepo(t)
 	rr.changeT = "PRRT_test"
 	rr.change = review.TaskID(rr.changeT)

@@ -51,6 +51,7 @@ func trustRun(t *testing.T, commands ...string) (root, origin, out, results stri
 // through the link, the link never reaches the branch, and the name is
 // escaped in the journal and the log.
 func TestJournalLinkWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	rc := filepath.Join(home, ".bashrc")
 	if err := os.WriteFile(rc, []byte("# the user's shell\n"), 0o644); err != nil {
@@ -91,6 +92,7 @@ func TestJournalLinkWithRealClaudeCode(t *testing.T) {
 // dir, the attack stops there; the worker's side is then not exercised
 // here, but in runs/worker's TestHeadMovedByTheAgent.)
 func TestHeadMovedWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	root, origin, out, results := trustRun(t, "'git symbolic-ref HEAD refs/heads/main; echo head-exit=$?'")
 	// main has the one commit InitRepo made.
 	if log := testkit.Git(t, root, "log", "--format=%s", "main"); log != "workspace" {

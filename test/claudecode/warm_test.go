@@ -20,6 +20,7 @@ import (
 // through saga-lsp's GOCACHEPROG, while each writes only the story's own
 // caches (docs/security.md#warm-build-caches).
 func TestWarmFirstCheckWithRealClaudeCode(t *testing.T) {
+	t.Parallel()
 	claude := claudeOffline(t)
 	root := filepath.Join(t.TempDir(), "repo")
 	// The agent's Bash runs the tests and shows its cache program's

@@ -91,7 +91,9 @@ if [ -n "${SAGA_LSP_PREBUILT:-}" ]; then
   cp "$SAGA_LSP_PREBUILT" "$WORK/server/saga-lsp"
 else
   phase "building saga-lsp"
-  (cd "$REPO" && CGO_ENABLED=0 go build -o "$WORK/server/saga-lsp" ./cmd/saga-lsp)
+  # -trimpath, as a release builds it: make cross compiled these packages
+  # so (CGO_ENABLED=0 -trimpath), so this is a link, not a second compile.
+  (cd "$REPO" && CGO_ENABLED=0 go build -trimpath -o "$WORK/server/saga-lsp" ./cmd/saga-lsp)
 fi
 
 # --- the extension: this platform's .vsix, the server inside ------------------
