@@ -64,7 +64,7 @@ type Result struct {
 type Action struct {
 	Pass   int    `json:"pass"`
 	Story  string `json:"story"`
-	Did    string `json:"did"` // merged, followed, retargeted (dry run: would …)
+	Did    string `json:"did"` // merged, enqueued, followed, held (a sibling's conflict foreseen); dry run: would …
 	Detail string `json:"detail"`
 }
 
@@ -253,6 +253,7 @@ func (o Options) pass(ctx context.Context, order []string, res *Result) Pass {
 		if st.Do == DoMerge || st.Do == DoEnqueue {
 			// Its branch against its siblings' before GitHub is asked (foresee.go).
 			if v, stop := o.foresee(ctx, st.Story, order, landed); stop {
+				p.Actions = append(p.Actions, Action{Pass: p.N, Story: st.Story, Did: "held", Detail: v.Why})
 				return v
 			}
 		}

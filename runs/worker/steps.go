@@ -205,7 +205,14 @@ func (r *run) draftPR(ctx context.Context) {
 		r.noPR(runs.NoPRLoggedOut, "gh is not authenticated (%s); no pull request", firstLine(out, err))
 		return
 	}
-	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", r.base+".."+r.branch); err == nil && ahead == "0" {
+	// GitHub refuses a PR with no commits between origin's base and the
+	// branch: counted against origin's base when it has one (the local base
+	// can be behind it: the branch then starts on commits it lacks).
+	onto := r.base
+	if remote := "refs/remotes/origin/" + r.base; r.wtGit.OK(ctx, "rev-parse", "--verify", "--quiet", remote+"^{commit}") {
+		onto = remote
+	}
+	if ahead, err := r.wtGit.Run(ctx, "rev-list", "--count", onto+".."+r.branch); err == nil && ahead == "0" {
 		if _, err := r.commitEmpty(ctx, "Start story "+r.o.Story); err != nil {
 			r.j.Warn(runs.StepPR, "empty start commit: %v", err)
 			return
