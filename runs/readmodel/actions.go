@@ -238,6 +238,9 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 		return
 	}
 	ref := "refs/remotes/origin/" + runs.StoryBranch(st.ID)
+	// Ended fetched origin's branch: what a prefetch read of it before is
+	// stale.
+	delete(ev.branches, ref)
 	if tasks, ok := ev.branchTasks(ctx, ref, st.ID); ok {
 		st.Tasks, st.From, st.Total, st.Done = tasks, FromOrigin, len(tasks), 0
 		for _, s := range tasks {
