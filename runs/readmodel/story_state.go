@@ -253,7 +253,9 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	lastDry, dryAlive := settled(lastDry)
 	rec, haveRec := ev.Records().Read(id)
 
-	ev.readTasks(ctx, ws, &st)
+	// A live worker that has not recorded its worktree yet is still making
+	// it: a copy git is checking out holds some task files only.
+	ev.readTasks(ctx, ws, &st, !alive || last == nil || last.Worktree != "")
 	if haveRec {
 		st.Branch, st.Base, st.PR, st.Session, st.Ended = rec.Branch, rec.Base, rec.PR, rec.Session, rec.Ended
 		st.PRState = rec.PRState
@@ -456,7 +458,7 @@ func (ev *Evidence) LastRuns(id string) (last, dry *runs.Run) {
 // worktree copy while it has one, else its branch (local, else origin's as
 // last fetched: the worktree and local branch of a finished story may be
 // cleaned away), else the checkout's own copy.
-func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *StoryState) {
+func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *StoryState, worktreeMade bool) {
 	copies := ws.Copies(st.ID)
 	set := func(s *store.Story, from string) {
 		st.Tasks, st.From, st.Total, st.Done = map[string]string{}, from, len(s.Tasks), s.Done()
@@ -464,7 +466,7 @@ func (ev *Evidence) readTasks(ctx context.Context, ws *store.Workspace, st *Stor
 			st.Tasks[t.ID] = t.Status
 		}
 	}
-	if copies.Worktree != nil && copies.Live() == copies.Worktree {
+	if worktreeMade && copies.Worktree != nil && copies.Live() == copies.Worktree {
 		set(copies.Worktree, FromWorktree)
 		return
 	}
