@@ -30,6 +30,7 @@ func (w *watcher) takeInActions(ctx context.Context, p *WatchPoll) {
 	if w.o.Actions == nil || w.o.Workspace == nil || w.o.Parser == nil {
 		return
 	}
+	w.o.Actions.Refresh()
 	var ev *readmodel.Evidence
 	for _, s := range w.o.Stories {
 		if ev == nil {

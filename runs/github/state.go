@@ -119,6 +119,13 @@ func (g *Runs) runs(ctx context.Context) ([]RunInfo, error) {
 	return g.list, g.err
 }
 
+// Refresh drops the listing: the next Find lists the runs again.
+func (g *Runs) Refresh() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.listed = time.Time{}
+}
+
 // runJSON are the fields of a run saga-lsp reads (RunInfo's but jobs).
 const runJSON = "databaseId,displayTitle,event,headBranch,workflowDatabaseId,status,conclusion,url,createdAt,updatedAt"
 

@@ -101,6 +101,10 @@ type Actions interface {
 	Ended(ctx context.Context, story string, run *ActionsRun) (rec runs.Record, ok bool, err error)
 	// Cancel asks GitHub to cancel the run.
 	Cancel(ctx context.Context, run ActionsRun) error
+	// Refresh makes the next Find ask GitHub again, however recent the
+	// listing it holds: a review watcher's poll is its own interval, and a
+	// poll must not judge a run by a listing from before it.
+	Refresh()
 }
 
 // Dispatched is the Actions run a local run dispatched, as recorded here
