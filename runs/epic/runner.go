@@ -298,61 +298,87 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 }
 
 // schedule starts ready stories, in plan's order, while slots are free.
+// The starts run side by side, each reported as it completes: a start
+// waits until its worker holds its lock (seconds on a loaded machine), and
+// one after another the last of K ready stories waited for all the others
+// (docs/architecture.md#an-epic-of-200-stories).
 func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (started int) {
 	if r.capped || ctx.Err() != nil {
 		return 0
 	}
-	slots := r.o.MaxParallel - len(st.Running)
+	var ready []string
 	for _, s := range st.Stories {
-		if slots <= 0 {
+		if len(ready) >= r.o.MaxParallel-len(st.Running) {
 			break
 		}
-		if s.State != readmodel.EpicReady || r.o.Now().Before(r.retry[s.ID]) {
-			continue
+		if s.State == readmodel.EpicReady && !r.o.Now().Before(r.retry[s.ID]) {
+			ready = append(ready, s.ID)
 		}
-		// Its branch against its siblings': a conflict is told, not
-		// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
-		foreseen := control.ForeseeConflicts(ctx, r.root, r.ws, s.ID, nil)
-		env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
-		res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: s.ID, Worker: r.o.Worker,
-			Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
-			Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
-		var ce *control.ConflictError
-		var re *control.RunningError
-		var ue *control.UnreachableError
-		switch {
-		case errors.As(err, &ce):
-			r.conflicts[s.ID] = ce.Files
-		case errors.As(err, &re):
-			// Started by someone else meanwhile: followed from the next
-			// step — or, a run on GitHub not dispatched from here, waited
-			// for (Dispatch), asked again after a pause.
-			r.retry[s.ID] = r.o.Now().Add(retryPause)
-		case errors.As(err, &ue):
-			r.retry[s.ID] = r.o.Now().Add(retryPause)
-			r.log.Warn(stepEpic, "%s: could not be started now, tried again in %s: %v", s.ID, retryPause, err)
-		case err != nil:
-			r.refused[s.ID] = err.Error()
-			r.log.Warn(stepEpic, "%s: could not start: %v", s.ID, err)
-		default:
+	}
+	type start struct {
+		id       string
+		res      *readmodel.Started
+		err      error
+		foreseen []runs.Foreseen
+	}
+	done := make(chan start)
+	for _, id := range ready {
+		go func() {
+			// Its branch against its siblings': a conflict is told, not
+			// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
+			foreseen := control.ForeseeConflicts(ctx, r.root, r.ws, id, nil)
+			env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
+			res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: id, Worker: r.o.Worker,
+				Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
+				Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
+			done <- start{id, res, err, foreseen}
+		}()
+	}
+	for range ready {
+		x := <-done
+		if r.started(x.id, x.res, x.err, x.foreseen) {
 			started++
-			slots--
-			r.seen[s.ID] = readmodel.EpicRunning
-			if res.Backend == readmodel.BackendTmux {
-				res.Backend = ""
-			}
-			line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", s.ID, res.Base, res.Session, res.PID)
-			if res.URL != "" {
-				line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", s.ID, res.Base, res.URL)
-			}
-			r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: s.ID, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
-			for _, f := range foreseen {
-				r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: s.ID, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
-					fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", s.ID, f.With, strings.Join(f.Files, ", ")))
-			}
 		}
 	}
 	return started
+}
+
+// started records a start's outcome, and reports it.
+func (r *runner) started(id string, res *readmodel.Started, err error, foreseen []runs.Foreseen) bool {
+	var ce *control.ConflictError
+	var re *control.RunningError
+	var ue *control.UnreachableError
+	switch {
+	case errors.As(err, &ce):
+		r.conflicts[id] = ce.Files
+	case errors.As(err, &re):
+		// Started by someone else meanwhile: followed from the next
+		// step — or, a run on GitHub not dispatched from here, waited
+		// for (Dispatch), asked again after a pause.
+		r.retry[id] = r.o.Now().Add(retryPause)
+	case errors.As(err, &ue):
+		r.retry[id] = r.o.Now().Add(retryPause)
+		r.log.Warn(stepEpic, "%s: could not be started now, tried again in %s: %v", id, retryPause, err)
+	case err != nil:
+		r.refused[id] = err.Error()
+		r.log.Warn(stepEpic, "%s: could not start: %v", id, err)
+	default:
+		r.seen[id] = readmodel.EpicRunning
+		if res.Backend == readmodel.BackendTmux {
+			res.Backend = ""
+		}
+		line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", id, res.Base, res.Session, res.PID)
+		if res.URL != "" {
+			line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", id, res.Base, res.URL)
+		}
+		r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: id, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
+		for _, f := range foreseen {
+			r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: id, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
+				fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", id, f.With, strings.Join(f.Files, ", ")))
+		}
+		return true
+	}
+	return false
 }
 
 // nothingCanStart tells whether no story is ready (or the cap forbids
