@@ -121,8 +121,14 @@ func (w *Watcher) processLocked(ws *store.Workspace, b *batch, ef *effects) {
 	}
 	if b.records {
 		// What the read model derives from a record (a review's state, a
-		// restack's) is the faces' to read again.
+		// restack's, a PR's, a land's) is the faces' to read again, and
+		// the epics' states to derive again.
 		ef.refresh = true
+		for _, e := range w.epics {
+			if e.status != nil {
+				w.epicChanged(e)
+			}
+		}
 	}
 }
 

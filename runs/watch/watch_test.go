@@ -20,6 +20,7 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/watch"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -398,4 +399,73 @@ func TestRecordWrittenRefreshes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.rec.next(t, "Refresh after the review's read was recorded", isRefresh)
+}
+
+// An epic's state is served as last derived: an edit of the epic's
+// description keeps it, and a record written alone (a PR opened) has the
+// epic loop derive it again and refresh the faces
+// (docs/architecture.md#one-read-model-of-a-run).
+func TestEpicStateServedAsDerived(t *testing.T) {
+	epicJSON := func(desc string) string {
+		return `{"id": "ship", "title": "Ship", "description": "` + desc + `", "status": "pending", "children": [{"id": "ship-it", "blockedBy": []}]}`
+	}
+	f := start(t, nil)
+	f.w.Close() // a watcher of its own, whose workspace is the face's, as the language server's
+	testkit.WriteFiles(t, f.root, map[string]string{
+		".saga/stories/ship-it/story.json": `{"id": "ship-it", "title": "Ship it", "description": "", "epic": "ship"}`,
+		".saga/epics/ship.json":            epicJSON("first"),
+	})
+	parser, err := store.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cur atomic.Pointer[store.Workspace]
+	load := func() *store.Workspace {
+		t.Helper()
+		ws, err := parser.Load(f.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Store(ws)
+		return ws
+	}
+	load()
+	rec := &recorder{ch: make(chan call, 1024)}
+	env := map[string]string{runs.EnvSessionDir: f.sessions, claudecode.EnvConfigDir: t.TempDir()}
+	w := watch.Start(watch.Options{Root: f.root, Env: func(k string) string { return env[k] }, Parser: parser,
+		Workspace: cur.Load, Sink: rec})
+	rec.w.Store(w)
+	t.Cleanup(w.Close)
+	w.Scan()
+	isRefresh := func(c call) bool { _, ok := c.v.(refresh); return ok }
+	// The records' folder, there before the story's PR.
+	if err := runs.WriteRecord(f.root, runs.Record{Story: "other", Session: "s", Status: runs.StatusCompleted, Ended: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	rec.next(t, "Refresh when the records' folder came", isRefresh)
+
+	ctx := context.Background()
+	first := w.EpicStatus(ctx, cur.Load(), "ship")
+	if first == nil || len(first.Stories) != 1 || first.Stories[0].PR != "" {
+		t.Fatalf("the epic's first state: %+v", first)
+	}
+	pr := "https://github.com/acme/shop/pull/7"
+	if err := runs.WriteRecord(f.root, runs.Record{Story: story, Session: "s", Status: runs.StatusCompleted, Ended: time.Now().UTC(), PR: pr}); err != nil {
+		t.Fatal(err)
+	}
+	var withPR *readmodel.EpicStatus
+	for withPR == nil {
+		rec.next(t, "Refresh with the PR in the epic's state", isRefresh)
+		if st := w.EpicStatus(ctx, cur.Load(), "ship"); st != nil && st.Stories[0].PR == pr {
+			withPR = st
+		}
+	}
+	testkit.WriteFiles(t, f.root, map[string]string{".saga/epics/ship.json": epicJSON("second")})
+	ws := load()
+	if ws.Epic("ship").Description != "second" {
+		t.Fatalf("the edit is not in the workspace: %+v", ws.Epic("ship"))
+	}
+	if again := w.EpicStatus(ctx, ws, "ship"); again != withPR {
+		t.Errorf("an edit of the description moved the epic's state: %+v", again)
+	}
 }
