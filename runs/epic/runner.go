@@ -257,7 +257,11 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 		if was == state {
 			continue
 		}
-		r.seen[s.ID], moved = state, true
+		// Copies: a workspace's strings point into its load's chunks
+		// (store.Load), and this map outlives the step — holding them
+		// kept a chunk of every step that moved a story (the runner's
+		// RSS grew with the run).
+		r.seen[strings.Clone(s.ID)], moved = strings.Clone(state), true
 		switch state {
 		case waitingOverlap:
 			r.log.Step(stepEpic, "%s: %s — their paths overlap, so they never run at once", s.ID, readmodel.WaitsText(s))

@@ -364,7 +364,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 		es.Merged = true
 		return runs.StatusCompleted
 	case state == runs.StatusCompleted:
-		return state
+		return runs.StatusCompleted // the constant: state may point into the load's chunks (store.Load), which a runner's memory of it would keep
 	case !ended.Before(q.Since):
 		es.Why = st.Why
 		return outcomeOf(state)
@@ -374,9 +374,10 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 
 // outcomeOf keeps the end statuses that hold a story's dependents.
 func outcomeOf(status string) string {
-	switch status {
-	case runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped:
-		return status
+	for _, end := range []string{runs.StatusFailed, runs.StatusBlocked, runs.StatusTimeout, runs.StatusStopped} {
+		if status == end {
+			return end // the constant, as above
+		}
 	}
 	return ""
 }
