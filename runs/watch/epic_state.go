@@ -84,7 +84,16 @@ func (w *Watcher) EpicStatus(ctx context.Context, ws *store.Workspace, id string
 	if !in.found {
 		return nil
 	}
-	w.mu.Lock()
+	if !w.mu.TryLock() {
+		// The loop holds the lock for a step (a batch of files read, on a
+		// loaded machine for long): the state it last published is as
+		// good, and the epic loop looks again at what moved.
+		if e := w.State().Epic(id); e != nil && e.Status != nil {
+			w.epicBell.ring()
+			return e.Status
+		}
+		w.mu.Lock()
+	}
 	if w.closed {
 		w.mu.Unlock()
 		st, err := readmodel.EpicState(ctx, ws, readmodel.ViewQuery(w.root, id, w.env, w.parser))
