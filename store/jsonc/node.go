@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -169,7 +170,23 @@ type Document struct {
 	Src    []byte
 	Root   *Node   // nil only for empty/whitespace-only input (an Error is recorded then: "empty document")
 	Errors []Error // sorted by Start
-	Lines  *LineIndex
+	// lines is made on first use (Lines): most of a workspace's documents
+	// are never asked for a position, and at 88,000 files an index made
+	// with each would be 3.5 MB of the peak (docs/architecture.md#memory-at-88000-files).
+	lines atomic.Pointer[LineIndex]
+}
+
+// Lines returns the document's line index, made on first use. It is safe
+// for concurrent use: concurrent first uses may each make one; one is kept.
+func (d *Document) Lines() *LineIndex {
+	if li := d.lines.Load(); li != nil {
+		return li
+	}
+	li := NewLineIndex(d.Src)
+	if !d.lines.CompareAndSwap(nil, li) {
+		li = d.lines.Load()
+	}
+	return li
 }
 
 // Member returns the last member with the given key in an Object (the one
