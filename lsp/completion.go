@@ -298,7 +298,7 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 		for i := range site.obj.Members() {
 			m := &site.obj.Members()[i]
 			if m != site.member {
-				present[m.Key.Str] = true
+				present[m.Key.Str()] = true
 			}
 		}
 	}

@@ -110,7 +110,8 @@ func sameNode(a, b *jsonc.Node) bool {
 	}
 	for i, m := range a.Members() {
 		n := b.Members()[i]
-		if m.Key != n.Key || !sameNode(m.Value, n.Value) {
+		if m.Key.Str() != n.Key.Str() || m.Key.Start() != n.Key.Start() || m.Key.End() != n.Key.End() ||
+			m.Colon() != n.Colon() || m.Key.Closed() != n.Key.Closed() || !sameNode(m.Value, n.Value) {
 			return false
 		}
 	}
