@@ -42,6 +42,16 @@ func TestRules(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("diagnostics differ\n got:\n  %s\nwant:\n  %s\nall:\n%s", strings.Join(got, "\n  "), strings.Join(want, "\n  "), dump(ws))
 		}
+		// The workspace's list is its files' lists (the server publishes
+		// the one after a load, the others after edits).
+		var perFile []store.Diagnostic
+		for _, f := range ws.Files() {
+			perFile = append(perFile, ws.FileDiagnostics(f.Rel)...)
+		}
+		store.SortDiagnostics(perFile)
+		if all := ws.Diagnostics(); fmt.Sprint(all) != fmt.Sprint(perFile) {
+			t.Errorf("Diagnostics differs from every file's FileDiagnostics\n all: %v\nfiles: %v", all, perFile)
+		}
 	})
 }
 
