@@ -211,7 +211,7 @@ func validSettings(src []byte) error {
 	doc := jsonc.Parse(src)
 	if len(doc.Errors) > 0 {
 		e := doc.Errors[0]
-		pos := doc.Lines.Position(e.Start)
+		pos := doc.Lines().Position(e.Start)
 		return &SettingsError{Reason: fmt.Sprintf("not valid JSON: %s at line %d, column %d", e.Message, pos.Line+1, pos.Character+1)}
 	}
 	if !json.Valid(src) {

@@ -265,7 +265,7 @@ func (ca *codeActions) quickFixes(d store.Diagnostic, cd protocol.Diagnostic) []
 		if m == nil || obj.Member(fix.Want) != nil {
 			return nil // renaming would make a duplicate key
 		}
-		add(ca.textFix(fmt.Sprintf("Rename property %q to %q", m.Key.Str, fix.Want), true,
+		add(ca.textFix(fmt.Sprintf("Rename property %q to %q", m.Key.Str(), fix.Want), true,
 			[]jsonc.Edit{{Start: m.Key.Start(), End: m.Key.End(), Text: jsonc.Quote(fix.Want)}}, &cd))
 	}
 	return out

@@ -54,7 +54,7 @@ func completion(ctx context.Context, s *Server, snap *Snapshot, params json.RawM
 	snippets := s.client.snippets
 	s.mu.Unlock()
 
-	off := f.Doc.Lines.Offset(jsonc.Position{Line: int(p.Position.Line), Character: int(p.Position.Character)})
+	off := f.Doc.Lines().Offset(jsonc.Position{Line: int(p.Position.Line), Character: int(p.Position.Character)})
 	site, ok := complSiteAt(f.Doc, off)
 	if !ok {
 		return nil, nil
@@ -298,7 +298,7 @@ func (c *complBuilder) properties() ([]protocol.CompletionItem, bool) {
 		for i := range site.obj.Members() {
 			m := &site.obj.Members()[i]
 			if m != site.member {
-				present[m.Key.Str] = true
+				present[m.Key.Str()] = true
 			}
 		}
 	}

@@ -43,7 +43,7 @@ func (s *Snapshot) targetAt(u uri.URI, pos protocol.Position) target {
 	if f == nil || f.Doc == nil {
 		return target{}
 	}
-	off := f.Doc.Lines.Offset(jsonc.Position{Line: int(pos.Line), Character: int(pos.Character)})
+	off := f.Doc.Lines().Offset(jsonc.Position{Line: int(pos.Line), Character: int(pos.Character)})
 	loc := f.Doc.LocationAt(off)
 	t := target{file: f, loc: loc, node: loc.Node, offset: off}
 	switch f.Kind {

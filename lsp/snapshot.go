@@ -46,7 +46,7 @@ func (d *Document) name() string {
 // Lines returns the buffer's line index.
 func (d *Document) Lines() *jsonc.LineIndex {
 	if d.File != nil && d.File.Doc != nil {
-		return d.File.Doc.Lines
+		return d.File.Doc.Lines()
 	}
 	return d.lines
 }

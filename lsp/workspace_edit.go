@@ -160,7 +160,7 @@ func keepsSyntax(f *store.File, spans []jsonc.Edit) bool {
 			}
 			after := w.parse(jsonc.Apply(f.Src[w.lo:w.hi], local...))
 			for _, m := range after.Root.Members() {
-				if w.keysOutside[m.Key.Str] {
+				if w.keysOutside[m.Key.Str()] {
 					return false // a duplicate key with a member outside the window
 				}
 			}
@@ -227,7 +227,7 @@ func editWindowOf(doc *jsonc.Document, spans []jsonc.Edit) (editWindow, bool) {
 		w.keysOutside = map[string]bool{}
 		for _, m := range c.Members() {
 			if m.Key.Start() < w.lo || m.Key.Start() >= w.hi {
-				w.keysOutside[m.Key.Str] = true
+				w.keysOutside[m.Key.Str()] = true
 			}
 		}
 	}

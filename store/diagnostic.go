@@ -100,7 +100,7 @@ type Range struct {
 
 // SpanRange converts a byte span of a document to a Range.
 func SpanRange(doc *jsonc.Document, start, end int) Range {
-	s, e := doc.Lines.Position(start), doc.Lines.Position(end)
+	s, e := doc.Lines().Position(start), doc.Lines().Position(end)
 	return Range{Start: Position{s.Line, s.Character}, End: Position{e.Line, e.Character}}
 }
 

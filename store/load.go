@@ -105,6 +105,7 @@ type loader struct {
 	shared bool
 	docs   jsonc.Batch // when shared
 	bytes  []byte      // when shared: the current chunk; files are read into its free tail
+	paths  []byte      // when shared: the current chunk of paths (path)
 	dirBuf []byte      // getdents buffer
 	names  []string    // scratch: a folder's names
 }
@@ -158,7 +159,7 @@ func (l *loader) loadStory(rel string) []*File {
 	}
 	files := make([]*File, 0, len(l.names))
 	for _, name := range l.names {
-		frel := rel + "/" + name
+		frel := l.path(rel, name)
 		kind, _, _ := Classify(frel)
 		if kind == KindOther {
 			if !linked { // removed by path: only where the path is the folder
@@ -194,6 +195,25 @@ func (l *loader) loadAt(dir filesafe.Folder, name, rel string, kind FileKind) *F
 		return l.p.parse(rel, src, -1, nil)
 	}
 	return l.p.parse(rel, src, -1, &l.docs)
+}
+
+// pathChunk is the size of a loader's chunks of paths.
+const pathChunk = 16 << 10
+
+// path returns dir + "/" + name. When shared it is carved from a chunk of
+// paths, so that 88,000 of them (74 bytes on average) cost no size-class
+// rounding each (0.6 MB); a chunk is never written where it was carved.
+func (l *loader) path(dir, name string) string {
+	n := len(dir) + 1 + len(name)
+	if !l.shared || n > pathChunk/4 {
+		return dir + "/" + name
+	}
+	if cap(l.paths)-len(l.paths) < n {
+		l.paths = make([]byte, 0, pathChunk)
+	}
+	start := len(l.paths)
+	l.paths = append(append(append(l.paths, dir...), '/'), name...)
+	return unsafe.String(&l.paths[start], n)
 }
 
 // space returns an empty buffer of capacity n or more: the free tail of the

@@ -15,7 +15,7 @@ import (
 // stories or the epic changes), never across the workspace.
 func (w *Workspace) overlapDiags(epic string, kids []*Child, pos map[string]int32, g depGraph) []Diagnostic {
 	items := make([]plan.Item, 0, len(kids))
-	stories := map[string]*Story{}
+	stories := make(map[string]*Story, len(kids))
 	for _, c := range kids {
 		s := w.Story(c.ID)
 		it := plan.Item{ID: c.ID, BlockedBy: refIDs(c.BlockedBy)}

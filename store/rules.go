@@ -74,7 +74,9 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 	f := e.File
 	flat := e.Flat()
 	var stories, children suggester
-	first := map[string]*Child{}
+	// Sized up front: an epic's maps are garbage made at the end of a load,
+	// where memory peaks (docs/architecture.md#memory-at-88000-files).
+	first := make(map[string]*Child, len(e.Children))
 	for i := range e.Children {
 		c := &e.Children[i]
 		if prev := first[c.ID]; prev != nil {
@@ -111,8 +113,8 @@ func (w *Workspace) checkEpic(id string) []Diagnostic {
 		}
 	}
 	// The order between children, as positions among the first listings.
-	var kids []*Child
-	pos := map[string]int32{}
+	kids := make([]*Child, 0, len(first))
+	pos := make(map[string]int32, len(first))
 	for i := range e.Children {
 		if c := &e.Children[i]; first[c.ID] == c {
 			pos[c.ID] = int32(len(kids))

@@ -24,10 +24,20 @@ import (
 // checked in time proportional to the edit plus one pass over the graph.
 type storyCheck struct {
 	g       depGraph
-	perTask map[int32][]Diagnostic // findings of single tasks (self, unknown, status) by position; sparse
+	perTask map[int32][]Diagnostic // findings of single tasks (self, unknown, status) by position; sparse, nil when none
 	acyclic bool
 	cycles  cycles                  // when not acyclic
 	diags   map[string][]Diagnostic // everything, by file
+}
+
+// setTask records task i's findings. The map is made on the first: most
+// stories have none, and an empty map for each of 8,000 stories is 1.3 MB
+// (docs/architecture.md#memory-at-88000-files).
+func (c *storyCheck) setTask(i int32, ds []Diagnostic) {
+	if c.perTask == nil {
+		c.perTask = map[int32][]Diagnostic{}
+	}
+	c.perTask[i] = ds
 }
 
 // checkStory checks one copy of a story: its files, its tasks' ids and
@@ -47,7 +57,7 @@ func checkStory(s, prev *Story, prevCheck *storyCheck) *storyCheck {
 		}
 		incremental = len(changed) <= len(tasks)/8+1
 	}
-	c := &storyCheck{perTask: map[int32][]Diagnostic{}}
+	c := &storyCheck{}
 	sg := &suggester{}
 	item := func(i int) (string, string, []Ref, *File) {
 		return tasks[i].ID, tasks[i].Status, tasks[i].BlockedBy, tasks[i].File
@@ -56,7 +66,7 @@ func checkStory(s, prev *Story, prevCheck *storyCheck) *storyCheck {
 		c.g = taskGraph(s, nil, depGraph{})
 		for i := range tasks {
 			if ds := taskFindings(s, c.g, i, sg); len(ds) > 0 {
-				c.perTask[int32(i)] = ds
+				c.setTask(int32(i), ds)
 			}
 		}
 		if c.acyclic = c.g.acyclic(); !c.acyclic {
@@ -64,7 +74,7 @@ func checkStory(s, prev *Story, prevCheck *storyCheck) *storyCheck {
 		}
 	} else {
 		c.g = taskGraph(s, changed, prevCheck.g)
-		maps.Copy(c.perTask, prevCheck.perTask)
+		c.perTask = maps.Clone(prevCheck.perTask)
 		// A task's status findings depend on its blockers' statuses.
 		again := slices.Clone(changed)
 		var statusChanged []int32
@@ -93,7 +103,7 @@ func checkStory(s, prev *Story, prevCheck *storyCheck) *storyCheck {
 		for _, i := range again {
 			delete(c.perTask, i)
 			if ds := taskFindings(s, c.g, int(i), sg); len(ds) > 0 {
-				c.perTask[i] = ds
+				c.setTask(i, ds)
 			}
 		}
 		// Without a cycle before, a new one goes through a changed task and

@@ -381,14 +381,25 @@ func (w *Workspace) SrcBytes() int64 {
 	return int64(n)
 }
 
-// Diagnostics returns every diagnostic of the workspace, sorted.
+// Diagnostics returns every diagnostic of the workspace, sorted. It walks
+// the files where they are, not through Files: that list of every file is
+// garbage made as the server publishes after its load, where its memory
+// peaks (docs/architecture.md#memory-at-88000-files).
 func (w *Workspace) Diagnostics() []Diagnostic {
 	var out []Diagnostic
-	for _, f := range w.Files() {
-		out = append(out, f.Local...)
-	}
 	for _, n := range w.stories.all() {
-		for _, c := range []*storyCheck{n.mainCheck, n.wtCheck} {
+		for _, s := range [2]*Story{n.main, n.wt} {
+			if s == nil {
+				continue
+			}
+			if s.File != nil {
+				out = append(out, s.File.Local...)
+			}
+			for _, t := range s.Tasks {
+				out = append(out, t.File.Local...)
+			}
+		}
+		for _, c := range [2]*storyCheck{n.mainCheck, n.wtCheck} {
 			if c != nil {
 				for _, ds := range c.diags {
 					out = append(out, ds...)
@@ -398,9 +409,15 @@ func (w *Workspace) Diagnostics() []Diagnostic {
 		out = append(out, n.member...)
 	}
 	for _, n := range w.epics.all() {
+		for _, f := range n.defs {
+			out = append(out, f.Local...)
+		}
 		for _, ds := range n.diags {
 			out = append(out, ds...)
 		}
+	}
+	for _, f := range w.others.all() {
+		out = append(out, f.Local...)
 	}
 	SortDiagnostics(out)
 	return out

@@ -33,12 +33,6 @@ const (
 	docChunk    = 256
 )
 
-// docHolder is a document and its line index, allocated together.
-type docHolder struct {
-	doc   Document
-	lines LineIndex
-}
-
 // carve hands out n zeroed elements from the chunk *slab, starting a new
 // chunk of size elements when it is full; n larger than a quarter chunk
 // gets its own allocation, so a chunk's tail wastes little. The result's

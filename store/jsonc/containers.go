@@ -132,13 +132,13 @@ func (p *parser) parseMember(depth int) Member {
 	src := p.src
 	m := Member{Key: Key{start: int32(p.pos), colon: -1}}
 	if src[p.pos] == '"' {
-		m.Key.Str, m.Key.closed = p.scanString()
+		m.Key.set(p.scanString())
 		m.Key.end = int32(p.pos)
 	} else {
 		start := p.pos
 		end := p.wordEnd(start + 1)
 		m.Key.end = int32(end)
-		m.Key.Str = validKey(p.text[start:end])
+		m.Key.set(validKey(p.text[start:end]), false)
 		p.errorAt(start, end, msgUnquotedKey)
 		p.checkUTF8(start, end)
 		p.pos = end
@@ -181,7 +181,7 @@ func (p *parser) checkDuplicate(mark int, key *Key, seen *map[string]struct{}) {
 	dup := false
 	if len(prev) < duplicateMapAt {
 		for i := range prev {
-			if prev[i].Key.Str == key.Str {
+			if prev[i].Key.Str() == key.Str() {
 				dup = true
 				break
 			}
@@ -190,11 +190,11 @@ func (p *parser) checkDuplicate(mark int, key *Key, seen *map[string]struct{}) {
 		if *seen == nil {
 			*seen = make(map[string]struct{}, 2*len(prev))
 			for i := range prev {
-				(*seen)[prev[i].Key.Str] = struct{}{}
+				(*seen)[prev[i].Key.Str()] = struct{}{}
 			}
 		}
-		_, dup = (*seen)[key.Str]
-		(*seen)[key.Str] = struct{}{}
+		_, dup = (*seen)[key.Str()]
+		(*seen)[key.Str()] = struct{}{}
 	}
 	if !dup {
 		return
@@ -203,7 +203,7 @@ func (p *parser) checkDuplicate(mark int, key *Key, seen *map[string]struct{}) {
 		p.errorAt(key.Start(), key.End(), "")
 		return
 	}
-	p.errorAt(key.Start(), key.End(), "duplicate key "+quoteWord(key.Str))
+	p.errorAt(key.Start(), key.End(), "duplicate key "+quoteWord(key.Str()))
 }
 
 func (p *parser) parseArray(depth int) *Node {

@@ -240,7 +240,7 @@ func RemoveMember(src []byte, obj *Node, key string) []Edit {
 			end = m.Value.End()
 		}
 		spans[j] = [2]int{m.Key.Start(), end}
-		if m.Key.Str == key {
+		if m.Key.Str() == key {
 			idx = j
 		}
 	}

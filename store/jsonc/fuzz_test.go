@@ -93,10 +93,10 @@ func hasDuplicateKeys(n *Node) bool {
 	case Object:
 		seen := map[string]bool{}
 		for _, m := range n.Members() {
-			if seen[m.Key.Str] || hasDuplicateKeys(m.Value) {
+			if seen[m.Key.Str()] || hasDuplicateKeys(m.Value) {
 				return true
 			}
-			seen[m.Key.Str] = true
+			seen[m.Key.Str()] = true
 		}
 	case Array:
 		for _, e := range n.Elems() {

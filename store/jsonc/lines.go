@@ -14,10 +14,10 @@ import (
 // and 0-based characters counted in UTF-16 code units. "\n", "\r\n" and a
 // lone "\r" each end a line. Invalid UTF-8 bytes count one unit each.
 //
-// The line starts are computed on first use, so parsing a document whose
-// positions are never asked for costs nothing here but the index itself:
-// 40 bytes, what is built lazily kept behind one pointer. A long line (a minified
-// file) gets column marks every markStride bytes on first use, so a
+// A Document makes its index on first use (Document.Lines), and the index
+// computes its line starts on first use too, so an index made for a buffer
+// that is replaced before any position is asked for costs 40 bytes. A long
+// line (a minified file) gets column marks every markStride bytes on first use, so a
 // position costs at most markStride bytes of counting, never the whole line:
 // placing 60,000 diagnostics on one 600 KB line stays linear. A LineIndex is
 // safe for concurrent use.

@@ -136,17 +136,40 @@ func TestLineIndexRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLineIndexConcurrent: the lazily built index may be first used from
-// several goroutines at once (run with -race).
+// TestLineIndexConcurrent: a document's index is made on first use, which
+// may come from several goroutines at once (readers of one snapshot; run
+// with -race): each gets the same index, and the right position.
 func TestLineIndexConcurrent(t *testing.T) {
-	d := Parse(readFixture(t, "task.json"))
-	done := make(chan Position)
-	for range 4 {
-		go func() { done <- d.Lines.Position(len(d.Src) - 1) }()
-	}
-	for range 4 {
-		if p := <-done; p.Line != 10 {
-			t.Errorf("position %+v", p)
+	var b Batch
+	for _, d := range []*Document{Parse(readFixture(t, "task.json")), b.ParseOwned(readFixture(t, "task.json"))} {
+		if d.lines.Load() != nil {
+			t.Fatal("a line index was made before any position was asked for")
+		}
+		type got struct {
+			li *LineIndex
+			p  Position
+		}
+		done := make(chan got)
+		for range 4 {
+			go func() {
+				li := d.Lines()
+				done <- got{li, li.Position(len(d.Src) - 1)}
+			}()
+		}
+		var first *LineIndex
+		for range 4 {
+			g := <-done
+			if g.p.Line != 10 {
+				t.Errorf("position %+v", g.p)
+			}
+			if first == nil {
+				first = g.li
+			} else if g.li != first {
+				t.Error("concurrent first uses kept two line indexes")
+			}
+		}
+		if d.Lines() != first {
+			t.Error("a later use made another line index")
 		}
 	}
 }

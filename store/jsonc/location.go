@@ -44,18 +44,18 @@ func (d *Document) LocationAt(offset int) Location {
 			}
 			m := &ms[i]
 			if m.Key.Start() <= offset && offset <= m.Key.End() {
-				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1, IsKey: true})
+				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str(), Index: -1, IsKey: true})
 				loc.Node, loc.Member, loc.Parent = m.Key.Node(), m, n
 				return loc
 			}
 			if m.Value != nil && contains(m.Value, offset) {
-				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1})
+				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str(), Index: -1})
 				loc.Member, loc.Parent = m, n
 				n = m.Value
 				continue
 			}
 			if c := m.Colon(); m.Value == nil && c >= 0 && offset > c && onlySpace(d.Src, c+1, offset) {
-				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str, Index: -1})
+				loc.Path = append(loc.Path, PathElem{Key: m.Key.Str(), Index: -1})
 				loc.Node, loc.Member, loc.Parent = nil, m, n
 				return loc
 			}

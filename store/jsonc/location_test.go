@@ -145,7 +145,7 @@ func TestLocationAt(t *testing.T) {
 			}
 			member := ""
 			if loc.Member != nil {
-				member = loc.Member.Key.Str
+				member = loc.Member.Key.Str()
 			}
 			if member != tt.member {
 				t.Errorf("offset %d: member %q, want %q", tt.offset, member, tt.member)
@@ -193,7 +193,7 @@ func TestLocationAtEOF(t *testing.T) {
 		}
 		member := ""
 		if loc.Member != nil {
-			member = loc.Member.Key.Str
+			member = loc.Member.Key.Str()
 		}
 		if !reflect.DeepEqual(loc.Path, tt.path) || node != tt.node || member != tt.member {
 			t.Errorf("%q: path %+v node %q member %q; want %+v %q %q", tt.src, loc.Path, node, member, tt.path, tt.node, tt.member)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -134,9 +135,32 @@ func (m *Member) Colon() int { return int(m.Key.colon) }
 // its offsets are kept in 32 bits (Parse stops at 2 GiB). A recovered
 // unquoted key is a Key too, not Closed, with an error recorded.
 type Key struct {
-	Str               string // the decoded key, as Node.Str
+	// The decoded key (Str) as a pointer and, with the closing quote found
+	// in the top bit, a length: a Key takes 24 bytes and a Member 32, where
+	// a string field and a bool took 32 and 40 — 5 MB at 88,000 files
+	// (docs/architecture.md#memory-at-88000-files).
+	str               unsafe.Pointer
 	start, end, colon int32
-	closed            bool
+	n                 uint32
+}
+
+// keyClosed is the bit of Key.n that says the closing quote was found.
+const keyClosed = 1 << 31
+
+// Str is the decoded key, as Node.Str.
+func (k Key) Str() string {
+	if k.n&^keyClosed == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(k.str), k.n&^keyClosed)
+}
+
+// set sets the decoded key and whether its closing quote was found.
+func (k *Key) set(s string, closed bool) {
+	k.str, k.n = unsafe.Pointer(unsafe.StringData(s)), uint32(len(s))
+	if closed {
+		k.n |= keyClosed
+	}
 }
 
 // Start is the byte offset of the key's opening quote (or of an unquoted
@@ -148,13 +172,13 @@ func (k Key) Start() int { return int(k.start) }
 func (k Key) End() int { return int(k.end) }
 
 // Closed reports whether the key's closing quote was found.
-func (k Key) Closed() bool { return k.closed }
+func (k Key) Closed() bool { return k.n&keyClosed != 0 }
 
 // Node returns the key as a String node of its own, for code that treats
 // every string token alike (locations, edits, ranges).
 func (k Key) Node() *Node {
-	n := &Node{Kind: String, start: k.start, end: k.end, Closed: k.closed}
-	n.setStr(k.Str)
+	n := &Node{Kind: String, start: k.start, end: k.end, Closed: k.Closed()}
+	n.setStr(k.Str())
 	return n
 }
 
@@ -169,7 +193,23 @@ type Document struct {
 	Src    []byte
 	Root   *Node   // nil only for empty/whitespace-only input (an Error is recorded then: "empty document")
 	Errors []Error // sorted by Start
-	Lines  *LineIndex
+	// lines is made on first use (Lines): most of a workspace's documents
+	// are never asked for a position, and at 88,000 files an index made
+	// with each would be 3.5 MB of the peak (docs/architecture.md#memory-at-88000-files).
+	lines atomic.Pointer[LineIndex]
+}
+
+// Lines returns the document's line index, made on first use. It is safe
+// for concurrent use: concurrent first uses may each make one; one is kept.
+func (d *Document) Lines() *LineIndex {
+	if li := d.lines.Load(); li != nil {
+		return li
+	}
+	li := NewLineIndex(d.Src)
+	if !d.lines.CompareAndSwap(nil, li) {
+		li = d.lines.Load()
+	}
+	return li
 }
 
 // Member returns the last member with the given key in an Object (the one
@@ -180,7 +220,7 @@ func (n *Node) Member(key string) *Member {
 	}
 	ms := n.Members()
 	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].Key.Str == key {
+		if ms[i].Key.Str() == key {
 			return &ms[i]
 		}
 	}
@@ -209,7 +249,7 @@ func (n *Node) Value() any {
 		m := make(map[string]any, len(n.Members()))
 		for _, mem := range n.Members() {
 			if mem.Value != nil {
-				m[mem.Key.Str] = mem.Value.Value()
+				m[mem.Key.Str()] = mem.Value.Value()
 			}
 		}
 		return m

@@ -72,16 +72,13 @@ func ParseOwned(src []byte) *Document {
 }
 
 func (p *parser) parse(src []byte, text string) *Document {
-	var holder *docHolder
+	var doc *Document
 	if p.batch {
-		holder = &carve(&p.docs, 1, docChunk)[0]
+		doc = &carve(&p.docs, 1, docChunk)[0]
 	} else {
-		holder = &docHolder{}
+		doc = &Document{}
 	}
-	holder.lines.src = src
-	doc := &holder.doc
 	doc.Src = src
-	doc.Lines = &holder.lines
 
 	p.src, p.text, p.pos = src, text, 0
 	p.errs, p.dropped, p.droppedAt = nil, false, 0
@@ -137,7 +134,7 @@ type parser struct {
 	// Chunks of a Batch.
 	memberSlab []Member
 	elemSlab   []*Node
-	docs       []docHolder
+	docs       []Document
 
 	members []Member // scratch stack of members of the objects being parsed
 	elems   []*Node  // scratch stack of elements of the arrays being parsed

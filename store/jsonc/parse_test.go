@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // errorList renders errors as "start:end message" for compact comparison.
@@ -54,6 +55,27 @@ func TestKindString(t *testing.T) {
 	}
 }
 
+// TestSizes: what a workspace holds hundreds of thousands of stays as
+// small as docs/architecture.md#memory-at-88000-files says, on 64-bit
+// platforms.
+func TestSizes(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		return // the figures are for 64-bit pointers
+	}
+	for _, c := range []struct {
+		what      string
+		got, want uintptr
+	}{
+		{"Node", unsafe.Sizeof(Node{}), 24},
+		{"Member", unsafe.Sizeof(Member{}), 32},
+		{"Document", unsafe.Sizeof(Document{}), 64},
+	} {
+		if c.got != c.want {
+			t.Errorf("a %s takes %d bytes, want %d", c.what, c.got, c.want)
+		}
+	}
+}
+
 func TestParseTreeShapeAndOffsets(t *testing.T) {
 	src := []byte(`{"a": [1, "x\ny", true], "b": {"c": null}, "d": -2.5e3, "e": false}`)
 	d := Parse(src)
@@ -70,7 +92,7 @@ func TestParseTreeShapeAndOffsets(t *testing.T) {
 	text := func(n *Node) string { return string(src[n.Start():n.End()]) }
 
 	a := root.Members()[0]
-	if a.Key.Str != "a" || text(a.Key.Node()) != `"a"` || a.Colon() != 4 || !a.Key.Closed() {
+	if a.Key.Str() != "a" || text(a.Key.Node()) != `"a"` || a.Colon() != 4 || !a.Key.Closed() {
 		t.Errorf("member a: key %+v colon %d", a.Key, a.Colon())
 	}
 	arr := a.Value
@@ -218,11 +240,11 @@ func TestBOMIsSkipped(t *testing.T) {
 
 func TestDocumentLines(t *testing.T) {
 	d := Parse([]byte("{\n  \"a\": 1\n}"))
-	if d.Lines.LineCount() != 3 {
-		t.Fatalf("lines %d", d.Lines.LineCount())
+	if d.Lines().LineCount() != 3 {
+		t.Fatalf("lines %d", d.Lines().LineCount())
 	}
 	v := d.Root.Get("a")
-	if p := d.Lines.Position(v.Start()); p != (Position{1, 7}) {
+	if p := d.Lines().Position(v.Start()); p != (Position{1, 7}) {
 		t.Errorf("position %+v", p)
 	}
 }
@@ -337,7 +359,7 @@ func TestBatch(t *testing.T) {
 			for _, e := range n.Elems() {
 				walk(e)
 			}
-			_ = append(n.Members(), Member{Key: Key{Str: "x"}})
+			_ = append(n.Members(), Member{Value: &Node{Kind: Null}})
 			_ = append(n.Elems(), &Node{Kind: Invalid})
 		}
 		walk(d.Root)
@@ -367,9 +389,8 @@ func sameDoc(a, b *Document) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	ca, cb := *a, *b
-	ca.Root, cb.Root = nil, nil
-	return reflect.DeepEqual(ca, cb) && reflect.DeepEqual(plainTree(a.Root), plainTree(b.Root))
+	return bytes.Equal(a.Src, b.Src) && reflect.DeepEqual(a.Errors, b.Errors) &&
+		reflect.DeepEqual(plainTree(a.Root), plainTree(b.Root))
 }
 
 // plainNode is a Node spelled out for reflect.DeepEqual.
@@ -378,8 +399,15 @@ type plainNode struct {
 	Str, Raw       string
 	Kind           Kind
 	Bool, Closed   bool
-	Keys           []Key
+	Keys           []plainKey
 	Members, Elems []*plainNode
+}
+
+// plainKey is a Key spelled out: its string sits behind an untyped pointer.
+type plainKey struct {
+	Str               string
+	Start, End, Colon int
+	Closed            bool
 }
 
 func plainTree(n *Node) *plainNode {
@@ -388,7 +416,7 @@ func plainTree(n *Node) *plainNode {
 	}
 	p := &plainNode{Start: n.Start(), End: n.End(), Str: n.Str(), Raw: n.Raw(), Kind: n.Kind, Bool: n.Bool, Closed: n.Closed}
 	for _, m := range n.Members() {
-		p.Keys = append(p.Keys, m.Key)
+		p.Keys = append(p.Keys, plainKey{m.Key.Str(), m.Key.Start(), m.Key.End(), m.Colon(), m.Key.Closed()})
 		p.Members = append(p.Members, plainTree(m.Value))
 	}
 	for _, e := range n.Elems() {

@@ -14,7 +14,7 @@ func keys(n *Node) []string {
 	}
 	var ks []string
 	for _, m := range n.Members() {
-		ks = append(ks, m.Key.Str)
+		ks = append(ks, m.Key.Str())
 	}
 	return ks
 }
@@ -144,7 +144,7 @@ func TestRecovery(t *testing.T) {
 			errs: []string{`1:2 object keys must be double-quoted`},
 			check: func(t *testing.T, d *Document) {
 				m := d.Root.Members()[0]
-				if m.Key.Closed() || m.Key.Str != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw() != "1" {
+				if m.Key.Closed() || m.Key.Str() != "a" || m.Key.Start() != 1 || m.Key.End() != 2 || m.Value.Raw() != "1" {
 					t.Errorf("member %+v key %+v", m, m.Key)
 				}
 				if d.Root.Get("b") == nil {

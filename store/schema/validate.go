@@ -187,10 +187,10 @@ func (r *rule) check(n *jsonc.Node, path []string, out *[]Violation) {
 			if m.Value == nil {
 				continue
 			}
-			if sub := r.properties[m.Key.Str]; sub != nil {
-				sub.check(m.Value, append(path, m.Key.Str), out)
+			if sub := r.properties[m.Key.Str()]; sub != nil {
+				sub.check(m.Value, append(path, m.Key.Str()), out)
 			} else if r.closed {
-				add(out, n, m.Key.Node(), path, "additionalProperties", m.Key.Str, fmt.Sprintf("unknown property %q", m.Key.Str))
+				add(out, n, m.Key.Node(), path, "additionalProperties", m.Key.Str(), fmt.Sprintf("unknown property %q", m.Key.Str()))
 			}
 		}
 		for _, req := range r.required {
