@@ -127,3 +127,38 @@ func TestStatusEntries(t *testing.T) {
 		t.Errorf("StatusEntries = %q, want %q", got, want)
 	}
 }
+
+// TestAddWorktreeSplitsTheIndex: a worktree saga-lsp adds has a split
+// index (a shared index beside a small one), kept split by later writes,
+// and git reads it as any other: an add and write-tree stage and record
+// the change.
+func TestAddWorktreeSplitsTheIndex(t *testing.T) {
+	repo := t.TempDir()
+	testkit.WriteFiles(t, repo, map[string]string{"a": "1", "d/b": "1"})
+	testkit.InitRepo(t, repo)
+	wt := filepath.Join(repo, ".saga", "worktrees", "s")
+	g := git.Repo{Dir: repo}
+	if _, err := g.AddWorktree(context.Background(), "-q", "--no-track", "-b", "story/s", wt, "HEAD"); err != nil {
+		t.Fatal(err)
+	}
+	shared := func() []string {
+		gitDir := testkit.Git(t, wt, "rev-parse", "--absolute-git-dir")
+		m, _ := filepath.Glob(filepath.Join(gitDir, "sharedindex.*"))
+		return m
+	}
+	if len(shared()) == 0 {
+		t.Fatal("the new worktree's index is not split: no sharedindex file in its git dir")
+	}
+	testkit.WriteFiles(t, wt, map[string]string{"d/b": "2"})
+	testkit.Git(t, wt, "add", "d/b")
+	tree := testkit.Git(t, wt, "write-tree")
+	if got := testkit.Git(t, wt, "rev-parse", tree+":d/b"); got != testkit.Git(t, wt, "hash-object", "d/b") {
+		t.Errorf("the tree written holds d/b as %s", got)
+	}
+	if len(shared()) == 0 {
+		t.Error("the index was unsplit by a later write")
+	}
+	if st := testkit.Git(t, wt, "status", "--porcelain"); st != "M  d/b" {
+		t.Errorf("status = %q, want the staged change only", st)
+	}
+}
