@@ -66,7 +66,7 @@ func (r *run) commitIndex(ctx context.Context, msg string) (string, error) {
 	}
 	// The tip and its tree in one process (each one costs at 100,000
 	// files on a loaded machine).
-	out, err := r.wtGit.Run(ctx, "rev-parse", "--end-of-options", r.branchRef()+"^{commit}", r.branchRef()+"^{tree}")
+	out, err := r.wtGit.Run(ctx, "rev-parse", r.branchRef()+"^{commit}", r.branchRef()+"^{tree}")
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", r.branchRef(), err)
 	}
