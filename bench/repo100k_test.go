@@ -442,7 +442,7 @@ func workerSteps(b *testing.B, trace string, after time.Time) stepTimes {
 	s.push = pu.end.Sub(pu.start)
 	s.commit = pu.start.Sub(g.end)
 	// The clean check, when the worker makes one after the push.
-	if i := slices.IndexFunc(afterAgent[push+1:], func(p *gitProc) bool { return p.has("status") }); i >= 0 {
+	if i := slices.IndexFunc(afterAgent[push+1:], func(p *gitProc) bool { return p.has("status") || p.has("diff", "--no-ext-diff") }); i >= 0 {
 		if c := afterAgent[push+1+i]; !c.has(".saga") {
 			s.commit += c.end.Sub(pu.end)
 		}

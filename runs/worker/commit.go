@@ -166,14 +166,23 @@ func (r *run) leftBehind(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// addLeft stages exactly the paths given (literally: a name with * or : is
-// a name), deletions included, .gitignore respected.
+// addLeft stages exactly the paths given — what the status listed: changed
+// tracked files, untracked ones not ignored — deletions included. `git
+// update-index` takes each path as it is (a name with * or : is a name)
+// and reads nothing else: `git add -A` given the same paths also read
+// their folders again for untracked files and hashed every name of the
+// index (0.1 s at 100,000 files on a loaded machine). A folder the status
+// lists whole (an untracked repository) is left to git add.
 func (r *run) addLeft(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	_, err := r.wtGit.RawInput(ctx, []byte(strings.Join(paths, "\x00")+"\x00"),
-		"--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	input := []byte(strings.Join(paths, "\x00") + "\x00")
+	if !slices.ContainsFunc(paths, func(p string) bool { return strings.HasSuffix(p, "/") }) {
+		_, err := r.wtGit.RawInput(ctx, input, "update-index", "--add", "--remove", "-z", "--stdin")
+		return err
+	}
+	_, err := r.wtGit.RawInput(ctx, input, "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
 	return err
 }
 
