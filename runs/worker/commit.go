@@ -119,7 +119,7 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (prob
 		return r.commitProblem("git status", err)
 	}
 	if err := r.addLeft(ctx, left); err != nil {
-		return r.commitProblem("git add", fmt.Errorf("%w — the agent left something git cannot commit", err))
+		return r.commitProblem("staging", fmt.Errorf("%w — the agent left something git cannot commit", err))
 	}
 	msg := r.commitMessage(what, r.committed)
 	commit, err := r.commitIndex(ctx, msg)
