@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/bench/workload"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	"github.com/saga-ai/saga-lsp/runs/verify"
 )
 
 // repoSamples bounds BenchmarkRepo100k's samples whatever -benchtime asks:
@@ -74,6 +76,7 @@ func BenchmarkRepo100k(b *testing.B) {
 	}
 	var m repoMetrics
 	m.statusSmall = func() float64 { return statusTime(b, bin, small, smallEnv) }
+	m.small, m.smallEnv = small, smallEnv
 	i := 0
 	for b.Loop() {
 		if i >= repoSamples {
@@ -94,6 +97,14 @@ type repoMetrics struct {
 	// status at 100,000 files and at 1,000 (statusSmall measures one).
 	statusBig, statusSmallS []float64
 	statusSmall             func() float64
+	// The protected view's set-up: the protected run's start beyond a
+	// plain run's.
+	viewSetup []float64
+	// The dashboard's story page at 100,000 files and at 1,000 (the
+	// repository small, its worker's env smallEnv).
+	pageBig, pageSmall []float64
+	small              string
+	smallEnv           []string
 }
 
 func (m *repoMetrics) report(b *testing.B) {
@@ -124,6 +135,18 @@ func (m *repoMetrics) report(b *testing.B) {
 	b.ReportMetric(median(m.statusBig)*1e3, "status-100k-ms")
 	b.ReportMetric(median(m.statusSmallS)*1e3, "status-1k-ms")
 	b.ReportMetric(median(ratios), "status-100k/1k")
+	if len(m.viewSetup) > 0 {
+		b.ReportMetric(median(m.viewSetup), "view-setup-s")
+	}
+	if len(m.pageBig) > 0 {
+		var pr []float64
+		for i := range m.pageBig {
+			pr = append(pr, m.pageBig[i]/m.pageSmall[i])
+		}
+		b.ReportMetric(median(m.pageBig)*1e3, "story-page-100k-ms")
+		b.ReportMetric(median(m.pageSmall)*1e3, "story-page-1k-ms")
+		b.ReportMetric(median(pr), "story-page-100k/1k")
+	}
 }
 
 // workerEnv is the environment of a worker run with the stand-in claude
@@ -210,6 +233,10 @@ exit $rc
 		big, small = min(big, statusTime(b, bin, repo, env)), min(small, m.statusSmall())
 	}
 	m.statusBig, m.statusSmallS = append(m.statusBig, big), append(m.statusSmallS, small)
+	// The dashboard's story page, here and at 1,000 files.
+	if pb, ps, ok := storyPageTimes(b, bin, repo, env, m.small, m.smallEnv); ok {
+		m.pageBig, m.pageSmall = append(m.pageBig, pb), append(m.pageSmall, ps)
+	}
 
 	// git's floors for the steps, on the tree the worker left, right after
 	// it: the status of a one-file change, the push of its commit.
@@ -219,7 +246,52 @@ exit $rc
 	testkit.Git(b, wt, "commit", "-qam", "a one-file change")
 	m.push = append(m.push, timed(b, wt, gitBin, "push", "-q", "origin", "HEAD:refs/heads/floor"))
 	testkit.Git(b, repo, "push", "-q", "origin", ":refs/heads/floor")
+	if s, ok := viewSetup(b, wt, testkit.Git(b, repo, "rev-parse", "main")); ok {
+		m.viewSetup = append(m.viewSetup, s)
+	}
 	resetRepo(b, repo, dir)
+}
+
+// viewSetup is what the protected view costs the final checks at 100,000
+// files (docs/worker.md#protected-files), in seconds: with one protected
+// file changed in the worktree wt (a Go package's test), the time from
+// Checks.Run to its first (protected) run's start beyond the same for a
+// run without a view. ok is false where checks are not confined (no view
+// is mounted there).
+func viewSetup(b *testing.B, wt, fork string) (float64, bool) {
+	b.Helper()
+	ctx := context.Background()
+	appendLine(b, filepath.Join(wt, workload.RepoProtectedFile), "// the agent's change to a protected test")
+	protected, err := verify.Prepare(ctx, verify.Setup{Dir: wt, Reference: fork})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if protected.Runner.Mode != verify.Confined {
+		return 0, false
+	}
+	if restored, _ := protected.Protected.View.Restored(); !slices.Equal(restored, []string{workload.RepoProtectedFile}) {
+		b.Fatalf("the protected view restores %v, want %s", restored, workload.RepoProtectedFile)
+	}
+	plain, err := verify.Prepare(ctx, verify.Setup{Dir: wt})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The time from the call to the first run's start: its report's time
+	// less its duration.
+	toStart := func(c *verify.Checks) float64 {
+		var first time.Time
+		start := time.Now()
+		res := c.Run(ctx, workload.RepoTask, verify.TaskChecks{Commands: []string{"true"}}, time.Time{}, func(r verify.Result) {
+			if first.IsZero() {
+				first = time.Now().Add(-r.Duration)
+			}
+		})
+		if !res.Passed() {
+			b.Fatalf("the check failed: %+v", res.Results)
+		}
+		return first.Sub(start).Seconds()
+	}
+	return toStart(protected) - toStart(plain), true
 }
 
 // resetRepo puts the repository back as generated for the next sample: the
@@ -370,14 +442,14 @@ func workerSteps(b *testing.B, trace string, after time.Time) stepTimes {
 	s.push = pu.end.Sub(pu.start)
 	s.commit = pu.start.Sub(g.end)
 	// The clean check, when the worker makes one after the push.
-	if i := slices.IndexFunc(afterAgent[push+1:], func(p *gitProc) bool { return p.has("status") }); i >= 0 {
+	if i := slices.IndexFunc(afterAgent[push+1:], func(p *gitProc) bool { return p.has("status") || p.has("diff", "--no-ext-diff") }); i >= 0 {
 		if c := afterAgent[push+1+i]; !c.has(".saga") {
 			s.commit += c.end.Sub(pu.end)
 		}
 	}
 	var pStart, pEnd time.Time
 	for _, p := range afterAgent[push:] {
-		if p.has("ls-files", "--others") || p.has("diff", "--ignore-submodules") || p.has("ls-tree", "-r") {
+		if p.has("status", "--ignored=matching") || p.has("diff", "--ignore-submodules") || p.has("ls-tree", "-r") {
 			if pStart.IsZero() || p.start.Before(pStart) {
 				pStart = p.start
 			}

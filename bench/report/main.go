@@ -111,6 +111,9 @@ func budgets() []budget {
 		{label: "100k files: the push beyond git push of a one-file commit", bench: "Repo100k", metric: "push-over-floor-s", max: 0.2, unit: "s"},
 		{label: "100k files: git status --porcelain=v2 -z --untracked-files=all (the floor)", bench: "Repo100k", metric: "status-floor-s", unit: "s"},
 		{label: "100k files: saga-lsp status <story> ÷ the same at 1,000 files", bench: "Repo100k", metric: "status-100k/1k", max: 2, unit: "×"},
+		{label: "100k files: the final checks' protected view (one protected file changed): set-up beyond a plain check's start", bench: "Repo100k", metric: "view-setup-s", max: 0.3, unit: "s"},
+		{label: "100k files: the dashboard's story page ÷ the same at 1,000 files", bench: "Repo100k", metric: "story-page-100k/1k", max: 2, unit: "×"},
+		{label: "100k files: the dashboard's story page", bench: "Repo100k", metric: "story-page-100k-ms", unit: "ms"},
 		// A 200-story epic run, K = 8, the stand-in claude (issue 36's budget 2; bench/epic200_test.go).
 		{label: "200-story epic: a story's end → the next ready story's worker started (max)", bench: "Epic200", metric: "reaction-max-ms", max: 1000, unit: "ms"},
 		{label: "200-story epic: a story's end → the next ready story's worker started, p95", bench: "Epic200", metric: "reaction-p95-ms", unit: "ms"},

@@ -36,6 +36,11 @@ const (
 // edits (it exists in every generation).
 const RepoChangeFile = "docs/d000/f00000.md"
 
+// RepoProtectedFile is a test of the Go module (a protected file,
+// docs/worker.md#protected-files) a benchmark changes to have the final
+// checks make their protected view.
+const RepoProtectedFile = "go/pkg/p000/f_test.go"
+
 // EnsureRepo makes dir hold the large repository and returns the paths of
 // its checkout (dir/repo) and its bare origin (dir/origin.git). Like
 // Ensure, a complete copy of this generator version is reused. The origin's

@@ -177,7 +177,11 @@ func (g Repo) Worktree(ctx context.Context, args ...string) (string, error) {
 
 // AddWorktree runs `git worktree add <args…>` after pruning stale entries (a
 // worktree folder deleted by hand makes add fail), both under one hold of
-// the worktree-registry lock.
+// the worktree-registry lock. The new worktree's index is split
+// (core.splitIndex; git keeps it split while the setting is unset): each
+// later write of it — a status's refresh, an add, write-tree — writes the
+// entries that changed, not all of them again (9 MB at 100,000 files;
+// docs/architecture.md#cost-follows-the-change-100000-files).
 func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
 	lock, err := g.lockRegistry(ctx)
 	if err != nil {
@@ -187,7 +191,7 @@ func (g Repo) AddWorktree(ctx context.Context, args ...string) (string, error) {
 	g.Run(ctx, "worktree", "prune")
 	// Once begun, an add is let finish: one killed half-way leaves a
 	// half-checked-out worktree (RemoveDeadWorktree).
-	return g.Run(context.WithoutCancel(ctx), append([]string{"worktree", "add"}, args...)...)
+	return g.Run(context.WithoutCancel(ctx), append([]string{"-c", "core.splitIndex=true", "worktree", "add"}, args...)...)
 }
 
 // RemoveDeadWorktree removes the worktree registered at path when its add

@@ -240,59 +240,43 @@ type Protected struct {
 // rules. R's versions of the files the protected run restores are read
 // with every object checked against R's hash.
 func protect(ctx context.Context, g git.Repo, dir, fork string, rules Rules) (*Protected, error) {
-	// All at once: the gate's budget counts every millisecond.
-	var diff, others, ignored, listing string
-	errs := make([]error, 4)
-	done := make(chan struct{}, 3)
-	for i, q := range []struct {
-		out  *string
-		args []string
-	}{
-		{&others, []string{"ls-files", "--others", "--exclude-standard", "-z", "--", ".", ":(exclude).saga"}},
-		// Ignored files too (a folder wholly ignored as one entry): Python
-		// imports an ignored unittest.pyc, the go command builds an ignored
-		// .go file or vendor/.
-		{&ignored, []string{"ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", ".", ":(exclude).saga"}},
-		{&listing, []string{"ls-tree", "-r", "-z", "--name-only", fork}},
-	} {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			*q.out, errs[i+1] = g.Raw(ctx, q.args...)
-		}()
+	// Both at once: the gate's budget counts every millisecond. The
+	// comparison is one walk of the worktree (git.Repo.ChangesFrom);
+	// ignored files count too (a folder wholly ignored as one entry):
+	// Python imports an ignored unittest.pyc, the go command builds an
+	// ignored .go file or vendor/.
+	var listing string
+	listed := make(chan error, 1)
+	go func() {
+		var err error
+		listing, err = g.Raw(ctx, "ls-tree", "-r", "-z", "--name-only", fork)
+		listed <- err
+	}()
+	ch, err := g.ChangesFrom(ctx, fork, ".", ":(exclude).saga")
+	if lerr := <-listed; err == nil && lerr != nil {
+		return nil, fmt.Errorf("list the files of %s: %w", Short(fork), lerr)
 	}
-	diff, errs[0] = g.Raw(ctx, "diff", "--no-renames", "--ignore-submodules", "--name-status", "-z", fork, "--", ".", ":(exclude).saga")
-	for range 3 {
-		<-done
-	}
-	for i, what := range []string{"compare the worktree with " + Short(fork), "list the worktree's new files", "list the worktree's ignored files", "list the files of " + Short(fork)} {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("%s: %w", what, errs[i])
-		}
+	if err != nil {
+		return nil, fmt.Errorf("compare the worktree with %s: %w", Short(fork), err)
 	}
 	type entry struct{ status, path string }
 	var entries []entry
 	var changed []string
 	atFork := map[string]bool{} // changed files R has
-	fields := strings.Split(strings.TrimRight(diff, "\x00"), "\x00")
-	for i := 0; i+1 < len(fields); i += 2 {
-		entries = append(entries, entry{fields[i], fields[i+1]})
-		changed = append(changed, fields[i+1])
-		if fields[i] != "A" {
-			atFork[fields[i+1]] = true
+	for _, p := range ch.TrackedPaths() {
+		entries = append(entries, entry{ch.Tracked[p], p})
+		changed = append(changed, p)
+		if ch.Tracked[p] != "A" {
+			atFork[p] = true
 		}
 	}
-	for _, p := range strings.Split(strings.TrimRight(others, "\x00"), "\x00") {
-		if p != "" {
-			entries = append(entries, entry{"A", p})
-			changed = append(changed, p)
-		}
+	for _, p := range ch.Untracked {
+		entries = append(entries, entry{"A", p})
+		changed = append(changed, p)
 	}
-	var ign []string
-	for _, p := range strings.Split(strings.TrimRight(ignored, "\x00"), "\x00") {
-		if p != "" {
-			ign = append(ign, p)
-			changed = append(changed, strings.TrimSuffix(p, "/"))
-		}
+	ign := ch.Ignored
+	for _, p := range ign {
+		changed = append(changed, strings.TrimSuffix(p, "/"))
 	}
 	sup, err := newSupport(ctx, g, dir, fork, listing, changed, atFork)
 	if err != nil {

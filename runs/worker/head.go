@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/termtext"
 )
@@ -63,11 +64,14 @@ func (r *run) commitIndex(ctx context.Context, msg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tip, err := r.wtGit.Run(ctx, "rev-parse", "--verify", "-q", r.branchRef()+"^{commit}")
+	// The tip and its tree in one process (each one costs at 100,000
+	// files on a loaded machine).
+	out, err := r.wtGit.Run(ctx, "rev-parse", r.branchRef()+"^{commit}", r.branchRef()+"^{tree}")
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", r.branchRef(), err)
 	}
-	if tipTree, err := r.wtGit.Run(ctx, "rev-parse", "--verify", "-q", tip+"^{tree}"); err == nil && tipTree == tree {
+	tip, tipTree, _ := strings.Cut(out, "\n")
+	if tipTree == tree {
 		return "", nil
 	}
 	return r.commitTree(ctx, tree, tip, msg)

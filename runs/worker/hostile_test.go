@@ -237,7 +237,7 @@ func TestCompletedNeedsTheWorkSaved(t *testing.T) {
 		if rec, _ := runs.ReadRecord(f.root, "add-logout-button"); rec.Status != runs.StatusFailed {
 			t.Errorf("run record %+v", rec)
 		}
-		for _, want := range []string{"git add failed", "can only add regular files", "git -C ", "then run the story again", "the work is not saved on story/add-logout-button"} {
+		for _, want := range []string{"staging failed", "unsupported file type", "git -C ", "then run the story again", "the work is not saved on story/add-logout-button"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the log does not say %q:\n%s", want, out)
 			}

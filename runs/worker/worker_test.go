@@ -360,8 +360,9 @@ func TestAgentWorkCommitted(t *testing.T) {
 
 // The commit stages exactly what one status of the worktree listed
 // (docs/worker.md#the-loop): names git would read as pathspecs (a glob, a
-// leading colon, brackets) are taken literally, a new folder's files come
-// in, an ignored file stays out, and the worktree is clean afterwards.
+// leading colon, brackets) are taken literally, as is a name that reads as
+// an option; a new folder's files come in, a link comes in as a link, an
+// ignored file stays out, and the worktree is clean afterwards.
 func TestAgentWorkCommittedByName(t *testing.T) {
 	f := newFixture(t, false)
 	wrapper := filepath.Join(t.TempDir(), "claude")
@@ -375,6 +376,8 @@ printf 'x\n' > ':colon.txt'
 printf 'x\n' > '[ab].txt'
 mkdir -p 'new dir/deep'
 printf 'x\n' > 'new dir/deep/f g.md'
+printf 'x\n' > ./--add
+ln -s 'new dir' dirlink
 printf '*.log\n' > .gitignore
 printf 'x\n' > build.log
 exec ` + standin + ` "$@"
@@ -388,13 +391,16 @@ exec ` + standin + ` "$@"
 	}
 	wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
 	files := f.gitIn(wt, "ls-tree", "-r", "--name-only", "story/add-logout-button")
-	for _, want := range []string{"a*b.txt", ":colon.txt", "[ab].txt", "new dir/deep/f g.md", ".gitignore"} {
+	for _, want := range []string{"a*b.txt", ":colon.txt", "[ab].txt", "new dir/deep/f g.md", "--add", "dirlink", ".gitignore"} {
 		if !slices.Contains(strings.Split(files, "\n"), want) {
 			t.Errorf("the branch lacks %q:\n%s", want, files)
 		}
 	}
 	if strings.Contains(files, "build.log") {
 		t.Errorf("the ignored build.log was committed:\n%s", files)
+	}
+	if mode := f.gitIn(wt, "ls-tree", "story/add-logout-button", "dirlink"); !strings.HasPrefix(mode, "120000 ") {
+		t.Errorf("dirlink is not committed as a link: %s", mode)
 	}
 	if st := f.gitIn(wt, "status", "--porcelain"); st != "" {
 		t.Errorf("not clean:\n%s", st)
