@@ -38,11 +38,9 @@ lint:
 #
 # SLOW_TESTS first: go test starts packages in the order named, so the
 # longest start at once instead of last, and the rest fill the other
-# slots. Their output is printed in that order too. scripts/dist is not
-# among them: it builds the six targets, so it starts once cross has
-# compiled them.
-SLOW_TESTS := ./editors/vscode ./test/claudecode ./cli ./runs/land ./test/views ./runs/worker \
-	./runs/github ./dashboard ./runs/epic ./lsp ./runs/verify
+# slots. Their output is printed in that order too.
+SLOW_TESTS := ./editors/vscode ./test/claudecode ./scripts/dist ./cli ./runs/land ./test/views \
+	./runs/worker ./runs/github ./dashboard ./runs/epic ./lsp ./runs/verify
 TEST_P ?= 4
 # TESTFLAGS: more go test flags, e.g. -json (how docs/architecture.md's
 # table of test time was measured).

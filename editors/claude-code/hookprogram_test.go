@@ -78,8 +78,7 @@ func TestHookWrapperRunsHookProgram(t *testing.T) {
 	// A saga-lsp-hook of another build, installed since the answer was
 	// cached: saga-lsp runs the hook.
 	other := filepath.Join(filepath.Dir(onPath), "saga-lsp-hook")
-	// -trimpath: the packages make cross compiled (CGO_ENABLED=0).
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-X github.com/saga-ai/saga-lsp/cli.Version=v0.0.1-other", "-o", other, "./cmd/saga-lsp-hook")
+	cmd := exec.Command("go", "build", "-ldflags", "-X github.com/saga-ai/saga-lsp/cli.Version=v0.0.1-other", "-o", other, "./cmd/saga-lsp-hook")
 	cmd.Dir, cmd.Env = testkit.ModuleRoot(t), append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
