@@ -33,8 +33,11 @@ lint:
 # that marks them parallel (-p and -parallel: at 2, the two cores were
 # idle most of the time), and lint, cross and test-portable run beside it, in
 # that order: cross's linux/amd64 compile is what the VS Code, cli and
-# dist tests link, and lint last vets what go test has compiled. Their
-# output follows the tests'; make test fails if either side does.
+# dist tests link, and lint last vets what go test has compiled. The
+# compiles of cross and lint run niced: they fill the cores the tests
+# leave, and never slow a test that waits for an answer within a bound
+# (at load 30 on the shared machine, test-portable's lsp did not get one).
+# Their output follows the tests'; make test fails if either side does.
 #
 # SLOW_TESTS first: go test starts packages in the order named, so the
 # longest start at once instead of last, and the rest fill the other
@@ -47,7 +50,8 @@ TEST_P ?= 4
 TESTFLAGS ?=
 test:
 	@d=$$(mktemp -d); \
-	{ $(MAKE) --no-print-directory cross test-portable lint > $$d/side.log 2>&1; echo $$? > $$d/side.rc; } & \
+	{ nice $(MAKE) --no-print-directory cross && $(MAKE) --no-print-directory test-portable && nice $(MAKE) --no-print-directory lint; \
+		echo $$? > $$d/side.rc; } > $$d/side.log 2>&1 & \
 	SAGA_TEST_BUILDS=$$d/builds $(GO) test -p $(TEST_P) -parallel $(TEST_P) -count=1 -timeout 30m $(TESTFLAGS) $(SLOW_TESTS) ./... ./testdata/standin/...; \
 		rc=$$?; wait; echo "== lint, cross, test-portable (beside the tests)"; cat $$d/side.log; \
 		side=$$(cat $$d/side.rc); rm -rf "$$d"; test $$rc = 0 && test "$$side" = 0
