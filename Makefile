@@ -27,14 +27,34 @@ lint:
 # SAGA_TEST_BUILDS: the test processes of the run share the programs they
 # build (internal/testkit.BuildsVar) through a folder removed at the end.
 #
-# SLOW_TESTS first: go test starts packages in the order named (two at a
-# time on two cores), so the longest start at once instead of last, and
-# the rest fill the other slot (docs/architecture.md#test-time). Their
-# output is printed in that order too.
-SLOW_TESTS := ./editors/vscode ./test/claudecode ./scripts/dist ./runs/verify ./cli ./runs/github ./dashboard
-test: lint cross test-portable
-	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -count=1 -timeout 30m $(SLOW_TESTS) ./... ./testdata/standin/...; \
-		rc=$$?; rm -rf "$$d"; exit $$rc
+# Side by side (docs/architecture.md#test-time): most test packages wait
+# on the processes they drive (editors, Claude Code, git, the sandbox), so
+# go test runs TEST_P packages at a time and TEST_P tests of a package
+# that marks them parallel (-p and -parallel: at 2, the two cores were
+# idle most of the time), and lint, cross and test-portable run beside it, in
+# that order: cross's linux/amd64 compile is what the VS Code, cli and
+# dist tests link, and lint last vets what go test has compiled. The
+# compiles of cross and lint run niced: they fill the cores the tests
+# leave, and never slow a test that waits for an answer within a bound
+# (at load 30 on the shared machine, test-portable's lsp did not get one).
+# Their output follows the tests'; make test fails if either side does.
+#
+# SLOW_TESTS first: go test starts packages in the order named, so the
+# longest start at once instead of last, and the rest fill the other
+# slots. Their output is printed in that order too.
+SLOW_TESTS := ./editors/vscode ./test/claudecode ./scripts/dist ./cli ./runs/land ./test/views \
+	./runs/worker ./runs/github ./dashboard ./runs/epic ./lsp ./runs/verify
+TEST_P ?= 4
+# TESTFLAGS: more go test flags, e.g. -json (how docs/architecture.md's
+# table of test time was measured).
+TESTFLAGS ?=
+test:
+	@d=$$(mktemp -d); \
+	{ nice $(MAKE) --no-print-directory cross && $(MAKE) --no-print-directory test-portable && nice $(MAKE) --no-print-directory lint; \
+		echo $$? > $$d/side.rc; } > $$d/side.log 2>&1 & \
+	SAGA_TEST_BUILDS=$$d/builds $(GO) test -p $(TEST_P) -parallel $(TEST_P) -count=1 -timeout 30m $(TESTFLAGS) $(SLOW_TESTS) ./... ./testdata/standin/...; \
+		rc=$$?; wait; echo "== lint, cross, test-portable (beside the tests)"; cat $$d/side.log; \
+		side=$$(cat $$d/side.rc); rm -rf "$$d"; test $$rc = 0 && test "$$side" = 0
 
 # Every face builds for the six targets, and go vet passes for each GOOS
 # (docs/platforms.md). CGO_ENABLED=0 -trimpath as for the release binary
