@@ -39,6 +39,16 @@ case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 
 cd "$EXT"
+# The build and the copy out of it hold a lock: packagings running at once
+# (the VS Code test's, make dist's, in one checkout) each ran npm ci in
+# the same node_modules, one removing what the other was reading, and
+# each rewrote out/ while another copied it. The lock file is the
+# checkout's own (never a guessable name in a shared /tmp). Without flock
+# (macOS), as before.
+if command -v flock >/dev/null; then
+  exec 9>>"$EXT/.build.lock"
+  flock 9
+fi
 npm_quiet=(--no-audit --no-fund --loglevel=error)
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci "${npm_quiet[@]}"
@@ -48,6 +58,9 @@ npm run --silent build
 stage=$(mktemp -d "${TMPDIR:-/tmp}/saga-vsix.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 cp -R package.json README.md CHANGELOG.md LICENSE .vscodeignore media out "$stage/"
+if command -v flock >/dev/null; then
+  exec 9>&-
+fi
 mkdir -p "$stage/server"
 cp "$bin" "$stage/server/$exe"
 chmod 755 "$stage/server/$exe"
