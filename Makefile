@@ -31,13 +31,10 @@ lint:
 # on the processes they drive (editors, Claude Code, git, the sandbox), so
 # go test runs TEST_P packages at a time and TEST_P tests of a package
 # that marks them parallel (-p and -parallel: at 2, the two cores were
-# idle most of the time), and lint, cross and test-portable run beside it, in
-# that order: cross's linux/amd64 compile is what the VS Code, cli and
-# dist tests link, and lint last vets what go test has compiled. The
-# compiles of cross and lint run niced: they fill the cores the tests
-# leave, and never slow a test that waits for an answer within a bound
-# (at load 30 on the shared machine, test-portable's lsp did not get one).
-# Their output follows the tests'; make test fails if either side does.
+# idle most of the time). Lint, cross and test-portable run first, not
+# beside the tests: their go vet ./... and go build ./... walk the tree,
+# and the VS Code tests rebuild folders in it (out/, test/artifacts) —
+# a walk failed on a folder removed under it.
 #
 # SLOW_TESTS first: go test starts packages in the order named, so the
 # longest start at once instead of last, and the rest fill the other
@@ -48,13 +45,9 @@ TEST_P ?= 4
 # TESTFLAGS: more go test flags, e.g. -json (how docs/architecture.md's
 # table of test time was measured).
 TESTFLAGS ?=
-test:
-	@d=$$(mktemp -d); \
-	{ nice $(MAKE) --no-print-directory cross && $(MAKE) --no-print-directory test-portable && nice $(MAKE) --no-print-directory lint; \
-		echo $$? > $$d/side.rc; } > $$d/side.log 2>&1 & \
-	SAGA_TEST_BUILDS=$$d/builds $(GO) test -p $(TEST_P) -parallel $(TEST_P) -count=1 -timeout 30m $(TESTFLAGS) $(SLOW_TESTS) ./... ./testdata/standin/...; \
-		rc=$$?; wait; echo "== lint, cross, test-portable (beside the tests)"; cat $$d/side.log; \
-		side=$$(cat $$d/side.rc); rm -rf "$$d"; test $$rc = 0 && test "$$side" = 0
+test: lint cross test-portable
+	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -p $(TEST_P) -parallel $(TEST_P) -count=1 -timeout 30m $(TESTFLAGS) $(SLOW_TESTS) ./... ./testdata/standin/...; \
+		rc=$$?; rm -rf "$$d"; exit $$rc
 
 # Every face builds for the six targets, and go vet passes for each GOOS
 # (docs/platforms.md). CGO_ENABLED=0 -trimpath as for the release binary
