@@ -14,12 +14,12 @@ import (
 	"sync"
 )
 
-// The pages' own files and the vendored layout library (assets/vendor,
+// The pages' own files and the vendored libraries (assets/vendor,
 // written by `go generate` from assets/npm's lock file: vendor_gen.go).
 // Embedded data is mapped lazily: a process that never serves a page (the
 // hook) never reads it.
 //
-//go:embed assets/app.js assets/events.js assets/app.css assets/vendor/dagre.min.js assets/vendor/LICENSE.dagre.txt
+//go:embed assets/app.js assets/events.js assets/app.css assets/vendor/dagre.min.js assets/vendor/LICENSE.dagre.txt assets/vendor/morphdom.min.js assets/vendor/LICENSE.morphdom.txt
 var assets embed.FS
 
 // assetVersion is a digest of the assets, so a page never runs a stale

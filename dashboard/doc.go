@@ -35,7 +35,8 @@
 //     that keeps connections without the token from starving the user's
 //     (httpd.go, gate.go), a little JavaScript of our own — the tabs of a
 //     browser share one event stream through a SharedWorker (events.js) —
-//     and the graph laid out by dagre (vendored by `go generate`), all
+//     the graph laid out by dagre and a live page updated in place by
+//     morphdom (both vendored by `go generate`), all
 //     embedded: the page asks nothing of the network but the dashboard
 //     itself.
 package dashboard

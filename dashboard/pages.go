@@ -339,7 +339,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	f := p.Filters
 	needs := v.needs()
 	c := epicContent{Repo: rp.key, ID: id, Title: e.Title, Description: e.Description, Status: st, RunnerAlive: v.st.EpicRunning(id),
-		Outcome: stats.Of(&stats.Reader{Root: rp.src.Root}, v.ws, id, store.NameEpic)}
+		Outcome: stats.Of(&stats.Reader{Root: rp.src.Root, Runs: &rp.records}, v.ws, id, store.NameEpic)}
 	planned, _ := store.PlanFor(v.ws, id, store.NameEpic)
 	items := planned.Items
 	states := plan.States(items)
@@ -347,8 +347,8 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 		states = st.GraphStates(items)
 		c.MaxParallel, c.Session, c.ExitCode, c.Cost = st.MaxParallel, st.Session, st.ExitCode, st.Cost
 	}
-	if last := runs.LatestIn(rp.setup.SessionDir, runs.KindEpic, id, rp.src.Root); last != nil {
-		c.CapReached = last.CapReached
+	if st != nil {
+		c.CapReached = st.CapReached
 	}
 	c.Critical = plan.CriticalPath(items, states)
 	onPath := map[string]int{}

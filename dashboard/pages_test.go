@@ -243,3 +243,51 @@ func TestSavedEditLive(t *testing.T) {
 
 // repoKeyOf is the key the dashboard gives the repository at root.
 func repoKeyOf(root string) string { return filepath.Base(root) }
+
+// TestEpicGraphUpdatedInPlace: a live change of the epic's stories
+// repaints the drawn graph's nodes and the page's rows in place — the
+// elements the reader sees and holds (the focus) stay, and nothing
+// unchanged is rebuilt — and a change of the graph's shape (a story
+// added to the epic) draws it again.
+func TestEpicGraphUpdatedInPlace(t *testing.T) {
+	root := shopRepo(t)
+	s := serve(t, root)
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	b.Eval(`(() => {
+		document.querySelector('#graph .node[data-id="shop--e2e"]').sagaMark = 'e2e';
+		document.querySelector('#graph svg').sagaMark = 'svg';
+		document.querySelector('#main tr[data-id="shop--schema"]').sagaMark = 'row';
+		document.querySelector('#graph .node[data-id="shop--api"]').focus();
+		return true; })()`, nil)
+	before := b.Text(`#main tr[data-id="shop--e2e"]`)
+	if !strings.Contains(before, "0/1") {
+		t.Fatalf("shop--e2e's row before: %q", before)
+	}
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--e2e/run.json": task("run", "completed")})
+	b.WaitJS(`/ 1 of 1 tasks/.test(document.querySelector('#graph .node[data-id="shop--e2e"]').getAttribute('aria-label'))`, 10*time.Second)
+	var kept map[string]any
+	b.Eval(`({
+		node: document.querySelector('#graph .node[data-id="shop--e2e"]').sagaMark || '',
+		svg: document.querySelector('#graph svg').sagaMark || '',
+		row: document.querySelector('#main tr[data-id="shop--schema"]').sagaMark || '',
+		focus: document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.id || '' : '',
+		text: document.querySelector('#graph .node[data-id="shop--e2e"] text.st').textContent,
+	})`, &kept)
+	if kept["node"] != "e2e" || kept["svg"] != "svg" || kept["row"] != "row" || kept["focus"] != "shop--api" || !strings.Contains(kept["text"].(string), "1/1 tasks") {
+		t.Errorf("after a task completed, the page kept %v: want the same node, SVG and unchanged row, the focus on shop--api, and the node saying 1/1 tasks", kept)
+	}
+	if row := b.Text(`#main tr[data-id="shop--e2e"]`); !strings.Contains(row, "1/1") {
+		t.Errorf("shop--e2e's row after: %q", row)
+	}
+	// A new story in the epic: the layout changes, the graph is drawn anew.
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/shop--guide/story.json": `{"id": "shop--guide", "title": "Guide", "description": ""}` + "\n",
+		".saga/stories/shop--guide/write.json": task("write", "pending"),
+		".saga/epics/shop/epic.json": strings.Replace(shopFiles()[".saga/epics/shop/epic.json"],
+			`{"id": "shop--e2e", "blockedBy": ["shop--api", "shop--ui"]}`, `{"id": "shop--e2e", "blockedBy": ["shop--api", "shop--ui"]}, {"id": "shop--guide", "blockedBy": ["shop--e2e"]}`, 1),
+	})
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 6 && !document.querySelector('#graph svg').sagaMark`, 10*time.Second)
+}

@@ -116,6 +116,8 @@ func (h *hw) layout(p page, content func()) {
 	h.m(">\n<script defer")
 	h.a("src", asset("vendor/dagre.min.js"))
 	h.m("></script>\n<script defer")
+	h.a("src", asset("vendor/morphdom.min.js"))
+	h.m("></script>\n<script defer")
 	h.a("src", asset("app.js"))
 	h.m("></script>\n</head>\n<body")
 	h.a("data-seq", fmt.Sprint(p.Seq))

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/store"
@@ -74,6 +75,10 @@ type repo struct {
 	counts atomic.Pointer[problemCounts]
 	// landing is set while a Land action runs: one at a time (land.go).
 	landing atomic.Bool
+	// records decodes the run records a page counts (an epic's outcome)
+	// again only when they changed: a live epic's page is fetched at
+	// every change.
+	records runs.RunCache
 }
 
 type problemCounts struct {

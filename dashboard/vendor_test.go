@@ -16,7 +16,7 @@ import (
 // sets it) it runs, otherwise it is skipped.
 func TestVendoredAssets(t *testing.T) {
 	if os.Getenv("SAGA_DASHBOARD_VENDOR_TEST") != "1" {
-		testkit.Needs(t, "set SAGA_DASHBOARD_VENDOR_TEST=1 to vendor the graph library again (npm ci) and compare")
+		testkit.Needs(t, "set SAGA_DASHBOARD_VENDOR_TEST=1 to vendor the libraries again (npm ci) and compare")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatal("npm is not installed")
@@ -26,7 +26,7 @@ func TestVendoredAssets(t *testing.T) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go run vendor_gen.go: %v\n%s", err, b)
 	}
-	for _, f := range []string{"dagre.min.js", "LICENSE.dagre.txt"} {
+	for _, f := range []string{"dagre.min.js", "LICENSE.dagre.txt", "morphdom.min.js", "LICENSE.morphdom.txt"} {
 		fresh, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil {
 			t.Fatal(err)

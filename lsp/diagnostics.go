@@ -85,8 +85,14 @@ func (p *publisher) run() {
 		if all {
 			p.publishAll(snap)
 		}
-		for rel := range pending {
-			p.publish(snap, rel, p.fileDiagnostics(snap, rel))
+		// The open documents first: the one being typed in is answered
+		// before the files a run's worktree writes touched.
+		for _, open := range []bool{true, false} {
+			for rel := range pending {
+				if (snap.DocByRel(rel) != nil) == open {
+					p.publish(snap, rel, p.fileDiagnostics(snap, rel))
+				}
+			}
 		}
 	}
 }
@@ -120,19 +126,22 @@ func (p *publisher) publishAll(snap *Snapshot) {
 	for rel := range touched {
 		store.SortDiagnostics(byFile[rel])
 	}
-	for rel, ds := range byFile {
-		p.publish(snap, rel, ds)
-	}
-	for rel := range p.shown {
-		if _, ok := byFile[rel]; !ok {
-			p.publish(snap, rel, nil)
+	// The open documents first, as in run.
+	done := map[string]bool{}
+	for _, d := range snap.Docs {
+		if d.Rel != "" && !done[d.Rel] {
+			done[d.Rel] = true
+			p.publish(snap, d.Rel, byFile[d.Rel])
 		}
 	}
-	for _, d := range snap.Docs {
-		if d.Rel != "" {
-			if _, ok := byFile[d.Rel]; !ok {
-				p.publish(snap, d.Rel, nil)
-			}
+	for rel, ds := range byFile {
+		if !done[rel] {
+			p.publish(snap, rel, ds)
+		}
+	}
+	for rel := range p.shown {
+		if _, ok := byFile[rel]; !ok && !done[rel] {
+			p.publish(snap, rel, nil)
 		}
 	}
 }

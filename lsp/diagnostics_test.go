@@ -212,3 +212,37 @@ func writeAtomic(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenDocumentPublishedFirst: an edit that changes many files'
+// diagnostics publishes the document being typed in first — the editor's
+// answer does not wait behind the files it affects.
+func TestOpenDocumentPublishedFirst(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	var children []string
+	for i := range 30 {
+		id := fmt.Sprintf("e--s%02d", i)
+		children = append(children, fmt.Sprintf(`{"id": %q, "blockedBy": []}`, id))
+		files[".saga/stories/"+id+"/story.json"] = fmt.Sprintf(`{"id": %q, "title": "S", "description": "d"}`+"\n", id)
+		files[".saga/stories/"+id+"/t.json"] = `{"id": "t", "subject": "T", "description": "d", "status": "pending", "blockedBy": []}` + "\n"
+	}
+	epic := `{"id": "e", "title": "E", "description": "d", "children": [` + strings.Join(children, ", ") + "]}\n"
+	files[".saga/epics/e/epic.json"] = epic
+	testkit.WriteFiles(t, root, files)
+	c := startOn(t, root, "")
+	rel := ".saga/epics/e/epic.json"
+	c.open(rel)
+	c.diagnostics(0, rel, func(p publishedDiagnostics) bool { return p.Version != nil && *p.Version == 1 })
+	// The epic lists none of them now: each story is an orphan of its
+	// epic, 30 files republished with the epic itself.
+	mark := c.mark()
+	c.didChange(rel, 2, wholeText(`{"id": "e", "title": "E", "description": "d", "children": []}`+"\n"))
+	first, _ := c.waitFor(mark, "textDocument/publishDiagnostics", nil)
+	var p publishedDiagnostics
+	json.Unmarshal(first.Params, &p)
+	if p.URI != c.uri(rel) {
+		t.Fatalf("first publication after the edit is %s (%s), want the open %s", p.URI, first.Params, rel)
+	}
+	// …and the others did change.
+	c.diagnostics(mark, ".saga/stories/e--s29/story.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
+}

@@ -36,9 +36,14 @@ func (r *Run) In(root string) bool {
 
 // LatestIn is the newest run of a story or epic of the repository at root.
 func LatestIn(dir string, k Kind, id, root string) *Run {
+	return (*RunCache)(nil).LatestIn(dir, k, id, root)
+}
+
+// LatestIn is LatestIn through the cache.
+func (c *RunCache) LatestIn(dir string, k Kind, id, root string) *Run {
 	rs := Runs(dir, k, id)
 	for i := len(rs) - 1; i >= 0; i-- {
-		if r := ReadRun(rs[i].EventsFile); r != nil && r.In(root) {
+		if r := c.Read(rs[i].EventsFile); r != nil && r.In(root) {
 			return r
 		}
 	}
@@ -47,6 +52,9 @@ func LatestIn(dir string, k Kind, id, root string) *Run {
 
 // SamePath tells whether a and b name the same place, links resolved.
 func SamePath(a, b string) bool {
+	if a == b {
+		return true // one name: no link to resolve (the common case, read at every story)
+	}
 	if ra, err := filepath.EvalSymlinks(a); err == nil {
 		a = ra
 	}

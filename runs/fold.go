@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -395,20 +396,48 @@ func ReadRun(path string) *Run {
 	return r
 }
 
-// RunCache folds each events file again only when it changed (its size
-// or modification time): a long-lived reader of many runs (the epic
-// runner, at every step) decodes a finished run once, not at every look.
-// The zero value is ready; a nil cache folds every time (ReadRun). The
-// Runs it returns are shared: read them, never change them.
+// RunCache keeps what a long-lived reader of many runs (the epic runner,
+// a face's watcher, at every step) decoded from the runs' files — each
+// events file's fold, each run record — and decodes a file again only
+// when it changed: a finished run is decoded once, not at every look. An
+// events file only grows (its size and modification time tell); a record
+// is replaced whole (WriteRecord: a new file, so its identity tells too).
+// The zero value is ready; a nil cache decodes every time. What it returns
+// is shared: read it, never change it.
 type RunCache struct {
-	mu   sync.Mutex
-	runs map[string]cachedRun
+	mu      sync.Mutex
+	runs    map[string]cached[*Run]
+	records map[string]cached[recordRead]
 }
 
-type cachedRun struct {
-	size int64
-	mod  time.Time
-	run  *Run
+// cached is a decoded file and the stat it was decoded after.
+type cached[T any] struct {
+	fi fs.FileInfo
+	v  T
+}
+
+// fresh tells whether fi is still the file the value was decoded from.
+func (c cached[T]) fresh(fi fs.FileInfo) bool {
+	return c.fi != nil && c.fi.Size() == fi.Size() && c.fi.ModTime().Equal(fi.ModTime()) && os.SameFile(c.fi, fi)
+}
+
+// through returns m[path]'s value while the file at fi is the one it was
+// decoded from, else decode()'s, kept for the next look.
+func through[T any](c *RunCache, m *map[string]cached[T], path string, fi fs.FileInfo, decode func() T) T {
+	c.mu.Lock()
+	hit, ok := (*m)[path]
+	c.mu.Unlock()
+	if ok && hit.fresh(fi) {
+		return hit.v
+	}
+	v := decode()
+	c.mu.Lock()
+	if *m == nil {
+		*m = map[string]cached[T]{}
+	}
+	(*m)[path] = cached[T]{fi: fi, v: v}
+	c.mu.Unlock()
+	return v
 }
 
 // Read is ReadRun through the cache.
@@ -420,20 +449,7 @@ func (c *RunCache) Read(path string) *Run {
 	if err != nil {
 		return ReadRun(path)
 	}
-	c.mu.Lock()
-	hit, ok := c.runs[path]
-	c.mu.Unlock()
-	if ok && hit.size == fi.Size() && hit.mod.Equal(fi.ModTime()) {
-		return hit.run
-	}
-	r := ReadRun(path)
-	c.mu.Lock()
-	if c.runs == nil {
-		c.runs = map[string]cachedRun{}
-	}
-	c.runs[path] = cachedRun{size: fi.Size(), mod: fi.ModTime(), run: r}
-	c.mu.Unlock()
-	return r
+	return through(c, &c.runs, path, fi, func() *Run { return ReadRun(path) })
 }
 
 // Limits of Tail.

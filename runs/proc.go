@@ -78,6 +78,33 @@ func EpicLock(root, epic string, strict bool) (pid int, held bool, err error) {
 	return probeLock(root, EpicLockName(epic), strict)
 }
 
+// WorkerLocks probes, non-strict, the worker locks of the stories asked
+// about by one reader: the lock folder is listed once, and only a lock
+// whose file records a holder is probed — WorkerLock counts any other as
+// free without probing it.
+type WorkerLocks struct {
+	Root     string
+	listed   bool
+	recorded map[string]bool // nil: the folder could not be listed, every story is probed
+}
+
+// Probe is WorkerLock(root, story, false).
+func (wl *WorkerLocks) Probe(story string) (pid int, held bool, err error) {
+	if !wl.listed {
+		wl.listed = true
+		if names, err := filesafe.RecordedLocks(wl.Root); err == nil {
+			wl.recorded = map[string]bool{}
+			for _, n := range names {
+				wl.recorded[n] = true
+			}
+		}
+	}
+	if wl.recorded != nil && !wl.recorded[WorkerLockName(story)] {
+		return 0, false, nil
+	}
+	return WorkerLock(wl.Root, story, false)
+}
+
 func probeLock(root, name string, strict bool) (pid int, held bool, err error) {
 	pid, err = filesafe.LockHolder(root, name)
 	if err != nil {

@@ -344,14 +344,19 @@ func ReadDryRecord(root, story string) (r Record, ok bool) { return OpenRecords(
 // checked once: a reader of every story (an epic's state) pays for that
 // once, not twice per story.
 type Records struct {
-	dir string
-	err error
+	dir   string
+	err   error
+	cache *RunCache // nil: every read decodes
 }
 
 // OpenRecords finds and checks the root's record folder (trustedRecordDir).
-func OpenRecords(root string) Records {
+func OpenRecords(root string) Records { return (*RunCache)(nil).OpenRecords(root) }
+
+// OpenRecords is OpenRecords whose reads decode a record again only when
+// its file changed.
+func (c *RunCache) OpenRecords(root string) Records {
 	dir, err := trustedRecordDir(root)
-	return Records{dir: dir, err: err}
+	return Records{dir: dir, err: err, cache: c}
 }
 
 // Read is ReadRecord.
@@ -372,18 +377,33 @@ func (rr Records) ReadDry(story string) (Record, bool) {
 	return r, ok
 }
 
-func (rr Records) read(story string, dry bool) (r Record, ok bool) {
+// recordRead is a record file's decoding: ok false when it is none.
+type recordRead struct {
+	r  Record
+	ok bool
+}
+
+func (rr Records) read(story string, dry bool) (Record, bool) {
 	if !store.ValidCanonical(story) || rr.err != nil {
-		return r, false
-	}
-	data, err := os.ReadFile(recordFile(rr.dir, story, dry))
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
-		return r, false
-	}
-	if json.Unmarshal(data, &r) != nil || r.Story != story {
 		return Record{}, false
 	}
-	return r, true
+	path := recordFile(rr.dir, story, dry)
+	decode := func() recordRead {
+		var r Record
+		data, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(data, &r) != nil || r.Story != story {
+			return recordRead{}
+		}
+		return recordRead{r, true}
+	}
+	if rr.cache != nil {
+		if fi, err := os.Stat(path); err == nil { // Stat: as ReadFile opens it
+			d := through(rr.cache, &rr.cache.records, path, fi, decode)
+			return d.r, d.ok
+		}
+	}
+	d := decode()
+	return d.r, d.ok
 }
 
 // UpdateReview changes the review part of the story's last real run's

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Run records decide which stories an epic runs: they are read and written
@@ -53,5 +54,52 @@ func TestSpentNeverLowered(t *testing.T) {
 		if got := Spent(c.rec, c.haveRec, c.last); got != c.want {
 			t.Errorf("Spent(%+v, %v, %+v) = %v, want %v", c.rec, c.haveRec, c.last, got, c.want)
 		}
+	}
+}
+
+// A record read through a RunCache is the record on disk: each
+// replacement (WriteRecord's rename), and a rewrite of the same size in
+// place, is read anew — the cache only saves decoding a record that did
+// not change since the last look.
+func TestRecordCacheRereadsChanges(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var c RunCache
+	for i, ref := range []string{strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)} {
+		if err := WriteRecord(root, Record{Story: "s", Status: StatusCompleted, Reference: ref}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if got, ok := c.OpenRecords(root).Read("s"); !ok || got.Reference != ref {
+				t.Fatalf("write %d: cached read = %+v, %v; want reference %s", i, got, ok, ref)
+			}
+		}
+	}
+	// The same size, the same file, a later time: read anew.
+	file := filepath.Join(root, ".git", "saga-lsp", "runs", "s.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := []byte(strings.Replace(string(data), strings.Repeat("c", 40), strings.Repeat("d", 40), 1))
+	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(changed, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	later := time.Now().Add(time.Minute)
+	os.Chtimes(file, later, later)
+	if got, ok := c.OpenRecords(root).Read("s"); !ok || got.Reference != strings.Repeat("d", 40) {
+		t.Fatalf("rewritten in place: cached read = %+v, %v", got, ok)
+	}
+	// Gone: no record, as without the cache.
+	os.Remove(file)
+	if got, ok := c.OpenRecords(root).Read("s"); ok {
+		t.Fatalf("removed: cached read = %+v", got)
 	}
 }

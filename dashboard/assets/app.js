@@ -1,5 +1,6 @@
 // SAGA dashboard: live updates over server-sent events (the page fetches
-// itself again when the server says something changed), confirmed
+// itself again when the server says something changed, and morphdom
+// changes what differs), confirmed
 // actions, keyboard navigation, and the dependency graph laid out by dagre
 // and drawn as SVG. Everything the server sends is text: it is put in the
 // page with textContent or as the server's own escaped HTML, never built
@@ -61,6 +62,12 @@
     return null;
   }
 
+  // swap puts the fetched page's parts in place of this one's. #main is
+  // updated in place by morphdom: only what changed is touched, so the
+  // browser lays out a few nodes rather than the whole page (a 200-story
+  // epic's page, rebuilt whole, took half a second a refresh on a loaded
+  // machine — longer than the changes came), and what the reader holds
+  // stays: an open <details>, the focus, the scroll, the drawn graph.
   function swap(doc) {
     const focus = keyOf(document.activeElement);
     const open = new Set($$('details[open]').map((d) => d.id));
@@ -71,11 +78,23 @@
     for (const sel of ['#banners', '#problem-count']) {
       const n = $(sel, doc);
       const o = $(sel);
-      if (n && o) o.innerHTML = n.innerHTML;
+      if (n && o && o.innerHTML !== n.innerHTML) o.innerHTML = n.innerHTML;
     }
     const nm = $('#main', doc);
     const om = $('#main');
-    if (nm && om) {
+    if (nm && om && window.morphdom) {
+      window.morphdom(om, document.adoptNode(nm), {
+        onBeforeElUpdated(from, to) {
+          if (from.tagName === 'DETAILS' && from.open) to.open = true;
+          if (from.id === 'graph') {
+            // Its SVG is drawn here, not sent: only its data is taken.
+            if (from.dataset.graph !== to.dataset.graph) from.dataset.graph = to.dataset.graph || '';
+            return false;
+          }
+          return !from.isEqualNode(to);
+        },
+      });
+    } else if (nm && om) {
       for (const a of ['data-scope', 'data-repo', 'data-id', 'data-stories']) om.setAttribute(a, nm.getAttribute(a) || '');
       om.innerHTML = nm.innerHTML;
     }
@@ -84,12 +103,14 @@
       if (d && d.tagName === 'DETAILS') d.open = true;
     }
     const no = $('#output pre');
-    if (no && outState) no.scrollTop = outState.bottom ? no.scrollHeight : outState.top;
-    else if (no) no.scrollTop = no.scrollHeight;
+    if (no && no !== out) {
+      if (outState) no.scrollTop = outState.bottom ? no.scrollHeight : outState.top;
+      else no.scrollTop = no.scrollHeight;
+    } else if (no && outState && outState.bottom) no.scrollTop = no.scrollHeight;
     drawGraph();
     const ng = $('#graph');
-    if (ng && graphScroll) [ng.scrollLeft, ng.scrollTop] = graphScroll;
-    if (focus) {
+    if (ng && ng !== graph && graphScroll) [ng.scrollLeft, ng.scrollTop] = graphScroll;
+    if (focus && keyOf(document.activeElement) !== focus) {
       const el = $(focus);
       if (el) el.focus({ preventScroll: true });
     }
@@ -416,6 +437,36 @@
     return x;
   }
 
+  // set changes an attribute only when its value differs: an update in
+  // place touches what changed.
+  function set(x, name, value) {
+    if (x.getAttribute(name) !== value) x.setAttribute(name, value);
+  }
+
+  function text(x, value) {
+    if (x.textContent !== value) x.textContent = value;
+  }
+
+  function edgeClass(info) {
+    return ['edge', info.critical ? 'critical' : '', info.cycle ? 'cycle' : ''].filter(Boolean).join(' ');
+  }
+
+  // paintNode writes what a node shows of its story onto its <a>: its
+  // state, task counts, match and path.
+  function paintNode(a, n) {
+    set(a, 'class', ['node', 'st-' + n.state, n.critical ? 'critical' : '', n.match ? '' : 'unmatched'].filter(Boolean).join(' '));
+    set(a, 'data-state', n.state);
+    set(a, 'href', n.href);
+    set(a, 'aria-label', `${n.id}: ${n.label}, ${n.done} of ${n.total} tasks${n.critical ? ', on the critical path' : ''}. ${n.title}`);
+    const [st, , title, tip] = a.querySelectorAll('text, title');
+    text(st, `${n.glyph} ${n.label} · ${n.done}/${n.total} tasks`);
+    text(title, clip(n.title, 34));
+    text(tip, `${n.id} · ${n.label}\n${n.title}`);
+  }
+
+  // drawGraph draws the epic's graph from #graph's data; while the layout
+  // is the one drawn (the same stories and edges) the drawing is updated
+  // in place: a run's progress repaints its nodes, not the SVG.
   function drawGraph() {
     const box = $('#graph');
     if (!box || !box.dataset.graph) return;
@@ -430,18 +481,31 @@
     }
     const L = layoutOf(data);
     const byEdge = new Map(data.edges.map((e) => [e.from + '\u0000' + e.to, e]));
+    const drawn = box.firstElementChild;
+    if (drawn && drawn.sagaLayout === L) {
+      const shown = new Map($$('.node', drawn).map((a) => [a.dataset.id, a]));
+      for (const n of data.nodes) {
+        const a = shown.get(n.id);
+        if (a) paintNode(a, n);
+      }
+      for (const g of $$('.edge', drawn)) set(g, 'class', edgeClass(byEdge.get(g.dataset.from + '\u0000' + g.dataset.to) || {}));
+    } else {
+      box.replaceChildren(drawSVG(L, data, byEdge));
+    }
+    dash.graphs++;
+    dash.graphAt = performance.now();
+  }
+
+  function drawSVG(L, data, byEdge) {
     const svg = el('svg', { width: Math.ceil(L.width), height: Math.ceil(L.height), viewBox: `0 0 ${Math.ceil(L.width)} ${Math.ceil(L.height)}`, role: 'presentation' });
+    svg.sagaLayout = L;
     const defs = el('defs', {}, svg);
     const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
       markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
     el('path', { d: 'M0,0 L10,5 L0,10 z' }, marker);
     const edges = el('g', { class: 'edges' }, svg);
     for (const e of L.edges) {
-      const info = byEdge.get(e.from + '\u0000' + e.to) || {};
-      const cls = ['edge'];
-      if (info.critical) cls.push('critical');
-      if (info.cycle) cls.push('cycle');
-      const g = el('g', { class: cls.join(' '), 'data-from': e.from, 'data-to': e.to }, edges);
+      const g = el('g', { class: edgeClass(byEdge.get(e.from + '\u0000' + e.to) || {}), 'data-from': e.from, 'data-to': e.to }, edges);
       const d = e.points.map((p, i) => (i ? 'L' : 'M') + p.x.toFixed(1) + ',' + p.y.toFixed(1)).join(' ');
       el('path', { d, 'marker-end': 'url(#arrow)' }, g);
     }
@@ -449,25 +513,16 @@
     for (const n of data.nodes) {
       const p = L.nodes[n.id];
       if (!p) continue;
-      const cls = ['node', 'st-' + n.state];
-      if (n.critical) cls.push('critical');
-      if (!n.match) cls.push('unmatched');
-      const a = el('a', { class: cls.join(' '), href: n.href, tabindex: '0', 'data-id': n.id, 'data-state': n.state,
+      const a = el('a', { tabindex: '0', 'data-id': n.id,
         transform: `translate(${(p.x - p.width / 2).toFixed(1)},${(p.y - p.height / 2).toFixed(1)})` }, nodes);
-      a.setAttribute('aria-label', `${n.id}: ${n.label}, ${n.done} of ${n.total} tasks${n.critical ? ', on the critical path' : ''}. ${n.title}`);
       el('rect', { width: p.width, height: p.height, rx: 6 }, a);
-      const st = el('text', { x: 10, y: 17, class: 'st' }, a);
-      st.textContent = `${n.glyph} ${n.label} · ${n.done}/${n.total} tasks`;
-      const id = el('text', { x: 10, y: 33, class: 'id' }, a);
-      id.textContent = n.id;
-      const title = el('text', { x: 10, y: 49, class: 'title' }, a);
-      title.textContent = clip(n.title, 34);
-      const tip = el('title', {}, a);
-      tip.textContent = `${n.id} · ${n.label}\n${n.title}`;
+      el('text', { x: 10, y: 17, class: 'st' }, a);
+      el('text', { x: 10, y: 33, class: 'id' }, a).textContent = n.id;
+      el('text', { x: 10, y: 49, class: 'title' }, a);
+      el('title', {}, a);
+      paintNode(a, n);
     }
-    box.replaceChildren(svg);
-    dash.graphs++;
-    dash.graphAt = performance.now();
+    return svg;
   }
 
   // ---------------------------------------------------------------------

@@ -100,6 +100,8 @@ type EpicStatus struct {
 	// DryRun: the last run was a dry run — its State is the dry run's,
 	// its stories' progress stays their own (docs/worker.md#dry-runs).
 	DryRun bool `json:"dryRun,omitempty"`
+	// CapReached: the last run's spend reached its --max-cost.
+	CapReached bool `json:"capReached,omitempty"`
 }
 
 // EpicQuery says how to judge an epic's stories.
@@ -163,7 +165,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	}
 	st := &EpicStatus{ID: e.ID, State: "idle", Running: []string{}, Stories: []EpicStory{}, AwaitingMerge: []string{}}
 	foreseen := map[string][]runs.Foreseen{}
-	if last := runs.LatestIn(q.SessionDir, runs.KindEpic, e.ID, q.Root); last != nil {
+	if last := q.Runs.LatestIn(q.SessionDir, runs.KindEpic, e.ID, q.Root); last != nil {
 		st.Session, st.PID, st.MaxParallel = last.Session, last.PID, last.MaxParallel
 		for id, rec := range last.Stories {
 			foreseen[id] = rec.Foreseen
@@ -182,7 +184,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 				}
 			}
 		}
-		st.Backend, st.DryRun = last.Backend, last.DryRun
+		st.Backend, st.DryRun, st.CapReached = last.Backend, last.DryRun, last.CapReached
 		q.Discover = q.Discover || last.Backend == BackendGitHub
 		last, alive := settled(last)
 		switch {

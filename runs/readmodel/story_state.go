@@ -170,8 +170,9 @@ type Evidence struct {
 	// in a fresh clone, with no local trace of its dispatches).
 	Actions  Actions
 	Discover bool
-	// Runs, when set, folds the runs' events files again only when they
-	// changed (a long-lived reader: the epic runner).
+	// Runs, when set, decodes the runs' events files and records again
+	// only when they changed (a long-lived reader: the epic runner, a
+	// face's watcher).
 	Runs *runs.RunCache
 
 	runs     map[string][]runs.RunFile // story → its runs, oldest first
@@ -188,6 +189,7 @@ type Evidence struct {
 	graphErr error                        // why unmerged could not be read: each question asks git
 	graphed  bool
 	records  *runs.Records // the root's run records, their folder checked once
+	locks    runs.WorkerLocks
 }
 
 // Prefetch names the stories a caller is about to ask about (an epic's
@@ -199,7 +201,7 @@ func (ev *Evidence) Prefetch(ids []string) { ev.wanted = append(ev.wanted, ids..
 // folder once per Evidence.
 func (ev *Evidence) Records() runs.Records {
 	if ev.records == nil {
-		rr := runs.OpenRecords(ev.Root)
+		rr := ev.Runs.OpenRecords(ev.Root)
 		ev.records = &rr
 	}
 	return *ev.records
@@ -208,7 +210,8 @@ func (ev *Evidence) Records() runs.Records {
 // NewEvidence lists the runs of sessionDir and the story branches of the
 // repository at root.
 func NewEvidence(ctx context.Context, root, sessionDir string, p *store.Parser) *Evidence {
-	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}, tips: map[string]string{}}
+	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}, tips: map[string]string{},
+		locks: runs.WorkerLocks{Root: root}}
 	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)",
 		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
 	if err == nil {
@@ -289,7 +292,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 
 	// The lock is shared by a story's real and dry workers: a live dry run
 	// is the dry attempt's, not the story's.
-	if pid, held, err := runs.WorkerLock(ev.Root, id, false); err == nil && held && pid > 0 && !dryAlive {
+	if pid, held, err := ev.locks.Probe(id); err == nil && held && pid > 0 && !dryAlive {
 		st.State = EpicRunning
 		return st
 	}

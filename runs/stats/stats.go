@@ -106,7 +106,10 @@ type Story struct {
 
 // Reader reads the records of one repository's stories, each once.
 type Reader struct {
-	Root  string
+	Root string
+	// Runs, when set, decodes a record again only when it changed (a
+	// long-lived reader: the dashboard's pages).
+	Runs  *runs.RunCache
 	recs  *runs.Records
 	cache map[string]Story
 }
@@ -117,7 +120,7 @@ func (r *Reader) story(id string) Story {
 		return s
 	}
 	if r.cache == nil {
-		recs := runs.OpenRecords(r.Root)
+		recs := r.Runs.OpenRecords(r.Root)
 		r.cache, r.recs = map[string]Story{}, &recs
 	}
 	s := Story{ID: id}

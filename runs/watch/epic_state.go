@@ -20,6 +20,14 @@ import (
 // busy run never reports more than a few per second.
 const epicMinInterval = 250 * time.Millisecond
 
+// epicRestFactor bounds the share of time the epic loop spends deriving:
+// after a pass that took d it rests at least epicRestFactor·d. A pass
+// slowed by a loaded machine (a 200-story epic's on two cores busy with
+// eight agents: hundreds of ms) then takes at most a quarter of the
+// loop's time instead of all of it, and leaves the face's own requests
+// the CPU (docs/architecture.md#an-epic-of-200-stories).
+const epicRestFactor = 3
+
 // epicInputs is what of the workspace an epic's state was derived from:
 // its children and their blockers, and the stories (immutable and shared
 // between workspaces while untouched, so pointers tell whether they
@@ -155,8 +163,9 @@ func (w *Watcher) epicDerivedLocked(ws *store.Workspace, e *epic, st *readmodel.
 	return true
 }
 
-// epicLoop derives epics' states when something moved, then waits
-// epicMinInterval: changes in between are folded into the next pass.
+// epicLoop derives epics' states when something moved, then rests
+// (epicMinInterval, epicRestFactor): changes in between are folded into
+// the next pass.
 func (w *Watcher) epicLoop() {
 	defer w.wg.Done()
 	for {
@@ -165,8 +174,9 @@ func (w *Watcher) epicLoop() {
 			return
 		case <-w.epicBell:
 		}
+		began := time.Now()
 		w.guard("epics", w.refreshEpics)
-		t := time.NewTimer(epicMinInterval)
+		t := time.NewTimer(max(epicMinInterval, epicRestFactor*time.Since(began)))
 		select {
 		case <-w.done:
 			t.Stop()
