@@ -17,62 +17,27 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/saga-lsp
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-hook ./cmd/saga-lsp-hook
 
+# The checks and their sequences live in scripts/check.sh (make test runs
+# lint, cross and the portable tests beside the tests: docs/architecture.md#test-time).
 lint:
-	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	GO=$(GO) scripts/check.sh lint
 
-# -timeout 30m: go test's default (10 minutes a package) is shorter than
-# the VS Code package on a fresh machine (it installs code-server first).
-#
-# SAGA_TEST_BUILDS: the test processes of the run share the programs they
-# build (internal/testkit.BuildsVar) through a folder removed at the end.
-#
-# Side by side (docs/architecture.md#test-time): most test packages wait
-# on the processes they drive (editors, Claude Code, git, the sandbox), so
-# go test runs TEST_P packages at a time and TEST_P tests of a package
-# that marks them parallel (-p and -parallel: at 2, the two cores were
-# idle most of the time). Lint, cross and test-portable run first, not
-# beside the tests: their go vet ./... and go build ./... walk the tree,
-# and the VS Code tests rebuild folders in it (out/, test/artifacts) —
-# a walk failed on a folder removed under it.
-#
-# SLOW_TESTS first: go test starts packages in the order named, so the
-# longest start at once instead of last, and the rest fill the other
-# slots. Their output is printed in that order too.
-SLOW_TESTS := ./editors/vscode ./test/claudecode ./scripts/dist ./cli ./runs/land ./test/views \
-	./runs/worker ./runs/github ./dashboard ./runs/epic ./lsp ./runs/verify
+# TEST_P: go test's -p and -parallel (4: most packages wait on the
+# processes they drive). TESTFLAGS: more go test flags, e.g. -json (how
+# docs/architecture.md's table of test time was measured).
 TEST_P ?= 4
-# TESTFLAGS: more go test flags, e.g. -json (how docs/architecture.md's
-# table of test time was measured).
 TESTFLAGS ?=
-test: lint cross test-portable
-	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -p $(TEST_P) -parallel $(TEST_P) -count=1 -timeout 30m $(TESTFLAGS) $(SLOW_TESTS) ./... ./testdata/standin/...; \
-		rc=$$?; rm -rf "$$d"; exit $$rc
+test:
+	GO=$(GO) TEST_P=$(TEST_P) TESTFLAGS="$(TESTFLAGS)" scripts/check.sh test
 
 # Every face builds for the six targets, and go vet passes for each GOOS
-# (docs/platforms.md). CGO_ENABLED=0 -trimpath as for the release binary
-# (scripts/dist's and cli's tests of release builds then find its packages
-# compiled). go vet for darwin and windows with the same flags: it
-# type-checks against what the builds compiled instead of compiling every
-# package again; for linux it is lint's, already done (docs/architecture.md#test-time).
-PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+# (docs/platforms.md).
 cross:
-	@set -e; for p in $(PLATFORMS); do \
-		echo "== go build $$p"; CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath ./...; \
-	done
-	@echo "== go vet GOOS=linux"; GOOS=linux $(GO) vet ./...
-	@set -e; for os in darwin windows; do \
-		echo "== go vet GOOS=$$os"; CGO_ENABLED=0 GOOS=$$os $(GO) vet -trimpath ./...; \
-	done
+	GO=$(GO) scripts/check.sh cross
 
-# The portable implementations (directory reading, locks, liveness, atomic
-# replace; what Windows uses) tested on Linux: the store's, the hook's and
-# the language server's tests, the security ones among them, built with
-# -tags portable (docs/platforms.md#the-portable-build).
-PORTABLE_TESTS := ./internal/filesafe ./store/... ./hook ./lsp
+# The portable implementations tested on Linux (docs/platforms.md#the-portable-build).
 test-portable:
-	d=$$(mktemp -d) && SAGA_TEST_BUILDS=$$d $(GO) test -count=1 -tags portable $(PORTABLE_TESTS); \
-		rc=$$?; rm -rf "$$d"; exit $$rc
+	GO=$(GO) scripts/check.sh portable
 
 # Benchmarks against workload W (generated once into .bench/, reused after).
 # Fails when a budget is missed (bench/report exits 1) or go test failed

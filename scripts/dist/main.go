@@ -267,7 +267,9 @@ func mode(name string) int64 {
 
 func tarArchive(base string, files map[string][]byte, stamp time.Time) ([]byte, error) {
 	var buf bytes.Buffer
-	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	// Go's default level: BestCompression took 2.8 times as long (6.0 s an
+	// archive on a loaded machine, ten archives a TestDist) for 0.15% less.
+	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
 	for _, n := range sortedNames(files) {
 		h := &tar.Header{Name: base + "/" + n, Mode: mode(n), Size: int64(len(files[n])), ModTime: stamp, Format: tar.FormatPAX, Uname: "", Gname: ""}
