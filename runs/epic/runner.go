@@ -23,13 +23,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
@@ -58,8 +56,10 @@ type Options struct {
 	runs.Process
 	Self string // the saga-lsp binary the workers run
 
-	// Tick bounds how long a change can go unseen when file events are
-	// missed (default 250 ms).
+	// Tick is the least wait between steps that no event woke: it bounds
+	// how long a change goes unseen when file events are missed or not
+	// watched (default 250 ms; the wait grows with a step's cost:
+	// restAfter).
 	Tick time.Duration
 
 	// Backend starts the stories (default control.TmuxBackend).
@@ -190,10 +190,10 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 	defer stopWatch()
 	r.graphs = r.startPRGraphs()
 	defer r.graphs.close(2 * time.Minute)
-	tick := time.NewTicker(r.o.Tick)
-	defer tick.Stop()
 	for {
+		began := time.Now()
 		st, err = r.state(ctx)
+		took := time.Since(began)
 		if err != nil {
 			r.log.Error(stepEpic, "%v", err)
 			return runs.StatusFailed, runs.ExitFailed, st
@@ -210,11 +210,13 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 		if started > 0 {
 			continue // look again at once: the next slot may be free too
 		}
+		rest := time.NewTimer(r.restAfter(took))
 		select {
 		case <-ctx.Done():
 		case <-wake:
-		case <-tick.C:
+		case <-rest.C:
 		}
+		rest.Stop()
 	}
 }
 
@@ -442,19 +444,4 @@ func (r *runner) stop(st *readmodel.EpicStatus) (string, int, *readmodel.EpicSta
 		st = now
 	}
 	return runs.StatusStopped, runs.ExitFailed, st
-}
-
-// watch wakes the loop when the session dir changes (a worker's events, a
-// new run) — a story's end is seen in milliseconds, not at the next tick.
-func (r *runner) watch() (<-chan struct{}, func()) {
-	_ = runs.MakeSessionDir(r.o.SessionDir)
-	own := runs.EventsFile(r.o.OutputFile) // its own writes wake nobody
-	wake, stop, err := fswatch.Wake([]string{r.o.SessionDir}, func(ev fswatch.Event) bool {
-		return runs.IsEventsFile(filepath.Base(ev.Path)) && ev.Path != own
-	})
-	if err != nil {
-		r.log.Warn(stepEpic, "file watching unavailable (%v); polling every %s", err, r.o.Tick)
-		return make(chan struct{}), func() {}
-	}
-	return wake, stop
 }

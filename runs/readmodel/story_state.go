@@ -291,8 +291,12 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	}
 
 	// The lock is shared by a story's real and dry workers: a live dry run
-	// is the dry attempt's, not the story's.
-	if pid, held, err := ev.locks.Probe(id); err == nil && held && pid > 0 && !dryAlive {
+	// is the dry attempt's, not the story's. A worker holds its lock a
+	// moment past its worker.end: once its run ended, a lock naming its
+	// pid does not count (as the live watcher judges: watch.State.Alive) —
+	// the epic runner, woken by that end, saw the story running still and
+	// rested before its dependents started.
+	if pid, held, err := ev.locks.Probe(id); err == nil && held && pid > 0 && !dryAlive && !(last != nil && last.Ended && last.PID == pid) {
 		st.State = EpicRunning
 		return st
 	}
