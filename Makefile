@@ -17,8 +17,8 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/saga-lsp
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)-hook ./cmd/saga-lsp-hook
 
-# The checks and their sequences live in scripts/check.sh (make test runs
-# lint, cross and the portable tests beside the tests: docs/architecture.md#test-time).
+# The checks and their sequences live in scripts/check.sh (make test: lint,
+# cross and the portable tests, then the tests: docs/architecture.md#test-time).
 lint:
 	GO=$(GO) scripts/check.sh lint
 

@@ -3,15 +3,14 @@
 # test-portable and make test run (the Makefile calls it; GO, TEST_P and
 # TESTFLAGS come from there). One home for each sequence.
 #
-# make test runs lint and cross first, then the tests with the portable
-# tests beside them (docs/architecture.md#test-time). Lint and cross
-# compile what the tests then find in Go's cache (beside them, both would
-# compile it), and their go vet ./... and go build ./... walk the tree,
-# which the VS Code tests rebuild folders of (out/, test/artifacts): a walk
-# beside them failed on a folder removed under it. The portable tests
-# compile only for themselves (-tags portable) and name their packages:
-# beside the tests, their time is the tests' waits. Their output is printed
-# after the tests'.
+# make test runs lint, cross and the portable tests, then the tests
+# (docs/architecture.md#test-time). Lint and cross compile what the tests
+# then find in Go's cache (beside them, both would compile it), and their
+# go vet ./... and go build ./... walk the tree, which the VS Code tests
+# rebuild folders of (out/, test/artifacts): a walk beside them failed on
+# a folder removed under it. The portable tests beside the tests (tried)
+# slowed the longest packages more than they saved: make test took ≈ 17.5
+# minutes instead of ≈ 15.
 set -uo pipefail
 GO=${GO:-go}
 cd "$(dirname "$0")/.."
@@ -71,19 +70,11 @@ portable() {
 # a package) is shorter than the VS Code package on a fresh machine (it
 # installs code-server first). TESTFLAGS: more go test flags, e.g. -json.
 all() {
-  local work rc=0 portablejob
-  lint && cross || return 1
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-  portable > "$work/portable.log" 2>&1 &
-  portablejob=$!
-  mkdir "$work/builds"
-  SAGA_TEST_BUILDS=$work/builds $GO test -p "${TEST_P:-4}" -parallel "${TEST_P:-4}" -count=1 -timeout 30m \
-    ${TESTFLAGS:-} $SLOW_TESTS ./... ./testdata/standin/... || rc=1
-  echo "== the portable tests (beside the tests): $PORTABLE_TESTS -tags portable"
-  wait "$portablejob" || { rc=1; echo "make test: the portable tests failed"; }
-  cat "$work/portable.log"
-  return $rc
+  lint && cross && portable || return 1
+  builds=$(mktemp -d) # not local: the trap runs after all returns
+  trap 'rm -rf "$builds"' EXIT
+  SAGA_TEST_BUILDS=$builds $GO test -p "${TEST_P:-4}" -parallel "${TEST_P:-4}" -count=1 -timeout 30m \
+    ${TESTFLAGS:-} $SLOW_TESTS ./... ./testdata/standin/...
 }
 
 case "${1:-}" in
