@@ -53,25 +53,44 @@ func TryLockFile(path string) (l *Lock, ok bool, err error) {
 
 // takeOver removes the lock file at path when its holder is gone, and
 // reports whether it did. Only one process takes a stale lock over at a
-// time — the one that made path+".takeover" (mkdir is atomic everywhere) —
-// and it looks again once it holds that: a lock file is removed only by
-// its live holder's Unlock or here, so the file it judged is the one it
-// removes.
+// time — the one that made path+".takeover" — and it judges the file again
+// once it holds that, then removes only the file it judged (removeJudged).
 func takeOver(path string) bool {
-	if !staleLock(path) {
+	if _, stale := staleLock(path, ProcessAlive); !stale {
 		return false
 	}
 	guard := path + ".takeover"
 	if _, err := createWithPid(guard); err != nil {
 		// A taker that was killed leaves its guard, holding its pid: it is
 		// removed, and the next attempt takes over.
-		if errors.Is(err, fs.ErrExist) && staleLock(guard) {
-			_ = os.Remove(guard)
+		if errors.Is(err, fs.ErrExist) {
+			if judged, stale := staleLock(guard, ProcessAlive); stale {
+				removeJudged(guard, judged)
+			}
 		}
 		return false
 	}
 	defer os.Remove(guard)
-	return staleLock(path) && os.Remove(path) == nil
+	judged, stale := staleLock(path, ProcessAlive)
+	return stale && removeJudged(path, judged)
+}
+
+// removeJudged removes the file at path if it is still judged, the file
+// found stale. The name is moved aside first (a rename is atomic) and the
+// file moved is compared: a name removed outright after the judgement
+// could be a new holder's file by then. One that is not the judged file is
+// linked back (a link fails on an existing name, so it never replaces one).
+func removeJudged(path string, judged fs.FileInfo) bool {
+	aside := fmt.Sprintf("%s.%d-%d.stale", path, os.Getpid(), rand.Uint64())
+	if err := os.Rename(path, aside); err != nil {
+		return false
+	}
+	defer os.Remove(aside)
+	if fi, err := os.Lstat(aside); err == nil && sameLockFile(fi, judged) {
+		return true
+	}
+	_ = os.Link(aside, path)
+	return false
 }
 
 // createWithPid creates path holding "pid N" whole, or fails with an
@@ -94,23 +113,41 @@ func createWithPid(path string) (fs.FileInfo, error) {
 	return os.Lstat(path)
 }
 
-// staleLock: the lock file at path records a holder that is not alive, or
-// none long after it was created.
-func staleLock(path string) bool {
+// staleLock reports whether the lock file at path records a holder that
+// is not alive (alive is ProcessAlive but in tests), or none long after it
+// was made, and returns the file it judged. The file is looked at again
+// once its holder is found dead: a holder removes its file (Unlock) before
+// it exits, so the same file still there was left by a crash, while a
+// released one may have been replaced by a live locker's new file between
+// the read and the verdict.
+func staleLock(path string, alive func(pid int) bool) (fs.FileInfo, bool) {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		return false
+		return nil, false
 	}
 	b, err := readRegular(path)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	s, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "pid ")
 	pid, err := strconv.Atoi(s)
 	if !ok || err != nil || pid <= 0 {
-		return time.Since(fi.ModTime()) > staleEmpty
+		if time.Since(fi.ModTime()) <= staleEmpty {
+			return nil, false
+		}
+	} else if alive(pid) {
+		return nil, false
 	}
-	return !ProcessAlive(pid)
+	if now, err := os.Lstat(path); err != nil || !sameLockFile(now, fi) {
+		return nil, false
+	}
+	return fi, true
+}
+
+// sameLockFile: a and b are one file, not a new one that reused a removed
+// one's number (its time would differ).
+func sameLockFile(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime())
 }
 
 // Unlock releases the lock: its file is removed, if it is still the one
