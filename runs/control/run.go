@@ -364,7 +364,13 @@ func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.
 				return nil
 			}
 		}
-		if alive, _ := t.Panes(ctx, st.Session); !alive {
+		alive, _ := t.Panes(ctx, st.Session)
+		if ctx.Err() != nil {
+			// tmux was not asked (a cancelled command): the session is
+			// not dead, and killing it would kill the worker mid-step.
+			return ctx.Err()
+		}
+		if !alive {
 			// Read once more: the worker may have written its end just
 			// before the session closed.
 			if sum = runs.ReadRun(st.EventsFile); sum != nil && sum.Ended && sum.ExitCode != nil && *sum.ExitCode == 0 {

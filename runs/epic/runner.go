@@ -89,8 +89,11 @@ type runner struct {
 	refused   map[string]string
 	retry     map[string]time.Time // stories whose start found its service unreachable: not before then
 	capped    bool
-	graphs    *prGraphs     // rewrites the graph in the stories' PRs
-	folds     runs.RunCache // the stories' events files, folded again only when changed
+	starting  map[string]bool // stories whose start is under way: each holds a slot
+	starts    chan start      // their outcomes, for the loop
+	cut       []string        // stories whose start the stop cut short: stopped too
+	graphs    *prGraphs       // rewrites the graph in the stories' PRs
+	folds     runs.RunCache   // the stories' events files, folded again only when changed
 }
 
 // Run runs the epic to its end and returns the exit code. Cancelling ctx
@@ -104,7 +107,8 @@ func Run(ctx context.Context, o Options) int {
 		return runs.ExitFailed
 	}
 	defer l.Close()
-	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}, retry: map[string]time.Time{}}
+	r := &runner{o: o, log: l, since: o.Now(), seen: map[string]string{}, conflicts: map[string][]string{}, refused: map[string]string{}, retry: map[string]time.Time{},
+		starting: map[string]bool{}, starts: make(chan start, max(o.MaxParallel, 1))}
 	backend, where := "", ""
 	if o.Backend.Name() != readmodel.BackendTmux {
 		backend, where = o.Backend.Name(), " on "+o.Backend.Name()
@@ -195,25 +199,31 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 		st, err = r.state(ctx)
 		took := time.Since(began)
 		if err != nil {
+			r.settleAll(ctx)
 			r.log.Error(stepEpic, "%v", err)
 			return runs.StatusFailed, runs.ExitFailed, st
 		}
 		r.report(st)
 		if ctx.Err() != nil {
+			// A start under way may yet start its worker: stopped too.
+			if r.settleAll(ctx) > 0 {
+				if now, err := r.state(context.Background()); err == nil {
+					st = now
+				}
+			}
 			return r.stop(st)
 		}
-		started := r.schedule(ctx, st)
-		if started == 0 && len(st.Running) == 0 && r.nothingCanStart(st) {
+		r.schedule(ctx, st)
+		if len(r.starting) == 0 && len(st.Running) == 0 && r.nothingCanStart(st) {
 			status, code = r.outcome(st)
 			return status, code, st
-		}
-		if started > 0 {
-			continue // look again at once: the next slot may be free too
 		}
 		rest := time.NewTimer(r.restAfter(took))
 		select {
 		case <-ctx.Done():
 		case <-wake:
+		case x := <-r.starts:
+			r.settle(ctx, x) // a slot may be free again, or the story runs
 		case <-rest.C:
 		}
 		rest.Stop()
@@ -256,8 +266,8 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 		if len(s.WaitsFor) > 0 {
 			state = waitingOverlap // told once, apart from waiting for blockers
 		}
-		if was == state {
-			continue
+		if was == state || r.starting[s.ID] {
+			continue // a story being started is told once its start is (settle)
 		}
 		// Copies: a workspace's strings point into its load's chunks
 		// (store.Load), and this map outlives the step — holding them
@@ -303,54 +313,76 @@ func (r *runner) report(st *readmodel.EpicStatus) {
 	}
 }
 
-// schedule starts ready stories, in plan's order, while slots are free.
-// The starts run side by side, each reported as it completes: a start
-// waits until its worker holds its lock (seconds on a loaded machine), and
-// one after another the last of K ready stories waited for all the others
-// (docs/architecture.md#an-epic-of-200-stories).
-func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) (started int) {
+// schedule starts ready stories, in plan's order, while slots are free,
+// and returns without waiting for them: a start waits until its worker
+// holds its lock (seconds on a loaded machine), and a loop that waited
+// for the starts saw no story end meanwhile — its dependents waited too
+// (docs/architecture.md#an-epic-of-200-stories). A story being started
+// holds its slot until its outcome reaches the loop (settle).
+func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) {
 	if r.capped || ctx.Err() != nil {
-		return 0
+		return
 	}
-	var ready []string
+	busy := len(st.Running)
+	for id := range r.starting {
+		if !slices.Contains(st.Running, id) {
+			busy++
+		}
+	}
+	ws := r.ws // the step's: the loop loads the next meanwhile
 	for _, s := range st.Stories {
-		if len(ready) >= r.o.MaxParallel-len(st.Running) {
+		if busy >= r.o.MaxParallel {
 			break
 		}
-		if s.State == readmodel.EpicReady && !r.o.Now().Before(r.retry[s.ID]) {
-			ready = append(ready, s.ID)
+		if s.State != readmodel.EpicReady || r.starting[s.ID] || r.o.Now().Before(r.retry[s.ID]) {
+			continue
 		}
-	}
-	type start struct {
-		id       string
-		res      *readmodel.Started
-		err      error
-		foreseen []runs.Foreseen
-	}
-	done := make(chan start)
-	for _, id := range ready {
+		id := strings.Clone(s.ID)
+		r.starting[id] = true
+		busy++
 		go func() {
 			// Its branch against its siblings': a conflict is told, not
 			// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
-			foreseen := control.ForeseeConflicts(ctx, r.root, r.ws, id, nil)
+			foreseen := control.ForeseeConflicts(ctx, r.root, ws, id, nil)
 			env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 			res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: id, Worker: r.o.Worker,
-				Workspace: r.ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
+				Workspace: ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
 				Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
-			done <- start{id, res, err, foreseen}
+			r.starts <- start{id, res, err, foreseen}
 		}()
 	}
-	for range ready {
-		x := <-done
-		if r.started(x.id, x.res, x.err, x.foreseen) {
-			started++
-		}
-	}
-	return started
 }
 
-// started records a start's outcome, and reports it.
-func (r *runner) started(id string, res *readmodel.Started, err error, foreseen []runs.Foreseen) bool {
+// start is a story's start as it completed.
+type start struct {
+	id       string
+	res      *readmodel.Started
+	err      error
+	foreseen []runs.Foreseen
+}
+
+// settleAll waits for every start under way, and returns how many there
+// were.
+func (r *runner) settleAll(ctx context.Context) int {
+	n := len(r.starting)
+	for len(r.starting) > 0 {
+		r.settle(ctx, <-r.starts)
+	}
+	return n
+}
+
+// settle takes a start's outcome into the loop: the story no longer
+// holds a slot as being started, and is running or told why not.
+func (r *runner) settle(ctx context.Context, x start) {
+	delete(r.starting, x.id)
+	id, res, err := x.id, x.res, x.err
+	if err != nil && ctx.Err() != nil {
+		// Cut short by the stop, which tells the story's state: not a
+		// refusal (that would fail the story).
+		r.log.Step(stepEpic, "%s: its start was cut short by the stop: %v", id, err)
+		r.cut = append(r.cut, id)
+		return
+	}
 	var ce *control.ConflictError
 	var re *control.RunningError
 	var ue *control.UnreachableError
@@ -378,13 +410,11 @@ func (r *runner) started(id string, res *readmodel.Started, err error, foreseen 
 			line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", id, res.Base, res.URL)
 		}
 		r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: id, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
-		for _, f := range foreseen {
+		for _, f := range x.foreseen {
 			r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: id, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
 				fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", id, f.With, strings.Join(f.Files, ", ")))
 		}
-		return true
 	}
-	return false
 }
 
 // nothingCanStart tells whether no story is ready (or the cap forbids
@@ -430,13 +460,22 @@ func (r *runner) stop(st *readmodel.EpicStatus) (string, int, *readmodel.EpicSta
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for _, id := range st.Running {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id}); err != nil {
 				r.log.Warn(stepEpic, "stop %s: %v", id, err)
 			}
-		}()
+		})
+	}
+	for _, id := range r.cut {
+		if slices.Contains(st.Running, id) {
+			continue
+		}
+		// Its worker may be starting still, not yet holding its lock.
+		wg.Go(func() {
+			if _, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id}); err != nil && !errors.Is(err, control.ErrNotRunning) {
+				r.log.Warn(stepEpic, "stop %s: %v", id, err)
+			}
+		})
 	}
 	wg.Wait()
 	if now, err := r.state(ctx); err == nil {
