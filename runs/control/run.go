@@ -349,7 +349,7 @@ func storyExists(root, story string) error {
 // not reported by then is taken as starting slowly.
 func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	for {
+	for look := 0; ; look++ {
 		sum := runs.ReadRun(st.EventsFile)
 		if sum != nil {
 			st.PID = sum.PID
@@ -363,6 +363,14 @@ func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.
 			if sum.Locked {
 				return nil
 			}
+		}
+		if look%panesEvery != 0 {
+			// The events file is read at every look; tmux, a process, is
+			// asked at the first and every panesEvery-th.
+			if err := pause(ctx, startPoll); err != nil {
+				return err
+			}
+			continue
 		}
 		alive, _ := t.Panes(ctx, st.Session)
 		if ctx.Err() != nil {
@@ -388,11 +396,31 @@ func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.
 		if time.Now().After(deadline) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
+		if err := pause(ctx, startPoll); err != nil {
+			return err
 		}
+	}
+}
+
+// startPoll is how often a start looks at its worker's events file, and
+// panesEvery how many looks apart it asks tmux whether the worker's
+// session lives (a worker dead before its first event): tmux at every
+// look was K processes every 25 ms while an epic's K starts were under
+// way, on the cores the workers were starting on.
+const (
+	startPoll  = 25 * time.Millisecond
+	panesEvery = 8
+)
+
+// pause waits d, or returns ctx's error once it is done.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

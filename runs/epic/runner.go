@@ -219,12 +219,20 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 			return status, code, st
 		}
 		rest := time.NewTimer(r.restAfter(took))
-		select {
-		case <-ctx.Done():
-		case <-wake:
-		case x := <-r.starts:
-			r.settle(ctx, x) // a slot may be free again, or the story runs
-		case <-rest.C:
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+			case <-wake:
+			case x := <-r.starts:
+				// A story that started holds the slot it held starting:
+				// only a start that failed frees one.
+				if r.settle(ctx, x) {
+					continue wait
+				}
+			case <-rest.C:
+			}
+			break
 		}
 		rest.Stop()
 	}
@@ -372,8 +380,8 @@ func (r *runner) settleAll(ctx context.Context) int {
 }
 
 // settle takes a start's outcome into the loop: the story no longer
-// holds a slot as being started, and is running or told why not.
-func (r *runner) settle(ctx context.Context, x start) {
+// holds a slot as being started, and is running (ok) or told why not.
+func (r *runner) settle(ctx context.Context, x start) (ok bool) {
 	delete(r.starting, x.id)
 	id, res, err := x.id, x.res, x.err
 	if err != nil && ctx.Err() != nil {
@@ -381,7 +389,7 @@ func (r *runner) settle(ctx context.Context, x start) {
 		// refusal (that would fail the story).
 		r.log.Step(stepEpic, "%s: its start was cut short by the stop: %v", id, err)
 		r.cut = append(r.cut, id)
-		return
+		return false
 	}
 	var ce *control.ConflictError
 	var re *control.RunningError
@@ -414,7 +422,9 @@ func (r *runner) settle(ctx context.Context, x start) {
 			r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: id, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
 				fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", id, f.With, strings.Join(f.Files, ", ")))
 		}
+		return true
 	}
+	return false
 }
 
 // nothingCanStart tells whether no story is ready (or the cap forbids

@@ -72,12 +72,14 @@ func (sw *scheduleWake) keep(path string) bool {
 }
 
 // scheduleEvent tells whether a worker's event can move the epic's
-// schedule: its start (a story running, perhaps started elsewhere), its
-// end (its dependents may be ready) or a headless run's end (its cost,
-// against --max-cost).
+// schedule: its end (its dependents may be ready), a headless run's end
+// (its cost, against --max-cost) or a dispatch. Not a worker's start: the
+// runner's own starts reach it as their outcomes (settle), and a story
+// started by hand elsewhere is seen at the next tick (it was a step for
+// nothing at every start the runner made).
 func scheduleEvent(kind string) bool {
 	switch kind {
-	case runs.KindWorkerStart, runs.KindWorkerEnd, runs.KindRunEnd, runs.KindDispatch:
+	case runs.KindWorkerEnd, runs.KindRunEnd, runs.KindDispatch:
 		return true
 	}
 	return false

@@ -27,7 +27,7 @@ func TestWokenByScheduleEventsOnly(t *testing.T) {
 		e    runs.Event
 		wake bool
 	}{
-		{runs.Event{Event: runs.KindWorkerStart, PID: 1}, true},
+		{runs.Event{Event: runs.KindWorkerStart, PID: 1}, false},
 		{runs.Event{Event: runs.KindStep, Step: runs.StepLoop, Message: "working"}, false},
 		{runs.Event{Event: runs.KindRunOutput, Message: "thinking"}, false},
 		{runs.Event{Event: runs.KindRunEnd, Cycle: 1}, true},
