@@ -364,34 +364,12 @@ func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.
 				return nil
 			}
 		}
-		if look%panesEvery != 0 {
-			// The events file is read at every look; tmux, a process, is
-			// asked at the first and every panesEvery-th.
-			if err := pause(ctx, startPoll); err != nil {
+		// The events file is read at every look; tmux, a process, is asked
+		// at the first and every panesEvery-th.
+		if look%panesEvery == 0 {
+			if over, err := startOver(ctx, t, st); over {
 				return err
 			}
-			continue
-		}
-		alive, _ := t.Panes(ctx, st.Session)
-		if ctx.Err() != nil {
-			// tmux was not asked (a cancelled command): the session is
-			// not dead, and killing it would kill the worker mid-step.
-			return ctx.Err()
-		}
-		if !alive {
-			// Read once more: the worker may have written its end just
-			// before the session closed.
-			if sum = runs.ReadRun(st.EventsFile); sum != nil && sum.Ended && sum.ExitCode != nil && *sum.ExitCode == 0 {
-				st.Finished = true
-				return nil
-			}
-			var code *int
-			if sum != nil {
-				code = sum.ExitCode
-			}
-			// A session kept after its pane died (remain-on-exit) goes too.
-			_ = t.KillSession(context.WithoutCancel(ctx), st.Session)
-			return startError(st, code)
 		}
 		if time.Now().After(deadline) {
 			return nil
@@ -400,6 +378,35 @@ func waitStarted(ctx context.Context, t *Tmux, st *readmodel.Started, wait time.
 			return err
 		}
 	}
+}
+
+// startOver asks tmux whether the worker's session lives, and tells
+// whether the wait is over: the session gone (err says how the worker
+// ended; nil when it finished already), or ctx done.
+func startOver(ctx context.Context, t *Tmux, st *readmodel.Started) (over bool, err error) {
+	alive, _ := t.Panes(ctx, st.Session)
+	if ctx.Err() != nil {
+		// tmux was not asked (a cancelled command): the session is not
+		// dead, and killing it would kill the worker mid-step.
+		return true, ctx.Err()
+	}
+	if alive {
+		return false, nil
+	}
+	// Read once more: the worker may have written its end just before
+	// the session closed.
+	sum := runs.ReadRun(st.EventsFile)
+	if sum != nil && sum.Ended && sum.ExitCode != nil && *sum.ExitCode == 0 {
+		st.Finished = true
+		return true, nil
+	}
+	var code *int
+	if sum != nil {
+		code = sum.ExitCode
+	}
+	// A session kept after its pane died (remain-on-exit) goes too.
+	_ = t.KillSession(context.WithoutCancel(ctx), st.Session)
+	return true, startError(st, code)
 }
 
 // startPoll is how often a start looks at its worker's events file, and
