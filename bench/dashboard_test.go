@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,23 +79,11 @@ func startDashboard(b *testing.B, bin, root string, env []string) *dashProc {
 	return &dashProc{cmd: cmd, url: first.URL, base: base}
 }
 
-// cpuNs is the CPU time the process's threads have used, in ns
-// (/proc/<pid>/task/*/schedstat).
+// cpuNs is the CPU time the process's threads have used, in ns (0 when
+// it cannot be read).
 func (d *dashProc) cpuNs() int64 {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", d.cmd.Process.Pid))
-	var n int64
-	for _, t := range tasks {
-		data, err := os.ReadFile(t)
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(data))
-		if len(f) > 0 {
-			v, _ := strconv.ParseInt(f[0], 10, 64)
-			n += v
-		}
-	}
-	return n
+	onCPU, _, _ := schedTimes(d.cmd.Process.Pid)
+	return onCPU.Nanoseconds()
 }
 
 // peakRSSMB is the process's peak resident set (VmHWM) in MiB.

@@ -79,7 +79,12 @@ func randomEpic(id string) [][2]any {
 //     and how many times the page fetched itself again, each fetch's p50;
 //   - a language server on the workspace with epic.json open: a keystroke
 //     in it → its diagnostics published, and its lenses (a line per
-//     story, each story's run state) asked, every second, p95.
+//     story, each story's run state) asked, every second, p95; and the
+//     server's time on a core over that keystroke and lens request
+//     (whatever else it did meanwhile included), and its time runnable
+//     but waiting for a core, p95 (schedTimes);
+//   - the CPU the language server and the dashboard used over the run, and
+//     the machine's (every process's, the run's and the faces').
 func BenchmarkEpic200(b *testing.B) {
 	bin := builtBinary(b)
 	standin := testkit.Build(b, "./testdata/standin/claude")
@@ -115,15 +120,26 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(percentile(m.keystroke, 100), "keystroke-max-ms")
 	b.ReportMetric(percentile(m.lens, 95), "lens-p95-ms")
 	b.ReportMetric(percentile(m.lens, 100), "lens-max-ms")
+	b.ReportMetric(percentile(m.lspCPU, 95), "lsp-cpu-p95-ms")
+	b.ReportMetric(percentile(m.lspWait, 95), "lsp-wait-p95-ms")
 	b.ReportMetric(float64(len(m.lens)), "lsp-samples")
+	b.ReportMetric(m.lspRunCPU.Seconds(), "lsp-run-cpu-s")
+	b.ReportMetric(m.dashRunCPU.Seconds(), "dashboard-run-cpu-s")
+	b.ReportMetric(m.busy.Seconds(), "machine-busy-s")
 	b.ReportMetric(m.wall.Seconds(), "run-s")
 	b.ReportMetric(percentile(m.agent, 50), "agent-p50-s")
 }
 
 type epic200Metrics struct {
 	reaction, detect, status, statusCPU, agent, graph, keystroke, lens, refetch []float64
-	rssMB                                                                       float64
-	wall, cpu                                                                   time.Duration
+	// lspCPU and lspWait: the server's time on a core, and runnable
+	// waiting for one, from before a keystroke to its lenses answered.
+	lspCPU, lspWait []float64
+	rssMB           float64
+	wall, cpu       time.Duration
+	// lspRunCPU and dashRunCPU: the faces' servers' CPU over the whole run.
+	lspRunCPU, dashRunCPU time.Duration
+	busy                  time.Duration // the machine's, every process's
 }
 
 func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
@@ -201,6 +217,10 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		return nil
 	})
 	every(time.Second, func() error { // the language server
+		cpu0, wait0, err := schedTimes(lsp.pid)
+		if err != nil {
+			return err
+		}
 		k, err := epicDoc.keystroke()
 		if err != nil {
 			return err
@@ -214,13 +234,31 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 			return fmt.Errorf("%d lenses on epic.json, want one per story and its action: %s", n, lm.Result)
 		}
 		m.keystroke, m.lens = append(m.keystroke, k.Seconds()*1e3), append(m.lens, lm.At.Sub(t0).Seconds()*1e3)
+		cpu1, wait1, err := schedTimes(lsp.pid)
+		if err != nil {
+			return err
+		}
+		m.lspCPU, m.lspWait = append(m.lspCPU, (cpu1-cpu0).Seconds()*1e3), append(m.lspWait, (wait1-wait0).Seconds()*1e3)
 		return nil
 	})
+	lspCPU0, _, lspErr := schedTimes(lsp.pid)
+	dashCPU0 := d.cpuNs()
+	busy0, busyErr := machineBusy()
 	t0 := time.Now()
 	kb, err := runPeakRSS(cmd)
 	m.wall = time.Since(t0)
 	close(done)
 	wg.Wait()
+	busy1, busyErr1 := machineBusy()
+	if busyErr != nil || busyErr1 != nil {
+		b.Fatalf("%v, %v", busyErr, busyErr1)
+	}
+	m.busy = busy1 - busy0
+	lspCPU1, _, lspErr1 := schedTimes(lsp.pid)
+	if lspErr != nil || lspErr1 != nil {
+		b.Fatalf("the language server's CPU: %v, %v", lspErr, lspErr1)
+	}
+	m.lspRunCPU, m.dashRunCPU = lspCPU1-lspCPU0, time.Duration(d.cpuNs()-dashCPU0)
 	if err != nil {
 		b.Fatalf("epic-runner: %v\n%s", err, stdout.Bytes())
 	}

@@ -205,6 +205,7 @@ func (v *viewer) shown(t0 time.Time) (float64, error) {
 // lspFace is the language server with its client.
 type lspFace struct {
 	c        *lspclient.Client
+	pid      int // the server's
 	root     string
 	lastLens string // the lenses last probed, for a failure's message
 }
@@ -234,7 +235,7 @@ func startLSPFace(b *testing.B, bin, root string, env []string) *lspFace {
 	}); err != nil {
 		b.Fatalf("the server never said it loaded: %v\n%s", err, c.Stderr())
 	}
-	return &lspFace{c: c, root: root}
+	return &lspFace{c: c, pid: cmd.Process.Pid, root: root}
 }
 
 // face is the server as an editor sees it, asking again on each message

@@ -570,13 +570,15 @@ func (ev *Evidence) mergedIntoHEAD(ctx context.Context, branch string) bool {
 }
 
 // isAncestor tells whether commit a is an ancestor of commit b (or b
-// itself), from the unmerged history when a is in it: a commit not in
-// HEAD is reached from b only through commits not in HEAD.
+// itself), from the unmerged history (ev.graph) when that decides, else
+// from git.
 func (ev *Evidence) isAncestor(ctx context.Context, a, b string) bool {
 	g := ev.graph(ctx)
-	if _, ok := g[a]; !ok {
-		return git.Repo{Dir: ev.Root}.OK(ctx, "merge-base", "--is-ancestor", a, b)
-	}
+	_, unmerged := g[a]
+	// The walk below meets every commit of b's history that is not in
+	// HEAD, and the first ones of it that are: a is among them whenever a
+	// branch was made from a's tip, which then only got into HEAD — asking
+	// git about each such story cost an epic's status a process per story.
 	seen := map[string]bool{}
 	for next := []string{b}; len(next) > 0; {
 		c := next[len(next)-1]
@@ -589,7 +591,10 @@ func (ev *Evidence) isAncestor(ctx context.Context, a, b string) bool {
 			next = append(next, parents...)
 		}
 	}
-	return false
+	if unmerged {
+		return false // a commit not in HEAD is reached from b only through commits not in HEAD
+	}
+	return git.Repo{Dir: ev.Root}.OK(ctx, "merge-base", "--is-ancestor", a, b)
 }
 
 // graph is the local story branches' history not in HEAD (one git

@@ -66,3 +66,55 @@ func TestEndedRunsLockDoesNotRun(t *testing.T) {
 		t.Errorf("a live run holding the lock: %s, want running", st.State)
 	}
 }
+
+// isAncestor answers from the story branches' unmerged history where it
+// can: a blocker's tip that only got into HEAD is found where the story's
+// branch left HEAD's history, with no git process (an epic's status asked
+// git once per such story); deeper in HEAD's history, git decides.
+func TestIsAncestorFromTheUnmergedHistory(t *testing.T) {
+	root := testkit.GitRepo(t, "")
+	commit := func(msg string) string {
+		testkit.Git(t, root, "commit", "-q", "--allow-empty", "-m", msg)
+		return testkit.Git(t, root, "rev-parse", "HEAD")
+	}
+	c0 := testkit.Git(t, root, "rev-parse", "HEAD")
+	c1 := commit("c1")
+	testkit.Git(t, root, "branch", runs.StoryBranch("a"), c1) // the blocker's, in HEAD
+	testkit.Git(t, root, "switch", "-q", "-c", runs.StoryBranch("b"), c1)
+	b1 := commit("b1") // the story's, stacked on a's tip
+	testkit.Git(t, root, "switch", "-q", "-c", runs.StoryBranch("c"), c0)
+	cc := commit("c")
+	testkit.Git(t, root, "switch", "-q", "main")
+	c2 := commit("c2")
+
+	ctx := context.Background()
+	ev := NewEvidence(ctx, root, t.TempDir(), nil)
+	for _, q := range []struct {
+		name string
+		a, b string
+		want bool
+	}{
+		{"deeper in HEAD", c0, b1, true},
+		{"HEAD's tip, after the branch left it", c2, b1, false},
+		{"another branch's unmerged commit", b1, cc, false},
+	} {
+		if got := ev.isAncestor(ctx, q.a, q.b); got != q.want {
+			t.Errorf("%s: isAncestor = %v, want %v", q.name, got, q.want)
+		}
+	}
+	// With git out of reach, what the history read above decides still
+	// stands.
+	ev.Root = filepath.Join(t.TempDir(), "no-repository")
+	for _, q := range []struct {
+		name string
+		a, b string
+	}{
+		{"the blocker's tip where the branch left HEAD", c1, b1},
+		{"the commit itself", c1, c1},
+		{"the story's own commit", b1, b1},
+	} {
+		if !ev.isAncestor(ctx, q.a, q.b) {
+			t.Errorf("%s: not an ancestor without git", q.name)
+		}
+	}
+}
