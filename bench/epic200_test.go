@@ -81,8 +81,8 @@ func randomEpic(id string) [][2]any {
 //     in it → its diagnostics published, and its lenses (a line per
 //     story, each story's run state) asked, every second, p95; and the
 //     server's time on a core over that keystroke and lens request
-//     (whatever else it did meanwhile included), and its time runnable
-//     but waiting for a core, p95 (schedTimes);
+//     (whatever else it did meanwhile included), and its threads' time
+//     runnable but waiting for a core, summed, p95 (schedTimes);
 //   - the CPU the language server and the dashboard used over the run, and
 //     the machine's (every process's, the run's and the faces').
 func BenchmarkEpic200(b *testing.B) {
