@@ -286,8 +286,11 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 
 // watchTaskWrites notes when each story's task file in its worktree copy
 // (.saga/worktrees/<s>/.saga/stories/<s>/) is first seen completed, by
-// inotify, following the worktrees as they are made. The returned func
-// stops watching and gives story → the time.
+// inotify, following the worktrees as they are made; a file completed
+// before its folder was watched — this goroutine lagging on the loaded
+// cores — counts from its modification time, where it was missed and
+// failed the run. The returned func stops watching and gives story → the
+// time.
 func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
 	b.Helper()
 	w, err := fswatch.New(fswatch.Options{})
@@ -314,6 +317,19 @@ func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
 		}
 		return false
 	}
+	seen := map[string]time.Time{}
+	// note records a task file of a story copy seen completed at at.
+	note := func(path string, at time.Time) {
+		dir, name := filepath.Split(path)
+		story := filepath.Base(dir)
+		if !strings.HasSuffix(name, ".json") || name == "story.json" || !follow(filepath.Clean(dir)) || !seen[story].IsZero() {
+			return
+		}
+		var t struct{ Status string }
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &t) == nil && t.Status == "completed" {
+			seen[story] = at
+		}
+	}
 	var add func(dir string)
 	add = func(dir string) {
 		if err := w.Add(dir); err != nil {
@@ -321,13 +337,21 @@ func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
 		}
 		des, _ := os.ReadDir(dir)
 		for _, de := range des {
-			if sub := filepath.Join(dir, de.Name()); de.IsDir() && follow(sub) {
+			sub := filepath.Join(dir, de.Name())
+			switch {
+			case de.IsDir() && follow(sub):
 				add(sub)
+			case de.Type().IsRegular():
+				// Written before the folder was watched (this goroutine
+				// lagging on the loaded cores): its write is its
+				// modification time.
+				if fi, err := de.Info(); err == nil {
+					note(sub, fi.ModTime())
+				}
 			}
 		}
 	}
 	must(b, w.Add(wts))
-	seen := map[string]time.Time{}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -339,15 +363,7 @@ func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
 				}
 				continue
 			}
-			dir, name := filepath.Split(ev.Path)
-			story := filepath.Base(dir)
-			if !strings.HasSuffix(name, ".json") || name == "story.json" || !follow(filepath.Clean(dir)) || !seen[story].IsZero() {
-				continue
-			}
-			var t struct{ Status string }
-			if data, err := os.ReadFile(ev.Path); err == nil && json.Unmarshal(data, &t) == nil && t.Status == "completed" {
-				seen[story] = at
-			}
+			note(ev.Path, at)
 		}
 	}()
 	go func() {
