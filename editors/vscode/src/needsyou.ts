@@ -11,7 +11,11 @@
 // — and every name it has is remembered in the workspace state, so it is
 // never said twice. Ends that arrive within a second are said together, one
 // notification per epic, so that a failure and the stories it holds read as
-// one event.
+// one event. A worker's end in a running epic waits for the epic's own
+// report of it — the saga/epicProgress that lists it, which names what it
+// holds in the same message — however late that comes on a loaded machine
+// (up to EPIC_REPORT_MS, if the run's report never comes): a fixed second
+// once said the failure alone and the held story a moment later.
 
 import * as vscode from 'vscode';
 import { EpicProgress, SagaModel, WorkerProgress } from './model';
@@ -21,6 +25,7 @@ const WORKER_ENDS = new Set(['failed', 'blocked', 'timeout']);
 /** Which of two reports of one end to keep. */
 const RANK: Record<string, number> = { held: 0, failed: 1, blocked: 2, timeout: 2 };
 const GATHER_MS = 1000;
+const EPIC_REPORT_MS = 15000;
 const MEMORY_KEY = 'saga.needsYou.said';
 const REMEMBERED = 500;
 
@@ -39,7 +44,11 @@ export interface NeedsYouActions {
 
 export class NeedsYou implements vscode.Disposable {
   private readonly pending = new Map<string, End>();
-  private timer: NodeJS.Timeout | undefined;
+  /** Pending worker ends in a running epic whose epic report has not come. */
+  private readonly awaitingEpic = new Set<string>();
+  private timer: NodeJS.Timeout | undefined; // the gather window
+  private cap: NodeJS.Timeout | undefined; // the longest wait for an epic's report
+  private gathered = false; // the window has passed
 
   constructor(
     private readonly model: SagaModel,
@@ -49,14 +58,18 @@ export class NeedsYou implements vscode.Disposable {
   ) {}
 
   dispose(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-    }
+    clearTimeout(this.timer);
+    clearTimeout(this.cap);
   }
 
   onWorkerProgress(p: WorkerProgress): void {
     if (WORKER_ENDS.has(p.state)) {
-      this.add({ story: p.story, state: p.state, epic: this.model.stories.get(p.story)?.epic ?? '', epicSession: '', workerSession: p.session ?? '' });
+      const epic = this.model.stories.get(p.story)?.epic ?? '';
+      this.add({ story: p.story, state: p.state, epic, epicSession: '', workerSession: p.session ?? '' });
+      // Unless the epic's report came first (its session is then the end's).
+      if (epic && this.model.inRunningEpic(p.story) && !this.pending.get(p.story)?.epicSession) {
+        this.awaitingEpic.add(p.story);
+      }
     }
   }
 
@@ -65,10 +78,20 @@ export class NeedsYou implements vscode.Disposable {
     for (const story of p.failed ?? []) {
       const state = p.stories?.find((s) => s.id === story)?.state;
       this.add({ story, state: state && WORKER_ENDS.has(state) ? state : 'failed', epic: p.epic, epicSession: session, workerSession: '' });
+      this.awaitingEpic.delete(story);
     }
     for (const story of p.held ?? []) {
       this.add({ story, state: 'held', epic: p.epic, epicSession: session, workerSession: '' });
     }
+    if (p.state !== 'running') {
+      // The run ended: what it did not report, it never will.
+      for (const story of this.awaitingEpic) {
+        if (this.pending.get(story)?.epic === p.epic) {
+          this.awaitingEpic.delete(story);
+        }
+      }
+    }
+    this.flushIfReady();
   }
 
   private add(e: End): void {
@@ -84,11 +107,28 @@ export class NeedsYou implements vscode.Disposable {
     } else {
       this.pending.set(e.story, { ...e });
     }
-    this.timer ??= setTimeout(() => this.flush(), GATHER_MS);
+    if (!this.timer) {
+      this.gathered = false;
+      this.timer = setTimeout(() => {
+        this.gathered = true;
+        this.flushIfReady();
+      }, GATHER_MS);
+      this.cap = setTimeout(() => this.flush(), EPIC_REPORT_MS);
+    }
+  }
+
+  /** Says what is pending once the window has passed and no end waits for its epic's report. */
+  private flushIfReady(): void {
+    if (this.timer && this.gathered && this.awaitingEpic.size === 0) {
+      this.flush();
+    }
   }
 
   private flush(): void {
-    this.timer = undefined;
+    clearTimeout(this.timer);
+    clearTimeout(this.cap);
+    this.timer = this.cap = undefined;
+    this.awaitingEpic.clear();
     const ends = [...this.pending.values()];
     this.pending.clear();
     const said = new Set(this.memory.get<string[]>(MEMORY_KEY, []));
