@@ -469,20 +469,18 @@ func (r *runner) stop(st *readmodel.EpicStatus) (string, int, *readmodel.EpicSta
 	r.log.Step(stepEpic, "stopping: %d running stories", len(st.Running))
 	ctx := context.Background()
 	var wg sync.WaitGroup
-	for _, id := range st.Running {
-		wg.Go(func() {
-			if _, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id}); err != nil {
-				r.log.Warn(stepEpic, "stop %s: %v", id, err)
-			}
-		})
-	}
+	// A start the stop cut short: its worker may be starting still, not
+	// yet holding its lock — or not there at all.
+	ids := slices.Clone(st.Running)
 	for _, id := range r.cut {
-		if slices.Contains(st.Running, id) {
-			continue
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
-		// Its worker may be starting still, not yet holding its lock.
+	}
+	for _, id := range ids {
 		wg.Go(func() {
-			if _, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id}); err != nil && !errors.Is(err, control.ErrNotRunning) {
+			_, err := control.StopStory(ctx, control.StopOptions{Setup: r.setup, Story: id})
+			if err != nil && !(errors.Is(err, control.ErrNotRunning) && !slices.Contains(st.Running, id)) {
 				r.log.Warn(stepEpic, "stop %s: %v", id, err)
 			}
 		})
