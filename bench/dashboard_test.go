@@ -41,6 +41,7 @@ func startDashboard(b *testing.B, bin, root string, env []string) *dashProc {
 	b.Helper()
 	cmd := exec.Command(bin, "dashboard", root, "--format", "json")
 	cmd.Env = env
+	ownSession(cmd)
 	cmd.Stderr = io.Discard
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -106,7 +107,7 @@ func chromium(b *testing.B) context.Context {
 		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(b.TempDir()), chromedp.WindowSize(1280, 900))
+		chromedp.UserDataDir(b.TempDir()), chromedp.WindowSize(1280, 900), chromedp.ModifyCmdFunc(browserSession))
 	ctx, cancel := chromedp.NewContext(actx)
 	b.Cleanup(func() {
 		cancel()

@@ -156,6 +156,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	out := runs.OutputFile(sessionDir, session)
 	cmd := exec.Command(bin, "epic-runner", epic, "--max-parallel", fmt.Sprint(epic200K), "--output-file", out, "--session", session)
 	cmd.Dir, cmd.Env = root, env
+	ownSession(cmd) // as `epic run` starts it, in tmux
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 
@@ -203,6 +204,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	every(2*time.Second, func() error { // status, one after another
 		st := exec.Command(bin, "status", epic, "--format", "json")
 		st.Dir, st.Env = root, env
+		ownSession(st) // a terminal's
 		t0 := time.Now()
 		outb, err := st.Output()
 		d := time.Since(t0)

@@ -214,6 +214,7 @@ func startLSPFace(b *testing.B, bin, root string, env []string) *lspFace {
 	b.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir, cmd.Env = root, env
+	ownSession(cmd)
 	c, err := lspclient.Start(cmd, lspclient.Options{})
 	if err != nil {
 		b.Fatal(err)

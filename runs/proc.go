@@ -24,6 +24,12 @@ func WorkerHolder(root, story string) (int, error) {
 	return filesafe.LockHolder(root, WorkerLockName(story))
 }
 
+// WorkerHolderIn is WorkerHolder in the repository's lock folder already
+// found (filesafe.LockDir).
+func WorkerHolderIn(lockDir, story string) (int, error) {
+	return filesafe.LockHolderIn(lockDir, WorkerLockName(story))
+}
+
 // Subcommands whose processes supervise.LooksLike recognises.
 const (
 	CommandWorker     = "worker"

@@ -189,6 +189,14 @@ func RecordedLocks(root string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return RecordedLocksIn(dir, nil)
+}
+
+// RecordedLocksIn is RecordedLocks in a lock folder already found
+// (LockDir), of the names keep accepts (every name when nil): only those
+// are stat'ed — a long-lived reader lists a folder of hundreds of locks
+// at every tick.
+func RecordedLocksIn(dir string, keep func(name string) bool) ([]string, error) {
 	des, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -199,7 +207,7 @@ func RecordedLocks(root string) ([]string, error) {
 	var out []string
 	for _, de := range des {
 		name, ok := strings.CutSuffix(de.Name(), lockFileSuffix)
-		if !ok || !de.Type().IsRegular() || validLockName(name) != nil {
+		if !ok || !de.Type().IsRegular() || validLockName(name) != nil || keep != nil && !keep(name) {
 			continue
 		}
 		if fi, err := de.Info(); err == nil && fi.Size() > 0 {
@@ -288,6 +296,20 @@ func LockHolder(root, name string) (pid int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	return holderAt(path)
+}
+
+// LockHolderIn is LockHolder in a lock folder already found (LockDir): a
+// long-lived reader probing locks at every tick finds the folder once.
+func LockHolderIn(dir, name string) (pid int, err error) {
+	if err := validLockName(name); err != nil {
+		return 0, err
+	}
+	return holderAt(filepath.Join(dir, name+lockFileSuffix))
+}
+
+// holderAt is LockHolder of the lock file at path.
+func holderAt(path string) (pid int, err error) {
 	b, err := readRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil

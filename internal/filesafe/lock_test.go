@@ -374,6 +374,11 @@ func TestLockNames(t *testing.T) {
 		if _, err := LockHolder(root, tc.name); !tc.valid && err == nil {
 			t.Errorf("LockHolder(%q) succeeded, want error", tc.name)
 		}
+		if dir, err := LockDir(root); err != nil {
+			t.Fatal(err)
+		} else if _, err := LockHolderIn(dir, tc.name); !tc.valid && err == nil {
+			t.Errorf("LockHolderIn(%q) succeeded, want error", tc.name)
+		}
 	}
 	entries, err := os.ReadDir(filepath.Join(root, ".git", "saga-lsp", "locks"))
 	if err != nil {
@@ -474,6 +479,19 @@ func TestLockHeldByOtherProcess(t *testing.T) {
 	}
 	if got, err := LockHolder(root, "story-a"); err != nil || got != os.Getpid() {
 		t.Errorf("LockHolder = %d, %v; want own pid %d", got, err, os.Getpid())
+	}
+	dir, err := LockDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LockHolderIn(dir, "story-a"); err != nil || got != os.Getpid() {
+		t.Errorf("LockHolderIn = %d, %v; want own pid %d", got, err, os.Getpid())
+	}
+	if names, err := RecordedLocksIn(dir, func(name string) bool { return name != "story-a" }); err != nil || len(names) != 0 {
+		t.Errorf("RecordedLocksIn without story-a = %v, %v; want none", names, err)
+	}
+	if names, err := RecordedLocksIn(dir, nil); err != nil || !slices.Contains(names, "story-a") {
+		t.Errorf("RecordedLocksIn = %v, %v; want story-a among them", names, err)
 	}
 	if err := l.Unlock(); err != nil {
 		t.Fatal(err)

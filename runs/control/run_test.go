@@ -231,6 +231,38 @@ func TestRunOldTmux(t *testing.T) {
 	}
 }
 
+// tmux's server exits when its last session ends; a new-session asked
+// for at that moment meets it exiting, and the client says "server exited
+// unexpectedly" (an epic run of 200 stories met it when its one running
+// worker ended as it started the next, and failed that story). The wrapper
+// answers the first new-session as tmux then does; the start asks again.
+func TestNewSessionWhileTheServerExits(t *testing.T) {
+	real := testkit.NeedsTool(t, "tmux", "")
+	h := newTmuxEnv(t)
+	bin := t.TempDir()
+	log, lost := filepath.Join(bin, "log"), filepath.Join(bin, "lost")
+	wrapper := "#!/bin/sh\ncase \" $* \" in *' new-session '*) printf '%s\\n' \"$*\" >> " + runs.ShellQuote(log) + "\n" +
+		"  if [ ! -e " + runs.ShellQuote(lost) + " ]; then : > " + runs.ShellQuote(lost) + "; echo 'server exited unexpectedly' >&2; exit 1; fi;;\nesac\n" +
+		"exec " + runs.ShellQuote(real) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "tmux"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := h.saga(t, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}, "run", story, "--format", "json")
+	if r.Code != 0 {
+		t.Fatalf("run after tmux lost its server: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if session, _ := m["session"].(string); !h.hasSession(session) {
+		t.Errorf("no tmux session %s", session)
+	}
+	if calls := strings.Count(testkit.FileText(log), "new-session"); calls != 2 {
+		t.Errorf("new-session asked %d times, want 2 (the lost one, then the session):\n%s", calls, testkit.FileText(log))
+	}
+}
+
 func TestRunJSON(t *testing.T) {
 	h := newTmuxEnv(t)
 	m := h.startJSON(t, nil, story)

@@ -104,7 +104,7 @@ func (t *Tmux) run(ctx context.Context, args ...string) (string, error) {
 func noServer(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting to") ||
-		strings.Contains(s, "No such file or directory") || strings.Contains(s, "server exited unexpectedly")
+		strings.Contains(s, "No such file or directory") || lostServer(err)
 }
 
 // Sessions lists every session of the server (none when no server runs).
@@ -264,5 +264,17 @@ func (t *Tmux) NewSession(ctx context.Context, session, dir string, env, argv []
 		args = append(args, strings.Join(words, " "))
 	}
 	_, err := t.run(ctx, args...)
+	// A server exits when its last session ends: a session asked for then
+	// meets the server on its way out, and tmux says so. Nothing was made;
+	// asked again, tmux starts a new server. An epic run met it when its
+	// one running worker ended as it started the next
+	// (TestNewSessionWhileTheServerExits).
+	for try := 0; err != nil && lostServer(err) && try < 3 && ctx.Err() == nil; try++ {
+		_, err = t.run(ctx, args...)
+	}
 	return err
 }
+
+// lostServer tells tmux's error for a server that exited while the
+// command talked to it.
+func lostServer(err error) bool { return strings.Contains(err.Error(), "server exited unexpectedly") }

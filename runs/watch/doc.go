@@ -17,7 +17,9 @@
 //     changed (DiskChanged);
 //   - liveness: a followed worker's or runner's pid (a worker killed with
 //     SIGKILL writes nothing more), and the workers' and runners' locks of
-//     the repository, probed on the watcher's own goroutine at every tick;
+//     the repository — their folder listed when a lock's file changes (or
+//     every few seconds), those recording a holder probed on the
+//     watcher's own goroutine at every tick;
 //   - epic runners: which run of an epic is shown, whether it lives, and
 //     its state as readmodel.EpicState derives it, paced (epic_state.go);
 //   - the state: each story's run, task statuses (the live view), worktree

@@ -27,6 +27,7 @@ type batch struct {
 	allJournals bool            // a folder above the stories' changed
 	rescanWT    bool            // the worktrees folder appeared
 	records     bool            // a run record was written
+	locks       bool            // a worker's or runner's lock was taken or released
 }
 
 func newBatch() *batch {
@@ -35,7 +36,7 @@ func newBatch() *batch {
 
 func (b *batch) empty() bool {
 	return len(b.session) == 0 && len(b.lists) == 0 && len(b.worktrees) == 0 && len(b.journals) == 0 &&
-		!b.allJournals && !b.rescanWT && !b.records
+		!b.allJournals && !b.rescanWT && !b.records && !b.locks
 }
 
 // classify files one file event into the batch.
@@ -50,6 +51,9 @@ func (w *Watcher) classify(ev fswatch.Event, b *batch) {
 		delete(w.watched, name)
 	}
 	switch {
+	case w.lockDir != "" && dir == w.lockDir:
+		b.locks = b.locks || isRunLock(strings.TrimSuffix(filepath.Base(name), ".lock"))
+		return
 	case w.recordDir != "" && dir == w.recordDir:
 		b.records = b.records || strings.HasSuffix(name, ".json")
 		return
@@ -118,6 +122,10 @@ func (w *Watcher) processLocked(ws *store.Workspace, b *batch, ef *effects) {
 	}
 	if len(b.journals) > 0 {
 		w.readMainJournals(slices.Sorted(maps.Keys(b.journals)), false, ef)
+	}
+	if b.locks {
+		w.locksDirty = true
+		w.probeLocks(ws, ef)
 	}
 	if b.records {
 		// What the read model derives from a record (a review's state, a

@@ -288,22 +288,27 @@ func TestWorkerDies(t *testing.T) {
 
 // TestWorkerLock: a worker the watcher has no events of counts as alive
 // while it holds the story's worker lock; when the lock is released the
-// story is reported (its files) and is no longer alive.
+// story is reported (its files) and is no longer alive. Twice: the first
+// lock makes the lock folder, which the watcher then watches; the second
+// is seen in the watched folder (listed again when a lock's file changes,
+// not at every tick).
 func TestWorkerLock(t *testing.T) {
 	f := start(t, nil)
 	rel := store.StoryFileRel(story)
 	if f.w.State().Alive(story) {
 		t.Fatal("alive before any lock")
 	}
-	holder, release := f.holdWorkerLock(t, "worker", story)
-	st := f.rec.filesChanged(t, rel, "the lock held", func(st *watch.State) bool { return st.Alive(story) })
-	if st.Locked[story] != holder || st.Story(story) != nil {
-		t.Errorf("locked %v, story %+v", st.Locked, st.Story(story))
-	}
-	release()
-	f.rec.filesChanged(t, rel, "the lock released", func(st *watch.State) bool { return !st.Alive(story) })
-	if pid := f.w.State().Locked[story]; pid != 0 {
-		t.Errorf("the lock is still held by %d in the State", pid)
+	for _, when := range []string{"first", "again"} {
+		holder, release := f.holdWorkerLock(t, "worker", story)
+		st := f.rec.filesChanged(t, rel, "the lock held "+when, func(st *watch.State) bool { return st.Alive(story) })
+		if st.Locked[story] != holder || st.Story(story) != nil {
+			t.Errorf("%s: locked %v, story %+v", when, st.Locked, st.Story(story))
+		}
+		release()
+		f.rec.filesChanged(t, rel, "the lock released "+when, func(st *watch.State) bool { return !st.Alive(story) })
+		if pid := f.w.State().Locked[story]; pid != 0 {
+			t.Errorf("%s: the lock is still held by %d in the State", when, pid)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -78,6 +79,14 @@ type Watcher struct {
 	watched     map[string]bool
 	lists       map[string]string // task list dir → session
 
+	// The repository's lock folder (filesafe.LockDir, found once) and the
+	// worker and runner locks there that record a holder: listed again when
+	// a file event names one, else every lockRelist (locks.go).
+	lockDir     string
+	lockNames   []string
+	locksListed time.Time
+	locksDirty  bool
+
 	epics    map[string]*epic // by epic id (epic.go)
 	epicBell bell             // an epic's state may have moved
 }
@@ -106,6 +115,9 @@ func Start(opts Options) *Watcher {
 	if d, err := runs.RecordDir(opts.Root); err == nil {
 		w.recordDir = d
 	}
+	if d, err := filesafe.LockDir(opts.Root); err == nil {
+		w.lockDir = d
+	}
 	if d, err := claudecode.ConfigDir(w.env); err == nil {
 		w.configDir = d
 	}
@@ -120,6 +132,9 @@ func Start(opts Options) *Watcher {
 	w.watchLocked(w.sessionDir)
 	if w.recordDir != "" {
 		w.watchLocked(w.recordDir)
+	}
+	if w.lockDir != "" {
+		w.watchLocked(w.lockDir)
 	}
 	w.publishLocked()
 	w.mu.Unlock()
@@ -345,6 +360,9 @@ func (w *Watcher) tickLocked(ws *store.Workspace, ef *effects) {
 	}
 	if w.recordDir != "" && !w.watched[w.recordDir] && w.watchLocked(w.recordDir) {
 		ef.refresh = true // the first record came
+	}
+	if w.lockDir != "" && !w.watched[w.lockDir] && w.watchLocked(w.lockDir) {
+		w.locksDirty = true // the first lock came
 	}
 	for _, r := range w.sortedRuns() {
 		if r.Ended {
