@@ -169,6 +169,13 @@ func validLockName(name string) error {
 // ".." harmless as names.
 const lockFileSuffix = ".lock"
 
+// LockNameOf is the name of the lock whose file in LockDir is called
+// file; ok is false for a file that is no lock's.
+func LockNameOf(file string) (name string, ok bool) {
+	name, ok = strings.CutSuffix(file, lockFileSuffix)
+	return name, ok && validLockName(name) == nil
+}
+
 // lockPath validates name and returns the lock file's directory and path.
 func lockPath(root, name string) (dir, path string, err error) {
 	if err := validLockName(name); err != nil {
@@ -206,8 +213,8 @@ func RecordedLocksIn(dir string, keep func(name string) bool) ([]string, error) 
 	}
 	var out []string
 	for _, de := range des {
-		name, ok := strings.CutSuffix(de.Name(), lockFileSuffix)
-		if !ok || !de.Type().IsRegular() || validLockName(name) != nil || keep != nil && !keep(name) {
+		name, ok := LockNameOf(de.Name())
+		if !ok || !de.Type().IsRegular() || keep != nil && !keep(name) {
 			continue
 		}
 		if fi, err := de.Info(); err == nil && fi.Size() > 0 {

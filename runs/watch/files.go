@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/fswatch"
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -52,7 +53,8 @@ func (w *Watcher) classify(ev fswatch.Event, b *batch) {
 	}
 	switch {
 	case w.lockDir != "" && dir == w.lockDir:
-		b.locks = b.locks || isRunLock(strings.TrimSuffix(filepath.Base(name), ".lock"))
+		lock, ok := filesafe.LockNameOf(filepath.Base(name))
+		b.locks = b.locks || ok && isRunLock(lock)
 		return
 	case w.recordDir != "" && dir == w.recordDir:
 		b.records = b.records || strings.HasSuffix(name, ".json")
