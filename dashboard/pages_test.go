@@ -143,7 +143,11 @@ func TestPages(t *testing.T) {
 		t.Errorf("journal not rendered: %q", b.Text(".journal"))
 	}
 	b.screenshot(t, "story-fixture")
-	b.Do(chromedp.NavigateBack(), visible("#graph .node"))
+	// Back: chromium may keep the page in its back-forward cache (it lets
+	// its stream go on pagehide) and show it again, live once more.
+	b.Back()
+	b.InPage(`(() => { const n = document.querySelector('#graph .node');
+		return !!n && n.getBoundingClientRect().width > 0 && window.sagaDashboard.connected; })()`, 30*time.Second)
 	if loc := b.Location(); loc != epicURL {
 		t.Errorf("back → %s, want %s", loc, epicURL)
 	}
@@ -186,7 +190,7 @@ func TestPages(t *testing.T) {
 	if !slices.Contains(ids, "shop--e2e") || slices.Contains(ids, "shop--schema") {
 		t.Errorf("state=pending lists %v: every pending story, in an epic or not", ids)
 	}
-	b.Do(chromedp.NavigateBack())
+	b.Back()
 	if loc := b.Location(); strings.Contains(loc, "state=") {
 		t.Errorf("back → %s", loc)
 	}

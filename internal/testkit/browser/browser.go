@@ -102,6 +102,53 @@ func (b *Browser) NavigateBy(trigger chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// Back goes back one page in the tab's history, as the Back button does,
+// and returns once the page before is the tab's: loaded again, or restored
+// from the back-forward cache (the frame's navigation event either way).
+// A restored page fires no load event — chromedp's NavigateBack waits for
+// one, and timed out when chromium 156 restored the dashboard's page
+// (which lets its event stream go on pagehide so that it can be kept) —
+// and chromedp's DOM queries and polls do not follow it: look at a page
+// restored this way with InPage.
+func (b *Browser) Back() {
+	b.T.Helper()
+	ctx, cancel := b.CtxFor(30 * time.Second)
+	defer cancel()
+	navigated := make(chan struct{}, 1)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*page.EventFrameNavigated); ok && e.Frame != nil && e.Frame.ParentID == "" {
+			select {
+			case navigated <- struct{}{}:
+			default:
+			}
+		}
+	}); err != nil {
+		b.T.Fatalf("browser: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(history.back(), true)`)); err != nil {
+		b.T.Fatalf("browser: history.back(): %v", err)
+	}
+	select {
+	case <-navigated:
+	case <-ctx.Done():
+		b.T.Fatalf("browser: back: no navigation: %v", ctx.Err())
+	}
+}
+
+// InPage waits until the expression is true in the tab's page, evaluated
+// by the page itself at every animation frame (one promise, awaited):
+// unlike WaitJS, it works in a page restored from the back-forward cache.
+func (b *Browser) InPage(expr string, timeout time.Duration) {
+	b.T.Helper()
+	ctx, cancel := b.CtxFor(timeout)
+	defer cancel()
+	wait := `new Promise((resolve) => { const f = () => { let v = false; try { v = !!(` + expr + `); } catch (e) {}
+		if (v) resolve(true); else requestAnimationFrame(f); }; f(); })`
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](wait, chromedp.EvalAwaitPromise)); err != nil {
+		b.T.Fatalf("waiting in the page for %s: %v\npage:\n%s", expr, err, b.Text("body"))
+	}
+}
+
 // WaitJS waits until the expression is true in the page: evaluated again
 // at every DOM mutation (what the page shows changes the DOM), and every
 // animation frame when the expression reads more than the DOM.
