@@ -35,6 +35,8 @@ interface End {
   epic: string;
   epicSession: string;
   workerSession: string;
+  /** What holds a held story, as the epic report that said it held named it. */
+  heldBy?: string[];
 }
 
 export interface NeedsYouActions {
@@ -81,7 +83,8 @@ export class NeedsYou implements vscode.Disposable {
       this.awaitingEpic.delete(story);
     }
     for (const story of p.held ?? []) {
-      this.add({ story, state: 'held', epic: p.epic, epicSession: session, workerSession: '' });
+      const heldBy = p.stories?.find((s) => s.id === story)?.heldBy ?? [];
+      this.add({ story, state: 'held', epic: p.epic, epicSession: session, workerSession: '', heldBy });
     }
     if (p.state !== 'running') {
       // The run ended: what it did not report, it never will.
@@ -104,6 +107,9 @@ export class NeedsYou implements vscode.Disposable {
       had.epic ||= e.epic;
       had.epicSession ||= e.epicSession;
       had.workerSession ||= e.workerSession;
+      if (e.heldBy?.length) {
+        had.heldBy = e.heldBy;
+      }
     } else {
       this.pending.set(e.story, { ...e });
     }
@@ -171,12 +177,16 @@ export class NeedsYou implements vscode.Disposable {
   private say(epic: string, group: End[]): void {
     // Ends first (what went wrong), then what they hold.
     group.sort((a, b) => Number(a.state === 'held') - Number(b.state === 'held') || a.story.localeCompare(b.story));
-    const parts = group.map((e) => describe(e, this.model.storyRun(e.story)?.heldBy ?? []));
+    // What holds a story as the report that said it held named it: the
+    // model may be refreshed from `status` meanwhile (under CI's load a
+    // refresh between the report and the saying left it without).
+    const heldBy = (e: End) => (e.heldBy?.length ? e.heldBy : this.model.storyRun(e.story)?.heldBy ?? []);
+    const parts = group.map((e) => describe(e, heldBy(e)));
     const text = `SAGA${epic ? ` epic ${epic}` : ''}: ${parts.join('; ')}.`;
     const first = group[0];
     // For a held story, its blocker's journal and output say why; of several
     // ends, the first one that wrote a journal (a blocker is written there).
-    const subject = first.state === 'held' ? (this.model.storyRun(first.story)?.heldBy[0] ?? first.story) : first.story;
+    const subject = first.state === 'held' ? (heldBy(first)[0] ?? first.story) : first.story;
     const journal = group.find((e) => e.state !== 'held' && this.model.journalFile(e.story))?.story ?? subject;
     this.log.info(`needs-you: said ${group.map((e) => `${e.story} ${e.state}`).join(', ')}: ${text}`);
     void vscode.window.showWarningMessage(text, 'Open journal', 'Show output').then(async (action) => {
