@@ -157,11 +157,13 @@ func TestTaskCompletedChecks(t *testing.T) {
 
 // A check that would outlive the hook's registered timeout (what the worker
 // registered: SAGA_CHECKS_TIMEOUT) fails before Claude Code kills the hook
-// — which would let the completion through.
+// — which would let the completion through. The timeout leaves the check
+// 10 s beyond the hook's margin: with 2 s, a hook started on a loaded
+// machine (a fresh-clone CI run) found the time spent before its check ran.
 func TestTaskCompletedWithinTheRegisteredTimeout(t *testing.T) {
 	testkit.Bwrap(t)
 	f := newChecksFixture(t)
-	stderr, code := f.complete(t, f.payload(t, "outlives", nil), f.env(map[string]string{"SAGA_CHECKS_TIMEOUT": "12"}))
+	stderr, code := f.complete(t, f.payload(t, "outlives", nil), f.env(map[string]string{"SAGA_CHECKS_TIMEOUT": "20"}))
 	if code != 2 || !strings.Contains(stderr, "(killed): the hook's registered timeout left it ") || !strings.Contains(stderr, "s of its 10m0s\n") {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
