@@ -8,8 +8,10 @@ package lsp
 // progress's end never overtakes its begin.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/watch"
+	"github.com/saga-ai/saga-lsp/store"
 	"go.lsp.dev/protocol"
 )
 
@@ -109,10 +112,38 @@ func (l *live) EpicProgress(p watch.EpicProgress) {
 }
 
 // FilesChanged implements watch.Sink: the files' diagnostics are
-// republished (their LSP-only findings follow the runs).
+// republished (their LSP-only findings follow the runs). A worktree copy's
+// file the watcher read otherwise than the snapshot holds is handed to the
+// funnel: a client's watcher may miss it (docs/architecture.md#one-funnel-for-disk-changes).
 func (l *live) FilesChanged(rels []string) {
+	if stale := l.staleWorktreeFiles(rels); len(stale) > 0 {
+		l.s.diskChanged(stale)
+	}
 	l.s.pub.queue(rels)
 	l.s.dash.sink(l.root).FilesChanged(rels)
+}
+
+// staleWorktreeFiles are the worktree copy files of rels (absolute) whose
+// contents the watcher's state and the snapshot disagree on.
+func (l *live) staleWorktreeFiles(rels []string) []string {
+	var stale []string
+	ws, st := l.s.current().WS, l.state()
+	for _, rel := range rels {
+		rest, ok := strings.CutPrefix(rel, store.WorktreesRel+"/")
+		if !ok {
+			continue
+		}
+		id, _, _ := strings.Cut(rest, "/")
+		var seen *store.File
+		if s := st.Story(id); s != nil && s.Worktree != nil {
+			seen = s.Worktree.Files[rel]
+		}
+		held := ws.File(rel)
+		if (seen == nil) != (held == nil) || seen != nil && !bytes.Equal(seen.Src, held.Src) {
+			stale = append(stale, filepath.Join(l.root, filepath.FromSlash(rel)))
+		}
+	}
+	return stale
 }
 
 // Refresh implements watch.Sink: the lenses are refreshed.

@@ -551,3 +551,40 @@ func TestDiscoverTerminalWorker(t *testing.T) {
 		t.Error("the second editor shows no progress for the discovered worker")
 	}
 }
+
+// TestRunStoryLiveClientWatchMissesWorktree: a client that watches .saga
+// for the server (dynamic registration) but reports only the worktree's
+// creation, none of its later writes — VS Code's watcher dropped them in a
+// CI run, and a user may exclude .saga/worktrees (a checkout per story)
+// from it — still sees the story's lens follow the run to 2/2: what the
+// run watcher reads of the worktree copy reaches the snapshot too
+// (docs/architecture.md#one-funnel-for-disk-changes).
+func TestRunStoryLiveClientWatchMissesWorktree(t *testing.T) {
+	f := newLiveFixture(t, "all", 300)
+	c := start(t)
+	c.initializeWith(f.root, `{"window":{"workDoneProgress":true},"workspace":{"codeLens":{"refreshSupport":true},"didChangeWatchedFiles":{"dynamicRegistration":true}}}`,
+		`{"sagaNotifications":true}`)
+	from := c.mark()
+	runFromLens(c, demoStory, nil)
+	waitProgress(c, from, inFirstRun)
+	c.notify("workspace/didChangeWatchedFiles", fmt.Sprintf(`{"changes":[{"uri":%q,"type":1}]}`, c.uri(".saga/worktrees/"+demoStory)))
+	final, _ := waitProgress(c, from, ended)
+	if final.State != "completed" || final.Done != 2 {
+		t.Fatalf("final workerProgress %+v", final)
+	}
+	storyRel := ".saga/stories/" + demoStory + "/story.json"
+	want := "2/2 tasks done · status: completed (on story/" + demoStory + ")"
+	// Each refresh is the server's word that lenses changed: ask again
+	// after each until they say the run's end (or no refresh comes).
+	for mark := from; ; {
+		got := lensTitles(codeLenses(c, storyRel))
+		if len(got) == 2 && strings.HasPrefix(got[1], want) {
+			return
+		}
+		_, i, err := c.lc.Next(mark, time.Now().Add(20*time.Second), func(m message) bool { return m.Method == "workspace/codeLens/refresh" })
+		if err != nil {
+			t.Fatalf("the story's lenses stay %q, not %q…", got, want)
+		}
+		mark = i + 1
+	}
+}
