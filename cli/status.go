@@ -62,11 +62,7 @@ func runStatus(env *Env, args []string) int {
 
 // epicStatus prints an epic run's state: the runner's, then each story's.
 func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut bool) int {
-	p, ws, err := workspaceAt(setup.Root)
-	if err != nil {
-		return c.fail(env, err)
-	}
-	st, err := readmodel.EpicState(context.Background(), ws, withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, p), setup.Actions))
+	ws, st, err := readmodel.LoadEpicState(context.Background(), withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, nil), setup.Actions))
 	if err != nil {
 		return c.fail(env, err)
 	}

@@ -41,8 +41,14 @@ type limits struct {
 	read, lock time.Duration
 }
 
-// defaultLimits keep the hook well inside Claude Code's hook timeout.
-func defaultLimits() limits { return limits{read: 2 * time.Second, lock: 5 * time.Second} }
+// defaultLimits keep the hook well inside its shortest registration's
+// timeout (claudecode.HookTimeout, 30 s), with the work after them. The
+// read bounds only a stdin that stays open without a whole payload line
+// (Claude Code writes one, then closes it: the hook goes on at once). It
+// was 2 s: on a loaded machine (60 hooks at once beside other test
+// packages, in CI) a payload came later than that, and its status update
+// was lost.
+func defaultLimits() limits { return limits{read: 10 * time.Second, lock: 5 * time.Second} }
 
 // HookPayload is the part of Claude Code's hook input the hook reads.
 type HookPayload struct {

@@ -245,6 +245,8 @@ func TestHookProcessesKillStorm(t *testing.T) {
 // Real processes with bad stdin: exit 0, bounded time.
 func TestHookProcessesBadStdin(t *testing.T) {
 	t.Run("stdin never closes", func(t *testing.T) {
+		t.Parallel() // it waits out the hook's deadline
+		read := defaultLimits().read
 		cmd := hookProc(t, nil)
 		w, err := cmd.StdinPipe()
 		if err != nil {
@@ -268,15 +270,15 @@ func TestHookProcessesBadStdin(t *testing.T) {
 			if err != nil {
 				t.Errorf("exit: %v (stderr %q)", err, errb.String())
 			}
-			if elapsed < 2*time.Second || elapsed > 5*time.Second {
-				t.Errorf("returned after %v, want about 2 s", elapsed)
+			if elapsed < read || elapsed > read+3*time.Second {
+				t.Errorf("returned after %v, want about %v", elapsed, read)
 			}
 			if !strings.Contains(errb.String(), "saga-lsp hook: payload is not valid JSON") {
 				t.Errorf("stderr %q", errb.String())
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(2 * read):
 			_ = cmd.Process.Kill()
-			t.Fatal("hook still running after 10 s with stdin open")
+			t.Fatalf("hook still running after %v with stdin open", 2*read)
 		}
 	})
 	for name, in := range map[string][]byte{

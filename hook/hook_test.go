@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 )
 
@@ -259,8 +260,21 @@ type hookErrReader struct{}
 
 func (hookErrReader) Read([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
+// The hook's own waits, and the work after them, fit in its shortest
+// registration's timeout: Claude Code kills a hook past it.
+func TestHookLimitsInsideTheRegistration(t *testing.T) {
+	shortest := time.Duration(claudecode.TaskCompletedTimeout) * time.Second
+	for _, h := range claudecode.Hooks {
+		shortest = min(shortest, time.Duration(h.Timeout())*time.Second)
+	}
+	if l := defaultLimits(); l.read+l.lock > shortest/2 {
+		t.Errorf("read %v + lock %v: over half of the shortest registered timeout, %v", l.read, l.lock, shortest)
+	}
+}
+
 // A writer that never closes stdin: the hook goes on after the deadline
-// with what it read, or at once when that is a whole payload line.
+// (here 2 s: the hook's own is longer) with what it read, or at once when
+// that is a whole payload line.
 func TestHookStdinNeverCloses(t *testing.T) {
 	for _, tc := range []struct {
 		name, written string // "": nothing
@@ -287,7 +301,7 @@ func TestHookStdinNeverCloses(t *testing.T) {
 			if tc.written != "" {
 				go func() { _, _ = pw.Write([]byte(tc.written)) }()
 			}
-			r := runHookReader(t, pr, nil)
+			r := runHookLimits(t, pr, nil, limits{read: 2 * time.Second, lock: defaultLimits().lock})
 			if !tc.ok(r) {
 				t.Errorf("%+v, want %s", r, tc.want)
 			}

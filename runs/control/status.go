@@ -187,11 +187,15 @@ func GetStatus(ctx context.Context, o StatusOptions) (*Status, error) {
 			return nil, err
 		}
 	}
+	// The runs first, then the files they write (readmodel.Evidence.Settle).
+	ev, err := readmodel.Gathered(ctx, o.Root, o.SessionDir, o.Env, p, nil)
+	if err != nil {
+		return nil, err
+	}
 	ws, err := p.Load(o.Root)
 	if err != nil {
 		return nil, err
 	}
-	ev := readmodel.NewEvidence(ctx, o.Root, o.SessionDir, p)
 	ev.Actions = o.Actions
 	// --verbose asks GitHub about every story, to show the runs it ignores.
 	ev.Discover = o.Verbose && o.Actions != nil

@@ -240,14 +240,12 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 
 // state derives every story's state now.
 func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
-	ws, err := r.parser.Load(r.root)
-	if err != nil {
-		return nil, err
-	}
-	r.ws = ws
-	st, err := readmodel.EpicState(ctx, ws, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
+	ws, st, err := readmodel.LoadEpicState(ctx, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
 		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds})
+	if ws != nil {
+		r.ws = ws
+	}
 	if err != nil {
 		return nil, err
 	}

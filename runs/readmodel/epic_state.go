@@ -135,6 +135,9 @@ type EpicQuery struct {
 	// Runs, when set, keeps the folds of the stories' events files
 	// between queries (Evidence.Runs): the runner's, at every step.
 	Runs *runs.RunCache
+	// evidence is the runs and refs gathered (and Settled) before ws was
+	// read from disk (LoadEpicState); nil: gathered by EpicState, after.
+	evidence *Evidence
 }
 
 // ViewQuery is the query every face renders an epic with — status, plan,
@@ -145,6 +148,30 @@ type EpicQuery struct {
 // face's (docs/architecture.md#one-read-model-of-a-run).
 func ViewQuery(root, epic string, env func(string) string, p *store.Parser) EpicQuery {
 	return EpicQuery{Root: root, Epic: epic, Env: env, Parser: p}
+}
+
+// LoadEpicState loads the workspace at q.Root and derives the epic's
+// state, the runs gathered first (Evidence.Settle): the derivation of a
+// reader that loads the files itself — `status <epic>`, the runner at
+// every step. A face whose snapshot follows the disk calls EpicState.
+func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicStatus, error) {
+	if q.Parser == nil {
+		var err error
+		if q.Parser, err = store.NewParser(); err != nil {
+			return nil, nil, err
+		}
+	}
+	ev, err := Gathered(ctx, q.Root, q.SessionDir, q.Env, q.Parser, q.Runs)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := q.Parser.Load(q.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	q.evidence = ev
+	st, err := EpicState(ctx, ws, q)
+	return ws, st, err
 }
 
 // EpicState derives every child story's state. The order of Stories is
@@ -196,8 +223,12 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 			st.State = "died"
 		}
 	}
-	ev := NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
-	ev.Actions, ev.Discover, ev.Runs = q.Actions, q.Discover && q.Actions != nil, q.Runs
+	ev := q.evidence
+	if ev == nil {
+		ev = NewEvidence(ctx, q.Root, q.SessionDir, q.Parser)
+		ev.Runs = q.Runs
+	}
+	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item

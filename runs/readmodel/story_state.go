@@ -190,6 +190,44 @@ type Evidence struct {
 	graphed  bool
 	records  *runs.Records // the root's run records, their folder checked once
 	locks    runs.WorkerLocks
+	looked   map[string]lookedRuns // each story's runs as judged, once (Settle)
+}
+
+// lookedRuns are a story's last run and last dry run, each with whether its
+// process lived, as one look found them.
+type lookedRuns struct {
+	last, dry       *runs.Run
+	alive, dryAlive bool
+}
+
+// Settle reads every story's last runs now and looks at their processes,
+// and Story judges each story by what it found then. A caller that reads
+// the stories' files after it (a workspace loaded from disk) sees them at
+// least as new as the runs, since a worker writes its statuses before its
+// end. Read the other way round, a worker that ended between the two
+// reads was "completed (0/1 tasks)": its end read, its statuses not yet
+// (the epic runner's log, under load).
+func (ev *Evidence) Settle() {
+	for id := range ev.runs {
+		ev.lookAt(id)
+	}
+}
+
+// lookAt is the story's runs as Settle found them, or as found now for a
+// story it did not look at (then kept: one Evidence judges a story once).
+func (ev *Evidence) lookAt(id string) lookedRuns {
+	if l, ok := ev.looked[id]; ok {
+		return l
+	}
+	last, dry := ev.LastRuns(id)
+	var l lookedRuns
+	l.last, l.alive = settled(last)
+	l.dry, l.dryAlive = settled(dry)
+	if ev.looked == nil {
+		ev.looked = map[string]lookedRuns{}
+	}
+	ev.looked[id] = l
+	return l
 }
 
 // Prefetch names the stories a caller is about to ask about (an epic's
@@ -205,6 +243,20 @@ func (ev *Evidence) Records() runs.Records {
 		ev.records = &rr
 	}
 	return *ev.records
+}
+
+// Gathered is NewEvidence of the session dir (SessionDirOf) through the
+// cache of runs (nil: none), Settled: the evidence to read before the
+// workspace it judges is loaded.
+func Gathered(ctx context.Context, root, sessionDir string, env func(string) string, p *store.Parser, rc *runs.RunCache) (*Evidence, error) {
+	dir, err := SessionDirOf(sessionDir, env)
+	if err != nil {
+		return nil, err
+	}
+	ev := NewEvidence(ctx, root, dir, p)
+	ev.Runs = rc
+	ev.Settle()
+	return ev, nil
 }
 
 // NewEvidence lists the runs of sessionDir and the story branches of the
@@ -251,9 +303,8 @@ func settled(r *runs.Run) (run *runs.Run, alive bool) {
 // Story derives the story's state.
 func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) StoryState {
 	st := StoryState{ID: id, State: StoryPending}
-	last, lastDry := ev.LastRuns(id)
-	last, alive := settled(last)
-	lastDry, dryAlive := settled(lastDry)
+	look := ev.lookAt(id)
+	last, alive, lastDry, dryAlive := look.last, look.alive, look.dry, look.dryAlive
 	rec, haveRec := ev.Records().Read(id)
 
 	// A live worker that has not recorded its worktree yet is still making

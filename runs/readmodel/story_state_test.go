@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,20 +20,10 @@ import (
 // judges it (watch.State.Alive) — while a lock held by another process
 // (a new worker, reset) still is.
 func TestEndedRunsLockDoesNotRun(t *testing.T) {
-	root := t.TempDir()
-	testkit.WriteFiles(t, root, map[string]string{
+	root, sessionDir, l := storyRun(t, map[string]string{
 		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": "d"}` + "\n",
 		".saga/stories/s/t.json":     `{"id": "t", "subject": "T", "description": "d", "status": "pending", "blockedBy": []}` + "\n",
 	})
-	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sessionDir := t.TempDir()
-	session := runs.KindSessionName(runs.KindStory, "s", time.Now())
-	l, err := runs.OpenLog(runs.OutputFile(sessionDir, session), "s", "", session, io.Discard, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	l.Emit(runs.Event{Event: runs.KindWorkerStart, PID: os.Getpid(), Root: root}, "")
 	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: runs.StatusFailed, Message: "its checks failed"}, "")
 	l.Close()
@@ -117,4 +108,76 @@ func TestIsAncestorFromTheUnmergedHistory(t *testing.T) {
 			t.Errorf("%s: not an ancestor without git", q.name)
 		}
 	}
+}
+
+// Evidence judges a story by its runs as gathered (Settle), before the
+// workspace is read: a worker that ends between the two reads is seen
+// running, its files read newer — never its end with the statuses it
+// wrote before it unread ("completed (0/1 tasks)" in the runner's log,
+// which loaded the files first). LoadEpicState reads in that order.
+func TestRunsGatheredBeforeTheFiles(t *testing.T) {
+	task := func(status string) map[string]string {
+		return map[string]string{".saga/stories/s/t.json": `{"id": "t", "subject": "T", "description": "d", "status": "` + status + `", "blockedBy": []}` + "\n"}
+	}
+	files := task("pending")
+	files[".saga/epics/e.json"] = `{"id": "e", "title": "E", "description": "d", "children": [{"id": "s", "blockedBy": []}]}` + "\n"
+	files[".saga/stories/s/story.json"] = `{"id": "s", "title": "S", "description": "d", "epic": "e"}` + "\n"
+	root, sessionDir, l := storyRun(t, files)
+	defer l.Close()
+	// A process that passes for the story's worker (supervise.LooksLike).
+	worker := exec.Command("sh", "-c", "read x; :", "worker", "s")
+	stdin, err := worker.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Wait()
+	defer stdin.Close()
+	l.Emit(runs.Event{Event: runs.KindWorkerStart, PID: worker.Process.Pid, Root: root}, "")
+	p, err := store.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string { return map[string]string{runs.EnvSessionDir: sessionDir}[k] }
+	ctx := context.Background()
+	ev, err := Gathered(ctx, root, sessionDir, env, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker finishes: its statuses, then its end.
+	testkit.WriteFiles(t, root, task("completed"))
+	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: runs.StatusCompleted}, "")
+	ws, err := p.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ev.Story(ctx, ws, "s"); st.State != EpicRunning || st.Done != 1 || st.Total != 1 {
+		t.Errorf("the run gathered before its end, its files after: %s %d/%d, want running 1/1", st.State, st.Done, st.Total)
+	}
+	_, st, err := LoadEpicState(ctx, ViewQuery(root, "e", env, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st.Stories[0]; s.State != runs.StatusCompleted || s.Done != 1 || s.Total != 1 {
+		t.Errorf("the epic's story once ended: %s %d/%d, want completed 1/1", s.State, s.Done, s.Total)
+	}
+}
+
+// storyRun writes files into a new repository folder and opens the events
+// of a run of story s in a new session dir.
+func storyRun(t *testing.T, files map[string]string) (root, sessionDir string, l *runs.Log) {
+	t.Helper()
+	root, sessionDir = t.TempDir(), t.TempDir()
+	testkit.WriteFiles(t, root, files)
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	session := runs.KindSessionName(runs.KindStory, "s", time.Now())
+	l, err := runs.OpenLog(runs.OutputFile(sessionDir, session), "s", "", session, io.Discard, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, sessionDir, l
 }
