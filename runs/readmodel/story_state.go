@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -206,10 +207,15 @@ type lookedRuns struct {
 // least as new as the runs, since a worker writes its statuses before its
 // end. Read the other way round, a worker that ended between the two
 // reads was "completed (0/1 tasks)": its end read, its statuses not yet
-// (the epic runner's log, under load).
+// (the epic runner's log, under load). Only stories with a folder here are
+// looked at: the session dir is shared by every repository of the user.
 func (ev *Evidence) Settle() {
 	for id := range ev.runs {
-		ev.lookAt(id)
+		if _, err := os.Lstat(filepath.Join(ev.Root, filepath.FromSlash(store.StoryDirRel(id)))); err == nil {
+			ev.lookAt(id)
+		} else if _, err := os.Lstat(store.WorktreeDir(ev.Root, id)); err == nil {
+			ev.lookAt(id)
+		}
 	}
 }
 
