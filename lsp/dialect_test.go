@@ -42,9 +42,11 @@ func TestUpstreamDialect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Marked before the writes: the server's run watcher, which watches
+	// worktree copies itself, may bring them in before the client's event.
+	mark = c.mark()
 	write(wt+"story.json", `{"id": "pay-form", "title": "Pay form", "description": "", "epic": "checkout"}`)
 	write(wt+"form.json", `{"id": "form", "subject": "Form", "description": "", "status": "pending", "blockedBy": [`)
-	mark = c.mark()
 	c.notify("workspace/didChangeWatchedFiles", fmt.Sprintf(`{"changes":[{"uri":%q,"type":1}]}`, c.uri(".saga/worktrees/pay-form")))
 	c.diagnostics(mark, epic, func(p publishedDiagnostics) bool { return len(p.Diagnostics) == 0 })
 	d, _ = c.diagnostics(mark, wt+"form.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
@@ -52,8 +54,8 @@ func TestUpstreamDialect(t *testing.T) {
 		t.Fatalf("worktree task: %v", d.codes())
 	}
 	// Fixed in the worktree: cleared.
-	write(wt+"form.json", `{"id": "form", "subject": "Form", "description": "", "status": "pending", "blockedBy": []}`)
 	mark = c.mark()
+	write(wt+"form.json", `{"id": "form", "subject": "Form", "description": "", "status": "pending", "blockedBy": []}`)
 	c.notify("workspace/didChangeWatchedFiles", fmt.Sprintf(`{"changes":[{"uri":%q,"type":2}]}`, c.uri(wt+"form.json")))
 	c.diagnostics(mark, wt+"form.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) == 0 })
 }
