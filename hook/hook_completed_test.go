@@ -452,7 +452,7 @@ func TestTaskCompletedRegisteredTwice(t *testing.T) {
 	hookWriteFile(t, transcript, []byte(`{"type":"user"}`+"\n"))
 	payload := f.payload(t, "counted", map[string]any{"transcript_path": transcript})
 	ran := filepath.Join(f.wt, "ran.txt")
-	runs := func() int {
+	ranTimes := func() int {
 		b, _ := os.ReadFile(ran)
 		return bytes.Count(b, []byte("ran\n"))
 	}
@@ -472,7 +472,7 @@ func TestTaskCompletedRegisteredTwice(t *testing.T) {
 		return out
 	}
 	out := both(f.env(nil))
-	if n := runs(); n != 1 {
+	if n := ranTimes(); n != 1 {
 		t.Fatalf("the checks ran %d times for one completion", n)
 	}
 	full, short := out[0], out[1]
@@ -484,26 +484,64 @@ func TestTaskCompletedRegisteredTwice(t *testing.T) {
 	}
 	// The model retries: the transcript grew.
 	hookWriteFile(t, transcript, []byte(`{"type":"user"}`+"\n"+`{"type":"assistant"}`+"\n"))
-	hold := filepath.Join(f.wt, "hold")
-	hookWriteFile(t, hold, []byte("1"))
 	both(f.env(nil))
-	if n := runs(); n != 2 {
+	if n := ranTimes(); n != 2 {
 		t.Fatalf("after a retry the checks ran %d times in all, want 2", n)
 	}
 	// One arriving while the other runs (and no transcript to tell): it
-	// waits for the result.
+	// waits for the result. The first's check holds while the file hold
+	// exists, which goes once the second has tried the lock and tries it
+	// again (it opens the lock file to try it).
 	payload = f.payload(t, "counted", map[string]any{"transcript_path": filepath.Join(f.sessions, "none")})
-	hookWriteFile(t, hold, []byte("2"))
+	hold := filepath.Join(f.wt, "hold")
+	hookWriteFile(t, hold, nil)
 	first := hookProc(t, f.env(nil))
 	first.Stdin = bytes.NewReader(payload)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if !testkit.WaitUntil(time.Minute, func() bool { return runs() == 3 }) {
+	if !testkit.WaitUntil(time.Minute, func() bool { return ranTimes() == 3 }) {
 		t.Fatal("the first hook never ran the check")
 	}
-	stderr, code := f.complete(t, payload, f.env(nil))
-	if err := first.Wait(); err == nil || runs() != 3 || code != 2 || !strings.Contains(stderr, "reported it in full") {
-		t.Errorf("the second hook: exit %d, runs %d (want 3):\n%s", code, runs(), stderr)
+	var lock string
+	for _, base := range runs.CheckSharesOf(f.sessions, "s") {
+		if strings.HasSuffix(base, "--counted") {
+			lock = base + ".lock"
+		}
+	}
+	if lock == "" {
+		t.Fatalf("no check lock of s/counted in %s", f.sessions)
+	}
+	tried := testkit.Opened(t, lock)
+	second := hookProc(t, f.env(nil))
+	var stderrBuf bytes.Buffer
+	second.Stdin, second.Stderr = bytes.NewReader(payload), &stderrBuf
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- second.Wait() }()
+	for i, what := range []string{"tried the lock", "tried it again"} {
+		select {
+		case <-tried:
+		case err := <-ended:
+			t.Fatalf("the second hook ended (%v) before it %s, with the first still holding it:\n%s", err, what, stderrBuf.String())
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("the second hook never %s", what)
+		}
+		if i == 0 {
+			tried = testkit.Opened(t, lock)
+		}
+	}
+	if err := os.Remove(hold); err != nil {
+		t.Fatal(err)
+	}
+	err := <-ended
+	stderr, code := stderrBuf.String(), second.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("the second hook: %v", err)
+	}
+	if err := first.Wait(); err == nil || ranTimes() != 3 || code != 2 || !strings.Contains(stderr, "reported it in full") {
+		t.Errorf("the second hook: exit %d, runs %d (want 3):\n%s", code, ranTimes(), stderr)
 	}
 }
