@@ -171,6 +171,8 @@ export class SagaModel implements vscode.Disposable {
   loaded = false;
 
   private readonly loads = new Serial(() => this.load());
+  /** saga/epicProgress notifications applied, by epic: a refresh keeps what came after its reads began. */
+  private readonly epicNotes = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -204,6 +206,7 @@ export class SagaModel implements vscode.Disposable {
 
   private async load(): Promise<void> {
     const epics = readEpics(this.root);
+    const notesBefore = new Map(this.epicNotes);
     const runs = Promise.all([...epics.keys()].map((id) => this.epicRun(id)));
     let stories: StoryInfo[];
     try {
@@ -234,9 +237,16 @@ export class SagaModel implements vscode.Disposable {
       }
     }
     const epicRuns = new Map<string, EpicRun>();
-    for (const run of await runs) {
+    const read = await runs;
+    for (const [i, id] of [...epics.keys()].entries()) {
+      const known = this.epicRuns.get(id);
+      // A notification newer than the read wins (the next refresh, which it
+      // asked for, fills in the rest); a failed read keeps what was known
+      // rather than forgetting a run (a `status` cut short under load).
+      const newer = (this.epicNotes.get(id) ?? 0) !== (notesBefore.get(id) ?? 0);
+      const run = newer && known ? known : (read[i] ?? known);
       if (run) {
-        epicRuns.set(run.id, run);
+        epicRuns.set(id, run);
       }
     }
     this.stories = next;
@@ -381,6 +391,7 @@ export class SagaModel implements vscode.Disposable {
       }
     }
     this.epicRuns.set(p.epic, run);
+    this.epicNotes.set(p.epic, (this.epicNotes.get(p.epic) ?? 0) + 1);
     this.changed.fire();
     if (unknown || p.state !== 'running') {
       this.scheduleRefresh(200);

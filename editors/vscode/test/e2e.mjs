@@ -417,6 +417,15 @@ async function main() {
     log(`  graph: ${describeGraph(after)} · ${after.summary}`);
     if (after.rendered === rendered) throw new Error('the graph was not drawn again');
     if (after.nodes.some((n) => n.critical)) throw new Error('a completed epic has no critical path');
+    // The status bar shows the result for a minute only: looked at first, the
+    // lasting views after (a loaded machine took over a minute for them).
+    const bar = await until('the epic in the status bar', 30_000, async () => {
+      const items = await page.locator('.statusbar-item').allInnerTexts();
+      const found = items.find((t) => t.includes('SAGA shop completed 3/3'));
+      if (!found) throw new Error(`status bar: ${items.map((t) => t.trim()).filter((t) => t.includes('SAGA')).join(' | ') || 'no SAGA item'}; ${lastEpicProgress('shop')}`);
+      return found;
+    });
+    log(`  status bar: ${bar.trim()}`);
     await until('the summary 3/3 stories · completed', 20_000, async () => ((await graph('shop'))?.summary ?? '').startsWith('3/3 stories · completed'));
 
     const rows = await until('shop completed in the SAGA view', 30_000, async () => {
@@ -426,11 +435,6 @@ async function main() {
       return epic?.description === '3/3 stories · completed' && epic.icon === 'pass' && done ? r : false;
     });
     for (const r of rows.filter((x) => x.label.startsWith('shop'))) log(`  view: ${r.label} — ${r.description} [${r.icon}]`);
-    const bar = await until('the epic in the status bar', 20_000, async () => {
-      const items = await page.locator('.statusbar-item').allInnerTexts();
-      return items.find((t) => t.includes('SAGA shop completed 3/3')) ?? false;
-    });
-    log(`  status bar: ${bar.trim()}`);
     const progress = await until('saga/epicProgress in the extension log', 15_000, async () => {
       const lines = extensionLog().split('\n').filter((l) => l.includes('saga/epicProgress shop:'));
       return lines.some((l) => l.includes('completed 3/3')) ? lines : false;
@@ -744,6 +748,14 @@ async function step(name, fn) {
   }
 }
 
+/** The last saga/epicProgress of an epic in the extension log, for a failure's message. */
+function lastEpicProgress(epic) {
+  const lines = extensionLog().split('\n').filter((l) => l.includes(`saga/epicProgress ${epic}:`));
+  const said = lines.length ? `the last of ${lines.length} saga/epicProgress: ${lines.at(-1).replace(/^.*saga\/epicProgress /, '')}` : 'no saga/epicProgress logged';
+  const failed = extensionLog().split('\n').filter((l) => l.includes(`status ${epic} --epic:`));
+  return failed.length ? `${said}; ${failed.at(-1)}` : said;
+}
+
 /** Polls fn until it returns something truthy. */
 async function until(what, ms, fn, every = 250) {
   ms = slack(ms);
@@ -756,7 +768,8 @@ async function until(what, ms, fn, every = 250) {
     } catch (e) {
       last = e.message;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${ms / 1000}s waiting for ${what}`);
+    // A predicate that throws says what it saw instead: the failure names it.
+    if (Date.now() > end) throw new Error(`timed out after ${ms / 1000}s waiting for ${what}${typeof last === 'string' ? ` (last: ${last})` : ''}`);
     await sleep(every);
   }
 }
