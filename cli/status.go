@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
@@ -35,11 +34,11 @@ func runStatus(env *Env, args []string) int {
 	o := control.StatusOptions{Setup: github.NewSetup(r, env.Getenv), Tasks: *tasks, Verbose: *verbose}
 	if len(pos) == 1 {
 		o.Story = pos[0]
-		t, err := target.kindOf(r, pos[0])
+		epic, err := target.isEpic(r, pos[0])
 		if err != nil {
 			return c.fail(env, err)
 		}
-		if t.kind == runs.KindEpic {
+		if epic {
 			return epicStatus(c, env, o.Setup, pos[0], *format == "json")
 		}
 	}

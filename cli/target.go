@@ -81,6 +81,21 @@ func (t targetFlags) kindOf(root, name string) (resolved, error) {
 	return r, nil
 }
 
+// isEpic tells whether name is an epic, as kindOf would, from the files
+// alone where they settle it (store.NameOnDisk): a command that loads the
+// workspace itself afterwards (status) then loads it once.
+func (t targetFlags) isEpic(root, name string) (bool, error) {
+	want, err := t.want()
+	if err != nil {
+		return false, err
+	}
+	if kind, ok := store.NameOnDisk(root, name, want); ok {
+		return kind == store.NameEpic, nil
+	}
+	r, err := t.kindOf(root, name)
+	return r.kind == runs.KindEpic, err
+}
+
 // targetArg is the command line of follow, run and stop: --root,
 // --format text|json, --story/--epic and one <story-or-epic>.
 type targetArg struct {

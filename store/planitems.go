@@ -1,8 +1,14 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/saga-ai/saga-lsp/store/plan"
 )
@@ -47,6 +53,37 @@ func ResolveName(ws *Workspace, name string, want NameKind) (NameKind, error) {
 	}
 	return "", fmt.Errorf("no story or epic named %q%s: `saga-lsp check` lists problems, .saga/stories/ and .saga/epics/ hold the names",
 		name, suggest(name, append(ws.SortedStoryIDs(), ws.SortedEpicIDs()...)))
+}
+
+// NameOnDisk is ResolveName without loading the workspace, where the
+// files at root settle it alone: the name's story file with nothing of an
+// epic of that name, or the reverse (or the one of the wanted kind). ok is
+// false otherwise — neither, both, a story only in its worktree, anything
+// unusual — and ResolveName on a loaded workspace answers, with its errors.
+// It spares `status <name>` a whole load before the one that reads it.
+func NameOnDisk(root, name string, want NameKind) (kind NameKind, ok bool) {
+	if name == "" || !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) {
+		return "", false
+	}
+	at := func(rel string) (present, absent bool) {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		return err == nil && fi.Mode().IsRegular(), errors.Is(err, fs.ErrNotExist)
+	}
+	story, _ := at(StoryFileRel(name))
+	_, noStoryDir := at(StoryDirRel(name))
+	_, noWorktree := at(WorktreeDirRel(name))
+	epicDir, _ := at(EpicFileRel(name))
+	_, noEpicFolder := at(path.Dir(EpicFileRel(name)))
+	single, noSingle := at(SingleEpicFileRel(name))
+	epic := epicDir || single
+	noStory, noEpic := noStoryDir && noWorktree, noEpicFolder && noSingle
+	switch {
+	case story && (want == NameStory || want == NameEither && noEpic):
+		return NameStory, true
+	case epic && (want == NameEpic || want == NameEither && noStory):
+		return NameEpic, true
+	}
+	return "", false
 }
 
 // Planned is what `plan` orders for a name: a story's tasks, or an epic's

@@ -68,3 +68,60 @@ func TestStoryPaths(t *testing.T) {
 		t.Errorf("b's paths = %q, want the main copy's, once", got)
 	}
 }
+
+// TestNameOnDiskAgreesWithResolveName: where the files settle a name
+// without a load, the answer is the loaded workspace's; everywhere else
+// NameOnDisk leaves it to ResolveName.
+func TestNameOnDiskAgreesWithResolveName(t *testing.T) {
+	story := `{"id": "x", "title": "X", "description": ""}`
+	epic := `{"id": "x", "title": "X", "description": "", "children": []}`
+	layouts := []struct {
+		name  string
+		files map[string]string
+		want  map[store.NameKind]bool // the wants NameOnDisk answers
+	}{
+		{"a story", map[string]string{".saga/stories/x/story.json": story},
+			map[store.NameKind]bool{store.NameStory: true, store.NameEither: true}},
+		{"an epic", map[string]string{".saga/epics/x/epic.json": epic},
+			map[store.NameKind]bool{store.NameEpic: true, store.NameEither: true}},
+		{"a single-file epic", map[string]string{".saga/epics/x.json": epic},
+			map[store.NameKind]bool{store.NameEpic: true, store.NameEither: true}},
+		{"both", map[string]string{".saga/stories/x/story.json": story, ".saga/epics/x/epic.json": epic},
+			map[store.NameKind]bool{store.NameStory: true, store.NameEpic: true}},
+		{"a story and a single-file epic", map[string]string{".saga/stories/x/story.json": story, ".saga/epics/x.json": epic},
+			map[store.NameKind]bool{store.NameStory: true, store.NameEpic: true}},
+		{"a story only in its worktree, and an epic", map[string]string{".saga/worktrees/x/.saga/stories/x/story.json": story, ".saga/epics/x/epic.json": epic},
+			map[store.NameKind]bool{store.NameEpic: true}},
+		{"an epic folder without its file, and a story", map[string]string{".saga/epics/x/notes.md": "", ".saga/stories/x/story.json": story},
+			map[store.NameKind]bool{store.NameStory: true}},
+		{"neither", map[string]string{".saga/stories/y/story.json": story}, nil},
+	}
+	p := workspace.Parser(t)
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			root := t.TempDir()
+			testkit.WriteFiles(t, root, l.files)
+			ws, err := p.Load(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []store.NameKind{store.NameEither, store.NameStory, store.NameEpic} {
+				kind, ok := store.NameOnDisk(root, "x", want)
+				if ok != l.want[want] {
+					t.Errorf("want %q: answered %v, want %v", want, ok, l.want[want])
+				}
+				if !ok {
+					continue
+				}
+				if loaded, err := store.ResolveName(ws, "x", want); err != nil || loaded != kind {
+					t.Errorf("want %q: on disk %q, loaded %q (%v)", want, kind, loaded, err)
+				}
+			}
+		})
+	}
+	for _, name := range []string{"", "..", "../x", "a/b", `a\b`} {
+		if _, ok := store.NameOnDisk(t.TempDir(), name, store.NameEither); ok {
+			t.Errorf("%q answered on disk", name)
+		}
+	}
+}
