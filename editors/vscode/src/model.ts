@@ -240,8 +240,8 @@ export class SagaModel implements vscode.Disposable {
     const read = await runs;
     for (const [i, id] of [...epics.keys()].entries()) {
       const known = this.epicRuns.get(id);
-      // A notification newer than the read wins (the next refresh, which it
-      // asked for, fills in the rest); a failed read keeps what was known
+      // A notification newer than the read wins (the refresh the run's end
+      // asks for fills in the rest); a failed read keeps what was known
       // rather than forgetting a run (a `status` cut short under load).
       const newer = (this.epicNotes.get(id) ?? 0) !== (notesBefore.get(id) ?? 0);
       const run = newer && known ? known : (read[i] ?? known);
