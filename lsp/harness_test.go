@@ -156,11 +156,29 @@ func (c *client) result(method, params string, v any) {
 // and pred arrives after index from, and returns it with its index.
 func (c *client) waitFor(from int, method string, pred func(params json.RawMessage) bool) (message, int) {
 	c.t.Helper()
-	m, i, err := c.lc.Next(from, time.Now().Add(20*time.Second), func(m message) bool {
+	return c.waitForWithin(20*time.Second, from, method, pred)
+}
+
+// runBound bounds the wait for a run's end: a whole worker or epic run
+// (an epic's stories one after the other), which a loaded machine
+// stretches well past the 20 s a single reaction is given.
+const runBound = 2 * time.Minute
+
+// waitForWithin is waitFor with its own bound; a timeout says what of
+// method last arrived, the state the wait stopped at.
+func (c *client) waitForWithin(bound time.Duration, from int, method string, pred func(params json.RawMessage) bool) (message, int) {
+	c.t.Helper()
+	m, i, err := c.lc.Next(from, time.Now().Add(bound), func(m message) bool {
 		return m.Method == method && (pred == nil || pred(m.Params))
 	})
 	if err != nil {
-		c.t.Fatalf("no %s notification arrived: %v", method, err)
+		last := "none"
+		for _, n := range c.lc.Notes(from) {
+			if n.Method == method {
+				last = string(n.Params)
+			}
+		}
+		c.t.Fatalf("no matching %s arrived in %s: %v (last %s: %s)", method, bound, err, method, last)
 	}
 	return m, i
 }

@@ -39,11 +39,12 @@ func epicNotes(c *client, from int) []epicProgressParams {
 	return notesAs[epicProgressParams](c, from, "saga/epicProgress")
 }
 
-// waitEpic waits for a saga/epicProgress matching pred.
+// waitEpic waits for a saga/epicProgress matching pred: at most runBound,
+// as it may be the run's end.
 func waitEpic(c *client, from int, pred func(epicProgressParams) bool) epicProgressParams {
 	c.t.Helper()
 	var got epicProgressParams
-	c.waitFor(from, "saga/epicProgress", func(raw json.RawMessage) bool {
+	c.waitForWithin(runBound, from, "saga/epicProgress", func(raw json.RawMessage) bool {
 		var p epicProgressParams
 		if json.Unmarshal(raw, &p) != nil || !pred(p) {
 			return false

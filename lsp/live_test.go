@@ -150,11 +150,12 @@ func statusNotes(c *client, from int) []taskStatusParams {
 	return notesAs[taskStatusParams](c, from, "saga/taskStatus")
 }
 
-// waitProgress waits for a saga/workerProgress matching pred.
+// waitProgress waits for a saga/workerProgress matching pred: at most
+// runBound, as it may be the run's end.
 func waitProgress(c *client, from int, pred func(workerProgressParams) bool) (workerProgressParams, int) {
 	c.t.Helper()
 	var got workerProgressParams
-	_, i := c.waitFor(from, "saga/workerProgress", func(raw json.RawMessage) bool {
+	_, i := c.waitForWithin(runBound, from, "saga/workerProgress", func(raw json.RawMessage) bool {
 		var p workerProgressParams
 		if json.Unmarshal(raw, &p) != nil || !pred(p) {
 			return false
