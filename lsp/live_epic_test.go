@@ -183,7 +183,7 @@ func TestRunEpicLive(t *testing.T) {
 	// result on the id.
 	c.waitFor(from, "workspace/codeLens/refresh", nil)
 	want := []string{"▶ Run epic", "3/3 stories done · last run: completed", "✓ completed", "▶ Run", "✓ completed", "▶ Run", "✓ completed", "▶ Run"}
-	if !testkit.WaitUntil(5*time.Second, func() bool { return slices.Equal(lensTitles(codeLenses(c, epicRel)), want) }) {
+	if !testkit.WaitUntil(20*time.Second, func() bool { return slices.Equal(lensTitles(codeLenses(c, epicRel)), want) }) {
 		t.Errorf("lenses after the run: %q, want %q", lensTitles(codeLenses(c, epicRel)), want)
 	}
 
@@ -266,7 +266,7 @@ func TestEpicHeldLive(t *testing.T) {
 		}
 	}
 	want := []string{"▶ Run epic", "1/3 stories done · last run: failed", "✗ failed", "▶ Run", "⏸ held by shop--a", "▶ Run", "✓ completed", "▶ Run"}
-	if !testkit.WaitUntil(5*time.Second, func() bool { return slices.Equal(lensTitles(codeLenses(c, epicRel)), want) }) {
+	if !testkit.WaitUntil(20*time.Second, func() bool { return slices.Equal(lensTitles(codeLenses(c, epicRel)), want) }) {
 		t.Errorf("lenses after the run: %q, want %q", lensTitles(codeLenses(c, epicRel)), want)
 	}
 }
@@ -302,7 +302,7 @@ func TestStopEpicLive(t *testing.T) {
 	if final.State != runs.StatusStopped || final.Session != res.Session || len(final.Running) != 0 {
 		t.Errorf("final epicProgress %+v", final)
 	}
-	if !testkit.WaitUntil(5*time.Second, func() bool { return lensTitles(codeLenses(c, epicRel))[0] == "▶ Run epic" }) {
+	if !testkit.WaitUntil(20*time.Second, func() bool { return lensTitles(codeLenses(c, epicRel))[0] == "▶ Run epic" }) {
 		t.Errorf("lenses after stop: %q", lensTitles(codeLenses(c, epicRel)))
 	}
 

@@ -427,7 +427,7 @@ func TestStopStoryLive(t *testing.T) {
 	if final.State != "stopped" || final.Session != res.Session {
 		t.Errorf("final workerProgress %+v", final)
 	}
-	testkit.WaitUntil(5*time.Second, func() bool { return lensTitles(codeLenses(c, storyRel))[0] == "▶ Run story" })
+	testkit.WaitUntil(20*time.Second, func() bool { return lensTitles(codeLenses(c, storyRel))[0] == "▶ Run story" })
 	if got := lensTitles(codeLenses(c, storyRel)); got[0] != "▶ Run story" || !strings.HasSuffix(got[len(got)-1], "last run: stopped") {
 		t.Errorf("lenses after stop: %q", got)
 	}

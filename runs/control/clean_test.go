@@ -355,7 +355,7 @@ func TestCleanDeadWorker(t *testing.T) {
 		}
 	}
 	session := m["session"].(string)
-	if !testkit.WaitUntil(10*time.Second, func() bool {
+	if !testkit.WaitUntil(30*time.Second, func() bool {
 		out, _ := h.tmux("list-panes", "-t", "="+session, "-F", "#{pane_dead}")
 		return strings.TrimSpace(out) == "1"
 	}) {

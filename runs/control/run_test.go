@@ -356,7 +356,7 @@ func TestRunAfterRemainOnExit(t *testing.T) {
 		t.Fatalf("tmux: %v\n%s", err, out)
 	}
 	first := h.startJSON(t, nil, story)
-	if !testkit.WaitUntil(5*time.Second, func() bool {
+	if !testkit.WaitUntil(30*time.Second, func() bool {
 		out, _ := h.tmux("list-panes", "-t", "="+first["session"].(string), "-F", "#{pane_dead}")
 		return strings.TrimSpace(out) == "1"
 	}) {

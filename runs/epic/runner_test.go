@@ -476,7 +476,7 @@ func TestKilledRunnerResumes(t *testing.T) {
 	}
 	// Its lock is free once the kernel closed all its files (a zombie
 	// leader can still have threads holding them).
-	testkit.WaitUntil(10*time.Second, func() bool { _, held, _ := runs.EpicLock(f.root, "shop", true); return !held })
+	testkit.WaitUntil(30*time.Second, func() bool { _, held, _ := runs.EpicLock(f.root, "shop", true); return !held })
 	if r := f.saga(slow, "run", "shop", "--max-parallel", "2"); r.Code != 0 {
 		pid, held, err := runs.EpicLock(f.root, "shop", true)
 		t.Fatalf("run again: exit %d\n%s%s\nlock %d %v %v; first pid %d alive %v", r.Code, r.Stdout, r.Stderr, pid, held, err, first.PID, filesafe.ProcessAlive(first.PID))

@@ -94,7 +94,7 @@ func TestStrayAgentEndedBeforeRerun(t *testing.T) {
 	stray := startGroup(t, "sleep 300 & sleep 300; wait")
 	bystander := startGroup(t, "sleep 300")
 	// The group's child is there before the worker looks.
-	if !testkit.WaitUntil(10*time.Second, func() bool {
+	if !testkit.WaitUntil(30*time.Second, func() bool {
 		out, _ := exec.Command("pgrep", "-g", strconv.Itoa(stray.Process.Pid)).Output()
 		return strings.Count(string(out), "\n") >= 3
 	}) {
