@@ -195,17 +195,25 @@ func TestTaskLocks(t *testing.T) {
 	if got, _ := callJSON(t, s, "TaskUpdate", `{"taskId":"1","status":"in_progress"}`); !strings.Contains(got, `"success":true`) {
 		t.Errorf("with a stale lock: %s", got)
 	}
-	// A live lock is waited for.
+	// A live lock is waited for: the holder lets it go only once the
+	// update has found it held, and the update ends after that.
 	if err := os.Mkdir(lock, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	busy := make(chan struct{}, 1)
+	s.store.lockBusy = func() {
+		select {
+		case busy <- struct{}{}:
+		default:
+		}
+	}
 	released := make(chan struct{})
 	go func() {
-		// Another holder's critical section, a while long: the update
-		// must wait it out. released is closed before the lock goes, so
-		// an update that did not wait finds it still open.
-		time.Sleep(150 * time.Millisecond)
-		close(released)
+		select {
+		case <-busy:
+		case <-t.Context().Done():
+		}
+		close(released) // before the lock goes: an update past it finds it closed
 		os.Remove(lock)
 	}()
 	if got, _ := callJSON(t, s, "TaskUpdate", `{"taskId":"1","status":"completed"}`); !strings.Contains(got, `"statusChange":{"from":"in_progress","to":"completed"}`) {

@@ -172,7 +172,12 @@ func sanitizeID(s string) string {
 }
 
 // taskStore is one task list directory.
-type taskStore struct{ dir string }
+type taskStore struct {
+	dir string
+	// lockBusy, when set, is told each time a lock is found held and
+	// waited for: a test releases its lock on that event, not on a timer.
+	lockBusy func()
+}
 
 func (s *taskStore) path(id string) string {
 	return filepath.Join(s.dir, sanitizeID(id)+".json")
@@ -296,7 +301,7 @@ func writeAtomic(path string, data []byte) error {
 // delete the file; an error from fn leaves the file alone.
 func (s *taskStore) update(id string, fn func(t *task) (write bool, del bool, err error)) (*task, error) {
 	p := s.path(id)
-	release, err := acquireLock(p)
+	release, err := s.acquireLock(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errTaskNotFound
@@ -338,7 +343,7 @@ func (s *taskStore) withListLock(fn func() error) error {
 		return err
 	}
 	f.Close()
-	release, err := acquireLock(lf)
+	release, err := s.acquireLock(lf)
 	if err != nil {
 		return err
 	}
@@ -418,7 +423,7 @@ const (
 
 // acquireLock takes the mkdir lock "<path>.lock/". path must exist (the
 // lock library resolves it first); otherwise the error wraps fs.ErrNotExist.
-func acquireLock(path string) (func(), error) {
+func (s *taskStore) acquireLock(path string) (func(), error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
@@ -438,6 +443,9 @@ func acquireLock(path string) (func(), error) {
 		}
 		if attempt >= lockRetries {
 			return nil, errors.New("Lock file is already being held")
+		}
+		if s.lockBusy != nil {
+			s.lockBusy()
 		}
 		time.Sleep(wait)
 		if wait *= 2; wait > 100*time.Millisecond {
