@@ -347,6 +347,9 @@ type Records struct {
 	dir   string
 	err   error
 	cache *RunCache // nil: every read decodes
+	// names are the folder's files as Listed found them; nil: not listed,
+	// every read opens its file.
+	names map[string]bool
 }
 
 // OpenRecords finds and checks the root's record folder (trustedRecordDir).
@@ -357,6 +360,27 @@ func OpenRecords(root string) Records { return (*RunCache)(nil).OpenRecords(root
 func (c *RunCache) OpenRecords(root string) Records {
 	dir, err := trustedRecordDir(root)
 	return Records{dir: dir, err: err, cache: c}
+}
+
+// Listed is rr with its folder listed now: a reader of many stories'
+// records (an epic's derivation) then opens only those that exist, not two
+// absent files for each story that never ran. A record written after the
+// listing is the next listing's.
+func (rr Records) Listed() Records {
+	if rr.err != nil {
+		return rr
+	}
+	ents, err := os.ReadDir(rr.dir)
+	switch {
+	case err == nil:
+		rr.names = make(map[string]bool, len(ents))
+		for _, e := range ents {
+			rr.names[e.Name()] = true
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		rr.names = map[string]bool{} // no run recorded yet
+	}
+	return rr
 }
 
 // Read is ReadRecord.
@@ -388,6 +412,9 @@ func (rr Records) read(story string, dry bool) (Record, bool) {
 		return Record{}, false
 	}
 	path := recordFile(rr.dir, story, dry)
+	if rr.names != nil && !rr.names[filepath.Base(path)] {
+		return Record{}, false
+	}
 	decode := func() recordRead {
 		var r Record
 		data, err := os.ReadFile(path)

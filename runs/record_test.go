@@ -103,3 +103,47 @@ func TestRecordCacheRereadsChanges(t *testing.T) {
 		t.Fatalf("removed: cached read = %+v", got)
 	}
 }
+
+// Records.Listed reads what its listing found, through the same checks, and
+// a record written after it is the next listing's.
+func TestListedRecords(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var c RunCache
+	if _, ok := c.OpenRecords(root).Listed().Read("a"); ok {
+		t.Error("a record read before any was written")
+	}
+	for _, rec := range []Record{{Story: "a", Status: StatusCompleted}, {Story: "b", Status: StatusCompleted, DryRun: true}} {
+		if err := WriteRecord(root, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := c.OpenRecords(root).Listed()
+	if err := WriteRecord(root, Record{Story: "c", Status: StatusFailed}); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := listed.Read("a"); !ok || r.Status != StatusCompleted {
+		t.Errorf("a: %+v %v", r, ok)
+	}
+	if r, ok := listed.ReadDry("b"); !ok || !r.DryRun {
+		t.Errorf("b's dry record: %+v %v", r, ok)
+	}
+	if _, ok := listed.Read("b"); ok {
+		t.Error("b's dry record read as its record")
+	}
+	if _, ok := listed.Read("c"); ok {
+		t.Error("c, written after the listing, read from it")
+	}
+	if r, ok := c.OpenRecords(root).Listed().Read("c"); !ok || r.Status != StatusFailed {
+		t.Errorf("c, listed again: %+v %v", r, ok)
+	}
+	// A folder anyone may write is refused listed too.
+	if err := os.Chmod(filepath.Join(root, ".git", "saga-lsp", "runs"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.OpenRecords(root).Listed().Read("a"); ok {
+		t.Error("a record in a folder anyone may write was read")
+	}
+}

@@ -101,6 +101,9 @@ func budgets() []budget {
 		{label: "epic run: a story's end → a dependent's worker started (max)", bench: "EpicRun", metric: "handoff-max-ms", max: 1000, unit: "ms"},
 		{label: "epic runner peak RSS", bench: "EpicRun", metric: "runner-peak-RSS-MB", max: 30, unit: "MB"},
 		{label: "status <epic> on a 200-story epic", bench: "EpicStatus200", metric: "status-ms", max: 100, unit: "ms"},
+		{label: "a live reader's derivation of a 200-story epic, 100 of them on branches: every branch read (bench/derive_test.go)", bench: "EpicDerive200", metric: "fresh-ms", unit: "ms"},
+		{label: "the same, branch folders kept, no tip moved", bench: "EpicDerive200", metric: "kept-ms", unit: "ms"},
+		{label: "the same, branch folders kept, one tip moved", bench: "EpicDerive200", metric: "kept-moved-ms", unit: "ms"},
 		// A repository of 100,000 files (bench/repo100k_test.go; issue 36, budget 1):
 		// each worker step against git's own floor measured in the same sample.
 		{label: "100k files: a story's start → its claude, beyond git worktree add", bench: "Repo100k", metric: "start-over-add-s", max: 0.5, unit: "s"},

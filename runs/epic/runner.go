@@ -89,11 +89,12 @@ type runner struct {
 	refused   map[string]string
 	retry     map[string]time.Time // stories whose start found its service unreachable: not before then
 	capped    bool
-	starting  map[string]bool // stories whose start is under way: each holds a slot
-	starts    chan start      // their outcomes, for the loop
-	cut       []string        // stories whose start the stop cut short: stopped too
-	graphs    *prGraphs       // rewrites the graph in the stories' PRs
-	folds     runs.RunCache   // the stories' events files, folded again only when changed
+	starting  map[string]bool         // stories whose start is under way: each holds a slot
+	starts    chan start              // their outcomes, for the loop
+	cut       []string                // stories whose start the stop cut short: stopped too
+	graphs    *prGraphs               // rewrites the graph in the stories' PRs
+	folds     runs.RunCache           // the stories' events files, folded again only when changed
+	branches  readmodel.BranchFolders // story folders on branches, read again only where a tip moved
 }
 
 // Run runs the epic to its end and returns the exit code. Cancelling ctx
@@ -242,7 +243,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
 	ws, st, err := readmodel.LoadEpicState(ctx, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds, Branches: &r.branches})
 	if ws != nil {
 		r.ws = ws
 	}

@@ -6,6 +6,7 @@ package readmodel
 // resumes where the last one was (docs/commands.md#epic-runs-run--follow--status--stop-epic).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,6 +136,9 @@ type EpicQuery struct {
 	// Runs, when set, keeps the folds of the stories' events files
 	// between queries (Evidence.Runs): the runner's, at every step.
 	Runs *runs.RunCache
+	// Branches, when set, keeps the story folders read from branches
+	// between queries (Evidence.Branches): the runner's and the watchers'.
+	Branches *BranchFolders
 	// evidence is the runs and refs gathered (and Settled) before ws was
 	// read from disk (LoadEpicState); nil: gathered by EpicState, after.
 	evidence *Evidence
@@ -229,6 +233,7 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 		ev.Runs = q.Runs
 	}
 	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
+	ev.Branches = cmp.Or(ev.Branches, q.Branches)
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item

@@ -10,6 +10,7 @@ package readmodel
 // network.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -175,6 +176,9 @@ type Evidence struct {
 	// only when they changed (a long-lived reader: the epic runner, a
 	// face's watcher).
 	Runs *runs.RunCache
+	// Branches, when set, keeps the story folders read from branches
+	// between Evidences (a long-lived reader), read again where a tip moved.
+	Branches *BranchFolders
 
 	runs     map[string][]runs.RunFile // story → its runs, oldest first
 	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
@@ -241,11 +245,11 @@ func (ev *Evidence) lookAt(id string) lookedRuns {
 // tasks reads all of theirs with the same two git processes.
 func (ev *Evidence) Prefetch(ids []string) { ev.wanted = append(ev.wanted, ids...) }
 
-// Records reads the root's run records (runs.ReadRecord), finding their
-// folder once per Evidence.
+// Records reads the root's run records (runs.ReadRecord), finding and
+// listing their folder once per Evidence.
 func (ev *Evidence) Records() runs.Records {
 	if ev.records == nil {
-		rr := ev.Runs.OpenRecords(ev.Root)
+		rr := ev.Runs.OpenRecords(ev.Root).Listed()
 		ev.records = &rr
 	}
 	return *ev.records
@@ -594,7 +598,14 @@ func (ev *Evidence) fetchBranches(ctx context.Context, ref, story string) {
 			return
 		}
 		added[ref] = true
-		refs, dirs = append(refs, ref), append(dirs, git.RevDir{Rev: ref, Dir: store.StoryDirRel(story)})
+		if files, kept := ev.Branches.at(ref, ev.tips[ref]); kept {
+			ev.branches[ref] = files
+			return
+		}
+		// The tip as listed, not the ref: what is read is what the
+		// listing saw, and the commit is the key it is kept under.
+		rev := cmp.Or(ev.tips[ref], ref)
+		refs, dirs = append(refs, ref), append(dirs, git.RevDir{Rev: rev, Dir: store.StoryDirRel(story)})
 	}
 	add(ref, story)
 	for _, id := range ev.wanted {
@@ -605,14 +616,23 @@ func (ev *Evidence) fetchBranches(ctx context.Context, ref, story string) {
 		}
 	}
 	ev.wanted = nil
-	files, err := git.Repo{Dir: ev.Root}.FilesAtRevs(ctx, dirs)
-	for i, r := range refs {
-		if err == nil {
-			ev.branches[r] = files[i]
-		} else {
-			ev.branches[r] = nil // unreadable: no tasks there, as a failed read of one
+	read := map[string]branchFolder{}
+	if len(dirs) > 0 {
+		files, err := git.Repo{Dir: ev.Root}.FilesAtRevs(ctx, dirs)
+		for i, r := range refs {
+			if err == nil {
+				ev.branches[r] = files[i]
+				read[r] = branchFolder{commit: ev.tips[r], files: files[i]}
+			} else {
+				ev.branches[r] = nil // unreadable: no tasks there, as a failed read of one (not kept)
+			}
 		}
 	}
+	var live map[string]bool
+	if ev.refsRead {
+		live = ev.refs
+	}
+	ev.Branches.keep(read, live)
 }
 
 // mergedIntoHEAD tells whether the local branch's tip is in the

@@ -63,7 +63,7 @@ func (a epicInputs) same(b epicInputs) bool {
 // the watcher publishes is the one `status` prints.
 func (w *Watcher) epicQueryLocked(e *epic) readmodel.EpicQuery {
 	q := readmodel.ViewQuery(w.root, e.id, w.env, w.parser)
-	q.SessionDir, q.Runs = w.sessionDir, &w.folds
+	q.SessionDir, q.Runs, q.Branches = w.sessionDir, &w.folds, &w.branchFolders
 	return q
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -47,7 +48,8 @@ type Watcher struct {
 	configDir      string
 	env            func(string) string
 	parser         *store.Parser
-	folds          runs.RunCache // the stories' events files, folded again only when changed (epic states)
+	folds          runs.RunCache           // the stories' events files, folded again only when changed (epic states)
+	branchFolders  readmodel.BranchFolders // story folders on branches, read again only where a tip moved (epic states)
 	log            *slog.Logger
 	workspace      func() *store.Workspace
 	sink           Sink
