@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -33,7 +32,12 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 	if !fullHash(commit) {
 		return nil, fmt.Errorf("read %s at %q: not a full commit hash", dir, commit)
 	}
-	raw, err := g.object(ctx, commit, "commit")
+	c, err := g.catFile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	raw, err := c.object(commit, "commit")
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +51,7 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 		if name == "" {
 			continue
 		}
-		entries, err := g.tree(ctx, tree)
+		entries, err := c.tree(tree)
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +66,7 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 		}
 		tree = next
 	}
-	entries, err := g.tree(ctx, tree)
+	entries, err := c.tree(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +77,7 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 			ids, names = append(ids, e.id), append(names, e.name)
 		}
 	}
-	blobs, err := g.objects(ctx, ids, "blob")
+	blobs, err := c.objects(ids, "blob")
 	if err != nil {
 		return nil, err
 	}
@@ -87,15 +91,6 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 // treeEntry is one entry of a tree object.
 type treeEntry struct {
 	mode, name, id string
-}
-
-// tree reads and parses a tree object, checked.
-func (g Repo) tree(ctx context.Context, id string) ([]treeEntry, error) {
-	raw, err := g.object(ctx, id, "tree")
-	if err != nil {
-		return nil, err
-	}
-	return parseTree(id, raw)
 }
 
 // parseTree parses the content of tree object id.
@@ -112,56 +107,6 @@ func parseTree(id string, raw []byte) ([]treeEntry, error) {
 		raw = rest[size:]
 	}
 	return out, nil
-}
-
-// object reads one object of the given type, checked against its hash.
-func (g Repo) object(ctx context.Context, id, typ string) ([]byte, error) {
-	objs, err := g.objects(ctx, []string{id}, typ)
-	if err != nil {
-		return nil, err
-	}
-	return objs[0], nil
-}
-
-// objects reads objects of one type with one `git cat-file --batch`, each
-// checked against its hash.
-func (g Repo) objects(ctx context.Context, ids []string, typ string) ([][]byte, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var in strings.Builder
-	for _, id := range ids {
-		in.WriteString(id + "\n")
-	}
-	out, err := g.RawInput(ctx, []byte(in.String()), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
-	}
-	objs := make([][]byte, 0, len(ids))
-	for _, id := range ids {
-		header, rest, ok := strings.Cut(out, "\n")
-		f := strings.Fields(header)
-		if !ok || len(f) != 3 || f[0] != id {
-			if len(f) == 2 && f[1] == "missing" {
-				return nil, fmt.Errorf("object %s is missing from the repository", id)
-			}
-			return nil, fmt.Errorf("git cat-file: unexpected %q for %s", header, id)
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil || n > len(rest) {
-			return nil, fmt.Errorf("git cat-file: bad header %q", header)
-		}
-		if f[1] != typ {
-			return nil, fmt.Errorf("object %s is a %s, not a %s", id, f[1], typ)
-		}
-		content := []byte(rest[:n])
-		if objectHash(typ, content, len(id)) != id {
-			return nil, fmt.Errorf("%s %s: %w: the repository holds a replacement for it (an alternates file or a forged object in .git/objects)", typ, id, ErrBadObject)
-		}
-		objs = append(objs, content)
-		out = strings.TrimPrefix(rest[n:], "\n")
-	}
-	return objs, nil
 }
 
 // objectHash is git's name for an object: the hash of "<type> <size>\0"
@@ -214,7 +159,12 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 	if !fullHash(commit) {
 		return nil, fmt.Errorf("read files at %q: not a full commit hash", commit)
 	}
-	raw, err := g.object(ctx, commit, "commit")
+	c, err := g.catFile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	raw, err := c.object(commit, "commit")
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +174,7 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 		return nil, fmt.Errorf("commit %s: no tree line", commit)
 	}
 	// The paths' folders level by level, each level's trees in one
-	// batch: a handful of git processes however many paths.
+	// batch of the one git process, however many paths.
 	type walk struct {
 		path  string
 		parts []string
@@ -244,7 +194,7 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 				need = append(need, w.tree)
 			}
 		}
-		raws, err := g.objects(ctx, need, "tree")
+		raws, err := c.objects(need, "tree")
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +221,7 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 		}
 		pending = next
 	}
-	blobs, err := g.objects(ctx, ids, "blob")
+	blobs, err := c.objects(ids, "blob")
 	if err != nil {
 		return nil, err
 	}
@@ -288,9 +238,9 @@ type RevDir struct{ Rev, Dir string }
 
 // FilesAtRevs returns, for each of dirs, the regular files directly in it
 // as committed at its revision, by name; a folder or revision that is not
-// there gives nil. Two `git cat-file --batch` however many folders: a
-// reader of many story branches (status, the epic runner) costs two git
-// processes, not one per file. Every object is checked against the name
+// there gives nil. One `git cat-file --batch` however many folders: a
+// reader of many story branches (status, the epic runner) costs one git
+// process, not one per file. Every object is checked against the name
 // git gave it; unlike FilesAt, a revision may be a ref, whose commit is
 // not checked (a read for display, never for what counts).
 func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]byte, error) {
@@ -302,7 +252,12 @@ func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]by
 	for _, d := range dirs {
 		names = append(names, d.Rev+":"+strings.Trim(d.Dir, "/"))
 	}
-	trees, err := g.batch(ctx, names)
+	c, err := g.catFile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	trees, err := c.batch(names)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +282,7 @@ func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]by
 			}
 		}
 	}
-	blobs, err := g.objects(ctx, ids, "blob")
+	blobs, err := c.objects(ids, "blob")
 	if err != nil {
 		return nil, err
 	}
@@ -335,56 +290,6 @@ func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]by
 		out[f.dir][f.name] = blobs[i]
 	}
 	return out, nil
-}
-
-// batchObject is one answer of `git cat-file --batch`.
-type batchObject struct {
-	id, typ string
-	content []byte
-	missing bool
-}
-
-// batch asks one `git cat-file --batch` for names (object names or
-// <rev>:<path>), each found object checked against the name git gave it.
-func (g Repo) batch(ctx context.Context, names []string) ([]batchObject, error) {
-	var in strings.Builder
-	for _, n := range names {
-		if strings.ContainsAny(n, "\n") {
-			return nil, fmt.Errorf("git cat-file: a name with a newline: %q", n)
-		}
-		in.WriteString(n + "\n")
-	}
-	out, err := g.RawInput(ctx, []byte(in.String()), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
-	}
-	objs := make([]batchObject, 0, len(names))
-	for _, n := range names {
-		header, rest, ok := strings.Cut(out, "\n")
-		if !ok {
-			return nil, fmt.Errorf("git cat-file: no answer for %s", n)
-		}
-		if h, found := strings.CutSuffix(header, " missing"); found && h == n || header == n+" ambiguous" {
-			objs = append(objs, batchObject{missing: true})
-			out = rest
-			continue
-		}
-		f := strings.Fields(header)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("git cat-file: unexpected %q for %s", header, n)
-		}
-		size, err := strconv.Atoi(f[2])
-		if err != nil || size > len(rest) {
-			return nil, fmt.Errorf("git cat-file: bad header %q", header)
-		}
-		content := []byte(rest[:size])
-		if objectHash(f[1], content, len(f[0])) != f[0] {
-			return nil, fmt.Errorf("%s %s: %w", f[1], f[0], ErrBadObject)
-		}
-		objs = append(objs, batchObject{id: f[0], typ: f[1], content: content})
-		out = strings.TrimPrefix(rest[size:], "\n")
-	}
-	return objs, nil
 }
 
 // CommitsNotIn returns the commits reachable from tips but not from into,

@@ -185,6 +185,35 @@ func TestFilesAtRevs(t *testing.T) {
 	}
 }
 
+// FilesAtRevs asks one git process in turns, the folders then their
+// files: a request larger than a pipe holds passes, and a
+// batch that git cuts short is an error, not a wait.
+func TestFilesAtRevsInTurns(t *testing.T) {
+	p := newPlantRepo(t)
+	g := Repo{Dir: p.root}
+	var dirs []RevDir
+	for range 800 { // ≈ 80 KB of names
+		dirs = append(dirs, RevDir{Rev: p.real, Dir: ".saga/stories/s"}, RevDir{Rev: p.real, Dir: ""})
+	}
+	got, err := g.FilesAtRevs(context.Background(), dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(got); i += 2 {
+		if string(got[i]["t.json"]) != strictTask || string(got[i+1]["README"]) != "two\n" {
+			t.Fatalf("FilesAtRevs #%d: %q %q", i, got[i], got[i+1])
+		}
+	}
+	// A git that ends before answering all: an error naming the batch.
+	fake := filepath.Join(t.TempDir(), "git")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nhead -c 1 >/dev/null; echo 'fatal: gone' >&2; exit 128\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Repo{Dir: p.root, Bin: fake}).FilesAtRevs(context.Background(), dirs); err == nil || !strings.Contains(err.Error(), "fatal: gone") {
+		t.Errorf("a batch cut short: %v", err)
+	}
+}
+
 // CommitsNotIn is the history of the tips that into lacks, with parents:
 // evil's commit, whose parent is main's tip; nothing for a tip in main.
 func TestCommitsNotIn(t *testing.T) {

@@ -242,7 +242,7 @@ func (ev *Evidence) lookAt(id string) lookedRuns {
 
 // Prefetch names the stories a caller is about to ask about (an epic's
 // children, every story of status): the first read of a story branch's
-// tasks reads all of theirs with the same two git processes.
+// tasks reads all of theirs with the same git process.
 func (ev *Evidence) Prefetch(ids []string) { ev.wanted = append(ev.wanted, ids...) }
 
 // Records reads the root's run records (runs.ReadRecord), finding and
