@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // catFile is one `git cat-file --batch` asked in turns: a read whose next
@@ -31,9 +29,7 @@ type catFile struct {
 // catFile starts the batch; close ends it.
 func (g Repo) catFile(ctx context.Context) (*catFile, error) {
 	args := []string{"cat-file", "--batch"}
-	cmd := exec.CommandContext(ctx, cmp.Or(g.Bin, "git"), fixedArgs(args)...)
-	cmd.Dir, cmd.Env = g.Dir, fixedEnv(os.Environ())
-	cmd.WaitDelay = 2 * time.Second // as RawInput
+	cmd := g.command(ctx, args)
 	c := &catFile{cmd: cmd, args: strings.Join(args, " ")}
 	cmd.Stderr = &c.errb
 	in, err := cmd.StdinPipe()

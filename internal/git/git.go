@@ -45,18 +45,7 @@ func (g Repo) Raw(ctx context.Context, args ...string) (string, error) {
 
 // RawInput is Raw with input on git's stdin (cat-file --batch).
 func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (string, error) {
-	bin := g.Bin
-	if bin == "" {
-		bin = "git"
-	}
-	cmd := exec.CommandContext(ctx, bin, fixedArgs(args)...)
-	cmd.Dir = g.Dir
-	cmd.Env = fixedEnv(os.Environ())
-	// A filter, credential helper or ssh that git started can outlive it
-	// (killed on cancel, or a daemon) holding the output pipes open: wait
-	// for them that long at most, not forever. git stays in our process
-	// group, so that ssh can still ask the terminal for a passphrase.
-	cmd.WaitDelay = 2 * time.Second
+	cmd := g.command(ctx, args)
 	if input != nil {
 		cmd.Stdin = bytes.NewReader(input)
 	}
@@ -69,6 +58,20 @@ func (g Repo) RawInput(ctx context.Context, input []byte, args ...string) (strin
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return out.String(), nil
+}
+
+// command is git with args in Dir, its arguments and environment fixed
+// (fixedArgs, fixedEnv).
+func (g Repo) command(ctx context.Context, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, cmp.Or(g.Bin, "git"), fixedArgs(args)...)
+	cmd.Dir = g.Dir
+	cmd.Env = fixedEnv(os.Environ())
+	// A filter, credential helper or ssh that git started can outlive it
+	// (killed on cancel, or a daemon) holding the output pipes open: wait
+	// for them that long at most, not forever. git stays in our process
+	// group, so that ssh can still ask the terminal for a passphrase.
+	cmd.WaitDelay = 2 * time.Second
+	return cmd
 }
 
 // MergeConflicts tries a merge of theirs into ours without touching a
