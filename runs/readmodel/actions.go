@@ -243,8 +243,9 @@ func (ev *Evidence) fromActions(ctx context.Context, st *StoryState, ar *Actions
 	}
 	ref := "refs/remotes/origin/" + runs.StoryBranch(st.ID)
 	// Ended fetched origin's branch: what a prefetch read of it before is
-	// stale.
+	// stale, and so is its tip as listed — read it by name, as fetched.
 	delete(ev.branches, ref)
+	delete(ev.tips, ref)
 	if tasks, ok := ev.branchTasks(ctx, ref, st.ID); ok {
 		st.Tasks, st.From, st.Total, st.Done = tasks, FromOrigin, len(tasks), 0
 		for _, s := range tasks {
