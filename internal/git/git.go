@@ -3,7 +3,8 @@
 // completion, the hook): argument vectors, never a shell string, never the
 // repository's own hooks, never replace refs or grafts, a fixed locale, a
 // bounded wait for children git leaves behind; reads of files at a commit
-// verified against the commit's hash (objects.go);
+// verified against the commit's hash (objects.go), one cat-file batch asked
+// in turns per read (catfile.go);
 // changes to the worktree registry under one repository lock; and reads what
 // git lists of them (Worktrees).
 package git
