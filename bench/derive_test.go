@@ -31,36 +31,11 @@ func BenchmarkEpicDerive200(b *testing.B) {
 		children = append(children, [2]any{fmt.Sprintf("big--s%03d", i), []string{}})
 	}
 	root := epicRepo(b, "big", children, 3)
-	// The branches' commits in one git process.
-	main := testkit.Git(b, root, "rev-parse", "HEAD")
-	var stream strings.Builder
-	commit := func(sid, status, from string) {
-		short := sid[strings.LastIndex(sid, "-")+1:]
-		fmt.Fprintf(&stream, "commit refs/heads/%s\ncommitter B <b@example.invalid> 0 +0000\ndata 0\n", runs.StoryBranch(sid))
-		if from != "" {
-			fmt.Fprintf(&stream, "from %s\n", from)
-		}
-		for t := 1; t <= 3; t++ {
-			blocked := "[]"
-			if t > 1 {
-				blocked = fmt.Sprintf(`["%s-t%d"]`, short, t-1)
-			}
-			data := fmt.Sprintf(`{"id": "%s-t%d", "subject": "Do t%d", "description": "", "status": %q, "blockedBy": %s}`+"\n", short, t, t, status, blocked)
-			fmt.Fprintf(&stream, "M 100644 inline .saga/stories/%s/%s-t%d.json\ndata %d\n%s\n", sid, short, t, len(data), data)
-		}
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("big--s%03d", i)
 	}
-	for i := range 100 {
-		commit(fmt.Sprintf("big--s%03d", i), store.StatusCompleted, main)
-	}
-	moved := "big--s000"
-	commit(moved, store.StatusInProgress, "") // on top of its first
-	cmd := exec.Command("git", "fast-import", "--quiet")
-	cmd.Dir, cmd.Stdin = root, strings.NewReader(stream.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("git fast-import: %v\n%s", err, out)
-	}
-	tips := []string{testkit.Git(b, root, "rev-parse", runs.StoryBranch(moved)+"^"), testkit.Git(b, root, "rev-parse", runs.StoryBranch(moved))}
-	refFile := filepath.Join(root, ".git", "refs", "heads", filepath.FromSlash(runs.StoryBranch(moved)))
+	refFile, tips := storyBranches(b, root, ids, store.StatusInProgress)
 
 	p, err := store.NewParser()
 	must(b, err)
@@ -104,4 +79,42 @@ func BenchmarkEpicDerive200(b *testing.B) {
 	b.ReportMetric(median(still)*1e3, "kept-ms")
 	b.ReportMetric(median(move)*1e3, "kept-moved-ms")
 	b.ReportMetric(median(move)/median(fresh), "kept-moved/fresh")
+}
+
+// storyBranches gives each story of ids a branch of its own in root, its
+// tasks (3, as epicRepo wrote them) completed there, in one git process;
+// the first story's tip can be moved between the two tips given (the
+// second with its tasks' status movedStatus), by writing one of them to
+// refFile: a story's commit during a run.
+func storyBranches(b *testing.B, root string, ids []string, movedStatus string) (refFile string, tips [2]string) {
+	b.Helper()
+	main := testkit.Git(b, root, "rev-parse", "HEAD")
+	var stream strings.Builder
+	commit := func(sid, status, from string) {
+		short := sid[strings.LastIndex(sid, "-")+1:]
+		fmt.Fprintf(&stream, "commit refs/heads/%s\ncommitter B <b@example.invalid> 0 +0000\ndata 0\n", runs.StoryBranch(sid))
+		if from != "" {
+			fmt.Fprintf(&stream, "from %s\n", from)
+		}
+		for t := 1; t <= 3; t++ {
+			blocked := "[]"
+			if t > 1 {
+				blocked = fmt.Sprintf(`["%s-t%d"]`, short, t-1)
+			}
+			data := fmt.Sprintf(`{"id": "%s-t%d", "subject": "Do t%d", "description": "", "status": %q, "blockedBy": %s}`+"\n", short, t, t, status, blocked)
+			fmt.Fprintf(&stream, "M 100644 inline .saga/stories/%s/%s-t%d.json\ndata %d\n%s\n", sid, short, t, len(data), data)
+		}
+	}
+	for _, id := range ids {
+		commit(id, store.StatusCompleted, main)
+	}
+	moved := ids[0]
+	commit(moved, movedStatus, "") // on top of its first
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = root, strings.NewReader(stream.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	tips = [2]string{testkit.Git(b, root, "rev-parse", runs.StoryBranch(moved)+"^"), testkit.Git(b, root, "rev-parse", runs.StoryBranch(moved))}
+	return filepath.Join(root, ".git", "refs", "heads", filepath.FromSlash(runs.StoryBranch(moved))), tips
 }

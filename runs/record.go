@@ -255,6 +255,24 @@ func recordDir(root string) (string, error) {
 	return filepath.Join(filepath.Dir(locks), "runs"), nil
 }
 
+// ReadCacheDir holds what a reader of the repository holding root keeps
+// for the next (the story folders read from branches, by commit): beside
+// the run records, inside the git dir no story's sandbox may write;
+// checked as trustedRecordDir checks the records, since what it holds is
+// believed. Not cache/, where an earlier saga-lsp kept stories' build
+// caches that `clean` removes.
+func ReadCacheDir(root string) (string, error) {
+	runsDir, err := recordDir(root)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(filepath.Dir(runsDir), "readcache")
+	if err := ownedPrivate(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("read cache: %w", err)
+	}
+	return dir, nil
+}
+
 // trustedRecordDir is recordDir when it is the user's folder that no one
 // else may write (a record there decides which stories an epic runs).
 func trustedRecordDir(root string) (string, error) {

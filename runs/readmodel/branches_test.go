@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -83,4 +84,78 @@ func TestBranchFoldersReadWhereTipsMoved(t *testing.T) {
 	if refs := slices.Sorted(maps.Keys(kept.byRef)); !slices.Equal(refs, []string{"refs/heads/" + runs.StoryBranch("b")}) {
 		t.Errorf("kept after story/a's deletion: %v", refs)
 	}
+}
+
+// A one-shot reader (`status <epic>`) keeps the branches' folders on disk:
+// the next one reads from git only the tips that moved. The kept folders
+// are believed only from a folder no one else may write, and a file that is
+// not one this code wrote keeps nothing.
+func TestBranchFoldersKeptOnDisk(t *testing.T) {
+	taskRel := ".saga/stories/a/a1.json"
+	task := func(status string) map[string]string {
+		return map[string]string{taskRel: `{"id": "a1", "subject": "T", "description": "d", "status": "` + status + `", "blockedBy": []}` + "\n"}
+	}
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, task("pending"))
+	testkit.WriteFiles(t, root, map[string]string{
+		".saga/stories/a/story.json": `{"id": "a", "title": "S", "description": "d"}` + "\n",
+		".saga/epics/e.json":         `{"id": "e", "title": "E", "description": "d", "children": [{"id": "a", "blockedBy": []}]}` + "\n",
+	})
+	testkit.InitRepo(t, root)
+	testkit.Git(t, root, "switch", "-q", "-c", runs.StoryBranch("a"))
+	testkit.WriteFiles(t, root, task("completed"))
+	testkit.Git(t, root, "commit", "-q", "-am", "a done")
+	testkit.Git(t, root, "switch", "-q", "main")
+
+	sessionDir := t.TempDir()
+	status := func(what string, done int) {
+		t.Helper()
+		_, st, err := LoadEpicState(context.Background(), EpicQuery{Root: root, Epic: "e", SessionDir: sessionDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Stories[0].Done; got != done {
+			t.Errorf("%s: a has %d/1 tasks done, want %d", what, got, done)
+		}
+	}
+	status("first read", 1)
+	dir, err := runs.ReadCacheDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, branchFoldersName)
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("nothing kept on disk: %v", err)
+	}
+
+	// story/a's task is gone from the object store: only the folder kept
+	// on disk can still show it done.
+	oid := testkit.Git(t, root, "rev-parse", runs.StoryBranch("a")+":"+taskRel)
+	if err := os.Remove(filepath.Join(root, ".git", "objects", oid[:2], oid[2:])); err != nil {
+		t.Fatal(err)
+	}
+	status("read again, kept on disk", 1)
+
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" { // ACLs there (docs/platforms.md#windows)
+		status("kept in a folder others may write", 0)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	status("the folder private again", 1)
+
+	if err := os.WriteFile(file, []byte(`{"version": 1, "byRef": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	status("a cut file", 0)
+
+	// The tip moves: read anew, whatever was kept.
+	testkit.Git(t, root, "switch", "-q", runs.StoryBranch("a"))
+	testkit.WriteFiles(t, root, task("pending"))
+	testkit.Git(t, root, "commit", "-q", "-am", "a reopened")
+	testkit.Git(t, root, "switch", "-q", "main")
+	status("its tip moved", 0)
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -174,6 +175,16 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 		return nil, nil, err
 	}
 	q.evidence = ev
+	if q.Branches == nil {
+		// A one-shot reader keeps the branches' folders on disk: the
+		// next `status <epic>` reads from git only the tips that moved.
+		q.Branches = LoadBranchFolders(q.Root)
+		defer func() {
+			if err := q.Branches.Save(); err != nil {
+				slog.Debug("branch folders not kept", "err", err)
+			}
+		}()
+	}
 	st, err := EpicState(ctx, ws, q)
 	return ws, st, err
 }

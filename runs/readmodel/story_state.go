@@ -622,7 +622,7 @@ func (ev *Evidence) fetchBranches(ctx context.Context, ref, story string) {
 		for i, r := range refs {
 			if err == nil {
 				ev.branches[r] = files[i]
-				read[r] = branchFolder{commit: ev.tips[r], files: files[i]}
+				read[r] = branchFolder{Commit: ev.tips[r], Files: files[i]}
 			} else {
 				ev.branches[r] = nil // unreadable: no tasks there, as a failed read of one (not kept)
 			}
