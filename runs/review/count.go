@@ -17,9 +17,13 @@ import (
 // posted it.
 const ReplyMarker = "<!-- saga-lsp reply"
 
+// loginChars is GitHub's rule for a login's characters (its length
+// checked apart, as answer.go's patterns are).
+var loginChars = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+
 // validLogin is GitHub's rule for a login; anything else is never put in a
 // REST path.
-var validLogin = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+func validLogin(s string) bool { return len(s) <= 39 && loginChars.MatchString(s) }
 
 // Writers answers whether GitHub says a login can write to the repository
 // (the collaborator-permission endpoint: admin or write, which includes
@@ -43,7 +47,7 @@ func (w *Writers) Can(ctx context.Context, login string) (bool, error) {
 	if v, ok := w.known[login]; ok {
 		return v, nil
 	}
-	if !validLogin.MatchString(login) {
+	if !validLogin(login) {
 		w.known[login] = false
 		return false, nil
 	}
