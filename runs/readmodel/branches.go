@@ -2,9 +2,7 @@ package readmodel
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -83,7 +81,7 @@ func (c *BranchFolders) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	if err := filesafe.WriteFileAtomic(c.file, data, 0o600); err != nil {
