@@ -266,11 +266,7 @@ func ReadCacheDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(runsDir), "readcache")
-	if err := ownedPrivate(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("read cache: %w", err)
-	}
-	return dir, nil
+	return privateOrAbsent(filepath.Join(filepath.Dir(runsDir), "readcache"), "read cache")
 }
 
 // trustedRecordDir is recordDir when it is the user's folder that no one
@@ -280,8 +276,14 @@ func trustedRecordDir(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return privateOrAbsent(dir, "run records")
+}
+
+// privateOrAbsent is dir when it is the user's folder that no one else
+// may write (ownedPrivate), or not there yet; what names it in the error.
+func privateOrAbsent(dir, what string) (string, error) {
 	if err := ownedPrivate(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("run records: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	return dir, nil
 }

@@ -1,14 +1,18 @@
 package readmodel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // BranchFolders keeps the story folders read from story branches between
@@ -68,6 +72,8 @@ func LoadBranchFolders(root string) *BranchFolders {
 
 // Save writes the folders to the file they were loaded from, when they
 // changed (atomically: a reader at the same time sees the old or the new).
+// Without fsync: a crash may lose the write or leave the file empty, which
+// keeps nothing, and two fsyncs were a tenth of a `status <epic>` call.
 func (c *BranchFolders) Save() error {
 	if c == nil || c.file == "" {
 		return nil
@@ -84,7 +90,13 @@ func (c *BranchFolders) Save() error {
 	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	if err := filesafe.WriteFileAtomic(c.file, data, 0o600); err != nil {
+	dir, err := filesafe.OpenBeneath(filepath.Dir(c.file))
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer dir.Close()
+	dir.NoSync = true
+	if err := dir.WriteFileAtomic(filepath.Base(c.file), data, 0o600); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	c.dirty = false
@@ -131,4 +143,47 @@ func (c *BranchFolders) keep(read map[string]branchFolder, live map[string]bool)
 			c.dirty = true
 		}
 	}
+}
+
+// refresh reads anew, with one git process, the folders kept for refs
+// whose tip moved since they were read (the refs listed now, and their
+// tips), so that the derivation that follows finds them kept:
+// LoadEpicState has git read them while it loads the workspace.
+func (c *BranchFolders) refresh(ctx context.Context, root string, listed bool, live map[string]bool, tips map[string]string) {
+	if c == nil || !listed {
+		return
+	}
+	var refs []string
+	var dirs []git.RevDir
+	c.mu.Lock()
+	for ref, f := range c.byRef {
+		tip := tips[ref]
+		if story, ok := storyOfRef(ref); ok && tip != "" && tip != f.Commit {
+			refs, dirs = append(refs, ref), append(dirs, git.RevDir{Rev: tip, Dir: store.StoryDirRel(story)})
+		}
+	}
+	c.mu.Unlock()
+	if len(dirs) == 0 {
+		return
+	}
+	files, err := git.Repo{Dir: root}.FilesAtRevs(ctx, dirs)
+	if err != nil {
+		return // read again where a derivation asks
+	}
+	read := map[string]branchFolder{}
+	for i, ref := range refs {
+		read[ref] = branchFolder{Commit: tips[ref], Files: files[i]}
+	}
+	c.keep(read, live)
+}
+
+// storyOfRef is the story of a story branch's full ref name, local or
+// origin's (the refs whose folders are kept).
+func storyOfRef(ref string) (string, bool) {
+	for _, prefix := range []string{"refs/heads/", "refs/remotes/origin/"} {
+		if branch, ok := strings.CutPrefix(ref, prefix); ok {
+			return runs.StoryOfBranch(branch)
+		}
+	}
+	return "", false
 }

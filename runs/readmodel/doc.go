@@ -1,6 +1,7 @@
 // Package readmodel owns the one read model of runs: the state of a story
 // (story_state.go: Evidence.Story — run records, events, locks, its worktree
-// copy and branches, the branches' story folders kept by tip for a
+// copy and branches — the story refs and their history not in HEAD as git
+// lists them, in refs.go; the branches' story folders kept by tip for a
 // long-lived reader, and on disk for `status <epic>`, in branches.go — with
 // a dry run's DryState and its PR's review loop as recorded, ReviewState
 // (review.go), beside it), of an epic and its stories with the next step

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
@@ -166,15 +167,10 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 			return nil, nil, err
 		}
 	}
-	ev, err := Gathered(ctx, q.Root, q.SessionDir, q.Env, q.Parser, q.Runs)
+	dir, err := SessionDirOf(q.SessionDir, q.Env)
 	if err != nil {
 		return nil, nil, err
 	}
-	ws, err := q.Parser.Load(q.Root)
-	if err != nil {
-		return nil, nil, err
-	}
-	q.evidence = ev
 	if q.Branches == nil {
 		// A one-shot reader keeps the branches' folders on disk: the
 		// next `status <epic>` reads from git only the tips that moved.
@@ -185,6 +181,37 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 			}
 		}()
 	}
+	// git lists the story refs, then reads the local branches' history not
+	// in HEAD and the kept folders whose tips moved, while the runs are
+	// settled and the workspace is loaded: three processes that were half
+	// of `status <epic>`'s wall time (docs/architecture.md#an-epic-of-200-stories).
+	// Listed during the two reads, the tips are no older than Gathered's,
+	// listed before.
+	listed := make(chan storyRefs, 1)
+	go func() {
+		r := listStoryRefs(ctx, q.Root)
+		var wg sync.WaitGroup
+		wg.Go(func() { q.Branches.refresh(ctx, q.Root, r.refsRead, r.refs, r.tips) })
+		r.readGraph(ctx, q.Root)
+		wg.Wait()
+		listed <- r
+	}()
+	ev := evidenceOfRuns(q.Root, dir, q.Parser)
+	ev.Runs = q.Runs
+	ev.Settle()
+	ws, err := q.Parser.Load(q.Root)
+	if err == nil {
+		if e := ws.Epic(q.Epic); e != nil {
+			for _, c := range e.Children { // while git reads: EpicState asks for each
+				ev.record(c.ID, false)
+			}
+		}
+	}
+	ev.storyRefs = <-listed
+	if err != nil {
+		return nil, nil, err
+	}
+	q.evidence = ev
 	st, err := EpicState(ctx, ws, q)
 	return ws, st, err
 }
@@ -400,7 +427,7 @@ func (q EpicQuery) storyOutcome(ctx context.Context, ws *store.Workspace, es *Ep
 	if q.DryRun && state != runs.StatusCompleted && st.Dry != nil {
 		state, es.Branch, es.Session = st.Dry.State, st.Dry.Branch, st.Dry.Session
 		ended = q.Since // a dry attempt's outcome counts in the dry run that made it
-		if d, ok := ev.Records().ReadDry(es.ID); ok {
+		if d, ok := ev.record(es.ID, true); ok {
 			ended, es.Base = d.Ended, d.Base
 		}
 	}

@@ -180,20 +180,16 @@ type Evidence struct {
 	// between Evidences (a long-lived reader), read again where a tip moved.
 	Branches *BranchFolders
 
-	runs     map[string][]runs.RunFile // story → its runs, oldest first
-	refs     map[string]bool           // full ref names of story and dry branches, local and origin's
-	tips     map[string]string         // the same refs' commits
-	refsRead bool                      // the refs were listed (a failed listing names no branch gone)
+	runs map[string][]runs.RunFile // story → its runs, oldest first
+	storyRefs
 
 	// Git read in batches, once per Evidence, so that an epic's 200
 	// stories cost a few git processes, not several each
 	// (docs/architecture.md#speed):
 	wanted   []string                     // stories whose branches the first branch read fetches too (Prefetch)
 	branches map[string]map[string][]byte // ref → the story folder's files committed there, as fetched
-	unmerged map[string][]string          // the story branches' commits not in HEAD, with their parents
-	graphErr error                        // why unmerged could not be read: each question asks git
-	graphed  bool
-	records  *runs.Records // the root's run records, their folder checked once
+	records  *runs.Records                // the root's run records, their folder checked once
+	recs     map[recordKey]recordRead     // the records read (record)
 	locks    runs.WorkerLocks
 	looked   map[string]lookedRuns // each story's runs as judged, once (Settle)
 }
@@ -255,6 +251,39 @@ func (ev *Evidence) Records() runs.Records {
 	return *ev.records
 }
 
+// record is the story's run record, real or dry, read once per Evidence:
+// an epic's derivation asks for a blocker's again with each of its
+// dependents.
+func (ev *Evidence) record(id string, dry bool) (runs.Record, bool) {
+	key := recordKey{id, dry}
+	if r, ok := ev.recs[key]; ok {
+		return r.rec, r.ok
+	}
+	var r recordRead
+	if dry {
+		r.rec, r.ok = ev.Records().ReadDry(id)
+	} else {
+		r.rec, r.ok = ev.Records().Read(id)
+	}
+	if ev.recs == nil {
+		ev.recs = map[recordKey]recordRead{}
+	}
+	ev.recs[key] = r
+	return r.rec, r.ok
+}
+
+// recordKey names a record an Evidence read.
+type recordKey struct {
+	story string
+	dry   bool
+}
+
+// recordRead is a record as read: ok false when there is none.
+type recordRead struct {
+	rec runs.Record
+	ok  bool
+}
+
 // Gathered is NewEvidence of the session dir (SessionDirOf) through the
 // cache of runs (nil: none), Settled: the evidence to read before the
 // workspace it judges is loaded.
@@ -272,19 +301,16 @@ func Gathered(ctx context.Context, root, sessionDir string, env func(string) str
 // NewEvidence lists the runs of sessionDir and the story branches of the
 // repository at root.
 func NewEvidence(ctx context.Context, root, sessionDir string, p *store.Parser) *Evidence {
-	ev := &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory), refs: map[string]bool{}, tips: map[string]string{},
-		locks: runs.WorkerLocks{Root: root}}
-	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)",
-		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
-	if err == nil {
-		ev.refsRead = true
-		for line := range strings.Lines(out) {
-			if sha, r, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
-				ev.refs[r], ev.tips[r] = true, sha
-			}
-		}
-	}
+	ev := evidenceOfRuns(root, sessionDir, p)
+	ev.storyRefs = listStoryRefs(ctx, root)
 	return ev
+}
+
+// evidenceOfRuns is an Evidence of sessionDir's runs, its refs not listed
+// yet.
+func evidenceOfRuns(root, sessionDir string, p *store.Parser) *Evidence {
+	return &Evidence{Root: root, SessionDir: sessionDir, Parser: p, runs: runs.ListRuns(sessionDir, runs.KindStory),
+		locks: runs.WorkerLocks{Root: root}}
 }
 
 // HasBranch tells whether the story has a local branch story/<s>.
@@ -315,7 +341,7 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	st := StoryState{ID: id, State: StoryPending}
 	look := ev.lookAt(id)
 	last, alive, lastDry, dryAlive := look.last, look.alive, look.dry, look.dryAlive
-	rec, haveRec := ev.Records().Read(id)
+	rec, haveRec := ev.record(id, false)
 
 	// A live worker that has not recorded its worktree yet is still making
 	// it: a copy git is checking out holds some task files only.
@@ -440,7 +466,7 @@ func (ev *Evidence) baseMoved(ctx context.Context, ws *store.Workspace, st *Stor
 		// A blocker landed (its PR merged) is on the default branch: its
 		// branch's tip no longer counts (docs/landing.md).
 		if blocker, _, ok := runs.StoryOfRunBranch(b); ok {
-			if r, ok := ev.Records().Read(blocker); ok && r.PRState == runs.PRMerged {
+			if r, ok := ev.record(blocker, false); ok && r.PRState == runs.PRMerged {
 				continue
 			}
 		}
@@ -674,21 +700,10 @@ func (ev *Evidence) isAncestor(ctx context.Context, a, b string) bool {
 	return git.Repo{Dir: ev.Root}.OK(ctx, "merge-base", "--is-ancestor", a, b)
 }
 
-// graph is the local story branches' history not in HEAD (one git
-// process, once), or nil when it cannot be read.
+// graph is the local story branches' history not in HEAD (storyRefs.readGraph),
+// or nil when it cannot be read.
 func (ev *Evidence) graph(ctx context.Context) map[string][]string {
-	if !ev.graphed {
-		ev.graphed = true
-		var tips []string
-		seen := map[string]bool{}
-		for r, sha := range ev.tips {
-			if strings.HasPrefix(r, "refs/heads/"+runs.StoryBranchPrefix) && !seen[sha] {
-				seen[sha] = true
-				tips = append(tips, sha)
-			}
-		}
-		ev.unmerged, ev.graphErr = git.Repo{Dir: ev.Root}.CommitsNotIn(ctx, tips, "HEAD")
-	}
+	ev.readGraph(ctx, ev.Root)
 	if ev.graphErr != nil {
 		return nil
 	}
@@ -706,7 +721,7 @@ func (ev *Evidence) dry(id string, last *runs.Run, alive bool) *DryState {
 	if ev.refs["refs/heads/"+runs.DryBranch(id)] {
 		d.Branch = runs.DryBranch(id)
 	}
-	rec, haveRec := ev.Records().ReadDry(id)
+	rec, haveRec := ev.record(id, true)
 	if last != nil && last.Total > 0 {
 		d.Done, d.Total = max(last.Done, 0), last.Total
 	}
