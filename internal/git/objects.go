@@ -159,11 +159,34 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 	if !fullHash(commit) {
 		return nil, fmt.Errorf("read files at %q: not a full commit hash", commit)
 	}
+	return g.blobsAt(ctx, commit, paths)
+}
+
+// BlobsAtRef is BlobsAt at the commit a ref names as git reads it, in the
+// same git process: one, where resolving the ref first was another.
+func (g Repo) BlobsAtRef(ctx context.Context, ref string, paths []string) (map[string]Blob, error) {
+	if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\n:") {
+		return nil, fmt.Errorf("read files at %q: not a ref", ref)
+	}
+	return g.blobsAt(ctx, ref+"^{commit}", paths)
+}
+
+func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[string]Blob, error) {
 	c, err := g.catFile(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.close()
+	if !fullHash(commit) {
+		answers, err := c.batch([]string{commit})
+		if err != nil {
+			return nil, err
+		}
+		if answers[0].missing || answers[0].typ != "commit" {
+			return nil, fmt.Errorf("%s is not a commit of the repository in %s", strings.TrimSuffix(commit, "^{commit}"), g.Dir)
+		}
+		commit = answers[0].id
+	}
 	raw, err := c.object(commit, "commit")
 	if err != nil {
 		return nil, err

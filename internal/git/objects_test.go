@@ -226,3 +226,28 @@ func TestCommitsNotIn(t *testing.T) {
 		t.Fatalf("CommitsNotIn: %v (evil %s, real %s)", got, p.evil, p.real)
 	}
 }
+
+// BlobsAtRef reads the files at the commit a branch names, in one
+// process: those that are files there, nothing for a path absent or a
+// folder; a name that is not a commit is an error, never a read at
+// something else.
+func TestBlobsAtRef(t *testing.T) {
+	p := newPlantRepo(t)
+	g := Repo{Dir: p.root}
+	ctx := context.Background()
+	got, err := g.BlobsAtRef(ctx, "refs/heads/evil", []string{".saga/stories/s/t.json", "README", "absent", ".saga/stories/s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[".saga/stories/s/t.json"].Data) != weakTask || string(got["README"].Data) != "two\n" {
+		t.Fatalf("BlobsAtRef(evil): %v", got)
+	}
+	if got, err := g.BlobsAtRef(ctx, "refs/heads/main", []string{".saga/stories/s/t.json"}); err != nil || string(got[".saga/stories/s/t.json"].Data) != p.realTask {
+		t.Fatalf("BlobsAtRef(main): %v, %v", got, err)
+	}
+	for _, ref := range []string{"refs/heads/none", "-h", "main:README", p.realBlob} {
+		if got, err := g.BlobsAtRef(ctx, ref, []string{"README"}); err == nil {
+			t.Errorf("BlobsAtRef(%q) read %v", ref, got)
+		}
+	}
+}

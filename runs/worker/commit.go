@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -236,7 +235,7 @@ func (r *run) commitMessage(what string, before map[string]string) string {
 // push pushes the story branch when there is a remote (never in a dry
 // run).
 func (r *run) push(ctx context.Context) error {
-	if r.o.DryRun || !r.repo.HasRemote(ctx) {
+	if r.o.DryRun || !r.remote {
 		return nil // nowhere to push to
 	}
 	_, err := r.wtGit.Retry(ctx, r.pushArgs(ctx)...)
@@ -264,7 +263,12 @@ func (r *run) guardSaga(ctx context.Context) {
 		return
 	}
 	storyDir := store.StoryDirRel(r.o.Story) + "/"
-	var reverted []string
+	type change struct {
+		code, rel  string
+		statusOnly bool // a story file whose change may be a status alone
+	}
+	var changes []change
+	var statusOnly []string
 	entries := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]
@@ -275,19 +279,35 @@ func (r *run) guardSaga(ctx context.Context) {
 		if code[0] == 'R' || code[0] == 'C' { // the source path follows
 			i++
 		}
-		switch {
-		case rel == store.JournalFileRel(r.o.Story):
-			continue
-		case strings.HasPrefix(rel, storyDir) && code != "??" && code[1] != 'D' && path.Dir(rel)+"/" == storyDir:
-			if r.keepFieldChanges(ctx, rel) {
-				continue
-			}
-		}
-		if err := r.revert(ctx, rel, code); err != nil {
-			r.j.Warn(runs.StepCommit, "revert %s: %v", termtext.Escape(rel), err)
+		if rel == store.JournalFileRel(r.o.Story) {
 			continue
 		}
-		reverted = append(reverted, rel)
+		c := change{code, rel, strings.HasPrefix(rel, storyDir) && code != "??" && code[1] != 'D' && path.Dir(rel)+"/" == storyDir}
+		changes = append(changes, c)
+		if c.statusOnly {
+			statusOnly = append(statusOnly, rel)
+		}
+	}
+	// The branch's copies of those files in one git process, not two a
+	// file (a task completed is a file changed; docs/architecture.md#cost-follows-the-change-100000-files).
+	// Unreadable, they are reverted, as a file the branch lacks.
+	var onBranch map[string]git.Blob
+	if len(statusOnly) > 0 {
+		var err error
+		if onBranch, err = r.wtGit.BlobsAtRef(ctx, r.branchRef(), statusOnly); err != nil {
+			r.j.Warn(runs.StepCommit, "read the story's files on %s: %v", r.branch, err)
+		}
+	}
+	var reverted []string
+	for _, c := range changes {
+		if head, ok := onBranch[c.rel]; ok && c.statusOnly && r.keepFieldChanges(c.rel, head.Data) {
+			continue
+		}
+		if err := r.revert(ctx, c.rel, c.code); err != nil {
+			r.j.Warn(runs.StepCommit, "revert %s: %v", termtext.Escape(c.rel), err)
+			continue
+		}
+		reverted = append(reverted, c.rel)
 	}
 	if len(reverted) == 0 {
 		return
@@ -362,25 +382,17 @@ func names(rels []string) string {
 	return strings.Join(termtext.Escapes(rels), ", ")
 }
 
-// keepFieldChanges tells whether a story file differs from the branch only
-// in the member the worker and the hook write (status). When it differs in more,
-// the file is restored to the branch's with those members kept, and false
-// is returned. The file is read without following a link and bounded.
-func (r *run) keepFieldChanges(ctx context.Context, rel string) bool {
+// keepFieldChanges tells whether a story file differs from the branch's
+// copy (onBranch) only in the member the worker and the hook write
+// (status). When it differs in more, the file is restored to the branch's
+// with those members kept, and false is returned. The file is read without
+// following a link and bounded.
+func (r *run) keepFieldChanges(rel string, onBranch []byte) bool {
 	cur, err := filesafe.ReadInside(r.wt, rel)
-	if err != nil {
+	if err != nil || len(onBranch) > filesafe.MaxFileSize {
 		return false // reverted from the branch
 	}
-	blob := r.branchRef() + ":" + rel
-	if size, err := r.wtGit.Run(ctx, "cat-file", "-s", blob); err != nil {
-		return false // new in the worktree: reverted (removed)
-	} else if n, err := strconv.Atoi(size); err != nil || n > filesafe.MaxFileSize {
-		return false
-	}
-	head, err := r.wtGit.Raw(ctx, "show", blob)
-	if err != nil {
-		return false
-	}
+	head := string(onBranch)
 	// Only a status is the run's: the agent's edits to the fields older
 	// workers wrote (store.RunFields) are reverted too
 	// (docs/worker.md#definitions-on-the-branch).

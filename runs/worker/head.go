@@ -77,6 +77,14 @@ func (r *run) commitIndex(ctx context.Context, msg string) (string, error) {
 	return r.commitTree(ctx, tree, tip, msg)
 }
 
+// commitIdentity is git.Repo.Identity, asked once per run.
+func (r *run) commitIdentity(ctx context.Context) []string {
+	if !r.identityRead {
+		r.identity, r.identityRead = r.wtGit.Identity(ctx), true
+	}
+	return r.identity
+}
+
 // commitEmpty commits the branch tip's own tree on the branch: a commit
 // that changes nothing (the draft PR's start).
 func (r *run) commitEmpty(ctx context.Context, msg string) (string, error) {
@@ -91,7 +99,7 @@ func (r *run) commitEmpty(ctx context.Context, msg string) (string, error) {
 // a merge) and moves the story branch to it only if the branch is still at
 // parent (never through a symbolic ref).
 func (r *run) commitTree(ctx context.Context, tree, parent, msg string, merged ...string) (string, error) {
-	args := append(r.wtGit.Identity(ctx), "commit-tree", tree, "-p", parent)
+	args := append(r.commitIdentity(ctx), "commit-tree", tree, "-p", parent)
 	for _, m := range merged {
 		args = append(args, "-p", m)
 	}

@@ -76,7 +76,7 @@ func (r *run) bringIn(ctx context.Context) error {
 			r.branch, r.referenceFrom, short, r.wt, st, r.wt)
 	}
 	msg := fmt.Sprintf("saga(%s): take in %s at %s", r.o.Story, r.referenceFrom, short)
-	args := append(r.wtGit.Identity(ctx), "merge", "--no-edit", "-m", msg, r.reference)
+	args := append(r.commitIdentity(ctx), "merge", "--no-edit", "-m", msg, r.reference)
 	if _, err := r.wtGit.Run(ctx, args...); err != nil {
 		conflicts, _ := r.wtGit.Run(ctx, "diff", "--name-only", "--diff-filter=U")
 		r.wtGit.Run(ctx, "merge", "--abort")

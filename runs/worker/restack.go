@@ -101,7 +101,7 @@ func (r *run) takeRestack(ctx context.Context, rt *restackTask) error {
 // mergeTip merges branch's tip t into the story branch and commits the
 // merge as git leaves it, conflicts included.
 func (r *run) mergeTip(ctx context.Context, branch, t string) error {
-	args := append(r.wtGit.Identity(ctx), "merge", "--no-commit", "--no-ff", t)
+	args := append(r.commitIdentity(ctx), "merge", "--no-commit", "--no-ff", t)
 	_, mergeErr := r.wtGit.Run(ctx, args...)
 	conflicts, _ := r.wtGit.Run(ctx, "diff", "--name-only", "--diff-filter=U")
 	if mergeErr != nil && conflicts == "" {

@@ -49,13 +49,13 @@ func (r *run) worktree(ctx context.Context) (err error) {
 			r.base = "main"
 		}
 	}
-	remote := r.repo.HasRemote(ctx)
+	r.remote = r.repo.HasRemote(ctx)
 	if r.gitCommon, err = r.gitCommonDir(ctx); err != nil {
 		return err
 	}
 	refBase := verify.EpicBase(ctx, r.repo, r.root, r.base)
 	r.refBase = refBase
-	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, remote); err != nil {
+	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, r.remote); err != nil {
 		return err
 	}
 	if removed, err := r.repo.RemoveDeadWorktree(ctx, r.wt); err != nil {
@@ -63,7 +63,7 @@ func (r *run) worktree(ctx context.Context) (err error) {
 	} else if removed {
 		r.j.Step(runs.StepWorktree, "removed %s: an earlier add of it was interrupted before its checkout was done", rel(r.root, r.wt))
 	}
-	if remote {
+	if r.remote {
 		r.fromOrigin(ctx)
 	}
 	switch {
@@ -197,7 +197,7 @@ func (r *run) draftPR(ctx context.Context) {
 	case gh == "":
 		r.noPR(runs.NoPRNoGH, "gh is not installed (or %s is wrong); no pull request", runs.EnvGH)
 		return
-	case !r.repo.HasRemote(ctx):
+	case !r.remote:
 		r.noPR(runs.NoPRNoOrigin, "the repository has no remote named origin; no pull request")
 		return
 	}
@@ -418,7 +418,7 @@ func (r *run) end(ctx context.Context, status string, stopped bool) bool {
 		switch {
 		case r.o.DryRun:
 			r.j.Step(runs.StepEnd, "dry run: the work is committed on %s, not pushed", r.branch)
-		case !r.repo.HasRemote(ctx):
+		case !r.remote:
 			r.j.Step(runs.StepEnd, "no remote named origin: the work is committed on %s only, not pushed", r.branch)
 		}
 	}

@@ -75,8 +75,16 @@ type run struct {
 	reference, referenceFrom string
 	refBase                  string // the branch R is read from: the base, or a stacked story's epic base
 	gitCommon                string // the repository's common git dir
-	pr                       string
-	missing                  *runs.NoPR // why there is no pr (noPR)
+	// remote: the repository had a remote named origin at the run's start,
+	// which the run keeps to (asked once: a git process at every commit
+	// costs at 100,000 files on a loaded machine, docs/architecture.md#cost-follows-the-change-100000-files).
+	remote bool
+	// identity is what git commits need when the user set none, read
+	// once (commitIdentity).
+	identity     []string
+	identityRead bool
+	pr           string
+	missing      *runs.NoPR // why there is no pr (noPR)
 	// fresh: this run created the story branch (a first attempt, or a new
 	// one after reset / run --again): a branch origin still has from an
 	// earlier attempt is replaced, and its PR goes back to draft.
