@@ -75,6 +75,10 @@ const versionOutputMax = 4 << 10
 func InstalledVersion(ctx context.Context, claude string) (Release, error) {
 	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
+	bound := versionTimeout // or the caller's, when shorter (doctor's)
+	if d, ok := ctx.Deadline(); ok {
+		bound = min(bound, time.Until(d).Round(100*time.Millisecond))
+	}
 	cmd := exec.CommandContext(ctx, claude, "--version")
 	cmd.WaitDelay = time.Second // a child holding the pipe open does not hold us
 	out, err := cmd.StdoutPipe()
@@ -90,7 +94,7 @@ func InstalledVersion(ctx context.Context, claude string) (Release, error) {
 	_, _ = io.Copy(io.Discard, out)
 	werr := cmd.Wait()
 	if ctx.Err() != nil {
-		return Release{}, fmt.Errorf("`%s --version` did not answer within %s", claude, versionTimeout)
+		return Release{}, fmt.Errorf("`%s --version` did not answer within %s", claude, bound)
 	}
 	if werr != nil {
 		why := strings.TrimSpace(stderr.String())

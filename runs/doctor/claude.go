@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
+	"github.com/saga-ai/saga-lsp/internal/termtext"
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
@@ -26,7 +27,8 @@ func (c checker) claude(ctx context.Context) []Check {
 }
 
 // claudeProgram finds claude ($SAGA_CLAUDE or PATH) and asks its version:
-// one older than MinClaude lets a failing hook through, so a run refuses it.
+// one older than claudecode.MinVersion lets a failing hook through, so a
+// run refuses it.
 func (c checker) claudeProgram(ctx context.Context) []Check {
 	name := runs.Program(c.o.Env, runs.ProgramClaude)
 	p, err := runs.LookProgram(c.o.Env, runs.ProgramClaude)
@@ -38,18 +40,17 @@ func (c checker) claudeProgram(ctx context.Context) []Check {
 		return []Check{{Name: "claude", Level: Error, Detail: fmt.Sprintf("%s is not installed %s", name, where),
 			Fix: fmt.Sprintf("%s, set %s to it, or try a run with --dry-run (a simulated agent)", installClaude, runs.EnvClaude)}}
 	}
-	out, err := c.output(ctx, func(ctx context.Context) *exec.Cmd { return exec.CommandContext(ctx, p, "--version") })
-	v, ok := parseVersion(out)
+	// Read as the worker reads it before its run (claudecode), under
+	// doctor's bound.
+	ctx, cancel := context.WithTimeout(ctx, c.o.timeout())
+	defer cancel()
+	v, err := claudecode.InstalledVersion(ctx, p)
 	switch {
-	case err != nil || !ok:
-		why := firstLine(out)
-		if err != nil {
-			why = err.Error()
-		}
-		return []Check{{Name: "claude", Level: Warning, Detail: fmt.Sprintf("%s: `claude --version` did not tell its version (%s)", p, why),
-			Fix: fmt.Sprintf("make sure it is Claude Code %s or later", MinClaude)}}
-	case v.less(MinClaude):
-		return []Check{{Name: "claude", Level: Error, Detail: fmt.Sprintf("Claude Code %s (%s) is too old: %s or later makes a failing hook refuse, not let the work through", v, p, MinClaude),
+	case err != nil:
+		return []Check{{Name: "claude", Level: Warning, Detail: fmt.Sprintf("%s: `claude --version` did not tell its version (%s)", p, termtext.Escape(err.Error())),
+			Fix: fmt.Sprintf("make sure it is Claude Code %s or later", claudecode.MinVersion)}}
+	case v.Less(claudecode.MinimumVersion()):
+		return []Check{{Name: "claude", Level: Error, Detail: fmt.Sprintf("Claude Code %s (%s) is too old: %s or later makes a failing hook refuse, not let the work through", v, p, claudecode.MinVersion),
 			Fix: "update it: claude update (or npm install -g @anthropic-ai/claude-code@latest)"}}
 	}
 	return []Check{{Name: "claude", Level: OK, Detail: fmt.Sprintf("Claude Code %s (%s)", v, p)}}

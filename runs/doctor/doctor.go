@@ -65,11 +65,6 @@ const (
 // DefaultTimeout bounds each probe of another program.
 const DefaultTimeout = 5 * time.Second
 
-// MinClaude is the oldest Claude Code whose hooks fail closed: an error in
-// a hook that must refuse (the TaskCompleted gate) blocks rather than lets
-// the action through (docs/hooks.md).
-var MinClaude = version{2, 1, 295}
-
 // MinGit is the oldest git with `git merge-tree --write-tree`, which tells
 // a story's base conflicts before its worker starts.
 var MinGit = version{2, 38, 0}
@@ -274,8 +269,8 @@ func (v version) less(w version) bool {
 	return false
 }
 
-// parseVersion reads the first dotted number in s ("2.1.330 (Claude
-// Code)", "git version 2.39.5.windows.1").
+// parseVersion reads the first dotted number in s ("git version
+// 2.39.5.windows.1"); Claude Code's is claudecode's.
 func parseVersion(s string) (version, bool) {
 	for f := range strings.FieldsSeq(s) {
 		parts := strings.Split(f, ".")

@@ -39,7 +39,6 @@ func TestGHLogin(t *testing.T) {
 
 func TestParseVersion(t *testing.T) {
 	for in, want := range map[string]version{
-		"2.1.330 (Claude Code)":              {2, 1, 330},
 		"git version 2.39.5":                 {2, 39, 5},
 		"git version 2.45.1.windows.1":       {2, 45, 1},
 		"git version 2.39.3 (Apple Git-146)": {2, 39, 3},
@@ -51,8 +50,8 @@ func TestParseVersion(t *testing.T) {
 	if _, ok := parseVersion("command not found"); ok {
 		t.Error("a version read from no version")
 	}
-	if !(version{2, 1, 294}).less(MinClaude) || (version{2, 1, 295}).less(MinClaude) || (version{2, 2, 0}).less(MinClaude) {
-		t.Error("MinClaude compares wrong")
+	if !(version{2, 37, 9}).less(MinGit) || (version{2, 38, 0}).less(MinGit) || (version{3, 0, 0}).less(MinGit) {
+		t.Error("MinGit compares wrong")
 	}
 }
 
