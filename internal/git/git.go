@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -131,7 +132,38 @@ func fixedEnv(env []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null")
+	out = append(out, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1", "GIT_GRAFT_FILE=/dev/null")
+	if runtime.GOOS == "linux" {
+		out = withHugePages(out)
+	}
+	return out
+}
+
+// hugePageTunable has glibc ask the kernel for transparent huge pages for
+// git's heap (madvise; Linux's usual THP setting grants them only on
+// request). Reading a 100,000-entry index allocates ≈ 13 MB, which in
+// 4 KiB pages is ≈ 3,800 page faults — most of `write-tree`'s time where a
+// fault is dear, as on a virtual machine: write-tree 0.084 → 0.033 s,
+// status 0.41 → 0.31 s, a small git process unchanged
+// (docs/architecture.md#cost-follows-the-change-100000-files). glibc
+// ignores a tunable it does not know, other C libraries the variable.
+const hugePageTunable = "glibc.malloc.hugetlb=1"
+
+// withHugePages adds hugePageTunable to env's GLIBC_TUNABLES, unless the
+// user chose that tunable's value there.
+func withHugePages(env []string) []string {
+	for i, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GLIBC_TUNABLES="); ok {
+			switch {
+			case v == "":
+				env[i] = kv + hugePageTunable
+			case !strings.Contains(v, "glibc.malloc.hugetlb="):
+				env[i] = kv + ":" + hugePageTunable
+			}
+			return env
+		}
+	}
+	return append(env, "GLIBC_TUNABLES="+hugePageTunable)
 }
 
 // Retry is Run for a command that is safe to repeat (fetch, push, config),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -83,5 +84,34 @@ func TestErrorSaysWhy(t *testing.T) {
 func TestWorktreesRel(t *testing.T) {
 	if worktreesRel != store.WorktreesRel {
 		t.Fatalf("worktreesRel is %q, store.WorktreesRel %q", worktreesRel, store.WorktreesRel)
+	}
+}
+
+// On Linux every git saga-lsp runs asks glibc for huge pages for its heap
+// (hugePageTunable), beside the tunables the user set, whose own choice of
+// that tunable is kept.
+func TestGitAsksForHugePages(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("glibc's tunables are Linux's")
+	}
+	ctx := context.Background()
+	g := Repo{Dir: t.TempDir()}
+	tunables := func() string {
+		t.Helper()
+		out, err := g.Run(ctx, "-c", "alias.tunables=!printenv GLIBC_TUNABLES", "tunables")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct{ user, want string }{
+		{"", hugePageTunable},
+		{"glibc.malloc.arena_max=2", "glibc.malloc.arena_max=2:" + hugePageTunable},
+		{"glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=0"},
+	} {
+		t.Setenv("GLIBC_TUNABLES", c.user)
+		if got := tunables(); got != c.want {
+			t.Errorf("GLIBC_TUNABLES=%q: git saw %q, want %q", c.user, got, c.want)
+		}
 	}
 }
