@@ -310,16 +310,32 @@ func (g Repo) Identity(ctx context.Context) []string {
 	return []string{"-c", "user.name=saga-lsp worker", "-c", "user.email=saga-lsp@localhost"}
 }
 
-// ExcludeWorktrees adds the worktrees folder to the repository's
-// info/exclude so story worktrees never show up as untracked files.
-func (g Repo) ExcludeWorktrees(ctx context.Context) error {
+// CommonDir is the repository's common git dir (a worktree's shares it),
+// absolute as git names it.
+func (g Repo) CommonDir(ctx context.Context) (string, error) {
 	common, err := g.Run(ctx, "rev-parse", "--git-common-dir")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(g.Dir, common)
 	}
+	return common, nil
+}
+
+// ExcludeWorktrees adds the worktrees folder to the repository's
+// info/exclude so story worktrees never show up as untracked files.
+func (g Repo) ExcludeWorktrees(ctx context.Context) error {
+	common, err := g.CommonDir(ctx)
+	if err != nil {
+		return err
+	}
+	return ExcludeWorktreesIn(common)
+}
+
+// ExcludeWorktreesIn is ExcludeWorktrees for the common git dir common,
+// already asked.
+func ExcludeWorktreesIn(common string) error {
 	path := filepath.Join(common, "info", "exclude")
 	data, _ := os.ReadFile(path)
 	for line := range strings.SplitSeq(string(data), "\n") {

@@ -3,10 +3,8 @@ package worker
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/verify"
@@ -88,17 +86,4 @@ func (r *run) bringIn(ctx context.Context) error {
 	}
 	r.j.Step(runs.StepWorktree, "took %s at %s into %s: the run's reference commit is the branch's fork point", r.referenceFrom, short, r.branch)
 	return nil
-}
-
-// gitCommonDir is the repository's common git dir, as its canonical path
-// (the sandbox denies writes to it).
-func (r *run) gitCommonDir(ctx context.Context) (string, error) {
-	dir, err := r.repo.Run(ctx, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return "", err
-	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.root, dir)
-	}
-	return filesafe.CanonicalPath(dir), nil
 }

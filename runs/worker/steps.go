@@ -34,7 +34,13 @@ func (r *run) worktree(ctx context.Context) (err error) {
 			}
 		}
 	}
-	if err := r.repo.ExcludeWorktrees(ctx); err != nil {
+	common, err := r.repo.CommonDir(ctx)
+	if err != nil {
+		return err
+	}
+	// Its canonical path: the sandbox denies writes to it.
+	r.gitCommon = filesafe.CanonicalPath(common)
+	if err := git.ExcludeWorktreesIn(common); err != nil {
 		r.j.Warn(runs.StepWorktree, "could not add %s/ to .git/info/exclude: %v", store.WorktreesRel, err)
 	}
 	// A dry run lives apart (docs/worker.md#dry-runs): no real run reads it.
@@ -50,9 +56,6 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		}
 	}
 	r.remote = r.repo.HasRemote(ctx)
-	if r.gitCommon, err = r.gitCommonDir(ctx); err != nil {
-		return err
-	}
 	refBase := verify.EpicBase(ctx, r.repo, r.root, r.base)
 	r.refBase = refBase
 	if r.reference, r.referenceFrom, err = r.referenceCommit(ctx, refBase, r.remote); err != nil {
