@@ -475,12 +475,17 @@ func workerSteps(b *testing.B, trace string, after time.Time) stepTimes {
 	s.guard = g.end.Sub(g.start)
 	s.push = pu.end.Sub(pu.start)
 	s.commit = pu.start.Sub(g.end)
-	// The clean check, when the worker makes one after the push.
-	if i := slices.IndexFunc(afterAgent[push+1:], func(p *gitProc) bool { return p.has("status") || p.has("diff", "--no-ext-diff") }); i >= 0 {
-		if c := afterAgent[push+1+i]; !c.has(".saga") {
-			s.commit += c.end.Sub(pu.end)
+	// The clean check, the worker's processes right after the push: a
+	// cat-file of the tip's trees (git.Repo.CommittedAsIs), then git's
+	// diff (or status, for many paths) of what that could not tell.
+	cleanEnd := pu.end
+	for _, c := range afterAgent[push+1:] {
+		if !c.has("cat-file", "--batch") && !c.has("diff", "--no-ext-diff") && !(c.has("status", "--porcelain") && len(c.argv) > 0 && c.argv[len(c.argv)-1] == "--porcelain") {
+			break
 		}
+		cleanEnd = c.end
 	}
+	s.commit += cleanEnd.Sub(pu.end)
 	var pStart, pEnd time.Time
 	for _, p := range afterAgent[push:] {
 		if p.has("status", "--ignored=matching") || p.has("diff", "--ignore-submodules") || p.has("ls-tree", "-r") {

@@ -57,12 +57,18 @@ func TestWatchLimit(t *testing.T) {
 	}
 
 	// Still serving: a new story folder (its parent is watched) is seen
-	// and read, though its own watch fails too — and warns no more.
+	// and read, though its own watch fails too — and warns no more. The
+	// folder arrives whole (made beside, then renamed in): without its
+	// own watch, a file written into it after the server read it is not
+	// seen until it is opened or saved, which is the next part.
 	mark := c.mark()
-	fresh := filepath.Join(stories, "fresh")
-	os.MkdirAll(fresh, 0o755)
-	os.WriteFile(filepath.Join(fresh, "story.json"), []byte(`{"id": "fresh", "title": "F", "description": ""}`), 0o644)
-	os.WriteFile(filepath.Join(fresh, "t.json"), []byte(`{"id": "t"`), 0o644)
+	staged := filepath.Join(root, "fresh-staged")
+	os.MkdirAll(staged, 0o755)
+	os.WriteFile(filepath.Join(staged, "story.json"), []byte(`{"id": "fresh", "title": "F", "description": ""}`), 0o644)
+	os.WriteFile(filepath.Join(staged, "t.json"), []byte(`{"id": "t"`), 0o644)
+	if err := os.Rename(staged, filepath.Join(stories, "fresh")); err != nil {
+		t.Fatal(err)
+	}
 	d, _ := c.diagnostics(mark, ".saga/stories/fresh/t.json", func(p publishedDiagnostics) bool { return len(p.Diagnostics) > 0 })
 	if !slices.Contains(d.codes(), "json-syntax") {
 		t.Fatalf("new folder's file: %v", d.codes())

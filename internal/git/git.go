@@ -1,12 +1,13 @@
 // Package git is the one runner of git in saga-lsp (the worker, run's
 // preflight and branch preparation, the epic state, clean, verified
 // completion, the hook): argument vectors, never a shell string, never the
-// repository's own hooks, never replace refs or grafts, a fixed locale, a
-// bounded wait for children git leaves behind; reads of files at a commit
-// verified against the commit's hash (objects.go), one cat-file batch asked
-// in turns per read (catfile.go);
-// changes to the worktree registry under one repository lock; and reads what
-// git lists of them (Worktrees).
+// repository's own hooks, never replace refs or grafts, a fixed locale,
+// huge pages for its heap on Linux, a bounded wait for children git leaves
+// behind; reads of files at a commit verified against the commit's hash
+// (objects.go), one cat-file batch asked in turns per read (catfile.go);
+// which working files are as a branch committed them (asis.go); changes to
+// the worktree registry under one repository lock; and reads what git
+// lists of them (Worktrees).
 package git
 
 import (

@@ -177,6 +177,33 @@ func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[s
 		return nil, err
 	}
 	defer c.close()
+	entries, err := c.entriesAt(g, commit, paths)
+	if err != nil {
+		return nil, err
+	}
+	var ids, names []string
+	for _, p := range paths {
+		if e, ok := entries[p]; ok && (e.mode == "100644" || e.mode == "100755") && !slices.Contains(names, p) {
+			ids, names = append(ids, e.id), append(names, p)
+		}
+	}
+	blobs, err := c.objects(ids, "blob")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Blob, len(names))
+	for i, n := range names {
+		out[n] = Blob{Data: blobs[i], Exec: entries[n].mode == "100755"}
+	}
+	return out, nil
+}
+
+// entriesAt is the tree entry of each of paths (slash paths from the
+// top) at commit — a full hash, or a revision git resolves to a commit
+// (then the commit's own hash is not checked) — by path; a path not there
+// is left out. The paths' folders are read level by level, each level's
+// trees in one batch, however many paths.
+func (c *catFile) entriesAt(g Repo, commit string, paths []string) (map[string]treeEntry, error) {
 	if !fullHash(commit) {
 		answers, err := c.batch([]string{commit})
 		if err != nil {
@@ -196,8 +223,6 @@ func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[s
 	if !ok || len(root) != len(commit) {
 		return nil, fmt.Errorf("commit %s: no tree line", commit)
 	}
-	// The paths' folders level by level, each level's trees in one
-	// batch of the one git process, however many paths.
 	type walk struct {
 		path  string
 		parts []string
@@ -208,8 +233,7 @@ func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[s
 		pending = append(pending, walk{p, strings.Split(strings.Trim(p, "/"), "/"), string(root)})
 	}
 	trees := map[string][]treeEntry{} // by tree id
-	var ids, names []string
-	var exec []bool
+	out := map[string]treeEntry{}
 	for len(pending) > 0 {
 		var need []string
 		for _, w := range pending {
@@ -228,29 +252,20 @@ func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[s
 		}
 		next := pending[:0]
 		for _, w := range pending {
-			last := len(w.parts) == 1
 			for _, e := range trees[w.tree] {
 				if e.name != w.parts[0] {
 					continue
 				}
 				switch {
-				case !last && e.mode == "40000":
+				case len(w.parts) == 1:
+					out[w.path] = e
+				case e.mode == "40000":
 					next = append(next, walk{w.path, w.parts[1:], e.id})
-				case last && (e.mode == "100644" || e.mode == "100755"):
-					ids, names, exec = append(ids, e.id), append(names, w.path), append(exec, e.mode == "100755")
 				}
 				break
 			}
 		}
 		pending = next
-	}
-	blobs, err := c.objects(ids, "blob")
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]Blob, len(names))
-	for i, n := range names {
-		out[n] = Blob{Data: blobs[i], Exec: exec[i]}
 	}
 	return out, nil
 }

@@ -201,16 +201,28 @@ func (r *run) addLeft(ctx context.Context, paths []string) error {
 // stillLeft is what differs from the commit of the paths it took in (the
 // short status of the whole worktree when they are many): "" when all of
 // them are committed. The paths are in the index as committed, so what can
-// differ is a working file changed since: `git diff` of those paths (which
-// compares a file whose stat changed by its content) asks that alone,
-// where `git status` also compared HEAD with the index and read the paths'
-// folders for untracked files.
+// differ is a working file changed since. A path whose file is byte for
+// byte the branch tip's blob (git.Repo.CommittedAsIs: the tip's trees and
+// the files, not the index) is committed; git is asked about the others:
+// `git diff` of those paths (which compares a file whose stat changed by
+// its content), where `git status` also compared HEAD with the index and
+// read the paths' folders for untracked files.
 func (r *run) stillLeft(ctx context.Context, paths []string) (string, error) {
 	if len(paths) == 0 {
 		return "", nil
 	}
 	if len(paths) > maxNamedPaths {
 		return r.wtGit.Run(ctx, "status", "--porcelain")
+	}
+	if wt, err := filesafe.OpenBeneath(r.wt); err == nil {
+		asIs, err := r.wtGit.CommittedAsIs(ctx, r.branchRef(), wt, paths)
+		wt.Close()
+		if err == nil {
+			paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool { return asIs[p] })
+			if len(paths) == 0 {
+				return "", nil
+			}
+		}
 	}
 	return r.wtGit.Run(ctx, append([]string{"--literal-pathspecs", "--no-optional-locks", "diff", "--no-ext-diff", "--no-renames", "--name-status", "--"}, paths...)...)
 }

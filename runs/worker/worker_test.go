@@ -799,3 +799,24 @@ func TestResumesAfterInterruptedWorktreeAdd(t *testing.T) {
 		t.Errorf("statuses %v\n%s", got, out)
 	}
 }
+
+// The check that the worktree is clean after the commit takes a file the
+// repository's filter converted on the way in (core.autocrlf=input: CRLF
+// committed as LF) as committed: its bytes are not the blob's, so git
+// judges it, and the run completes with the converted blob on the branch.
+func TestCleanCheckLeavesAConvertedFileToGit(t *testing.T) {
+	f := newFixture(t, false)
+	f.git("config", "core.autocrlf", "input")
+	f.agentBash("add-logout-button", `printf 'one\r\ntwo\r\n' > notes.txt`)
+	code, out := f.run("add-logout-button", "all", nil)
+	if code != runs.ExitCompleted || strings.Contains(out, "not clean") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	wt := filepath.Join(f.root, ".saga", "worktrees", "add-logout-button")
+	if got := f.gitIn(wt, "show", "story/add-logout-button:notes.txt"); got != "one\ntwo" {
+		t.Errorf("the branch's notes.txt: %q, want LF line ends", got)
+	}
+	if raw := testkit.ReadFile(t, filepath.Join(wt, "notes.txt")); raw != "one\r\ntwo\r\n" {
+		t.Errorf("the working file: %q", raw)
+	}
+}
