@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,7 +59,16 @@ func TestVSCodeExtension(t *testing.T) {
 	cmd.Stderr = &out
 	start := time.Now()
 	err = cmd.Run()
-	for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if err != nil {
+		// The failure first: CI keeps the head and the tail of a long
+		// output, and the steps that passed would push it out of both.
+		failed := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "[e2e") && strings.Contains(l, "] ✗ ") })
+		if failed > 0 {
+			lines = append(append(lines[failed:len(lines):len(lines)], "the run before the failure:"), lines[:failed]...)
+		}
+	}
+	for _, line := range lines {
 		if err != nil || strings.HasPrefix(line, "[run.sh") || strings.HasPrefix(line, "[e2e") {
 			t.Log(line)
 		}

@@ -196,9 +196,9 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 	r.graphs = r.startPRGraphs()
 	defer r.graphs.close(2 * time.Minute)
 	for {
-		began := time.Now()
+		began := supervise.CPUUsed()
 		st, err = r.state(ctx)
-		took := time.Since(began)
+		took := supervise.CPUUsed() - began
 		if err != nil {
 			r.settleAll(ctx)
 			r.log.Error(stepEpic, "%v", err)

@@ -494,9 +494,25 @@ async function main() {
     await rowAction('checkout', 'Run epic');
     log('clicked Run epic on the checkout row');
 
+    // What the extension said (its log), then where VS Code shows it: a
+    // toast, or — when VS Code holds the toast back (it shows at most a
+    // few at once) — the notification center.
+    await until('the extension to say checkout--pay failed', 90_000, async () => {
+      if (/needs-you: said .*checkout--pay failed/.test(extensionLog())) return true;
+      const worker = extensionLog().split('\n').filter((l) => l.includes('saga/workerProgress checkout--pay:')).at(-1) ?? 'no saga/workerProgress of checkout--pay';
+      throw new Error(`not said yet; ${lastEpicProgress('checkout')}; ${worker.replace(/^.*saga\/workerProgress /, 'the last worker progress: ')}`);
+    });
     const toast = page.locator('.notification-toast', { hasText: 'checkout--pay failed' }).first();
-    await toast.waitFor({ timeout: slack(90_000) });
-    const said = (await toast.innerText()).replace(/\s+/g, ' ');
+    let said = await toast.waitFor({ timeout: slack(10_000) }).then(() => toast.innerText(), () => '');
+    if (!said) {
+      await runCommand('Notifications: Show Notifications');
+      const row = page.locator('.notifications-center .monaco-list-row', { hasText: 'checkout--pay failed' }).first();
+      await row.waitFor({ timeout: slack(10_000) });
+      said = await row.innerText();
+      await page.keyboard.press('Escape');
+      log('  no toast: the notification is in the notification center');
+    }
+    said = said.replace(/\s+/g, ' ');
     log(`  notification: ${said}`);
     if (!said.includes('checkout--receipt is held by checkout--pay') || !said.includes('Open journal') || !said.includes('Show output')) {
       throw new Error(`the notification should name the held story and offer Open journal and Show output: ${said}`);
@@ -763,8 +779,22 @@ async function step(name, fn) {
     log(`  extension log (last 60 lines):\n${tail || '(empty: the extension never logged)'}`);
     const shown = await page?.locator('.markers-panel, .notifications-toasts').allInnerTexts().catch(() => []);
     if (shown?.length) log(`  problems and notifications shown:\n${shown.join('\n').slice(0, 3000)}`);
+    log(`  the runs' own logs (the session dir):\n${sessionLogs()}`);
     throw e;
   }
+}
+
+/** The end of every run's own log in the session dir (an epic runner's steps, a worker's), oldest first, for a failure's output. */
+function sessionLogs() {
+  const dir = process.env.SAGA_SESSION_DIR;
+  let files = [];
+  try {
+    files = fs.readdirSync(dir).filter((n) => n.endsWith('.log')).map((n) => ({ n, t: fs.statSync(path.join(dir, n)).mtimeMs }));
+  } catch (e) {
+    return `(none: ${e.message})`;
+  }
+  files.sort((a, b) => a.t - b.t);
+  return files.map(({ n }) => `--- ${n}\n${fs.readFileSync(path.join(dir, n), 'utf8').trimEnd().split('\n').slice(-12).join('\n')}`).join('\n') || '(none)';
 }
 
 /** The last saga/epicProgress of an epic in the extension log, for a failure's message. */
