@@ -196,9 +196,9 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 	r.graphs = r.startPRGraphs()
 	defer r.graphs.close(2 * time.Minute)
 	for {
-		began := supervise.CPUUsed()
+		began := time.Now()
 		st, err = r.state(ctx)
-		took := supervise.CPUUsed() - began
+		took := time.Since(began)
 		if err != nil {
 			r.settleAll(ctx)
 			r.log.Error(stepEpic, "%v", err)

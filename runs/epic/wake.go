@@ -11,19 +11,17 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 )
 
-// stepRestFactor: after a step whose state took c of CPU to derive (this
-// process's and its git processes': supervise.CPUUsed), the runner waits
-// at least stepRestFactor·c (and its Tick) before a step nothing woke. A
-// step loads the workspace and derives every story's state (at 200
-// stories ≈ 100 ms of CPU and a few git processes); at every tick and
-// every write of a worker's events, the runner stepped without pause and
-// was a third of a core (docs/architecture.md#an-epic-of-200-stories).
-// CPU, not wall time: on cores busy with eight agents a step's wall time
-// is mostly waiting for one, and the rest grew with the load.
+// stepRestFactor: after a step whose state took d to derive, the runner
+// waits at least stepRestFactor·d (and its Tick) before a step nothing
+// woke. A step loads the workspace and derives every story's state (at
+// 200 stories ≈ 100 ms of CPU and a few git processes, several times that
+// on cores busy with eight agents); at every tick and every write of a
+// worker's events, the runner stepped without pause and was a third of a
+// core (docs/architecture.md#an-epic-of-200-stories).
 const stepRestFactor = 3
 
 // restAfter is how long the loop waits for a wake after a step whose
-// state took took of CPU.
+// state took took.
 func (r *runner) restAfter(took time.Duration) time.Duration {
 	return max(r.o.Tick, stepRestFactor*took)
 }

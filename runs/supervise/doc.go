@@ -4,8 +4,7 @@
 // started and ended with its process group (ChildGroup, OwnGroup,
 // Supervised, AwaitExit, KillGroup, Interrupt), its exit status and the
 // signals that ask a saga-lsp process to stop (ExitStatus, TerminateSignal,
-// StopSignals), and the CPU time a process has used (CPUUsed) — per
-// system: group_*.go, cpu_*.go, proc_linux.go and proc_portable.go
+// StopSignals) — per system: group_*.go, proc_linux.go and proc_portable.go
 // (docs/platforms.md#where-os-specific-code-lives). It knows nothing of
 // runs: the run protocol (package runs) names the processes it supervises.
 // It imports nothing of this module.

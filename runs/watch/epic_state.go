@@ -13,7 +13,6 @@ import (
 
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
-	"github.com/saga-ai/saga-lsp/runs/supervise"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -21,14 +20,12 @@ import (
 // busy run never reports more than a few per second.
 const epicMinInterval = 250 * time.Millisecond
 
-// epicRestFactor bounds the share of a core the epic loop spends
-// deriving: after a pass that used c of CPU (this process's and its git
-// processes': supervise.CPUUsed) it rests at least epicRestFactor·c, and
-// leaves the faces' own requests the CPU
-// (docs/architecture.md#an-epic-of-200-stories). Not the pass's wall
-// time: on cores busy with eight agents that is mostly waiting for one,
-// and a rest three times it held a story's end back from the faces for
-// 15 s.
+// epicRestFactor bounds the share of time the epic loop spends deriving:
+// after a pass that took d it rests at least epicRestFactor·d. A pass
+// slowed by a loaded machine (a 200-story epic's on two cores busy with
+// eight agents: hundreds of ms) then takes at most a quarter of the
+// loop's time instead of all of it, and leaves the face's own requests
+// the CPU (docs/architecture.md#an-epic-of-200-stories).
 const epicRestFactor = 3
 
 // epicInputs is what of the workspace an epic's state was derived from:
@@ -177,9 +174,9 @@ func (w *Watcher) epicLoop() {
 			return
 		case <-w.epicBell:
 		}
-		began := supervise.CPUUsed()
+		began := time.Now()
 		w.guard("epics", w.refreshEpics)
-		t := time.NewTimer(max(epicMinInterval, epicRestFactor*(supervise.CPUUsed()-began)))
+		t := time.NewTimer(max(epicMinInterval, epicRestFactor*time.Since(began)))
 		select {
 		case <-w.done:
 			t.Stop()
