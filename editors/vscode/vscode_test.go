@@ -65,7 +65,7 @@ func TestVSCodeExtension(t *testing.T) {
 		// output, and the steps that passed would push it out of both.
 		failed := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "[e2e") && strings.Contains(l, "] ✗ ") })
 		if failed > 0 {
-			lines = append(append(lines[failed:len(lines):len(lines)], "the run before the failure:"), lines[:failed]...)
+			lines = slices.Concat(lines[failed:], []string{"the run before the failure:"}, lines[:failed])
 		}
 	}
 	for _, line := range lines {
