@@ -291,7 +291,11 @@ func (x *jobExec) step(n int, s *actionlint.Step) {
 	if s.If != nil {
 		cond = s.If.Value
 	}
-	run, err := x.ctx.condition(cond, x.failed, x.halted())
+	// Whether the job was cancelled is read once: a step whose condition
+	// held before the cancel is interrupted by it, one that ran because of
+	// always() after it is not, however late its script starts.
+	cancelled := x.halted()
+	run, err := x.ctx.condition(cond, x.failed, cancelled)
 	conclusion := conclusionSkipped
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gh stand-in: step %d: %v\n", n, err)
@@ -300,7 +304,7 @@ func (x *jobExec) step(n int, s *actionlint.Step) {
 	}
 	if run {
 		x.setStep(n, statusInProgress, "")
-		conclusion = x.exec(s)
+		conclusion = x.exec(s, !cancelled)
 		if conclusion == conclusionFailure {
 			x.failed = true
 		}
@@ -322,8 +326,9 @@ func (x *jobExec) setStep(n int, status, conclusion string) {
 	})
 }
 
-// exec runs a step whose condition held and returns its conclusion.
-func (x *jobExec) exec(s *actionlint.Step) string {
+// exec runs a step whose condition held and returns its conclusion; a
+// cancel stops it when interruptible.
+func (x *jobExec) exec(s *actionlint.Step, interruptible bool) string {
 	env := map[string]string{}
 	if s.Env != nil {
 		for _, v := range s.Env.Vars {
@@ -351,7 +356,7 @@ func (x *jobExec) exec(s *actionlint.Step) string {
 		if e.WorkingDirectory != nil {
 			dir = filepath.Join(dir, e.WorkingDirectory.Value)
 		}
-		return x.script(e.Run.Value, dir, env)
+		return x.script(e.Run.Value, dir, env, interruptible)
 	}
 	return conclusionFailure
 }
@@ -448,8 +453,8 @@ func (x *jobExec) upload(with map[string]string) string {
 }
 
 // script runs a run: step's script with bash, as the runner does, stopping
-// it when the job is cancelled or times out while it runs.
-func (x *jobExec) script(body, dir string, stepEnv map[string]string) string {
+// it when interruptible and the job is cancelled or times out.
+func (x *jobExec) script(body, dir string, stepEnv map[string]string, interruptible bool) string {
 	tmp := x.ctx.runner["temp"]
 	f, err := os.CreateTemp(tmp, "step-*.sh")
 	if err != nil {
@@ -485,10 +490,9 @@ func (x *jobExec) script(body, dir string, stepEnv map[string]string) string {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	// A step that runs after the cancel (always()) is not interrupted by it.
-	stop := x.stop
-	if x.halted() {
-		stop = nil
+	var stop <-chan struct{}
+	if interruptible {
+		stop = x.stop // already closed when the cancel came between the condition and here
 	}
 	var werr error
 	select {
