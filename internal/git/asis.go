@@ -29,8 +29,8 @@ const (
 // judges those. The files are read below wt without following a link out
 // of it, and a FIFO is never waited on.
 func (g Repo) CommittedAsIs(ctx context.Context, ref string, wt *filesafe.Beneath, paths []string) (map[string]bool, error) {
-	if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\n:") {
-		return nil, fmt.Errorf("compare with %q: not a ref", ref)
+	if err := checkRef(ref); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	c, err := g.catFile(ctx)
 	if err != nil {

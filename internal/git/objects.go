@@ -165,10 +165,56 @@ func (g Repo) BlobsAt(ctx context.Context, commit string, paths []string) (map[s
 // BlobsAtRef is BlobsAt at the commit a ref names as git reads it, in the
 // same git process: one, where resolving the ref first was another.
 func (g Repo) BlobsAtRef(ctx context.Context, ref string, paths []string) (map[string]Blob, error) {
-	if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\n:") {
-		return nil, fmt.Errorf("read files at %q: not a ref", ref)
+	if err := checkRef(ref); err != nil {
+		return nil, fmt.Errorf("read files: %w", err)
 	}
 	return g.blobsAt(ctx, ref+"^{commit}", paths)
+}
+
+// checkRef refuses what git would take for an option or a path inside a
+// revision rather than a ref.
+func checkRef(ref string) error {
+	if ref == "" || strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, "\n:") {
+		return fmt.Errorf("%q is not a ref", ref)
+	}
+	return nil
+}
+
+// EntryKind is what a path is in a commit's tree.
+type EntryKind int
+
+const (
+	NoEntry     EntryKind = iota
+	RegularFile           // executable or not
+	Folder
+	LinkOrSubmodule // what a reader of plain files must not follow
+)
+
+// KindAtRef tells what path (a slash path from the top) is at the commit
+// ref names, read from the trees in one git process.
+func (g Repo) KindAtRef(ctx context.Context, ref, path string) (EntryKind, error) {
+	if err := checkRef(ref); err != nil {
+		return NoEntry, fmt.Errorf("read %s: %w", path, err)
+	}
+	c, err := g.catFile(ctx)
+	if err != nil {
+		return NoEntry, err
+	}
+	defer c.close()
+	entries, err := c.entriesAt(g, ref+"^{commit}", []string{path})
+	if err != nil {
+		return NoEntry, err
+	}
+	e, ok := entries[path]
+	switch {
+	case !ok:
+		return NoEntry, nil
+	case e.mode == "100644" || e.mode == "100755":
+		return RegularFile, nil
+	case e.mode == "40000":
+		return Folder, nil
+	}
+	return LinkOrSubmodule, nil
 }
 
 func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[string]Blob, error) {

@@ -251,3 +251,40 @@ func TestBlobsAtRef(t *testing.T) {
 		}
 	}
 }
+
+// TestKindAtRef: each kind of tree entry, read at a branch, and refs git
+// would take for something else refused.
+func TestKindAtRef(t *testing.T) {
+	root := t.TempDir()
+	testkit.Git(t, root, "init", "-q")
+	testkit.WriteFiles(t, root, map[string]string{"f.txt": "file\n", "run.sh": "#!/bin/sh\n", "d/in.txt": "in\n"})
+	if err := os.Chmod(filepath.Join(root, "run.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(root, "d", "link")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Git(t, root, "add", "-A")
+	commit := func() {
+		testkit.Git(t, root, "-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-qm", "entries")
+	}
+	commit()
+	tip := strings.TrimSpace(testkit.Git(t, root, "rev-parse", "HEAD"))
+	testkit.Git(t, root, "update-index", "--add", "--cacheinfo", "160000,"+tip+",sub")
+	commit()
+	testkit.Git(t, root, "branch", "story/x")
+	g, ctx := Repo{Dir: root}, context.Background()
+	for path, want := range map[string]EntryKind{
+		"f.txt": RegularFile, "run.sh": RegularFile, "d": Folder, "d/in.txt": RegularFile,
+		"d/link": LinkOrSubmodule, "sub": LinkOrSubmodule, "absent": NoEntry, "d/link/x": NoEntry, "f.txt/x": NoEntry,
+	} {
+		if got, err := g.KindAtRef(ctx, "refs/heads/story/x", path); err != nil || got != want {
+			t.Errorf("KindAtRef(%s) = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	for _, ref := range []string{"refs/heads/none", "-h", "story/x:f.txt", ""} {
+		if got, err := g.KindAtRef(ctx, ref, "f.txt"); err == nil {
+			t.Errorf("KindAtRef(%q) = %v", ref, got)
+		}
+	}
+}

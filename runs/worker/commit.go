@@ -122,7 +122,9 @@ func (r *run) commitWork(ctx context.Context, what string, reconcile bool) (prob
 	if err := r.ensureHead(ctx, runs.StepCommit); err != nil {
 		return r.commitProblem("commit", err)
 	}
-	r.guardSaga(ctx)
+	if err := r.guardSaga(ctx); err != nil {
+		return r.commitProblem("guard", err)
+	}
 	if reconcile {
 		r.reconcile(ctx)
 	}
@@ -281,11 +283,13 @@ func (r *run) statuses() map[string]string {
 // guardSaga reverts what the agent changed in .saga/ beyond its story's
 // journal and the status values of its task files, and reports it in the
 // log and the journal.
-func (r *run) guardSaga(ctx context.Context) {
-	r.guardStoryFolder(ctx)
+func (r *run) guardSaga(ctx context.Context) error {
+	if err := r.guardStoryFolder(ctx); err != nil {
+		return err // reverting now would put back what the branch holds
+	}
 	out, err := r.wtGit.Raw(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".saga")
 	if err != nil || out == "" {
-		return
+		return nil
 	}
 	storyDir := store.StoryDirRel(r.o.Story) + "/"
 	type change struct {
@@ -335,11 +339,12 @@ func (r *run) guardSaga(ctx context.Context) {
 		reverted = append(reverted, c.rel)
 	}
 	if len(reverted) == 0 {
-		return
+		return nil
 	}
 	msg := fmt.Sprintf("reverted changes the agent made in .saga/ outside its journal and task statuses: %s", names(reverted))
 	r.j.Warn(runs.StepCommit, "%s", msg)
 	r.journalNote(msg)
+	return nil
 }
 
 // guardStoryFolder keeps the worktree's story folder a folder of regular
@@ -347,24 +352,37 @@ func (r *run) guardSaga(ctx context.Context) {
 // links, and nothing in the story's folder may be a link, FIFO, socket or
 // device (a journal linked to a file outside, a task file made a FIFO or a
 // link to /dev/zero). Such an entry is removed — the link itself, never
-// what it points to — put back from the story branch when the branch has
-// it, and reported. The worker's own reads and writes refuse such files
-// anyway (filesafe.ReadInside); this keeps them off the branch, and the story
-// readable.
-func (r *run) guardStoryFolder(ctx context.Context) {
-	var removed, restored []string
+// what it points to — put back from the story branch when the branch has a
+// file or folder there, and reported. The worker's own reads and writes
+// refuse such files anyway (filesafe.ReadInside); this keeps them off the
+// branch, and the story readable. When the branch itself holds a link (or
+// a submodule) there — the repository's content, not the agent's — it is
+// never put back, and the error says what to change: the run cannot go on
+// with a story it may not read (docs/security.md#the-workers-reads-and-writes).
+func (r *run) guardStoryFolder(ctx context.Context) error {
+	var removed, restored, committed []string
 	drop := func(rel, kind string) {
+		onBranch, err := r.wtGit.KindAtRef(ctx, r.branchRef(), rel)
+		if err != nil {
+			r.j.Warn(runs.StepCommit, "read %s on %s: %v", termtext.Escape(rel), r.branch, err)
+		}
 		if err := filesafe.RemoveInside(r.wt, rel); err != nil {
 			r.j.Warn(runs.StepCommit, "remove %s: %v", termtext.Escape(rel), err)
 			return
 		}
-		removed = append(removed, termtext.Escape(rel)+" ("+kind+")")
-		if r.wtGit.OK(ctx, "cat-file", "-e", r.branchRef()+":"+rel) {
+		switch onBranch {
+		case git.LinkOrSubmodule:
+			committed = append(committed, termtext.Escape(rel))
+			return
+		case git.RegularFile, git.Folder:
+			removed = append(removed, termtext.Escape(rel)+" ("+kind+")")
 			if _, err := r.wtGit.Run(ctx, "checkout", r.branchRef(), "--", rel); err != nil {
 				r.j.Warn(runs.StepCommit, "restore %s: %v", termtext.Escape(rel), err)
 				return
 			}
 			restored = append(restored, termtext.Escape(rel))
+		default:
+			removed = append(removed, termtext.Escape(rel)+" ("+kind+")")
 		}
 	}
 	dir := ""
@@ -390,15 +408,20 @@ func (r *run) guardStoryFolder(ctx context.Context) {
 			}
 		}
 	}
-	if len(removed) == 0 {
-		return
+	if len(removed) > 0 {
+		msg := fmt.Sprintf("removed what the agent made in its story's folder that is not a plain folder or file: %s", strings.Join(removed, ", "))
+		if len(restored) > 0 {
+			msg += fmt.Sprintf("; restored from %s: %s", r.branch, strings.Join(restored, ", "))
+		}
+		r.j.Warn(runs.StepCommit, "%s", msg)
+		r.journalNote(msg)
 	}
-	msg := fmt.Sprintf("removed what the agent made in its story's folder that is not a plain folder or file: %s", strings.Join(removed, ", "))
-	if len(restored) > 0 {
-		msg += fmt.Sprintf("; restored from %s: %s", r.branch, strings.Join(restored, ", "))
+	if len(committed) > 0 {
+		return fmt.Errorf("%s holds links or submodules where the story's files are: %s; a worker never follows or restores them — "+
+			"commit regular files there instead and run the story again (docs/security.md#the-workers-reads-and-writes)",
+			r.branch, strings.Join(committed, ", "))
 	}
-	r.j.Warn(runs.StepCommit, "%s", msg)
-	r.journalNote(msg)
+	return nil
 }
 
 // names lists paths for the log and the journal, each escaped: a name the

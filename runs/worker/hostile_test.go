@@ -11,6 +11,8 @@ package worker_test
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,6 +144,52 @@ func TestJournalLinkNotFollowed(t *testing.T) {
 	}
 	if !strings.Contains(journal, "journal.md (a symbolic link)") {
 		t.Errorf("the removed link is not reported in the journal:\n%s", journal)
+	}
+}
+
+// A repository whose story folder, as committed, holds a link (a task
+// file linked to a file outside, or to another story's task) is refused
+// at the start, before any agent, naming the link and what to commit
+// instead; the link is never put back in the worktree (the guard once
+// restored it "from the branch", where it came from, then read the story
+// through it).
+func TestCommittedLinkInStoryFolderRefused(t *testing.T) {
+	for _, tc := range []struct{ name, rel, target string }{
+		{"a task linked outside", "leak.json", filepath.Join(t.TempDir(), "secret.json")},
+		{"a task linked to another story's", "write-tests.json", "../user-auth--api/story.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, false)
+			if filepath.IsAbs(tc.target) {
+				testkit.WriteFiles(t, filepath.Dir(tc.target), map[string]string{filepath.Base(tc.target): `{"id":"leak","title":"secret","status":"pending"}`})
+			}
+			link := filepath.Join(f.root, ".saga", "stories", "add-logout-button", tc.rel)
+			os.Remove(link)
+			if err := os.Symlink(tc.target, link); err != nil {
+				t.Fatal(err)
+			}
+			f.git("add", "-A", ".saga")
+			f.git("commit", "-q", "-m", "a link in the story's folder")
+
+			code, out := f.run("add-logout-button", "all", nil)
+			if code != runs.ExitFailed {
+				t.Fatalf("exit %d, want %d\n%s", code, runs.ExitFailed, out)
+			}
+			rel := ".saga/stories/add-logout-button/" + tc.rel
+			for _, want := range []string{"story/add-logout-button holds links or submodules where the story's files are: " + rel, "commit regular files there instead"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the error does not say %q:\n%s", want, out)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(f.root, ".saga", "worktrees", "add-logout-button", filepath.FromSlash(rel))); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("the committed link is in the worktree (%v)", err)
+			}
+			for _, e := range f.events() {
+				if e.Event == runs.KindRunStart {
+					t.Fatalf("an agent ran:\n%s", out)
+				}
+			}
+		})
 	}
 }
 

@@ -257,7 +257,9 @@ func (r *run) headless(ctx context.Context, deadline time.Time) (runResult, erro
 	close(stopped)
 	// What the agent left in its story's folder is put in order before
 	// the story is read again (its links are never followed).
-	r.guardStoryFolder(context.WithoutCancel(ctx))
+	if err := r.guardStoryFolder(context.WithoutCancel(ctx)); err != nil {
+		r.j.Warn(runs.StepLoop, "%v", err) // the commit refuses it too
+	}
 	res.exit, res.stopRequested = exitCodeOf(err), stopRequested.Load()
 	r.cost += res.cost
 	if !res.costKnown {

@@ -109,10 +109,12 @@ func (r *run) worktree(ctx context.Context) (err error) {
 		}
 	}
 	restack := r.readRestack(ctx)
+	guard := r.guardSaga
 	if checkedOut {
-		r.guardStoryFolder(ctx)
-	} else {
-		r.guardSaga(ctx)
+		guard = r.guardStoryFolder
+	}
+	if err := guard(ctx); err != nil {
+		return err
 	}
 	// A story not yet committed on the base is copied in and committed on
 	// the story branch at once, so that what the agent does to it later is
