@@ -158,10 +158,10 @@ func BenchmarkCheckBinary(b *testing.B) {
 	// One more, untimed run for the peak RSS: sampling /proc while timing
 	// would take CPU from the check on these 2-core machines.
 	cmd, stderr := check()
-	kb, err := runPeakRSS(cmd)
+	peak, err := runPeakRSS(cmd)
 	wantFindings(b, err, stderr)
-	if kb > 0 {
-		b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
+	if peak.KB > 0 {
+		b.ReportMetric(float64(peak.KB)/1024, "peak-RSS-MB")
 	}
 }
 

@@ -104,6 +104,8 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(percentile(m.detect, 50), "end-seen-p50-ms")
 	b.ReportMetric(percentile(m.detect, 100), "end-seen-max-ms")
 	b.ReportMetric(m.rssMB, "runner-peak-RSS-MB")
+	b.ReportMetric(m.anonMB, "runner-peak-anon-MB")
+	b.ReportMetric(m.fileMB, "runner-file-at-anon-peak-MB")
 	b.ReportMetric(m.cpu.Seconds(), "runner-cpu-s")
 	b.ReportMetric(percentile(m.status, 50), "status-p50-ms")
 	b.ReportMetric(percentile(m.status, 95), "status-p95-ms")
@@ -136,6 +138,7 @@ type epic200Metrics struct {
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
 	rssMB           float64
+	anonMB, fileMB  float64 // the runner's most anonymous memory in a sample, and its file pages then
 	wall, cpu       time.Duration
 	// lspRunCPU and dashRunCPU: the faces' servers' CPU over the whole run.
 	lspRunCPU, dashRunCPU time.Duration
@@ -247,7 +250,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	dashCPU0 := d.cpuNs()
 	busy0, busyErr := machineBusy()
 	t0 := time.Now()
-	kb, err := runPeakRSS(cmd)
+	peak, err := runPeakRSS(cmd)
 	m.wall = time.Since(t0)
 	close(done)
 	wg.Wait()
@@ -265,7 +268,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		b.Fatalf("epic-runner: %v\n%s", err, stdout.Bytes())
 	}
 	m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	m.rssMB = float64(kb) / 1024
+	m.rssMB, m.anonMB, m.fileMB = float64(peak.KB)/1024, float64(peak.AnonKB)/1024, float64(peak.FileKB)/1024
 	var workerEnds map[string]time.Time
 	m.agent, m.detect, workerEnds = workerTimes(b, sessionDir, runs.EventsFile(out))
 	m.reaction = epicReactions(b, runs.EventsFile(out), children, workerEnds)

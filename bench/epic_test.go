@@ -88,12 +88,12 @@ func BenchmarkEpicRun(b *testing.B) {
 		var stdout bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stdout
 		b.StartTimer()
-		kb, err := runPeakRSS(cmd)
+		peak, err := runPeakRSS(cmd)
 		b.StopTimer()
 		if err != nil {
 			b.Fatalf("epic-runner: %v\n%s", err, stdout.Bytes())
 		}
-		rss = append(rss, float64(kb)/1024)
+		rss = append(rss, float64(peak.KB)/1024)
 		handoffs = append(handoffs, handoffLatencies(b, runs.EventsFile(out), children)...)
 		b.StartTimer()
 	}
