@@ -18,9 +18,10 @@ import (
 // runnerGCPercent is the epic runner's collector policy: it keeps little
 // between steps (the live heap of a 200-story epic is ≈ 6 MB) and each
 // step's reading is garbage, so the default, which lets the heap grow to
-// twice the live heap, made that garbage most of its peak RSS
-// (docs/architecture.md#an-epic-of-200-stories).
-const runnerGCPercent = 25
+// twice the live heap, made that garbage most of its peak RSS; at 25 its
+// peak was still a step's load and a quarter more, at 10 three MB less for
+// no CPU the runner's figures show (docs/architecture.md#an-epic-of-200-stories).
+const runnerGCPercent = 10
 
 const epicRunnerSynopsis = "epic-runner <epic> [--max-parallel K] [--after ready|merged] [--max-cost USD] [--on tmux|github] [--output-file PATH] [--session NAME] [worker flags…]"
 
