@@ -418,8 +418,8 @@ func (r *run) guardStoryFolder(ctx context.Context) error {
 	}
 	if len(committed) > 0 {
 		return fmt.Errorf("%s holds links or submodules where the story's files are: %s; a worker never follows or restores them — "+
-			"commit regular files there instead and run the story again (docs/security.md#the-workers-reads-and-writes)",
-			r.branch, strings.Join(committed, ", "))
+			"commit regular files there instead (where the branch came from, then `saga-lsp reset %s --yes`) and run the story again (docs/security.md#the-workers-reads-and-writes)",
+			r.branch, strings.Join(committed, ", "), r.o.Story)
 	}
 	return nil
 }
