@@ -59,7 +59,7 @@ func (g Repo) CommittedAsIs(ctx context.Context, ref string, wt *filesafe.Beneat
 			continue
 		}
 		exec := e.mode == "100755"
-		if (e.mode != "100644" && !exec) || !fi.Mode().IsRegular() || (fi.Mode()&0o100 != 0) != exec ||
+		if !e.regular() || !fi.Mode().IsRegular() || (fi.Mode()&0o100 != 0) != exec ||
 			fi.Size() > asIsFileMax || read+fi.Size() > asIsTotalMax {
 			continue
 		}

@@ -73,7 +73,7 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 	var ids []string
 	var names []string
 	for _, e := range entries {
-		if e.mode == "100644" || e.mode == "100755" {
+		if e.regular() {
 			ids, names = append(ids, e.id), append(names, e.name)
 		}
 	}
@@ -92,6 +92,10 @@ func (g Repo) FilesAt(ctx context.Context, commit, dir string) (map[string][]byt
 type treeEntry struct {
 	mode, name, id string
 }
+
+// regular tells a regular file, executable or not, from a link, a folder
+// or a submodule.
+func (e treeEntry) regular() bool { return e.mode == "100644" || e.mode == "100755" }
 
 // parseTree parses the content of tree object id.
 func parseTree(id string, raw []byte) ([]treeEntry, error) {
@@ -209,7 +213,7 @@ func (g Repo) KindAtRef(ctx context.Context, ref, path string) (EntryKind, error
 	switch {
 	case !ok:
 		return NoEntry, nil
-	case e.mode == "100644" || e.mode == "100755":
+	case e.regular():
 		return RegularFile, nil
 	case e.mode == "40000":
 		return Folder, nil
@@ -229,7 +233,7 @@ func (g Repo) blobsAt(ctx context.Context, commit string, paths []string) (map[s
 	}
 	var ids, names []string
 	for _, p := range paths {
-		if e, ok := entries[p]; ok && (e.mode == "100644" || e.mode == "100755") && !slices.Contains(names, p) {
+		if e, ok := entries[p]; ok && e.regular() && !slices.Contains(names, p) {
 			ids, names = append(ids, e.id), append(names, p)
 		}
 	}
@@ -361,7 +365,7 @@ func (g Repo) FilesAtRevs(ctx context.Context, dirs []RevDir) ([]map[string][]by
 		}
 		out[i] = map[string][]byte{}
 		for _, e := range entries {
-			if e.mode == "100644" || e.mode == "100755" {
+			if e.regular() {
 				ids, files = append(ids, e.id), append(files, file{i, e.name})
 			}
 		}
