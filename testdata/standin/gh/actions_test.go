@@ -350,7 +350,10 @@ func TestWorkflowRunFailureAndCancel(t *testing.T) {
 // as cancelled.
 func TestWorkflowRunTimeout(t *testing.T) {
 	r := withWorkflow(t)
-	r.env = append(r.env, "GH_STANDIN_MINUTE=20ms", "GH_STANDIN_CANCEL_GRACE=100ms")
+	// timeout-minutes is 30: 6 s, so that the checkout and the Tools step
+	// are over before it on a loaded machine (at 600 ms CI once saw the
+	// timeout stop Tools, and Work skipped, not stopped).
+	r.env = append(r.env, "GH_STANDIN_MINUTE=200ms", "GH_STANDIN_CANCEL_GRACE=100ms")
 	r.ok("workflow", "run", "test.yml", "-f", "story=long", "-f", "run-id=t1", "-f", "block=yes")
 	run := r.waitRun("test long run t1", "completed", completed)
 	if run.Conclusion != conclusionCancelled || run.Cancel != "timeout" || stepStatus(run, "Work") != "completed/cancelled" {
