@@ -49,18 +49,19 @@ const PLAN_SCHEME = 'saga-plan';
 let client: LanguageClient | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const log = vscode.window.createOutputChannel('SAGA', { log: true });
-  context.subscriptions.push(log);
-
   const root = findRoot();
   void vscode.commands.executeCommand('setContext', 'saga.active', !!root);
   // The doctor answers in any workspace: it says what a first run lacks.
   registerDoctor(context, () => resolveServer(context.extensionPath).command, () => root ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
   if (!root) {
-    log.info('no .saga/ folder in this workspace; the SAGA view stays empty');
+    // onStartupFinished activates the extension in every trusted workspace
+    // (docs/editors.md#vs-code): one without .saga/ gets the commands' hint
+    // and nothing else — no output channel of its own.
     registerFallbackCommands(context);
     return;
   }
+  const log = vscode.window.createOutputChannel('SAGA', { log: true });
+  context.subscriptions.push(log);
   log.info(`workspace root: ${root}`);
 
   const serverPath = () => resolveServer(context.extensionPath).command;

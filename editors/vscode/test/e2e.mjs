@@ -219,6 +219,14 @@ async function main() {
     await trust.click();
     await until('Restricted Mode to end', 20_000, async () => (await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).count()) === 0);
     log('  trusted the workspace');
+    // What started the extension must not be VS Code's workspaceContains
+    // file search (its event names the glob): in a remote window (code-server
+    // is one) it gives up after 7 s and never activates the extension — on a
+    // loaded CI machine it did (docs/editors.md#vs-code). Which event starts
+    // it depends on whether the extension host was up before the trust.
+    const event = await until('the extension host to activate saga-lsp', 60_000, async () => exthostLog().match(/_doActivateExtension saga-ai\.saga-lsp, startup: \w+, activationEvent: '([^']*)'/));
+    log(`  activated by ${event[1]}`);
+    if (event[1].includes('*')) throw new Error(`the extension was activated by a file search (${event[1]}), which a remote window gives up after 7 s`);
   });
   await dismissNotifications();
   await layout();
@@ -726,17 +734,27 @@ function setSettings(values) {
 
 /** The extension's own log (the "SAGA" output channel) as written to disk. */
 function extensionLog() {
+  return logFiles((p) => path.basename(p) === 'SAGA.log' && p.includes('saga-ai.saga-lsp'));
+}
+
+/** The text of code-server's log files that want(path) picks, in its logs folder. */
+function logFiles(want) {
   const logs = path.join(dirs.userData, 'logs');
   let text = '';
   const walk = (d) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name === 'SAGA.log' && p.includes('saga-ai.saga-lsp')) text += fs.readFileSync(p, 'utf8');
+      else if (want(p)) text += fs.readFileSync(p, 'utf8');
     }
   };
   if (fs.existsSync(logs)) walk(logs);
   return text;
+}
+
+/** The extension hosts' own logs (which extension each activation event started). */
+function exthostLog() {
+  return logFiles((p) => path.basename(p) === 'remoteexthost.log');
 }
 
 /** Waits for a code lens of the open file (they are only asked for after an interaction with the editor). */
@@ -777,6 +795,8 @@ async function step(name, fn) {
     // (server start, its stderr) and what the workbench showed say why.
     const tail = extensionLog().split('\n').slice(-60).join('\n');
     log(`  extension log (last 60 lines):\n${tail || '(empty: the extension never logged)'}`);
+    const hosts = exthostLog().split('\n').filter((l) => l.includes('saga-ai.saga-lsp') || l.includes('Extension host')).slice(-10).join('\n');
+    log(`  the extension hosts' log, about saga-lsp:\n${hosts || '(nothing)'}`);
     const shown = await page?.locator('.markers-panel, .notifications-toasts').allInnerTexts().catch(() => []);
     if (shown?.length) log(`  problems and notifications shown:\n${shown.join('\n').slice(0, 3000)}`);
     log(`  the runs' own logs (the session dir):\n${sessionLogs()}`);
