@@ -152,7 +152,8 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	base := b.TempDir()
 	sessionDir := filepath.Join(base, "sessions")
 	tmux := testkit.TmuxServer(b)
-	env := append(testkit.CleanEnv(), "SAGA_TMUX_SOCKET="+tmux, "SAGA_SESSION_DIR="+sessionDir, "SAGA_LSP_BIN="+bin,
+	// The workers at their default priority (docs/worker.md#priority).
+	env := append(testkit.CleanEnv(), runs.EnvWorkerNice+"=", "SAGA_TMUX_SOCKET="+tmux, "SAGA_SESSION_DIR="+sessionDir, "SAGA_LSP_BIN="+bin,
 		"CLAUDE_CONFIG_DIR="+filepath.Join(base, "claude"), "SAGA_CLAUDE="+standin, "SAGA_GH="+filepath.Join(base, "no-gh"),
 		"SAGA_STANDIN_SCRIPT=slow", "SAGA_STANDIN_DELAY_MS="+epic200Delay)
 	session := runs.KindSessionName(runs.KindEpic, epic, time.Now())

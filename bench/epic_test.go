@@ -142,11 +142,13 @@ func handoffLatencies(b *testing.B, events string, children [][2]any) []float64 
 
 // BenchmarkEpicStatus200 times `saga-lsp status <epic> --format json` on a
 // 200-story epic half way through a run: 100 stories completed (their run
-// records and their branches, each its own commit, exist), the runner's
-// events file in the session dir, no runner alive. Two figures side by
-// side: status-ms while the run goes on (the branches' folders kept by the
-// last status, one story's tip moved since) and cold-ms (nothing kept:
-// every branch read from git, as the first status after a clone).
+// records and their branches, each its own commit, exist; their workers'
+// events files in the session dir, as a worker writes them), the runner's
+// events file there too, no runner alive. Two figures side by side:
+// status-ms while the run goes on (what the last status kept — the
+// branches' folders, the ended runs' folds — kept, one story's tip moved
+// since) and cold-ms (nothing kept: every branch read from git and every
+// events file folded, as the first status after a clone).
 func BenchmarkEpicStatus200(b *testing.B) {
 	bin := builtBinary(b)
 	var children [][2]any
@@ -174,6 +176,7 @@ func BenchmarkEpicStatus200(b *testing.B) {
 	refFile, tips := storyBranches(b, root, ids, store.StatusCompleted)
 	for _, sid := range ids {
 		w.Emit(runs.Event{Event: runs.KindStoryStart, Story: sid, Base: "main"})
+		workerEvents(b, root, sessionDir, sid)
 		w.Emit(runs.Event{Event: runs.KindStoryEnd, Story: sid, Status: runs.StatusCompleted})
 		must(b, runs.WriteRecord(root, runs.Record{Story: sid, Session: runs.KindSessionName(runs.KindStory, sid, time.Now()), Status: runs.StatusCompleted,
 			Ended: time.Now(), Branch: "story/" + sid, Base: "main", Cost: 0.5}))
@@ -211,4 +214,33 @@ func BenchmarkEpicStatus200(b *testing.B) {
 	}
 	b.ReportMetric(median(warm)*1e3, "status-ms")
 	b.ReportMetric(median(cold)*1e3, "cold-ms")
+}
+
+// workerEvents writes the events file of a completed one-task run of
+// story, the events a worker writes (≈ 25 lines, as BenchmarkEpic200's).
+func workerEvents(b *testing.B, root, sessionDir, story string) {
+	b.Helper()
+	session := runs.KindSessionName(runs.KindStory, story, time.Now())
+	w, err := runs.OpenWriter(runs.EventsFile(runs.OutputFile(sessionDir, session)), story, "", session, time.Now)
+	must(b, err)
+	wt := store.WorktreeDir(root, story)
+	w.Emit(runs.Event{Event: runs.KindWorkerStart, PID: 1 << 30, Worktree: wt})
+	for _, step := range []string{runs.StepStart, runs.StepLock, runs.StepContext} {
+		w.Emit(runs.Event{Event: runs.KindStep, Step: step, Message: "step " + step + " of " + story})
+	}
+	w.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepWorktree, Branch: "story/" + story, Base: "main", Worktree: wt})
+	w.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepHydrate, TaskList: "saga__" + story, TaskListDir: "/tmp/tasks/saga__" + story, Done: runs.Int(0), Total: runs.Int(1)})
+	w.Emit(runs.Event{Event: runs.KindRunStart, Cycle: 1, PID: 1<<30 + 1})
+	for i := range 8 {
+		w.Emit(runs.Event{Event: runs.KindStep, Step: runs.StepLoop, Message: fmt.Sprintf("tool call %d: Bash go test ./...", i)})
+	}
+	w.Emit(runs.Event{Event: runs.KindTaskStatus, Task: "t1", From: "pending", To: "in_progress", Source: runs.SourceClaude})
+	w.Emit(runs.Event{Event: runs.KindCheckEnd, Task: "t1", Command: "true", ExitCode: runs.Int(0), Passed: runs.Bool(true), DurationMs: runs.Int64(12)})
+	w.Emit(runs.Event{Event: runs.KindTaskStatus, Task: "t1", From: "in_progress", To: "completed", Source: runs.SourceClaude})
+	w.Emit(runs.Event{Event: runs.KindRunEnd, Cycle: 1, ExitCode: runs.Int(0), Cost: runs.Float(0.5), Done: runs.Int(1), Total: runs.Int(1)})
+	for _, step := range []string{runs.StepCommit, runs.StepLoop, runs.StepPR} {
+		w.Emit(runs.Event{Event: runs.KindStep, Step: step, Message: "step " + step + " of " + story})
+	}
+	w.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: runs.StatusCompleted, ExitCode: runs.Int(0), Done: runs.Int(1), Total: runs.Int(1)})
+	must(b, w.Close())
 }

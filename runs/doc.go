@@ -27,7 +27,8 @@
 //     the story branch story/<id> (StoryBranch);
 //   - the hook's command line as Claude Code's settings name it (command.go:
 //     HookCommand, HookProgram);
-//   - durable run records (record.go), the checks manifest a worker writes
+//   - durable run records (record.go), ended runs' folds kept for the next
+//     one-shot reader (foldcache.go), the checks manifest a worker writes
 //     for its hook (checksfile.go), and the worker's and runner's flags
 //     and exit codes.
 //

@@ -28,6 +28,9 @@ const (
 	// EnvClaude and EnvGH override the claude and gh executables.
 	EnvClaude = "SAGA_CLAUDE"
 	EnvGH     = "SAGA_GH"
+	// EnvWorkerNice is the nice value, 0 to 19, a worker in a session of
+	// its own runs at (default: 10; docs/worker.md#priority).
+	EnvWorkerNice = "SAGA_WORKER_NICE"
 
 	// The story context of a headless run (docs/worker.md#the-loop, docs/hooks.md#sessionstart-story-context).
 	EnvStoryID         = "SAGA_STORY_ID"

@@ -408,6 +408,11 @@ type RunCache struct {
 	mu      sync.Mutex
 	runs    map[string]cached[*Run]
 	records map[string]cached[recordRead]
+	// Ended runs' folds kept on disk (LoadRunCache): foldsFile is "" for
+	// a cache kept in memory only.
+	foldsFile, build string
+	kept             map[string]keptFold
+	foldsDirty       bool
 }
 
 // cached is a decoded file and the stat it was decoded after.
@@ -449,7 +454,19 @@ func (c *RunCache) Read(path string) *Run {
 	if err != nil {
 		return ReadRun(path)
 	}
-	return through(c, &c.runs, path, fi, func() *Run { return ReadRun(path) })
+	return through(c, &c.runs, path, fi, func() *Run {
+		if c.foldsFile == "" {
+			return ReadRun(path)
+		}
+		if r := c.keptRun(path, fi); r != nil {
+			return r
+		}
+		r := ReadRun(path)
+		if r != nil && r.Ended {
+			c.keep(path, fi, r)
+		}
+		return r
+	})
 }
 
 // Limits of Tail.

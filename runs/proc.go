@@ -89,13 +89,21 @@ func EpicLock(root, epic string, strict bool) (pid int, held bool, err error) {
 // whose file records a holder is probed — WorkerLock counts any other as
 // free without probing it.
 type WorkerLocks struct {
-	Root     string
+	Root string
+	// Held, when set, is the held locks (story → holder pid) as a long-lived
+	// reader probed them last (the live watcher, at every tick): Probe
+	// answers from it, touching no file.
+	Held     map[string]int
 	listed   bool
 	recorded map[string]bool // nil: the folder could not be listed, every story is probed
 }
 
 // Probe is WorkerLock(root, story, false).
 func (wl *WorkerLocks) Probe(story string) (pid int, held bool, err error) {
+	if wl.Held != nil {
+		pid = wl.Held[story]
+		return pid, pid != 0, nil
+	}
 	if !wl.listed {
 		wl.listed = true
 		if names, err := filesafe.RecordedLocks(wl.Root); err == nil {

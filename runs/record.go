@@ -245,14 +245,15 @@ func Cost(usd float64) float64 {
 // root, for a watcher of them.
 func RecordDir(root string) (string, error) { return recordDir(root) }
 
-// recordDir holds the run records of the repository holding root: inside
-// its git dir, which no story's sandbox may write (docs/security.md).
+// recordDir holds the run records of the repository holding root, in
+// saga-lsp's folder of it (filesafe.StateDir): inside its git dir, which no
+// story's sandbox may write (docs/security.md).
 func recordDir(root string) (string, error) {
-	locks, err := filesafe.LockDir(root)
+	state, err := filesafe.StateDir(root)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(locks), "runs"), nil
+	return filepath.Join(state, "runs"), nil
 }
 
 // ReadCacheDir holds what a reader of the repository holding root keeps

@@ -4,9 +4,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/internal/filesafe"
 )
 
 // Run records decide which stories an epic runs: they are read and written
@@ -145,5 +148,76 @@ func TestListedRecords(t *testing.T) {
 	}
 	if _, ok := c.OpenRecords(root).Listed().Read("a"); ok {
 		t.Error("a record in a folder anyone may write was read")
+	}
+}
+
+// Outside git each workspace keeps its own run records and read cache:
+// they were kept in the user's folder of every such workspace, a record
+// named by its story alone, and one workspace's record was another's —
+// a test writing one changed what the next test's status said.
+func TestRecordsOutsideGitAreTheWorkspaces(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, root := range []string{a, b} {
+		state, err := filesafe.StateDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(state) }) // outside the temp dirs
+	}
+	if err := WriteRecord(a, Record{Story: "s", Status: StatusCompleted, Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ReadRecord(a, "s"); !ok || got.Status != StatusCompleted {
+		t.Fatalf("a's own record: %+v, %v", got, ok)
+	}
+	if got, ok := ReadRecord(b, "s"); ok {
+		t.Errorf("another workspace reads a's record: %+v", got)
+	}
+	ca, errA := ReadCacheDir(a)
+	cb, errB := ReadCacheDir(b)
+	if errA != nil || errB != nil || ca == cb {
+		t.Errorf("read caches %q and %q (%v, %v): want one each", ca, cb, errA, errB)
+	}
+}
+
+// Outside git, saga-lsp's folders are below the user's own folder in the
+// shared temp folder (filesafe.TempLockRoot): a record written before any
+// lock makes it private, and one someone else could write is refused, not
+// written into.
+func TestRecordsOutsideGitInAPrivateFolder(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a Windows temp folder is the user's own already (filesafe.userTag)")
+	}
+	t.Setenv("TMPDIR", t.TempDir()) // a TempLockRoot of this test's own
+	root := t.TempDir()
+	top := filesafe.TempLockRoot()
+	if err := WriteRecord(root, Record{Story: "s", Status: StatusCompleted, Ended: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("%s after the first record: %v; want a folder of mode 0700", top, fi.Mode())
+	}
+
+	// Made by someone else, open to all (as another user of the machine
+	// could make it before the user's first run).
+	if err := os.RemoveAll(top); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(top, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(top, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	err = WriteRecord(root, Record{Story: "s", Status: StatusCompleted, Ended: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), top) || !strings.Contains(err.Error(), "may be written by other users") {
+		t.Fatalf("a record in %s, open to all: %v", top, err)
+	}
+	if des, _ := os.ReadDir(top); len(des) != 0 {
+		t.Errorf("written into %s, open to all: %v", top, des)
 	}
 }

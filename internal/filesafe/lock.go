@@ -46,22 +46,69 @@ func TempLockRoot() string {
 // directory, so different spellings of one checkout share one lock dir.
 // LockDir does not create the directory.
 func LockDir(root string) (string, error) {
-	abs, err := filepath.Abs(root)
+	dir, inGit, err := repoDir(root)
 	if err != nil {
 		return "", fmt.Errorf("lock dir %s: %w", root, err)
+	}
+	if !inGit {
+		return dir, nil
+	}
+	return filepath.Join(dir, "locks"), nil
+}
+
+// StateDir is saga-lsp's folder of the repository containing root, which
+// holds its locks and what it keeps of the repository's runs (records,
+// caches, views): "<git common dir>/saga-lsp". Outside a git repository it
+// is "<LockDir>.state", one per root: the lock dir's parent there is the
+// user's, shared by every such workspace, and a run record kept there was
+// every workspace's. StateDir does not create the directory; outside git it
+// makes the user's folder above it (privateTempRoot), as a lock does, so
+// that what is kept there is never in a folder someone else made.
+func StateDir(root string) (string, error) {
+	dir, inGit, err := repoDir(root)
+	if err != nil {
+		return "", fmt.Errorf("saga-lsp's folder for %s: %w", root, err)
+	}
+	if !inGit {
+		if err := privateTempRoot(); err != nil {
+			return "", fmt.Errorf("saga-lsp's folder for %s: %w", root, err)
+		}
+		return dir + ".state", nil
+	}
+	return dir, nil
+}
+
+// privateTempRoot makes TempLockRoot (mode 0700) unless it is there, and
+// refuses it unless it is the user's own and no one else may write it: it
+// is in the shared temp folder, where another user could have made it.
+func privateTempRoot() error {
+	top := TempLockRoot()
+	if err := os.Mkdir(top, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return OwnedPrivate(top)
+}
+
+// repoDir is "<git common dir>/saga-lsp" for the repository containing
+// root, or outside git filepath.Join(TempLockRoot(), <first 16 hex digits
+// of the sha256 of the absolute root>).
+func repoDir(root string) (dir string, inGit bool, err error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", false, err
 	}
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
 	common, found, err := gitCommonDir(abs)
 	if err != nil {
-		return "", fmt.Errorf("lock dir %s: %w", root, err)
+		return "", false, err
 	}
 	if !found {
 		sum := sha256.Sum256([]byte(abs))
-		return filepath.Join(TempLockRoot(), hex.EncodeToString(sum[:8])), nil
+		return filepath.Join(TempLockRoot(), hex.EncodeToString(sum[:8])), false, nil
 	}
-	return filepath.Join(common, "saga-lsp", "locks"), nil
+	return filepath.Join(common, "saga-lsp"), true, nil
 }
 
 // GitCommonDir is the common git dir of the repository holding dir (found
@@ -279,12 +326,9 @@ func makeLockPath(root, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if top := TempLockRoot(); filepath.Dir(dir) == top {
+	if filepath.Dir(dir) == TempLockRoot() {
 		// In the shared temp folder: the user's own, or no lock at all.
-		if err := os.Mkdir(top, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("lock %s: %w", path, err)
-		}
-		if err := OwnedPrivate(top); err != nil {
+		if err := privateTempRoot(); err != nil {
 			return "", fmt.Errorf("lock %s: %w", path, err)
 		}
 	}

@@ -371,7 +371,12 @@ func FileText(path string) string {
 }
 
 // CleanEnv is the test process's environment without anything that would
-// steer saga-lsp, tmux or claude elsewhere.
+// steer saga-lsp, tmux or claude elsewhere, and with workers at the
+// priority of what starts them: make test runs four packages at once on two
+// cores, where a worker below the test processes around it would take
+// several times longer than the tests' waits allow for
+// (runs.EnvWorkerNice, docs/worker.md#priority). The priority's own tests
+// and BenchmarkEpic200 ask for the default.
 func CleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -382,7 +387,7 @@ func CleanEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	return env
+	return append(env, "SAGA_WORKER_NICE=0")
 }
 
 // Result is how a program ended.

@@ -59,11 +59,11 @@ func LegacyCachePath(root, story string) (string, error) {
 	if !store.ValidCanonical(story) {
 		return "", fmt.Errorf("invalid story name %q", story)
 	}
-	locks, err := filesafe.LockDir(root)
+	state, err := filesafe.StateDir(root)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(filepath.Dir(locks), "cache", story), nil
+	return filepath.Join(state, "cache", story), nil
 }
 
 // CacheEnv points the common toolchains' caches into a CacheDir, warm

@@ -309,11 +309,11 @@ func (x *restack) tree(ctx context.Context) error {
 	if _, err := os.Lstat(own); err == nil {
 		return store.Usagef("%s is not a worktree on %s: move it away, then restack %s", own, x.branch, x.o.Story)
 	}
-	locks, err := filesafe.LockDir(x.o.Setup.Root)
+	state, err := filesafe.StateDir(x.o.Setup.Root)
 	if err != nil {
 		return err
 	}
-	parent := filepath.Join(filepath.Dir(locks), "restack")
+	parent := filepath.Join(state, "restack")
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return err
 	}

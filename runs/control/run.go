@@ -42,7 +42,7 @@ const (
 // visible in the process list); the worker otherwise keeps tmux's
 // environment.
 func forwardedEnv() []string {
-	return []string{"PATH", claudecode.EnvConfigDir, runs.EnvClaude, runs.EnvGH, runs.EnvTmuxSocket}
+	return []string{"PATH", claudecode.EnvConfigDir, runs.EnvClaude, runs.EnvGH, runs.EnvTmuxSocket, runs.EnvWorkerNice}
 }
 
 // RunOptions configure StartStory.

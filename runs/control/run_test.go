@@ -641,8 +641,9 @@ func TestRunEndToEndDryRun(t *testing.T) {
 		t.Fatalf("a dry run ran claude:\n%s", data)
 	}
 
-	// A real run after it runs the agent, on story/<story>, from the base.
-	m := h.startJSON(t, nil, story, "--max-cycles", "5")
+	// A real run after it runs the agent, on story/<story>, from the base,
+	// its worker at the default priority.
+	m := h.startJSON(t, []string{runs.EnvWorkerNice + "="}, story, "--max-cycles", "5")
 	end := waitEnd(m)
 	if end["cycles"] == 0.0 {
 		t.Errorf("the real run ran no agent: %v", end)
@@ -650,6 +651,7 @@ func TestRunEndToEndDryRun(t *testing.T) {
 	if data, _ := os.ReadFile(claudeLog); len(data) == 0 {
 		t.Fatalf("the real run after a dry run did not run claude; output:\n%s", testkit.FileText(m["outputFile"].(string)))
 	}
+	assertBackground(t, claudeLog)
 	if hydrate := findEvent(readEvents(t, m["eventsFile"].(string)), "step", "hydrate"); hydrate == nil || !strings.Contains(fmt.Sprint(hydrate["message"]), "2 tasks") {
 		t.Errorf("hydrate: %v", hydrate)
 	}

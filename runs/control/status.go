@@ -8,6 +8,7 @@ package control
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -255,7 +256,9 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		Next: state.Next(), BaseMoved: state.BaseMoved, Land: state.Land, Conflict: state.Conflict,
 	}
 	// The worktree on disk, else the run's (its events, its record), else
-	// story.json, where saga-lsp before issue 23 kept it.
+	// story.json, where saga-lsp before issue 23 kept it — each only while
+	// it is on disk: a removed one is no place to go, and the dashboard
+	// (the workspace's copies) does not name it either.
 	rec, _ := ev.Records().Read(id)
 	var run runs.Run
 	if last != nil && !last.DryRun {
@@ -266,9 +269,17 @@ func storyStatus(ctx context.Context, ev *readmodel.Evidence, ws *store.Workspac
 		st.Protected = run.ProtectedBlocking()
 	}
 	if st.Worktree == "" {
-		st.Worktree = first(run.Worktree, rec.Worktree, view.Worktree)
-		if r, err := filepath.Rel(ev.Root, st.Worktree); err == nil && filepath.IsAbs(st.Worktree) && !strings.HasPrefix(r, "..") {
-			st.Worktree = filepath.ToSlash(r)
+		if wt := first(run.Worktree, rec.Worktree, view.Worktree); wt != "" {
+			abs := wt
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(ev.Root, filepath.FromSlash(abs))
+			}
+			if _, err := os.Stat(abs); err == nil {
+				st.Worktree = wt
+				if r, err := filepath.Rel(ev.Root, wt); err == nil && filepath.IsAbs(wt) && !strings.HasPrefix(r, "..") {
+					st.Worktree = filepath.ToSlash(r)
+				}
+			}
 		}
 	}
 	st.Worker = workerInfo(ev.Root, id, last, sessions)

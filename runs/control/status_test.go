@@ -198,3 +198,45 @@ func TestStatusUnknownStory(t *testing.T) {
 		t.Errorf("status outside a workspace: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
+
+// A worktree the run recorded is named only while it is on disk: removed,
+// it is no place to go, and the dashboard (the workspace's copies) does not
+// name it either.
+func TestStatusNamesOnlyAWorktreeOnDisk(t *testing.T) {
+	root, env := statusEnv(t)
+	var sessions string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "SAGA_SESSION_DIR="); ok {
+			sessions = v
+		}
+	}
+	wt := filepath.Join(root, ".saga", "worktrees", "shop--checkout")
+	events := filepath.Join(sessions, "saga-story-shop--checkout-1700000000000.log.events.jsonl")
+	data, err := os.ReadFile(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker's worktree step, after its start (events after its end
+	// change nothing).
+	start, rest, _ := strings.Cut(string(data), "\n")
+	step, _ := json.Marshal(map[string]any{"time": "2023-11-14T22:13:20.05Z", "story": "shop--checkout", "session": "saga-story-shop--checkout-1700000000000",
+		"event": "step", "step": "worktree", "branch": "story/shop--checkout", "base": "main", "worktree": wt})
+	if err := os.WriteFile(events, []byte(start+"\n"+string(step)+"\n"+rest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	st, _ := statusOf(t, root, env, "shop--checkout")
+	if s := st.Stories[0]; s.Worktree != "" {
+		t.Errorf("a worktree no longer on disk is named: %q", s.Worktree)
+	}
+	if r := sagaLSP(t, root, env, "status", "shop--checkout"); strings.Contains(r.Stdout, "worktree:") {
+		t.Errorf("status text names a worktree no longer on disk:\n%s", r.Stdout)
+	}
+	if err := os.MkdirAll(wt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = statusOf(t, root, env, "shop--checkout")
+	if s := st.Stories[0]; s.Worktree != ".saga/worktrees/shop--checkout" {
+		t.Errorf("the run's worktree on disk: %q", s.Worktree)
+	}
+}

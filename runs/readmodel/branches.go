@@ -3,8 +3,6 @@ package readmodel
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -71,9 +69,8 @@ func LoadBranchFolders(root string) *BranchFolders {
 }
 
 // Save writes the folders to the file they were loaded from, when they
-// changed (atomically: a reader at the same time sees the old or the new).
-// Without fsync: a crash may lose the write or leave the file empty, which
-// keeps nothing, and two fsyncs were a tenth of a `status <epic>` call.
+// changed (runs.WriteReadCacheFile: a reader at the same time sees the old
+// or the new).
 func (c *BranchFolders) Save() error {
 	if c == nil || c.file == "" {
 		return nil
@@ -87,17 +84,8 @@ func (c *BranchFolders) Save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.file), 0o700); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	dir, err := filesafe.OpenBeneath(filepath.Dir(c.file))
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	defer dir.Close()
-	dir.NoSync = true
-	if err := dir.WriteFileAtomic(filepath.Base(c.file), data, 0o600); err != nil {
-		return fmt.Errorf("cache: %w", err)
+	if err := runs.WriteReadCacheFile(c.file, data); err != nil {
+		return err
 	}
 	c.dirty = false
 	return nil

@@ -141,6 +141,10 @@ type EpicQuery struct {
 	// Branches, when set, keeps the story folders read from branches
 	// between queries (Evidence.Branches): the runner's and the watchers'.
 	Branches *BranchFolders
+	// WorkerLocks, when set, is the held worker locks (story → holder pid)
+	// as the caller last probed them — the live watcher's, which its
+	// State judges a story alive by — instead of each probed again here.
+	WorkerLocks map[string]int
 	// evidence is the runs and refs gathered (and Settled) before ws was
 	// read from disk (LoadEpicState); nil: gathered by EpicState, after.
 	evidence *Evidence
@@ -170,6 +174,16 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 	dir, err := SessionDirOf(q.SessionDir, q.Env)
 	if err != nil {
 		return nil, nil, err
+	}
+	if q.Runs == nil {
+		// A one-shot reader keeps ended runs' folds on disk: the next
+		// `status <epic>` folds only the events files that changed.
+		q.Runs = runs.LoadRunCache(q.Root)
+		defer func() {
+			if err := q.Runs.Save(); err != nil {
+				slog.Debug("run folds not kept", "err", err)
+			}
+		}()
 	}
 	if q.Branches == nil {
 		// A one-shot reader keeps the branches' folders on disk: the
@@ -272,6 +286,9 @@ func EpicState(ctx context.Context, ws *store.Workspace, q EpicQuery) (*EpicStat
 	}
 	ev.Actions, ev.Discover = q.Actions, q.Discover && q.Actions != nil
 	ev.Branches = cmp.Or(ev.Branches, q.Branches)
+	if q.WorkerLocks != nil {
+		ev.locks.Held = q.WorkerLocks
+	}
 
 	stories := map[string]*EpicStory{}
 	var items []plan.Item

@@ -410,6 +410,14 @@ func (ev *Evidence) Story(ctx context.Context, ws *store.Workspace, id string) S
 	case haveRec:
 		st.State, st.Why = outcomeOr(rec.Status), rec.Why
 	}
+	// A completed run whose work is nowhere any more — its branch gone
+	// here and on origin, no PR holding it, its tasks not completed where
+	// they are read (a merge would have brought them) — left nothing to
+	// review: the story is to run again. Status said "completed, 0/2
+	// tasks done" and run refused it as completed.
+	if st.State == runs.StatusCompleted && ev.refsRead && st.Branch == "" && st.PR == "" && st.Total > 0 && st.Done < st.Total {
+		st.State = StoryPending
+	}
 	if st.Total > 0 && st.Done == st.Total && !fromGitHub {
 		st.State = runs.StatusCompleted
 	}

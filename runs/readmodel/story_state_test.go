@@ -32,14 +32,7 @@ func TestEndedRunsLockDoesNotRun(t *testing.T) {
 		t.Fatalf("TryLock: %v %v", ok, err)
 	}
 	defer lock.Unlock()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ws := loaded(t, root)
 	ev := NewEvidence(context.Background(), root, sessionDir, p)
 	if st := ev.Story(context.Background(), ws, "s"); st.State != runs.StatusFailed {
 		t.Errorf("ended run, its worker's lock still held: %s, want failed", st.State)
@@ -180,4 +173,59 @@ func storyRun(t *testing.T, files map[string]string) (root, sessionDir string, l
 		t.Fatal(err)
 	}
 	return root, sessionDir, l
+}
+
+// A completed run whose work is nowhere any more — its branch deleted here
+// and on origin, no PR, its tasks pending in the checkout — is to run
+// again: status said "completed, 0/1 tasks done" and run refused it. With
+// its branch there, or a PR holding its work, it stays completed.
+func TestCompletedRunWhoseBranchIsGone(t *testing.T) {
+	root, sessionDir, l := storyRun(t, map[string]string{
+		".saga/stories/s/story.json": `{"id": "s", "title": "S", "description": "d"}` + "\n",
+		".saga/stories/s/t.json":     `{"id": "t", "subject": "T", "description": "d", "status": "pending", "blockedBy": []}` + "\n",
+	})
+	if err := os.RemoveAll(filepath.Join(root, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.InitRepo(t, root)
+	l.Emit(runs.Event{Event: runs.KindWorkerStart, PID: os.Getpid(), Root: root}, "")
+	l.Emit(runs.Event{Event: runs.KindWorkerEnd, Status: runs.StatusCompleted}, "")
+	l.Close()
+	rec := runs.Record{Story: "s", Status: runs.StatusCompleted, Ended: time.Now(), Branch: runs.StoryBranch("s"), Base: "main"}
+	if err := runs.WriteRecord(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	p, ws := loaded(t, root)
+	state := func() StoryState {
+		return NewEvidence(context.Background(), root, sessionDir, p).Story(context.Background(), ws, "s")
+	}
+	if st := state(); st.State != StoryPending || st.Next().Action != NextRun {
+		t.Errorf("its branch gone: %s, next %+v; want pending, to run", st.State, st.Next())
+	}
+	testkit.Git(t, root, "branch", runs.StoryBranch("s"))
+	if st := state(); st.State != runs.StatusCompleted || st.Branch != runs.StoryBranch("s") {
+		t.Errorf("its branch there: %s on %q, want completed on story/s", st.State, st.Branch)
+	}
+	testkit.Git(t, root, "branch", "-D", runs.StoryBranch("s"))
+	rec.PR = "https://github.com/acme/shop/pull/7"
+	if err := runs.WriteRecord(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	if st := state(); st.State != runs.StatusCompleted || st.PR != rec.PR {
+		t.Errorf("its PR recorded: %s, PR %q; want completed with its PR", st.State, st.PR)
+	}
+}
+
+// loaded is the workspace at root, with the parser that read it.
+func loaded(t *testing.T, root string) (*store.Parser, *store.Workspace) {
+	t.Helper()
+	p, err := store.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := p.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, ws
 }

@@ -4,7 +4,8 @@
 // started and ended with its process group (ChildGroup, OwnGroup,
 // Supervised, AwaitExit, KillGroup, Interrupt), its exit status and the
 // signals that ask a saga-lsp process to stop (ExitStatus, TerminateSignal,
-// StopSignals) — per system: group_*.go, proc_linux.go and proc_portable.go
+// StopSignals), and a process's CPU priority (Background) — per system:
+// group_*.go, priority_*.go, proc_linux.go and proc_portable.go
 // (docs/platforms.md#where-os-specific-code-lives). It knows nothing of
 // runs: the run protocol (package runs) names the processes it supervises.
 // It imports nothing of this module.

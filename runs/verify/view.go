@@ -68,11 +68,11 @@ func (m *mounted) remove() {
 // viewsDir is where mirrors are made: saga-lsp's folder in the git dir of
 // the repository holding dir.
 func viewsDir(dir string) (string, error) {
-	locks, err := filesafe.LockDir(dir)
+	state, err := filesafe.StateDir(dir)
 	if err != nil {
 		return "", err
 	}
-	d := filepath.Join(filepath.Dir(locks), "views")
+	d := filepath.Join(state, "views")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", err
 	}

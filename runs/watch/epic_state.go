@@ -64,6 +64,9 @@ func (a epicInputs) same(b epicInputs) bool {
 func (w *Watcher) epicQueryLocked(e *epic) readmodel.EpicQuery {
 	q := readmodel.ViewQuery(w.root, e.id, w.env, w.parser)
 	q.SessionDir, q.Runs, q.Branches = w.sessionDir, &w.folds, &w.branchFolders
+	if w.scanned { // the locks were probed (replaced, never modified: shared)
+		q.WorkerLocks = w.workerLocks
+	}
 	return q
 }
 

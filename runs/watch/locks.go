@@ -16,21 +16,25 @@ import (
 )
 
 // probeLocks reads which worker and runner locks are held; the files of a
-// story whose lock came or went are named and the views refreshed, and the
-// views when an epic's did.
+// story whose lock came or went are named, its epics derived again (a
+// locked story runs there as it is alive in the State) and the views
+// refreshed, and the views when an epic's lock did.
 func (w *Watcher) probeLocks(ws *store.Workspace, ef *effects) {
 	workers, epics := w.heldLocks()
 	if !maps.Equal(workers, w.workerLocks) {
+		moved := func(story string) {
+			w.storyRels(ws, story, ef)
+			w.storyMoved(story, true)
+			ef.refresh = true
+		}
 		for story := range w.workerLocks {
 			if workers[story] == 0 {
-				w.storyRels(ws, story, ef)
-				ef.refresh = true
+				moved(story)
 			}
 		}
 		for story := range workers {
 			if w.workerLocks[story] == 0 {
-				w.storyRels(ws, story, ef)
-				ef.refresh = true
+				moved(story)
 			}
 		}
 		w.workerLocks = workers

@@ -474,3 +474,44 @@ func TestEpicStateServedAsDerived(t *testing.T) {
 		t.Errorf("an edit of the description moved the epic's state: %+v", again)
 	}
 }
+
+// A worker the watcher has no events of, holding its story's lock, runs in
+// the epic's state the watcher derives as it is alive in its State — the
+// lock as the watcher probed it, one truth for both — and no longer runs
+// in either once the lock is released.
+func TestEpicStateAgreesOnALockedStory(t *testing.T) {
+	f := start(t, map[string]string{
+		".saga/stories/ship-it/story.json": `{"id": "ship-it", "title": "Ship it", "description": "", "epic": "ship"}`,
+		".saga/epics/ship.json":            `{"id": "ship", "title": "Ship", "description": "", "status": "pending", "children": [{"id": "ship-it", "blockedBy": []}]}`,
+	})
+	parser, err := store.NewParser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := parser.Load(f.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	state := func() string {
+		st := f.w.EpicStatus(ctx, ws, "ship")
+		if st == nil || len(st.Stories) != 1 {
+			t.Fatalf("the epic's state: %+v", st)
+		}
+		return st.Stories[0].State
+	}
+	if s := state(); s == readmodel.EpicRunning {
+		t.Fatalf("ship-it runs before any lock: %s", s)
+	}
+	_, release := f.holdWorkerLock(t, "worker", story)
+	f.rec.filesChanged(t, store.StoryFileRel(story), "the lock held", func(st *watch.State) bool { return st.Alive(story) })
+	isRefresh := func(c call) bool { _, ok := c.v.(refresh); return ok }
+	for state() != readmodel.EpicRunning {
+		f.rec.next(t, "Refresh with ship-it running in the epic's state", isRefresh)
+	}
+	release()
+	f.rec.filesChanged(t, store.StoryFileRel(story), "the lock released", func(st *watch.State) bool { return !st.Alive(story) })
+	for state() == readmodel.EpicRunning {
+		f.rec.next(t, "Refresh with ship-it no longer running in the epic's state", isRefresh)
+	}
+}

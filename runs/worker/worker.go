@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/claudecode"
@@ -28,6 +29,27 @@ import (
 	"github.com/saga-ai/saga-lsp/runs/verify"
 	"github.com/saga-ai/saga-lsp/store"
 )
+
+// Nice is the CPU priority a worker in a session of its own (run's, the
+// epic runner's) runs at by default, with the agent and everything else it
+// starts: below the user's editor, terminal and browser, which a run's
+// eight workers would otherwise crowd out (docs/worker.md#priority).
+const Nice = 10
+
+// NiceOf is the nice value $SAGA_WORKER_NICE asks for, Nice when unset;
+// a value that is not one of 0 (no lower than what started the worker)
+// to 19 is an error, with Nice.
+func NiceOf(getenv func(string) string) (int, error) {
+	v := runs.Getenv(getenv, runs.EnvWorkerNice)
+	if v == "" {
+		return Nice, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 19 {
+		return Nice, fmt.Errorf("%s=%q is not a nice value from 0 (the priority of what started the worker) to 19: running at %d", runs.EnvWorkerNice, v, Nice)
+	}
+	return n, nil
+}
 
 // Options configure one worker run.
 type Options struct {
@@ -162,6 +184,12 @@ func Run(ctx context.Context, o Options) int {
 	j.Emit(runs.Event{Event: runs.KindWorkerStart, OutputFile: o.OutputFile, PID: os.Getpid(), ProcStart: supervise.SelfStart(), DryRun: o.DryRun, Bash: r.bash, Root: root}, line)
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
+	}
+	nice, err := NiceOf(o.Env)
+	for _, err := range []error{err, supervise.Background(nice)} {
+		if err != nil {
+			r.j.Warn(runs.StepStart, "%v", err)
+		}
 	}
 	status, code := r.execute(ctx)
 	if status == runs.StatusFailed && ctx.Err() != nil {
@@ -428,7 +456,6 @@ func (r *run) hydrate(ctx context.Context) error {
 	return nil
 }
 
-// lookPath resolves an executable, reporting "" when it is missing.
 // checkClaude refuses a Claude Code older than claudecode.MinVersion
 // before anything is created (docs/worker.md#a-run-that-cannot-work-does-not-start):
 // an older one lets a write through when the write-scope hook fails. A dry
@@ -449,6 +476,7 @@ func (r *run) checkClaude(ctx context.Context) error {
 	return nil
 }
 
+// lookPath resolves an executable, reporting "" when it is missing.
 func lookPath(name string) string {
 	p, err := exec.LookPath(name)
 	if err != nil {

@@ -10,7 +10,9 @@
 // environment minus variables whose names suggest secrets (TOKEN, SECRET,
 // PASSWORD, KEY), so tests can assert the exact flags and environment a
 // caller passed; "secrets" names those variables (never their values), so
-// tests can assert which credentials reached the agent. A bare `--version`
+// tests can assert which credentials reached the agent; on Linux "nice" and
+// "autogroup" tell the priority it runs at (its nice value and its
+// session's line in /proc/self/autogroup). A bare `--version`
 // (the worker's check of the release before it starts anything) is not
 // logged — tests count the runs — and answers $SAGA_STANDIN_VERSION when
 // set, so that a test can play an older Claude Code.
@@ -19,6 +21,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,13 +68,16 @@ func logInvocation() {
 		env[k] = v
 	}
 	cwd, _ := os.Getwd()
+	nice, autogroup := priority()
 	line, err := json.Marshal(struct {
-		Time    string            `json:"time"`
-		Args    []string          `json:"args"`
-		Cwd     string            `json:"cwd"`
-		Env     map[string]string `json:"env"`
-		Secrets []string          `json:"secrets"`
-	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env, secrets})
+		Time      string            `json:"time"`
+		Args      []string          `json:"args"`
+		Cwd       string            `json:"cwd"`
+		Env       map[string]string `json:"env"`
+		Secrets   []string          `json:"secrets"`
+		Nice      *int              `json:"nice,omitempty"`
+		Autogroup string            `json:"autogroup,omitempty"`
+	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env, secrets, nice, autogroup})
 	if err != nil {
 		return
 	}
@@ -81,4 +87,23 @@ func logInvocation() {
 	}
 	defer f.Close()
 	f.Write(append(line, '\n'))
+}
+
+// priority is this process's nice value (field 19 of /proc/self/stat, the
+// 17th after the command's closing parenthesis) and its autogroup line,
+// where Linux tells them.
+func priority() (nice *int, autogroup string) {
+	if stat, err := os.ReadFile("/proc/self/stat"); err == nil {
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 16 {
+				if n, err := strconv.Atoi(f[16]); err == nil {
+					nice = &n
+				}
+			}
+		}
+	}
+	if line, err := os.ReadFile("/proc/self/autogroup"); err == nil {
+		autogroup = strings.TrimSpace(string(line))
+	}
+	return nice, autogroup
 }
