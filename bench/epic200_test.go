@@ -19,6 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/fswatch"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/lspclient"
@@ -165,7 +166,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 
 	// The faces, open before the run starts.
-	writes := watchTaskWrites(b, root)
+	writes := watchTaskWrites(b, root, filepath.Join(base, "claude"))
 	browser := chromium(b)
 	d := startDashboard(b, bin, root, env)
 	browse(b, browser, chromedp.Navigate(d.url), chromedp.Navigate(d.base+"/r/"+filepath.Base(root)+"/epic/"+epic))
@@ -290,45 +291,64 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	return m
 }
 
-// watchTaskWrites notes when each story's task file in its worktree copy
-// (.saga/worktrees/<s>/.saga/stories/<s>/) is first seen completed, by
-// inotify, following the worktrees as they are made; a file completed
-// before its folder was watched — this goroutine lagging on the loaded
-// cores — counts from its modification time, where it was missed and
-// failed the run. The returned func stops watching and gives story → the
-// time.
-func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
+// watchTaskWrites notes when each story's task was first written
+// completed where a face reads it: the agent's task list
+// (<configDir>/tasks/saga__<s>__<ms>/, Claude Code's own file, which the
+// live view follows) or the story's copy in its worktree
+// (.saga/worktrees/<s>/.saga/stories/<s>/, where the hook syncs it),
+// whichever came first. The time is the file's modification time, which
+// the kernel stamps as it is written (before its rename into place: the
+// figure errs long), never when this goroutine reads the event: on the
+// cores the run keeps busy it read them late. Measured from the worktree
+// copy alone, as inotify delivered it, the page showed half the
+// completions before they were "written" (graph p50 −155 ms, and −128 ms
+// from that copy's modification time): the live view had them from the
+// task list, a hook's sync earlier. The returned func stops watching and
+// gives story → the time.
+func watchTaskWrites(b *testing.B, root, configDir string) func() map[string]time.Time {
 	b.Helper()
 	w, err := fswatch.New(fswatch.Options{})
 	must(b, err)
 	wts := filepath.Join(root, ".saga", "worktrees")
+	lists := filepath.Join(configDir, "tasks")
 	must(b, os.MkdirAll(wts, 0o755))
-	// depth of a folder below wts that is followed: <s>, <s>/.saga,
-	// <s>/.saga/stories, <s>/.saga/stories/<s>.
-	follow := func(dir string) bool {
-		rel, err := filepath.Rel(wts, dir)
-		if err != nil {
-			return false
+	must(b, os.MkdirAll(lists, 0o700))
+	// storyOf is the story whose task files dir holds, if it is a folder
+	// that is followed (or holds such folders: "" and true).
+	storyOf := func(dir string) (story string, follow bool) {
+		if rel, err := filepath.Rel(lists, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel == "." {
+				return "", true
+			}
+			s, ok := claudecode.StoryOfList(rel)
+			return s, ok && !strings.Contains(rel, string(filepath.Separator))
 		}
+		rel, err := filepath.Rel(wts, dir)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return "", false
+		}
+		// <s>, <s>/.saga, <s>/.saga/stories, <s>/.saga/stories/<s>.
 		p := strings.Split(rel, string(filepath.Separator))
 		switch len(p) {
 		case 1:
-			return !strings.Contains(p[0], ".")
+			return "", rel == "." || !strings.Contains(p[0], ".")
 		case 2:
-			return p[1] == ".saga"
+			return "", p[1] == ".saga"
 		case 3:
-			return p[1] == ".saga" && p[2] == "stories"
+			return "", p[1] == ".saga" && p[2] == "stories"
 		case 4:
-			return p[1] == ".saga" && p[2] == "stories" && p[3] == p[0]
+			return p[0], p[1] == ".saga" && p[2] == "stories" && p[3] == p[0]
 		}
-		return false
+		return "", false
 	}
 	seen := map[string]time.Time{}
-	// note records a task file of a story copy seen completed at at.
+	// note records a task file seen completed, written at at, if it is the
+	// story's first.
 	note := func(path string, at time.Time) {
 		dir, name := filepath.Split(path)
-		story := filepath.Base(dir)
-		if !strings.HasSuffix(name, ".json") || name == "story.json" || !follow(filepath.Clean(dir)) || !seen[story].IsZero() {
+		story, follow := storyOf(filepath.Clean(dir))
+		if !strings.HasSuffix(name, ".json") || name == "story.json" || !follow || story == "" ||
+			(!seen[story].IsZero() && !at.Before(seen[story])) {
 			return
 		}
 		var t struct{ Status string }
@@ -344,32 +364,32 @@ func watchTaskWrites(b *testing.B, root string) func() map[string]time.Time {
 		des, _ := os.ReadDir(dir)
 		for _, de := range des {
 			sub := filepath.Join(dir, de.Name())
-			switch {
-			case de.IsDir() && follow(sub):
-				add(sub)
-			case de.Type().IsRegular():
-				// Written before the folder was watched (this goroutine
-				// lagging on the loaded cores): its write is its
-				// modification time.
-				if fi, err := de.Info(); err == nil {
-					note(sub, fi.ModTime())
+			if de.IsDir() {
+				if _, follow := storyOf(sub); follow {
+					add(sub)
 				}
+			} else if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() {
+				note(sub, fi.ModTime()) // written before its folder was watched
 			}
 		}
 	}
-	must(b, w.Add(wts))
+	add(wts)
+	add(lists)
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		for ev := range w.Events() {
-			at := time.Now()
-			if fi, err := os.Stat(ev.Path); err == nil && fi.IsDir() {
-				if follow(ev.Path) {
+			fi, err := os.Stat(ev.Path)
+			if err != nil {
+				continue // replaced again meanwhile: its next event names it
+			}
+			if fi.IsDir() {
+				if _, follow := storyOf(ev.Path); follow {
 					add(ev.Path)
 				}
 				continue
 			}
-			note(ev.Path, at)
+			note(ev.Path, fi.ModTime())
 		}
 	}()
 	go func() {

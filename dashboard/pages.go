@@ -349,7 +349,7 @@ func (s *Server) epic(w http.ResponseWriter, r *http.Request) {
 	f := p.Filters
 	needs := v.needs()
 	c := epicContent{Repo: rp.key, ID: id, Title: e.Title, Description: e.Description, Status: st, RunnerAlive: v.st.EpicRunning(id),
-		Outcome: stats.Of(&stats.Reader{Root: rp.src.Root, Runs: &rp.records}, v.ws, id, store.NameEpic)}
+		Outcome: stats.Of(&stats.Reader{Root: rp.src.Root, Runs: &rp.records, Memo: &rp.outcomes}, v.ws, id, store.NameEpic)}
 	planned, _ := store.PlanFor(v.ws, id, store.NameEpic)
 	items := planned.Items
 	states := plan.States(items)

@@ -17,6 +17,7 @@ import (
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/github"
+	"github.com/saga-ai/saga-lsp/runs/stats"
 	"github.com/saga-ai/saga-lsp/store"
 )
 
@@ -79,6 +80,8 @@ type repo struct {
 	// again only when they changed: a live epic's page is fetched at
 	// every change.
 	records runs.RunCache
+	// outcomes keeps each epic's outcome while no record changed.
+	outcomes stats.Memo
 }
 
 type problemCounts struct {

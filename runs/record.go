@@ -468,3 +468,39 @@ func UpdateReview(root, story string, change func(*ReviewRecord)) error {
 	change(rec.Review)
 	return WriteRecord(root, rec)
 }
+
+// RecordsStamp is the record folder as one stat saw it. Every record
+// written or removed changes it — WriteRecord replaces a file by a rename
+// in the folder, reset and clean unlink — so a long-lived reader that saw
+// the same stamp before reads the same records (stats.Memo).
+type RecordsStamp struct{ fi os.FileInfo }
+
+// Same reports whether two stamps are of the same folder, unchanged.
+func (s RecordsStamp) Same(o RecordsStamp) bool {
+	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) &&
+		s.fi.ModTime().Equal(o.fi.ModTime()) && s.fi.Size() == o.fi.Size()
+}
+
+// Stamp is the record folder's stamp at now; false when there is none to
+// trust: no folder, or one changed so lately that a record written after
+// this stat could keep its modification time. The kernel stamps a folder
+// with a coarse clock (a few ms on Linux), and some file systems only by
+// the second or two — racily equal, as git calls an index entry stamped in
+// the second it was read.
+func (rr Records) Stamp(now time.Time) (RecordsStamp, bool) {
+	if rr.err != nil {
+		return RecordsStamp{}, false
+	}
+	fi, err := os.Stat(rr.dir)
+	if err != nil || !fi.IsDir() {
+		return RecordsStamp{}, false
+	}
+	settle := 100 * time.Millisecond
+	if fi.ModTime().Nanosecond() == 0 { // a file system stamping by the second
+		settle = 2 * time.Second
+	}
+	if now.Sub(fi.ModTime()) < settle {
+		return RecordsStamp{}, false
+	}
+	return RecordsStamp{fi}, true
+}

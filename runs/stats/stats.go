@@ -5,7 +5,8 @@
 // records alone (runs.Records, the record reader: each run's line, the review loop's
 // rounds, the PR state saga-lsp recorded), never from a transcript, a log
 // or GitHub. `saga-lsp stats` and the dashboard's epic page both render
-// its Figures (text.go: the lines both show). Of ours it imports
+// its Figures (text.go: the lines both show); a long-lived reader keeps
+// them while no record changed (Memo). Of ours it imports
 // internal/termtext, runs and store.
 package stats
 
@@ -13,6 +14,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/saga-ai/saga-lsp/runs"
@@ -109,9 +111,61 @@ type Reader struct {
 	Root string
 	// Runs, when set, decodes a record again only when it changed (a
 	// long-lived reader: the dashboard's pages).
-	Runs  *runs.RunCache
+	Runs *runs.RunCache
+	// Memo, when set, keeps each scope's figures while the record folder
+	// is unchanged (a long-lived reader: the dashboard's epic page, fetched
+	// at every change of a run).
+	Memo  *Memo
 	recs  *runs.Records
 	cache map[string]Story
+}
+
+// records opens the reader's records once.
+func (r *Reader) records() *runs.Records {
+	if r.recs == nil {
+		recs := r.Runs.OpenRecords(r.Root)
+		r.recs = &recs
+	}
+	return r.recs
+}
+
+// Memo is a long-lived reader's last figures of each scope, with the
+// record folder's stamp they were counted at (runs.RecordsStamp): counted
+// again only when a record was written or removed since, or the scope's
+// stories changed. An epic's page during a run asked for its figures at
+// every change the run made, each a stat of every story's record — a
+// ninth of the dashboard's CPU (docs/architecture.md#an-epic-of-200-stories).
+// What it trusts: docs/landing.md#the-epics-outcome-counted.
+type Memo struct {
+	mu   sync.Mutex
+	last map[string]memoEntry // by scope and id
+}
+
+type memoEntry struct {
+	stamp   runs.RecordsStamp
+	stories []string
+	f       Figures
+}
+
+func (m *Memo) count(r *Reader, scope, id string, stories []string) Figures {
+	stamp, ok := r.records().Stamp(time.Now())
+	key := scope + "\x00" + id
+	m.mu.Lock()
+	e, hit := m.last[key]
+	m.mu.Unlock()
+	if ok && hit && e.stamp.Same(stamp) && slices.Equal(e.stories, stories) {
+		return e.f
+	}
+	f := count(r, scope, id, stories)
+	if ok {
+		m.mu.Lock()
+		if m.last == nil {
+			m.last = map[string]memoEntry{}
+		}
+		m.last[key] = memoEntry{stamp, slices.Clone(stories), f}
+		m.mu.Unlock()
+	}
+	return f
 }
 
 // story is the story's part, read from its record.
@@ -120,11 +174,10 @@ func (r *Reader) story(id string) Story {
 		return s
 	}
 	if r.cache == nil {
-		recs := r.Runs.OpenRecords(r.Root)
-		r.cache, r.recs = map[string]Story{}, &recs
+		r.cache = map[string]Story{}
 	}
 	s := Story{ID: id}
-	rec, ok := r.recs.Read(id)
+	rec, ok := r.records().Read(id)
 	if ok {
 		s = FromRecord(rec)
 	}
@@ -218,6 +271,13 @@ func EpicStories(ws *store.Workspace, epic string) []string {
 // Count adds up the figures of stories (docs/landing.md#the-epics-outcome-counted
 // defines each).
 func Count(r *Reader, scope, id string, stories []string) Figures {
+	if r.Memo != nil {
+		return r.Memo.count(r, scope, id, stories)
+	}
+	return count(r, scope, id, stories)
+}
+
+func count(r *Reader, scope, id string, stories []string) Figures {
 	f := Figures{Scope: scope, ID: id, Stories: len(stories), FailedChecks: []CheckCount{}, StoryFigures: []Story{}}
 	var toLand []float64
 	landedRounds := 0

@@ -2,10 +2,13 @@ package stats_test
 
 import (
 	"encoding/json"
-	"github.com/saga-ai/saga-lsp/store"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
 
 	tw "github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/runs"
@@ -133,4 +136,76 @@ func jsonOf(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestMemoCountsAgainWhenARecordChanges: a Memo serves a scope's figures
+// while the record folder is unchanged, and counts again once a record is
+// written (WriteRecord's rename) or the folder changed too lately to tell.
+// The folder's time is set back rather than waited for.
+func TestMemoCountsAgainWhenARecordChanges(t *testing.T) {
+	root := statstest.Repo(t)
+	ws := tw.Load(t, root)
+	dir, err := runs.RecordDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := time.Hour
+	settled := func() { // each time to another moment, as time moves on
+		t.Helper()
+		back -= time.Minute
+		past := time.Now().Add(-back)
+		if err := os.Chtimes(dir, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var memo stats.Memo
+	var cache runs.RunCache
+	spent := func(m *stats.Memo) float64 {
+		return stats.Of(&stats.Reader{Root: root, Runs: &cache, Memo: m}, ws, "shop", store.NameEpic).Spent
+	}
+	settled()
+	before := spent(&memo)
+
+	// A record changed in place (no rename: the folder keeps its stamp) is
+	// not seen through the memo — what shows that it serves — and is
+	// without it.
+	rec, ok := runs.ReadRecord(root, "shop--schema")
+	if !ok {
+		t.Fatal("no record of shop--schema")
+	}
+	rec.Cost += 100
+	data, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shop--schema.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := spent(&memo); got != before {
+		t.Errorf("through the memo, the folder unchanged: spent %v, want the figures kept (%v)", got, before)
+	}
+	after := spent(nil)
+	if after == before {
+		t.Fatalf("the record's cost change moved nothing (%v): the test shows nothing", after)
+	}
+
+	// A record written: the folder changed just now, so the memo counts
+	// (and keeps nothing it cannot trust), and again once it settled.
+	rec.Cost += 100
+	if err := runs.WriteRecord(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	want := spent(nil)
+	if got := spent(&memo); got != want || got == after {
+		t.Errorf("the folder changed just now: spent %v, want %v", got, want)
+	}
+	settled()
+	if got := spent(&memo); got != want {
+		t.Errorf("the folder changed and settled: spent %v, want %v", got, want)
+	}
+
+	// Another scope's stories: counted apart.
+	if got, want := stats.Of(&stats.Reader{Root: root, Runs: &cache, Memo: &memo}, ws, "shop--schema", store.NameStory).Stories, 1; got != want {
+		t.Errorf("the story's scope through the memo: %d stories, want %d", got, want)
+	}
 }
