@@ -11,6 +11,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
+	tw "github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
 )
@@ -32,7 +33,7 @@ func TestEndedRunsLockDoesNotRun(t *testing.T) {
 		t.Fatalf("TryLock: %v %v", ok, err)
 	}
 	defer lock.Unlock()
-	p, ws := loaded(t, root)
+	p, ws := tw.Parser(t), tw.Load(t, root)
 	ev := NewEvidence(context.Background(), root, sessionDir, p)
 	if st := ev.Story(context.Background(), ws, "s"); st.State != runs.StatusFailed {
 		t.Errorf("ended run, its worker's lock still held: %s, want failed", st.State)
@@ -195,7 +196,7 @@ func TestCompletedRunWhoseBranchIsGone(t *testing.T) {
 	if err := runs.WriteRecord(root, rec); err != nil {
 		t.Fatal(err)
 	}
-	p, ws := loaded(t, root)
+	p, ws := tw.Parser(t), tw.Load(t, root)
 	state := func() StoryState {
 		return NewEvidence(context.Background(), root, sessionDir, p).Story(context.Background(), ws, "s")
 	}
@@ -214,18 +215,4 @@ func TestCompletedRunWhoseBranchIsGone(t *testing.T) {
 	if st := state(); st.State != runs.StatusCompleted || st.PR != rec.PR {
 		t.Errorf("its PR recorded: %s, PR %q; want completed with its PR", st.State, st.PR)
 	}
-}
-
-// loaded is the workspace at root, with the parser that read it.
-func loaded(t *testing.T, root string) (*store.Parser, *store.Workspace) {
-	t.Helper()
-	p, err := store.NewParser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := p.Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, ws
 }
