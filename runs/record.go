@@ -483,23 +483,13 @@ func (s RecordsStamp) Same(o RecordsStamp) bool {
 
 // Stamp is the record folder's stamp at now; false when there is none to
 // trust: no folder, or one changed so lately that a record written after
-// this stat could keep its modification time. The kernel stamps a folder
-// with a coarse clock (a few ms on Linux), and some file systems only by
-// the second or two — racily equal, as git calls an index entry stamped in
-// the second it was read.
+// this stat could keep its modification time (filesafe.Settled).
 func (rr Records) Stamp(now time.Time) (RecordsStamp, bool) {
 	if rr.err != nil {
 		return RecordsStamp{}, false
 	}
 	fi, err := os.Stat(rr.dir)
-	if err != nil || !fi.IsDir() {
-		return RecordsStamp{}, false
-	}
-	settle := 100 * time.Millisecond
-	if fi.ModTime().Nanosecond() == 0 { // a file system stamping by the second
-		settle = 2 * time.Second
-	}
-	if now.Sub(fi.ModTime()) < settle {
+	if err != nil || !fi.IsDir() || !filesafe.Settled(now, fi.ModTime()) {
 		return RecordsStamp{}, false
 	}
 	return RecordsStamp{fi}, true

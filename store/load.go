@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -47,7 +49,29 @@ type entry struct {
 // as many goroutines as there are CPUs. Unreadable entries become
 // unreadable-file diagnostics; only a root that cannot be listed at all is an
 // error.
-func (p *Parser) Load(root string) (*Workspace, error) {
+func (p *Parser) Load(root string) (*Workspace, error) { return p.LoadKeeping(root, nil) }
+
+// Kept is the files a load of one root read, each with the stamp it had
+// then, for the next load of that root (LoadKeeping): a file whose stamp is
+// the same is taken as it was, not read and parsed again. The epic
+// runner's, which loads the workspace at every step while its agents
+// change a few files (docs/architecture.md#an-epic-of-200-stories). Only a
+// story folder's regular files are kept — what is read through the
+// folder's descriptor, which the load opens and checks each time — and
+// only with a stamp older than the clock's grain (filesafe.Settled).
+type Kept struct {
+	files map[string]keptFile // rel →
+}
+
+type keptFile struct {
+	stamp filesafe.Stamp
+	file  *File
+}
+
+// LoadKeeping is Load taking from k what did not change since the load
+// that filled it, and keeping in k what this one read; a nil k keeps
+// nothing.
+func (p *Parser) LoadKeeping(root string, k *Kept) (*Workspace, error) {
 	sagaDir := filepath.Join(root, ".saga")
 	fi, err := os.Stat(sagaDir)
 	if err != nil || !fi.IsDir() {
@@ -66,9 +90,22 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	results := make([][]*File, len(storyDirs)+len(top))
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range max(1, runtime.GOMAXPROCS(0)) {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	var kept []map[string]keptFile // each worker's, merged into k after
+	var now time.Time
+	if k != nil {
+		kept, now = make([]map[string]keptFile, workers), time.Now()
+	}
+	for w := range workers {
 		wg.Go(func() {
-			l := loader{p: p, root: root, shared: true, c: c}
+			// A load that keeps reads few files: each in chunks of its
+			// own would keep a chunk alive for every file that changed
+			// once (the runner's memory grew by 100 MB over a run).
+			l := loader{p: p, root: root, shared: k == nil || k.files == nil, c: c}
+			if k != nil {
+				l.was, l.kept, l.now = k.files, map[string]keptFile{}, now
+				kept[w] = l.kept
+			}
 			for i := range next {
 				if i < len(storyDirs) {
 					results[i] = l.loadStory(storyDirs[i])
@@ -83,6 +120,12 @@ func (p *Parser) Load(root string) (*Workspace, error) {
 	}
 	close(next)
 	wg.Wait()
+	if k != nil {
+		k.files = kept[0]
+		for _, m := range kept[1:] {
+			maps.Copy(k.files, m)
+		}
+	}
 	rest := make([]*File, len(top)) // never a story's files: listSaga lists story folders apart
 	for i, r := range results[len(storyDirs):] {
 		rest[i] = r[0]
@@ -108,6 +151,11 @@ type loader struct {
 	paths  []byte      // when shared: the current chunk of paths (path)
 	dirBuf []byte      // getdents buffer
 	names  []string    // scratch: a folder's names
+
+	// LoadKeeping's: the files the last load kept (read only: shared by
+	// the workers), what this worker keeps, and the load's time.
+	was, kept map[string]keptFile
+	now       time.Time
 }
 
 // byteChunk is the size of a loader's chunks; a file over a quarter of it
@@ -180,6 +228,27 @@ func (l *loader) loadAt(dir filesafe.Folder, name, rel string, kind FileKind) *F
 		kind, owner, name := Classify(rel)
 		return &File{Rel: rel, Kind: kind, Owner: owner, Name: name, Version: -1}
 	}
+	var stamp filesafe.Stamp
+	stamped := false
+	if l.kept != nil && dir != filesafe.CWD {
+		// Stamped before the read: a write meanwhile leaves the kept
+		// stamp older than the file, which the next load reads again.
+		if stamp, stamped = filesafe.StampAt(dir, name, l.now); stamped {
+			if k, ok := l.was[rel]; ok && k.stamp.Same(stamp) {
+				l.kept[k.file.Rel] = k
+				return k.file
+			}
+		}
+	}
+	f := l.read(dir, name, rel, kind)
+	if stamped && f.ReadErr == "" {
+		l.kept[rel] = keptFile{stamp, f}
+	}
+	return f
+}
+
+// read reads and parses the file name of dir.
+func (l *loader) read(dir filesafe.Folder, name, rel string, kind FileKind) *File {
 	src, isDir, why := filesafe.ReadBoundedAt(dir, name, rel, l.space, &l.c)
 	if isDir {
 		why = fmt.Sprintf("%s is a folder, but a %s file was expected; rename it", rel, kind)

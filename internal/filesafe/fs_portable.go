@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The portable side of the store's file access (Windows; Linux and macOS
@@ -257,4 +258,25 @@ func OpenRegular(path string, flag int, perm fs.FileMode, follow bool) (*os.File
 		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
 	return f, nil
+}
+
+// Stamp is a regular file as one lstat saw it, by path: its identity,
+// size and modification time (fs_unix.go).
+type Stamp struct{ fi fs.FileInfo }
+
+// Same reports whether two stamps are of the same file, unchanged.
+func (s Stamp) Same(o Stamp) bool {
+	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) &&
+		s.fi.ModTime().Equal(o.fi.ModTime()) && s.fi.Size() == o.fi.Size()
+}
+
+// StampAt is the stamp of the file name in dir (not followed), and whether
+// it can be trusted at now: false when it is not a regular file, cannot
+// be stat'ed, or changed too lately (Settled).
+func StampAt(dir Folder, name string, now time.Time) (Stamp, bool) {
+	fi, err := os.Lstat(at(dir, name))
+	if err != nil || !fi.Mode().IsRegular() {
+		return Stamp{}, false
+	}
+	return Stamp{fi}, Settled(now, fi.ModTime())
 }

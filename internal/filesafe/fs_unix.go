@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -272,4 +273,29 @@ func OpenRegular(path string, flag int, perm fs.FileMode, follow bool) (*os.File
 		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
 	return f, nil
+}
+
+// Stamp is a regular file as one lstat saw it (fs_portable.go: by path):
+// its identity, size and modification time, as git's index and make judge
+// a file. A rewrite of the same size that sets the old time back (cp -p,
+// touch -r) is not seen until the file changes again.
+type Stamp struct {
+	dev, ino uint64
+	size     int64
+	mtime    unix.Timespec
+}
+
+// Same reports whether two stamps are of the same file, unchanged.
+func (s Stamp) Same(o Stamp) bool { return s == o }
+
+// StampAt is the stamp of the file name in dir (not followed), and whether
+// it can be trusted at now: false when it is not a regular file, cannot
+// be stat'ed, or changed too lately (Settled).
+func StampAt(dir Folder, name string, now time.Time) (Stamp, bool) {
+	var st unix.Stat_t
+	_, err := IgnoringEINTR(func() (int, error) { return 0, unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Stamp{}, false
+	}
+	return Stamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim}, Settled(now, time.Unix(st.Mtim.Unix()))
 }

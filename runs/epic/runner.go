@@ -95,6 +95,7 @@ type runner struct {
 	graphs    *prGraphs               // rewrites the graph in the stories' PRs
 	folds     runs.RunCache           // the stories' events files, folded again only when changed
 	branches  readmodel.BranchFolders // story folders on branches, read again only where a tip moved
+	kept      store.Kept              // the workspace's files, read again only when changed
 }
 
 // Run runs the epic to its end and returns the exit code. Cancelling ctx
@@ -243,7 +244,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
 	ws, st, err := readmodel.LoadEpicState(ctx, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds, Branches: &r.branches})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds, Branches: &r.branches, Kept: &r.kept})
 	if ws != nil {
 		r.ws = ws
 	}

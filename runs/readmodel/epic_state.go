@@ -141,6 +141,9 @@ type EpicQuery struct {
 	// Branches, when set, keeps the story folders read from branches
 	// between queries (Evidence.Branches): the runner's and the watchers'.
 	Branches *BranchFolders
+	// Kept, when set, keeps the workspace's files between the loads of
+	// LoadEpicState (store.Parser.LoadKeeping): the runner's.
+	Kept *store.Kept
 	// WorkerLocks, when set, is the held worker locks (story → holder pid)
 	// as the caller last probed them — the live watcher's, which its
 	// State judges a story alive by — instead of each probed again here.
@@ -213,7 +216,7 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 	ev := evidenceOfRuns(q.Root, dir, q.Parser)
 	ev.Runs = q.Runs
 	ev.Settle()
-	ws, err := q.Parser.Load(q.Root)
+	ws, err := q.Parser.LoadKeeping(q.Root, q.Kept)
 	if err == nil {
 		if e := ws.Epic(q.Epic); e != nil {
 			for _, c := range e.Children { // while git reads: EpicState asks for each
