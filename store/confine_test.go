@@ -85,6 +85,12 @@ func TestLoadNeverReadsOutside(t *testing.T) {
 		{"a worktree's .saga", func(t *testing.T, root, out string) {
 			link(t, filepath.Join(out, ".saga"), filepath.Join(root, ".saga/worktrees/evil/.saga"))
 		}, ".saga/worktrees/evil/.saga/stories/evil"},
+		{"a worktree", func(t *testing.T, root, out string) {
+			link(t, out, filepath.Join(root, ".saga/worktrees/evil"))
+		}, ".saga/worktrees/evil/.saga/stories/evil"},
+		{"a worktree's stories folder", func(t *testing.T, root, out string) {
+			link(t, filepath.Join(out, "stories"), filepath.Join(root, ".saga/worktrees/evil/.saga/stories"))
+		}, ".saga/worktrees/evil/.saga/stories/evil"},
 	}
 	p := workspace.Parser(t)
 	for _, tt := range tests {

@@ -332,9 +332,10 @@ func listSaga(root string, c filesafe.Confiner) (storyDirs []string, entries []e
 		return nil, nil, err
 	}
 	des = nil
-	if why := c.CheckPath(filepath.Join(root, filepath.FromSlash(WorktreesRel)), WorktreesRel); why != "" {
+	worktrees := filepath.Join(root, filepath.FromSlash(WorktreesRel))
+	if why := c.CheckPath(worktrees, WorktreesRel); why != "" {
 		entries = append(entries, entry{rel: WorktreesRel, bad: why})
-	} else if des, err = os.ReadDir(filepath.Join(root, filepath.FromSlash(WorktreesRel))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if des, err = os.ReadDir(worktrees); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("list .saga/worktrees: %w", err)
 	}
 	for _, de := range des {
@@ -344,7 +345,7 @@ func listSaga(root string, c filesafe.Confiner) (storyDirs []string, entries []e
 		}
 		rel := WorktreeStoryDirRel(id)
 		abs := filepath.Join(root, filepath.FromSlash(rel))
-		if why := c.CheckPath(abs, rel); why != "" {
+		if why := c.CheckBelow(worktrees, strings.TrimPrefix(rel, WorktreesRel+"/"), rel); why != "" {
 			entries = append(entries, entry{rel: rel, bad: why})
 		} else if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			storyDirs = append(storyDirs, rel)

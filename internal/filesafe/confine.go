@@ -3,6 +3,8 @@ package filesafe
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -62,6 +64,27 @@ func (c Confiner) CheckPath(path, rel string) string {
 		return ""
 	}
 	return OutsideProblem(rel, real)
+}
+
+// CheckBelow is CheckPath of base/sub (sub slash-separated, no dot
+// names) where base was checked and is inside: while sub's components are
+// no links, the path stays where base resolves — one lstat each, where
+// CheckPath resolves every component from the root of the file system
+// (a load checks each of an epic's 200 worktrees' story folders). A link
+// among them is resolved as CheckPath does.
+func (c Confiner) CheckBelow(base, sub, rel string) string {
+	p := base
+	for name := range strings.SplitSeq(sub, "/") {
+		p = filepath.Join(p, name)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "" // missing: nothing is read through it
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return c.CheckPath(filepath.Join(base, filepath.FromSlash(sub)), rel)
+		}
+	}
+	return ""
 }
 
 // realPath is path with every link resolved, made absolute.
