@@ -55,7 +55,7 @@ func (p *Parser) Load(root string) (*Workspace, error) { return p.LoadKeeping(ro
 // then, for the next load of that root (LoadKeeping): a file whose stamp is
 // the same is taken as it was, not read and parsed again. The epic
 // runner's, which loads the workspace at every step while its agents
-// change a few files (docs/architecture.md#an-epic-of-200-stories). Only a
+// change a few files (docs/architecture.md#loading). Only a
 // story folder's regular files are kept — what is read through the
 // folder's descriptor, which the load opens and checks each time — and
 // only with a stamp older than the clock's grain (filesafe.Settled).

@@ -3,7 +3,8 @@
 // (write.go) and the removal of a dead writer's temp file, locks and the
 // liveness of their holders (lock*.go, proc_*.go), where saga-lsp keeps a
 // repository's state (LockDir, StateDir), the one bounded reader
-// of a regular file (fs_*.go, bounded.go) and reads confined to the
+// of a regular file (fs_*.go, bounded.go), the stamps that tell a file
+// unchanged without reading it (stamp.go, fs_*.go) and reads confined to the
 // workspace (confine.go) or to a folder someone else writes (inside_*.go:
 // no link followed, regular files only), writes below a folder that never
 // follow a link out of it (beneath.go, over os.Root), and a folder private
