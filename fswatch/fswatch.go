@@ -1,12 +1,13 @@
 // Package fswatch owns file watching: it is the one user of fsnotify in
 // saga-lsp. It turns the system's notifications (inotify, kqueue, FSEvents
-// through kqueue, ReadDirectoryChangesW) into Events, tells a watch limit
-// reached apart from other failures (IsLimit), and wakes a loop on
-// matching changes (Wake). What to watch and what a change means belongs
-// to its users: the workspace service (workspace) for .saga's folders, the
-// live-run watcher (runs/watch) for the session dir and worktrees, the
-// epic runner and follow for events files, the dashboard for a worker's
-// output. docs/architecture.md#file-watching.
+// through kqueue, ReadDirectoryChangesW) into Events, says when the system
+// lost some (an Overflow event), tells a watch limit reached apart from
+// other failures (IsLimit), and wakes a loop on matching changes (Wake).
+// What to watch and what a change means belongs to its users: the
+// workspace service (workspace) for .saga's folders, the live-run watcher
+// (runs/watch) for the session dir and worktrees, the epic runner and
+// follow for events files, the dashboard for a worker's output.
+// docs/architecture.md#one-funnel-for-disk-changes.
 package fswatch
 
 import (
@@ -25,6 +26,9 @@ const (
 	Remove
 	Rename
 	Chmod
+	// Overflow: the system's queue of events overflowed and some were
+	// lost; anything watched may have changed. Its Path is empty.
+	Overflow
 )
 
 // Event is one change the system reported.
@@ -93,6 +97,17 @@ func (w *Watcher) forward() {
 			if !ok {
 				return
 			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				// An event, in order with the others and never dropped: a
+				// user that keeps a copy of what it watches reads it all
+				// again (workspace).
+				select {
+				case w.events <- Event{Op: Overflow}:
+				case <-w.done:
+					return
+				}
+				continue
+			}
 			select {
 			case w.errs <- err:
 			default: // nobody reads errors now: they are only ever logged
@@ -160,7 +175,7 @@ func Wake(dirs []string, keep func(Event) bool) (<-chan struct{}, func(), error)
 	wake := make(chan struct{}, 1)
 	go func() {
 		for ev := range w.events {
-			if keep == nil || keep(ev) {
+			if keep == nil || ev.Has(Overflow) || keep(ev) {
 				select {
 				case wake <- struct{}{}:
 				default:

@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,47 +24,26 @@ import (
 
 const fuzzRel = ".saga/stories/add-logout-button/write-tests.json"
 
-// syncBuffer is a log that the fuzz targets read between inputs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// take returns the log so far and empties it.
-func (s *syncBuffer) take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.b.String()
-	s.b.Reset()
-	return out
-}
-
 // fuzzServer is one server for all the inputs of a fuzz target, logging to
 // a buffer (a fuzz target may not log through its *testing.F).
-func fuzzServer(tb testing.TB) (*client, *syncBuffer) {
-	log := &syncBuffer{}
+func fuzzServer(tb testing.TB) (*client, *testkit.LogBuffer) {
+	log := &testkit.LogBuffer{}
 	c := startWith(tb, Options{Logger: slog.New(slog.NewTextHandler(log, nil))})
 	c.initialize(testkit.CopyExample(tb, "workspace"), capsFull)
 	return c, log
 }
 
 // noPanic fails when the server recovered from a panic since the last look.
-func noPanic(t testing.TB, log *syncBuffer, what string) {
+func noPanic(t testing.TB, log *testkit.LogBuffer, what string) {
 	t.Helper()
-	if l := log.take(); strings.Contains(l, "handler panic") {
+	if l := log.Take(); strings.Contains(l, "handler panic") {
 		t.Fatalf("%s: a handler panicked:\n%s", what, l)
 	}
 }
 
 // randomEdits applies random edits to a freshly opened buffer and checks
 // the server's text is the editor's after each didChange.
-func randomEdits(t testing.TB, c *client, log *syncBuffer, r *rand.Rand, text string, rounds int) {
+func randomEdits(t testing.TB, c *client, log *testkit.LogBuffer, r *rand.Rand, text string, rounds int) {
 	t.Helper()
 	text = strings.ToValidUTF8(text, "\uFFFD") // what JSON can carry
 	c.notify("textDocument/didClose", fmt.Sprintf(`{"textDocument":{"uri":%q}}`, c.uri(fuzzRel)))
@@ -188,7 +165,7 @@ func FuzzRequests(f *testing.F) {
 }
 
 // sendParams sends one method with params and checks the server survived.
-func sendParams(t testing.TB, c *client, log *syncBuffer, method, params string) {
+func sendParams(t testing.TB, c *client, log *testkit.LogBuffer, method, params string) {
 	t.Helper()
 	if !json.Valid([]byte(params)) {
 		params = jsonString(params) // a frame's params must be JSON; any string is

@@ -225,10 +225,40 @@ func (s *Service) addTree(dir string) {
 	}
 }
 
+// everything is every path of .saga a change may have touched — each file
+// the snapshot knows, the stories' and epics' folders, the files directly
+// in .saga and each worktree's copy of its story — for the funnel to read
+// again whole when the system lost events (a queue overflow).
+func (s *Service) everything() []string {
+	base := s.ws.Load()
+	if s.o.Base != nil {
+		base = s.o.Base()
+	}
+	saga := filepath.Join(s.root, ".saga")
+	paths := []string{filepath.Join(saga, "stories"), filepath.Join(saga, "epics")}
+	for _, f := range base.Files() {
+		paths = append(paths, filepath.Join(s.root, filepath.FromSlash(f.Rel)))
+	}
+	if filesafe.OutsideWorkspace(s.root, ".saga") == "" {
+		des, _ := os.ReadDir(saga)
+		for _, de := range des {
+			paths = append(paths, filepath.Join(saga, de.Name()))
+		}
+	}
+	if filesafe.OutsideWorkspace(s.root, store.WorktreesRel) == "" {
+		des, _ := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(store.WorktreesRel)))
+		for _, de := range des {
+			paths = append(paths, filepath.Join(s.root, filepath.FromSlash(store.WorktreeStoryDirRel(de.Name()))))
+		}
+	}
+	return paths
+}
+
 // run batches the watcher's events and hands each batch to the funnel.
 func (s *Service) run() {
 	defer s.wg.Done()
 	var batch []string
+	lost := false // events were lost: the batch is everything
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -240,6 +270,12 @@ func (s *Service) run() {
 		case ev, ok := <-events:
 			if !ok {
 				return
+			}
+			if ev.Has(fswatch.Overflow) {
+				s.o.Log.Warn("file watcher: events lost (the system's queue overflowed); reading .saga again")
+				lost = true
+				timer.Reset(settle)
+				continue
 			}
 			if ev.Has(fswatch.Create) {
 				s.addTree(ev.Path) // a new story folder, or .saga itself
@@ -254,7 +290,10 @@ func (s *Service) run() {
 			s.o.Log.Warn("file watcher", "err", err)
 		case <-timer.C:
 			paths := batch
-			batch = nil
+			if lost {
+				paths = append(paths, s.everything()...)
+			}
+			batch, lost = nil, false
 			s.DidModifyFiles(paths)
 		}
 	}

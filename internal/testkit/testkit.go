@@ -6,7 +6,8 @@
 // cases run as subtests, git repositories made from a fixture, a
 // clean environment, running a program to a Result, waiting for another
 // process, helper processes re-executed from the test binary, how many
-// goroutines hold a lock at once, a private tmux server, headless
+// goroutines hold a lock at once, a log read while it is written
+// (LogBuffer), a private tmux server, headless
 // Neovim running a script on the shared Lua harness, and the one rule for
 // a test whose prerequisite is missing (Needs).
 //

@@ -254,6 +254,10 @@ func (w *Watcher) loop() {
 				events = nil
 				continue
 			}
+			if ev.Has(fswatch.Overflow) { // the tick looks again
+				w.log.Warn("live: file watcher: events lost (the system's queue overflowed)")
+				continue
+			}
 			w.classify(ev, b)
 			arm()
 		case <-w.diskBell:
