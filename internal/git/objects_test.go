@@ -227,6 +227,36 @@ func TestCommitsNotIn(t *testing.T) {
 	}
 }
 
+// CommitsNotIn gives git its tips on stdin, never as arguments: as
+// arguments git looks for a ref named like each (a dozen failed stats a
+// tip, most of the process at 200 story branches), and a long list would
+// pass a command line's limit. Something not a revision is refused.
+func TestCommitsNotInTipsOnStdin(t *testing.T) {
+	p := newPlantRepo(t)
+	dir := t.TempDir()
+	argv, wrap := filepath.Join(dir, "argv"), filepath.Join(dir, "git")
+	if err := os.WriteFile(wrap, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\" >> '"+argv+"'\nexec git \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := Repo{Dir: p.root, Bin: wrap}
+	got, err := g.CommitsNotIn(context.Background(), []string{p.evil, p.first}, "main")
+	if err != nil || len(got) != 1 || len(got[p.evil]) != 1 || got[p.evil][0] != p.real {
+		t.Fatalf("CommitsNotIn: %v, %v (evil %s, real %s)", got, err, p.evil, p.real)
+	}
+	args, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tip := range []string{p.evil, p.first} {
+		if strings.Contains(string(args), tip) {
+			t.Errorf("tip %s on git's command line:\n%s", tip, args)
+		}
+	}
+	if _, err := g.CommitsNotIn(context.Background(), []string{"--all"}, "main"); err == nil {
+		t.Error("an option as a tip: no error")
+	}
+}
+
 // BlobsAtRef reads the files at the commit a branch names, in one
 // process: those that are files there, nothing for a path absent or a
 // folder; a name that is not a commit is an error, never a read at
