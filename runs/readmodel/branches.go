@@ -3,6 +3,7 @@ package readmodel
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,10 +24,24 @@ import (
 // keeps nothing. One loaded with LoadBranchFolders is kept on disk too,
 // for a one-shot reader (`status <epic>`).
 type BranchFolders struct {
-	mu    sync.Mutex
-	byRef map[string]branchFolder
-	file  string // where Save writes; "" keeps nothing on disk
-	dirty bool   // changed since loaded
+	mu       sync.Mutex
+	byRef    map[string]branchFolder
+	unmerged unmergedHistory // the local story branches' history not in HEAD (unmergedGraph)
+	file     string          // where Save writes; "" keeps nothing on disk
+	dirty    bool            // changed since loaded
+}
+
+// unmergedHistory is the local story branches' history not in HEAD as
+// read when HEAD's commit was Head: each commit with its parents, and the
+// tips whose whole history not in HEAD it holds. A commit names its
+// parents for good and Head decides which commits are in HEAD, so what was
+// read at Head stays true while HEAD is there.
+type unmergedHistory struct {
+	Head string          `json:"head"`
+	Tips map[string]bool `json:"tips"`
+	// Commits is never changed once kept — a tip read adds to a copy —
+	// since derivations read it without the lock.
+	Commits map[string][]string `json:"commits"`
 }
 
 // branchFolder is a story folder's files as committed at commit (nil: no
@@ -38,12 +53,13 @@ type branchFolder struct {
 
 // branchFoldersFile is the file format of the folders kept on disk.
 type branchFoldersFile struct {
-	Version int                     `json:"version"`
-	ByRef   map[string]branchFolder `json:"byRef"`
+	Version  int                     `json:"version"`
+	ByRef    map[string]branchFolder `json:"byRef"`
+	Unmerged unmergedHistory         `json:"unmerged"`
 }
 
 const (
-	branchFoldersVersion  = 1
+	branchFoldersVersion  = 2
 	branchFoldersName     = "branch-folders.json"
 	branchFoldersMaxBytes = 64 << 20 // larger is not a file this code wrote
 )
@@ -63,7 +79,7 @@ func LoadBranchFolders(root string) *BranchFolders {
 	}
 	var f branchFoldersFile
 	if json.Unmarshal(data, &f) == nil && f.Version == branchFoldersVersion {
-		c.byRef = f.ByRef
+		c.byRef, c.unmerged = f.ByRef, f.Unmerged
 	}
 	return c
 }
@@ -80,7 +96,7 @@ func (c *BranchFolders) Save() error {
 	if !c.dirty {
 		return nil
 	}
-	data, err := json.Marshal(branchFoldersFile{Version: branchFoldersVersion, ByRef: c.byRef})
+	data, err := json.Marshal(branchFoldersFile{Version: branchFoldersVersion, ByRef: c.byRef, Unmerged: c.unmerged})
 	if err != nil {
 		return err
 	}
@@ -163,6 +179,53 @@ func (c *BranchFolders) refresh(ctx context.Context, root string, listed bool, l
 		read[ref] = branchFolder{Commit: tips[ref], Files: files[i]}
 	}
 	c.keep(read, live)
+}
+
+// unmergedGraph is the history of tips not in HEAD, whose commit is head,
+// with each commit's parents (git.Repo.CommitsNotIn). Kept by head, git
+// reads only the tips not read at it before — during a run the one or two
+// that moved since the last derivation, none when nothing did: the process
+// cost the runner, each face and `status <epic>` ≈ 30–50 ms of CPU at
+// every derivation at 200 stories (docs/architecture.md#an-epic-of-200-stories).
+// A HEAD that moved reads every tip again; without head (a detached HEAD)
+// or a keeper, git reads every tip.
+func (c *BranchFolders) unmergedGraph(ctx context.Context, root, head string, tips []string) (map[string][]string, error) {
+	g := git.Repo{Dir: root}
+	if c == nil || head == "" {
+		return g.CommitsNotIn(ctx, tips, "HEAD")
+	}
+	c.mu.Lock()
+	h := c.unmerged
+	c.mu.Unlock()
+	if h.Head != head {
+		h = unmergedHistory{Head: head}
+	}
+	var fresh []string
+	for _, t := range tips {
+		if _, in := h.Commits[t]; !in && !h.Tips[t] {
+			fresh = append(fresh, t)
+		}
+	}
+	if len(fresh) == 0 && h.Commits != nil {
+		return h.Commits, nil
+	}
+	read, err := g.CommitsNotIn(ctx, fresh, head)
+	if err != nil {
+		return nil, err
+	}
+	commits := maps.Clone(h.Commits)
+	if commits == nil {
+		commits = map[string][]string{}
+	}
+	maps.Copy(commits, read)
+	listed := make(map[string]bool, len(tips)) // the tips gone are forgotten
+	for _, t := range tips {
+		listed[t] = true
+	}
+	c.mu.Lock()
+	c.unmerged, c.dirty = unmergedHistory{Head: head, Tips: listed, Commits: commits}, true
+	c.mu.Unlock()
+	return commits, nil
 }
 
 // storyOfRef is the story of a story branch's full ref name, local or

@@ -4,11 +4,14 @@ import (
 	"context"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/store"
@@ -158,4 +161,88 @@ func TestBranchFoldersKeptOnDisk(t *testing.T) {
 	testkit.Git(t, root, "commit", "-q", "-am", "a reopened")
 	testkit.Git(t, root, "switch", "-q", "main")
 	status("its tip moved", 0)
+}
+
+// The local story branches' history not in HEAD, kept by HEAD's commit
+// (on disk too, for the next `status <epic>`): git reads only the tips
+// not read at that commit before — none when no tip moved, the one that
+// moved — every tip again once HEAD moved, and every tip each time with
+// HEAD detached. Each answer is the one git gives afresh.
+func TestUnmergedHistoryReadWhereTipsMoved(t *testing.T) {
+	root := t.TempDir()
+	testkit.WriteFiles(t, root, map[string]string{"README": "r\n"})
+	testkit.InitRepo(t, root)
+	commitOn := func(branch, file string) {
+		testkit.Git(t, root, "switch", "-q", branch)
+		testkit.WriteFiles(t, root, map[string]string{file: branch + file + "\n"})
+		testkit.Git(t, root, "add", file)
+		testkit.Git(t, root, "commit", "-q", "-m", branch+" "+file)
+		testkit.Git(t, root, "switch", "-q", "-")
+	}
+	for _, id := range []string{"a", "b"} {
+		testkit.Git(t, root, "branch", runs.StoryBranch(id))
+		commitOn(runs.StoryBranch(id), id+"1")
+	}
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, log := t.TempDir(), filepath.Join(t.TempDir(), "rev-list.log")
+	wrapper := "#!/bin/sh\ncase \"$*\" in *rev-list*) echo rev-list >> '" + log + "'; tee -a '" + log + "' | '" + realGit + "' \"$@\"; exit $?;; esac\nexec '" + realGit + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	ctx := context.Background()
+	tip := func(id string) string { return testkit.Git(t, root, "rev-parse", runs.StoryBranch(id)) }
+
+	// read derives as a new `status <epic>` does, and returns the tips git
+	// was given (nil: no rev-list).
+	read := func(what string) []string {
+		t.Helper()
+		os.Remove(log)
+		kept := LoadBranchFolders(root)
+		r := listStoryRefs(ctx, root)
+		r.readGraph(ctx, root, kept)
+		if err := kept.Save(); err != nil {
+			t.Fatal(err)
+		}
+		want, err := git.Repo{Dir: root, Bin: realGit}.CommitsNotIn(ctx, []string{tip("a"), tip("b")}, "HEAD")
+		if r.graphErr != nil || err != nil || !maps.EqualFunc(r.unmerged, want, slices.Equal) {
+			t.Fatalf("%s: %v, %v; want %v, %v", what, r.unmerged, r.graphErr, want, err)
+		}
+		data, err := os.ReadFile(log)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		var tips []string
+		for l := range strings.Lines(string(data)) {
+			if l = strings.TrimSpace(l); l != "rev-list" {
+				tips = append(tips, l)
+			}
+		}
+		slices.Sort(tips)
+		return tips
+	}
+	both := func() []string { return slices.Sorted(slices.Values([]string{tip("a"), tip("b")})) }
+	if got := read("the first"); !slices.Equal(got, both()) {
+		t.Errorf("the first read gave git %v, want both tips %v", got, both())
+	}
+	if got := read("nothing moved"); got != nil {
+		t.Errorf("nothing moved, yet git read %v", got)
+	}
+	commitOn(runs.StoryBranch("b"), "b2")
+	if got := read("b moved"); !slices.Equal(got, []string{tip("b")}) {
+		t.Errorf("b moved: git read %v, want b's tip alone %s", got, tip("b"))
+	}
+	commitOn("main", "m2")
+	if got := read("HEAD moved"); !slices.Equal(got, both()) {
+		t.Errorf("HEAD moved: git read %v, want both tips %v", got, both())
+	}
+	testkit.Git(t, root, "switch", "-q", "--detach", "main")
+	for _, what := range []string{"HEAD detached", "HEAD detached, again"} {
+		if got := read(what); !slices.Equal(got, both()) {
+			t.Errorf("%s: git read %v, want both tips %v", what, got, both())
+		}
+	}
 }

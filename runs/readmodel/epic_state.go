@@ -209,7 +209,7 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 		r := listStoryRefs(ctx, q.Root)
 		var wg sync.WaitGroup
 		wg.Go(func() { q.Branches.refresh(ctx, q.Root, r.refsRead, r.refs, r.tips) })
-		r.readGraph(ctx, q.Root)
+		r.readGraph(ctx, q.Root, q.Branches)
 		wg.Wait()
 		listed <- r
 	}()

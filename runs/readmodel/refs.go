@@ -16,32 +16,48 @@ type storyRefs struct {
 	refs     map[string]bool   // full ref names of story and dry branches, local and origin's
 	tips     map[string]string // the same refs' commits
 	refsRead bool              // the refs were listed (a failed listing names no branch gone)
+	head     string            // HEAD's commit when HEAD is a local branch, as listed with them; else ""
 
 	unmerged map[string][]string // the local story branches' commits not in HEAD, with their parents
 	graphErr error               // why unmerged could not be read: each question asks git
 	graphed  bool
 }
 
-// listStoryRefs lists the story refs of the repository at root.
+// listStoryRefs lists the story refs of the repository at root, and
+// HEAD's commit: every local branch is listed, so that the one HEAD names
+// comes with the story branches in the same process
+// (BranchFolders.unmergedGraph keeps the history by it).
 func listStoryRefs(ctx context.Context, root string) storyRefs {
 	r := storyRefs{refs: map[string]bool{}, tips: map[string]string{}}
-	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)",
-		"refs/heads/"+runs.StoryBranchPrefix, "refs/heads/"+runs.DryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
+	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(HEAD) %(objectname) %(refname)",
+		"refs/heads/", "refs/remotes/origin/"+runs.StoryBranchPrefix)
 	if err != nil {
 		return r
 	}
 	r.refsRead = true
 	for line := range strings.Lines(out) {
-		if sha, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
-			r.refs[name], r.tips[name] = true, sha
+		// "* <sha> <ref>" for HEAD's branch, "  <sha> <ref>" for the rest.
+		mark, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		sha, name, ok := strings.Cut(strings.TrimSpace(rest), " ")
+		if !ok {
+			continue
+		}
+		if mark == "*" {
+			r.head = sha
+		}
+		for _, prefix := range []string{"refs/heads/" + runs.StoryBranchPrefix, "refs/heads/" + runs.DryBranchPrefix, "refs/remotes/origin/" + runs.StoryBranchPrefix} {
+			if strings.HasPrefix(name, prefix) {
+				r.refs[name], r.tips[name] = true, sha
+			}
 		}
 	}
 	return r
 }
 
-// readGraph reads the local story branches' history not in HEAD (one git
-// process, once; none without a local story branch).
-func (r *storyRefs) readGraph(ctx context.Context, root string) {
+// readGraph reads the local story branches' history not in HEAD, once:
+// through kept, the part a tip that moved added (BranchFolders.unmergedGraph);
+// a git process at most, none without a local story branch.
+func (r *storyRefs) readGraph(ctx context.Context, root string, kept *BranchFolders) {
 	if r.graphed {
 		return
 	}
@@ -54,5 +70,5 @@ func (r *storyRefs) readGraph(ctx context.Context, root string) {
 			tips = append(tips, sha)
 		}
 	}
-	r.unmerged, r.graphErr = git.Repo{Dir: root}.CommitsNotIn(ctx, tips, "HEAD")
+	r.unmerged, r.graphErr = kept.unmergedGraph(ctx, root, r.head, tips)
 }

@@ -711,7 +711,7 @@ func (ev *Evidence) isAncestor(ctx context.Context, a, b string) bool {
 // graph is the local story branches' history not in HEAD (storyRefs.readGraph),
 // or nil when it cannot be read.
 func (ev *Evidence) graph(ctx context.Context) map[string][]string {
-	ev.readGraph(ctx, ev.Root)
+	ev.readGraph(ctx, ev.Root, ev.Branches)
 	if ev.graphErr != nil {
 		return nil
 	}
