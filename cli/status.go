@@ -59,21 +59,27 @@ func runStatus(env *Env, args []string) int {
 	return exitOK
 }
 
-// epicStatus prints an epic run's state: the runner's, then each story's.
+// epicStatus prints an epic run's state: the runner's, then each story's —
+// as its live runner answers it, else derived here
+// (docs/architecture.md#status-asks-the-live-runner).
 func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut bool) int {
-	ws, st, err := readmodel.LoadEpicState(context.Background(), withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, nil), setup.Actions))
-	if err != nil {
-		return c.fail(env, err)
+	q := withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, nil), setup.Actions)
+	title, st, ok := readmodel.AskRunner(context.Background(), q)
+	if !ok {
+		ws, derived, err := readmodel.LoadEpicState(context.Background(), q)
+		if err != nil {
+			return c.fail(env, err)
+		}
+		if e := ws.Epic(epic); e != nil {
+			title = e.Title
+		}
+		st = derived
 	}
 	if jsonOut {
 		if err := printJSON(env.Stdout, map[string]any{"epic": st}); err != nil {
 			return c.fail(env, fmt.Errorf("write output: %w", err))
 		}
 		return exitOK
-	}
-	title := ""
-	if e := ws.Epic(epic); e != nil {
-		title = e.Title
 	}
 	if err := st.WriteText(env.Stdout, title); err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))

@@ -14,7 +14,8 @@
 // files (readmodel.EpicState) at every step, never kept only in its memory:
 // `run <epic>` again after a crash, a reboot or a stop resumes — live
 // workers are followed, finished stories are not run again, the rest is
-// scheduled.
+// scheduled. While it runs it answers `status <epic>` with the faces' view
+// derived from what its steps keep (serve.go).
 package epic
 
 import (
@@ -194,6 +195,8 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 
 	wake, stopWatch := r.watch()
 	defer stopWatch()
+	served := r.serve()
+	defer served.Close()
 	r.graphs = r.startPRGraphs()
 	defer r.graphs.close(2 * time.Minute)
 	for {
@@ -207,6 +210,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 		}
 		r.report(st)
 		if ctx.Err() != nil {
+			served.Close() // callers derive the state themselves meanwhile
 			// A start under way may yet start its worker: stopped too.
 			if r.settleAll(ctx) > 0 {
 				if now, err := r.state(context.Background()); err == nil {
@@ -232,6 +236,9 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 				if r.settle(ctx, x) {
 					continue wait
 				}
+			case c := <-served.Requests():
+				r.answer(ctx, served, c)
+				continue wait
 			case <-rest.C:
 			}
 			break

@@ -6,7 +6,8 @@
 // a dry run's DryState and its PR's review loop as recorded, ReviewState
 // (review.go), beside it), of an epic and its stories with the next step
 // (epic_state.go: EpicState over one EpicQuery, ViewQuery for every face;
-// epic_text.go its text), a story run on GitHub Actions read from GitHub
+// epic_text.go its text; served.go the epic's state as its live runner
+// answers it on a socket), a story run on GitHub Actions read from GitHub
 // (actions.go: the Actions interface runs/github implements, Dispatched),
 // the names of where a story's worker runs (BackendTmux, BackendGitHub) and
 // what a face follows after a start (Started). status, plan, the language
