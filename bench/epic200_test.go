@@ -70,10 +70,14 @@ func randomEpic(id string) [][2]any {
 //     was ready, the time to the next story's start — from the story's
 //     worker's worker.end (its end, not when the runner saw it: a runner
 //     that looks late is slow to react) to the runner's story.start (its
-//     worker holding its lock), max, p95 and p50;
+//     worker holding its lock), max, p95 and p50; and, logged, where the
+//     five slowest went (the end seen, the next worker's first event, its
+//     lock, the runner's story.start);
 //   - the runner's peak RSS and CPU time;
 //   - `status <epic> --format json` sampled every 2 s while the run goes
 //     on (samples apart, so that they do not load the run): p50, p95, max;
+//     and right after each, `version` of the same binary — a new
+//     process's floor on the loaded cores — p50;
 //   - the dashboard's epic page open in chromium all along: each story's
 //     task status written completed in its worktree (seen by inotify) →
 //     the graph's node showing it (a MutationObserver in the page), p95;
@@ -113,6 +117,7 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(percentile(m.status, 100), "status-max-ms")
 	b.ReportMetric(percentile(m.statusCPU, 50), "status-cpu-p50-ms")
 	b.ReportMetric(float64(len(m.status)), "status-samples")
+	b.ReportMetric(percentile(m.noop, 50), "noop-p50-ms")
 	b.ReportMetric(percentile(m.graph, 50), "graph-p50-ms")
 	b.ReportMetric(percentile(m.graph, 95), "graph-p95-ms")
 	b.ReportMetric(percentile(m.graph, 100), "graph-max-ms")
@@ -134,7 +139,7 @@ func BenchmarkEpic200(b *testing.B) {
 }
 
 type epic200Metrics struct {
-	reaction, detect, status, statusCPU, agent, graph, keystroke, lens, refetch []float64
+	reaction, detect, status, statusCPU, noop, agent, graph, keystroke, lens, refetch []float64
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
@@ -221,6 +226,17 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		// Its CPU and its git processes' (waited for, so counted in its
 		// own usage): what a share of the loaded cores stretches into the wall.
 		m.statusCPU = append(m.statusCPU, float64((st.ProcessState.UserTime()+st.ProcessState.SystemTime()).Microseconds())/1e3)
+		// The floor beside it: the same binary started the same way,
+		// doing nothing (`version`) — what the loaded cores make of a
+		// new process before status does anything.
+		nop := exec.Command(bin, "version")
+		nop.Dir, nop.Env = root, env
+		ownSession(nop)
+		t0 = time.Now()
+		if out, err := nop.Output(); err != nil {
+			return fmt.Errorf("version during the run: %v\n%s", err, out)
+		}
+		m.noop = append(m.noop, float64(time.Since(t0).Microseconds())/1e3)
 		return nil
 	})
 	every(time.Second, func() error { // the language server
@@ -271,9 +287,9 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	}
 	m.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	m.rssMB, m.anonMB, m.fileMB = float64(peak.KB)/1024, float64(peak.AnonKB)/1024, float64(peak.FileKB)/1024
-	var workerEnds map[string]time.Time
-	m.agent, m.detect, workerEnds = workerTimes(b, sessionDir, runs.EventsFile(out))
-	m.reaction = epicReactions(b, runs.EventsFile(out), children, workerEnds)
+	var w workerMarks
+	m.agent, m.detect, w = workerTimes(b, sessionDir, runs.EventsFile(out))
+	m.reaction = epicReactions(b, runs.EventsFile(out), children, w)
 	// The page shows what the last worker wrote, then the marks are read.
 	waitIn(b, browser, fmt.Sprintf(`Object.keys(window.__done).length >= %d`, epic200Stories))
 	shown := evalIn[map[string]float64](b, browser, `window.__done`)
@@ -480,7 +496,7 @@ func (d *epicDoc) published(mark int, t0 time.Time) (time.Duration, error) {
 // which a story was ready (each blocker ended by then, itself not
 // started), the time to the next story.start, in ms. Every story must
 // have completed.
-func epicReactions(b *testing.B, events string, children [][2]any, workerEnds map[string]time.Time) []float64 {
+func epicReactions(b *testing.B, events string, children [][2]any, w workerMarks) []float64 {
 	b.Helper()
 	type ev struct {
 		at    time.Time
@@ -489,19 +505,21 @@ func epicReactions(b *testing.B, events string, children [][2]any, workerEnds ma
 	}
 	var evs []ev
 	ended := map[string]time.Time{}
+	seenEnd := map[string]time.Time{}
 	tl := runs.Tail{Path: events}
 	tl.Read(func(e runs.Event) {
 		switch e.Event {
 		case runs.KindStoryStart:
 			evs = append(evs, ev{e.Time, true, e.Story})
 		case runs.KindStoryEnd:
+			seenEnd[e.Story] = e.Time
 			if e.Status != runs.StatusCompleted {
 				b.Fatalf("%s ended %s: %s", e.Story, e.Status, e.Message)
 			}
 			// The story's end is its worker's: the runner's story.end
 			// comes when it saw it, and a late look is the runner's delay too.
 			at := e.Time
-			if t, ok := workerEnds[e.Story]; ok {
+			if t, ok := w.end[e.Story]; ok {
 				at = t
 			}
 			evs = append(evs, ev{at, false, e.Story})
@@ -514,6 +532,11 @@ func epicReactions(b *testing.B, events string, children [][2]any, workerEnds ma
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	started := map[string]bool{}
 	var out []float64
+	type slow struct {
+		ms        float64
+		end, next string
+	}
+	var slowest []slow
 	for i, e := range evs {
 		if e.start {
 			started[e.story] = true
@@ -537,6 +560,7 @@ func epicReactions(b *testing.B, events string, children [][2]any, workerEnds ma
 		for _, n := range evs[i+1:] {
 			if n.start {
 				out = append(out, float64(n.at.Sub(e.at).Microseconds())/1e3)
+				slowest = append(slowest, slow{out[len(out)-1], e.story, n.story})
 				break
 			}
 		}
@@ -544,17 +568,35 @@ func epicReactions(b *testing.B, events string, children [][2]any, workerEnds ma
 	if len(out) == 0 {
 		b.Fatal("no story end found a story ready")
 	}
+	// Where the slowest reactions went: the end seen by the runner, the
+	// next worker's first event, its lock, the runner's story.start.
+	sort.Slice(slowest, func(i, j int) bool { return slowest[i].ms > slowest[j].ms })
+	ms := func(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1e3 }
+	for _, s := range slowest[:min(5, len(slowest))] {
+		var at time.Time
+		for _, e := range evs {
+			if e.start && e.story == s.next {
+				at = e.at
+			}
+		}
+		b.Logf("reaction %.0f ms: %s ended → seen %+.0f ms; %s: worker.start %+.0f ms, locked %+.0f ms, story.start %+.0f ms",
+			s.ms, s.end, ms(w.end[s.end], seenEnd[s.end]), s.next, ms(w.end[s.end], w.start[s.next]), ms(w.end[s.end], w.locked[s.next]), ms(w.end[s.end], at))
+	}
 	return out
 }
+
+// workerMarks are each story's worker's times: its first event, its
+// lock held, its end.
+type workerMarks struct{ start, locked, end map[string]time.Time }
 
 // workerTimes reads the workers' events: each headless run's length
 // (run.start → run.end), in seconds — the stand-in's time per story — and
 // how long the runner took to see each worker's end (its story.end minus
 // the worker's worker.end), in ms; and each story's worker.end.
-func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect []float64, ends map[string]time.Time) {
+func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect []float64, w workerMarks) {
 	b.Helper()
 	seen := map[string]time.Time{}
-	ends = map[string]time.Time{}
+	w = workerMarks{start: map[string]time.Time{}, locked: map[string]time.Time{}, end: map[string]time.Time{}}
 	tl := runs.Tail{Path: runnerEvents}
 	tl.Read(func(e runs.Event) {
 		if e.Event == runs.KindStoryEnd {
@@ -567,6 +609,12 @@ func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect [
 			tl := runs.Tail{Path: f.EventsFile}
 			tl.Read(func(e runs.Event) {
 				switch e.Event {
+				case runs.KindWorkerStart:
+					w.start[id] = e.Time
+				case runs.KindStep:
+					if e.Step == runs.StepLock && e.Level == "" {
+						w.locked[id] = e.Time
+					}
 				case runs.KindRunStart:
 					start = e.Time
 				case runs.KindRunEnd:
@@ -574,7 +622,7 @@ func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect [
 						agent = append(agent, e.Time.Sub(start).Seconds())
 					}
 				case runs.KindWorkerEnd:
-					ends[id] = e.Time
+					w.end[id] = e.Time
 					if t, ok := seen[id]; ok {
 						detect = append(detect, float64(t.Sub(e.Time).Microseconds())/1e3)
 					}
@@ -585,5 +633,5 @@ func workerTimes(b *testing.B, sessionDir, runnerEvents string) (agent, detect [
 	if len(agent) == 0 || len(detect) == 0 {
 		b.Fatal("no headless run or worker end in the workers' events")
 	}
-	return agent, detect, ends
+	return agent, detect, w
 }

@@ -64,24 +64,21 @@ func runStatus(env *Env, args []string) int {
 // (docs/architecture.md#status-asks-the-live-runner).
 func epicStatus(c *cmdLine, env *Env, setup control.Setup, epic string, jsonOut bool) int {
 	q := withActions(readmodel.ViewQuery(setup.Root, epic, setup.Env, nil), setup.Actions)
-	title, st, ok := readmodel.AskRunner(context.Background(), q)
-	if !ok {
-		ws, derived, err := readmodel.LoadEpicState(context.Background(), q)
-		if err != nil {
-			return c.fail(env, err)
-		}
+	var err error
+	if answer, ok := readmodel.AskRunner(context.Background(), q, jsonOut); ok {
+		_, err = env.Stdout.Write(answer)
+	} else if ws, st, lerr := readmodel.LoadEpicState(context.Background(), q); lerr != nil {
+		return c.fail(env, lerr)
+	} else if jsonOut {
+		err = st.WriteJSON(env.Stdout)
+	} else {
+		title := ""
 		if e := ws.Epic(epic); e != nil {
 			title = e.Title
 		}
-		st = derived
+		err = st.WriteText(env.Stdout, title)
 	}
-	if jsonOut {
-		if err := printJSON(env.Stdout, map[string]any{"epic": st}); err != nil {
-			return c.fail(env, fmt.Errorf("write output: %w", err))
-		}
-		return exitOK
-	}
-	if err := st.WriteText(env.Stdout, title); err != nil {
+	if err != nil {
 		return c.fail(env, fmt.Errorf("write output: %w", err))
 	}
 	return exitOK

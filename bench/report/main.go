@@ -133,6 +133,7 @@ func budgets() []budget {
 		{label: "200-story epic: status <epic> during the run (median)", bench: "Epic200", metric: "status-p50-ms", max: 100, unit: "ms"},
 		{label: "200-story epic: status <epic> during the run, p95", bench: "Epic200", metric: "status-p95-ms", unit: "ms"},
 		{label: "200-story epic: status <epic>'s CPU (its git processes' too) during the run (median)", bench: "Epic200", metric: "status-cpu-p50-ms", unit: "ms"},
+		{label: "200-story epic: a new process of the same binary doing nothing (`version`) during the run, status's floor (median)", bench: "Epic200", metric: "noop-p50-ms", unit: "ms"},
 		{label: "200-story epic: a task status written → the open epic graph shows it, p95", bench: "Epic200", metric: "graph-p95-ms", max: 250, unit: "ms"},
 		{label: "200-story epic: a task status written → the open epic graph shows it (median)", bench: "Epic200", metric: "graph-p50-ms", unit: "ms"},
 		{label: "200-story epic: the open epic page's fetches of itself (median)", bench: "Epic200", metric: "page-fetch-p50-ms", unit: "ms"},

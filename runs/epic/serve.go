@@ -3,7 +3,6 @@ package epic
 import (
 	"context"
 	"log/slog"
-	"net"
 
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
@@ -30,7 +29,7 @@ func (r *runner) serve() *readmodel.EpicServer {
 // would make itself — with what the runner's steps keep, and tells it to
 // every caller waiting. It runs in the loop, between steps: the keepers
 // are the loop's alone.
-func (r *runner) answer(ctx context.Context, s *readmodel.EpicServer, c net.Conn) {
+func (r *runner) answer(ctx context.Context, s *readmodel.EpicServer, c readmodel.EpicRequest) {
 	q := readmodel.ViewQuery(r.root, r.o.Epic, r.o.Env, r.parser)
 	q.SessionDir, q.Actions = r.o.SessionDir, r.setup.Actions
 	q.Runs, q.Branches, q.Kept = &r.folds, &r.branches, &r.kept

@@ -5,7 +5,6 @@ package epic_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -56,7 +55,7 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	}
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	ln.Close()
-	if _, _, ok := readmodel.AskRunner(t.Context(), q); ok {
+	if _, ok := readmodel.AskRunner(t.Context(), q, false); ok {
 		t.Fatal("a dead runner's socket answered")
 	}
 
@@ -75,32 +74,49 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 		t.Fatalf("the run ended (exit %d) before starting a story", c)
 	}
 
-	title, served, ok := readmodel.AskRunner(t.Context(), q)
-	if !ok {
+	servedText, okText := readmodel.AskRunner(t.Context(), q, false)
+	servedJSON, okJSON := readmodel.AskRunner(t.Context(), q, true)
+	if !okText || !okJSON {
 		t.Fatal("the live runner did not answer")
 	}
-	_, derived, err := readmodel.LoadEpicState(t.Context(), q)
+	ws, derived, err := readmodel.LoadEpicState(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if derived.Session != "saga-epic-shop-1" { // (this process is no runner's command line: "died")
-		t.Fatalf("the state derived is not the run's: %s", asJSON(t, derived))
+		t.Fatalf("the state derived is not the run's: %+v", derived)
 	}
-	if title != "Shop" || !sameJSON(t, served, derived) {
-		t.Errorf("the runner's answer differs from the state derived:\n%q %s\n%s", title, asJSON(t, served), asJSON(t, derived))
+	var text, js bytes.Buffer
+	if err := derived.WriteText(&text, ws.Epic("shop").Title); err != nil {
+		t.Fatal(err)
+	}
+	if err := derived.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if string(servedText) != text.String() || string(servedJSON) != js.String() {
+		t.Errorf("the runner's answer differs from the state derived:\n%s\n%s\nwant:\n%s\n%s", servedText, servedJSON, text.String(), js.String())
 	}
 
 	// The command prints the state derived, whoever derived it.
-	var want bytes.Buffer
-	if err := derived.WriteText(&want, "Shop"); err != nil {
+	if r := f.saga(nil, "status", "shop"); r.Code != 0 || r.Stdout != text.String() {
+		t.Errorf("status: exit %d\n%s%s\nwant:\n%s", r.Code, r.Stdout, r.Stderr, text.String())
+	}
+	if r := f.saga(nil, "status", "shop", "--format", "json"); r.Code != 0 || r.Stdout != js.String() {
+		t.Errorf("status --format json: exit %d\n%s%s\nwant:\n%s", r.Code, r.Stdout, r.Stderr, js.String())
+	}
+
+	// A caller that asks for something else is sent away.
+	odd, err := net.Dial("unix", sock)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r := f.saga(nil, "status", "shop"); r.Code != 0 || r.Stdout != want.String() {
-		t.Errorf("status: exit %d\n%s%s\nwant:\n%s", r.Code, r.Stdout, r.Stderr, want.String())
+	if _, err := io.WriteString(odd, "yaml\n"); err != nil {
+		t.Fatal(err)
 	}
-	if st := f.status(); !sameJSON(t, &st, derived) {
-		t.Errorf("status --format json:\n%s\nwant:\n%s", asJSON(t, &st), asJSON(t, derived))
+	if b, _ := io.ReadAll(odd); len(b) != 0 {
+		t.Errorf("answered a request for yaml: %q", b)
 	}
+	odd.Close()
 
 	stop()
 	if c := <-code; c != runs.ExitFailed {
@@ -109,7 +125,7 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("the socket outlived its runner: %v", err)
 	}
-	if _, _, ok := readmodel.AskRunner(t.Context(), q); ok {
+	if _, ok := readmodel.AskRunner(t.Context(), q, false); ok {
 		t.Error("an ended run answered")
 	}
 
@@ -127,7 +143,7 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	case c := <-code:
 		t.Fatalf("the run ended (exit %d) before starting a story", c)
 	}
-	if _, _, ok := readmodel.AskRunner(t.Context(), q); ok {
+	if _, ok := readmodel.AskRunner(t.Context(), q, false); ok {
 		t.Error("answered on a socket that is not the runner's")
 	}
 	stop2()
@@ -135,17 +151,4 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	if b, err := os.ReadFile(sock); err != nil || string(b) != "mine" {
 		t.Errorf("the file where the socket goes: %q, %v", b, err)
 	}
-}
-
-func asJSON(t *testing.T, st *readmodel.EpicStatus) []byte {
-	t.Helper()
-	b, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func sameJSON(t *testing.T, a, b *readmodel.EpicStatus) bool {
-	return bytes.Equal(asJSON(t, a), asJSON(t, b))
 }

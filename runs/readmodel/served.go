@@ -6,13 +6,16 @@ package readmodel
 // and the runner derives the faces' view (ViewQuery) then and there, with
 // the workspace's files, the runs' folds and the branches' folders its
 // steps keep — the same derivation a new process would make from nothing.
-// No runner answering, the caller derives the state itself.
+// The runner answers in the form asked, rendered as `status` renders it
+// (WriteText, WriteJSON): the caller copies it out. No runner answering,
+// the caller derives the state itself.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,13 +24,18 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/saga-ai/saga-lsp/store"
 )
 
-// servedVersion is the answer's format; an answer of another is not
-// believed (the caller derives the state itself).
-const servedVersion = 1
+// servedHeader begins an answer, with its format's version and the
+// length of what follows: an answer cut short, or of another version, is
+// not believed (the caller derives the state itself).
+const servedHeader = "saga-epic-state 1 "
 
 const (
 	// askWait bounds how long a caller waits for the runner's answer: a
@@ -35,7 +43,7 @@ const (
 	// waited for longer — the caller derives the state itself.
 	askWait = 10 * time.Second
 	// answerWait bounds how long the runner writes an answer to a caller
-	// that does not read it.
+	// that does not read it, and waits for a caller to ask.
 	answerWait = 5 * time.Second
 	// queued is how many callers wait for the runner's next answer at
 	// most; one more is refused at once and derives the state itself.
@@ -43,6 +51,12 @@ const (
 	// maxAnswer bounds an answer read (an epic of thousands of stories
 	// is some megabytes).
 	maxAnswer = 256 << 20
+)
+
+// The forms a caller asks for, one line.
+const (
+	askText = "text"
+	askJSON = "json"
 )
 
 // EpicSocket is where the runner of epic in root answers: in the session
@@ -54,53 +68,83 @@ func EpicSocket(sessionDir, root, epic string) string {
 	return filepath.Join(sessionDir, "epic-"+hex.EncodeToString(h[:6])+".sock")
 }
 
-// servedState is the runner's answer on the socket.
-type servedState struct {
-	Version int         `json:"version"`
-	Title   string      `json:"title"`
-	Epic    *EpicStatus `json:"epic"`
+// WriteJSON prints the state as `status <epic> --format json` does.
+func (s *EpicStatus) WriteJSON(w io.Writer) error {
+	b, err := store.MarshalIndent(map[string]any{"epic": s})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 // AskRunner asks the live runner of q.Epic in q.Root for the faces' view
-// of the epic's state, and returns it with the epic's title; ok is false
-// when no runner answered in time (none runs, it is stopping, it failed to
-// derive) — the caller then derives the state itself (LoadEpicState),
-// which says what went wrong, if anything did.
-func AskRunner(ctx context.Context, q EpicQuery) (title string, st *EpicStatus, ok bool) {
+// of the epic's state, rendered as `status` renders it (JSON, or text);
+// false when no runner answered in full in time (none runs, it is
+// stopping, it failed to derive) — the caller then derives the state
+// itself (LoadEpicState), which says what went wrong, if anything did.
+func AskRunner(ctx context.Context, q EpicQuery, jsonOut bool) ([]byte, bool) {
 	dir, err := SessionDirOf(q.SessionDir, q.Env)
 	if err != nil {
-		return "", nil, false
+		return nil, false
 	}
 	ctx, cancel := context.WithTimeout(ctx, askWait)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", EpicSocket(dir, q.Root, q.Epic))
 	if err != nil {
-		return "", nil, false // no runner: the usual case
+		return nil, false // no runner: the usual case
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetReadDeadline(dl)
+		_ = conn.SetDeadline(dl)
 	}
-	var ans servedState
-	if err := json.NewDecoder(io.LimitReader(conn, maxAnswer)).Decode(&ans); err != nil {
+	form := askText
+	if jsonOut {
+		form = askJSON
+	}
+	answer, err := readAnswer(conn, form)
+	if err != nil {
 		slog.Debug("the epic's runner did not answer", "epic", q.Epic, "err", err)
-		return "", nil, false
+		return nil, false
 	}
-	if ans.Version != servedVersion || ans.Epic == nil || ans.Epic.ID != q.Epic {
-		slog.Debug("the epic's runner's answer is not believed", "epic", q.Epic, "version", ans.Version)
-		return "", nil, false
+	return answer, true
+}
+
+// readAnswer asks for form and reads the answer whole.
+func readAnswer(conn net.Conn, form string) ([]byte, error) {
+	if _, err := io.WriteString(conn, form+"\n"); err != nil {
+		return nil, err
 	}
-	return ans.Title, ans.Epic, true
+	r := bufio.NewReader(io.LimitReader(conn, maxAnswer))
+	header, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(header, servedHeader), "\n"))
+	if !strings.HasPrefix(header, servedHeader) || err != nil || n < 0 || n > maxAnswer {
+		return nil, fmt.Errorf("not an answer of this release: %q", header)
+	}
+	answer := make([]byte, n)
+	if _, err := io.ReadFull(r, answer); err != nil {
+		return nil, fmt.Errorf("an answer cut short: %w", err)
+	}
+	return answer, nil
 }
 
 // EpicServer is a runner's socket: callers wait on it until the runner's
 // loop answers them (Answer), all those waiting with one derivation.
 type EpicServer struct {
 	ln       net.Listener
-	requests chan net.Conn
-	accepted chan struct{} // closed when accept returns
-	once     sync.Once
+	requests chan EpicRequest
+	mu       sync.Mutex // guards closed and the queue against the drain
+	closed   bool
+}
+
+// EpicRequest is a caller waiting for the state in its form.
+type EpicRequest struct {
+	conn net.Conn
+	form string
 }
 
 // ServeEpicState listens on the socket of epic in root. The caller holds
@@ -121,29 +165,44 @@ func ServeEpicState(sessionDir, root, epic string) (*EpicServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serve the epic's state: %w", err)
 	}
-	s := &EpicServer{ln: ln, requests: make(chan net.Conn, queued), accepted: make(chan struct{})}
+	s := &EpicServer{ln: ln, requests: make(chan EpicRequest, queued)}
 	go s.accept()
 	return s, nil
 }
 
+// accept reads each caller's form beside the loop, bounded: one that
+// never asks holds nothing up.
 func (s *EpicServer) accept() {
-	defer close(s.accepted)
 	for {
 		conn, err := s.ln.Accept()
 		if err != nil {
 			return // closed
 		}
-		select {
-		case s.requests <- conn:
-		default:
-			conn.Close() // a flood: this caller derives the state itself
-		}
+		go func() {
+			_ = conn.SetReadDeadline(time.Now().Add(answerWait))
+			line, err := bufio.NewReader(io.LimitReader(conn, 16)).ReadString('\n')
+			form := strings.TrimSuffix(line, "\n")
+			if err != nil || form != askText && form != askJSON {
+				conn.Close()
+				return
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.closed {
+				select {
+				case s.requests <- EpicRequest{conn, form}:
+					return
+				default: // a flood
+				}
+			}
+			conn.Close() // this caller derives the state itself
+		}()
 	}
 }
 
 // Requests are the callers waiting; nil on a nil server, which never has
 // any.
-func (s *EpicServer) Requests() <-chan net.Conn {
+func (s *EpicServer) Requests() <-chan EpicRequest {
 	if s == nil {
 		return nil
 	}
@@ -151,31 +210,41 @@ func (s *EpicServer) Requests() <-chan net.Conn {
 }
 
 // Answer tells first and every other caller waiting now the state (title
-// its epic's title); st nil tells them nothing — they derive it
-// themselves. The writes go on beside the caller's loop, each bounded.
-func (s *EpicServer) Answer(first net.Conn, title string, st *EpicStatus) {
-	conns := []net.Conn{first}
+// its epic's title), each in its form; st nil tells them nothing — they
+// derive it themselves. The writes go on beside the caller's loop, each
+// bounded.
+func (s *EpicServer) Answer(first EpicRequest, title string, st *EpicStatus) {
+	reqs := []EpicRequest{first}
 	for more := true; more; {
 		select {
-		case c := <-s.requests:
-			conns = append(conns, c)
+		case r := <-s.requests:
+			reqs = append(reqs, r)
 		default:
 			more = false
 		}
 	}
-	var b []byte
-	if st != nil {
+	rendered := map[string][]byte{}
+	for _, r := range reqs {
+		if _, done := rendered[r.form]; done || st == nil {
+			continue
+		}
+		var b bytes.Buffer
 		var err error
-		if b, err = json.Marshal(servedState{Version: servedVersion, Title: title, Epic: st}); err != nil {
-			b = nil
+		if r.form == askJSON {
+			err = st.WriteJSON(&b)
+		} else {
+			err = st.WriteText(&b, title)
+		}
+		if err == nil {
+			rendered[r.form] = append(fmt.Appendf(nil, "%s%d\n", servedHeader, b.Len()), b.Bytes()...)
 		}
 	}
-	for _, c := range conns {
+	for _, r := range reqs {
 		go func() {
-			defer c.Close()
-			if b != nil {
-				_ = c.SetWriteDeadline(time.Now().Add(answerWait))
-				_, _ = c.Write(b)
+			defer r.conn.Close()
+			if b := rendered[r.form]; b != nil {
+				_ = r.conn.SetWriteDeadline(time.Now().Add(answerWait))
+				_, _ = r.conn.Write(b)
 			}
 		}()
 	}
@@ -188,18 +257,21 @@ func (s *EpicServer) Close() {
 	if s == nil {
 		return
 	}
-	s.once.Do(func() {
-		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			slog.Debug("the epic's socket", "err", err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		slog.Debug("the epic's socket", "err", err)
+	}
+	for more := true; more; {
+		select {
+		case r := <-s.requests:
+			r.conn.Close()
+		default:
+			more = false
 		}
-		<-s.accepted // none is queued after the drain
-		for more := true; more; {
-			select {
-			case c := <-s.requests:
-				c.Close()
-			default:
-				more = false
-			}
-		}
-	})
+	}
 }
