@@ -6,7 +6,7 @@
 // a dry run's DryState and its PR's review loop as recorded, ReviewState
 // (review.go), beside it), of an epic and its stories with the next step
 // (epic_state.go: EpicState over one EpicQuery, ViewQuery for every face;
-// epic_text.go its text; served.go the epic's state as its live runner
+// epic_text.go its text and JSON; served.go the epic's state as its live runner
 // answers it on a socket), a story run on GitHub Actions read from GitHub
 // (actions.go: the Actions interface runs/github implements, Dispatched),
 // the names of where a story's worker runs (BackendTmux, BackendGitHub) and

@@ -1,7 +1,8 @@
 package readmodel
 
 // The text form of an epic run's state: `saga-lsp status <epic>` prints it,
-// and the language server's showPlan shows it under an epic's plan.
+// and the language server's showPlan shows it under an epic's plan; and
+// its JSON form, status's --format json.
 
 import (
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/termtext"
+	"github.com/saga-ai/saga-lsp/store"
 )
 
 // WriteText prints the epic's header (id and title), the run's summary,
@@ -102,4 +104,14 @@ func HeldNext(epic string, st EpicStory) string {
 			strings.Join(st.Conflicts, ", "), epic)
 	}
 	return fmt.Sprintf("`saga-lsp status %s` says why they stopped; fix that, then `saga-lsp run %s` runs them and then %s", strings.Join(st.HeldBy, "`, `saga-lsp status "), epic, st.ID)
+}
+
+// WriteJSON prints the state as `status <epic> --format json` does.
+func (s *EpicStatus) WriteJSON(w io.Writer) error {
+	b, err := store.MarshalIndent(map[string]any{"epic": s})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }

@@ -28,8 +28,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/saga-ai/saga-lsp/store"
 )
 
 // servedHeader begins an answer, with its format's version and the
@@ -66,16 +64,6 @@ const (
 func EpicSocket(sessionDir, root, epic string) string {
 	h := sha256.Sum256([]byte(root + "\x00" + epic))
 	return filepath.Join(sessionDir, "epic-"+hex.EncodeToString(h[:6])+".sock")
-}
-
-// WriteJSON prints the state as `status <epic> --format json` does.
-func (s *EpicStatus) WriteJSON(w io.Writer) error {
-	b, err := store.MarshalIndent(map[string]any{"epic": s})
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
 }
 
 // AskRunner asks the live runner of q.Epic in q.Root for the faces' view
