@@ -81,28 +81,35 @@ func (g Repo) command(ctx context.Context, args []string) *exec.Cmd {
 // worktree, the index or a ref (git merge-tree --write-tree, git ≥ 2.38):
 // the files that would conflict, none when it merges cleanly.
 func (g Repo) MergeConflicts(ctx context.Context, ours, theirs string) ([]string, error) {
+	_, files, err := g.MergeTree(ctx, ours, theirs)
+	return files, err
+}
+
+// MergeTree merges theirs into ours without touching a worktree, the index
+// or a ref (git merge-tree --write-tree, git ≥ 2.38): the merged tree when
+// it merges cleanly, else the files that conflict.
+func (g Repo) MergeTree(ctx context.Context, ours, theirs string) (tree string, conflicts []string, err error) {
 	args := []string{"merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", ours, theirs}
 	cmd := exec.CommandContext(ctx, cmp.Or(g.Bin, "git"), fixedArgs(args)...)
 	cmd.Dir, cmd.Env, cmd.WaitDelay = g.Dir, fixedEnv(os.Environ()), 2*time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err = cmd.Run()
+	parts := strings.Split(strings.TrimRight(out.String(), "\x00"), "\x00")
 	var ee *exec.ExitError
 	switch {
-	case err == nil:
-		return nil, nil
+	case err == nil && parts[0] != "":
+		return parts[0], nil, nil
 	case errors.As(err, &ee) && ee.ExitCode() == 1 && out.Len() > 0: // conflicts: the tree, then the files
 		// (exit 1 without a tree is a refusal: "not something we can merge")
-		parts := strings.Split(strings.TrimRight(out.String(), "\x00"), "\x00")
-		var files []string
 		for _, f := range parts[1:] {
-			if f != "" && !slices.Contains(files, f) {
-				files = append(files, f)
+			if f != "" && !slices.Contains(conflicts, f) {
+				conflicts = append(conflicts, f)
 			}
 		}
-		return files, nil
+		return "", conflicts, nil
 	}
-	return nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(strings.TrimSpace(errb.String()), err.Error()))
+	return "", nil, fmt.Errorf("git %s: %s", strings.Join(args, " "), cmp.Or(strings.TrimSpace(errb.String()), fmt.Sprint(err), "no tree"))
 }
 
 // fixedArgs and fixedEnv are given to every git saga-lsp runs. Hooks

@@ -2,15 +2,14 @@ package control
 
 // Where a story of an epic starts (docs/commands.md#epic-runs-run--follow--status--stop-epic): a dependent story builds
 // on its blockers' work. No unmerged blocker: the base. One: the blocker's
-// branch (a stacked PR). Several: a merge of their branches, made here in
-// the story's new worktree before the worker starts, the PR against the
-// base. The epic runner and `saga-lsp run <story>` both start stories
+// branch (a stacked PR). Several: a merge of their branches, made here as
+// the story's branch before the worker starts, the PR against the base. The epic runner and `saga-lsp run <story>` both start stories
 // through StartStory, so the rule is the same whoever starts the story.
 
 import (
 	"context"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/saga-ai/saga-lsp/internal/git"
@@ -34,8 +33,8 @@ func (e *ConflictError) Error() string {
 
 // storyBranch prepares where the story's worker starts and returns the
 // worker's --base: the base itself (the current branch when base is
-// empty), a blocker's branch, or the base with the merge already in the
-// story's new worktree. A story whose branch exists already resumes on it,
+// empty), a blocker's branch, or the base with the merge already on the
+// story's new branch. A story whose branch exists already resumes on it,
 // from the base its last run recorded. A dry run works on the story's dry
 // branch and worktree and builds on its blockers' dry branches where they
 // have one (docs/worker.md#dry-runs); a real run never reads a dry one.
@@ -74,42 +73,42 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 	case 1:
 		return onTop[0], nil
 	}
-	wt := store.RunWorktreeDir(root, story, dry)
-	if _, err := g.AddWorktree(ctx, "-q", "--no-track", "-b", branch, wt, target); err != nil {
-		return "", err
+	// Several: their merges made without a worktree (merge-tree, then
+	// commit-tree: no checkout, and not the repository's worktree lock,
+	// which the running workers' worktree steps hold in turn — seconds
+	// under load: docs/architecture.md#an-epic-of-200-stories), the branch
+	// made at the end, whole or not at all. The worker adds its worktree
+	// on it as on any story's existing branch.
+	tip, err := g.Run(ctx, "rev-parse", "--verify", "--quiet", target+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", target, err)
 	}
-	// Until every merge is in, a failure or an interruption (Ctrl-C on run)
-	// takes the branch and its worktree away again, uncancellably: a branch
-	// without its blockers' work would be resumed as it is by the next run.
-	undo := context.WithoutCancel(ctx)
-	remove := func() {
-		g.Worktree(undo, "remove", "--force", wt)
-		g.Run(undo, "branch", "-D", branch)
-		os.RemoveAll(wt)
-	}
-	if err := g.ExcludeWorktrees(ctx); err != nil {
-		remove()
-		return "", err
-	}
-	w := g.In(wt)
+	identity := g.Identity(ctx)
 	for _, bb := range onTop {
-		args := append(w.Identity(ctx), "merge", "-q", "--no-ff", "--no-edit", "-m",
-			fmt.Sprintf("saga(%s): build on %s", story, bb), bb)
-		if _, err := w.Run(ctx, args...); err != nil {
-			files, _ := w.Run(undo, "diff", "--name-only", "--diff-filter=U")
-			w.Run(undo, "merge", "--abort")
-			remove()
-			list := strings.Fields(files)
-			if len(list) == 0 {
-				return "", fmt.Errorf("merge %s into %s: %w", bb, branch, err)
-			}
+		if g.OK(ctx, "merge-base", "--is-ancestor", bb, tip) {
+			continue // in already, through an earlier blocker's branch: git merge makes no commit either
+		}
+		tree, files, err := g.MergeTree(ctx, tip, bb)
+		if err != nil {
+			return "", fmt.Errorf("merge %s into %s: %w", bb, branch, err)
+		}
+		if len(files) > 0 {
 			var blockers []string
 			for _, b := range onTop {
 				s, _, _ := runs.StoryOfRunBranch(b)
 				blockers = append(blockers, s)
 			}
-			return "", &ConflictError{Story: story, Blockers: blockers, Files: list}
+			return "", &ConflictError{Story: story, Blockers: blockers, Files: files}
 		}
+		args := append(slices.Clone(identity), "commit-tree", tree, "-p", tip, "-p", bb, "-m", fmt.Sprintf("saga(%s): build on %s", story, bb))
+		if tip, err = g.Run(ctx, args...); err != nil {
+			return "", fmt.Errorf("merge %s into %s: %w", bb, branch, err)
+		}
+	}
+	// Made only where no branch of the story's is (the empty old value):
+	// a run that made it meanwhile keeps its own.
+	if _, err := g.Run(ctx, "update-ref", "-m", "saga: build on its blockers", "refs/heads/"+branch, tip, ""); err != nil {
+		return "", err
 	}
 	return from, nil
 }
