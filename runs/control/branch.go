@@ -3,8 +3,9 @@ package control
 // Where a story of an epic starts (docs/commands.md#epic-runs-run--follow--status--stop-epic): a dependent story builds
 // on its blockers' work. No unmerged blocker: the base. One: the blocker's
 // branch (a stacked PR). Several: a merge of their branches, made here as
-// the story's branch before the worker starts, the PR against the base. The epic runner and `saga-lsp run <story>` both start stories
-// through StartStory, so the rule is the same whoever starts the story.
+// the story's branch before the worker starts, the PR against the base.
+// The epic runner and `saga-lsp run <story>` both start stories through
+// StartStory, so the rule is the same whoever starts the story.
 
 import (
 	"context"
