@@ -100,6 +100,16 @@ func newEpicFixtureWith(t *testing.T, withRemote bool, edit func(files map[strin
 	return f
 }
 
+// getenv is the fixture's environment for a runner run in this process.
+func (f *epicFixture) getenv() func(string) string {
+	env := map[string]string{}
+	for _, kv := range f.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return func(k string) string { return env[k] }
+}
+
 func (f *epicFixture) saga(extra []string, args ...string) testkit.Result {
 	f.t.Helper()
 	return testkit.Run(f.t, f.root, append(slices.Clone(f.env), extra...), "", testkit.Binary(f.t), args...)

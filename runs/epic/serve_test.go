@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
@@ -39,12 +38,7 @@ func (b heldStarts) StartStory(ctx context.Context, o control.RunOptions) (*read
 // is not a socket is never removed for it; the socket goes with the run.
 func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	f := newEpicFixture(t, false)
-	env := map[string]string{}
-	for _, kv := range f.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	getenv := func(k string) string { return env[k] }
+	getenv := f.getenv()
 	q := readmodel.ViewQuery(f.root, "shop", getenv, nil)
 	sock := readmodel.EpicSocket(f.sessionDir, f.root, "shop")
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -47,15 +46,10 @@ func (b heldStart) StartStory(ctx context.Context, o control.RunOptions) (*readm
 // never started.
 func TestDependentStartsWhileAStartIsHeld(t *testing.T) {
 	f := newEpicFixture(t, true)
-	env := map[string]string{}
-	for _, kv := range f.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
 	b := heldStart{story: "shop--e", release: make(chan struct{}), asked: make(chan string, 16)}
 	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 2}, Worker: runs.WorkerFlags{}.WithDefaults(),
 		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
-			Stdout: io.Discard, Env: func(k string) string { return env[k] }},
+			Stdout: io.Discard, Env: f.getenv()},
 		Self: testkit.Binary(t), Backend: b}
 	code := make(chan int, 1)
 	go func() { code <- epic.Run(t.Context(), o) }()
