@@ -71,6 +71,10 @@ type Options struct {
 	// every story when Backend is GitHub's (readmodel.Evidence.Discover) —
 	// and cancels their runs on a stop.
 	Setup control.Setup
+
+	// stepped, when set, is called in the loop after each step: the
+	// tests' sight of the loop (export_test.go).
+	stepped func()
 }
 
 // runner is one runner's state: what it cannot derive from disk (which
@@ -201,8 +205,11 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 	defer r.graphs.close(2 * time.Minute)
 	for {
 		began := time.Now()
-		st, err = r.state(ctx)
+		st, err = r.state(ctx, served)
 		took := time.Since(began)
+		if r.o.stepped != nil {
+			r.o.stepped()
+		}
 		if err != nil {
 			r.settleAll(ctx)
 			r.log.Error(stepEpic, "%v", err)
@@ -213,7 +220,7 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 			served.Close() // callers derive the state themselves meanwhile
 			// A start under way may yet start its worker: stopped too.
 			if r.settleAll(ctx) > 0 {
-				if now, err := r.state(context.Background()); err == nil {
+				if now, err := r.state(context.Background(), nil); err == nil {
 					st = now
 				}
 			}
@@ -247,14 +254,23 @@ func (r *runner) execute(ctx context.Context) (status string, code int, st *read
 	}
 }
 
-// state derives every story's state now.
-func (r *runner) state(ctx context.Context) (*readmodel.EpicStatus, error) {
-	ws, st, err := readmodel.LoadEpicState(ctx, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
+// state derives every story's state now and, while callers follow the
+// run (served.Wanted), the faces' view from the same reads, which served
+// answers them from until the next step.
+func (r *runner) state(ctx context.Context, served *readmodel.EpicServer) (*readmodel.EpicStatus, error) {
+	var view *readmodel.EpicQuery
+	if served.Wanted() {
+		v := r.viewQuery()
+		view = &v
+	}
+	ws, st, vst, err := readmodel.LoadEpicStates(ctx, readmodel.EpicQuery{Root: r.root, Epic: r.o.Epic, SessionDir: r.o.SessionDir,
 		After: r.o.After, Since: r.since, Conflicts: r.conflicts, Env: r.o.Env, Parser: r.parser, DryRun: r.o.Worker.DryRun,
-		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds, Branches: &r.branches, Kept: &r.kept})
+		Actions: r.setup.Actions, Discover: r.o.Backend.Name() == readmodel.BackendGitHub, Runs: &r.folds, Branches: &r.branches, Kept: &r.kept},
+		view)
 	if ws != nil {
 		r.ws = ws
 	}
+	served.Publish(titleOf(ws, r.o.Epic), vst) // none derived: withdrawn
 	if err != nil {
 		return nil, err
 	}
@@ -493,7 +509,7 @@ func (r *runner) stop(st *readmodel.EpicStatus) (string, int, *readmodel.EpicSta
 		})
 	}
 	wg.Wait()
-	if now, err := r.state(ctx); err == nil {
+	if now, err := r.state(ctx, nil); err == nil {
 		r.report(now)
 		st = now
 	}

@@ -146,3 +146,64 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 		t.Errorf("the file where the socket goes: %q, %v", b, err)
 	}
 }
+
+// TestStatusFollowedIsAnsweredFromTheStep: once a caller has asked, the
+// runner derives the view at each step from the step's own reads and
+// answers the callers that follow from it, beside its loop — here while
+// the loop is held just after a step — the same state a new process
+// derives (docs/architecture.md#status-asks-the-live-runner).
+func TestStatusFollowedIsAnsweredFromTheStep(t *testing.T) {
+	f := newEpicFixture(t, false)
+	getenv := f.getenv()
+	q := readmodel.ViewQuery(f.root, "shop", getenv, nil)
+
+	stepped, resume := make(chan struct{}), make(chan struct{})
+	b := heldStarts{asked: make(chan string, 16)}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
+		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
+			Stdout: io.Discard, Env: getenv},
+		Self: testkit.Binary(t), Backend: b}
+	o = epic.WithStepped(o, func() {
+		select {
+		case stepped <- struct{}{}: // the test holds the loop here
+			<-resume
+		default:
+		}
+	})
+	code := make(chan int, 1)
+	go func() { code <- epic.Run(ctx, o) }()
+	select {
+	case <-b.asked:
+	case c := <-code:
+		t.Fatalf("the run ended (exit %d) before starting a story", c)
+	}
+	if _, ok := readmodel.AskRunner(t.Context(), q, false); !ok { // the loop answers: nobody asked before
+		t.Fatal("the live runner did not answer")
+	}
+
+	<-stepped // the next step, after the ask: the loop is held until resume
+	servedText, okText := readmodel.AskRunner(t.Context(), q, false)
+	servedJSON, okJSON := readmodel.AskRunner(t.Context(), q, true)
+	ws, derived, err := readmodel.LoadEpicState(t.Context(), q)
+	close(resume)
+	if !okText || !okJSON {
+		t.Fatal("a caller following the run was not answered while the loop was busy")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js bytes.Buffer
+	if err := derived.WriteText(&text, ws.Epic("shop").Title); err != nil {
+		t.Fatal(err)
+	}
+	if err := derived.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if string(servedText) != text.String() || string(servedJSON) != js.String() {
+		t.Errorf("the step's view differs from the state derived:\n%s\n%s\nwant:\n%s\n%s", servedText, servedJSON, text.String(), js.String())
+	}
+	stop()
+	<-code
+}

@@ -168,15 +168,36 @@ func ViewQuery(root, epic string, env func(string) string, p *store.Parser) Epic
 // reader that loads the files itself — `status <epic>`, the runner at
 // every step. A face whose snapshot follows the disk calls EpicState.
 func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicStatus, error) {
+	ws, st, _, err := LoadEpicStates(ctx, q, nil)
+	return ws, st, err
+}
+
+// LoadEpicStates is LoadEpicState deriving, from the one gather of q's,
+// the state view judges too (nil: none): the runner's step, which derives
+// its schedule's state and the faces' view it serves `status` from the
+// same files, runs and branches (docs/architecture.md#status-asks-the-live-runner).
+func LoadEpicStates(ctx context.Context, q EpicQuery, view *EpicQuery) (*store.Workspace, *EpicStatus, *EpicStatus, error) {
+	ws, st, ev, err := loadEpicState(ctx, q)
+	if err != nil || view == nil {
+		return ws, st, nil, err
+	}
+	v := *view
+	v.Runs, v.Branches, v.evidence = ev.Runs, ev.Branches, ev
+	vst, err := EpicState(ctx, ws, v)
+	return ws, st, vst, err
+}
+
+// loadEpicState is LoadEpicState with the evidence it gathered.
+func loadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicStatus, *Evidence, error) {
 	if q.Parser == nil {
 		var err error
 		if q.Parser, err = store.NewParser(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	dir, err := SessionDirOf(q.SessionDir, q.Env)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if q.Runs == nil {
 		// A one-shot reader keeps ended runs' folds on disk: the next
@@ -226,11 +247,11 @@ func LoadEpicState(ctx context.Context, q EpicQuery) (*store.Workspace, *EpicSta
 	}
 	ev.storyRefs = <-listed
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	q.evidence = ev
 	st, err := EpicState(ctx, ws, q)
-	return ws, st, err
+	return ws, st, ev, err
 }
 
 // EpicState derives every child story's state. The order of Stories is

@@ -2,13 +2,18 @@ package readmodel
 
 // The epic's state as its live runner answers it
 // (docs/architecture.md#status-asks-the-live-runner): while an epic runs,
-// `status <epic>` asks the runner over a unix socket in the session dir,
-// and the runner derives the faces' view (ViewQuery) then and there, with
-// the workspace's files, the runs' folds and the branches' folders its
-// steps keep — the same derivation a new process would make from nothing.
-// The runner answers in the form asked, rendered as `status` renders it
-// (WriteText, WriteJSON): the caller copies it out. No runner answering,
-// the caller derives the state itself.
+// `status <epic>` asks the runner over a unix socket in the session dir.
+// A caller asking while nobody has for a while is answered by the
+// runner's loop, which derives the faces' view (ViewQuery) then and
+// there, with the workspace's files, the runs' folds and the branches'
+// folders its steps keep — the same derivation a new process would make
+// from nothing. Once asked, the runner derives the view at each of its
+// steps from the step's own reads and publishes it (Publish), and the
+// callers that follow are answered from it at once, beside the loop: the
+// state as of the runner's last step, the one it schedules by. The answer
+// is in the form asked, rendered as `status` renders it (WriteText,
+// WriteJSON): the caller copies it out. No runner answering, the caller
+// derives the state itself.
 
 import (
 	"bufio"
@@ -27,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,6 +55,11 @@ const (
 	// maxAnswer bounds an answer read (an epic of thousands of stories
 	// is some megabytes).
 	maxAnswer = 256 << 20
+	// followed is how long after a caller asked the runner keeps
+	// deriving the view at each step (Wanted): a user who follows a run
+	// with `watch saga-lsp status <epic>` asks every 2 s; a runner nobody
+	// asks derives nothing for them.
+	followed = 30 * time.Second
 )
 
 // The forms a caller asks for, one line.
@@ -120,13 +131,28 @@ func readAnswer(conn net.Conn, form string) ([]byte, error) {
 	return answer, nil
 }
 
-// EpicServer is a runner's socket: callers wait on it until the runner's
+// EpicServer is a runner's socket: callers are answered from the view
+// its loop last published (Publish), or, none published, wait until the
 // loop answers them (Answer), all those waiting with one derivation.
 type EpicServer struct {
 	ln       net.Listener
 	requests chan EpicRequest
 	mu       sync.Mutex // guards closed and the queue against the drain
 	closed   bool
+	view     atomic.Pointer[servedView] // nil: none published
+	asked    atomic.Int64               // when a caller last asked, unix nanoseconds
+}
+
+// servedView is a published state in both forms, each with its header:
+// rendered once, in the loop, and never changed — the callers' goroutines
+// only copy it out.
+type servedView struct{ text, json []byte }
+
+func (v *servedView) form(f string) []byte {
+	if f == askJSON {
+		return v.json
+	}
+	return v.text
 }
 
 // EpicRequest is a caller waiting for the state in its form.
@@ -174,6 +200,11 @@ func (s *EpicServer) accept() {
 				conn.Close()
 				return
 			}
+			s.asked.Store(time.Now().UnixNano())
+			if v := s.view.Load(); v != nil {
+				writeAnswer(conn, v.form(form))
+				return
+			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if !s.closed {
@@ -197,10 +228,45 @@ func (s *EpicServer) Requests() <-chan EpicRequest {
 	return s.requests
 }
 
-// Answer tells first and every other caller waiting now the state (title
-// its epic's title), each in its form; st nil tells them nothing — they
-// derive it themselves. The writes go on beside the caller's loop, each
-// bounded.
+// Wanted tells whether a caller asked lately (within followed): the
+// runner then publishes the view at each step. A nil server wants
+// nothing.
+func (s *EpicServer) Wanted() bool {
+	return s != nil && time.Since(time.Unix(0, s.asked.Load())) < followed
+}
+
+// Publish renders the state (title its epic's title) and answers every
+// caller from it until the next Publish; st nil withdraws it — callers
+// wait for the loop's Answer again. A state that does not render is
+// withdrawn. st is not changed afterwards: its bytes are taken here.
+func (s *EpicServer) Publish(title string, st *EpicStatus) {
+	if s == nil {
+		return
+	}
+	if st == nil {
+		s.view.Store(nil)
+		return
+	}
+	var text, js bytes.Buffer
+	if err := st.WriteText(&text, title); err != nil {
+		s.view.Store(nil)
+		return
+	}
+	if err := st.WriteJSON(&js); err != nil {
+		s.view.Store(nil)
+		return
+	}
+	s.view.Store(&servedView{text: withHeader(text.Bytes()), json: withHeader(js.Bytes())})
+}
+
+func withHeader(b []byte) []byte {
+	return append(fmt.Appendf(nil, "%s%d\n", servedHeader, len(b)), b...)
+}
+
+// Answer publishes the state (title its epic's title) and tells first
+// and every other caller waiting now, each in its form; st nil tells them
+// nothing — they derive it themselves. The writes go on beside the
+// caller's loop, each bounded.
 func (s *EpicServer) Answer(first EpicRequest, title string, st *EpicStatus) {
 	reqs := []EpicRequest{first}
 	for more := true; more; {
@@ -211,31 +277,22 @@ func (s *EpicServer) Answer(first EpicRequest, title string, st *EpicStatus) {
 			more = false
 		}
 	}
-	rendered := map[string][]byte{}
+	s.Publish(title, st)
+	v := s.view.Load()
 	for _, r := range reqs {
-		if _, done := rendered[r.form]; done || st == nil {
+		if v == nil {
+			r.conn.Close()
 			continue
 		}
-		var b bytes.Buffer
-		var err error
-		if r.form == askJSON {
-			err = st.WriteJSON(&b)
-		} else {
-			err = st.WriteText(&b, title)
-		}
-		if err == nil {
-			rendered[r.form] = append(fmt.Appendf(nil, "%s%d\n", servedHeader, b.Len()), b.Bytes()...)
-		}
+		go writeAnswer(r.conn, v.form(r.form))
 	}
-	for _, r := range reqs {
-		go func() {
-			defer r.conn.Close()
-			if b := rendered[r.form]; b != nil {
-				_ = r.conn.SetWriteDeadline(time.Now().Add(answerWait))
-				_, _ = r.conn.Write(b)
-			}
-		}()
-	}
+}
+
+// writeAnswer writes an answer to a caller, bounded, and hangs up.
+func writeAnswer(conn net.Conn, b []byte) {
+	defer conn.Close()
+	_ = conn.SetWriteDeadline(time.Now().Add(answerWait))
+	_, _ = conn.Write(b)
 }
 
 // Close stops listening, removes the socket and sends away the callers
@@ -251,6 +308,7 @@ func (s *EpicServer) Close() {
 		return
 	}
 	s.closed = true
+	s.view.Store(nil) // a stopping run's last view is not its end
 	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 		slog.Debug("the epic's socket", "err", err)
 	}
