@@ -4,6 +4,7 @@ package control_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"runtime"
@@ -59,5 +60,44 @@ func assertBackground(t *testing.T, claudeLog string) {
 	}
 	if runs == 0 {
 		t.Fatalf("%s: claude never ran", claudeLog)
+	}
+}
+
+// assertStartedInForeground: the worker's set-up up to its lock — here
+// its check of claude's release — ran at the priority of what started it,
+// in a session not lowered: the start a user or the runner waits for
+// (docs/worker.md#priority). Where the test itself runs at Nice or lower
+// priority, the two cannot be told apart.
+func assertStartedInForeground(t *testing.T, versionLog string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 20 - prio
+	data, err := os.ReadFile(versionLog)
+	if err != nil || len(data) == 0 {
+		t.Fatalf("the worker's check of claude's release was not logged: %v", err)
+	}
+	// The run's preflight checks it too; the worker's is the last.
+	for line := range bytes.Lines(bytes.TrimSpace(data)) {
+		var inv struct {
+			Nice      *int
+			Autogroup string
+		}
+		if err := json.Unmarshal(line, &inv); err != nil {
+			t.Fatalf("%s: %v", versionLog, err)
+		}
+		if inv.Nice == nil {
+			t.Errorf("the stand-in claude did not say its nice value: %s", line)
+		} else if *inv.Nice != own {
+			t.Errorf("the worker's set-up ran at nice %d, want its starter's %d", *inv.Nice, own)
+		}
+		if own < worker.Nice && strings.HasSuffix(inv.Autogroup, " nice "+strconv.Itoa(worker.Nice)) {
+			t.Errorf("the worker's set-up ran in a lowered session: %q", inv.Autogroup)
+		}
 	}
 }

@@ -643,7 +643,8 @@ func TestRunEndToEndDryRun(t *testing.T) {
 
 	// A real run after it runs the agent, on story/<story>, from the base,
 	// its worker at the default priority.
-	m := h.startJSON(t, []string{runs.EnvWorkerNice + "="}, story, "--max-cycles", "5")
+	versionLog := filepath.Join(t.TempDir(), "version.jsonl")
+	m := h.startJSON(t, []string{runs.EnvWorkerNice + "=", "SAGA_STANDIN_VERSION_LOG=" + versionLog}, story, "--max-cycles", "5")
 	end := waitEnd(m)
 	if end["cycles"] == 0.0 {
 		t.Errorf("the real run ran no agent: %v", end)
@@ -652,6 +653,7 @@ func TestRunEndToEndDryRun(t *testing.T) {
 		t.Fatalf("the real run after a dry run did not run claude; output:\n%s", testkit.FileText(m["outputFile"].(string)))
 	}
 	assertBackground(t, claudeLog)
+	assertStartedInForeground(t, versionLog)
 	if hydrate := findEvent(readEvents(t, m["eventsFile"].(string)), "step", "hydrate"); hydrate == nil || !strings.Contains(fmt.Sprint(hydrate["message"]), "2 tasks") {
 		t.Errorf("hydrate: %v", hydrate)
 	}

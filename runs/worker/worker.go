@@ -185,12 +185,6 @@ func Run(ctx context.Context, o Options) int {
 	if why != "" {
 		r.j.Warn(runs.StepStart, "%s", why)
 	}
-	nice, err := NiceOf(o.Env)
-	for _, err := range []error{err, supervise.Background(nice)} {
-		if err != nil {
-			r.j.Warn(runs.StepStart, "%v", err)
-		}
-	}
 	status, code := r.execute(ctx)
 	if status == runs.StatusFailed && ctx.Err() != nil {
 		// A step interrupted by the stop (a git or gh command killed during
@@ -281,6 +275,7 @@ func (r *run) execute(ctx context.Context) (string, int) {
 	}
 	defer lock.Unlock()
 	r.j.Step(runs.StepLock, "holding the worker lock for %s", r.o.Story)
+	r.background()
 	// No second agent in the worktree: one an earlier worker left alive
 	// ends first.
 	if err := r.endStrayAgents(); err != nil {
@@ -474,6 +469,20 @@ func (r *run) checkClaude(ctx context.Context) error {
 	}
 	r.j.Step(runs.StepStart, "Claude Code %s (%s)", v, path)
 	return nil
+}
+
+// background lowers the worker's CPU priority, and that of all it starts
+// from now on, once it holds its lock: the set-up up to the lock is the
+// start a user or the epic runner waits for, and runs at the priority of
+// what started the worker; the worktree, the agent and the checks are the
+// long work that yields to the user's programs (docs/worker.md#priority).
+func (r *run) background() {
+	nice, err := NiceOf(r.o.Env)
+	for _, err := range []error{err, supervise.Background(nice)} {
+		if err != nil {
+			r.j.Warn(runs.StepLock, "%v", err)
+		}
+	}
 }
 
 // lookPath resolves an executable, reporting "" when it is missing.

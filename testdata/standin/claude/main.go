@@ -14,8 +14,10 @@
 // "autogroup" tell the priority it runs at (its nice value and its
 // session's line in /proc/self/autogroup). A bare `--version`
 // (the worker's check of the release before it starts anything) is not
-// logged — tests count the runs — and answers $SAGA_STANDIN_VERSION when
-// set, so that a test can play an older Claude Code.
+// logged there — tests count the runs — but in $SAGA_STANDIN_VERSION_LOG
+// when set, one line with its "nice" and "autogroup"; it answers
+// $SAGA_STANDIN_VERSION when set, so that a test can play an older Claude
+// Code.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-v") {
+		logVersion()
 		if v := os.Getenv("SAGA_STANDIN_VERSION"); v != "" {
 			os.Stdout.WriteString(v + " (Claude Code)\n")
 			return
@@ -78,6 +81,29 @@ func logInvocation() {
 		Nice      *int              `json:"nice,omitempty"`
 		Autogroup string            `json:"autogroup,omitempty"`
 	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env, secrets, nice, autogroup})
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.Write(append(line, '\n'))
+}
+
+// logVersion appends the priority a bare --version ran at to
+// $SAGA_STANDIN_VERSION_LOG, when set.
+func logVersion() {
+	path := os.Getenv("SAGA_STANDIN_VERSION_LOG")
+	if path == "" {
+		return
+	}
+	nice, autogroup := priority()
+	line, err := json.Marshal(struct {
+		Nice      *int   `json:"nice,omitempty"`
+		Autogroup string `json:"autogroup,omitempty"`
+	}{nice, autogroup})
 	if err != nil {
 		return
 	}
