@@ -379,17 +379,38 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) {
 			res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: id, Worker: r.o.Worker,
 				Workspace: ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
 				Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
-			r.starts <- start{id, res, err, foreseen}
+			if err == nil {
+				r.announce(id, res, foreseen)
+			}
+			r.starts <- start{id, err}
 		}()
 	}
 }
 
-// start is a story's start as it completed.
+// announce tells a story's start as it completes, from the start's own
+// goroutine: the moment its worker holds its lock, not when the loop next
+// takes the outcome in, a step's derivation later on loaded cores
+// (docs/architecture.md#an-epic-of-200-stories). The log is safe to share.
+func (r *runner) announce(id string, res *readmodel.Started, foreseen []runs.Foreseen) {
+	backend := res.Backend
+	if backend == readmodel.BackendTmux {
+		backend = ""
+	}
+	line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", id, res.Base, res.Session, res.PID)
+	if res.URL != "" {
+		line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", id, res.Base, res.URL)
+	}
+	r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: id, Session: res.Session, Base: res.Base, Backend: backend, URL: res.URL}, line)
+	for _, f := range foreseen {
+		r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: id, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
+			fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", id, f.With, strings.Join(f.Files, ", ")))
+	}
+}
+
+// start is a story's start as it completed (told already: announce).
 type start struct {
-	id       string
-	res      *readmodel.Started
-	err      error
-	foreseen []runs.Foreseen
+	id  string
+	err error
 }
 
 // settleAll waits for every start under way, and returns how many there
@@ -406,7 +427,7 @@ func (r *runner) settleAll(ctx context.Context) int {
 // holds a slot as being started, and is running (ok) or told why not.
 func (r *runner) settle(ctx context.Context, x start) (ok bool) {
 	delete(r.starting, x.id)
-	id, res, err := x.id, x.res, x.err
+	id, err := x.id, x.err
 	if err != nil && ctx.Err() != nil {
 		// Cut short by the stop, which tells the story's state: not a
 		// refusal (that would fail the story).
@@ -432,19 +453,7 @@ func (r *runner) settle(ctx context.Context, x start) (ok bool) {
 		r.refused[id] = err.Error()
 		r.log.Warn(stepEpic, "%s: could not start: %v", id, err)
 	default:
-		r.seen[id] = readmodel.EpicRunning
-		if res.Backend == readmodel.BackendTmux {
-			res.Backend = ""
-		}
-		line := fmt.Sprintf("%s: started on %s (session %s, pid %d)", id, res.Base, res.Session, res.PID)
-		if res.URL != "" {
-			line = fmt.Sprintf("%s: dispatched to GitHub Actions on %s: %s", id, res.Base, res.URL)
-		}
-		r.log.Emit(runs.Event{Event: runs.KindStoryStart, Story: id, Session: res.Session, Base: res.Base, Backend: res.Backend, URL: res.URL}, line)
-		for _, f := range x.foreseen {
-			r.log.Emit(runs.Event{Event: runs.KindStoryForeseen, Story: id, By: []string{f.With}, Files: f.Files, Level: runs.LevelWarn},
-				fmt.Sprintf("%s: warning: its branch and %s's conflict in %s — it runs anyway; landing resolves it (docs/landing.md#conflicts-foreseen)", id, f.With, strings.Join(f.Files, ", ")))
-		}
+		r.seen[id] = readmodel.EpicRunning // told by its start (announce)
 		return true
 	}
 	return false

@@ -86,3 +86,85 @@ func TestDependentStartsWhileAStartIsHeld(t *testing.T) {
 		t.Fatalf("%d of 5 stories completed\n%s", ended, f.workerLogs())
 	}
 }
+
+// gatedStarts is the tmux backend with each start waiting for a token on
+// gate, or for free to close.
+type gatedStarts struct {
+	control.TmuxBackend
+	gate, free chan struct{}
+	asked      chan string
+}
+
+func (b gatedStarts) StartStory(ctx context.Context, o control.RunOptions) (*readmodel.Started, error) {
+	b.asked <- o.Story
+	select {
+	case <-b.gate:
+	case <-b.free:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return b.TmuxBackend.StartStory(ctx, o)
+}
+
+// TestStartToldWhenItsWorkerHoldsItsLock: a story's start is told (its
+// story.start) as soon as its worker holds its lock, while the loop is
+// busy — here held just after a step. The loop once told it when it next
+// took the start's outcome in, a step's derivation later on loaded cores;
+// and each start is told once.
+func TestStartToldWhenItsWorkerHoldsItsLock(t *testing.T) {
+	f := newEpicFixture(t, true)
+	b := gatedStarts{gate: make(chan struct{}), free: make(chan struct{}), asked: make(chan string, 16)}
+	stepped, resume := make(chan struct{}), make(chan struct{})
+	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
+		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
+			Stdout: io.Discard, Env: f.getenv()},
+		Self: testkit.Binary(t), Backend: b}
+	o = epic.WithStepped(o, func() {
+		select {
+		case stepped <- struct{}{}:
+			<-resume
+		default:
+		}
+	})
+	code := make(chan int, 1)
+	go func() { code <- epic.Run(t.Context(), o) }()
+	var first string
+	select {
+	case first = <-b.asked:
+	case c := <-code:
+		t.Fatalf("the run ended (exit %d) before starting a story", c)
+	}
+	go func() {
+		for range b.asked {
+		}
+	}()
+
+	<-stepped // the loop is held until resume
+	b.gate <- struct{}{}
+	told := testkit.WaitUntil(2*time.Minute, func() bool { // a failure's bound
+		return slices.ContainsFunc(f.events(), func(e runs.Event) bool { return e.Event == runs.KindStoryStart && e.Story == first })
+	})
+	close(resume)
+	if !told {
+		t.Fatalf("%s's start was not told while the loop was busy\n%s", first, f.workerLogs())
+	}
+
+	close(b.free)
+	if c := <-code; c != runs.ExitCompleted {
+		t.Fatalf("the run ended with exit %d\n%s", c, f.workerLogs())
+	}
+	starts := map[string]int{}
+	for _, e := range f.events() {
+		if e.Event == runs.KindStoryStart {
+			starts[e.Story]++
+		}
+	}
+	if len(starts) != 5 {
+		t.Errorf("starts told: %v", starts)
+	}
+	for id, n := range starts {
+		if n != 1 {
+			t.Errorf("%s's start told %d times", id, n)
+		}
+	}
+}
