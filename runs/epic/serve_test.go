@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/saga-ai/saga-lsp/internal/testkit"
@@ -73,20 +74,7 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	if !okText || !okJSON {
 		t.Fatal("the live runner did not answer")
 	}
-	ws, derived, err := readmodel.LoadEpicState(t.Context(), q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if derived.Session != "saga-epic-shop-1" { // (this process is no runner's command line: "died")
-		t.Fatalf("the state derived is not the run's: %+v", derived)
-	}
-	var text, js bytes.Buffer
-	if err := derived.WriteText(&text, ws.Epic("shop").Title); err != nil {
-		t.Fatal(err)
-	}
-	if err := derived.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
+	text, js := derivedForms(t, q)
 	if string(servedText) != text.String() || string(servedJSON) != js.String() {
 		t.Errorf("the runner's answer differs from the state derived:\n%s\n%s\nwant:\n%s\n%s", servedText, servedJSON, text.String(), js.String())
 	}
@@ -158,6 +146,8 @@ func TestStatusFollowedIsAnsweredFromTheStep(t *testing.T) {
 	q := readmodel.ViewQuery(f.root, "shop", getenv, nil)
 
 	stepped, resume := make(chan struct{}), make(chan struct{})
+	resumed := sync.OnceFunc(func() { close(resume) })
+	defer resumed() // a failure while the loop is held lets it go
 	b := heldStarts{asked: make(chan string, 16)}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
@@ -186,24 +176,34 @@ func TestStatusFollowedIsAnsweredFromTheStep(t *testing.T) {
 	<-stepped // the next step, after the ask: the loop is held until resume
 	servedText, okText := readmodel.AskRunner(t.Context(), q, false)
 	servedJSON, okJSON := readmodel.AskRunner(t.Context(), q, true)
-	ws, derived, err := readmodel.LoadEpicState(t.Context(), q)
-	close(resume)
+	text, js := derivedForms(t, q)
+	resumed()
 	if !okText || !okJSON {
 		t.Fatal("a caller following the run was not answered while the loop was busy")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text, js bytes.Buffer
-	if err := derived.WriteText(&text, ws.Epic("shop").Title); err != nil {
-		t.Fatal(err)
-	}
-	if err := derived.WriteJSON(&js); err != nil {
-		t.Fatal(err)
 	}
 	if string(servedText) != text.String() || string(servedJSON) != js.String() {
 		t.Errorf("the step's view differs from the state derived:\n%s\n%s\nwant:\n%s\n%s", servedText, servedJSON, text.String(), js.String())
 	}
 	stop()
 	<-code
+}
+
+// derivedForms is the run's state as a new process derives it, in
+// status's text and JSON.
+func derivedForms(t *testing.T, q readmodel.EpicQuery) (text, js bytes.Buffer) {
+	t.Helper()
+	ws, derived, err := readmodel.LoadEpicState(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if derived.Session != "saga-epic-shop-1" { // (this process is no runner's command line: "died")
+		t.Fatalf("the state derived is not the run's: %+v", derived)
+	}
+	if err := derived.WriteText(&text, ws.Epic("shop").Title); err != nil {
+		t.Fatal(err)
+	}
+	if err := derived.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	return text, js
 }

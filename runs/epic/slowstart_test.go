@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,6 +116,8 @@ func TestStartToldWhenItsWorkerHoldsItsLock(t *testing.T) {
 	f := newEpicFixture(t, true)
 	b := gatedStarts{gate: make(chan struct{}), free: make(chan struct{}), asked: make(chan string, 16)}
 	stepped, resume := make(chan struct{}), make(chan struct{})
+	resumed := sync.OnceFunc(func() { close(resume) })
+	defer resumed() // a failure while the loop is held lets it go
 	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
 		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
 			Stdout: io.Discard, Env: f.getenv()},
@@ -144,7 +147,7 @@ func TestStartToldWhenItsWorkerHoldsItsLock(t *testing.T) {
 	told := testkit.WaitUntil(2*time.Minute, func() bool { // a failure's bound
 		return slices.ContainsFunc(f.events(), func(e runs.Event) bool { return e.Event == runs.KindStoryStart && e.Story == first })
 	})
-	close(resume)
+	resumed()
 	if !told {
 		t.Fatalf("%s's start was not told while the loop was busy\n%s", first, f.workerLogs())
 	}

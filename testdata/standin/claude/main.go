@@ -81,15 +81,9 @@ func logInvocation() {
 		Nice      *int              `json:"nice,omitempty"`
 		Autogroup string            `json:"autogroup,omitempty"`
 	}{time.Now().UTC().Format(time.RFC3339Nano), os.Args[1:], cwd, env, secrets, nice, autogroup})
-	if err != nil {
-		return
+	if err == nil {
+		appendLine(path, line)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	f.Write(append(line, '\n'))
 }
 
 // logVersion appends the priority a bare --version ran at to
@@ -104,9 +98,14 @@ func logVersion() {
 		Nice      *int   `json:"nice,omitempty"`
 		Autogroup string `json:"autogroup,omitempty"`
 	}{nice, autogroup})
-	if err != nil {
-		return
+	if err == nil {
+		appendLine(path, line)
 	}
+}
+
+// appendLine appends line to the log at path, best effort: a stand-in's
+// log never fails its run.
+func appendLine(path string, line []byte) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return
