@@ -10,6 +10,7 @@ package epic_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,8 @@ import (
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
+	"github.com/saga-ai/saga-lsp/runs/control"
+	"github.com/saga-ai/saga-lsp/runs/epic"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
 )
 
@@ -730,4 +733,13 @@ func markMerged(t *testing.T, f *epicFixture, head string) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runnerOptions are the options of an in-process runner of the fixture's
+// epic (its first run) starting its stories through b, parallel at once.
+func (f *epicFixture) runnerOptions(b control.Backend, parallel int) epic.Options {
+	return epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: parallel}, Worker: runs.WorkerFlags{}.WithDefaults(),
+		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
+			Stdout: io.Discard, Env: f.getenv()},
+		Self: testkit.Binary(f.t), Backend: b}
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/control"
 	"github.com/saga-ai/saga-lsp/runs/epic"
@@ -57,10 +56,7 @@ func TestStatusAskedOfTheLiveRunner(t *testing.T) {
 	b := heldStarts{asked: make(chan string, 16)}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
-		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
-			Stdout: io.Discard, Env: getenv},
-		Self: testkit.Binary(t), Backend: b}
+	o := f.runnerOptions(b, 1)
 	code := make(chan int, 1)
 	go func() { code <- epic.Run(ctx, o) }()
 	select {
@@ -151,10 +147,7 @@ func TestStatusFollowedIsAnsweredFromTheStep(t *testing.T) {
 	b := heldStarts{asked: make(chan string, 16)}
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
-	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
-		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
-			Stdout: io.Discard, Env: getenv},
-		Self: testkit.Binary(t), Backend: b}
+	o := f.runnerOptions(b, 1)
 	o = epic.WithStepped(o, func() {
 		select {
 		case stepped <- struct{}{}: // the test holds the loop here

@@ -4,8 +4,6 @@ package epic_test
 
 import (
 	"context"
-	"io"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -48,10 +46,7 @@ func (b heldStart) StartStory(ctx context.Context, o control.RunOptions) (*readm
 func TestDependentStartsWhileAStartIsHeld(t *testing.T) {
 	f := newEpicFixture(t, true)
 	b := heldStart{story: "shop--e", release: make(chan struct{}), asked: make(chan string, 16)}
-	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 2}, Worker: runs.WorkerFlags{}.WithDefaults(),
-		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
-			Stdout: io.Discard, Env: f.getenv()},
-		Self: testkit.Binary(t), Backend: b}
+	o := f.runnerOptions(b, 2)
 	code := make(chan int, 1)
 	go func() { code <- epic.Run(t.Context(), o) }()
 
@@ -118,10 +113,7 @@ func TestStartToldWhenItsWorkerHoldsItsLock(t *testing.T) {
 	stepped, resume := make(chan struct{}), make(chan struct{})
 	resumed := sync.OnceFunc(func() { close(resume) })
 	defer resumed() // a failure while the loop is held lets it go
-	o := epic.Options{Epic: "shop", Dir: f.root, EpicFlags: runs.EpicFlags{MaxParallel: 1}, Worker: runs.WorkerFlags{}.WithDefaults(),
-		Process: runs.Process{OutputFile: filepath.Join(f.sessionDir, "saga-epic-shop-1.log"), Session: "saga-epic-shop-1",
-			Stdout: io.Discard, Env: f.getenv()},
-		Self: testkit.Binary(t), Backend: b}
+	o := f.runnerOptions(b, 1)
 	o = epic.WithStepped(o, func() {
 		select {
 		case stepped <- struct{}{}:
