@@ -83,3 +83,38 @@ func BareOrigin(tb testing.TB, repo string) string {
 	Git(tb, repo, "push", "-q", "-u", "origin", "main")
 	return bare
 }
+
+// GitCalls puts a git first on PATH (tb.Setenv: no parallel test) that
+// notes each call before it runs the real one, and returns a reader of
+// the calls since its last read: each call's words, the leading
+// `-c key=value` pairs (git.Repo's fixed settings) left out.
+func GitCalls(tb testing.TB) func() [][]string {
+	tb.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bin, log := tb.TempDir(), filepath.Join(tb.TempDir(), "calls")
+	wrapper := "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() [][]string {
+		tb.Helper()
+		data, err := os.ReadFile(log)
+		if err != nil && !os.IsNotExist(err) {
+			tb.Fatal(err)
+		}
+		os.Remove(log)
+		var calls [][]string
+		for line := range strings.Lines(string(data)) {
+			words := strings.Fields(line)
+			for len(words) >= 2 && words[0] == "-c" {
+				words = words[2:]
+			}
+			calls = append(calls, words)
+		}
+		return calls
+	}
+}

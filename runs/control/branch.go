@@ -39,18 +39,17 @@ func (e *ConflictError) Error() string {
 // from the base its last run recorded. A dry run works on the story's dry
 // branch and worktree and builds on its blockers' dry branches where they
 // have one (docs/worker.md#dry-runs); a real run never reads a dry one.
-func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, base string, dry bool) (string, error) {
+// refs are the repository's local branches as listed a moment before.
+func storyBranch(ctx context.Context, root string, ws *store.Workspace, refs git.Refs, story, base string, dry bool) (string, error) {
 	g := git.Repo{Dir: root}
 	branch := runs.RunBranch(story, dry)
 	from := base
 	if from == "" {
-		b, err := g.Run(ctx, "symbolic-ref", "--short", "HEAD")
-		if err != nil {
+		if from = refs.HeadBranch(); from == "" {
 			return "", fmt.Errorf("%s: no current branch to start from: pass --base", root)
 		}
-		from = b
 	}
-	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+	if refs.Has("refs/heads/" + branch) {
 		rec, ok := runs.ReadRecord(root, story)
 		if dry {
 			rec, ok = runs.ReadDryRecord(root, story)
@@ -67,7 +66,7 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 			target = "origin/" + from
 		}
 	}
-	onTop := blockersOnTop(ctx, g, ws, story, target, dry, true)
+	onTop := blockersOnTop(ctx, g, ws, refs, story, target, dry, true)
 	switch len(onTop) {
 	case 0:
 		return from, nil
@@ -116,15 +115,16 @@ func storyBranch(ctx context.Context, root string, ws *store.Workspace, story, b
 
 // blockersOnTop are the branches of the story's blockers its branch builds
 // on: those with a branch (fetched from origin when fetch is set and it is
-// only there) not merged into target, in the epic's order.
-func blockersOnTop(ctx context.Context, g git.Repo, ws *store.Workspace, story, target string, dry, fetch bool) []string {
+// only there) not merged into target, in the epic's order. refs are the
+// local branches as listed a moment before.
+func blockersOnTop(ctx context.Context, g git.Repo, ws *store.Workspace, refs git.Refs, story, target string, dry, fetch bool) []string {
 	var onTop []string
 	for _, b := range ws.EpicBlockers(story) {
 		bb := runs.StoryBranch(b)
-		if db := runs.DryBranch(b); dry && g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+db) {
+		if db := runs.DryBranch(b); dry && refs.Has("refs/heads/"+db) {
 			bb = db
 		}
-		local := g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+bb)
+		local := refs.Has("refs/heads/" + bb)
 		if !local && !dry && fetch {
 			// A blocker run elsewhere (GitHub Actions) has its branch on origin only.
 			local = FetchBranch(ctx, g, bb)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/internal/testkit"
 	"github.com/saga-ai/saga-lsp/internal/testkit/workspace"
 	"github.com/saga-ai/saga-lsp/store"
@@ -62,7 +63,7 @@ func TestStoryBranchMergesWithoutAWorktree(t *testing.T) {
 	defer lock.Unlock()
 	bound, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // a failure's bound: waiting for the lock
 	defer cancel()
-	base, err := storyBranch(bound, root, workspace.Load(t, root), "shop--d", "main", false)
+	base, err := storyBranch(bound, root, workspace.Load(t, root), localBranches(t, root), "shop--d", "main", false)
 	if err != nil || base != "main" {
 		t.Fatalf("storyBranch: %q, %v", base, err)
 	}
@@ -81,7 +82,7 @@ func TestStoryBranchMergesWithoutAWorktree(t *testing.T) {
 	}
 
 	// The branch is there now: the next start resumes on it.
-	if base, err := storyBranch(t.Context(), root, workspace.Load(t, root), "shop--d", "main", false); err != nil || base != "main" {
+	if base, err := storyBranch(t.Context(), root, workspace.Load(t, root), localBranches(t, root), "shop--d", "main", false); err != nil || base != "main" {
 		t.Errorf("storyBranch again: %q, %v", base, err)
 	}
 }
@@ -90,7 +91,7 @@ func TestStoryBranchMergesWithoutAWorktree(t *testing.T) {
 // and nothing is left behind.
 func TestStoryBranchConflictLeavesNothing(t *testing.T) {
 	root := shopWithTwoBlockers(t, map[string]string{"a.txt": "not a\n"})
-	_, err := storyBranch(t.Context(), root, workspace.Load(t, root), "shop--d", "main", false)
+	_, err := storyBranch(t.Context(), root, workspace.Load(t, root), localBranches(t, root), "shop--d", "main", false)
 	var ce *ConflictError
 	if !errors.As(err, &ce) || !slices.Equal(ce.Files, []string{"a.txt"}) || !slices.Equal(ce.Blockers, []string{"shop--a", "shop--b"}) {
 		t.Fatalf("storyBranch: %v", err)
@@ -138,7 +139,7 @@ func TestStoryBranchInterruptedMergeLeavesNothing(t *testing.T) {
 		<-opened
 		cancel()
 	}()
-	if _, err := storyBranch(ctx, root, workspace.Load(t, root), "shop--d", "main", false); err == nil {
+	if _, err := storyBranch(ctx, root, workspace.Load(t, root), localBranches(t, root), "shop--d", "main", false); err == nil {
 		t.Fatal("the interrupted merges succeeded")
 	}
 	if r := testkit.Run(t, root, nil, "", realGit, "rev-parse", "--verify", "--quiet", "refs/heads/story/shop--d"); r.Code == 0 {
@@ -147,4 +148,29 @@ func TestStoryBranchInterruptedMergeLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(store.WorktreeDir(root, "shop--d")); !os.IsNotExist(err) {
 		t.Errorf("a worktree is left: %v", err)
 	}
+}
+
+// A story started from HEAD's branch (no --base) while HEAD is detached is
+// refused with what to do.
+func TestStoryBranchDetachedHEAD(t *testing.T) {
+	root := shopWithTwoBlockers(t, map[string]string{"b.txt": "b\n"})
+	testkit.Git(t, root, "checkout", "-q", "--detach")
+	_, err := storyBranch(t.Context(), root, workspace.Load(t, root), localBranches(t, root), "shop--d", "", false)
+	if err == nil || !strings.Contains(err.Error(), "no current branch to start from: pass --base") {
+		t.Fatalf("storyBranch on a detached HEAD: %v", err)
+	}
+	testkit.Git(t, root, "checkout", "-q", "main")
+	if base, err := storyBranch(t.Context(), root, workspace.Load(t, root), localBranches(t, root), "shop--d", "", false); err != nil || base != "main" {
+		t.Errorf("storyBranch from main: %q, %v", base, err)
+	}
+}
+
+// localBranches lists the repository's branches as StartStory does.
+func localBranches(t *testing.T, root string) git.Refs {
+	t.Helper()
+	refs, err := git.Repo{Dir: root}.ListRefs(t.Context(), "refs/heads/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return refs
 }

@@ -23,9 +23,14 @@ import (
 // than 2.38: doctor says so).
 func ForeseeConflicts(ctx context.Context, root string, ws *store.Workspace, story string, want func(sibling string) bool) []runs.Foreseen {
 	e := ws.EpicOf(story)
+	if e == nil {
+		return nil
+	}
 	g := git.Repo{Dir: root}
-	ours := branchRef(ctx, g, story)
-	if e == nil || ours == "" {
+	// One listing for every branch asked (an epic of 200 stories asked 200).
+	refs, err := g.ListRefs(ctx, "refs/heads/"+runs.StoryBranchPrefix, "refs/remotes/origin/"+runs.StoryBranchPrefix)
+	ours := branchRef(refs, story)
+	if err != nil || ours == "" {
 		return nil
 	}
 	related := relatives(e, story)
@@ -34,7 +39,7 @@ func ForeseeConflicts(ctx context.Context, root string, ws *store.Workspace, sto
 		if c.ID == story || related[c.ID] || want != nil && !want(c.ID) || slices.ContainsFunc(out, func(f runs.Foreseen) bool { return f.With == c.ID }) {
 			continue
 		}
-		theirs := branchRef(ctx, g, c.ID)
+		theirs := branchRef(refs, c.ID)
 		if theirs == "" {
 			continue
 		}
@@ -48,9 +53,9 @@ func ForeseeConflicts(ctx context.Context, root string, ws *store.Workspace, sto
 
 // branchRef is the story's branch, local or as origin has it; "" when it
 // has none.
-func branchRef(ctx context.Context, g git.Repo, story string) string {
+func branchRef(refs git.Refs, story string) string {
 	for _, ref := range []string{"refs/heads/", "refs/remotes/origin/"} {
-		if ref += runs.StoryBranch(story); g.OK(ctx, "rev-parse", "--verify", "--quiet", ref+"^{commit}") {
+		if ref += runs.StoryBranch(story); refs.Has(ref) {
 			return ref
 		}
 	}

@@ -17,7 +17,8 @@ import (
 // (docs/landing.md#conflicts-foreseen). c, a sibling, conflicts in
 // shared.go: named with the file; a, b's blocker, conflicts too but holds
 // b's base, so it is no sibling; d has no branch; want narrows the
-// siblings; a story without a branch foresees nothing.
+// siblings; a story without a branch foresees nothing. The branches are
+// listed once, not asked about sibling by sibling.
 func TestForeseeConflicts(t *testing.T) {
 	root := t.TempDir()
 	story := func(id string) string { return `{"id": "` + id + `", "title": "T", "description": "", "epic": "shop"}` }
@@ -50,7 +51,14 @@ func TestForeseeConflicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	calls := testkit.GitCalls(t)
 	got := control.ForeseeConflicts(ctx, root, ws, "b", nil)
+	// The branches listed once, not a process a sibling asked about.
+	for _, c := range calls() {
+		if c[0] != "for-each-ref" && c[0] != "merge-tree" {
+			t.Errorf("foreseeing asked git %v", c)
+		}
+	}
 	if want := []runs.Foreseen{{With: "c", Files: []string{"shared.go"}}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("b foresees %+v, want %+v", got, want)
 	}

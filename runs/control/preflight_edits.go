@@ -95,18 +95,16 @@ func clipLines(s string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n[… %d more lines]", len(lines)-n)
 }
 
-// BaseConflicts reports, for a story whose branch exists, the files in
-// which the branch conflicts with its base's tip as this repository last
-// saw it (origin's when it has one): the run brings that tip in as its
-// reference commit before any agent runs, and could not. workerBase is the
+// BaseConflicts reports, for a story whose branch exists (its caller
+// listed the branches: StartStory), the files in which the branch
+// conflicts with its base's tip as this repository last saw it (origin's
+// when it has one): the run brings that tip in as its reference commit
+// before any agent runs, and could not. workerBase is the
 // worker's --base (a stacked story's blocker branch: its definitions come
-// from the epic's base). Nothing when the branch is new or merges cleanly.
+// from the epic's base). Nothing when the branch merges cleanly.
 func (p Preflight) BaseConflicts(ctx context.Context, story, workerBase string) []string {
 	g := git.Repo{Dir: p.Root}
 	branch := runs.StoryBranch(story)
-	if !g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
-		return nil
-	}
 	base := verify.EpicBase(ctx, g, p.Root, workerBase)
 	tip := base
 	if g.OK(ctx, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+base) {

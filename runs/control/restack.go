@@ -173,7 +173,11 @@ func (x *restack) run(ctx context.Context) error {
 			return fmt.Errorf("restack %s: its epic's base %s is not a branch here", story, epicBase)
 		}
 	}
-	onTop := slices.DeleteFunc(blockersOnTop(ctx, g, x.o.Workspace, story, x.target, false, false), func(b string) bool {
+	refs, err := g.ListRefs(ctx, "refs/heads/")
+	if err != nil {
+		return fmt.Errorf("restack %s: %w", story, err)
+	}
+	onTop := slices.DeleteFunc(blockersOnTop(ctx, g, x.o.Workspace, refs, story, x.target, false, false), func(b string) bool {
 		return slices.ContainsFunc(x.o.Landed, func(l string) bool { return runs.StoryBranch(l) == b })
 	})
 	moved := false

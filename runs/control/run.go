@@ -19,6 +19,7 @@ import (
 
 	"github.com/saga-ai/saga-lsp/claudecode"
 	"github.com/saga-ai/saga-lsp/internal/filesafe"
+	"github.com/saga-ai/saga-lsp/internal/git"
 	"github.com/saga-ai/saga-lsp/runs"
 	"github.com/saga-ai/saga-lsp/runs/readmodel"
 	"github.com/saga-ai/saga-lsp/runs/supervise"
@@ -67,6 +68,12 @@ type RunOptions struct {
 	// FlagsValidated: the caller validated Worker where its process took
 	// them (the CLI's parse): they are not validated again.
 	FlagsValidated bool
+	// Ready: the caller's own derivation found the story ready a moment
+	// ago (readmodel.EpicReady: not completed, its blockers completed —
+	// the epic runner's step), so neither is derived again: a start on
+	// loaded cores paid git processes for each
+	// (docs/architecture.md#an-epic-of-200-stories).
+	Ready bool
 
 	Self string           // default runs.SelfPath(Env)
 	Tmux *Tmux            // default Setup.FindTmux
@@ -107,7 +114,7 @@ func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 		if err := o.Reviewable(ctx); err != nil {
 			return nil, err
 		}
-	case !o.Worker.DryRun && !o.Again:
+	case !o.Worker.DryRun && !o.Again && !o.Ready:
 		if err := o.completed(ctx); err != nil {
 			return nil, err
 		}
@@ -156,12 +163,21 @@ func StartStory(ctx context.Context, o RunOptions) (*readmodel.Started, error) {
 			return nil, err
 		}
 	}
-	// A dependent story builds on its blockers' work.
-	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, o.Story, o.Worker.Base, o.Worker.DryRun); err != nil {
+	// A dependent story builds on its blockers' work. The branches are
+	// listed once for the questions below.
+	refs, err := git.Repo{Dir: o.Root}.ListRefs(ctx, "refs/heads/")
+	if err != nil {
 		return nil, err
 	}
-	if reasons := (Preflight{Root: o.Root}).BaseConflicts(ctx, o.Story, o.Worker.Base); len(reasons) > 0 {
-		return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
+	if o.Worker.Base, err = storyBranch(ctx, o.Root, ws, refs, o.Story, o.Worker.Base, o.Worker.DryRun); err != nil {
+		return nil, err
+	}
+	// Only a branch that was there before: one this start made (its
+	// blockers' merge) is built on the base's tip.
+	if refs.Has("refs/heads/" + runs.StoryBranch(o.Story)) {
+		if reasons := (Preflight{Root: o.Root}).BaseConflicts(ctx, o.Story, o.Worker.Base); len(reasons) > 0 {
+			return nil, &RefusedError{What: "story " + o.Story, Reasons: reasons}
+		}
 	}
 	started, err := launch(ctx, launchSpec{kind: runs.KindStory, id: o.Story, root: o.Root, sessionDir: o.SessionDir, self: o.Self,
 		tmux: o.Tmux, env: o.Env, extraEnv: o.WorkerEnv, now: o.Now, wait: o.Wait, args: o.Worker.Args()})
@@ -306,7 +322,7 @@ func launch(ctx context.Context, l launchSpec) (*readmodel.Started, error) {
 // preflight refuses a run that cannot work (*RefusedError), before
 // anything is created, and returns the workspace it read.
 func (o RunOptions) preflight(ctx context.Context) (*store.Workspace, error) {
-	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force, Env: o.Env, SessionDir: o.SessionDir, Parser: o.Parser,
+	p := Preflight{Root: o.Root, DryRun: o.Worker.DryRun, Force: o.Force || o.Ready /* its blockers are completed */, Env: o.Env, SessionDir: o.SessionDir, Parser: o.Parser,
 		AllowUnconfinedChecks: o.Worker.AllowUnconfinedChecks, Actions: o.Actions}
 	var reasons []string
 	if !o.Preflighted {

@@ -377,7 +377,7 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) {
 			foreseen := control.ForeseeConflicts(ctx, r.root, ws, id, nil)
 			env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 			res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: id, Worker: r.o.Worker,
-				Workspace: ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Tmux: r.tmux,
+				Workspace: ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Ready: true, Tmux: r.tmux,
 				Self: r.o.Self, WorkerEnv: env, Now: r.o.Now})
 			if err == nil {
 				r.announce(id, res, foreseen)

@@ -29,22 +29,13 @@ type storyRefs struct {
 // (BranchFolders.unmergedGraph keeps the history by it).
 func listStoryRefs(ctx context.Context, root string) storyRefs {
 	r := storyRefs{refs: map[string]bool{}, tips: map[string]string{}}
-	out, err := git.Repo{Dir: root}.Run(ctx, "for-each-ref", "--format=%(HEAD) %(objectname) %(refname)",
-		"refs/heads/", "refs/remotes/origin/"+runs.StoryBranchPrefix)
+	listed, err := git.Repo{Dir: root}.ListRefs(ctx, "refs/heads/", "refs/remotes/origin/"+runs.StoryBranchPrefix)
 	if err != nil {
 		return r
 	}
 	r.refsRead = true
-	for line := range strings.Lines(out) {
-		// "* <sha> <ref>" for HEAD's branch, "  <sha> <ref>" for the rest.
-		mark, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
-		sha, name, ok := strings.Cut(strings.TrimSpace(rest), " ")
-		if !ok {
-			continue
-		}
-		if mark == "*" {
-			r.head = sha
-		}
+	r.head = listed.Tips[listed.Head]
+	for name, sha := range listed.Tips {
 		for _, prefix := range []string{"refs/heads/" + runs.StoryBranchPrefix, "refs/heads/" + runs.DryBranchPrefix, "refs/remotes/origin/" + runs.StoryBranchPrefix} {
 			if strings.HasPrefix(name, prefix) {
 				r.refs[name], r.tips[name] = true, sha
