@@ -295,11 +295,40 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	shown := evalIn[map[string]float64](b, browser, `window.__done`)
 	// The page's own fetches of itself (one per change event it acted
 	// on, at most one at a time): how long each took, and how many.
-	m.refetch = evalIn[[]float64](b, browser, `performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).map(e => e.duration)`)
+	fetches := evalIn[[][2]float64](b, browser, `performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).map(e => [performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd])`)
+	for _, f := range fetches {
+		m.refetch = append(m.refetch, f[1]-f[0])
+	}
+	type late struct {
+		story          string
+		written, shown float64
+	}
+	var graphs []late
 	for id, at := range writes() {
 		if s, ok := shown[id]; ok {
-			m.graph = append(m.graph, s-float64(at.UnixNano())/1e6)
+			w := float64(at.UnixNano()) / 1e6
+			m.graph = append(m.graph, s-w)
+			graphs = append(graphs, late{id, w, s})
 		}
+	}
+	// Where the slowest went: the fetch that brought the change (the first
+	// to start after the write) — how long after the write it started (the
+	// change event, then any fetch in flight), how long it took, and the
+	// page's parse and update after it.
+	sort.Slice(graphs, func(i, j int) bool { return graphs[i].shown-graphs[i].written > graphs[j].shown-graphs[j].written })
+	for _, g := range graphs[:min(5, len(graphs))] {
+		i := sort.Search(len(fetches), func(i int) bool { return fetches[i][0] >= g.written })
+		if i == len(fetches) {
+			continue
+		}
+		f := fetches[i]
+		b.Logf("graph %.0f ms: %s written → its fetch started +%.0f ms, answered +%.0f ms, shown +%.0f ms (the fetch before it ended %+.0f ms)",
+			g.shown-g.written, g.story, f[0]-g.written, f[1]-g.written, g.shown-g.written, func() float64 {
+				if i == 0 {
+					return 0
+				}
+				return fetches[i-1][1] - g.written
+			}())
 	}
 	if len(m.graph) < epic200Stories {
 		b.Fatalf("%d task completions both written and shown, want %d", len(m.graph), epic200Stories)

@@ -369,12 +369,18 @@ func (r *runner) schedule(ctx context.Context, st *readmodel.EpicStatus) {
 			continue
 		}
 		id := strings.Clone(s.ID)
+		branched := s.Branch != ""
 		r.starting[id] = true
 		busy++
 		go func() {
 			// Its branch against its siblings': a conflict is told, not
 			// refused — landing resolves it (docs/landing.md#conflicts-foreseen).
-			foreseen := control.ForeseeConflicts(ctx, r.root, ws, id, nil)
+			// A story the step saw without a branch (a first run: its
+			// worker makes it) has nothing to foresee.
+			var foreseen []runs.Foreseen
+			if branched {
+				foreseen = control.ForeseeConflicts(ctx, r.root, ws, id, nil)
+			}
 			env := []string{runs.EnvEpicEvents + "=" + runs.EventsFile(r.o.OutputFile)}
 			res, err := r.o.Backend.StartStory(ctx, control.RunOptions{Setup: r.setup, Story: id, Worker: r.o.Worker,
 				Workspace: ws, Parser: r.parser, Preflighted: true, FlagsValidated: true, Ready: true, Tmux: r.tmux,
