@@ -130,6 +130,14 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(percentile(m.graphTold, 95), "graph-told-p95-ms")
 	b.ReportMetric(percentile(m.graphApply, 50), "graph-apply-p50-ms")
 	b.ReportMetric(percentile(m.graphApply, 95), "graph-apply-p95-ms")
+	b.ReportMetric(float64(len(m.pageLong)), "page-long-tasks")
+	b.ReportMetric(percentile(m.pageLong, 100), "page-long-task-max-ms")
+	b.ReportMetric(func() (s float64) {
+		for _, l := range m.pageLong {
+			s += l
+		}
+		return s / 1000
+	}(), "page-long-task-s")
 	b.ReportMetric(float64(len(m.refetch)), "page-fetches")
 	b.ReportMetric(percentile(m.refetch, 50), "page-fetch-p50-ms")
 	b.ReportMetric(percentile(m.keystroke, 95), "keystroke-p95-ms")
@@ -151,6 +159,7 @@ type epic200Metrics struct {
 	// graphTold: a write → the dashboard's change event naming its story;
 	// graphApply: the fetch that brought it answered → the page showing it.
 	graphTold, graphApply []float64
+	pageLong              []float64 // the page's long tasks (50 ms or more), each one's length
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
@@ -200,12 +209,15 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		new MutationObserver(seen).observe(document.getElementById('main'), {childList: true, subtree: true, attributes: true, attributeFilter: ['aria-label']});
 		// When the dashboard told of each story's changes (a stream of the
 		// benchmark's own beside the page's): where the slowest went.
+		window.__long = []; // the page's main thread busy 50 ms or more at a time
+		new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([performance.timeOrigin + e.startTime, e.duration]); }).observe({type: 'longtask'});
 		window.__noticed = {};
 		new EventSource('/events').addEventListener('change', (e) => {
 			const now = performance.timeOrigin + performance.now();
 			for (const ids of Object.values(JSON.parse(e.data).stories)) for (const id of ids) (window.__noticed[id] ||= []).push(now);
 		});
 		return true; })()`)
+	stopProfile := pageProfile(b, browser)
 	lsp := startLSPFace(b, bin, root, env)
 	epicDoc := openEpic(b, lsp, epic)
 
@@ -333,6 +345,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	// story after the write; the fetch that brought it (the last answered
 	// before it was shown): when it started and was answered; and the
 	// fetch before it, which did not.
+	stopProfile()
 	noticed := evalIn[map[string][]float64](b, browser, `window.__noticed`)
 	for _, g := range graphs {
 		if at := slices.IndexFunc(noticed[g.story], func(at float64) bool { return at >= g.written }); at >= 0 {
@@ -341,6 +354,18 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		if i := sort.Search(len(fetches), func(i int) bool { return fetches[i][1] > g.shown }) - 1; i >= 0 {
 			m.graphApply = append(m.graphApply, g.shown-fetches[i][1])
 		}
+	}
+	long := evalIn[[][2]float64](b, browser, `window.__long`)
+	for _, l := range long {
+		m.pageLong = append(m.pageLong, l[1])
+	}
+	// busy is how long the page's main thread spent in long tasks between
+	// from and to.
+	busy := func(from, to float64) (sum float64) {
+		for _, l := range long {
+			sum += max(0, min(to, l[0]+l[1])-max(from, l[0]))
+		}
+		return sum
 	}
 	sort.Slice(graphs, func(i, j int) bool { return graphs[i].shown-graphs[i].written > graphs[j].shown-graphs[j].written })
 	for _, g := range graphs[:min(5, len(graphs))] {
@@ -356,8 +381,8 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 			continue
 		}
 		f, before := fetches[i], fetches[i-1]
-		b.Logf("graph %.0f ms: %s written → told +%.0f ms; the fetch that brought it started +%.0f ms, answered +%.0f ms; the one before it started %+.0f ms, answered %+.0f ms",
-			g.shown-g.written, g.story, told, f[0]-g.written, f[1]-g.written, before[0]-g.written, before[1]-g.written)
+		b.Logf("graph %.0f ms: %s written → told +%.0f ms; the fetch that brought it started +%.0f ms, answered +%.0f ms; the one before it started %+.0f ms, answered %+.0f ms; the page's long tasks meanwhile %.0f ms",
+			g.shown-g.written, g.story, told, f[0]-g.written, f[1]-g.written, before[0]-g.written, before[1]-g.written, busy(g.written, g.shown))
 	}
 	if len(m.graph) < epic200Stories {
 		b.Fatalf("%d task completions both written and shown, want %d", len(m.graph), epic200Stories)

@@ -295,3 +295,33 @@ func TestEpicGraphUpdatedInPlace(t *testing.T) {
 	})
 	b.WaitJS(`document.querySelectorAll('#graph .node').length === 6 && !document.querySelector('#graph svg').sagaMark`, 10*time.Second)
 }
+
+// TestSamePageNotParsedAgain: a change event for what the open page does
+// not show — here a task description of a story outside the epic — has
+// the page fetch itself again and get the same page, which it does not
+// parse or apply again (docs/architecture.md#an-epic-of-200-stories);
+// a change it shows is applied as before.
+func TestSamePageNotParsedAgain(t *testing.T) {
+	root := shopRepo(t)
+	s := serve(t, root)
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	const fetches = `performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).length`
+	// A first change the page shows: the page as fetched is known from then.
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--docs/write.json": task("write", "completed")})
+	b.WaitJS(`/ 1 of 2 tasks/.test(document.querySelector('#graph .node[data-id="shop--docs"]').getAttribute('aria-label'))`, 10*time.Second)
+	var n int
+	b.Eval(`(() => { window.__applied = 0; document.addEventListener('saga:refreshed', () => window.__applied++); window.__fetched = `+fetches+`; return window.__fetched; })()`, &n)
+
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/fix-typo/edit.json": strings.Replace(task("edit", "pending"), `"description": "`, `"description": "Reworded. `, 1)})
+	b.WaitJS(fetches+` > window.__fetched`, 10*time.Second)
+	var applied int
+	b.Eval(`window.__applied`, &applied)
+	if applied != 0 {
+		t.Errorf("the same page was applied %d times", applied)
+	}
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--e2e/run.json": task("run", "completed")})
+	b.WaitJS(`/ 1 of 1 tasks/.test(document.querySelector('#graph .node[data-id="shop--e2e"]').getAttribute('aria-label')) && window.__applied === 1`, 10*time.Second)
+}

@@ -22,6 +22,12 @@
 
   let refreshing = false;
   let again = false;
+  // The page as last fetched, its sequence number left out. A change event
+  // for what this page does not show (an epic page and a worker's next
+  // tool call) brings the same page back: it is not parsed again. Parsing
+  // a 200-story epic's page was most of the page's time on loaded cores
+  // (docs/architecture.md#an-epic-of-200-stories).
+  let fetched = '';
 
   async function refresh() {
     if (refreshing) {
@@ -31,9 +37,11 @@
     refreshing = true;
     try {
       const res = await fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { 'X-Dashboard-Refresh': '1' } });
-      if (res.ok) {
-        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
-        swap(doc);
+      const text = res.ok ? await res.text() : '';
+      const page = text.replace(/ data-seq="\d+"/, '');
+      if (res.ok && page !== fetched) {
+        fetched = page;
+        swap(new DOMParser().parseFromString(text, 'text/html'));
         dash.refreshes++;
         dash.lastRefresh = performance.now();
         document.dispatchEvent(new CustomEvent('saga:refreshed'));
@@ -129,7 +137,7 @@
     outputBusy = true;
     try {
       const res = await fetch(box.dataset.outputUrl, { credentials: 'same-origin', cache: 'no-store' });
-      if (res.ok) {
+      if (res.ok && page !== fetched) {
         const pre = $('#output pre');
         const bottom = !pre || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
         const top = pre ? pre.scrollTop : 0;

@@ -7,7 +7,7 @@
 // (objects.go), one cat-file batch asked in turns per read (catfile.go);
 // which working files are as a branch committed them (asis.go); changes to
 // the worktree registry under one repository lock; and reads what git
-// lists of them (Worktrees).
+// lists of them (Worktrees) and of the refs (refs.go: ListRefs).
 package git
 
 import (
