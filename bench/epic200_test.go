@@ -85,7 +85,7 @@ func randomEpic(id string) [][2]any {
 //     story (a stream of the benchmark's own), and the fetch that brought
 //     it answered → the node showing it — p50 and p95, and, logged, the
 //     five slowest; and how many times the page fetched itself again,
-//     each fetch's p50;
+//     each fetch's p50, and how many of those brought a changed page;
 //   - a language server on the workspace with epic.json open: a keystroke
 //     in it → its diagnostics published, and its lenses (a line per
 //     story, each story's run state) asked, every second, p95; and the
@@ -140,6 +140,7 @@ func BenchmarkEpic200(b *testing.B) {
 	}(), "page-long-task-s")
 	b.ReportMetric(float64(len(m.refetch)), "page-fetches")
 	b.ReportMetric(percentile(m.refetch, 50), "page-fetch-p50-ms")
+	b.ReportMetric(m.applied, "page-fetches-applied")
 	b.ReportMetric(percentile(m.keystroke, 95), "keystroke-p95-ms")
 	b.ReportMetric(percentile(m.keystroke, 100), "keystroke-max-ms")
 	b.ReportMetric(percentile(m.lens, 95), "lens-p95-ms")
@@ -160,6 +161,7 @@ type epic200Metrics struct {
 	// graphApply: the fetch that brought it answered → the page showing it.
 	graphTold, graphApply []float64
 	pageLong              []float64 // the page's long tasks (50 ms or more), each one's length
+	applied               float64   // the page's fetches that brought a changed page, applied
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
@@ -325,6 +327,7 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	shown := evalIn[map[string]float64](b, browser, `window.__done`)
 	// The page's own fetches of itself (one per change event it acted
 	// on, at most one at a time): how long each took, and how many.
+	m.applied = evalIn[float64](b, browser, `window.sagaDashboard.refreshes`)
 	fetches := evalIn[[][2]float64](b, browser, `performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).map(e => [performance.timeOrigin + e.startTime, performance.timeOrigin + e.responseEnd])`)
 	for _, f := range fetches {
 		m.refetch = append(m.refetch, f[1]-f[0])

@@ -60,23 +60,27 @@ func firstLine(s string) string {
 func (h *hw) m(s markup) { h.write(string(s)) }
 
 // t writes text, escaped.
-func (h *hw) t(s string) {
+func (h *hw) t(s string) { h.escape(s, true) }
+
+// escape writes s with & and ' escaped and NUL replaced, and < > " too
+// when all is set.
+func (h *hw) escape(s string, all bool) {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		var esc string
-		switch s[i] {
-		case '&':
+		switch c := s[i]; {
+		case c == '&':
 			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '"':
-			esc = "&#34;"
-		case '\'':
+		case c == '\'':
 			esc = "&#39;"
-		case 0:
+		case c == 0:
 			esc = "\uFFFD"
+		case all && c == '<':
+			esc = "&lt;"
+		case all && c == '>':
+			esc = "&gt;"
+		case all && c == '"':
+			esc = "&#34;"
 		default:
 			continue
 		}
@@ -100,6 +104,18 @@ func (h *hw) a(name markup, value string) {
 	h.write(`="`)
 	h.t(value)
 	h.write(`"`)
+}
+
+// aq writes ` name='value'`: in single quotes, only & and ' need escaping
+// (NUL replaced), and a value of JSON keeps its double quotes — a
+// 200-story epic's graph data was half its page as &#34;, parsed again at
+// every live update (docs/architecture.md#an-epic-of-200-stories).
+func (h *hw) aq(name markup, value string) {
+	h.write(" ")
+	h.write(string(name))
+	h.write(`='`)
+	h.escape(value, false)
+	h.write(`'`)
 }
 
 // flag writes ` name` when on (a boolean attribute).

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -324,4 +325,37 @@ func TestSamePageNotParsedAgain(t *testing.T) {
 	}
 	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--e2e/run.json": task("run", "completed")})
 	b.WaitJS(`/ 1 of 1 tasks/.test(document.querySelector('#graph .node[data-id="shop--e2e"]').getAttribute('aria-label')) && window.__applied === 1`, 10*time.Second)
+}
+
+// TestGraphDataQuoted: the graph's data is sent in a single-quoted
+// attribute, its JSON's double quotes as they are; a story title holding
+// both quotes, markup and an entity reaches the drawn node as its text,
+// and nothing in it runs.
+func TestGraphDataQuoted(t *testing.T) {
+	root := shopRepo(t)
+	const title = `Docs 'n "q" <img src=x onerror=window.pwned=1> &amp;`
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--docs/story.json": `{"id": "shop--docs", "title": ` + jsonOf(title) + `, "description": ""}` + "\n"})
+	s := serve(t, root)
+	res, err := s.client(t).Get(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if i := strings.Index(string(page), " data-graph="); i < 0 || !strings.HasPrefix(string(page[i:]), ` data-graph='{"edges":[`) {
+		t.Errorf("the graph's data is not single-quoted JSON: %.200s", page[max(i, 0):])
+	}
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	var got struct {
+		Tip    string `json:"tip"`
+		Pwned  bool   `json:"pwned"`
+		Images int    `json:"images"`
+	}
+	b.Eval(`({tip: document.querySelector('#graph .node[data-id="shop--docs"] title').textContent, pwned: !!window.pwned, images: document.querySelectorAll('#main img').length})`, &got)
+	if !strings.HasPrefix(got.Tip, "shop--docs · ") || !strings.HasSuffix(got.Tip, "\n"+title) || got.Pwned || got.Images != 0 {
+		t.Errorf("the node's tip %q, pwned %v, %d images in the page", got.Tip, got.Pwned, got.Images)
+	}
 }

@@ -533,7 +533,7 @@ func (h *hw) epic(p page, c epicContent) {
 		h.landForm(epicHref(c.Repo, c.ID), fmt.Sprintf("Land epic %s: merge its stories' PRs that are ready, in dependency order?", c.ID), "land-epic")
 	}
 	h.m("</div>\n<figure class=\"graph-box\">\n  <div id=\"graph\" class=\"graph\" role=\"group\"")
-	h.a("data-graph", c.Graph)
+	h.aq("data-graph", c.Graph)
 	h.a("aria-label", "Dependency graph of epic "+c.ID+": each story a link")
 	h.m("></div>\n  <figcaption class=\"legend\">\n    Arrows run from a blocker to what it blocks. <span class=\"crit-key\">Thick blue</span>: ")
 	if len(c.Critical) > 0 {

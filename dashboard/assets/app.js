@@ -137,7 +137,7 @@
     outputBusy = true;
     try {
       const res = await fetch(box.dataset.outputUrl, { credentials: 'same-origin', cache: 'no-store' });
-      if (res.ok && page !== fetched) {
+      if (res.ok) {
         const pre = $('#output pre');
         const bottom = !pre || pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
         const top = pre ? pre.scrollTop : 0;
