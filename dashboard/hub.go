@@ -18,7 +18,10 @@ const (
 	maxClients   = 32
 	maxQueued    = 1 << 20 // bytes queued for one client
 	writeTimeout = 10 * time.Second
-	coalesce     = 100 * time.Millisecond
+	// coalesce: a page's fetches of itself are serial, so a shorter wait
+	// adds fetches only while the page keeps up; 100 ms was most of a live
+	// change's wait (docs/architecture.md#an-epic-of-200-stories).
+	coalesce = 25 * time.Millisecond
 )
 
 // notice is one message to the pages: what changed, by repository key.
@@ -31,7 +34,8 @@ type notice struct {
 }
 
 type hub struct {
-	keyOf func(root string) string // a repository's key; "" for an unknown root
+	keyOf    func(root string) string // a repository's key; "" for an unknown root
+	coalesce time.Duration            // the least time between two messages
 
 	mu      sync.Mutex
 	clients map[*client]bool
@@ -55,7 +59,7 @@ type client struct {
 }
 
 func newHub(keyOf func(string) string) *hub {
-	return &hub{keyOf: keyOf, clients: map[*client]bool{}, pending: map[string]*Change{}}
+	return &hub{keyOf: keyOf, coalesce: coalesce, clients: map[*client]bool{}, pending: map[string]*Change{}}
 }
 
 // notify takes a Change; the open pages hear of it within coalesce.
@@ -74,7 +78,7 @@ func (h *hub) notify(c Change) {
 	if h.timer != nil {
 		return
 	}
-	wait := coalesce - time.Since(h.last)
+	wait := h.coalesce - time.Since(h.last)
 	if wait <= 0 {
 		h.flushLocked()
 		return

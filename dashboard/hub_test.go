@@ -137,9 +137,13 @@ func TestClientLimit(t *testing.T) {
 	}
 }
 
-// Change notices are coalesced: a burst is one message.
+// Change notices are coalesced: a burst is one message. The wait is long
+// here, so that a loaded machine's pause inside the burst never splits it.
 func TestNoticesCoalesced(t *testing.T) {
 	s, host, cookie := hubServer(t)
+	s.hub.mu.Lock()
+	s.hub.coalesce = 2 * time.Second
+	s.hub.mu.Unlock()
 	_, r := openStream(t, host, cookie)
 	if res, err := http.ReadResponse(r, nil); err != nil || res.StatusCode != 200 {
 		t.Fatalf("stream: %v %v", res, err)

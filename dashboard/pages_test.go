@@ -246,6 +246,18 @@ func TestSavedEditLive(t *testing.T) {
 	}
 }
 
+// openShopEpic serves the shop fixture at root and opens its epic's page,
+// its graph drawn.
+func openShopEpic(t *testing.T, root string) (*served, *browser) {
+	t.Helper()
+	s := serve(t, root)
+	b := newBrowser(t)
+	b.open(s.srv.URL())
+	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
+	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	return s, b
+}
+
 // repoKeyOf is the key the dashboard gives the repository at root.
 func repoKeyOf(root string) string { return filepath.Base(root) }
 
@@ -256,11 +268,7 @@ func repoKeyOf(root string) string { return filepath.Base(root) }
 // added to the epic) draws it again.
 func TestEpicGraphUpdatedInPlace(t *testing.T) {
 	root := shopRepo(t)
-	s := serve(t, root)
-	b := newBrowser(t)
-	b.open(s.srv.URL())
-	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
-	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	_, b := openShopEpic(t, root)
 	b.Eval(`(() => {
 		document.querySelector('#graph .node[data-id="shop--e2e"]').sagaMark = 'e2e';
 		document.querySelector('#graph svg').sagaMark = 'svg';
@@ -304,11 +312,7 @@ func TestEpicGraphUpdatedInPlace(t *testing.T) {
 // a change it shows is applied as before.
 func TestSamePageNotParsedAgain(t *testing.T) {
 	root := shopRepo(t)
-	s := serve(t, root)
-	b := newBrowser(t)
-	b.open(s.srv.URL())
-	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
-	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
+	_, b := openShopEpic(t, root)
 	const fetches = `performance.getEntriesByType('resource').filter(e => e.initiatorType === 'fetch' && e.name === location.href).length`
 	// A first change the page shows: the page as fetched is known from then.
 	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--docs/write.json": task("write", "completed")})
@@ -335,7 +339,7 @@ func TestGraphDataQuoted(t *testing.T) {
 	root := shopRepo(t)
 	const title = `Docs 'n "q" <img src=x onerror=window.pwned=1> &amp;`
 	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--docs/story.json": `{"id": "shop--docs", "title": ` + jsonOf(title) + `, "description": ""}` + "\n"})
-	s := serve(t, root)
+	s, b := openShopEpic(t, root)
 	res, err := s.client(t).Get(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
 	if err != nil {
 		t.Fatal(err)
@@ -345,10 +349,6 @@ func TestGraphDataQuoted(t *testing.T) {
 	if i := strings.Index(string(page), " data-graph="); i < 0 || !strings.HasPrefix(string(page[i:]), ` data-graph='{"edges":[`) {
 		t.Errorf("the graph's data is not single-quoted JSON: %.200s", page[max(i, 0):])
 	}
-	b := newBrowser(t)
-	b.open(s.srv.URL())
-	b.open(s.base + "/r/" + repoKeyOf(root) + "/epic/shop")
-	b.WaitJS(`document.querySelectorAll('#graph .node').length === 5`, 15*time.Second)
 	var got struct {
 		Tip    string `json:"tip"`
 		Pwned  bool   `json:"pwned"`
