@@ -118,7 +118,9 @@ func (r *repo) startDashboard() {
 	go io.Copy(io.Discard, out)
 }
 
-var graphAttr = regexp.MustCompile(`data-graph="([^"]*)"`)
+// graphAttr is the graph's data attribute, in either quotes (the
+// dashboard sends its JSON in single ones).
+var graphAttr = regexp.MustCompile(`data-graph=(?:"([^"]*)"|'([^']*)')`)
 var epicLink = regexp.MustCompile(`href="(/r/[^"/]+/epic/)`)
 
 // fromDashboard is the dashboard's epic page: its graph's nodes.
@@ -143,7 +145,7 @@ func (r *repo) fromDashboard(epic string) map[string]storyView {
 			Done, Total int
 		}
 	}
-	if err := json.Unmarshal([]byte(html.UnescapeString(g[1])), &graph); err != nil {
+	if err := json.Unmarshal([]byte(html.UnescapeString(g[1]+g[2])), &graph); err != nil {
 		r.t.Fatal(err)
 	}
 	out := map[string]storyView{}
