@@ -29,13 +29,22 @@ import (
 type markup string
 
 // hw writes a page; the first write error is kept and ends the writing.
+// With sums, what it writes is summed in parts (parts.go); without w, it
+// is only summed.
 type hw struct {
-	w   io.Writer
-	err error
+	w    io.Writer
+	err  error
+	sums *pageSums
 }
 
 func (h *hw) write(s string) {
-	if h.err == nil {
+	if h.err != nil {
+		return
+	}
+	if h.sums != nil {
+		h.sums.add(s)
+	}
+	if h.w != nil {
 		_, h.err = io.WriteString(h.w, s)
 	}
 }

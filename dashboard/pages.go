@@ -37,12 +37,15 @@ type page struct {
 	Scope, ScopeRepo, ScopeID, ScopeStories string
 	Seq                                     uint64 // the change notices sent before this page was made
 	Content                                 any
+	// Held is the page a live page fetching itself holds, as sums
+	// (parts.go): what is sent is what changed of it.
+	Held []string
 }
 
 // base is the layout's part of a page for r.
 func (s *Server) base(r *http.Request, title, scope string, views []*repoView) page {
 	p := page{Title: title, Path: r.URL.Path, Filters: parseFilters(r.URL.Query()), States: stateNames, Scope: scope,
-		Seq: s.hub.currentSeq()}
+		Seq: s.hub.currentSeq(), Held: heldSums(r)}
 	epics := map[string]bool{}
 	for _, rp := range s.repos {
 		p.Repos = append(p.Repos, rp.key)
@@ -77,12 +80,17 @@ func (s *Server) views() []*repoView {
 // render writes the page as it is made: a page of thousands of rows is
 // never held whole in memory. The writes, thousands of short strings, go
 // through a buffer of renderChunk: each write to the response takes its
-// locks and checks, a third of a 200-story epic page's rendering.
+// locks and checks, a third of a 200-story epic page's rendering. A live
+// page fetching itself gets what changed of it (parts.go): its frame
+// changed, the page is made again and sent whole.
 func (s *Server) render(w http.ResponseWriter, status int, p page, content func(h *hw)) {
+	if p.Held != nil && status == http.StatusOK && s.renderChanged(w, p, content) {
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	bw := bufio.NewWriterSize(w, renderChunk)
-	h := &hw{w: bw}
+	h := &hw{w: bw, sums: newPageSums(nil)}
 	h.layout(p, func() { content(h) })
 	if h.err == nil {
 		h.err = bw.Flush()

@@ -307,9 +307,9 @@ func TestEpicGraphUpdatedInPlace(t *testing.T) {
 
 // TestSamePageNotParsedAgain: a change event for what the open page does
 // not show — here a task description of a story outside the epic — has
-// the page fetch itself again and get the same page, which it does not
-// parse or apply again (docs/architecture.md#an-epic-of-200-stories);
-// a change it shows is applied as before.
+// the page fetch itself again and get nothing back to apply, its sums the
+// same (docs/architecture.md#a-live-page-in-parts); a change it shows is
+// applied as before.
 func TestSamePageNotParsedAgain(t *testing.T) {
 	root := shopRepo(t)
 	_, b := openShopEpic(t, root)

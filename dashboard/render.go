@@ -120,7 +120,7 @@ func (h *hw) layout(p page, content func()) {
 	h.m("></script>\n<script defer")
 	h.a("src", asset("app.js"))
 	h.m("></script>\n</head>\n<body")
-	h.a("data-seq", fmt.Sprint(p.Seq))
+	h.unsummed(func() { h.a("data-seq", fmt.Sprint(p.Seq)) })
 	h.m(">\n<a class=\"skip\" href=\"#main\">Skip to content</a>\n<header class=\"top\">\n  <nav aria-label=\"Pages\">\n    <a class=\"brand\" accesskey=\"h\"")
 	h.a("href", "/"+q)
 	h.m(">SAGA dashboard</a>\n    <a")
@@ -133,9 +133,12 @@ func (h *hw) layout(p page, content func()) {
 	if p.Scope == "problems" {
 		h.m(` aria-current="page"`)
 	}
-	h.m(`>Problems <span class="count" id="problem-count">`)
+	h.m(`>Problems `)
+	h.partOpen("span", "problem-count")
+	h.m(` class="count" id="problem-count">`)
 	h.d(p.Problems)
-	h.m("</span></a>\n  </nav>\n  <form class=\"filters\" method=\"get\" role=\"search\" aria-label=\"Filter\"")
+	h.partClose("span")
+	h.m("</a>\n  </nav>\n  <form class=\"filters\" method=\"get\" role=\"search\" aria-label=\"Filter\"")
 	h.a("action", p.Path)
 	h.m(">\n    <label>Text <input type=\"search\" name=\"q\" placeholder=\"id or title  ( / )\" id=\"filter-q\"")
 	h.a("value", p.Filters.Q)
@@ -177,7 +180,9 @@ func (h *hw) layout(p page, content func()) {
 		h.a("href", p.Path)
 		h.m(">Clear</a>\n")
 	}
-	h.m("  </form>\n  <span id=\"live\" class=\"live\" role=\"status\" aria-live=\"polite\" data-state=\"connecting\">connecting…</span>\n</header>\n<div id=\"banners\">\n")
+	h.m("  </form>\n  <span id=\"live\" class=\"live\" role=\"status\" aria-live=\"polite\" data-state=\"connecting\">connecting…</span>\n</header>\n")
+	h.partOpen("div", "banners")
+	h.m(" id=\"banners\">\n")
 	for _, n := range p.Needs {
 		h.m(`<div role="alert"`)
 		h.a("class", "banner need need-"+n.Kind)
@@ -197,7 +202,8 @@ func (h *hw) layout(p page, content func()) {
 		h.a("value", p.Path)
 		h.m("><button type=\"submit\">Acknowledge</button></form>\n</div>\n")
 	}
-	h.m("</div>\n<main id=\"main\" tabindex=\"-1\"")
+	h.partClose("div")
+	h.m("\n<main id=\"main\" tabindex=\"-1\"")
 	h.a("data-scope", p.Scope)
 	h.a("data-repo", p.ScopeRepo)
 	h.a("data-id", p.ScopeID)
@@ -225,9 +231,9 @@ func (h *hw) layout(p page, content func()) {
   </dl>
   <form method="dialog"><button>Close</button></form>
 </dialog>
-</body>
-</html>
 `)
+	h.partsElement()
+	h.m("</body>\n</html>\n")
 }
 
 // ---------------------------------------------------------------------------
@@ -478,7 +484,8 @@ func (h *hw) title(kind, id, title string) {
 func (h *hw) epic(p page, c epicContent) {
 	h.crumbs(p, c.Repo, func() { h.m(` › epic`) })
 	h.title("Epic", c.ID, c.Title)
-	h.m(`<p class="facts" id="epic-facts"`)
+	h.partOpen("p", "facts")
+	h.m(` class="facts" id="epic-facts"`)
 	h.a("data-state", c.State.Name)
 	h.m(">\n  ")
 	h.state(c.State)
@@ -502,13 +509,16 @@ func (h *hw) epic(p page, c epicContent) {
 			h.tf(" ended %s", c.Status.State)
 		}
 	}
-	h.m("\n</p>\n")
+	h.m("\n")
+	h.partClose("p")
+	h.m("\n")
 	if c.Description != "" {
 		h.m(`<p class="description">`)
 		h.t(c.Description)
 		h.m("</p>\n")
 	}
-	h.m("<div class=\"actions\">\n")
+	h.partOpen("div", "actions")
+	h.m(" class=\"actions\">\n")
 	if c.RunnerAlive {
 		h.m(`  <form method="post" class="action"`)
 		h.a("action", epicHref(c.Repo, c.ID)+"/stop")
@@ -532,10 +542,17 @@ func (h *hw) epic(p page, c epicContent) {
 	if c.Landable {
 		h.landForm(epicHref(c.Repo, c.ID), fmt.Sprintf("Land epic %s: merge its stories' PRs that are ready, in dependency order?", c.ID), "land-epic")
 	}
-	h.m("</div>\n<figure class=\"graph-box\">\n  <div id=\"graph\" class=\"graph\" role=\"group\"")
+	h.partClose("div")
+	h.m("\n<figure class=\"graph-box\">\n  ")
+	h.partOpen("div", "graph")
+	h.m(` id="graph" class="graph" role="group"`)
 	h.aq("data-graph", c.Graph)
 	h.a("aria-label", "Dependency graph of epic "+c.ID+": each story a link")
-	h.m("></div>\n  <figcaption class=\"legend\">\n    Arrows run from a blocker to what it blocks. <span class=\"crit-key\">Thick blue</span>: ")
+	h.m(">")
+	h.partClose("div")
+	h.m("\n  ")
+	h.partOpen("figcaption", "legend")
+	h.m(" class=\"legend\">\n    Arrows run from a blocker to what it blocks. <span class=\"crit-key\">Thick blue</span>: ")
 	if len(c.Critical) > 0 {
 		h.t("the critical path (" + plan.Stories().Count(len(c.Critical)) + ": " + strings.Join(c.Critical, " → ") + ")")
 	} else {
@@ -543,7 +560,9 @@ func (h *hw) epic(p page, c epicContent) {
 	}
 	h.m(`.
     Dashed red: a cycle. Faded: not matching the filter.
-  </figcaption>
+  `)
+	h.partClose("figcaption")
+	h.m(`
 </figure>
 <table class="stories" data-table="epic-stories">
   <caption>Stories of `)
@@ -553,7 +572,8 @@ func (h *hw) epic(p page, c epicContent) {
   <tbody>
 `)
 	for _, r := range c.Rows {
-		h.m(`<tr data-row`)
+		h.partOpen("tr", "row "+r.ID)
+		h.m(` data-row`)
 		h.a("data-id", r.ID)
 		h.a("data-state", r.State.Name)
 		if !r.Match {
@@ -617,7 +637,9 @@ func (h *hw) epic(p page, c epicContent) {
 			h.t(r.Branch)
 			h.m(`</code>`)
 		}
-		h.m("</td></tr>\n")
+		h.m("</td>")
+		h.partClose("tr")
+		h.m("\n")
 	}
 	h.m("  </tbody>\n</table>\n")
 	h.outcome(c.Outcome)

@@ -10,7 +10,8 @@ import (
 // `saga-lsp stats <epic>` prints, from the same run records; nothing asks
 // GitHub to draw them).
 func (h *hw) outcome(f stats.Figures) {
-	h.m("<section class=\"outcome\" aria-labelledby=\"outcome-h\">\n  <h2 id=\"outcome-h\">Outcome, counted <small class=\"path\">from saga-lsp's run records: <code>saga-lsp stats ")
+	h.partOpen("section", "outcome")
+	h.m(" class=\"outcome\" aria-labelledby=\"outcome-h\">\n  <h2 id=\"outcome-h\">Outcome, counted <small class=\"path\">from saga-lsp's run records: <code>saga-lsp stats ")
 	h.t(f.ID)
 	h.m("</code></small></h2>\n  <dl class=\"figures\" id=\"epic-figures\"")
 	h.a("data-landed", strconv.Itoa(f.Landed))
@@ -23,5 +24,7 @@ func (h *hw) outcome(f stats.Figures) {
 		h.t(l.Value)
 		h.m("</dd></div>\n")
 	}
-	h.m("  </dl>\n</section>\n")
+	h.m("  </dl>\n")
+	h.partClose("section")
+	h.m("\n")
 }

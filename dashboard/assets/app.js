@@ -12,9 +12,10 @@
   const SVG = 'http://www.w3.org/2000/svg';
 
   // What tests and benchmarks wait for: the stream is connected, the
-  // sequence of the last change seen, how many times the page fetched
-  // itself, when the graph was last drawn.
-  const dash = { connected: false, seq: 0, refreshes: 0, outputs: 0, graphs: 0, lastRefresh: 0, graphAt: 0, layoutMs: 0 };
+  // sequence of the last change seen, how many times the page applied a
+  // fetch of itself (partials: of those, by parts), when the graph was last
+  // drawn.
+  const dash = { connected: false, seq: 0, refreshes: 0, partials: 0, outputs: 0, graphs: 0, lastRefresh: 0, graphAt: 0, layoutMs: 0 };
   window.sagaDashboard = dash;
 
   // ---------------------------------------------------------------------
@@ -22,12 +23,17 @@
 
   let refreshing = false;
   let again = false;
-  // The page as last fetched, its sequence number left out. A change event
-  // for what this page does not show (an epic page and a worker's next
-  // tool call) brings the same page back: it is not parsed again. Parsing
-  // a 200-story epic's page was most of the page's time on loaded cores
-  // (docs/architecture.md#an-epic-of-200-stories).
-  let fetched = '';
+  // The sums of the page shown (dashboard/parts.go), sent with each fetch
+  // of itself: while the page's frame is the same, the server answers with
+  // the parts that changed, and nothing when none did. Parsing and
+  // comparing a 200-story epic's page whole at each change was most of the
+  // page's time on loaded cores (docs/architecture.md#a-live-page-in-parts).
+  let sums = '';
+
+  function sumsOf(doc) {
+    const e = $('#page-parts', doc);
+    return e ? e.dataset.parts || '' : '';
+  }
 
   async function refresh() {
     if (refreshing) {
@@ -36,12 +42,29 @@
     }
     refreshing = true;
     try {
-      const res = await fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { 'X-Dashboard-Refresh': '1' } });
-      const text = res.ok ? await res.text() : '';
-      const page = text.replace(/ data-seq="\d+"/, '');
-      if (res.ok && page !== fetched) {
-        fetched = page;
-        swap(new DOMParser().parseFromString(text, 'text/html'));
+      const headers = { 'X-Dashboard-Refresh': '1' };
+      if (sums) headers['X-Dashboard-Parts'] = sums;
+      const res = await fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers });
+      if (!res.ok) return;
+      let pairs;
+      if ((res.headers.get('Content-Type') || '').startsWith('application/json')) {
+        const j = await res.json();
+        pairs = partsOf(j.parts || {});
+        if (!pairs) {
+          // The page is not the one its sums say: take it whole.
+          sums = '';
+          again = true;
+          return;
+        }
+        sums = j.sums;
+        dash.partials += pairs.length ? 1 : 0;
+      } else {
+        const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
+        sums = sumsOf(doc);
+        pairs = ['#banners', '#problem-count', '#main'].map((sel) => [$(sel), $(sel, doc)]).filter(([o, n]) => o && n);
+      }
+      if (pairs.length) {
+        swap(pairs);
         dash.refreshes++;
         dash.lastRefresh = performance.now();
         document.dispatchEvent(new CustomEvent('saga:refreshed'));
@@ -57,6 +80,23 @@
     }
   }
 
+  // partsOf pairs the parts the server sent, by their index in the page,
+  // with the page's elements they replace; null when one is not found as
+  // the server named it.
+  function partsOf(parts) {
+    const shown = $$('[data-part]');
+    const pairs = [];
+    for (const [i, html] of Object.entries(parts)) {
+      const t = document.createElement('template');
+      t.innerHTML = html;
+      const n = t.content.firstElementChild;
+      const o = shown[Number(i)];
+      if (!n || !o || o.dataset.part !== n.dataset.part) return null;
+      pairs.push([o, n]);
+    }
+    return pairs;
+  }
+
   // keyOf names an element so that it can be found again in the new page.
   function keyOf(el) {
     if (!el || el === document.body) return null;
@@ -70,42 +110,20 @@
     return null;
   }
 
-  // swap puts the fetched page's parts in place of this one's. #main is
-  // updated in place by morphdom: only what changed is touched, so the
-  // browser lays out a few nodes rather than the whole page (a 200-story
-  // epic's page, rebuilt whole, took half a second a refresh on a loaded
-  // machine — longer than the changes came), and what the reader holds
-  // stays: an open <details>, the focus, the scroll, the drawn graph.
-  function swap(doc) {
+  // swap puts each pair's new element in place of the page's: updated in
+  // place by morphdom, only what changed is touched, so the browser lays
+  // out a few nodes rather than the whole page (a 200-story epic's page,
+  // rebuilt whole, took half a second a refresh on a loaded machine —
+  // longer than the changes came), and what the reader holds stays: an
+  // open <details>, the focus, the scroll, the drawn graph.
+  function swap(pairs) {
     const focus = keyOf(document.activeElement);
     const open = new Set($$('details[open]').map((d) => d.id));
     const out = $('#output pre');
     const outState = out && { bottom: out.scrollTop + out.clientHeight >= out.scrollHeight - 4, top: out.scrollTop };
     const graph = $('#graph');
     const graphScroll = graph && [graph.scrollLeft, graph.scrollTop];
-    for (const sel of ['#banners', '#problem-count']) {
-      const n = $(sel, doc);
-      const o = $(sel);
-      if (n && o && o.innerHTML !== n.innerHTML) o.innerHTML = n.innerHTML;
-    }
-    const nm = $('#main', doc);
-    const om = $('#main');
-    if (nm && om && window.morphdom) {
-      window.morphdom(om, document.adoptNode(nm), {
-        onBeforeElUpdated(from, to) {
-          if (from.tagName === 'DETAILS' && from.open) to.open = true;
-          if (from.id === 'graph') {
-            // Its SVG is drawn here, not sent: only its data is taken.
-            if (from.dataset.graph !== to.dataset.graph) from.dataset.graph = to.dataset.graph || '';
-            return false;
-          }
-          return !from.isEqualNode(to);
-        },
-      });
-    } else if (nm && om) {
-      for (const a of ['data-scope', 'data-repo', 'data-id', 'data-stories']) om.setAttribute(a, nm.getAttribute(a) || '');
-      om.innerHTML = nm.innerHTML;
-    }
+    for (const [o, n] of pairs) morph(o, document.adoptNode(n));
     for (const id of open) {
       const d = document.getElementById(id);
       if (d && d.tagName === 'DETAILS') d.open = true;
@@ -122,6 +140,24 @@
       const el = $(focus);
       if (el) el.focus({ preventScroll: true });
     }
+  }
+
+  function morph(o, n) {
+    if (!window.morphdom) {
+      o.replaceWith(n);
+      return;
+    }
+    window.morphdom(o, n, {
+      onBeforeElUpdated(from, to) {
+        if (from.tagName === 'DETAILS' && from.open) to.open = true;
+        if (from.id === 'graph') {
+          // Its SVG is drawn here, not sent: only its data is taken.
+          if (from.dataset.graph !== to.dataset.graph) from.dataset.graph = to.dataset.graph || '';
+          return false;
+        }
+        return !from.isEqualNode(to);
+      },
+    });
   }
 
   let outputBusy = false;
@@ -482,7 +518,9 @@
       box.textContent = 'The graph needs JavaScript; the table below lists the same stories.';
       return;
     }
-    const data = JSON.parse(box.dataset.graph);
+    const drawnFrom = box.dataset.graph;
+    if (box.firstElementChild && box.sagaDrawnFrom === drawnFrom) return; // a row changed, not the graph
+    const data = JSON.parse(drawnFrom);
     if (!data.nodes.length) {
       box.textContent = 'The epic lists no story.';
       return;
@@ -500,6 +538,7 @@
     } else {
       box.replaceChildren(drawSVG(L, data, byEdge));
     }
+    box.sagaDrawnFrom = drawnFrom;
     dash.graphs++;
     dash.graphAt = performance.now();
   }
@@ -536,6 +575,7 @@
   // ---------------------------------------------------------------------
 
   function start() {
+    sums = sumsOf(document);
     drawGraph();
     const out = $('#output pre');
     if (out) out.scrollTop = out.scrollHeight;
