@@ -13,9 +13,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -269,6 +272,60 @@ func BenchmarkDashboardEpicGraph(b *testing.B) {
 	}
 	b.ReportMetric(median(drawn), "graph-ms")
 	b.ReportMetric(median(layout), "layout-ms")
+	whole, sums, size := pageFetches(b, d, page)
+	b.ReportMetric(whole, "page-whole-ms")
+	b.ReportMetric(sums, "page-by-parts-ms")
+	b.ReportMetric(size/1024, "page-KB")
+}
+
+// pageFetches times the server's answer to a live page fetching itself
+// (docs/architecture.md#a-live-page-in-parts), alternated, twenty each:
+// the page whole, and the page by parts when nothing changed — made and
+// summed, nothing sent. It answers their medians and the page's size.
+func pageFetches(b *testing.B, d *dashProc, page string) (whole, byParts, size float64) {
+	b.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: time.Minute}
+	get := func(held string) (string, float64) {
+		req, _ := http.NewRequest("GET", page, nil)
+		req.Header.Set("X-Dashboard-Refresh", "1")
+		if held != "" {
+			req.Header.Set("X-Dashboard-Parts", held)
+		}
+		t0 := time.Now()
+		res, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("GET %s: %s", page, res.Status)
+		}
+		return string(body), float64(time.Since(t0).Microseconds()) / 1000
+	}
+	if res, err := c.Get(d.url); err != nil {
+		b.Fatal(err)
+	} else {
+		res.Body.Close()
+	}
+	html, _ := get("")
+	m := regexp.MustCompile(`data-parts="([^"]*)"`).FindStringSubmatch(html)
+	if m == nil {
+		b.Fatal("the epic's page carries no sums")
+	}
+	var w, p []float64
+	for range 20 {
+		body, ms := get("")
+		w = append(w, ms)
+		size = float64(len(body))
+		body, ms = get(m[1])
+		if !strings.HasPrefix(body, "{") {
+			b.Fatalf("the page by parts, nothing changed: %.200s", body)
+		}
+		p = append(p, ms)
+	}
+	return median(w), median(p), size
 }
 
 // liveWorkerRepo is BenchmarkLiveTaskStatus's set-up: a story of liveTasks

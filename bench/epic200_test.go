@@ -4,8 +4,10 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -138,6 +140,8 @@ func BenchmarkEpic200(b *testing.B) {
 		}
 		return s / 1000
 	}(), "page-long-task-s")
+	b.ReportMetric(m.frameScripts, "page-long-frame-scripts-s")
+	b.ReportMetric(m.frameRender, "page-long-frame-render-s")
 	b.ReportMetric(float64(len(m.refetch)), "page-fetches")
 	b.ReportMetric(percentile(m.refetch, 50), "page-fetch-p50-ms")
 	b.ReportMetric(m.applied, "page-fetches-applied")
@@ -160,8 +164,11 @@ type epic200Metrics struct {
 	// graphTold: a write → the dashboard's change event naming its story;
 	// graphApply: the fetch that brought it answered → the page showing it.
 	graphTold, graphApply []float64
-	pageLong              []float64 // the page's long tasks (50 ms or more), each one's length
-	applied               float64   // the page's fetches that brought a changed page, applied
+	// frameScripts, frameRender: the page's long animation frames, their
+	// scripts' and their style, layout and paint's seconds.
+	frameScripts, frameRender float64
+	pageLong                  []float64 // the page's long tasks (50 ms or more), each one's length
+	applied                   float64   // the page's fetches that brought a changed page, applied
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
@@ -213,6 +220,20 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		// benchmark's own beside the page's): where the slowest went.
 		window.__long = []; // the page's main thread busy 50 ms or more at a time
 		new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([performance.timeOrigin + e.startTime, e.duration]); }).observe({type: 'longtask'});
+		// The long frames' time, halved: its scripts, and the browser's
+		// style, layout and paint after them.
+		window.__frames = {scripts: 0, render: 0, by: {}};
+		new PerformanceObserver((l) => {
+			for (const e of l.getEntries()) {
+				const end = e.startTime + e.duration;
+				for (const sc of e.scripts) {
+					window.__frames.scripts += sc.duration;
+					const k = sc.invoker + ' ' + (sc.sourceFunctionName || '') + ' ' + (sc.sourceURL || '').replace(/.*\//, '').replace(/\?.*/, '') + ':' + sc.sourceCharPosition;
+					window.__frames.by[k] = (window.__frames.by[k] || 0) + sc.duration;
+				}
+				window.__frames.render += end - (e.styleAndLayoutStart || end);
+			}
+		}).observe({type: 'long-animation-frame'});
 		window.__noticed = {};
 		new EventSource('/events').addEventListener('change', (e) => {
 			const now = performance.timeOrigin + performance.now();
@@ -356,6 +377,16 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		}
 		if i := sort.Search(len(fetches), func(i int) bool { return fetches[i][1] > g.shown }) - 1; i >= 0 {
 			m.graphApply = append(m.graphApply, g.shown-fetches[i][1])
+		}
+	}
+	frames := evalIn[struct {
+		Scripts, Render float64
+		By              map[string]float64
+	}](b, browser, `window.__frames`)
+	m.frameScripts, m.frameRender = frames.Scripts/1000, frames.Render/1000
+	for i, k := range slices.SortedFunc(maps.Keys(frames.By), func(x, y string) int { return cmp.Compare(frames.By[y], frames.By[x]) }) {
+		if i < 8 {
+			b.Logf("long frames' scripts: %6.1f s  %s", frames.By[k]/1000, k)
 		}
 	}
 	long := evalIn[[][2]float64](b, browser, `window.__long`)

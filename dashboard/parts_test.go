@@ -183,7 +183,9 @@ func samePage(t *testing.T, b *browser) (partials, wholes int) {
 	const check = `new Promise((resolve) => {
 		const norm = (el) => { const c = el.cloneNode(true); const g = c.querySelector('#graph'); if (g) g.replaceChildren(); return c.outerHTML; };
 		const drawn = (doc) => {
-			const data = JSON.parse(doc.querySelector('#graph').dataset.graph);
+			const g = doc.querySelector('#graph');
+			if (!g) return [];
+			const data = JSON.parse(g.dataset.graph);
 			return data.nodes.filter((n) => {
 				const a = document.querySelector('#graph .node[data-id="' + CSS.escape(n.id) + '"]');
 				return !a || a.dataset.state !== n.state || !a.getAttribute('aria-label').includes(n.done + ' of ' + n.total + ' tasks');
@@ -223,10 +225,11 @@ func samePage(t *testing.T, b *browser) (partials, wholes int) {
 // TestPagePatchedIsPageMade: an epic's page patched by parts, change
 // after change — a task completed, a story renamed (the graph laid out
 // again), a problem fixed (the problems' count), then a story added (the
-// page's frame: the page whole) — is the page made afresh each time.
+// page's frame: the page whole) — is the page made afresh each time; and
+// so is the backlog's.
 func TestPagePatchedIsPageMade(t *testing.T) {
 	root := shopRepo(t)
-	_, b := openShopEpic(t, root)
+	s, b := openShopEpic(t, root)
 	partials, wholes := samePage(t, b)
 	for _, step := range []struct {
 		name  string
@@ -258,5 +261,16 @@ func TestPagePatchedIsPageMade(t *testing.T) {
 	}
 	if n := b.Count("#graph .node"); n != 6 {
 		t.Errorf("%d nodes drawn, want 6", n)
+	}
+
+	// The backlog too: a task completed is its story's row, its epic's.
+	b.open(s.base + "/")
+	partials, wholes = samePage(t, b)
+	var before int
+	b.Eval(`window.sagaDashboard.refreshes`, &before)
+	testkit.WriteFiles(t, root, map[string]string{".saga/stories/shop--ui/page.json": task("page", "completed")})
+	b.WaitJS(`window.sagaDashboard.refreshes > `+strconv.Itoa(before), 10*time.Second)
+	if p, w := samePage(t, b); p == partials || w != wholes {
+		t.Errorf("the backlog: by parts %d → %d, whole %d → %d: want it by parts only", partials, p, wholes, w)
 	}
 }

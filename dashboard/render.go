@@ -285,7 +285,9 @@ func (h *hw) home(p page, c homeContent) {
 		h.t(r.Key)
 		h.m(` <small class="path">`)
 		h.t(r.Root)
-		h.m("</small></h2>\n  <p class=\"summary\">")
+		h.m("</small></h2>\n  ")
+		h.partOpen("p", "summary "+r.Key)
+		h.m(` class="summary">`)
 		h.tf("%d %s · %d %s · ", r.StoryCount, plural(r.StoryCount, "story", "stories"), r.EpicCount, plural(r.EpicCount, "epic", "epics"))
 		h.m(`<a`)
 		h.a("href", "/problems?repo="+url.QueryEscape(r.Key))
@@ -297,14 +299,17 @@ func (h *hw) home(p page, c homeContent) {
 		} else {
 			h.m(`no problems`)
 		}
-		h.m("</a></p>\n")
+		h.m("</a>")
+		h.partClose("p")
+		h.m("\n")
 		h.m(`  <table class="epics" data-table="epics">
     <caption>Epics</caption>
     <thead><tr><th scope="col">Epic</th><th scope="col">State</th><th scope="col">Progress</th><th scope="col">Stories</th><th scope="col">Running</th><th scope="col">Held</th><th scope="col">Failed</th><th scope="col">Spend</th></tr></thead>
     <tbody>
 `)
 		for _, e := range r.Epics {
-			h.m(`<tr data-row`)
+			h.partOpen("tr", "epic "+r.Key+" "+e.ID)
+			h.m(` data-row`)
 			h.a("data-id", e.ID)
 			h.a("data-state", e.State.Name)
 			h.m(`><th scope="row">`)
@@ -327,7 +332,9 @@ func (h *hw) home(p page, c homeContent) {
 			h.t(count("✗", e.Failed))
 			h.m(`</td><td>`)
 			h.t(money(e.Cost))
-			h.m("</td></tr>\n")
+			h.m("</td>")
+			h.partClose("tr")
+			h.m("\n")
 		}
 		if len(r.Epics) == 0 {
 			h.m(`<tr><td colspan="8" class="empty">No epic`)
@@ -343,7 +350,8 @@ func (h *hw) home(p page, c homeContent) {
     <tbody>
 `)
 		for _, s := range r.Stories {
-			h.m(`<tr data-row`)
+			h.partOpen("tr", "story "+r.Key+" "+s.ID)
+			h.m(` data-row`)
 			h.a("data-id", s.ID)
 			h.a("data-state", s.State.Name)
 			h.m(`><th scope="row">`)
@@ -367,7 +375,9 @@ func (h *hw) home(p page, c homeContent) {
 			h.pr(s.PR, "PR")
 			h.m(`</td><td>`)
 			h.t(money(s.Cost))
-			h.m("</td></tr>\n")
+			h.m("</td>")
+			h.partClose("tr")
+			h.m("\n")
 		}
 		if len(r.Stories) == 0 {
 			h.m(`<tr><td colspan="6" class="empty">No story`)

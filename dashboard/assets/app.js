@@ -84,9 +84,11 @@
   // with the page's elements they replace; null when one is not found as
   // the server named it.
   function partsOf(parts) {
-    const shown = $$('[data-part]');
     const pairs = [];
-    for (const [i, html] of Object.entries(parts)) {
+    const sent = Object.entries(parts);
+    if (!sent.length) return pairs;
+    const shown = $$('[data-part]');
+    for (const [i, html] of sent) {
       const t = document.createElement('template');
       t.innerHTML = html;
       const n = t.content.firstElementChild;
@@ -529,12 +531,20 @@
     const byEdge = new Map(data.edges.map((e) => [e.from + '\u0000' + e.to, e]));
     const drawn = box.firstElementChild;
     if (drawn && drawn.sagaLayout === L) {
-      const shown = new Map($$('.node', drawn).map((a) => [a.dataset.id, a]));
+      // Only what changed is touched: a node's data as last painted is
+      // kept on it, an edge's class on it.
       for (const n of data.nodes) {
-        const a = shown.get(n.id);
-        if (a) paintNode(a, n);
+        const a = drawn.sagaNodes.get(n.id);
+        const painted = JSON.stringify(n);
+        if (a && a.sagaPainted !== painted) {
+          paintNode(a, n);
+          a.sagaPainted = painted;
+        }
       }
-      for (const g of $$('.edge', drawn)) set(g, 'class', edgeClass(byEdge.get(g.dataset.from + '\u0000' + g.dataset.to) || {}));
+      for (const g of drawn.sagaEdges) {
+        const c = edgeClass(byEdge.get(g.dataset.from + '\u0000' + g.dataset.to) || {});
+        if (g.sagaClass !== c) set(g, 'class', (g.sagaClass = c));
+      }
     } else {
       box.replaceChildren(drawSVG(L, data, byEdge));
     }
@@ -546,6 +556,8 @@
   function drawSVG(L, data, byEdge) {
     const svg = el('svg', { width: Math.ceil(L.width), height: Math.ceil(L.height), viewBox: `0 0 ${Math.ceil(L.width)} ${Math.ceil(L.height)}`, role: 'presentation' });
     svg.sagaLayout = L;
+    svg.sagaNodes = new Map();
+    svg.sagaEdges = [];
     const defs = el('defs', {}, svg);
     const marker = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
       markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' }, defs);
@@ -553,6 +565,8 @@
     const edges = el('g', { class: 'edges' }, svg);
     for (const e of L.edges) {
       const g = el('g', { class: edgeClass(byEdge.get(e.from + '\u0000' + e.to) || {}), 'data-from': e.from, 'data-to': e.to }, edges);
+      g.sagaClass = g.getAttribute('class');
+      svg.sagaEdges.push(g);
       const d = e.points.map((p, i) => (i ? 'L' : 'M') + p.x.toFixed(1) + ',' + p.y.toFixed(1)).join(' ');
       el('path', { d, 'marker-end': 'url(#arrow)' }, g);
     }
@@ -568,6 +582,8 @@
       el('text', { x: 10, y: 49, class: 'title' }, a);
       el('title', {}, a);
       paintNode(a, n);
+      a.sagaPainted = JSON.stringify(n);
+      svg.sagaNodes.set(n.id, a);
     }
     return svg;
   }
