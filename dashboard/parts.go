@@ -17,7 +17,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"hash"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -35,24 +34,30 @@ const maxParts = 1 << 16
 const sumLen = 16
 
 // pageSums follows a page as hw writes it: the frame — the page outside
-// its parts, each part's key in its place — and each part, summed.
+// its parts, each part's key in its place — and each part, summed. The
+// page's thousands of short writes are gathered and hashed in blocks: a
+// write each cost a copy and a call, a third of the page's making.
 type pageSums struct {
-	frame, part hash.Hash
+	frame       hash.Hash
+	frameBuf    []byte // the frame not yet hashed
 	inPart      bool
 	key         string
+	part        []byte   // the part being written
 	quiet       bool     // writing what no sum covers: the page's sequence, the sums
 	sums        []string // the parts' sums so far, in the page's order
 
 	// held is the page the client holds (its frame's sum, then its parts'),
 	// nil when the page is sent whole; changed, the parts that differ from
-	// it by index, and the part being written.
+	// it, by index.
 	held    []string
 	changed map[int]string
-	buf     []byte
 }
 
+// hashBlock is how much of the frame is gathered before it is hashed.
+const hashBlock = 16 << 10
+
 func newPageSums(held []string) *pageSums {
-	ps := &pageSums{frame: sha256.New(), part: sha256.New(), held: held}
+	ps := &pageSums{frame: sha256.New(), held: held}
 	if held != nil {
 		ps.changed = map[int]string{}
 	}
@@ -63,46 +68,53 @@ func (ps *pageSums) add(s string) {
 	switch {
 	case ps.quiet:
 	case ps.inPart:
-		io.WriteString(ps.part, s)
-		if ps.held != nil {
-			ps.buf = append(ps.buf, s...)
-		}
+		ps.part = append(ps.part, s...)
 	default:
-		io.WriteString(ps.frame, s)
+		ps.frameBuf = append(ps.frameBuf, s...)
+		if len(ps.frameBuf) >= hashBlock {
+			ps.frame.Write(ps.frameBuf)
+			ps.frameBuf = ps.frameBuf[:0]
+		}
 	}
 }
 
-func sumOf(h hash.Hash) string {
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
+func sumOfBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+func (ps *pageSums) frameSum() string {
+	ps.frame.Write(ps.frameBuf)
+	ps.frameBuf = ps.frameBuf[:0]
+	return base64.RawURLEncoding.EncodeToString(ps.frame.Sum(nil)[:12])
 }
 
 func (ps *pageSums) begin(key string) {
 	// The key in the frame: parts added, removed or moved change it.
-	io.WriteString(ps.frame, "\x00"+strconv.Itoa(len(key))+":"+key)
+	ps.add("\x00" + strconv.Itoa(len(key)) + ":" + key)
 	ps.inPart, ps.key = true, key
-	ps.part.Reset()
-	ps.buf = ps.buf[:0]
+	ps.part = ps.part[:0]
 }
 
 func (ps *pageSums) end() {
-	sum := sumOf(ps.part)
+	sum := sumOfBytes(ps.part)
 	i := len(ps.sums)
 	ps.sums = append(ps.sums, sum)
 	ps.inPart = false
 	if ps.held != nil && (i+1 >= len(ps.held) || ps.held[i+1] != sum) {
-		ps.changed[i] = string(ps.buf)
+		ps.changed[i] = string(ps.part)
 	}
 }
 
 // all is the page's sums as the page sends them back.
 func (ps *pageSums) all() string {
-	return sumOf(ps.frame) + " " + strings.Join(ps.sums, " ")
+	return ps.frameSum() + " " + strings.Join(ps.sums, " ")
 }
 
 // sameFrame says whether the page written is the held one but for its
 // parts.
 func (ps *pageSums) sameFrame() bool {
-	return len(ps.held) == len(ps.sums)+1 && ps.held[0] == sumOf(ps.frame)
+	return len(ps.held) == len(ps.sums)+1 && ps.held[0] == ps.frameSum()
 }
 
 // heldSums is the page r's client holds, from its header; nil when it
