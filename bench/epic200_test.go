@@ -141,6 +141,7 @@ func BenchmarkEpic200(b *testing.B) {
 		return s / 1000
 	}(), "page-long-task-s")
 	b.ReportMetric(m.frameScripts, "page-long-frame-scripts-s")
+	b.ReportMetric(m.frameForced, "page-long-frame-forced-layout-s")
 	b.ReportMetric(m.frameRender, "page-long-frame-render-s")
 	b.ReportMetric(float64(len(m.refetch)), "page-fetches")
 	b.ReportMetric(percentile(m.refetch, 50), "page-fetch-p50-ms")
@@ -165,10 +166,11 @@ type epic200Metrics struct {
 	// graphApply: the fetch that brought it answered → the page showing it.
 	graphTold, graphApply []float64
 	// frameScripts, frameRender: the page's long animation frames, their
-	// scripts' and their style, layout and paint's seconds.
-	frameScripts, frameRender float64
-	pageLong                  []float64 // the page's long tasks (50 ms or more), each one's length
-	applied                   float64   // the page's fetches that brought a changed page, applied
+	// scripts' seconds (frameForced: of them, style and layout the scripts
+	// forced) and their style, layout and paint's after them.
+	frameScripts, frameForced, frameRender float64
+	pageLong                               []float64 // the page's long tasks (50 ms or more), each one's length
+	applied                                float64   // the page's fetches that brought a changed page, applied
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
@@ -222,12 +224,13 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push([performance.timeOrigin + e.startTime, e.duration]); }).observe({type: 'longtask'});
 		// The long frames' time, halved: its scripts, and the browser's
 		// style, layout and paint after them.
-		window.__frames = {scripts: 0, render: 0, by: {}};
+		window.__frames = {scripts: 0, forced: 0, render: 0, by: {}};
 		new PerformanceObserver((l) => {
 			for (const e of l.getEntries()) {
 				const end = e.startTime + e.duration;
 				for (const sc of e.scripts) {
 					window.__frames.scripts += sc.duration;
+					window.__frames.forced += sc.forcedStyleAndLayoutDuration || 0;
 					const k = sc.invoker + ' ' + (sc.sourceFunctionName || '') + ' ' + (sc.sourceURL || '').replace(/.*\//, '').replace(/\?.*/, '') + ':' + sc.sourceCharPosition;
 					window.__frames.by[k] = (window.__frames.by[k] || 0) + sc.duration;
 				}
@@ -380,10 +383,10 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 		}
 	}
 	frames := evalIn[struct {
-		Scripts, Render float64
-		By              map[string]float64
+		Scripts, Forced, Render float64
+		By                      map[string]float64
 	}](b, browser, `window.__frames`)
-	m.frameScripts, m.frameRender = frames.Scripts/1000, frames.Render/1000
+	m.frameScripts, m.frameForced, m.frameRender = frames.Scripts/1000, frames.Forced/1000, frames.Render/1000
 	for i, k := range slices.SortedFunc(maps.Keys(frames.By), func(x, y string) int { return cmp.Compare(frames.By[y], frames.By[x]) }) {
 		if i < 8 {
 			b.Logf("long frames' scripts: %6.1f s  %s", frames.By[k]/1000, k)

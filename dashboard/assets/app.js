@@ -123,7 +123,10 @@
     const open = new Set($$('details[open]').map((d) => d.id));
     const out = $('#output pre');
     const outState = out && { bottom: out.scrollTop + out.clientHeight >= out.scrollHeight - 4, top: out.scrollTop };
-    const graph = $('#graph');
+    // The graph's scroll is read only where the graph may be replaced:
+    // reading it makes the browser lay the page out there and then, once
+    // per update rather than once per frame.
+    const graph = window.morphdom ? null : $('#graph');
     const graphScroll = graph && [graph.scrollLeft, graph.scrollTop];
     for (const [o, n] of pairs) morph(o, document.adoptNode(n));
     for (const id of open) {
