@@ -36,15 +36,16 @@ const sumLen = 16
 // pageSums follows a page as hw writes it: the frame — the page outside
 // its parts, each part's key in its place — and each part, summed. The
 // page's thousands of short writes are gathered and hashed in blocks: a
-// write each cost a copy and a call, a third of the page's making.
+// write each cost a copy and a call, a quarter of an epic page's making
+// (docs/architecture.md#an-epic-of-200-stories).
 type pageSums struct {
-	frame       hash.Hash
-	frameBuf    []byte // the frame not yet hashed
-	inPart      bool
-	key         string
-	part        []byte   // the part being written
-	quiet       bool     // writing what no sum covers: the page's sequence, the sums
-	sums        []string // the parts' sums so far, in the page's order
+	frame    hash.Hash
+	frameBuf []byte // the frame not yet hashed
+	inPart   bool
+	key      string
+	part     []byte   // the part being written
+	quiet    bool     // writing what no sum covers: the page's sequence, the sums
+	sums     []string // the parts' sums so far, in the page's order
 
 	// held is the page the client holds (its frame's sum, then its parts'),
 	// nil when the page is sent whole; changed, the parts that differ from
