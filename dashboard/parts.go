@@ -42,7 +42,7 @@ type pageSums struct {
 	frame    hash.Hash
 	frameBuf []byte // the frame not yet hashed
 	inPart   bool
-	key      string
+	nested   int      // parts opened inside the part: text of it
 	part     []byte   // the part being written
 	quiet    bool     // writing what no sum covers: the page's sequence, the sums
 	sums     []string // the parts' sums so far, in the page's order
@@ -93,7 +93,7 @@ func (ps *pageSums) frameSum() string {
 func (ps *pageSums) begin(key string) {
 	// The key in the frame: parts added, removed or moved change it.
 	ps.add("\x00" + strconv.Itoa(len(key)) + ":" + key)
-	ps.inPart, ps.key = true, key
+	ps.inPart = true
 	ps.part = ps.part[:0]
 }
 
@@ -136,19 +136,30 @@ func heldSums(r *http.Request) []string {
 
 // partOpen opens a part of the page: writes `<tag data-part="key"`, the
 // rest of the start tag and the element's content left to the caller,
-// partClose its end. Parts do not nest: inside one, a part is its text.
+// partClose its end. Parts do not nest: inside one, a part is its text,
+// an element without the attribute (the page finds parts by it).
 func (h *hw) partOpen(tag markup, key string) {
-	if h.sums != nil && !h.sums.inPart {
+	nested := h.sums != nil && h.sums.inPart
+	switch {
+	case nested:
+		h.sums.nested++
+	case h.sums != nil:
 		h.sums.begin(key)
 	}
 	h.m("<" + tag)
-	h.a("data-part", key)
+	if !nested {
+		h.a("data-part", key)
+	}
 }
 
 // partClose writes the part's end tag and closes it.
 func (h *hw) partClose(tag markup) {
 	h.m("</" + tag + ">")
-	if h.sums != nil && h.sums.inPart {
+	switch {
+	case h.sums == nil || !h.sums.inPart:
+	case h.sums.nested > 0:
+		h.sums.nested--
+	default:
 		h.sums.end()
 	}
 }
@@ -180,8 +191,9 @@ func (h *hw) partsElement() {
 
 // renderChanged answers a page fetching itself with what changed of it —
 // the parts whose sums differ from those it holds, and the page's sums —
-// when its frame is the same, and says whether it did; the page is then
-// written whole. The answer is JSON: {"sums": "…", "parts": {"3": "<tr …>"}}.
+// when its frame is the same, and says whether it did (when it did not,
+// the page is written whole). The answer is JSON:
+// {"sums": "…", "parts": {"3": "<tr …>"}}, a part by its index in the page.
 func (s *Server) renderChanged(w http.ResponseWriter, p page, content func(h *hw)) bool {
 	ps := newPageSums(p.Held)
 	h := &hw{sums: ps}
