@@ -15,7 +15,9 @@
 //     runs (the one fold) and runs/watch.
 //   - live updates: what the watcher's Sink reports and what .saga/ file
 //     events change become Change notices, coalesced, sent to the open pages
-//     over server-sent events (hub.go); a page fetches itself again. A
+//     over server-sent events (hub.go); a page fetches itself again and
+//     takes back the parts of it that changed (parts.go: a page written as
+//     a frame and parts, summed, the page holding the sums). A
 //     running worker's output file is watched (fswatch) while it runs
 //     (output.go). No timer polls anything, and nothing here calls gh or
 //     tmux except the actions below.
