@@ -90,12 +90,14 @@ func waitChange(t *testing.T, r *bufio.Reader, story string) {
 	}
 }
 
+// partKey is a part's key, from its start tag.
+var partKey = regexp.MustCompile(`^<\w+ data-part="([^"]*)"`)
+
 // partKeys are the keys of the parts an answer carries, sorted.
 func partKeys(parts map[string]string) []string {
-	key := regexp.MustCompile(`^<\w+ data-part="([^"]*)"`)
 	var out []string
 	for _, html := range parts {
-		if m := key.FindStringSubmatch(html); m != nil {
+		if m := partKey.FindStringSubmatch(html); m != nil {
 			out = append(out, m[1])
 		} else {
 			out = append(out, "?"+html)
