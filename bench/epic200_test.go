@@ -93,7 +93,10 @@ func randomEpic(id string) [][2]any {
 //     story, each story's run state) asked, every second, p95; and the
 //     server's time on a core over that keystroke and lens request
 //     (whatever else it did meanwhile included), and its threads' time
-//     runnable but waiting for a core, summed, p95 (schedTimes);
+//     runnable but waiting for a core, summed, p95 (schedTimes); and
+//     right after each, the same keystroke and lens request to a process
+//     that answers them doing nothing (bench/lspfloor), started the same
+//     way — the server's floor on the loaded cores — p95;
 //   - the CPU the language server and the dashboard used over the run, and
 //     the machine's (every process's, the run's and the faces').
 func BenchmarkEpic200(b *testing.B) {
@@ -150,6 +153,10 @@ func BenchmarkEpic200(b *testing.B) {
 	b.ReportMetric(percentile(m.keystroke, 100), "keystroke-max-ms")
 	b.ReportMetric(percentile(m.lens, 95), "lens-p95-ms")
 	b.ReportMetric(percentile(m.lens, 100), "lens-max-ms")
+	b.ReportMetric(percentile(m.floorKeystroke, 95), "floor-keystroke-p95-ms")
+	b.ReportMetric(percentile(m.floorLens, 95), "floor-lens-p95-ms")
+	b.ReportMetric(percentile(m.keystroke, 95)-percentile(m.floorKeystroke, 95), "keystroke-over-floor-p95-ms")
+	b.ReportMetric(percentile(m.lens, 95)-percentile(m.floorLens, 95), "lens-over-floor-p95-ms")
 	b.ReportMetric(percentile(m.lspCPU, 95), "lsp-cpu-p95-ms")
 	b.ReportMetric(percentile(m.lspWait, 95), "lsp-wait-p95-ms")
 	b.ReportMetric(float64(len(m.lens)), "lsp-samples")
@@ -174,9 +181,12 @@ type epic200Metrics struct {
 	// lspCPU and lspWait: the server's time on a core, and runnable
 	// waiting for one, from before a keystroke to its lenses answered.
 	lspCPU, lspWait []float64
-	rssMB           float64
-	anonMB, fileMB  float64 // the runner's most anonymous memory in a sample, and its file pages then
-	wall, cpu       time.Duration
+	// floorKeystroke and floorLens: the same on the server's floor
+	// (bench/lspfloor), sampled right after.
+	floorKeystroke, floorLens []float64
+	rssMB                     float64
+	anonMB, fileMB            float64 // the runner's most anonymous memory in a sample, and its file pages then
+	wall, cpu                 time.Duration
 	// lspRunCPU and dashRunCPU: the faces' servers' CPU over the whole run.
 	lspRunCPU, dashRunCPU time.Duration
 	busy                  time.Duration // the machine's, every process's
@@ -246,6 +256,8 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 	stopProfile := pageProfile(b, browser)
 	lsp := startLSPFace(b, bin, root, env)
 	epicDoc := openEpic(b, lsp, epic)
+	floor := startLSPFloor(b, root, env)
+	floorDoc := openEpic(b, floor, epic)
 
 	var m epic200Metrics
 	done := make(chan struct{})
@@ -318,6 +330,15 @@ func runEpic200(b *testing.B, bin, standin string) epic200Metrics {
 			return err
 		}
 		m.lspCPU, m.lspWait = append(m.lspCPU, (cpu1-cpu0).Seconds()*1e3), append(m.lspWait, (wait1-wait0).Seconds()*1e3)
+		// The same two on the floor, right after.
+		if k, err = floorDoc.keystroke(); err != nil {
+			return fmt.Errorf("the floor: %w", err)
+		}
+		t0 = time.Now()
+		if lm, err = floor.call("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": floorDoc.uri}}); err != nil {
+			return fmt.Errorf("the floor: %w", err)
+		}
+		m.floorKeystroke, m.floorLens = append(m.floorKeystroke, k.Seconds()*1e3), append(m.floorLens, lm.At.Sub(t0).Seconds()*1e3)
 		return nil
 	})
 	lspCPU0, _, lspErr := schedTimes(lsp.pid)

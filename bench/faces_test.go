@@ -212,7 +212,27 @@ type lspFace struct {
 
 func startLSPFace(b *testing.B, bin, root string, env []string) *lspFace {
 	b.Helper()
-	cmd := exec.Command(bin, "serve")
+	l := startFace(b, exec.Command(bin, "serve"), root, env)
+	if _, _, err := l.c.Next(0, time.Now().Add(lspTimeout), func(m lspclient.Message) bool {
+		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "saga-lsp: loaded")
+	}); err != nil {
+		b.Fatalf("the server never said it loaded: %v\n%s", err, l.c.Stderr())
+	}
+	return l
+}
+
+// startLSPFloor starts the language server's floor (bench/lspfloor) as
+// startLSPFace starts the server: what the same cores make of an
+// editor-facing process that does no work.
+func startLSPFloor(b *testing.B, root string, env []string) *lspFace {
+	b.Helper()
+	return startFace(b, exec.Command(testkit.Build(b, "./bench/lspfloor")), root, env)
+}
+
+// startFace starts cmd in root as an editor starts its language server, in
+// a session of its own, and initializes it.
+func startFace(b *testing.B, cmd *exec.Cmd, root string, env []string) *lspFace {
+	b.Helper()
 	cmd.Dir, cmd.Env = root, env
 	ownSession(cmd)
 	c, err := lspclient.Start(cmd, lspclient.Options{})
@@ -229,13 +249,7 @@ func startLSPFace(b *testing.B, bin, root string, env []string) *lspFace {
 		"capabilities": caps, "initializationOptions": map[string]any{"sagaNotifications": true}}, lspTimeout); err != nil {
 		b.Fatal(err)
 	}
-	mark := c.Mark()
 	must(b, c.Notify("initialized", struct{}{}))
-	if _, _, err := c.Next(mark, time.Now().Add(lspTimeout), func(m lspclient.Message) bool {
-		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "saga-lsp: loaded")
-	}); err != nil {
-		b.Fatalf("the server never said it loaded: %v\n%s", err, c.Stderr())
-	}
 	return &lspFace{c: c, pid: cmd.Process.Pid, root: root}
 }
 

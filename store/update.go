@@ -35,6 +35,9 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 		return copies[dir]
 	}
 	epicDefs := map[string][]*File{}
+	// Touched epics whose stories' membership findings may change
+	// (checkMembership: the epic's presence, its file, its children's ids).
+	membershipMoved := map[string]bool{}
 	defsOf := func(id string) []*File {
 		if fs, ok := epicDefs[id]; ok {
 			return fs
@@ -114,15 +117,21 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 			e = epicOf(defs[0])
 			nw.epics = nw.epics.set(id, &epicNode{defs: defs, epic: e})
 		}
-		if old != nil {
-			for _, c := range old.Children {
-				nw.listedBy = listDel(nw.listedBy, c.ID, id)
+		// Only the children that came or went: an edit of the epic's text
+		// (a keystroke in its description) leaves its 200 entries alone.
+		was, is := childIDs(old), childIDs(e)
+		for c := range was {
+			if !is[c] {
+				nw.listedBy = listDel(nw.listedBy, c, id)
 			}
 		}
-		if e != nil {
-			for _, c := range e.Children {
-				nw.listedBy = listAdd(nw.listedBy, c.ID, id)
+		for c := range is {
+			if !was[c] {
+				nw.listedBy = listAdd(nw.listedBy, c, id)
 			}
+		}
+		if !sameMembership(old, e, was, is) {
+			membershipMoved[id] = true
 		}
 	}
 
@@ -132,6 +141,9 @@ func (w *Workspace) Update(changed []*File, removed []string) (nw *Workspace, af
 	epics := map[string]bool{}
 	for id := range epicDefs {
 		epics[id] = true
+		if !membershipMoved[id] {
+			continue
+		}
 		for _, l := range [][]string{w.naming.get(id), nw.naming.get(id)} {
 			for _, sid := range l {
 				member[sid] = true
@@ -226,6 +238,30 @@ func diffInto(set map[string]bool, before, after map[string][]Diagnostic) {
 			set[rel] = true
 		}
 	}
+}
+
+// childIDs is the set of the ids an epic lists (none for nil).
+func childIDs(e *Epic) map[string]bool {
+	if e == nil {
+		return nil
+	}
+	ids := make(map[string]bool, len(e.Children))
+	for _, c := range e.Children {
+		ids[c.ID] = true
+	}
+	return ids
+}
+
+// sameMembership says whether what checkMembership reads of an epic is the
+// same in old and e: there or not, its defining file, its children's ids.
+func sameMembership(old, e *Epic, was, is map[string]bool) bool {
+	switch {
+	case old == nil || e == nil:
+		return old == e
+	case (old.File == nil) != (e.File == nil) || (old.File != nil && old.File.Rel != e.File.Rel):
+		return false
+	}
+	return maps.Equal(was, is)
 }
 
 // listAdd and listDel keep a sorted list of a pmap entry.
